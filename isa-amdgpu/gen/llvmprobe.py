@@ -1,0 +1,75 @@
+"""Ask LLVM's disassembler (llvm-mc-19 --disassemble) what a batch of byte strings means.
+
+Used only by the generators in this folder: LLVM is our oracle for encodings, and what it prints is recorded
+as data (the instruction table, the test vectors). Nothing here runs at build or test time.
+"""
+import re
+import subprocess
+
+LLVM_MC = "llvm-mc-19"
+_ENC = re.compile(r"^\s*(.*?)\s*; encoding: \[([^\]]*)\]")
+
+
+def _marker(i):
+    # s_movk_i32 s100, imm16 (SOPK opcode 0): a unique, always valid 4-byte separator.
+    w = 0xB0000000 | (100 << 16) | (i & 0xFFFF)
+    return w.to_bytes(4, "little")
+
+
+def disasm(target, probes, chunk=4000):
+    """probes: list of bytes. Returns a list of (text, length) or None (invalid) per probe.
+
+    text is what LLVM prints; length is how many bytes LLVM consumed (it can be longer than the probe when the
+    instruction wants a literal that the probe did not carry, in which case the result is (text, -1)).
+    """
+    out = []
+    for base in range(0, len(probes), chunk):
+        out.extend(_disasm_chunk(target, probes[base:base + chunk], base))
+    return out
+
+
+def _disasm_chunk(target, probes, base):
+    # One probe per line, each followed by three marker lines (enough for the decoder to be back in step after
+    # an invalid probe). LLVM's -show-encoding re-encodes, so alignment uses the markers' text and the line
+    # numbers of "invalid instruction encoding" warnings, never the printed bytes.
+    lines = []
+    for k, p in enumerate(probes):
+        lines.append(",".join("0x%02x" % b for b in p))
+        for j in range(3):
+            lines.append(",".join("0x%02x" % b for b in _marker(k * 3 + j)))
+    r = subprocess.run([LLVM_MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target,
+                        "-show-encoding"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    invalid_at = set()
+    for m in re.finditer(r"<stdin>:(\d+):(\d+): warning: invalid instruction encoding", r.stderr):
+        invalid_at.add((int(m.group(1)), int(m.group(2))))
+    res = [None] * len(probes)
+    pending = []   # decoded lines since the last marker
+    last_marker = -1
+    for line in r.stdout.splitlines():
+        m = _ENC.match(line)
+        if not m:
+            continue
+        text = m.group(1)
+        mm = _MARK.match(text)
+        if mm:
+            mid = int(mm.group(1), 16)
+            k, j = divmod(mid, 3)
+            if j == 0 and k < len(probes) and mid > last_marker:
+                _settle(res, probes, k, pending, invalid_at, consumed_marker=False)
+            elif j == 1 and k < len(probes) and mid > last_marker and last_marker < 3 * k:
+                _settle(res, probes, k, pending, invalid_at, consumed_marker=True)
+            last_marker = max(last_marker, mid)
+            pending = []
+        else:
+            pending.append(text)
+    return res
+
+
+_MARK = re.compile(r"^s_movk_i32 s100, 0x([0-9a-f]+)$")
+
+
+def _settle(res, probes, k, pending, invalid_at, consumed_marker):
+    line = 4 * k + 1
+    if (line, 1) in invalid_at or len(pending) != 1:
+        return
+    res[k] = (pending[0], -1 if consumed_marker else len(probes[k]))

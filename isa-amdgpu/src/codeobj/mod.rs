@@ -1,0 +1,1 @@
+//! Code objects: placeholder, being written.
