@@ -3,8 +3,12 @@
 Used only by the generators in this folder: LLVM is our oracle for encodings, and what it prints is recorded
 as data (the instruction table, the test vectors). Nothing here runs at build or test time.
 """
+import os
 import re
 import subprocess
+
+# llvm-mc asserts on some encodings; without this every crash would run llvm-symbolizer (seconds each)
+_ENV = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1", LLVM_DISABLE_CRASH_REPORT="1")
 
 LLVM_MC = "llvm-mc-19"
 _ENC = re.compile(r"^\s*(.*?)\s*; encoding: \[([^\]]*)\]")
@@ -16,15 +20,24 @@ def _marker(i):
     return w.to_bytes(4, "little")
 
 
-def disasm(target, probes, chunk=4000):
+def disasm(target, probes, chunk=800):
     """probes: list of bytes. Returns a list of (text, length) or None (invalid) per probe.
 
     text is what LLVM prints; length is how many bytes LLVM consumed (it can be longer than the probe when the
     instruction wants a literal that the probe did not carry, in which case the result is (text, -1)).
     """
     out = []
-    for base in range(0, len(probes), chunk):
-        out.extend(_disasm_chunk(target, probes[base:base + chunk], base))
+    pos = 0
+    while pos < len(probes):
+        part, done = _disasm_chunk(target, probes[pos:pos + chunk], pos)
+        out.extend(part[:done])
+        pos += done
+        if done < len(part):
+            # LLVM crashed somewhere after probe pos (output after the crash point may be lost in its buffer):
+            # ask about probe pos alone; if that crashes too, it is the culprit and counts as not decodable.
+            single, d = _disasm_chunk(target, probes[pos:pos + 1], pos)
+            out.append(single[0] if d == 1 else None)
+            pos += 1
     return out
 
 
@@ -38,7 +51,7 @@ def _disasm_chunk(target, probes, base):
         for j in range(3):
             lines.append(",".join("0x%02x" % b for b in _marker(k * 3 + j)))
     r = subprocess.run([LLVM_MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target,
-                        "-show-encoding"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+                        "-show-encoding"], input="\n".join(lines) + "\n", capture_output=True, text=True, env=_ENV)
     invalid_at = set()
     for m in re.finditer(r"<stdin>:(\d+):(\d+): warning: invalid instruction encoding", r.stderr):
         invalid_at.add((int(m.group(1)), int(m.group(2))))
@@ -50,6 +63,7 @@ def _disasm_chunk(target, probes, base):
         if not m:
             continue
         text = m.group(1)
+        enc_bytes = m.group(2)
         mm = _MARK.match(text)
         if mm:
             mid = int(mm.group(1), 16)
@@ -61,8 +75,13 @@ def _disasm_chunk(target, probes, base):
             last_marker = max(last_marker, mid)
             pending = []
         else:
-            pending.append(text)
-    return res
+            pending.append((text, enc_bytes))
+    if r.returncode != 0:
+        # llvm-mc died (an assertion in its printer): everything up to the last complete marker stands.
+        # markers follow their probe, so the last marker seen closes probe last_marker // 3: the next one crashed
+        done = last_marker // 3 + 1 if last_marker >= 0 else 0
+        return res, done
+    return res, len(probes)
 
 
 _MARK = re.compile(r"^s_movk_i32 s100, 0x([0-9a-f]+)$")
@@ -72,4 +91,5 @@ def _settle(res, probes, k, pending, invalid_at, consumed_marker):
     line = 4 * k + 1
     if (line, 1) in invalid_at or len(pending) != 1:
         return
-    res[k] = (pending[0], -1 if consumed_marker else len(probes[k]))
+    text, enc_bytes = pending[0]
+    res[k] = (text, -1 if consumed_marker else len(probes[k]), enc_bytes)

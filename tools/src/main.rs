@@ -1,1 +1,69 @@
-fn main() {}
+//! `wavejit`: the command line of the wavejit AMD GPU emulator.
+//!
+//! Today: `disasm` (llvm-objdump-identical listings of code objects, HIP executables and libraries) and
+//! `info` (targets, kernels, descriptors, metadata). Running kernels (`run`, `exec`, `bench`, ...) arrives with
+//! the engine.
+
+mod disasm;
+mod info;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "wavejit", version, about = "wavejit: a JIT-compiling AMD GPU emulator (gfx90a / gfx942)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Disassemble every function of a code object, HIP executable or shared library (llvm-objdump-19 text).
+    ///
+    /// Each function prints as `<name>:` followed by one line per instruction:
+    /// `<text>  // <address>: <encoding>`. Without FILE, disassembles the bundled sample kernel.
+    #[command(after_help = "Examples:\n  wavejit disasm\n  wavejit disasm kernel.co\n  wavejit disasm ./app --target gfx90a:xnack- --kernel _Z4vaddPfS_S_i\n  wavejit disasm /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a")]
+    Disasm {
+        /// Code object, HIP executable, shared library or offload bundle. Default: the bundled sample.
+        file: Option<PathBuf>,
+        /// Only code objects for this target id (`gfx90a`, `gfx90a:xnack-`, `gfx942`).
+        #[arg(long)]
+        target: Option<String>,
+        /// Only this function (kernel or device function) by symbol name.
+        #[arg(long)]
+        kernel: Option<String>,
+    },
+    /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
+    Info {
+        file: PathBuf,
+        /// Only code objects for this target id.
+        #[arg(long)]
+        target: Option<String>,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
+        Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("wavejit: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

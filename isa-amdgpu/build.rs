@@ -1,0 +1,219 @@
+//! Turns `data/gfx9.tsv` (the checked-in instruction table) into Rust: the `Opcode` enum (one variant per
+//! operation) and the static row array the decoder, disassembler and later the engine read.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+fn camel(name: &str) -> String {
+    let mut s = String::new();
+    for part in name.split('_') {
+        let mut cs = part.chars();
+        if let Some(c) = cs.next() {
+            s.extend(c.to_uppercase());
+            s.push_str(cs.as_str());
+        }
+    }
+    s
+}
+
+fn base_mnemonic(name: &str) -> &str {
+    name.strip_suffix("_e32").or_else(|| name.strip_suffix("_e64")).unwrap_or(name)
+}
+
+fn field(name: &str) -> &'static str {
+    match name {
+        "sdst" => "Sdst",
+        "ssrc0" => "Ssrc0",
+        "ssrc1" => "Ssrc1",
+        "simm16" => "Simm16",
+        "sdata" => "Sdata",
+        "sbase" => "Sbase",
+        "soffset" => "Soffset",
+        "vdst" => "Vdst",
+        "src0" => "Src0",
+        "src1" => "Src1",
+        "src2" => "Src2",
+        "vsrc1" => "Vsrc1",
+        "addr" => "Addr",
+        "data" => "Data",
+        "data0" => "Data0",
+        "data1" => "Data1",
+        "vaddr" => "Vaddr",
+        "vdata" => "Vdata",
+        "srsrc" => "Srsrc",
+        "ssamp" => "Ssamp",
+        "literal" => "Literal",
+        other => panic!("gfx9.tsv: unknown field {other}"),
+    }
+}
+
+fn operand(spec: &str) -> String {
+    if let Some(fixed) = spec.strip_prefix('=') {
+        return format!("Operand {{ field: Field::Reserved1, kind: OperandKind::Fixed({fixed:?}) }}");
+    }
+    let (f, kind) = spec.split_once(':').unwrap_or_else(|| panic!("gfx9.tsv: bad operand {spec}"));
+    let fld = field(f);
+    let kind = match kind {
+        "label" => "OperandKind::Label".to_string(),
+        "waitcnt" => "OperandKind::Waitcnt".to_string(),
+        "sendmsg" => "OperandKind::Sendmsg".to_string(),
+        "gpr_idx" => "OperandKind::GprIdx".to_string(),
+        "hwreg" => "OperandKind::Hwreg".to_string(),
+        "imm" => "OperandKind::Imm".to_string(),
+        "hex" => "OperandKind::Hex".to_string(),
+        k => {
+            let (ty, count) = match k.split_once('x') {
+                Some((t, n)) if !t.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => (t, n.parse::<u8>().unwrap()),
+                _ => (k, 0),
+            };
+            let reg = |file: &str, n: &str| format!("OperandKind::Reg {{ file: RegFile::{file}, count: {n} }}");
+            if let Some(n) = ty.strip_prefix('v').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
+                reg("V", n)
+            } else if let Some(n) = ty.strip_prefix('s').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
+                reg("S", n)
+            } else if let Some(n) = ty.strip_prefix('a').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
+                reg("A", n)
+            } else {
+                let (t, def) = match ty {
+                    "b32" => ("B32", 1),
+                    "b64" => ("B64", 2),
+                    "f64" => ("F64", 2),
+                    "i16" => ("I16", 1),
+                    "f16" => ("F16", 1),
+                    "v216" => ("V216", 1),
+                    "r" => ("RegOnly", 1),
+                    other => panic!("gfx9.tsv: unknown operand kind {other} in {spec}"),
+                };
+                let n = if count == 0 { def } else { count };
+                format!("OperandKind::Src {{ ty: SrcType::{t}, count: {n} }}")
+            }
+        }
+    };
+    format!("Operand {{ field: Field::{fld}, kind: {kind} }}")
+}
+
+fn encoding(name: &str) -> &'static str {
+    match name {
+        "SOP2" => "Sop2",
+        "SOPK" => "Sopk",
+        "SOP1" => "Sop1",
+        "SOPC" => "Sopc",
+        "SOPP" => "Sopp",
+        "SMEM" => "Smem",
+        "VOP2" => "Vop2",
+        "VOP1" => "Vop1",
+        "VOPC" => "Vopc",
+        "VOP3" => "Vop3",
+        "VOP3P" => "Vop3p",
+        "DS" => "Ds",
+        "FLAT" => "Flat",
+        "GLOBAL" => "Global",
+        "SCRATCH" => "Scratch",
+        "MUBUF" => "Mubuf",
+        "MTBUF" => "Mtbuf",
+        "MIMG" => "Mimg",
+        other => panic!("gfx9.tsv: unknown encoding {other}"),
+    }
+}
+
+fn main() {
+    let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let path = dir.join("data/gfx9.tsv");
+    println!("cargo:rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(&path).expect("read data/gfx9.tsv");
+    let rows: Vec<Vec<&str>> =
+        text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).map(|l| l.split('\t').collect()).collect();
+    let mut names = BTreeSet::new();
+    for r in &rows {
+        assert!(r.len() >= 14, "gfx9.tsv: short row {r:?}");
+        names.insert(base_mnemonic(r[3]).to_string());
+    }
+    let mut out = String::new();
+    out.push_str("// @generated by isa-amdgpu/build.rs from data/gfx9.tsv. Do not edit.\n\n");
+    out.push_str("/// Every operation of the gfx9 family (gfx90a, gfx942), one variant per mnemonic.\n");
+    out.push_str("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]\n#[allow(clippy::enum_variant_names)]\npub enum Opcode {\n");
+    for n in &names {
+        writeln!(out, "    /// `{n}`\n    {},", camel(n)).unwrap();
+    }
+    out.push_str("}\n\nimpl Opcode {\n    /// All opcodes, in mnemonic order.\n    pub const ALL: &'static [Opcode] = &[\n");
+    for n in &names {
+        writeln!(out, "        Opcode::{},", camel(n)).unwrap();
+    }
+    out.push_str("    ];\n\n    /// The mnemonic without encoding suffix.\n    pub const fn mnemonic(self) -> &'static str {\n        match self {\n");
+    for n in &names {
+        writeln!(out, "            Opcode::{} => {n:?},", camel(n)).unwrap();
+    }
+    out.push_str("        }\n    }\n}\n\n");
+    out.push_str("/// The gfx9 table: one row per (encoding, opcode number, target set).\npub static GFX9: &[OpInfo] = &[\n");
+    for r in &rows {
+        let targets: u8 = r[2].split('|').map(|t| match t {
+            "gfx90a" => 1u8,
+            "gfx942" => 2u8,
+            other => panic!("gfx9.tsv: unknown target {other}"),
+        }).fold(0, |a, b| a | b);
+        let ops: Vec<String> = if r[4] == "-" { vec![] } else { r[4].split(',').map(operand).collect() };
+        let mut flags = Vec::new();
+        for fl in r[7].split(',') {
+            match fl {
+                "sdwa" => flags.push("OpFlags::SDWA"),
+                "dpp" => flags.push("OpFlags::DPP"),
+                "optional_operands" => flags.push("OpFlags::OPTIONAL_OPERANDS"),
+                "literal" => flags.push("OpFlags::LITERAL"),
+                "-" | "" => {}
+                other => panic!("gfx9.tsv: unknown flag {other}"),
+            }
+        }
+        let flags = if flags.is_empty() { "OpFlags::NONE".to_string() } else { flags.join(".union(") + &")".repeat(flags.len() - 1) };
+        let mask_value = |c: &str| -> (String, String) {
+            let (m, v) = c.split_once(':').expect("mask:value column");
+            (format!("0x{m}"), format!("0x{v}"))
+        };
+        let (f0m, f0v) = mask_value(r[5]);
+        let (f1m, f1v) = mask_value(r[6]);
+        let (l0, l1) = mask_value(r[9]);
+        let (ls, ld) = mask_value(r[10]);
+        let mods = if r[8] == "-" { String::new() } else { r[8].to_string() };
+        let unit = camel(r[11]);
+        let wait = match r[12] {
+            "-" => "WaitClass::None",
+            "lgkm" => "WaitClass::Lgkm",
+            "vm" => "WaitClass::Vm",
+            "vm+lgkm" => "WaitClass::VmLgkm",
+            "exp" => "WaitClass::Exp",
+            other => panic!("gfx9.tsv: unknown wait class {other}"),
+        };
+        let (mut rd, mut wr) = (Vec::new(), Vec::new());
+        for i in r[13].split(',').filter(|s| *s != "-") {
+            let (rw, reg) = i.split_once(':').expect("implicit r:/w:");
+            let bit = match reg {
+                "scc" => "Implicit::SCC",
+                "vcc" => "Implicit::VCC",
+                "exec" => "Implicit::EXEC",
+                "m0" => "Implicit::M0",
+                other => panic!("gfx9.tsv: unknown implicit register {other}"),
+            };
+            if rw == "r" { rd.push(bit) } else { wr.push(bit) }
+        }
+        let bits = |v: &Vec<&str>| if v.is_empty() { "0".to_string() } else { v.iter().map(|b| format!("{b}.bits()")).collect::<Vec<_>>().join(" | ") };
+        writeln!(
+            out,
+            "    OpInfo {{ encoding: Encoding::{}, op: {}, targets: {}, opcode: Opcode::{}, name: {:?}, operands: &[{}], fixed: [({f0m}, {f0v}), ({f1m}, {f1v})], flags: {}, mods: {mods:?}, live: [{l0}, {l1}], ext_live: [{ls}, {ld}], unit: Unit::{}, wait: {}, reads: Implicit::from_bits({}), writes: Implicit::from_bits({}) }},",
+            encoding(r[0]),
+            r[1],
+            targets,
+            camel(base_mnemonic(r[3])),
+            r[3],
+            ops.join(", "),
+            flags,
+            unit,
+            wait,
+            bits(&rd),
+            bits(&wr),
+        )
+        .unwrap();
+    }
+    out.push_str("];\n");
+    let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("gfx9_table.rs");
+    std::fs::write(dest, out).unwrap();
+}

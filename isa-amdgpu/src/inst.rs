@@ -1,0 +1,254 @@
+//! [`Inst`]: one decoded instruction, and the decoder and encoder that produce and consume it.
+
+use thiserror::Error;
+
+use crate::encoding::{Encoding, Field, FieldDef};
+use crate::table::{Lookup, OpFlags, OpInfo, OperandKind, Target};
+
+/// The extra dword of a VOP1/VOP2/VOPC instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// The base encoding, possibly followed by a literal.
+    Plain,
+    /// Followed by an SDWA dword (src0 = 0xF9).
+    Sdwa,
+    /// Followed by a DPP dword (src0 = 0xFA).
+    Dpp,
+}
+
+/// A decoded instruction: its table row and its raw dwords (base encoding, then the SDWA/DPP dword or the
+/// literal). Field values are read through the encoding's layout, so the raw dwords are the single source of
+/// truth and re-encoding is exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inst {
+    pub info: &'static OpInfo,
+    pub target: Target,
+    pub form: Form,
+    words: [u32; 3],
+    len: u8,
+    has_literal: bool,
+}
+
+/// Why bytes did not decode.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    #[error("truncated instruction at {address:#x}: {need} bytes needed, {have} left")]
+    Truncated { address: u64, need: usize, have: usize },
+    #[error("invalid instruction at {address:#x} ({words}): {reason}", words = hex_words(.words))]
+    Invalid { address: u64, words: Vec<u32>, reason: &'static str },
+}
+
+fn hex_words(w: &[u32]) -> String {
+    w.iter().map(|x| format!("{x:08X}")).collect::<Vec<_>>().join(" ")
+}
+
+impl DecodeError {
+    /// Address of the offending instruction.
+    pub fn address(&self) -> u64 {
+        match self {
+            DecodeError::Truncated { address, .. } | DecodeError::Invalid { address, .. } => *address,
+        }
+    }
+}
+
+/// Why an instruction could not be built.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum EncodeError {
+    #[error("{encoding} has no field {field:?}")]
+    NoSuchField { encoding: Encoding, field: Field },
+    #[error("value {value:#x} does not fit field {field:?} ({width} bits)")]
+    TooWide { field: Field, value: u32, width: u8 },
+    #[error("{name} does not exist on {target}")]
+    WrongTarget { name: &'static str, target: &'static str },
+}
+
+#[inline]
+fn word(bytes: &[u8], i: usize) -> Option<u32> {
+    let b = bytes.get(i * 4..i * 4 + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Decodes one instruction from the start of `bytes` (`address` is used only for error reports).
+pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, DecodeError> {
+    let truncated = |need: usize| DecodeError::Truncated { address, need, have: bytes.len() };
+    let w0 = word(bytes, 0).ok_or_else(|| truncated(4))?;
+    let invalid = |words: Vec<u32>, reason| DecodeError::Invalid { address, words, reason };
+    let enc = Encoding::classify(w0).ok_or_else(|| invalid(vec![w0], "no encoding has this prefix"))?;
+    let op = enc.op_field().get(&[w0]);
+    let nd = enc.base_dwords();
+    let mut words = [w0, 0, 0];
+    for (i, w) in words.iter_mut().enumerate().take(nd).skip(1) {
+        *w = word(bytes, i).ok_or_else(|| truncated(nd * 4))?;
+    }
+    let info = Lookup::get()
+        .find(target, enc, op)
+        .ok_or_else(|| invalid(words[..nd].to_vec(), "opcode does not exist on this target"))?;
+    if words[0] & info.fixed[0].0 != info.fixed[0].1 || words[1] & info.fixed[1].0 != info.fixed[1].1 {
+        return Err(invalid(words[..nd].to_vec(), "reserved or unused bits are set"));
+    }
+    let mut len = nd;
+    let mut form = Form::Plain;
+    let mut has_literal = false;
+    match enc {
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc => {
+            let src0 = w0 & 0x1FF;
+            if src0 == 0xF9 && info.operand(Field::Src0).is_some() {
+                if !info.flags.contains(OpFlags::SDWA) {
+                    return Err(invalid(vec![w0], "no SDWA form of this opcode"));
+                }
+                form = Form::Sdwa;
+                len += 1;
+            } else if src0 == 0xFA && info.operand(Field::Src0).is_some() {
+                if !info.flags.contains(OpFlags::DPP) {
+                    return Err(invalid(vec![w0], "no DPP form of this opcode"));
+                }
+                form = Form::Dpp;
+                len += 1;
+            } else if (src0 == 255 && info.operand(Field::Src0).is_some()) || info.flags.contains(OpFlags::LITERAL) {
+                has_literal = true;
+                len += 1;
+            }
+        }
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc => {
+            let uses = |f: Field, v: u32| {
+                v == 255 && info.operand(f).is_some_and(|o| matches!(o.kind, OperandKind::Src { .. }))
+            };
+            if uses(Field::Ssrc0, w0 & 0xFF) || uses(Field::Ssrc1, (w0 >> 8) & 0xFF) {
+                has_literal = true;
+                len += 1;
+            }
+        }
+        Encoding::Sopk if info.flags.contains(OpFlags::LITERAL) => {
+            has_literal = true;
+            len += 1;
+        }
+        _ => {}
+    }
+    if len > nd {
+        words[nd] = word(bytes, nd).ok_or_else(|| truncated(len * 4))?;
+    }
+    Ok(Inst { info, target, form, words, len: len as u8, has_literal })
+}
+
+impl Inst {
+    /// The instruction's dwords.
+    pub fn words(&self) -> &[u32] {
+        &self.words[..self.len as usize]
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.len as usize * 4
+    }
+
+    /// The encoding.
+    pub fn encoding(&self) -> Encoding {
+        self.info.encoding
+    }
+
+    /// Little-endian bytes, exactly as decoded.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.words().iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    fn def(&self, field: Field) -> Option<&'static FieldDef> {
+        self.info.encoding.layout().iter().find(|d| d.field == field)
+    }
+
+    /// Value of a field of the base encoding (0 if the encoding has no such field).
+    #[inline]
+    pub fn field(&self, field: Field) -> u32 {
+        self.def(field).map_or(0, |d| d.get(&self.words))
+    }
+
+    /// The 32-bit literal, when the instruction carries one.
+    pub fn literal(&self) -> Option<u32> {
+        self.has_literal.then(|| self.words[self.len as usize - 1])
+    }
+
+    /// The SDWA or DPP dword.
+    pub fn ext(&self) -> Option<u32> {
+        (self.form != Form::Plain).then(|| self.words[self.info.encoding.base_dwords()])
+    }
+
+    /// Starts building an instruction of `info` on `target`: all fields zero.
+    pub fn build(info: &'static OpInfo, target: Target) -> Result<InstBuilder, EncodeError> {
+        if !info.on(target) {
+            return Err(EncodeError::WrongTarget { name: info.name, target: target.name() });
+        }
+        let mut words = [0u32; 3];
+        words[0] = info.encoding.base_word(info.op as u32);
+        Ok(InstBuilder { info, target, words, literal: None, ext: None })
+    }
+}
+
+/// Encoder: sets fields by name, then produces an [`Inst`] (and its bytes).
+#[derive(Clone, Debug)]
+pub struct InstBuilder {
+    info: &'static OpInfo,
+    target: Target,
+    words: [u32; 3],
+    literal: Option<u32>,
+    ext: Option<(Form, u32)>,
+}
+
+impl InstBuilder {
+    /// Sets a field of the base encoding.
+    pub fn set(mut self, field: Field, value: u32) -> Result<InstBuilder, EncodeError> {
+        let enc = self.info.encoding;
+        let d = enc.layout().iter().find(|d| d.field == field).ok_or(EncodeError::NoSuchField { encoding: enc, field })?;
+        if d.width < 32 && value >> d.width != 0 {
+            return Err(EncodeError::TooWide { field, value, width: d.width });
+        }
+        d.set(&mut self.words, value);
+        Ok(self)
+    }
+
+    /// Appends a literal dword.
+    pub fn literal(mut self, value: u32) -> InstBuilder {
+        self.literal = Some(value);
+        self
+    }
+
+    /// Appends an SDWA or DPP dword.
+    pub fn ext(mut self, form: Form, value: u32) -> InstBuilder {
+        self.ext = Some((form, value));
+        self
+    }
+
+    /// The instruction's bytes, checked by decoding them again.
+    pub fn encode(self) -> Result<Vec<u8>, DecodeError> {
+        let nd = self.info.encoding.base_dwords();
+        let mut w: Vec<u32> = self.words[..nd].to_vec();
+        if let Some((_, e)) = self.ext {
+            w.push(e);
+        }
+        if let Some(l) = self.literal {
+            w.push(l);
+        }
+        let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let inst = decode(&bytes, 0, self.target)?;
+        if inst.size() != bytes.len() || !std::ptr::eq(inst.info, self.info) {
+            return Err(DecodeError::Invalid { address: 0, words: w, reason: "fields do not form this instruction" });
+        }
+        Ok(bytes)
+    }
+}
+
+/// Decodes a whole code range, one result per instruction; after an invalid dword, resumes 4 bytes later (as
+/// llvm-objdump does).
+pub fn decode_all(bytes: &[u8], base_address: u64, target: Target) -> Vec<(u64, Result<Inst, DecodeError>)> {
+    let mut out = Vec::new();
+    let mut off = 0usize;
+    while off < bytes.len() {
+        let addr = base_address + off as u64;
+        let r = decode(&bytes[off..], addr, target);
+        let step = match &r {
+            Ok(i) => i.size(),
+            Err(_) => 4.min(bytes.len() - off),
+        };
+        out.push((addr, r));
+        off += step;
+    }
+    out
+}

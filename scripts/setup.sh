@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the system packages wavejit's build and tests use, if missing (Debian 12). Idempotent.
+#   clang-19 llvm-19 lld-19      oracle disassembler/assembler, compiler of test kernels
+#   librocrand1 librocsparse0    real gfx90a kernels (corpus for the differential disassembler test)
+set -euo pipefail
+want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0)
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null; then
+  echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
+  exit 1
+fi
