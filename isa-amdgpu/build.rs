@@ -67,6 +67,7 @@ fn operand(spec: &str) -> String {
                 Some((t, n)) if !t.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => (t, n.parse::<u8>().unwrap()),
                 _ => (k, 0),
             };
+            let ty = if ty == "v216" { "pk16" } else { ty };
             let reg = |file: &str, n: &str| format!("OperandKind::Reg {{ file: RegFile::{file}, count: {n} }}");
             if let Some(n) = ty.strip_prefix('v').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
                 reg("V", n)
@@ -81,7 +82,7 @@ fn operand(spec: &str) -> String {
                     "f64" => ("F64", 2),
                     "i16" => ("I16", 1),
                     "f16" => ("F16", 1),
-                    "v216" => ("V216", 1),
+                    "pk16" => ("V216", 1),
                     "r" => ("RegOnly", 1),
                     other => panic!("gfx9.tsv: unknown operand kind {other} in {spec}"),
                 };

@@ -101,6 +101,7 @@ def probe_all(target, items, literal=0x12345678):
 
 
 LITERAL_FORMS = set()
+ENC_NAMES = {}   # (target, enc, op) -> mnemonic, for src_type
 
 
 def main():
@@ -124,6 +125,7 @@ def main():
             best = max(good, key=lambda f: (len(f[0]), -len(f[1])))
             zero = [f[1] for f in forms if not f[0]]
             rows.append((enc, op, t, best, zero[0] if zero else None))
+            ENC_NAMES[(t, enc, op)] = best[1].split(" ")[0]
     probes = {}
     for t in TARGETS:
         items = []
@@ -309,6 +311,9 @@ def describe(enc, op, t, vals, o, probes, name, used):
 
 
 def src_type(enc, op, t, fname, probes, n):
+    if (enc, op) in LITERAL_FORMS:
+        # the instruction's own literal (v_madmk_f32's K) is in the way of the literal probes
+        return "f16" if ENC_NAMES.get((t, enc, op), "").endswith("_f16") else "b32"
     inl = probes.get((t, enc, op, fname, "inl"))
     l1 = probes.get((t, enc, op, fname, "lit1"))
     l2 = probes.get((t, enc, op, fname, "lit2"))

@@ -278,6 +278,16 @@ impl Encoding {
         }
     }
 
+    /// Fields that overlay others in some rows: VOP3's "b" form keeps its carry-out SGPR (`sdst`) where the
+    /// "a" form has `abs` and `op_sel`. Decoding reads them; the layout stays a partition of the bits.
+    pub fn aliases(self) -> &'static [FieldDef] {
+        static VOP3B: &[FieldDef] = &[f(F::Sdst, 0, 8, 7)];
+        match self {
+            Encoding::Vop3 => VOP3B,
+            _ => &[],
+        }
+    }
+
     /// (value, mask) of the fixed bits of dword 0 that identify this encoding.
     pub const fn prefix(self) -> (u32, u32) {
         match self {

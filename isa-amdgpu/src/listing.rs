@@ -3,8 +3,8 @@
 use crate::inst::{decode_all, DecodeError, Inst};
 use crate::table::Target;
 
-/// Column at which llvm-objdump starts the `//` comment (the tab before the text counts as 8).
-const COMMENT_COLUMN: usize = 60;
+/// Width to which llvm-objdump pads the instruction text (after the leading tab) before the `//` comment.
+const COMMENT_COLUMN: usize = 59;
 
 /// The encoding as llvm-objdump prints it: dwords in upper-case hex, separated by spaces.
 pub fn encoding_hex(words: &[u32]) -> String {
@@ -13,7 +13,7 @@ pub fn encoding_hex(words: &[u32]) -> String {
 
 /// One listing line: `\t<text><pad>// <addr>: <encoding>`.
 pub fn line(text: &str, address: u64, words: &[u32]) -> String {
-    let used = 8 + text.len();
+    let used = text.len();
     let pad = COMMENT_COLUMN.saturating_sub(used);
     format!("\t{text}{:pad$}// {address:012X}: {}", "", encoding_hex(words), pad = pad)
 }
