@@ -149,10 +149,10 @@ def main():
             if enc in ("VOP1", "VOP2", "VOPC"):
                 vv = dict(vals)
                 vv["src0"] = 0xF9
-                items.append(((t, enc, op, "sdwa"), field_words(enc, op, vv) + [2 | 6 << 16 | 6 << 24 | (6 << 8 if enc != "VOPC" else 0)]))
+                items.append(((t, enc, op, "sdwa"), field_words(enc, op, vv) + [sdwa_dword(enc)]))
                 vv["src0"] = 0xFA
                 items.append(((t, enc, op, "dpp"), field_words(enc, op, vv) + [2 | 0xE4 << 8 | 0xFF << 24]))
-                for form, x, ext in (("sdwa", 0xF9, 2 | 6 << 16 | 6 << 24 | (6 << 8 if enc != "VOPC" else 0)),
+                for form, x, ext in (("sdwa", 0xF9, sdwa_dword(enc)),
                                      ("dpp", 0xFA, 2 | 0xE4 << 8 | 0xFF << 24)):
                     vv["src0"] = x
                     items.append(((t, enc, op, form + "base"), field_words(enc, op, vv) + [ext]))
@@ -163,12 +163,22 @@ def main():
             for form_name, fvals in (("best", vals), ("zero", {})):
                 base = field_words(enc, op, fvals)
                 items.append(((t, enc, op, "base", form_name), base))
-                add_flips(items, t, enc, op, spec, fs if form_name == "best" else (), base)
+                add_flips(items, t, enc, op, spec, fs if form_name == "best" else (), base, form_name)
         probes.update(probe_all(t, items))
     emit(rows, probes)
 
 
-def add_flips(items, t, enc, op, spec, fs, base):
+def sdwa_dword(enc):
+    """A plain SDWA dword: src0 = v2, every used selector DWORD (VOP1 has no src1_sel, VOPC no dst_sel)."""
+    w = 2 | 6 << 16
+    if enc != "VOPC":
+        w |= 6 << 8
+    if enc != "VOP1":
+        w |= 6 << 24
+    return w
+
+
+def add_flips(items, t, enc, op, spec, fs, base, form_name):
     if True:
         if True:
             nd = spec[3]
@@ -185,7 +195,7 @@ def add_flips(items, t, enc, op, spec, fs, base):
                         continue
                     ws = list(base)
                     ws[dw] ^= 1 << bit
-                    items.append(((t, enc, op, "flip", "best" if fs else "zero", dw, bit), ws))
+                    items.append(((t, enc, op, "flip", form_name, dw, bit), ws))
 
 
 def emit(rows, probes):
@@ -306,7 +316,7 @@ def describe(enc, op, t, vals, o, probes, name, used):
     if enc == "SMEM":
         return "sdata:imm"
     if enc == "VOP2" and o.startswith("0x"):
-        return "literal:f16" if len(o) <= 6 else "literal:b32"
+        return "literal:hex"   # v_madmk/v_madak/v_fmamk/v_fmaak print K in hex always
     return "!" + re.sub(r"\d+", "N", o)
 
 
@@ -323,7 +333,7 @@ def src_type(enc, op, t, fname, probes, n):
         _n, ops, _m = split_operands(text)
         return " ".join(ops)
     vi, v1, v2 = val(inl), val(l1), val(l2)
-    if vi is None:
+    if vi is None or "Invalid immediate" in vi:
         return "r"          # registers only (e.g. MFMA A/B, which take VGPRs or AGPRs)
     if "0.15915494309189532" in vi:
         if v2 is not None and "1.0" in v2:
@@ -336,8 +346,6 @@ def src_type(enc, op, t, fname, probes, n):
     v3 = val(probes.get((t, enc, op, fname, "lit3")))
     if v3 is not None and "0x3f800000" in v3:
         return "v216"     # packed 16-bit pairs: a literal prints in hex even when it is a float constant
-    if n == 2:
-        return "b64"
     return "b32"
 
 

@@ -228,6 +228,11 @@ fn source(out: &mut String, v: u32, ty: SrcType, count: u32, literal: Option<u32
     }
 }
 
+/// Is source value `v` an inline constant or literal (as opposed to a register-like operand)?
+fn is_constant(v: u32) -> bool {
+    matches!(v, 128..=208 | 240..=248 | 255)
+}
+
 fn sel_name(sel: u32) -> &'static str {
     match sel {
         0 => "BYTE_0",
@@ -296,6 +301,19 @@ impl Printer<'_> {
             && inst.field(Field::Glc) == 1
     }
 
+    /// gfx940 scratch: bit 13 says the VGPR address is used alongside the SGPR one.
+    fn scratch_sve(&self) -> bool {
+        let inst = self.inst;
+        inst.target.is_gfx940() && inst.info.encoding == Encoding::Scratch && inst.field(Field::Lds) == 1
+    }
+
+    /// Loads to LDS (no data register printed).
+    fn lds(&self) -> bool {
+        matches!(self.inst.info.encoding, Encoding::Global | Encoding::Scratch | Encoding::Mubuf)
+            && !self.scratch_sve()
+            && self.m(Field::Lds) == 1
+    }
+
     fn print(&mut self) {
         let inst = self.inst;
         let info = inst.info;
@@ -311,7 +329,7 @@ impl Printer<'_> {
         }
         let mai = self.is_mai();
         let mut first = true;
-        let lds = matches!(enc, Encoding::Global | Encoding::Scratch) && self.m(Field::Lds) == 1;
+        let lds = self.lds();
         if self.flat_returns() {
             if let Some(OperandKind::Reg { count, .. }) = info.operand(Field::Data).map(|o| o.kind) {
                 let n = if info.name.contains("cmpswap") { (count / 2).max(1) } else { count };
@@ -320,11 +338,21 @@ impl Printer<'_> {
                 vector_reg(&mut self.out, f, inst.field(Field::Vdst), n as u32);
             }
         }
-        for o in info.operands.iter() {
-            if lds && o.field == Field::Vdst {
+        let last = info.operands.len().saturating_sub(1);
+        for (i, o) in info.operands.iter().enumerate() {
+            if lds && matches!(o.field, Field::Vdst | Field::Vdata) {
                 continue;
             }
             self.sep(&mut first);
+            if o.kind == OperandKind::Fixed("off") && i != last {
+                // the vaddr slot: unused, except with gfx940's SVE bit (scratch with both VGPR and SGPR address)
+                if self.scratch_sve() {
+                    vector_reg(&mut self.out, 'v', inst.field(Field::Addr), 1);
+                } else {
+                    self.out.push_str("off");
+                }
+                continue;
+            }
             self.operand(o.field, o.kind, mai);
         }
         self.modifiers(mai);
@@ -335,7 +363,13 @@ impl Printer<'_> {
         let inst = self.inst;
         let enc = inst.info.encoding;
         let acc = match enc {
-            Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
+            Encoding::Ds
+            | Encoding::Flat
+            | Encoding::Global
+            | Encoding::Scratch
+            | Encoding::Mubuf
+            | Encoding::Mtbuf
+            | Encoding::Mimg => {
                 matches!(field, Field::Vdst | Field::Data | Field::Data0 | Field::Data1 | Field::Vdata)
                     && inst.field(Field::Acc) == 1
             }
@@ -355,18 +389,108 @@ impl Printer<'_> {
     }
 
     fn operand(&mut self, field: Field, kind: OperandKind, mai: bool) {
+        self.operand_text(field, kind, mai);
+        if let Some(note) = self.invalid_note(field, kind, mai) {
+            self.out.push_str(&note);
+        }
+    }
+
+    /// LLVM's annotation for an operand whose register does not belong to the operand's register class.
+    fn invalid_note(&self, field: Field, kind: OperandKind, mai: bool) -> Option<String> {
         let inst = self.inst;
         let enc = inst.info.encoding;
         let v = inst.field(field);
+        let special = |x: u32| matches!(x, 102..=107 | 124..=127);
+        let class = |c: String| Some(format!("/*Invalid register, operand has '{c}' register class*/"));
+        if v == 125 {
+            return None; // null goes anywhere
+        }
+        match (enc, field, kind) {
+            (Encoding::Vop3 | Encoding::Vop1, Field::Vdst, OperandKind::Reg { file: RegFile::S, .. }) if v >= 128 => {
+                Some("/*Invalid immediate*/".into())
+            }
+            (Encoding::Vop3p, Field::Src2, OperandKind::Src { .. }) if mai && is_constant(v) && inst.info.name.starts_with("v_smfmac") => {
+                Some("/*Invalid immediate*/".into())
+            }
+            (Encoding::Vop3, Field::Src2, OperandKind::Src { count, .. }) if count >= 4 && v <= 127 => {
+                class(format!("VReg_{}", 32 * count as u32))
+            }
+            (Encoding::Vop3, Field::Src2, OperandKind::Reg { file: RegFile::S, .. }) if is_constant(v) => {
+                Some("/*Invalid immediate*/".into())
+            }
+            (Encoding::Smem, Field::Sdata, OperandKind::Reg { count, .. }) => match count {
+                1 if matches!(v, 124 | 126 | 127) => class("SReg_32_XM0_XEXEC".into()),
+                2 if v & !1 == 126 => class("SReg_64_XEXEC".into()),
+                n if n >= 4 && special(v) => class(format!("SReg_{}", 32 * n as u32)),
+                _ => None,
+            },
+            (Encoding::Smem, Field::Sbase, OperandKind::Reg { count, .. }) if count >= 4 && special(v * 2) => {
+                class(format!("SReg_{}", 32 * count as u32))
+            }
+            (Encoding::Vop3p, Field::Src0 | Field::Src1, OperandKind::Src { count, .. }) if mai && v < 256 => {
+                if v <= 127 {
+                    class(format!("AV_{}", 32 * count as u32))
+                } else {
+                    Some("/*Invalid immediate*/".into())
+                }
+            }
+            (Encoding::Vop3p, Field::Src2, OperandKind::Src { count, .. }) if mai && v <= 127 => {
+                if inst.info.name.starts_with("v_smfmac") {
+                    class("VGPR_32".into())
+                } else {
+                    class(format!("{}_{}", if self.vfile(Field::Src2, mai) == 'a' { "AReg" } else { "VReg" }, 32 * count as u32))
+                }
+            }
+            (Encoding::Vop3, Field::Src2, OperandKind::Reg { file: RegFile::S, .. }) if v >= 256 || v == 126 => {
+                class("SReg_1_XEXEC".into())
+            }
+            (Encoding::Vop1 | Encoding::Vop3, Field::Src0, OperandKind::Src { ty: SrcType::RegOnly, .. }) if v <= 127 => {
+                class(if inst.info.name.starts_with("v_readfirstlane") { "VRegOrLds_32" } else { "VGPR_32" }.into())
+            }
+            (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, _) if special(v * 4) => class("SReg_128".into()),
+            (_, _, OperandKind::Src { ty: SrcType::RegOnly, .. }) if is_constant(v) && !mai => {
+                Some("/*Invalid immediate*/".into())
+            }
+            (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, _, OperandKind::Src { count, .. }) if v == 254 => {
+                class(format!("SReg_{}", 32 * count as u32))
+            }
+            _ => None,
+        }
+    }
+
+    fn operand_text(&mut self, field: Field, kind: OperandKind, mai: bool) {
+        let inst = self.inst;
+        let enc = inst.info.encoding;
+        let v = inst.field(field);
+        if matches!(field, Field::Src0 | Field::Src1 | Field::Src2) {
+            if let OperandKind::Reg { file: RegFile::S, count } = kind {
+                // a lane-mask source (v_cndmask_b32_e64 src2): printed like any source
+                return source(&mut self.out, v, SrcType::B32, count as u32, None, 'v');
+            }
+        }
+        if matches!(enc, Encoding::Vop3 | Encoding::Vop1) && field == Field::Vdst && v >= 128 {
+            if let OperandKind::Reg { file: RegFile::S, count } = kind {
+                // an SGPR destination field holding a constant: LLVM prints the constant (and flags it)
+                return source(&mut self.out, v, SrcType::B32, count as u32, None, 'v');
+            }
+        }
+        if mai && field == Field::Src2 && v <= 127 {
+            if let OperandKind::Src { count: 32, .. } = kind {
+                // no 1024-bit SGPR tuples exist: LLVM names the single register
+                return scalar_reg(&mut self.out, v, 1);
+            }
+        }
         if enc == Encoding::Smem && field == Field::Soffset {
             return self.smem_offset();
         }
         if field == Field::Literal {
-            let ty = match kind {
-                OperandKind::Src { ty, .. } => ty,
-                _ => SrcType::B32,
+            let lit = inst.literal().unwrap_or(0);
+            return match kind {
+                OperandKind::Src { ty, .. } => immediate(&mut self.out, lit as u64, ty),
+                _ => {
+                    let _ = write!(self.out, "0x{lit:x}");
+                }
             };
-            return immediate(&mut self.out, inst.literal().unwrap_or(0) as u64, ty);
         }
         match kind {
             OperandKind::Reg { file, count } => {
@@ -386,7 +510,7 @@ impl Printer<'_> {
                     RegFile::V | RegFile::A => {
                         match (enc, field) {
                             (Encoding::Global, Field::Addr) if inst.field(Field::Saddr) != 0x7f => count = 1,
-                            (Encoding::Scratch, Field::Addr) if inst.field(Field::Saddr) != 0x7f => {
+                            (Encoding::Scratch, Field::Addr) if inst.field(Field::Saddr) != 0x7f && !self.scratch_sve() => {
                                 return self.out.push_str("off");
                             }
                             (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) => {
@@ -397,6 +521,9 @@ impl Printer<'_> {
                                 count = n;
                             }
                             _ => {}
+                        }
+                        if enc == Encoding::Mimg && field == Field::Vdata {
+                            count = self.mimg_data_regs();
                         }
                         let f = if file == RegFile::A { 'a' } else { self.vfile(field, mai) };
                         vector_reg(&mut self.out, f, v, count)
@@ -409,7 +536,11 @@ impl Printer<'_> {
                 }
                 let mut out = std::mem::take(&mut self.out);
                 let (neg, abs) = self.neg_abs(field);
-                if neg {
+                // LLVM spells negation of a constant `neg(c)` (unless |abs| is there too), of a register `-r`
+                let neg_call = neg && !abs && is_constant(v);
+                if neg_call {
+                    out.push_str("neg(");
+                } else if neg {
                     out.push('-');
                 }
                 if abs {
@@ -419,6 +550,9 @@ impl Printer<'_> {
                 source(&mut out, v, ty, count as u32, inst.literal(), vfile);
                 if abs {
                     out.push('|');
+                }
+                if neg_call {
+                    out.push(')');
                 }
                 self.out = out;
             }
@@ -436,6 +570,9 @@ impl Printer<'_> {
             }
             OperandKind::Label => {
                 let _ = write!(self.out, "{}", v & 0xffff);
+            }
+            OperandKind::Imm if inst.info.name == "s_endpgm" => {
+                let _ = write!(self.out, "{v}");
             }
             OperandKind::Imm => immediate(&mut self.out, (v & 0xffff) as u64, SrcType::F16),
             OperandKind::Hex => {
@@ -565,13 +702,14 @@ impl Printer<'_> {
                     let _ = write!(self.out, " offset:{off}");
                 }
                 self.cache_bits(gfx940);
-                if self.m(Field::Lds) == 1 {
+                if self.lds() {
                     self.out.push_str(" lds");
                 }
             }
             Encoding::Mubuf | Encoding::Mtbuf => {
-                if enc == Encoding::Mtbuf {
-                    let _ = write!(self.out, " format:[{}]", mtbuf_format(inst.field(Field::Dfmt), inst.field(Field::Nfmt)));
+                let (dfmt, nfmt) = (inst.field(Field::Dfmt), inst.field(Field::Nfmt));
+                if enc == Encoding::Mtbuf && !(dfmt == 1 && nfmt == 0) {
+                    let _ = write!(self.out, " format:[{}]", mtbuf_format(dfmt, nfmt));
                 }
                 if self.m(Field::Idxen) == 1 {
                     self.out.push_str(" idxen");
@@ -589,14 +727,18 @@ impl Printer<'_> {
                 }
             }
             Encoding::Mimg => {
-                let _ = write!(self.out, " dmask:0x{:x}", inst.field(Field::Dmask));
+                let dmask = inst.field(Field::Dmask);
+                if dmask != 0 {
+                    let _ = write!(self.out, " dmask:0x{dmask:x}");
+                }
                 for (f, name) in [
                     (Field::Unorm, "unorm"),
                     (Field::Glc, "glc"),
                     (Field::Slc, "slc"),
-                    (Field::Da, "da"),
-                    (Field::Tfe, "tfe"),
+                    (Field::Sc1, "scc"),
+                    (Field::A16, "a16"),
                     (Field::Lwe, "lwe"),
+                    (Field::Da, "da"),
                     (Field::D16, "d16"),
                 ] {
                     if self.m(f) == 1 {
@@ -606,6 +748,20 @@ impl Printer<'_> {
             }
             _ => {}
         }
+    }
+
+    /// Data registers of an image instruction: one per enabled channel (twice that for cmpswap), halved by
+    /// d16, plus one for tfe.
+    fn mimg_data_regs(&self) -> u32 {
+        let inst = self.inst;
+        let mut n = inst.field(Field::Dmask).count_ones().max(1);
+        if inst.info.name.contains("cmpswap") {
+            n = (n * 2).max(2);
+        }
+        if self.m(Field::D16) == 1 {
+            n = n.div_ceil(2);
+        }
+        n
     }
 
     fn omod(&mut self, omod: u32) {
@@ -623,11 +779,11 @@ impl Printer<'_> {
             if glc == 1 {
                 self.out.push_str(" sc0");
             }
-            if sc1 == 1 {
-                self.out.push_str(" sc1");
-            }
             if slc == 1 {
                 self.out.push_str(" nt");
+            }
+            if sc1 == 1 {
+                self.out.push_str(" sc1");
             }
         } else {
             if glc == 1 {
@@ -702,19 +858,25 @@ impl Printer<'_> {
         };
         let gs_ops = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
         let sys_ops = ["", "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", "SYSMSG_OP_HOST_TRAP_ACK", "SYSMSG_OP_TTRACE_PC"];
+        let symbolic = match name {
+            Some(_) if id == 2 || id == 3 => matches!((op, stream), (1..=3, _)) || (id == 3 && op == 0 && stream == 0),
+            Some(_) if id == 15 => matches!((op, stream), (1..=4, 0)),
+            Some(_) => op == 0 && stream == 0,
+            None => false,
+        };
         let text = match name {
-            _ if v >> 10 != 0 => None,
+            _ if !symbolic && v & !0x37f != 0 => None,
             Some(n) if id == 2 || id == 3 => match (op, stream) {
                 (0, 0) if id == 3 => Some(format!("sendmsg({n}, {})", gs_ops[0])),
                 (1..=3, s) => Some(format!("sendmsg({n}, {}, {s})", gs_ops[op as usize])),
-                _ => None,
+                _ => Some(format!("sendmsg({id}, {op}, {stream})")),
             },
             Some(n) if id == 15 => match (op, stream) {
                 (1..=4, 0) => Some(format!("sendmsg({n}, {})", sys_ops[op as usize])),
-                _ => None,
+                _ => Some(format!("sendmsg({id}, {op}, {stream})")),
             },
             Some(n) if op == 0 && stream == 0 => Some(format!("sendmsg({n})")),
-            _ => None,
+            _ => Some(format!("sendmsg({id}, {op}, {stream})")),
         };
         match text {
             Some(t) => self.out.push_str(&t),
@@ -818,7 +980,10 @@ impl Printer<'_> {
 
     fn sdwa_src(&mut self, v: u32, s_bit: u32, neg: u32, abs: u32, sext: u32, ty: SrcType) {
         let out = &mut self.out;
-        if neg == 1 {
+        let neg_call = neg == 1 && abs == 0 && s_bit == 1 && is_constant(v);
+        if neg_call {
+            out.push_str("neg(");
+        } else if neg == 1 {
             out.push('-');
         }
         if abs == 1 {
@@ -837,6 +1002,9 @@ impl Printer<'_> {
         }
         if abs == 1 {
             out.push('|');
+        }
+        if neg_call {
+            out.push(')');
         }
     }
 
@@ -876,7 +1044,7 @@ impl Printer<'_> {
         let ctrl = (e >> 8) & 0x1ff;
         self.out.push(' ');
         if wide && !(0x150..=0x15f).contains(&ctrl) {
-            self.out.push_str("/* DP ALU dpp only supports row_newbcast */");
+            self.out.push_str(" /* DP ALU dpp only supports row_newbcast */");
         } else {
             dpp_ctrl(&mut self.out, ctrl);
         }
@@ -902,7 +1070,8 @@ fn dpp_ctrl(out: &mut String, c: u32) {
         0x142 => write!(out, "row_bcast:15"),
         0x143 => write!(out, "row_bcast:31"),
         0x150..=0x15f => write!(out, "row_newbcast:{}", c & 0xf),
-        _ => write!(out, "/* invalid dpp_ctrl {c:#x} */"),
+        0x160..=0x16f => write!(out, "/* row_xmask is not supported on ASICs earlier than GFX10 */"),
+        _ => write!(out, "/* Invalid dpp_ctrl value */"),
     };
 }
 

@@ -215,13 +215,14 @@ static MTBUF: &[FieldDef] = &[
     f(F::Soffset, 1, 24, 8),
 ];
 static MIMG: &[FieldDef] = &[
-    f(F::Reserved0, 0, 0, 8),
+    f(F::Reserved0, 0, 0, 7),
+    f(F::Sc1, 0, 7, 1),
     f(F::Dmask, 0, 8, 4),
     f(F::Unorm, 0, 12, 1),
     f(F::Glc, 0, 13, 1),
     f(F::Da, 0, 14, 1),
     f(F::A16, 0, 15, 1),
-    f(F::Tfe, 0, 16, 1),
+    f(F::Acc, 0, 16, 1),
     f(F::Lwe, 0, 17, 1),
     f(F::Op, 0, 18, 7),
     f(F::Slc, 0, 25, 1),
