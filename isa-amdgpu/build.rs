@@ -127,7 +127,7 @@ fn main() {
         text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).map(|l| l.split('\t').collect()).collect();
     let mut names = BTreeSet::new();
     for r in &rows {
-        assert!(r.len() >= 14, "gfx9.tsv: short row {r:?}");
+        assert!(r.len() >= 16, "gfx9.tsv: short row {r:?}");
         names.insert(base_mnemonic(r[3]).to_string());
     }
     let mut out = String::new();
@@ -174,9 +174,11 @@ fn main() {
         let (f1m, f1v) = mask_value(r[6]);
         let (l0, l1) = mask_value(r[9]);
         let (ls, ld) = mask_value(r[10]);
+        let (sfm, sfv) = mask_value(r[11]);
+        let (dfm, dfv) = mask_value(r[12]);
         let mods = if r[8] == "-" { String::new() } else { r[8].to_string() };
-        let unit = camel(r[11]);
-        let wait = match r[12] {
+        let unit = camel(r[13]);
+        let wait = match r[14] {
             "-" => "WaitClass::None",
             "lgkm" => "WaitClass::Lgkm",
             "vm" => "WaitClass::Vm",
@@ -185,7 +187,7 @@ fn main() {
             other => panic!("gfx9.tsv: unknown wait class {other}"),
         };
         let (mut rd, mut wr) = (Vec::new(), Vec::new());
-        for i in r[13].split(',').filter(|s| *s != "-") {
+        for i in r[15].split(',').filter(|s| *s != "-") {
             let (rw, reg) = i.split_once(':').expect("implicit r:/w:");
             let bit = match reg {
                 "scc" => "Implicit::SCC",
@@ -199,7 +201,7 @@ fn main() {
         let bits = |v: &Vec<&str>| if v.is_empty() { "0".to_string() } else { v.iter().map(|b| format!("{b}.bits()")).collect::<Vec<_>>().join(" | ") };
         writeln!(
             out,
-            "    OpInfo {{ encoding: Encoding::{}, op: {}, targets: {}, opcode: Opcode::{}, name: {:?}, operands: &[{}], fixed: [({f0m}, {f0v}), ({f1m}, {f1v})], flags: {}, mods: {mods:?}, live: [{l0}, {l1}], ext_live: [{ls}, {ld}], unit: Unit::{}, wait: {}, reads: Implicit::from_bits({}), writes: Implicit::from_bits({}) }},",
+            "    OpInfo {{ encoding: Encoding::{}, op: {}, targets: {}, opcode: Opcode::{}, name: {:?}, operands: &[{}], fixed: [({f0m}, {f0v}), ({f1m}, {f1v})], flags: {}, mods: {mods:?}, live: [{l0}, {l1}], ext_live: [{ls}, {ld}], ext_fixed: [({sfm}, {sfv}), ({dfm}, {dfv})], unit: Unit::{}, wait: {}, reads: Implicit::from_bits({}), writes: Implicit::from_bits({}) }},",
             encoding(r[0]),
             r[1],
             targets,

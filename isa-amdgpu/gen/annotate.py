@@ -119,7 +119,7 @@ def annotate(enc, name, ops):
 def main():
     for line in sys.stdin:
         if line.startswith("#"):
-            if "flags." in line:
+            if "DPP dword." in line:
                 line = line.rstrip("\n") + "\n# then functional unit, wait counter class, implicit reads (r:) and writes (w:).\n"
             sys.stdout.write(line)
             continue

@@ -65,6 +65,9 @@ def _disasm_chunk(target, probes, base):
         text = m.group(1)
         enc_bytes = m.group(2)
         mm = _MARK.match(text)
+        # a probe can itself print like a marker (s_movk_i32 s100, ...): markers only count in sequence
+        if mm and not (last_marker < int(mm.group(1), 16) <= last_marker + 3):
+            mm = None
         if mm:
             mid = int(mm.group(1), 16)
             k, j = divmod(mid, 3)

@@ -373,12 +373,18 @@ impl Printer<'_> {
                 matches!(field, Field::Vdst | Field::Data | Field::Data0 | Field::Data1 | Field::Vdata)
                     && inst.field(Field::Acc) == 1
             }
+            Encoding::Vop3p if inst.info.name.starts_with("v_accvgpr") => {
+                // AGPR<->VGPR moves: the register files are fixed by the opcode, not by acc bits
+                field == Field::Src0 && !inst.info.name.starts_with("v_accvgpr_write")
+            }
             Encoding::Vop3p if mai => match field {
                 Field::Src0 => bit(inst.field(Field::OpSelHi), 0) == 1,
                 Field::Src1 => bit(inst.field(Field::OpSelHi), 1) == 1,
+                Field::Src2 if inst.info.name.starts_with("v_smfmac") => false,
                 Field::Vdst | Field::Src2 => inst.field(Field::Clamp) == 1,
                 _ => false,
             },
+            Encoding::Vop1 | Encoding::Vop3 => inst.info.name.starts_with("v_accvgpr_mov") && field == Field::Src0,
             _ => false,
         };
         if acc {
@@ -406,8 +412,12 @@ impl Printer<'_> {
             return None; // null goes anywhere
         }
         match (enc, field, kind) {
-            (Encoding::Vop3 | Encoding::Vop1, Field::Vdst, OperandKind::Reg { file: RegFile::S, .. }) if v >= 128 => {
-                Some("/*Invalid immediate*/".into())
+            (Encoding::Vop3 | Encoding::Vop1, Field::Vdst, OperandKind::Reg { file: RegFile::S, count }) if v >= 128 => {
+                if is_constant(v) {
+                    Some("/*Invalid immediate*/".into())
+                } else {
+                    class(format!("SReg_{}", 32 * count as u32))
+                }
             }
             (Encoding::Vop3p, Field::Src2, OperandKind::Src { .. }) if mai && is_constant(v) && inst.info.name.starts_with("v_smfmac") => {
                 Some("/*Invalid immediate*/".into())
@@ -441,11 +451,21 @@ impl Printer<'_> {
                     class(format!("{}_{}", if self.vfile(Field::Src2, mai) == 'a' { "AReg" } else { "VReg" }, 32 * count as u32))
                 }
             }
+            (Encoding::Vop3, Field::Src2, OperandKind::Src { ty: SrcType::RegOnly, count: 2 }) if v >= 256 || v == 126 => {
+                class("SReg_1_XEXEC".into())
+            }
             (Encoding::Vop3, Field::Src2, OperandKind::Reg { file: RegFile::S, .. }) if v >= 256 || v == 126 => {
                 class("SReg_1_XEXEC".into())
             }
             (Encoding::Vop1 | Encoding::Vop3, Field::Src0, OperandKind::Src { ty: SrcType::RegOnly, .. }) if v <= 127 => {
-                class(if inst.info.name.starts_with("v_readfirstlane") { "VRegOrLds_32" } else { "VGPR_32" }.into())
+                let c = if inst.info.name.starts_with("v_readfirstlane") {
+                    "VRegOrLds_32"
+                } else if inst.info.name.starts_with("v_accvgpr_mov") {
+                    "AGPR_32"
+                } else {
+                    "VGPR_32"
+                };
+                class(c.into())
             }
             (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, _) if special(v * 4) => class("SReg_128".into()),
             (_, _, OperandKind::Src { ty: SrcType::RegOnly, .. }) if is_constant(v) && !mai => {
@@ -509,18 +529,13 @@ impl Printer<'_> {
                     }
                     RegFile::V | RegFile::A => {
                         match (enc, field) {
-                            (Encoding::Global, Field::Addr) if inst.field(Field::Saddr) != 0x7f => count = 1,
                             (Encoding::Scratch, Field::Addr) if inst.field(Field::Saddr) != 0x7f && !self.scratch_sve() => {
                                 return self.out.push_str("off");
                             }
-                            (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) => {
-                                let n = self.m(Field::Offen) + self.m(Field::Idxen);
-                                if n == 0 {
-                                    return self.out.push_str("off");
-                                }
-                                count = n;
+                            (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) if self.m(Field::Offen) + self.m(Field::Idxen) == 0 => {
+                                return self.out.push_str("off");
                             }
-                            _ => {}
+                            _ => count = inst.vector_regs(field, count),
                         }
                         if enc == Encoding::Mimg && field == Field::Vdata {
                             count = self.mimg_data_regs();

@@ -3,7 +3,7 @@
 use thiserror::Error;
 
 use crate::encoding::{Encoding, Field, FieldDef};
-use crate::table::{Lookup, OpFlags, OpInfo, OperandKind, Target};
+use crate::table::{Lookup, OpFlags, OpInfo, OperandKind, RegFile, Target};
 
 /// The extra dword of a VOP1/VOP2/VOPC instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,10 +127,81 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
     if len > nd {
         words[nd] = word(bytes, nd).ok_or_else(|| truncated(len * 4))?;
     }
-    Ok(Inst { info, target, form, words, len: len as u8, has_literal })
+    let ext_fixed = match form {
+        Form::Sdwa => Some(info.ext_fixed[0]),
+        Form::Dpp => Some(info.ext_fixed[1]),
+        Form::Plain => None,
+    };
+    if let Some((m, v)) = ext_fixed {
+        if words[nd] & m != v {
+            return Err(invalid(words[..=nd].to_vec(), "reserved bits of the SDWA/DPP dword are set"));
+        }
+        if form == Form::Sdwa {
+            // selectors: BYTE_0..WORD_1, DWORD (0..=6); 7 does not exist
+            let live = info.ext_live[0];
+            if [8u32, 16, 24].iter().any(|&lo| (live >> lo) & 7 != 0 && (words[nd] >> lo) & 7 == 7) {
+                return Err(invalid(words[..=nd].to_vec(), "SDWA selector 7 does not exist"));
+            }
+        }
+    }
+    let inst = Inst { info, target, form, words, len: len as u8, has_literal };
+    if let Some(reason) = inst.operand_error() {
+        return Err(invalid(inst.words().to_vec(), reason));
+    }
+    Ok(inst)
 }
 
 impl Inst {
+    /// Operand values no register file or constant table has (LLVM refuses to decode these).
+    fn operand_error(&self) -> Option<&'static str> {
+        let enc = self.info.encoding;
+        let wide = enc.base_dwords() == 2;
+        for o in self.info.operands {
+            let v = self.field(o.field);
+            match o.kind {
+                OperandKind::Src { count, .. } => {
+                    let sdwa_dpp_src0 = o.field == Field::Src0 && self.form != Form::Plain;
+                    if sdwa_dpp_src0 {
+                        continue;
+                    }
+                    match v {
+                        209..=234 => return Some("reserved source operand value"),
+                        249 | 250 => return Some("SDWA/DPP marker used as an operand"),
+                        255 if wide && !matches!(enc, Encoding::Mubuf | Encoding::Mtbuf) => {
+                            return Some("literal constant in a 64-bit encoding")
+                        }
+                        255 if matches!(enc, Encoding::Mubuf | Encoding::Mtbuf) => {
+                            return Some("literal constant as buffer offset")
+                        }
+                        256..=511 if v - 256 + count as u32 > 256 => return Some("VGPR range past v255"),
+                        _ => {}
+                    }
+                }
+                OperandKind::Reg { file: RegFile::V | RegFile::A, .. } if enc == Encoding::Mimg => {}
+                OperandKind::Reg { file: RegFile::V | RegFile::A, count } => {
+                    if v + self.vector_regs(o.field, count as u32) > 256 {
+                        return Some("VGPR range past v255");
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// How many registers a vector register field spans in this instance, where the encoding decides it:
+    /// a GLOBAL address is 32-bit when an SGPR base is given, a buffer's vaddr holds offset and/or index.
+    pub fn vector_regs(&self, field: Field, table_count: u32) -> u32 {
+        match (self.info.encoding, field) {
+            (Encoding::Global, Field::Addr) if self.field(Field::Saddr) != 0x7f => 1,
+            (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) => {
+                let d = |f| self.def(f).map_or(0, |d| d.get(&self.words) & (self.info.live[d.dword as usize] >> d.lo));
+                (d(Field::Offen) + d(Field::Idxen)).max(1)
+            }
+            _ => table_count,
+        }
+    }
+
     /// The instruction's dwords.
     pub fn words(&self) -> &[u32] {
         &self.words[..self.len as usize]

@@ -210,6 +210,8 @@ pub struct OpInfo {
     pub live: [u32; 2],
     /// Bits of the SDWA and DPP dwords that change the text.
     pub ext_live: [u32; 2],
+    /// Fixed bits (mask, value) of the SDWA and of the DPP dword.
+    pub ext_fixed: [(u32, u32); 2],
     pub unit: Unit,
     pub wait: WaitClass,
     pub reads: Implicit,

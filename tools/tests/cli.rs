@@ -1,0 +1,84 @@
+//! The `wavejit` command line as a user meets it: defaults, filters, JSON, and clear errors on bad input.
+
+use std::process::{Command, Output};
+
+fn wavejit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wavejit")).args(args).output().unwrap()
+}
+
+fn tmp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("wavejit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn disasm_without_a_file_lists_the_bundled_sample() {
+    let out = wavejit(&["disasm"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("reduce_sum:"), "{text}");
+    assert!(text.contains("s_barrier"), "the LDS reduction synchronises its waves");
+    assert!(text.lines().filter(|l| l.starts_with('\t')).all(|l| l.contains("// 0000")), "every line carries its address");
+}
+
+#[test]
+fn kernel_filter_selects_one_function_and_unknown_names_fail() {
+    let p = tmp("divergence.co", test_kernels::by_name("divergence-gfx90a.co").unwrap());
+    let out = wavejit(&["disasm", p.to_str().unwrap(), "--kernel", "collatz_steps"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("collatz_steps:") && !text.contains("\ndivergence:"), "{text}");
+    assert!(text.contains("s_setpc_b64"), "a device function returns with s_setpc_b64");
+    let out = wavejit(&["disasm", p.to_str().unwrap(), "--kernel", "nope"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no function named nope"));
+}
+
+#[test]
+fn info_json_describes_kernels_and_arguments() {
+    let p = tmp("saxpy.co", test_kernels::by_name("saxpy-gfx942.co").unwrap());
+    let out = wavejit(&["info", p.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("\"saxpy\""), "{text}");
+    assert!(text.contains("gfx942"), "{text}");
+}
+
+#[test]
+fn bad_files_fail_with_a_message_that_names_the_file() {
+    let missing = wavejit(&["disasm", "/nonexistent/kernel.co"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/kernel.co"));
+
+    let co = test_kernels::by_name("vadd-gfx90a.co").unwrap();
+    let p = tmp("truncated.co", &co[..co.len() / 3]);
+    let out = wavejit(&["disasm", p.to_str().unwrap()]);
+    assert!(!out.status.success(), "a truncated code object must be refused");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("truncated.co"), "{err}");
+
+    let p = tmp("random.bin", &[0x5a; 4096]);
+    let out = wavejit(&["info", p.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("random.bin"));
+}
+
+#[test]
+fn invalid_words_inside_code_print_as_data_like_objdump() {
+    // vadd with one instruction word overwritten by 0xFFFFFFFF: the listing goes on
+    let mut co = test_kernels::by_name("vadd-gfx90a.co").unwrap().to_vec();
+    let parsed = isa_amdgpu::codeobj::CodeObject::parse(&co, "vadd").unwrap();
+    let f = &parsed.functions[0];
+    let off = f.file_offset as usize + 4 * 3;
+    co[off..off + 4].copy_from_slice(&[0xff; 4]);
+    let p = tmp("poked.co", &co);
+    let out = wavejit(&["disasm", p.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(".long 0xffffffff"), "{text}");
+    assert!(text.contains("s_endpgm"), "decoding resumes after the bad word");
+}
