@@ -161,6 +161,9 @@ fn main() {
                 "dpp" => flags.push("OpFlags::DPP"),
                 "optional_operands" => flags.push("OpFlags::OPTIONAL_OPERANDS"),
                 "literal" => flags.push("OpFlags::LITERAL"),
+                "int_src0" => flags.push("OpFlags::INT_SRC0"),
+                "int_src1" => flags.push("OpFlags::INT_SRC1"),
+                "int_src2" => flags.push("OpFlags::INT_SRC2"),
                 "-" | "" => {}
                 other => panic!("gfx9.tsv: unknown flag {other}"),
             }

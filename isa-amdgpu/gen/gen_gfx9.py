@@ -255,12 +255,13 @@ def emit(rows, probes):
         if (enc, op) in LITERAL_FORMS:
             flags.append("literal")
         live = [0, 0]
-        btext = probes.get((t, enc, op, "base", "best"))
-        for dw in range(spec[3]):
-            for bit in range(32):
-                r = probes.get((t, enc, op, "flip", "best", dw, bit))
-                if r is not None and btext is not None and r != btext:
-                    live[dw] |= 1 << bit
+        for form in ("best", "zero"):
+            btext = probes.get((t, enc, op, "base", form))
+            for dw in range(spec[3]):
+                for bit in range(32):
+                    r = probes.get((t, enc, op, "flip", form, dw, bit))
+                    if r is not None and btext is not None and r != btext:
+                        live[dw] |= 1 << bit
         ext_live, ext_fixed = {}, {}
         for form in ("sdwa", "dpp"):
             b = probes.get((t, enc, op, form + "base"))

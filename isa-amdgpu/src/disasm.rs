@@ -262,8 +262,17 @@ impl Printer<'_> {
     /// A modifier field as LLVM sees it: bits that do not change this instruction (not live) read as zero.
     fn m(&self, field: Field) -> u32 {
         let inst = self.inst;
-        let Some(d) = inst.info.encoding.layout().iter().find(|d| d.field == field) else { return 0 };
-        let live = inst.info.live[d.dword as usize];
+        let enc = inst.info.encoding;
+        let Some(d) = enc.layout().iter().find(|d| d.field == field) else { return 0 };
+        // bits of this row's operands (VOP3b's sdst overlays abs/op_sel) are never modifiers
+        let operand_bits: u32 = inst
+            .info
+            .operands
+            .iter()
+            .filter_map(|o| enc.layout().iter().chain(enc.aliases()).find(|x| x.field == o.field))
+            .filter(|x| x.dword == d.dword)
+            .fold(0, |m, x| m | x.mask());
+        let live = inst.info.live[d.dword as usize] & !operand_bits;
         (inst.words()[d.dword as usize] & live & d.mask()) >> d.lo
     }
 
@@ -550,10 +559,14 @@ impl Printer<'_> {
                     return source(&mut self.out, v, SrcType::B32, 1, None, 'v');
                 }
                 let mut out = std::mem::take(&mut self.out);
-                let (neg, abs) = self.neg_abs(field);
+                let (mut neg, abs) = self.neg_abs(field);
+                let sext = neg && self.int_source(field);
+                neg &= !sext;
                 // LLVM spells negation of a constant `neg(c)` (unless |abs| is there too), of a register `-r`
                 let neg_call = neg && !abs && is_constant(v);
-                if neg_call {
+                if sext {
+                    out.push_str("sext(");
+                } else if neg_call {
                     out.push_str("neg(");
                 } else if neg {
                     out.push('-');
@@ -566,7 +579,7 @@ impl Printer<'_> {
                 if abs {
                     out.push('|');
                 }
-                if neg_call {
+                if neg_call || sext {
                     out.push(')');
                 }
                 self.out = out;
@@ -598,6 +611,17 @@ impl Printer<'_> {
             OperandKind::GprIdx => self.gpr_idx(v),
             OperandKind::Hwreg => self.hwreg(v),
         }
+    }
+
+    /// Does source `field` take integer input modifiers (neg bit = sign extension)?
+    fn int_source(&self, field: Field) -> bool {
+        let i = match field {
+            Field::Src0 => 0,
+            Field::Src1 | Field::Vsrc1 => 1,
+            Field::Src2 => 2,
+            _ => return false,
+        };
+        self.inst.info.flags.contains(OpFlags::int_src(i))
     }
 
     /// (neg, abs) of a VOP3/VOP3P source.
@@ -770,8 +794,12 @@ impl Printer<'_> {
     fn mimg_data_regs(&self) -> u32 {
         let inst = self.inst;
         let mut n = inst.field(Field::Dmask).count_ones().max(1);
-        if inst.info.name.contains("cmpswap") {
-            n = (n * 2).max(2);
+        if inst.info.name.contains("atomic") {
+            // atomics come in 1/2-dword (cmpswap: 2/4) variants; other sizes keep the smaller one
+            let sizes = if inst.info.name.contains("cmpswap") { [2, 4] } else { [1, 2] };
+            if !sizes.contains(&n) {
+                n = sizes[0];
+            }
         }
         if self.m(Field::D16) == 1 {
             n = n.div_ceil(2);
@@ -1045,7 +1073,10 @@ impl Printer<'_> {
                 }
             };
             wide |= count == 2;
-            if neg == 1 {
+            let sext = neg == 1 && self.int_source(o.field);
+            if sext {
+                self.out.push_str("sext(");
+            } else if neg == 1 {
                 self.out.push('-');
             }
             if abs == 1 {
@@ -1054,6 +1085,9 @@ impl Printer<'_> {
             vector_reg(&mut self.out, 'v', v, count);
             if abs == 1 {
                 self.out.push('|');
+            }
+            if sext {
+                self.out.push(')');
             }
         }
         let ctrl = (e >> 8) & 0x1ff;

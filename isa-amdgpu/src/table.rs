@@ -132,6 +132,15 @@ impl OpFlags {
     pub const OPTIONAL_OPERANDS: OpFlags = OpFlags(4);
     /// The instruction always carries a 32-bit literal (v_madak_f32, s_setreg_imm32_b32).
     pub const LITERAL: OpFlags = OpFlags(8);
+    /// Source 0/1/2 is an integer: its neg modifier bit means sign extension (`sext(x)`).
+    pub const INT_SRC0: OpFlags = OpFlags(16);
+    pub const INT_SRC1: OpFlags = OpFlags(32);
+    pub const INT_SRC2: OpFlags = OpFlags(64);
+
+    /// The INT_SRCn flag of source `i`.
+    pub const fn int_src(i: usize) -> OpFlags {
+        OpFlags(16 << i)
+    }
 
     pub const fn union(self, other: OpFlags) -> OpFlags {
         OpFlags(self.0 | other.0)

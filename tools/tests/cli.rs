@@ -73,7 +73,7 @@ fn invalid_words_inside_code_print_as_data_like_objdump() {
     let mut co = test_kernels::by_name("vadd-gfx90a.co").unwrap().to_vec();
     let parsed = isa_amdgpu::codeobj::CodeObject::parse(&co, "vadd").unwrap();
     let f = &parsed.functions[0];
-    let off = f.file_offset as usize + 4 * 3;
+    let off = f.file_offset as usize + 0x10; // the s_waitcnt after two 8-byte loads
     co[off..off + 4].copy_from_slice(&[0xff; 4]);
     let p = tmp("poked.co", &co);
     let out = wavejit(&["disasm", p.to_str().unwrap()]);
