@@ -78,7 +78,7 @@ fn vector_reg(out: &mut String, file: char, v: u32, count: u32) {
     }
 }
 
-const F32_CONSTS: [(u32, &str); 8] = [
+const F32_CONSTS: [(u32, &str); 9] = [
     (0x3f00_0000, "0.5"),
     (0xbf00_0000, "-0.5"),
     (0x3f80_0000, "1.0"),
@@ -87,6 +87,7 @@ const F32_CONSTS: [(u32, &str); 8] = [
     (0xc000_0000, "-2.0"),
     (0x4080_0000, "4.0"),
     (0xc080_0000, "-4.0"),
+    (0x3e22_f983, "0.15915494"),
 ];
 const F16_CONSTS: [(u32, &str); 9] = [
     (0x3800, "0.5"),
@@ -117,13 +118,7 @@ fn inline_float_bits(v: u32, ty: SrcType) -> u64 {
     match ty {
         SrcType::B64 | SrcType::F64 => F64_CONSTS[i].0,
         SrcType::I16 | SrcType::F16 | SrcType::V216 => F16_CONSTS[i].0 as u64,
-        _ => {
-            if i == 8 {
-                0x3e22_f983
-            } else {
-                F32_CONSTS[i].0 as u64
-            }
-        }
+        _ => F32_CONSTS[i].0 as u64,
     }
 }
 
@@ -143,56 +138,26 @@ fn immediate(out: &mut String, value: u64, ty: SrcType) {
                 let _ = write!(out, "0x{value:x}");
             }
         }
+        // LLVM keeps the whole literal dword for 16-bit integer operands: small integers and f32 constants print
+        // by the full value, anything else as the low half in hex
+        SrcType::I16 => named_or_hex(out, value as u32 as i32, value as u32, &F32_CONSTS, value as u32 & 0xffff),
         SrcType::F16 => {
-            let h = (value & 0xffff) as u32;
-            let s = h as u16 as i16;
-            if (-16..=64).contains(&s) {
-                let _ = write!(out, "{s}");
-            } else if let Some((_, t)) = F16_CONSTS.iter().find(|(b, _)| *b == h) {
-                out.push_str(t);
-            } else {
-                let _ = write!(out, "0x{h:x}");
-            }
+            let h = value as u32 & 0xffff;
+            named_or_hex(out, h as u16 as i16 as i32, h, &F16_CONSTS, h)
         }
-        SrcType::I16 => {
-            // LLVM keeps the whole literal dword for 16-bit integer operands: it prints small integers and f32
-            // constants by the full value, anything else as the low half in hex.
-            let v = value as u32;
-            let s = v as i32;
-            if (-16..=64).contains(&s) {
-                let _ = write!(out, "{s}");
-            } else if let Some((_, t)) = F32_CONSTS.iter().find(|(b, _)| *b == v) {
-                out.push_str(t);
-            } else if v == 0x3e22_f983 {
-                out.push_str("0.15915494");
-            } else {
-                let _ = write!(out, "0x{:x}", v & 0xffff);
-            }
-        }
-        SrcType::V216 => {
-            let v = value as u32;
-            let s = v as i32;
-            if (-16..=64).contains(&s) {
-                let _ = write!(out, "{s}");
-            } else if let Some((_, t)) = F16_CONSTS.iter().find(|(b, _)| *b == v) {
-                out.push_str(t);
-            } else {
-                let _ = write!(out, "0x{v:x}");
-            }
-        }
-        SrcType::B32 | SrcType::RegOnly => {
-            let v = value as u32;
-            let s = v as i32;
-            if (-16..=64).contains(&s) {
-                let _ = write!(out, "{s}");
-            } else if let Some((_, t)) = F32_CONSTS.iter().find(|(b, _)| *b == v) {
-                out.push_str(t);
-            } else if v == 0x3e22_f983 {
-                out.push_str("0.15915494");
-            } else {
-                let _ = write!(out, "0x{v:x}");
-            }
-        }
+        SrcType::V216 => named_or_hex(out, value as u32 as i32, value as u32, &F16_CONSTS, value as u32),
+        SrcType::B32 | SrcType::RegOnly => named_or_hex(out, value as u32 as i32, value as u32, &F32_CONSTS, value as u32),
+    }
+}
+
+/// A 16/32-bit immediate the LLVM way: an inline integer in decimal, a float constant by name, else `hex`.
+fn named_or_hex(out: &mut String, int_value: i32, bits: u32, consts: &[(u32, &str)], hex: u32) {
+    if (-16..=64).contains(&int_value) {
+        let _ = write!(out, "{int_value}");
+    } else if let Some((_, t)) = consts.iter().find(|(b, _)| *b == bits) {
+        out.push_str(t);
+    } else {
+        let _ = write!(out, "0x{hex:x}");
     }
 }
 
@@ -646,11 +611,10 @@ impl Printer<'_> {
         let gfx940 = inst.target.is_gfx940();
         let nsrc = [Field::Src0, Field::Src1, Field::Src2].iter().filter(|f| inst.info.operand(**f).is_some()).count() as u32;
         match enc {
-            Encoding::Smem => {
-                if self.m(Field::Glc) == 1 {
+            Encoding::Smem
+                if self.m(Field::Glc) == 1 => {
                     self.out.push_str(" glc");
                 }
-            }
             Encoding::Vop3 => {
                 let opsel = self.m(Field::OpSel);
                 if opsel != 0 {

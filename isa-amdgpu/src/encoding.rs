@@ -313,32 +313,33 @@ impl Encoding {
         }
     }
 
-    /// Which encoding dword 0 belongs to, or `None`. The more specific prefixes are tested first.
+    /// Which encoding dword 0 belongs to, or `None`. Prefixes nest (SOP1 inside SOPK's range, VOP3P inside
+    /// VOP3's, ...): the most specific matching prefix (the widest mask) wins.
     pub fn classify(w0: u32) -> Option<Encoding> {
-        const ORDER: [Encoding; 18] = [
-            Encoding::Sop1,
-            Encoding::Sopc,
-            Encoding::Sopp,
-            Encoding::Vop3p,
-            Encoding::Flat,
-            Encoding::Scratch,
-            Encoding::Global,
-            Encoding::Sopk,
-            Encoding::Vop1,
-            Encoding::Vopc,
-            Encoding::Smem,
-            Encoding::Vop3,
-            Encoding::Ds,
-            Encoding::Mubuf,
-            Encoding::Mtbuf,
-            Encoding::Mimg,
-            Encoding::Sop2,
-            Encoding::Vop2,
-        ];
-        ORDER.into_iter().find(|e| {
-            let (v, m) = e.prefix();
-            w0 & m == v
-        })
+        // All prefixes live in the top 9 bits, except FLAT/SCRATCH/GLOBAL, which also read bits 15:14: a table
+        // over the top 9 bits (built from `prefix`) answers, and those three forms are told apart by matching.
+        static BY_TOP9: std::sync::OnceLock<[Option<Encoding>; 512]> = std::sync::OnceLock::new();
+        let table = BY_TOP9.get_or_init(|| {
+            let mut t = [None; 512];
+            for (i, slot) in t.iter_mut().enumerate() {
+                *slot = Encoding::classify_slow((i as u32) << 23);
+            }
+            t
+        });
+        match table[(w0 >> 23) as usize] {
+            Some(Encoding::Flat | Encoding::Global | Encoding::Scratch) => Encoding::classify_slow(w0),
+            e => e,
+        }
+    }
+
+    fn classify_slow(w0: u32) -> Option<Encoding> {
+        Encoding::ALL
+            .into_iter()
+            .filter(|e| {
+                let (v, m) = e.prefix();
+                w0 & m == v
+            })
+            .max_by_key(|e| e.prefix().1.count_ones())
     }
 
     /// Base size in dwords, without literal or DPP/SDWA dword.

@@ -178,11 +178,10 @@ impl Inst {
                     }
                 }
                 OperandKind::Reg { file: RegFile::V | RegFile::A, .. } if enc == Encoding::Mimg => {}
-                OperandKind::Reg { file: RegFile::V | RegFile::A, count } => {
-                    if v + self.vector_regs(o.field, count as u32) > 256 {
+                OperandKind::Reg { file: RegFile::V | RegFile::A, count }
+                    if v + self.vector_regs(o.field, count as u32) > 256 => {
                         return Some("VGPR range past v255");
                     }
-                }
                 _ => {}
             }
         }

@@ -76,7 +76,7 @@ fn compare(tally: &mut Tally, co: &CodeObject, co_path: &Path, listing: &BTreeMa
         let ours = listing.get(name).cloned().unwrap_or_default();
         for (i, w) in lines.iter().enumerate() {
             tally.instructions += 1;
-            if let Some(m) = w.trim_start().split_whitespace().next() {
+            if let Some(m) = w.split_whitespace().next() {
                 tally.mnemonics.insert(m.to_string());
             }
             let o = ours.get(i).map(String::as_str).unwrap_or("<missing>");
