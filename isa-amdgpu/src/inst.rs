@@ -62,6 +62,20 @@ pub enum EncodeError {
     WrongTarget { name: &'static str, target: &'static str },
 }
 
+/// Does a tuple of `count` (≥ 2) scalar registers starting at operand value `v` exist? SGPR tuples (aligned
+/// down like LLVM does) end at s105, TTMP tuples at ttmp15; of the special registers only the even halves of
+/// 64-bit pairs (flat_scratch, xnack_mask, vcc, exec) and null start a tuple; m0 never does.
+fn scalar_tuple_exists(v: u32, count: u32) -> bool {
+    let align = if count == 2 { 2 } else { 4 };
+    match v {
+        0..=101 => v / align * align + count <= 106,
+        108..=123 => (v - 108) / align * align + count <= 16,
+        125 => true,
+        102 | 104 | 106 | 126 => true,
+        _ => false,
+    }
+}
+
 #[inline]
 fn word(bytes: &[u8], i: usize) -> Option<u32> {
     let b = bytes.get(i * 4..i * 4 + 4)?;
@@ -174,7 +188,28 @@ impl Inst {
                             return Some("literal constant as buffer offset")
                         }
                         256..=511 if v - 256 + count as u32 > 256 => return Some("VGPR range past v255"),
+                        // (MFMA accumulators name a single SGPR when given one: LLVM has no such tuples either)
+                        0..=127 if (2..=16).contains(&count) && !scalar_tuple_exists(v, count as u32) => {
+                            return Some("no such scalar register tuple")
+                        }
                         _ => {}
+                    }
+                }
+                OperandKind::Reg { file: RegFile::S, .. }
+                    if o.field == Field::Soffset
+                        && matches!(enc, Encoding::Mubuf | Encoding::Mtbuf)
+                        && matches!(v, 209..=234 | 249 | 250 | 255) =>
+                {
+                    return Some("buffer offset is neither a register nor an inline constant");
+                }
+                OperandKind::Reg { file: RegFile::S, count } if count >= 2 => {
+                    let base = match (enc, o.field) {
+                        (Encoding::Smem, Field::Sbase) => v * 2,
+                        (_, Field::Srsrc | Field::Ssamp) => v * 4,
+                        _ => v,
+                    };
+                    if base <= 127 && !scalar_tuple_exists(base, count as u32) {
+                        return Some("no such scalar register tuple");
                     }
                 }
                 OperandKind::Reg { file: RegFile::V | RegFile::A, .. } if enc == Encoding::Mimg => {}
@@ -183,6 +218,12 @@ impl Inst {
                         return Some("VGPR range past v255");
                     }
                 _ => {}
+            }
+        }
+        if enc == Encoding::Global {
+            let saddr = self.field(Field::Saddr);
+            if saddr != 0x7f && !scalar_tuple_exists(saddr, 2) {
+                return Some("no such scalar register pair for saddr");
             }
         }
         None

@@ -35,7 +35,7 @@ fn run(target: Target, file: &str) -> Stats {
                     let key = format!("accept-invalid {}", i.info.encoding);
                     *s.counts.entry(key.clone()).or_default() += 1;
                     let e = s.mismatches.entry(key).or_default();
-                    if e.len() < 3 {
+                    if e.len() < if std::env::var_os("WAVEJIT_VECTORS_VERBOSE").is_some() { 40 } else { 3 } {
                         e.push(format!("{hex}: we say `{}`", disasm::text(&i)));
                     }
                 }
