@@ -1,0 +1,184 @@
+//! Device presets: the emulated GPUs, as data.
+//!
+//! Numbers are AMD's public specifications (ROCm's GPU hardware specification table and the products' data
+//! sheets): compute units, caches, register files, LDS, memory size, clocks. The functional engine reads the
+//! target, the CU count and the register/LDS limits; the timing model (later) reads the rest.
+
+use std::fmt;
+
+use isa_amdgpu::Target;
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+/// One emulated GPU model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DevicePreset {
+    /// Short name used on command lines (`mi300x`).
+    pub id: &'static str,
+    /// Marketing name (`AMD Instinct MI300X`).
+    pub name: &'static str,
+    /// ISA the device runs.
+    pub target: Target,
+    /// Processor name as ROCm reports it (`gfx942`).
+    pub gfx: &'static str,
+    pub compute_units: u32,
+    /// Compute units per shader engine / XCD group, for dispatch placement.
+    pub cus_per_group: u32,
+    pub simds_per_cu: u32,
+    pub wave_size: u32,
+    /// Wave slots per SIMD.
+    pub max_waves_per_simd: u32,
+    /// Unified VGPR+AGPR file per SIMD, in 32-bit registers per lane (512 on gfx90a/gfx942).
+    pub vgprs_per_lane: u32,
+    /// SGPRs a wave may address.
+    pub sgprs_per_wave: u32,
+    /// LDS per workgroup (and per CU), bytes.
+    pub lds_bytes: u64,
+    pub max_workgroup_size: u32,
+    /// Peak engine clock, MHz.
+    pub engine_clock_mhz: u32,
+    /// Device memory, bytes.
+    pub memory_bytes: u64,
+    /// Peak memory bandwidth, GB/s.
+    pub memory_bandwidth_gbs: u32,
+    pub l1_vector_bytes: u64,
+    /// Scalar L1, shared by `cus_per_scalar_cache` CUs.
+    pub l1_scalar_bytes: u64,
+    pub cus_per_scalar_cache: u32,
+    pub l2_bytes: u64,
+    /// Last-level (Infinity Cache / MALL) bytes; 0 where there is none.
+    pub mall_bytes: u64,
+}
+
+/// Every preset, the default first.
+pub static PRESETS: &[DevicePreset] = &[
+    DevicePreset {
+        id: "mi300x",
+        name: "AMD Instinct MI300X",
+        target: Target::Gfx942,
+        gfx: "gfx942",
+        compute_units: 304,
+        cus_per_group: 38,
+        simds_per_cu: 4,
+        wave_size: 64,
+        max_waves_per_simd: 8,
+        vgprs_per_lane: 512,
+        sgprs_per_wave: 102,
+        lds_bytes: 64 * KIB,
+        max_workgroup_size: 1024,
+        engine_clock_mhz: 2100,
+        memory_bytes: 192 * GIB,
+        memory_bandwidth_gbs: 5300,
+        l1_vector_bytes: 32 * KIB,
+        l1_scalar_bytes: 16 * KIB,
+        cus_per_scalar_cache: 2,
+        l2_bytes: 32 * MIB,
+        mall_bytes: 256 * MIB,
+    },
+    DevicePreset {
+        id: "mi210",
+        name: "AMD Instinct MI210",
+        target: Target::Gfx90a,
+        gfx: "gfx90a",
+        compute_units: 104,
+        cus_per_group: 26,
+        simds_per_cu: 4,
+        wave_size: 64,
+        max_waves_per_simd: 8,
+        vgprs_per_lane: 512,
+        sgprs_per_wave: 102,
+        lds_bytes: 64 * KIB,
+        max_workgroup_size: 1024,
+        engine_clock_mhz: 1700,
+        memory_bytes: 64 * GIB,
+        memory_bandwidth_gbs: 1638,
+        l1_vector_bytes: 16 * KIB,
+        l1_scalar_bytes: 16 * KIB,
+        cus_per_scalar_cache: 2,
+        l2_bytes: 8 * MIB,
+        mall_bytes: 0,
+    },
+    DevicePreset {
+        id: "mi250x-gcd",
+        name: "AMD Instinct MI250X (one GCD)",
+        target: Target::Gfx90a,
+        gfx: "gfx90a",
+        compute_units: 110,
+        cus_per_group: 28,
+        simds_per_cu: 4,
+        wave_size: 64,
+        max_waves_per_simd: 8,
+        vgprs_per_lane: 512,
+        sgprs_per_wave: 102,
+        lds_bytes: 64 * KIB,
+        max_workgroup_size: 1024,
+        engine_clock_mhz: 1700,
+        memory_bytes: 64 * GIB,
+        memory_bandwidth_gbs: 1638,
+        l1_vector_bytes: 16 * KIB,
+        l1_scalar_bytes: 16 * KIB,
+        cus_per_scalar_cache: 2,
+        l2_bytes: 8 * MIB,
+        mall_bytes: 0,
+    },
+];
+
+/// A device name that no preset has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown device `{0}` (known: {known})", known = PRESETS.iter().map(|p| p.id).collect::<Vec<_>>().join(", "))]
+pub struct UnknownDevice(pub String);
+
+impl DevicePreset {
+    /// The preset with id `name` (case-insensitive; `mi250x` means one GCD, as ROCm shows it).
+    pub fn by_name(name: &str) -> Result<&'static DevicePreset, UnknownDevice> {
+        let n = name.to_ascii_lowercase();
+        let n = if n == "mi250x" { "mi250x-gcd".to_string() } else { n };
+        PRESETS.iter().find(|p| p.id == n).ok_or_else(|| UnknownDevice(name.to_string()))
+    }
+
+    /// The default device: an MI300X.
+    pub fn default_device() -> &'static DevicePreset {
+        &PRESETS[0]
+    }
+
+    /// Wave slots on the whole device.
+    pub fn max_resident_waves(&self) -> u64 {
+        self.compute_units as u64 * self.simds_per_cu as u64 * self.max_waves_per_simd as u64
+    }
+}
+
+impl fmt::Display for DevicePreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}, {} CUs, {} GiB)", self.name, self.gfx, self.compute_units, self.memory_bytes / GIB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_match_the_public_specification_table() {
+        let mi300x = DevicePreset::by_name("MI300X").unwrap();
+        assert_eq!((mi300x.compute_units, mi300x.gfx, mi300x.memory_bytes), (304, "gfx942", 192 * GIB));
+        assert_eq!(mi300x.compute_units % mi300x.cus_per_group, 0, "38 CUs per XCD");
+        assert_eq!((mi300x.l2_bytes, mi300x.mall_bytes), (32 * MIB, 256 * MIB));
+        let mi210 = DevicePreset::by_name("mi210").unwrap();
+        assert_eq!((mi210.compute_units, mi210.target, mi210.l2_bytes), (104, Target::Gfx90a, 8 * MIB));
+        assert_eq!(DevicePreset::by_name("mi250x").unwrap().compute_units, 110);
+        for p in PRESETS {
+            assert_eq!(p.target.name(), p.gfx);
+            assert_eq!(p.wave_size, 64);
+            assert_eq!(p.lds_bytes, 64 * KIB);
+        }
+    }
+
+    #[test]
+    fn unknown_devices_list_the_known_ones() {
+        let e = DevicePreset::by_name("h100").unwrap_err().to_string();
+        assert!(e.contains("h100") && e.contains("mi300x") && e.contains("mi210"), "{e}");
+        assert_eq!(DevicePreset::default_device().id, "mi300x");
+    }
+}

@@ -1,0 +1,397 @@
+//! Device memory: a large, sparse emulated address space where every guest access is checked.
+//!
+//! The arena is one anonymous host mapping reserved without backing (`MAP_NORESERVE`): an emulated 192 GiB
+//! card costs only the pages a program touches. Allocations are handed out from a bump pointer with a guard
+//! gap between them, and their addresses are not reused until the space runs out, so an access through a
+//! dangling pointer is reported as "inside an allocation freed earlier" rather than silently hitting new data.
+//!
+//! Every access goes through [`DeviceMemory::read`]/[`DeviceMemory::write`] (or [`DeviceMemory::check`]): an
+//! address outside the live allocations becomes a [`MemoryFault`] that says where the address lies relative to
+//! the nearest allocation. No guest address can reach host memory outside the arena.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::RwLock;
+
+/// Base of the emulated device address space (canonical, 48-bit, away from host-looking addresses).
+pub const DEVICE_BASE: u64 = 0x0000_7e00_0000_0000;
+/// Allocation granularity and the guard gap left after every allocation.
+pub const PAGE: u64 = 4096;
+
+/// What an allocation holds (for fault reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocKind {
+    /// A device buffer (hipMalloc, hsa_amd_memory_pool_allocate, `--arg in=...`).
+    Buffer,
+    /// A kernel argument segment.
+    Kernarg,
+    /// Loaded code.
+    Code,
+    /// Scratch (private) memory backing.
+    Scratch,
+}
+
+impl fmt::Display for AllocKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AllocKind::Buffer => "allocation",
+            AllocKind::Kernarg => "kernarg segment",
+            AllocKind::Code => "code object",
+            AllocKind::Scratch => "scratch area",
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Allocation {
+    size: u64,
+    kind: AllocKind,
+    label: String,
+    live: bool,
+}
+
+/// A read or a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        })
+    }
+}
+
+/// A guest access that hit no live allocation: what a GPU page fault would be, with the context to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{access} of {len} bytes at {address:#x}: {location}")]
+pub struct MemoryFault {
+    pub access: Access,
+    pub address: u64,
+    pub len: u64,
+    /// Where the address lies: "12 bytes past the end of the 4096-byte allocation at 0x… (x)", ...
+    pub location: String,
+}
+
+/// Why memory could not be allocated or freed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    #[error("out of device memory: {requested} bytes requested, {available} of {capacity} bytes free")]
+    OutOfMemory { requested: u64, available: u64, capacity: u64 },
+    #[error("{address:#x} is not the start of a live allocation")]
+    NotAllocated { address: u64 },
+    #[error("could not reserve {bytes} bytes of host address space: {reason}")]
+    Reserve { bytes: u64, reason: String },
+}
+
+/// The host mapping behind the device address space.
+struct Arena {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the arena is plain memory; all access goes through bounds-checked methods of DeviceMemory. Guest
+// code races on it the way kernels race on real device memory (see `DeviceMemory::write`).
+unsafe impl Send for Arena {}
+// SAFETY: as above.
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    fn reserve(len: u64) -> Result<Arena, AllocError> {
+        let bytes = usize::try_from(len).map_err(|_| AllocError::Reserve { bytes: len, reason: "too large".into() })?;
+        // SAFETY: an anonymous private mapping with no fixed address; the kernel picks the range. NORESERVE
+        // keeps untouched pages free of cost.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(AllocError::Reserve { bytes: len, reason: std::io::Error::last_os_error().to_string() });
+        }
+        Ok(Arena { ptr: p.cast(), len: bytes })
+    }
+
+    /// Gives the pages of `[off, off+len)` back to the host (they read as zero afterwards).
+    fn discard(&self, off: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        // SAFETY: callers pass page-aligned ranges inside the arena (allocation starts and sizes are
+        // page-aligned); MADV_DONTNEED on private anonymous memory only drops contents.
+        unsafe {
+            libc::madvise(self.ptr.add(off as usize).cast(), len as usize, libc::MADV_DONTNEED);
+        }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the exact range mmap returned; no references into it outlive DeviceMemory.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.len);
+        }
+    }
+}
+
+struct State {
+    allocs: BTreeMap<u64, Allocation>,
+    /// Next never-used address.
+    bump: u64,
+    /// Bytes held by live allocations.
+    used: u64,
+}
+
+/// The emulated device memory of one GPU.
+pub struct DeviceMemory {
+    arena: Arena,
+    capacity: u64,
+    state: RwLock<State>,
+}
+
+fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to) * to
+}
+
+impl DeviceMemory {
+    /// A device memory of `capacity` bytes. Twice that much address space is reserved, so freed addresses stay
+    /// recognisable for a long time.
+    pub fn new(capacity: u64) -> Result<DeviceMemory, AllocError> {
+        let arena = Arena::reserve(capacity.saturating_mul(2).max(PAGE))?;
+        Ok(DeviceMemory { arena, capacity, state: RwLock::new(State { allocs: BTreeMap::new(), bump: 0, used: 0 }) })
+    }
+
+    /// Capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Bytes held by live allocations.
+    pub fn used(&self) -> u64 {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).used
+    }
+
+    /// Allocates `size` bytes (page-granular, zero-filled) and returns the device address.
+    pub fn allocate(&self, size: u64, kind: AllocKind, label: &str) -> Result<u64, AllocError> {
+        let size = size.max(1);
+        let span = round_up(size, PAGE);
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if st.used + span > self.capacity {
+            return Err(AllocError::OutOfMemory { requested: size, available: self.capacity - st.used, capacity: self.capacity });
+        }
+        let arena_len = self.arena.len as u64;
+        let offset = if st.bump + span + PAGE <= arena_len {
+            let o = st.bump;
+            st.bump += span + PAGE; // guard gap
+            o
+        } else {
+            // address space exhausted: reuse the first freed range that fits (its record goes away)
+            let reuse = st
+                .allocs
+                .iter()
+                .filter(|(_, a)| !a.live)
+                .map(|(&off, a)| (off, round_up(a.size, PAGE)))
+                .find(|&(off, _)| {
+                    let end = off + span;
+                    end <= arena_len && st.allocs.range(off + 1..end + PAGE).next().is_none()
+                })
+                .map(|(off, _)| off)
+                .ok_or(AllocError::OutOfMemory { requested: size, available: self.capacity - st.used, capacity: self.capacity })?;
+            st.allocs.remove(&reuse);
+            reuse
+        };
+        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true });
+        st.used += span;
+        Ok(DEVICE_BASE + offset)
+    }
+
+    /// Frees the allocation starting at `address`; its pages go back to the host.
+    pub fn free(&self, address: u64) -> Result<(), AllocError> {
+        let off = address.checked_sub(DEVICE_BASE).ok_or(AllocError::NotAllocated { address })?;
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let a = st.allocs.get_mut(&off).filter(|a| a.live).ok_or(AllocError::NotAllocated { address })?;
+        a.live = false;
+        let span = round_up(a.size, PAGE);
+        st.used -= span;
+        self.arena.discard(off, span);
+        Ok(())
+    }
+
+    /// Checks that `[address, address+len)` lies inside one live allocation; returns its arena offset.
+    pub fn check(&self, address: u64, len: u64, access: Access) -> Result<u64, MemoryFault> {
+        let fault = |location: String| MemoryFault { access, address, len, location };
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let Some(off) = address.checked_sub(DEVICE_BASE).filter(|o| *o < self.arena.len as u64) else {
+            return Err(fault("outside device memory".to_string()));
+        };
+        if let Some((&start, a)) = st.allocs.range(..=off).next_back() {
+            let end = start + a.size;
+            if a.live && off + len <= end {
+                return Ok(off);
+            }
+            if off < end {
+                let at = DEVICE_BASE + start;
+                return Err(fault(if !a.live {
+                    format!("inside the {}-byte {} at {at:#x} ({}) freed earlier", a.size, a.kind, a.label)
+                } else {
+                    format!(
+                        "runs {} bytes past the end of the {}-byte {} at {at:#x} ({})",
+                        off + len - end,
+                        a.size,
+                        a.kind,
+                        a.label
+                    )
+                }));
+            }
+        }
+        Err(fault(Self::describe_gap(&st, off)))
+    }
+
+    /// Where an offset outside every allocation lies: relative to the nearest allocation on either side.
+    fn describe_gap(st: &State, off: u64) -> String {
+        let before = st.allocs.range(..=off).next_back();
+        let after = st.allocs.range(off + 1..).next();
+        let dist_before = before.map(|(&s, a)| off - (s + a.size));
+        let dist_after = after.map(|(&s, _)| s - off);
+        let state = |a: &Allocation| if a.live { "" } else { " (freed)" };
+        match (before, after) {
+            (Some((&s, a)), _) if dist_after.is_none_or(|d| dist_before.unwrap_or(u64::MAX) < d) => format!(
+                "{} bytes past the end of the {}-byte {} at {:#x} ({}){}",
+                dist_before.unwrap_or(0),
+                a.size,
+                a.kind,
+                DEVICE_BASE + s,
+                a.label,
+                state(a)
+            ),
+            (_, Some((&s, a))) => format!(
+                "{} bytes before the {}-byte {} at {:#x} ({}){}",
+                dist_after.unwrap_or(0),
+                a.size,
+                a.kind,
+                DEVICE_BASE + s,
+                a.label,
+                state(a)
+            ),
+            _ => "not inside any allocation (nothing is allocated)".to_string(),
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `address`.
+    pub fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        let off = self.check(address, buf.len() as u64, Access::Read)?;
+        // SAFETY: `check` proved [off, off+len) lies inside a live allocation, hence inside the arena. Other
+        // waves may write the same bytes concurrently, as on a GPU; the copy reads whatever bytes are there.
+        unsafe { std::ptr::copy_nonoverlapping(self.arena.ptr.add(off as usize), buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    /// Writes `data` at `address`.
+    pub fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        let off = self.check(address, data.len() as u64, Access::Write)?;
+        // SAFETY: as in `read`: the range is inside a live allocation inside the arena. Concurrent guest writes
+        // to the same bytes are data races of the emulated program, which hardware allows; they cannot reach
+        // host memory outside the arena.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.arena.ptr.add(off as usize), data.len()) };
+        Ok(())
+    }
+
+    /// Reads a little-endian u32.
+    pub fn read_u32(&self, address: u64) -> Result<u32, MemoryFault> {
+        let mut b = [0u8; 4];
+        self.read(address, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Writes a little-endian u32.
+    pub fn write_u32(&self, address: u64, value: u32) -> Result<(), MemoryFault> {
+        self.write(address, &value.to_le_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resident_bytes() -> u64 {
+        let s = std::fs::read_to_string("/proc/self/statm").unwrap();
+        let pages: u64 = s.split_whitespace().nth(1).unwrap().parse().unwrap();
+        pages * 4096
+    }
+
+    #[test]
+    fn a_192_gib_device_costs_only_what_is_touched() {
+        let before = resident_bytes();
+        let mem = DeviceMemory::new(192 << 30).unwrap();
+        let a = mem.allocate(100 << 30, AllocKind::Buffer, "huge").unwrap();
+        mem.write_u32(a + (99 << 30), 0xdead_beef).unwrap();
+        assert_eq!(mem.read_u32(a + (99 << 30)).unwrap(), 0xdead_beef);
+        assert_eq!(mem.read_u32(a + (50 << 30)).unwrap(), 0, "untouched memory reads as zero");
+        let grew = resident_bytes().saturating_sub(before);
+        assert!(grew < 64 << 20, "resident set grew by {grew} bytes");
+        assert_eq!(mem.used(), 100 << 30);
+    }
+
+    #[test]
+    fn overruns_name_the_allocation_and_the_distance() {
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let a = mem.allocate(4096, AllocKind::Buffer, "out").unwrap();
+        let e = mem.read_u32(a + 4096 + 12).unwrap_err();
+        assert_eq!(e.location, format!("12 bytes past the end of the 4096-byte allocation at {a:#x} (out)"));
+        let e = mem.write(a + 4094, &[0; 4]).unwrap_err();
+        assert_eq!(e.access, Access::Write);
+        assert!(e.location.starts_with("runs 2 bytes past the end of the 4096-byte allocation"), "{}", e.location);
+        let b = mem.allocate(100, AllocKind::Kernarg, "kernarg").unwrap();
+        let e = mem.read_u32(b - 8).unwrap_err();
+        assert_eq!(e.location, format!("8 bytes before the 100-byte kernarg segment at {b:#x} (kernarg)"));
+        let e = mem.read_u32(0x1000).unwrap_err();
+        assert_eq!(e.location, "outside device memory");
+        assert!(e.to_string().starts_with("read of 4 bytes at 0x1000"), "{e}");
+    }
+
+    #[test]
+    fn use_after_free_is_reported_as_such_and_addresses_are_not_reused() {
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let a = mem.allocate(8192, AllocKind::Buffer, "tmp").unwrap();
+        mem.write_u32(a, 7).unwrap();
+        mem.free(a).unwrap();
+        let e = mem.read_u32(a + 16).unwrap_err();
+        assert_eq!(e.location, format!("inside the 8192-byte allocation at {a:#x} (tmp) freed earlier"));
+        let b = mem.allocate(8192, AllocKind::Buffer, "next").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(mem.read_u32(b).unwrap(), 0);
+        assert_eq!(mem.free(a), Err(AllocError::NotAllocated { address: a }));
+        assert_eq!(mem.used(), 8192);
+    }
+
+    #[test]
+    fn capacity_is_enforced_and_concurrent_writers_stay_inside_their_buffers() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        assert!(matches!(mem.allocate(2 << 20, AllocKind::Buffer, "big"), Err(AllocError::OutOfMemory { .. })));
+        let bufs: Vec<u64> = (0..4).map(|i| mem.allocate(4096, AllocKind::Buffer, &format!("b{i}")).unwrap()).collect();
+        std::thread::scope(|s| {
+            for (i, &b) in bufs.iter().enumerate() {
+                let mem = &mem;
+                s.spawn(move || {
+                    for k in 0..1024u64 {
+                        mem.write_u32(b + 4 * k, (i as u32) << 16 | k as u32).unwrap();
+                    }
+                });
+            }
+        });
+        for (i, &b) in bufs.iter().enumerate() {
+            for k in [0u64, 511, 1023] {
+                assert_eq!(mem.read_u32(b + 4 * k).unwrap(), (i as u32) << 16 | k as u32);
+            }
+        }
+    }
+}
