@@ -1,14 +1,17 @@
 //! The emulated GPU.
 //!
 //! This crate owns device presets ([`device`]), the sparse device memory with checked guest accesses
-//! ([`memory`]), and — next (issue 3) — the dispatcher, waves/workgroups/CUs, the interpreter, and the seams
-//! for the timing model with its memory pipeline (L1, L2, MALL, HBM, LDS).
+//! ([`memory`]), dispatch geometry and the initial wave state from the kernel descriptor ([`dispatch`]), the
+//! kernarg segment with hidden arguments ([`kernarg`]), and — next (issue 3) — waves/workgroups/CUs, the
+//! interpreter, and the seams for the timing model with its memory pipeline (L1, L2, MALL, HBM, LDS).
 //!
 //! Invariants: instruction semantics live in one place shared with the JIT; the functional model never
 //! depends on the timing model; every guest memory access is checked, and a bad kernel yields a fault report,
 //! never a host crash.
 
 pub mod device;
+pub mod dispatch;
+pub mod kernarg;
 pub mod memory;
 
 pub use device::{DevicePreset, PRESETS};

@@ -1,0 +1,237 @@
+//! Dispatch geometry and the state a wave starts with, as the hardware sets it from the kernel descriptor.
+//!
+//! The layout follows LLVM's AMDGPUUsage ("Initial Kernel Execution State"): user SGPRs in the order private
+//! segment buffer (4), dispatch ptr (2), queue ptr (2), kernarg segment ptr (2), dispatch id (2), flat scratch
+//! init (2), private segment size (1), preloaded kernarg dwords; then system SGPRs: workgroup id x/y/z,
+//! workgroup info, private segment wave offset. Work-item ids arrive in VGPRs, packed into v0 (x in bits
+//! 9:0, y in 19:10, z in 29:20) on gfx90a and gfx942.
+
+use isa_amdgpu::codeobj::KernelDescriptor;
+
+use crate::device::DevicePreset;
+
+/// Why a dispatch cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DispatchError {
+    #[error("grid {grid:?} and workgroup {block:?} must be at least 1 in every dimension")]
+    Empty { grid: [u32; 3], block: [u32; 3] },
+    #[error("workgroup {block:?} has {threads} work-items; {device} allows at most {max}")]
+    WorkgroupTooLarge { block: [u32; 3], threads: u64, device: &'static str, max: u32 },
+    #[error("kernel {kernel}: descriptor says {declared} user SGPRs but enables {enabled}")]
+    UserSgprMismatch { kernel: String, declared: u32, enabled: u32 },
+    #[error("kernel {kernel}: {what}")]
+    Unsupported { kernel: String, what: String },
+}
+
+/// The shape of a dispatch: work-items per dimension (as HSA and OpenCL count them) and the workgroup size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DispatchShape {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+}
+
+impl DispatchShape {
+    /// Validates a shape against a device.
+    pub fn new(grid: [u32; 3], block: [u32; 3], device: &DevicePreset) -> Result<DispatchShape, DispatchError> {
+        if grid.contains(&0) || block.contains(&0) {
+            return Err(DispatchError::Empty { grid, block });
+        }
+        let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        if threads > device.max_workgroup_size as u64 {
+            return Err(DispatchError::WorkgroupTooLarge { block, threads, device: device.id, max: device.max_workgroup_size });
+        }
+        Ok(DispatchShape { grid, block })
+    }
+
+    /// Workgroups per dimension (the last one may be partial).
+    pub fn workgroups(&self) -> [u32; 3] {
+        [0, 1, 2].map(|i| self.grid[i].div_ceil(self.block[i]))
+    }
+
+    /// Total workgroups.
+    pub fn workgroup_count(&self) -> u64 {
+        self.workgroups().iter().map(|&n| n as u64).product()
+    }
+
+    /// The workgroup id of linear index `i` (x fastest).
+    pub fn workgroup_id(&self, i: u64) -> [u32; 3] {
+        let [nx, ny, _] = self.workgroups().map(|n| n as u64);
+        [(i % nx) as u32, ((i / nx) % ny) as u32, (i / (nx * ny)) as u32]
+    }
+
+    /// Work-items in workgroup `wg` per dimension: the block size, or the remainder at the grid's edge.
+    pub fn workgroup_size(&self, wg: [u32; 3]) -> [u32; 3] {
+        [0, 1, 2].map(|i| {
+            let start = wg[i] as u64 * self.block[i] as u64;
+            (self.grid[i] as u64 - start).min(self.block[i] as u64) as u32
+        })
+    }
+
+    /// Size of the partial last workgroup per dimension (0 when the grid divides evenly): `hidden_remainder_*`.
+    pub fn remainder(&self) -> [u32; 3] {
+        [0, 1, 2].map(|i| self.grid[i] % self.block[i])
+    }
+
+    /// Waves of `wave_size` lanes needed by workgroup `wg`.
+    pub fn waves_in(&self, wg: [u32; 3], wave_size: u32) -> u32 {
+        let s = self.workgroup_size(wg);
+        (s[0] * s[1] * s[2]).div_ceil(wave_size)
+    }
+}
+
+/// Addresses the runtime (or `wavejit run`) placed for this dispatch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DispatchAddresses {
+    pub kernarg: u64,
+    pub dispatch_packet: u64,
+    pub queue: u64,
+    pub dispatch_id: u64,
+    /// Start of this wave's scratch (private) memory.
+    pub wave_scratch: u64,
+    /// Offset of this wave's scratch from the scratch base in the private segment buffer.
+    pub wave_scratch_offset: u32,
+    /// Scratch base described by the private segment buffer resource.
+    pub scratch_base: u64,
+}
+
+/// What a wave holds when it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitialWaveState {
+    /// Initialised SGPRs s0, s1, ... in order.
+    pub sgprs: Vec<u32>,
+    /// Name of each initialised SGPR group and its first SGPR, for reports and tests.
+    pub sgpr_map: Vec<(&'static str, u32)>,
+    /// Per lane, the initial VGPRs (v0, and v1/v2 when ids are not packed).
+    pub vgprs: Vec<[u32; 64]>,
+    /// Lanes that hold work-items.
+    pub exec: u64,
+}
+
+/// Whether a target packs the work-item ids into v0.
+pub fn packed_workitem_ids(device: &DevicePreset) -> bool {
+    matches!(device.target, isa_amdgpu::Target::Gfx90a | isa_amdgpu::Target::Gfx942)
+}
+
+/// Everything a dispatch fixes for all its waves.
+#[derive(Debug, Clone, Copy)]
+pub struct DispatchContext<'a> {
+    pub kernel: &'a str,
+    pub kd: &'a KernelDescriptor,
+    pub device: &'a DevicePreset,
+    pub shape: DispatchShape,
+    pub kernarg: &'a [u8],
+    pub addrs: DispatchAddresses,
+}
+
+impl DispatchContext<'_> {
+    /// The state wave `wave` of workgroup `wg` starts with.
+    pub fn initial_wave_state(&self, wg: [u32; 3], wave: u32) -> Result<InitialWaveState, DispatchError> {
+        initial_wave_state(self, wg, wave)
+    }
+}
+
+fn initial_wave_state(cx: &DispatchContext<'_>, wg: [u32; 3], wave: u32) -> Result<InitialWaveState, DispatchError> {
+    let DispatchContext { kernel, kd, device, shape, kernarg, addrs } = *cx;
+    let user = kd.user_sgprs();
+    let enabled: u32 = user.iter().map(|s| s.count as u32).sum();
+    if enabled != kd.rsrc2.user_sgpr_count as u32 {
+        return Err(DispatchError::UserSgprMismatch { kernel: kernel.into(), declared: kd.rsrc2.user_sgpr_count as u32, enabled });
+    }
+    let mut sgprs = Vec::new();
+    let mut map = Vec::new();
+    let lo = |x: u64| x as u32;
+    let hi = |x: u64| (x >> 32) as u32;
+    for s in &user {
+        map.push((s.name, sgprs.len() as u32));
+        match s.name {
+            // a buffer resource over the scratch area: base, stride 0, unlimited records (wavejit's MUBUF
+            // scratch accesses add the wave offset from the system SGPR, as the hardware does)
+            "private_segment_buffer" => sgprs.extend([lo(addrs.scratch_base), hi(addrs.scratch_base) & 0xffff, u32::MAX, 0x0002_7000]),
+            "dispatch_ptr" => sgprs.extend([lo(addrs.dispatch_packet), hi(addrs.dispatch_packet)]),
+            "queue_ptr" => sgprs.extend([lo(addrs.queue), hi(addrs.queue)]),
+            "kernarg_segment_ptr" => sgprs.extend([lo(addrs.kernarg), hi(addrs.kernarg)]),
+            "dispatch_id" => sgprs.extend([lo(addrs.dispatch_id), hi(addrs.dispatch_id)]),
+            "flat_scratch_init" => sgprs.extend([lo(addrs.wave_scratch), hi(addrs.wave_scratch)]),
+            "private_segment_size" => sgprs.push(kd.private_segment_fixed_size),
+            "kernarg_preload" => {
+                let off = kd.preload.offset as usize * 4;
+                for i in 0..s.count as usize {
+                    let b = |k: usize| kernarg.get(off + 4 * i + k).copied().unwrap_or(0);
+                    sgprs.push(u32::from_le_bytes([b(0), b(1), b(2), b(3)]));
+                }
+            }
+            other => {
+                return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("user SGPR {other}") })
+            }
+        }
+    }
+    for s in kd.system_sgprs() {
+        map.push((s.name, sgprs.len() as u32));
+        sgprs.push(match s.name {
+            "workgroup_id_x" => wg[0],
+            "workgroup_id_y" => wg[1],
+            "workgroup_id_z" => wg[2],
+            // not modelled yet: no compiler-generated kernel we know of enables it
+            "workgroup_info" => 0,
+            "private_segment_wavefront_offset" => addrs.wave_scratch_offset,
+            other => {
+                return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("system SGPR {other}") })
+            }
+        });
+    }
+    // work-item ids of the lanes of this wave (x fastest, like the hardware's wave packing)
+    let size = shape.workgroup_size(wg);
+    let ids = kd.workitem_id_vgprs().ok_or_else(|| DispatchError::Unsupported {
+        kernel: kernel.into(),
+        what: "enable_vgpr_workitem_id = 3 is undefined".into(),
+    })?;
+    let threads = size[0] * size[1] * size[2];
+    let packed = packed_workitem_ids(device);
+    let mut vgprs = vec![[0u32; 64]; if packed { 1 } else { ids as usize }];
+    let mut exec = 0u64;
+    for lane in 0..device.wave_size {
+        let t = wave * device.wave_size + lane;
+        if t >= threads {
+            break;
+        }
+        exec |= 1 << lane;
+        let x = t % size[0];
+        let y = (t / size[0]) % size[1];
+        let z = t / (size[0] * size[1]);
+        if packed {
+            let mut v = x;
+            if ids >= 2 {
+                v |= y << 10;
+            }
+            if ids >= 3 {
+                v |= z << 20;
+            }
+            vgprs[0][lane as usize] = v;
+        } else {
+            for (i, id) in [x, y, z].into_iter().take(ids as usize).enumerate() {
+                vgprs[i][lane as usize] = id;
+            }
+        }
+    }
+    Ok(InitialWaveState { sgprs, sgpr_map: map, vgprs, exec })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_workgroups_and_wave_counts() {
+        let dev = DevicePreset::by_name("mi300x").unwrap();
+        let s = DispatchShape::new([1000, 3, 1], [256, 2, 1], dev).unwrap();
+        assert_eq!(s.workgroups(), [4, 2, 1]);
+        assert_eq!(s.workgroup_count(), 8);
+        assert_eq!(s.workgroup_size([3, 1, 0]), [1000 - 768, 1, 1]);
+        assert_eq!(s.remainder(), [1000 % 256, 1, 0]);
+        assert_eq!(s.waves_in([0, 0, 0], 64), 8);
+        assert_eq!(s.waves_in([3, 1, 0], 64), 4, "232 work-items need 4 waves");
+        assert_eq!(s.workgroup_id(5), [1, 1, 0]);
+        assert!(matches!(DispatchShape::new([64, 1, 1], [2048, 1, 1], dev), Err(DispatchError::WorkgroupTooLarge { .. })));
+        assert!(matches!(DispatchShape::new([0, 1, 1], [64, 1, 1], dev), Err(DispatchError::Empty { .. })));
+    }
+}
