@@ -11,8 +11,12 @@
 
 pub mod device;
 pub mod dispatch;
+pub mod engine;
+pub mod interp;
 pub mod kernarg;
 pub mod memory;
+pub mod sem;
+pub mod wave;
 
 pub use device::{DevicePreset, PRESETS};
 pub use memory::{Access, AllocError, AllocKind, DeviceMemory, MemoryFault};

@@ -1,0 +1,228 @@
+//! Runs a kernel dispatch: loads the code object into device memory, builds the kernarg segment, starts the
+//! waves of every workgroup with the state the hardware gives them and interprets them to `s_endpgm`, with
+//! `s_barrier` synchronising the waves of a workgroup. Every fault names the kernel, the PC, the instruction
+//! and (for memory) the lane and address.
+
+use std::collections::HashMap;
+
+use isa_amdgpu::codeobj::{CodeObject, Kernel};
+use isa_amdgpu::{decode, disasm, Inst, Target};
+
+use crate::device::DevicePreset;
+use crate::dispatch::{DispatchAddresses, DispatchContext, DispatchError, DispatchShape};
+use crate::interp::Interp;
+use crate::kernarg::{build_kernarg, ArgValue, HiddenValues, KernargError};
+use crate::memory::{AllocError, AllocKind, DeviceMemory};
+use crate::sem::{execute, ExecError, Flow};
+use crate::wave::{WaveState, WaveStatus};
+
+/// Limits that stop a runaway kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Instructions one wave may execute.
+    pub max_wave_instructions: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_wave_instructions: 100_000_000 }
+    }
+}
+
+/// What a dispatch did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub workgroups: u64,
+    pub waves: u64,
+    pub wave_instructions: u64,
+}
+
+/// Why a dispatch stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Dispatch(#[from] DispatchError),
+    #[error(transparent)]
+    Kernarg(#[from] KernargError),
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    #[error("kernel {kernel}: code object is for {found}, the device runs {device}")]
+    WrongTarget { kernel: String, found: String, device: &'static str },
+    #[error("kernel {kernel}: no metadata for it in the code object")]
+    NoMetadata { kernel: String },
+    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x} (`{text}`): {error}")]
+    Fault { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, text: String, error: ExecError },
+    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x}: cannot decode instruction: {error}")]
+    IllegalInstruction { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, error: isa_amdgpu::DecodeError },
+    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
+    Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
+}
+
+/// A code object placed in device memory.
+pub struct LoadedCode {
+    pub base: u64,
+    pub size: u64,
+    pub target: Target,
+}
+
+/// Copies the code object's allocated sections to device memory at their addresses (relative to `base`).
+pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, EngineError> {
+    let target = Target::from_name(&co.target.processor).ok_or_else(|| EngineError::WrongTarget {
+        kernel: co.name.clone(),
+        found: co.target.canonical(),
+        device: "gfx90a/gfx942",
+    })?;
+    let end = co.sections.iter().filter(|s| s.is_alloc()).map(|s| s.address + s.size).max().unwrap_or(0);
+    let base = mem.allocate(end.max(4), AllocKind::Code, &co.name)?;
+    for s in co.sections.iter().filter(|s| s.is_alloc() && s.has_file_data()) {
+        let bytes = co.section_bytes(s);
+        if !bytes.is_empty() {
+            mem.write(base + s.address, bytes).expect("sections lie inside the code allocation");
+        }
+    }
+    Ok(LoadedCode { base, size: end, target })
+}
+
+/// Runs `kernel` of `co` on `device` over `shape` with `args` (the non-hidden arguments, in order).
+pub fn run_kernel(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    co: &CodeObject,
+    kernel: &Kernel,
+    shape: DispatchShape,
+    args: &[ArgValue],
+    limits: Limits,
+) -> Result<RunStats, EngineError> {
+    let code = load_code(mem, co)?;
+    if code.target != device.target {
+        return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
+    }
+    let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
+    let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
+    let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
+    mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
+    let cx = DispatchContext {
+        kernel: &kernel.name,
+        kd: &kernel.descriptor,
+        device,
+        shape,
+        kernarg: &kernarg,
+        addrs: DispatchAddresses { kernarg: kernarg_addr, ..Default::default() },
+    };
+    let mut cache: HashMap<u64, Inst> = HashMap::new();
+    let mut stats = RunStats::default();
+    let vgprs = kernel.descriptor.vgpr_alloc_count() as usize;
+    let agprs = kernel.descriptor.agpr_alloc_count().unwrap_or(0) as usize;
+    for i in 0..shape.workgroup_count() {
+        let wg = shape.workgroup_id(i);
+        let n = shape.waves_in(wg, device.wave_size);
+        let mut waves = Vec::with_capacity(n as usize);
+        for w in 0..n {
+            let init = cx.initial_wave_state(wg, w)?;
+            let mut wave = WaveState::new(code.base + kernel.entry_address, vgprs, agprs);
+            wave.sgprs[..init.sgprs.len()].copy_from_slice(&init.sgprs);
+            for (i, v) in init.vgprs.iter().enumerate() {
+                wave.vgprs[i] = *v;
+            }
+            wave.set_exec(init.exec);
+            waves.push(wave);
+        }
+        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut cache, limits)?;
+        stats.workgroups += 1;
+        stats.waves += waves.len() as u64;
+        stats.wave_instructions += waves.iter().map(|w| w.executed).sum::<u64>();
+    }
+    let _ = mem.free(kernarg_addr);
+    let _ = mem.free(code.base);
+    Ok(stats)
+}
+
+/// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
+/// still running has reached it.
+fn run_workgroup(
+    mem: &DeviceMemory,
+    code: &LoadedCode,
+    cx: &DispatchContext<'_>,
+    wg: [u32; 3],
+    waves: &mut [WaveState],
+    cache: &mut HashMap<u64, Inst>,
+    limits: Limits,
+) -> Result<(), EngineError> {
+    loop {
+        let mut progressed = false;
+        for (wi, wave) in waves.iter_mut().enumerate() {
+            if wave.status != WaveStatus::Running {
+                continue;
+            }
+            progressed = true;
+            run_wave(mem, code, cx, wg, wi as u32, wave, cache, limits)?;
+        }
+        let running = waves.iter().filter(|w| w.status == WaveStatus::Running).count();
+        let at_barrier = waves.iter().filter(|w| w.status == WaveStatus::AtBarrier).count();
+        if running == 0 && at_barrier > 0 {
+            for w in waves.iter_mut().filter(|w| w.status == WaveStatus::AtBarrier) {
+                w.status = WaveStatus::Running;
+            }
+            continue;
+        }
+        if !progressed || waves.iter().all(|w| w.status == WaveStatus::Done) {
+            return Ok(());
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_wave(
+    mem: &DeviceMemory,
+    code: &LoadedCode,
+    cx: &DispatchContext<'_>,
+    wg: [u32; 3],
+    wi: u32,
+    wave: &mut WaveState,
+    cache: &mut HashMap<u64, Inst>,
+    limits: Limits,
+) -> Result<(), EngineError> {
+    let kernel = || cx.kernel.to_string();
+    while wave.status == WaveStatus::Running {
+        if wave.executed >= limits.max_wave_instructions {
+            return Err(EngineError::Runaway { kernel: kernel(), workgroup: wg, wave: wi, limit: limits.max_wave_instructions });
+        }
+        let pc = wave.pc;
+        let inst = match cache.get(&pc) {
+            Some(i) => *i,
+            None => {
+                let mut buf = [0u8; 12];
+                let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
+                let illegal = |error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error };
+                if avail < 4 || mem.read(pc, &mut buf[..avail]).is_err() {
+                    return Err(illegal(isa_amdgpu::DecodeError::Truncated { address: pc, need: 4, have: avail }));
+                }
+                let inst = decode(&buf[..avail], pc, code.target).map_err(illegal)?;
+                cache.insert(pc, inst);
+                inst
+            }
+        };
+        wave.executed += 1;
+        let mut b = Interp { wave, mem, mnemonic: inst.info.name };
+        let flow = execute(&mut b, &inst, pc).map_err(|error| EngineError::Fault {
+            kernel: kernel(),
+            workgroup: wg,
+            wave: wi,
+            pc,
+            text: disasm::text(&inst),
+            error,
+        })?;
+        let next = pc + inst.size() as u64;
+        match flow {
+            Flow::Next => wave.pc = next,
+            Flow::Jump(t) => wave.pc = t,
+            Flow::Branch { cond, target } => wave.pc = if cond == 1 { target } else { next },
+            Flow::Barrier => {
+                wave.pc = next;
+                wave.status = WaveStatus::AtBarrier;
+            }
+            Flow::End => wave.status = WaveStatus::Done,
+        }
+    }
+    Ok(())
+}

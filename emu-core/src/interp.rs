@@ -1,0 +1,264 @@
+//! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
+
+use crate::memory::DeviceMemory;
+use crate::sem::{Backend, ExecError, SOp, VCmp, VOp};
+use crate::wave::{Lanes, WaveState, LANES};
+
+/// A wave being interpreted, with the memory it reads and writes.
+pub struct Interp<'a> {
+    pub wave: &'a mut WaveState,
+    pub mem: &'a DeviceMemory,
+    /// Mnemonic of the instruction being executed (for fault reports).
+    pub mnemonic: &'static str,
+}
+
+fn zip(a: &Lanes, b: &Lanes, f: impl Fn(u32, u32) -> u32) -> Lanes {
+    let mut r = [0u32; LANES];
+    for i in 0..LANES {
+        r[i] = f(a[i], b[i]);
+    }
+    r
+}
+
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+/// IEEE min/max as the VALU does them: a NaN operand yields the other one.
+fn fmin(a: f32, b: f32) -> f32 {
+    a.min(b)
+}
+
+fn fmax(a: f32, b: f32) -> f32 {
+    a.max(b)
+}
+
+impl Interp<'_> {
+    fn lanes(m: u64) -> impl Iterator<Item = usize> {
+        (0..LANES).filter(move |l| m >> l & 1 == 1)
+    }
+
+    fn fault(&self, lane: Option<u32>, fault: crate::memory::MemoryFault) -> ExecError {
+        ExecError::Memory { mnemonic: self.mnemonic, lane, fault }
+    }
+}
+
+impl Backend for Interp<'_> {
+    type S = u32;
+    type V = Lanes;
+    type M = u64;
+
+    fn s_const(&mut self, x: u32) -> u32 {
+        x
+    }
+    fn s_get(&mut self, reg: u32) -> u32 {
+        match reg {
+            125 => 0,
+            r => self.wave.sgprs[r as usize & 127],
+        }
+    }
+    fn s_set(&mut self, reg: u32, v: u32) {
+        if reg != 125 {
+            self.wave.sgprs[reg as usize & 127] = v;
+        }
+    }
+    fn s_op(&mut self, op: SOp, a: u32, b: u32) -> u32 {
+        match op {
+            SOp::Add => a.wrapping_add(b),
+            SOp::Sub => a.wrapping_sub(b),
+            SOp::Mul => a.wrapping_mul(b),
+            SOp::And => a & b,
+            SOp::Or => a | b,
+            SOp::Xor => a ^ b,
+            SOp::Shl => a.wrapping_shl(b & 31),
+            SOp::Lshr => a.wrapping_shr(b & 31),
+            SOp::Ashr => ((a as i32) >> (b & 31)) as u32,
+            SOp::LtU => (a < b) as u32,
+            SOp::LtI => ((a as i32) < (b as i32)) as u32,
+            SOp::Eq => (a == b) as u32,
+        }
+    }
+    fn s_add_carry(&mut self, a: u32, b: u32, carry_in: u32) -> (u32, u32) {
+        let s = a as u64 + b as u64 + (carry_in & 1) as u64;
+        (s as u32, (s >> 32) as u32)
+    }
+    fn scc(&mut self) -> u32 {
+        self.wave.scc as u32
+    }
+    fn set_scc(&mut self, v: u32) {
+        self.wave.scc = v & 1 == 1;
+    }
+    fn s_nonzero(&mut self, v: u32) -> u32 {
+        (v != 0) as u32
+    }
+
+    fn mask_from(&mut self, lo: u32, hi: u32) -> u64 {
+        lo as u64 | (hi as u64) << 32
+    }
+    fn mask_parts(&mut self, m: u64) -> (u32, u32) {
+        (m as u32, (m >> 32) as u32)
+    }
+    fn exec(&mut self) -> u64 {
+        self.wave.exec()
+    }
+    fn set_exec(&mut self, m: u64) {
+        self.wave.set_exec(m);
+    }
+
+    fn v_get(&mut self, reg: u32) -> Lanes {
+        self.wave.vgprs.get(reg as usize).copied().unwrap_or([0; LANES])
+    }
+    fn v_set(&mut self, reg: u32, v: Lanes, m: u64) {
+        let n = self.wave.vgprs.len();
+        if reg as usize >= n {
+            // beyond the kernel's allocation: the hardware would clobber another wave; wavejit grows the file
+            self.wave.vgprs.resize(reg as usize + 1, [0; LANES]);
+        }
+        let dst = &mut self.wave.vgprs[reg as usize];
+        if m == u64::MAX {
+            *dst = v;
+        } else {
+            for l in Self::lanes(m) {
+                dst[l] = v[l];
+            }
+        }
+    }
+    fn v_splat(&mut self, s: u32) -> Lanes {
+        [s; LANES]
+    }
+    fn v_op(&mut self, op: VOp, a: Lanes, b: Lanes) -> Lanes {
+        match op {
+            VOp::AddU32 => zip(&a, &b, u32::wrapping_add),
+            VOp::SubU32 => zip(&a, &b, u32::wrapping_sub),
+            VOp::MulLoU32 => zip(&a, &b, u32::wrapping_mul),
+            VOp::And => zip(&a, &b, |x, y| x & y),
+            VOp::Or => zip(&a, &b, |x, y| x | y),
+            VOp::Xor => zip(&a, &b, |x, y| x ^ y),
+            VOp::Shl => zip(&a, &b, |x, s| x.wrapping_shl(s & 31)),
+            VOp::Lshr => zip(&a, &b, |x, s| x.wrapping_shr(s & 31)),
+            VOp::Ashr => zip(&a, &b, |x, s| ((x as i32) >> (s & 31)) as u32),
+            VOp::AddF32 => zip(&a, &b, |x, y| (f(x) + f(y)).to_bits()),
+            VOp::SubF32 => zip(&a, &b, |x, y| (f(x) - f(y)).to_bits()),
+            VOp::MulF32 => zip(&a, &b, |x, y| (f(x) * f(y)).to_bits()),
+            VOp::MinF32 => zip(&a, &b, |x, y| fmin(f(x), f(y)).to_bits()),
+            VOp::MaxF32 => zip(&a, &b, |x, y| fmax(f(x), f(y)).to_bits()),
+        }
+    }
+    fn v_fma_f32(&mut self, a: Lanes, b: Lanes, c: Lanes) -> Lanes {
+        let mut r = [0u32; LANES];
+        for i in 0..LANES {
+            r[i] = f(a[i]).mul_add(f(b[i]), f(c[i])).to_bits();
+        }
+        r
+    }
+    fn v_cmp(&mut self, op: VCmp, a: Lanes, b: Lanes) -> u64 {
+        let test = |x: u32, y: u32| -> bool {
+            let (sx, sy) = (x as i32, y as i32);
+            match op {
+                VCmp::LtU32 => x < y,
+                VCmp::EqU32 | VCmp::EqI32 => x == y,
+                VCmp::LeU32 => x <= y,
+                VCmp::GtU32 => x > y,
+                VCmp::NeU32 | VCmp::NeI32 => x != y,
+                VCmp::GeU32 => x >= y,
+                VCmp::LtI32 => sx < sy,
+                VCmp::LeI32 => sx <= sy,
+                VCmp::GtI32 => sx > sy,
+                VCmp::GeI32 => sx >= sy,
+                VCmp::LtF32 => f(x) < f(y),
+                VCmp::EqF32 => f(x) == f(y),
+                VCmp::LeF32 => f(x) <= f(y),
+                VCmp::GtF32 => f(x) > f(y),
+                VCmp::GeF32 => f(x) >= f(y),
+            }
+        };
+        let mut m = 0u64;
+        for i in 0..LANES {
+            m |= (test(a[i], b[i]) as u64) << i;
+        }
+        m
+    }
+    fn v_add_carry(&mut self, a: Lanes, b: Lanes, carry_in: Option<u64>) -> (Lanes, u64) {
+        let cin = carry_in.unwrap_or(0);
+        let mut r = [0u32; LANES];
+        let mut carry = 0u64;
+        for i in 0..LANES {
+            let s = a[i] as u64 + b[i] as u64 + (cin >> i & 1);
+            r[i] = s as u32;
+            carry |= (s >> 32) << i;
+        }
+        (r, carry)
+    }
+    fn v_shl64(&mut self, lo: Lanes, hi: Lanes, amount: Lanes) -> (Lanes, Lanes) {
+        let mut rl = [0u32; LANES];
+        let mut rh = [0u32; LANES];
+        for i in 0..LANES {
+            let v = ((hi[i] as u64) << 32 | lo[i] as u64) << (amount[i] & 63);
+            rl[i] = v as u32;
+            rh[i] = (v >> 32) as u32;
+        }
+        (rl, rh)
+    }
+
+    fn s_load(&mut self, lo: u32, hi: u32, offset: u32, dwords: u32) -> Result<Vec<u32>, ExecError> {
+        let addr = ((hi as u64) << 32 | lo as u64).wrapping_add(offset as i32 as i64 as u64) & !3;
+        let mut buf = vec![0u8; dwords as usize * 4];
+        self.mem.read(addr, &mut buf).map_err(|e| self.fault(None, e))?;
+        Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+    fn v_load(&mut self, lo: Lanes, hi: Lanes, offset: i64, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let mut out = vec![[0u32; LANES]; dwords as usize];
+        let mut buf = [0u8; 16];
+        for l in Self::lanes(m) {
+            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let b = &mut buf[..dwords as usize * 4];
+            self.mem.read(addr, b).map_err(|e| self.fault(Some(l as u32), e))?;
+            for (d, o) in out.iter_mut().enumerate() {
+                o[l] = u32::from_le_bytes([b[4 * d], b[4 * d + 1], b[4 * d + 2], b[4 * d + 3]]);
+            }
+        }
+        Ok(out)
+    }
+    fn v_store(&mut self, lo: Lanes, hi: Lanes, offset: i64, data: &[Lanes], m: u64) -> Result<(), ExecError> {
+        let mut buf = [0u8; 16];
+        for l in Self::lanes(m) {
+            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            for (d, v) in data.iter().enumerate() {
+                buf[4 * d..4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
+            }
+            self.mem.write(addr, &buf[..data.len() * 4]).map_err(|e| self.fault(Some(l as u32), e))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_wave_lane_ops_respect_exec_on_write() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let mut w = WaveState::new(0, 4, 0);
+        w.set_exec(0x0000_0000_0000_00ff);
+        let mut b = Interp { wave: &mut w, mem: &mem, mnemonic: "test" };
+        let a = [5; LANES];
+        let c = b.v_splat(7);
+        let r = b.v_op(VOp::AddU32, a, c);
+        let m = b.exec();
+        b.v_set(1, r, m);
+        assert_eq!(w.vgprs[1][7], 12);
+        assert_eq!(w.vgprs[1][8], 0, "lane 8 is not in EXEC");
+    }
+
+    #[test]
+    fn carries_chain_across_64_bit_adds() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let mut w = WaveState::new(0, 1, 0);
+        let mut b = Interp { wave: &mut w, mem: &mem, mnemonic: "test" };
+        let (lo, carry) = b.v_add_carry([u32::MAX; LANES], [1; LANES], None);
+        assert_eq!((lo[0], carry), (0, u64::MAX));
+        let (hi, _) = b.v_add_carry([0; LANES], [0; LANES], Some(carry));
+        assert_eq!(hi[63], 1);
+    }
+}

@@ -1,0 +1,610 @@
+//! Instruction semantics, written once over a [`Backend`].
+//!
+//! The interpreter ([`crate::interp`]) implements `Backend` by computing on whole-wave arrays right away; the
+//! JIT (issue 4) will implement it by emitting Cranelift IR for the same calls. Operand decoding (SGPR,
+//! special register, inline constant, literal, VGPR) and the meaning of each opcode live here and nowhere
+//! else. Control flow comes back as a [`Flow`] so that a block compiler can turn it into jumps.
+
+use isa_amdgpu::encoding::{Encoding, Field};
+use isa_amdgpu::table::{Implicit, OperandKind};
+use isa_amdgpu::{Inst, Opcode};
+
+/// Scalar ALU operations on 32-bit values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SOp {
+    Add,
+    Sub,
+    Mul,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Lshr,
+    Ashr,
+    /// 1 if a < b (unsigned), else 0.
+    LtU,
+    /// 1 if a < b (signed), else 0.
+    LtI,
+    /// 1 if a == b, else 0.
+    Eq,
+}
+
+/// Per-lane 32-bit operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VOp {
+    AddU32,
+    SubU32,
+    MulLoU32,
+    And,
+    Or,
+    Xor,
+    /// b << (a & 31) ("rev" operand order is resolved by the caller).
+    Shl,
+    Lshr,
+    Ashr,
+    AddF32,
+    SubF32,
+    MulF32,
+    MinF32,
+    MaxF32,
+}
+
+/// Per-lane comparisons producing a lane mask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VCmp {
+    LtU32,
+    EqU32,
+    LeU32,
+    GtU32,
+    NeU32,
+    GeU32,
+    LtI32,
+    EqI32,
+    LeI32,
+    GtI32,
+    NeI32,
+    GeI32,
+    LtF32,
+    EqF32,
+    LeF32,
+    GtF32,
+    GeF32,
+}
+
+/// Where execution goes after an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow<S> {
+    Next,
+    /// Unconditional jump.
+    Jump(u64),
+    /// Jump if `cond` (0/1) is 1.
+    Branch { cond: S, target: u64 },
+    Barrier,
+    End,
+}
+
+/// Why an instruction could not execute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("{mnemonic} is not supported by wavejit's engine yet")]
+    Unsupported { mnemonic: &'static str },
+    #[error("{mnemonic}: {what} is not supported yet")]
+    UnsupportedForm { mnemonic: &'static str, what: &'static str },
+    #[error("{mnemonic}: {lane}{fault}", lane = lane.map(|l| format!("lane {l}: ")).unwrap_or_default())]
+    Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },
+    #[error("s_trap {0} executed")]
+    Trap(u32),
+}
+
+/// What the semantics need from an execution backend.
+pub trait Backend {
+    /// A uniform 32-bit value.
+    type S: Copy;
+    /// A whole-wave vector of 32-bit values.
+    type V: Copy;
+    /// A 64-lane mask.
+    type M: Copy;
+
+    fn s_const(&mut self, x: u32) -> Self::S;
+    fn s_get(&mut self, reg: u32) -> Self::S;
+    fn s_set(&mut self, reg: u32, v: Self::S);
+    fn s_op(&mut self, op: SOp, a: Self::S, b: Self::S) -> Self::S;
+    /// (a + b + carry_in) and its carry out (0/1).
+    fn s_add_carry(&mut self, a: Self::S, b: Self::S, carry_in: Self::S) -> (Self::S, Self::S);
+    fn scc(&mut self) -> Self::S;
+    fn set_scc(&mut self, v: Self::S);
+    /// 1 if `v` != 0, else 0.
+    fn s_nonzero(&mut self, v: Self::S) -> Self::S;
+
+    fn mask_from(&mut self, lo: Self::S, hi: Self::S) -> Self::M;
+    fn mask_parts(&mut self, m: Self::M) -> (Self::S, Self::S);
+    fn exec(&mut self) -> Self::M;
+    fn set_exec(&mut self, m: Self::M);
+
+    fn v_get(&mut self, reg: u32) -> Self::V;
+    /// Writes the lanes of `v` selected by `m`.
+    fn v_set(&mut self, reg: u32, v: Self::V, m: Self::M);
+    fn v_splat(&mut self, s: Self::S) -> Self::V;
+    fn v_op(&mut self, op: VOp, a: Self::V, b: Self::V) -> Self::V;
+    /// a * b + c in f32 with one rounding.
+    fn v_fma_f32(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    fn v_cmp(&mut self, op: VCmp, a: Self::V, b: Self::V) -> Self::M;
+    /// Per lane a + b + (carry_in lane bit); the carry out as a mask.
+    fn v_add_carry(&mut self, a: Self::V, b: Self::V, carry_in: Option<Self::M>) -> (Self::V, Self::M);
+    /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
+    fn v_shl64(&mut self, lo: Self::V, hi: Self::V, amount: Self::V) -> (Self::V, Self::V);
+
+    /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) + offset.
+    fn s_load(&mut self, lo: Self::S, hi: Self::S, offset: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
+    /// Vector memory: per active lane, `dwords` dwords from address (lo, hi) + offset.
+    fn v_load(&mut self, lo: Self::V, hi: Self::V, offset: i64, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    fn v_store(&mut self, lo: Self::V, hi: Self::V, offset: i64, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
+}
+
+fn unsupported(inst: &Inst) -> ExecError {
+    ExecError::Unsupported { mnemonic: inst.info.name }
+}
+
+fn form(inst: &Inst, what: &'static str) -> ExecError {
+    ExecError::UnsupportedForm { mnemonic: inst.info.name, what }
+}
+
+/// The value of inline constant `v` (128..=208, 240..=248) as a 32-bit operand.
+fn inline_const32(v: u32) -> Option<u32> {
+    Some(match v {
+        128..=192 => v - 128,
+        193..=208 => (-((v - 192) as i32)) as u32,
+        240 => 0x3f00_0000,
+        241 => 0xbf00_0000,
+        242 => 0x3f80_0000,
+        243 => 0xbf80_0000,
+        244 => 0x4000_0000,
+        245 => 0xc000_0000,
+        246 => 0x4080_0000,
+        247 => 0xc080_0000,
+        248 => 0x3e22_f983,
+        _ => return None,
+    })
+}
+
+/// A 32-bit scalar source (SOP ssrc, or a uniform VOP source).
+fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B::S, ExecError> {
+    match v {
+        0..=127 => Ok(b.s_get(v)),
+        255 => Ok(b.s_const(inst.literal().unwrap_or(0))),
+        _ => inline_const32(v).map(|c| b.s_const(c)).ok_or_else(|| form(inst, "this source operand")),
+    }
+}
+
+/// A 64-bit scalar source as (lo, hi).
+fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<(B::S, B::S), ExecError> {
+    match v {
+        0..=127 => {
+            let r = if v <= 101 { v & !1 } else { v };
+            Ok((b.s_get(r), b.s_get(r + 1)))
+        }
+        128..=208 => {
+            let c = inline_const32(v).unwrap_or(0);
+            let hi = if (c as i32) < 0 { u32::MAX } else { 0 };
+            Ok((b.s_const(c), b.s_const(hi)))
+        }
+        255 => Ok((b.s_const(inst.literal().unwrap_or(0)), b.s_const(0))),
+        _ => Err(form(inst, "this 64-bit source operand")),
+    }
+}
+
+/// A 32-bit vector source.
+fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, ExecError> {
+    let v = inst.field(field);
+    if v >= 256 {
+        return Ok(b.v_get(v - 256));
+    }
+    let s = scalar_src(b, inst, v)?;
+    Ok(b.v_splat(s))
+}
+
+/// A 64-bit vector source as (lo, hi).
+fn vec_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::V, B::V), ExecError> {
+    let v = inst.field(field);
+    if v >= 256 {
+        return Ok((b.v_get(v - 256), b.v_get(v - 255)));
+    }
+    let (lo, hi) = scalar_src64(b, inst, v)?;
+    Ok((b.v_splat(lo), b.v_splat(hi)))
+}
+
+/// VOP3 modifiers this engine does not implement yet fail loudly instead of being ignored.
+fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
+    if inst.encoding() == Encoding::Vop3 {
+        let has_sdst = inst.info.operand(Field::Sdst).is_some();
+        let abs_opsel = if has_sdst { 0 } else { inst.field(Field::Abs) | inst.field(Field::OpSel) };
+        if abs_opsel | inst.field(Field::Neg) | inst.field(Field::Omod) | inst.field(Field::Clamp) != 0 {
+            return Err(form(inst, "input/output modifiers"));
+        }
+    }
+    if inst.form != isa_amdgpu::Form::Plain {
+        return Err(form(inst, "DPP/SDWA"));
+    }
+    Ok(())
+}
+
+/// The VGPR a VOP writes.
+fn vdst(inst: &Inst) -> u32 {
+    inst.field(Field::Vdst)
+}
+
+/// Executes one instruction at `pc`.
+pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    let next_pc = pc + inst.size() as u64;
+    match inst.info.opcode {
+        // ---- program control -----------------------------------------------------------------------
+        O::SEndpgm => Ok(Flow::End),
+        O::SNop | O::SWaitcnt | O::SSetprio | O::SSleep => Ok(Flow::Next),
+        O::SBarrier => Ok(Flow::Barrier),
+        O::STrap => Err(ExecError::Trap(inst.field(Field::Simm16) & 0xff)),
+        O::SBranch | O::SCbranchScc0 | O::SCbranchScc1 | O::SCbranchExecz | O::SCbranchExecnz | O::SCbranchVccz | O::SCbranchVccnz => {
+            let simm = inst.field(Field::Simm16) as u16 as i16 as i64;
+            let target = (next_pc as i64 + simm * 4) as u64;
+            let cond = match inst.info.opcode {
+                O::SBranch => return Ok(Flow::Jump(target)),
+                O::SCbranchScc1 => b.scc(),
+                O::SCbranchScc0 => {
+                    let s = b.scc();
+                    let one = b.s_const(1);
+                    b.s_op(SOp::Xor, s, one)
+                }
+                O::SCbranchExecz | O::SCbranchExecnz => {
+                    let m = b.exec();
+                    let (lo, hi) = b.mask_parts(m);
+                    let any = b.s_op(SOp::Or, lo, hi);
+                    let nz = b.s_nonzero(any);
+                    if inst.info.opcode == O::SCbranchExecnz {
+                        nz
+                    } else {
+                        let one = b.s_const(1);
+                        b.s_op(SOp::Xor, nz, one)
+                    }
+                }
+                _ => {
+                    let (lo, hi) = (b.s_get(106), b.s_get(107));
+                    let any = b.s_op(SOp::Or, lo, hi);
+                    let nz = b.s_nonzero(any);
+                    if inst.info.opcode == O::SCbranchVccnz {
+                        nz
+                    } else {
+                        let one = b.s_const(1);
+                        b.s_op(SOp::Xor, nz, one)
+                    }
+                }
+            };
+            Ok(Flow::Branch { cond, target })
+        }
+
+        // ---- scalar memory ----------------------------------------------------------------------------
+        O::SLoadDword | O::SLoadDwordx2 | O::SLoadDwordx4 | O::SLoadDwordx8 | O::SLoadDwordx16 => {
+            let dwords = match inst.info.opcode {
+                O::SLoadDword => 1,
+                O::SLoadDwordx2 => 2,
+                O::SLoadDwordx4 => 4,
+                O::SLoadDwordx8 => 8,
+                _ => 16,
+            };
+            let base = inst.field(Field::Sbase) * 2;
+            let (lo, hi) = (b.s_get(base), b.s_get(base + 1));
+            let offset = match (inst.field(Field::Imm), inst.field(Field::Soe)) {
+                (1, 0) => {
+                    let o = ((inst.field(Field::Offset) << 11) as i32) >> 11;
+                    b.s_const(o as u32)
+                }
+                (0, 0) => b.s_get(inst.field(Field::Offset) & 0x7f),
+                _ => return Err(form(inst, "SGPR offset plus immediate")),
+            };
+            let data = b.s_load(lo, hi, offset, dwords)?;
+            let dst = inst.field(Field::Sdata);
+            for (i, d) in data.into_iter().enumerate() {
+                b.s_set(dst + i as u32, d);
+            }
+            Ok(Flow::Next)
+        }
+
+        // ---- scalar ALU -------------------------------------------------------------------------------
+        O::SMovB32 => {
+            let v = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            b.s_set(inst.field(Field::Sdst), v);
+            Ok(Flow::Next)
+        }
+        O::SMovkI32 => {
+            let v = b.s_const(inst.field(Field::Simm16) as u16 as i16 as i32 as u32);
+            b.s_set(inst.field(Field::Sdst), v);
+            Ok(Flow::Next)
+        }
+        O::SMovB64 => {
+            let (lo, hi) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, lo);
+            b.s_set(d + 1, hi);
+            Ok(Flow::Next)
+        }
+        O::SAndB32 | O::SOrB32 | O::SXorB32 | O::SMulI32 | O::SLshlB32 | O::SLshrB32 | O::SAshrI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let op = match inst.info.opcode {
+                O::SAndB32 => SOp::And,
+                O::SOrB32 => SOp::Or,
+                O::SXorB32 => SOp::Xor,
+                O::SMulI32 => SOp::Mul,
+                O::SLshlB32 => SOp::Shl,
+                O::SLshrB32 => SOp::Lshr,
+                _ => SOp::Ashr,
+            };
+            let r = b.s_op(op, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            if inst.info.writes.contains(Implicit::SCC) {
+                let nz = b.s_nonzero(r);
+                b.set_scc(nz);
+            }
+            Ok(Flow::Next)
+        }
+        O::SAddU32 | O::SAddcU32 | O::SAddI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let cin = if inst.info.opcode == O::SAddcU32 { b.scc() } else { b.s_const(0) };
+            let (r, carry) = b.s_add_carry(a, c, cin);
+            b.s_set(inst.field(Field::Sdst), r);
+            if inst.info.opcode == O::SAddI32 {
+                return Err(form(inst, "signed-overflow SCC"));
+            }
+            b.set_scc(carry);
+            Ok(Flow::Next)
+        }
+        O::SCmpEqU32 | O::SCmpLgU32 | O::SCmpLtU32 | O::SCmpGtU32 | O::SCmpLtI32 | O::SCmpGtI32 | O::SCmpEqI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let one = b.s_const(1);
+            let r = match inst.info.opcode {
+                O::SCmpEqU32 | O::SCmpEqI32 => b.s_op(SOp::Eq, a, c),
+                O::SCmpLgU32 => {
+                    let e = b.s_op(SOp::Eq, a, c);
+                    b.s_op(SOp::Xor, e, one)
+                }
+                O::SCmpLtU32 => b.s_op(SOp::LtU, a, c),
+                O::SCmpGtU32 => b.s_op(SOp::LtU, c, a),
+                O::SCmpLtI32 => b.s_op(SOp::LtI, a, c),
+                _ => b.s_op(SOp::LtI, c, a),
+            };
+            b.set_scc(r);
+            Ok(Flow::Next)
+        }
+        O::SAndB64 | O::SOrB64 | O::SXorB64 | O::SAndn2B64 => {
+            let (al, ah) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let (cl, ch) = scalar_src64(b, inst, inst.field(Field::Ssrc1))?;
+            let (cl, ch) = if inst.info.opcode == O::SAndn2B64 {
+                let ones = b.s_const(u32::MAX);
+                (b.s_op(SOp::Xor, cl, ones), b.s_op(SOp::Xor, ch, ones))
+            } else {
+                (cl, ch)
+            };
+            let op = match inst.info.opcode {
+                O::SOrB64 => SOp::Or,
+                O::SXorB64 => SOp::Xor,
+                _ => SOp::And,
+            };
+            let (rl, rh) = (b.s_op(op, al, cl), b.s_op(op, ah, ch));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            let any = b.s_op(SOp::Or, rl, rh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SAndSaveexecB64 | O::SOrSaveexecB64 => {
+            let (sl, sh) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let exec = b.exec();
+            let (el, eh) = b.mask_parts(exec);
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, el);
+            b.s_set(d + 1, eh);
+            let op = if inst.info.opcode == O::SAndSaveexecB64 { SOp::And } else { SOp::Or };
+            let (nl, nh) = (b.s_op(op, sl, el), b.s_op(op, sh, eh));
+            let m = b.mask_from(nl, nh);
+            b.set_exec(m);
+            let any = b.s_op(SOp::Or, nl, nh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+
+        // ---- vector ALU -------------------------------------------------------------------------------
+        O::VMovB32 => {
+            no_modifiers(inst)?;
+            let v = vec_src(b, inst, Field::Src0)?;
+            let m = b.exec();
+            b.v_set(vdst(inst), v, m);
+            Ok(Flow::Next)
+        }
+        O::VAddU32 | O::VSubU32 | O::VMulLoU32 | O::VAndB32 | O::VOrB32 | O::VXorB32 | O::VAddF32 | O::VSubF32 | O::VMulF32
+        | O::VMinF32 | O::VMaxF32 | O::VLshlrevB32 | O::VLshrrevB32 | O::VAshrrevI32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let (op, swap) = match inst.info.opcode {
+                O::VAddU32 => (VOp::AddU32, false),
+                O::VSubU32 => (VOp::SubU32, false),
+                O::VMulLoU32 => (VOp::MulLoU32, false),
+                O::VAndB32 => (VOp::And, false),
+                O::VOrB32 => (VOp::Or, false),
+                O::VXorB32 => (VOp::Xor, false),
+                O::VAddF32 => (VOp::AddF32, false),
+                O::VSubF32 => (VOp::SubF32, false),
+                O::VMulF32 => (VOp::MulF32, false),
+                O::VMinF32 => (VOp::MinF32, false),
+                O::VMaxF32 => (VOp::MaxF32, false),
+                O::VLshlrevB32 => (VOp::Shl, true),
+                O::VLshrrevB32 => (VOp::Lshr, true),
+                _ => (VOp::Ashr, true),
+            };
+            let r = if swap { b.v_op(op, c, a) } else { b.v_op(op, a, c) };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VFmacF32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let d = b.v_get(vdst(inst));
+            let r = b.v_fma_f32(a, c, d);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VCmpGtU32 | O::VCmpLtU32 | O::VCmpEqU32 | O::VCmpGeU32 | O::VCmpLeU32 | O::VCmpNeU32 | O::VCmpGtI32 | O::VCmpLtI32
+        | O::VCmpEqI32 | O::VCmpGeI32 | O::VCmpLeI32 | O::VCmpNeI32 | O::VCmpLtF32 | O::VCmpGtF32 | O::VCmpEqF32
+        | O::VCmpLeF32 | O::VCmpGeF32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let op = match inst.info.opcode {
+                O::VCmpGtU32 => VCmp::GtU32,
+                O::VCmpLtU32 => VCmp::LtU32,
+                O::VCmpEqU32 => VCmp::EqU32,
+                O::VCmpGeU32 => VCmp::GeU32,
+                O::VCmpLeU32 => VCmp::LeU32,
+                O::VCmpNeU32 => VCmp::NeU32,
+                O::VCmpGtI32 => VCmp::GtI32,
+                O::VCmpLtI32 => VCmp::LtI32,
+                O::VCmpEqI32 => VCmp::EqI32,
+                O::VCmpGeI32 => VCmp::GeI32,
+                O::VCmpLeI32 => VCmp::LeI32,
+                O::VCmpNeI32 => VCmp::NeI32,
+                O::VCmpLtF32 => VCmp::LtF32,
+                O::VCmpGtF32 => VCmp::GtF32,
+                O::VCmpEqF32 => VCmp::EqF32,
+                O::VCmpLeF32 => VCmp::LeF32,
+                _ => VCmp::GeF32,
+            };
+            let r = b.v_cmp(op, a, c);
+            // inactive lanes read as 0 in the result
+            let exec = b.exec();
+            let (rl, rh) = b.mask_parts(r);
+            let (el, eh) = b.mask_parts(exec);
+            let (ml, mh) = (b.s_op(SOp::And, rl, el), b.s_op(SOp::And, rh, eh));
+            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Vdst) } else { 106 };
+            b.s_set(dst, ml);
+            b.s_set(dst + 1, mh);
+            Ok(Flow::Next)
+        }
+        O::VAddCoU32 | O::VAddcCoU32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let carry_in = if inst.info.opcode == O::VAddcCoU32 {
+                let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+                let (lo, hi) = (b.s_get(src), b.s_get(src + 1));
+                Some(b.mask_from(lo, hi))
+            } else {
+                None
+            };
+            let (r, carry) = b.v_add_carry(a, c, carry_in);
+            let exec = b.exec();
+            b.v_set(vdst(inst), r, exec);
+            let (cl, ch) = b.mask_parts(carry);
+            let (el, eh) = b.mask_parts(exec);
+            let (ml, mh) = (b.s_op(SOp::And, cl, el), b.s_op(SOp::And, ch, eh));
+            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Sdst) } else { 106 };
+            b.s_set(dst, ml);
+            b.s_set(dst + 1, mh);
+            Ok(Flow::Next)
+        }
+        O::VLshlrevB64 => {
+            no_modifiers(inst)?;
+            let amount = vec_src(b, inst, Field::Src0)?;
+            let (lo, hi) = vec_src64(b, inst, Field::Src1)?;
+            let (rl, rh) = b.v_shl64(lo, hi, amount);
+            let m = b.exec();
+            b.v_set(vdst(inst), rl, m);
+            b.v_set(vdst(inst) + 1, rh, m);
+            Ok(Flow::Next)
+        }
+        O::VLshlAddU64 => {
+            // gfx940: d = (src0 << src1[2:0]) + src2, 64-bit
+            no_modifiers(inst)?;
+            let (lo, hi) = vec_src64(b, inst, Field::Src0)?;
+            let amount = vec_src(b, inst, Field::Src1)?;
+            let (al, ah) = vec_src64(b, inst, Field::Src2)?;
+            let seven = b.s_const(7);
+            let seven = b.v_splat(seven);
+            let amount = b.v_op(VOp::And, amount, seven);
+            let (sl, sh) = b.v_shl64(lo, hi, amount);
+            let (rl, carry) = b.v_add_carry(sl, al, None);
+            let (rh, _) = b.v_add_carry(sh, ah, Some(carry));
+            let m = b.exec();
+            b.v_set(vdst(inst), rl, m);
+            b.v_set(vdst(inst) + 1, rh, m);
+            Ok(Flow::Next)
+        }
+
+        // ---- vector memory ----------------------------------------------------------------------------
+        O::GlobalLoadDword | O::GlobalLoadDwordx2 | O::GlobalLoadDwordx3 | O::GlobalLoadDwordx4 | O::GlobalStoreDword
+        | O::GlobalStoreDwordx2 | O::GlobalStoreDwordx3 | O::GlobalStoreDwordx4 => {
+            let dwords = match inst.info.opcode {
+                O::GlobalLoadDword | O::GlobalStoreDword => 1,
+                O::GlobalLoadDwordx2 | O::GlobalStoreDwordx2 => 2,
+                O::GlobalLoadDwordx3 | O::GlobalStoreDwordx3 => 3,
+                _ => 4,
+            };
+            if inst.field(Field::Acc) == 1 || inst.field(Field::Lds) == 1 {
+                return Err(form(inst, "AGPR data or LDS DMA"));
+            }
+            let (lo, hi) = global_address(b, inst)?;
+            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
+            let m = b.exec();
+            if inst.info.name.starts_with("global_load") {
+                let data = b.v_load(lo, hi, offset, dwords, m)?;
+                for (i, d) in data.into_iter().enumerate() {
+                    b.v_set(vdst(inst) + i as u32, d, m);
+                }
+            } else {
+                let base = inst.field(Field::Data);
+                let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(base + i)).collect();
+                b.v_store(lo, hi, offset, &data, m)?;
+            }
+            Ok(Flow::Next)
+        }
+        _ => Err(unsupported(inst)),
+    }
+}
+
+/// The second source of a VOP2 (a VGPR) or VOP3 (any source).
+fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
+    match inst.encoding() {
+        Encoding::Vop3 => vec_src(b, inst, Field::Src1),
+        _ => {
+            let r = inst.field(Field::Vsrc1);
+            Ok(b.v_get(r))
+        }
+    }
+}
+
+/// Per-lane 64-bit address of a GLOBAL instruction: a VGPR pair, or an SGPR pair plus a 32-bit VGPR offset.
+fn global_address<B: Backend>(b: &mut B, inst: &Inst) -> Result<(B::V, B::V), ExecError> {
+    let saddr = inst.field(Field::Saddr);
+    let addr = inst.field(Field::Addr);
+    if saddr == 0x7f {
+        return Ok((b.v_get(addr), b.v_get(addr + 1)));
+    }
+    match inst.info.operand(Field::Addr).map(|o| o.kind) {
+        Some(OperandKind::Reg { .. }) => {}
+        _ => return Err(form(inst, "address operands")),
+    }
+    let (sl, sh) = (b.s_get(saddr & !1), b.s_get((saddr & !1) + 1));
+    let (bl, bh) = (b.v_splat(sl), b.v_splat(sh));
+    let off = b.v_get(addr);
+    let (lo, carry) = b.v_add_carry(bl, off, None);
+    let zero = b.s_const(0);
+    let zero = b.v_splat(zero);
+    let (hi, _) = b.v_add_carry(bh, zero, Some(carry));
+    Ok((lo, hi))
+}

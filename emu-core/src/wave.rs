@@ -1,0 +1,74 @@
+//! The architectural state of one wavefront: registers as whole-wave arrays, EXEC as a 64-bit mask.
+
+/// Lanes per wave on gfx9.
+pub const LANES: usize = 64;
+
+/// A 64-lane vector of 32-bit values.
+pub type Lanes = [u32; LANES];
+
+/// Scalar register file indices of the special registers (their operand encodings).
+pub mod sreg {
+    pub const FLAT_SCRATCH_LO: u32 = 102;
+    pub const VCC_LO: u32 = 106;
+    pub const M0: u32 = 124;
+    pub const NULL: u32 = 125;
+    pub const EXEC_LO: u32 = 126;
+}
+
+/// Why a wave stopped running for now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaveStatus {
+    Running,
+    /// Waiting at `s_barrier` for the rest of its workgroup.
+    AtBarrier,
+    /// Executed `s_endpgm`.
+    Done,
+}
+
+/// One wavefront.
+#[derive(Debug, Clone)]
+pub struct WaveState {
+    /// s0..s101, then the specials at their operand encodings (vcc at 106/107, m0 at 124, exec at 126/127).
+    pub sgprs: [u32; 128],
+    pub vgprs: Vec<Lanes>,
+    pub agprs: Vec<Lanes>,
+    pub scc: bool,
+    /// Address of the next instruction.
+    pub pc: u64,
+    pub status: WaveStatus,
+    /// Instructions executed.
+    pub executed: u64,
+}
+
+impl WaveState {
+    /// A wave with `vgprs` vector and `agprs` accumulation registers, starting at `pc`.
+    pub fn new(pc: u64, vgprs: usize, agprs: usize) -> WaveState {
+        WaveState {
+            sgprs: [0; 128],
+            vgprs: vec![[0; LANES]; vgprs.max(1)],
+            agprs: vec![[0; LANES]; agprs],
+            scc: false,
+            pc,
+            status: WaveStatus::Running,
+            executed: 0,
+        }
+    }
+
+    pub fn exec(&self) -> u64 {
+        self.sgprs[sreg::EXEC_LO as usize] as u64 | (self.sgprs[sreg::EXEC_LO as usize + 1] as u64) << 32
+    }
+
+    pub fn set_exec(&mut self, m: u64) {
+        self.sgprs[sreg::EXEC_LO as usize] = m as u32;
+        self.sgprs[sreg::EXEC_LO as usize + 1] = (m >> 32) as u32;
+    }
+
+    pub fn vcc(&self) -> u64 {
+        self.sgprs[sreg::VCC_LO as usize] as u64 | (self.sgprs[sreg::VCC_LO as usize + 1] as u64) << 32
+    }
+
+    pub fn set_vcc(&mut self, m: u64) {
+        self.sgprs[sreg::VCC_LO as usize] = m as u32;
+        self.sgprs[sreg::VCC_LO as usize + 1] = (m >> 32) as u32;
+    }
+}

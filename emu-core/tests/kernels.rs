@@ -1,0 +1,119 @@
+//! Bundled kernels run on the emulated MI210 (gfx90a) and MI300X (gfx942) and match their CPU references;
+//! bad kernels fault with the documented reports and the process carries on.
+
+use emu_core::dispatch::DispatchShape;
+use emu_core::engine::{run_kernel, EngineError, Limits};
+use emu_core::kernarg::ArgValue;
+use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::DevicePreset;
+use isa_amdgpu::codeobj::CodeObject;
+
+fn setup(kernel: &str, target: &str) -> (&'static DevicePreset, CodeObject) {
+    let dev = DevicePreset::by_name(if target == "gfx942" { "mi300x" } else { "mi210" }).unwrap();
+    let name = format!("{kernel}-{target}.co");
+    let co = CodeObject::parse(test_kernels::by_name(&name).unwrap(), &name).unwrap();
+    (dev, co)
+}
+
+fn upload(mem: &DeviceMemory, data: &[f32], label: &str) -> u64 {
+    let a = mem.allocate(data.len() as u64 * 4, AllocKind::Buffer, label).unwrap();
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    mem.write(a, &bytes).unwrap();
+    a
+}
+
+fn download(mem: &DeviceMemory, addr: u64, n: usize) -> Vec<f32> {
+    let mut b = vec![0u8; n * 4];
+    mem.read(addr, &mut b).unwrap();
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
+    let a: Vec<f32> = (0..n).map(|i| (i as f32) * 0.5 - 100.0).collect();
+    let b: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 3.0).collect();
+    (a, b)
+}
+
+#[test]
+fn vadd_matches_the_cpu_on_both_targets_with_a_partial_workgroup() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("vadd", target);
+        let mem = DeviceMemory::new(dev.memory_bytes).unwrap();
+        let n = 1000;
+        let (a, b) = inputs(n);
+        let (da, db) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"));
+        let dc = upload(&mem, &vec![0.0; n], "c");
+        let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
+        let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+        let c = download(&mem, dc, n);
+        for i in 0..n {
+            assert_eq!(c[i].to_bits(), (a[i] + b[i]).to_bits(), "{target}: c[{i}]");
+        }
+        assert_eq!(stats.workgroups, 4);
+        assert_eq!(stats.waves, 3 * 4 + 4, "232 work-items in the last workgroup need 4 waves");
+        assert!(stats.wave_instructions > stats.waves * 10);
+    }
+}
+
+#[test]
+fn saxpy_matches_a_fused_multiply_add_reference() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("saxpy", target);
+        let mem = DeviceMemory::new(dev.memory_bytes).unwrap();
+        let n = 777;
+        let (x, y) = inputs(n);
+        let (dx, dy) = (upload(&mem, &x, "x"), upload(&mem, &y, "y"));
+        let alpha = 1.75f32;
+        let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
+        let args = [ArgValue::F32(alpha), ArgValue::Pointer(dx), ArgValue::Pointer(dy), ArgValue::U32(n as u32)];
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+        let out = download(&mem, dy, n);
+        for i in 0..n {
+            assert_eq!(out[i].to_bits(), alpha.mul_add(x[i], y[i]).to_bits(), "{target}: y[{i}]");
+        }
+    }
+}
+
+#[test]
+fn an_out_of_bounds_store_faults_with_kernel_pc_lane_and_allocation() {
+    let (dev, co) = setup("vadd", "gfx90a");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let n = 300;
+    let (a, b) = inputs(n);
+    let (da, db) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"));
+    let dc = upload(&mem, &vec![0.0; 256], "c (too small)");
+    let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
+    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, EngineError::Fault { .. }), "{text}");
+    assert!(text.contains("kernel vadd") && text.contains("global_store_dword") && text.contains("lane 0"), "{text}");
+    assert!(text.contains("past the end of the 1024-byte allocation") && text.contains("(c (too small))"), "{text}");
+    // the host and the device memory are intact: the earlier workgroups' results are there
+    assert_eq!(download(&mem, dc, 1)[0], a[0] + b[0]);
+}
+
+#[test]
+fn runaway_kernels_stop_at_the_instruction_limit() {
+    let (dev, co) = setup("vadd", "gfx942");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let (a, b) = inputs(64);
+    let (da, db) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"));
+    let dc = upload(&mem, &[0.0; 64], "c");
+    let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(64)];
+    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits { max_wave_instructions: 5 }).unwrap_err();
+    assert!(matches!(err, EngineError::Runaway { limit: 5, .. }), "{err}");
+    assert!(err.to_string().contains("ran 5 instructions without ending"));
+}
+
+#[test]
+fn code_for_another_target_is_refused() {
+    let (_, co) = setup("vadd", "gfx942");
+    let dev = DevicePreset::by_name("mi210").unwrap();
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
+    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[], Limits::default()).unwrap_err();
+    assert!(err.to_string().contains("the device runs gfx90a"), "{err}");
+}
