@@ -127,7 +127,8 @@ pub fn run_kernel(
             wave.set_exec(init.exec);
             waves.push(wave);
         }
-        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut cache, limits)?;
+        let mut lds = vec![0u8; kernel.descriptor.group_segment_fixed_size as usize];
+        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &mut cache, limits)?;
         stats.workgroups += 1;
         stats.waves += waves.len() as u64;
         stats.wave_instructions += waves.iter().map(|w| w.executed).sum::<u64>();
@@ -139,12 +140,14 @@ pub fn run_kernel(
 
 /// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
 /// still running has reached it.
+#[allow(clippy::too_many_arguments)]
 fn run_workgroup(
     mem: &DeviceMemory,
     code: &LoadedCode,
     cx: &DispatchContext<'_>,
     wg: [u32; 3],
     waves: &mut [WaveState],
+    lds: &mut [u8],
     cache: &mut HashMap<u64, Inst>,
     limits: Limits,
 ) -> Result<(), EngineError> {
@@ -155,7 +158,7 @@ fn run_workgroup(
                 continue;
             }
             progressed = true;
-            run_wave(mem, code, cx, wg, wi as u32, wave, cache, limits)?;
+            run_wave(mem, code, cx, wg, wi as u32, wave, lds, cache, limits)?;
         }
         let running = waves.iter().filter(|w| w.status == WaveStatus::Running).count();
         let at_barrier = waves.iter().filter(|w| w.status == WaveStatus::AtBarrier).count();
@@ -179,6 +182,7 @@ fn run_wave(
     wg: [u32; 3],
     wi: u32,
     wave: &mut WaveState,
+    lds: &mut [u8],
     cache: &mut HashMap<u64, Inst>,
     limits: Limits,
 ) -> Result<(), EngineError> {
@@ -203,7 +207,7 @@ fn run_wave(
             }
         };
         wave.executed += 1;
-        let mut b = Interp { wave, mem, mnemonic: inst.info.name };
+        let mut b = Interp { wave, mem, lds: &mut *lds, mnemonic: inst.info.name };
         let flow = execute(&mut b, &inst, pc).map_err(|error| EngineError::Fault {
             kernel: kernel(),
             workgroup: wg,

@@ -8,6 +8,8 @@ use crate::wave::{Lanes, WaveState, LANES};
 pub struct Interp<'a> {
     pub wave: &'a mut WaveState,
     pub mem: &'a DeviceMemory,
+    /// The workgroup's LDS.
+    pub lds: &'a mut [u8],
     /// Mnemonic of the instruction being executed (for fault reports).
     pub mnemonic: &'static str,
 }
@@ -36,6 +38,14 @@ fn fmax(a: f32, b: f32) -> f32 {
 impl Interp<'_> {
     fn lanes(m: u64) -> impl Iterator<Item = usize> {
         (0..LANES).filter(move |l| m >> l & 1 == 1)
+    }
+
+    fn lds_range(&self, lane: usize, a: u64, dwords: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+        let len = dwords as u64 * 4;
+        if a + len > self.lds.len() as u64 {
+            return Err(ExecError::Lds { mnemonic: self.mnemonic, lane: lane as u32, access, address: a, len, size: self.lds.len() as u64 });
+        }
+        Ok(a as usize..(a + len) as usize)
     }
 
     fn fault(&self, lane: Option<u32>, fault: crate::memory::MemoryFault) -> ExecError {
@@ -189,6 +199,32 @@ impl Backend for Interp<'_> {
         }
         (r, carry)
     }
+    fn s_shl64(&mut self, lo: u32, hi: u32, amount: u32) -> (u32, u32) {
+        let v = ((hi as u64) << 32 | lo as u64) << (amount & 63);
+        (v as u32, (v >> 32) as u32)
+    }
+    fn lds_read(&mut self, addr: Lanes, offset: u32, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let mut out = vec![[0u32; LANES]; dwords as usize];
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let range = self.lds_range(l, a, dwords, crate::memory::Access::Read)?;
+            for (d, o) in out.iter_mut().enumerate() {
+                let b = &self.lds[range.start + 4 * d..range.start + 4 * d + 4];
+                o[l] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+        Ok(out)
+    }
+    fn lds_write(&mut self, addr: Lanes, offset: u32, data: &[Lanes], m: u64) -> Result<(), ExecError> {
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let range = self.lds_range(l, a, data.len() as u32, crate::memory::Access::Write)?;
+            for (d, v) in data.iter().enumerate() {
+                self.lds[range.start + 4 * d..range.start + 4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
+            }
+        }
+        Ok(())
+    }
     fn v_shl64(&mut self, lo: Lanes, hi: Lanes, amount: Lanes) -> (Lanes, Lanes) {
         let mut rl = [0u32; LANES];
         let mut rh = [0u32; LANES];
@@ -241,7 +277,8 @@ mod tests {
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let mut w = WaveState::new(0, 4, 0);
         w.set_exec(0x0000_0000_0000_00ff);
-        let mut b = Interp { wave: &mut w, mem: &mem, mnemonic: "test" };
+        let mut lds = [0u8; 0];
+        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test" };
         let a = [5; LANES];
         let c = b.v_splat(7);
         let r = b.v_op(VOp::AddU32, a, c);
@@ -255,7 +292,8 @@ mod tests {
     fn carries_chain_across_64_bit_adds() {
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let mut w = WaveState::new(0, 1, 0);
-        let mut b = Interp { wave: &mut w, mem: &mem, mnemonic: "test" };
+        let mut lds = [0u8; 0];
+        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test" };
         let (lo, carry) = b.v_add_carry([u32::MAX; LANES], [1; LANES], None);
         assert_eq!((lo[0], carry), (0, u64::MAX));
         let (hi, _) = b.v_add_carry([0; LANES], [0; LANES], Some(carry));

@@ -94,6 +94,8 @@ pub enum ExecError {
     Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },
     #[error("s_trap {0} executed")]
     Trap(u32),
+    #[error("{mnemonic}: lane {lane}: LDS {access} of {len} bytes at {address:#x} outside the workgroup's {size}-byte LDS allocation")]
+    Lds { mnemonic: &'static str, lane: u32, access: crate::memory::Access, address: u64, len: u64, size: u64 },
 }
 
 /// What the semantics need from an execution backend.
@@ -131,8 +133,14 @@ pub trait Backend {
     fn v_cmp(&mut self, op: VCmp, a: Self::V, b: Self::V) -> Self::M;
     /// Per lane a + b + (carry_in lane bit); the carry out as a mask.
     fn v_add_carry(&mut self, a: Self::V, b: Self::V, carry_in: Option<Self::M>) -> (Self::V, Self::M);
+    /// 64-bit uniform shift left of (lo, hi) by `amount & 63`.
+    fn s_shl64(&mut self, lo: Self::S, hi: Self::S, amount: Self::S) -> (Self::S, Self::S);
     /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
     fn v_shl64(&mut self, lo: Self::V, hi: Self::V, amount: Self::V) -> (Self::V, Self::V);
+
+    /// LDS: per active lane, `dwords` dwords at byte address `addr` + `offset`.
+    fn lds_read(&mut self, addr: Self::V, offset: u32, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
 
     /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) + offset.
     fn s_load(&mut self, lo: Self::S, hi: Self::S, offset: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
@@ -543,6 +551,101 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             let m = b.exec();
             b.v_set(vdst(inst), rl, m);
             b.v_set(vdst(inst) + 1, rh, m);
+            Ok(Flow::Next)
+        }
+
+        O::VLshlOrB32 | O::VLshlAddU32 | O::VAddLshlU32 | O::VAdd3U32 | O::VAndOrB32 | O::VOr3B32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let d = vec_src(b, inst, Field::Src2)?;
+            let r = match inst.info.opcode {
+                O::VLshlOrB32 => {
+                    let t = b.v_op(VOp::Shl, a, c);
+                    b.v_op(VOp::Or, t, d)
+                }
+                O::VLshlAddU32 => {
+                    let t = b.v_op(VOp::Shl, a, c);
+                    b.v_op(VOp::AddU32, t, d)
+                }
+                O::VAddLshlU32 => {
+                    let t = b.v_op(VOp::AddU32, a, c);
+                    b.v_op(VOp::Shl, t, d)
+                }
+                O::VAdd3U32 => {
+                    let t = b.v_op(VOp::AddU32, a, c);
+                    b.v_op(VOp::AddU32, t, d)
+                }
+                O::VAndOrB32 => {
+                    let t = b.v_op(VOp::And, a, c);
+                    b.v_op(VOp::Or, t, d)
+                }
+                _ => {
+                    let t = b.v_op(VOp::Or, a, c);
+                    b.v_op(VOp::Or, t, d)
+                }
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::SLshlB64 | O::SLshrB64 => {
+            let (lo, hi) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let amount = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            if inst.info.opcode == O::SLshrB64 {
+                return Err(form(inst, "64-bit right shift"));
+            }
+            let (rl, rh) = b.s_shl64(lo, hi, amount);
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            let any = b.s_op(SOp::Or, rl, rh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+
+        // ---- LDS ---------------------------------------------------------------------------------------
+        O::DsWriteB32 | O::DsWriteB64 | O::DsWrite2B32 | O::DsWrite2st64B32 | O::DsReadB32 | O::DsReadB64 | O::DsRead2B32
+        | O::DsRead2st64B32 => {
+            if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
+                return Err(form(inst, "GDS or AGPR data"));
+            }
+            let addr = b.v_get(inst.field(Field::Addr));
+            let m = b.exec();
+            let (o0, o1) = (inst.field(Field::Offset0), inst.field(Field::Offset1));
+            let single = o0 | o1 << 8;
+            let (stride, two) = match inst.info.opcode {
+                O::DsWrite2B32 | O::DsRead2B32 => (4, true),
+                O::DsWrite2st64B32 | O::DsRead2st64B32 => (256, true),
+                _ => (0, false),
+            };
+            let dwords = if matches!(inst.info.opcode, O::DsWriteB64 | O::DsReadB64) { 2 } else { 1 };
+            if inst.info.name.starts_with("ds_write") {
+                let d0 = inst.field(Field::Data0);
+                if two {
+                    let v0 = b.v_get(d0);
+                    let v1 = b.v_get(inst.field(Field::Data1));
+                    b.lds_write(addr, o0 * stride, &[v0], m)?;
+                    b.lds_write(addr, o1 * stride, &[v1], m)?;
+                } else {
+                    let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(d0 + i)).collect();
+                    b.lds_write(addr, single, &data, m)?;
+                }
+            } else {
+                let dst = vdst(inst);
+                if two {
+                    let r0 = b.lds_read(addr, o0 * stride, 1, m)?;
+                    let r1 = b.lds_read(addr, o1 * stride, 1, m)?;
+                    b.v_set(dst, r0[0], m);
+                    b.v_set(dst + 1, r1[0], m);
+                } else {
+                    let r = b.lds_read(addr, single, dwords, m)?;
+                    for (i, v) in r.into_iter().enumerate() {
+                        b.v_set(dst + i as u32, v, m);
+                    }
+                }
+            }
             Ok(Flow::Next)
         }
 

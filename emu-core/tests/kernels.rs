@@ -117,3 +117,33 @@ fn code_for_another_target_is_refused() {
     let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[], Limits::default()).unwrap_err();
     assert!(err.to_string().contains("the device runs gfx90a"), "{err}");
 }
+
+#[test]
+fn lds_tree_reduction_with_barriers_matches_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("reduce", target);
+        let mem = DeviceMemory::new(dev.memory_bytes).unwrap();
+        let n = 1000;
+        let (input, _) = inputs(n);
+        let din = upload(&mem, &input, "in");
+        let groups = n.div_ceil(256);
+        let dout = upload(&mem, &vec![0.0; groups], "out");
+        let shape = DispatchShape::new([(groups * 256) as u32, 1, 1], [256, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
+        let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+        let got = download(&mem, dout, groups);
+        for g in 0..groups {
+            // the kernel's tree: tmp[l] += tmp[l + s] for s = 128, 64, ..., 1
+            let mut tmp: Vec<f32> = (0..256).map(|l| input.get(g * 256 + l).copied().unwrap_or(0.0)).collect();
+            let mut s = 128;
+            while s > 0 {
+                for l in 0..s {
+                    tmp[l] += tmp[l + s];
+                }
+                s /= 2;
+            }
+            assert_eq!(got[g].to_bits(), tmp[0].to_bits(), "{target}: workgroup {g}");
+        }
+        assert_eq!(stats.waves, groups as u64 * 4);
+    }
+}
