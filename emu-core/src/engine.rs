@@ -51,7 +51,7 @@ pub enum EngineError {
     #[error("kernel {kernel}: no metadata for it in the code object")]
     NoMetadata { kernel: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x} (`{text}`): {error}")]
-    Fault { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, text: String, error: ExecError },
+    Fault { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, text: String, error: Box<ExecError> },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x}: cannot decode instruction: {error}")]
     IllegalInstruction { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, error: isa_amdgpu::DecodeError },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
@@ -214,7 +214,7 @@ fn run_wave(
             wave: wi,
             pc,
             text: disasm::text(&inst),
-            error,
+            error: Box::new(error),
         })?;
         let next = pc + inst.size() as u64;
         match flow {

@@ -265,8 +265,12 @@ impl DeviceMemory {
         let state = |a: &Allocation| if a.live { "" } else { " (freed)" };
         match (before, after) {
             (Some((&s, a)), _) if dist_after.is_none_or(|d| dist_before.unwrap_or(u64::MAX) < d) => format!(
-                "{} bytes past the end of the {}-byte {} at {:#x} ({}){}",
-                dist_before.unwrap_or(0),
+                "{} past the end of the {}-byte {} at {:#x} ({}){}",
+                match dist_before.unwrap_or(0) {
+                    0 => "just".to_string(),
+                    1 => "1 byte".to_string(),
+                    d => format!("{d} bytes"),
+                },
                 a.size,
                 a.kind,
                 DEVICE_BASE + s,

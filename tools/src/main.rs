@@ -6,6 +6,7 @@
 
 mod disasm;
 mod info;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +37,33 @@ enum Command {
         #[arg(long)]
         kernel: Option<String>,
     },
+    /// Run one kernel dispatch on an emulated GPU (the interpreter; instruction coverage is growing).
+    #[command(after_help = "Example (c[i] = a[i] + b[i] over 1000 floats):\n  wavejit run vadd-gfx942.co --kernel vadd --grid 1000 --block 256 \\\n      --arg in=a.bin --arg in=b.bin --arg out=c.bin:4000 --arg u32=1000\n\nArgument kinds, in the kernel's argument order: u32=V i32=V u64=V i64=V f32=V f64=V (by value),\nin=PATH (device buffer filled from the file), out=PATH:BYTES (zeroed buffer written to PATH after\nthe run), inout=PATH (filled from PATH and written back). Hidden arguments are filled automatically.")]
+    Run {
+        /// Code object (or HIP binary / library holding one).
+        file: PathBuf,
+        /// Kernel name (optional when the code object has one kernel).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Work-items per dimension: X[,Y[,Z]].
+        #[arg(long)]
+        grid: String,
+        /// Workgroup size: X[,Y[,Z]].
+        #[arg(long)]
+        block: String,
+        /// mi300x, mi210 or mi250x (default: the preset matching the code object's target).
+        #[arg(long)]
+        device: Option<String>,
+        /// Kernel arguments, in order (see below).
+        #[arg(long = "arg")]
+        args: Vec<String>,
+        /// Write statistics as JSON to this file.
+        #[arg(long)]
+        stats_json: Option<PathBuf>,
+        /// Stop a wave after this many instructions (runaway kernels).
+        #[arg(long, default_value_t = 100_000_000)]
+        max_instructions: u64,
+    },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
         file: PathBuf,
@@ -53,6 +81,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

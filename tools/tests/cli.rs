@@ -82,3 +82,75 @@ fn invalid_words_inside_code_print_as_data_like_objdump() {
     assert!(text.contains(".long 0xffffffff"), "{text}");
     assert!(text.contains("s_endpgm"), "decoding resumes after the bad word");
 }
+
+#[test]
+fn run_executes_vadd_from_files_and_writes_stats() {
+    let n = 1000usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    let b: Vec<f32> = (0..n).map(|i| 3.0 - i as f32).collect();
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let pa = tmp("a.bin", &bytes(&a));
+    let pb = tmp("b.bin", &bytes(&b));
+    let pc = pa.with_file_name("c.bin");
+    let ps = pa.with_file_name("stats.json");
+    let co = tmp("vadd-gfx90a.co", test_kernels::by_name("vadd-gfx90a.co").unwrap());
+    for device in ["mi210", "mi250x"] {
+        let out = wavejit(&[
+            "run",
+            co.to_str().unwrap(),
+            "--kernel",
+            "vadd",
+            "--grid",
+            "1000",
+            "--block",
+            "256",
+            "--device",
+            device,
+            "--arg",
+            &format!("in={}", pa.display()),
+            "--arg",
+            &format!("in={}", pb.display()),
+            "--arg",
+            &format!("out={}:{}", pc.display(), n * 4),
+            "--arg",
+            "u32=1000",
+            "--stats-json",
+            ps.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let c = std::fs::read(&pc).unwrap();
+        for i in 0..n {
+            let got = f32::from_le_bytes([c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]]);
+            assert_eq!(got, a[i] + b[i], "c[{i}]");
+        }
+        let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&ps).unwrap()).unwrap();
+        assert_eq!(stats["kernel"], "vadd");
+        assert_eq!(stats["waves"], 16);
+        assert!(stats["wave_instructions"].as_u64().unwrap() > 100);
+        assert!(stats["seconds"].as_f64().is_some());
+    }
+}
+
+#[test]
+fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
+    let co = tmp("vadd-gfx942.co", test_kernels::by_name("vadd-gfx942.co").unwrap());
+    let small = tmp("small.bin", &[0u8; 64]);
+    let arg_in = format!("in={}", small.display());
+    let arg_out = format!("out={}:64", small.with_file_name("o.bin").display());
+    let base = ["run", co.to_str().unwrap(), "--grid", "256", "--block", "64"];
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=256"]);
+    let out = wavejit(&args);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kernel vadd") && err.contains("global_load_dword") && err.contains("past the end of the 64-byte allocation"), "{err}");
+
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--arg", "float=1"]);
+    let out = wavejit(&args);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown kind `float`"));
+
+    let out = wavejit(&["run", co.to_str().unwrap(), "--grid", "256", "--block", "2048"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allows at most 1024"));
+}

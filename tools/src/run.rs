@@ -1,0 +1,130 @@
+//! `wavejit run`: one kernel dispatch on an emulated GPU, arguments from the command line and files.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use emu_core::dispatch::DispatchShape;
+use emu_core::engine::{run_kernel, Limits};
+use emu_core::kernarg::ArgValue;
+use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::DevicePreset;
+use isa_amdgpu::codeobj;
+
+/// Options of `wavejit run`.
+pub struct RunArgs {
+    pub file: PathBuf,
+    pub kernel: Option<String>,
+    pub grid: String,
+    pub block: String,
+    pub device: Option<String>,
+    pub args: Vec<String>,
+    pub stats_json: Option<PathBuf>,
+    pub max_instructions: u64,
+}
+
+fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("--{what} takes X[,Y[,Z]], got `{s}`"));
+    }
+    let mut d = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p.trim().parse().map_err(|_| format!("--{what}: `{p}` is not a positive integer"))?;
+    }
+    Ok(d)
+}
+
+/// A buffer argument to copy back after the run.
+struct Output {
+    path: PathBuf,
+    addr: u64,
+    len: usize,
+}
+
+fn parse_arg(mem: &DeviceMemory, spec: &str, outputs: &mut Vec<Output>) -> Result<ArgValue, String> {
+    let (kind, val) = spec.split_once('=').ok_or_else(|| format!("--arg `{spec}`: expected KIND=VALUE (u32=1, f32=2.5, in=PATH, out=PATH:BYTES, inout=PATH)"))?;
+    let bad = |e: &dyn std::fmt::Display| format!("--arg `{spec}`: {e}");
+    Ok(match kind {
+        "u32" => ArgValue::U32(val.parse().map_err(|e| bad(&e))?),
+        "i32" => ArgValue::I32(val.parse().map_err(|e| bad(&e))?),
+        "u64" => ArgValue::U64(val.parse().map_err(|e| bad(&e))?),
+        "i64" => ArgValue::I64(val.parse().map_err(|e| bad(&e))?),
+        "f32" => ArgValue::F32(val.parse().map_err(|e| bad(&e))?),
+        "f64" => ArgValue::F64(val.parse().map_err(|e| bad(&e))?),
+        "in" | "inout" => {
+            let data = std::fs::read(val).map_err(|e| bad(&format!("{val}: {e}")))?;
+            let addr = mem.allocate(data.len() as u64, AllocKind::Buffer, val).map_err(|e| bad(&e))?;
+            mem.write(addr, &data).map_err(|e| bad(&e))?;
+            if kind == "inout" {
+                outputs.push(Output { path: val.into(), addr, len: data.len() });
+            }
+            ArgValue::Pointer(addr)
+        }
+        "out" => {
+            let (path, bytes) = val.rsplit_once(':').ok_or_else(|| bad(&"out= takes PATH:BYTES"))?;
+            let len: usize = bytes.parse().map_err(|e| bad(&e))?;
+            let addr = mem.allocate(len as u64, AllocKind::Buffer, path).map_err(|e| bad(&e))?;
+            outputs.push(Output { path: path.into(), addr, len });
+            ArgValue::Pointer(addr)
+        }
+        other => return Err(format!("--arg `{spec}`: unknown kind `{other}` (u32 i32 u64 i64 f32 f64 in out inout)")),
+    })
+}
+
+/// Runs the dispatch and reports.
+pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let wanted = a.device.as_deref().map(DevicePreset::by_name).transpose()?;
+    let objects = codeobj::open_any(&a.file, wanted.map(|d| d.gfx))?;
+    let loaded = objects
+        .into_iter()
+        .find(|l| isa_amdgpu::Target::from_name(&l.code_object.target.processor).is_some())
+        .ok_or_else(|| format!("{}: no gfx90a/gfx942 code object{}", a.file.display(), wanted.map(|d| format!(" for {}", d.gfx)).unwrap_or_default()))?;
+    let co = loaded.code_object;
+    let device = match wanted {
+        Some(d) => d,
+        None => emu_core::PRESETS
+            .iter()
+            .find(|p| p.gfx == co.target.processor)
+            .ok_or_else(|| format!("no preset runs {}", co.target.processor))?,
+    };
+    let kernel = match &a.kernel {
+        Some(k) => co.kernel(k).ok_or_else(|| {
+            format!("no kernel `{k}` in {} (kernels: {})", a.file.display(), co.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", "))
+        })?,
+        None if co.kernels.len() == 1 => &co.kernels[0],
+        None => return Err(format!("{} has {} kernels; choose one with --kernel", a.file.display(), co.kernels.len()).into()),
+    };
+    let shape = DispatchShape::new(dims("grid", &a.grid)?, dims("block", &a.block)?, device)?;
+    let mem = DeviceMemory::new(device.memory_bytes)?;
+    let mut outputs = Vec::new();
+    let args = a.args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
+    let t0 = Instant::now();
+    let stats = run_kernel(&mem, device, &co, kernel, shape, &args, Limits { max_wave_instructions: a.max_instructions })?;
+    let seconds = t0.elapsed().as_secs_f64();
+    for o in &outputs {
+        let mut buf = vec![0u8; o.len];
+        mem.read(o.addr, &mut buf)?;
+        std::fs::write(&o.path, &buf).map_err(|e| format!("{}: {e}", o.path.display()))?;
+    }
+    println!(
+        "{} on {}: {} workgroups, {} waves, {} wave instructions in {:.3} s (interpreter)",
+        kernel.name, device.name, stats.workgroups, stats.waves, stats.wave_instructions, seconds
+    );
+    if let Some(p) = &a.stats_json {
+        let j = serde_json::json!({
+            "kernel": kernel.name,
+            "device": device.id,
+            "engine": "interp",
+            "workgroups": stats.workgroups,
+            "waves": stats.waves,
+            "wave_instructions": stats.wave_instructions,
+            "seconds": seconds,
+        });
+        write_json(p, &j)?;
+    }
+    Ok(())
+}
+
+fn write_json(p: &Path, j: &serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
+    std::fs::write(p, serde_json::to_string_pretty(j)? + "\n").map_err(|e| format!("{}: {e}", p.display()).into())
+}
