@@ -3,7 +3,9 @@
 //! `s_barrier` synchronising the waves of a workgroup. Every fault names the kernel, the PC, the instruction
 //! and (for memory) the lane and address.
 
-use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
 
 use isa_amdgpu::codeobj::{CodeObject, Kernel};
 use isa_amdgpu::{decode, disasm, Inst, Target};
@@ -16,16 +18,48 @@ use crate::memory::{AllocError, AllocKind, DeviceMemory};
 use crate::sem::{execute, ExecError, Flow};
 use crate::wave::{WaveState, WaveStatus};
 
-/// Limits that stop a runaway kernel.
+/// How a dispatch runs: limits that stop a runaway kernel, and host parallelism.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Instructions one wave may execute.
     pub max_wave_instructions: u64,
+    /// Host threads running workgroups in parallel (`None`: all cores). Results do not depend on it.
+    pub threads: Option<usize>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wave_instructions: 100_000_000 }
+        Limits { max_wave_instructions: 100_000_000, threads: None }
+    }
+}
+
+/// Decoded instructions of a loaded code object, filled on first execution and shared by all waves and
+/// workgroups of a dispatch (one slot per dword of code).
+pub struct DecodeCache {
+    base: u64,
+    slots: Vec<OnceLock<Result<Inst, isa_amdgpu::DecodeError>>>,
+}
+
+impl DecodeCache {
+    fn new(code: &LoadedCode) -> DecodeCache {
+        DecodeCache { base: code.base, slots: (0..code.size.div_ceil(4)).map(|_| OnceLock::new()).collect() }
+    }
+
+    fn get(&self, mem: &DeviceMemory, code: &LoadedCode, pc: u64) -> Result<Inst, isa_amdgpu::DecodeError> {
+        let truncated = |have| isa_amdgpu::DecodeError::Truncated { address: pc, need: 4, have };
+        if pc % 4 != 0 || pc < self.base {
+            return Err(isa_amdgpu::DecodeError::Invalid { address: pc, words: vec![], reason: "PC outside the code or not dword-aligned" });
+        }
+        let slot = self.slots.get(((pc - self.base) / 4) as usize).ok_or_else(|| truncated(0))?;
+        slot.get_or_init(|| {
+            let mut buf = [0u8; 12];
+            let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
+            if avail < 4 || mem.read(pc, &mut buf[..avail]).is_err() {
+                return Err(truncated(avail));
+            }
+            decode(&buf[..avail], pc, code.target)
+        })
+        .clone()
     }
 }
 
@@ -109,17 +143,17 @@ pub fn run_kernel(
         kernarg: &kernarg,
         addrs: DispatchAddresses { kernarg: kernarg_addr, ..Default::default() },
     };
-    let mut cache: HashMap<u64, Inst> = HashMap::new();
-    let mut stats = RunStats::default();
+    let cache = DecodeCache::new(&code);
     let vgprs = kernel.descriptor.vgpr_alloc_count() as usize;
     let agprs = kernel.descriptor.agpr_alloc_count().unwrap_or(0) as usize;
-    for i in 0..shape.workgroup_count() {
+    let entry = code.base + kernel.entry_address;
+    let one = |i: u64| -> Result<RunStats, EngineError> {
         let wg = shape.workgroup_id(i);
         let n = shape.waves_in(wg, device.wave_size);
         let mut waves = Vec::with_capacity(n as usize);
         for w in 0..n {
             let init = cx.initial_wave_state(wg, w)?;
-            let mut wave = WaveState::new(code.base + kernel.entry_address, vgprs, agprs);
+            let mut wave = WaveState::new(entry, vgprs, agprs);
             wave.sgprs[..init.sgprs.len()].copy_from_slice(&init.sgprs);
             for (i, v) in init.vgprs.iter().enumerate() {
                 wave.vgprs[i] = *v;
@@ -128,13 +162,27 @@ pub fn run_kernel(
             waves.push(wave);
         }
         let mut lds = vec![0u8; kernel.descriptor.group_segment_fixed_size as usize];
-        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &mut cache, limits)?;
-        stats.workgroups += 1;
-        stats.waves += waves.len() as u64;
-        stats.wave_instructions += waves.iter().map(|w| w.executed).sum::<u64>();
-    }
+        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits)?;
+        Ok(RunStats { workgroups: 1, waves: n as u64, wave_instructions: waves.iter().map(|w| w.executed).sum() })
+    };
+    // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order
+    let count = shape.workgroup_count();
+    let results: Vec<Result<RunStats, EngineError>> = match limits.threads {
+        Some(1) => (0..count).map(one).collect(),
+        threads => {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().expect("thread pool");
+            pool.install(|| (0..count).into_par_iter().map(one).collect())
+        }
+    };
     let _ = mem.free(kernarg_addr);
     let _ = mem.free(code.base);
+    let mut stats = RunStats::default();
+    for r in results {
+        let s = r?;
+        stats.workgroups += s.workgroups;
+        stats.waves += s.waves;
+        stats.wave_instructions += s.wave_instructions;
+    }
     Ok(stats)
 }
 
@@ -148,7 +196,7 @@ fn run_workgroup(
     wg: [u32; 3],
     waves: &mut [WaveState],
     lds: &mut [u8],
-    cache: &mut HashMap<u64, Inst>,
+    cache: &DecodeCache,
     limits: Limits,
 ) -> Result<(), EngineError> {
     loop {
@@ -183,7 +231,7 @@ fn run_wave(
     wi: u32,
     wave: &mut WaveState,
     lds: &mut [u8],
-    cache: &mut HashMap<u64, Inst>,
+    cache: &DecodeCache,
     limits: Limits,
 ) -> Result<(), EngineError> {
     let kernel = || cx.kernel.to_string();
@@ -192,20 +240,9 @@ fn run_wave(
             return Err(EngineError::Runaway { kernel: kernel(), workgroup: wg, wave: wi, limit: limits.max_wave_instructions });
         }
         let pc = wave.pc;
-        let inst = match cache.get(&pc) {
-            Some(i) => *i,
-            None => {
-                let mut buf = [0u8; 12];
-                let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
-                let illegal = |error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error };
-                if avail < 4 || mem.read(pc, &mut buf[..avail]).is_err() {
-                    return Err(illegal(isa_amdgpu::DecodeError::Truncated { address: pc, need: 4, have: avail }));
-                }
-                let inst = decode(&buf[..avail], pc, code.target).map_err(illegal)?;
-                cache.insert(pc, inst);
-                inst
-            }
-        };
+        let inst = cache
+            .get(mem, code, pc)
+            .map_err(|error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error })?;
         wave.executed += 1;
         let mut b = Interp { wave, mem, lds: &mut *lds, mnemonic: inst.info.name };
         let flow = execute(&mut b, &inst, pc).map_err(|error| EngineError::Fault {

@@ -103,7 +103,7 @@ fn runaway_kernels_stop_at_the_instruction_limit() {
     let dc = upload(&mem, &[0.0; 64], "c");
     let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(64)];
-    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits { max_wave_instructions: 5 }).unwrap_err();
+    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits { max_wave_instructions: 5, ..Limits::default() }).unwrap_err();
     assert!(matches!(err, EngineError::Runaway { limit: 5, .. }), "{err}");
     assert!(err.to_string().contains("ran 5 instructions without ending"));
 }
@@ -145,5 +145,26 @@ fn lds_tree_reduction_with_barriers_matches_the_cpu() {
             assert_eq!(got[g].to_bits(), tmp[0].to_bits(), "{target}: workgroup {g}");
         }
         assert_eq!(stats.waves, groups as u64 * 4);
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_the_number_of_host_threads() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("reduce", target);
+        let n = 64 * 256;
+        let (input, _) = inputs(n);
+        let mut outs = Vec::new();
+        for threads in [1, 2, 4] {
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let din = upload(&mem, &input, "in");
+            let dout = upload(&mem, &vec![0.0; 64], "out");
+            let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
+            let limits = Limits { threads: Some(threads), ..Limits::default() };
+            let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap();
+            outs.push((download(&mem, dout, 64).iter().map(|x| x.to_bits()).collect::<Vec<_>>(), stats));
+        }
+        assert!(outs.windows(2).all(|w| w[0] == w[1]), "{target}: 1, 2 and 4 threads must agree");
     }
 }

@@ -63,6 +63,9 @@ enum Command {
         /// Stop a wave after this many instructions (runaway kernels).
         #[arg(long, default_value_t = 100_000_000)]
         max_instructions: u64,
+        /// Host threads running workgroups (default: all cores); results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
@@ -81,8 +84,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions })
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads })
         }
     };
     match result {

@@ -20,6 +20,7 @@ pub struct RunArgs {
     pub args: Vec<String>,
     pub stats_json: Option<PathBuf>,
     pub max_instructions: u64,
+    pub threads: Option<usize>,
 }
 
 fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
@@ -99,7 +100,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut outputs = Vec::new();
     let args = a.args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
     let t0 = Instant::now();
-    let stats = run_kernel(&mem, device, &co, kernel, shape, &args, Limits { max_wave_instructions: a.max_instructions })?;
+    let stats = run_kernel(&mem, device, &co, kernel, shape, &args, Limits { max_wave_instructions: a.max_instructions, threads: a.threads })?;
     let seconds = t0.elapsed().as_secs_f64();
     for o in &outputs {
         let mut buf = vec![0u8; o.len];
