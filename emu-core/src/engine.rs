@@ -15,6 +15,7 @@ use crate::dispatch::{DispatchAddresses, DispatchContext, DispatchError, Dispatc
 use crate::interp::Interp;
 use crate::kernarg::{build_kernarg, ArgValue, HiddenValues, KernargError};
 use crate::memory::{AllocError, AllocKind, DeviceMemory};
+use crate::observe::{InstEvent, NoObserver, Observer};
 use crate::sem::{execute, ExecError, Flow};
 use crate::wave::{WaveState, WaveStatus};
 
@@ -127,6 +128,21 @@ pub fn run_kernel(
     args: &[ArgValue],
     limits: Limits,
 ) -> Result<RunStats, EngineError> {
+    run_kernel_observed(mem, device, co, kernel, shape, args, limits, &NoObserver)
+}
+
+/// [`run_kernel`] with an observer that sees every executed instruction.
+#[allow(clippy::too_many_arguments)]
+pub fn run_kernel_observed<O: Observer>(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    co: &CodeObject,
+    kernel: &Kernel,
+    shape: DispatchShape,
+    args: &[ArgValue],
+    limits: Limits,
+    observer: &O,
+) -> Result<RunStats, EngineError> {
     let code = load_code(mem, co)?;
     if code.target != device.target {
         return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
@@ -162,7 +178,7 @@ pub fn run_kernel(
             waves.push(wave);
         }
         let mut lds = vec![0u8; kernel.descriptor.group_segment_fixed_size as usize];
-        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits)?;
+        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, observer)?;
         Ok(RunStats { workgroups: 1, waves: n as u64, wave_instructions: waves.iter().map(|w| w.executed).sum() })
     };
     // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order
@@ -189,7 +205,7 @@ pub fn run_kernel(
 /// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
 /// still running has reached it.
 #[allow(clippy::too_many_arguments)]
-fn run_workgroup(
+fn run_workgroup<O: Observer>(
     mem: &DeviceMemory,
     code: &LoadedCode,
     cx: &DispatchContext<'_>,
@@ -198,6 +214,7 @@ fn run_workgroup(
     lds: &mut [u8],
     cache: &DecodeCache,
     limits: Limits,
+    observer: &O,
 ) -> Result<(), EngineError> {
     loop {
         let mut progressed = false;
@@ -206,7 +223,7 @@ fn run_workgroup(
                 continue;
             }
             progressed = true;
-            run_wave(mem, code, cx, wg, wi as u32, wave, lds, cache, limits)?;
+            run_wave(mem, code, cx, wg, wi as u32, wave, lds, cache, limits, observer)?;
         }
         let running = waves.iter().filter(|w| w.status == WaveStatus::Running).count();
         let at_barrier = waves.iter().filter(|w| w.status == WaveStatus::AtBarrier).count();
@@ -223,7 +240,7 @@ fn run_workgroup(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_wave(
+fn run_wave<O: Observer>(
     mem: &DeviceMemory,
     code: &LoadedCode,
     cx: &DispatchContext<'_>,
@@ -233,6 +250,7 @@ fn run_wave(
     lds: &mut [u8],
     cache: &DecodeCache,
     limits: Limits,
+    observer: &O,
 ) -> Result<(), EngineError> {
     let kernel = || cx.kernel.to_string();
     while wave.status == WaveStatus::Running {
@@ -244,6 +262,7 @@ fn run_wave(
             .get(mem, code, pc)
             .map_err(|error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error })?;
         wave.executed += 1;
+        let exec = wave.exec();
         let mut b = Interp { wave, mem, lds: &mut *lds, mnemonic: inst.info.name };
         let flow = execute(&mut b, &inst, pc).map_err(|error| EngineError::Fault {
             kernel: kernel(),
@@ -253,6 +272,7 @@ fn run_wave(
             text: disasm::text(&inst),
             error: Box::new(error),
         })?;
+        observer.instruction(&InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec });
         let next = pc + inst.size() as u64;
         match flow {
             Flow::Next => wave.pc = next,
@@ -262,7 +282,10 @@ fn run_wave(
                 wave.pc = next;
                 wave.status = WaveStatus::AtBarrier;
             }
-            Flow::End => wave.status = WaveStatus::Done,
+            Flow::End => {
+                wave.status = WaveStatus::Done;
+                observer.wave_end(wg, wi, wave.executed);
+            }
         }
     }
     Ok(())

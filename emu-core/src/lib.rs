@@ -15,6 +15,7 @@ pub mod engine;
 pub mod interp;
 pub mod kernarg;
 pub mod memory;
+pub mod observe;
 pub mod sem;
 pub mod wave;
 

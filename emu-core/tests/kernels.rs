@@ -168,3 +168,35 @@ fn results_do_not_depend_on_the_number_of_host_threads() {
         assert!(outs.windows(2).all(|w| w[0] == w[1]), "{target}: 1, 2 and 4 threads must agree");
     }
 }
+
+#[test]
+fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
+    use emu_core::engine::run_kernel_observed;
+    use emu_core::observe::ClassCounter;
+    let (dev, co) = setup("reduce", "gfx942");
+    let n = 512;
+    let (input, _) = inputs(n);
+    let run = |counter: Option<&ClassCounter>| {
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let din = upload(&mem, &input, "in");
+        let dout = upload(&mem, &[0.0; 2], "out");
+        let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
+        let stats = match counter {
+            Some(c) => run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default(), c),
+            None => run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()),
+        }
+        .unwrap();
+        (download(&mem, dout, 2), stats)
+    };
+    let counter = ClassCounter::default();
+    let (observed, stats) = run(Some(&counter));
+    let (plain, _) = run(None);
+    assert_eq!(observed, plain);
+    let counts: std::collections::BTreeMap<_, _> = counter.counts().into_iter().collect();
+    assert_eq!(counts.values().sum::<u64>(), stats.wave_instructions, "every instruction is seen once");
+    for unit in ["salu", "smem", "valu", "lds", "vmem", "branch"] {
+        assert!(counts.get(unit).copied().unwrap_or(0) > 0, "{unit} missing from {counts:?}");
+    }
+    assert!(counter.vector_lanes() > 0);
+}

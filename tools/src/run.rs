@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, Limits};
+use emu_core::engine::{run_kernel_observed, Limits};
+use emu_core::observe::ClassCounter;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -100,7 +101,9 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut outputs = Vec::new();
     let args = a.args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
     let t0 = Instant::now();
-    let stats = run_kernel(&mem, device, &co, kernel, shape, &args, Limits { max_wave_instructions: a.max_instructions, threads: a.threads })?;
+    let counter = ClassCounter::default();
+    let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads };
+    let stats = run_kernel_observed(&mem, device, &co, kernel, shape, &args, limits, &counter)?;
     let seconds = t0.elapsed().as_secs_f64();
     for o in &outputs {
         let mut buf = vec![0u8; o.len];
@@ -120,6 +123,8 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             "waves": stats.waves,
             "wave_instructions": stats.wave_instructions,
             "seconds": seconds,
+            "instructions_by_unit": counter.counts().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
+            "vector_lane_ops": counter.vector_lanes(),
         });
         write_json(p, &j)?;
     }
