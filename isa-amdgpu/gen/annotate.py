@@ -76,7 +76,7 @@ def annotate(enc, name, ops):
         reads.add("exec")
         if TRANS.match(b):
             unit = "trans"
-        elif re.search(r"_f64|_b64|_i64|_u64", b) and "mfma" not in b:
+        elif "_f64" in b and "mfma" not in b:
             unit = "f64"
         if "mfma" in b or "smfmac" in b:
             unit = "mfma"
