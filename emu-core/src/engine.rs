@@ -48,7 +48,7 @@ impl DecodeCache {
 
     fn get(&self, mem: &DeviceMemory, code: &LoadedCode, pc: u64) -> Result<Inst, isa_amdgpu::DecodeError> {
         let truncated = |have| isa_amdgpu::DecodeError::Truncated { address: pc, need: 4, have };
-        if pc % 4 != 0 || pc < self.base {
+        if !pc.is_multiple_of(4) || pc < self.base {
             return Err(isa_amdgpu::DecodeError::Invalid { address: pc, words: vec![], reason: "PC outside the code or not dword-aligned" });
         }
         let slot = self.slots.get(((pc - self.base) / 4) as usize).ok_or_else(|| truncated(0))?;
@@ -278,6 +278,7 @@ fn run_wave<O: Observer>(
             Flow::Next => wave.pc = next,
             Flow::Jump(t) => wave.pc = t,
             Flow::Branch { cond, target } => wave.pc = if cond == 1 { target } else { next },
+            Flow::Indirect { lo, hi } => wave.pc = (hi as u64) << 32 | lo as u64,
             Flow::Barrier => {
                 wave.pc = next;
                 wave.status = WaveStatus::AtBarrier;

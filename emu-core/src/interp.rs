@@ -1,7 +1,7 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::memory::DeviceMemory;
-use crate::sem::{Backend, ExecError, SOp, VCmp, VOp};
+use crate::sem::{Backend, ExecError, MaskOp, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
 
 /// A wave being interpreted, with the memory it reads and writes.
@@ -24,6 +24,21 @@ fn zip(a: &Lanes, b: &Lanes, f: impl Fn(u32, u32) -> u32) -> Lanes {
 
 fn f(x: u32) -> f32 {
     f32::from_bits(x)
+}
+
+/// x * 2^e, exact where the result is representable (scaling by powers of two in steps that cannot overflow).
+fn ldexp(x: f64, e: i32) -> f64 {
+    let mut x = x;
+    let mut e = e.clamp(-2200, 2200);
+    while e > 1000 {
+        x *= f64::powi(2.0, 1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        x *= f64::powi(2.0, -1000);
+        e += 1000;
+    }
+    x * f64::powi(2.0, e)
 }
 
 /// IEEE min/max as the VALU does them: a NaN operand yields the other one.
@@ -92,6 +107,13 @@ impl Backend for Interp<'_> {
         let s = a as u64 + b as u64 + (carry_in & 1) as u64;
         (s as u32, (s >> 32) as u32)
     }
+    fn s_select(&mut self, cond: u32, b: u32, a: u32) -> u32 {
+        if cond & 1 == 1 {
+            b
+        } else {
+            a
+        }
+    }
     fn scc(&mut self) -> u32 {
         self.wave.scc as u32
     }
@@ -141,6 +163,10 @@ impl Backend for Interp<'_> {
             VOp::AddU32 => zip(&a, &b, u32::wrapping_add),
             VOp::SubU32 => zip(&a, &b, u32::wrapping_sub),
             VOp::MulLoU32 => zip(&a, &b, u32::wrapping_mul),
+            VOp::MulHiU32 => zip(&a, &b, |x, y| ((x as u64 * y as u64) >> 32) as u32),
+            VOp::MulHiI32 => zip(&a, &b, |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
+            VOp::MulU32U24 => zip(&a, &b, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
+            VOp::MulI32I24 => zip(&a, &b, |x, y| (((x << 8) as i32 >> 8) as i64 * ((y << 8) as i32 >> 8) as i64) as u32),
             VOp::And => zip(&a, &b, |x, y| x & y),
             VOp::Or => zip(&a, &b, |x, y| x | y),
             VOp::Xor => zip(&a, &b, |x, y| x ^ y),
@@ -198,6 +224,163 @@ impl Backend for Interp<'_> {
             carry |= (s >> 32) << i;
         }
         (r, carry)
+    }
+    fn v_un(&mut self, op: VUn, a: Lanes) -> Lanes {
+        let g = |x: u32| -> u32 {
+            match op {
+                VUn::CvtF32U32 => (x as f32).to_bits(),
+                VUn::CvtF32I32 => (x as i32 as f32).to_bits(),
+                // float → int conversions saturate and send NaN to 0, like the hardware (and Rust's `as`)
+                VUn::CvtU32F32 => f(x) as u32,
+                VUn::CvtI32F32 => f(x) as i32 as u32,
+                VUn::TruncF32 => f(x).trunc().to_bits(),
+                VUn::FloorF32 => f(x).floor().to_bits(),
+                VUn::RcpF32 => (1.0 / f(x)).to_bits(),
+                VUn::SqrtF32 => f(x).sqrt().to_bits(),
+                VUn::Not => !x,
+            }
+        };
+        let mut r = [0u32; LANES];
+        for i in 0..LANES {
+            r[i] = g(a[i]);
+        }
+        r
+    }
+    fn v_op64(&mut self, op: VOp64, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> (Lanes, Lanes) {
+        let mut r = ([0u32; LANES], [0u32; LANES]);
+        for i in 0..LANES {
+            let x = (a.1[i] as u64) << 32 | a.0[i] as u64;
+            let y = (b.1[i] as u64) << 32 | b.0[i] as u64;
+            let d = |v: u64| f64::from_bits(v);
+            let v = match op {
+                VOp64::AddF64 => (d(x) + d(y)).to_bits(),
+                VOp64::MulF64 => (d(x) * d(y)).to_bits(),
+                VOp64::Lshr => x >> (y & 63),
+                VOp64::Ashr => ((x as i64) >> (y & 63)) as u64,
+                VOp64::LdexpF64 => ldexp(d(x), y as u32 as i32).to_bits(),
+            };
+            r.0[i] = v as u32;
+            r.1[i] = (v >> 32) as u32;
+        }
+        r
+    }
+    fn v_un64(&mut self, op: VUn64, a: (Lanes, Lanes)) -> (Lanes, Lanes) {
+        let mut r = ([0u32; LANES], [0u32; LANES]);
+        for i in 0..LANES {
+            let x = f64::from_bits((a.1[i] as u64) << 32 | a.0[i] as u64);
+            let v = match op {
+                VUn64::TruncF64 => x.trunc(),
+                VUn64::FloorF64 => x.floor(),
+                VUn64::RcpF64 => 1.0 / x,
+                VUn64::SqrtF64 => x.sqrt(),
+            }
+            .to_bits();
+            r.0[i] = v as u32;
+            r.1[i] = (v >> 32) as u32;
+        }
+        r
+    }
+    fn v_fma_f64(&mut self, a: (Lanes, Lanes), b: (Lanes, Lanes), c: (Lanes, Lanes)) -> (Lanes, Lanes) {
+        let mut r = ([0u32; LANES], [0u32; LANES]);
+        let get = |p: &(Lanes, Lanes), i: usize| f64::from_bits((p.1[i] as u64) << 32 | p.0[i] as u64);
+        for i in 0..LANES {
+            let v = get(&a, i).mul_add(get(&b, i), get(&c, i)).to_bits();
+            r.0[i] = v as u32;
+            r.1[i] = (v >> 32) as u32;
+        }
+        r
+    }
+    fn v_cvt(&mut self, op: VCvt, a: (Lanes, Lanes)) -> (Lanes, Lanes) {
+        let mut r = ([0u32; LANES], [0u32; LANES]);
+        for i in 0..LANES {
+            let x64 = f64::from_bits((a.1[i] as u64) << 32 | a.0[i] as u64);
+            let wide = |v: f64, r: &mut (Lanes, Lanes)| {
+                let b = v.to_bits();
+                r.0[i] = b as u32;
+                r.1[i] = (b >> 32) as u32;
+            };
+            match op {
+                VCvt::F64FromU32 => wide(a.0[i] as f64, &mut r),
+                VCvt::F64FromI32 => wide(a.0[i] as i32 as f64, &mut r),
+                VCvt::F64FromF32 => wide(f(a.0[i]) as f64, &mut r),
+                VCvt::U32FromF64 => r.0[i] = x64 as u32,
+                VCvt::I32FromF64 => r.0[i] = x64 as i32 as u32,
+                VCvt::F32FromF64 => r.0[i] = (x64 as f32).to_bits(),
+            }
+        }
+        r
+    }
+    fn v_cmp64(&mut self, op: VCmp64, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> u64 {
+        let mut m = 0u64;
+        for i in 0..LANES {
+            let x = (a.1[i] as u64) << 32 | a.0[i] as u64;
+            let y = (b.1[i] as u64) << 32 | b.0[i] as u64;
+            let (fx, fy) = (f64::from_bits(x), f64::from_bits(y));
+            let t = match op {
+                VCmp64::EqU64 => x == y,
+                VCmp64::NeU64 => x != y,
+                VCmp64::LtU64 => x < y,
+                VCmp64::LeU64 => x <= y,
+                VCmp64::GtU64 => x > y,
+                VCmp64::GeU64 => x >= y,
+                VCmp64::LtI64 => (x as i64) < (y as i64),
+                VCmp64::LeI64 => (x as i64) <= (y as i64),
+                VCmp64::GtI64 => (x as i64) > (y as i64),
+                VCmp64::GeI64 => (x as i64) >= (y as i64),
+                VCmp64::EqF64 => fx == fy,
+                VCmp64::NeqF64 => fx != fy,
+                VCmp64::LtF64 => fx < fy,
+                VCmp64::LeF64 => fx <= fy,
+                VCmp64::GtF64 => fx > fy,
+                VCmp64::GeF64 => fx >= fy,
+            };
+            m |= (t as u64) << i;
+        }
+        m
+    }
+    fn v_select(&mut self, m: u64, a: Lanes, b: Lanes) -> Lanes {
+        let mut r = a;
+        for l in Self::lanes(m) {
+            r[l] = b[l];
+        }
+        r
+    }
+    fn v_mad_u64_u32(&mut self, a: Lanes, b: Lanes, c: (Lanes, Lanes), signed: bool) -> ((Lanes, Lanes), u64) {
+        let mut r = ([0u32; LANES], [0u32; LANES]);
+        let mut carry = 0u64;
+        for i in 0..LANES {
+            let acc = (c.1[i] as u64) << 32 | c.0[i] as u64;
+            let (v, over) = if signed {
+                let p = a[i] as i32 as i128 * b[i] as i32 as i128 + acc as i64 as i128;
+                (p as u64, p != (p as i64) as i128)
+            } else {
+                let p = a[i] as u128 * b[i] as u128 + acc as u128;
+                (p as u64, p >> 64 != 0)
+            };
+            r.0[i] = v as u32;
+            r.1[i] = (v >> 32) as u32;
+            carry |= (over as u64) << i;
+        }
+        (r, carry)
+    }
+    fn v_sub_borrow(&mut self, a: Lanes, b: Lanes, borrow_in: Option<u64>) -> (Lanes, u64) {
+        let bin = borrow_in.unwrap_or(0);
+        let mut r = [0u32; LANES];
+        let mut borrow = 0u64;
+        for i in 0..LANES {
+            let d = a[i] as i64 - b[i] as i64 - (bin >> i & 1) as i64;
+            r[i] = d as u32;
+            borrow |= ((d < 0) as u64) << i;
+        }
+        (r, borrow)
+    }
+    fn mask_op(&mut self, op: MaskOp, a: u64, b: u64) -> u64 {
+        match op {
+            MaskOp::And => a & b,
+            MaskOp::Or => a | b,
+            MaskOp::Xor => a ^ b,
+            MaskOp::AndNot => a & !b,
+        }
     }
     fn s_shl64(&mut self, lo: u32, hi: u32, amount: u32) -> (u32, u32) {
         let v = ((hi as u64) << 32 | lo as u64) << (amount & 63);

@@ -6,7 +6,7 @@
 //! else. Control flow comes back as a [`Flow`] so that a block compiler can turn it into jumps.
 
 use isa_amdgpu::encoding::{Encoding, Field};
-use isa_amdgpu::table::{Implicit, OperandKind};
+use isa_amdgpu::table::{Implicit, OperandKind, SrcType};
 use isa_amdgpu::{Inst, Opcode};
 
 /// Scalar ALU operations on 32-bit values.
@@ -35,6 +35,11 @@ pub enum VOp {
     AddU32,
     SubU32,
     MulLoU32,
+    /// High 32 bits of the unsigned 64-bit product.
+    MulHiU32,
+    MulHiI32,
+    MulU32U24,
+    MulI32I24,
     And,
     Or,
     Xor,
@@ -47,6 +52,84 @@ pub enum VOp {
     MulF32,
     MinF32,
     MaxF32,
+}
+
+/// Bitwise operations on lane masks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaskOp {
+    And,
+    Or,
+    Xor,
+    /// a & !b
+    AndNot,
+}
+
+/// Per-lane unary operations on 32-bit values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VUn {
+    CvtF32U32,
+    CvtF32I32,
+    CvtU32F32,
+    CvtI32F32,
+    TruncF32,
+    FloorF32,
+    RcpF32,
+    SqrtF32,
+    /// Bitwise NOT.
+    Not,
+}
+
+/// Per-lane operations on 64-bit values held as (lo, hi) register pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VOp64 {
+    AddF64,
+    MulF64,
+    /// b >> (a & 63), logical ("rev" order resolved by the caller: first operand is the value).
+    Lshr,
+    Ashr,
+    /// a * 2^(b as i32), b taken from the low half.
+    LdexpF64,
+}
+
+/// Unary operations on 64-bit lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VUn64 {
+    TruncF64,
+    FloorF64,
+    RcpF64,
+    SqrtF64,
+}
+
+/// Conversions between 32- and 64-bit lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VCvt {
+    F64FromU32,
+    F64FromI32,
+    F64FromF32,
+    U32FromF64,
+    I32FromF64,
+    F32FromF64,
+}
+
+/// Per-lane 64-bit comparisons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VCmp64 {
+    EqU64,
+    NeU64,
+    LtU64,
+    LeU64,
+    GtU64,
+    GeU64,
+    LtI64,
+    LeI64,
+    GtI64,
+    GeI64,
+    EqF64,
+    NeqF64,
+    LtF64,
+    LeF64,
+    GtF64,
+    GeF64,
 }
 
 /// Per-lane comparisons producing a lane mask.
@@ -79,6 +162,8 @@ pub enum Flow<S> {
     Jump(u64),
     /// Jump if `cond` (0/1) is 1.
     Branch { cond: S, target: u64 },
+    /// Jump to the address in a register pair (s_setpc_b64, s_swappc_b64).
+    Indirect { lo: S, hi: S },
     Barrier,
     End,
 }
@@ -114,6 +199,8 @@ pub trait Backend {
     /// (a + b + carry_in) and its carry out (0/1).
     fn s_add_carry(&mut self, a: Self::S, b: Self::S, carry_in: Self::S) -> (Self::S, Self::S);
     fn scc(&mut self) -> Self::S;
+    /// `cond` (0/1) ? b : a
+    fn s_select(&mut self, cond: Self::S, b: Self::S, a: Self::S) -> Self::S;
     fn set_scc(&mut self, v: Self::S);
     /// 1 if `v` != 0, else 0.
     fn s_nonzero(&mut self, v: Self::S) -> Self::S;
@@ -133,6 +220,22 @@ pub trait Backend {
     fn v_cmp(&mut self, op: VCmp, a: Self::V, b: Self::V) -> Self::M;
     /// Per lane a + b + (carry_in lane bit); the carry out as a mask.
     fn v_add_carry(&mut self, a: Self::V, b: Self::V, carry_in: Option<Self::M>) -> (Self::V, Self::M);
+    fn v_un(&mut self, op: VUn, a: Self::V) -> Self::V;
+    fn v_op64(&mut self, op: VOp64, a: (Self::V, Self::V), b: (Self::V, Self::V)) -> (Self::V, Self::V);
+    fn v_un64(&mut self, op: VUn64, a: (Self::V, Self::V)) -> (Self::V, Self::V);
+    /// a * b + c in f64 with one rounding.
+    fn v_fma_f64(&mut self, a: (Self::V, Self::V), b: (Self::V, Self::V), c: (Self::V, Self::V)) -> (Self::V, Self::V);
+    /// A 32→64 or 64→32 conversion; 32-bit results come back in the first element.
+    fn v_cvt(&mut self, op: VCvt, a: (Self::V, Self::V)) -> (Self::V, Self::V);
+    fn v_cmp64(&mut self, op: VCmp64, a: (Self::V, Self::V), b: (Self::V, Self::V)) -> Self::M;
+    /// Per lane: `m` set → b, clear → a.
+    fn v_select(&mut self, m: Self::M, a: Self::V, b: Self::V) -> Self::V;
+    /// Per lane a*b (u32 × u32) + c (u64); carry out of bit 63 as a mask.
+    fn v_mad_u64_u32(&mut self, a: Self::V, b: Self::V, c: (Self::V, Self::V), signed: bool) -> ((Self::V, Self::V), Self::M);
+    /// Per lane a - b - borrow_in; the borrow out as a mask.
+    fn v_sub_borrow(&mut self, a: Self::V, b: Self::V, borrow_in: Option<Self::M>) -> (Self::V, Self::M);
+    fn mask_op(&mut self, op: MaskOp, a: Self::M, b: Self::M) -> Self::M;
+
     /// 64-bit uniform shift left of (lo, hi) by `amount & 63`.
     fn s_shl64(&mut self, lo: Self::S, hi: Self::S, amount: Self::S) -> (Self::S, Self::S);
     /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
@@ -184,19 +287,36 @@ fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B::S, ExecEr
     }
 }
 
-/// A 64-bit scalar source as (lo, hi).
-fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<(B::S, B::S), ExecError> {
+/// The 64-bit inline float constants (240..=248) as f64 bit patterns.
+const F64_INLINE: [u64; 9] = [
+    0x3fe0_0000_0000_0000,
+    0xbfe0_0000_0000_0000,
+    0x3ff0_0000_0000_0000,
+    0xbff0_0000_0000_0000,
+    0x4000_0000_0000_0000,
+    0xc000_0000_0000_0000,
+    0x4010_0000_0000_0000,
+    0xc010_0000_0000_0000,
+    0x3fc4_5f30_6dc9_c882,
+];
+
+/// A 64-bit scalar source as (lo, hi). Integer constants sign-extend; float constants are doubles; a literal
+/// is the high half of an f64 operand and the zero-extended value of an integer one.
+fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::S, B::S), ExecError> {
+    let v = inst.field(field);
+    let is_f64 = matches!(inst.info.operand(field).map(|o| o.kind), Some(OperandKind::Src { ty: SrcType::F64, .. }));
+    let pair = |b: &mut B, x: u64| (b.s_const(x as u32), b.s_const((x >> 32) as u32));
     match v {
         0..=127 => {
             let r = if v <= 101 { v & !1 } else { v };
             Ok((b.s_get(r), b.s_get(r + 1)))
         }
-        128..=208 => {
-            let c = inline_const32(v).unwrap_or(0);
-            let hi = if (c as i32) < 0 { u32::MAX } else { 0 };
-            Ok((b.s_const(c), b.s_const(hi)))
+        128..=208 => Ok(pair(b, inline_const32(v).unwrap_or(0) as i32 as i64 as u64)),
+        240..=248 => Ok(pair(b, F64_INLINE[(v - 240) as usize])),
+        255 => {
+            let lit = inst.literal().unwrap_or(0) as u64;
+            Ok(pair(b, if is_f64 { lit << 32 } else { lit }))
         }
-        255 => Ok((b.s_const(inst.literal().unwrap_or(0)), b.s_const(0))),
         _ => Err(form(inst, "this 64-bit source operand")),
     }
 }
@@ -217,7 +337,7 @@ fn vec_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::V, 
     if v >= 256 {
         return Ok((b.v_get(v - 256), b.v_get(v - 255)));
     }
-    let (lo, hi) = scalar_src64(b, inst, v)?;
+    let (lo, hi) = scalar_src64(b, inst, field)?;
     Ok((b.v_splat(lo), b.v_splat(hi)))
 }
 
@@ -328,7 +448,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
         O::SMovB64 => {
-            let (lo, hi) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
             let d = inst.field(Field::Sdst);
             b.s_set(d, lo);
             b.s_set(d + 1, hi);
@@ -385,8 +505,8 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
         O::SAndB64 | O::SOrB64 | O::SXorB64 | O::SAndn2B64 => {
-            let (al, ah) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
-            let (cl, ch) = scalar_src64(b, inst, inst.field(Field::Ssrc1))?;
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
             let (cl, ch) = if inst.info.opcode == O::SAndn2B64 {
                 let ones = b.s_const(u32::MAX);
                 (b.s_op(SOp::Xor, cl, ones), b.s_op(SOp::Xor, ch, ones))
@@ -408,7 +528,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
         O::SAndSaveexecB64 | O::SOrSaveexecB64 => {
-            let (sl, sh) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
             let exec = b.exec();
             let (el, eh) = b.mask_parts(exec);
             let d = inst.field(Field::Sdst);
@@ -590,7 +710,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
         O::SLshlB64 | O::SLshrB64 => {
-            let (lo, hi) = scalar_src64(b, inst, inst.field(Field::Ssrc0))?;
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
             let amount = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
             if inst.info.opcode == O::SLshrB64 {
                 return Err(form(inst, "64-bit right shift"));
@@ -674,6 +794,339 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
                 let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(base + i)).collect();
                 b.v_store(lo, hi, offset, &data, m)?;
             }
+            Ok(Flow::Next)
+        }
+        // ---- more scalar: calls, selects, 64-bit masks -----------------------------------------------
+        O::SGetpcB64 => {
+            let (lo, hi) = (b.s_const(next_pc as u32), b.s_const((next_pc >> 32) as u32));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, lo);
+            b.s_set(d + 1, hi);
+            Ok(Flow::Next)
+        }
+        O::SSetpcB64 | O::SSwappcB64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            if inst.info.opcode == O::SSwappcB64 {
+                let (rl, rh) = (b.s_const(next_pc as u32), b.s_const((next_pc >> 32) as u32));
+                let d = inst.field(Field::Sdst);
+                b.s_set(d, rl);
+                b.s_set(d + 1, rh);
+            }
+            Ok(Flow::Indirect { lo, hi })
+        }
+        O::SCselectB32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let scc = b.scc();
+            let r = b.s_select(scc, c, a);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SCselectB64 => {
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+            let scc = b.scc();
+            let (rl, rh) = (b.s_select(scc, cl, al), b.s_select(scc, ch, ah));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            Ok(Flow::Next)
+        }
+        O::SSubU32 | O::SSubbU32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            // a - c - borrow = a + !c + (1 - borrow); carry out = !borrow out
+            let ones = b.s_const(u32::MAX);
+            let nc = b.s_op(SOp::Xor, c, ones);
+            let one = b.s_const(1);
+            let cin = if inst.info.opcode == O::SSubbU32 {
+                let s = b.scc();
+                b.s_op(SOp::Xor, s, one)
+            } else {
+                one
+            };
+            let (r, carry) = b.s_add_carry(a, nc, cin);
+            b.s_set(inst.field(Field::Sdst), r);
+            let borrow = b.s_op(SOp::Xor, carry, one);
+            b.set_scc(borrow);
+            Ok(Flow::Next)
+        }
+        O::SAndn2SaveexecB64 | O::SXorSaveexecB64 => {
+            let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let src = b.mask_from(sl, sh);
+            let exec = b.exec();
+            let (el, eh) = b.mask_parts(exec);
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, el);
+            b.s_set(d + 1, eh);
+            let op = if inst.info.opcode == O::SAndn2SaveexecB64 { MaskOp::AndNot } else { MaskOp::Xor };
+            let m = b.mask_op(op, src, exec);
+            b.set_exec(m);
+            let (nl, nh) = b.mask_parts(m);
+            let any = b.s_op(SOp::Or, nl, nh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+
+        // ---- more vector ALU --------------------------------------------------------------------------
+        O::VCndmaskB32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let sel = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+            if sel > 127 {
+                return Err(form(inst, "a non-SGPR lane select"));
+            }
+            let (lo, hi) = (b.s_get(sel), b.s_get(sel + 1));
+            let m = b.mask_from(lo, hi);
+            let r = b.v_select(m, a, c);
+            let exec = b.exec();
+            b.v_set(vdst(inst), r, exec);
+            Ok(Flow::Next)
+        }
+        O::VSubrevU32 | O::VMulHiU32 | O::VMulHiI32 | O::VMulU32U24 | O::VMulI32I24 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let r = match inst.info.opcode {
+                O::VSubrevU32 => b.v_op(VOp::SubU32, c, a),
+                O::VMulHiU32 => b.v_op(VOp::MulHiU32, a, c),
+                O::VMulHiI32 => b.v_op(VOp::MulHiI32, a, c),
+                O::VMulU32U24 => b.v_op(VOp::MulU32U24, a, c),
+                _ => b.v_op(VOp::MulI32I24, a, c),
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VSubCoU32 | O::VSubrevCoU32 | O::VSubbCoU32 | O::VSubbrevCoU32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let (a, c) = if matches!(inst.info.opcode, O::VSubrevCoU32 | O::VSubbrevCoU32) { (c, a) } else { (a, c) };
+            let borrow_in = if matches!(inst.info.opcode, O::VSubbCoU32 | O::VSubbrevCoU32) {
+                let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+                if src > 127 {
+                    return Err(form(inst, "a non-SGPR borrow input"));
+                }
+                let (lo, hi) = (b.s_get(src), b.s_get(src + 1));
+                Some(b.mask_from(lo, hi))
+            } else {
+                None
+            };
+            let (r, borrow) = b.v_sub_borrow(a, c, borrow_in);
+            let exec = b.exec();
+            b.v_set(vdst(inst), r, exec);
+            let out = b.mask_op(MaskOp::And, borrow, exec);
+            let (bl, bh) = b.mask_parts(out);
+            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Sdst) } else { 106 };
+            b.s_set(dst, bl);
+            b.s_set(dst + 1, bh);
+            Ok(Flow::Next)
+        }
+        O::VMadU64U32 | O::VMadI64I32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let acc = vec_src64(b, inst, Field::Src2)?;
+            let ((lo, hi), carry) = b.v_mad_u64_u32(a, c, acc, inst.info.opcode == O::VMadI64I32);
+            let exec = b.exec();
+            b.v_set(vdst(inst), lo, exec);
+            b.v_set(vdst(inst) + 1, hi, exec);
+            let out = b.mask_op(MaskOp::And, carry, exec);
+            let (cl, ch) = b.mask_parts(out);
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, cl);
+            b.s_set(d + 1, ch);
+            Ok(Flow::Next)
+        }
+        O::VCvtF32U32 | O::VCvtF32I32 | O::VCvtU32F32 | O::VCvtI32F32 | O::VTruncF32 | O::VFloorF32 | O::VRcpF32
+        | O::VRcpIflagF32 | O::VSqrtF32 | O::VNotB32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let op = match inst.info.opcode {
+                O::VCvtF32U32 => VUn::CvtF32U32,
+                O::VCvtF32I32 => VUn::CvtF32I32,
+                O::VCvtU32F32 => VUn::CvtU32F32,
+                O::VCvtI32F32 => VUn::CvtI32F32,
+                O::VTruncF32 => VUn::TruncF32,
+                O::VFloorF32 => VUn::FloorF32,
+                O::VSqrtF32 => VUn::SqrtF32,
+                O::VNotB32 => VUn::Not,
+                _ => VUn::RcpF32,
+            };
+            let r = b.v_un(op, a);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VCvtF64U32 | O::VCvtF64I32 | O::VCvtF64F32 | O::VCvtU32F64 | O::VCvtI32F64 | O::VCvtF32F64 => {
+            no_modifiers(inst)?;
+            let to64 = matches!(inst.info.opcode, O::VCvtF64U32 | O::VCvtF64I32 | O::VCvtF64F32);
+            let a = if to64 {
+                let v = vec_src(b, inst, Field::Src0)?;
+                (v, v)
+            } else {
+                vec_src64(b, inst, Field::Src0)?
+            };
+            let op = match inst.info.opcode {
+                O::VCvtF64U32 => VCvt::F64FromU32,
+                O::VCvtF64I32 => VCvt::F64FromI32,
+                O::VCvtF64F32 => VCvt::F64FromF32,
+                O::VCvtU32F64 => VCvt::U32FromF64,
+                O::VCvtI32F64 => VCvt::I32FromF64,
+                _ => VCvt::F32FromF64,
+            };
+            let (lo, hi) = b.v_cvt(op, a);
+            let m = b.exec();
+            b.v_set(vdst(inst), lo, m);
+            if to64 {
+                b.v_set(vdst(inst) + 1, hi, m);
+            }
+            Ok(Flow::Next)
+        }
+        O::VTruncF64 | O::VFloorF64 | O::VRcpF64 | O::VSqrtF64 | O::VMovB64 => {
+            no_modifiers(inst)?;
+            let a = vec_src64(b, inst, Field::Src0)?;
+            let (lo, hi) = match inst.info.opcode {
+                O::VMovB64 => a,
+                O::VTruncF64 => b.v_un64(VUn64::TruncF64, a),
+                O::VFloorF64 => b.v_un64(VUn64::FloorF64, a),
+                O::VRcpF64 => b.v_un64(VUn64::RcpF64, a),
+                _ => b.v_un64(VUn64::SqrtF64, a),
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), lo, m);
+            b.v_set(vdst(inst) + 1, hi, m);
+            Ok(Flow::Next)
+        }
+        O::VAddF64 | O::VMulF64 | O::VLdexpF64 | O::VLshrrevB64 | O::VAshrrevI64 | O::VFmaF64 | O::VFmacF64 => {
+            no_modifiers(inst)?;
+            let (lo, hi) = match inst.info.opcode {
+                O::VLshrrevB64 | O::VAshrrevI64 => {
+                    let amount = vec_src(b, inst, Field::Src0)?;
+                    let v = vec_src64(b, inst, Field::Src1)?;
+                    let op = if inst.info.opcode == O::VLshrrevB64 { VOp64::Lshr } else { VOp64::Ashr };
+                    b.v_op64(op, v, (amount, amount))
+                }
+                O::VLdexpF64 => {
+                    let v = vec_src64(b, inst, Field::Src0)?;
+                    let e = vec_src(b, inst, Field::Src1)?;
+                    b.v_op64(VOp64::LdexpF64, v, (e, e))
+                }
+                O::VFmaF64 => {
+                    let (x, y, z) = (vec_src64(b, inst, Field::Src0)?, vec_src64(b, inst, Field::Src1)?, vec_src64(b, inst, Field::Src2)?);
+                    b.v_fma_f64(x, y, z)
+                }
+                O::VFmacF64 => {
+                    let x = vec_src64(b, inst, Field::Src0)?;
+                    let y = if inst.encoding() == Encoding::Vop3 {
+                        vec_src64(b, inst, Field::Src1)?
+                    } else {
+                        let r = inst.field(Field::Vsrc1);
+                        (b.v_get(r), b.v_get(r + 1))
+                    };
+                    let d = (b.v_get(vdst(inst)), b.v_get(vdst(inst) + 1));
+                    b.v_fma_f64(x, y, d)
+                }
+                _ => {
+                    let x = vec_src64(b, inst, Field::Src0)?;
+                    let y = vec_src64(b, inst, Field::Src1)?;
+                    b.v_op64(if inst.info.opcode == O::VAddF64 { VOp64::AddF64 } else { VOp64::MulF64 }, x, y)
+                }
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), lo, m);
+            b.v_set(vdst(inst) + 1, hi, m);
+            Ok(Flow::Next)
+        }
+        O::VMacF32 | O::VMadmkF32 | O::VMadakF32 | O::VFmamkF32 | O::VFmaakF32 | O::VMadF32 | O::VFmaF32 => {
+            no_modifiers(inst)?;
+            let k = || inst.literal().unwrap_or(0);
+            let a = vec_src(b, inst, Field::Src0)?;
+            let (x, y, z) = match inst.info.opcode {
+                O::VMacF32 => {
+                    let c = second_src(b, inst)?;
+                    let d = b.v_get(vdst(inst));
+                    (a, c, d)
+                }
+                O::VMadmkF32 | O::VFmamkF32 => {
+                    let kk = b.s_const(k());
+                    let kv = b.v_splat(kk);
+                    let c = b.v_get(inst.field(Field::Vsrc1));
+                    (a, kv, c)
+                }
+                O::VMadakF32 | O::VFmaakF32 => {
+                    let c = b.v_get(inst.field(Field::Vsrc1));
+                    let kk = b.s_const(k());
+                    let kv = b.v_splat(kk);
+                    (a, c, kv)
+                }
+                _ => (a, vec_src(b, inst, Field::Src1)?, vec_src(b, inst, Field::Src2)?),
+            };
+            let fused = matches!(inst.info.opcode, O::VFmamkF32 | O::VFmaakF32 | O::VFmaF32);
+            let r = if fused {
+                b.v_fma_f32(x, y, z)
+            } else {
+                // the legacy multiply-add rounds the product first
+                let p = b.v_op(VOp::MulF32, x, y);
+                b.v_op(VOp::AddF32, p, z)
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VPkMovB32 => {
+            if inst.field(Field::Neg) | inst.field(Field::NegHi) | inst.field(Field::Clamp) != 0 {
+                return Err(form(inst, "modifiers"));
+            }
+            let opsel = inst.field(Field::OpSel);
+            let s0 = vec_src64(b, inst, Field::Src0)?;
+            let s1 = vec_src64(b, inst, Field::Src1)?;
+            let lo = if opsel & 1 == 0 { s0.0 } else { s0.1 };
+            let hi = if opsel & 2 == 0 { s1.0 } else { s1.1 };
+            let m = b.exec();
+            b.v_set(vdst(inst), lo, m);
+            b.v_set(vdst(inst) + 1, hi, m);
+            Ok(Flow::Next)
+        }
+        O::VCmpEqU64 | O::VCmpNeU64 | O::VCmpLtU64 | O::VCmpLeU64 | O::VCmpGtU64 | O::VCmpGeU64 | O::VCmpLtI64
+        | O::VCmpLeI64 | O::VCmpGtI64 | O::VCmpGeI64 | O::VCmpEqF64 | O::VCmpNeqF64 | O::VCmpLtF64 | O::VCmpLeF64
+        | O::VCmpGtF64 | O::VCmpGeF64 => {
+            no_modifiers(inst)?;
+            let a = vec_src64(b, inst, Field::Src0)?;
+            let c = if inst.encoding() == Encoding::Vop3 {
+                vec_src64(b, inst, Field::Src1)?
+            } else {
+                let r = inst.field(Field::Vsrc1);
+                (b.v_get(r), b.v_get(r + 1))
+            };
+            let op = match inst.info.opcode {
+                O::VCmpEqU64 => VCmp64::EqU64,
+                O::VCmpNeU64 => VCmp64::NeU64,
+                O::VCmpLtU64 => VCmp64::LtU64,
+                O::VCmpLeU64 => VCmp64::LeU64,
+                O::VCmpGtU64 => VCmp64::GtU64,
+                O::VCmpGeU64 => VCmp64::GeU64,
+                O::VCmpLtI64 => VCmp64::LtI64,
+                O::VCmpLeI64 => VCmp64::LeI64,
+                O::VCmpGtI64 => VCmp64::GtI64,
+                O::VCmpGeI64 => VCmp64::GeI64,
+                O::VCmpEqF64 => VCmp64::EqF64,
+                O::VCmpNeqF64 => VCmp64::NeqF64,
+                O::VCmpLtF64 => VCmp64::LtF64,
+                O::VCmpLeF64 => VCmp64::LeF64,
+                O::VCmpGtF64 => VCmp64::GtF64,
+                _ => VCmp64::GeF64,
+            };
+            let r = b.v_cmp64(op, a, c);
+            let exec = b.exec();
+            let r = b.mask_op(MaskOp::And, r, exec);
+            let (ml, mh) = b.mask_parts(r);
+            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Vdst) } else { 106 };
+            b.s_set(dst, ml);
+            b.s_set(dst + 1, mh);
             Ok(Flow::Next)
         }
         _ => Err(unsupported(inst)),

@@ -132,7 +132,7 @@ fn lds_tree_reduction_with_barriers_matches_the_cpu() {
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
         let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
         let got = download(&mem, dout, groups);
-        for g in 0..groups {
+        for (g, got) in got.iter().enumerate() {
             // the kernel's tree: tmp[l] += tmp[l + s] for s = 128, 64, ..., 1
             let mut tmp: Vec<f32> = (0..256).map(|l| input.get(g * 256 + l).copied().unwrap_or(0.0)).collect();
             let mut s = 128;
@@ -142,7 +142,7 @@ fn lds_tree_reduction_with_barriers_matches_the_cpu() {
                 }
                 s /= 2;
             }
-            assert_eq!(got[g].to_bits(), tmp[0].to_bits(), "{target}: workgroup {g}");
+            assert_eq!(got.to_bits(), tmp[0].to_bits(), "{target}: workgroup {g}");
         }
         assert_eq!(stats.waves, groups as u64 * 4);
     }
@@ -199,4 +199,46 @@ fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
         assert!(counts.get(unit).copied().unwrap_or(0) > 0, "{unit} missing from {counts:?}");
     }
     assert!(counter.vector_lanes() > 0);
+}
+
+fn collatz_steps(mut x: u64) -> u64 {
+    let mut steps = 0;
+    while x != 1 && steps < 1000 {
+        x = if x & 1 == 1 { 3 * x + 1 } else { x / 2 };
+        steps += 1;
+    }
+    steps
+}
+
+#[test]
+fn divergent_control_flow_device_calls_64_bit_division_and_f64_match_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("divergence", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 700usize;
+        let seeds: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> (i % 23)).collect();
+        let dseed = mem.allocate(n as u64 * 4, AllocKind::Buffer, "seed").unwrap();
+        mem.write(dseed, &seeds.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let dout = mem.allocate(n as u64 * 8, AllocKind::Buffer, "out").unwrap();
+        let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(dout), ArgValue::Pointer(dseed), ArgValue::U32(n as u32)];
+        let kernel = co.kernel("divergence").unwrap();
+        run_kernel(&mem, dev, &co, kernel, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut raw = vec![0u8; n * 8];
+        mem.read(dout, &mut raw).unwrap();
+        let mut bad = Vec::new();
+        for i in 0..n {
+            let got = u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().unwrap());
+            let v = seeds[i] as u64 + 1;
+            let want = match v % 3 {
+                0 => collatz_steps(v) / (v % 7 + 1),
+                1 => (v as f64 * 1.5 + (v / 5) as f64) as u64,
+                _ => v.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            };
+            if got != want {
+                bad.push((i, v, got, want));
+            }
+        }
+        assert!(bad.is_empty(), "{target}: {} wrong, first (i, v, got, want): {:?}", bad.len(), &bad[..bad.len().min(8)]);
+    }
 }
