@@ -679,32 +679,17 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             let a = vec_src(b, inst, Field::Src0)?;
             let c = vec_src(b, inst, Field::Src1)?;
             let d = vec_src(b, inst, Field::Src2)?;
-            let r = match inst.info.opcode {
-                O::VLshlOrB32 => {
-                    let t = b.v_op(VOp::Shl, a, c);
-                    b.v_op(VOp::Or, t, d)
-                }
-                O::VLshlAddU32 => {
-                    let t = b.v_op(VOp::Shl, a, c);
-                    b.v_op(VOp::AddU32, t, d)
-                }
-                O::VAddLshlU32 => {
-                    let t = b.v_op(VOp::AddU32, a, c);
-                    b.v_op(VOp::Shl, t, d)
-                }
-                O::VAdd3U32 => {
-                    let t = b.v_op(VOp::AddU32, a, c);
-                    b.v_op(VOp::AddU32, t, d)
-                }
-                O::VAndOrB32 => {
-                    let t = b.v_op(VOp::And, a, c);
-                    b.v_op(VOp::Or, t, d)
-                }
-                _ => {
-                    let t = b.v_op(VOp::Or, a, c);
-                    b.v_op(VOp::Or, t, d)
-                }
+            // (a op1 b) op2 c
+            let (op1, op2) = match inst.info.opcode {
+                O::VLshlOrB32 => (VOp::Shl, VOp::Or),
+                O::VLshlAddU32 => (VOp::Shl, VOp::AddU32),
+                O::VAddLshlU32 => (VOp::AddU32, VOp::Shl),
+                O::VAdd3U32 => (VOp::AddU32, VOp::AddU32),
+                O::VAndOrB32 => (VOp::And, VOp::Or),
+                _ => (VOp::Or, VOp::Or),
             };
+            let t = b.v_op(op1, a, c);
+            let r = b.v_op(op2, t, d);
             let m = b.exec();
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
