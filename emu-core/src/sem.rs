@@ -43,7 +43,7 @@ pub enum VOp {
     And,
     Or,
     Xor,
-    /// b << (a & 31) ("rev" operand order is resolved by the caller).
+    /// a << (b & 31) (the "rev" opcodes swap their operands before calling).
     Shl,
     Lshr,
     Ashr,
@@ -84,7 +84,7 @@ pub enum VUn {
 pub enum VOp64 {
     AddF64,
     MulF64,
-    /// b >> (a & 63), logical ("rev" order resolved by the caller: first operand is the value).
+    /// a >> (b & 63), logical (the first operand is the value).
     Lshr,
     Ashr,
     /// a * 2^(b as i32), b taken from the low half.
