@@ -474,16 +474,30 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             }
             Ok(Flow::Next)
         }
-        O::SAddU32 | O::SAddcU32 | O::SAddI32 => {
+        O::SAddU32 | O::SAddcU32 | O::SAddI32 | O::SSubI32 => {
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
-            let cin = if inst.info.opcode == O::SAddcU32 { b.scc() } else { b.s_const(0) };
-            let (r, carry) = b.s_add_carry(a, c, cin);
+            let sub = inst.info.opcode == O::SSubI32;
+            let r = if sub { b.s_op(SOp::Sub, a, c) } else { b.s_op(SOp::Add, a, c) };
+            let scc = match inst.info.opcode {
+                O::SAddU32 | O::SAddcU32 => {
+                    let cin = if inst.info.opcode == O::SAddcU32 { b.scc() } else { b.s_const(0) };
+                    let (sum, carry) = b.s_add_carry(a, c, cin);
+                    b.s_set(inst.field(Field::Sdst), sum);
+                    b.set_scc(carry);
+                    return Ok(Flow::Next);
+                }
+                _ => {
+                    // signed overflow: add: a and c agree in sign, r does not; sub: a and c differ, r differs from a
+                    let ar = b.s_op(SOp::Xor, a, r);
+                    let other = if sub { b.s_op(SOp::Xor, a, c) } else { b.s_op(SOp::Xor, c, r) };
+                    let both = b.s_op(SOp::And, ar, other);
+                    let sh = b.s_const(31);
+                    b.s_op(SOp::Lshr, both, sh)
+                }
+            };
             b.s_set(inst.field(Field::Sdst), r);
-            if inst.info.opcode == O::SAddI32 {
-                return Err(form(inst, "signed-overflow SCC"));
-            }
-            b.set_scc(carry);
+            b.set_scc(scc);
             Ok(Flow::Next)
         }
         O::SCmpEqU32 | O::SCmpLgU32 | O::SCmpLtU32 | O::SCmpGtU32 | O::SCmpLtI32 | O::SCmpGtI32 | O::SCmpEqI32 => {
@@ -855,6 +869,18 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
         }
 
         // ---- more vector ALU --------------------------------------------------------------------------
+        O::VSwapB32 => {
+            no_modifiers(inst)?;
+            let src = inst.field(Field::Src0);
+            if src < 256 {
+                return Err(form(inst, "a non-VGPR operand"));
+            }
+            let (x, y) = (b.v_get(vdst(inst)), b.v_get(src - 256));
+            let m = b.exec();
+            b.v_set(vdst(inst), y, m);
+            b.v_set(src - 256, x, m);
+            Ok(Flow::Next)
+        }
         O::VCndmaskB32 => {
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;

@@ -242,3 +242,26 @@ fn divergent_control_flow_device_calls_64_bit_division_and_f64_match_the_cpu() {
         assert!(bad.is_empty(), "{target}: {} wrong, first (i, v, got, want): {:?}", bad.len(), &bad[..bad.len().min(8)]);
     }
 }
+
+#[test]
+fn alu_loop_matches_the_cpu_and_signed_scalar_arithmetic_sets_scc() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("alu_loop", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 256usize;
+        let iters = 37u32;
+        let dout = upload(&mem, &vec![0.0; n], "out");
+        let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dout), ArgValue::U32(iters)], Limits::default())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let got = download(&mem, dout, n);
+        for (i, g) in got.iter().enumerate() {
+            let (mut x, mut y) = (i as f32 * 0.001f32, 1.0f32);
+            for _ in 0..iters {
+                x = x.mul_add(0.999f32, y);
+                y = y.mul_add(1.0001f32, -0.5f32 * x);
+            }
+            assert_eq!(g.to_bits(), (x + y).to_bits(), "{target}: out[{i}]");
+        }
+    }
+}

@@ -24,6 +24,8 @@ prebuilt!(
     "divergence-gfx942.co",
     "mfma-gfx90a.co",
     "mfma-gfx942.co",
+    "alu_loop-gfx90a.co",
+    "alu_loop-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -45,7 +47,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 10);
+        assert_eq!(ALL.len(), 12);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
