@@ -28,6 +28,10 @@ fn download(mem: &DeviceMemory, addr: u64, n: usize) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
 fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
     let a: Vec<f32> = (0..n).map(|i| (i as f32) * 0.5 - 100.0).collect();
     let b: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 3.0).collect();
@@ -47,9 +51,7 @@ fn vadd_matches_the_cpu_on_both_targets_with_a_partial_workgroup() {
         let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
         let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
         let c = download(&mem, dc, n);
-        for i in 0..n {
-            assert_eq!(c[i].to_bits(), (a[i] + b[i]).to_bits(), "{target}: c[{i}]");
-        }
+        assert_eq!(bits(&c), bits(&test_kernels::reference::vadd(&a, &b)), "{target}");
         assert_eq!(stats.workgroups, 4);
         assert_eq!(stats.waves, 3 * 4 + 4, "232 work-items in the last workgroup need 4 waves");
         assert!(stats.wave_instructions > stats.waves * 10);
@@ -69,9 +71,7 @@ fn saxpy_matches_a_fused_multiply_add_reference() {
         let args = [ArgValue::F32(alpha), ArgValue::Pointer(dx), ArgValue::Pointer(dy), ArgValue::U32(n as u32)];
         run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
         let out = download(&mem, dy, n);
-        for i in 0..n {
-            assert_eq!(out[i].to_bits(), alpha.mul_add(x[i], y[i]).to_bits(), "{target}: y[{i}]");
-        }
+        assert_eq!(bits(&out), bits(&test_kernels::reference::saxpy(alpha, &x, &y)), "{target}");
     }
 }
 
@@ -132,18 +132,7 @@ fn lds_tree_reduction_with_barriers_matches_the_cpu() {
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
         let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
         let got = download(&mem, dout, groups);
-        for (g, got) in got.iter().enumerate() {
-            // the kernel's tree: tmp[l] += tmp[l + s] for s = 128, 64, ..., 1
-            let mut tmp: Vec<f32> = (0..256).map(|l| input.get(g * 256 + l).copied().unwrap_or(0.0)).collect();
-            let mut s = 128;
-            while s > 0 {
-                for l in 0..s {
-                    tmp[l] += tmp[l + s];
-                }
-                s /= 2;
-            }
-            assert_eq!(got.to_bits(), tmp[0].to_bits(), "{target}: workgroup {g}");
-        }
+        assert_eq!(bits(&got), bits(&test_kernels::reference::reduce_sum(&input)), "{target}");
         assert_eq!(stats.waves, groups as u64 * 4);
     }
 }
@@ -201,15 +190,6 @@ fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
     assert!(counter.vector_lanes() > 0);
 }
 
-fn collatz_steps(mut x: u64) -> u64 {
-    let mut steps = 0;
-    while x != 1 && steps < 1000 {
-        x = if x & 1 == 1 { 3 * x + 1 } else { x / 2 };
-        steps += 1;
-    }
-    steps
-}
-
 #[test]
 fn divergent_control_flow_device_calls_64_bit_division_and_f64_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {
@@ -226,20 +206,14 @@ fn divergent_control_flow_device_calls_64_bit_division_and_f64_match_the_cpu() {
         run_kernel(&mem, dev, &co, kernel, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut raw = vec![0u8; n * 8];
         mem.read(dout, &mut raw).unwrap();
-        let mut bad = Vec::new();
-        for i in 0..n {
-            let got = u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().unwrap());
-            let v = seeds[i] as u64 + 1;
-            let want = match v % 3 {
-                0 => collatz_steps(v) / (v % 7 + 1),
-                1 => (v as f64 * 1.5 + (v / 5) as f64) as u64,
-                _ => v.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            };
-            if got != want {
-                bad.push((i, v, got, want));
-            }
-        }
-        assert!(bad.is_empty(), "{target}: {} wrong, first (i, v, got, want): {:?}", bad.len(), &bad[..bad.len().min(8)]);
+        let want = test_kernels::reference::divergence(&seeds);
+        let bad: Vec<_> = (0..n)
+            .filter_map(|i| {
+                let got = u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().unwrap());
+                (got != want[i]).then_some((i, seeds[i], got, want[i]))
+            })
+            .collect();
+        assert!(bad.is_empty(), "{target}: {} wrong, first (i, seed, got, want): {:?}", bad.len(), &bad[..bad.len().min(8)]);
     }
 }
 
@@ -255,13 +229,6 @@ fn alu_loop_matches_the_cpu_and_signed_scalar_arithmetic_sets_scc() {
         run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dout), ArgValue::U32(iters)], Limits::default())
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let got = download(&mem, dout, n);
-        for (i, g) in got.iter().enumerate() {
-            let (mut x, mut y) = (i as f32 * 0.001f32, 1.0f32);
-            for _ in 0..iters {
-                x = x.mul_add(0.999f32, y);
-                y = y.mul_add(1.0001f32, -0.5f32 * x);
-            }
-            assert_eq!(g.to_bits(), (x + y).to_bits(), "{target}: out[{i}]");
-        }
+        assert_eq!(bits(&got), bits(&test_kernels::reference::alu_loop(n, iters)), "{target}");
     }
 }

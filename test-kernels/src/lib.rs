@@ -55,3 +55,74 @@ mod tests {
         assert_eq!(SAMPLE.0, "reduce-gfx942.co");
     }
 }
+
+/// CPU references of the bundled kernels: what each computes, element by element, in the kernel's own order
+/// of floating-point operations (so results compare bit for bit).
+pub mod reference {
+    /// `vadd`: c[i] = a[i] + b[i].
+    pub fn vadd(a: &[f32], b: &[f32]) -> Vec<f32> {
+        a.iter().zip(b).map(|(x, y)| x + y).collect()
+    }
+
+    /// `saxpy`: y[i] = fma(alpha, x[i], y[i]).
+    pub fn saxpy(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+        x.iter().zip(y).map(|(x, y)| alpha.mul_add(*x, *y)).collect()
+    }
+
+    /// `reduce_sum`: per block of 256, the tree tmp[l] += tmp[l + s] for s = 128, 64, ..., 1.
+    pub fn reduce_sum(input: &[f32]) -> Vec<f32> {
+        input
+            .chunks(256)
+            .map(|block| {
+                let mut tmp = [0f32; 256];
+                tmp[..block.len()].copy_from_slice(block);
+                let mut s = 128;
+                while s > 0 {
+                    for l in 0..s {
+                        tmp[l] += tmp[l + s];
+                    }
+                    s /= 2;
+                }
+                tmp[0]
+            })
+            .collect()
+    }
+
+    fn collatz_steps(mut x: u64) -> u64 {
+        let mut steps = 0;
+        while x != 1 && steps < 1000 {
+            x = if x & 1 == 1 { 3 * x + 1 } else { x / 2 };
+            steps += 1;
+        }
+        steps
+    }
+
+    /// `divergence`: three paths by seed % 3 (a device function with 64-bit division, f64, 64-bit multiply).
+    pub fn divergence(seeds: &[u32]) -> Vec<u64> {
+        seeds
+            .iter()
+            .map(|&s| {
+                let v = s as u64 + 1;
+                match v % 3 {
+                    0 => collatz_steps(v) / (v % 7 + 1),
+                    1 => (v as f64 * 1.5 + (v / 5) as f64) as u64,
+                    _ => v.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                }
+            })
+            .collect()
+    }
+
+    /// `alu_loop`: per work-item i, `iters` rounds of x = fma(x, 0.999, y); y = fma(y, 1.0001, -0.5 x).
+    pub fn alu_loop(n: usize, iters: u32) -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                let (mut x, mut y) = (i as f32 * 0.001f32, 1.0f32);
+                for _ in 0..iters {
+                    x = x.mul_add(0.999f32, y);
+                    y = y.mul_add(1.0001f32, -0.5f32 * x);
+                }
+                x + y
+            })
+            .collect()
+    }
+}

@@ -4,6 +4,7 @@
 //! `info` (targets, kernels, descriptors, metadata). Running kernels (`run`, `exec`, `bench`, ...) arrives with
 //! the engine.
 
+mod demo;
 mod disasm;
 mod info;
 mod run;
@@ -67,6 +68,12 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
+    Demo {
+        /// mi300x (default), mi210 or mi250x.
+        #[arg(long)]
+        device: Option<String>,
+    },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
         file: PathBuf,
@@ -84,6 +91,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
+        Command::Demo { device } => demo::run(device.as_deref()),
         Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads } => {
             run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads })
         }

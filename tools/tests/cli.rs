@@ -154,3 +154,14 @@ fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
     let out = wavejit(&["run", co.to_str().unwrap(), "--grid", "256", "--block", "2048"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("allows at most 1024"));
 }
+
+#[test]
+fn demo_runs_every_bundled_kernel_and_checks_it() {
+    let out = wavejit(&["demo", "--device", "mi210"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for k in ["vadd", "saxpy", "reduce_sum", "divergence", "alu_loop"] {
+        assert!(text.lines().any(|l| l.starts_with(k) && l.contains("matches the CPU reference")), "{k}: {text}");
+    }
+    assert!(text.contains("MI210"));
+}
