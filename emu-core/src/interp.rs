@@ -1,7 +1,7 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::memory::DeviceMemory;
-use crate::sem::{Backend, ExecError, MaskOp, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
+use crate::sem::{AtomicOp, Backend, ExecError, MaskOp, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
 
 /// A wave being interpreted, with the memory it reads and writes.
@@ -385,6 +385,49 @@ impl Backend for Interp<'_> {
     fn s_shl64(&mut self, lo: u32, hi: u32, amount: u32) -> (u32, u32) {
         let v = ((hi as u64) << 32 | lo as u64) << (amount & 63);
         (v as u32, (v >> 32) as u32)
+    }
+    fn lds_atomic(&mut self, op: AtomicOp, addr: Lanes, offset: u32, data: Lanes, m: u64) -> Result<Lanes, ExecError> {
+        let mut old = [0u32; LANES];
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let r = self.lds_range(l, a, 1, crate::memory::Access::Write)?;
+            let cell = &mut self.lds[r];
+            let o = u32::from_le_bytes([cell[0], cell[1], cell[2], cell[3]]);
+            cell.copy_from_slice(&op.apply(o, data[l]).to_le_bytes());
+            old[l] = o;
+        }
+        Ok(old)
+    }
+    fn v_atomic(&mut self, op: AtomicOp, lo: Lanes, hi: Lanes, offset: i64, data: Lanes, m: u64) -> Result<Lanes, ExecError> {
+        let mut old = [0u32; LANES];
+        for l in Self::lanes(m) {
+            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let d = data[l];
+            old[l] = self.mem.atomic_u32(addr, |o| op.apply(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
+        }
+        Ok(old)
+    }
+    fn v_load_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
+        let mut out = [0u32; LANES];
+        for l in Self::lanes(m) {
+            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let mut b = [0u8; 2];
+            self.mem.read(addr, &mut b[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
+            out[l] = match (bytes, signed) {
+                (1, false) => b[0] as u32,
+                (1, true) => b[0] as i8 as i32 as u32,
+                (_, false) => u16::from_le_bytes(b) as u32,
+                (_, true) => i16::from_le_bytes(b) as i32 as u32,
+            };
+        }
+        Ok(out)
+    }
+    fn v_store_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, data: Lanes, m: u64) -> Result<(), ExecError> {
+        for l in Self::lanes(m) {
+            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            self.mem.write(addr, &data[l].to_le_bytes()[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
+        }
+        Ok(())
     }
     fn lds_read(&mut self, addr: Lanes, offset: u32, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mut out = vec![[0u32; LANES]; dwords as usize];

@@ -54,6 +54,59 @@ pub enum VOp {
     MaxF32,
 }
 
+/// Read-modify-write operations of atomics (32-bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    Swap,
+    /// old >= data ? 0 : old + 1
+    Inc,
+    /// (old == 0 || old > data) ? data : old - 1
+    Dec,
+    AddF32,
+}
+
+impl AtomicOp {
+    /// The new value from the old one and the operand.
+    pub fn apply(self, old: u32, data: u32) -> u32 {
+        match self {
+            AtomicOp::Add => old.wrapping_add(data),
+            AtomicOp::Sub => old.wrapping_sub(data),
+            AtomicOp::And => old & data,
+            AtomicOp::Or => old | data,
+            AtomicOp::Xor => old ^ data,
+            AtomicOp::SMin => (old as i32).min(data as i32) as u32,
+            AtomicOp::SMax => (old as i32).max(data as i32) as u32,
+            AtomicOp::UMin => old.min(data),
+            AtomicOp::UMax => old.max(data),
+            AtomicOp::Swap => data,
+            AtomicOp::Inc => {
+                if old >= data {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            AtomicOp::Dec => {
+                if old == 0 || old > data {
+                    data
+                } else {
+                    old - 1
+                }
+            }
+            AtomicOp::AddF32 => (f32::from_bits(old) + f32::from_bits(data)).to_bits(),
+        }
+    }
+}
+
 /// Bitwise operations on lane masks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MaskOp {
@@ -240,6 +293,15 @@ pub trait Backend {
     fn s_shl64(&mut self, lo: Self::S, hi: Self::S, amount: Self::S) -> (Self::S, Self::S);
     /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
     fn v_shl64(&mut self, lo: Self::V, hi: Self::V, amount: Self::V) -> (Self::V, Self::V);
+
+    /// LDS atomic per active lane (in lane order); returns the old values.
+    fn lds_atomic(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
+    /// Global atomic per active lane at (lo, hi) + offset; returns the old values.
+    fn v_atomic(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
+    /// Loads of 1 or 2 bytes per active lane, zero- or sign-extended to 32 bits.
+    fn v_load_narrow(&mut self, lo: Self::V, hi: Self::V, offset: i64, bytes: u32, signed: bool, m: Self::M) -> Result<Self::V, ExecError>;
+    /// Stores of the low 1 or 2 bytes per active lane.
+    fn v_store_narrow(&mut self, lo: Self::V, hi: Self::V, offset: i64, bytes: u32, data: Self::V, m: Self::M) -> Result<(), ExecError>;
 
     /// LDS: per active lane, `dwords` dwords at byte address `addr` + `offset`.
     fn lds_read(&mut self, addr: Self::V, offset: u32, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
@@ -768,6 +830,66 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
 
+        O::DsAddU32 | O::DsSubU32 | O::DsAndB32 | O::DsOrB32 | O::DsXorB32 | O::DsMinI32 | O::DsMaxI32 | O::DsMinU32
+        | O::DsMaxU32 | O::DsIncU32 | O::DsDecU32 | O::DsAddF32 | O::DsAddRtnU32 | O::DsSubRtnU32 | O::DsAndRtnB32
+        | O::DsOrRtnB32 | O::DsXorRtnB32 | O::DsMinRtnI32 | O::DsMaxRtnI32 | O::DsMinRtnU32 | O::DsMaxRtnU32
+        | O::DsWrxchgRtnB32 | O::DsAddRtnF32 => {
+            if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
+                return Err(form(inst, "GDS or AGPR data"));
+            }
+            let op = atomic_op(inst.info.name).ok_or_else(|| unsupported(inst))?;
+            let addr = b.v_get(inst.field(Field::Addr));
+            let data = b.v_get(inst.field(Field::Data0));
+            let m = b.exec();
+            let offset = inst.field(Field::Offset0) | inst.field(Field::Offset1) << 8;
+            let old = b.lds_atomic(op, addr, offset, data, m)?;
+            if inst.info.operand(Field::Vdst).is_some() {
+                b.v_set(vdst(inst), old, m);
+            }
+            Ok(Flow::Next)
+        }
+        O::GlobalAtomicAdd | O::GlobalAtomicSub | O::GlobalAtomicAnd | O::GlobalAtomicOr | O::GlobalAtomicXor
+        | O::GlobalAtomicSmin | O::GlobalAtomicSmax | O::GlobalAtomicUmin | O::GlobalAtomicUmax | O::GlobalAtomicSwap
+        | O::GlobalAtomicInc | O::GlobalAtomicDec | O::GlobalAtomicAddF32 => {
+            if inst.field(Field::Acc) == 1 {
+                return Err(form(inst, "AGPR data"));
+            }
+            let op = atomic_op(inst.info.name).ok_or_else(|| unsupported(inst))?;
+            let (lo, hi) = global_address(b, inst)?;
+            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
+            let data = b.v_get(inst.field(Field::Data));
+            let m = b.exec();
+            let old = b.v_atomic(op, lo, hi, offset, data, m)?;
+            // glc (sc0 on gfx940) asks for the old value
+            if inst.field(Field::Glc) == 1 {
+                b.v_set(vdst(inst), old, m);
+            }
+            Ok(Flow::Next)
+        }
+        O::GlobalLoadUbyte | O::GlobalLoadSbyte | O::GlobalLoadUshort | O::GlobalLoadSshort | O::GlobalStoreByte
+        | O::GlobalStoreShort => {
+            if inst.field(Field::Acc) == 1 || inst.field(Field::Lds) == 1 {
+                return Err(form(inst, "AGPR data or LDS DMA"));
+            }
+            let (lo, hi) = global_address(b, inst)?;
+            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
+            let m = b.exec();
+            let (bytes, signed) = match inst.info.opcode {
+                O::GlobalLoadUbyte | O::GlobalStoreByte => (1, false),
+                O::GlobalLoadSbyte => (1, true),
+                O::GlobalLoadUshort | O::GlobalStoreShort => (2, false),
+                _ => (2, true),
+            };
+            if inst.info.name.starts_with("global_load") {
+                let v = b.v_load_narrow(lo, hi, offset, bytes, signed, m)?;
+                b.v_set(vdst(inst), v, m);
+            } else {
+                let data = b.v_get(inst.field(Field::Data));
+                b.v_store_narrow(lo, hi, offset, bytes, data, m)?;
+            }
+            Ok(Flow::Next)
+        }
+
         // ---- vector memory ----------------------------------------------------------------------------
         O::GlobalLoadDword | O::GlobalLoadDwordx2 | O::GlobalLoadDwordx3 | O::GlobalLoadDwordx4 | O::GlobalStoreDword
         | O::GlobalStoreDwordx2 | O::GlobalStoreDwordx3 | O::GlobalStoreDwordx4 => {
@@ -1142,6 +1264,27 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
         }
         _ => Err(unsupported(inst)),
     }
+}
+
+/// The read-modify-write operation of a DS or GLOBAL atomic, from its mnemonic.
+fn atomic_op(name: &str) -> Option<AtomicOp> {
+    let base = name.trim_start_matches("ds_").trim_start_matches("global_atomic_").replace("_rtn", "");
+    Some(match base.as_str() {
+        "add_u32" | "add" => AtomicOp::Add,
+        "sub_u32" | "sub" => AtomicOp::Sub,
+        "and_b32" | "and" => AtomicOp::And,
+        "or_b32" | "or" => AtomicOp::Or,
+        "xor_b32" | "xor" => AtomicOp::Xor,
+        "min_i32" | "smin" => AtomicOp::SMin,
+        "max_i32" | "smax" => AtomicOp::SMax,
+        "min_u32" | "umin" => AtomicOp::UMin,
+        "max_u32" | "umax" => AtomicOp::UMax,
+        "wrxchg_b32" | "swap" => AtomicOp::Swap,
+        "inc_u32" | "inc" => AtomicOp::Inc,
+        "dec_u32" | "dec" => AtomicOp::Dec,
+        "add_f32" => AtomicOp::AddF32,
+        _ => return None,
+    })
 }
 
 /// The second source of a VOP2 (a VGPR) or VOP3 (any source).

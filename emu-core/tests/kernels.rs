@@ -232,3 +232,27 @@ fn alu_loop_matches_the_cpu_and_signed_scalar_arithmetic_sets_scc() {
         assert_eq!(bits(&got), bits(&test_kernels::reference::alu_loop(n, iters)), "{target}");
     }
 }
+
+#[test]
+fn histogram_with_lds_and_global_atomics_counts_exactly_with_any_thread_count() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("histogram", target);
+        let n = 100_003usize;
+        let data: Vec<u8> = (0..n as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for threads in [1, 2] {
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let dd = mem.allocate(n as u64, AllocKind::Buffer, "data").unwrap();
+            mem.write(dd, &data).unwrap();
+            let dbins = mem.allocate(64 * 4, AllocKind::Buffer, "bins").unwrap();
+            let grid = 16 * 256u32;
+            let shape = DispatchShape::new([grid, 1, 1], [256, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(dd), ArgValue::U32(n as u32), ArgValue::U32(grid), ArgValue::Pointer(dbins)];
+            let limits = Limits { threads: Some(threads), ..Limits::default() };
+            run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap_or_else(|e| panic!("{target}: {e}"));
+            let mut raw = [0u8; 256];
+            mem.read(dbins, &mut raw).unwrap();
+            let bins: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            assert_eq!(bins, test_kernels::reference::histogram(&data), "{target}, {threads} threads");
+        }
+    }
+}

@@ -26,6 +26,8 @@ prebuilt!(
     "mfma-gfx942.co",
     "alu_loop-gfx90a.co",
     "alu_loop-gfx942.co",
+    "histogram-gfx90a.co",
+    "histogram-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -47,7 +49,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 12);
+        assert_eq!(ALL.len(), 14);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -110,6 +112,15 @@ pub mod reference {
                 }
             })
             .collect()
+    }
+
+    /// `histogram`: counts of `byte & 63`.
+    pub fn histogram(data: &[u8]) -> Vec<u32> {
+        let mut bins = vec![0u32; 64];
+        for &b in data {
+            bins[(b & 63) as usize] += 1;
+        }
+        bins
     }
 
     /// `alu_loop`: per work-item i, `iters` rounds of x = fma(x, 0.999, y); y = fma(y, 1.0001, -0.5 x).
