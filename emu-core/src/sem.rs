@@ -383,33 +383,82 @@ fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::
     }
 }
 
-/// A 32-bit vector source.
+/// (neg, abs) input modifier bits of a VOP3 source (VOP3b forms have none).
+fn input_mods(inst: &Inst, field: Field) -> (bool, bool) {
+    let i = match field {
+        Field::Src0 => 0,
+        Field::Src1 => 1,
+        Field::Src2 => 2,
+        _ => return (false, false),
+    };
+    if inst.encoding() != Encoding::Vop3 {
+        return (false, false);
+    }
+    let abs = if inst.info.operand(Field::Sdst).is_some() { 0 } else { inst.field(Field::Abs) };
+    (inst.field(Field::Neg) >> i & 1 == 1, abs >> i & 1 == 1)
+}
+
+/// Applies float neg/abs to a value whose sign bit is `sign`.
+fn apply_mods<B: Backend>(b: &mut B, inst: &Inst, v: B::V, neg: bool, abs: bool, sign: u32) -> Result<B::V, ExecError> {
+    if !(neg || abs) {
+        return Ok(v);
+    }
+    if inst.info.flags.contains(isa_amdgpu::table::OpFlags::INT_SRC0)
+        || inst.info.flags.contains(isa_amdgpu::table::OpFlags::INT_SRC1)
+        || inst.info.flags.contains(isa_amdgpu::table::OpFlags::INT_SRC2)
+    {
+        return Err(form(inst, "integer input modifiers (sext)"));
+    }
+    let mut v = v;
+    if abs {
+        let m = b.s_const(!sign);
+        let m = b.v_splat(m);
+        v = b.v_op(VOp::And, v, m);
+    }
+    if neg {
+        let m = b.s_const(sign);
+        let m = b.v_splat(m);
+        v = b.v_op(VOp::Xor, v, m);
+    }
+    Ok(v)
+}
+
+/// A 32-bit vector source, with VOP3 neg/abs applied.
 fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, ExecError> {
     let v = inst.field(field);
-    if v >= 256 {
-        return Ok(b.v_get(v - 256));
-    }
-    let s = scalar_src(b, inst, v)?;
-    Ok(b.v_splat(s))
+    let raw = if v >= 256 {
+        b.v_get(v - 256)
+    } else {
+        let s = scalar_src(b, inst, v)?;
+        b.v_splat(s)
+    };
+    let (neg, abs) = input_mods(inst, field);
+    let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
+    apply_mods(b, inst, raw, neg, abs, sign)
 }
 
-/// A 64-bit vector source as (lo, hi).
+/// A 64-bit vector source as (lo, hi), with VOP3 neg/abs applied to the sign in the high half.
 fn vec_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::V, B::V), ExecError> {
     let v = inst.field(field);
-    if v >= 256 {
-        return Ok((b.v_get(v - 256), b.v_get(v - 255)));
-    }
-    let (lo, hi) = scalar_src64(b, inst, field)?;
-    Ok((b.v_splat(lo), b.v_splat(hi)))
+    let (lo, hi) = if v >= 256 {
+        (b.v_get(v - 256), b.v_get(v - 255))
+    } else {
+        let (lo, hi) = scalar_src64(b, inst, field)?;
+        (b.v_splat(lo), b.v_splat(hi))
+    };
+    let (neg, abs) = input_mods(inst, field);
+    let hi = apply_mods(b, inst, hi, neg, abs, 0x8000_0000)?;
+    Ok((lo, hi))
 }
 
-/// VOP3 modifiers this engine does not implement yet fail loudly instead of being ignored.
+/// Modifiers this engine does not implement yet (output clamp/omod, op_sel) fail loudly instead of being
+/// ignored; input neg/abs are applied when sources are read.
 fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
     if inst.encoding() == Encoding::Vop3 {
         let has_sdst = inst.info.operand(Field::Sdst).is_some();
-        let abs_opsel = if has_sdst { 0 } else { inst.field(Field::Abs) | inst.field(Field::OpSel) };
-        if abs_opsel | inst.field(Field::Neg) | inst.field(Field::Omod) | inst.field(Field::Clamp) != 0 {
-            return Err(form(inst, "input/output modifiers"));
+        let opsel = if has_sdst { 0 } else { inst.field(Field::OpSel) };
+        if opsel | inst.field(Field::Omod) | inst.field(Field::Clamp) != 0 {
+            return Err(form(inst, "output modifiers (clamp/omod) or op_sel"));
         }
     }
     if inst.form != isa_amdgpu::Form::Plain {

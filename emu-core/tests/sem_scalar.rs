@@ -51,3 +51,41 @@ fn scalar_add_and_sub_set_scc_as_carry_borrow_or_signed_overflow() {
         }
     }
 }
+
+/// Executes a VOP3 `op vdst=v0, src0=v1, src1=v2` with the given neg/abs bits on every lane.
+fn vop3(op: Opcode, a: f32, b: f32, neg: u32, abs: u32) -> f32 {
+    let row = rows_of(op, Target::Gfx90a).find(|r| r.encoding == isa_amdgpu::Encoding::Vop3).unwrap();
+    let bytes = isa_amdgpu::Inst::build(row, Target::Gfx90a)
+        .unwrap()
+        .set(Field::Vdst, 0)
+        .unwrap()
+        .set(Field::Src0, 257)
+        .unwrap()
+        .set(Field::Src1, 258)
+        .unwrap()
+        .set(Field::Neg, neg)
+        .unwrap()
+        .set(Field::Abs, abs)
+        .unwrap()
+        .encode()
+        .unwrap();
+    let inst = decode(&bytes, 0, Target::Gfx90a).unwrap();
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let mut w = WaveState::new(0, 3, 0);
+    w.vgprs[1] = [a.to_bits(); 64];
+    w.vgprs[2] = [b.to_bits(); 64];
+    w.set_exec(u64::MAX);
+    let mut lds = [0u8; 0];
+    let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t" };
+    execute(&mut interp, &inst, 0).unwrap();
+    f32::from_bits(w.vgprs[0][17])
+}
+
+#[test]
+fn vop3_neg_and_abs_input_modifiers() {
+    assert_eq!(vop3(Opcode::VAddF32, 1.5, -4.0, 0b00, 0b00), -2.5);
+    assert_eq!(vop3(Opcode::VAddF32, 1.5, -4.0, 0b01, 0b00), -5.5, "-a + b");
+    assert_eq!(vop3(Opcode::VAddF32, 1.5, -4.0, 0b00, 0b10), 5.5, "a + |b|");
+    assert_eq!(vop3(Opcode::VAddF32, 1.5, -4.0, 0b10, 0b10), -2.5, "a + -|b|");
+    assert_eq!(vop3(Opcode::VMulF32, -3.0, 2.0, 0b11, 0b01), 6.0, "-|a| * -b");
+}
