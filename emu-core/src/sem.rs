@@ -819,6 +819,55 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
+        O::VBfeU32 | O::VBfeI32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let off = vec_src(b, inst, Field::Src1)?;
+            let width = vec_src(b, inst, Field::Src2)?;
+            let k31 = b.s_const(31);
+            let k31 = b.v_splat(k31);
+            let (off, width) = (b.v_op(VOp::And, off, k31), b.v_op(VOp::And, width, k31));
+            let shifted = b.v_op(VOp::Lshr, a, off);
+            let k32 = b.s_const(32);
+            let k32 = b.v_splat(k32);
+            let up = b.v_op(VOp::SubU32, k32, width);
+            let left = b.v_op(VOp::Shl, shifted, up);
+            let field = if inst.info.opcode == O::VBfeI32 { b.v_op(VOp::Ashr, left, up) } else { b.v_op(VOp::Lshr, left, up) };
+            // a zero width extracts nothing (the shifts above would be by 32 & 31 = 0)
+            let zero = b.s_const(0);
+            let zero = b.v_splat(zero);
+            let empty = b.v_cmp(VCmp::EqU32, width, zero);
+            let r = b.v_select(empty, field, zero);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBfiB32 | O::VMadU32U24 | O::VMadI32I24 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let d = vec_src(b, inst, Field::Src2)?;
+            let r = match inst.info.opcode {
+                // (a & c) | (!a & d)
+                O::VBfiB32 => {
+                    let x = b.v_op(VOp::And, a, c);
+                    let na = b.v_un(VUn::Not, a);
+                    let y = b.v_op(VOp::And, na, d);
+                    b.v_op(VOp::Or, x, y)
+                }
+                O::VMadU32U24 => {
+                    let p = b.v_op(VOp::MulU32U24, a, c);
+                    b.v_op(VOp::AddU32, p, d)
+                }
+                _ => {
+                    let p = b.v_op(VOp::MulI32I24, a, c);
+                    b.v_op(VOp::AddU32, p, d)
+                }
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
         O::SLshlB64 | O::SLshrB64 => {
             let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
             let amount = scalar_src(b, inst, inst.field(Field::Ssrc1))?;

@@ -256,3 +256,23 @@ fn histogram_with_lds_and_global_atomics_counts_exactly_with_any_thread_count() 
         }
     }
 }
+
+#[test]
+fn index_math_over_a_3d_grid_with_partial_workgroups_in_every_dimension() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("index3d", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = [37u32, 11, 5];
+        let block = [16u32, 4, 2];
+        let len = (n[0] * n[1] * n[2]) as usize;
+        let dout = mem.allocate(len as u64 * 4, AllocKind::Buffer, "out").unwrap();
+        let shape = DispatchShape::new(n, block, dev).unwrap();
+        let args = [ArgValue::Pointer(dout), ArgValue::U32(n[0]), ArgValue::U32(n[1]), ArgValue::U32(n[2])];
+        let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut raw = vec![0u8; len * 4];
+        mem.read(dout, &mut raw).unwrap();
+        let got: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, test_kernels::reference::index3d(n, block[0]), "{target}");
+        assert_eq!(stats.workgroups, 3 * 3 * 3);
+    }
+}

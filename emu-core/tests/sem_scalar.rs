@@ -89,3 +89,47 @@ fn vop3_neg_and_abs_input_modifiers() {
     assert_eq!(vop3(Opcode::VAddF32, 1.5, -4.0, 0b10, 0b10), -2.5, "a + -|b|");
     assert_eq!(vop3(Opcode::VMulF32, -3.0, 2.0, 0b11, 0b01), 6.0, "-|a| * -b");
 }
+
+/// Executes a three-source VOP3 `op v0, v1, v2, v3` on one lane's values.
+fn vop3_3(op: Opcode, a: u32, b: u32, c: u32) -> u32 {
+    let row = rows_of(op, Target::Gfx942).find(|r| r.encoding == isa_amdgpu::Encoding::Vop3).unwrap();
+    let bytes = isa_amdgpu::Inst::build(row, Target::Gfx942)
+        .unwrap()
+        .set(Field::Vdst, 0)
+        .unwrap()
+        .set(Field::Src0, 257)
+        .unwrap()
+        .set(Field::Src1, 258)
+        .unwrap()
+        .set(Field::Src2, 259)
+        .unwrap()
+        .encode()
+        .unwrap();
+    let inst = decode(&bytes, 0, Target::Gfx942).unwrap();
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let mut w = WaveState::new(0, 4, 0);
+    w.vgprs[1] = [a; 64];
+    w.vgprs[2] = [b; 64];
+    w.vgprs[3] = [c; 64];
+    w.set_exec(1);
+    let mut lds = [0u8; 0];
+    let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t" };
+    execute(&mut interp, &inst, 0).unwrap();
+    w.vgprs[0][0]
+}
+
+#[test]
+fn bit_field_extract_and_insert() {
+    let x = 0xF0F0_A5C3u32;
+    for off in [0u32, 4, 13, 31, 36] {
+        for width in [0u32, 1, 5, 16, 31, 33] {
+            let (o, w) = (off & 31, width & 31);
+            let field = if w == 0 { 0 } else { (x >> o) & ((1u64 << w) - 1) as u32 };
+            let signed = if w == 0 { 0 } else { ((field << (32 - w)) as i32 >> (32 - w)) as u32 };
+            assert_eq!(vop3_3(Opcode::VBfeU32, x, off, width), field, "bfe_u32 off {off} width {width}");
+            assert_eq!(vop3_3(Opcode::VBfeI32, x, off, width), signed, "bfe_i32 off {off} width {width}");
+        }
+    }
+    assert_eq!(vop3_3(Opcode::VBfiB32, 0x0000_ffff, 0x1234_5678, 0xabcd_ef01), 0xabcd_5678);
+    assert_eq!(vop3_3(Opcode::VMadU32U24, 0xff00_0003, 5, 7), 22, "only the low 24 bits multiply");
+}

@@ -28,6 +28,8 @@ prebuilt!(
     "alu_loop-gfx942.co",
     "histogram-gfx90a.co",
     "histogram-gfx942.co",
+    "index3d-gfx90a.co",
+    "index3d-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -49,7 +51,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 14);
+        assert_eq!(ALL.len(), 16);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -112,6 +114,19 @@ pub mod reference {
                 }
             })
             .collect()
+    }
+
+    /// `index3d`: out[(z*ny + y)*nx + x] = 7x ^ y<<10 ^ z<<20 ^ (x mod block_x) over an nx × ny × nz grid.
+    pub fn index3d(n: [u32; 3], block_x: u32) -> Vec<u32> {
+        let mut out = vec![0u32; (n[0] * n[1] * n[2]) as usize];
+        for z in 0..n[2] {
+            for y in 0..n[1] {
+                for x in 0..n[0] {
+                    out[((z * n[1] + y) * n[0] + x) as usize] = (x * 7) ^ (y << 10) ^ (z << 20) ^ (x % block_x);
+                }
+            }
+        }
+        out
     }
 
     /// `histogram`: counts of `byte & 63`.
