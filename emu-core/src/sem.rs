@@ -652,20 +652,23 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             b.set_scc(nz);
             Ok(Flow::Next)
         }
-        O::SAndSaveexecB64 | O::SOrSaveexecB64 => {
+        O::SAndSaveexecB64 | O::SOrSaveexecB64 | O::SAndn2SaveexecB64 | O::SXorSaveexecB64 => {
+            // sdst = EXEC; EXEC = ssrc0 op EXEC; SCC = EXEC != 0
             let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let src = b.mask_from(sl, sh);
             let exec = b.exec();
             let (el, eh) = b.mask_parts(exec);
-            let d = inst.field(Field::Sdst);
-            b.s_set(d, el);
-            b.s_set(d + 1, eh);
-            let op = if inst.info.opcode == O::SAndSaveexecB64 { SOp::And } else { SOp::Or };
-            let (nl, nh) = (b.s_op(op, sl, el), b.s_op(op, sh, eh));
-            let m = b.mask_from(nl, nh);
+            s_set64(b, inst.field(Field::Sdst), el, eh);
+            let op = match inst.info.opcode {
+                O::SAndSaveexecB64 => MaskOp::And,
+                O::SOrSaveexecB64 => MaskOp::Or,
+                O::SAndn2SaveexecB64 => MaskOp::AndNot,
+                _ => MaskOp::Xor,
+            };
+            let m = b.mask_op(op, src, exec);
             b.set_exec(m);
-            let any = b.s_op(SOp::Or, nl, nh);
-            let nz = b.s_nonzero(any);
-            b.set_scc(nz);
+            let (nl, nh) = b.mask_parts(m);
+            scc_nonzero64(b, nl, nh);
             Ok(Flow::Next)
         }
 
@@ -739,14 +742,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
                 _ => VCmp::GeF32,
             };
             let r = b.v_cmp(op, a, c);
-            // inactive lanes read as 0 in the result
-            let exec = b.exec();
-            let (rl, rh) = b.mask_parts(r);
-            let (el, eh) = b.mask_parts(exec);
-            let (ml, mh) = (b.s_op(SOp::And, rl, el), b.s_op(SOp::And, rh, eh));
-            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Vdst) } else { 106 };
-            b.s_set(dst, ml);
-            b.s_set(dst + 1, mh);
+            write_lane_mask(b, inst, Field::Vdst, r);
             Ok(Flow::Next)
         }
         O::VAddCoU32 | O::VAddcCoU32 => {
@@ -763,12 +759,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             let (r, carry) = b.v_add_carry(a, c, carry_in);
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
-            let (cl, ch) = b.mask_parts(carry);
-            let (el, eh) = b.mask_parts(exec);
-            let (ml, mh) = (b.s_op(SOp::And, cl, el), b.s_op(SOp::And, ch, eh));
-            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Sdst) } else { 106 };
-            b.s_set(dst, ml);
-            b.s_set(dst + 1, mh);
+            write_lane_mask(b, inst, Field::Sdst, carry);
             Ok(Flow::Next)
         }
         O::VLshlrevB64 => {
@@ -1070,24 +1061,6 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             b.set_scc(borrow);
             Ok(Flow::Next)
         }
-        O::SAndn2SaveexecB64 | O::SXorSaveexecB64 => {
-            let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
-            let src = b.mask_from(sl, sh);
-            let exec = b.exec();
-            let (el, eh) = b.mask_parts(exec);
-            let d = inst.field(Field::Sdst);
-            b.s_set(d, el);
-            b.s_set(d + 1, eh);
-            let op = if inst.info.opcode == O::SAndn2SaveexecB64 { MaskOp::AndNot } else { MaskOp::Xor };
-            let m = b.mask_op(op, src, exec);
-            b.set_exec(m);
-            let (nl, nh) = b.mask_parts(m);
-            let any = b.s_op(SOp::Or, nl, nh);
-            let nz = b.s_nonzero(any);
-            b.set_scc(nz);
-            Ok(Flow::Next)
-        }
-
         // ---- more vector ALU --------------------------------------------------------------------------
         O::VSwapB32 => {
             no_modifiers(inst)?;
@@ -1149,11 +1122,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             let (r, borrow) = b.v_sub_borrow(a, c, borrow_in);
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
-            let out = b.mask_op(MaskOp::And, borrow, exec);
-            let (bl, bh) = b.mask_parts(out);
-            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Sdst) } else { 106 };
-            b.s_set(dst, bl);
-            b.s_set(dst + 1, bh);
+            write_lane_mask(b, inst, Field::Sdst, borrow);
             Ok(Flow::Next)
         }
         O::VMadU64U32 | O::VMadI64I32 => {
@@ -1352,12 +1321,7 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
                 _ => VCmp64::GeF64,
             };
             let r = b.v_cmp64(op, a, c);
-            let exec = b.exec();
-            let r = b.mask_op(MaskOp::And, r, exec);
-            let (ml, mh) = b.mask_parts(r);
-            let dst = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Vdst) } else { 106 };
-            b.s_set(dst, ml);
-            b.s_set(dst + 1, mh);
+            write_lane_mask(b, inst, Field::Vdst, r);
             Ok(Flow::Next)
         }
         _ => Err(unsupported(inst)),
@@ -1383,6 +1347,28 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
         "add_f32" => AtomicOp::AddF32,
         _ => return None,
     })
+}
+
+/// Writes a 64-bit value to an SGPR pair.
+fn s_set64<B: Backend>(b: &mut B, d: u32, lo: B::S, hi: B::S) {
+    b.s_set(d, lo);
+    b.s_set(d + 1, hi);
+}
+
+/// SCC = (hi:lo != 0).
+fn scc_nonzero64<B: Backend>(b: &mut B, lo: B::S, hi: B::S) {
+    let any = b.s_op(SOp::Or, lo, hi);
+    let nz = b.s_nonzero(any);
+    b.set_scc(nz);
+}
+
+/// Writes a per-lane result mask (inactive lanes cleared) to VCC or, in VOP3 forms, to `dst_field`.
+fn write_lane_mask<B: Backend>(b: &mut B, inst: &Inst, dst_field: Field, m: B::M) {
+    let exec = b.exec();
+    let m = b.mask_op(MaskOp::And, m, exec);
+    let (lo, hi) = b.mask_parts(m);
+    let dst = if inst.encoding() == Encoding::Vop3 { inst.field(dst_field) } else { 106 };
+    s_set64(b, dst, lo, hi);
 }
 
 /// The second source of a VOP2 (a VGPR) or VOP3 (any source).
