@@ -8,28 +8,39 @@ use emu_core::wave::WaveState;
 use isa_amdgpu::table::rows_of;
 use isa_amdgpu::{decode, Field, Opcode, Target};
 
-/// Executes `op sdst=s0, ssrc0=s1, ssrc1=s2` and returns (s0, scc).
-fn sop2(op: Opcode, a: u32, b: u32, scc_in: bool) -> (u32, bool) {
-    let row = rows_of(op, Target::Gfx942).next().unwrap();
-    let bytes = isa_amdgpu::Inst::build(row, Target::Gfx942)
-        .unwrap()
-        .set(Field::Sdst, 0)
-        .unwrap()
-        .set(Field::Ssrc0, 1)
-        .unwrap()
-        .set(Field::Ssrc1, 2)
-        .unwrap()
-        .encode()
-        .unwrap();
-    let inst = decode(&bytes, 0, Target::Gfx942).unwrap();
+/// Builds one instruction of `op` in `enc` on `target` from field values, runs it on a fresh wave prepared by
+/// `setup`, and returns the wave.
+fn run_one(
+    op: Opcode,
+    enc: isa_amdgpu::Encoding,
+    target: Target,
+    fields: &[(Field, u32)],
+    setup: impl FnOnce(&mut WaveState),
+) -> WaveState {
+    let row = rows_of(op, target).find(|r| r.encoding == enc).unwrap();
+    let mut builder = isa_amdgpu::Inst::build(row, target).unwrap();
+    for &(f, v) in fields {
+        builder = builder.set(f, v).unwrap();
+    }
+    let bytes = builder.encode().unwrap();
+    let inst = decode(&bytes, 0, target).unwrap();
     let mem = DeviceMemory::new(1 << 20).unwrap();
-    let mut w = WaveState::new(0, 1, 0);
-    w.sgprs[1] = a;
-    w.sgprs[2] = b;
-    w.scc = scc_in;
+    let mut w = WaveState::new(0, 4, 0);
+    setup(&mut w);
     let mut lds = [0u8; 0];
     let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t" };
     assert_eq!(execute(&mut interp, &inst, 0).unwrap(), Flow::Next);
+    w
+}
+
+/// Executes `op sdst=s0, ssrc0=s1, ssrc1=s2` and returns (s0, scc).
+fn sop2(op: Opcode, a: u32, b: u32, scc_in: bool) -> (u32, bool) {
+    let fields = [(Field::Sdst, 0), (Field::Ssrc0, 1), (Field::Ssrc1, 2)];
+    let w = run_one(op, isa_amdgpu::Encoding::Sop2, Target::Gfx942, &fields, |w| {
+        w.sgprs[1] = a;
+        w.sgprs[2] = b;
+        w.scc = scc_in;
+    });
     (w.sgprs[0], w.scc)
 }
 
@@ -54,30 +65,12 @@ fn scalar_add_and_sub_set_scc_as_carry_borrow_or_signed_overflow() {
 
 /// Executes a VOP3 `op vdst=v0, src0=v1, src1=v2` with the given neg/abs bits on every lane.
 fn vop3(op: Opcode, a: f32, b: f32, neg: u32, abs: u32) -> f32 {
-    let row = rows_of(op, Target::Gfx90a).find(|r| r.encoding == isa_amdgpu::Encoding::Vop3).unwrap();
-    let bytes = isa_amdgpu::Inst::build(row, Target::Gfx90a)
-        .unwrap()
-        .set(Field::Vdst, 0)
-        .unwrap()
-        .set(Field::Src0, 257)
-        .unwrap()
-        .set(Field::Src1, 258)
-        .unwrap()
-        .set(Field::Neg, neg)
-        .unwrap()
-        .set(Field::Abs, abs)
-        .unwrap()
-        .encode()
-        .unwrap();
-    let inst = decode(&bytes, 0, Target::Gfx90a).unwrap();
-    let mem = DeviceMemory::new(1 << 20).unwrap();
-    let mut w = WaveState::new(0, 3, 0);
-    w.vgprs[1] = [a.to_bits(); 64];
-    w.vgprs[2] = [b.to_bits(); 64];
-    w.set_exec(u64::MAX);
-    let mut lds = [0u8; 0];
-    let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t" };
-    execute(&mut interp, &inst, 0).unwrap();
+    let fields = [(Field::Vdst, 0), (Field::Src0, 257), (Field::Src1, 258), (Field::Neg, neg), (Field::Abs, abs)];
+    let w = run_one(op, isa_amdgpu::Encoding::Vop3, Target::Gfx90a, &fields, |w| {
+        w.vgprs[1] = [a.to_bits(); 64];
+        w.vgprs[2] = [b.to_bits(); 64];
+        w.set_exec(u64::MAX);
+    });
     f32::from_bits(w.vgprs[0][17])
 }
 
@@ -92,29 +85,13 @@ fn vop3_neg_and_abs_input_modifiers() {
 
 /// Executes a three-source VOP3 `op v0, v1, v2, v3` on one lane's values.
 fn vop3_3(op: Opcode, a: u32, b: u32, c: u32) -> u32 {
-    let row = rows_of(op, Target::Gfx942).find(|r| r.encoding == isa_amdgpu::Encoding::Vop3).unwrap();
-    let bytes = isa_amdgpu::Inst::build(row, Target::Gfx942)
-        .unwrap()
-        .set(Field::Vdst, 0)
-        .unwrap()
-        .set(Field::Src0, 257)
-        .unwrap()
-        .set(Field::Src1, 258)
-        .unwrap()
-        .set(Field::Src2, 259)
-        .unwrap()
-        .encode()
-        .unwrap();
-    let inst = decode(&bytes, 0, Target::Gfx942).unwrap();
-    let mem = DeviceMemory::new(1 << 20).unwrap();
-    let mut w = WaveState::new(0, 4, 0);
-    w.vgprs[1] = [a; 64];
-    w.vgprs[2] = [b; 64];
-    w.vgprs[3] = [c; 64];
-    w.set_exec(1);
-    let mut lds = [0u8; 0];
-    let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t" };
-    execute(&mut interp, &inst, 0).unwrap();
+    let fields = [(Field::Vdst, 0), (Field::Src0, 257), (Field::Src1, 258), (Field::Src2, 259)];
+    let w = run_one(op, isa_amdgpu::Encoding::Vop3, Target::Gfx942, &fields, |w| {
+        w.vgprs[1] = [a; 64];
+        w.vgprs[2] = [b; 64];
+        w.vgprs[3] = [c; 64];
+        w.set_exec(1);
+    });
     w.vgprs[0][0]
 }
 
