@@ -386,6 +386,30 @@ impl Backend for Interp<'_> {
         let v = ((hi as u64) << 32 | lo as u64) << (amount & 63);
         (v as u32, (v >> 32) as u32)
     }
+    fn v_lane_read(&mut self, v: Lanes, lane: u32) -> u32 {
+        v[(lane & 63) as usize]
+    }
+    fn v_first_lane(&mut self, v: Lanes, m: u64) -> u32 {
+        v[if m == 0 { 0 } else { m.trailing_zeros() as usize }]
+    }
+    fn v_permute(&mut self, data: Lanes, index: Lanes, m: u64) -> Lanes {
+        let mut r = [0u32; LANES];
+        for l in 0..LANES {
+            let src = (index[l] & 63) as usize;
+            r[l] = if m >> src & 1 == 1 { data[src] } else { 0 };
+        }
+        r
+    }
+    fn v_lane_ids(&mut self) -> Lanes {
+        let mut r = [0u32; LANES];
+        for (i, x) in r.iter_mut().enumerate() {
+            *x = i as u32;
+        }
+        r
+    }
+    fn s_popcount64(&mut self, lo: u32, hi: u32) -> u32 {
+        lo.count_ones() + hi.count_ones()
+    }
     fn lds_atomic(&mut self, op: AtomicOp, addr: Lanes, offset: u32, data: Lanes, m: u64) -> Result<Lanes, ExecError> {
         let mut old = [0u32; LANES];
         for l in Self::lanes(m) {

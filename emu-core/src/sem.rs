@@ -294,6 +294,18 @@ pub trait Backend {
     /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
     fn v_shl64(&mut self, lo: Self::V, hi: Self::V, amount: Self::V) -> (Self::V, Self::V);
 
+    /// The value of `v` in lane `lane & 63` (v_readlane).
+    fn v_lane_read(&mut self, v: Self::V, lane: Self::S) -> Self::S;
+    /// The value of `v` in the first lane of `m` (lane 0 when `m` is empty).
+    fn v_first_lane(&mut self, v: Self::V, m: Self::M) -> Self::S;
+    /// `data` in the lanes of `v` selected per lane: result[l] = data[index[l] & 63] if that source lane is in
+    /// `m`, else 0.
+    fn v_permute(&mut self, data: Self::V, index: Self::V, m: Self::M) -> Self::V;
+    /// The lane numbers 0..63.
+    fn v_lane_ids(&mut self) -> Self::V;
+    /// Population count of a 64-bit value.
+    fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
+
     /// LDS atomic per active lane (in lane order); returns the old values.
     fn lds_atomic(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
     /// Global atomic per active lane at (lo, hi) + offset; returns the old values.
@@ -1062,6 +1074,58 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
         // ---- more vector ALU --------------------------------------------------------------------------
+        O::VReadfirstlaneB32 => {
+            let src = inst.field(Field::Src0);
+            let v = if src >= 256 { b.v_get(src - 256) } else { vec_src(b, inst, Field::Src0)? };
+            let exec = b.exec();
+            let r = b.v_first_lane(v, exec);
+            b.s_set(inst.field(Field::Vdst), r);
+            Ok(Flow::Next)
+        }
+        O::VReadlaneB32 => {
+            no_modifiers(inst)?;
+            let v = vec_src(b, inst, Field::Src0)?;
+            let lane = scalar_src(b, inst, inst.field(Field::Src1))?;
+            let r = b.v_lane_read(v, lane);
+            b.s_set(inst.field(Field::Vdst), r);
+            Ok(Flow::Next)
+        }
+        O::SBcnt1I32B64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let r = b.s_popcount64(lo, hi);
+            b.s_set(inst.field(Field::Sdst), r);
+            let nz = b.s_nonzero(r);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::DsBpermuteB32 | O::DsPermuteB32 | O::DsSwizzleB32 => {
+            if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
+                return Err(form(inst, "GDS or AGPR data"));
+            }
+            let m = b.exec();
+            let offset = inst.field(Field::Offset0) | inst.field(Field::Offset1) << 8;
+            let (data, index) = match inst.info.opcode {
+                O::DsSwizzleB32 => {
+                    let data = b.v_get(inst.field(Field::Addr));
+                    let ids = b.v_lane_ids();
+                    (data, swizzle_sources(b, ids, offset))
+                }
+                O::DsBpermuteB32 => {
+                    // index = (addr + offset) / 4
+                    let addr = b.v_get(inst.field(Field::Addr));
+                    let off = b.s_const(offset);
+                    let off = b.v_splat(off);
+                    let byte = b.v_op(VOp::AddU32, addr, off);
+                    let two = b.s_const(2);
+                    let two = b.v_splat(two);
+                    (b.v_get(inst.field(Field::Data0)), b.v_op(VOp::Lshr, byte, two))
+                }
+                _ => return Err(form(inst, "ds_permute (forward permute)")),
+            };
+            let r = b.v_permute(data, index, m);
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
         O::VSwapB32 => {
             no_modifiers(inst)?;
             let src = inst.field(Field::Src0);
@@ -1347,6 +1411,39 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
         "add_f32" => AtomicOp::AddF32,
         _ => return None,
     })
+}
+
+/// Source lane of every lane for a ds_swizzle pattern: QUAD_PERM (bit 15: lanes within a quad), or BITMASK
+/// (((lane & and) | or) ^ xor within groups of 32).
+fn swizzle_sources<B: Backend>(b: &mut B, ids: B::V, pattern: u32) -> B::V {
+    let splat = |b: &mut B, x: u32| {
+        let s = b.s_const(x);
+        b.v_splat(s)
+    };
+    if pattern & 0x8000 != 0 {
+        // quad base + the 2-bit selector for (lane & 3)
+        let three = splat(b, 3);
+        let pos = b.v_op(VOp::And, ids, three);
+        let two = splat(b, 2);
+        let shift = b.v_op(VOp::Shl, pos, two);
+        let sel = splat(b, pattern & 0xff);
+        let sel = b.v_op(VOp::Lshr, sel, shift);
+        let sel = b.v_op(VOp::And, sel, three);
+        let not3 = splat(b, !3);
+        let base = b.v_op(VOp::And, ids, not3);
+        b.v_op(VOp::Or, base, sel)
+    } else {
+        let (and, or, xor) = (pattern & 0x1f, (pattern >> 5) & 0x1f, (pattern >> 10) & 0x1f);
+        let group = splat(b, !0x1f);
+        let base = b.v_op(VOp::And, ids, group);
+        let m_and = splat(b, and);
+        let m_or = splat(b, or);
+        let m_xor = splat(b, xor);
+        let low = b.v_op(VOp::And, ids, m_and);
+        let low = b.v_op(VOp::Or, low, m_or);
+        let low = b.v_op(VOp::Xor, low, m_xor);
+        b.v_op(VOp::Or, base, low)
+    }
 }
 
 /// Writes a 64-bit value to an SGPR pair.

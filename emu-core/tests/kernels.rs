@@ -276,3 +276,23 @@ fn index_math_over_a_3d_grid_with_partial_workgroups_in_every_dimension() {
         assert_eq!(stats.workgroups, 3 * 3 * 3);
     }
 }
+
+#[test]
+fn cross_lane_permute_swizzle_readlane_and_ballot_match_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("shuffle", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 64 * 7usize;
+        let input: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 101) - 50).collect();
+        let din = mem.allocate(n as u64 * 4, AllocKind::Buffer, "in").unwrap();
+        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let dout = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
+        let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dout), ArgValue::Pointer(din)], Limits::default())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut raw = vec![0u8; n * 4];
+        mem.read(dout, &mut raw).unwrap();
+        let got: Vec<i32> = raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, test_kernels::reference::shuffle(&input), "{target}");
+    }
+}

@@ -30,6 +30,8 @@ prebuilt!(
     "histogram-gfx942.co",
     "index3d-gfx90a.co",
     "index3d-gfx942.co",
+    "shuffle-gfx90a.co",
+    "shuffle-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -51,7 +53,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 16);
+        assert_eq!(ALL.len(), 18);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -127,6 +129,22 @@ pub mod reference {
             }
         }
         out
+    }
+
+    /// `shuffle`: per wave of 64, out = 3 rot + first - v[5] + 1000 popcount(v > 0) + 7 swap, where rot reads
+    /// the next lane (ds_bpermute), first is lane 0, swap reads lane ^ 1 (ds_swizzle).
+    pub fn shuffle(input: &[i32]) -> Vec<i32> {
+        input
+            .chunks(64)
+            .flat_map(|w| {
+                let cnt = w.iter().filter(|v| **v > 0).count() as i32;
+                (0..w.len()).map(move |l| {
+                    let rot = w[(l + 1) % 64];
+                    let swz = w[l ^ 1];
+                    rot.wrapping_mul(3).wrapping_add(w[0]).wrapping_sub(w[5]).wrapping_add(cnt * 1000).wrapping_add(swz.wrapping_mul(7))
+                })
+            })
+            .collect()
     }
 
     /// `histogram`: counts of `byte & 63`.
