@@ -10,6 +10,9 @@ use isa_amdgpu::codeobj::KernelDescriptor;
 
 use crate::device::DevicePreset;
 
+/// Dword 3 of the private segment buffer resource: ADD_TID_ENABLE (bit 23) marks per-lane private memory.
+pub const PRIVATE_RESOURCE_DWORD3: u32 = 0x0002_7000 | 1 << 23;
+
 /// Why a dispatch cannot start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DispatchError {
@@ -144,9 +147,11 @@ fn initial_wave_state(cx: &DispatchContext<'_>, wg: [u32; 3], wave: u32) -> Resu
     for s in &user {
         map.push((s.name, sgprs.len() as u32));
         match s.name {
-            // a buffer resource over the scratch area: base, stride 0, unlimited records (wavejit's MUBUF
-            // scratch accesses add the wave offset from the system SGPR, as the hardware does)
-            "private_segment_buffer" => sgprs.extend([lo(addrs.scratch_base), hi(addrs.scratch_base) & 0xffff, u32::MAX, 0x0002_7000]),
+            // a buffer resource over this wave's scratch, marked ADD_TID (bit 23 of dword 3) like the hardware's
+            // swizzled private resource; wavejit's MUBUF maps offsets through it to per-lane private memory
+            "private_segment_buffer" => {
+                sgprs.extend([lo(addrs.scratch_base), hi(addrs.scratch_base) & 0xffff, u32::MAX, PRIVATE_RESOURCE_DWORD3])
+            }
             "dispatch_ptr" => sgprs.extend([lo(addrs.dispatch_packet), hi(addrs.dispatch_packet)]),
             "queue_ptr" => sgprs.extend([lo(addrs.queue), hi(addrs.queue)]),
             "kernarg_segment_ptr" => sgprs.extend([lo(addrs.kernarg), hi(addrs.kernarg)]),

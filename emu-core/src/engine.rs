@@ -166,19 +166,41 @@ pub fn run_kernel_observed<O: Observer>(
     let one = |i: u64| -> Result<RunStats, EngineError> {
         let wg = shape.workgroup_id(i);
         let n = shape.waves_in(wg, device.wave_size);
+        // private memory: every lane of every wave of this workgroup gets its own segment
+        let lane_bytes = kernel.descriptor.private_segment_fixed_size.div_ceil(16) * 16;
+        let wave_bytes = lane_bytes as u64 * device.wave_size as u64;
+        let scratch = if lane_bytes > 0 {
+            Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", kernel.name))?)
+        } else {
+            None
+        };
         let mut waves = Vec::with_capacity(n as usize);
         for w in 0..n {
-            let init = cx.initial_wave_state(wg, w)?;
+            let wave_scratch = scratch.map_or(0, |s| s + w as u64 * wave_bytes);
+            let wcx = DispatchContext {
+                addrs: DispatchAddresses { scratch_base: wave_scratch, wave_scratch, ..cx.addrs },
+                ..cx
+            };
+            let init = wcx.initial_wave_state(wg, w)?;
             let mut wave = WaveState::new(entry, vgprs, agprs);
             wave.sgprs[..init.sgprs.len()].copy_from_slice(&init.sgprs);
             for (i, v) in init.vgprs.iter().enumerate() {
                 wave.vgprs[i] = *v;
             }
             wave.set_exec(init.exec);
+            // architected flat scratch (gfx942) and the value gfx90a prologues build from flat_scratch_init
+            wave.sgprs[102] = wave_scratch as u32;
+            wave.sgprs[103] = (wave_scratch >> 32) as u32;
+            wave.scratch_base = wave_scratch;
+            wave.scratch_lane_bytes = lane_bytes;
             waves.push(wave);
         }
         let mut lds = vec![0u8; kernel.descriptor.group_segment_fixed_size as usize];
-        run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, observer)?;
+        let result = run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, observer);
+        if let Some(s) = scratch {
+            let _ = mem.free(s);
+        }
+        result?;
         Ok(RunStats { workgroups: 1, waves: n as u64, wave_instructions: waves.iter().map(|w| w.executed).sum() })
     };
     // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order

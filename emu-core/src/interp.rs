@@ -386,6 +386,18 @@ impl Backend for Interp<'_> {
         let v = ((hi as u64) << 32 | lo as u64) << (amount & 63);
         (v as u32, (v >> 32) as u32)
     }
+    fn scratch(&mut self) -> (u32, u32, u32) {
+        (self.wave.scratch_base as u32, (self.wave.scratch_base >> 32) as u32, self.wave.scratch_lane_bytes)
+    }
+    fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
+        if bad == 0 {
+            return Ok(());
+        }
+        Err(match err {
+            ExecError::Private { mnemonic, .. } => ExecError::Private { mnemonic, lane_bytes: self.wave.scratch_lane_bytes },
+            e => e,
+        })
+    }
     fn v_lane_read(&mut self, v: Lanes, lane: u32) -> u32 {
         v[(lane & 63) as usize]
     }

@@ -232,6 +232,8 @@ pub enum ExecError {
     Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },
     #[error("s_trap {0} executed")]
     Trap(u32),
+    #[error("{mnemonic}: private (scratch) access past the {lane_bytes}-byte private segment of a lane")]
+    Private { mnemonic: &'static str, lane_bytes: u32 },
     #[error("{mnemonic}: lane {lane}: LDS {access} of {len} bytes at {address:#x} outside the workgroup's {size}-byte LDS allocation")]
     Lds { mnemonic: &'static str, lane: u32, access: crate::memory::Access, address: u64, len: u64, size: u64 },
 }
@@ -293,6 +295,11 @@ pub trait Backend {
     fn s_shl64(&mut self, lo: Self::S, hi: Self::S, amount: Self::S) -> (Self::S, Self::S);
     /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
     fn v_shl64(&mut self, lo: Self::V, hi: Self::V, amount: Self::V) -> (Self::V, Self::V);
+
+    /// This wave's private memory: (base lo, base hi, bytes per lane).
+    fn scratch(&mut self) -> (Self::S, Self::S, Self::S);
+    /// Fails with `err` if any lane of `bad` is set.
+    fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 
     /// The value of `v` in lane `lane & 63` (v_readlane).
     fn v_lane_read(&mut self, v: Self::V, lane: Self::S) -> Self::S;
@@ -991,6 +998,39 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
 
+        // ---- private (scratch) memory ------------------------------------------------------------------
+        O::ScratchLoadDword | O::ScratchLoadDwordx2 | O::ScratchLoadDwordx3 | O::ScratchLoadDwordx4 | O::ScratchStoreDword
+        | O::ScratchStoreDwordx2 | O::ScratchStoreDwordx3 | O::ScratchStoreDwordx4 | O::BufferLoadDword
+        | O::BufferLoadDwordx2 | O::BufferLoadDwordx3 | O::BufferLoadDwordx4 | O::BufferStoreDword | O::BufferStoreDwordx2
+        | O::BufferStoreDwordx3 | O::BufferStoreDwordx4 => {
+            let dwords = match inst.info.name.trim_start_matches("scratch_").trim_start_matches("buffer_") {
+                "load_dword" | "store_dword" => 1,
+                "load_dwordx2" | "store_dwordx2" => 2,
+                "load_dwordx3" | "store_dwordx3" => 3,
+                _ => 4,
+            };
+            if inst.field(Field::Acc) == 1 || inst.field(Field::Lds) == 1 && inst.encoding() == Encoding::Mubuf {
+                return Err(form(inst, "AGPR data or LDS DMA"));
+            }
+            let private = private_offsets(b, inst)?;
+            let (lo, hi) = private_addresses(b, inst, private, dwords)?;
+            let m = b.exec();
+            let load = inst.info.name.contains("_load_");
+            let data_field = if inst.encoding() == Encoding::Mubuf { Field::Vdata } else { Field::Data };
+            if load {
+                let dst = if inst.encoding() == Encoding::Mubuf { inst.field(Field::Vdata) } else { vdst(inst) };
+                let data = b.v_load(lo, hi, 0, dwords, m)?;
+                for (i, d) in data.into_iter().enumerate() {
+                    b.v_set(dst + i as u32, d, m);
+                }
+            } else {
+                let base = inst.field(data_field);
+                let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(base + i)).collect();
+                b.v_store(lo, hi, 0, &data, m)?;
+            }
+            Ok(Flow::Next)
+        }
+
         // ---- vector memory ----------------------------------------------------------------------------
         O::GlobalLoadDword | O::GlobalLoadDwordx2 | O::GlobalLoadDwordx3 | O::GlobalLoadDwordx4 | O::GlobalStoreDword
         | O::GlobalStoreDwordx2 | O::GlobalStoreDwordx3 | O::GlobalStoreDwordx4 => {
@@ -1444,6 +1484,83 @@ fn swizzle_sources<B: Backend>(b: &mut B, ids: B::V, pattern: u32) -> B::V {
         let low = b.v_op(VOp::Xor, low, m_xor);
         b.v_op(VOp::Or, base, low)
     }
+}
+
+/// Per-lane offsets into the private segment of a SCRATCH instruction, or of a MUBUF instruction through the
+/// private segment buffer resource (ADD_TID set); other buffer resources are not supported yet.
+fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
+    let splat = |b: &mut B, s: B::S| b.v_splat(s);
+    let (base_lo, _, _) = b.scratch();
+    let mut p;
+    if inst.encoding() == Encoding::Scratch {
+        // address = FLAT_SCRATCH (+ SGPR offset) (+ VGPR offset) + offset; the private offset is that minus base
+        let fs = b.s_get(102);
+        let rel = b.s_op(SOp::Sub, fs, base_lo);
+        p = splat(b, rel);
+        let saddr = inst.field(Field::Saddr);
+        if saddr != 0x7f {
+            let so = b.s_get(saddr);
+            let so = splat(b, so);
+            p = b.v_op(VOp::AddU32, p, so);
+        }
+        let vaddr_used = if inst.target.is_gfx940() { inst.field(Field::Lds) == 1 } else { saddr == 0x7f };
+        if vaddr_used {
+            let va = b.v_get(inst.field(Field::Addr));
+            p = b.v_op(VOp::AddU32, p, va);
+        }
+        let off = b.s_const((((inst.field(Field::Offset) << 19) as i32) >> 19) as u32);
+        let off = splat(b, off);
+        p = b.v_op(VOp::AddU32, p, off);
+    } else {
+        let r = inst.field(Field::Srsrc) * 4;
+        let d0 = b.s_get(r);
+        if inst.field(Field::Idxen) == 1 {
+            return Err(form(inst, "indexed buffer addressing"));
+        }
+        // only the private segment buffer (ADD_TID) is supported: its base is this wave's scratch
+        let rel = b.s_op(SOp::Sub, d0, base_lo);
+        p = splat(b, rel);
+        let so = inst.field(Field::Soffset);
+        let so = match so {
+            0..=127 => b.s_get(so),
+            _ => b.s_const(inline_const32(so).ok_or_else(|| form(inst, "this buffer offset"))?),
+        };
+        let so = splat(b, so);
+        p = b.v_op(VOp::AddU32, p, so);
+        if inst.field(Field::Offen) == 1 {
+            let va = b.v_get(inst.field(Field::Vaddr));
+            p = b.v_op(VOp::AddU32, p, va);
+        }
+        let off = b.s_const(inst.field(Field::Offset));
+        let off = splat(b, off);
+        p = b.v_op(VOp::AddU32, p, off);
+    }
+    Ok(p)
+}
+
+/// Device addresses of private offsets: lane l's segment starts at base + l * bytes-per-lane. An access past
+/// the end of a lane's segment faults.
+fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, dwords: u32) -> Result<(B::V, B::V), ExecError> {
+    let (base_lo, base_hi, lane_bytes) = b.scratch();
+    let lane_bytes_v = b.v_splat(lane_bytes);
+    let end = b.s_const(dwords * 4);
+    let end = b.v_splat(end);
+    let last = b.v_op(VOp::AddU32, p, end);
+    let too_far = b.v_cmp(VCmp::GtU32, last, lane_bytes_v);
+    let wrapped = b.v_cmp(VCmp::LtU32, last, p);
+    let exec = b.exec();
+    let bad = b.mask_op(MaskOp::Or, too_far, wrapped);
+    let bad = b.mask_op(MaskOp::And, bad, exec);
+    b.fail_if_any(bad, ExecError::Private { mnemonic: inst.info.name, lane_bytes: 0 })?;
+    let ids = b.v_lane_ids();
+    let lane_off = b.v_op(VOp::MulLoU32, ids, lane_bytes_v);
+    let within = b.v_op(VOp::AddU32, lane_off, p);
+    let (bl, bh) = (b.v_splat(base_lo), b.v_splat(base_hi));
+    let (lo, carry) = b.v_add_carry(bl, within, None);
+    let zero = b.s_const(0);
+    let zero = b.v_splat(zero);
+    let (hi, _) = b.v_add_carry(bh, zero, Some(carry));
+    Ok((lo, hi))
 }
 
 /// Writes a 64-bit value to an SGPR pair.

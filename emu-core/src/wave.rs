@@ -38,6 +38,9 @@ pub struct WaveState {
     pub status: WaveStatus,
     /// Instructions executed.
     pub executed: u64,
+    /// This wave's private (scratch) memory: base address and bytes per lane (0: none).
+    pub scratch_base: u64,
+    pub scratch_lane_bytes: u32,
 }
 
 impl WaveState {
@@ -51,6 +54,8 @@ impl WaveState {
             pc,
             status: WaveStatus::Running,
             executed: 0,
+            scratch_base: 0,
+            scratch_lane_bytes: 0,
         }
     }
 

@@ -296,3 +296,20 @@ fn cross_lane_permute_swizzle_readlane_and_ballot_match_the_cpu() {
         assert_eq!(got, test_kernels::reference::shuffle(&input), "{target}");
     }
 }
+
+#[test]
+fn private_arrays_in_scratch_memory_match_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("private_array", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let items = 64 * 5usize;
+        let idx: Vec<i32> = (0..97).map(|i| (i * 29 + 3) % 200).collect();
+        let didx = mem.allocate(idx.len() as u64 * 4, AllocKind::Buffer, "idx").unwrap();
+        mem.write(didx, &idx.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let dout = upload(&mem, &vec![0.0; items], "out");
+        let shape = DispatchShape::new([items as u32, 1, 1], [64, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(dout), ArgValue::Pointer(didx), ArgValue::U32(idx.len() as u32)];
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(bits(&download(&mem, dout, items)), bits(&test_kernels::reference::private_array(&idx, items)), "{target}");
+    }
+}

@@ -32,6 +32,8 @@ prebuilt!(
     "index3d-gfx942.co",
     "shuffle-gfx90a.co",
     "shuffle-gfx942.co",
+    "private_array-gfx90a.co",
+    "private_array-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -53,7 +55,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 18);
+        assert_eq!(ALL.len(), 20);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -143,6 +145,21 @@ pub mod reference {
                     let swz = w[l ^ 1];
                     rot.wrapping_mul(3).wrapping_add(w[0]).wrapping_sub(w[5]).wrapping_add(cnt * 1000).wrapping_add(swz.wrapping_mul(7))
                 })
+            })
+            .collect()
+    }
+
+    /// `private_array`: a[k] = i*k as f32 for k < 64; out[i] = sum over k < 16 of a[idx[(i + k) % n] & 63].
+    pub fn private_array(idx: &[i32], n_items: usize) -> Vec<f32> {
+        let n = idx.len();
+        (0..n_items)
+            .map(|i| {
+                let a: Vec<f32> = (0..64u32).map(|k| (i as u32).wrapping_mul(k) as f32).collect();
+                let mut s = 0f32;
+                for k in 0..16 {
+                    s += a[(idx[(i + k) % n] & 63) as usize];
+                }
+                s
             })
             .collect()
     }
