@@ -29,6 +29,19 @@ fn bench(c: &mut Criterion) {
     g.bench_function("alu_loop valu lane-ops (1 thread)", |b| {
         b.iter(|| run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap())
     });
+
+    // tiled SGEMM 128^3: 2 n^3 floating-point operations per run
+    let co = CodeObject::parse(test_kernels::by_name("sgemm-gfx942.co").unwrap(), "sgemm").unwrap();
+    let n = 128u32;
+    let a = mem.allocate((n * n * 4) as u64, AllocKind::Buffer, "A").unwrap();
+    let bm = mem.allocate((n * n * 4) as u64, AllocKind::Buffer, "B").unwrap();
+    let cm = mem.allocate((n * n * 4) as u64, AllocKind::Buffer, "C").unwrap();
+    let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(a), ArgValue::Pointer(bm), ArgValue::Pointer(cm), ArgValue::U32(n)];
+    g.throughput(Throughput::Elements(2 * (n as u64).pow(3)));
+    g.bench_function("sgemm 128^3 flop (1 thread)", |b| {
+        b.iter(|| run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap())
+    });
     g.finish();
 }
 

@@ -630,20 +630,29 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             b.set_scc(scc);
             Ok(Flow::Next)
         }
-        O::SCmpEqU32 | O::SCmpLgU32 | O::SCmpLtU32 | O::SCmpGtU32 | O::SCmpLtI32 | O::SCmpGtI32 | O::SCmpEqI32 => {
+        O::SCmpEqU32 | O::SCmpLgU32 | O::SCmpLtU32 | O::SCmpGtU32 | O::SCmpLeU32 | O::SCmpGeU32 | O::SCmpEqI32
+        | O::SCmpLgI32 | O::SCmpLtI32 | O::SCmpGtI32 | O::SCmpLeI32 | O::SCmpGeI32 => {
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
-            let one = b.s_const(1);
-            let r = match inst.info.opcode {
-                O::SCmpEqU32 | O::SCmpEqI32 => b.s_op(SOp::Eq, a, c),
-                O::SCmpLgU32 => {
-                    let e = b.s_op(SOp::Eq, a, c);
-                    b.s_op(SOp::Xor, e, one)
-                }
-                O::SCmpLtU32 => b.s_op(SOp::LtU, a, c),
-                O::SCmpGtU32 => b.s_op(SOp::LtU, c, a),
-                O::SCmpLtI32 => b.s_op(SOp::LtI, a, c),
-                _ => b.s_op(SOp::LtI, c, a),
+            // every comparison is eq or lt, possibly with swapped operands and/or negated
+            let (op, swap, negate) = match inst.info.opcode {
+                O::SCmpEqU32 | O::SCmpEqI32 => (SOp::Eq, false, false),
+                O::SCmpLgU32 | O::SCmpLgI32 => (SOp::Eq, false, true),
+                O::SCmpLtU32 => (SOp::LtU, false, false),
+                O::SCmpGtU32 => (SOp::LtU, true, false),
+                O::SCmpLeU32 => (SOp::LtU, true, true),
+                O::SCmpGeU32 => (SOp::LtU, false, true),
+                O::SCmpLtI32 => (SOp::LtI, false, false),
+                O::SCmpGtI32 => (SOp::LtI, true, false),
+                O::SCmpLeI32 => (SOp::LtI, true, true),
+                _ => (SOp::LtI, false, true),
+            };
+            let r = if swap { b.s_op(op, c, a) } else { b.s_op(op, a, c) };
+            let r = if negate {
+                let one = b.s_const(1);
+                b.s_op(SOp::Xor, r, one)
+            } else {
+                r
             };
             b.set_scc(r);
             Ok(Flow::Next)

@@ -313,3 +313,40 @@ fn private_arrays_in_scratch_memory_match_the_cpu() {
         assert_eq!(bits(&download(&mem, dout, items)), bits(&test_kernels::reference::private_array(&idx, items)), "{target}");
     }
 }
+
+#[test]
+fn prefix_scan_in_lds_matches_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("scan", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 256 * 3usize;
+        let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+        let din = mem.allocate(n as u64 * 4, AllocKind::Buffer, "in").unwrap();
+        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let dout = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
+        let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut raw = vec![0u8; n * 4];
+        mem.read(dout, &mut raw).unwrap();
+        let got: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, test_kernels::reference::scan(&input), "{target}");
+    }
+}
+
+#[test]
+fn tiled_sgemm_with_lds_matches_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("sgemm", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 48usize;
+        let a: Vec<f32> = (0..n * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0).collect();
+        let b: Vec<f32> = (0..n * n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 8.0).collect();
+        let (da, db) = (upload(&mem, &a, "A"), upload(&mem, &b, "B"));
+        let dc = upload(&mem, &vec![0.0; n * n], "C");
+        let shape = DispatchShape::new([n as u32, n as u32, 1], [16, 16, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(bits(&download(&mem, dc, n * n)), bits(&test_kernels::reference::sgemm(&a, &b, n)), "{target}");
+    }
+}

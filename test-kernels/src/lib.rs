@@ -34,6 +34,10 @@ prebuilt!(
     "shuffle-gfx942.co",
     "private_array-gfx90a.co",
     "private_array-gfx942.co",
+    "scan-gfx90a.co",
+    "scan-gfx942.co",
+    "sgemm-gfx90a.co",
+    "sgemm-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -55,7 +59,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 20);
+        assert_eq!(ALL.len(), 24);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -162,6 +166,34 @@ pub mod reference {
                 s
             })
             .collect()
+    }
+
+    /// `scan`: inclusive prefix sums of each block of 256 (wrapping u32 additions).
+    pub fn scan(input: &[u32]) -> Vec<u32> {
+        input
+            .chunks(256)
+            .flat_map(|b| {
+                b.iter().scan(0u32, |acc, &x| {
+                    *acc = acc.wrapping_add(x);
+                    Some(*acc)
+                })
+            })
+            .collect()
+    }
+
+    /// `sgemm`: C = A B for row-major n x n matrices, each element accumulated with fma in increasing k.
+    pub fn sgemm(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
+        let mut c = vec![0f32; n * n];
+        for row in 0..n {
+            for col in 0..n {
+                let mut acc = 0f32;
+                for k in 0..n {
+                    acc = a[row * n + k].mul_add(b[k * n + col], acc);
+                }
+                c[row * n + col] = acc;
+            }
+        }
+        c
     }
 
     /// `histogram`: counts of `byte & 63`.
