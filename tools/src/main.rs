@@ -4,6 +4,7 @@
 //! `info` (targets, kernels, descriptors, metadata). Running kernels (`run`, `exec`, `bench`, ...) arrives with
 //! the engine.
 
+mod bench;
 mod demo;
 mod disasm;
 mod info;
@@ -74,6 +75,18 @@ enum Command {
         #[arg(long)]
         device: Option<String>,
     },
+    /// Measure engine throughput: VALU lane-ops/s on an ALU loop, emulated GFLOP/s on a tiled SGEMM.
+    Bench {
+        /// mi300x (default), mi210 or mi250x.
+        #[arg(long)]
+        device: Option<String>,
+        /// Host threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// SGEMM size (a multiple of 16).
+        #[arg(long, default_value_t = 256)]
+        sgemm_n: u32,
+    },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
         file: PathBuf,
@@ -92,6 +105,7 @@ fn main() -> ExitCode {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Demo { device } => demo::run(device.as_deref()),
+        Command::Bench { device, threads, sgemm_n } => bench::run(device.as_deref(), threads, sgemm_n),
         Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads } => {
             run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads })
         }

@@ -165,3 +165,14 @@ fn demo_runs_every_bundled_kernel_and_checks_it() {
     }
     assert!(text.contains("MI210"));
 }
+
+#[test]
+fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
+    let out = wavejit(&["bench", "--device", "mi210", "--threads", "1", "--sgemm-n", "32"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("M VALU lane-ops/s") && text.contains("emulated GFLOP/s"), "{text}");
+    let out = wavejit(&["bench", "--sgemm-n", "20"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));
+}
