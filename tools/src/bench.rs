@@ -17,7 +17,7 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
-    if sgemm_n == 0 || sgemm_n % 16 != 0 {
+    if sgemm_n == 0 || !sgemm_n.is_multiple_of(16) {
         return Err(format!("--sgemm-n must be a positive multiple of 16, got {sgemm_n}").into());
     }
     let limits = Limits { threads, ..Limits::default() };
