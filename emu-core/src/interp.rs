@@ -92,6 +92,8 @@ impl Backend for Interp<'_> {
             SOp::Add => a.wrapping_add(b),
             SOp::Sub => a.wrapping_sub(b),
             SOp::Mul => a.wrapping_mul(b),
+            SOp::MulHiU32 => ((a as u64 * b as u64) >> 32) as u32,
+            SOp::MulHiI32 => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
             SOp::And => a & b,
             SOp::Or => a | b,
             SOp::Xor => a ^ b,
@@ -167,6 +169,10 @@ impl Backend for Interp<'_> {
             VOp::MulHiI32 => zip(&a, &b, |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
             VOp::MulU32U24 => zip(&a, &b, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
             VOp::MulI32I24 => zip(&a, &b, |x, y| (((x << 8) as i32 >> 8) as i64 * ((y << 8) as i32 >> 8) as i64) as u32),
+            VOp::MinU32 => zip(&a, &b, u32::min),
+            VOp::MaxU32 => zip(&a, &b, u32::max),
+            VOp::MinI32 => zip(&a, &b, |x, y| (x as i32).min(y as i32) as u32),
+            VOp::MaxI32 => zip(&a, &b, |x, y| (x as i32).max(y as i32) as u32),
             VOp::And => zip(&a, &b, |x, y| x & y),
             VOp::Or => zip(&a, &b, |x, y| x | y),
             VOp::Xor => zip(&a, &b, |x, y| x ^ y),
@@ -238,6 +244,8 @@ impl Backend for Interp<'_> {
                 VUn::RcpF32 => (1.0 / f(x)).to_bits(),
                 VUn::SqrtF32 => f(x).sqrt().to_bits(),
                 VUn::Not => !x,
+                VUn::Bcnt => x.count_ones(),
+                VUn::Brev => x.reverse_bits(),
             }
         };
         let mut r = [0u32; LANES];
@@ -381,6 +389,11 @@ impl Backend for Interp<'_> {
             MaskOp::Xor => a ^ b,
             MaskOp::AndNot => a & !b,
         }
+    }
+    fn s_shr64(&mut self, lo: u32, hi: u32, amount: u32, signed: bool) -> (u32, u32) {
+        let x = (hi as u64) << 32 | lo as u64;
+        let v = if signed { ((x as i64) >> (amount & 63)) as u64 } else { x >> (amount & 63) };
+        (v as u32, (v >> 32) as u32)
     }
     fn s_shl64(&mut self, lo: u32, hi: u32, amount: u32) -> (u32, u32) {
         let v = ((hi as u64) << 32 | lo as u64) << (amount & 63);

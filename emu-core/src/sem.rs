@@ -15,6 +15,8 @@ pub enum SOp {
     Add,
     Sub,
     Mul,
+    MulHiU32,
+    MulHiI32,
     And,
     Or,
     Xor,
@@ -40,6 +42,10 @@ pub enum VOp {
     MulHiI32,
     MulU32U24,
     MulI32I24,
+    MinU32,
+    MaxU32,
+    MinI32,
+    MaxI32,
     And,
     Or,
     Xor,
@@ -130,6 +136,10 @@ pub enum VUn {
     SqrtF32,
     /// Bitwise NOT.
     Not,
+    /// Population count.
+    Bcnt,
+    /// Bit reverse.
+    Brev,
 }
 
 /// Per-lane operations on 64-bit values held as (lo, hi) register pairs.
@@ -293,6 +303,8 @@ pub trait Backend {
 
     /// 64-bit uniform shift left of (lo, hi) by `amount & 63`.
     fn s_shl64(&mut self, lo: Self::S, hi: Self::S, amount: Self::S) -> (Self::S, Self::S);
+    /// 64-bit uniform shift right (arithmetic when `signed`) of (lo, hi) by `amount & 63`.
+    fn s_shr64(&mut self, lo: Self::S, hi: Self::S, amount: Self::S, signed: bool) -> (Self::S, Self::S);
     /// 64-bit per-lane shift left of (lo, hi) by `amount & 63`.
     fn v_shl64(&mut self, lo: Self::V, hi: Self::V, amount: Self::V) -> (Self::V, Self::V);
 
@@ -887,13 +899,14 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
-        O::SLshlB64 | O::SLshrB64 => {
+        O::SLshlB64 | O::SLshrB64 | O::SAshrI64 => {
             let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
             let amount = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
-            if inst.info.opcode == O::SLshrB64 {
-                return Err(form(inst, "64-bit right shift"));
-            }
-            let (rl, rh) = b.s_shl64(lo, hi, amount);
+            let (rl, rh) = match inst.info.opcode {
+                O::SLshlB64 => b.s_shl64(lo, hi, amount),
+                O::SLshrB64 => b.s_shr64(lo, hi, amount, false),
+                _ => b.s_shr64(lo, hi, amount, true),
+            };
             let d = inst.field(Field::Sdst);
             b.s_set(d, rl);
             b.s_set(d + 1, rh);
@@ -904,8 +917,9 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
         }
 
         // ---- LDS ---------------------------------------------------------------------------------------
-        O::DsWriteB32 | O::DsWriteB64 | O::DsWrite2B32 | O::DsWrite2st64B32 | O::DsReadB32 | O::DsReadB64 | O::DsRead2B32
-        | O::DsRead2st64B32 => {
+        O::DsWriteB32 | O::DsWriteB64 | O::DsWriteB96 | O::DsWriteB128 | O::DsWrite2B32 | O::DsWrite2st64B32
+        | O::DsWrite2B64 | O::DsWrite2st64B64 | O::DsReadB32 | O::DsReadB64 | O::DsReadB96 | O::DsReadB128
+        | O::DsRead2B32 | O::DsRead2st64B32 | O::DsRead2B64 | O::DsRead2st64B64 => {
             if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
                 return Err(form(inst, "GDS or AGPR data"));
             }
@@ -913,19 +927,25 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             let m = b.exec();
             let (o0, o1) = (inst.field(Field::Offset0), inst.field(Field::Offset1));
             let single = o0 | o1 << 8;
-            let (stride, two) = match inst.info.opcode {
-                O::DsWrite2B32 | O::DsRead2B32 => (4, true),
-                O::DsWrite2st64B32 | O::DsRead2st64B32 => (256, true),
-                _ => (0, false),
+            // (bytes per element offset unit, two addresses?, dwords per element)
+            let (stride, two, dwords) = match inst.info.opcode {
+                O::DsWrite2B32 | O::DsRead2B32 => (4, true, 1),
+                O::DsWrite2st64B32 | O::DsRead2st64B32 => (256, true, 1),
+                O::DsWrite2B64 | O::DsRead2B64 => (8, true, 2),
+                O::DsWrite2st64B64 | O::DsRead2st64B64 => (512, true, 2),
+                O::DsWriteB64 | O::DsReadB64 => (0, false, 2),
+                O::DsWriteB96 | O::DsReadB96 => (0, false, 3),
+                O::DsWriteB128 | O::DsReadB128 => (0, false, 4),
+                _ => (0, false, 1),
             };
-            let dwords = if matches!(inst.info.opcode, O::DsWriteB64 | O::DsReadB64) { 2 } else { 1 };
             if inst.info.name.starts_with("ds_write") {
                 let d0 = inst.field(Field::Data0);
                 if two {
-                    let v0 = b.v_get(d0);
-                    let v1 = b.v_get(inst.field(Field::Data1));
-                    b.lds_write(addr, o0 * stride, &[v0], m)?;
-                    b.lds_write(addr, o1 * stride, &[v1], m)?;
+                    let d1 = inst.field(Field::Data1);
+                    let v0: Vec<B::V> = (0..dwords).map(|i| b.v_get(d0 + i)).collect();
+                    let v1: Vec<B::V> = (0..dwords).map(|i| b.v_get(d1 + i)).collect();
+                    b.lds_write(addr, o0 * stride, &v0, m)?;
+                    b.lds_write(addr, o1 * stride, &v1, m)?;
                 } else {
                     let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(d0 + i)).collect();
                     b.lds_write(addr, single, &data, m)?;
@@ -933,10 +953,11 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             } else {
                 let dst = vdst(inst);
                 if two {
-                    let r0 = b.lds_read(addr, o0 * stride, 1, m)?;
-                    let r1 = b.lds_read(addr, o1 * stride, 1, m)?;
-                    b.v_set(dst, r0[0], m);
-                    b.v_set(dst + 1, r1[0], m);
+                    let r0 = b.lds_read(addr, o0 * stride, dwords, m)?;
+                    let r1 = b.lds_read(addr, o1 * stride, dwords, m)?;
+                    for (i, v) in r0.into_iter().chain(r1).enumerate() {
+                        b.v_set(dst + i as u32, v, m);
+                    }
                 } else {
                     let r = b.lds_read(addr, single, dwords, m)?;
                     for (i, v) in r.into_iter().enumerate() {
@@ -1068,6 +1089,101 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             Ok(Flow::Next)
         }
         // ---- more scalar: calls, selects, 64-bit masks -----------------------------------------------
+        O::SMulHiU32 | O::SMulHiI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let op = if inst.info.opcode == O::SMulHiU32 { SOp::MulHiU32 } else { SOp::MulHiI32 };
+            let r = b.s_op(op, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SOrn2B64 | O::SNandB64 | O::SNorB64 | O::SXnorB64 => {
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+            let ones = b.s_const(u32::MAX);
+            let (rl, rh) = match inst.info.opcode {
+                O::SOrn2B64 => {
+                    let (nl, nh) = (b.s_op(SOp::Xor, cl, ones), b.s_op(SOp::Xor, ch, ones));
+                    (b.s_op(SOp::Or, al, nl), b.s_op(SOp::Or, ah, nh))
+                }
+                O::SNandB64 | O::SNorB64 | O::SXnorB64 => {
+                    let op = match inst.info.opcode {
+                        O::SNandB64 => SOp::And,
+                        O::SNorB64 => SOp::Or,
+                        _ => SOp::Xor,
+                    };
+                    let (xl, xh) = (b.s_op(op, al, cl), b.s_op(op, ah, ch));
+                    (b.s_op(SOp::Xor, xl, ones), b.s_op(SOp::Xor, xh, ones))
+                }
+                _ => unreachable_arm(inst)?,
+            };
+            s_set64(b, inst.field(Field::Sdst), rl, rh);
+            scc_nonzero64(b, rl, rh);
+            Ok(Flow::Next)
+        }
+        O::SCmpEqU64 | O::SCmpLgU64 => {
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+            let (el, eh) = (b.s_op(SOp::Eq, al, cl), b.s_op(SOp::Eq, ah, ch));
+            let eq = b.s_op(SOp::And, el, eh);
+            let r = if inst.info.opcode == O::SCmpLgU64 {
+                let one = b.s_const(1);
+                b.s_op(SOp::Xor, eq, one)
+            } else {
+                eq
+            };
+            b.set_scc(r);
+            Ok(Flow::Next)
+        }
+        O::SBitcmp0B32 | O::SBitcmp1B32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let bit = b.s_op(SOp::Lshr, a, c);
+            let one = b.s_const(1);
+            let bit = b.s_op(SOp::And, bit, one);
+            let r = if inst.info.opcode == O::SBitcmp0B32 { b.s_op(SOp::Xor, bit, one) } else { bit };
+            b.set_scc(r);
+            Ok(Flow::Next)
+        }
+        O::SAddkI32 | O::SMulkI32 | O::SCmpkEqU32 | O::SCmpkLgU32 | O::SCmpkEqI32 | O::SCmpkLgI32 => {
+            let d = inst.field(Field::Sdst);
+            let a = b.s_get(d);
+            let k = inst.field(Field::Simm16);
+            let signed = b.s_const(k as u16 as i16 as i32 as u32);
+            let unsigned = b.s_const(k & 0xffff);
+            let one = b.s_const(1);
+            match inst.info.opcode {
+                O::SAddkI32 => {
+                    let r = b.s_op(SOp::Add, a, signed);
+                    // SCC = signed overflow
+                    let (ar, kr) = (b.s_op(SOp::Xor, a, r), b.s_op(SOp::Xor, signed, r));
+                    let both = b.s_op(SOp::And, ar, kr);
+                    let sh = b.s_const(31);
+                    let ov = b.s_op(SOp::Lshr, both, sh);
+                    b.s_set(d, r);
+                    b.set_scc(ov);
+                }
+                O::SMulkI32 => {
+                    let r = b.s_op(SOp::Mul, a, signed);
+                    b.s_set(d, r);
+                }
+                O::SCmpkEqU32 | O::SCmpkLgU32 => {
+                    let e = b.s_op(SOp::Eq, a, unsigned);
+                    let r = if inst.info.opcode == O::SCmpkLgU32 { b.s_op(SOp::Xor, e, one) } else { e };
+                    b.set_scc(r);
+                }
+                _ => {
+                    let e = b.s_op(SOp::Eq, a, signed);
+                    let r = if inst.info.opcode == O::SCmpkLgI32 { b.s_op(SOp::Xor, e, one) } else { e };
+                    b.set_scc(r);
+                }
+            }
+            Ok(Flow::Next)
+        }
+        O::BufferWbinvl1Vol | O::BufferWbinvl1 | O::SDcacheWb | O::SDcacheInv | O::BufferWbl2 | O::BufferInvl2 => {
+            // caches are not modelled functionally: memory is always coherent
+            Ok(Flow::Next)
+        }
         O::SGetpcB64 => {
             let (lo, hi) = (b.s_const(next_pc as u32), b.s_const((next_pc >> 32) as u32));
             let d = inst.field(Field::Sdst);
@@ -1200,6 +1316,69 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             let r = b.v_select(m, a, c);
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
+            Ok(Flow::Next)
+        }
+        O::VMbcntLoU32B32 | O::VMbcntHiU32B32 => {
+            // count of set bits of src0 in the lanes below this one (low or high half of the wave) + src1
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let ids = b.v_lane_ids();
+            let k31 = b.s_const(31);
+            let k31 = b.v_splat(k31);
+            let pos = if inst.info.opcode == O::VMbcntLoU32B32 {
+                ids
+            } else {
+                let k32 = b.s_const(32);
+                let k32 = b.v_splat(k32);
+                b.v_op(VOp::SubU32, ids, k32)
+            };
+            // lanes beyond this half count every bit (lo: lanes 32..63 see all 32; hi: lanes 0..31 see none)
+            let k32 = b.s_const(32);
+            let k32v = b.v_splat(k32);
+            let full = b.v_cmp(VCmp::GeI32, pos, k32v);
+            let zero = b_zero(b);
+            let none = b.v_cmp(VCmp::LtI32, pos, zero);
+            let shift = b.v_op(VOp::And, pos, k31);
+            let ones = b.s_const(1);
+            let ones = b.v_splat(ones);
+            let bit = b.v_op(VOp::Shl, ones, shift);
+            let below = b.v_op(VOp::SubU32, bit, ones);
+            let allbits = b.s_const(u32::MAX);
+            let allbits = b.v_splat(allbits);
+            let mask = b.v_select(full, below, allbits);
+            let mask = b.v_select(none, mask, zero);
+            let masked = b.v_op(VOp::And, a, mask);
+            let n = b.v_un(VUn::Bcnt, masked);
+            let r = b.v_op(VOp::AddU32, n, c);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBcntU32B32 | O::VMinU32 | O::VMaxU32 | O::VMinI32 | O::VMaxI32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let r = match inst.info.opcode {
+                O::VBcntU32B32 => {
+                    let n = b.v_un(VUn::Bcnt, a);
+                    b.v_op(VOp::AddU32, n, c)
+                }
+                O::VMinU32 => b.v_op(VOp::MinU32, a, c),
+                O::VMaxU32 => b.v_op(VOp::MaxU32, a, c),
+                O::VMinI32 => b.v_op(VOp::MinI32, a, c),
+                _ => b.v_op(VOp::MaxI32, a, c),
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBfrevB32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let r = b.v_un(VUn::Brev, a);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
         O::VSubrevU32 | O::VMulHiU32 | O::VMulHiI32 | O::VMulU32U24 | O::VMulI32I24 => {
@@ -1570,6 +1749,17 @@ fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, dwords: u32) -
     let zero = b.v_splat(zero);
     let (hi, _) = b.v_add_carry(bh, zero, Some(carry));
     Ok((lo, hi))
+}
+
+/// A zero vector.
+fn b_zero<B: Backend>(b: &mut B) -> B::V {
+    let z = b.s_const(0);
+    b.v_splat(z)
+}
+
+/// For match arms that the enclosing pattern already excludes.
+fn unreachable_arm<T>(inst: &Inst) -> Result<T, ExecError> {
+    Err(unsupported(inst))
 }
 
 /// Writes a 64-bit value to an SGPR pair.

@@ -110,3 +110,54 @@ fn bit_field_extract_and_insert() {
     assert_eq!(vop3_3(Opcode::VBfiB32, 0x0000_ffff, 0x1234_5678, 0xabcd_ef01), 0xabcd_5678);
     assert_eq!(vop3_3(Opcode::VMadU32U24, 0xff00_0003, 5, 7), 22, "only the low 24 bits multiply");
 }
+
+#[test]
+fn mbcnt_lo_then_hi_give_each_lane_its_index() {
+    // v_mbcnt_lo_u32_b32 v1, -1, 0 ; v_mbcnt_hi_u32_b32 v0, -1, v1 (VOP3 forms, as compilers emit them)
+    let lo = run_one(
+        Opcode::VMbcntLoU32B32,
+        isa_amdgpu::Encoding::Vop3,
+        Target::Gfx90a,
+        &[(Field::Vdst, 1), (Field::Src0, 193), (Field::Src1, 128)],
+        |w| w.set_exec(u64::MAX),
+    );
+    for l in 0..64 {
+        assert_eq!(lo.vgprs[1][l], l.min(32) as u32, "lo, lane {l}");
+    }
+    let hi = run_one(
+        Opcode::VMbcntHiU32B32,
+        isa_amdgpu::Encoding::Vop3,
+        Target::Gfx90a,
+        &[(Field::Vdst, 0), (Field::Src0, 193), (Field::Src1, 257)],
+        |w| {
+            w.vgprs[1] = lo.vgprs[1];
+            w.set_exec(u64::MAX);
+        },
+    );
+    for l in 0..64 {
+        assert_eq!(hi.vgprs[0][l], l as u32, "hi, lane {l}");
+    }
+}
+
+#[test]
+fn scalar_high_multiplies_and_64_bit_shifts() {
+    for &(a, b) in &[(0xffff_ffffu32, 0xffff_ffffu32), (0x8000_0000, 2), (12345, 67890), (0x7fff_ffff, 0x8000_0001)] {
+        assert_eq!(sop2(Opcode::SMulHiU32, a, b, false).0, ((a as u64 * b as u64) >> 32) as u32);
+        assert_eq!(sop2(Opcode::SMulHiI32, a, b, false).0, ((a as i32 as i64 * b as i32 as i64) >> 32) as u32);
+    }
+    // s_lshr_b64 / s_ashr_i64 s[0:1], s[2:3], s4
+    for (op, signed) in [(Opcode::SLshrB64, false), (Opcode::SAshrI64, true)] {
+        for shift in [0u32, 1, 31, 32, 33, 63, 64 + 5] {
+            let x = 0x8123_4567_89ab_cdefu64;
+            let fields = [(Field::Sdst, 0), (Field::Ssrc0, 2), (Field::Ssrc1, 4)];
+            let w = run_one(op, isa_amdgpu::Encoding::Sop2, Target::Gfx942, &fields, |w| {
+                w.sgprs[2] = x as u32;
+                w.sgprs[3] = (x >> 32) as u32;
+                w.sgprs[4] = shift;
+            });
+            let want = if signed { ((x as i64) >> (shift & 63)) as u64 } else { x >> (shift & 63) };
+            assert_eq!((w.sgprs[1] as u64) << 32 | w.sgprs[0] as u64, want, "{op:?} by {shift}");
+            assert_eq!(w.scc, want != 0);
+        }
+    }
+}
