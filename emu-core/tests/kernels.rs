@@ -350,3 +350,30 @@ fn tiled_sgemm_with_lds_matches_the_cpu() {
         assert_eq!(bits(&download(&mem, dc, n * n)), bits(&test_kernels::reference::sgemm(&a, &b, n)), "{target}");
     }
 }
+
+#[test]
+fn wide_lds_accesses_move_float4_and_double_tiles() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("lds_wide", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 64 * 3usize;
+        let input: Vec<[f32; 4]> = (0..n).map(|i| [i as f32, -(i as f32), i as f32 * 0.5, 7.0]).collect();
+        let d: Vec<f64> = (0..n).map(|i| i as f64 * 1.25 - 3.0).collect();
+        let flat: Vec<f32> = input.iter().flatten().copied().collect();
+        let din4 = upload(&mem, &flat, "in");
+        let dout4 = upload(&mem, &vec![0.0; n * 4], "out");
+        let dd = mem.allocate(n as u64 * 8, AllocKind::Buffer, "din").unwrap();
+        mem.write(dd, &d.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let ddo = mem.allocate(n as u64 * 8, AllocKind::Buffer, "dout").unwrap();
+        let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(din4), ArgValue::Pointer(dout4), ArgValue::Pointer(dd), ArgValue::Pointer(ddo)];
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let (want4, wantd) = test_kernels::reference::lds_wide(&input, &d);
+        let want_flat: Vec<f32> = want4.iter().flatten().copied().collect();
+        assert_eq!(bits(&download(&mem, dout4, n * 4)), bits(&want_flat), "{target}: float4");
+        let mut raw = vec![0u8; n * 8];
+        mem.read(ddo, &mut raw).unwrap();
+        let got: Vec<f64> = raw.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, wantd, "{target}: double");
+    }
+}

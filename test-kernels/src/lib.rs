@@ -38,6 +38,8 @@ prebuilt!(
     "scan-gfx942.co",
     "sgemm-gfx90a.co",
     "sgemm-gfx942.co",
+    "lds_wide-gfx90a.co",
+    "lds_wide-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -59,7 +61,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 24);
+        assert_eq!(ALL.len(), 26);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -194,6 +196,13 @@ pub mod reference {
             }
         }
         c
+    }
+
+    /// `lds_wide`: per block of 64, out[l] = in[63 - l] (float4s) and dout[l] = d[(l + 5) & 63] + (d[l] + 1).
+    pub fn lds_wide(input: &[[f32; 4]], d: &[f64]) -> (Vec<[f32; 4]>, Vec<f64>) {
+        let out = input.chunks(64).flat_map(|b| (0..b.len()).map(move |l| b[63 - l])).collect();
+        let dout = d.chunks(64).flat_map(|b| (0..b.len()).map(move |l| b[(l + 5) & 63] + (b[l] + 1.0))).collect();
+        (out, dout)
     }
 
     /// `histogram`: counts of `byte & 63`.
