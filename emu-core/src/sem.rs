@@ -1569,6 +1569,42 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
+        O::VPkFmaF32 | O::VPkAddF32 | O::VPkMulF32 => {
+            // two f32 lanes per register pair: element j of source k is its low or high dword as op_sel[k]
+            // (j = 0) / op_sel_hi[k] (j = 1) say; neg_lo/neg_hi negate per element
+            if inst.field(Field::Clamp) != 0 {
+                return Err(form(inst, "clamp"));
+            }
+            let nsrc = if inst.info.opcode == O::VPkFmaF32 { 3 } else { 2 };
+            let opsel = inst.field(Field::OpSel);
+            let opsel_hi = inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2;
+            let (neg_lo, neg_hi) = (inst.field(Field::Neg), inst.field(Field::NegHi));
+            let fields = [Field::Src0, Field::Src1, Field::Src2];
+            let mut srcs = Vec::with_capacity(3);
+            for f in fields.iter().take(nsrc) {
+                srcs.push(vec_src64(b, inst, *f)?);
+            }
+            let sign = b.s_const(0x8000_0000);
+            let sign = b.v_splat(sign);
+            let mut out = Vec::with_capacity(2);
+            for j in 0..2 {
+                let (sel, neg) = if j == 0 { (opsel, neg_lo) } else { (opsel_hi, neg_hi) };
+                let mut e = Vec::with_capacity(3);
+                for (k, src) in srcs.iter().enumerate() {
+                    let v = if sel >> k & 1 == 1 { src.1 } else { src.0 };
+                    e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
+                }
+                out.push(match inst.info.opcode {
+                    O::VPkFmaF32 => b.v_fma_f32(e[0], e[1], e[2]),
+                    O::VPkAddF32 => b.v_op(VOp::AddF32, e[0], e[1]),
+                    _ => b.v_op(VOp::MulF32, e[0], e[1]),
+                });
+            }
+            let m = b.exec();
+            b.v_set(vdst(inst), out[0], m);
+            b.v_set(vdst(inst) + 1, out[1], m);
+            Ok(Flow::Next)
+        }
         O::VPkMovB32 => {
             if inst.field(Field::Neg) | inst.field(Field::NegHi) | inst.field(Field::Clamp) != 0 {
                 return Err(form(inst, "modifiers"));

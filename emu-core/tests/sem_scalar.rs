@@ -161,3 +161,34 @@ fn scalar_high_multiplies_and_64_bit_shifts() {
         }
     }
 }
+
+/// v_pk_fma_f32 v[0:1], v[2:3], v[4:5], v[6:7] with op_sel / op_sel_hi / neg bits, lane 0.
+fn pk_fma(opsel: u32, opsel_hi: u32, neg_lo: u32, neg_hi: u32) -> (f32, f32) {
+    let fields = [
+        (Field::Vdst, 0),
+        (Field::Src0, 258),
+        (Field::Src1, 260),
+        (Field::Src2, 262),
+        (Field::OpSel, opsel),
+        (Field::OpSelHi, opsel_hi & 3),
+        (Field::OpSelHi2, opsel_hi >> 2),
+        (Field::Neg, neg_lo),
+        (Field::NegHi, neg_hi),
+    ];
+    let w = run_one(Opcode::VPkFmaF32, isa_amdgpu::Encoding::Vop3p, Target::Gfx90a, &fields, |w| {
+        w.vgprs.resize(8, [0; 64]);
+        for (r, v) in [(2, 2.0f32), (3, 3.0), (4, 5.0), (5, 7.0), (6, 0.5), (7, 0.25)] {
+            w.vgprs[r] = [v.to_bits(); 64];
+        }
+        w.set_exec(1);
+    });
+    (f32::from_bits(w.vgprs[0][0]), f32::from_bits(w.vgprs[1][0]))
+}
+
+#[test]
+fn packed_f32_fma_selects_halves_and_negates_per_element() {
+    // defaults: op_sel = [0,0,0], op_sel_hi = [1,1,1]: lo = a.lo*b.lo + c.lo, hi = a.hi*b.hi + c.hi
+    assert_eq!(pk_fma(0, 0b111, 0, 0), (2.0 * 5.0 + 0.5, 3.0 * 7.0 + 0.25));
+    // swap the halves of a, and negate b in the low element and c in the high one
+    assert_eq!(pk_fma(0b001, 0b110, 0b010, 0b100), (3.0 * -5.0 + 0.5, 2.0 * 7.0 - 0.25));
+}
