@@ -432,6 +432,9 @@ impl Backend for Interp<'_> {
         }
         r
     }
+    fn v_const(&mut self, values: &[u32; 64]) -> Lanes {
+        *values
+    }
     fn s_popcount64(&mut self, lo: u32, hi: u32) -> u32 {
         lo.count_ones() + hi.count_ones()
     }

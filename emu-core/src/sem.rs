@@ -322,6 +322,8 @@ pub trait Backend {
     fn v_permute(&mut self, data: Self::V, index: Self::V, m: Self::M) -> Self::V;
     /// The lane numbers 0..63.
     fn v_lane_ids(&mut self) -> Self::V;
+    /// A vector of 64 constants.
+    fn v_const(&mut self, values: &[u32; 64]) -> Self::V;
     /// Population count of a 64-bit value.
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 
@@ -454,8 +456,24 @@ fn apply_mods<B: Backend>(b: &mut B, inst: &Inst, v: B::V, neg: bool, abs: bool,
     Ok(v)
 }
 
-/// A 32-bit vector source, with VOP3 neg/abs applied.
+/// A 32-bit vector source, with VOP3 neg/abs applied; DPP's src0 comes permuted across lanes.
 fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, ExecError> {
+    if inst.form == isa_amdgpu::Form::Dpp && field == Field::Src0 {
+        let e = inst.ext().unwrap_or(0);
+        let data = b.v_get(e & 0xff);
+        let (src, valid) = dpp_sources(inst, (e >> 8) & 0x1ff)?;
+        let idx = b.v_const(&src.map(|x| x as u32));
+        let all = b.s_const(u32::MAX);
+        let all = b.mask_from(all, all);
+        let permuted = b.v_permute(data, idx, all);
+        // invalid source lanes read 0 (they are written only with bound_ctrl)
+        let (vl, vh) = (b.s_const(valid as u32), b.s_const((valid >> 32) as u32));
+        let vm = b.mask_from(vl, vh);
+        let zero = b_zero(b);
+        let v = b.v_select(vm, zero, permuted);
+        let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
+        return apply_mods(b, inst, v, e >> 20 & 1 == 1, e >> 21 & 1 == 1, sign);
+    }
     let v = inst.field(field);
     let raw = if v >= 256 {
         b.v_get(v - 256)
@@ -492,8 +510,8 @@ fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
             return Err(form(inst, "output modifiers (clamp/omod) or op_sel"));
         }
     }
-    if inst.form != isa_amdgpu::Form::Plain {
-        return Err(form(inst, "DPP/SDWA"));
+    if inst.form == isa_amdgpu::Form::Sdwa {
+        return Err(form(inst, "SDWA"));
     }
     Ok(())
 }
@@ -505,6 +523,25 @@ fn vdst(inst: &Inst) -> u32 {
 
 /// Executes one instruction at `pc`.
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    if inst.form != isa_amdgpu::Form::Dpp {
+        return execute_plain(b, inst, pc);
+    }
+    // DPP: the result is written to EXEC's lanes that row_mask/bank_mask/bound_ctrl allow
+    if inst.info.writes.contains(Implicit::EXEC) {
+        return Err(form(inst, "DPP on an instruction that writes EXEC"));
+    }
+    let allowed = dpp_write_mask(inst)?;
+    let exec = b.exec();
+    let (al, ah) = (b.s_const(allowed as u32), b.s_const((allowed >> 32) as u32));
+    let allowed = b.mask_from(al, ah);
+    let narrowed = b.mask_op(MaskOp::And, exec, allowed);
+    b.set_exec(narrowed);
+    let flow = execute_plain(b, inst, pc);
+    b.set_exec(exec);
+    flow
+}
+
+fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
     use Opcode as O;
     let next_pc = pc + inst.size() as u64;
     match inst.info.opcode {
@@ -1820,15 +1857,68 @@ fn write_lane_mask<B: Backend>(b: &mut B, inst: &Inst, dst_field: Field, m: B::M
     s_set64(b, dst, lo, hi);
 }
 
-/// The second source of a VOP2 (a VGPR) or VOP3 (any source).
+/// The second source of a VOP2 (a VGPR, with DPP's neg/abs) or VOP3 (any source).
 fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
     match inst.encoding() {
         Encoding::Vop3 => vec_src(b, inst, Field::Src1),
         _ => {
             let r = inst.field(Field::Vsrc1);
-            Ok(b.v_get(r))
+            let v = b.v_get(r);
+            if inst.form == isa_amdgpu::Form::Dpp {
+                let e = inst.ext().unwrap_or(0);
+                let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
+                return apply_mods(b, inst, v, e >> 22 & 1 == 1, e >> 23 & 1 == 1, sign);
+            }
+            Ok(v)
         }
     }
+}
+
+/// Source lane of every lane for a DPP control, and the mask of lanes whose source is in range. A source lane
+/// that is in range but disabled in EXEC is read as it stands (hardware counts it invalid): not yet modelled.
+fn dpp_sources(inst: &Inst, ctrl: u32) -> Result<([i32; 64], u64), ExecError> {
+    let mut src = [0i32; 64];
+    let mut valid = 0u64;
+    for (l, s) in src.iter_mut().enumerate() {
+        let l = l as i32;
+        let (row, pos) = (l & !15, l & 15);
+        let c = ctrl as i32;
+        let v = match ctrl {
+            0x000..=0x0ff => Some((l & !3) | ((c >> (2 * (l & 3))) & 3)),
+            0x101..=0x10f => Some(pos + (c & 15)).filter(|p| *p < 16).map(|p| row + p),
+            0x111..=0x11f => Some(pos - (c & 15)).filter(|p| *p >= 0).map(|p| row + p),
+            0x121..=0x12f => Some(row + (pos - (c & 15)).rem_euclid(16)),
+            0x130 => Some(l + 1).filter(|x| *x < 64),
+            0x134 => Some((l + 1) % 64),
+            0x138 => Some(l - 1).filter(|x| *x >= 0),
+            0x13c => Some((l + 63) % 64),
+            0x140 => Some(row + 15 - pos),
+            0x141 => Some((l & !7) + 7 - (l & 7)),
+            0x142 => Some(row - 1).filter(|x| *x >= 0),
+            0x143 => Some(31).filter(|_| l >= 32),
+            0x150..=0x15f => Some(row + (c & 15)),
+            _ => return Err(form(inst, "this dpp_ctrl")),
+        };
+        if let Some(x) = v {
+            *s = x;
+            valid |= 1 << l;
+        }
+    }
+    Ok((src, valid))
+}
+
+/// Lanes a DPP instruction may write: row_mask and bank_mask, and (without bound_ctrl) valid sources only.
+fn dpp_write_mask(inst: &Inst) -> Result<u64, ExecError> {
+    let e = inst.ext().unwrap_or(0);
+    let (_, valid) = dpp_sources(inst, (e >> 8) & 0x1ff)?;
+    let (row_mask, bank_mask, bound_ctrl) = ((e >> 28) & 0xf, (e >> 24) & 0xf, (e >> 19) & 1);
+    let mut m = 0u64;
+    for l in 0..64u32 {
+        if row_mask >> (l / 16) & 1 == 1 && bank_mask >> ((l >> 2) & 3) & 1 == 1 {
+            m |= 1 << l;
+        }
+    }
+    Ok(if bound_ctrl == 1 { m } else { m & valid })
 }
 
 /// Per-lane 64-bit address of a GLOBAL instruction: a VGPR pair, or an SGPR pair plus a 32-bit VGPR offset.

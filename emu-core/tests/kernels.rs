@@ -298,6 +298,26 @@ fn cross_lane_permute_swizzle_readlane_and_ballot_match_the_cpu() {
 }
 
 #[test]
+fn dpp_row_shifts_quad_permutes_mirrors_and_row_masks_match_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("dpp", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 64 * 3usize;
+        let input: Vec<i32> = (0..n as i32).map(|i| (i * 53 % 97) - 40).collect();
+        let din = mem.allocate(n as u64 * 4, AllocKind::Buffer, "in").unwrap();
+        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let dout = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
+        let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut raw = vec![0u8; n * 4];
+        mem.read(dout, &mut raw).unwrap();
+        let got: Vec<i32> = raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, test_kernels::reference::dpp(&input), "{target}");
+    }
+}
+
+#[test]
 fn private_arrays_in_scratch_memory_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {
         let (dev, co) = setup("private_array", target);

@@ -40,6 +40,8 @@ prebuilt!(
     "sgemm-gfx942.co",
     "lds_wide-gfx90a.co",
     "lds_wide-gfx942.co",
+    "dpp-gfx90a.co",
+    "dpp-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -61,7 +63,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 26);
+        assert_eq!(ALL.len(), 28);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -151,6 +153,27 @@ pub mod reference {
                     let swz = w[l ^ 1];
                     rot.wrapping_mul(3).wrapping_add(w[0]).wrapping_sub(w[5]).wrapping_add(cnt * 1000).wrapping_add(swz.wrapping_mul(7))
                 })
+            })
+            .collect()
+    }
+
+    /// `dpp`: per row of 16 lanes (and quad of 4), out = 3 a + 5 b + 7 c + 11 d with a = the lane below in the
+    /// row (-1 for a row's first lane), b = the quad reversed, c = the half-row (8 lanes) reversed, d = the lane
+    /// above in the row (0 for a row's last lane) in rows 0 and 2, and 7 in rows 1 and 3.
+    pub fn dpp(input: &[i32]) -> Vec<i32> {
+        (0..input.len())
+            .map(|g| {
+                let (base, l) = (g - g % 64, g % 64);
+                let v = |lane: usize| input[base + lane];
+                let a = if l % 16 == 0 { -1 } else { v(l - 1) };
+                let b = v((l & !3) | (3 - (l & 3)));
+                let c = v((l & !7) + 7 - (l & 7));
+                let d = match (l / 16 % 2, l % 16) {
+                    (1, _) => 7,
+                    (_, 15) => 0,
+                    _ => v(l + 1),
+                };
+                a.wrapping_mul(3).wrapping_add(b.wrapping_mul(5)).wrapping_add(c.wrapping_mul(7)).wrapping_add(d.wrapping_mul(11))
             })
             .collect()
     }
