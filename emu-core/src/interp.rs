@@ -1,7 +1,7 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::memory::DeviceMemory;
-use crate::sem::{AtomicOp, Backend, ExecError, MaskOp, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
+use crate::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
 
 /// A wave being interpreted, with the memory it reads and writes.
@@ -434,6 +434,21 @@ impl Backend for Interp<'_> {
     }
     fn v_const(&mut self, values: &[u32; 64]) -> Lanes {
         *values
+    }
+    fn a_get(&mut self, reg: u32) -> Lanes {
+        self.wave.agprs.get(reg as usize).copied().unwrap_or([0; LANES])
+    }
+    fn a_set(&mut self, reg: u32, v: Lanes, m: u64) {
+        if reg as usize >= self.wave.agprs.len() {
+            self.wave.agprs.resize(reg as usize + 1, [0; LANES]);
+        }
+        let dst = &mut self.wave.agprs[reg as usize];
+        for l in Self::lanes(m) {
+            dst[l] = v[l];
+        }
+    }
+    fn v_mfma(&mut self, shape: Mfma, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
+        crate::sem::mfma_lanes(shape, a, b, c)
     }
     fn s_popcount64(&mut self, lo: u32, hi: u32) -> u32 {
         lo.count_ones() + hi.count_ones()

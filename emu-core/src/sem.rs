@@ -324,6 +324,12 @@ pub trait Backend {
     fn v_lane_ids(&mut self) -> Self::V;
     /// A vector of 64 constants.
     fn v_const(&mut self, values: &[u32; 64]) -> Self::V;
+    /// Accumulation register (AGPR) `reg`.
+    fn a_get(&mut self, reg: u32) -> Self::V;
+    /// Writes AGPR `reg` in the lanes of `m`.
+    fn a_set(&mut self, reg: u32, v: Self::V, m: Self::M);
+    /// One matrix fused multiply-add over whole registers; the arithmetic is [`mfma_lanes`]'s.
+    fn v_mfma(&mut self, shape: Mfma, a: &[Self::V], b: &[Self::V], c: &[Self::V]) -> Vec<Self::V>;
     /// Population count of a 64-bit value.
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 
@@ -1076,9 +1082,10 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                 "load_dwordx3" | "store_dwordx3" => 3,
                 _ => 4,
             };
-            if inst.field(Field::Acc) == 1 || inst.field(Field::Lds) == 1 && inst.encoding() == Encoding::Mubuf {
-                return Err(form(inst, "AGPR data or LDS DMA"));
+            if inst.field(Field::Lds) == 1 && inst.encoding() == Encoding::Mubuf {
+                return Err(form(inst, "LDS DMA"));
             }
+            let acc = inst.field(Field::Acc) == 1;
             let private = private_offsets(b, inst)?;
             let (lo, hi) = private_addresses(b, inst, private, dwords)?;
             let m = b.exec();
@@ -1088,11 +1095,11 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                 let dst = if inst.encoding() == Encoding::Mubuf { inst.field(Field::Vdata) } else { vdst(inst) };
                 let data = b.v_load(lo, hi, 0, dwords, m)?;
                 for (i, d) in data.into_iter().enumerate() {
-                    b.v_set(dst + i as u32, d, m);
+                    data_set(b, acc, dst + i as u32, d, m);
                 }
             } else {
                 let base = inst.field(data_field);
-                let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(base + i)).collect();
+                let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, base + i)).collect();
                 b.v_store(lo, hi, 0, &data, m)?;
             }
             Ok(Flow::Next)
@@ -1107,20 +1114,21 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                 O::GlobalLoadDwordx3 | O::GlobalStoreDwordx3 => 3,
                 _ => 4,
             };
-            if inst.field(Field::Acc) == 1 || inst.field(Field::Lds) == 1 {
-                return Err(form(inst, "AGPR data or LDS DMA"));
+            if inst.field(Field::Lds) == 1 {
+                return Err(form(inst, "LDS DMA"));
             }
+            let acc = inst.field(Field::Acc) == 1;
             let (lo, hi) = global_address(b, inst)?;
             let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
             let m = b.exec();
             if inst.info.name.starts_with("global_load") {
                 let data = b.v_load(lo, hi, offset, dwords, m)?;
                 for (i, d) in data.into_iter().enumerate() {
-                    b.v_set(vdst(inst) + i as u32, d, m);
+                    data_set(b, acc, vdst(inst) + i as u32, d, m);
                 }
             } else {
                 let base = inst.field(Field::Data);
-                let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(base + i)).collect();
+                let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, base + i)).collect();
                 b.v_store(lo, hi, offset, &data, m)?;
             }
             Ok(Flow::Next)
@@ -1642,6 +1650,51 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             b.v_set(vdst(inst) + 1, out[1], m);
             Ok(Flow::Next)
         }
+        O::VAccvgprReadB32 | O::VAccvgprWriteB32 | O::VAccvgprMovB32 => {
+            let m = b.exec();
+            match inst.info.opcode {
+                O::VAccvgprReadB32 => {
+                    let v = b.a_get(inst.field(Field::Src0).wrapping_sub(256));
+                    b.v_set(vdst(inst), v, m);
+                }
+                O::VAccvgprWriteB32 => {
+                    let v = vec_src(b, inst, Field::Src0)?;
+                    b.a_set(vdst(inst), v, m);
+                }
+                _ => {
+                    let v = b.a_get(inst.field(Field::Src0).wrapping_sub(256));
+                    b.a_set(vdst(inst), v, m);
+                }
+            }
+            Ok(Flow::Next)
+        }
+        _ if inst.info.name.starts_with("v_mfma_") => {
+            let shape = Mfma::from_name(inst.info.name).ok_or_else(|| form(inst, "this MFMA shape"))?;
+            // cbsz (NegHi), abid (OpSel, OpSelHi2) and blgp (Neg) broadcast and permute blocks: not modelled
+            if inst.field(Field::NegHi) | inst.field(Field::OpSel) | inst.field(Field::OpSelHi2) | inst.field(Field::Neg) != 0 {
+                return Err(form(inst, "MFMA cbsz/abid/blgp"));
+            }
+            let acc_ab = inst.field(Field::OpSelHi);
+            let acc_cd = inst.field(Field::Clamp) == 1;
+            let read = |b: &mut B, field: Field, acc: bool, n: usize| -> Result<Vec<B::V>, ExecError> {
+                let r = inst.field(field);
+                if r < 256 {
+                    // an inline constant or SGPR, the same in every register
+                    let v = vec_src(b, inst, field)?;
+                    return Ok(vec![v; n]);
+                }
+                Ok((0..n as u32).map(|i| data_get(b, acc, r - 256 + i)).collect())
+            };
+            let a = read(b, Field::Src0, acc_ab & 1 == 1, shape.src_regs())?;
+            let bb = read(b, Field::Src1, acc_ab >> 1 & 1 == 1, shape.src_regs())?;
+            let c = read(b, Field::Src2, acc_cd, shape.acc_regs())?;
+            let d = b.v_mfma(shape, &a, &bb, &c);
+            let m = b.exec();
+            for (i, v) in d.into_iter().enumerate() {
+                data_set(b, acc_cd, vdst(inst) + i as u32, v, m);
+            }
+            Ok(Flow::Next)
+        }
         O::VPkMovB32 => {
             if inst.field(Field::Neg) | inst.field(Field::NegHi) | inst.field(Field::Clamp) != 0 {
                 return Err(form(inst, "modifiers"));
@@ -1940,4 +1993,121 @@ fn global_address<B: Backend>(b: &mut B, inst: &Inst) -> Result<(B::V, B::V), Ex
     let zero = b.v_splat(zero);
     let (hi, _) = b.v_add_carry(bh, zero, Some(carry));
     Ok((lo, hi))
+}
+
+/// Reads VGPR `reg`, or AGPR `reg` when `acc`.
+fn data_get<B: Backend>(b: &mut B, acc: bool, reg: u32) -> B::V {
+    if acc {
+        b.a_get(reg)
+    } else {
+        b.v_get(reg)
+    }
+}
+
+/// Writes VGPR `reg`, or AGPR `reg` when `acc`, in the lanes of `m`.
+fn data_set<B: Backend>(b: &mut B, acc: bool, reg: u32, v: B::V, m: B::M) {
+    if acc {
+        b.a_set(reg, v, m)
+    } else {
+        b.v_set(reg, v, m)
+    }
+}
+
+/// Element type of an MFMA's A and B matrices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MfmaInput {
+    F16,
+    Bf16,
+    F32,
+}
+
+/// A single-block MFMA shape: D (m x n, f32) = A (m x k) * B (k x n) + C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mfma {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub input: MfmaInput,
+}
+
+impl Mfma {
+    /// The shape of a supported MFMA mnemonic (gfx90a and gfx940 spellings).
+    pub fn from_name(name: &str) -> Option<Mfma> {
+        use MfmaInput::*;
+        let key: String = name.strip_prefix("v_mfma_f32_")?.chars().filter(|c| *c != '_').collect();
+        let (m, n, k, input) = match key.as_str() {
+            "32x32x8f16" => (32, 32, 8, F16),
+            "16x16x16f16" => (16, 16, 16, F16),
+            "32x32x8bf161k" | "32x32x8bf16" => (32, 32, 8, Bf16),
+            "16x16x16bf161k" | "16x16x16bf16" => (16, 16, 16, Bf16),
+            "32x32x2f32" => (32, 32, 2, F32),
+            "16x16x4f32" => (16, 16, 4, F32),
+            _ => return None,
+        };
+        Some(Mfma { m, n, k, input })
+    }
+    fn bits(&self) -> usize {
+        if self.input == MfmaInput::F32 {
+            32
+        } else {
+            16
+        }
+    }
+    /// A (and B) values each lane holds: consecutive k.
+    fn per_lane(&self) -> usize {
+        self.m * self.k / 64
+    }
+    /// Registers of the A (and B) operand.
+    pub fn src_regs(&self) -> usize {
+        (self.per_lane() * self.bits()).div_ceil(32)
+    }
+    /// Registers of C and D.
+    pub fn acc_regs(&self) -> usize {
+        self.m * self.n / 64
+    }
+}
+
+fn f16_to_f64(h: u32) -> f64 {
+    let (sign, exp, man) = (h >> 15 & 1, (h >> 10 & 31) as i32, (h & 0x3ff) as f64);
+    let mag = match exp {
+        0 => man * (2f64).powi(-24),
+        31 if man == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1.0 + man / 1024.0) * (2f64).powi(exp - 15),
+    };
+    if sign == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// D = A * B + C for one single-block MFMA, lane layouts as the CDNA2/CDNA3 ISA gives them: A[i][kk] in lane
+/// i + m * (kk / p), element kk % p of the lane's registers (p = values per lane), B[kk][j] likewise with j;
+/// D[i][j] in lane j + n * ((i / 4) % (64 / n)), register i % 4 + 4 * (i / (4 * 64 / n)). Each dot product is
+/// summed exactly (in f64) and rounded once to f32; the hardware's internal rounding is not modelled bit for bit.
+pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+    let (p, bits) = (s.per_lane(), s.bits());
+    let elem = |regs: &[[u32; 64]], lane: usize, e: usize| -> f64 {
+        let (r, shift) = (e * bits / 32, e * bits % 32);
+        let raw = regs[r][lane] >> shift;
+        match s.input {
+            MfmaInput::F16 => f16_to_f64(raw & 0xffff),
+            MfmaInput::Bf16 => f32::from_bits((raw & 0xffff) << 16) as f64,
+            MfmaInput::F32 => f32::from_bits(raw) as f64,
+        }
+    };
+    let groups = 64 / s.n;
+    let mut d = c.to_vec();
+    for i in 0..s.m {
+        for j in 0..s.n {
+            let (lane, reg) = (j + s.n * ((i / 4) % groups), i % 4 + 4 * (i / (4 * groups)));
+            let mut acc = f32::from_bits(c[reg][lane]) as f64;
+            for kk in 0..s.k {
+                acc += elem(a, i + s.m * (kk / p), kk % p) * elem(b, j + s.n * (kk / p), kk % p);
+            }
+            d[reg][lane] = (acc as f32).to_bits();
+        }
+    }
+    d
 }

@@ -317,6 +317,51 @@ fn dpp_row_shifts_quad_permutes_mirrors_and_row_masks_match_the_cpu() {
     }
 }
 
+/// f16 bits of a value that f16 holds exactly (small multiples of 1/4 here).
+fn f16_bits(x: f32) -> u16 {
+    if x == 0.0 {
+        return 0;
+    }
+    let b = x.to_bits();
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    assert!((1..31).contains(&exp) && b & 0x1fff == 0, "{x} is not an exact normal f16");
+    ((b >> 16) & 0x8000 | (exp as u32) << 10 | (b >> 13) & 0x3ff) as u16
+}
+
+#[test]
+fn mfma_f16_bf16_and_f32_with_agpr_accumulators_match_the_cpu() {
+    // (kernel, m, n, k, element bytes); values are small multiples of 1/4 so every sum is exact
+    for target in ["gfx90a", "gfx942"] {
+        for (kernel, m, n, k, elem) in [("mfma_f16", 32, 32, 8, 2), ("mfma_bf16", 16, 16, 16, 2), ("mfma_f32", 32, 32, 2, 4)] {
+            let (dev, co) = setup("mfma", target);
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let (p, r) = (m * k / 64, m * n / 64);
+            let a: Vec<f32> = (0..64 * p).map(|i| ((i * 37 % 29) as f32 - 14.0) * 0.25).collect();
+            let b: Vec<f32> = (0..64 * p).map(|i| ((i * 11 % 23) as f32 - 11.0) * 0.5).collect();
+            let c: Vec<f32> = (0..64 * r).map(|i| (i % 13) as f32 - 6.0).collect();
+            let pack = |v: &[f32]| -> Vec<u8> {
+                match (kernel, elem) {
+                    ("mfma_f16", _) => v.iter().flat_map(|x| f16_bits(*x).to_le_bytes()).collect(),
+                    (_, 2) => v.iter().flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes()).collect(),
+                    _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                }
+            };
+            let (pa, pb) = (pack(&a), pack(&b));
+            let da = mem.allocate(pa.len() as u64, AllocKind::Buffer, "a").unwrap();
+            mem.write(da, &pa).unwrap();
+            let db = mem.allocate(pb.len() as u64, AllocKind::Buffer, "b").unwrap();
+            mem.write(db, &pb).unwrap();
+            let dc = upload(&mem, &c, "c");
+            let kd = co.kernel(kernel).unwrap().clone();
+            let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc)];
+            run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target} {kernel}: {e}"));
+            let want = test_kernels::reference::mfma(m, n, k, &a, &b, &c);
+            assert_eq!(bits(&download(&mem, dc, 64 * r)), bits(&want), "{target} {kernel}");
+        }
+    }
+}
+
 #[test]
 fn private_arrays_in_scratch_memory_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {

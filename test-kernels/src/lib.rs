@@ -178,6 +178,33 @@ pub mod reference {
             .collect()
     }
 
+    /// `mfma_f16` / `mfma_bf16` / `mfma_f32`: one single-block matrix FMA, D (m x n) = A (m x k) B (k x n) + C,
+    /// with each operand as the wave holds it, lane by lane (the CDNA ISA's layouts): lane l holds
+    /// `p = m k / 64` values of A, A[l % m][p (l / m) + e] for e < p, and of B, B[p (l / n) + e][l % n]; and
+    /// `r = m n / 64` values of C and D, value v of lane l being row 4 (l / n) + (v % 4) + 4 (64 / n) (v / 4)
+    /// of column l % n. Sums are formed in f64 and rounded once.
+    pub fn mfma(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
+        let (p, r) = (m * k / 64, m * n / 64);
+        let mut am = vec![vec![0f64; k]; m];
+        let mut bm = vec![vec![0f64; n]; k];
+        for l in 0..64 {
+            for e in 0..p {
+                am[l % m][p * (l / m) + e] = a[l * p + e] as f64;
+                bm[p * (l / n) + e][l % n] = b[l * p + e] as f64;
+            }
+        }
+        let row = |l: usize, v: usize| 4 * (l / n) + v % 4 + 4 * (64 / n) * (v / 4);
+        let mut d = vec![0f32; 64 * r];
+        for l in 0..64 {
+            for v in 0..r {
+                let (i, j) = (row(l, v), l % n);
+                let dot: f64 = (0..k).map(|kk| am[i][kk] * bm[kk][j]).sum();
+                d[l * r + v] = (c[l * r + v] as f64 + dot) as f32;
+            }
+        }
+        d
+    }
+
     /// `private_array`: a[k] = i*k as f32 for k < 64; out[i] = sum over k < 16 of a[idx[(i + k) % n] & 63].
     pub fn private_array(idx: &[i32], n_items: usize) -> Vec<f32> {
         let n = idx.len();
