@@ -329,10 +329,17 @@ fn f16_bits(x: f32) -> u16 {
 }
 
 #[test]
-fn mfma_f16_bf16_and_f32_with_agpr_accumulators_match_the_cpu() {
+fn mfma_f16_bf16_and_f32_in_every_single_block_shape_with_agpr_accumulators_match_the_cpu() {
     // (kernel, m, n, k, element bytes); values are small multiples of 1/4 so every sum is exact
     for target in ["gfx90a", "gfx942"] {
-        for (kernel, m, n, k, elem) in [("mfma_f16", 32, 32, 8, 2), ("mfma_bf16", 16, 16, 16, 2), ("mfma_f32", 32, 32, 2, 4)] {
+        for (kernel, m, n, k, elem) in [
+            ("mfma_f16", 32, 32, 8, 2),
+            ("mfma_f16_16", 16, 16, 16, 2),
+            ("mfma_bf16", 16, 16, 16, 2),
+            ("mfma_bf16_32", 32, 32, 8, 2),
+            ("mfma_f32", 32, 32, 2, 4),
+            ("mfma_f32_16", 16, 16, 4, 4),
+        ] {
             let (dev, co) = setup("mfma", target);
             let mem = DeviceMemory::new(1 << 30).unwrap();
             let (p, r) = (m * k / 64, m * n / 64);
@@ -341,7 +348,7 @@ fn mfma_f16_bf16_and_f32_with_agpr_accumulators_match_the_cpu() {
             let c: Vec<f32> = (0..64 * r).map(|i| (i % 13) as f32 - 6.0).collect();
             let pack = |v: &[f32]| -> Vec<u8> {
                 match (kernel, elem) {
-                    ("mfma_f16", _) => v.iter().flat_map(|x| f16_bits(*x).to_le_bytes()).collect(),
+                    ("mfma_f16" | "mfma_f16_16", _) => v.iter().flat_map(|x| f16_bits(*x).to_le_bytes()).collect(),
                     (_, 2) => v.iter().flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes()).collect(),
                     _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
                 }
