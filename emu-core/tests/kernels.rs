@@ -95,6 +95,41 @@ fn an_out_of_bounds_store_faults_with_kernel_pc_lane_and_allocation() {
 }
 
 #[test]
+fn an_illegal_instruction_stops_the_dispatch_with_kernel_and_pc_and_the_process_carries_on() {
+    // vadd with its first instruction replaced by 0xffffffff, which llvm-objdump-19 also cannot decode on gfx90a
+    let bytes = test_kernels::by_name("vadd-gfx90a.co").unwrap();
+    let co = CodeObject::parse(bytes, "vadd").unwrap();
+    let f = co.kernel_function(&co.kernels[0]).unwrap();
+    let (entry, head) = (f.address, f.code()[..16].to_vec());
+    assert_ne!(entry % 4096, 0);
+    assert!(isa_amdgpu::decode(&[0xff; 8], entry, isa_amdgpu::Target::Gfx90a).is_err());
+    let at = bytes.windows(16).position(|w| w == head.as_slice()).expect("kernel code in the file");
+    let mut patched = bytes.to_vec();
+    patched[at..at + 4].copy_from_slice(&[0xff; 4]);
+    let bad = CodeObject::parse(&patched, "vadd (patched)").unwrap();
+    let dev = DevicePreset::by_name("mi210").unwrap();
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let n = 100;
+    let (a, b) = inputs(n);
+    let (da, db, dc) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"), upload(&mem, &vec![0.0; n], "c"));
+    let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
+    let err = run_kernel(&mem, dev, &bad, &bad.kernels[0], shape, &args, Limits::default()).unwrap_err();
+    let text = err.to_string();
+    let EngineError::IllegalInstruction { pc, .. } = err else { panic!("{text}") };
+    // the reported PC is the kernel's entry in the (page-aligned, since released) copy of the patched code
+    let place = mem.read_u32(pc).unwrap_err().to_string();
+    assert!(place.contains("code object") && place.contains("(vadd (patched)) freed earlier"), "{place}");
+    assert_eq!(pc % 4096, entry % 4096, "{text}");
+    assert!(text.contains("kernel vadd") && text.contains("cannot decode"), "{text}");
+    assert_eq!(download(&mem, dc, n), vec![0.0; n], "nothing ran");
+    // the same memory and process run the intact kernel afterwards
+    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    assert_eq!(bits(&download(&mem, dc, n)), bits(&want));
+}
+
+#[test]
 fn runaway_kernels_stop_at_the_instruction_limit() {
     let (dev, co) = setup("vadd", "gfx942");
     let mem = DeviceMemory::new(1 << 30).unwrap();
