@@ -1,13 +1,31 @@
 #!/usr/bin/env bash
 # Rebuilds the prebuilt code objects in prebuilt/ from src/kernels/ with clang-19 (gfx90a and gfx942).
 # The results are checked in, so building wavejit does not need clang; rerun after changing a kernel.
+# Sources whose first line is `// needs: device-libs` link the ROCm device libraries (rocm-device-libs); their
+# 5.2 release has no gfx942 ISA-version library, so one is generated (see ../shared/toolchain.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 command -v clang-19 >/dev/null || { echo "build.sh: clang-19 is needed (apt-get install clang-19 lld-19)" >&2; exit 1; }
+dl=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
+dl942=$(mktemp -d)
+trap 'rm -rf "$dl942"' EXIT
+prepare_device_libs() {
+  [ -f "$dl/ocml.bc" ] || { echo "build.sh: $dl/ocml.bc missing (apt-get install rocm-device-libs)" >&2; exit 1; }
+  [ -f "$dl942/oclc_isa_version_942.bc" ] && return
+  ln -sf "$dl"/*.bc "$dl942/"
+  echo '__attribute__((visibility("protected"))) const __constant int __oclc_ISA_version = 9402;' > "$dl942/isa.cl"
+  clang-19 -target amdgcn-amd-amdhsa -nogpulib -cl-std=CL2.0 -Xclang -mcode-object-version=none -emit-llvm \
+    -c "$dl942/isa.cl" -o "$dl942/oclc_isa_version_942.bc"
+}
 for src in "$here"/src/kernels/*.cl; do
   name=$(basename "$src" .cl)
   for target in gfx90a gfx942; do
-    clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=$target -nogpulib -O3 \
+    libs=(-nogpulib)
+    if head -1 "$src" | grep -q "needs: device-libs"; then
+      prepare_device_libs
+      libs=(--rocm-device-lib-path="$([ $target = gfx942 ] && echo "$dl942" || echo "$dl")")
+    fi
+    clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=$target "${libs[@]}" -O3 \
       "$src" -o "$here/prebuilt/$name-$target.co"
   done
 done

@@ -103,6 +103,7 @@ impl Backend for Interp<'_> {
             SOp::LtU => (a < b) as u32,
             SOp::LtI => ((a as i32) < (b as i32)) as u32,
             SOp::Eq => (a == b) as u32,
+            SOp::Brev => a.reverse_bits(),
         }
     }
     fn s_add_carry(&mut self, a: u32, b: u32, carry_in: u32) -> (u32, u32) {
@@ -184,6 +185,7 @@ impl Backend for Interp<'_> {
             VOp::MulF32 => zip(&a, &b, |x, y| (f(x) * f(y)).to_bits()),
             VOp::MinF32 => zip(&a, &b, |x, y| fmin(f(x), f(y)).to_bits()),
             VOp::MaxF32 => zip(&a, &b, |x, y| fmax(f(x), f(y)).to_bits()),
+            VOp::LdexpF32 => zip(&a, &b, |x, y| ldexp_f32(f(x), y as i32).to_bits()),
         }
     }
     fn v_fma_f32(&mut self, a: Lanes, b: Lanes, c: Lanes) -> Lanes {
@@ -194,6 +196,7 @@ impl Backend for Interp<'_> {
         r
     }
     fn v_cmp(&mut self, op: VCmp, a: Lanes, b: Lanes) -> u64 {
+        use std::cmp::Ordering::{Equal, Greater, Less};
         let test = |x: u32, y: u32| -> bool {
             let (sx, sy) = (x as i32, y as i32);
             match op {
@@ -212,6 +215,17 @@ impl Backend for Interp<'_> {
                 VCmp::LeF32 => f(x) <= f(y),
                 VCmp::GtF32 => f(x) > f(y),
                 VCmp::GeF32 => f(x) >= f(y),
+                VCmp::NeqF32 => f(x) != f(y),
+                VCmp::LgF32 => f(x) < f(y) || f(x) > f(y),
+                VCmp::OF32 => !f(x).is_nan() && !f(y).is_nan(),
+                VCmp::UF32 => f(x).is_nan() || f(y).is_nan(),
+                VCmp::NlgF32 => !(f(x) < f(y) || f(x) > f(y)),
+                // the "not" compares are true when unordered
+                VCmp::NltF32 => f(x).partial_cmp(&f(y)) != Some(Less),
+                VCmp::NgtF32 => f(x).partial_cmp(&f(y)) != Some(Greater),
+                VCmp::NleF32 => !matches!(f(x).partial_cmp(&f(y)), Some(Less | Equal)),
+                VCmp::NgeF32 => !matches!(f(x).partial_cmp(&f(y)), Some(Greater | Equal)),
+                VCmp::ClassF32 => y >> class_f32(x) & 1 == 1,
             }
         };
         let mut m = 0u64;
@@ -246,6 +260,19 @@ impl Backend for Interp<'_> {
                 VUn::Not => !x,
                 VUn::Bcnt => x.count_ones(),
                 VUn::Brev => x.reverse_bits(),
+                VUn::ExpF32 => f(x).exp2().to_bits(),
+                VUn::LogF32 => f(x).log2().to_bits(),
+                VUn::RndneF32 => f(x).round_ties_even().to_bits(),
+                VUn::CeilF32 => f(x).ceil().to_bits(),
+                VUn::FractF32 => fract_f32(f(x)).to_bits(),
+                // computed in f64, rounded once
+                VUn::RsqF32 => ((1.0 / (f(x) as f64).sqrt()) as f32).to_bits(),
+                VUn::SinF32 => (((f(x) as f64) * std::f64::consts::TAU).sin() as f32).to_bits(),
+                VUn::CosF32 => (((f(x) as f64) * std::f64::consts::TAU).cos() as f32).to_bits(),
+                VUn::FrexpMantF32 => frexp_f32(f(x)).0.to_bits(),
+                VUn::FrexpExpF32 => frexp_f32(f(x)).1 as u32,
+                VUn::Ffbh => if x == 0 { u32::MAX } else { x.leading_zeros() },
+                VUn::Ffbl => if x == 0 { u32::MAX } else { x.trailing_zeros() },
             }
         };
         let mut r = [0u32; LANES];
@@ -561,6 +588,50 @@ impl Backend for Interp<'_> {
     }
 }
 
+/// x * 2^e with one rounding; exponents beyond any f32 result's reach are clamped first.
+fn ldexp_f32(x: f32, e: i32) -> f32 {
+    ((x as f64) * 2f64.powi(e.clamp(-400, 400))) as f32
+}
+
+/// x - floor(x), kept below 1 (v_fract_f32); NaN and infinities give NaN.
+fn fract_f32(x: f32) -> f32 {
+    if !x.is_finite() {
+        return f32::NAN;
+    }
+    (x - x.floor()).min(f32::from_bits(0x3f7f_ffff))
+}
+
+/// frexp: (mantissa in [0.5, 1) with x's sign, exponent); infinities and NaN give (x, 0), zero gives (x, 0).
+fn frexp_f32(x: f32) -> (f32, i32) {
+    if !x.is_finite() || x == 0.0 {
+        return (x, 0);
+    }
+    let (scaled, bias) = if x.abs() < f32::MIN_POSITIVE { (x * 2f32.powi(32), 32) } else { (x, 0) };
+    let bits = scaled.to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32 - 126;
+    (f32::from_bits(bits & 0x807f_ffff | 126 << 23), exp - bias)
+}
+
+/// The v_cmp_class bit of an f32 value.
+fn class_f32(x: u32) -> u32 {
+    let v = f32::from_bits(x);
+    let neg = x >> 31 == 1;
+    if v.is_nan() {
+        return if x & 0x0040_0000 != 0 { 1 } else { 0 };
+    }
+    let (n, p) = match v.classify() {
+        std::num::FpCategory::Infinite => (2, 9),
+        std::num::FpCategory::Normal => (3, 8),
+        std::num::FpCategory::Subnormal => (4, 7),
+        _ => (5, 6),
+    };
+    if neg {
+        n
+    } else {
+        p
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,3 +664,4 @@ mod tests {
         assert_eq!(hi[63], 1);
     }
 }
+

@@ -29,6 +29,8 @@ pub enum SOp {
     LtI,
     /// 1 if a == b, else 0.
     Eq,
+    /// The bits of a reversed (b is ignored).
+    Brev,
 }
 
 /// Per-lane 32-bit operations.
@@ -58,6 +60,8 @@ pub enum VOp {
     MulF32,
     MinF32,
     MaxF32,
+    /// a * 2^(b as i32).
+    LdexpF32,
 }
 
 /// Read-modify-write operations of atomics (32-bit).
@@ -140,6 +144,28 @@ pub enum VUn {
     Bcnt,
     /// Bit reverse.
     Brev,
+    /// 2^x (v_exp_f32).
+    ExpF32,
+    /// log2 x (v_log_f32).
+    LogF32,
+    /// Round to nearest even.
+    RndneF32,
+    CeilF32,
+    /// x - floor(x), below 1.
+    FractF32,
+    /// 1 / sqrt(x).
+    RsqF32,
+    /// sin(2 pi x): the argument is in revolutions.
+    SinF32,
+    CosF32,
+    /// The mantissa of frexp, in [0.5, 1) with x's sign; infinities and NaN pass through.
+    FrexpMantF32,
+    /// The exponent of frexp; 0 for infinities and NaN.
+    FrexpExpF32,
+    /// Leading zeros (v_ffbh_u32), all ones for 0.
+    Ffbh,
+    /// Trailing zeros (v_ffbl_b32), all ones for 0.
+    Ffbl,
 }
 
 /// Per-lane operations on 64-bit values held as (lo, hi) register pairs.
@@ -215,6 +241,22 @@ pub enum VCmp {
     LeF32,
     GtF32,
     GeF32,
+    /// Not equal or unordered.
+    NeqF32,
+    /// Less or greater (ordered, not equal).
+    LgF32,
+    /// Both ordered (neither NaN).
+    OF32,
+    /// Unordered (either NaN).
+    UF32,
+    NlgF32,
+    NltF32,
+    NgtF32,
+    NleF32,
+    NgeF32,
+    /// a's class is one of the classes whose bits b sets (bit 0 signalling NaN, 1 quiet NaN, 2 -inf,
+    /// 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf).
+    ClassF32,
 }
 
 /// Where execution goes after an instruction.
@@ -438,14 +480,17 @@ fn input_mods(inst: &Inst, field: Field) -> (bool, bool) {
 }
 
 /// Applies float neg/abs to a value whose sign bit is `sign`.
-fn apply_mods<B: Backend>(b: &mut B, inst: &Inst, v: B::V, neg: bool, abs: bool, sign: u32) -> Result<B::V, ExecError> {
+fn apply_mods<B: Backend>(b: &mut B, inst: &Inst, v: B::V, neg: bool, abs: bool, sign: u32, field: Field) -> Result<B::V, ExecError> {
     if !(neg || abs) {
         return Ok(v);
     }
-    if inst.info.flags.contains(isa_amdgpu::table::OpFlags::INT_SRC0)
-        || inst.info.flags.contains(isa_amdgpu::table::OpFlags::INT_SRC1)
-        || inst.info.flags.contains(isa_amdgpu::table::OpFlags::INT_SRC2)
-    {
+    use isa_amdgpu::table::OpFlags;
+    let int_flag = match field {
+        Field::Src0 => OpFlags::INT_SRC0,
+        Field::Src1 | Field::Vsrc1 => OpFlags::INT_SRC1,
+        _ => OpFlags::INT_SRC2,
+    };
+    if inst.info.flags.contains(int_flag) {
         return Err(form(inst, "integer input modifiers (sext)"));
     }
     let mut v = v;
@@ -478,7 +523,7 @@ fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, Exe
         let zero = b_zero(b);
         let v = b.v_select(vm, zero, permuted);
         let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
-        return apply_mods(b, inst, v, e >> 20 & 1 == 1, e >> 21 & 1 == 1, sign);
+        return apply_mods(b, inst, v, e >> 20 & 1 == 1, e >> 21 & 1 == 1, sign, Field::Src0);
     }
     let v = inst.field(field);
     let raw = if v >= 256 {
@@ -489,7 +534,7 @@ fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, Exe
     };
     let (neg, abs) = input_mods(inst, field);
     let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
-    apply_mods(b, inst, raw, neg, abs, sign)
+    apply_mods(b, inst, raw, neg, abs, sign, field)
 }
 
 /// A 64-bit vector source as (lo, hi), with VOP3 neg/abs applied to the sign in the high half.
@@ -502,7 +547,7 @@ fn vec_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::V, 
         (b.v_splat(lo), b.v_splat(hi))
     };
     let (neg, abs) = input_mods(inst, field);
-    let hi = apply_mods(b, inst, hi, neg, abs, 0x8000_0000)?;
+    let hi = apply_mods(b, inst, hi, neg, abs, 0x8000_0000, field)?;
     Ok((lo, hi))
 }
 
@@ -622,6 +667,42 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         }
 
         // ---- scalar ALU -------------------------------------------------------------------------------
+        O::SBrevB32 => {
+            let v = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let r = b.s_op(SOp::Brev, v, v);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::VLdexpF32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let e = second_src(b, inst)?;
+            let r = b.v_op(VOp::LdexpF32, a, e);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VAlignbitB32 => {
+            // the low dword of ({src0, src1} >> (src2 & 31))
+            no_modifiers(inst)?;
+            let hi = vec_src(b, inst, Field::Src0)?;
+            let lo = vec_src(b, inst, Field::Src1)?;
+            let sh = vec_src(b, inst, Field::Src2)?;
+            let k31 = b.s_const(31);
+            let k31 = b.v_splat(k31);
+            let sh = b.v_op(VOp::And, sh, k31);
+            let k32 = b.s_const(32);
+            let k32 = b.v_splat(k32);
+            let up = b.v_op(VOp::SubU32, k32, sh);
+            let (l, h) = (b.v_op(VOp::Lshr, lo, sh), b.v_op(VOp::Shl, hi, up));
+            let joined = b.v_op(VOp::Or, l, h);
+            let zero = b_zero(b);
+            let none = b.v_cmp(VCmp::EqU32, sh, zero);
+            let r = b.v_select(none, joined, lo);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
         O::SMovB32 => {
             let v = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             b.s_set(inst.field(Field::Sdst), v);
@@ -801,7 +882,8 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         }
         O::VCmpGtU32 | O::VCmpLtU32 | O::VCmpEqU32 | O::VCmpGeU32 | O::VCmpLeU32 | O::VCmpNeU32 | O::VCmpGtI32 | O::VCmpLtI32
         | O::VCmpEqI32 | O::VCmpGeI32 | O::VCmpLeI32 | O::VCmpNeI32 | O::VCmpLtF32 | O::VCmpGtF32 | O::VCmpEqF32
-        | O::VCmpLeF32 | O::VCmpGeF32 => {
+        | O::VCmpLeF32 | O::VCmpGeF32 | O::VCmpNeqF32 | O::VCmpLgF32 | O::VCmpOF32 | O::VCmpUF32 | O::VCmpNlgF32
+        | O::VCmpNltF32 | O::VCmpNgtF32 | O::VCmpNleF32 | O::VCmpNgeF32 | O::VCmpClassF32 => {
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
@@ -822,6 +904,16 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                 O::VCmpGtF32 => VCmp::GtF32,
                 O::VCmpEqF32 => VCmp::EqF32,
                 O::VCmpLeF32 => VCmp::LeF32,
+                O::VCmpNeqF32 => VCmp::NeqF32,
+                O::VCmpLgF32 => VCmp::LgF32,
+                O::VCmpOF32 => VCmp::OF32,
+                O::VCmpUF32 => VCmp::UF32,
+                O::VCmpNlgF32 => VCmp::NlgF32,
+                O::VCmpNltF32 => VCmp::NltF32,
+                O::VCmpNgtF32 => VCmp::NgtF32,
+                O::VCmpNleF32 => VCmp::NleF32,
+                O::VCmpNgeF32 => VCmp::NgeF32,
+                O::VCmpClassF32 => VCmp::ClassF32,
                 _ => VCmp::GeF32,
             };
             let r = b.v_cmp(op, a, c);
@@ -1479,7 +1571,9 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             Ok(Flow::Next)
         }
         O::VCvtF32U32 | O::VCvtF32I32 | O::VCvtU32F32 | O::VCvtI32F32 | O::VTruncF32 | O::VFloorF32 | O::VRcpF32
-        | O::VRcpIflagF32 | O::VSqrtF32 | O::VNotB32 => {
+        | O::VRcpIflagF32 | O::VSqrtF32 | O::VNotB32 | O::VExpF32 | O::VLogF32 | O::VRndneF32 | O::VCeilF32
+        | O::VFractF32 | O::VRsqF32 | O::VSinF32 | O::VCosF32 | O::VFrexpMantF32 | O::VFrexpExpI32F32 | O::VFfbhU32
+        | O::VFfblB32 => {
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let op = match inst.info.opcode {
@@ -1491,6 +1585,18 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                 O::VFloorF32 => VUn::FloorF32,
                 O::VSqrtF32 => VUn::SqrtF32,
                 O::VNotB32 => VUn::Not,
+                O::VExpF32 => VUn::ExpF32,
+                O::VLogF32 => VUn::LogF32,
+                O::VRndneF32 => VUn::RndneF32,
+                O::VCeilF32 => VUn::CeilF32,
+                O::VFractF32 => VUn::FractF32,
+                O::VRsqF32 => VUn::RsqF32,
+                O::VSinF32 => VUn::SinF32,
+                O::VCosF32 => VUn::CosF32,
+                O::VFrexpMantF32 => VUn::FrexpMantF32,
+                O::VFrexpExpI32F32 => VUn::FrexpExpF32,
+                O::VFfbhU32 => VUn::Ffbh,
+                O::VFfblB32 => VUn::Ffbl,
                 _ => VUn::RcpF32,
             };
             let r = b.v_un(op, a);
@@ -1920,7 +2026,7 @@ fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
             if inst.form == isa_amdgpu::Form::Dpp {
                 let e = inst.ext().unwrap_or(0);
                 let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
-                return apply_mods(b, inst, v, e >> 22 & 1 == 1, e >> 23 & 1 == 1, sign);
+                return apply_mods(b, inst, v, e >> 22 & 1 == 1, e >> 23 & 1 == 1, sign, Field::Vsrc1);
             }
             Ok(v)
         }

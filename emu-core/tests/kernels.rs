@@ -404,6 +404,39 @@ fn mfma_f16_bf16_and_f32_in_every_single_block_shape_with_agpr_accumulators_matc
     }
 }
 
+/// Distance in units in the last place between two finite f32 of the same sign (or ±0).
+fn ulps(a: f32, b: f32) -> u32 {
+    let key = |x: f32| if x.to_bits() >> 31 == 1 { -((x.to_bits() & 0x7fff_ffff) as i64) } else { x.to_bits() as i64 };
+    (key(a) - key(b)).unsigned_abs().min(u32::MAX as u64) as u32
+}
+
+#[test]
+fn device_library_sin_exp_log_sqrt_pow_stay_within_their_ulp_bounds() {
+    // OCML's f32 functions over the ISA's v_exp/v_log/v_sqrt/v_rcp: bounds per function, in ULP
+    let bounds = [("sin", 2), ("exp", 2), ("log", 2), ("sqrt", 1), ("pow", 2)];
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("math", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 1000usize;
+        // wide ranges: large arguments for sin's reduction, exp toward overflow and underflow, tiny values
+        let x: Vec<f32> = (0..n).map(|i| ((i as f32 - 500.0) * 0.173).powi(3) / 97.0).collect();
+        let dx = upload(&mem, &x, "x");
+        let dout = upload(&mem, &vec![0.0; 5 * n], "out");
+        let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dx), ArgValue::Pointer(dout)], Limits::default())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let got = download(&mem, dout, 5 * n);
+        let want = test_kernels::reference::math(&x);
+        for (j, (name, bound)) in bounds.iter().enumerate() {
+            let worst = (0..n).map(|i| (ulps(got[5 * i + j], want[5 * i + j]), i)).max().unwrap();
+            let i = worst.1;
+            assert!(worst.0 <= *bound, "{target} {name}({}) = {} want {} ({} ulp)", x[i], got[5 * i + j], want[5 * i + j], worst.0);
+        }
+        // infinities and zero where the functions give them
+        assert!(got.iter().any(|v| v.is_infinite()) && got.contains(&0.0), "{target}: exp over- and underflow");
+    }
+}
+
 #[test]
 fn private_arrays_in_scratch_memory_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {

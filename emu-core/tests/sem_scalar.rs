@@ -192,3 +192,55 @@ fn packed_f32_fma_selects_halves_and_negates_per_element() {
     // swap the halves of a, and negate b in the low element and c in the high one
     assert_eq!(pk_fma(0b001, 0b110, 0b010, 0b100), (3.0 * -5.0 + 0.5, 2.0 * 7.0 - 0.25));
 }
+
+/// Executes a VOP1 `op v0, v1` on one lane's value.
+fn vop1(op: Opcode, a: u32) -> u32 {
+    let fields = [(Field::Vdst, 0), (Field::Src0, 257)];
+    let w = run_one(op, isa_amdgpu::Encoding::Vop1, Target::Gfx90a, &fields, |w| {
+        w.vgprs[1] = [a; 64];
+        w.set_exec(1);
+    });
+    w.vgprs[0][0]
+}
+
+#[test]
+fn frexp_splits_normals_and_denormals_and_ffbh_ffbl_find_bits() {
+    let samples = [1.0f32, -0.75, 3.0e-39, -1.0e-45, 6.5e7, f32::MAX, f32::MIN_POSITIVE, 0.1];
+    for x in samples {
+        let mant = f32::from_bits(vop1(Opcode::VFrexpMantF32, x.to_bits()));
+        let exp = vop1(Opcode::VFrexpExpI32F32, x.to_bits()) as i32;
+        assert!((0.5..1.0).contains(&mant.abs()) && mant.is_sign_negative() == x.is_sign_negative(), "{x}: {mant}");
+        assert_eq!(mant as f64 * 2f64.powi(exp), x as f64, "{x} = {mant} * 2^{exp}");
+    }
+    assert!(f32::from_bits(vop1(Opcode::VFrexpMantF32, f32::NAN.to_bits())).is_nan());
+    assert_eq!(vop1(Opcode::VFrexpExpI32F32, f32::INFINITY.to_bits()), 0);
+    for x in [0u32, 1, 0x8000_0000, 0x0001_0000, 0xffff_ffff, 0x0000_0300] {
+        let want_h = if x == 0 { u32::MAX } else { x.leading_zeros() };
+        let want_l = if x == 0 { u32::MAX } else { x.trailing_zeros() };
+        assert_eq!((vop1(Opcode::VFfbhU32, x), vop1(Opcode::VFfblB32, x)), (want_h, want_l), "{x:#x}");
+    }
+}
+
+#[test]
+fn alignbit_shifts_a_64_bit_pair_and_ldexp_scales_by_powers_of_two() {
+    for (hi, lo) in [(0x1234_5678u32, 0x9abc_def0u32), (0xffff_ffff, 0), (0, 0xffff_ffff)] {
+        for sh in [0u32, 1, 8, 31, 32, 45] {
+            let want = ((((hi as u64) << 32) | lo as u64) >> (sh & 31)) as u32;
+            assert_eq!(vop3_3(Opcode::VAlignbitB32, hi, lo, sh), want, "{hi:#x}:{lo:#x} >> {sh}");
+        }
+    }
+    let ldexp = |x: f32, e: i32| {
+        let fields = [(Field::Vdst, 0), (Field::Src0, 257), (Field::Src1, 258)];
+        let w = run_one(Opcode::VLdexpF32, isa_amdgpu::Encoding::Vop3, Target::Gfx90a, &fields, |w| {
+            w.vgprs[1] = [x.to_bits(); 64];
+            w.vgprs[2] = [e as u32; 64];
+            w.set_exec(1);
+        });
+        f32::from_bits(w.vgprs[0][0])
+    };
+    assert_eq!(ldexp(1.5, 3), 12.0);
+    assert_eq!(ldexp(1.0, -149).to_bits(), 1, "the smallest denormal");
+    assert_eq!(ldexp(1.0, 128), f32::INFINITY);
+    assert_eq!(ldexp(-3.0, -1000), -0.0);
+    assert_eq!(ldexp(f32::MIN_POSITIVE, i32::MAX), f32::INFINITY);
+}

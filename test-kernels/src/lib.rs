@@ -42,6 +42,8 @@ prebuilt!(
     "lds_wide-gfx942.co",
     "dpp-gfx90a.co",
     "dpp-gfx942.co",
+    "math-gfx90a.co",
+    "math-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -63,7 +65,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 28);
+        assert_eq!(ALL.len(), 30);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -203,6 +205,17 @@ pub mod reference {
             }
         }
         d
+    }
+
+    /// `math`: per input, sin x, exp x, log(|x| + 1), sqrt |x|, pow(|x| + 0.5, 1.7), each computed in f64 from
+    /// the f32 operands the kernel forms and rounded once to f32 (the device libraries promise a few ULP).
+    pub fn math(x: &[f32]) -> Vec<f32> {
+        x.iter()
+            .flat_map(|&v| {
+                let (d, a1, a5) = (v as f64, (v.abs() + 1.0) as f64, (v.abs() + 0.5) as f64);
+                [d.sin(), d.exp(), a1.ln(), d.abs().sqrt(), a5.powf(1.7f32 as f64)].map(|r| r as f32)
+            })
+            .collect()
     }
 
     /// `private_array`: a[k] = i*k as f32 for k < 64; out[i] = sum over k < 16 of a[idx[(i + k) % n] & 63].
