@@ -501,6 +501,29 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
+    fn v_atomic_cmpswap(
+        &mut self,
+        lo: Lanes,
+        hi: Lanes,
+        offset: i64,
+        src: &[Lanes],
+        cmp: &[Lanes],
+        m: u64,
+    ) -> Result<Vec<Lanes>, ExecError> {
+        let mut old = vec![[0u32; LANES]; src.len()];
+        for l in Self::lanes(m) {
+            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            if src.len() == 1 {
+                let (s, c) = (src[0][l], cmp[0][l]);
+                old[0][l] = self.mem.atomic_u32(addr, |o| if o == c { s } else { o }).map_err(|e| self.fault(Some(l as u32), e))?;
+            } else {
+                let (s, c) = ((src[1][l] as u64) << 32 | src[0][l] as u64, (cmp[1][l] as u64) << 32 | cmp[0][l] as u64);
+                let o = self.mem.atomic_u64(addr, |o| if o == c { s } else { o }).map_err(|e| self.fault(Some(l as u32), e))?;
+                (old[0][l], old[1][l]) = (o as u32, (o >> 32) as u32);
+            }
+        }
+        Ok(old)
+    }
     fn v_load_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
         let mut out = [0u32; LANES];
         for l in Self::lanes(m) {

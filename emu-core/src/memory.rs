@@ -335,6 +335,28 @@ impl DeviceMemory {
     }
 
     /// Reads a little-endian u32.
+    /// Atomically replaces the u64 at `address` (8-aligned) by `f(old)`; returns the old value.
+    pub fn atomic_u64(&self, address: u64, f: impl Fn(u64) -> u64) -> Result<u64, MemoryFault> {
+        if !address.is_multiple_of(8) {
+            return Err(MemoryFault {
+                access: Access::Write,
+                address,
+                len: 8,
+                location: "misaligned atomic (64-bit atomics need 8-byte alignment)".to_string(),
+            });
+        }
+        let off = self.check(address, 8, Access::Write)?;
+        // SAFETY: as in `atomic_u32`, with 8 bytes and 8-byte alignment.
+        let cell = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.arena.ptr.add(off as usize).cast::<u64>()) };
+        let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
+        loop {
+            match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {
+                Ok(v) => return Ok(v),
+                Err(v) => old = v,
+            }
+        }
+    }
+
     pub fn read_u32(&self, address: u64) -> Result<u32, MemoryFault> {
         let mut b = [0u8; 4];
         self.read(address, &mut b)?;

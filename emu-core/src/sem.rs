@@ -377,6 +377,18 @@ pub trait Backend {
 
     /// LDS atomic per active lane (in lane order); returns the old values.
     fn lds_atomic(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
+    /// Global compare-and-swap per active lane (in lane order) at (lo, hi) + offset, on 32-bit values (`src` and
+    /// `cmp` one register each) or 64-bit ones (two each, low first): memory equal to `cmp` becomes `src`.
+    /// Returns the old values.
+    fn v_atomic_cmpswap(
+        &mut self,
+        lo: Self::V,
+        hi: Self::V,
+        offset: i64,
+        src: &[Self::V],
+        cmp: &[Self::V],
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>;
     /// Global atomic per active lane at (lo, hi) + offset; returns the old values.
     fn v_atomic(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
     /// Loads of 1 or 2 bytes per active lane, zero- or sign-extended to 32 bits.
@@ -1136,6 +1148,26 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             // glc (sc0 on gfx940) asks for the old value
             if inst.field(Field::Glc) == 1 {
                 b.v_set(vdst(inst), old, m);
+            }
+            Ok(Flow::Next)
+        }
+        O::GlobalAtomicCmpswap | O::GlobalAtomicCmpswapX2 => {
+            if inst.field(Field::Acc) == 1 {
+                return Err(form(inst, "AGPR data"));
+            }
+            // data holds the new value, then the value to compare with
+            let n = if inst.info.opcode == O::GlobalAtomicCmpswapX2 { 2 } else { 1 };
+            let (lo, hi) = global_address(b, inst)?;
+            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
+            let base = inst.field(Field::Data);
+            let src: Vec<B::V> = (0..n).map(|i| b.v_get(base + i)).collect();
+            let cmp: Vec<B::V> = (0..n).map(|i| b.v_get(base + n + i)).collect();
+            let m = b.exec();
+            let old = b.v_atomic_cmpswap(lo, hi, offset, &src, &cmp, m)?;
+            if inst.field(Field::Glc) == 1 {
+                for (i, v) in old.into_iter().enumerate() {
+                    b.v_set(vdst(inst) + i as u32, v, m);
+                }
             }
             Ok(Flow::Next)
         }

@@ -438,6 +438,32 @@ fn device_library_sin_exp_log_sqrt_pow_stay_within_their_ulp_bounds() {
 }
 
 #[test]
+fn compare_and_swap_loops_on_32_and_64_bit_values_lose_no_update_with_any_thread_count() {
+    for target in ["gfx90a", "gfx942"] {
+        for threads in [1, 2] {
+            let (dev, co) = setup("cas", target);
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let n = 64 * 20 + 17;
+            let input: Vec<f32> = (0..n).map(|i| ((i * 7) % 19) as f32 - 9.0).collect();
+            let din = upload(&mem, &input, "in");
+            let bins = upload(&mem, &[0.0; 4], "bins");
+            let wide = mem.allocate(16, AllocKind::Buffer, "wide").unwrap();
+            mem.write(wide, &[0u8; 16]).unwrap();
+            let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(din), ArgValue::Pointer(bins), ArgValue::Pointer(wide), ArgValue::U32(n as u32)];
+            let limits = Limits { threads: Some(threads), ..Limits::default() };
+            run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap_or_else(|e| panic!("{target}: {e}"));
+            let (want_bins, want_wide) = test_kernels::reference::cas(&input);
+            assert_eq!(download(&mem, bins, 4), want_bins, "{target}, {threads} threads");
+            let mut raw = [0u8; 16];
+            mem.read(wide, &mut raw).unwrap();
+            let got = [u64::from_le_bytes(raw[..8].try_into().unwrap()), u64::from_le_bytes(raw[8..].try_into().unwrap())];
+            assert_eq!(got, want_wide, "{target}, {threads} threads");
+        }
+    }
+}
+
+#[test]
 fn private_arrays_in_scratch_memory_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {
         let (dev, co) = setup("private_array", target);

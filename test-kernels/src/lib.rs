@@ -44,6 +44,8 @@ prebuilt!(
     "dpp-gfx942.co",
     "math-gfx90a.co",
     "math-gfx942.co",
+    "cas-gfx90a.co",
+    "cas-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -65,7 +67,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 30);
+        assert_eq!(ALL.len(), 32);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -216,6 +218,17 @@ pub mod reference {
                 [d.sin(), d.exp(), a1.ln(), d.abs().sqrt(), a5.powf(1.7f32 as f64)].map(|r| r as f32)
             })
             .collect()
+    }
+
+    /// `cas`: bins[j] = sum of in[i] over i % 4 == j (exact for the small integers the test uses), and
+    /// wide[j] = sum of (i << 33) + 1 over i % 2 == j (wrapping).
+    pub fn cas(input: &[f32]) -> ([f32; 4], [u64; 2]) {
+        let (mut bins, mut wide) = ([0f32; 4], [0u64; 2]);
+        for (i, v) in input.iter().enumerate() {
+            bins[i % 4] += v;
+            wide[i % 2] = wide[i % 2].wrapping_add(((i as u64) << 33) + 1);
+        }
+        (bins, wide)
     }
 
     /// `private_array`: a[k] = i*k as f32 for k < 64; out[i] = sum over k < 16 of a[idx[(i + k) % n] & 63].
