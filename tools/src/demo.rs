@@ -114,6 +114,21 @@ pub fn run(device: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     all_ok &= ok;
     report("alu_loop", items as u32, s, secs * 1e3, ok, format!("{:.0} M wave instructions/s", s.wave_instructions as f64 / secs / 1e6));
 
+    // one 32x32x2 f32 matrix-core step (MFMA, accumulating in AGPRs)
+    let co = load("mfma")?;
+    let k = co.kernel("mfma_f32").ok_or("mfma_f32 kernel")?;
+    let ma: Vec<f32> = (0..64).map(|i| (i % 7) as f32 - 3.0).collect();
+    let mb: Vec<f32> = (0..64).map(|i| (i % 5) as f32 * 0.5).collect();
+    let mc: Vec<f32> = (0..64 * 16).map(|i| (i % 11) as f32).collect();
+    let (da, db, dc) = (upload(&mem, &ma, f32_bytes, "a")?, upload(&mem, &mb, f32_bytes, "b")?, upload(&mem, &mc, f32_bytes, "c")?);
+    let shape_m = DispatchShape::new([64, 1, 1], [64, 1, 1], dev)?;
+    let t = Instant::now();
+    let s = run_kernel(&mem, dev, &co, k, shape_m, &[ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc)], Limits::default())?;
+    let d = download_f32(&mem, dc, 64 * 16)?;
+    let ok = d == reference::mfma(32, 32, 2, &ma, &mb, &mc);
+    all_ok &= ok;
+    report("mfma_f32", 64, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("D[0][0] = {}", d[0]));
+
     if !all_ok {
         return Err("a kernel differed from its CPU reference".into());
     }
