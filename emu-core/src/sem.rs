@@ -1373,8 +1373,9 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         O::SCselectB32 => {
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            // D = SCC ? S0 : S1
             let scc = b.scc();
-            let r = b.s_select(scc, c, a);
+            let r = b.s_select(scc, a, c);
             b.s_set(inst.field(Field::Sdst), r);
             Ok(Flow::Next)
         }
@@ -1382,7 +1383,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
             let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
             let scc = b.scc();
-            let (rl, rh) = (b.s_select(scc, cl, al), b.s_select(scc, ch, ah));
+            let (rl, rh) = (b.s_select(scc, al, cl), b.s_select(scc, ah, ch));
             let d = inst.field(Field::Sdst);
             b.s_set(d, rl);
             b.s_set(d + 1, rh);

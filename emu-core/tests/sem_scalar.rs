@@ -244,3 +244,17 @@ fn alignbit_shifts_a_64_bit_pair_and_ldexp_scales_by_powers_of_two() {
     assert_eq!(ldexp(-3.0, -1000), -0.0);
     assert_eq!(ldexp(f32::MIN_POSITIVE, i32::MAX), f32::INFINITY);
 }
+
+#[test]
+fn s_cselect_picks_the_first_source_when_scc_is_set() {
+    // LLVM selects with `s_cselect_b32 dst, true_value, false_value` after an SCC-setting compare
+    for scc in [true, false] {
+        assert_eq!(sop2(Opcode::SCselectB32, 11, 22, scc).0, if scc { 11 } else { 22 }, "scc {scc}");
+        let fields = [(Field::Sdst, 0), (Field::Ssrc0, 2), (Field::Ssrc1, 4)];
+        let w = run_one(Opcode::SCselectB64, isa_amdgpu::Encoding::Sop2, Target::Gfx942, &fields, |w| {
+            w.sgprs[2..6].copy_from_slice(&[1, 2, 3, 4]);
+            w.scc = scc;
+        });
+        assert_eq!(w.sgprs[0..2], if scc { [1, 2] } else { [3, 4] }, "scc {scc}");
+    }
+}
