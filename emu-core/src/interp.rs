@@ -104,6 +104,7 @@ impl Backend for Interp<'_> {
             SOp::LtI => ((a as i32) < (b as i32)) as u32,
             SOp::Eq => (a == b) as u32,
             SOp::Brev => a.reverse_bits(),
+            SOp::Ff1 => if a == 0 { u32::MAX } else { a.trailing_zeros() },
         }
     }
     fn s_add_carry(&mut self, a: u32, b: u32, carry_in: u32) -> (u32, u32) {

@@ -31,6 +31,8 @@ pub enum SOp {
     Eq,
     /// The bits of a reversed (b is ignored).
     Brev,
+    /// The index of a's lowest set bit, all ones for 0 (b is ignored).
+    Ff1,
 }
 
 /// Per-lane 32-bit operations.
@@ -679,6 +681,89 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         }
 
         // ---- scalar ALU -------------------------------------------------------------------------------
+        O::SMinU32 | O::SMinI32 | O::SMaxU32 | O::SMaxI32 => {
+            // min: D = S0 < S1 ? S0 : S1, SCC = S0 < S1; max: D = S0 > S1 ? S0 : S1, SCC = S0 > S1
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let lt = if matches!(inst.info.opcode, O::SMinU32 | O::SMaxU32) { SOp::LtU } else { SOp::LtI };
+            let first = if matches!(inst.info.opcode, O::SMinU32 | O::SMinI32) { b.s_op(lt, a, c) } else { b.s_op(lt, c, a) };
+            let r = b.s_select(first, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            b.set_scc(first);
+            Ok(Flow::Next)
+        }
+        O::SNotB32 | O::SFf1I32B32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let r = if inst.info.opcode == O::SNotB32 {
+                let ones = b.s_const(u32::MAX);
+                let r = b.s_op(SOp::Xor, a, ones);
+                let nz = b.s_nonzero(r);
+                b.set_scc(nz);
+                r
+            } else {
+                b.s_op(SOp::Ff1, a, a)
+            };
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SNotB64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let ones = b.s_const(u32::MAX);
+            let (rl, rh) = (b.s_op(SOp::Xor, lo, ones), b.s_op(SOp::Xor, hi, ones));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            let any = b.s_op(SOp::Or, rl, rh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SBfeU32 => {
+            // D = (S0 >> S1[4:0]) & ((1 << S1[22:16]) - 1); SCC = D != 0
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let (k31, k16, k7f, one, zero) = (b.s_const(31), b.s_const(16), b.s_const(0x7f), b.s_const(1), b.s_const(0));
+            let off = b.s_op(SOp::And, c, k31);
+            let width = b.s_op(SOp::Lshr, c, k16);
+            let width = b.s_op(SOp::And, width, k7f);
+            let shifted = b.s_op(SOp::Lshr, a, off);
+            let bit = b.s_op(SOp::Shl, one, width);
+            let mask = b.s_op(SOp::Sub, bit, one);
+            let narrow = b.s_op(SOp::And, shifted, mask);
+            let k32 = b.s_const(32);
+            let wide = b.s_op(SOp::LtU, width, k32);
+            let r = b.s_select(wide, narrow, shifted);
+            let empty = b.s_op(SOp::Eq, width, zero);
+            let r = b.s_select(empty, zero, r);
+            b.s_set(inst.field(Field::Sdst), r);
+            let nz = b.s_nonzero(r);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SCmpkLtU32 | O::SCmpkGtU32 | O::SCmpkLeU32 | O::SCmpkGeU32 | O::SCmpkLtI32 | O::SCmpkGtI32 | O::SCmpkLeI32
+        | O::SCmpkGeI32 => {
+            // SCC = SDST <op> the 16-bit immediate (zero-extended for u32, sign-extended for i32)
+            let a = b.s_get(inst.field(Field::Sdst));
+            let k = inst.field(Field::Simm16);
+            let unsigned = inst.info.name.ends_with("_u32");
+            let imm = b.s_const(if unsigned { k & 0xffff } else { k as u16 as i16 as i32 as u32 });
+            let lt = if unsigned { SOp::LtU } else { SOp::LtI };
+            let (swap, negate) = match inst.info.opcode {
+                O::SCmpkLtU32 | O::SCmpkLtI32 => (false, false),
+                O::SCmpkGtU32 | O::SCmpkGtI32 => (true, false),
+                O::SCmpkLeU32 | O::SCmpkLeI32 => (true, true),
+                _ => (false, true),
+            };
+            let r = if swap { b.s_op(lt, imm, a) } else { b.s_op(lt, a, imm) };
+            let r = if negate {
+                let one = b.s_const(1);
+                b.s_op(SOp::Xor, r, one)
+            } else {
+                r
+            };
+            b.set_scc(r);
+            Ok(Flow::Next)
+        }
         O::SBrevB32 => {
             let v = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let r = b.s_op(SOp::Brev, v, v);

@@ -258,3 +258,45 @@ fn s_cselect_picks_the_first_source_when_scc_is_set() {
         assert_eq!(w.sgprs[0..2], if scc { [1, 2] } else { [3, 4] }, "scc {scc}");
     }
 }
+
+/// Executes a SOP1 `op s0, s1` and returns (s0, scc).
+fn sop1(op: Opcode, a: u32) -> (u32, bool) {
+    let fields = [(Field::Sdst, 0), (Field::Ssrc0, 1)];
+    let w = run_one(op, isa_amdgpu::Encoding::Sop1, Target::Gfx90a, &fields, |w| {
+        w.sgprs[1] = a;
+        w.scc = true;
+    });
+    (w.sgprs[0], w.scc)
+}
+
+#[test]
+fn scalar_min_max_not_ff1_bfe_and_compare_with_immediate() {
+    let samples = [0u32, 1, 7, 0x7fff_ffff, 0x8000_0000, 0xffff_fff0, 0xffff_ffff, 0x0012_3400];
+    for &a in &samples {
+        for &c in &samples {
+            assert_eq!(sop2(Opcode::SMinU32, a, c, false), (a.min(c), a < c), "s_min_u32 {a:#x} {c:#x}");
+            assert_eq!(sop2(Opcode::SMaxU32, a, c, false), (a.max(c), a > c), "s_max_u32 {a:#x} {c:#x}");
+            let (x, y) = (a as i32, c as i32);
+            assert_eq!(sop2(Opcode::SMinI32, a, c, false), (x.min(y) as u32, x < y), "s_min_i32 {a:#x} {c:#x}");
+            assert_eq!(sop2(Opcode::SMaxI32, a, c, false), (x.max(y) as u32, x > y), "s_max_i32 {a:#x} {c:#x}");
+            // s_bfe_u32: offset in bits 4:0, width in bits 22:16 of the second operand
+            let (off, width) = (c & 31, (c >> 16) & 0x7f);
+            let want = if width == 0 { 0 } else if width >= 32 { a >> off } else { (a >> off) & ((1 << width) - 1) };
+            assert_eq!(sop2(Opcode::SBfeU32, a, c, false), (want, want != 0), "s_bfe_u32 {a:#x} {c:#x}");
+        }
+        assert_eq!(sop1(Opcode::SNotB32, a), (!a, !a != 0), "s_not_b32 {a:#x}");
+        let ff1 = if a == 0 { u32::MAX } else { a.trailing_zeros() };
+        assert_eq!(sop1(Opcode::SFf1I32B32, a).0, ff1, "s_ff1_i32_b32 {a:#x}");
+    }
+    for (sdst, imm) in [(5u32, 6u32), (6, 6), (7, 6), (0xffff_ffff, 0xffff), (0x8000_0000, 0x8000)] {
+        let cmpk = |op: Opcode| {
+            let fields = [(Field::Sdst, 3), (Field::Simm16, imm)];
+            run_one(op, isa_amdgpu::Encoding::Sopk, Target::Gfx90a, &fields, |w| w.sgprs[3] = sdst).scc
+        };
+        let (si, ii) = (sdst as i32, imm as u16 as i16 as i32);
+        assert_eq!(cmpk(Opcode::SCmpkLtU32), sdst < imm, "{sdst:#x} <u {imm:#x}");
+        assert_eq!(cmpk(Opcode::SCmpkGeU32), sdst >= imm, "{sdst:#x} >=u {imm:#x}");
+        assert_eq!(cmpk(Opcode::SCmpkGtI32), si > ii, "{si} >i {ii}");
+        assert_eq!(cmpk(Opcode::SCmpkLeI32), si <= ii, "{si} <=i {ii}");
+    }
+}
