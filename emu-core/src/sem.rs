@@ -1502,6 +1502,22 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             b.s_set(inst.field(Field::Vdst), r);
             Ok(Flow::Next)
         }
+        O::VWritelaneB32 => {
+            // lane (S1 & 63) of VDST = the scalar S0, whatever EXEC says
+            no_modifiers(inst)?;
+            let v = scalar_src(b, inst, inst.field(Field::Src0))?;
+            let lane = scalar_src(b, inst, inst.field(Field::Src1))?;
+            let (k63, k32, k31, one, zero) = (b.s_const(63), b.s_const(32), b.s_const(31), b.s_const(1), b.s_const(0));
+            let lane = b.s_op(SOp::And, lane, k63);
+            let low = b.s_op(SOp::LtU, lane, k32);
+            let bit = b.s_op(SOp::And, lane, k31);
+            let bit = b.s_op(SOp::Shl, one, bit);
+            let (lo, hi) = (b.s_select(low, bit, zero), b.s_select(low, zero, bit));
+            let m = b.mask_from(lo, hi);
+            let v = b.v_splat(v);
+            b.v_set(vdst(inst), v, m);
+            Ok(Flow::Next)
+        }
         O::VReadlaneB32 => {
             no_modifiers(inst)?;
             let v = vec_src(b, inst, Field::Src0)?;

@@ -300,3 +300,19 @@ fn scalar_min_max_not_ff1_bfe_and_compare_with_immediate() {
         assert_eq!(cmpk(Opcode::SCmpkLeI32), si <= ii, "{si} <=i {ii}");
     }
 }
+
+#[test]
+fn writelane_sets_one_lane_even_outside_exec() {
+    for (lane, want) in [(0u32, 0usize), (5, 5), (37, 37), (63, 63), (64 + 3, 3)] {
+        let fields = [(Field::Vdst, 0), (Field::Src0, 5), (Field::Src1, 6)];
+        let w = run_one(Opcode::VWritelaneB32, isa_amdgpu::Encoding::Vop3, Target::Gfx90a, &fields, |w| {
+            w.vgprs[0] = [7; 64];
+            w.sgprs[5] = 0xabc;
+            w.sgprs[6] = lane;
+            w.set_exec(0);
+        });
+        let mut expect = [7u32; 64];
+        expect[want] = 0xabc;
+        assert_eq!(w.vgprs[0], expect, "lane {lane}");
+    }
+}
