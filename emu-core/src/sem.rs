@@ -1062,7 +1062,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             Ok(Flow::Next)
         }
 
-        O::VLshlOrB32 | O::VLshlAddU32 | O::VAddLshlU32 | O::VAdd3U32 | O::VAndOrB32 | O::VOr3B32 => {
+        O::VLshlOrB32 | O::VLshlAddU32 | O::VAddLshlU32 | O::VAdd3U32 | O::VAndOrB32 | O::VOr3B32 | O::VXadU32 => {
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = vec_src(b, inst, Field::Src1)?;
@@ -1074,6 +1074,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                 O::VAddLshlU32 => (VOp::AddU32, VOp::Shl),
                 O::VAdd3U32 => (VOp::AddU32, VOp::AddU32),
                 O::VAndOrB32 => (VOp::And, VOp::Or),
+                O::VXadU32 => (VOp::Xor, VOp::AddU32),
                 _ => (VOp::Or, VOp::Or),
             };
             let t = b.v_op(op1, a, c);

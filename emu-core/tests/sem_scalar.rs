@@ -316,3 +316,14 @@ fn writelane_sets_one_lane_even_outside_exec() {
         assert_eq!(w.vgprs[0], expect, "lane {lane}");
     }
 }
+
+#[test]
+fn three_operand_shift_add_xor_combinations() {
+    for (a, c, d) in [(0x1234_5678u32, 0xffff_0000u32, 9u32), (0xffff_ffff, 1, 0xffff_ffff), (3, 4, 5)] {
+        assert_eq!(vop3_3(Opcode::VXadU32, a, c, d), (a ^ c).wrapping_add(d), "v_xad_u32");
+        assert_eq!(vop3_3(Opcode::VAdd3U32, a, c, d), a.wrapping_add(c).wrapping_add(d), "v_add3_u32");
+        assert_eq!(vop3_3(Opcode::VLshlAddU32, a, c & 31, d), (a << (c & 31)).wrapping_add(d), "v_lshl_add_u32");
+        assert_eq!(vop3_3(Opcode::VAddLshlU32, a, c, d & 31), a.wrapping_add(c) << (d & 31), "v_add_lshl_u32");
+        assert_eq!(vop3_3(Opcode::VAndOrB32, a, c, d), (a & c) | d, "v_and_or_b32");
+    }
+}
