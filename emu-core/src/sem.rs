@@ -1023,6 +1023,9 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let c = second_src(b, inst)?;
             let carry_in = if inst.info.opcode == O::VAddcCoU32 {
                 let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+                if src > 127 {
+                    return Err(form(inst, "a carry input that is not an SGPR pair"));
+                }
                 let (lo, hi) = (b.s_get(src), b.s_get(src + 1));
                 Some(b.mask_from(lo, hi))
             } else {
@@ -1091,7 +1094,9 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let k31 = b.s_const(31);
             let k31 = b.v_splat(k31);
             let (off, width) = (b.v_op(VOp::And, off, k31), b.v_op(VOp::And, width, k31));
-            let shifted = b.v_op(VOp::Lshr, a, off);
+            // the signed form shifts arithmetically: bits above 31 are copies of the sign
+            let signed = inst.info.opcode == O::VBfeI32;
+            let shifted = b.v_op(if signed { VOp::Ashr } else { VOp::Lshr }, a, off);
             let k32 = b.s_const(32);
             let k32 = b.v_splat(k32);
             let up = b.v_op(VOp::SubU32, k32, width);

@@ -102,11 +102,14 @@ fn bit_field_extract_and_insert() {
         for width in [0u32, 1, 5, 16, 31, 33] {
             let (o, w) = (off & 31, width & 31);
             let field = if w == 0 { 0 } else { (x >> o) & ((1u64 << w) - 1) as u32 };
-            let signed = if w == 0 { 0 } else { ((field << (32 - w)) as i32 >> (32 - w)) as u32 };
+            // the ISA: tmp = (S0.i32 >> offset) & mask, sign-extended from bit width - 1 (an arithmetic shift)
+            let sfield = if w == 0 { 0 } else { ((x as i32) >> o) as u32 & ((1u64 << w) - 1) as u32 };
+            let signed = if w == 0 { 0 } else { ((sfield << (32 - w)) as i32 >> (32 - w)) as u32 };
             assert_eq!(vop3_3(Opcode::VBfeU32, x, off, width), field, "bfe_u32 off {off} width {width}");
             assert_eq!(vop3_3(Opcode::VBfeI32, x, off, width), signed, "bfe_i32 off {off} width {width}");
         }
     }
+    assert_eq!(vop3_3(Opcode::VBfeI32, 0x8000_0000, 24, 16), 0xffff_ff80, "a field reaching past bit 31");
     assert_eq!(vop3_3(Opcode::VBfiB32, 0x0000_ffff, 0x1234_5678, 0xabcd_ef01), 0xabcd_5678);
     assert_eq!(vop3_3(Opcode::VMadU32U24, 0xff00_0003, 5, 7), 22, "only the low 24 bits multiply");
 }
