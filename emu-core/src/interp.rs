@@ -496,7 +496,7 @@ impl Backend for Interp<'_> {
     fn v_atomic(&mut self, op: AtomicOp, lo: Lanes, hi: Lanes, offset: i64, data: Lanes, m: u64) -> Result<Lanes, ExecError> {
         let mut old = [0u32; LANES];
         for l in Self::lanes(m) {
-            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let addr = lane_address(&lo, &hi, l, offset);
             let d = data[l];
             old[l] = self.mem.atomic_u32(addr, |o| op.apply(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
         }
@@ -513,7 +513,7 @@ impl Backend for Interp<'_> {
     ) -> Result<Vec<Lanes>, ExecError> {
         let mut old = vec![[0u32; LANES]; src.len()];
         for l in Self::lanes(m) {
-            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let addr = lane_address(&lo, &hi, l, offset);
             if src.len() == 1 {
                 let (s, c) = (src[0][l], cmp[0][l]);
                 old[0][l] = self.mem.atomic_u32(addr, |o| if o == c { s } else { o }).map_err(|e| self.fault(Some(l as u32), e))?;
@@ -528,7 +528,7 @@ impl Backend for Interp<'_> {
     fn v_load_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
         let mut out = [0u32; LANES];
         for l in Self::lanes(m) {
-            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let addr = lane_address(&lo, &hi, l, offset);
             let mut b = [0u8; 2];
             self.mem.read(addr, &mut b[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
             out[l] = match (bytes, signed) {
@@ -542,7 +542,7 @@ impl Backend for Interp<'_> {
     }
     fn v_store_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, data: Lanes, m: u64) -> Result<(), ExecError> {
         for l in Self::lanes(m) {
-            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let addr = lane_address(&lo, &hi, l, offset);
             self.mem.write(addr, &data[l].to_le_bytes()[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
         }
         Ok(())
@@ -590,7 +590,7 @@ impl Backend for Interp<'_> {
         let mut out = vec![[0u32; LANES]; dwords as usize];
         let mut buf = [0u8; 16];
         for l in Self::lanes(m) {
-            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let addr = lane_address(&lo, &hi, l, offset);
             let b = &mut buf[..dwords as usize * 4];
             self.mem.read(addr, b).map_err(|e| self.fault(Some(l as u32), e))?;
             for (d, o) in out.iter_mut().enumerate() {
@@ -602,7 +602,7 @@ impl Backend for Interp<'_> {
     fn v_store(&mut self, lo: Lanes, hi: Lanes, offset: i64, data: &[Lanes], m: u64) -> Result<(), ExecError> {
         let mut buf = [0u8; 16];
         for l in Self::lanes(m) {
-            let addr = ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64);
+            let addr = lane_address(&lo, &hi, l, offset);
             for (d, v) in data.iter().enumerate() {
                 buf[4 * d..4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
             }
@@ -610,6 +610,11 @@ impl Backend for Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// Lane `l`'s 64-bit address (lo, hi) plus a signed offset.
+fn lane_address(lo: &Lanes, hi: &Lanes, l: usize, offset: i64) -> u64 {
+    ((hi[l] as u64) << 32 | lo[l] as u64).wrapping_add(offset as u64)
 }
 
 /// x * 2^e with one rounding; exponents beyond any f32 result's reach are clamped first.

@@ -493,6 +493,25 @@ fn input_mods(inst: &Inst, field: Field) -> (bool, bool) {
     (inst.field(Field::Neg) >> i & 1 == 1, abs >> i & 1 == 1)
 }
 
+/// The sign bit of the instruction's float operands (f16 or f32/the high half of f64).
+fn float_sign(inst: &Inst) -> u32 {
+    if inst.info.name.contains("_f16") {
+        0x8000
+    } else {
+        0x8000_0000
+    }
+}
+
+/// The carry (borrow) input of v_addc/v_subb: VCC, or in VOP3 an SGPR pair named by src2.
+fn carry_input<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::M, ExecError> {
+    let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+    if src > 127 {
+        return Err(form(inst, "a carry or borrow input that is not an SGPR pair"));
+    }
+    let (lo, hi) = (b.s_get(src), b.s_get(src + 1));
+    Ok(b.mask_from(lo, hi))
+}
+
 /// Applies float neg/abs to a value whose sign bit is `sign`.
 fn apply_mods<B: Backend>(b: &mut B, inst: &Inst, v: B::V, neg: bool, abs: bool, sign: u32, field: Field) -> Result<B::V, ExecError> {
     if !(neg || abs) {
@@ -536,7 +555,7 @@ fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, Exe
         let vm = b.mask_from(vl, vh);
         let zero = b_zero(b);
         let v = b.v_select(vm, zero, permuted);
-        let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
+        let sign = float_sign(inst);
         return apply_mods(b, inst, v, e >> 20 & 1 == 1, e >> 21 & 1 == 1, sign, Field::Src0);
     }
     let v = inst.field(field);
@@ -547,7 +566,7 @@ fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, Exe
         b.v_splat(s)
     };
     let (neg, abs) = input_mods(inst, field);
-    let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
+    let sign = float_sign(inst);
     apply_mods(b, inst, raw, neg, abs, sign, field)
 }
 
@@ -1021,16 +1040,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
-            let carry_in = if inst.info.opcode == O::VAddcCoU32 {
-                let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
-                if src > 127 {
-                    return Err(form(inst, "a carry input that is not an SGPR pair"));
-                }
-                let (lo, hi) = (b.s_get(src), b.s_get(src + 1));
-                Some(b.mask_from(lo, hi))
-            } else {
-                None
-            };
+            let carry_in = if inst.info.opcode == O::VAddcCoU32 { Some(carry_input(b, inst)?) } else { None };
             let (r, carry) = b.v_add_carry(a, c, carry_in);
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
@@ -1679,12 +1689,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let c = second_src(b, inst)?;
             let (a, c) = if matches!(inst.info.opcode, O::VSubrevCoU32 | O::VSubbrevCoU32) { (c, a) } else { (a, c) };
             let borrow_in = if matches!(inst.info.opcode, O::VSubbCoU32 | O::VSubbrevCoU32) {
-                let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
-                if src > 127 {
-                    return Err(form(inst, "a non-SGPR borrow input"));
-                }
-                let (lo, hi) = (b.s_get(src), b.s_get(src + 1));
-                Some(b.mask_from(lo, hi))
+                Some(carry_input(b, inst)?)
             } else {
                 None
             };
@@ -2165,7 +2170,7 @@ fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
             let v = b.v_get(r);
             if inst.form == isa_amdgpu::Form::Dpp {
                 let e = inst.ext().unwrap_or(0);
-                let sign = if inst.info.name.contains("_f16") { 0x8000 } else { 0x8000_0000 };
+                let sign = float_sign(inst);
                 return apply_mods(b, inst, v, e >> 22 & 1 == 1, e >> 23 & 1 == 1, sign, Field::Vsrc1);
             }
             Ok(v)
