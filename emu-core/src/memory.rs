@@ -309,19 +309,24 @@ impl DeviceMemory {
         Ok(())
     }
 
-    /// Atomically replaces the u32 at `address` (4-byte aligned) with `f(old)` and returns the old value.
-    /// Atomic with respect to every other atomic of every host thread, as device atomics are.
-    pub fn atomic_u32(&self, address: u64, f: impl Fn(u32) -> u32) -> Result<u32, MemoryFault> {
-        if !address.is_multiple_of(4) {
+    /// Arena offset of a naturally aligned `len`-byte atomic at `address`, checked like any write.
+    fn atomic_offset(&self, address: u64, len: u64) -> Result<u64, MemoryFault> {
+        if !address.is_multiple_of(len) {
             return Err(MemoryFault {
                 access: Access::Write,
                 address,
-                len: 4,
-                location: "misaligned atomic (32-bit atomics need 4-byte alignment)".to_string(),
+                len,
+                location: format!("misaligned atomic ({}-bit atomics need {len}-byte alignment)", len * 8),
             });
         }
-        let off = self.check(address, 4, Access::Write)?;
-        // SAFETY: `check` proved the 4 bytes lie in a live allocation inside the arena; the arena is page
+        self.check(address, len, Access::Write)
+    }
+
+    /// Atomically replaces the u32 at `address` (4-byte aligned) with `f(old)` and returns the old value.
+    /// Atomic with respect to every other atomic of every host thread, as device atomics are.
+    pub fn atomic_u32(&self, address: u64, f: impl Fn(u32) -> u32) -> Result<u32, MemoryFault> {
+        let off = self.atomic_offset(address, 4)?;
+        // SAFETY: `atomic_offset` proved the 4 bytes lie in a live allocation inside the arena; the arena is page
         // aligned and `address` is 4-aligned, so the pointer is valid and aligned for AtomicU32 for as long as
         // `self` lives. All atomic accesses to these bytes go through AtomicU32.
         let cell = unsafe { std::sync::atomic::AtomicU32::from_ptr(self.arena.ptr.add(off as usize).cast::<u32>()) };
@@ -334,19 +339,10 @@ impl DeviceMemory {
         }
     }
 
-    /// Reads a little-endian u32.
     /// Atomically replaces the u64 at `address` (8-aligned) by `f(old)`; returns the old value.
     pub fn atomic_u64(&self, address: u64, f: impl Fn(u64) -> u64) -> Result<u64, MemoryFault> {
-        if !address.is_multiple_of(8) {
-            return Err(MemoryFault {
-                access: Access::Write,
-                address,
-                len: 8,
-                location: "misaligned atomic (64-bit atomics need 8-byte alignment)".to_string(),
-            });
-        }
-        let off = self.check(address, 8, Access::Write)?;
-        // SAFETY: as in `atomic_u32`, with 8 bytes and 8-byte alignment.
+        let off = self.atomic_offset(address, 8)?;
+        // SAFETY: as in `atomic_u32`, for 8 bytes at an 8-aligned address.
         let cell = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.arena.ptr.add(off as usize).cast::<u64>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
@@ -357,6 +353,7 @@ impl DeviceMemory {
         }
     }
 
+    /// Reads a little-endian u32.
     pub fn read_u32(&self, address: u64) -> Result<u32, MemoryFault> {
         let mut b = [0u8; 4];
         self.read(address, &mut b)?;
