@@ -28,6 +28,18 @@ fn download(mem: &DeviceMemory, addr: u64, n: usize) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
+fn upload_i32(mem: &DeviceMemory, data: &[i32], label: &str) -> u64 {
+    let a = mem.allocate(data.len() as u64 * 4, AllocKind::Buffer, label).unwrap();
+    mem.write(a, &data.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    a
+}
+
+fn download_i32(mem: &DeviceMemory, addr: u64, n: usize) -> Vec<i32> {
+    let mut b = vec![0u8; n * 4];
+    mem.read(addr, &mut b).unwrap();
+    b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
 }
@@ -319,15 +331,12 @@ fn cross_lane_permute_swizzle_readlane_and_ballot_match_the_cpu() {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let n = 64 * 7usize;
         let input: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 101) - 50).collect();
-        let din = mem.allocate(n as u64 * 4, AllocKind::Buffer, "in").unwrap();
-        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-        let dout = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
+        let din = upload_i32(&mem, &input, "in");
+        let dout = upload_i32(&mem, &vec![0; n], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
         run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dout), ArgValue::Pointer(din)], Limits::default())
             .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let mut raw = vec![0u8; n * 4];
-        mem.read(dout, &mut raw).unwrap();
-        let got: Vec<i32> = raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let got = download_i32(&mem, dout, n);
         assert_eq!(got, test_kernels::reference::shuffle(&input), "{target}");
     }
 }
@@ -339,15 +348,12 @@ fn dpp_row_shifts_quad_permutes_mirrors_and_row_masks_match_the_cpu() {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let n = 64 * 3usize;
         let input: Vec<i32> = (0..n as i32).map(|i| (i * 53 % 97) - 40).collect();
-        let din = mem.allocate(n as u64 * 4, AllocKind::Buffer, "in").unwrap();
-        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-        let dout = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
+        let din = upload_i32(&mem, &input, "in");
+        let dout = upload_i32(&mem, &vec![0; n], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
         run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
             .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let mut raw = vec![0u8; n * 4];
-        mem.read(dout, &mut raw).unwrap();
-        let got: Vec<i32> = raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let got = download_i32(&mem, dout, n);
         assert_eq!(got, test_kernels::reference::dpp(&input), "{target}");
     }
 }
