@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Rebuilds the prebuilt code objects in prebuilt/ from src/kernels/ with clang-19 (gfx90a and gfx942).
 # The results are checked in, so building wavejit does not need clang; rerun after changing a kernel.
-# Sources whose first line is `// needs: device-libs` link the ROCm device libraries (rocm-device-libs); their
-# 5.2 release has no gfx942 ISA-version library, so one is generated (see ../shared/toolchain.md).
+# OpenCL C sources whose first line is `// needs: device-libs`, and every HIP source, link the ROCm device
+# libraries (rocm-device-libs); their 5.2 release has no gfx942 ISA-version library, so one is generated (see
+# ../shared/toolchain.md). HIP sources compile device-only against Debian's HIP 5.2 headers (libamdhip64-dev).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 command -v clang-19 >/dev/null || { echo "build.sh: clang-19 is needed (apt-get install clang-19 lld-19)" >&2; exit 1; }
+[ -f /usr/include/hip/hip_runtime.h ] || { echo "build.sh: HIP headers missing (apt-get install libamdhip64-dev)" >&2; exit 1; }
 dl=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
 dl942=$(mktemp -d)
 trap 'rm -rf "$dl942"' EXIT
@@ -26,6 +28,15 @@ for src in "$here"/src/kernels/*.cl; do
       libs=(--rocm-device-lib-path="$([ $target = gfx942 ] && echo "$dl942" || echo "$dl")")
     fi
     clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=$target "${libs[@]}" -O3 \
+      "$src" -o "$here/prebuilt/$name-$target.co"
+  done
+done
+for src in "$here"/src/kernels/*.hip; do
+  name=$(basename "$src" .hip)
+  for target in gfx90a gfx942; do
+    prepare_device_libs
+    clang++-19 -x hip --offload-arch=$target --cuda-device-only --no-gpu-bundle-output --rocm-path=/usr \
+      --rocm-device-lib-path="$([ $target = gfx942 ] && echo "$dl942" || echo "$dl")" -O3 \
       "$src" -o "$here/prebuilt/$name-$target.co"
   done
 done

@@ -1,6 +1,7 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::memory::DeviceMemory;
+use crate::lanefn::LaneFn;
 use crate::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
 
@@ -477,6 +478,20 @@ impl Backend for Interp<'_> {
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         crate::sem::mfma_lanes(shape, a, b, c)
+    }
+    fn v_lanefn(&mut self, f: LaneFn, args: &[Lanes]) -> Vec<Lanes> {
+        let mut out = vec![[0u32; LANES]; f.outputs()];
+        let (mut x, mut y) = ([0u32; 8], [0u32; 4]);
+        for l in 0..LANES {
+            for (i, a) in args.iter().enumerate() {
+                x[i] = a[l];
+            }
+            f.eval(&x[..args.len()], &mut y[..out.len()]);
+            for (o, v) in out.iter_mut().zip(y) {
+                o[l] = v;
+            }
+        }
+        out
     }
     fn s_popcount64(&mut self, lo: u32, hi: u32) -> u32 {
         lo.count_ones() + hi.count_ones()

@@ -14,6 +14,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod interp;
 pub mod kernarg;
+pub mod lanefn;
 pub mod memory;
 pub mod observe;
 pub mod sem;

@@ -9,6 +9,10 @@ use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::table::{Implicit, OperandKind, SrcType};
 use isa_amdgpu::{Inst, Opcode};
 
+use crate::lanefn::LaneFn;
+
+mod helpers;
+
 /// Scalar ALU operations on 32-bit values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SOp {
@@ -375,6 +379,8 @@ pub trait Backend {
     /// One matrix fused multiply-add over whole registers; the arithmetic is [`mfma_lanes`]'s.
     fn v_mfma(&mut self, shape: Mfma, a: &[Self::V], b: &[Self::V], c: &[Self::V]) -> Vec<Self::V>;
     /// Population count of a 64-bit value.
+    /// A per-lane helper function over `f.inputs()` vectors, giving `f.outputs()` vectors.
+    fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 
     /// LDS atomic per active lane (in lane order); returns the old values.
@@ -558,9 +564,16 @@ fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, Exe
         let sign = float_sign(inst);
         return apply_mods(b, inst, v, e >> 20 & 1 == 1, e >> 21 & 1 == 1, sign, Field::Src0);
     }
+    if inst.form == isa_amdgpu::Form::Sdwa && field == Field::Src0 {
+        let e = inst.ext().unwrap_or(0);
+        return sdwa_src(b, inst, e & 0xff, e >> 23 & 1 == 1, e >> 16 & 0xff, field);
+    }
     let v = inst.field(field);
     let raw = if v >= 256 {
         b.v_get(v - 256)
+    } else if (240..=248).contains(&v) && is_f16_operand(inst, field) {
+        let c = b.s_const(F16_INLINE[(v - 240) as usize]);
+        b.v_splat(c)
     } else {
         let s = scalar_src(b, inst, v)?;
         b.v_splat(s)
@@ -568,6 +581,59 @@ fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, Exe
     let (neg, abs) = input_mods(inst, field);
     let sign = float_sign(inst);
     apply_mods(b, inst, raw, neg, abs, sign, field)
+}
+
+/// The float inline constants (240..=248) of 16-bit float operands.
+const F16_INLINE: [u32; 9] = [0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118];
+
+/// Whether an operand takes 16-bit float inline constants: 16-bit operands by the table, and the sources of
+/// instructions whose (last-named) source type is f16 — the table cannot tell those from f32, since LLVM prints
+/// their inline constants alike.
+fn is_f16_operand(inst: &Inst, field: Field) -> bool {
+    let ty = inst.info.operand(field).map(|o| o.kind);
+    if matches!(ty, Some(OperandKind::Src { ty: SrcType::F16 | SrcType::V216 | SrcType::I16, .. })) {
+        return true;
+    }
+    let base = base_name(inst);
+    base.ends_with("_f16") && !base.contains("_mix")
+}
+
+/// The mnemonic without its encoding suffix (_e32, _e64, _sdwa, _dpp).
+fn base_name(inst: &Inst) -> &'static str {
+    let name = inst.info.name;
+    ["_e32", "_e64", "_sdwa", "_dpp"].iter().find_map(|s| name.strip_suffix(s)).unwrap_or(name)
+}
+
+/// An SDWA source: register `reg` (a VGPR, or with `scalar` an SGPR/constant), its byte or word `sel`
+/// (bits 0-2 of `ctl`: BYTE_0..3, WORD_0/1, DWORD) zero- or (bit 3) sign-extended, then neg (bit 4) and abs
+/// (bit 5).
+fn sdwa_src<B: Backend>(b: &mut B, inst: &Inst, reg: u32, scalar: bool, ctl: u32, field: Field) -> Result<B::V, ExecError> {
+    let raw = if scalar {
+        let s = scalar_src(b, inst, reg)?;
+        b.v_splat(s)
+    } else {
+        b.v_get(reg)
+    };
+    let (sel, sext) = (ctl & 7, ctl >> 3 & 1 == 1);
+    let (shift, width) = match sel {
+        0..=3 => (8 * sel, 8),
+        4 | 5 => (16 * (sel - 4), 16),
+        6 => (0, 32),
+        _ => return Err(form(inst, "this SDWA operand select")),
+    };
+    let v = if width == 32 {
+        raw
+    } else {
+        // move the field to the top, then shift it down arithmetically (sext) or logically
+        let up = b.s_const(32 - shift - width);
+        let up = b.v_splat(up);
+        let top = b.v_op(VOp::Shl, raw, up);
+        let down = b.s_const(32 - width);
+        let down = b.v_splat(down);
+        b.v_op(if sext { VOp::Ashr } else { VOp::Lshr }, top, down)
+    };
+    let sign = float_sign(inst);
+    apply_mods(b, inst, v, ctl >> 4 & 1 == 1, ctl >> 5 & 1 == 1, sign, field)
 }
 
 /// A 64-bit vector source as (lo, hi), with VOP3 neg/abs applied to the sign in the high half.
@@ -594,9 +660,6 @@ fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
             return Err(form(inst, "output modifiers (clamp/omod) or op_sel"));
         }
     }
-    if inst.form == isa_amdgpu::Form::Sdwa {
-        return Err(form(inst, "SDWA"));
-    }
     Ok(())
 }
 
@@ -607,6 +670,9 @@ fn vdst(inst: &Inst) -> u32 {
 
 /// Executes one instruction at `pc`.
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    if inst.form == isa_amdgpu::Form::Sdwa {
+        return execute_sdwa(b, inst, pc);
+    }
     if inst.form != isa_amdgpu::Form::Dpp {
         return execute_plain(b, inst, pc);
     }
@@ -623,6 +689,58 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
     let flow = execute_plain(b, inst, pc);
     b.set_exec(exec);
     flow
+}
+
+/// SDWA: sources are selected as they are read ([`sdwa_src`]); the result's low byte/word goes to the
+/// byte/word dst_sel names, the other bits zeroed (UNUSED_PAD), sign-extended (UNUSED_SEXT) or kept
+/// (UNUSED_PRESERVE). VOPC forms have no dst_sel.
+fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    let e = inst.ext().unwrap_or(0);
+    let vopc = inst.encoding() == Encoding::Vopc;
+    if !vopc && e >> 13 & 7 != 0 {
+        return Err(form(inst, "SDWA clamp/omod"));
+    }
+    let (sel, unused) = (e >> 8 & 7, e >> 11 & 3);
+    if vopc || sel == 6 {
+        return execute_plain(b, inst, pc);
+    }
+    let (shift, width) = match sel {
+        0..=3 => (8 * sel, 8),
+        4 | 5 => (16 * (sel - 4), 16),
+        _ => return Err(form(inst, "this SDWA dst_sel")),
+    };
+    let d = vdst(inst);
+    let old = b.v_get(d);
+    let flow = execute_plain(b, inst, pc)?;
+    let new = b.v_get(d);
+    let splat = |b: &mut B, x: u32| {
+        let s = b.s_const(x);
+        b.v_splat(s)
+    };
+    let field_mask = ((1u64 << width) - 1) as u32;
+    let (up, fm) = (splat(b, 32 - width), splat(b, field_mask));
+    let placed = if unused == 1 {
+        // sign-extend the field from its top bit, then drop the bits below the field
+        let top = b.v_op(VOp::Shl, new, up);
+        let down = splat(b, 32 - width - shift);
+        let ext = b.v_op(VOp::Ashr, top, down);
+        let below = splat(b, !((1u32 << shift) - 1));
+        b.v_op(VOp::And, ext, below)
+    } else {
+        let f = b.v_op(VOp::And, new, fm);
+        let sh = splat(b, shift);
+        b.v_op(VOp::Shl, f, sh)
+    };
+    let v = if unused == 2 {
+        let keep = splat(b, !(field_mask << shift));
+        let kept = b.v_op(VOp::And, old, keep);
+        b.v_op(VOp::Or, kept, placed)
+    } else {
+        placed
+    };
+    let m = b.exec();
+    b.v_set(d, v, m);
+    Ok(flow)
 }
 
 fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
@@ -1929,6 +2047,10 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let acc_cd = inst.field(Field::Clamp) == 1;
             let read = |b: &mut B, field: Field, acc: bool, n: usize| -> Result<Vec<B::V>, ExecError> {
                 let r = inst.field(field);
+                if r < 256 && shape.input == MfmaInput::F64 {
+                    let (lo, hi) = vec_src64(b, inst, field)?;
+                    return Ok((0..n).map(|i| if i % 2 == 0 { lo } else { hi }).collect());
+                }
                 if r < 256 {
                     // an inline constant or SGPR, the same in every register
                     let v = vec_src(b, inst, field)?;
@@ -1993,7 +2115,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             write_lane_mask(b, inst, Field::Vdst, r);
             Ok(Flow::Next)
         }
-        _ => Err(unsupported(inst)),
+        _ => helpers::execute(b, inst).unwrap_or_else(|| Err(unsupported(inst))),
     }
 }
 
@@ -2157,7 +2279,15 @@ fn write_lane_mask<B: Backend>(b: &mut B, inst: &Inst, dst_field: Field, m: B::M
     let exec = b.exec();
     let m = b.mask_op(MaskOp::And, m, exec);
     let (lo, hi) = b.mask_parts(m);
-    let dst = if inst.encoding() == Encoding::Vop3 { inst.field(dst_field) } else { 106 };
+    let dst = if inst.encoding() == Encoding::Vop3 {
+        inst.field(dst_field)
+    } else {
+        // SDWA VOPC names its destination (bit 15 set: SGPR pair in bits 8-14), otherwise VCC
+        match inst.ext() {
+            Some(e) if inst.form == isa_amdgpu::Form::Sdwa && e >> 15 & 1 == 1 => e >> 8 & 0x7f,
+            _ => 106,
+        }
+    };
     s_set64(b, dst, lo, hi);
 }
 
@@ -2167,6 +2297,10 @@ fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
         Encoding::Vop3 => vec_src(b, inst, Field::Src1),
         _ => {
             let r = inst.field(Field::Vsrc1);
+            if inst.form == isa_amdgpu::Form::Sdwa {
+                let e = inst.ext().unwrap_or(0);
+                return sdwa_src(b, inst, r, e >> 31 == 1, e >> 24 & 0x3f, Field::Vsrc1);
+            }
             let v = b.v_get(r);
             if inst.form == isa_amdgpu::Form::Dpp {
                 let e = inst.ext().unwrap_or(0);
@@ -2270,6 +2404,8 @@ pub enum MfmaInput {
     F16,
     Bf16,
     F32,
+    /// f64 inputs and an f64 accumulator.
+    F64,
 }
 
 /// A single-block MFMA shape: D (m x n, f32) = A (m x k) * B (k x n) + C.
@@ -2285,6 +2421,9 @@ impl Mfma {
     /// The shape of a supported MFMA mnemonic (gfx90a and gfx940 spellings).
     pub fn from_name(name: &str) -> Option<Mfma> {
         use MfmaInput::*;
+        if matches!(name, "v_mfma_f64_16x16x4f64" | "v_mfma_f64_16x16x4_f64") {
+            return Some(Mfma { m: 16, n: 16, k: 4, input: F64 });
+        }
         let key: String = name.strip_prefix("v_mfma_f32_")?.chars().filter(|c| *c != '_').collect();
         let (m, n, k, input) = match key.as_str() {
             "32x32x8f16" => (32, 32, 8, F16),
@@ -2298,10 +2437,10 @@ impl Mfma {
         Some(Mfma { m, n, k, input })
     }
     fn bits(&self) -> usize {
-        if self.input == MfmaInput::F32 {
-            32
-        } else {
-            16
+        match self.input {
+            MfmaInput::F64 => 64,
+            MfmaInput::F32 => 32,
+            _ => 16,
         }
     }
     /// A (and B) values each lane holds: consecutive k.
@@ -2314,38 +2453,27 @@ impl Mfma {
     }
     /// Registers of C and D.
     pub fn acc_regs(&self) -> usize {
-        self.m * self.n / 64
+        self.m * self.n / 64 * if self.input == MfmaInput::F64 { 2 } else { 1 }
     }
 }
 
-fn f16_to_f64(h: u32) -> f64 {
-    let (sign, exp, man) = (h >> 15 & 1, (h >> 10 & 31) as i32, (h & 0x3ff) as f64);
-    let mag = match exp {
-        0 => man * (2f64).powi(-24),
-        31 if man == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + man / 1024.0) * (2f64).powi(exp - 15),
-    };
-    if sign == 1 {
-        -mag
-    } else {
-        mag
-    }
-}
 
 /// D = A * B + C for one single-block MFMA, lane layouts as the CDNA2/CDNA3 ISA gives them: A[i][kk] in lane
 /// i + m * (kk / p), element kk % p of the lane's registers (p = values per lane), B[kk][j] likewise with j;
 /// D[i][j] in lane j + n * ((i / 4) % (64 / n)), register i % 4 + 4 * (i / (4 * 64 / n)). Each dot product is
 /// summed exactly (in f64) and rounded once to f32; the hardware's internal rounding is not modelled bit for bit.
 pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+    if s.input == MfmaInput::F64 {
+        return mfma_f64_lanes(s, a, b, c);
+    }
     let (p, bits) = (s.per_lane(), s.bits());
     let elem = |regs: &[[u32; 64]], lane: usize, e: usize| -> f64 {
         let (r, shift) = (e * bits / 32, e * bits % 32);
         let raw = regs[r][lane] >> shift;
         match s.input {
-            MfmaInput::F16 => f16_to_f64(raw & 0xffff),
+            MfmaInput::F16 => crate::lanefn::f16_to_f64(raw as u16),
             MfmaInput::Bf16 => f32::from_bits((raw & 0xffff) << 16) as f64,
-            MfmaInput::F32 => f32::from_bits(raw) as f64,
+            MfmaInput::F32 | MfmaInput::F64 => f32::from_bits(raw) as f64,
         }
     };
     let groups = 64 / s.n;
@@ -2358,6 +2486,27 @@ pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) ->
                 acc += elem(a, i + s.m * (kk / p), kk % p) * elem(b, j + s.n * (kk / p), kk % p);
             }
             d[reg][lane] = (acc as f32).to_bits();
+        }
+    }
+    d
+}
+
+/// The f64 16x16x4 MFMA: A[i][kk] in lane i + 16 kk and B[kk][j] in lane j + 16 kk (one f64 per lane, in a
+/// register pair); D[i][j] in lane j + 16 (i % 4), f64 element i / 4 — rows interleave across the lane groups,
+/// unlike the f32 shapes (AMD's composable_kernel describes it with group_size 1). Each dot product is
+/// accumulated with fused multiply-adds in order of k.
+fn mfma_f64_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+    let get = |regs: &[[u32; 64]], r: usize, lane: usize| f64::from_bits((regs[2 * r + 1][lane] as u64) << 32 | regs[2 * r][lane] as u64);
+    let mut d = c.to_vec();
+    for i in 0..s.m {
+        for j in 0..s.n {
+            let (lane, r) = (j + s.n * (i % 4), i / 4);
+            let mut acc = get(c, r, lane);
+            for kk in 0..s.k {
+                acc = get(a, 0, i + s.m * kk).mul_add(get(b, 0, j + s.n * kk), acc);
+            }
+            d[2 * r][lane] = acc.to_bits() as u32;
+            d[2 * r + 1][lane] = (acc.to_bits() >> 32) as u32;
         }
     }
     d

@@ -1,7 +1,7 @@
-//! Bundled test kernels: sources (OpenCL C, later HIP and assembly) under `src/kernels/`, their code objects
+//! Bundled test kernels: sources (OpenCL C, HIP, later assembly) under `src/kernels/`, their code objects
 //! for gfx90a and gfx942 under `prebuilt/` (rebuilt with clang-19 by `build.sh`, checked in so that building
 //! wavejit needs no compiler), embedded here so tools and tests can use them with nothing installed.
-//! CPU references arrive with the engine (issue 3).
+//! CPU references of what each kernel computes are in [`reference`].
 
 /// A prebuilt code object: (file name, bytes).
 pub type Prebuilt = (&'static str, &'static [u8]);
@@ -46,6 +46,12 @@ prebuilt!(
     "math-gfx942.co",
     "cas-gfx90a.co",
     "cas-gfx942.co",
+    "divide-gfx90a.co",
+    "divide-gfx942.co",
+    "half-gfx90a.co",
+    "half-gfx942.co",
+    "mfma_f64-gfx90a.co",
+    "mfma_f64-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -67,7 +73,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 32);
+        assert_eq!(ALL.len(), 38);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -302,5 +308,65 @@ pub mod reference {
                 x + y
             })
             .collect()
+    }
+
+    /// `divide` (HIP): IEEE division, correctly rounded, in f32 and f64.
+    pub fn divide(a: &[f32], b: &[f32], c: &[f64], d: &[f64]) -> (Vec<f32>, Vec<f64>) {
+        (a.iter().zip(b).map(|(x, y)| x / y).collect(), c.iter().zip(d).map(|(x, y)| x / y).collect())
+    }
+
+    /// `f64_math` (HIP): per input sqrt|x|, 1/sqrt|x|, exp, log|x|, sin, floor, min(x,1.5)+max(x,1.5),
+    /// ldexp(x, i % 20 - 10), from the host's libm (the device library's are within a few ULP of these).
+    pub fn f64_math(x: &[f64]) -> Vec<f64> {
+        x.iter()
+            .enumerate()
+            .flat_map(|(i, &v)| {
+                let k = (i % 20) as i32 - 10;
+                [v.abs().sqrt(), 1.0 / v.abs().sqrt(), v.exp(), v.abs().ln(), v.sin(), v.floor(), v.min(1.5) + v.max(1.5), v * 2f64.powi(k)]
+            })
+            .collect()
+    }
+
+    /// `half_math` (HIP): per pair of f16 (as bits) x + y, x * y, fma(y, -0.5, x) (the compiler contracts
+    /// x - y * 0.5), fma(x, y, 1), x > y ? x : y, x * 0.25 — each rounded once to f16.
+    pub fn half_math(a: &[u16], b: &[u16]) -> Vec<u16> {
+        use half::f16;
+        let h = |v: u16| f16::from_bits(v).to_f64();
+        let r = |v: f64| f16::from_f64(v).to_bits();
+        a.iter()
+            .zip(b)
+            .flat_map(|(&x, &y)| {
+                let (fx, fy) = (h(x), h(y));
+                // the exact products and fused sums of f16 values fit in an f64, so one rounding suffices
+                [r(fx + fy), r(fx * fy), r(fy.mul_add(-0.5, fx)), r(fx.mul_add(fy, 1.0)), if fx > fy { x } else { y }, r(fx * 0.25)]
+            })
+            .collect()
+    }
+
+    /// `short_math` (HIP): 16-bit and 8-bit integer arithmetic, wrapping as C's conversions do.
+    pub fn short_math(a: &[i16], b: &[u8]) -> (Vec<i16>, Vec<u8>) {
+        let s = a
+            .iter()
+            .zip(b)
+            .flat_map(|(&x, &y)| [x.wrapping_mul(y as i16).wrapping_add(7), (x >> 3) ^ ((y as i16) << 4)])
+            .collect();
+        let c = a
+            .iter()
+            .zip(b)
+            .map(|(&x, &y)| {
+                let m = y.wrapping_mul(3);
+                if m > 200 {
+                    m - 200
+                } else {
+                    m.wrapping_add(x as u8)
+                }
+            })
+            .collect();
+        (s, c)
+    }
+
+    /// `dgemm16` (HIP, f64 MFMA): c = a * b for 16x16 row-major matrices, summed in order of k.
+    pub fn dgemm16(a: &[f64], b: &[f64]) -> Vec<f64> {
+        (0..256).map(|ij| (0..16).map(|k| a[ij / 16 * 16 + k] * b[k * 16 + ij % 16]).sum()).collect()
     }
 }

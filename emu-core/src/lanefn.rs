@@ -1,0 +1,908 @@
+//! Per-lane helper functions: the operations too intricate to spell out in backend primitives (IEEE division
+//! steps, 16-bit float and integer arithmetic, f64 rounding and classification, the 2/pi table of
+//! `v_trig_preop_f64`). Each is a pure function of a lane's 32-bit inputs; the interpreter calls it for every
+//! lane, and the JIT calls the same function, so there is one definition of each.
+//!
+//! Inputs and outputs are 32-bit register values: a 64-bit operand is two inputs (low, high), a 16-bit
+//! operand is the low half of one input, a flag (VCC bit) is 0 or 1.
+
+/// Float comparisons (the 16 VOPC predicates); true/false-valued ones included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FCmp {
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Lg,
+    Ge,
+    O,
+    U,
+    Nge,
+    Nlg,
+    Ngt,
+    Nle,
+    Neq,
+    Nlt,
+    Tru,
+    /// The class test of v_cmp_class: bit 0 signalling NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal,
+    /// 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf.
+    Class,
+}
+
+impl FCmp {
+    /// The predicate of a `v_cmp[x]_<name>_<type>` mnemonic's `<name>`.
+    pub fn from_name(name: &str) -> Option<FCmp> {
+        use FCmp::*;
+        Some(match name {
+            "f" => F,
+            "lt" => Lt,
+            "eq" => Eq,
+            "le" => Le,
+            "gt" => Gt,
+            "lg" => Lg,
+            "ge" => Ge,
+            "o" => O,
+            "u" => U,
+            "nge" => Nge,
+            "nlg" => Nlg,
+            "ngt" => Ngt,
+            "nle" => Nle,
+            "neq" => Neq,
+            "nlt" => Nlt,
+            "tru" => Tru,
+            "class" => Class,
+            _ => return None,
+        })
+    }
+
+    fn test(self, a: f64, b: f64) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        use FCmp::*;
+        let ord = a.partial_cmp(&b); // None: unordered (a NaN)
+        match self {
+            F => false,
+            Lt => ord == Some(Less),
+            Eq => ord == Some(Equal),
+            Le => matches!(ord, Some(Less | Equal)),
+            Gt => ord == Some(Greater),
+            Lg => matches!(ord, Some(Less | Greater)),
+            Ge => matches!(ord, Some(Greater | Equal)),
+            O => ord.is_some(),
+            U => ord.is_none(),
+            Nge => !matches!(ord, Some(Greater | Equal)),
+            Nlg => !matches!(ord, Some(Less | Greater)),
+            Ngt => ord != Some(Greater),
+            Nle => !matches!(ord, Some(Less | Equal)),
+            Neq => ord != Some(Equal),
+            Nlt => ord != Some(Less),
+            Tru => true,
+            Class => unreachable!("class tests go through class_bit"),
+        }
+    }
+}
+
+/// Integer comparisons of 16-bit lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ICmp {
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Ne,
+    Ge,
+    T,
+}
+
+impl ICmp {
+    pub fn from_name(name: &str) -> Option<ICmp> {
+        use ICmp::*;
+        Some(match name {
+            "f" => F,
+            "lt" => Lt,
+            "eq" => Eq,
+            "le" => Le,
+            "gt" => Gt,
+            "ne" | "lg" => Ne,
+            "ge" => Ge,
+            "t" | "tru" => T,
+            _ => return None,
+        })
+    }
+    fn test(self, a: i128, b: i128) -> bool {
+        use ICmp::*;
+        match self {
+            F => false,
+            Lt => a < b,
+            Eq => a == b,
+            Le => a <= b,
+            Gt => a > b,
+            Ne => a != b,
+            Ge => a >= b,
+            T => true,
+        }
+    }
+}
+
+/// A per-lane helper function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneFn {
+    /// (value, denominator, numerator) -> (scaled value, VCC bit): the pre-scaling step of IEEE division.
+    DivScaleF32,
+    /// (a, b, c, VCC bit) -> fma(a, b, c), scaled back by 2^±64 when VCC is set.
+    DivFmasF32,
+    /// (quotient, denominator, numerator) -> the quotient with special cases (0, inf, NaN) fixed up.
+    DivFixupF32,
+    /// 64-bit forms of the three above; each f64 operand is two inputs, the f64 result two outputs.
+    DivScaleF64,
+    DivFmasF64,
+    DivFixupF64,
+    /// (x lo, x hi, segment) -> 53 bits of 2/pi for Payne-Hanek reduction of x.
+    TrigPreopF64,
+    /// Unary f64 operations: x -> f(x).
+    F64Un(Unary64),
+    /// f64 min/max (IEEE minNum/maxNum: a NaN operand yields the other).
+    MinF64,
+    MaxF64,
+    /// (a lo, a hi, b lo, b hi) -> 0/1.
+    CmpF64(FCmp),
+    /// f16 operations on the low halves of the inputs; results are zero-extended to 32 bits.
+    F16(F16Op),
+    /// f16 -> f32 (exact).
+    F16ToF32,
+    /// (a, b) -> 0/1, 16-bit float compare.
+    CmpF16(FCmp),
+    /// (a, b) -> 0/1, integer compare of 16-, 32- or 64-bit values (64-bit: a lo, a hi, b lo, b hi), signed
+    /// or not.
+    CmpInt(ICmp, u8, bool),
+    /// (a, b, c) f32 -> fma rounded once to f16 (v_fma_mixlo/hi_f16).
+    FmaF32ToF16,
+    /// 32-bit operations of up to three sources.
+    Word(WordOp),
+    /// 16-bit integer operations, results zero-extended.
+    I16(I16Op),
+    /// (a, b) -> 0/1 for f32 predicates the primitive compares do not cover (v_cmp_f/tru and friends).
+    CmpF32(FCmp),
+}
+
+/// 32-bit lane operations (three-source min/max/median, byte permute, 24-bit high products, byte to float).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordOp {
+    /// Bytes of {a, b} (a the high dword) chosen by the selector bytes of c (v_perm_b32).
+    Perm,
+    Min3F32,
+    Max3F32,
+    Med3F32,
+    Min3I32,
+    Max3I32,
+    Med3I32,
+    Min3U32,
+    Max3U32,
+    Med3U32,
+    /// High 32 bits of the 48-bit product of the low 24 bits, unsigned or signed.
+    MulHiU32U24,
+    MulHiI32I24,
+    /// Byte n of a as an f32.
+    CvtF32Ubyte(u8),
+}
+
+impl WordOp {
+    fn arity(self) -> usize {
+        use WordOp::*;
+        match self {
+            CvtF32Ubyte(_) => 1,
+            MulHiU32U24 | MulHiI32I24 => 2,
+            _ => 3,
+        }
+    }
+    fn eval(self, x: &[u32]) -> u32 {
+        use WordOp::*;
+        let fl = |i: usize| f32::from_bits(x[i]) as f64;
+        let med = |a: i64, b: i64, c: i64| a.max(b).min(a.min(b).max(c));
+        match self {
+            Perm => {
+                let v = (x[0] as u64) << 32 | x[1] as u64;
+                let byte = |sel: u32| -> u32 {
+                    let sign = |bit: u32| if v >> bit & 1 == 1 { 0xff } else { 0 };
+                    match sel {
+                        0..=7 => (v >> (8 * sel) & 0xff) as u32,
+                        8 => sign(15),
+                        9 => sign(31),
+                        10 => sign(47),
+                        11 => sign(63),
+                        12 => 0,
+                        _ => 0xff,
+                    }
+                };
+                (0..4).map(|i| byte(x[2] >> (8 * i) & 0xff) << (8 * i)).fold(0, |a, b| a | b)
+            }
+            Min3F32 => (min_num(min_num(fl(0), fl(1)), fl(2)) as f32).to_bits(),
+            Max3F32 => (max_num(max_num(fl(0), fl(1)), fl(2)) as f32).to_bits(),
+            Med3F32 => {
+                let (a, b, c) = (fl(0), fl(1), fl(2));
+                let m = if a.is_nan() || b.is_nan() || c.is_nan() {
+                    min_num(min_num(a, b), c)
+                } else {
+                    max_num(min_num(a, b), min_num(max_num(a, b), c))
+                };
+                (m as f32).to_bits()
+            }
+            Min3I32 => (x[0] as i32).min(x[1] as i32).min(x[2] as i32) as u32,
+            Max3I32 => (x[0] as i32).max(x[1] as i32).max(x[2] as i32) as u32,
+            Med3I32 => med(x[0] as i32 as i64, x[1] as i32 as i64, x[2] as i32 as i64) as u32,
+            Min3U32 => x[0].min(x[1]).min(x[2]),
+            Max3U32 => x[0].max(x[1]).max(x[2]),
+            Med3U32 => med(x[0] as i64, x[1] as i64, x[2] as i64) as u32,
+            MulHiU32U24 => (((x[0] as u64 & 0xff_ffff) * (x[1] as u64 & 0xff_ffff)) >> 32) as u32,
+            MulHiI32I24 => {
+                let s = |v: u32| ((v << 8) as i32 >> 8) as i64;
+                ((s(x[0]) * s(x[1])) >> 32) as u32
+            }
+            CvtF32Ubyte(n) => ((x[0] >> (8 * n as u32) & 0xff) as f32).to_bits(),
+        }
+    }
+}
+
+/// Unary f64 operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unary64 {
+    Rsq,
+    Rndne,
+    Ceil,
+    Fract,
+    FrexpMant,
+    /// The frexp exponent, a 32-bit integer (one output).
+    FrexpExp,
+}
+
+/// f16 operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum F16Op {
+    Add,
+    Sub,
+    Mul,
+    Min,
+    Max,
+    /// a * 2^b, b a signed 16-bit integer.
+    Ldexp,
+    /// fused a * b + c
+    Fma,
+    /// a * b + c rounded twice (v_mad_f16)
+    Mad,
+    /// f32 bits -> f16
+    FromF32,
+    FromU16,
+    FromI16,
+    ToU16,
+    ToI16,
+    Rcp,
+    Sqrt,
+    Rsq,
+    Exp,
+    Log,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    Fract,
+    FrexpMant,
+    FrexpExp,
+    Sin,
+    Cos,
+    /// Division fix-up (quotient, denominator, numerator), like the f32 form.
+    DivFixup,
+}
+
+/// 16-bit integer operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum I16Op {
+    Add,
+    Sub,
+    MulLo,
+    /// b << (a & 15): the "rev" shifts take the shift amount first, as the instruction does.
+    Lshlrev,
+    Lshrrev,
+    Ashrrev,
+    MaxU,
+    MaxI,
+    MinU,
+    MinI,
+    /// a * b + c (low 16 bits)
+    Mad,
+}
+
+impl LaneFn {
+    /// Number of 32-bit inputs.
+    pub fn inputs(self) -> usize {
+        use LaneFn::*;
+        match self {
+            DivScaleF32 | DivFixupF32 => 3,
+            DivFmasF32 => 4,
+            DivScaleF64 | DivFixupF64 => 6,
+            DivFmasF64 => 7,
+            TrigPreopF64 => 3,
+            F64Un(_) => 2,
+            MinF64 | MaxF64 | CmpF64(_) => 4,
+            F16(op) => match op {
+                F16Op::Fma | F16Op::Mad | F16Op::DivFixup => 3,
+                F16Op::Add | F16Op::Sub | F16Op::Mul | F16Op::Min | F16Op::Max | F16Op::Ldexp => 2,
+                _ => 1,
+            },
+            CmpInt(_, 64, _) => 4,
+            CmpF16(_) | CmpInt(..) | CmpF32(_) => 2,
+            FmaF32ToF16 => 3,
+            Word(op) => op.arity(),
+            F16ToF32 => 1,
+            I16(op) => match op {
+                I16Op::Mad => 3,
+                _ => 2,
+            },
+        }
+    }
+
+    /// Number of 32-bit outputs.
+    pub fn outputs(self) -> usize {
+        use LaneFn::*;
+        match self {
+            DivScaleF32 => 2,
+            DivScaleF64 => 3,
+            DivFmasF64 | DivFixupF64 | TrigPreopF64 | MinF64 | MaxF64 => 2,
+            F64Un(Unary64::FrexpExp) => 1,
+            F64Un(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// Evaluates the function on one lane.
+    pub fn eval(self, x: &[u32], out: &mut [u32]) {
+        use LaneFn::*;
+        let f = f32::from_bits;
+        let d = |lo: u32, hi: u32| f64::from_bits((hi as u64) << 32 | lo as u64);
+        let put64 = |out: &mut [u32], v: f64| {
+            out[0] = v.to_bits() as u32;
+            out[1] = (v.to_bits() >> 32) as u32;
+        };
+        match self {
+            DivScaleF32 => {
+                let (v, vcc) = div_scale_f32(f(x[0]), f(x[1]), f(x[2]));
+                out[0] = v.to_bits();
+                out[1] = vcc as u32;
+            }
+            DivFmasF32 => out[0] = div_fmas_f32(f(x[0]), f(x[1]), f(x[2]), x[3] & 1 == 1).to_bits(),
+            DivFixupF32 => out[0] = div_fixup_f32(f(x[0]), f(x[1]), f(x[2])).to_bits(),
+            DivScaleF64 => {
+                let (v, vcc) = div_scale_f64(d(x[0], x[1]), d(x[2], x[3]), d(x[4], x[5]));
+                put64(out, v);
+                out[2] = vcc as u32;
+            }
+            DivFmasF64 => put64(out, div_fmas_f64(d(x[0], x[1]), d(x[2], x[3]), d(x[4], x[5]), x[6] & 1 == 1)),
+            DivFixupF64 => put64(out, div_fixup_f64(d(x[0], x[1]), d(x[2], x[3]), d(x[4], x[5]))),
+            TrigPreopF64 => put64(out, trig_preop(d(x[0], x[1]), x[2])),
+            F64Un(op) => {
+                let v = d(x[0], x[1]);
+                match op {
+                    Unary64::Rsq => put64(out, 1.0 / v.sqrt()),
+                    Unary64::Rndne => put64(out, v.round_ties_even()),
+                    Unary64::Ceil => put64(out, v.ceil()),
+                    Unary64::Fract => put64(out, fract_f64(v)),
+                    Unary64::FrexpMant => put64(out, frexp_f64(v).0),
+                    Unary64::FrexpExp => out[0] = frexp_f64(v).1 as u32,
+                }
+            }
+            MinF64 => put64(out, min_num(d(x[0], x[1]), d(x[2], x[3]))),
+            MaxF64 => put64(out, max_num(d(x[0], x[1]), d(x[2], x[3]))),
+            CmpF64(c) => {
+                let a = d(x[0], x[1]);
+                out[0] = if c == FCmp::Class { class_bit(a, x[2]) } else { c.test(a, d(x[2], x[3])) } as u32;
+            }
+            CmpF32(c) => {
+                let (a, b) = (f(x[0]) as f64, f(x[1]) as f64);
+                out[0] = if c == FCmp::Class { class_bit(a, x[1]) } else { c.test(a, b) } as u32;
+            }
+            CmpF16(c) => {
+                let a = f16_to_f64(x[0] as u16);
+                out[0] = if c == FCmp::Class { class_bit(a, x[1]) } else { c.test(a, f16_to_f64(x[1] as u16)) } as u32;
+            }
+            CmpInt(c, bits, signed) => {
+                let v = |lo: u32, hi: u32| -> i128 {
+                    match (bits, signed) {
+                        (16, true) => lo as u16 as i16 as i128,
+                        (16, false) => lo as u16 as i128,
+                        (32, true) => lo as i32 as i128,
+                        (32, false) => lo as i128,
+                        (_, true) => ((hi as u64) << 32 | lo as u64) as i64 as i128,
+                        (_, false) => ((hi as u64) << 32 | lo as u64) as i128,
+                    }
+                };
+                let (a, b) = if bits == 64 { (v(x[0], x[1]), v(x[2], x[3])) } else { (v(x[0], 0), v(x[1], 0)) };
+                out[0] = c.test(a, b) as u32;
+            }
+            Word(op) => out[0] = op.eval(x),
+            FmaF32ToF16 => {
+                // the product is exact in f64; rounding the sum to odd keeps the rounding to f16 single
+                let (p, c) = (f(x[0]) as f64 * f(x[1]) as f64, f(x[2]) as f64);
+                out[0] = f64_to_f16(round_to_odd_sum(p, c)) as u32;
+            }
+            F16(op) => out[0] = f16_op(op, x) as u32,
+            F16ToF32 => out[0] = (f16_to_f64(x[0] as u16) as f32).to_bits(),
+            I16(op) => out[0] = i16_op(op, x) as u32,
+        }
+    }
+}
+
+// ---- 16-bit floats ----------------------------------------------------------------------------------------
+
+/// The value of an f16 bit pattern (exact).
+pub fn f16_to_f64(h: u16) -> f64 {
+    let (sign, exp, man) = (h >> 15 & 1, (h >> 10 & 31) as i32, (h & 0x3ff) as f64);
+    let mag = match exp {
+        0 => man * (2f64).powi(-24),
+        31 if man == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1.0 + man / 1024.0) * (2f64).powi(exp - 15),
+    };
+    if sign == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// `x` rounded to the nearest f16 (ties to even), with f16 subnormals, overflow to infinity and NaN payloads
+/// kept in their top bits (quieted).
+pub fn f64_to_f16(x: f64) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 63) as u16) << 15;
+    let exp = (bits >> 52 & 0x7ff) as i32;
+    let man = bits & ((1 << 52) - 1);
+    if exp == 0x7ff {
+        return if man == 0 { sign | 0x7c00 } else { sign | 0x7e00 | (man >> 42) as u16 & 0x3ff };
+    }
+    if exp == 0 {
+        return sign; // f64 subnormals are far below the smallest f16
+    }
+    let e = exp - 1023;
+    let full = man | 1 << 52; // value = full * 2^(e - 52)
+    let ulp_exp = e.max(-14) - 10;
+    let shift = (ulp_exp - (e - 52)) as u32; // at least 42
+    if shift >= 64 {
+        return sign;
+    }
+    let (q, rem, half) = (full >> shift, full & ((1u64 << shift) - 1), 1u64 << (shift - 1));
+    let q = if rem > half || (rem == half && q & 1 == 1) { q + 1 } else { q };
+    let mag = if e >= -14 { (((e + 14) as u64) << 10) + q } else { q };
+    if mag >= 0x7c00 {
+        sign | 0x7c00
+    } else {
+        sign | mag as u16
+    }
+}
+
+fn f16_op(op: F16Op, x: &[u32]) -> u16 {
+    let h = |i: usize| f16_to_f64(x[i] as u16);
+    let r = f64_to_f16;
+    match op {
+        // the exact sum, product and fused sum of f16 values fit in an f64, so one rounding is exact
+        F16Op::Add => r(h(0) + h(1)),
+        F16Op::Sub => r(h(0) - h(1)),
+        F16Op::Mul => r(h(0) * h(1)),
+        F16Op::Min => r(min_num(h(0), h(1))),
+        F16Op::Max => r(max_num(h(0), h(1))),
+        F16Op::Ldexp => r(ldexp(h(0), x[1] as u16 as i16 as i32)),
+        F16Op::Fma => r(h(0).mul_add(h(1), h(2))),
+        F16Op::Mad => r(f16_to_f64(r(h(0) * h(1))) + h(2)),
+        F16Op::FromF32 => r(f32::from_bits(x[0]) as f64),
+        F16Op::FromU16 => r(x[0] as u16 as f64),
+        F16Op::FromI16 => r(x[0] as u16 as i16 as f64),
+        F16Op::ToU16 => {
+            let v = h(0);
+            if v.is_nan() { 0 } else { v.trunc().clamp(0.0, 65535.0) as u16 }
+        }
+        F16Op::ToI16 => {
+            let v = h(0);
+            if v.is_nan() { 0 } else { v.trunc().clamp(-32768.0, 32767.0) as i16 as u16 }
+        }
+        F16Op::Rcp => r(1.0 / h(0)),
+        F16Op::Sqrt => r(h(0).sqrt()),
+        F16Op::Rsq => r(1.0 / h(0).sqrt()),
+        F16Op::Exp => r(h(0).exp2()),
+        F16Op::Log => r(h(0).log2()),
+        F16Op::Floor => r(h(0).floor()),
+        F16Op::Ceil => r(h(0).ceil()),
+        F16Op::Trunc => r(h(0).trunc()),
+        F16Op::Rndne => r(h(0).round_ties_even()),
+        F16Op::Fract => match r(fract_f64(h(0))) {
+            0x3c00 => 0x3bff, // stays below 1
+            v => v,
+        },
+        F16Op::FrexpMant => r(frexp_f64(h(0)).0),
+        F16Op::FrexpExp => frexp_f64(h(0)).1 as i16 as u16,
+        F16Op::Sin => r((h(0) * std::f64::consts::TAU).sin()),
+        F16Op::Cos => r((h(0) * std::f64::consts::TAU).cos()),
+        F16Op::DivFixup => {
+            let (q, den, num) = (h(0), h(1), h(2));
+            r(div_fixup(q, den, num, -25, f64::NAN))
+        }
+    }
+}
+
+fn i16_op(op: I16Op, x: &[u32]) -> u16 {
+    let (a, b) = (x[0] as u16, x[1] as u16);
+    match op {
+        I16Op::Add => a.wrapping_add(b),
+        I16Op::Sub => a.wrapping_sub(b),
+        I16Op::MulLo => a.wrapping_mul(b),
+        I16Op::Lshlrev => b.wrapping_shl((a & 15) as u32),
+        I16Op::Lshrrev => b.wrapping_shr((a & 15) as u32),
+        I16Op::Ashrrev => ((b as i16) >> (a & 15)) as u16,
+        I16Op::MaxU => a.max(b),
+        I16Op::MaxI => (a as i16).max(b as i16) as u16,
+        I16Op::MinU => a.min(b),
+        I16Op::MinI => (a as i16).min(b as i16) as u16,
+        I16Op::Mad => a.wrapping_mul(b).wrapping_add(x[2] as u16),
+    }
+}
+
+// ---- shared float helpers ---------------------------------------------------------------------------------
+
+/// IEEE minNum: a NaN operand yields the other; -0 orders below +0.
+pub fn min_num(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b || (a == b && a.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
+}
+
+/// IEEE maxNum: a NaN operand yields the other; +0 orders above -0.
+pub fn max_num(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b || (a == b && a.is_sign_positive()) {
+        a
+    } else {
+        b
+    }
+}
+
+fn ldexp(x: f64, e: i32) -> f64 {
+    // two steps keep intermediate powers of two representable
+    let e = e.clamp(-2200, 2200);
+    let half = e / 2;
+    x * (2f64).powi(half) * (2f64).powi(e - half)
+}
+
+/// x - floor(x), below 1; NaN and infinities give NaN (the hardware's v_fract).
+fn fract_f64(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    (x - x.floor()).min(f64::from_bits(0x3fef_ffff_ffff_ffff))
+}
+
+/// (mantissa in [0.5, 1) with x's sign, exponent); infinities and NaN give (x, 0).
+fn frexp_f64(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let (scaled, bias) = if x.abs() < f64::MIN_POSITIVE { (x * (2f64).powi(64), 64) } else { (x, 0) };
+    let e = (scaled.to_bits() >> 52 & 0x7ff) as i32 - 1022;
+    let m = f64::from_bits(scaled.to_bits() & !(0x7ff << 52) | (1022u64 << 52));
+    (m, e - bias)
+}
+
+/// The v_cmp_class test of `x` against the class mask `mask`.
+fn class_bit(x: f64, mask: u32) -> bool {
+    // the caller's x is exact (f16/f32 widened), so subnormality is that of the source type: decided on bits
+    let class = if x.is_nan() {
+        // widening keeps the quiet bit
+        if x.to_bits() & (1 << 51) == 0 {
+            0
+        } else {
+            1
+        }
+    } else if x.is_infinite() {
+        if x < 0.0 {
+            2
+        } else {
+            9
+        }
+    } else if x == 0.0 {
+        if x.is_sign_negative() {
+            5
+        } else {
+            6
+        }
+    } else {
+        let normal = x.is_normal();
+        match (x < 0.0, normal) {
+            (true, true) => 3,
+            (true, false) => 4,
+            (false, false) => 7,
+            (false, true) => 8,
+        }
+    };
+    mask >> class & 1 == 1
+}
+
+// ---- IEEE division steps ----------------------------------------------------------------------------------
+
+fn exp_f32(x: f32) -> i32 {
+    (x.to_bits() >> 23 & 0xff) as i32
+}
+
+fn exp_f64(x: f64) -> i32 {
+    (x.to_bits() >> 52 & 0x7ff) as i32
+}
+
+/// v_div_scale_f32: scales the numerator or denominator (whichever `x` is) by 2^±64 where the quotient, the
+/// reciprocal of the denominator or the operands themselves would otherwise be subnormal or overflow, and
+/// sets VCC when the final v_div_fmas must scale the quotient back.
+fn div_scale_f32(x: f32, den: f32, num: f32) -> (f32, bool) {
+    let two = |e: i32| (2f32).powi(e);
+    let subnormal32 = |v: f64| v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64;
+    let quot_sub = subnormal32(num as f64 / den as f64);
+    let rcp_sub = subnormal32(1.0 / den as f64);
+    if num == 0.0 || den == 0.0 {
+        (f32::NAN, false)
+    } else if exp_f32(num) - exp_f32(den) >= 96 {
+        (if x == den { x * two(64) } else { x }, true)
+    } else if den.is_subnormal() {
+        (x * two(64), false)
+    } else if rcp_sub && quot_sub {
+        (if x == den { x * two(-64) } else { x }, true)
+    } else if rcp_sub {
+        (x * two(-64), false)
+    } else if quot_sub {
+        (if x == num { x * two(64) } else { x }, true)
+    } else if exp_f32(num) <= 23 {
+        (x * two(64), false)
+    } else {
+        (x, false)
+    }
+}
+
+fn div_scale_f64(x: f64, den: f64, num: f64) -> (f64, bool) {
+    let two = |e: i32| (2f64).powi(e);
+    let quot_sub = (num / den).is_subnormal();
+    let rcp_sub = (1.0 / den).is_subnormal();
+    if num == 0.0 || den == 0.0 {
+        (f64::NAN, false)
+    } else if exp_f64(num) - exp_f64(den) >= 768 {
+        (if x == den { x * two(128) } else { x }, true)
+    } else if den.is_subnormal() {
+        (x * two(128), false)
+    } else if rcp_sub && quot_sub {
+        (if x == den { x * two(-128) } else { x }, true)
+    } else if rcp_sub {
+        (x * two(-128), false)
+    } else if quot_sub {
+        (if x == num { x * two(128) } else { x }, true)
+    } else if exp_f64(num) <= 53 {
+        (x * two(128), false)
+    } else {
+        (x, false)
+    }
+}
+
+/// v_div_fmas_f32: fma(a, b, c), times 2^64 (c large) or 2^-64 (c small) when VCC is set — rounded once.
+fn div_fmas_f32(a: f32, b: f32, c: f32, vcc: bool) -> f32 {
+    if !vcc {
+        return a.mul_add(b, c);
+    }
+    let scale = if exp_f32(c) > 127 { 64 } else { -64 };
+    // a*b is exact in f64; round the sum to odd so that the final rounding to f32 is the only one
+    (round_to_odd_sum(a as f64 * b as f64, c as f64) * (2f64).powi(scale)) as f32
+}
+
+/// a + b rounded to odd: exact if representable, else the neighbour with an odd last bit. Rounding that to
+/// a format at least two bits narrower gives the correctly rounded sum.
+fn round_to_odd_sum(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    if !s.is_finite() {
+        return s;
+    }
+    let err = two_sum_err(a, b, s);
+    if err == 0.0 || s.to_bits() & 1 == 1 {
+        return s;
+    }
+    // step one ulp toward the exact sum (away from zero when err has s's sign)
+    if (err > 0.0) == (s > 0.0) {
+        f64::from_bits(s.to_bits() + 1)
+    } else {
+        f64::from_bits(s.to_bits() - 1)
+    }
+}
+
+/// The rounding error of s = fl(a + b), exactly (Knuth's TwoSum).
+fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
+    let bb = s - a;
+    (a - (s - bb)) + (b - bb)
+}
+
+/// v_div_fmas_f64: as the f32 form with 2^±128. The scaled product is rounded twice when the result is
+/// subnormal (the hardware rounds once); nothing else is affected.
+fn div_fmas_f64(a: f64, b: f64, c: f64, vcc: bool) -> f64 {
+    let r = a.mul_add(b, c);
+    if !vcc {
+        return r;
+    }
+    r * (2f64).powi(if exp_f64(c) > 1023 { 128 } else { -128 })
+}
+
+/// The special cases of a division num/den, shared by the f16/f32/f64 fix-ups; `min_exp_diff` is the
+/// exponent difference below which the quotient rounds to zero.
+fn div_fixup(q: f64, den: f64, num: f64, min_exp_diff: i32, default_nan: f64) -> f64 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    let signed = |v: f64| if neg { -v } else { v };
+    if num.is_nan() {
+        num
+    } else if den.is_nan() {
+        den
+    } else if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        default_nan
+    } else if den == 0.0 || num.is_infinite() {
+        signed(f64::INFINITY)
+    } else if den.is_infinite() || num == 0.0 || ilogb(num) - ilogb(den) < min_exp_diff {
+        // x / inf, 0 / y, and quotients below half the smallest subnormal
+        signed(0.0)
+    } else if q.is_nan() {
+        signed(f64::INFINITY)
+    } else {
+        signed(q.abs())
+    }
+}
+
+/// floor(log2 |x|) for finite nonzero x.
+fn ilogb(x: f64) -> i32 {
+    frexp_f64(x).1 - 1
+}
+
+fn div_fixup_f32(q: f32, den: f32, num: f32) -> f32 {
+    let nan = f32::from_bits(0xffc0_0000) as f64;
+    let r = div_fixup(q as f64, den as f64, num as f64, -151, nan);
+    if num.is_nan() || den.is_nan() {
+        // quiet the NaN operand, keeping its payload
+        let src = if num.is_nan() { num } else { den };
+        return f32::from_bits(src.to_bits() | 0x0040_0000);
+    }
+    r as f32
+}
+
+fn div_fixup_f64(q: f64, den: f64, num: f64) -> f64 {
+    if num.is_nan() || den.is_nan() {
+        let src = if num.is_nan() { num } else { den };
+        return f64::from_bits(src.to_bits() | 1 << 51);
+    }
+    div_fixup(q, den, num, -1076, f64::from_bits(0xfff8_0000_0000_0000))
+}
+
+// ---- v_trig_preop_f64 -------------------------------------------------------------------------------------
+
+/// The first 1280 fractional bits of 2/pi, most significant first (computed with integer arithmetic from
+/// Machin's formula; the first word is 2/pi's 0xa2f9836e4e441529...).
+const TWO_OVER_PI: [u64; 20] = [
+    0xa2f9836e4e441529,
+    0xfc2757d1f534ddc0,
+    0xdb6295993c439041,
+    0xfe5163abdebbc561,
+    0xb7246e3a424dd2e0,
+    0x06492eea09d1921c,
+    0xfe1deb1cb129a73e,
+    0xe88235f52ebb4484,
+    0xe99c7026b45f7e41,
+    0x3991d639835339f4,
+    0x9c845f8bbdf9283b,
+    0x1ff897ffde05980f,
+    0xef2f118b5a0a6d1f,
+    0x6d367ecf27cb09b7,
+    0x4f463f669e5fea2d,
+    0x7527bac7ebe5f17b,
+    0x3d0739f78a5292ea,
+    0x6bfb5fb11f8d5d08,
+    0x56033046fc7b6bab,
+    0xf0cfbc209af4361d,
+];
+
+/// 53 bits of 2/pi starting at fractional bit `start` (0 = the 2^-1 place), as an integer.
+fn two_over_pi_bits(start: u32) -> u64 {
+    let mut v = 0u64;
+    for i in start..start + 53 {
+        let bit = TWO_OVER_PI.get((i / 64) as usize).map_or(0, |w| w >> (63 - i % 64) & 1);
+        v = v << 1 | bit;
+    }
+    v
+}
+
+/// v_trig_preop_f64: segment `seg` (0..31) of 2/pi, 53 bits, shifted past x's large exponents, as a double.
+fn trig_preop(x: f64, seg: u32) -> f64 {
+    let e = exp_f64(x);
+    let shift = (e - 1077).max(0) as u32;
+    let start = (seg & 31) * 53 + shift;
+    let mut scale = -53 - start as i32;
+    if e >= 1968 {
+        scale += 128;
+    }
+    ldexp(two_over_pi_bits(start) as f64, scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn div32(a: f32, b: f32) -> f32 {
+        // the compiler's sequence for a / b with f32 denormals enabled
+        let (den, _) = div_scale_f32(b, b, a);
+        let (numr, vcc) = div_scale_f32(a, b, a);
+        let rcp = 1.0 / den;
+        let fma0 = (-den).mul_add(rcp, 1.0);
+        let fma1 = fma0.mul_add(rcp, rcp);
+        let mul = numr * fma1;
+        let fma2 = (-den).mul_add(mul, numr);
+        let fma3 = fma2.mul_add(fma1, mul);
+        let fma4 = (-den).mul_add(fma3, numr);
+        div_fixup_f32(div_fmas_f32(fma4, fma1, fma3, vcc), b, a)
+    }
+
+    #[test]
+    fn the_division_sequence_rounds_like_ieee_division_across_the_exponent_range() {
+        let mut seed = 0x1234_5678u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        let specials = [0.0f32, -0.0, 1.0, -3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, f32::MAX, 3e38];
+        let mut cases: Vec<(f32, f32)> = specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))).collect();
+        for _ in 0..200_000 {
+            cases.push((f32::from_bits(next()), f32::from_bits(next())));
+        }
+        for (a, b) in cases {
+            let (got, want) = (div32(a, b), a / b);
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{a:e} / {b:e}: {got:e} vs {want:e}");
+        }
+    }
+
+    #[test]
+    fn f16_rounding_matches_the_half_crate_on_every_f32_neighbourhood() {
+        for bits in (0..=u32::MAX).step_by(9973) {
+            let x = f32::from_bits(bits);
+            let want = half::f16::from_f32(x);
+            let got = f64_to_f16(x as f64);
+            if x.is_nan() {
+                assert!(want.is_nan() && got & 0x7c00 == 0x7c00 && got & 0x3ff != 0);
+            } else {
+                assert_eq!(got, want.to_bits(), "{x:e}");
+            }
+        }
+        for h in 0..=u16::MAX {
+            let v = f16_to_f64(h);
+            let want = half::f16::from_bits(h).to_f64();
+            assert!(v.to_bits() == want.to_bits() || (v.is_nan() && want.is_nan()), "{h:#x}");
+        }
+    }
+
+    #[test]
+    fn trig_preop_segments_add_up_to_two_over_pi() {
+        // segment 0 is 2/pi truncated to 53 bits: FRAC_2_PI (rounded to nearest) or one ulp below it
+        let (s0, s1) = (trig_preop(1.0, 0), trig_preop(1.0, 1));
+        let ulp = f64::EPSILON / 2.0;
+        assert!(s0 <= std::f64::consts::FRAC_2_PI && std::f64::consts::FRAC_2_PI - s0 <= ulp, "{s0:e}");
+        // segment 1 continues exactly where segment 0 stops: below one ulp of segment 0 and rounding it to FRAC_2_PI
+        assert!(s1 > 0.0 && s1 < ulp && s0 + s1 == std::f64::consts::FRAC_2_PI, "{s1:e}");
+        // large arguments skip the leading bits: the segment starts (exponent - 1077) bits later
+        assert_eq!(trig_preop(2f64.powi(60), 0), ldexp(two_over_pi_bits(6) as f64, -59));
+    }
+
+    #[test]
+    fn min_max_order_signed_zeros_and_ignore_one_nan() {
+        assert!(min_num(0.0, -0.0).is_sign_negative() && min_num(-0.0, 0.0).is_sign_negative());
+        assert!(max_num(-0.0, 0.0).is_sign_positive() && max_num(0.0, -0.0).is_sign_positive());
+        assert_eq!(min_num(f64::NAN, 2.0), 2.0);
+        assert_eq!(max_num(3.0, f64::NAN), 3.0);
+    }
+}
