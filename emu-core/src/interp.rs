@@ -57,7 +57,11 @@ impl Interp<'_> {
     }
 
     fn lds_range(&self, lane: usize, a: u64, dwords: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
-        let len = dwords as u64 * 4;
+        self.lds_bytes(lane, a, dwords * 4, access)
+    }
+
+    fn lds_bytes(&self, lane: usize, a: u64, bytes: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+        let len = bytes as u64;
         if a + len > self.lds.len() as u64 {
             return Err(ExecError::Lds { mnemonic: self.mnemonic, lane: lane as u32, access, address: a, len, size: self.lds.len() as u64 });
         }
@@ -493,6 +497,11 @@ impl Backend for Interp<'_> {
         }
         out
     }
+    fn s_lanefn(&mut self, f: LaneFn, args: &[u32]) -> Vec<u32> {
+        let mut out = vec![0u32; f.outputs()];
+        f.eval(args, &mut out);
+        out
+    }
     fn s_popcount64(&mut self, lo: u32, hi: u32) -> u32 {
         lo.count_ones() + hi.count_ones()
     }
@@ -573,6 +582,71 @@ impl Backend for Interp<'_> {
             }
         }
         Ok(out)
+    }
+    fn lds_read_narrow(&mut self, addr: Lanes, offset: u32, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
+        let mut out = [0u32; LANES];
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let r = self.lds_bytes(l, a, bytes, crate::memory::Access::Read)?;
+            let b = &self.lds[r];
+            out[l] = match (bytes, signed) {
+                (1, false) => b[0] as u32,
+                (1, true) => b[0] as i8 as i32 as u32,
+                (_, false) => u16::from_le_bytes([b[0], b[1]]) as u32,
+                (_, true) => i16::from_le_bytes([b[0], b[1]]) as i32 as u32,
+            };
+        }
+        Ok(out)
+    }
+    fn lds_write_narrow(&mut self, addr: Lanes, offset: u32, bytes: u32, data: Lanes, m: u64) -> Result<(), ExecError> {
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let r = self.lds_bytes(l, a, bytes, crate::memory::Access::Write)?;
+            self.lds[r].copy_from_slice(&data[l].to_le_bytes()[..bytes as usize]);
+        }
+        Ok(())
+    }
+    fn lds_atomic64(&mut self, op: AtomicOp, addr: Lanes, offset: u32, data: (Lanes, Lanes), m: u64) -> Result<(Lanes, Lanes), ExecError> {
+        let mut old = ([0u32; LANES], [0u32; LANES]);
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let r = self.lds_range(l, a, 2, crate::memory::Access::Write)?;
+            let cell = &mut self.lds[r];
+            let o = u64::from_le_bytes(cell[..8].try_into().unwrap_or_default());
+            let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
+            cell.copy_from_slice(&op.apply64(o, d).to_le_bytes());
+            (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
+        }
+        Ok(old)
+    }
+    fn lds_cmpst(&mut self, addr: Lanes, offset: u32, cmp: &[Lanes], src: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let n = cmp.len();
+        let mut old = vec![[0u32; LANES]; n];
+        for l in Self::lanes(m) {
+            let a = addr[l] as u64 + offset as u64;
+            let r = self.lds_range(l, a, n as u32, crate::memory::Access::Write)?;
+            let cell = &mut self.lds[r];
+            let cur: Vec<u32> = cell.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            if (0..n).all(|i| cur[i] == cmp[i][l]) {
+                for i in 0..n {
+                    cell[4 * i..4 * i + 4].copy_from_slice(&src[i][l].to_le_bytes());
+                }
+            }
+            for i in 0..n {
+                old[i][l] = cur[i];
+            }
+        }
+        Ok(old)
+    }
+    fn v_atomic64(&mut self, op: AtomicOp, lo: Lanes, hi: Lanes, offset: i64, data: (Lanes, Lanes), m: u64) -> Result<(Lanes, Lanes), ExecError> {
+        let mut old = ([0u32; LANES], [0u32; LANES]);
+        for l in Self::lanes(m) {
+            let addr = lane_address(&lo, &hi, l, offset);
+            let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
+            let o = self.mem.atomic_u64(addr, |o| op.apply64(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
+            (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
+        }
+        Ok(old)
     }
     fn lds_write(&mut self, addr: Lanes, offset: u32, data: &[Lanes], m: u64) -> Result<(), ExecError> {
         for l in Self::lanes(m) {

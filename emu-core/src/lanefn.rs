@@ -160,6 +160,8 @@ pub enum LaneFn {
     FmaF32ToF16,
     /// 32-bit operations of up to three sources.
     Word(WordOp),
+    /// Bit counting and field extraction (scalar and vector).
+    Bits(BitOp),
     /// 16-bit integer operations, results zero-extended.
     I16(I16Op),
     /// (a, b) -> 0/1 for f32 predicates the primitive compares do not cover (v_cmp_f/tru and friends).
@@ -240,6 +242,71 @@ impl WordOp {
                 ((s(x[0]) * s(x[1])) >> 32) as u32
             }
             CvtF32Ubyte(n) => ((x[0] >> (8 * n as u32) & 0xff) as f32).to_bits(),
+        }
+    }
+}
+
+/// Bit counting and field extraction; 64-bit operands are (lo, hi) inputs/outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitOp {
+    /// Leading zeros of a u32, -1 for 0 (s_flbit_i32_b32, v_ffbh_u32).
+    Clz32,
+    /// Leading bits equal to the sign bit, -1 for 0 and -1 (s_flbit_i32, v_ffbh_i32).
+    Cls32,
+    Clz64,
+    Cls64,
+    /// Trailing zeros of a u64, -1 for 0 (s_ff1_i32_b64).
+    Ctz64,
+    /// Field of a u64 (lo, hi, control: offset bits 5:0, width bits 22:16), zero- or sign-extended.
+    Bfe64 { signed: bool },
+    /// Field of a u32 (value, control), sign-extended (s_bfe_i32).
+    BfeI32,
+}
+
+impl BitOp {
+    fn arity(self) -> usize {
+        match self {
+            BitOp::Clz32 | BitOp::Cls32 => 1,
+            BitOp::Clz64 | BitOp::Cls64 | BitOp::Ctz64 | BitOp::BfeI32 => 2,
+            BitOp::Bfe64 { .. } => 3,
+        }
+    }
+    fn eval(self, x: &[u32], out: &mut [u32]) {
+        let w = |lo: u32, hi: u32| (hi as u64) << 32 | lo as u64;
+        let count = |n: u32, bits: u32| if n >= bits { u32::MAX } else { n };
+        match self {
+            BitOp::Clz32 => out[0] = count(x[0].leading_zeros(), 32),
+            BitOp::Cls32 => {
+                let v = x[0] as i32;
+                out[0] = if v == 0 || v == -1 { u32::MAX } else { (if v < 0 { !v } else { v }).leading_zeros() }
+            }
+            BitOp::Clz64 => out[0] = count(w(x[0], x[1]).leading_zeros(), 64),
+            BitOp::Cls64 => {
+                let v = w(x[0], x[1]) as i64;
+                out[0] = if v == 0 || v == -1 { u32::MAX } else { (if v < 0 { !v } else { v }).leading_zeros() }
+            }
+            BitOp::Ctz64 => out[0] = count(w(x[0], x[1]).trailing_zeros(), 64),
+            BitOp::Bfe64 { signed } => {
+                let (v, ctl) = (w(x[0], x[1]), x[2]);
+                let (off, width) = (ctl & 63, (ctl >> 16 & 0x7f).min(64));
+                let r = if width == 0 {
+                    0
+                } else {
+                    let field = v >> off;
+                    let sh = 64 - width;
+                    if signed {
+                        (((field << sh) as i64) >> sh) as u64
+                    } else {
+                        (field << sh) >> sh
+                    }
+                };
+                out[0] = r as u32;
+                out[1] = (r >> 32) as u32;
+            }
+            BitOp::BfeI32 => {
+                let (off, width) = (x[1] & 31, (x[1] >> 16 & 0x7f).min(32));
+                out[0] = if width == 0 { 0 } else { (((x[0] >> off) << (32 - width)) as i32 >> (32 - width)) as u32 };
+            }
         }
     }
 }
@@ -333,6 +400,7 @@ impl LaneFn {
             CmpF16(_) | CmpInt(..) | CmpF32(_) => 2,
             FmaF32ToF16 => 3,
             Word(op) => op.arity(),
+            Bits(op) => op.arity(),
             F16ToF32 => 1,
             I16(op) => match op {
                 I16Op::Mad => 3,
@@ -347,7 +415,7 @@ impl LaneFn {
         match self {
             DivScaleF32 => 2,
             DivScaleF64 => 3,
-            DivFmasF64 | DivFixupF64 | TrigPreopF64 | MinF64 | MaxF64 => 2,
+            DivFmasF64 | DivFixupF64 | TrigPreopF64 | MinF64 | MaxF64 | Bits(BitOp::Bfe64 { .. }) => 2,
             F64Un(Unary64::FrexpExp) => 1,
             F64Un(_) => 2,
             _ => 1,
@@ -419,6 +487,7 @@ impl LaneFn {
                 out[0] = c.test(a, b) as u32;
             }
             Word(op) => out[0] = op.eval(x),
+            Bits(op) => op.eval(x, out),
             FmaF32ToF16 => {
                 // the product is exact in f64; rounding the sum to odd keeps the rounding to f16 single
                 let (p, c) = (f(x[0]) as f64 * f(x[1]) as f64, f(x[2]) as f64);

@@ -12,6 +12,7 @@ use isa_amdgpu::{Inst, Opcode};
 use crate::lanefn::LaneFn;
 
 mod helpers;
+mod memory;
 
 /// Scalar ALU operations on 32-bit values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,9 +89,42 @@ pub enum AtomicOp {
     /// (old == 0 || old > data) ? data : old - 1
     Dec,
     AddF32,
+    /// f64 add (64-bit atomics only).
+    AddF64,
 }
 
 impl AtomicOp {
+    /// The new 64-bit value from the old one and the operand (the 64-bit atomics).
+    pub fn apply64(self, old: u64, data: u64) -> u64 {
+        match self {
+            AtomicOp::Add => old.wrapping_add(data),
+            AtomicOp::Sub => old.wrapping_sub(data),
+            AtomicOp::And => old & data,
+            AtomicOp::Or => old | data,
+            AtomicOp::Xor => old ^ data,
+            AtomicOp::SMin => (old as i64).min(data as i64) as u64,
+            AtomicOp::SMax => (old as i64).max(data as i64) as u64,
+            AtomicOp::UMin => old.min(data),
+            AtomicOp::UMax => old.max(data),
+            AtomicOp::Swap => data,
+            AtomicOp::Inc => {
+                if old >= data {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            AtomicOp::Dec => {
+                if old == 0 || old > data {
+                    data
+                } else {
+                    old - 1
+                }
+            }
+            AtomicOp::AddF64 | AtomicOp::AddF32 => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
+        }
+    }
+
     /// The new value from the old one and the operand.
     pub fn apply(self, old: u32, data: u32) -> u32 {
         match self {
@@ -118,7 +152,7 @@ impl AtomicOp {
                     old - 1
                 }
             }
-            AtomicOp::AddF32 => (f32::from_bits(old) + f32::from_bits(data)).to_bits(),
+            AtomicOp::AddF32 | AtomicOp::AddF64 => (f32::from_bits(old) + f32::from_bits(data)).to_bits(),
         }
     }
 }
@@ -381,6 +415,8 @@ pub trait Backend {
     /// Population count of a 64-bit value.
     /// A per-lane helper function over `f.inputs()` vectors, giving `f.outputs()` vectors.
     fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;
+    /// The same helper functions on uniform values.
+    fn s_lanefn(&mut self, f: LaneFn, args: &[Self::S]) -> Vec<Self::S>;
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 
     /// LDS atomic per active lane (in lane order); returns the old values.
@@ -406,6 +442,16 @@ pub trait Backend {
 
     /// LDS: per active lane, `dwords` dwords at byte address `addr` + `offset`.
     fn lds_read(&mut self, addr: Self::V, offset: u32, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    /// LDS loads of 1 or 2 bytes, zero- or sign-extended.
+    fn lds_read_narrow(&mut self, addr: Self::V, offset: u32, bytes: u32, signed: bool, m: Self::M) -> Result<Self::V, ExecError>;
+    /// LDS stores of the low 1 or 2 bytes.
+    fn lds_write_narrow(&mut self, addr: Self::V, offset: u32, bytes: u32, data: Self::V, m: Self::M) -> Result<(), ExecError>;
+    /// 64-bit LDS atomics on (lo, hi) data; returns the old values.
+    fn lds_atomic64(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
+    /// LDS compare-and-store of 1 or 2 dwords: memory becomes `src` where it equals `cmp`; returns the old values.
+    fn lds_cmpst(&mut self, addr: Self::V, offset: u32, cmp: &[Self::V], src: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    /// 64-bit global atomics; returns the old values.
+    fn v_atomic64(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
 
     /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) + offset.
@@ -446,6 +492,9 @@ fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B::S, ExecEr
     match v {
         0..=127 => Ok(b.s_get(v)),
         255 => Ok(b.s_const(inst.literal().unwrap_or(0))),
+        // src_shared_base/limit and src_private_base/limit: the high halves of the flat apertures
+        235 | 236 => Ok(b.s_const(memory::SHARED_APERTURE_HI)),
+        237 | 238 => Ok(b.s_const(memory::PRIVATE_APERTURE_HI)),
         _ => inline_const32(v).map(|c| b.s_const(c)).ok_or_else(|| form(inst, "this source operand")),
     }
 }
@@ -656,11 +705,25 @@ fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
     if inst.encoding() == Encoding::Vop3 {
         let has_sdst = inst.info.operand(Field::Sdst).is_some();
         let opsel = if has_sdst { 0 } else { inst.field(Field::OpSel) };
-        if opsel | inst.field(Field::Omod) | inst.field(Field::Clamp) != 0 {
+        // clamp on f32 results is applied by `execute` afterwards
+        let clamp = if clamps_f32(inst) { 0 } else { inst.field(Field::Clamp) };
+        if opsel | inst.field(Field::Omod) | clamp != 0 {
             return Err(form(inst, "output modifiers (clamp/omod) or op_sel"));
         }
     }
     Ok(())
+}
+
+/// Whether `inst` is a VOP3 f32 operation with clamp set, which `execute` clamps to [0, 1] (NaN to 0).
+fn clamps_f32(inst: &Inst) -> bool {
+    let name = base_name(inst);
+    inst.encoding() == Encoding::Vop3
+        && inst.info.operand(Field::Sdst).is_none()
+        && inst.field(Field::Clamp) == 1
+        && name.ends_with("_f32")
+        && !name.starts_with("v_cmp")
+        && !name.starts_with("v_div_")
+        && inst.info.operand(Field::Vdst).is_some()
 }
 
 /// The VGPR a VOP writes.
@@ -672,6 +735,18 @@ fn vdst(inst: &Inst) -> u32 {
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
     if inst.form == isa_amdgpu::Form::Sdwa {
         return execute_sdwa(b, inst, pc);
+    }
+    if clamps_f32(inst) {
+        let flow = execute_plain(b, inst, pc)?;
+        let d = vdst(inst);
+        let (zero, one) = (b.s_const(0), b.s_const(0x3f80_0000));
+        let (zero, one) = (b.v_splat(zero), b.v_splat(one));
+        let v = b.v_get(d);
+        let v = b.v_op(VOp::MaxF32, v, zero);
+        let v = b.v_op(VOp::MinF32, v, one);
+        let m = b.exec();
+        b.v_set(d, v, m);
+        return Ok(flow);
     }
     if inst.form != isa_amdgpu::Form::Dpp {
         return execute_plain(b, inst, pc);
@@ -954,6 +1029,29 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             b.s_set(d + 1, hi);
             Ok(Flow::Next)
         }
+        O::SAndn2B32 | O::SOrn2B32 | O::SNandB32 | O::SNorB32 | O::SXnorB32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let ones = b.s_const(u32::MAX);
+            let r = match inst.info.opcode {
+                O::SAndn2B32 | O::SOrn2B32 => {
+                    let nc = b.s_op(SOp::Xor, c, ones);
+                    b.s_op(if inst.info.opcode == O::SAndn2B32 { SOp::And } else { SOp::Or }, a, nc)
+                }
+                op => {
+                    let r = match op {
+                        O::SNandB32 => b.s_op(SOp::And, a, c),
+                        O::SNorB32 => b.s_op(SOp::Or, a, c),
+                        _ => b.s_op(SOp::Xor, a, c),
+                    };
+                    b.s_op(SOp::Xor, r, ones)
+                }
+            };
+            b.s_set(inst.field(Field::Sdst), r);
+            let nz = b.s_nonzero(r);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
         O::SAndB32 | O::SOrB32 | O::SXorB32 | O::SMulI32 | O::SLshlB32 | O::SLshrB32 | O::SAshrI32 => {
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
@@ -1076,6 +1174,25 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let v = vec_src(b, inst, Field::Src0)?;
             let m = b.exec();
             b.v_set(vdst(inst), v, m);
+            Ok(Flow::Next)
+        }
+        O::VAddU32 | O::VSubU32 | O::VSubrevU32 if inst.encoding() == Encoding::Vop3 && inst.field(Field::Clamp) == 1 => {
+            // clamp: unsigned saturation instead of wrapping
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let (a, c) = if inst.info.opcode == O::VSubrevU32 { (c, a) } else { (a, c) };
+            let r = if inst.info.opcode == O::VAddU32 {
+                let (r, carry) = b.v_add_carry(a, c, None);
+                let ones = b.s_const(u32::MAX);
+                let ones = b.v_splat(ones);
+                b.v_select(carry, r, ones)
+            } else {
+                let (r, borrow) = b.v_sub_borrow(a, c, None);
+                let zero = b_zero(b);
+                b.v_select(borrow, r, zero)
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
         O::VAddU32 | O::VSubU32 | O::VMulLoU32 | O::VAndB32 | O::VOrB32 | O::VXorB32 | O::VAddF32 | O::VSubF32 | O::VMulF32
@@ -2115,13 +2232,16 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             write_lane_mask(b, inst, Field::Vdst, r);
             Ok(Flow::Next)
         }
-        _ => helpers::execute(b, inst).unwrap_or_else(|| Err(unsupported(inst))),
+        _ => memory::execute(b, inst)
+            .or_else(|| helpers::execute(b, inst))
+            .unwrap_or_else(|| Err(unsupported(inst))),
     }
 }
 
 /// The read-modify-write operation of a DS or GLOBAL atomic, from its mnemonic.
 fn atomic_op(name: &str) -> Option<AtomicOp> {
-    let base = name.trim_start_matches("ds_").trim_start_matches("global_atomic_").replace("_rtn", "");
+    let base = name.trim_start_matches("ds_").trim_start_matches("global_atomic_").trim_start_matches("flat_atomic_");
+    let base = base.replace("_rtn", "").replace("_x2", "").replace("_u64", "_u32").replace("_i64", "_i32").replace("_b64", "_b32");
     Some(match base.as_str() {
         "add_u32" | "add" => AtomicOp::Add,
         "sub_u32" | "sub" => AtomicOp::Sub,
@@ -2136,6 +2256,7 @@ fn atomic_op(name: &str) -> Option<AtomicOp> {
         "inc_u32" | "inc" => AtomicOp::Inc,
         "dec_u32" | "dec" => AtomicOp::Dec,
         "add_f32" => AtomicOp::AddF32,
+        "add_f64" => AtomicOp::AddF64,
         _ => return None,
     })
 }

@@ -330,3 +330,34 @@ fn three_operand_shift_add_xor_combinations() {
         assert_eq!(vop3_3(Opcode::VAndOrB32, a, c, d), (a & c) | d, "v_and_or_b32");
     }
 }
+
+/// Executes a 64-bit SOP2 `op s[0:1], s[2:3], s4` and returns (s[0:1], scc).
+fn sop2_64(op: Opcode, a: u64, c: u32) -> (u64, bool) {
+    let fields = [(Field::Sdst, 0), (Field::Ssrc0, 2), (Field::Ssrc1, 4)];
+    let w = run_one(op, isa_amdgpu::Encoding::Sop2, Target::Gfx90a, &fields, |w| {
+        (w.sgprs[2], w.sgprs[3], w.sgprs[4]) = (a as u32, (a >> 32) as u32, c);
+    });
+    ((w.sgprs[1] as u64) << 32 | w.sgprs[0] as u64, w.scc)
+}
+
+#[test]
+fn scalar_leading_bit_counts_and_64_bit_field_extracts_match_rust() {
+    let samples = [0u32, 1, 2, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe, 0xffff_ffff, 0x0012_3400];
+    for &a in &samples {
+        let clz = if a == 0 { u32::MAX } else { a.leading_zeros() };
+        assert_eq!(sop1(Opcode::SFlbitI32B32, a).0, clz, "s_flbit_i32_b32 {a:#x}");
+        let v = a as i32;
+        let cls = if v == 0 || v == -1 { u32::MAX } else { (v ^ (v >> 31)).leading_zeros() };
+        assert_eq!(sop1(Opcode::SFlbitI32, a).0, cls, "s_flbit_i32 {a:#x}");
+    }
+    let values = [0u64, 1, 0x8000_0000_0000_0000, 0xdead_beef_0bad_f00d, u64::MAX, 0x0000_0123_4567_89ab];
+    for &x in &values {
+        for (off, width) in [(0u32, 0u32), (0, 64), (4, 8), (20, 32), (60, 4), (33, 31), (1, 63)] {
+            let ctl = width << 16 | off;
+            let field = if width == 0 { 0 } else { (x >> off) & (u64::MAX >> (64 - width)) };
+            let signed = if width == 0 { 0 } else { ((field << (64 - width)) as i64 >> (64 - width)) as u64 };
+            assert_eq!(sop2_64(Opcode::SBfeU64, x, ctl), (field, field != 0), "s_bfe_u64 {x:#x} {off} {width}");
+            assert_eq!(sop2_64(Opcode::SBfeI64, x, ctl), (signed, signed != 0), "s_bfe_i64 {x:#x} {off} {width}");
+        }
+    }
+}

@@ -6,8 +6,8 @@
 use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::Inst;
 
-use super::{b_zero, form, vdst, vec_src, vec_src64, second_src, write_lane_mask, Backend, ExecError, Flow, MaskOp, VCmp, VOp};
-use crate::lanefn::{F16Op, FCmp, I16Op, ICmp, LaneFn, Unary64, WordOp};
+use super::{b_zero, scalar_src, scalar_src64, s_set64, SOp, form, vdst, vec_src, vec_src64, second_src, write_lane_mask, Backend, ExecError, Flow, MaskOp, VCmp, VOp};
+use crate::lanefn::{BitOp, F16Op, FCmp, I16Op, ICmp, LaneFn, Unary64, WordOp};
 
 /// Executes `inst` if it belongs to one of the helper families; `None` if not.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Option<Result<Flow<B::S>, ExecError>> {
@@ -15,6 +15,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Option<Result<Flow<
     let name = super::base_name(inst);
     if let Some(rest) = name.strip_prefix("v_cmpx_").or_else(|| name.strip_prefix("v_cmp_")) {
         return compare(b, inst, rest, full.starts_with("v_cmpx_"));
+    }
+    if let Some(op) = scalar_bits(name) {
+        return Some(scalar(b, inst, op));
     }
     let shape = shape_of(name)?;
     Some(run(b, inst, shape))
@@ -453,6 +456,52 @@ fn compare_with<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, cmpx: bool) -> Re
         let exec = b.exec();
         let m = b.mask_op(MaskOp::And, m, exec);
         b.set_exec(m);
+    }
+    Ok(Flow::Next)
+}
+
+/// Scalar bit counts and field extractions.
+fn scalar_bits(name: &str) -> Option<BitOp> {
+    Some(match name {
+        "s_flbit_i32_b32" => BitOp::Clz32,
+        "s_flbit_i32" | "s_flbit_i32_i32" => BitOp::Cls32,
+        "s_flbit_i32_b64" => BitOp::Clz64,
+        "s_flbit_i32_i64" => BitOp::Cls64,
+        "s_ff1_i32_b64" => BitOp::Ctz64,
+        "s_bfe_u64" => BitOp::Bfe64 { signed: false },
+        "s_bfe_i64" => BitOp::Bfe64 { signed: true },
+        "s_bfe_i32" => BitOp::BfeI32,
+        _ => return None,
+    })
+}
+
+/// SOP1/SOP2 bit operations: 64-bit sources where the operation is 64-bit; the field extractions set SCC to
+/// result != 0.
+fn scalar<B: Backend>(b: &mut B, inst: &Inst, op: BitOp) -> Result<Flow<B::S>, ExecError> {
+    let mut args = Vec::with_capacity(3);
+    match op {
+        BitOp::Clz64 | BitOp::Cls64 | BitOp::Ctz64 | BitOp::Bfe64 { .. } => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            args.extend([lo, hi]);
+        }
+        _ => args.push(scalar_src(b, inst, inst.field(Field::Ssrc0))?),
+    }
+    if matches!(op, BitOp::Bfe64 { .. } | BitOp::BfeI32) {
+        args.push(scalar_src(b, inst, inst.field(Field::Ssrc1))?);
+    }
+    let r = b.s_lanefn(LaneFn::Bits(op), &args);
+    let d = inst.field(Field::Sdst);
+    if r.len() == 2 {
+        s_set64(b, d, r[0], r[1]);
+        let any = b.s_op(SOp::Or, r[0], r[1]);
+        let nz = b.s_nonzero(any);
+        b.set_scc(nz);
+    } else {
+        b.s_set(d, r[0]);
+        if op == BitOp::BfeI32 {
+            let nz = b.s_nonzero(r[0]);
+            b.set_scc(nz);
+        }
     }
     Ok(Flow::Next)
 }

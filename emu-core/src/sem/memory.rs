@@ -1,0 +1,267 @@
+//! Memory instruction families selected by mnemonic: narrow and d16 LDS/global accesses, 64-bit and
+//! compare-and-store LDS atomics, 64-bit global atomics, FLAT accesses (global memory, or the workgroup's LDS
+//! through the shared aperture), and the cache-control instructions (no-ops for the functional model).
+
+use isa_amdgpu::encoding::Field;
+use isa_amdgpu::Inst;
+
+use super::{atomic_op, data_get, data_set, form, global_address, vdst, Backend, ExecError, Flow, MaskOp, VCmp, VOp};
+
+/// High 32 bits of flat addresses that reach the workgroup's LDS (`src_shared_base`); the low 32 bits are the
+/// LDS offset.
+pub const SHARED_APERTURE_HI: u32 = 0x0001_0000;
+/// High 32 bits of flat addresses in the private (scratch) aperture (`src_private_base`).
+pub const PRIVATE_APERTURE_HI: u32 = 0x0002_0000;
+
+pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Option<Result<Flow<B::S>, ExecError>> {
+    let name = inst.info.name;
+    let r = if let Some(op) = name.strip_prefix("ds_") {
+        ds(b, inst, op)?
+    } else if let Some(op) = name.strip_prefix("global_") {
+        global(b, inst, op)?
+    } else if let Some(op) = name.strip_prefix("flat_") {
+        flat(b, inst, op)
+    } else if matches!(name, "buffer_wbinvl1_vol" | "buffer_wbinvl1" | "buffer_wbl2" | "buffer_inv" | "s_dcache_wb" | "s_dcache_inv") {
+        // caches are the timing model's business: functionally every access sees memory as it is
+        Ok(())
+    } else {
+        return None;
+    };
+    Some(r.map(|()| Flow::Next))
+}
+
+fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
+    let s = b.s_const(x);
+    b.v_splat(s)
+}
+
+/// (bytes, signed, d16 half: None = whole register, Some(false) = low half kept high, Some(true) = high half)
+fn narrow_kind(op: &str) -> Option<(u32, bool, Option<bool>)> {
+    Some(match op {
+        "u8" | "ubyte" => (1, false, None),
+        "i8" | "sbyte" => (1, true, None),
+        "u16" | "ushort" => (2, false, None),
+        "i16" | "sshort" => (2, true, None),
+        "u8_d16" | "ubyte_d16" => (1, false, Some(false)),
+        "i8_d16" | "sbyte_d16" => (1, true, Some(false)),
+        "u16_d16" | "short_d16" => (2, false, Some(false)),
+        "u8_d16_hi" | "ubyte_d16_hi" => (1, false, Some(true)),
+        "i8_d16_hi" | "sbyte_d16_hi" => (1, true, Some(true)),
+        "u16_d16_hi" | "short_d16_hi" => (2, false, Some(true)),
+        _ => return None,
+    })
+}
+
+/// Writes a narrow load's value: the whole register, or (d16) one half with the other kept.
+fn write_narrow<B: Backend>(b: &mut B, dst: u32, v: B::V, d16: Option<bool>, m: B::M) {
+    let v = match d16 {
+        None => v,
+        Some(hi) => {
+            let old = b.v_get(dst);
+            let (keep, lo16) = (splat(b, if hi { 0xffff } else { 0xffff_0000 }), splat(b, 0xffff));
+            let kept = b.v_op(VOp::And, old, keep);
+            let v = b.v_op(VOp::And, v, lo16);
+            let v = if hi {
+                let sh = splat(b, 16);
+                b.v_op(VOp::Shl, v, sh)
+            } else {
+                v
+            };
+            b.v_op(VOp::Or, kept, v)
+        }
+    };
+    b.v_set(dst, v, m);
+}
+
+/// The data of a narrow store: `_d16_hi` stores the high half.
+fn store_data<B: Backend>(b: &mut B, reg: u32, hi: bool) -> B::V {
+    let v = b.v_get(reg);
+    if hi {
+        let sh = splat(b, 16);
+        b.v_op(VOp::Lshr, v, sh)
+    } else {
+        v
+    }
+}
+
+/// The body of a DS instruction, given the per-lane addresses and EXEC.
+type DsBody<'a, B> = &'a dyn Fn(&mut B, <B as Backend>::V, <B as Backend>::M) -> Result<(), ExecError>;
+
+fn ds<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Option<Result<(), ExecError>> {
+    let offset = inst.field(Field::Offset0) | inst.field(Field::Offset1) << 8;
+    let run = |b: &mut B, f: DsBody<B>| -> Result<(), ExecError> {
+        if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
+            return Err(form(inst, "GDS or AGPR data"));
+        }
+        let addr = b.v_get(inst.field(Field::Addr));
+        let m = b.exec();
+        f(b, addr, m)
+    };
+    if let Some(kind) = op.strip_prefix("read_").and_then(narrow_kind) {
+        let (bytes, signed, d16) = kind;
+        return Some(run(b, &|b, addr, m| {
+            let v = b.lds_read_narrow(addr, offset, bytes, signed, m)?;
+            write_narrow(b, vdst(inst), v, d16, m);
+            Ok(())
+        }));
+    }
+    let store = match op {
+        "write_b8" => Some((1, false)),
+        "write_b16" => Some((2, false)),
+        "write_b8_d16_hi" => Some((1, true)),
+        "write_b16_d16_hi" => Some((2, true)),
+        _ => None,
+    };
+    if let Some((bytes, hi)) = store {
+        return Some(run(b, &|b, addr, m| {
+            let data = store_data(b, inst.field(Field::Data0), hi);
+            b.lds_write_narrow(addr, offset, bytes, data, m)
+        }));
+    }
+    if let Some(width) = op.strip_prefix("cmpst_").map(|w| w.trim_start_matches("rtn_")) {
+        let n = if width == "b64" || width == "f64" { 2 } else { 1 };
+        return Some(run(b, &|b, addr, m| {
+            // data0 is the value compared with, data1 the value stored
+            let (d0, d1) = (inst.field(Field::Data0), inst.field(Field::Data1));
+            let cmp: Vec<B::V> = (0..n).map(|i| b.v_get(d0 + i)).collect();
+            let src: Vec<B::V> = (0..n).map(|i| b.v_get(d1 + i)).collect();
+            let old = b.lds_cmpst(addr, offset, &cmp, &src, m)?;
+            if inst.info.operand(Field::Vdst).is_some() {
+                for (i, v) in old.into_iter().enumerate() {
+                    b.v_set(vdst(inst) + i as u32, v, m);
+                }
+            }
+            Ok(())
+        }));
+    }
+    if op.ends_with("64") && !op.starts_with("read") && !op.starts_with("write_b") && !op.starts_with("write2") {
+        let aop = atomic_op(inst.info.name)?;
+        return Some(run(b, &|b, addr, m| {
+            let d = inst.field(Field::Data0);
+            let data = (b.v_get(d), b.v_get(d + 1));
+            let old = b.lds_atomic64(aop, addr, offset, data, m)?;
+            if inst.info.operand(Field::Vdst).is_some() {
+                b.v_set(vdst(inst), old.0, m);
+                b.v_set(vdst(inst) + 1, old.1, m);
+            }
+            Ok(())
+        }));
+    }
+    None
+}
+
+fn global<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Option<Result<(), ExecError>> {
+    let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
+    if let Some(kind) = op.strip_prefix("load_").and_then(narrow_kind).filter(|k| k.2.is_some()) {
+        let (bytes, signed, d16) = kind;
+        return Some((|| {
+            let (lo, hi) = global_address(b, inst)?;
+            let m = b.exec();
+            let v = b.v_load_narrow(lo, hi, offset, bytes, signed, m)?;
+            write_narrow(b, vdst(inst), v, d16, m);
+            Ok(())
+        })());
+    }
+    let store = match op {
+        "store_byte_d16_hi" => Some(1),
+        "store_short_d16_hi" => Some(2),
+        _ => None,
+    };
+    if let Some(bytes) = store {
+        return Some((|| {
+            let (lo, hi) = global_address(b, inst)?;
+            let m = b.exec();
+            let data = store_data(b, inst.field(Field::Data), true);
+            b.v_store_narrow(lo, hi, offset, bytes, data, m)
+        })());
+    }
+    let atomic64 = op.starts_with("atomic_") && (op.ends_with("_x2") || op == "atomic_add_f64") && op != "atomic_cmpswap_x2";
+    if atomic64 {
+        let aop = atomic_op(inst.info.name)?;
+        return Some((|| {
+            if inst.field(Field::Acc) == 1 {
+                return Err(form(inst, "AGPR data"));
+            }
+            let (lo, hi) = global_address(b, inst)?;
+            let m = b.exec();
+            let d = inst.field(Field::Data);
+            let data = (b.v_get(d), b.v_get(d + 1));
+            let old = b.v_atomic64(aop, lo, hi, offset, data, m)?;
+            if inst.field(Field::Glc) == 1 {
+                b.v_set(vdst(inst), old.0, m);
+                b.v_set(vdst(inst) + 1, old.1, m);
+            }
+            Ok(())
+        })());
+    }
+    None
+}
+
+/// FLAT loads and stores: per lane, an address in the shared aperture goes to LDS (its low 32 bits are the LDS
+/// offset), one in the private aperture is refused (not modelled yet), anything else is global memory.
+fn flat<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Result<(), ExecError> {
+    let (load, kind) = if let Some(k) = op.strip_prefix("load_") {
+        (true, k)
+    } else if let Some(k) = op.strip_prefix("store_") {
+        (false, k)
+    } else {
+        return Err(form(inst, "FLAT atomics"));
+    };
+    let (dwords, narrow) = match kind {
+        "dword" => (1, None),
+        "dwordx2" => (2, None),
+        "dwordx3" => (3, None),
+        "dwordx4" => (4, None),
+        "byte" => (1, Some((1, false, None))),
+        "short" => (1, Some((2, false, None))),
+        "byte_d16_hi" => (1, Some((1, false, Some(true)))),
+        "short_d16_hi" => (1, Some((2, false, Some(true)))),
+        k => match narrow_kind(k) {
+            Some(n) => (1, Some(n)),
+            None => return Err(form(inst, "this FLAT access")),
+        },
+    };
+    if inst.field(Field::Lds) == 1 {
+        return Err(form(inst, "LDS DMA"));
+    }
+    let acc = inst.field(Field::Acc) == 1;
+    let addr = inst.field(Field::Addr);
+    let (lo, hi) = (b.v_get(addr), b.v_get(addr + 1));
+    let offset = inst.field(Field::Offset) & 0xfff;
+    let exec = b.exec();
+    let (shared_hi, private_hi) = (splat(b, SHARED_APERTURE_HI), splat(b, PRIVATE_APERTURE_HI));
+    let in_lds = b.v_cmp(VCmp::EqU32, hi, shared_hi);
+    let in_lds = b.mask_op(MaskOp::And, in_lds, exec);
+    let private = b.v_cmp(VCmp::EqU32, hi, private_hi);
+    let private = b.mask_op(MaskOp::And, private, exec);
+    b.fail_if_any(private, form(inst, "FLAT accesses to the private aperture"))?;
+    let global = b.mask_op(MaskOp::AndNot, exec, in_lds);
+    let d = if load { vdst(inst) } else { inst.field(Field::Data) };
+    match (load, narrow) {
+        (true, None) => {
+            let g = b.v_load(lo, hi, offset as i64, dwords, global)?;
+            let l = b.lds_read(lo, offset, dwords, in_lds)?;
+            for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
+                let v = b.v_select(in_lds, gv, lv);
+                data_set(b, acc, d + i as u32, v, exec);
+            }
+        }
+        (false, None) => {
+            let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, d + i)).collect();
+            b.v_store(lo, hi, offset as i64, &data, global)?;
+            b.lds_write(lo, offset, &data, in_lds)?;
+        }
+        (true, Some((bytes, signed, d16))) => {
+            let g = b.v_load_narrow(lo, hi, offset as i64, bytes, signed, global)?;
+            let l = b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?;
+            let v = b.v_select(in_lds, g, l);
+            write_narrow(b, d, v, d16, exec);
+        }
+        (false, Some((bytes, _, d16))) => {
+            let data = store_data(b, d, d16 == Some(true));
+            b.v_store_narrow(lo, hi, offset as i64, bytes, data, global)?;
+            b.lds_write_narrow(lo, offset, bytes, data, in_lds)?;
+        }
+    }
+    Ok(())
+}
