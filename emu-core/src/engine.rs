@@ -89,8 +89,26 @@ pub enum EngineError {
     Fault { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, text: String, error: Box<ExecError> },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x}: cannot decode instruction: {error}")]
     IllegalInstruction { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, error: isa_amdgpu::DecodeError },
+    #[error("kernel {kernel}: its descriptor asks for float mode {what}; the engine computes with IEEE round-to-nearest-even and denormals kept (clang's default for gfx90a/gfx942)")]
+    FloatMode { kernel: String, what: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
     Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
+}
+
+/// Refuses kernels whose descriptor sets a rounding or denormal mode the engine does not model.
+fn check_float_mode(kernel: &Kernel) -> Result<(), EngineError> {
+    use isa_amdgpu::codeobj::kd::{FloatDenormMode, FloatRoundMode};
+    let kd = &kernel.descriptor.rsrc1;
+    let modes = [
+        ("round_32", kd.float_round_mode_32 != FloatRoundMode::NearEven, kd.float_round_mode_32.to_string()),
+        ("round_16_64", kd.float_round_mode_16_64 != FloatRoundMode::NearEven, kd.float_round_mode_16_64.to_string()),
+        ("denorm_32", kd.float_denorm_mode_32 != FloatDenormMode::FlushNone, format!("{:?}", kd.float_denorm_mode_32)),
+        ("denorm_16_64", kd.float_denorm_mode_16_64 != FloatDenormMode::FlushNone, format!("{:?}", kd.float_denorm_mode_16_64)),
+    ];
+    match modes.iter().find(|m| m.1) {
+        Some((name, _, value)) => Err(EngineError::FloatMode { kernel: kernel.name.clone(), what: format!("{name} = {value}") }),
+        None => Ok(()),
+    }
 }
 
 /// A code object placed in device memory.
@@ -148,6 +166,7 @@ pub fn run_kernel_observed<O: Observer>(
         return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
     }
     let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
+    check_float_mode(kernel)?;
     let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
     let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
     mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
@@ -275,6 +294,7 @@ fn run_wave<O: Observer>(
     observer: &O,
 ) -> Result<(), EngineError> {
     let kernel = || cx.kernel.to_string();
+    let mut accesses = Vec::new();
     while wave.status == WaveStatus::Running {
         if wave.executed >= limits.max_wave_instructions {
             return Err(EngineError::Runaway { kernel: kernel(), workgroup: wg, wave: wi, limit: limits.max_wave_instructions });
@@ -285,7 +305,9 @@ fn run_wave<O: Observer>(
             .map_err(|error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error })?;
         wave.executed += 1;
         let exec = wave.exec();
-        let mut b = Interp { wave, mem, lds: &mut *lds, mnemonic: inst.info.name };
+        accesses.clear();
+        let record = if O::WANTS_ACCESSES { Some(&mut accesses) } else { None };
+        let mut b = Interp { wave, mem, lds: &mut *lds, mnemonic: inst.info.name, accesses: record };
         let flow = execute(&mut b, &inst, pc).map_err(|error| EngineError::Fault {
             kernel: kernel(),
             workgroup: wg,
@@ -294,7 +316,9 @@ fn run_wave<O: Observer>(
             text: disasm::text(&inst),
             error: Box::new(error),
         })?;
-        observer.instruction(&InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec });
+        let ev = InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec, accesses: &accesses };
+        observer.instruction(&ev);
+        let switch = observer.switch_wave(&ev);
         let next = pc + inst.size() as u64;
         match flow {
             Flow::Next => wave.pc = next,
@@ -309,6 +333,9 @@ fn run_wave<O: Observer>(
                 wave.status = WaveStatus::Done;
                 observer.wave_end(wg, wi, wave.executed);
             }
+        }
+        if switch {
+            break;
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::memory::DeviceMemory;
+use crate::observe::{LaneAccess, Space};
 use crate::lanefn::LaneFn;
 use crate::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
@@ -13,6 +14,8 @@ pub struct Interp<'a> {
     pub lds: &'a mut [u8],
     /// Mnemonic of the instruction being executed (for fault reports).
     pub mnemonic: &'static str,
+    /// Where to record each lane's memory accesses, for an observer that asks for them.
+    pub accesses: Option<&'a mut Vec<LaneAccess>>,
 }
 
 fn zip(a: &Lanes, b: &Lanes, f: impl Fn(u32, u32) -> u32) -> Lanes {
@@ -43,12 +46,14 @@ fn ldexp(x: f64, e: i32) -> f64 {
 }
 
 /// IEEE min/max as the VALU does them: a NaN operand yields the other one.
+/// v_min_f32 (IEEE mode): minNum, -0 below +0, a NaN operand yields the other (quieted if both are NaN).
 fn fmin(a: f32, b: f32) -> f32 {
-    a.min(b)
+    crate::lanefn::min_num(a as f64, b as f64) as f32
 }
 
+/// v_max_f32 (IEEE mode): maxNum, +0 above -0.
 fn fmax(a: f32, b: f32) -> f32 {
-    a.max(b)
+    crate::lanefn::max_num(a as f64, b as f64) as f32
 }
 
 impl Interp<'_> {
@@ -56,16 +61,24 @@ impl Interp<'_> {
         (0..LANES).filter(move |l| m >> l & 1 == 1)
     }
 
-    fn lds_range(&self, lane: usize, a: u64, dwords: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+    fn lds_range(&mut self, lane: usize, a: u64, dwords: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
         self.lds_bytes(lane, a, dwords * 4, access)
     }
 
-    fn lds_bytes(&self, lane: usize, a: u64, bytes: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+    fn lds_bytes(&mut self, lane: usize, a: u64, bytes: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+        self.note(lane, Space::Lds, a, bytes, access == crate::memory::Access::Write);
         let len = bytes as u64;
         if a + len > self.lds.len() as u64 {
             return Err(ExecError::Lds { mnemonic: self.mnemonic, lane: lane as u32, access, address: a, len, size: self.lds.len() as u64 });
         }
         Ok(a as usize..(a + len) as usize)
+    }
+
+    /// Records an access of `lane` (64: the wave's scalar unit) when accesses are being recorded.
+    fn note(&mut self, lane: usize, space: Space, address: u64, bytes: u32, write: bool) {
+        if let Some(v) = self.accesses.as_deref_mut() {
+            v.push(LaneAccess { lane: lane as u8, space, address, bytes, write });
+        }
     }
 
     fn fault(&self, lane: Option<u32>, fault: crate::memory::MemoryFault) -> ExecError {
@@ -522,6 +535,7 @@ impl Backend for Interp<'_> {
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = data[l];
+            self.note(l, Space::Global, addr, 4, true);
             old[l] = self.mem.atomic_u32(addr, |o| op.apply(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
         }
         Ok(old)
@@ -538,6 +552,7 @@ impl Backend for Interp<'_> {
         let mut old = vec![[0u32; LANES]; src.len()];
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
+            self.note(l, Space::Global, addr, 4 * src.len() as u32, true);
             if src.len() == 1 {
                 let (s, c) = (src[0][l], cmp[0][l]);
                 old[0][l] = self.mem.atomic_u32(addr, |o| if o == c { s } else { o }).map_err(|e| self.fault(Some(l as u32), e))?;
@@ -554,6 +569,7 @@ impl Backend for Interp<'_> {
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
             let mut b = [0u8; 2];
+            self.note(l, Space::Global, addr, bytes, false);
             self.mem.read(addr, &mut b[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
             out[l] = match (bytes, signed) {
                 (1, false) => b[0] as u32,
@@ -567,6 +583,7 @@ impl Backend for Interp<'_> {
     fn v_store_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, data: Lanes, m: u64) -> Result<(), ExecError> {
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
+            self.note(l, Space::Global, addr, bytes, true);
             self.mem.write(addr, &data[l].to_le_bytes()[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
         }
         Ok(())
@@ -643,6 +660,7 @@ impl Backend for Interp<'_> {
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
+            self.note(l, Space::Global, addr, 8, true);
             let o = self.mem.atomic_u64(addr, |o| op.apply64(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
             (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
         }
@@ -669,8 +687,9 @@ impl Backend for Interp<'_> {
         (rl, rh)
     }
 
-    fn s_load(&mut self, lo: u32, hi: u32, offset: u32, dwords: u32) -> Result<Vec<u32>, ExecError> {
-        let addr = ((hi as u64) << 32 | lo as u64).wrapping_add(offset as i32 as i64 as u64) & !3;
+    fn s_load(&mut self, lo: u32, hi: u32, dwords: u32) -> Result<Vec<u32>, ExecError> {
+        let addr = ((hi as u64) << 32 | lo as u64) & !3;
+        self.note(LANES, Space::Global, addr, dwords * 4, false);
         let mut buf = vec![0u8; dwords as usize * 4];
         self.mem.read(addr, &mut buf).map_err(|e| self.fault(None, e))?;
         Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
@@ -680,6 +699,7 @@ impl Backend for Interp<'_> {
         let mut buf = [0u8; 16];
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
+            self.note(l, Space::Global, addr, dwords * 4, false);
             let b = &mut buf[..dwords as usize * 4];
             self.mem.read(addr, b).map_err(|e| self.fault(Some(l as u32), e))?;
             for (d, o) in out.iter_mut().enumerate() {
@@ -695,6 +715,7 @@ impl Backend for Interp<'_> {
             for (d, v) in data.iter().enumerate() {
                 buf[4 * d..4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
             }
+            self.note(l, Space::Global, addr, data.len() as u32 * 4, true);
             self.mem.write(addr, &buf[..data.len() * 4]).map_err(|e| self.fault(Some(l as u32), e))?;
         }
         Ok(())
@@ -760,7 +781,7 @@ mod tests {
         let mut w = WaveState::new(0, 4, 0);
         w.set_exec(0x0000_0000_0000_00ff);
         let mut lds = [0u8; 0];
-        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test" };
+        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test", accesses: None };
         let a = [5; LANES];
         let c = b.v_splat(7);
         let r = b.v_op(VOp::AddU32, a, c);
@@ -775,7 +796,7 @@ mod tests {
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let mut w = WaveState::new(0, 1, 0);
         let mut lds = [0u8; 0];
-        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test" };
+        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test", accesses: None };
         let (lo, carry) = b.v_add_carry([u32::MAX; LANES], [1; LANES], None);
         assert_eq!((lo[0], carry), (0, u64::MAX));
         let (hi, _) = b.v_add_carry([0; LANES], [0; LANES], Some(carry));

@@ -455,7 +455,7 @@ pub trait Backend {
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
 
     /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) + offset.
-    fn s_load(&mut self, lo: Self::S, hi: Self::S, offset: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
+    fn s_load(&mut self, lo: Self::S, hi: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
     /// Vector memory: per active lane, `dwords` dwords from address (lo, hi) + offset.
     fn v_load(&mut self, lo: Self::V, hi: Self::V, offset: i64, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     fn v_store(&mut self, lo: Self::V, hi: Self::V, offset: i64, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
@@ -876,15 +876,19 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             };
             let base = inst.field(Field::Sbase) * 2;
             let (lo, hi) = (b.s_get(base), b.s_get(base + 1));
-            let offset = match (inst.field(Field::Imm), inst.field(Field::Soe)) {
+            // an immediate offset is a signed 21-bit byte count, an SGPR offset an unsigned 32-bit one
+            let (offset, high) = match (inst.field(Field::Imm), inst.field(Field::Soe)) {
                 (1, 0) => {
                     let o = ((inst.field(Field::Offset) << 11) as i32) >> 11;
-                    b.s_const(o as u32)
+                    (b.s_const(o as u32), b.s_const(if o < 0 { u32::MAX } else { 0 }))
                 }
-                (0, 0) => b.s_get(inst.field(Field::Offset) & 0x7f),
+                (0, 0) => (b.s_get(inst.field(Field::Offset) & 0x7f), b.s_const(0)),
                 _ => return Err(form(inst, "SGPR offset plus immediate")),
             };
-            let data = b.s_load(lo, hi, offset, dwords)?;
+            let zero = b.s_const(0);
+            let (lo, carry) = b.s_add_carry(lo, offset, zero);
+            let (hi, _) = b.s_add_carry(hi, high, carry);
+            let data = b.s_load(lo, hi, dwords)?;
             let dst = inst.field(Field::Sdata);
             for (i, d) in data.into_iter().enumerate() {
                 b.s_set(dst + i as u32, d);

@@ -97,7 +97,7 @@ fn try_execute(inst: &Inst, mem: &DeviceMemory) -> Result<(), String> {
     w.scratch_lane_bytes = 256;
     w.scratch_base = 0x10_0000;
     let mut lds = vec![0u8; 65536];
-    let mut interp = Interp { wave: &mut w, mem, lds: &mut lds, mnemonic: inst.info.name };
+    let mut interp = Interp { wave: &mut w, mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut interp, inst, 0x1000))) {
         Err(_) => Err("panicked".into()),
         Ok(Err(e @ (ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. }))) => Err(e.to_string()),

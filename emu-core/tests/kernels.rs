@@ -156,6 +156,26 @@ fn runaway_kernels_stop_at_the_instruction_limit() {
 }
 
 #[test]
+fn a_kernel_asking_for_denormal_flushing_or_another_rounding_mode_is_refused_clearly() {
+    use isa_amdgpu::codeobj::kd::{FloatDenormMode, FloatRoundMode};
+    let (dev, co) = setup("vadd", "gfx942");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let d = upload(&mem, &[0.0; 64], "x");
+    let args = [ArgValue::Pointer(d), ArgValue::Pointer(d), ArgValue::Pointer(d), ArgValue::U32(64)];
+    let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
+    let mut flush = co.kernels[0].clone();
+    flush.descriptor.rsrc1.float_denorm_mode_32 = FloatDenormMode::FlushSrcDst;
+    let err = run_kernel(&mem, dev, &co, &flush, shape, &args, Limits::default()).unwrap_err().to_string();
+    assert!(err.contains("kernel vadd") && err.contains("denorm_32 = FlushSrcDst"), "{err}");
+    let mut round = co.kernels[0].clone();
+    round.descriptor.rsrc1.float_round_mode_16_64 = FloatRoundMode::Zero;
+    let err = run_kernel(&mem, dev, &co, &round, shape, &args, Limits::default()).unwrap_err().to_string();
+    assert!(err.contains("round_16_64 = zero"), "{err}");
+    // the descriptor as compiled runs
+    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+}
+
+#[test]
 fn code_for_another_target_is_refused() {
     let (_, co) = setup("vadd", "gfx942");
     let dev = DevicePreset::by_name("mi210").unwrap();
@@ -235,6 +255,60 @@ fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
         assert!(counts.get(unit).copied().unwrap_or(0) > 0, "{unit} missing from {counts:?}");
     }
     assert!(counter.vector_lanes() > 0);
+}
+
+/// Records every lane access and the order in which waves issue; asks to switch waves after every instruction.
+#[derive(Default)]
+struct Recorder {
+    accesses: std::sync::Mutex<Vec<(u32, emu_core::observe::LaneAccess)>>,
+    order: std::sync::Mutex<Vec<u32>>,
+}
+
+impl emu_core::observe::Observer for Recorder {
+    const WANTS_ACCESSES: bool = true;
+    fn instruction(&self, ev: &emu_core::observe::InstEvent<'_>) {
+        self.order.lock().unwrap().push(ev.wave);
+        self.accesses.lock().unwrap().extend(ev.accesses.iter().map(|a| (ev.wave, *a)));
+    }
+    fn switch_wave(&self, _ev: &emu_core::observe::InstEvent<'_>) -> bool {
+        true
+    }
+}
+
+#[test]
+fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changing_results() {
+    use emu_core::engine::run_kernel_observed;
+    use emu_core::observe::Space;
+    let (dev, co) = setup("vadd", "gfx90a");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let n = 200; // one workgroup of 256: four waves, the last with 8 active lanes
+    let (a, b) = inputs(n);
+    let (da, db, dc) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"), upload(&mem, &vec![0.0; n], "c"));
+    let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
+    let rec = Recorder::default();
+    run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default(), &rec).unwrap();
+    assert_eq!(bits(&download(&mem, dc, n)), bits(&test_kernels::reference::vadd(&a, &b)));
+    let acc = rec.accesses.into_inner().unwrap();
+    // each work-item i reads a[i] and b[i] and writes c[i], as lane i % 64 of wave i / 64
+    for (base, write) in [(da, false), (db, false), (dc, true)] {
+        let mut seen: Vec<u64> = acc
+            .iter()
+            .filter(|(_, x)| x.space == Space::Global && x.lane < 64 && x.write == write && (base..base + 4 * n as u64).contains(&x.address))
+            .map(|(w, x)| {
+                assert_eq!((x.address - base) / 4, *w as u64 * 64 + x.lane as u64, "lane and address agree");
+                assert_eq!(x.bytes, 4);
+                x.address
+            })
+            .collect();
+        seen.sort();
+        assert_eq!(seen, (0..n as u64).map(|i| base + 4 * i).collect::<Vec<_>>());
+    }
+    assert!(acc.iter().any(|(_, x)| x.lane == 64), "scalar kernarg loads are recorded too");
+    // with a switch after every instruction, consecutive instructions come from different waves
+    let order = rec.order.into_inner().unwrap();
+    let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(switches * 10 > order.len() * 7, "{switches} switches in {} instructions", order.len());
 }
 
 #[test]

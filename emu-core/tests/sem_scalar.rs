@@ -28,7 +28,7 @@ fn run_one(
     let mut w = WaveState::new(0, 4, 0);
     setup(&mut w);
     let mut lds = [0u8; 0];
-    let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t" };
+    let mut interp = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "t", accesses: None };
     assert_eq!(execute(&mut interp, &inst, 0).unwrap(), Flow::Next);
     w
 }
@@ -360,4 +360,15 @@ fn scalar_leading_bit_counts_and_64_bit_field_extracts_match_rust() {
             assert_eq!(sop2_64(Opcode::SBfeI64, x, ctl), (signed, signed != 0), "s_bfe_i64 {x:#x} {off} {width}");
         }
     }
+}
+
+#[test]
+fn float_min_max_order_signed_zeros_and_skip_a_nan_operand() {
+    let min = |a: f32, b: f32| vop3(Opcode::VMinF32, a, b, 0, 0);
+    let max = |a: f32, b: f32| vop3(Opcode::VMaxF32, a, b, 0, 0);
+    assert!(min(0.0, -0.0).is_sign_negative() && min(-0.0, 0.0).is_sign_negative());
+    assert!(max(-0.0, 0.0).is_sign_positive() && max(0.0, -0.0).is_sign_positive());
+    assert_eq!((min(f32::NAN, 2.0), max(3.0, f32::NAN)), (2.0, 3.0));
+    assert!(min(f32::NAN, f32::NAN).is_nan());
+    assert_eq!((min(-1.0, 5.0), max(-1.0, 5.0)), (-1.0, 5.0));
 }
