@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages wavejit's build and tests use, if missing (Debian 12). Idempotent.
 #   clang-19 llvm-19 lld-19      oracle disassembler/assembler, compiler of test kernels
-#   librocrand1 librocsparse0    real gfx90a kernels (corpus for the differential disassembler test)
+#   librocrand1 librocsparse0    real gfx90a kernels (corpus for the disassembler and engine tests)
+#   rocm-device-libs libamdhip64-dev   device libraries and HIP headers: the test that rebuilds test-kernels/
 set -euo pipefail
-want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0)
+want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

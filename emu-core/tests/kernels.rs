@@ -802,3 +802,23 @@ fn f64_mfma_gemm_16x16x16_matches_the_cpu_with_its_own_output_layout() {
         assert_eq!(f64s(&download_bytes(&mem, dc, 2048)), test_kernels::reference::dgemm16(&a, &b), "{target}");
     }
 }
+
+#[test]
+fn hand_written_dpp_wave_scan_and_rare_scalar_instructions_match_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        for first in [0x0000_1234u32, 0x8000_0000, 0, 0xffff_ffff] {
+            let (dev, co) = setup("dpp_scan", target);
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let mut input: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9e37_79b9) >> 7).collect();
+            (input[0], input[1]) = (first, first.rotate_left(13) ^ 0xf000_0001);
+            // (an SGPR offset read as signed would send the SMEM load 4 GiB below `in`, into unmapped memory)
+            let din = upload_i32(&mem, &input.iter().map(|x| *x as i32).collect::<Vec<_>>(), "in");
+            let dout = upload_i32(&mem, &[0; 70], "out");
+            let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
+            run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
+                .unwrap_or_else(|e| panic!("{target}: {e}"));
+            let got: Vec<u32> = download_i32(&mem, dout, 70).into_iter().map(|x| x as u32).collect();
+            assert_eq!(got, test_kernels::reference::dpp_scan(&input), "{target} in[0] = {first:#x}");
+        }
+    }
+}

@@ -1,4 +1,4 @@
-//! Bundled test kernels: sources (OpenCL C, HIP, later assembly) under `src/kernels/`, their code objects
+//! Bundled test kernels: sources (OpenCL C, HIP and assembly) under `src/kernels/`, their code objects
 //! for gfx90a and gfx942 under `prebuilt/` (rebuilt with clang-19 by `build.sh`, checked in so that building
 //! wavejit needs no compiler), embedded here so tools and tests can use them with nothing installed.
 //! CPU references of what each kernel computes are in [`reference`].
@@ -52,6 +52,8 @@ prebuilt!(
     "half-gfx942.co",
     "mfma_f64-gfx90a.co",
     "mfma_f64-gfx942.co",
+    "dpp_scan-gfx90a.co",
+    "dpp_scan-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -73,7 +75,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 38);
+        assert_eq!(ALL.len(), 40);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -365,8 +367,57 @@ pub mod reference {
         (s, c)
     }
 
+    /// `dpp_scan` (assembly): the inclusive prefix sum of 64 words, then s_flbit_i32_b32(in[0]),
+    /// s_flbit_i32(in[1]), bits 8..36 of the 64-bit {in[1], in[0]} sign-extended (two words), the signed max
+    /// of in[0] and in[1], and in[0] again.
+    pub fn dpp_scan(input: &[u32]) -> Vec<u32> {
+        let mut out: Vec<u32> = input.iter().scan(0u32, |acc, x| {
+            *acc = acc.wrapping_add(*x);
+            Some(*acc)
+        }).collect();
+        let (a, b) = (input[0], input[1]);
+        let clz = if a == 0 { u32::MAX } else { a.leading_zeros() };
+        let v = b as i32;
+        let cls = if v == 0 || v == -1 { u32::MAX } else { (if v < 0 { !v } else { v }).leading_zeros() };
+        let wide = (b as u64) << 32 | a as u64;
+        let field = (((wide >> 8) << 36) as i64 >> 36) as u64;
+        out.extend([clz, cls, field as u32, (field >> 32) as u32, (a as i32).max(b as i32) as u32, a]);
+        out
+    }
+
     /// `dgemm16` (HIP, f64 MFMA): c = a * b for 16x16 row-major matrices, summed in order of k.
     pub fn dgemm16(a: &[f64], b: &[f64]) -> Vec<f64> {
         (0..256).map(|ij| (0..16).map(|k| a[ij / 16 * 16 + k] * b[k * 16 + ij % 16]).sum()).collect()
+    }
+}
+
+#[cfg(test)]
+mod rebuild {
+    /// `build.sh` reproduces every checked-in code object byte for byte from the sources (clang-19, llvm-mc-19,
+    /// ld.lld-19, the ROCm device libraries and HIP headers; scripts/setup.sh installs them).
+    #[test]
+    fn build_sh_reproduces_the_prebuilt_code_objects_exactly() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let have = ["/usr/bin/clang-19", "/usr/bin/llvm-mc-19", "/usr/bin/ld.lld-19", "/usr/include/hip/hip_runtime.h"]
+            .iter()
+            .all(|p| std::path::Path::new(p).exists())
+            && std::path::Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc").exists();
+        if !have {
+            assert!(std::env::var_os("CI").is_none(), "the kernel toolchain must be installed in CI (scripts/setup.sh)");
+            eprintln!("SKIPPED: clang-19/llvm-mc-19/ld.lld-19, rocm-device-libs or libamdhip64-dev missing");
+            return;
+        }
+        let out = std::env::temp_dir().join(format!("wavejit-rebuild-{}", std::process::id()));
+        let status = std::process::Command::new("bash").arg(dir.join("build.sh")).arg(&out).status().unwrap();
+        assert!(status.success(), "build.sh failed");
+        let mut rebuilt: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        rebuilt.sort();
+        let mut bundled: Vec<String> = super::ALL.iter().map(|(n, _)| n.to_string()).collect();
+        bundled.sort();
+        assert_eq!(rebuilt, bundled, "build.sh makes exactly the bundled code objects");
+        for (name, bytes) in super::ALL {
+            assert!(std::fs::read(out.join(name)).unwrap() == *bytes, "{name} differs from its rebuild: rerun test-kernels/build.sh");
+        }
+        let _ = std::fs::remove_dir_all(&out);
     }
 }
