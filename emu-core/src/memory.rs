@@ -214,6 +214,12 @@ impl DeviceMemory {
         Ok(DEVICE_BASE + offset)
     }
 
+    /// (address, size) of every live allocation of `kind`, in address order.
+    pub fn allocations(&self, kind: AllocKind) -> Vec<(u64, u64)> {
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        st.allocs.iter().filter(|(_, a)| a.live && a.kind == kind).map(|(o, a)| (DEVICE_BASE + o, a.size)).collect()
+    }
+
     /// Frees the allocation starting at `address`; its pages go back to the host.
     pub fn free(&self, address: u64) -> Result<(), AllocError> {
         let off = address.checked_sub(DEVICE_BASE).ok_or(AllocError::NotAllocated { address })?;

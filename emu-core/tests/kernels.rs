@@ -2,7 +2,7 @@
 //! bad kernels fault with the documented reports and the process carries on.
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, EngineError, Limits};
+use emu_core::engine::{EngineError, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -13,6 +13,44 @@ fn setup(kernel: &str, target: &str) -> (&'static DevicePreset, CodeObject) {
     let name = format!("{kernel}-{target}.co");
     let co = CodeObject::parse(test_kernels::by_name(&name).unwrap(), &name).unwrap();
     (dev, co)
+}
+
+/// Runs a dispatch twice from the same buffer contents — on one host thread, then on all — and checks that
+/// both leave every buffer byte-identical; returns the second run's statistics. Every kernel test goes through
+/// here, so each proves its results independent of the thread count.
+#[allow(clippy::too_many_arguments)]
+fn run_kernel(
+    mem: &DeviceMemory,
+    dev: &'static DevicePreset,
+    co: &CodeObject,
+    kernel: &isa_amdgpu::codeobj::Kernel,
+    shape: DispatchShape,
+    args: &[ArgValue],
+    limits: Limits,
+) -> Result<emu_core::engine::RunStats, EngineError> {
+    let buffers = mem.allocations(AllocKind::Buffer);
+    let read_all = || -> Vec<Vec<u8>> {
+        buffers
+            .iter()
+            .map(|&(a, n)| {
+                let mut b = vec![0u8; n as usize];
+                mem.read(a, &mut b).unwrap();
+                b
+            })
+            .collect()
+    };
+    let before = read_all();
+    let one = emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, Limits { threads: Some(1), ..limits });
+    let after_one = read_all();
+    for ((a, _), b) in buffers.iter().zip(&before) {
+        mem.write(*a, b).unwrap();
+    }
+    let all = emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, Limits { threads: None, ..limits });
+    if one.is_ok() && all.is_ok() {
+        assert!(read_all() == after_one, "{}: results differ between 1 and all host threads", kernel.name);
+    }
+    assert_eq!(one.is_ok(), all.is_ok(), "{}: 1 and all host threads disagree on failing", kernel.name);
+    all
 }
 
 fn upload(mem: &DeviceMemory, data: &[f32], label: &str) -> u64 {
