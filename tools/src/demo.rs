@@ -114,6 +114,28 @@ pub fn run(device: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     all_ok &= ok;
     report("alu_loop", items as u32, s, secs * 1e3, ok, format!("{:.0} M wave instructions/s", s.wave_instructions as f64 / secs / 1e6));
 
+    // IEEE division compiled from HIP (v_div_scale / v_rcp / v_div_fmas / v_div_fixup), f32 and f64
+    let co = load("divide")?;
+    let k = co.kernel("divide").ok_or("divide kernel")?;
+    let q: Vec<f32> = (0..n).map(|i| (i as f32 + 1.0) * 0.37).collect();
+    let qd: Vec<f64> = a.iter().map(|x| *x as f64 + 0.1).collect();
+    let rd: Vec<f64> = q.iter().map(|x| *x as f64).collect();
+    let dq = upload(&mem, &q, f32_bytes, "divisors")?;
+    let dquot = upload(&mem, &vec![0f32; n], f32_bytes, "quotients")?;
+    let f64_bytes = |x: f64| x.to_le_bytes().to_vec();
+    let (dn64, dd64, dr64) = (upload(&mem, &qd, f64_bytes, "n64")?, upload(&mem, &rd, f64_bytes, "d64")?, upload(&mem, &vec![0f64; n], f64_bytes, "r64")?);
+    let t = Instant::now();
+    let args = [da, dq, dquot, dn64, dd64, dr64].map(ArgValue::Pointer);
+    let s = run_kernel(&mem, dev, &co, k, shape, &[&args[..], &[ArgValue::U32(n as u32)]].concat(), Limits::default())?;
+    let quot = download_f32(&mem, dquot, n)?;
+    let mut raw = vec![0u8; n * 8];
+    mem.read(dr64, &mut raw)?;
+    let r64: Vec<f64> = raw.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+    let (wq, wr) = reference::divide(&a, &q, &qd, &rd);
+    let ok = quot == wq && r64 == wr;
+    all_ok &= ok;
+    report("divide (HIP)", n as u32, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("{} / {} = {}", a[n - 1], q[n - 1], quot[n - 1]));
+
     // one 32x32x2 f32 matrix-core step (MFMA, accumulating in AGPRs)
     let co = load("mfma")?;
     let k = co.kernel("mfma_f32").ok_or("mfma_f32 kernel")?;
