@@ -860,3 +860,29 @@ fn hand_written_dpp_wave_scan_and_rare_scalar_instructions_match_the_cpu() {
         }
     }
 }
+
+#[test]
+fn f16_and_bf16_mfma_gemms_over_many_tiles_and_k_steps_match_the_cpu() {
+    let (m, n, k) = (96usize, 64usize, 48usize);
+    // multiples of 1/4 in [-4, 4): every product and partial sum is exact in f32, whatever the order
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 32) as f32 - 16.0) * 0.25).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 11 % 29) as f32 - 14.0) * 0.25).collect();
+    let want = test_kernels::reference::matmul(&a, &b, m, n, k);
+    for target in ["gfx90a", "gfx942"] {
+        for (kernel, bf16) in [("hgemm", false), ("bgemm", true)] {
+            let (dev, co) = setup("mfma_gemm", target);
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let pack = |v: &[f32]| -> Vec<u8> {
+                v.iter().flat_map(|x| if bf16 { ((x.to_bits() >> 16) as u16).to_le_bytes() } else { f16_bits(*x).to_le_bytes() }).collect()
+            };
+            let (da, db) = (upload_bytes(&mem, &pack(&a), "a"), upload_bytes(&mem, &pack(&b), "b"));
+            let dc = upload(&mem, &vec![0.0; m * n], "c");
+            let kd = co.kernel(kernel).unwrap().clone();
+            let tiles = (m / 32 * (n / 32)) as u32;
+            let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32), ArgValue::U32(k as u32)];
+            run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target} {kernel}: {e}"));
+            assert_eq!(bits(&download(&mem, dc, m * n)), bits(&want), "{target} {kernel}");
+        }
+    }
+}

@@ -54,6 +54,8 @@ prebuilt!(
     "mfma_f64-gfx942.co",
     "dpp_scan-gfx90a.co",
     "dpp_scan-gfx942.co",
+    "mfma_gemm-gfx90a.co",
+    "mfma_gemm-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -75,7 +77,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 40);
+        assert_eq!(ALL.len(), 42);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -383,6 +385,12 @@ pub mod reference {
         let field = (((wide >> 8) << 36) as i64 >> 36) as u64;
         out.extend([clz, cls, field as u32, (field >> 32) as u32, (a as i32).max(b as i32) as u32, a]);
         out
+    }
+
+    /// `hgemm`/`bgemm` (HIP, MFMA): c = a * b for row-major m x k and k x n matrices, each dot product summed
+    /// exactly and rounded once to f32 (the tests use values whose sums are exact in any order).
+    pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+        (0..m * n).map(|ij| (0..k).map(|kk| a[ij / n * k + kk] as f64 * b[kk * n + ij % n] as f64).sum::<f64>() as f32).collect()
     }
 
     /// `dgemm16` (HIP, f64 MFMA): c = a * b for 16x16 row-major matrices, summed in order of k.
