@@ -392,6 +392,9 @@ pub trait Backend {
 
     /// This wave's private memory: (base lo, base hi, bytes per lane).
     fn scratch(&mut self) -> (Self::S, Self::S, Self::S);
+    /// The value of a uniform when the backend knows it while executing (the interpreter does); `None` when it
+    /// is only known at run time (the JIT, which then leaves the instruction to the interpreter).
+    fn uniform_value(&mut self, s: Self::S) -> Option<u32>;
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 
@@ -1540,6 +1543,9 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         | O::ScratchStoreDwordx2 | O::ScratchStoreDwordx3 | O::ScratchStoreDwordx4 | O::BufferLoadDword
         | O::BufferLoadDwordx2 | O::BufferLoadDwordx3 | O::BufferLoadDwordx4 | O::BufferStoreDword | O::BufferStoreDwordx2
         | O::BufferStoreDwordx3 | O::BufferStoreDwordx4 => {
+            if inst.encoding() == Encoding::Mubuf && !memory::is_private_resource(b, inst)? {
+                return memory::buffer(b, inst).map(|()| Flow::Next);
+            }
             let dwords = match inst.info.name.trim_start_matches("scratch_").trim_start_matches("buffer_") {
                 "load_dword" | "store_dword" => 1,
                 "load_dwordx2" | "store_dwordx2" => 2,

@@ -886,3 +886,25 @@ fn f16_and_bf16_mfma_gemms_over_many_tiles_and_k_steps_match_the_cpu() {
         }
     }
 }
+
+#[test]
+fn buffer_resources_built_by_the_kernel_follow_the_out_of_range_rules() {
+    // 256 work-items; the input resource covers 150 floats (the allocation too: reading past it would fault),
+    // the output resources 200 elements of 256-element buffers
+    let (items, n_in, n_out) = (256usize, 150usize, 200usize);
+    let input: Vec<f32> = (0..n_in).map(|i| i as f32 * 1.25 - 40.0).collect();
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("buffer", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let din = upload(&mem, &input, "in");
+        let mut out = vec![-7.0f32; items];
+        let mut bytes = vec![0xeeu8; items];
+        let (dout, dbytes) = (upload(&mem, &out, "out"), upload_bytes(&mem, &bytes, "bytes"));
+        let shape = DispatchShape::new([items as u32, 1, 1], [128, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::Pointer(dbytes), ArgValue::U32(n_in as u32), ArgValue::U32(n_out as u32)];
+        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        test_kernels::reference::buffer_ops(&input, n_out, &mut out, &mut bytes);
+        assert_eq!(bits(&download(&mem, dout, items)), bits(&out), "{target}");
+        assert_eq!(download_bytes(&mem, dbytes, items), bytes, "{target}");
+    }
+}

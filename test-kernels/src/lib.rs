@@ -56,6 +56,8 @@ prebuilt!(
     "dpp_scan-gfx942.co",
     "mfma_gemm-gfx90a.co",
     "mfma_gemm-gfx942.co",
+    "buffer-gfx90a.co",
+    "buffer-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -77,7 +79,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 42);
+        assert_eq!(ALL.len(), 44);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
@@ -391,6 +393,16 @@ pub mod reference {
     /// exactly and rounded once to f32 (the tests use values whose sums are exact in any order).
     pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
         (0..m * n).map(|ij| (0..k).map(|kk| a[ij / n * k + kk] as f64 * b[kk * n + ij % n] as f64).sum::<f64>() as f32).collect()
+    }
+
+    /// `buffer_ops` (HIP, buffer resources) over `items` work-items, `out` and `bytes` starting as given:
+    /// out[i] = 2 in[i] (0 past n_in) and bytes[i] = low byte of in[i] + 1 (1 past n_in), for i < n_out only.
+    pub fn buffer_ops(input: &[f32], n_out: usize, out: &mut [f32], bytes: &mut [u8]) {
+        for i in 0..out.len().min(n_out) {
+            let v = input.get(i).copied().unwrap_or(0.0);
+            out[i] = v * 2.0;
+            bytes[i] = (v.to_bits() as u8).wrapping_add(1);
+        }
     }
 
     /// `dgemm16` (HIP, f64 MFMA): c = a * b for 16x16 row-major matrices, summed in order of k.

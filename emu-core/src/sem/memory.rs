@@ -1,11 +1,12 @@
 //! Memory instruction families selected by mnemonic: narrow and d16 LDS/global accesses, 64-bit and
 //! compare-and-store LDS atomics, 64-bit global atomics, FLAT accesses (global memory, or the workgroup's LDS
-//! through the shared aperture), and the cache-control instructions (no-ops for the functional model).
+//! through the shared aperture), MUBUF through ordinary buffer resources (with the hardware's out-of-range
+//! rules), and the cache-control instructions (no-ops for the functional model).
 
 use isa_amdgpu::encoding::Field;
 use isa_amdgpu::Inst;
 
-use super::{atomic_op, data_get, data_set, form, global_address, vdst, Backend, ExecError, Flow, MaskOp, VCmp, VOp};
+use super::{atomic_op, b_zero, data_get, data_set, form, global_address, vdst, Backend, ExecError, Flow, MaskOp, VCmp, VOp};
 
 /// High 32 bits of flat addresses that reach the workgroup's LDS (`src_shared_base`); the low 32 bits are the
 /// LDS offset.
@@ -21,6 +22,12 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Option<Result<Flow<
         global(b, inst, op)?
     } else if let Some(op) = name.strip_prefix("flat_") {
         flat(b, inst, op)
+    } else if name.starts_with("buffer_") && !name.starts_with("buffer_wb") && !name.starts_with("buffer_inv") {
+        match is_private_resource(b, inst) {
+            Ok(false) => buffer(b, inst),
+            Ok(true) => Err(form(inst, "this access through the private segment buffer")),
+            Err(e) => Err(e),
+        }
     } else if matches!(name, "buffer_wbinvl1_vol" | "buffer_wbinvl1" | "buffer_wbl2" | "buffer_inv" | "s_dcache_wb" | "s_dcache_inv") {
         // caches are the timing model's business: functionally every access sees memory as it is
         Ok(())
@@ -264,4 +271,126 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Result<(), ExecError> {
         }
     }
     Ok(())
+}
+
+/// Whether a MUBUF instruction's resource is the private segment buffer (ADD_TID_ENABLE, bit 23 of dword 3),
+/// which addresses each lane's scratch; anything else is an ordinary buffer.
+pub(super) fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<bool, ExecError> {
+    let d3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
+    let d3 = b.uniform_value(d3).ok_or_else(|| form(inst, "a buffer resource known only at run time"))?;
+    Ok(d3 >> 23 & 1 == 1)
+}
+
+/// MUBUF through an ordinary buffer resource: base (dword 0, bits 15:0 of dword 1), stride (dword 1 bits
+/// 29:16), num_records (dword 2). Lane address = base + index * stride + offset, with index from vaddr (idxen)
+/// and offset = vaddr (offen) + soffset + the instruction's offset. Out of range (raw: offset + size past
+/// num_records bytes; structured: index >= num_records) loads give 0 and stores and atomics do nothing, as on
+/// the hardware; in range, device memory is checked as everywhere.
+pub(super) fn buffer<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
+    let name = inst.info.name.trim_start_matches("buffer_");
+    let (load, kind) = if let Some(k) = name.strip_prefix("load_") {
+        (true, k)
+    } else if let Some(k) = name.strip_prefix("store_") {
+        (false, k)
+    } else {
+        return Err(form(inst, "this buffer instruction"));
+    };
+    let (dwords, narrow) = match kind {
+        "dword" => (1, None),
+        "dwordx2" => (2, None),
+        "dwordx3" => (3, None),
+        "dwordx4" => (4, None),
+        "byte" => (1, Some((1, false, None))),
+        "short" => (1, Some((2, false, None))),
+        "byte_d16_hi" => (1, Some((1, false, Some(true)))),
+        "short_d16_hi" => (1, Some((2, false, Some(true)))),
+        k => match narrow_kind(k) {
+            Some(n) => (1, Some(n)),
+            None => return Err(form(inst, "this buffer access")),
+        },
+    };
+    if inst.field(Field::Lds) == 1 {
+        return Err(form(inst, "LDS DMA"));
+    }
+    let bytes = narrow.map_or(4 * dwords, |n| n.0);
+    let (lo, hi, ok) = buffer_lanes(b, inst, bytes)?;
+    let acc = inst.field(Field::Acc) == 1;
+    let exec = b.exec();
+    let m = b.mask_op(MaskOp::And, exec, ok);
+    let d = inst.field(Field::Vdata);
+    let zero = b_zero(b);
+    match (load, narrow) {
+        (true, None) => {
+            let data = b.v_load(lo, hi, 0, dwords, m)?;
+            for (i, v) in data.into_iter().enumerate() {
+                let v = b.v_select(ok, zero, v);
+                data_set(b, acc, d + i as u32, v, exec);
+            }
+        }
+        (false, None) => {
+            let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, d + i)).collect();
+            b.v_store(lo, hi, 0, &data, m)?;
+        }
+        (true, Some((bytes, signed, d16))) => {
+            let v = b.v_load_narrow(lo, hi, 0, bytes, signed, m)?;
+            let v = b.v_select(ok, zero, v);
+            write_narrow(b, d, v, d16, exec);
+        }
+        (false, Some((bytes, _, d16))) => {
+            let data = store_data(b, d, d16 == Some(true));
+            b.v_store_narrow(lo, hi, 0, bytes, data, m)?;
+        }
+    }
+    Ok(())
+}
+
+/// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
+fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<(B::V, B::V, B::M), ExecError> {
+    let r = inst.field(Field::Srsrc) * 4;
+    let (d0, d1, d2) = (b.s_get(r), b.s_get(r + 1), b.s_get(r + 2));
+    let base_hi = {
+        let m = b.s_const(0xffff);
+        b.s_op(super::SOp::And, d1, m)
+    };
+    let stride = {
+        let (sh, m) = (b.s_const(16), b.s_const(0x3fff));
+        let s = b.s_op(super::SOp::Lshr, d1, sh);
+        b.s_op(super::SOp::And, s, m)
+    };
+    let so = inst.field(Field::Soffset);
+    let soffset = match so {
+        0..=127 => b.s_get(so),
+        _ => b.s_const(super::inline_const32(so).ok_or_else(|| form(inst, "this buffer offset"))?),
+    };
+    let (idxen, offen) = (inst.field(Field::Idxen) == 1, inst.field(Field::Offen) == 1);
+    let va = inst.field(Field::Vaddr);
+    let mut offset = b.v_splat(soffset);
+    let imm = splat(b, inst.field(Field::Offset));
+    offset = b.v_op(VOp::AddU32, offset, imm);
+    if offen {
+        let v = b.v_get(if idxen { va + 1 } else { va });
+        offset = b.v_op(VOp::AddU32, offset, v);
+    }
+    let nrec = b.v_splat(d2);
+    let ok = if idxen {
+        let index = b.v_get(va);
+        let within = b.v_cmp(VCmp::LtU32, index, nrec);
+        let stride_v = b.v_splat(stride);
+        let scaled = b.v_op(VOp::MulLoU32, index, stride_v);
+        offset = b.v_op(VOp::AddU32, offset, scaled);
+        within
+    } else {
+        // the access's last byte must lie below num_records
+        let size = splat(b, bytes);
+        let end = b.v_op(VOp::AddU32, offset, size);
+        let no_wrap = b.v_cmp(VCmp::GeU32, end, offset);
+        let fits = b.v_cmp(VCmp::LeU32, end, nrec);
+        b.mask_op(MaskOp::And, no_wrap, fits)
+    };
+    let base_lo = b.v_splat(d0);
+    let (lo, carry) = b.v_add_carry(base_lo, offset, None);
+    let base_hi = b.v_splat(base_hi);
+    let zero = b_zero(b);
+    let (hi, _) = b.v_add_carry(base_hi, zero, Some(carry));
+    Ok((lo, hi, ok))
 }
