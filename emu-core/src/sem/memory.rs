@@ -344,8 +344,11 @@ pub(super) fn buffer<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError
     Ok(())
 }
 
+/// Per-lane addresses (lo, hi) of a buffer access and the mask of lanes in range.
+type BufferLanes<B> = (<B as Backend>::V, <B as Backend>::V, <B as Backend>::M);
+
 /// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
-fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<(B::V, B::V, B::M), ExecError> {
+fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
     let r = inst.field(Field::Srsrc) * 4;
     let (d0, d1, d2) = (b.s_get(r), b.s_get(r + 1), b.s_get(r + 2));
     let base_hi = {
