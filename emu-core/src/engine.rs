@@ -46,7 +46,8 @@ impl DecodeCache {
         DecodeCache { base: code.base, slots: (0..code.size.div_ceil(4)).map(|_| OnceLock::new()).collect() }
     }
 
-    fn get(&self, mem: &DeviceMemory, code: &LoadedCode, pc: u64) -> Result<Inst, isa_amdgpu::DecodeError> {
+    /// The instruction at `pc`, decoded once.
+    pub fn get(&self, mem: &DeviceMemory, code: &LoadedCode, pc: u64) -> Result<Inst, isa_amdgpu::DecodeError> {
         let truncated = |have| isa_amdgpu::DecodeError::Truncated { address: pc, need: 4, have };
         if !pc.is_multiple_of(4) || pc < self.base {
             return Err(isa_amdgpu::DecodeError::Invalid { address: pc, words: vec![], reason: "PC outside the code or not dword-aligned" });
@@ -116,6 +117,9 @@ pub struct LoadedCode {
     pub base: u64,
     pub size: u64,
     pub target: Target,
+    /// A hash of the loaded bytes: the same code object loaded again (at another address) has the same key,
+    /// so translations keyed by (key, offset from base) are shared across dispatches.
+    pub key: u64,
 }
 
 /// Copies the code object's allocated sections to device memory at their addresses (relative to `base`).
@@ -127,13 +131,18 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
     })?;
     let end = co.sections.iter().filter(|s| s.is_alloc()).map(|s| s.address + s.size).max().unwrap_or(0);
     let base = mem.allocate(end.max(4), AllocKind::Code, &co.name)?;
+    let mut key = 0xcbf2_9ce4_8422_2325u64 ^ target as u64;
     for s in co.sections.iter().filter(|s| s.is_alloc() && s.has_file_data()) {
         let bytes = co.section_bytes(s);
         if !bytes.is_empty() {
             mem.write(base + s.address, bytes).expect("sections lie inside the code allocation");
         }
+        // FNV-1a over placement and contents
+        for b in s.address.to_le_bytes().iter().chain(bytes) {
+            key = (key ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+        }
     }
-    Ok(LoadedCode { base, size: end, target })
+    Ok(LoadedCode { base, size: end, target, key })
 }
 
 /// Runs `kernel` of `co` on `device` over `shape` with `args` (the non-hidden arguments, in order).
@@ -159,6 +168,51 @@ pub fn run_kernel_observed<O: Observer>(
     shape: DispatchShape,
     args: &[ArgValue],
     limits: Limits,
+    observer: &O,
+) -> Result<RunStats, EngineError> {
+    run_kernel_with(mem, device, co, kernel, shape, args, limits, &Interpreter, observer)
+}
+
+/// Executes waves: the interpreter here, compiled code in the `jit` crate. A runner takes a wave from where it
+/// stands until it ends or reaches a barrier (or an observer asks to switch waves), with the interpreter's
+/// meaning of every instruction, fault and limit.
+pub trait WaveRunner: Sync {
+    fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError>;
+}
+
+/// Everything a [`WaveRunner`] needs to run one wave of a workgroup.
+pub struct WaveRun<'a> {
+    pub mem: &'a DeviceMemory,
+    pub code: &'a LoadedCode,
+    pub cx: &'a DispatchContext<'a>,
+    pub workgroup: [u32; 3],
+    pub wave_index: u32,
+    pub wave: &'a mut WaveState,
+    pub lds: &'a mut [u8],
+    pub cache: &'a DecodeCache,
+    pub limits: Limits,
+}
+
+/// The interpreter as a [`WaveRunner`].
+pub struct Interpreter;
+
+impl WaveRunner for Interpreter {
+    fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
+        run_wave(run.mem, run.code, run.cx, run.workgroup, run.wave_index, run.wave, run.lds, run.cache, run.limits, observer)
+    }
+}
+
+/// [`run_kernel_observed`] on a chosen [`WaveRunner`].
+#[allow(clippy::too_many_arguments)]
+pub fn run_kernel_with<R: WaveRunner, O: Observer>(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    co: &CodeObject,
+    kernel: &Kernel,
+    shape: DispatchShape,
+    args: &[ArgValue],
+    limits: Limits,
+    runner: &R,
     observer: &O,
 ) -> Result<RunStats, EngineError> {
     let code = load_code(mem, co)?;
@@ -215,7 +269,7 @@ pub fn run_kernel_observed<O: Observer>(
             waves.push(wave);
         }
         let mut lds = vec![0u8; kernel.descriptor.group_segment_fixed_size as usize];
-        let result = run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, observer);
+        let result = run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, runner, observer);
         if let Some(s) = scratch {
             let _ = mem.free(s);
         }
@@ -246,7 +300,7 @@ pub fn run_kernel_observed<O: Observer>(
 /// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
 /// still running has reached it.
 #[allow(clippy::too_many_arguments)]
-fn run_workgroup<O: Observer>(
+fn run_workgroup<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,
     code: &LoadedCode,
     cx: &DispatchContext<'_>,
@@ -255,6 +309,7 @@ fn run_workgroup<O: Observer>(
     lds: &mut [u8],
     cache: &DecodeCache,
     limits: Limits,
+    runner: &R,
     observer: &O,
 ) -> Result<(), EngineError> {
     loop {
@@ -264,7 +319,8 @@ fn run_workgroup<O: Observer>(
                 continue;
             }
             progressed = true;
-            run_wave(mem, code, cx, wg, wi as u32, wave, lds, cache, limits, observer)?;
+            let run = WaveRun { mem, code, cx, workgroup: wg, wave_index: wi as u32, wave, lds: &mut *lds, cache, limits };
+            runner.run_wave(run, observer)?;
         }
         let running = waves.iter().filter(|w| w.status == WaveStatus::Running).count();
         let at_barrier = waves.iter().filter(|w| w.status == WaveStatus::AtBarrier).count();

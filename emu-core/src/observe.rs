@@ -44,6 +44,8 @@ pub struct InstEvent<'a> {
 
 /// Something that watches a dispatch execute. Called from the host threads that run workgroups.
 pub trait Observer: Sync {
+    /// False only for [`NoObserver`]: engines may skip producing events altogether.
+    const ACTIVE: bool = true;
     /// Whether events carry per-lane memory accesses (recording them costs a little).
     const WANTS_ACCESSES: bool = false;
     /// After each instruction of each wave.
@@ -60,7 +62,9 @@ pub trait Observer: Sync {
 /// Observes nothing, at no cost.
 pub struct NoObserver;
 
-impl Observer for NoObserver {}
+impl Observer for NoObserver {
+    const ACTIVE: bool = false;
+}
 
 const UNITS: [Unit; 12] = [
     Unit::Salu,

@@ -1,5 +1,14 @@
-//! Cranelift translation of AMDGPU instruction blocks to host code.
+//! Cranelift translation of AMDGPU wavefront code to host code.
 //!
-//! This crate will lower the same instruction semantics that `emu-core`'s interpreter executes into Cranelift
-//! IR, keep a translation cache keyed by code object and PC, and fall back to the interpreter for anything it
-//! does not translate. Nothing is implemented yet: see issue 4.
+//! The JIT implements `emu_core::sem::Backend` by emitting Cranelift IR ([`backend`]), so the instruction
+//! semantics are the interpreter's, written once. Blocks of straight-line code are translated on first use
+//! ([`compile`]) and cached per loaded code object and PC; whatever the JIT cannot emit yet runs on the
+//! interpreter, called from the compiled block, so every kernel runs and results are the interpreter's.
+//! [`Jit`] is an `emu_core::engine::WaveRunner`: `run_kernel_with(..., &jit, ...)` runs a dispatch on it.
+
+pub mod backend;
+pub mod compile;
+pub mod ctx;
+pub mod runner;
+
+pub use runner::{Jit, JitStats};

@@ -1,0 +1,159 @@
+//! Translation of a basic block (straight-line code up to a branch, barrier, `s_endpgm` or 64 instructions) into
+//! one native function `extern "C" fn(*mut Ctx) -> u32`. Each instruction is probed first: if the JIT backend
+//! can emit everything its semantics need it is compiled, otherwise the block calls the interpreter for that
+//! one instruction (a *fallback*) and carries on.
+
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, Signature, Value};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::JITModule;
+use cranelift_module::{Linkage, Module};
+
+use emu_core::sem::{execute, Flow};
+use isa_amdgpu::table::Unit;
+use isa_amdgpu::Inst;
+
+use crate::backend::JitBackend;
+use crate::ctx::Ctx;
+
+/// Status a block returns: continue at `next_pc`, or stop the wave for a barrier, its end, or a fault.
+pub const CONTINUE: u32 = 1;
+pub const BARRIER: u32 = 2;
+pub const END: u32 = 3;
+pub const FAULT: u32 = 4;
+pub const INTERNAL: u32 = 5;
+
+/// Longest block.
+pub const MAX_BLOCK: usize = 64;
+
+/// The interpreter entry that compiled code calls for an instruction it does not translate: executes
+/// `inst` at `pc` on the wave behind `ctx`; returns 0 to go on, or a status with `next_pc` set.
+pub type InterpretOne = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, pc: u64) -> u32;
+
+/// A translated block.
+pub struct Block {
+    pub func: extern "C" fn(*mut Ctx) -> u32,
+    /// The instructions (the fallback calls point into this slice, so it lives as long as the code).
+    pub insts: Box<[Inst]>,
+    /// How many were compiled rather than left to the interpreter.
+    pub compiled: usize,
+    /// Register files must hold this many VGPRs/AGPRs before the block runs.
+    pub vgprs: u32,
+    pub agprs: u32,
+}
+
+/// Whether an instruction ends a block (it may leave the straight line).
+pub fn ends_block(inst: &Inst) -> bool {
+    inst.info.unit == Unit::Branch
+        || matches!(inst.info.name, "s_endpgm" | "s_barrier" | "s_setpc_b64" | "s_swappc_b64" | "s_trap" | "s_getpc_b64")
+}
+
+/// Whether the JIT backend can emit all of `inst`.
+pub fn translatable(inst: &Inst, pc: u64) -> bool {
+    let mut probe = JitBackend::probe();
+    let ok = execute(&mut probe, inst, pc).is_ok();
+    ok && probe.unsupported.is_none()
+}
+
+/// Translates `insts` (at consecutive addresses from `pc`) into a function of `module`.
+pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: InterpretOne, name: &str) -> Result<Block, String> {
+    let insts = insts.into_boxed_slice();
+    let ptr = module.target_config().pointer_type();
+    let mut sig = Signature::new(CallConv::SystemV);
+    sig.params.push(AbiParam::new(ptr));
+    sig.returns.push(AbiParam::new(types::I32));
+    let mut cx = module.make_context();
+    cx.func.signature = sig.clone();
+    let mut fbc = FunctionBuilderContext::new();
+    let (mut vgprs, mut agprs, mut compiled) = (0u32, 0u32, 0usize);
+    {
+        let mut b = FunctionBuilder::new(&mut cx.func, &mut fbc);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let ctx = b.block_params(entry)[0];
+        let mut helper_sig = Signature::new(CallConv::SystemV);
+        helper_sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(types::I64)]);
+        helper_sig.returns.push(AbiParam::new(types::I32));
+        let helper_sig = b.import_signature(helper_sig);
+        let mut at = pc;
+        let mut ended = false;
+        for (i, inst) in insts.iter().enumerate() {
+            let next = at + inst.size() as u64;
+            let executed = i as i64 + 1;
+            if translatable(inst, at) {
+                let mut jb = JitBackend::emit(&mut b, ctx);
+                let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
+                if let Some(what) = jb.unsupported {
+                    return Err(format!("{}: {what} after a successful probe", inst.info.name));
+                }
+                (vgprs, agprs) = (vgprs.max(jb.vgprs_used), agprs.max(jb.agprs_used));
+                compiled += 1;
+                let exit = match flow {
+                    Flow::Next => None,
+                    Flow::Jump(t) => Some((b.ins().iconst(types::I64, t as i64), CONTINUE)),
+                    Flow::Branch { cond, target } => {
+                        let c = b.ins().band_imm(cond, 1);
+                        let (t, n) = (b.ins().iconst(types::I64, target as i64), b.ins().iconst(types::I64, next as i64));
+                        Some((b.ins().select(c, t, n), CONTINUE))
+                    }
+                    Flow::Indirect { lo, hi } => {
+                        let lo = b.ins().uextend(types::I64, lo);
+                        let hi = b.ins().uextend(types::I64, hi);
+                        let hi = b.ins().ishl_imm(hi, 32);
+                        Some((b.ins().bor(lo, hi), CONTINUE))
+                    }
+                    Flow::Barrier => Some((b.ins().iconst(types::I64, next as i64), BARRIER)),
+                    Flow::End => Some((b.ins().iconst(types::I64, next as i64), END)),
+                };
+                if let Some((target, status)) = exit {
+                    leave(&mut b, ctx, target, executed, status);
+                    ended = true;
+                    break;
+                }
+            } else {
+                // the interpreter runs this one; a status other than 0 stops the block (next_pc is set)
+                let f = b.ins().iconst(ptr, interpret as usize as i64);
+                let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
+                let pcv = b.ins().iconst(types::I64, at as i64);
+                let call = b.ins().call_indirect(helper_sig, f, &[ctx, ip, pcv]);
+                let status = b.inst_results(call)[0];
+                let stop = b.create_block();
+                let go_on = b.create_block();
+                b.ins().brif(status, stop, &[], go_on, &[]);
+                b.switch_to_block(stop);
+                b.seal_block(stop);
+                let n = b.ins().iconst(types::I64, executed);
+                b.ins().store(MemFlags::trusted(), n, ctx, Ctx::EXECUTED);
+                b.ins().return_(&[status]);
+                b.switch_to_block(go_on);
+                b.seal_block(go_on);
+            }
+            at = next;
+        }
+        if !ended {
+            let t = b.ins().iconst(types::I64, at as i64);
+            leave(&mut b, ctx, t, insts.len() as i64, CONTINUE);
+        }
+        b.finalize();
+    }
+    let id = module.declare_function(name, Linkage::Local, &cx.func.signature).map_err(|e| e.to_string())?;
+    module.define_function(id, &mut cx).map_err(|e| format!("{e:?}"))?;
+    module.clear_context(&mut cx);
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the finalized machine code of a function with the signature built above,
+    // extern "C" fn(*mut Ctx) -> u32; the module keeps it mapped for as long as the JIT lives.
+    let func = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(code) };
+    Ok(Block { func, insts, compiled, vgprs, agprs })
+}
+
+/// Ends the block: next PC, instructions executed, status.
+fn leave(b: &mut FunctionBuilder<'_>, ctx: Value, next_pc: Value, executed: i64, status: u32) {
+    b.ins().store(MemFlags::trusted(), next_pc, ctx, Ctx::NEXT_PC);
+    let n = b.ins().iconst(types::I64, executed);
+    b.ins().store(MemFlags::trusted(), n, ctx, Ctx::EXECUTED);
+    let s = b.ins().iconst(types::I32, status as i64);
+    b.ins().return_(&[s]);
+}

@@ -1,0 +1,284 @@
+//! The JIT as an `emu_core` [`WaveRunner`]: looks up (or translates) the block at a wave's PC, calls it, and
+//! follows its status; instructions it does not translate run on the interpreter, called from the block.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+
+use emu_core::engine::{EngineError, Interpreter, WaveRun, WaveRunner};
+use emu_core::interp::Interp;
+use emu_core::memory::DeviceMemory;
+use emu_core::observe::Observer;
+use emu_core::sem::{execute, ExecError, Flow};
+use emu_core::wave::{WaveState, WaveStatus};
+use isa_amdgpu::{disasm, Inst};
+
+use crate::compile::{self, Block, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
+use crate::ctx::Ctx;
+
+/// Counters of what the JIT did (all dispatches so far).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct JitStats {
+    /// Blocks translated.
+    pub blocks: u64,
+    /// Instructions in them that were compiled, and that were left to the interpreter.
+    pub compiled: u64,
+    pub not_compiled: u64,
+    /// Instructions executed by the interpreter on behalf of compiled blocks.
+    pub fallbacks: u64,
+    /// Nanoseconds spent translating.
+    pub translate_ns: u64,
+}
+
+/// The Cranelift module owning all generated code.
+struct Module(JITModule);
+
+// SAFETY: the module is only used behind the Mutex in `Jit` (one thread at a time); the code it has
+// finalized is immutable and may be called from any thread.
+unsafe impl Send for Module {}
+
+/// The JIT engine; one per process or per device is enough (its translations are keyed by loaded code).
+pub struct Jit {
+    module: Mutex<Module>,
+    blocks: RwLock<HashMap<(u64, u64, u64), Arc<Block>>>,
+    blocks_n: AtomicU64,
+    compiled: AtomicU64,
+    not_compiled: AtomicU64,
+    fallbacks: AtomicU64,
+    translate_ns: AtomicU64,
+}
+
+impl Jit {
+    /// A JIT for the host CPU.
+    pub fn new() -> Result<Jit, String> {
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+        let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())?;
+        let module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
+        Ok(Jit {
+            module: Mutex::new(Module(module)),
+            blocks: RwLock::new(HashMap::new()),
+            blocks_n: AtomicU64::new(0),
+            compiled: AtomicU64::new(0),
+            not_compiled: AtomicU64::new(0),
+            fallbacks: AtomicU64::new(0),
+            translate_ns: AtomicU64::new(0),
+        })
+    }
+
+    pub fn stats(&self) -> JitStats {
+        JitStats {
+            blocks: self.blocks_n.load(Ordering::Relaxed),
+            compiled: self.compiled.load(Ordering::Relaxed),
+            not_compiled: self.not_compiled.load(Ordering::Relaxed),
+            fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            translate_ns: self.translate_ns.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The block at `pc`, translated on first use.
+    fn block(&self, run: &WaveRun<'_>, pc: u64) -> Result<Arc<Block>, EngineError> {
+        let key = (run.code.key, run.code.base, pc);
+        if let Some(b) = self.blocks.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(b.clone());
+        }
+        let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = self.blocks.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(b.clone());
+        }
+        let t = std::time::Instant::now();
+        let mut insts = Vec::new();
+        let mut at = pc;
+        while insts.len() < MAX_BLOCK {
+            match run.cache.get(run.mem, run.code, at) {
+                Ok(inst) => {
+                    at += inst.size() as u64;
+                    let end = compile::ends_block(&inst);
+                    insts.push(inst);
+                    if end {
+                        break;
+                    }
+                }
+                // a bad word after good ones ends the block; the next block reports it
+                Err(_) if !insts.is_empty() => break,
+                Err(error) => {
+                    return Err(EngineError::IllegalInstruction {
+                        kernel: run.cx.kernel.to_string(),
+                        workgroup: run.workgroup,
+                        wave: run.wave_index,
+                        pc,
+                        error,
+                    })
+                }
+            }
+        }
+        let name = format!("block_{:x}_{:x}", run.code.key, pc);
+        let n = insts.len() as u64;
+        let block = compile::compile(&mut module.0, insts, pc, interpret_one, &name).map_err(|why| EngineError::Fault {
+            kernel: run.cx.kernel.to_string(),
+            workgroup: run.workgroup,
+            wave: run.wave_index,
+            pc,
+            text: "(JIT translation)".to_string(),
+            error: Box::new(ExecError::Unsupported { mnemonic: leak(why) }),
+        })?;
+        self.blocks_n.fetch_add(1, Ordering::Relaxed);
+        self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
+        self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
+        self.translate_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let block = Arc::new(block);
+        self.blocks.write().unwrap_or_else(|e| e.into_inner()).insert(key, block.clone());
+        Ok(block)
+    }
+}
+
+/// A translation failure is a bug in the JIT; its message is kept for the report.
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// What helper calls from compiled code need.
+struct Env<'a> {
+    mem: &'a DeviceMemory,
+    wave: *mut WaveState,
+    lds: *mut [u8],
+    /// The first fault: PC, instruction text, error.
+    error: Option<(u64, String, ExecError)>,
+    fallbacks: u64,
+}
+
+/// Executes one instruction on the interpreter for a compiled block (see [`compile::InterpretOne`]).
+extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, pc: u64) -> u32 {
+    let run = || {
+        // SAFETY: compiled blocks pass the Ctx the runner gave them, whose env is the runner's live Env, and
+        // a pointer into the block's own instruction slice; the runner does not touch the wave meanwhile.
+        let (ctx, inst) = unsafe { (&mut *ctx, &*inst) };
+        // SAFETY: as above: `env`, the wave and the LDS outlive the call and nothing else accesses them.
+        let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
+        let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
+        wave.scc = ctx.scc != 0;
+        let mut b = Interp { wave, mem: env.mem, lds, mnemonic: inst.info.name, accesses: None };
+        let r = execute(&mut b, inst, pc);
+        env.fallbacks += 1;
+        // the interpreter may have grown the register files: hand back fresh pointers
+        let wave = b.wave;
+        ctx.sgprs = wave.sgprs.as_mut_ptr();
+        ctx.vgprs = wave.vgprs.as_mut_ptr();
+        ctx.agprs = wave.agprs.as_mut_ptr();
+        ctx.scc = wave.scc as u32;
+        let next = pc + inst.size() as u64;
+        match r {
+            Ok(Flow::Next) => 0,
+            Ok(Flow::Jump(t)) => {
+                ctx.next_pc = t;
+                CONTINUE
+            }
+            Ok(Flow::Branch { cond, target }) => {
+                ctx.next_pc = if cond & 1 == 1 { target } else { next };
+                CONTINUE
+            }
+            Ok(Flow::Indirect { lo, hi }) => {
+                ctx.next_pc = (hi as u64) << 32 | lo as u64;
+                CONTINUE
+            }
+            Ok(Flow::Barrier) => {
+                ctx.next_pc = next;
+                BARRIER
+            }
+            Ok(Flow::End) => {
+                ctx.next_pc = next;
+                END
+            }
+            Err(e) => {
+                env.error = Some((pc, disasm::text(inst), e));
+                FAULT
+            }
+        }
+    };
+    // a panic must not unwind into generated code
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(compile::INTERNAL)
+}
+
+impl WaveRunner for Jit {
+    fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
+        if O::ACTIVE {
+            // compiled blocks do not report per-instruction events yet: an observed dispatch is interpreted
+            return Interpreter.run_wave(run, observer);
+        }
+        let kernel = || run.cx.kernel.to_string();
+        let wave_ptr: *mut WaveState = &mut *run.wave;
+        let lds_ptr: *mut [u8] = &mut *run.lds;
+        let mut env = Env { mem: run.mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0 };
+        let result = loop {
+            // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
+            let wave = unsafe { &mut *wave_ptr };
+            if wave.status != WaveStatus::Running {
+                break Ok(());
+            }
+            if wave.executed >= run.limits.max_wave_instructions {
+                break Err(EngineError::Runaway {
+                    kernel: kernel(),
+                    workgroup: run.workgroup,
+                    wave: run.wave_index,
+                    limit: run.limits.max_wave_instructions,
+                });
+            }
+            let block = match self.block(&run, wave.pc) {
+                Ok(b) => b,
+                Err(e) => break Err(e),
+            };
+            if wave.vgprs.len() < block.vgprs as usize {
+                wave.vgprs.resize(block.vgprs as usize, [0; 64]);
+            }
+            if wave.agprs.len() < block.agprs as usize {
+                wave.agprs.resize(block.agprs as usize, [0; 64]);
+            }
+            let mut ctx = Ctx {
+                sgprs: wave.sgprs.as_mut_ptr(),
+                vgprs: wave.vgprs.as_mut_ptr(),
+                agprs: wave.agprs.as_mut_ptr(),
+                scc: wave.scc as u32,
+                _pad: 0,
+                next_pc: wave.pc,
+                executed: 0,
+                env: (&mut env as *mut Env<'_>).cast(),
+            };
+            let status = (block.func)(&mut ctx);
+            // SAFETY: the block has returned; the wave is ours again.
+            let wave = unsafe { &mut *wave_ptr };
+            wave.scc = ctx.scc != 0;
+            wave.executed += ctx.executed;
+            wave.pc = ctx.next_pc;
+            match status {
+                CONTINUE => {}
+                BARRIER => {
+                    wave.status = WaveStatus::AtBarrier;
+                    break Ok(());
+                }
+                END => {
+                    wave.status = WaveStatus::Done;
+                    break Ok(());
+                }
+                FAULT => {
+                    let (pc, text, error) = env.error.take().unwrap_or((wave.pc, String::new(), ExecError::Trap(0)));
+                    break Err(EngineError::Fault { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc, text, error: Box::new(error) });
+                }
+                _ => {
+                    break Err(EngineError::Fault {
+                        kernel: kernel(),
+                        workgroup: run.workgroup,
+                        wave: run.wave_index,
+                        pc: wave.pc,
+                        text: String::new(),
+                        error: Box::new(ExecError::Unsupported { mnemonic: "the interpreter panicked inside a JIT helper" }),
+                    })
+                }
+            }
+        };
+        self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        result
+    }
+}

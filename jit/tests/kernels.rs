@@ -1,0 +1,69 @@
+//! Every bundled-kernel test case (emu-core/tests/kernel_cases.rs) on the JIT. Each dispatch runs on the
+//! interpreter and on the JIT from the same device memory, and must leave every buffer byte-identical and
+//! fail (if it fails) with the same report; then the case checks the JIT's results against its CPU reference.
+
+use std::sync::OnceLock;
+
+fn jit() -> &'static jit::Jit {
+    static JIT: OnceLock<jit::Jit> = OnceLock::new();
+    JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
+}
+
+/// The engine under test: the JIT, cross-checked against the interpreter on the same inputs.
+fn engine_run(
+    mem: &emu_core::memory::DeviceMemory,
+    dev: &'static emu_core::DevicePreset,
+    co: &isa_amdgpu::codeobj::CodeObject,
+    kernel: &isa_amdgpu::codeobj::Kernel,
+    shape: emu_core::dispatch::DispatchShape,
+    args: &[emu_core::kernarg::ArgValue],
+    limits: emu_core::engine::Limits,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    use emu_core::memory::AllocKind;
+    let buffers = mem.allocations(AllocKind::Buffer);
+    let read_all = || -> Vec<Vec<u8>> {
+        buffers
+            .iter()
+            .map(|&(a, n)| {
+                let mut b = vec![0u8; n as usize];
+                mem.read(a, &mut b).unwrap();
+                b
+            })
+            .collect()
+    };
+    let before = read_all();
+    let interp = emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, limits);
+    let after_interp = read_all();
+    for ((a, _), b) in buffers.iter().zip(&before) {
+        mem.write(*a, b).unwrap();
+    }
+    let jitted = emu_core::engine::run_kernel_with(mem, dev, co, kernel, shape, args, limits, jit(), &emu_core::observe::NoObserver);
+    match (&interp, &jitted) {
+        (Ok(i), Ok(j)) => {
+            assert!(read_all() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
+            // on one thread both run the same schedule, so they execute the same instructions (on more,
+            // contended atomic retry loops may spin differently)
+            if limits.threads == Some(1) {
+                assert_eq!(i, j, "{}: statistics differ", kernel.name);
+            }
+        }
+        // the code is loaded at a different address for each dispatch: compare reports without addresses
+        (Err(i), Err(j)) => assert_eq!(without_hex(&i.to_string()), without_hex(&j.to_string()), "{}: the engines fail differently", kernel.name),
+        _ => panic!("{}: interpreter {:?}, JIT {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err()),
+    }
+    jitted
+}
+
+/// `text` with every hexadecimal number replaced by `0x_`.
+fn without_hex(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        out.push_str("0x_");
+        rest = rest[i + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out + rest
+}
+
+include!("../../emu-core/tests/kernel_cases.rs");
