@@ -15,4 +15,4 @@ fn engine_run(
     emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, limits)
 }
 
-include!("kernel_cases.rs");
+include!("shared/kernel_cases.rs");

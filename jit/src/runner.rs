@@ -156,8 +156,9 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, pc: u64) -> u32 {
         // SAFETY: compiled blocks pass the Ctx the runner gave them, whose env is the runner's live Env, and
         // a pointer into the block's own instruction slice; the runner does not touch the wave meanwhile.
         let (ctx, inst) = unsafe { (&mut *ctx, &*inst) };
-        // SAFETY: as above: `env`, the wave and the LDS outlive the call and nothing else accesses them.
+        // SAFETY: as above: `env` outlives the call and nothing else accesses it meanwhile.
         let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
+        // SAFETY: the wave and the LDS behind `env` are the runner's, untouched by it during the block.
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
         wave.scc = ctx.scc != 0;
         let mut b = Interp { wave, mem: env.mem, lds, mnemonic: inst.info.name, accesses: None };

@@ -1,4 +1,4 @@
-//! Every bundled-kernel test case (emu-core/tests/kernel_cases.rs) on the JIT. Each dispatch runs on the
+//! Every bundled-kernel test case (emu-core/tests/shared/kernel_cases.rs) on the JIT. Each dispatch runs on the
 //! interpreter and on the JIT from the same device memory, and must leave every buffer byte-identical and
 //! fail (if it fails) with the same report; then the case checks the JIT's results against its CPU reference.
 
@@ -66,4 +66,4 @@ fn without_hex(text: &str) -> String {
     out + rest
 }
 
-include!("../../emu-core/tests/kernel_cases.rs");
+include!("../../emu-core/tests/shared/kernel_cases.rs");

@@ -1,10 +1,12 @@
 //! `wavejit bench`: engine throughput on the bundled ALU-loop and SGEMM kernels, as VALU lane-operations per
-//! second and emulated GFLOP/s (one run each; use the criterion benches for statistics).
+//! second and emulated GFLOP/s, for the interpreter and the JIT in the same run, with their ratio (one run
+//! each; use the criterion benches for statistics).
 
 use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel_observed, Limits};
+use emu_core::engine::{run_kernel, run_kernel_observed, run_kernel_with, Limits};
+use emu_core::observe::NoObserver;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::ClassCounter;
@@ -22,7 +24,8 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result
     }
     let limits = Limits { threads, ..Limits::default() };
     let host_threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    println!("wavejit bench on an emulated {dev}, interpreter, {host_threads} host thread(s)");
+    println!("wavejit bench on an emulated {dev}, {host_threads} host thread(s)");
+    let jit = jit::Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
     let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
         let file = format!("{name}-{}.co", dev.gfx);
@@ -33,18 +36,28 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result
     let n = 64 * 1024u32;
     let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
+    let args = [ArgValue::Pointer(out), ArgValue::U32(200)];
+    // the VALU instruction count, from an observed (interpreted) run
     let counter = ClassCounter::default();
-    let t = Instant::now();
-    let s = run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(out), ArgValue::U32(200)], limits, &counter)?;
-    let secs = t.elapsed().as_secs_f64();
+    let s = run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &counter)?;
     let valu: u64 = counter.counts().iter().filter(|(u, _)| *u == "valu").map(|(_, c)| c * 64).sum();
+    let t = Instant::now();
+    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits)?;
+    let interp = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    let first = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    let warm = t.elapsed().as_secs_f64();
+    let rate = |secs: f64| valu as f64 / secs / 1e6;
+    println!("alu_loop   {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu);
+    println!("  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)", rate(interp), rate(interp) / host_threads as f64);
     println!(
-        "alu_loop   {} waves, {} wave instructions in {:.3} s: {:.0} M VALU lane-ops/s ({:.0} M per host thread)",
-        s.waves,
-        s.wave_instructions,
-        secs,
-        valu as f64 / secs / 1e6,
-        valu as f64 / secs / 1e6 / host_threads as f64
+        "  jit          {warm:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread), {:.1}x the interpreter (first run with translation {first:.3} s)",
+        rate(warm),
+        rate(warm) / host_threads as f64,
+        interp / warm
     );
 
     let co = load("sgemm")?;
@@ -56,16 +69,25 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result
     );
     let shape = DispatchShape::new([sgemm_n, sgemm_n, 1], [16, 16, 1], dev)?;
     let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(sgemm_n)];
-    let counter = ClassCounter::default();
-    let t = Instant::now();
-    run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &counter)?;
-    let secs = t.elapsed().as_secs_f64();
     let flop = 2.0 * (sgemm_n as f64).powi(3);
+    let t = Instant::now();
+    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits)?;
+    let interp = t.elapsed().as_secs_f64();
+    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    let t = Instant::now();
+    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    let warm = t.elapsed().as_secs_f64();
+    println!("sgemm {sgemm_n}^3");
+    println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
+    println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
+    let st = jit.stats();
     println!(
-        "sgemm {sgemm_n}^3  {:.3} s: {:.3} emulated GFLOP/s, {:.0} M vector lane-ops/s",
-        secs,
-        flop / secs / 1e9,
-        counter.vector_lanes() as f64 / secs / 1e6
+        "jit: {} blocks, {} instructions compiled, {} left to the interpreter ({} interpreted executions), {:.1} us translation per instruction",
+        st.blocks,
+        st.compiled,
+        st.not_compiled,
+        st.fallbacks,
+        st.translate_ns as f64 / 1e3 / (st.compiled + st.not_compiled).max(1) as f64
     );
     Ok(())
 }
