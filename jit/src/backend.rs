@@ -31,9 +31,27 @@ pub struct Vv {
     uniform: Option<Value>,
 }
 
+/// Vector register values already in SSA form in the block being compiled (read or written by an earlier
+/// instruction on every path to here): reading one again needs no load. Registers are still stored on every
+/// write, so memory is always current; the block compiler clears the cache where code it does not see runs
+/// (interpreter fallbacks) and at a loop's head.
+#[derive(Default)]
+pub struct RegCache {
+    vgprs: std::collections::HashMap<u32, Vv>,
+    agprs: std::collections::HashMap<u32, Vv>,
+}
+
+impl RegCache {
+    pub fn clear(&mut self) {
+        self.vgprs.clear();
+        self.agprs.clear();
+    }
+}
+
 /// Emits (or, with no builder, probes) one instruction at a time.
 pub struct JitBackend<'a, 'f> {
     b: Option<&'a mut FunctionBuilder<'f>>,
+    cache: Option<&'a mut RegCache>,
     ctx: Value,
     /// The first operation this backend cannot emit, if any.
     pub unsupported: Option<&'static str>,
@@ -57,12 +75,39 @@ fn trusted() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, ctx: dummy(), unsupported: None, vgprs_used: 0, agprs_used: 0 }
+        JitBackend { b: None, cache: None, ctx: dummy(), unsupported: None, vgprs_used: 0, agprs_used: 0 }
     }
 
-    /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter.
-    pub fn emit(b: &'a mut FunctionBuilder<'f>, ctx: Value) -> JitBackend<'a, 'f> {
-        JitBackend { b: Some(b), ctx, unsupported: None, vgprs_used: 0, agprs_used: 0 }
+    /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter and the block's register cache.
+    pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache, ctx: Value) -> JitBackend<'a, 'f> {
+        JitBackend { b: Some(b), cache: Some(cache), ctx, unsupported: None, vgprs_used: 0, agprs_used: 0 }
+    }
+
+    fn cached(&mut self, agpr: bool, reg: u32) -> Option<Vv> {
+        let c = self.cache.as_deref()?;
+        if agpr { c.agprs.get(&reg) } else { c.vgprs.get(&reg) }.copied()
+    }
+
+    fn remember(&mut self, agpr: bool, reg: u32, v: Vv) {
+        if let Some(c) = self.cache.as_deref_mut() {
+            if agpr { &mut c.agprs } else { &mut c.vgprs }.insert(reg, Vv { uniform: None, ..v });
+        }
+    }
+
+    fn load_reg(&mut self, base_field: i32, reg: u32) -> Vv {
+        let agpr = base_field == Ctx::AGPRS;
+        if let Some(v) = self.cached(agpr, reg) {
+            return v;
+        }
+        let base = self.vreg_addr(base_field, reg);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let mut c = [dummy(); CHUNKS];
+        for (i, x) in c.iter_mut().enumerate() {
+            *x = b.ins().load(I32X4, trusted(), base, 16 * i as i32);
+        }
+        let v = Vv { c, uniform: None };
+        self.remember(agpr, reg, v);
+        v
     }
 
     /// Records that `what` cannot be emitted (the instruction goes to the interpreter).
@@ -165,6 +210,55 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let q_or_quiet = b.ins().bitselect(q_nan, q_quieted, q);
         let r = b.ins().bitselect(q_nan, p, m);
         b.ins().bitselect(p_nan, q_or_quiet, r)
+    }
+
+    /// Writes the lanes of `v` that `m` selects to register `reg` of the file at `base_field`; with every lane
+    /// selected (the common case) a plain store, otherwise a blend with the old value.
+    fn store_reg(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
+        if self.fb().is_none() {
+            return;
+        }
+        let agpr = base_field == Ctx::AGPRS;
+        // the old value (for the blend) comes from the cache when an earlier instruction had it
+        let cached_old = self.cached(agpr, reg);
+        let base = self.vreg_addr(base_field, reg);
+        let done = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..CHUNKS {
+                b.append_block_param(done, I32X4);
+            }
+            b.ins().brif(all, full, &[], masked, &[]);
+            b.switch_to_block(full);
+            b.seal_block(full);
+            for i in 0..CHUNKS {
+                b.ins().store(trusted(), v.c[i], base, 16 * i as i32);
+            }
+            let args: Vec<_> = v.c.iter().map(|x| (*x).into()).collect();
+            b.ins().jump(done, &args);
+            b.switch_to_block(masked);
+            b.seal_block(masked);
+            done
+        };
+        let masks = self.expand(m);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let mut blended = [dummy(); CHUNKS];
+        for i in 0..CHUNKS {
+            let old = match cached_old {
+                Some(o) => o.c[i],
+                None => b.ins().load(I32X4, trusted(), base, 16 * i as i32),
+            };
+            blended[i] = b.ins().bitselect(masks[i], v.c[i], old);
+            b.ins().store(trusted(), blended[i], base, 16 * i as i32);
+        }
+        let args: Vec<_> = blended.iter().map(|x| (*x).into()).collect();
+        b.ins().jump(done, &args);
+        b.switch_to_block(done);
+        b.seal_block(done);
+        let mut c = [dummy(); CHUNKS];
+        c.copy_from_slice(b.block_params(done));
+        self.remember(agpr, reg, Vv { c, uniform: None });
     }
 
     fn vreg_addr(&mut self, base_field: i32, reg: u32) -> Value {
@@ -314,54 +408,22 @@ impl Backend for JitBackend<'_, '_> {
         if self.fb().is_none() {
             return self.dv();
         }
-        let base = self.vreg_addr(Ctx::VGPRS, reg);
-        let b = self.b.as_deref_mut().expect("emitting");
-        let mut c = [dummy(); CHUNKS];
-        for (i, x) in c.iter_mut().enumerate() {
-            *x = b.ins().load(I32X4, trusted(), base, 16 * i as i32);
-        }
-        Vv { c, uniform: None }
+        self.load_reg(Ctx::VGPRS, reg)
     }
     fn v_set(&mut self, reg: u32, v: Vv, m: Value) {
         self.vgprs_used = self.vgprs_used.max(reg + 1);
-        if self.fb().is_none() {
-            return;
-        }
-        let masks = self.expand(m);
-        let base = self.vreg_addr(Ctx::VGPRS, reg);
-        let b = self.b.as_deref_mut().expect("emitting");
-        for i in 0..CHUNKS {
-            let old = b.ins().load(I32X4, trusted(), base, 16 * i as i32);
-            let new = b.ins().bitselect(masks[i], v.c[i], old);
-            b.ins().store(trusted(), new, base, 16 * i as i32);
-        }
+        self.store_reg(Ctx::VGPRS, reg, v, m);
     }
     fn a_get(&mut self, reg: u32) -> Vv {
         self.agprs_used = self.agprs_used.max(reg + 1);
         if self.fb().is_none() {
             return self.dv();
         }
-        let base = self.vreg_addr(Ctx::AGPRS, reg);
-        let b = self.b.as_deref_mut().expect("emitting");
-        let mut c = [dummy(); CHUNKS];
-        for (i, x) in c.iter_mut().enumerate() {
-            *x = b.ins().load(I32X4, trusted(), base, 16 * i as i32);
-        }
-        Vv { c, uniform: None }
+        self.load_reg(Ctx::AGPRS, reg)
     }
     fn a_set(&mut self, reg: u32, v: Vv, m: Value) {
         self.agprs_used = self.agprs_used.max(reg + 1);
-        if self.fb().is_none() {
-            return;
-        }
-        let masks = self.expand(m);
-        let base = self.vreg_addr(Ctx::AGPRS, reg);
-        let b = self.b.as_deref_mut().expect("emitting");
-        for i in 0..CHUNKS {
-            let old = b.ins().load(I32X4, trusted(), base, 16 * i as i32);
-            let new = b.ins().bitselect(masks[i], v.c[i], old);
-            b.ins().store(trusted(), new, base, 16 * i as i32);
-        }
+        self.store_reg(Ctx::AGPRS, reg, v, m);
     }
     fn v_splat(&mut self, s: Value) -> Vv {
         let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };

@@ -13,7 +13,7 @@ use emu_core::sem::{execute, Flow};
 use isa_amdgpu::table::Unit;
 use isa_amdgpu::Inst;
 
-use crate::backend::JitBackend;
+use crate::backend::{JitBackend, RegCache};
 use crate::ctx::Ctx;
 
 /// Status a block returns: continue at `next_pc`, or stop the wave for a barrier, its end, or a fault.
@@ -73,6 +73,12 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
         b.switch_to_block(entry);
         b.seal_block(entry);
         let ctx = b.block_params(entry)[0];
+        // the first instruction's block: a branch back to the block's start jumps here (sealed at the end,
+        // once every back edge is known)
+        let body = b.create_block();
+        b.ins().jump(body, &[]);
+        b.switch_to_block(body);
+        let mut regs = RegCache::default();
         let mut helper_sig = Signature::new(CallConv::SystemV);
         helper_sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(types::I64)]);
         helper_sig.returns.push(AbiParam::new(types::I32));
@@ -83,7 +89,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
             if translatable(inst, at) {
-                let mut jb = JitBackend::emit(&mut b, ctx);
+                let mut jb = JitBackend::emit(&mut b, &mut regs, ctx);
                 let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
                 if let Some(what) = jb.unsupported {
                     return Err(format!("{}: {what} after a successful probe", inst.info.name));
@@ -92,6 +98,21 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
                 compiled += 1;
                 let exit = match flow {
                     Flow::Next => None,
+                    Flow::Jump(t) if t == pc => {
+                        loop_back(&mut b, ctx, body, pc, executed);
+                        ended = true;
+                        break;
+                    }
+                    Flow::Branch { cond, target } if target == pc => {
+                        // a loop that is this block: go round inside compiled code
+                        let c = b.ins().band_imm(cond, 1);
+                        let (back, out) = (b.create_block(), b.create_block());
+                        b.ins().brif(c, back, &[], out, &[]);
+                        b.switch_to_block(back);
+                        loop_back(&mut b, ctx, body, pc, executed);
+                        b.switch_to_block(out);
+                        Some((b.ins().iconst(types::I64, next as i64), CONTINUE))
+                    }
                     Flow::Jump(t) => Some((b.ins().iconst(types::I64, t as i64), CONTINUE)),
                     Flow::Branch { cond, target } => {
                         let c = b.ins().band_imm(cond, 1);
@@ -123,12 +144,11 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
                 let go_on = b.create_block();
                 b.ins().brif(status, stop, &[], go_on, &[]);
                 b.switch_to_block(stop);
-                b.seal_block(stop);
-                let n = b.ins().iconst(types::I64, executed);
-                b.ins().store(MemFlags::trusted(), n, ctx, Ctx::EXECUTED);
+                add_executed(&mut b, ctx, executed);
                 b.ins().return_(&[status]);
                 b.switch_to_block(go_on);
-                b.seal_block(go_on);
+                // the interpreter may have written any register
+                regs.clear();
             }
             at = next;
         }
@@ -136,6 +156,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
             let t = b.ins().iconst(types::I64, at as i64);
             leave(&mut b, ctx, t, insts.len() as i64, CONTINUE);
         }
+        b.seal_all_blocks();
         b.finalize();
     }
     let id = module.declare_function(name, Linkage::Local, &cx.func.signature).map_err(|e| e.to_string())?;
@@ -152,8 +173,30 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
 /// Ends the block: next PC, instructions executed, status.
 fn leave(b: &mut FunctionBuilder<'_>, ctx: Value, next_pc: Value, executed: i64, status: u32) {
     b.ins().store(MemFlags::trusted(), next_pc, ctx, Ctx::NEXT_PC);
-    let n = b.ins().iconst(types::I64, executed);
-    b.ins().store(MemFlags::trusted(), n, ctx, Ctx::EXECUTED);
+    add_executed(b, ctx, executed);
     let s = b.ins().iconst(types::I32, status as i64);
+    b.ins().return_(&[s]);
+}
+
+/// ctx.executed += n; returns the new count.
+fn add_executed(b: &mut FunctionBuilder<'_>, ctx: Value, n: i64) -> Value {
+    let e = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::EXECUTED);
+    let e = b.ins().iadd_imm(e, n);
+    b.ins().store(MemFlags::trusted(), e, ctx, Ctx::EXECUTED);
+    e
+}
+
+/// Back to the block's start after `executed` instructions of this pass — unless the wave's instruction budget
+/// is spent, in which case the block returns (at its own start) and the runner reports the runaway.
+fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, pc: u64, executed: i64) {
+    let e = add_executed(b, ctx, executed);
+    let budget = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::BUDGET);
+    let spent = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThanOrEqual, e, budget);
+    let stop = b.create_block();
+    b.ins().brif(spent, stop, &[], body, &[]);
+    b.switch_to_block(stop);
+    let t = b.ins().iconst(types::I64, pc as i64);
+    b.ins().store(MemFlags::trusted(), t, ctx, Ctx::NEXT_PC);
+    let s = b.ins().iconst(types::I32, CONTINUE as i64);
     b.ins().return_(&[s]);
 }

@@ -16,10 +16,13 @@ pub struct Ctx {
     pub _pad: u32,
     /// Where the wave continues when the block returns.
     pub next_pc: u64,
-    /// Instructions the block executed (including an interpreted one that stopped it).
+    /// Instructions the block executed (including an interpreted one that stopped it, and every pass of a
+    /// block that loops on itself).
     pub executed: u64,
     /// The runner's environment for helper calls.
     pub env: *mut c_void,
+    /// Instructions the wave may still execute: a block looping on itself returns once `executed` reaches it.
+    pub budget: u64,
 }
 
 impl Ctx {
@@ -29,6 +32,7 @@ impl Ctx {
     pub const SCC: i32 = 24;
     pub const NEXT_PC: i32 = 32;
     pub const EXECUTED: i32 = 40;
+    pub const BUDGET: i32 = 56;
 }
 
 /// 16-byte aligned rows of four lane masks.
@@ -70,6 +74,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Ctx, scc) as i32, Ctx::SCC);
         assert_eq!(std::mem::offset_of!(Ctx, next_pc) as i32, Ctx::NEXT_PC);
         assert_eq!(std::mem::offset_of!(Ctx, executed) as i32, Ctx::EXECUTED);
+        assert_eq!(std::mem::offset_of!(Ctx, budget) as i32, Ctx::BUDGET);
         assert_eq!(MASK_TABLE.0[0b1010], [0, u32::MAX, 0, u32::MAX]);
         assert_eq!(MASK_TABLE.as_ptr() as usize % 16, 0);
     }

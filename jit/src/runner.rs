@@ -246,6 +246,7 @@ impl WaveRunner for Jit {
                 next_pc: wave.pc,
                 executed: 0,
                 env: (&mut env as *mut Env<'_>).cast(),
+                budget: run.limits.max_wave_instructions.saturating_sub(wave.executed),
             };
             let status = (block.func)(&mut ctx);
             // SAFETY: the block has returned; the wave is ours again.
