@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, Limits, RunStats};
+use emu_core::engine::{Limits, RunStats};
+
+use crate::engine::{dispatch, EngineKind};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -29,12 +31,16 @@ fn f32_bytes(x: f32) -> Vec<u8> {
 }
 
 /// Runs the demo on `device` (default: MI300X).
-pub fn run(device: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::error::Error>> {
+    let jit = jit::Jit::new()?;
+    let run_kernel = |mem: &DeviceMemory, dev: &DevicePreset, co: &CodeObject, k: &isa_amdgpu::codeobj::Kernel, shape, args: &[ArgValue], limits| {
+        dispatch(engine, &jit, mem, dev, co, k, shape, args, limits).map(|(s, _)| s)
+    };
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
-    println!("wavejit demo on an emulated {dev}");
+    println!("wavejit demo on an emulated {dev}, engine: {}", engine.name());
     println!("{:<12} {:>10} {:>7} {:>12} {:>9}  result", "kernel", "work-items", "waves", "wave instr", "ms");
     let mem = DeviceMemory::new(dev.memory_bytes)?;
     let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
@@ -154,6 +160,6 @@ pub fn run(device: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     if !all_ok {
         return Err("a kernel differed from its CPU reference".into());
     }
-    println!("all kernels match their CPU references (interpreter; `wavejit disasm` shows their code)");
+    println!("all kernels match their CPU references ({}; `wavejit disasm` shows their code)", engine.name());
     Ok(())
 }

@@ -7,6 +7,7 @@
 mod bench;
 mod demo;
 mod disasm;
+mod engine;
 mod info;
 mod run;
 
@@ -39,7 +40,7 @@ enum Command {
         #[arg(long)]
         kernel: Option<String>,
     },
-    /// Run one kernel dispatch on an emulated GPU (the interpreter; instruction coverage is growing).
+    /// Run one kernel dispatch on an emulated GPU.
     #[command(after_help = "Example (c[i] = a[i] + b[i] over 1000 floats):\n  wavejit run vadd-gfx942.co --kernel vadd --grid 1000 --block 256 \\\n      --arg in=a.bin --arg in=b.bin --arg out=c.bin:4000 --arg u32=1000\n\nArgument kinds, in the kernel's argument order: u32=V i32=V u64=V i64=V f32=V f64=V (by value),\nin=PATH (device buffer filled from the file), out=PATH:BYTES (zeroed buffer written to PATH after\nthe run), inout=PATH (filled from PATH and written back). Hidden arguments are filled automatically.")]
     Run {
         /// Code object (or HIP binary / library holding one).
@@ -68,12 +69,18 @@ enum Command {
         /// Host threads running workgroups (default: all cores); results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
+        /// jit (compiled, the default), interp (interpreter) or crosscheck (both, compared).
+        #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
+        engine: engine::EngineKind,
     },
     /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
     Demo {
         /// mi300x (default), mi210 or mi250x.
         #[arg(long)]
         device: Option<String>,
+        /// jit (the default), interp or crosscheck.
+        #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
+        engine: engine::EngineKind,
     },
     /// Measure engine throughput: VALU lane-ops/s on an ALU loop, emulated GFLOP/s on a tiled SGEMM.
     Bench {
@@ -104,10 +111,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
-        Command::Demo { device } => demo::run(device.as_deref()),
+        Command::Demo { device, engine } => demo::run(device.as_deref(), engine),
         Command::Bench { device, threads, sgemm_n } => bench::run(device.as_deref(), threads, sgemm_n),
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads })
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine })
         }
     };
     match result {

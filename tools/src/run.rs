@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{run_kernel_observed, Limits};
+
+use crate::engine::{dispatch, EngineKind};
 use emu_core::observe::ClassCounter;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
@@ -22,6 +24,7 @@ pub struct RunArgs {
     pub stats_json: Option<PathBuf>,
     pub max_instructions: u64,
     pub threads: Option<usize>,
+    pub engine: EngineKind,
 }
 
 fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
@@ -103,7 +106,13 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let counter = ClassCounter::default();
     let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads };
-    let stats = run_kernel_observed(&mem, device, &co, kernel, shape, &args, limits, &counter)?;
+    let jit = jit::Jit::new()?;
+    // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
+    let (stats, jd) = if a.engine == EngineKind::Interp {
+        (run_kernel_observed(&mem, device, &co, kernel, shape, &args, limits, &counter)?, Default::default())
+    } else {
+        dispatch(a.engine, &jit, &mem, device, &co, kernel, shape, &args, limits)?
+    };
     let seconds = t0.elapsed().as_secs_f64();
     for o in &outputs {
         let mut buf = vec![0u8; o.len];
@@ -111,21 +120,35 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         std::fs::write(&o.path, &buf).map_err(|e| format!("{}: {e}", o.path.display()))?;
     }
     println!(
-        "{} on {}: {} workgroups, {} waves, {} wave instructions in {:.3} s (interpreter)",
-        kernel.name, device.name, stats.workgroups, stats.waves, stats.wave_instructions, seconds
+        "{} on {}: {} workgroups, {} waves, {} wave instructions in {:.3} s ({})",
+        kernel.name,
+        device.name,
+        stats.workgroups,
+        stats.waves,
+        stats.wave_instructions,
+        seconds,
+        match a.engine {
+            EngineKind::Interp => "interpreter".to_string(),
+            e => format!("{}: {} blocks translated, {} instructions executed by the interpreter", e.name(), jd.blocks, jd.fallbacks),
+        }
     );
     if let Some(p) = &a.stats_json {
-        let j = serde_json::json!({
+        let mut j = serde_json::json!({
             "kernel": kernel.name,
             "device": device.id,
-            "engine": "interp",
+            "engine": a.engine.name(),
             "workgroups": stats.workgroups,
             "waves": stats.waves,
             "wave_instructions": stats.wave_instructions,
             "seconds": seconds,
-            "instructions_by_unit": counter.counts().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
-            "vector_lane_ops": counter.vector_lanes(),
+            "jit_blocks": jd.blocks,
+            "jit_compiled_instructions": jd.compiled,
+            "jit_fallbacks": jd.fallbacks,
         });
+        if a.engine == EngineKind::Interp {
+            j["instructions_by_unit"] = serde_json::json!(counter.counts().into_iter().collect::<std::collections::BTreeMap<_, _>>());
+            j["vector_lane_ops"] = serde_json::json!(counter.vector_lanes());
+        }
         write_json(p, &j)?;
     }
     Ok(())

@@ -94,7 +94,7 @@ fn run_executes_vadd_from_files_and_writes_stats() {
     let pc = pa.with_file_name("c.bin");
     let ps = pa.with_file_name("stats.json");
     let co = tmp("vadd-gfx90a.co", test_kernels::by_name("vadd-gfx90a.co").unwrap());
-    for device in ["mi210", "mi250x"] {
+    for (device, engine) in [("mi210", "jit"), ("mi250x", "interp"), ("mi210", "crosscheck")] {
         let out = wavejit(&[
             "run",
             co.to_str().unwrap(),
@@ -116,6 +116,8 @@ fn run_executes_vadd_from_files_and_writes_stats() {
             "u32=1000",
             "--stats-json",
             ps.to_str().unwrap(),
+            "--engine",
+            engine,
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let c = std::fs::read(&pc).unwrap();
@@ -128,6 +130,10 @@ fn run_executes_vadd_from_files_and_writes_stats() {
         assert_eq!(stats["waves"], 16);
         assert!(stats["wave_instructions"].as_u64().unwrap() > 100);
         assert!(stats["seconds"].as_f64().is_some());
+        assert_eq!(stats["engine"], engine);
+        // vadd's loads and stores run on the interpreter for now: the JIT counts them as fallbacks
+        let fallbacks = stats["jit_fallbacks"].as_u64().unwrap();
+        assert_eq!(fallbacks > 0, engine != "interp", "{engine}: {fallbacks} fallbacks");
     }
 }
 
@@ -157,13 +163,13 @@ fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
 
 #[test]
 fn demo_runs_every_bundled_kernel_and_checks_it() {
-    let out = wavejit(&["demo", "--device", "mi210"]);
+    let out = wavejit(&["demo", "--device", "mi210", "--engine", "crosscheck"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     for k in ["vadd", "saxpy", "reduce_sum", "divergence", "alu_loop"] {
         assert!(text.lines().any(|l| l.starts_with(k) && l.contains("matches the CPU reference")), "{k}: {text}");
     }
-    assert!(text.contains("MI210"));
+    assert!(text.contains("MI210") && text.contains("engine: crosscheck"));
 }
 
 #[test]
@@ -172,6 +178,7 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("M VALU lane-ops/s") && text.contains("emulated GFLOP/s"), "{text}");
+    assert!(text.contains("interpreter") && text.contains("x the interpreter") && text.contains("translation per instruction"), "{text}");
     let out = wavejit(&["bench", "--sgemm-n", "20"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));

@@ -1,0 +1,119 @@
+//! `--engine jit|interp|crosscheck`: which engine runs a dispatch. The JIT is the default; crosscheck runs the
+//! interpreter and the JIT from the same device memory and stops at the first byte that differs.
+
+use emu_core::dispatch::DispatchShape;
+use emu_core::engine::{run_kernel, run_kernel_with, EngineError, Limits, RunStats};
+use emu_core::kernarg::ArgValue;
+use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::observe::NoObserver;
+use emu_core::DevicePreset;
+use isa_amdgpu::codeobj::{CodeObject, Kernel};
+
+/// The engines a command can run kernels on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineKind {
+    /// Compiled to host code with Cranelift (instructions it does not translate run on the interpreter).
+    Jit,
+    /// The interpreter.
+    Interp,
+    /// Both, from the same memory; any difference in results is an error that shows where.
+    Crosscheck,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Jit => "jit",
+            EngineKind::Interp => "interp",
+            EngineKind::Crosscheck => "crosscheck",
+        }
+    }
+}
+
+/// What the JIT did during one dispatch.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JitDelta {
+    pub blocks: u64,
+    pub compiled: u64,
+    pub fallbacks: u64,
+}
+
+/// Runs one dispatch on `kind`.
+#[allow(clippy::too_many_arguments)]
+pub fn dispatch(
+    kind: EngineKind,
+    jit: &jit::Jit,
+    mem: &DeviceMemory,
+    dev: &DevicePreset,
+    co: &CodeObject,
+    kernel: &Kernel,
+    shape: DispatchShape,
+    args: &[ArgValue],
+    limits: Limits,
+) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
+    let before = jit.stats();
+    let delta = |jit: &jit::Jit| {
+        let after = jit.stats();
+        JitDelta { blocks: after.blocks - before.blocks, compiled: after.compiled - before.compiled, fallbacks: after.fallbacks - before.fallbacks }
+    };
+    let on_jit = || run_kernel_with(mem, dev, co, kernel, shape, args, limits, jit, &NoObserver);
+    match kind {
+        EngineKind::Interp => Ok((run_kernel(mem, dev, co, kernel, shape, args, limits)?, JitDelta::default())),
+        EngineKind::Jit => {
+            let s = on_jit()?;
+            Ok((s, delta(jit)))
+        }
+        EngineKind::Crosscheck => {
+            let buffers = mem.allocations(AllocKind::Buffer);
+            let snapshot = || -> Result<Vec<Vec<u8>>, EngineError> {
+                Ok(buffers
+                    .iter()
+                    .map(|&(a, n)| {
+                        let mut b = vec![0u8; n as usize];
+                        mem.read(a, &mut b).map(|()| b)
+                    })
+                    .collect::<Result<_, _>>()
+                    .expect("live allocations are readable"))
+            };
+            let initial = snapshot()?;
+            let interp = run_kernel(mem, dev, co, kernel, shape, args, limits);
+            let after_interp = snapshot()?;
+            for ((a, _), b) in buffers.iter().zip(&initial) {
+                mem.write(*a, b)?;
+            }
+            let jitted = on_jit();
+            let d = delta(jit);
+            match (interp, jitted) {
+                (Ok(i), Ok(j)) => {
+                    let after_jit = snapshot()?;
+                    for (((addr, _), x), y) in buffers.iter().zip(&after_interp).zip(&after_jit) {
+                        if let Some(off) = x.iter().zip(y).position(|(p, q)| p != q) {
+                            let word = off & !3;
+                            let w = |b: &[u8]| u32::from_le_bytes(b[word..word + 4].try_into().unwrap_or_default());
+                            return Err(format!(
+                                "crosscheck: kernel {}: the engines differ at byte {off} of the buffer at {addr:#x}: \
+                                 interpreter {:#010x} ({}), JIT {:#010x} ({})",
+                                kernel.name,
+                                w(x),
+                                f32::from_bits(w(x)),
+                                w(y),
+                                f32::from_bits(w(y))
+                            )
+                            .into());
+                        }
+                    }
+                    if limits.threads == Some(1) && i != j {
+                        return Err(format!("crosscheck: kernel {}: interpreter ran {i:?}, JIT {j:?}", kernel.name).into());
+                    }
+                    Ok((j, d))
+                }
+                (Err(i), Err(j)) => {
+                    eprintln!("crosscheck: both engines fail; JIT: {j}");
+                    Err(i.into())
+                }
+                (Err(i), Ok(_)) => Err(format!("crosscheck: only the interpreter fails: {i}").into()),
+                (Ok(_), Err(j)) => Err(format!("crosscheck: only the JIT fails: {j}").into()),
+            }
+        }
+    }
+}
