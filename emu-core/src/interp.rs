@@ -30,6 +30,20 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
+/// NaN propagation made explicit (the host compiler may swap commutative operands): a NaN `x` gives `x`
+/// quieted, else a NaN `y` gives `y` quieted, else the result `r`.
+#[inline(always)]
+fn nan2(x: u32, y: u32, r: u32) -> u32 {
+    const ABS: u32 = 0x7fff_ffff;
+    if x & ABS > 0x7f80_0000 {
+        x | 0x0040_0000
+    } else if y & ABS > 0x7f80_0000 {
+        y | 0x0040_0000
+    } else {
+        r
+    }
+}
+
 /// x * 2^e, exact where the result is representable (scaling by powers of two in steps that cannot overflow).
 fn ldexp(x: f64, e: i32) -> f64 {
     let mut x = x;
@@ -199,9 +213,9 @@ impl Backend for Interp<'_> {
             VOp::Shl => zip(&a, &b, |x, s| x.wrapping_shl(s & 31)),
             VOp::Lshr => zip(&a, &b, |x, s| x.wrapping_shr(s & 31)),
             VOp::Ashr => zip(&a, &b, |x, s| ((x as i32) >> (s & 31)) as u32),
-            VOp::AddF32 => zip(&a, &b, |x, y| (f(x) + f(y)).to_bits()),
-            VOp::SubF32 => zip(&a, &b, |x, y| (f(x) - f(y)).to_bits()),
-            VOp::MulF32 => zip(&a, &b, |x, y| (f(x) * f(y)).to_bits()),
+            VOp::AddF32 => zip(&a, &b, |x, y| nan2(x, y, (f(x) + f(y)).to_bits())),
+            VOp::SubF32 => zip(&a, &b, |x, y| nan2(x, y, (f(x) - f(y)).to_bits())),
+            VOp::MulF32 => zip(&a, &b, |x, y| nan2(x, y, (f(x) * f(y)).to_bits())),
             VOp::MinF32 => zip(&a, &b, |x, y| fmin(f(x), f(y)).to_bits()),
             VOp::MaxF32 => zip(&a, &b, |x, y| fmax(f(x), f(y)).to_bits()),
             VOp::LdexpF32 => zip(&a, &b, |x, y| ldexp_f32(f(x), y as i32).to_bits()),
@@ -210,7 +224,7 @@ impl Backend for Interp<'_> {
     fn v_fma_f32(&mut self, a: Lanes, b: Lanes, c: Lanes) -> Lanes {
         let mut r = [0u32; LANES];
         for i in 0..LANES {
-            r[i] = f(a[i]).mul_add(f(b[i]), f(c[i])).to_bits();
+            r[i] = nan2(a[i], b[i], nan2(c[i], c[i], f(a[i]).mul_add(f(b[i]), f(c[i])).to_bits()));
         }
         r
     }
@@ -294,9 +308,14 @@ impl Backend for Interp<'_> {
                 VUn::Ffbl => if x == 0 { u32::MAX } else { x.trailing_zeros() },
             }
         };
+        // float results of a NaN input are that NaN, quieted (host libm may keep a signalling NaN as it is)
+        let float_result = !matches!(
+            op,
+            VUn::CvtU32F32 | VUn::CvtI32F32 | VUn::CvtF32U32 | VUn::CvtF32I32 | VUn::Not | VUn::Bcnt | VUn::Brev | VUn::FrexpExpF32 | VUn::Ffbh | VUn::Ffbl
+        );
         let mut r = [0u32; LANES];
         for i in 0..LANES {
-            r[i] = g(a[i]);
+            r[i] = if float_result { nan2(a[i], a[i], g(a[i])) } else { g(a[i]) };
         }
         r
     }

@@ -2148,9 +2148,13 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         }
         O::VAccvgprReadB32 | O::VAccvgprWriteB32 | O::VAccvgprMovB32 => {
             let m = b.exec();
+            let acc_src = || match inst.field(Field::Src0) {
+                r @ 256..=511 => Ok(r - 256),
+                _ => Err(form(inst, "a source that is not an AGPR")),
+            };
             match inst.info.opcode {
                 O::VAccvgprReadB32 => {
-                    let v = b.a_get(inst.field(Field::Src0).wrapping_sub(256));
+                    let v = b.a_get(acc_src()?);
                     b.v_set(vdst(inst), v, m);
                 }
                 O::VAccvgprWriteB32 => {
@@ -2158,7 +2162,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
                     b.a_set(vdst(inst), v, m);
                 }
                 _ => {
-                    let v = b.a_get(inst.field(Field::Src0).wrapping_sub(256));
+                    let v = b.a_get(acc_src()?);
                     b.a_set(vdst(inst), v, m);
                 }
             }

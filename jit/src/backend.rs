@@ -110,6 +110,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         v
     }
 
+    /// Register numbers past the architectural files (256 + a few for multi-dword operands) come only from
+    /// invalid encodings: those instructions are left to the interpreter.
+    fn reg_ok(&mut self, reg: u32) -> bool {
+        if reg >= 272 {
+            self.no("a register number outside the register file");
+            return false;
+        }
+        true
+    }
+
     /// Records that `what` cannot be emitted (the instruction goes to the interpreter).
     fn no(&mut self, what: &'static str) {
         if self.unsupported.is_none() {
@@ -190,10 +200,29 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     fn fbin(&mut self, a: Vv, x: Vv, op: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value) -> Vv {
         self.zip_chunks(a, x, |b, p, q| {
-            let (p, q) = (Self::to_f(b, p), Self::to_f(b, q));
-            let r = op(b, p, q);
-            Self::to_i(b, r)
+            let (fp, fq) = (Self::to_f(b, p), Self::to_f(b, q));
+            let r = op(b, fp, fq);
+            let r = Self::to_i(b, r);
+            Self::nan2(b, p, q, r)
         })
+    }
+
+    /// The interpreter's explicit NaN propagation: a NaN `p` gives `p` quieted, else a NaN `q` gives `q`
+    /// quieted, else `r` (all as i32x4 bit patterns).
+    fn nan2(b: &mut FunctionBuilder<'f>, p: Value, q: Value, r: Value) -> Value {
+        let k = |b: &mut FunctionBuilder<'f>, x: i64| {
+            let c = b.ins().iconst(types::I32, x);
+            b.ins().splat(I32X4, c)
+        };
+        let (abs, inf, quiet) = (k(b, 0x7fff_ffff), k(b, 0x7f80_0000), k(b, 0x0040_0000));
+        let is_nan = |b: &mut FunctionBuilder<'f>, x: Value| {
+            let m = b.ins().band(x, abs);
+            b.ins().icmp(IntCC::UnsignedGreaterThan, m, inf)
+        };
+        let (pn, qn) = (is_nan(b, p), is_nan(b, q));
+        let (pq, qq) = (b.ins().bor(p, quiet), b.ins().bor(q, quiet));
+        let r = b.ins().bitselect(qn, qq, r);
+        b.ins().bitselect(pn, pq, r)
     }
 
     /// IEEE minNum/maxNum (a NaN operand yields the other; both NaN: the second, quieted) as the interpreter
@@ -404,6 +433,9 @@ impl Backend for JitBackend<'_, '_> {
     }
 
     fn v_get(&mut self, reg: u32) -> Vv {
+        if !self.reg_ok(reg) {
+            return self.dv();
+        }
         self.vgprs_used = self.vgprs_used.max(reg + 1);
         if self.fb().is_none() {
             return self.dv();
@@ -411,10 +443,16 @@ impl Backend for JitBackend<'_, '_> {
         self.load_reg(Ctx::VGPRS, reg)
     }
     fn v_set(&mut self, reg: u32, v: Vv, m: Value) {
+        if !self.reg_ok(reg) {
+            return;
+        }
         self.vgprs_used = self.vgprs_used.max(reg + 1);
         self.store_reg(Ctx::VGPRS, reg, v, m);
     }
     fn a_get(&mut self, reg: u32) -> Vv {
+        if !self.reg_ok(reg) {
+            return self.dv();
+        }
         self.agprs_used = self.agprs_used.max(reg + 1);
         if self.fb().is_none() {
             return self.dv();
@@ -422,6 +460,9 @@ impl Backend for JitBackend<'_, '_> {
         self.load_reg(Ctx::AGPRS, reg)
     }
     fn a_set(&mut self, reg: u32, v: Vv, m: Value) {
+        if !self.reg_ok(reg) {
+            return;
+        }
         self.agprs_used = self.agprs_used.max(reg + 1);
         self.store_reg(Ctx::AGPRS, reg, v, m);
     }
@@ -471,7 +512,9 @@ impl Backend for JitBackend<'_, '_> {
         for i in 0..CHUNKS {
             let (p, q, r) = (Self::to_f(b, a.c[i]), Self::to_f(b, x.c[i]), Self::to_f(b, c.c[i]));
             let f = b.ins().fma(p, q, r);
-            out[i] = Self::to_i(b, f);
+            let f = Self::to_i(b, f);
+            let f = Self::nan2(b, c.c[i], c.c[i], f);
+            out[i] = Self::nan2(b, a.c[i], x.c[i], f);
         }
         Vv { c: out, uniform: None }
     }

@@ -11,4 +11,4 @@ pub mod compile;
 pub mod ctx;
 pub mod runner;
 
-pub use runner::{Jit, JitStats};
+pub use runner::{BlockExit, Jit, JitStats};

@@ -135,6 +135,67 @@ impl Jit {
     }
 }
 
+/// How a block run by [`Jit::run_block_once`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockExit {
+    /// Continue at this PC (after this many instructions).
+    Continue { next_pc: u64, executed: u64 },
+    Barrier { executed: u64 },
+    End { executed: u64 },
+    /// An instruction faulted: its PC and the report.
+    Fault { pc: u64, error: String },
+}
+
+impl Jit {
+    /// Translates `insts` (consecutive, from `pc`) as one block, without caching it, and runs it once on `wave`
+    /// with `mem` and `lds` — what the differential tests compare with the interpreter instruction by
+    /// instruction.
+    pub fn run_block_once(&self, insts: Vec<Inst>, pc: u64, wave: &mut WaveState, mem: &DeviceMemory, lds: &mut [u8]) -> Result<BlockExit, String> {
+        let block = {
+            let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
+            let n = self.blocks_n.fetch_add(1, Ordering::Relaxed);
+            compile::compile(&mut module.0, insts, pc, interpret_one, &format!("once_{n}"))?
+        };
+        if wave.vgprs.len() < block.vgprs as usize {
+            wave.vgprs.resize(block.vgprs as usize, [0; 64]);
+        }
+        if wave.agprs.len() < block.agprs as usize {
+            wave.agprs.resize(block.agprs as usize, [0; 64]);
+        }
+        let wave_ptr: *mut WaveState = wave;
+        let lds_ptr: *mut [u8] = lds;
+        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0 };
+        // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
+        let w = unsafe { &mut *wave_ptr };
+        let mut ctx = Ctx {
+            sgprs: w.sgprs.as_mut_ptr(),
+            vgprs: w.vgprs.as_mut_ptr(),
+            agprs: w.agprs.as_mut_ptr(),
+            scc: w.scc as u32,
+            _pad: 0,
+            next_pc: pc,
+            executed: 0,
+            env: (&mut env as *mut Env<'_>).cast(),
+            budget: u64::MAX,
+        };
+        let status = (block.func)(&mut ctx);
+        // SAFETY: the block has returned.
+        let w = unsafe { &mut *wave_ptr };
+        w.scc = ctx.scc != 0;
+        let executed = ctx.executed;
+        Ok(match status {
+            CONTINUE => BlockExit::Continue { next_pc: ctx.next_pc, executed },
+            BARRIER => BlockExit::Barrier { executed },
+            END => BlockExit::End { executed },
+            FAULT => {
+                let (pc, text, e) = env.error.take().unwrap_or((0, String::new(), ExecError::Trap(0)));
+                BlockExit::Fault { pc, error: format!("{text}: {e}") }
+            }
+            s => return Err(format!("block returned status {s}")),
+        })
+    }
+}
+
 /// A translation failure is a bug in the JIT; its message is kept for the report.
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
