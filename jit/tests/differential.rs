@@ -40,7 +40,7 @@ fn pool(target: Target) -> Vec<&'static OpInfo> {
 /// A random value for one operand field.
 fn operand_value(kind: OperandKind, field: Field, pick: u32, literal: &mut Option<u32>, lit: u32) -> u32 {
     match kind {
-        OperandKind::Reg { file: RegFile::V, count } => (pick % (12 - count as u32 + 1)) & !(count as u32 > 1) as u32,
+        OperandKind::Reg { file: RegFile::V, count } => (pick % (12 - count as u32 + 1)) & if count > 1 { !1 } else { !0 },
         OperandKind::Reg { file: RegFile::A, .. } => pick % 4,
         OperandKind::Reg { file: RegFile::S, count } => {
             let choices = [0u32, 2, 4, 6, 8, 10, 106, 124];
@@ -54,7 +54,7 @@ fn operand_value(kind: OperandKind, field: Field, pick: u32, literal: &mut Optio
         OperandKind::Src { count, .. } => {
             let vsrc = matches!(field, Field::Src0 | Field::Src1 | Field::Src2);
             match pick % 10 {
-                0..=3 if vsrc => 256 + ((pick / 10) % 12 & if count > 1 { !1 } else { !0 }),
+                0..=3 if vsrc => 256 + (((pick / 10) % 12) & if count > 1 { !1 } else { !0 }),
                 4 | 5 => ((pick / 10) % 12) & !1,
                 6 => 128 + (pick / 10) % 81,
                 7 => 240 + (pick / 10) % 9,
@@ -84,7 +84,7 @@ fn build(row: &'static OpInfo, target: Target, picks: &[u32], lit: u32) -> Optio
     if row.encoding == Encoding::Vop3 {
         let m = picks[picks.len() - 1];
         // neg/abs on sources now and then; clamp/omod/op_sel left at 0 (refused alike by both engines anyway)
-        if m % 4 == 0 {
+        if m.is_multiple_of(4) {
             b = b.set(Field::Neg, (m >> 4) & 7).ok().unwrap_or_else(|| Inst::build(row, target).expect("row"));
         }
         if row.operand(Field::Sdst).is_none() && m % 8 == 1 {
@@ -101,7 +101,7 @@ fn build(row: &'static OpInfo, target: Target, picks: &[u32], lit: u32) -> Optio
 /// Float-heavy random words: special values mixed with arbitrary bits.
 fn word(x: u64) -> u32 {
     let specials = [0u32, 0x8000_0000, 0x3f80_0000, 0xbf80_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 1, 0x0080_0000, 0xffff_ffff, 0x4049_0fdb];
-    if x % 5 == 0 {
+    if x.is_multiple_of(5) {
         specials[(x / 5 % specials.len() as u64) as usize]
     } else {
         (x >> 11) as u32
