@@ -17,7 +17,8 @@ use cranelift_frontend::FunctionBuilder;
 use emu_core::lanefn::LaneFn;
 use emu_core::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 
-use crate::ctx::{Ctx, MASK_TABLE};
+use crate::call::{Call, Op};
+use crate::ctx::{Ctx, MASK_TABLE, SLOTS};
 
 const CHUNKS: usize = 16;
 const I32X4: Type = types::I32X4;
@@ -48,10 +49,21 @@ impl RegCache {
     }
 }
 
+/// Where calls into the interpreter go and what they report on a fault.
+pub struct CallSite<'a> {
+    /// Call records of the block (their addresses are baked into the code; the block keeps them).
+    pub calls: &'a mut Vec<Box<Call>>,
+    pub inst: *const isa_amdgpu::Inst,
+    pub pc: u64,
+    /// Instructions executed when this one faults (its index in the block + 1).
+    pub executed: i64,
+}
+
 /// Emits (or, with no builder, probes) one instruction at a time.
 pub struct JitBackend<'a, 'f> {
     b: Option<&'a mut FunctionBuilder<'f>>,
     cache: Option<&'a mut RegCache>,
+    site: Option<CallSite<'a>>,
     ctx: Value,
     /// The first operation this backend cannot emit, if any.
     pub unsupported: Option<&'static str>,
@@ -75,12 +87,86 @@ fn trusted() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, ctx: dummy(), unsupported: None, vgprs_used: 0, agprs_used: 0 }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, vgprs_used: 0, agprs_used: 0 }
     }
 
-    /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter and the block's register cache.
-    pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache, ctx: Value) -> JitBackend<'a, 'f> {
-        JitBackend { b: Some(b), cache: Some(cache), ctx, unsupported: None, vgprs_used: 0, agprs_used: 0 }
+    /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
+    /// interpreter calls of this instruction are recorded.
+    pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache, site: CallSite<'a>, ctx: Value) -> JitBackend<'a, 'f> {
+        JitBackend { b: Some(b), cache: Some(cache), site: Some(site), ctx, unsupported: None, vgprs_used: 0, agprs_used: 0 }
+    }
+
+    /// Calls the interpreter's implementation of `op` on spilled operands: vectors `vin`, scalars `sin`, masks
+    /// `min`; returns `vout` vectors, `sout` scalars and `mout` masks. With `faults`, a failing call ends the
+    /// block with the interpreter's fault report.
+    #[allow(clippy::too_many_arguments)]
+    fn call(&mut self, op: Op, vin: &[Vv], sin: &[Value], min: &[Value], vout: usize, sout: usize, mout: usize, faults: bool) -> (Vec<Vv>, Vec<Value>, Vec<Value>) {
+        let dummies = (vec![self.dv(); vout], vec![dummy(); sout], vec![dummy(); mout]);
+        if vin.len() > SLOTS || vout > SLOTS || sin.len() > 16 || sout > 16 || min.len() > 8 || mout > 8 {
+            self.no("an interpreter call with too many operands");
+            return dummies;
+        }
+        if self.fb().is_none() {
+            return dummies;
+        }
+        let ctx = self.ctx;
+        let site = self.site.as_mut().expect("emitting");
+        site.calls.push(Box::new(Call { op, inst: site.inst, pc: site.pc, vectors_in: vin.len() }));
+        let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
+        let executed = site.executed;
+        let b = self.b.as_deref_mut().expect("emitting");
+        for (k, v) in vin.iter().enumerate() {
+            for (i, c) in v.c.iter().enumerate() {
+                b.ins().store(trusted(), *c, ctx, Ctx::V + (256 * k + 16 * i) as i32);
+            }
+        }
+        for (k, x) in sin.iter().enumerate() {
+            b.ins().store(trusted(), *x, ctx, Ctx::S + 4 * k as i32);
+        }
+        for (k, x) in min.iter().enumerate() {
+            b.ins().store(trusted(), *x, ctx, Ctx::M + 8 * k as i32);
+        }
+        let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
+        sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64), cranelift_codegen::ir::AbiParam::new(types::I64)]);
+        sig.returns.push(cranelift_codegen::ir::AbiParam::new(types::I32));
+        let sig = b.import_signature(sig);
+        let f = b.ins().iconst(types::I64, crate::call::wave_call as *const () as i64);
+        let cp = b.ins().iconst(types::I64, call_ptr as i64);
+        let inst = b.ins().call_indirect(sig, f, &[ctx, cp]);
+        let status = b.inst_results(inst)[0];
+        if faults {
+            let (stop, go_on) = (b.create_block(), b.create_block());
+            b.ins().brif(status, stop, &[], go_on, &[]);
+            b.switch_to_block(stop);
+            b.seal_block(stop);
+            let e = b.ins().load(types::I64, trusted(), ctx, Ctx::EXECUTED);
+            let e = b.ins().iadd_imm(e, executed);
+            b.ins().store(trusted(), e, ctx, Ctx::EXECUTED);
+            b.ins().return_(&[status]);
+            b.switch_to_block(go_on);
+            b.seal_block(go_on);
+        }
+        let vo = (0..vout)
+            .map(|k| {
+                let mut c = [dummy(); CHUNKS];
+                for (i, x) in c.iter_mut().enumerate() {
+                    *x = b.ins().load(I32X4, trusted(), ctx, Ctx::V + (256 * k + 16 * i) as i32);
+                }
+                Vv { c, uniform: None }
+            })
+            .collect();
+        let so = (0..sout).map(|k| b.ins().load(types::I32, trusted(), ctx, Ctx::S + 4 * k as i32)).collect();
+        let mo = (0..mout).map(|k| b.ins().load(types::I64, trusted(), ctx, Ctx::M + 8 * k as i32)).collect();
+        (vo, so, mo)
+    }
+
+    fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
+        self.call(op, vin, &[], min, vout, 0, 0, false).0
+    }
+
+    fn call_mem(&mut self, op: Op, vin: &[Vv], sin: &[Value], min: &[Value], vout: usize, sout: usize) -> (Vec<Vv>, Vec<Value>) {
+        let (v, s, _) = self.call(op, vin, sin, min, vout, sout, 0, true);
+        (v, s)
     }
 
     fn cached(&mut self, agpr: bool, reg: u32) -> Option<Vv> {
@@ -199,12 +285,52 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     fn fbin(&mut self, a: Vv, x: Vv, op: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value) -> Vv {
-        self.zip_chunks(a, x, |b, p, q| {
+        let r = self.zip_chunks(a, x, |b, p, q| {
             let (fp, fq) = (Self::to_f(b, p), Self::to_f(b, q));
             let r = op(b, fp, fq);
-            let r = Self::to_i(b, r);
-            Self::nan2(b, p, q, r)
-        })
+            Self::to_i(b, r)
+        });
+        self.nan_fixup(r, &[a, x])
+    }
+
+    /// Applies the interpreter's NaN propagation ([`Self::nan2`] over `srcs` in order) to the lanes of `r` —
+    /// on a side path taken only when some lane of `r` is NaN, so ordinary arithmetic pays one compare.
+    fn nan_fixup(&mut self, r: Vv, srcs: &[Vv]) -> Vv {
+        let Some(b) = self.fb() else { return r };
+        let mut any = None;
+        for c in r.c {
+            let f = Self::to_f(b, c);
+            let m = b.ins().fcmp(FloatCC::Unordered, f, f);
+            any = Some(match any {
+                None => m,
+                Some(a) => b.ins().bor(a, m),
+            });
+        }
+        let any = b.ins().vany_true(any.expect("16 chunks"));
+        let (slow, done) = (b.create_block(), b.create_block());
+        for _ in 0..CHUNKS {
+            b.append_block_param(done, I32X4);
+        }
+        let args: Vec<_> = r.c.iter().map(|x| (*x).into()).collect();
+        b.ins().brif(any, slow, &[], done, &args);
+        b.switch_to_block(slow);
+        b.seal_block(slow);
+        let mut fixed = [dummy(); CHUNKS];
+        for i in 0..CHUNKS {
+            // later sources first, so the first NaN source wins
+            let mut v = r.c[i];
+            for s in srcs.iter().rev() {
+                v = Self::nan2(b, s.c[i], s.c[i], v);
+            }
+            fixed[i] = v;
+        }
+        let args: Vec<_> = fixed.iter().map(|x| (*x).into()).collect();
+        b.ins().jump(done, &args);
+        b.switch_to_block(done);
+        b.seal_block(done);
+        let mut c = [dummy(); CHUNKS];
+        c.copy_from_slice(b.block_params(done));
+        Vv { c, uniform: None }
     }
 
     /// The interpreter's explicit NaN propagation: a NaN `p` gives `p` quieted, else a NaN `q` gives `q`
@@ -490,20 +616,14 @@ impl Backend for JitBackend<'_, '_> {
                     VOp::Lshr => b.ins().ushr(p, amount),
                     _ => b.ins().sshr(p, amount),
                 }),
-                None => {
-                    self.no("per-lane shift amounts");
-                    self.dv()
-                }
+                None => self.call_v(Op::VOp(op), &[a, x], &[], 1)[0],
             },
             VOp::AddF32 => self.fbin(a, x, |b, p, q| b.ins().fadd(p, q)),
             VOp::SubF32 => self.fbin(a, x, |b, p, q| b.ins().fsub(p, q)),
             VOp::MulF32 => self.fbin(a, x, |b, p, q| b.ins().fmul(p, q)),
             VOp::MinF32 => self.zip_chunks(a, x, |b, p, q| Self::min_max(b, p, q, false)),
             VOp::MaxF32 => self.zip_chunks(a, x, |b, p, q| Self::min_max(b, p, q, true)),
-            VOp::MulHiU32 | VOp::MulHiI32 | VOp::MulU32U24 | VOp::MulI32I24 | VOp::LdexpF32 => {
-                self.no("this vector operation");
-                self.dv()
-            }
+            VOp::MulHiU32 | VOp::MulHiI32 | VOp::MulU32U24 | VOp::MulI32I24 | VOp::LdexpF32 => self.call_v(Op::VOp(op), &[a, x], &[], 1)[0],
         }
     }
     fn v_fma_f32(&mut self, a: Vv, x: Vv, c: Vv) -> Vv {
@@ -512,11 +632,9 @@ impl Backend for JitBackend<'_, '_> {
         for i in 0..CHUNKS {
             let (p, q, r) = (Self::to_f(b, a.c[i]), Self::to_f(b, x.c[i]), Self::to_f(b, c.c[i]));
             let f = b.ins().fma(p, q, r);
-            let f = Self::to_i(b, f);
-            let f = Self::nan2(b, c.c[i], c.c[i], f);
-            out[i] = Self::nan2(b, a.c[i], x.c[i], f);
+            out[i] = Self::to_i(b, f);
         }
-        Vv { c: out, uniform: None }
+        self.nan_fixup(Vv { c: out, uniform: None }, &[a, x, c])
     }
     fn v_cmp(&mut self, op: VCmp, a: Vv, x: Vv) -> Value {
         // float predicates are built from the ones every SIMD unit has: (first, and-second, negate)
@@ -550,10 +668,7 @@ impl Backend for JitBackend<'_, '_> {
             VCmp::NgtF32 => P::F(F::GreaterThan, None, true),
             VCmp::NleF32 => P::F(F::LessThanOrEqual, None, true),
             VCmp::NgeF32 => P::F(F::GreaterThanOrEqual, None, true),
-            VCmp::ClassF32 => {
-                self.no("v_cmp_class");
-                return dummy();
-            }
+            VCmp::ClassF32 => return self.call(Op::VCmp(op), &[a, x], &[], &[], 0, 0, 1, false).2[0],
         };
         let Some(b) = self.fb() else { return dummy() };
         let mut masks = [dummy(); CHUNKS];
@@ -662,31 +777,27 @@ impl Backend for JitBackend<'_, '_> {
                 };
                 Self::to_i(b, r)
             }),
-            _ => {
-                self.no("this unary vector operation");
-                self.dv()
-            }
+            _ => self.call_v(Op::VUn(op), &[a], &[], 1)[0],
         }
     }
-    fn v_op64(&mut self, _: VOp64, _: (Vv, Vv), _: (Vv, Vv)) -> (Vv, Vv) {
-        self.no("64-bit vector operations");
-        (self.dv(), self.dv())
+    fn v_op64(&mut self, op: VOp64, a: (Vv, Vv), x: (Vv, Vv)) -> (Vv, Vv) {
+        let r = self.call_v(Op::VOp64(op), &[a.0, a.1, x.0, x.1], &[], 2);
+        (r[0], r[1])
     }
-    fn v_un64(&mut self, _: VUn64, _: (Vv, Vv)) -> (Vv, Vv) {
-        self.no("64-bit vector operations");
-        (self.dv(), self.dv())
+    fn v_un64(&mut self, op: VUn64, a: (Vv, Vv)) -> (Vv, Vv) {
+        let r = self.call_v(Op::VUn64(op), &[a.0, a.1], &[], 2);
+        (r[0], r[1])
     }
-    fn v_fma_f64(&mut self, _: (Vv, Vv), _: (Vv, Vv), _: (Vv, Vv)) -> (Vv, Vv) {
-        self.no("f64 fma");
-        (self.dv(), self.dv())
+    fn v_fma_f64(&mut self, a: (Vv, Vv), x: (Vv, Vv), c: (Vv, Vv)) -> (Vv, Vv) {
+        let r = self.call_v(Op::FmaF64, &[a.0, a.1, x.0, x.1, c.0, c.1], &[], 2);
+        (r[0], r[1])
     }
-    fn v_cvt(&mut self, _: VCvt, _: (Vv, Vv)) -> (Vv, Vv) {
-        self.no("f64 conversions");
-        (self.dv(), self.dv())
+    fn v_cvt(&mut self, op: VCvt, a: (Vv, Vv)) -> (Vv, Vv) {
+        let r = self.call_v(Op::Cvt(op), &[a.0, a.1], &[], 2);
+        (r[0], r[1])
     }
-    fn v_cmp64(&mut self, _: VCmp64, _: (Vv, Vv), _: (Vv, Vv)) -> Value {
-        self.no("64-bit compares");
-        dummy()
+    fn v_cmp64(&mut self, op: VCmp64, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
+        self.call(Op::Cmp64(op), &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0]
     }
     fn v_select(&mut self, m: Value, a: Vv, x: Vv) -> Vv {
         if self.fb().is_none() {
@@ -700,9 +811,9 @@ impl Backend for JitBackend<'_, '_> {
         }
         Vv { c, uniform: None }
     }
-    fn v_mad_u64_u32(&mut self, _: Vv, _: Vv, _: (Vv, Vv), _: bool) -> ((Vv, Vv), Value) {
-        self.no("v_mad_u64_u32");
-        ((self.dv(), self.dv()), dummy())
+    fn v_mad_u64_u32(&mut self, a: Vv, x: Vv, c: (Vv, Vv), signed: bool) -> ((Vv, Vv), Value) {
+        let (v, _, m) = self.call(Op::Mad64 { signed }, &[a, x, c.0, c.1], &[], &[], 2, 0, 1, false);
+        ((v[0], v[1]), m[0])
     }
     fn s_shl64(&mut self, lo: Value, hi: Value, amount: Value) -> (Value, Value) {
         let m = self.mask_from(lo, hi);
@@ -720,33 +831,31 @@ impl Backend for JitBackend<'_, '_> {
         let r = if signed { b.ins().sshr(m, a) } else { b.ins().ushr(m, a) };
         self.mask_parts(r)
     }
-    fn v_shl64(&mut self, _: Vv, _: Vv, _: Vv) -> (Vv, Vv) {
-        self.no("64-bit vector shifts");
-        (self.dv(), self.dv())
+    fn v_shl64(&mut self, lo: Vv, hi: Vv, amount: Vv) -> (Vv, Vv) {
+        let r = self.call_v(Op::Shl64, &[lo, hi, amount], &[], 2);
+        (r[0], r[1])
     }
     fn scratch(&mut self) -> (Value, Value, Value) {
-        self.no("private memory");
-        (dummy(), dummy(), dummy())
+        let s = self.call(Op::Scratch, &[], &[], &[], 0, 3, 0, false).1;
+        (s[0], s[1], s[2])
     }
     fn uniform_value(&mut self, _: Value) -> Option<u32> {
         self.no("decisions on run-time values");
         None
     }
-    fn fail_if_any(&mut self, _: Value, err: ExecError) -> Result<(), ExecError> {
-        self.no("checks that can fault");
-        Err(err)
+    fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
+        // checked when the code runs: the call faults (and ends the block) if any lane is set
+        self.call(Op::FailIfAny(err), &[], &[], &[bad], 0, 0, 0, true);
+        Ok(())
     }
-    fn v_lane_read(&mut self, _: Vv, _: Value) -> Value {
-        self.no("cross-lane reads");
-        dummy()
+    fn v_lane_read(&mut self, v: Vv, lane: Value) -> Value {
+        self.call(Op::LaneRead, &[v], &[lane], &[], 0, 1, 0, false).1[0]
     }
-    fn v_first_lane(&mut self, _: Vv, _: Value) -> Value {
-        self.no("cross-lane reads");
-        dummy()
+    fn v_first_lane(&mut self, v: Vv, m: Value) -> Value {
+        self.call(Op::FirstLane, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
-    fn v_permute(&mut self, _: Vv, _: Vv, _: Value) -> Vv {
-        self.no("lane permutes");
-        self.dv()
+    fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
+        self.call_v(Op::Permute, &[data, index], &[m], 1)[0]
     }
     fn v_lane_ids(&mut self) -> Vv {
         let ids: [u32; 64] = std::array::from_fn(|i| i as u32);
@@ -762,17 +871,15 @@ impl Backend for JitBackend<'_, '_> {
         }
         Vv { c, uniform: None }
     }
-    fn v_mfma(&mut self, _: Mfma, _: &[Vv], _: &[Vv], _: &[Vv]) -> Vec<Vv> {
-        self.no("MFMA");
-        vec![self.dv(); 64]
+    fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
+        let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
+        self.call_v(Op::Mfma(shape), &ins, &[], shape.acc_regs())
     }
-    fn v_lanefn(&mut self, f: LaneFn, _: &[Vv]) -> Vec<Vv> {
-        self.no("per-lane helper functions");
-        vec![self.dv(); f.outputs()]
+    fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
+        self.call_v(Op::LaneFn(f), args, &[], f.outputs())
     }
-    fn s_lanefn(&mut self, f: LaneFn, _: &[Value]) -> Vec<Value> {
-        self.no("scalar helper functions");
-        vec![dummy(); f.outputs()]
+    fn s_lanefn(&mut self, f: LaneFn, args: &[Value]) -> Vec<Value> {
+        self.call(Op::SLaneFn(f), &[], args, &[], 0, f.outputs(), 0, false).1
     }
     fn s_popcount64(&mut self, lo: Value, hi: Value) -> Value {
         let m = self.mask_from(lo, hi);
@@ -780,57 +887,59 @@ impl Backend for JitBackend<'_, '_> {
         let c = b.ins().popcnt(m);
         b.ins().ireduce(types::I32, c)
     }
-    fn lds_atomic(&mut self, _: AtomicOp, _: Vv, _: u32, _: Vv, _: Value) -> Result<Vv, ExecError> {
-        Err(self.memory())
+    fn lds_atomic(&mut self, op: AtomicOp, addr: Vv, offset: u32, data: Vv, m: Value) -> Result<Vv, ExecError> {
+        Ok(self.call_mem(Op::LdsAtomic { op, offset }, &[addr, data], &[], &[m], 1, 0).0[0])
     }
-    fn v_atomic_cmpswap(&mut self, _: Vv, _: Vv, _: i64, _: &[Vv], _: &[Vv], _: Value) -> Result<Vec<Vv>, ExecError> {
-        Err(self.memory())
+    fn v_atomic_cmpswap(&mut self, lo: Vv, hi: Vv, offset: i64, src: &[Vv], cmp: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
+        let ins: Vec<Vv> = [lo, hi].iter().chain(src).chain(cmp).copied().collect();
+        Ok(self.call_mem(Op::CmpSwap { offset, n: src.len() as u32 }, &ins, &[], &[m], src.len(), 0).0)
     }
-    fn v_atomic(&mut self, _: AtomicOp, _: Vv, _: Vv, _: i64, _: Vv, _: Value) -> Result<Vv, ExecError> {
-        Err(self.memory())
+    fn v_atomic(&mut self, op: AtomicOp, lo: Vv, hi: Vv, offset: i64, data: Vv, m: Value) -> Result<Vv, ExecError> {
+        Ok(self.call_mem(Op::VAtomic { op, offset }, &[lo, hi, data], &[], &[m], 1, 0).0[0])
     }
-    fn v_load_narrow(&mut self, _: Vv, _: Vv, _: i64, _: u32, _: bool, _: Value) -> Result<Vv, ExecError> {
-        Err(self.memory())
+    fn v_load_narrow(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
+        Ok(self.call_mem(Op::VLoadNarrow { offset, bytes, signed }, &[lo, hi], &[], &[m], 1, 0).0[0])
     }
-    fn v_store_narrow(&mut self, _: Vv, _: Vv, _: i64, _: u32, _: Vv, _: Value) -> Result<(), ExecError> {
-        Err(self.memory())
+    fn v_store_narrow(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, data: Vv, m: Value) -> Result<(), ExecError> {
+        self.call_mem(Op::VStoreNarrow { offset, bytes }, &[lo, hi, data], &[], &[m], 0, 0);
+        Ok(())
     }
-    fn lds_read(&mut self, _: Vv, _: u32, _: u32, _: Value) -> Result<Vec<Vv>, ExecError> {
-        Err(self.memory())
+    fn lds_read(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
+        Ok(self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0)
     }
-    fn lds_read_narrow(&mut self, _: Vv, _: u32, _: u32, _: bool, _: Value) -> Result<Vv, ExecError> {
-        Err(self.memory())
+    fn lds_read_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
+        Ok(self.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0).0[0])
     }
-    fn lds_write_narrow(&mut self, _: Vv, _: u32, _: u32, _: Vv, _: Value) -> Result<(), ExecError> {
-        Err(self.memory())
+    fn lds_write_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, data: Vv, m: Value) -> Result<(), ExecError> {
+        self.call_mem(Op::LdsWriteNarrow { offset, bytes }, &[addr, data], &[], &[m], 0, 0);
+        Ok(())
     }
-    fn lds_atomic64(&mut self, _: AtomicOp, _: Vv, _: u32, _: (Vv, Vv), _: Value) -> Result<(Vv, Vv), ExecError> {
-        Err(self.memory())
+    fn lds_atomic64(&mut self, op: AtomicOp, addr: Vv, offset: u32, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {
+        let v = self.call_mem(Op::LdsAtomic64 { op, offset }, &[addr, data.0, data.1], &[], &[m], 2, 0).0;
+        Ok((v[0], v[1]))
     }
-    fn lds_cmpst(&mut self, _: Vv, _: u32, _: &[Vv], _: &[Vv], _: Value) -> Result<Vec<Vv>, ExecError> {
-        Err(self.memory())
+    fn lds_cmpst(&mut self, addr: Vv, offset: u32, cmp: &[Vv], src: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
+        let ins: Vec<Vv> = std::iter::once(addr).chain(cmp.iter().copied()).chain(src.iter().copied()).collect();
+        Ok(self.call_mem(Op::LdsCmpst { offset, n: cmp.len() as u32 }, &ins, &[], &[m], cmp.len(), 0).0)
     }
-    fn v_atomic64(&mut self, _: AtomicOp, _: Vv, _: Vv, _: i64, _: (Vv, Vv), _: Value) -> Result<(Vv, Vv), ExecError> {
-        Err(self.memory())
+    fn v_atomic64(&mut self, op: AtomicOp, lo: Vv, hi: Vv, offset: i64, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {
+        let v = self.call_mem(Op::VAtomic64 { op, offset }, &[lo, hi, data.0, data.1], &[], &[m], 2, 0).0;
+        Ok((v[0], v[1]))
     }
-    fn lds_write(&mut self, _: Vv, _: u32, _: &[Vv], _: Value) -> Result<(), ExecError> {
-        Err(self.memory())
+    fn lds_write(&mut self, addr: Vv, offset: u32, data: &[Vv], m: Value) -> Result<(), ExecError> {
+        let ins: Vec<Vv> = std::iter::once(addr).chain(data.iter().copied()).collect();
+        self.call_mem(Op::LdsWrite { offset, n: data.len() as u32 }, &ins, &[], &[m], 0, 0);
+        Ok(())
     }
-    fn s_load(&mut self, _: Value, _: Value, _: u32) -> Result<Vec<Value>, ExecError> {
-        Err(self.memory())
+    fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {
+        Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1)
     }
-    fn v_load(&mut self, _: Vv, _: Vv, _: i64, _: u32, _: Value) -> Result<Vec<Vv>, ExecError> {
-        Err(self.memory())
+    fn v_load(&mut self, lo: Vv, hi: Vv, offset: i64, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
+        Ok(self.call_mem(Op::VLoad { offset, dwords }, &[lo, hi], &[], &[m], dwords as usize, 0).0)
     }
-    fn v_store(&mut self, _: Vv, _: Vv, _: i64, _: &[Vv], _: Value) -> Result<(), ExecError> {
-        Err(self.memory())
-    }
-}
-
-impl JitBackend<'_, '_> {
-    /// Memory accesses are left to the interpreter's checked path for now.
-    fn memory(&mut self) -> ExecError {
-        self.no("memory access");
-        ExecError::Unsupported { mnemonic: "memory access (interpreted)" }
+    fn v_store(&mut self, lo: Vv, hi: Vv, offset: i64, data: &[Vv], m: Value) -> Result<(), ExecError> {
+        let ins: Vec<Vv> = [lo, hi].iter().chain(data).copied().collect();
+        self.call_mem(Op::VStore { offset, n: data.len() as u32 }, &ins, &[], &[m], 0, 0);
+        Ok(())
     }
 }

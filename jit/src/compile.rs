@@ -13,7 +13,8 @@ use emu_core::sem::{execute, Flow};
 use isa_amdgpu::table::Unit;
 use isa_amdgpu::Inst;
 
-use crate::backend::{JitBackend, RegCache};
+use crate::backend::{CallSite, JitBackend, RegCache};
+use crate::call::Call;
 use crate::ctx::Ctx;
 
 /// Status a block returns: continue at `next_pc`, or stop the wave for a barrier, its end, or a fault.
@@ -37,6 +38,8 @@ pub struct Block {
     pub insts: Box<[Inst]>,
     /// How many were compiled rather than left to the interpreter.
     pub compiled: usize,
+    /// Interpreter calls made from compiled instructions (their addresses are in the code).
+    pub calls: Vec<Box<Call>>,
     /// Register files must hold this many VGPRs/AGPRs before the block runs.
     pub vgprs: u32,
     pub agprs: u32,
@@ -66,6 +69,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
     cx.func.signature = sig.clone();
     let mut fbc = FunctionBuilderContext::new();
     let (mut vgprs, mut agprs, mut compiled) = (0u32, 0u32, 0usize);
+    let mut calls: Vec<Box<Call>> = Vec::new();
     {
         let mut b = FunctionBuilder::new(&mut cx.func, &mut fbc);
         let entry = b.create_block();
@@ -89,7 +93,8 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
             if translatable(inst, at) {
-                let mut jb = JitBackend::emit(&mut b, &mut regs, ctx);
+                let site = CallSite { calls: &mut calls, inst, pc: at, executed };
+                let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
                 if let Some(what) = jb.unsupported {
                     return Err(format!("{}: {what} after a successful probe", inst.info.name));
@@ -167,7 +172,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
     // SAFETY: `code` is the finalized machine code of a function with the signature built above,
     // extern "C" fn(*mut Ctx) -> u32; the module keeps it mapped for as long as the JIT lives.
     let func = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(code) };
-    Ok(Block { func, insts, compiled, vgprs, agprs })
+    Ok(Block { func, insts, compiled, calls, vgprs, agprs })
 }
 
 /// Ends the block: next PC, instructions executed, status.

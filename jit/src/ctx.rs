@@ -3,6 +3,13 @@
 
 use std::ffi::c_void;
 
+use emu_core::memory::DeviceMemory;
+use emu_core::sem::ExecError;
+use emu_core::wave::{Lanes, WaveState};
+
+/// Vector slots for operands and results of interpreter calls (an MFMA 32x32 step needs 20 in, 16 out).
+pub const SLOTS: usize = 40;
+
 /// The context a compiled block receives (its only parameter).
 #[repr(C)]
 pub struct Ctx {
@@ -23,6 +30,41 @@ pub struct Ctx {
     pub env: *mut c_void,
     /// Instructions the wave may still execute: a block looping on itself returns once `executed` reaches it.
     pub budget: u64,
+    /// Operands and results of calls into the interpreter ([`crate::call`]).
+    pub s: [u32; 16],
+    pub m: [u64; 8],
+    pub v: [Lanes; SLOTS],
+}
+
+impl Ctx {
+    /// A context over `wave` for one block call.
+    pub fn new(wave: &mut WaveState, env: *mut c_void, budget: u64) -> Box<Ctx> {
+        Box::new(Ctx {
+            sgprs: wave.sgprs.as_mut_ptr(),
+            vgprs: wave.vgprs.as_mut_ptr(),
+            agprs: wave.agprs.as_mut_ptr(),
+            scc: wave.scc as u32,
+            _pad: 0,
+            next_pc: wave.pc,
+            executed: 0,
+            env,
+            budget,
+            s: [0; 16],
+            m: [0; 8],
+            v: [[0; 64]; SLOTS],
+        })
+    }
+}
+
+/// What helper calls from compiled code reach: the device memory, the wave and its workgroup's LDS, and where
+/// the first fault is left for the runner.
+pub struct Env<'a> {
+    pub mem: &'a DeviceMemory,
+    pub wave: *mut WaveState,
+    pub lds: *mut [u8],
+    /// The first fault: PC, instruction text, error.
+    pub error: Option<(u64, String, ExecError)>,
+    pub fallbacks: u64,
 }
 
 impl Ctx {
@@ -33,6 +75,9 @@ impl Ctx {
     pub const NEXT_PC: i32 = 32;
     pub const EXECUTED: i32 = 40;
     pub const BUDGET: i32 = 56;
+    pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
+    pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
+    pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;
 }
 
 /// 16-byte aligned rows of four lane masks.

@@ -7,6 +7,7 @@
 //! [`Jit`] is an `emu_core::engine::WaveRunner`: `run_kernel_with(..., &jit, ...)` runs a dispatch on it.
 
 pub mod backend;
+pub mod call;
 pub mod compile;
 pub mod ctx;
 pub mod runner;

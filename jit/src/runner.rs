@@ -17,7 +17,7 @@ use emu_core::wave::{WaveState, WaveStatus};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::compile::{self, Block, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Env};
 
 /// Counters of what the JIT did (all dispatches so far).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -167,18 +167,9 @@ impl Jit {
         let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0 };
         // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
         let w = unsafe { &mut *wave_ptr };
-        let mut ctx = Ctx {
-            sgprs: w.sgprs.as_mut_ptr(),
-            vgprs: w.vgprs.as_mut_ptr(),
-            agprs: w.agprs.as_mut_ptr(),
-            scc: w.scc as u32,
-            _pad: 0,
-            next_pc: pc,
-            executed: 0,
-            env: (&mut env as *mut Env<'_>).cast(),
-            budget: u64::MAX,
-        };
-        let status = (block.func)(&mut ctx);
+        let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
+        ctx.next_pc = pc;
+        let status = (block.func)(&mut *ctx);
         // SAFETY: the block has returned.
         let w = unsafe { &mut *wave_ptr };
         w.scc = ctx.scc != 0;
@@ -199,16 +190,6 @@ impl Jit {
 /// A translation failure is a bug in the JIT; its message is kept for the report.
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
-}
-
-/// What helper calls from compiled code need.
-struct Env<'a> {
-    mem: &'a DeviceMemory,
-    wave: *mut WaveState,
-    lds: *mut [u8],
-    /// The first fault: PC, instruction text, error.
-    error: Option<(u64, String, ExecError)>,
-    fallbacks: u64,
 }
 
 /// Executes one instruction on the interpreter for a compiled block (see [`compile::InterpretOne`]).
@@ -274,6 +255,9 @@ impl WaveRunner for Jit {
         let wave_ptr: *mut WaveState = &mut *run.wave;
         let lds_ptr: *mut [u8] = &mut *run.lds;
         let mut env = Env { mem: run.mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0 };
+        let env_ptr: *mut Env<'_> = &mut env;
+        // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
+        let mut ctx = Ctx::new(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
             let wave = unsafe { &mut *wave_ptr };
@@ -298,18 +282,15 @@ impl WaveRunner for Jit {
             if wave.agprs.len() < block.agprs as usize {
                 wave.agprs.resize(block.agprs as usize, [0; 64]);
             }
-            let mut ctx = Ctx {
-                sgprs: wave.sgprs.as_mut_ptr(),
-                vgprs: wave.vgprs.as_mut_ptr(),
-                agprs: wave.agprs.as_mut_ptr(),
-                scc: wave.scc as u32,
-                _pad: 0,
-                next_pc: wave.pc,
-                executed: 0,
-                env: (&mut env as *mut Env<'_>).cast(),
-                budget: run.limits.max_wave_instructions.saturating_sub(wave.executed),
-            };
-            let status = (block.func)(&mut ctx);
+            let budget = run.limits.max_wave_instructions.saturating_sub(wave.executed);
+            ctx.sgprs = wave.sgprs.as_mut_ptr();
+            ctx.vgprs = wave.vgprs.as_mut_ptr();
+            ctx.agprs = wave.agprs.as_mut_ptr();
+            ctx.scc = wave.scc as u32;
+            ctx.next_pc = wave.pc;
+            ctx.executed = 0;
+            ctx.budget = budget;
+            let status = (block.func)(&mut *ctx);
             // SAFETY: the block has returned; the wave is ours again.
             let wave = unsafe { &mut *wave_ptr };
             wave.scc = ctx.scc != 0;
@@ -326,6 +307,8 @@ impl WaveRunner for Jit {
                     break Ok(());
                 }
                 FAULT => {
+                    // SAFETY: the block has returned; nothing else holds the Env.
+                    let env = unsafe { &mut *env_ptr };
                     let (pc, text, error) = env.error.take().unwrap_or((wave.pc, String::new(), ExecError::Trap(0)));
                     break Err(EngineError::Fault { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc, text, error: Box::new(error) });
                 }
@@ -341,6 +324,7 @@ impl WaveRunner for Jit {
                 }
             }
         };
+        drop(ctx);
         self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         result
     }

@@ -14,7 +14,7 @@ use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::CodeObject;
 
 /// Runs the benchmarks on `device` with `threads` host threads (default: all).
-pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iterations: u32) -> Result<(), Box<dyn std::error::Error>> {
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
@@ -36,7 +36,7 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result
     let n = 64 * 1024u32;
     let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(out), ArgValue::U32(200)];
+    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations)];
     // the VALU instruction count, from an observed (interpreted) run
     let counter = ClassCounter::default();
     let s = run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &counter)?;
@@ -51,7 +51,7 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32) -> Result
     run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
     let warm = t.elapsed().as_secs_f64();
     let rate = |secs: f64| valu as f64 / secs / 1e6;
-    println!("alu_loop   {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu);
+    println!("alu_loop ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu);
     println!("  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)", rate(interp), rate(interp) / host_threads as f64);
     println!(
         "  jit          {warm:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread), {:.1}x the interpreter (first run with translation {first:.3} s)",

@@ -93,6 +93,9 @@ enum Command {
         /// SGEMM size (a multiple of 16).
         #[arg(long, default_value_t = 256)]
         sgemm_n: u32,
+        /// Loop iterations of the ALU-loop kernel (more: more ALU-bound).
+        #[arg(long, default_value_t = 1000)]
+        iterations: u32,
     },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
@@ -112,7 +115,7 @@ fn main() -> ExitCode {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Demo { device, engine } => demo::run(device.as_deref(), engine),
-        Command::Bench { device, threads, sgemm_n } => bench::run(device.as_deref(), threads, sgemm_n),
+        Command::Bench { device, threads, sgemm_n, iterations } => bench::run(device.as_deref(), threads, sgemm_n, iterations),
         Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine } => {
             run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine })
         }
