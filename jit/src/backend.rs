@@ -54,7 +54,8 @@ pub struct CallSite<'a> {
     /// Call records of the block (their addresses are baked into the code; the block keeps them).
     pub calls: &'a mut Vec<Box<Call>>,
     pub inst: *const isa_amdgpu::Inst,
-    pub pc: u64,
+    /// The instruction's offset from the code base.
+    pub offset: u64,
     /// Instructions executed when this one faults (its index in the block + 1).
     pub executed: i64,
 }
@@ -111,7 +112,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         let ctx = self.ctx;
         let site = self.site.as_mut().expect("emitting");
-        site.calls.push(Box::new(Call { op, inst: site.inst, pc: site.pc, vectors_in: vin.len() }));
+        site.calls.push(Box::new(Call { op, inst: site.inst, offset: site.offset, vectors_in: vin.len() }));
         let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
         let executed = site.executed;
         let b = self.b.as_deref_mut().expect("emitting");

@@ -55,7 +55,8 @@ pub enum Op {
 pub struct Call {
     pub op: Op,
     pub inst: *const Inst,
-    pub pc: u64,
+    /// The instruction's offset from the code base (its PC is `ctx.code_base + offset`).
+    pub offset: u64,
     /// Vector operands in the slots (only these are copied out).
     pub vectors_in: usize,
 }
@@ -158,7 +159,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         match r {
             Ok(()) => 0,
             Err(e) => {
-                env.error = Some((call.pc, disasm::text(inst), e));
+                env.error = Some((ctx.code_base + call.offset, disasm::text(inst), e));
                 crate::compile::FAULT
             }
         }

@@ -28,8 +28,14 @@ pub const INTERNAL: u32 = 5;
 pub const MAX_BLOCK: usize = 64;
 
 /// The interpreter entry that compiled code calls for an instruction it does not translate: executes
-/// `inst` at `pc` on the wave behind `ctx`; returns 0 to go on, or a status with `next_pc` set.
-pub type InterpretOne = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, pc: u64) -> u32;
+/// `inst` at `ctx.code_base + offset` on the wave behind `ctx`; returns 0 to go on, or a status with `next_pc`
+/// set.
+pub type InterpretOne = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32;
+
+/// Whether a block's code depends on where the code object is loaded (it materializes a PC as data).
+pub fn position_dependent(insts: &[Inst]) -> bool {
+    insts.iter().any(|i| matches!(i.info.name, "s_getpc_b64" | "s_swappc_b64" | "s_call_b64"))
+}
 
 /// A translated block.
 pub struct Block {
@@ -58,8 +64,9 @@ pub fn translatable(inst: &Inst, pc: u64) -> bool {
     ok && probe.unsupported.is_none()
 }
 
-/// Translates `insts` (at consecutive addresses from `pc`) into a function of `module`.
-pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: InterpretOne, name: &str) -> Result<Block, String> {
+/// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
+/// `module`. PCs the block produces are `ctx.code_base + (pc - base)`.
+pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, name: &str) -> Result<Block, String> {
     let insts = insts.into_boxed_slice();
     let ptr = module.target_config().pointer_type();
     let mut sig = Signature::new(CallConv::SystemV);
@@ -93,7 +100,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
             if translatable(inst, at) {
-                let site = CallSite { calls: &mut calls, inst, pc: at, executed };
+                let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
                 if let Some(what) = jb.unsupported {
@@ -104,7 +111,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
                 let exit = match flow {
                     Flow::Next => None,
                     Flow::Jump(t) if t == pc => {
-                        loop_back(&mut b, ctx, body, pc, executed);
+                        loop_back(&mut b, ctx, body, pc - base, executed);
                         ended = true;
                         break;
                     }
@@ -114,14 +121,14 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
                         let (back, out) = (b.create_block(), b.create_block());
                         b.ins().brif(c, back, &[], out, &[]);
                         b.switch_to_block(back);
-                        loop_back(&mut b, ctx, body, pc, executed);
+                        loop_back(&mut b, ctx, body, pc - base, executed);
                         b.switch_to_block(out);
-                        Some((b.ins().iconst(types::I64, next as i64), CONTINUE))
+                        Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
                     }
-                    Flow::Jump(t) => Some((b.ins().iconst(types::I64, t as i64), CONTINUE)),
+                    Flow::Jump(t) => Some((rel_pc(&mut b, ctx, t.wrapping_sub(base)), CONTINUE)),
                     Flow::Branch { cond, target } => {
                         let c = b.ins().band_imm(cond, 1);
-                        let (t, n) = (b.ins().iconst(types::I64, target as i64), b.ins().iconst(types::I64, next as i64));
+                        let (t, n) = (rel_pc(&mut b, ctx, target.wrapping_sub(base)), rel_pc(&mut b, ctx, next - base));
                         Some((b.ins().select(c, t, n), CONTINUE))
                     }
                     Flow::Indirect { lo, hi } => {
@@ -130,8 +137,8 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
                         let hi = b.ins().ishl_imm(hi, 32);
                         Some((b.ins().bor(lo, hi), CONTINUE))
                     }
-                    Flow::Barrier => Some((b.ins().iconst(types::I64, next as i64), BARRIER)),
-                    Flow::End => Some((b.ins().iconst(types::I64, next as i64), END)),
+                    Flow::Barrier => Some((rel_pc(&mut b, ctx, next - base), BARRIER)),
+                    Flow::End => Some((rel_pc(&mut b, ctx, next - base), END)),
                 };
                 if let Some((target, status)) = exit {
                     leave(&mut b, ctx, target, executed, status);
@@ -142,7 +149,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
                 // the interpreter runs this one; a status other than 0 stops the block (next_pc is set)
                 let f = b.ins().iconst(ptr, interpret as usize as i64);
                 let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
-                let pcv = b.ins().iconst(types::I64, at as i64);
+                let pcv = b.ins().iconst(types::I64, (at - base) as i64);
                 let call = b.ins().call_indirect(helper_sig, f, &[ctx, ip, pcv]);
                 let status = b.inst_results(call)[0];
                 let stop = b.create_block();
@@ -158,7 +165,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, interpret: Int
             at = next;
         }
         if !ended {
-            let t = b.ins().iconst(types::I64, at as i64);
+            let t = rel_pc(&mut b, ctx, at - base);
             leave(&mut b, ctx, t, insts.len() as i64, CONTINUE);
         }
         b.seal_all_blocks();
@@ -193,14 +200,20 @@ fn add_executed(b: &mut FunctionBuilder<'_>, ctx: Value, n: i64) -> Value {
 
 /// Back to the block's start after `executed` instructions of this pass — unless the wave's instruction budget
 /// is spent, in which case the block returns (at its own start) and the runner reports the runaway.
-fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, pc: u64, executed: i64) {
+/// ctx.code_base + offset.
+fn rel_pc(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64) -> Value {
+    let base = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::CODE_BASE);
+    b.ins().iadd_imm(base, offset as i64)
+}
+
+fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64) {
     let e = add_executed(b, ctx, executed);
     let budget = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::BUDGET);
     let spent = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThanOrEqual, e, budget);
     let stop = b.create_block();
     b.ins().brif(spent, stop, &[], body, &[]);
     b.switch_to_block(stop);
-    let t = b.ins().iconst(types::I64, pc as i64);
+    let t = rel_pc(b, ctx, offset);
     b.ins().store(MemFlags::trusted(), t, ctx, Ctx::NEXT_PC);
     let s = b.ins().iconst(types::I32, CONTINUE as i64);
     b.ins().return_(&[s]);

@@ -30,6 +30,9 @@ pub struct Ctx {
     pub env: *mut c_void,
     /// Instructions the wave may still execute: a block looping on itself returns once `executed` reaches it.
     pub budget: u64,
+    /// Where the code object is loaded in this dispatch: blocks hold PCs relative to it, so one translation
+    /// serves every dispatch of the kernel.
+    pub code_base: u64,
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -49,6 +52,7 @@ impl Ctx {
             executed: 0,
             env,
             budget,
+            code_base: 0,
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -75,6 +79,7 @@ impl Ctx {
     pub const NEXT_PC: i32 = 32;
     pub const EXECUTED: i32 = 40;
     pub const BUDGET: i32 = 56;
+    pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;

@@ -56,6 +56,8 @@ impl Jit {
     pub fn new() -> Result<Jit, String> {
         let mut flags = settings::builder();
         flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+        // the IR is generated, not hand-written: the verifier costs translation time for nothing
+        flags.set("enable_verifier", "false").map_err(|e| e.to_string())?;
         let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())?;
         let module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
         Ok(Jit {
@@ -81,13 +83,21 @@ impl Jit {
 
     /// The block at `pc`, translated on first use.
     fn block(&self, run: &WaveRun<'_>, pc: u64) -> Result<Arc<Block>, EngineError> {
-        let key = (run.code.key, run.code.base, pc);
-        if let Some(b) = self.blocks.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(b.clone());
+        // translations are keyed by the code's content and the offset: position-independent ones (the usual
+        // case) under base 0, the few that materialize a PC under their load address
+        let offset = pc.wrapping_sub(run.code.base);
+        let shared = (run.code.key, 0, offset);
+        let here = (run.code.key, run.code.base, offset);
+        let lookup = |jit: &Jit| {
+            let blocks = jit.blocks.read().unwrap_or_else(|e| e.into_inner());
+            blocks.get(&shared).or_else(|| blocks.get(&here)).cloned()
+        };
+        if let Some(b) = lookup(self) {
+            return Ok(b);
         }
         let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(b) = self.blocks.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(b.clone());
+        if let Some(b) = lookup(self) {
+            return Ok(b);
         }
         let t = std::time::Instant::now();
         let mut insts = Vec::new();
@@ -115,9 +125,10 @@ impl Jit {
                 }
             }
         }
-        let name = format!("block_{:x}_{:x}", run.code.key, pc);
+        let name = format!("block_{:x}_{:x}_{:x}", run.code.key, run.code.base, offset);
         let n = insts.len() as u64;
-        let block = compile::compile(&mut module.0, insts, pc, interpret_one, &name).map_err(|why| EngineError::Fault {
+        let key = if compile::position_dependent(&insts) { here } else { shared };
+        let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, &name).map_err(|why| EngineError::Fault {
             kernel: run.cx.kernel.to_string(),
             workgroup: run.workgroup,
             wave: run.wave_index,
@@ -154,7 +165,7 @@ impl Jit {
         let block = {
             let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
             let n = self.blocks_n.fetch_add(1, Ordering::Relaxed);
-            compile::compile(&mut module.0, insts, pc, interpret_one, &format!("once_{n}"))?
+            compile::compile(&mut module.0, insts, pc, pc, interpret_one, &format!("once_{n}"))?
         };
         if wave.vgprs.len() < block.vgprs as usize {
             wave.vgprs.resize(block.vgprs as usize, [0; 64]);
@@ -169,6 +180,7 @@ impl Jit {
         let w = unsafe { &mut *wave_ptr };
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
         ctx.next_pc = pc;
+        ctx.code_base = pc;
         let status = (block.func)(&mut *ctx);
         // SAFETY: the block has returned.
         let w = unsafe { &mut *wave_ptr };
@@ -193,11 +205,12 @@ fn leak(s: String) -> &'static str {
 }
 
 /// Executes one instruction on the interpreter for a compiled block (see [`compile::InterpretOne`]).
-extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, pc: u64) -> u32 {
+extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
     let run = || {
         // SAFETY: compiled blocks pass the Ctx the runner gave them, whose env is the runner's live Env, and
         // a pointer into the block's own instruction slice; the runner does not touch the wave meanwhile.
         let (ctx, inst) = unsafe { (&mut *ctx, &*inst) };
+        let pc = ctx.code_base + offset;
         // SAFETY: as above: `env` outlives the call and nothing else accesses it meanwhile.
         let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
         // SAFETY: the wave and the LDS behind `env` are the runner's, untouched by it during the block.
@@ -290,6 +303,7 @@ impl WaveRunner for Jit {
             ctx.next_pc = wave.pc;
             ctx.executed = 0;
             ctx.budget = budget;
+            ctx.code_base = run.code.base;
             let status = (block.func)(&mut *ctx);
             // SAFETY: the block has returned; the wave is ours again.
             let wave = unsafe { &mut *wave_ptr };
