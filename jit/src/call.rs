@@ -85,7 +85,11 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
         // SAFETY: the instruction lives in the block's own slice.
         let inst = unsafe { &*call.inst };
-        let mut b = Interp { wave, mem: env.mem, lds, mnemonic: inst.info.name, accesses: None };
+        let mem = env.mem;
+        let log = env.access_log().map(|v| v as *mut Vec<emu_core::observe::LaneAccess>);
+        // SAFETY: the log is the Env's own vector, not otherwise touched until this call returns.
+        let mut b = Interp { wave, mem, lds, mnemonic: inst.info.name, accesses: log.map(|p| unsafe { &mut *p }) };
+        let b = &mut b;
         let v: Vec<Lanes> = ctx.v[..call.vectors_in].to_vec();
         let (s, m) = (ctx.s, ctx.m);
         let r: Result<(), ExecError> = (|| {
@@ -159,6 +163,8 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         match r {
             Ok(()) => 0,
             Err(e) => {
+                // SAFETY: as above; the interpreter backend is done with the wave and the log.
+                let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
                 env.error = Some((ctx.code_base + call.offset, disasm::text(inst), e));
                 crate::compile::FAULT
             }

@@ -32,6 +32,13 @@ pub const MAX_BLOCK: usize = 64;
 /// set.
 pub type InterpretOne = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32;
 
+/// The observation entry of observed blocks: reports the instruction at `ctx.code_base + offset` (EXEC at
+/// issue in `ctx.issue_exec`) to the dispatch's observer; non-zero if the observer wants another wave to run.
+pub type Observe = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32;
+
+/// Status of a block an observer asked to leave after an instruction (continue at `next_pc`).
+pub const SWITCH: u32 = 6;
+
 /// Whether a block's code depends on where the code object is loaded (it materializes a PC as data).
 pub fn position_dependent(insts: &[Inst]) -> bool {
     insts.iter().any(|i| matches!(i.info.name, "s_getpc_b64" | "s_swappc_b64" | "s_call_b64"))
@@ -66,7 +73,7 @@ pub fn translatable(inst: &Inst, pc: u64) -> bool {
 
 /// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
 /// `module`. PCs the block produces are `ctx.code_base + (pc - base)`.
-pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, name: &str) -> Result<Block, String> {
+pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>, name: &str) -> Result<Block, String> {
     let insts = insts.into_boxed_slice();
     let ptr = module.target_config().pointer_type();
     let mut sig = Signature::new(CallConv::SystemV);
@@ -100,6 +107,12 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
             if translatable(inst, at) {
+                if observe.is_some() {
+                    // EXEC at issue, for the event
+                    let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
+                    let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, 126 * 4);
+                    b.ins().store(MemFlags::trusted(), exec, ctx, Ctx::ISSUE_EXEC);
+                }
                 let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
@@ -108,6 +121,23 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                 }
                 (vgprs, agprs) = (vgprs.max(jb.vgprs_used), agprs.max(jb.agprs_used));
                 compiled += 1;
+                if let Some(observe) = observe {
+                    // report the instruction; after a straight-line one the observer may switch waves
+                    let f = b.ins().iconst(ptr, observe as usize as i64);
+                    let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
+                    let off = b.ins().iconst(types::I64, (at - base) as i64);
+                    let call = b.ins().call_indirect(helper_sig, f, &[ctx, ip, off]);
+                    let switch = b.inst_results(call)[0];
+                    if flow == Flow::Next {
+                        let (leave_now, go_on) = (b.create_block(), b.create_block());
+                        b.ins().brif(switch, leave_now, &[], go_on, &[]);
+                        b.switch_to_block(leave_now);
+                        let t = rel_pc(&mut b, ctx, next - base);
+                        leave(&mut b, ctx, t, executed, SWITCH);
+                        b.switch_to_block(go_on);
+                    }
+                    regs.clear();
+                }
                 let exit = match flow {
                     Flow::Next => None,
                     Flow::Jump(t) if t == pc => {

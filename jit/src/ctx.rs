@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 
 use emu_core::memory::DeviceMemory;
+use emu_core::observe::{InstEvent, LaneAccess, Observer};
 use emu_core::sem::ExecError;
 use emu_core::wave::{Lanes, WaveState};
 
@@ -33,6 +34,8 @@ pub struct Ctx {
     /// Where the code object is loaded in this dispatch: blocks hold PCs relative to it, so one translation
     /// serves every dispatch of the kernel.
     pub code_base: u64,
+    /// EXEC when the instruction being observed issued.
+    pub issue_exec: u64,
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -53,6 +56,7 @@ impl Ctx {
             env,
             budget,
             code_base: 0,
+            issue_exec: 0,
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -69,6 +73,41 @@ pub struct Env<'a> {
     /// The first fault: PC, instruction text, error.
     pub error: Option<(u64, String, ExecError)>,
     pub fallbacks: u64,
+    /// The observer of an observed dispatch, with the wave's identity and its accesses of the current
+    /// instruction (when the observer wants them).
+    pub observer: Option<&'a dyn DynObserver>,
+    pub workgroup: [u32; 3],
+    pub wave_index: u32,
+    pub accesses: Vec<LaneAccess>,
+}
+
+/// [`Observer`] behind a pointer (its associated constants make it unusable as `dyn`).
+pub trait DynObserver: Sync {
+    fn wants_accesses(&self) -> bool;
+    fn instruction(&self, ev: &InstEvent<'_>);
+    fn switch_wave(&self, ev: &InstEvent<'_>) -> bool;
+}
+
+impl<O: Observer> DynObserver for O {
+    fn wants_accesses(&self) -> bool {
+        O::WANTS_ACCESSES
+    }
+    fn instruction(&self, ev: &InstEvent<'_>) {
+        Observer::instruction(self, ev)
+    }
+    fn switch_wave(&self, ev: &InstEvent<'_>) -> bool {
+        Observer::switch_wave(self, ev)
+    }
+}
+
+impl Env<'_> {
+    /// Where an interpreter call records lane accesses: only in an observed dispatch whose observer asks.
+    pub fn access_log(&mut self) -> Option<&mut Vec<LaneAccess>> {
+        match self.observer {
+            Some(o) if o.wants_accesses() => Some(&mut self.accesses),
+            _ => None,
+        }
+    }
 }
 
 impl Ctx {
@@ -80,6 +119,7 @@ impl Ctx {
     pub const EXECUTED: i32 = 40;
     pub const BUDGET: i32 = 56;
     pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
+    pub const ISSUE_EXEC: i32 = std::mem::offset_of!(Ctx, issue_exec) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;

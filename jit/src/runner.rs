@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 
-use emu_core::engine::{EngineError, Interpreter, WaveRun, WaveRunner};
+use emu_core::engine::{EngineError, WaveRun, WaveRunner};
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
-use emu_core::observe::Observer;
+use emu_core::observe::{InstEvent, Observer};
 use emu_core::sem::{execute, ExecError, Flow};
 use emu_core::wave::{WaveState, WaveStatus};
 use isa_amdgpu::{disasm, Inst};
@@ -82,12 +82,14 @@ impl Jit {
     }
 
     /// The block at `pc`, translated on first use.
-    fn block(&self, run: &WaveRun<'_>, pc: u64) -> Result<Arc<Block>, EngineError> {
+    fn block(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Arc<Block>, EngineError> {
         // translations are keyed by the code's content and the offset: position-independent ones (the usual
-        // case) under base 0, the few that materialize a PC under their load address
+        // case) under base 0, the few that materialize a PC under their load address; observed blocks (which
+        // report every instruction) apart from plain ones
         let offset = pc.wrapping_sub(run.code.base);
-        let shared = (run.code.key, 0, offset);
-        let here = (run.code.key, run.code.base, offset);
+        let flag = observed as u64;
+        let shared = (run.code.key ^ flag, 0, offset);
+        let here = (run.code.key ^ flag, run.code.base, offset);
         let lookup = |jit: &Jit| {
             let blocks = jit.blocks.read().unwrap_or_else(|e| e.into_inner());
             blocks.get(&shared).or_else(|| blocks.get(&here)).cloned()
@@ -128,7 +130,9 @@ impl Jit {
         let name = format!("block_{:x}_{:x}_{:x}", run.code.key, run.code.base, offset);
         let n = insts.len() as u64;
         let key = if compile::position_dependent(&insts) { here } else { shared };
-        let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, &name).map_err(|why| EngineError::Fault {
+        let name = format!("{name}_{}", observed as u8);
+        let obs: Option<compile::Observe> = if observed { Some(observe) } else { None };
+        let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, obs, &name).map_err(|why| EngineError::Fault {
             kernel: run.cx.kernel.to_string(),
             workgroup: run.workgroup,
             wave: run.wave_index,
@@ -165,7 +169,7 @@ impl Jit {
         let block = {
             let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
             let n = self.blocks_n.fetch_add(1, Ordering::Relaxed);
-            compile::compile(&mut module.0, insts, pc, pc, interpret_one, &format!("once_{n}"))?
+            compile::compile(&mut module.0, insts, pc, pc, interpret_one, None, &format!("once_{n}"))?
         };
         if wave.vgprs.len() < block.vgprs as usize {
             wave.vgprs.resize(block.vgprs as usize, [0; 64]);
@@ -175,7 +179,7 @@ impl Jit {
         }
         let wave_ptr: *mut WaveState = wave;
         let lds_ptr: *mut [u8] = lds;
-        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0 };
+        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, observer: None, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
         // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
         let w = unsafe { &mut *wave_ptr };
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
@@ -216,17 +220,39 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         // SAFETY: the wave and the LDS behind `env` are the runner's, untouched by it during the block.
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
         wave.scc = ctx.scc != 0;
-        let mut b = Interp { wave, mem: env.mem, lds, mnemonic: inst.info.name, accesses: None };
-        let r = execute(&mut b, inst, pc);
+        let issue_exec = wave.exec();
+        let mem = env.mem;
+        let log = env.access_log().map(|v| v as *mut Vec<emu_core::observe::LaneAccess>);
+        // the log is the Env's own vector, untouched elsewhere while the interpreter runs
+        let r = {
+            // SAFETY: as above.
+            let mut b = Interp { wave, mem, lds, mnemonic: inst.info.name, accesses: log.map(|p| unsafe { &mut *p }) };
+            execute(&mut b, inst, pc)
+        };
         env.fallbacks += 1;
+        let switch = match (&r, env.observer) {
+            (Ok(_), Some(o)) => {
+                let ev = InstEvent { workgroup: env.workgroup, wave: env.wave_index, pc, inst, exec: issue_exec, accesses: &env.accesses };
+                o.instruction(&ev);
+                let s = o.switch_wave(&ev);
+                env.accesses.clear();
+                s
+            }
+            _ => false,
+        };
         // the interpreter may have grown the register files: hand back fresh pointers
-        let wave = b.wave;
+        // SAFETY: the interpreter backend is gone; the wave is reached only through the Env until we return.
+        let wave = unsafe { &mut *env.wave };
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
         ctx.scc = wave.scc as u32;
         let next = pc + inst.size() as u64;
         match r {
+            Ok(Flow::Next) if switch => {
+                ctx.next_pc = next;
+                compile::SWITCH
+            }
             Ok(Flow::Next) => 0,
             Ok(Flow::Jump(t)) => {
                 ctx.next_pc = t;
@@ -258,16 +284,48 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(compile::INTERNAL)
 }
 
+/// Reports a compiled instruction to the observer of an observed block (see [`compile::Observe`]).
+extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
+    let run = || {
+        // SAFETY: called by an observed block with the runner's Ctx and an instruction of the block.
+        let (ctx, inst) = unsafe { (&mut *ctx, &*inst) };
+        // SAFETY: the Env outlives the block call and nothing else touches it meanwhile.
+        let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
+        let Some(o) = env.observer else { return 0 };
+        let ev = InstEvent {
+            workgroup: env.workgroup,
+            wave: env.wave_index,
+            pc: ctx.code_base + offset,
+            inst,
+            exec: ctx.issue_exec,
+            accesses: &env.accesses,
+        };
+        o.instruction(&ev);
+        let switch = o.switch_wave(&ev);
+        env.accesses.clear();
+        switch as u32
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(0)
+}
+
 impl WaveRunner for Jit {
     fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
-        if O::ACTIVE {
-            // compiled blocks do not report per-instruction events yet: an observed dispatch is interpreted
-            return Interpreter.run_wave(run, observer);
-        }
         let kernel = || run.cx.kernel.to_string();
         let wave_ptr: *mut WaveState = &mut *run.wave;
         let lds_ptr: *mut [u8] = &mut *run.lds;
-        let mut env = Env { mem: run.mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0 };
+        // an observed dispatch runs blocks that report every instruction (translated separately)
+        let observed: Option<&dyn crate::ctx::DynObserver> = if O::ACTIVE { Some(observer) } else { None };
+        let mut env = Env {
+            mem: run.mem,
+            wave: wave_ptr,
+            lds: lds_ptr,
+            error: None,
+            fallbacks: 0,
+            observer: observed,
+            workgroup: run.workgroup,
+            wave_index: run.wave_index,
+            accesses: Vec::new(),
+        };
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
         let mut ctx = Ctx::new(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
@@ -285,7 +343,7 @@ impl WaveRunner for Jit {
                     limit: run.limits.max_wave_instructions,
                 });
             }
-            let block = match self.block(&run, wave.pc) {
+            let block = match self.block(&run, wave.pc, O::ACTIVE) {
                 Ok(b) => b,
                 Err(e) => break Err(e),
             };
@@ -318,8 +376,10 @@ impl WaveRunner for Jit {
                 }
                 END => {
                     wave.status = WaveStatus::Done;
+                    observer.wave_end(run.workgroup, run.wave_index, wave.executed);
                     break Ok(());
                 }
+                compile::SWITCH => break Ok(()),
                 FAULT => {
                     // SAFETY: the block has returned; nothing else holds the Env.
                     let env = unsafe { &mut *env_ptr };
