@@ -62,11 +62,17 @@ fn ldexp(x: f64, e: i32) -> f64 {
 /// IEEE min/max as the VALU does them: a NaN operand yields the other one.
 /// v_min_f32 (IEEE mode): minNum, -0 below +0, a NaN operand yields the other (quieted if both are NaN).
 fn fmin(a: f32, b: f32) -> f32 {
+    if a.is_nan() && b.is_nan() {
+        return f32::from_bits(b.to_bits() | 0x0040_0000);
+    }
     crate::lanefn::min_num(a as f64, b as f64) as f32
 }
 
 /// v_max_f32 (IEEE mode): maxNum, +0 above -0.
 fn fmax(a: f32, b: f32) -> f32 {
+    if a.is_nan() && b.is_nan() {
+        return f32::from_bits(b.to_bits() | 0x0040_0000);
+    }
     crate::lanefn::max_num(a as f64, b as f64) as f32
 }
 
