@@ -151,6 +151,40 @@ struct State {
     used: u64,
 }
 
+/// A range of one live allocation, checked once ([`DeviceMemory::window`]).
+pub struct Window<'a> {
+    mem: &'a DeviceMemory,
+    start: u64,
+    len: u64,
+    /// Arena offset of `start`.
+    off: u64,
+}
+
+impl Window<'_> {
+    /// Arena offset of `[address, address + n)`, if inside the window.
+    fn inside(&self, address: u64, n: usize) -> Option<usize> {
+        let rel = address.checked_sub(self.start)?;
+        (rel + n as u64 <= self.len).then(|| (self.off + rel) as usize)
+    }
+
+    /// Reads `buf.len()` bytes at `address`; false (nothing read) if they are not all inside the window.
+    pub fn read(&self, address: u64, buf: &mut [u8]) -> bool {
+        let Some(off) = self.inside(address, buf.len()) else { return false };
+        // SAFETY: the window was checked to lie inside a live allocation in the arena, and [off, off+len) is
+        // inside the window.
+        unsafe { std::ptr::copy_nonoverlapping(self.mem.arena.ptr.add(off), buf.as_mut_ptr(), buf.len()) };
+        true
+    }
+
+    /// Writes `data` at `address`; false (nothing written) if it is not all inside the window.
+    pub fn write(&self, address: u64, data: &[u8]) -> bool {
+        let Some(off) = self.inside(address, data.len()) else { return false };
+        // SAFETY: as in `read`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mem.arena.ptr.add(off), data.len()) };
+        true
+    }
+}
+
 /// The emulated device memory of one GPU.
 pub struct DeviceMemory {
     arena: Arena,
@@ -297,6 +331,13 @@ impl DeviceMemory {
     }
 
     /// Reads `buf.len()` bytes at `address`.
+    /// A view of `[address, address + len)` when that range lies inside one live allocation: accesses within it
+    /// need no further lookup (a whole wave's accesses checked at once).
+    pub fn window(&self, address: u64, len: u64, access: Access) -> Option<Window<'_>> {
+        let off = self.check(address, len, access).ok()?;
+        Some(Window { mem: self, start: address, len, off })
+    }
+
     pub fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, buf.len() as u64, Access::Read)?;
         // SAFETY: `check` proved [off, off+len) lies inside a live allocation, hence inside the arena. Other

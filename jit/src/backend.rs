@@ -68,6 +68,8 @@ pub struct JitBackend<'a, 'f> {
     ctx: Value,
     /// The first operation this backend cannot emit, if any.
     pub unsupported: Option<&'static str>,
+    /// Memory goes through interpreter calls only (which record lane accesses for an observer).
+    pub calls_only: bool,
     /// Highest VGPR / AGPR index touched (+1), so the caller can size the register files.
     pub vgprs_used: u32,
     pub agprs_used: u32,
@@ -88,13 +90,13 @@ fn trusted() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, vgprs_used: 0, agprs_used: 0 }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0 }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
     /// interpreter calls of this instruction are recorded.
     pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache, site: CallSite<'a>, ctx: Value) -> JitBackend<'a, 'f> {
-        JitBackend { b: Some(b), cache: Some(cache), site: Some(site), ctx, unsupported: None, vgprs_used: 0, agprs_used: 0 }
+        JitBackend { b: Some(b), cache: Some(cache), site: Some(site), ctx, unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0 }
     }
 
     /// Calls the interpreter's implementation of `op` on spilled operands: vectors `vin`, scalars `sin`, masks
@@ -159,6 +161,109 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let so = (0..sout).map(|k| b.ins().load(types::I32, trusted(), ctx, Ctx::S + 4 * k as i32)).collect();
         let mo = (0..mout).map(|k| b.ins().load(types::I64, trusted(), ctx, Ctx::M + 8 * k as i32)).collect();
         (vo, so, mo)
+    }
+
+    /// LDS reads (`data` None) and writes of 1-4 dwords per lane, inline: when every active lane's access lies
+    /// inside the LDS, each lane is loaded or stored directly (inactive lanes read 0 and store to a sink);
+    /// otherwise the interpreter's checked access runs and reports the fault. Returns the loaded vectors.
+    fn lds_inline(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
+        if self.fb().is_none() {
+            return vec![self.dv(); if data.is_some() { 0 } else { dwords as usize }];
+        }
+        let ctx = self.ctx;
+        let masks = self.expand(m);
+        let (fast, slow, join) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
+            // lane address a is fine when a + offset + 4 dwords <= len, i.e. a <= len - (offset + 4 dwords)
+            let need = b.ins().iconst(types::I64, offset as i64 + 4 * dwords as i64);
+            let room = b.ins().isub(len, need);
+            let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
+            let room32 = b.ins().ireduce(types::I32, room);
+            let room_v = b.ins().splat(I32X4, room32);
+            let mut bad = [dummy(); CHUNKS];
+            for i in 0..CHUNKS {
+                let over = b.ins().icmp(IntCC::UnsignedGreaterThan, addr.c[i], room_v);
+                bad[i] = b.ins().band(over, masks[i]);
+            }
+            let mut any = bad[0];
+            for x in &bad[1..] {
+                any = b.ins().bor(any, *x);
+            }
+            let any = b.ins().vany_true(any);
+            let active = b.ins().icmp_imm(IntCC::NotEqual, m, 0);
+            let bad = b.ins().band(negative, active);
+            let bad = b.ins().bor(any, bad);
+            let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
+            let outs = if data.is_some() { 0 } else { dwords as usize * CHUNKS };
+            for _ in 0..outs {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(bad, slow, &[], fast, &[]);
+            (fast, slow, join)
+        };
+        // slow: the interpreter (faults end the block there)
+        {
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+        }
+        let slow_out = match data {
+            None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0,
+            Some(d) => {
+                let ins: Vec<Vv> = std::iter::once(addr).chain(d.iter().copied()).collect();
+                self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &ins, &[], &[m], 0, 0);
+                Vec::new()
+            }
+        };
+        let b = self.b.as_deref_mut().expect("emitting");
+        let args: Vec<_> = slow_out.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
+        b.ins().jump(join, &args);
+        // fast: lane by lane
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
+        let zero = b.ins().iconst(types::I32, 0);
+        let zero_v = b.ins().splat(I32X4, zero);
+        let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
+        let mut loaded = vec![[dummy(); CHUNKS]; if data.is_some() { 0 } else { dwords as usize }];
+        for i in 0..CHUNKS {
+            // inactive lanes use address 0 (in range) for loads, the sink for stores
+            let safe = b.ins().bitselect(masks[i], addr.c[i], zero_v);
+            let mut acc = vec![zero_v; loaded.len()];
+            for j in 0..4u8 {
+                let a = b.ins().extractlane(safe, j);
+                let a = b.ins().uextend(types::I64, a);
+                let p = b.ins().iadd(lds, a);
+                match data {
+                    None => {
+                        for (d, v) in acc.iter_mut().enumerate() {
+                            let x = b.ins().load(types::I32, MemFlags::new(), p, offset as i32 + 4 * d as i32);
+                            *v = b.ins().insertlane(*v, x, j);
+                        }
+                    }
+                    Some(vals) => {
+                        let lane_mask = b.ins().extractlane(masks[i], j);
+                        let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
+                        let at = b.ins().iadd_imm(p, offset as i64);
+                        let dst = b.ins().select(on, at, sink);
+                        for (d, v) in vals.iter().enumerate() {
+                            let x = b.ins().extractlane(v.c[i], j);
+                            b.ins().store(MemFlags::new(), x, dst, 4 * d as i32);
+                        }
+                    }
+                }
+            }
+            for (d, v) in acc.into_iter().enumerate() {
+                loaded[d][i] = b.ins().bitselect(masks[i], v, zero_v);
+            }
+        }
+        let args: Vec<_> = loaded.iter().flatten().map(|x| (*x).into()).collect();
+        b.ins().jump(join, &args);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        let params = b.block_params(join).to_vec();
+        params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
     }
 
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
@@ -906,7 +1011,10 @@ impl Backend for JitBackend<'_, '_> {
         Ok(())
     }
     fn lds_read(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
-        Ok(self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0)
+        if self.calls_only {
+            return Ok(self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0);
+        }
+        Ok(self.lds_inline(addr, offset, dwords, m, None))
     }
     fn lds_read_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
         Ok(self.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0).0[0])
@@ -928,8 +1036,12 @@ impl Backend for JitBackend<'_, '_> {
         Ok((v[0], v[1]))
     }
     fn lds_write(&mut self, addr: Vv, offset: u32, data: &[Vv], m: Value) -> Result<(), ExecError> {
-        let ins: Vec<Vv> = std::iter::once(addr).chain(data.iter().copied()).collect();
-        self.call_mem(Op::LdsWrite { offset, n: data.len() as u32 }, &ins, &[], &[m], 0, 0);
+        if self.calls_only {
+            let ins: Vec<Vv> = std::iter::once(addr).chain(data.iter().copied()).collect();
+            self.call_mem(Op::LdsWrite { offset, n: data.len() as u32 }, &ins, &[], &[m], 0, 0);
+            return Ok(());
+        }
+        self.lds_inline(addr, offset, data.len() as u32, m, Some(data));
         Ok(())
     }
     fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {

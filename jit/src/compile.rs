@@ -115,6 +115,8 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                 }
                 let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
+                // an observer sees lane accesses through the interpreter calls
+                jb.calls_only = observe.is_some();
                 let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
                 if let Some(what) = jb.unsupported {
                     return Err(format!("{}: {what} after a successful probe", inst.info.name));

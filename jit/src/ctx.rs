@@ -36,6 +36,11 @@ pub struct Ctx {
     pub code_base: u64,
     /// EXEC when the instruction being observed issued.
     pub issue_exec: u64,
+    /// The workgroup's LDS, for inline accesses (bounds-checked by the code against `lds_len`).
+    pub lds_ptr: *mut u8,
+    pub lds_len: u64,
+    /// Where inline stores of inactive lanes go.
+    pub sink: [u32; 4],
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -57,6 +62,9 @@ impl Ctx {
             budget,
             code_base: 0,
             issue_exec: 0,
+            lds_ptr: std::ptr::null_mut(),
+            lds_len: 0,
+            sink: [0; 4],
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -120,6 +128,9 @@ impl Ctx {
     pub const BUDGET: i32 = 56;
     pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
     pub const ISSUE_EXEC: i32 = std::mem::offset_of!(Ctx, issue_exec) as i32;
+    pub const LDS_PTR: i32 = std::mem::offset_of!(Ctx, lds_ptr) as i32;
+    pub const LDS_LEN: i32 = std::mem::offset_of!(Ctx, lds_len) as i32;
+    pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;

@@ -185,6 +185,9 @@ impl Jit {
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
         ctx.next_pc = pc;
         ctx.code_base = pc;
+        // SAFETY: the LDS outlives the call; the block accesses it only within lds_len.
+        let l = unsafe { &mut *lds_ptr };
+        (ctx.lds_ptr, ctx.lds_len) = (l.as_mut_ptr(), l.len() as u64);
         let status = (block.func)(&mut *ctx);
         // SAFETY: the block has returned.
         let w = unsafe { &mut *wave_ptr };
@@ -362,6 +365,9 @@ impl WaveRunner for Jit {
             ctx.executed = 0;
             ctx.budget = budget;
             ctx.code_base = run.code.base;
+            // SAFETY: the LDS outlives the wave's run; blocks access it only within lds_len.
+            let lds = unsafe { &mut *lds_ptr };
+            (ctx.lds_ptr, ctx.lds_len) = (lds.as_mut_ptr(), lds.len() as u64);
             let status = (block.func)(&mut *ctx);
             // SAFETY: the block has returned; the wave is ours again.
             let wave = unsafe { &mut *wave_ptr };
