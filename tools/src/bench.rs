@@ -80,6 +80,27 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
     println!("sgemm {sgemm_n}^3");
     println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
     println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
+    // MFMA GEMM: f16 inputs, f32 accumulation, 32x32 tiles per wave (the hgemm HIP kernel)
+    if sgemm_n.is_multiple_of(32) {
+        let co = load("mfma_gemm")?;
+        let k = co.kernel("hgemm").ok_or("hgemm kernel")?;
+        let bytes = (sgemm_n as u64).pow(2) * 2;
+        let (a, b) = (mem.allocate(bytes, AllocKind::Buffer, "A16")?, mem.allocate(bytes, AllocKind::Buffer, "B16")?);
+        let c = mem.allocate(bytes * 2, AllocKind::Buffer, "C32")?;
+        let tiles = (sgemm_n / 32) * (sgemm_n / 32);
+        let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev)?;
+        let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(sgemm_n), ArgValue::U32(sgemm_n)];
+        let t = Instant::now();
+        run_kernel(&mem, dev, &co, k, shape, &args, limits)?;
+        let interp = t.elapsed().as_secs_f64();
+        run_kernel_with(&mem, dev, &co, k, shape, &args, limits, &jit, &NoObserver)?;
+        let t = Instant::now();
+        run_kernel_with(&mem, dev, &co, k, shape, &args, limits, &jit, &NoObserver)?;
+        let warm = t.elapsed().as_secs_f64();
+        println!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)");
+        println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
+        println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
+    }
     let st = jit.stats();
     println!(
         "jit: {} blocks, {} instructions compiled, {} left to the interpreter ({} interpreted executions), {:.1} us translation per instruction",
