@@ -135,7 +135,7 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
     for s in co.sections.iter().filter(|s| s.is_alloc() && s.has_file_data()) {
         let bytes = co.section_bytes(s);
         if !bytes.is_empty() {
-            mem.write(base + s.address, bytes).expect("sections lie inside the code allocation");
+            mem.load_code_bytes(base + s.address, bytes).expect("sections lie inside the code allocation");
         }
         // FNV-1a over placement and contents
         for b in s.address.to_le_bytes().iter().chain(bytes) {

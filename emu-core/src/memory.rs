@@ -276,6 +276,16 @@ impl DeviceMemory {
         if let Some((&start, a)) = st.allocs.range(..=off).next_back() {
             let end = start + a.size;
             if a.live && off + len <= end {
+                if access == Access::Write && a.kind == AllocKind::Code {
+                    // compiled and decoded code is cached: kernels may not rewrite their own code
+                    return Err(fault(format!(
+                        "inside the {}-byte {} at {:#x} ({}): kernels may not write code memory",
+                        a.size,
+                        a.kind,
+                        DEVICE_BASE + start,
+                        a.label
+                    )));
+                }
                 return Ok(off);
             }
             if off < end {
@@ -347,6 +357,14 @@ impl DeviceMemory {
     }
 
     /// Writes `data` at `address`.
+    /// Places code: like [`DeviceMemory::write`], but into a code allocation (which guest writes may not touch).
+    pub fn load_code_bytes(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        let off = self.check(address, data.len() as u64, Access::Read)?;
+        // SAFETY: as in `write`: the range lies inside a live allocation inside the arena.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.arena.ptr.add(off as usize), data.len()) };
+        Ok(())
+    }
+
     pub fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, data.len() as u64, Access::Write)?;
         // SAFETY: as in `read`: the range is inside a live allocation inside the arena. Concurrent guest writes
@@ -415,6 +433,21 @@ impl DeviceMemory {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn guest_writes_into_code_fault_and_loading_code_does_not() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let code = mem.allocate(256, AllocKind::Code, "kernel.co").unwrap();
+        mem.load_code_bytes(code, &[1, 2, 3, 4]).unwrap();
+        let mut b = [0u8; 4];
+        mem.read(code, &mut b).unwrap();
+        assert_eq!(b, [1, 2, 3, 4]);
+        let e = mem.write(code + 8, &[0; 4]).unwrap_err().to_string();
+        assert!(e.contains("kernels may not write code memory") && e.contains("kernel.co"), "{e}");
+        assert!(mem.atomic_u32(code, |x| x + 1).is_err());
+        assert!(mem.window(code, 16, Access::Write).is_none() && mem.window(code, 16, Access::Read).is_some());
+    }
+
     use super::*;
 
     fn resident_bytes() -> u64 {
