@@ -504,18 +504,14 @@ impl LaneFn {
 
 /// The value of an f16 bit pattern (exact).
 pub fn f16_to_f64(h: u16) -> f64 {
-    let (sign, exp, man) = (h >> 15 & 1, (h >> 10 & 31) as i32, (h & 0x3ff) as f64);
-    let mag = match exp {
-        0 => man * (2f64).powi(-24),
-        31 if man == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + man / 1024.0) * (2f64).powi(exp - 15),
+    let (sign, exp, man) = ((h as u32 & 0x8000) << 16, (h >> 10 & 31) as u32, h as u32 & 0x3ff);
+    let bits = match exp {
+        // subnormal: man * 2^-24, exact in f32
+        0 => return f32::from_bits(sign | (man as f32 * f32::from_bits(0x3380_0000)).to_bits()) as f64,
+        31 => sign | 0x7f80_0000 | man << 13,
+        _ => sign | (exp + 112) << 23 | man << 13,
     };
-    if sign == 1 {
-        -mag
-    } else {
-        mag
-    }
+    f32::from_bits(bits) as f64
 }
 
 /// `x` rounded to the nearest f16 (ties to even), with f16 subnormals, overflow to infinity and NaN payloads

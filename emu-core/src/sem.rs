@@ -2611,14 +2611,27 @@ pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) ->
             MfmaInput::F32 | MfmaInput::F64 => f32::from_bits(raw) as f64,
         }
     };
-    let groups = 64 / s.n;
+    // the matrices as f64, A row-major and B column-major, so each dot product runs over contiguous memory
+    let (m, n, k) = (s.m, s.n, s.k);
+    let mut am = vec![0f64; m * k];
+    let mut bt = vec![0f64; n * k];
+    for kk in 0..k {
+        for i in 0..m {
+            am[i * k + kk] = elem(a, i + m * (kk / p), kk % p);
+        }
+        for j in 0..n {
+            bt[j * k + kk] = elem(b, j + n * (kk / p), kk % p);
+        }
+    }
+    let groups = 64 / n;
     let mut d = c.to_vec();
-    for i in 0..s.m {
-        for j in 0..s.n {
-            let (lane, reg) = (j + s.n * ((i / 4) % groups), i % 4 + 4 * (i / (4 * groups)));
+    for i in 0..m {
+        let row = &am[i * k..(i + 1) * k];
+        for j in 0..n {
+            let (lane, reg) = (j + n * ((i / 4) % groups), i % 4 + 4 * (i / (4 * groups)));
             let mut acc = f32::from_bits(c[reg][lane]) as f64;
-            for kk in 0..s.k {
-                acc += elem(a, i + s.m * (kk / p), kk % p) * elem(b, j + s.n * (kk / p), kk % p);
+            for (x, y) in row.iter().zip(&bt[j * k..(j + 1) * k]) {
+                acc += x * y;
             }
             d[reg][lane] = (acc as f32).to_bits();
         }
