@@ -341,6 +341,19 @@ impl DeviceMemory {
     }
 
     /// Reads `buf.len()` bytes at `address`.
+    /// The device buffer (an allocation of kind [`AllocKind::Buffer`]) holding `address`: (start address,
+    /// length, host pointer to its first byte). Compiled code reads and writes inside such a range directly
+    /// after checking its lanes against it; buffers are only freed between dispatches.
+    pub fn buffer_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
+        let off = address.checked_sub(DEVICE_BASE)?;
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let (&start, a) = st.allocs.range(..=off).next_back()?;
+        (a.live && a.kind == AllocKind::Buffer && off < start + a.size).then(|| {
+            // SAFETY: `start` is the arena offset of a live allocation, inside the arena.
+            (DEVICE_BASE + start, a.size, unsafe { self.arena.ptr.add(start as usize) })
+        })
+    }
+
     /// A view of `[address, address + len)` when that range lies inside one live allocation: accesses within it
     /// need no further lookup (a whole wave's accesses checked at once).
     pub fn window(&self, address: u64, len: u64, access: Access) -> Option<Window<'_>> {

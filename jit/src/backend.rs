@@ -266,6 +266,133 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
     }
 
+    /// Global loads (`data` None) and stores of `bytes` per lane (1, 2 or a multiple of 4; narrow loads
+    /// zero- or sign-extended), inline when every active lane's access lies in the wave's current buffer window
+    /// (`ctx.win_*`); otherwise the interpreter's checked access (`slow`), which also moves the window.
+    #[allow(clippy::too_many_arguments)]
+    fn global_inline(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value, data: Option<&[Vv]>, slow: Op) -> Vec<Vv> {
+        let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
+        if self.fb().is_none() {
+            return vec![self.dv(); outs];
+        }
+        if self.calls_only || !(i32::MIN as i64..=i32::MAX as i64).contains(&offset) {
+            let mut ins = vec![lo, hi];
+            ins.extend(data.unwrap_or(&[]).iter().copied());
+            return self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
+        }
+        let ctx = self.ctx;
+        let masks = self.expand(m);
+        let (fast, slow_blk, join, rels) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let start = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_START);
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_LEN);
+            let room = b.ins().iadd_imm(len, -(bytes as i64));
+            let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
+            let room32 = b.ins().ireduce(types::I32, room);
+            let start_lo = b.ins().ireduce(types::I32, start);
+            let start_hi = b.ins().ushr_imm(start, 32);
+            let start_hi = b.ins().ireduce(types::I32, start_hi);
+            let (room_v, lo_v, hi_v) = (b.ins().splat(I32X4, room32), b.ins().splat(I32X4, start_lo), b.ins().splat(I32X4, start_hi));
+            let off = b.ins().iconst(types::I32, offset);
+            let off_v = b.ins().splat(I32X4, off);
+            let mut any = None;
+            let mut rels = [dummy(); CHUNKS];
+            for i in 0..CHUNKS {
+                // lane address (hi:lo) + offset must stay in the window's 4 GiB half and inside it
+                let lo2 = b.ins().iadd(lo.c[i], off_v);
+                let carried = match offset {
+                    0 => None,
+                    o if o > 0 => Some(b.ins().icmp(IntCC::UnsignedLessThan, lo2, lo.c[i])),
+                    _ => Some(b.ins().icmp(IntCC::UnsignedGreaterThan, lo2, lo.c[i])),
+                };
+                let rel = b.ins().isub(lo2, lo_v);
+                let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, rel, room_v);
+                let same_hi = b.ins().icmp(IntCC::Equal, hi.c[i], hi_v);
+                let mut ok = b.ins().band(inside, same_hi);
+                if let Some(c) = carried {
+                    ok = b.ins().band_not(ok, c);
+                }
+                let bad = b.ins().band_not(masks[i], ok);
+                any = Some(match any {
+                    None => bad,
+                    Some(a) => b.ins().bor(a, bad),
+                });
+                rels[i] = rel;
+            }
+            let any = b.ins().vany_true(any.expect("chunks"));
+            let active = b.ins().icmp_imm(IntCC::NotEqual, m, 0);
+            let empty = b.ins().band(negative, active);
+            let bad = b.ins().bor(any, empty);
+            let (fast, slow_blk, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..outs * CHUNKS {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(bad, slow_blk, &[], fast, &[]);
+            b.switch_to_block(slow_blk);
+            b.seal_block(slow_blk);
+            (fast, slow_blk, join, rels)
+        };
+        let _ = slow_blk;
+        let mut ins = vec![lo, hi];
+        ins.extend(data.unwrap_or(&[]).iter().copied());
+        let slow_out = self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
+        let b = self.b.as_deref_mut().expect("emitting");
+        let args: Vec<_> = slow_out.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
+        b.ins().jump(join, &args);
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        let host = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_HOST);
+        let zero = b.ins().iconst(types::I32, 0);
+        let zero_v = b.ins().splat(I32X4, zero);
+        let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
+        let mut loaded = vec![[dummy(); CHUNKS]; outs];
+        for i in 0..CHUNKS {
+            let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
+            let mut acc = vec![zero_v; outs];
+            for j in 0..4u8 {
+                let r = b.ins().extractlane(safe, j);
+                let r = b.ins().uextend(types::I64, r);
+                let p = b.ins().iadd(host, r);
+                match data {
+                    None => {
+                        for (d, v) in acc.iter_mut().enumerate() {
+                            let x = match bytes {
+                                1 if signed => b.ins().sload8(types::I32, MemFlags::new(), p, 0),
+                                1 => b.ins().uload8(types::I32, MemFlags::new(), p, 0),
+                                2 if signed => b.ins().sload16(types::I32, MemFlags::new(), p, 0),
+                                2 => b.ins().uload16(types::I32, MemFlags::new(), p, 0),
+                                _ => b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32),
+                            };
+                            *v = b.ins().insertlane(*v, x, j);
+                        }
+                    }
+                    Some(vals) => {
+                        let lane_mask = b.ins().extractlane(masks[i], j);
+                        let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
+                        let dst = b.ins().select(on, p, sink);
+                        for (d, v) in vals.iter().enumerate() {
+                            let x = b.ins().extractlane(v.c[i], j);
+                            match bytes {
+                                1 => b.ins().istore8(MemFlags::new(), x, dst, 0),
+                                2 => b.ins().istore16(MemFlags::new(), x, dst, 0),
+                                _ => b.ins().store(MemFlags::new(), x, dst, 4 * d as i32),
+                            };
+                        }
+                    }
+                }
+            }
+            for (d, v) in acc.into_iter().enumerate() {
+                loaded[d][i] = b.ins().bitselect(masks[i], v, zero_v);
+            }
+        }
+        let args: Vec<_> = loaded.iter().flatten().map(|x| (*x).into()).collect();
+        b.ins().jump(join, &args);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        let params = b.block_params(join).to_vec();
+        params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
+    }
+
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
         self.call(op, vin, &[], min, vout, 0, 0, false).0
     }
@@ -1004,10 +1131,10 @@ impl Backend for JitBackend<'_, '_> {
         Ok(self.call_mem(Op::VAtomic { op, offset }, &[lo, hi, data], &[], &[m], 1, 0).0[0])
     }
     fn v_load_narrow(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
-        Ok(self.call_mem(Op::VLoadNarrow { offset, bytes, signed }, &[lo, hi], &[], &[m], 1, 0).0[0])
+        Ok(self.global_inline(lo, hi, offset, bytes, signed, m, None, Op::VLoadNarrow { offset, bytes, signed })[0])
     }
     fn v_store_narrow(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, data: Vv, m: Value) -> Result<(), ExecError> {
-        self.call_mem(Op::VStoreNarrow { offset, bytes }, &[lo, hi, data], &[], &[m], 0, 0);
+        self.global_inline(lo, hi, offset, bytes, false, m, Some(&[data]), Op::VStoreNarrow { offset, bytes });
         Ok(())
     }
     fn lds_read(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
@@ -1048,11 +1175,10 @@ impl Backend for JitBackend<'_, '_> {
         Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1)
     }
     fn v_load(&mut self, lo: Vv, hi: Vv, offset: i64, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
-        Ok(self.call_mem(Op::VLoad { offset, dwords }, &[lo, hi], &[], &[m], dwords as usize, 0).0)
+        Ok(self.global_inline(lo, hi, offset, 4 * dwords, false, m, None, Op::VLoad { offset, dwords }))
     }
     fn v_store(&mut self, lo: Vv, hi: Vv, offset: i64, data: &[Vv], m: Value) -> Result<(), ExecError> {
-        let ins: Vec<Vv> = [lo, hi].iter().chain(data).copied().collect();
-        self.call_mem(Op::VStore { offset, n: data.len() as u32 }, &ins, &[], &[m], 0, 0);
+        self.global_inline(lo, hi, offset, 4 * data.len() as u32, false, m, Some(data), Op::VStore { offset, n: data.len() as u32 });
         Ok(())
     }
 }

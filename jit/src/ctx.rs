@@ -41,6 +41,11 @@ pub struct Ctx {
     pub lds_len: u64,
     /// Where inline stores of inactive lanes go.
     pub sink: [u32; 4],
+    /// The device buffer that the wave's last global access through the interpreter touched: compiled
+    /// accesses whose every active lane falls inside it go straight to `win_host` (empty: `win_len` 0).
+    pub win_start: u64,
+    pub win_len: u64,
+    pub win_host: *mut u8,
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -65,6 +70,9 @@ impl Ctx {
             lds_ptr: std::ptr::null_mut(),
             lds_len: 0,
             sink: [0; 4],
+            win_start: 0,
+            win_len: 0,
+            win_host: std::ptr::null_mut(),
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -131,6 +139,9 @@ impl Ctx {
     pub const LDS_PTR: i32 = std::mem::offset_of!(Ctx, lds_ptr) as i32;
     pub const LDS_LEN: i32 = std::mem::offset_of!(Ctx, lds_len) as i32;
     pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;
+    pub const WIN_START: i32 = std::mem::offset_of!(Ctx, win_start) as i32;
+    pub const WIN_LEN: i32 = std::mem::offset_of!(Ctx, win_len) as i32;
+    pub const WIN_HOST: i32 = std::mem::offset_of!(Ctx, win_host) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;
