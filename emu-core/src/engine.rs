@@ -90,6 +90,10 @@ pub enum EngineError {
     Fault { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, text: String, error: Box<ExecError> },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x}: cannot decode instruction: {error}")]
     IllegalInstruction { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, error: isa_amdgpu::DecodeError },
+    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, block at pc {pc:#x}: the engines differ: {diff}")]
+    Crosscheck { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, diff: String },
+    #[error("kernel {kernel}, pc {pc:#x}: the JIT could not translate this block: {why}")]
+    Translation { kernel: String, pc: u64, why: String },
     #[error("kernel {kernel}: its descriptor asks for float mode {what}; the engine computes with IEEE round-to-nearest-even and denormals kept (clang's default for gfx90a/gfx942)")]
     FloatMode { kernel: String, what: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]

@@ -56,6 +56,20 @@ pub struct Block {
     /// Register files must hold this many VGPRs/AGPRs before the block runs.
     pub vgprs: u32,
     pub agprs: u32,
+    /// No instruction of the block writes memory or LDS (so running it twice is harmless: crosscheck).
+    pub write_free: bool,
+}
+
+/// Whether an instruction may write device memory or LDS (stores, atomics, DS operations other than reads
+/// and lane permutes).
+pub fn writes_memory(inst: &Inst) -> bool {
+    let n = inst.info.name;
+    match inst.info.unit {
+        Unit::Lds => !(n.starts_with("ds_read") || matches!(n, "ds_bpermute_b32" | "ds_permute_b32" | "ds_swizzle_b32")),
+        Unit::Vmem | Unit::Flat => !n.contains("_load_") && !n.starts_with("buffer_wb") && !n.starts_with("buffer_inv"),
+        Unit::Smem => n.contains("store") || n.contains("atomic"),
+        _ => false,
+    }
 }
 
 /// Whether an instruction ends a block (it may leave the straight line).
@@ -211,7 +225,8 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
     // SAFETY: `code` is the finalized machine code of a function with the signature built above,
     // extern "C" fn(*mut Ctx) -> u32; the module keeps it mapped for as long as the JIT lives.
     let func = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(code) };
-    Ok(Block { func, insts, compiled, calls, vgprs, agprs })
+    let write_free = !insts.iter().any(writes_memory);
+    Ok(Block { func, insts, compiled, calls, vgprs, agprs, write_free })
 }
 
 /// Ends the block: next PC, instructions executed, status.

@@ -42,6 +42,9 @@ unsafe impl Send for Module {}
 
 /// The JIT engine; one per process or per device is enough (its translations are keyed by loaded code).
 pub struct Jit {
+    /// Crosscheck: after every block that writes no memory, the interpreter runs the same instructions from the
+    /// same state and any difference in registers stops the dispatch with a diff.
+    crosscheck: bool,
     module: Mutex<Module>,
     blocks: RwLock<HashMap<(u64, u64, u64), Arc<Block>>>,
     blocks_n: AtomicU64,
@@ -61,6 +64,7 @@ impl Jit {
         let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())?;
         let module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
         Ok(Jit {
+            crosscheck: false,
             module: Mutex::new(Module(module)),
             blocks: RwLock::new(HashMap::new()),
             blocks_n: AtomicU64::new(0),
@@ -69,6 +73,12 @@ impl Jit {
             fallbacks: AtomicU64::new(0),
             translate_ns: AtomicU64::new(0),
         })
+    }
+
+    /// A JIT that checks every memory-free block against the interpreter in lockstep (slow; for finding JIT
+    /// bugs). Blocks that write memory run once, unchecked here: compare whole dispatches for those.
+    pub fn crosscheck() -> Result<Jit, String> {
+        Ok(Jit { crosscheck: true, ..Jit::new()? })
     }
 
     pub fn stats(&self) -> JitStats {
@@ -132,14 +142,8 @@ impl Jit {
         let key = if compile::position_dependent(&insts) { here } else { shared };
         let name = format!("{name}_{}", observed as u8);
         let obs: Option<compile::Observe> = if observed { Some(observe) } else { None };
-        let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, obs, &name).map_err(|why| EngineError::Fault {
-            kernel: run.cx.kernel.to_string(),
-            workgroup: run.workgroup,
-            wave: run.wave_index,
-            pc,
-            text: "(JIT translation)".to_string(),
-            error: Box::new(ExecError::Unsupported { mnemonic: leak(why) }),
-        })?;
+        let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, obs, &name)
+            .map_err(|why| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why })?;
         self.blocks_n.fetch_add(1, Ordering::Relaxed);
         self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
         self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
@@ -206,10 +210,82 @@ impl Jit {
     }
 }
 
-/// A translation failure is a bug in the JIT; its message is kept for the report.
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
+/// Runs `n` instructions of `interp` (a copy of the wave from before a block) on the interpreter and compares
+/// the registers with `jit` (the wave after the block); the first difference, readably.
+fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mut [u8], n: u64, status: u32) -> Result<(), String> {
+    let (mem, start) = (run.mem, interp.pc);
+    let mut text = Vec::new();
+    for _ in 0..n {
+        let pc = interp.pc;
+        let inst = run.cache.get(mem, run.code, pc).map_err(|e| format!("crosscheck: cannot decode at {pc:#x}: {e}"))?;
+        text.push(disasm::text(&inst));
+        let mut b = Interp { wave: interp, mem, lds, mnemonic: inst.info.name, accesses: None };
+        let next = pc + inst.size() as u64;
+        match execute(&mut b, &inst, pc) {
+            Ok(Flow::Next) => interp.pc = next,
+            Ok(Flow::Jump(t)) => interp.pc = t,
+            Ok(Flow::Branch { cond, target }) => interp.pc = if cond & 1 == 1 { target } else { next },
+            Ok(Flow::Indirect { lo, hi }) => interp.pc = (hi as u64) << 32 | lo as u64,
+            Ok(Flow::Barrier | Flow::End) => interp.pc = next,
+            // both engines stop at the same fault (the JIT's report is the interpreter's own)
+            Err(_) if status == crate::compile::FAULT => return Ok(()),
+            Err(e) => return Err(format!("the interpreter faults where the JIT did not: {e}")),
+        }
+        interp.executed += 1;
+    }
+    match diff_waves(interp, jit) {
+        Some(d) => {
+            // the last instructions before the difference are the interesting ones
+            let tail = text.len().saturating_sub(8);
+            Err(format!("{d} after {n} instructions from {start:#x} (last: {})", text[tail..].join("; ")))
+        }
+        None => Ok(()),
+    }
 }
+
+/// The first difference between the interpreter's and the JIT's wave state (next PC, SCC, SGPRs, VGPRs,
+/// AGPRs), in words.
+pub(crate) fn diff_waves(interp: &WaveState, jit: &WaveState) -> Option<String> {
+    if interp.pc != jit.pc {
+        return Some(format!("next pc: interpreter {:#x}, JIT {:#x}", interp.pc, jit.pc));
+    }
+    if interp.scc != jit.scc {
+        return Some(format!("SCC: interpreter {}, JIT {}", interp.scc, jit.scc));
+    }
+    if let Some(r) = (0..128).find(|&r| interp.sgprs[r] != jit.sgprs[r]) {
+        return Some(format!("s{r}: interpreter {:#x}, JIT {:#x}", interp.sgprs[r], jit.sgprs[r]));
+    }
+    for (file, x, y) in [("v", &interp.vgprs, &jit.vgprs), ("a", &interp.agprs, &jit.agprs)] {
+        for r in 0..x.len().max(y.len()) {
+            let (p, q) = (x.get(r).copied().unwrap_or([0; 64]), y.get(r).copied().unwrap_or([0; 64]));
+            if let Some(l) = (0..64).find(|&l| p[l] != q[l]) {
+                return Some(format!("{file}{r} lane {l}: interpreter {:#x}, JIT {:#x}", p[l], q[l]));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crosscheck_diff_names_the_first_differing_register_and_lane() {
+        let a = WaveState::new(0x100, 4, 0);
+        let mut b = a.clone();
+        assert_eq!(diff_waves(&a, &b), None);
+        b.vgprs[2][17] = 0x3f80_0000;
+        assert_eq!(diff_waves(&a, &b).unwrap(), "v2 lane 17: interpreter 0x0, JIT 0x3f800000");
+        b.sgprs[106] = 1;
+        assert_eq!(diff_waves(&a, &b).unwrap(), "s106: interpreter 0x0, JIT 0x1");
+        b.scc = true;
+        assert!(diff_waves(&a, &b).unwrap().starts_with("SCC"));
+        b.pc = 0x104;
+        assert!(diff_waves(&a, &b).unwrap().starts_with("next pc"));
+    }
+}
+
 
 /// Executes one instruction on the interpreter for a compiled block (see [`compile::InterpretOne`]).
 extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
@@ -346,6 +422,7 @@ impl WaveRunner for Jit {
                     limit: run.limits.max_wave_instructions,
                 });
             }
+            let block_pc = wave.pc;
             let block = match self.block(&run, wave.pc, O::ACTIVE) {
                 Ok(b) => b,
                 Err(e) => break Err(e),
@@ -356,6 +433,7 @@ impl WaveRunner for Jit {
             if wave.agprs.len() < block.agprs as usize {
                 wave.agprs.resize(block.agprs as usize, [0; 64]);
             }
+            let before = (self.crosscheck && block.write_free && !O::ACTIVE).then(|| wave.clone());
             let budget = run.limits.max_wave_instructions.saturating_sub(wave.executed);
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
@@ -374,6 +452,13 @@ impl WaveRunner for Jit {
             wave.scc = ctx.scc != 0;
             wave.executed += ctx.executed;
             wave.pc = ctx.next_pc;
+            if let Some(mut other) = before {
+                // SAFETY: the block has returned; the LDS is ours again.
+                let lds = unsafe { &mut *lds_ptr };
+                if let Err(diff) = lockstep(&mut other, wave, &run, lds, ctx.executed, status) {
+                    break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff });
+                }
+            }
             match status {
                 CONTINUE => {}
                 BARRIER => {

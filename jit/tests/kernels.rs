@@ -9,6 +9,12 @@ fn jit() -> &'static jit::Jit {
     JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
 }
 
+/// A JIT that also re-runs every memory-free block on the interpreter and compares registers.
+fn lockstep_jit() -> &'static jit::Jit {
+    static JIT: OnceLock<jit::Jit> = OnceLock::new();
+    JIT.get_or_init(|| jit::Jit::crosscheck().expect("a JIT for this host"))
+}
+
 /// The engine under test: the JIT, cross-checked against the interpreter on the same inputs.
 fn engine_run(
     mem: &emu_core::memory::DeviceMemory,
@@ -37,7 +43,9 @@ fn engine_run(
     for ((a, _), b) in buffers.iter().zip(&before) {
         mem.write(*a, b).unwrap();
     }
-    let jitted = emu_core::engine::run_kernel_with(mem, dev, co, kernel, shape, args, limits, jit(), &emu_core::observe::NoObserver);
+    // on one thread, in lockstep with the interpreter block by block; on all threads, plainly
+    let engine = if limits.threads == Some(1) { lockstep_jit() } else { jit() };
+    let jitted = emu_core::engine::run_kernel_with(mem, dev, co, kernel, shape, args, limits, engine, &emu_core::observe::NoObserver);
     match (&interp, &jitted) {
         (Ok(i), Ok(j)) => {
             assert!(read_all() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
