@@ -266,25 +266,6 @@ pub(crate) fn diff_waves(interp: &WaveState, jit: &WaveState) -> Option<String> 
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_crosscheck_diff_names_the_first_differing_register_and_lane() {
-        let a = WaveState::new(0x100, 4, 0);
-        let mut b = a.clone();
-        assert_eq!(diff_waves(&a, &b), None);
-        b.vgprs[2][17] = 0x3f80_0000;
-        assert_eq!(diff_waves(&a, &b).unwrap(), "v2 lane 17: interpreter 0x0, JIT 0x3f800000");
-        b.sgprs[106] = 1;
-        assert_eq!(diff_waves(&a, &b).unwrap(), "s106: interpreter 0x0, JIT 0x1");
-        b.scc = true;
-        assert!(diff_waves(&a, &b).unwrap().starts_with("SCC"));
-        b.pc = 0x104;
-        assert!(diff_waves(&a, &b).unwrap().starts_with("next pc"));
-    }
-}
 
 
 /// Executes one instruction on the interpreter for a compiled block (see [`compile::InterpretOne`]).
@@ -492,5 +473,25 @@ impl WaveRunner for Jit {
         drop(ctx);
         self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crosscheck_diff_names_the_first_differing_register_and_lane() {
+        let a = WaveState::new(0x100, 4, 0);
+        let mut b = a.clone();
+        assert_eq!(diff_waves(&a, &b), None);
+        b.vgprs[2][17] = 0x3f80_0000;
+        assert_eq!(diff_waves(&a, &b).unwrap(), "v2 lane 17: interpreter 0x0, JIT 0x3f800000");
+        b.sgprs[106] = 1;
+        assert_eq!(diff_waves(&a, &b).unwrap(), "s106: interpreter 0x0, JIT 0x1");
+        b.scc = true;
+        assert!(diff_waves(&a, &b).unwrap().starts_with("SCC"));
+        b.pc = 0x104;
+        assert!(diff_waves(&a, &b).unwrap().starts_with("next pc"));
     }
 }
