@@ -191,9 +191,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 any = b.ins().bor(any, *x);
             }
             let any = b.ins().vany_true(any);
-            let active = b.ins().icmp_imm(IntCC::NotEqual, m, 0);
-            let bad = b.ins().band(negative, active);
-            let bad = b.ins().bor(any, bad);
+            // no room at all (an LDS smaller than one access, or none): the slow path, even with no lane
+            // active — the fast path would still touch the LDS's first bytes for inactive lanes
+            let bad = b.ins().bor(any, negative);
             let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
             let outs = if data.is_some() { 0 } else { dwords as usize * CHUNKS };
             for _ in 0..outs {
@@ -320,9 +320,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 rels[i] = rel;
             }
             let any = b.ins().vany_true(any.expect("chunks"));
-            let active = b.ins().icmp_imm(IntCC::NotEqual, m, 0);
-            let empty = b.ins().band(negative, active);
-            let bad = b.ins().bor(any, empty);
+            // no window yet (or one smaller than the access): the slow path, even with no lane active — the
+            // fast path would still touch the window's first bytes for inactive lanes
+            let bad = b.ins().bor(any, negative);
             let (fast, slow_blk, join) = (b.create_block(), b.create_block(), b.create_block());
             for _ in 0..outs * CHUNKS {
                 b.append_block_param(join, I32X4);

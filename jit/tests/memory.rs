@@ -1,0 +1,92 @@
+//! Compiled memory accesses at the edges: no lane active before any window exists, a workgroup without LDS,
+//! accesses that leave the window — the JIT must neither touch host memory it has not checked nor differ from
+//! the interpreter.
+
+use emu_core::interp::Interp;
+use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::sem::{execute, Flow};
+use emu_core::wave::WaveState;
+use isa_amdgpu::table::rows_of;
+use isa_amdgpu::{decode, Encoding, Field, Inst, Opcode, Target};
+
+fn build(op: Opcode, enc: Encoding, fields: &[(Field, u32)]) -> Inst {
+    let row = rows_of(op, Target::Gfx942).find(|r| r.encoding == enc).unwrap();
+    let mut b = Inst::build(row, Target::Gfx942).unwrap();
+    for &(f, v) in fields {
+        b = b.set(f, v).unwrap();
+    }
+    decode(&b.encode().unwrap(), 0x1000, Target::Gfx942).unwrap()
+}
+
+/// Runs `insts` once on each engine from the same wave (EXEC `exec`, v[2:3] = `addr` in every lane, v4 = 7)
+/// and returns (interpreter outcome, JIT outcome, interpreter wave, JIT wave).
+fn both(insts: &[Inst], exec: u64, addr: u64, lds_bytes: usize, mem: &DeviceMemory) -> (Option<String>, jit::BlockExit, WaveState, WaveState) {
+    let make = || {
+        let mut w = WaveState::new(0x1000, 8, 0);
+        w.vgprs[2] = [addr as u32; 64];
+        w.vgprs[3] = [(addr >> 32) as u32; 64];
+        w.vgprs[4] = [7; 64];
+        w.set_exec(exec);
+        w
+    };
+    let mut a = make();
+    let mut lds = vec![0u8; lds_bytes];
+    let mut fault = None;
+    let mut pc = 0x1000;
+    for inst in insts {
+        let mut b = Interp { wave: &mut a, mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
+        match execute(&mut b, inst, pc) {
+            Ok(Flow::Next) => {}
+            Ok(f) => panic!("{f:?}"),
+            Err(e) => {
+                fault = Some(e.to_string());
+                break;
+            }
+        }
+        pc += inst.size() as u64;
+    }
+    let jit = jit::Jit::new().unwrap();
+    let mut j = make();
+    let mut lds_j = vec![0u8; lds_bytes];
+    let exit = jit.run_block_once(insts.to_vec(), 0x1000, &mut j, mem, &mut lds_j).unwrap();
+    assert_eq!(lds, lds_j, "LDS contents");
+    (fault, exit, a, j)
+}
+
+#[test]
+fn no_active_lane_before_any_window_and_no_lds_touch_nothing() {
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let load = build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 2), (Field::Saddr, 0x7f)]);
+    let store = build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f)]);
+    let ds_read = build(Opcode::DsReadB32, Encoding::Ds, &[(Field::Vdst, 1), (Field::Addr, 2)]);
+    let ds_write = build(Opcode::DsWriteB32, Encoding::Ds, &[(Field::Data0, 4), (Field::Addr, 2)]);
+    // EXEC 0: nothing happens on either engine, whatever the (unmapped) address and the (absent) LDS
+    let (fault, exit, a, j) = both(&[load.clone(), store.clone(), ds_read.clone(), ds_write.clone()], 0, 0xdead_0000, 0, &mem);
+    assert_eq!(fault, None);
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
+    assert_eq!(a.vgprs, j.vgprs);
+    // one lane on an unmapped address: both fault, with the same report
+    let (fault, exit, _, _) = both(&[load], 1 << 5, 0xdead_0000, 0, &mem);
+    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
+    assert!(error.ends_with(&fault.unwrap()), "{error}");
+    // LDS access with no LDS allocated: both fault
+    let (fault, exit, _, _) = both(&[ds_write], 1, 0, 0, &mem);
+    assert!(fault.is_some() && matches!(exit, jit::BlockExit::Fault { .. }));
+}
+
+#[test]
+fn accesses_inside_and_past_a_buffer_match_the_interpreter() {
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let buf = mem.allocate(256, AllocKind::Buffer, "buf").unwrap();
+    mem.write(buf, &(0..64u32).flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let load = |offset: u32| build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, offset)]);
+    // the first load sets the window (interpreted), the second runs inline, the third leaves the buffer
+    let (fault, exit, a, j) = both(&[load(0), load(8), load(252)], u64::MAX, buf, 0, &mem);
+    assert_eq!(fault, None);
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
+    assert_eq!(a.vgprs[1], j.vgprs[1]);
+    assert_eq!(j.vgprs[1][0], 63);
+    let (fault, exit, _, _) = both(&[load(0), load(256)], u64::MAX, buf, 0, &mem);
+    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
+    assert!(error.contains("past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+}
