@@ -61,7 +61,7 @@ fn no_active_lane_before_any_window_and_no_lds_touch_nothing() {
     let ds_read = build(Opcode::DsReadB32, Encoding::Ds, &[(Field::Vdst, 1), (Field::Addr, 2)]);
     let ds_write = build(Opcode::DsWriteB32, Encoding::Ds, &[(Field::Data0, 4), (Field::Addr, 2)]);
     // EXEC 0: nothing happens on either engine, whatever the (unmapped) address and the (absent) LDS
-    let (fault, exit, a, j) = both(&[load.clone(), store.clone(), ds_read.clone(), ds_write.clone()], 0, 0xdead_0000, 0, &mem);
+    let (fault, exit, a, j) = both(&[load, store, ds_read, ds_write], 0, 0xdead_0000, 0, &mem);
     assert_eq!(fault, None);
     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
     assert_eq!(a.vgprs, j.vgprs);
