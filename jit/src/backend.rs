@@ -230,6 +230,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for i in 0..CHUNKS {
             // inactive lanes use address 0 (in range) for loads, the sink for stores
             let safe = b.ins().bitselect(masks[i], addr.c[i], zero_v);
+            if data.is_none() && dwords == 1 {
+                let v = load_chunk_dword(b, lds, safe, offset as i32);
+                loaded[0][i] = b.ins().bitselect(masks[i], v, zero_v);
+                continue;
+            }
             let mut acc = vec![zero_v; loaded.len()];
             for j in 0..4u8 {
                 let a = b.ins().extractlane(safe, j);
@@ -348,6 +353,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut loaded = vec![[dummy(); CHUNKS]; outs];
         for i in 0..CHUNKS {
             let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
+            if data.is_none() && bytes == 4 {
+                let v = load_chunk_dword(b, host, safe, 0);
+                loaded[0][i] = b.ins().bitselect(masks[i], v, zero_v);
+                continue;
+            }
             let mut acc = vec![zero_v; outs];
             for j in 0..4u8 {
                 let r = b.ins().extractlane(safe, j);
@@ -654,6 +664,53 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().iadd_imm(base, reg as i64 * 256)
     }
+}
+
+/// Loads one dword per lane of a chunk from `base + lane offset + offset`, where `safe` holds the four lanes'
+/// offsets (inactive lanes already replaced by a harmless one): one vector load when the four are consecutive
+/// dwords, one scalar load splat when they are equal, four scalar loads otherwise.
+fn load_chunk_dword(b: &mut FunctionBuilder<'_>, base: Value, safe: Value, offset: i32) -> Value {
+    let first = b.ins().extractlane(safe, 0);
+    let first_v = b.ins().splat(I32X4, first);
+    let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+    let steps = b.ins().vconst(I32X4, steps);
+    let seq = b.ins().iadd(first_v, steps);
+    let is_seq = b.ins().icmp(IntCC::Equal, safe, seq);
+    let is_seq = b.ins().vall_true(is_seq);
+    let is_same = b.ins().icmp(IntCC::Equal, safe, first_v);
+    let is_same = b.ins().vall_true(is_same);
+    let (vec_blk, other, same_blk, gather, join) = (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(join, I32X4);
+    let p0 = b.ins().uextend(types::I64, first);
+    let p0 = b.ins().iadd(base, p0);
+    b.ins().brif(is_seq, vec_blk, &[], other, &[]);
+    b.switch_to_block(vec_blk);
+    b.seal_block(vec_blk);
+    let v = b.ins().load(I32X4, MemFlags::new(), p0, offset);
+    b.ins().jump(join, &[v.into()]);
+    b.switch_to_block(other);
+    b.seal_block(other);
+    b.ins().brif(is_same, same_blk, &[], gather, &[]);
+    b.switch_to_block(same_blk);
+    b.seal_block(same_blk);
+    let x = b.ins().load(types::I32, MemFlags::new(), p0, offset);
+    let v = b.ins().splat(I32X4, x);
+    b.ins().jump(join, &[v.into()]);
+    b.switch_to_block(gather);
+    b.seal_block(gather);
+    let zero = b.ins().iconst(types::I32, 0);
+    let mut v = b.ins().splat(I32X4, zero);
+    for j in 0..4u8 {
+        let a = b.ins().extractlane(safe, j);
+        let a = b.ins().uextend(types::I64, a);
+        let p = b.ins().iadd(base, a);
+        let x = b.ins().load(types::I32, MemFlags::new(), p, offset);
+        v = b.ins().insertlane(v, x, j);
+    }
+    b.ins().jump(join, &[v.into()]);
+    b.switch_to_block(join);
+    b.seal_block(join);
+    b.block_params(join)[0]
 }
 
 impl Backend for JitBackend<'_, '_> {
