@@ -30,6 +30,20 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
+/// [`nan2`] for f64 bit patterns.
+#[inline(always)]
+fn nan2_64(x: u64, y: u64, r: u64) -> u64 {
+    const ABS: u64 = 0x7fff_ffff_ffff_ffff;
+    const QUIET: u64 = 1 << 51;
+    if x & ABS > 0x7ff0_0000_0000_0000 {
+        x | QUIET
+    } else if y & ABS > 0x7ff0_0000_0000_0000 {
+        y | QUIET
+    } else {
+        r
+    }
+}
+
 /// NaN propagation made explicit (the host compiler may swap commutative operands): a NaN `x` gives `x`
 /// quieted, else a NaN `y` gives `y` quieted, else the result `r`.
 #[inline(always)]
@@ -346,8 +360,8 @@ impl Backend for Interp<'_> {
             let y = (b.1[i] as u64) << 32 | b.0[i] as u64;
             let d = |v: u64| f64::from_bits(v);
             let v = match op {
-                VOp64::AddF64 => (d(x) + d(y)).to_bits(),
-                VOp64::MulF64 => (d(x) * d(y)).to_bits(),
+                VOp64::AddF64 => nan2_64(x, y, (d(x) + d(y)).to_bits()),
+                VOp64::MulF64 => nan2_64(x, y, (d(x) * d(y)).to_bits()),
                 VOp64::Lshr => x >> (y & 63),
                 VOp64::Ashr => ((x as i64) >> (y & 63)) as u64,
                 VOp64::LdexpF64 => ldexp(d(x), y as u32 as i32).to_bits(),
@@ -377,7 +391,9 @@ impl Backend for Interp<'_> {
         let mut r = ([0u32; LANES], [0u32; LANES]);
         let get = |p: &(Lanes, Lanes), i: usize| f64::from_bits((p.1[i] as u64) << 32 | p.0[i] as u64);
         for i in 0..LANES {
+            let bits = |p: &(Lanes, Lanes)| (p.1[i] as u64) << 32 | p.0[i] as u64;
             let v = get(&a, i).mul_add(get(&b, i), get(&c, i)).to_bits();
+            let v = nan2_64(bits(&a), bits(&b), nan2_64(bits(&c), bits(&c), v));
             r.0[i] = v as u32;
             r.1[i] = (v >> 32) as u32;
         }

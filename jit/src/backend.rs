@@ -403,6 +403,65 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
     }
 
+    /// An f64 operation on (lo, hi) register pairs: lanes regrouped into f64x2 vectors, `op` applied, results
+    /// split back; a lane whose result is NaN gets the interpreter's NaN (first NaN source quieted) on a side
+    /// path.
+    fn f64_op(&mut self, srcs: &[(Vv, Vv)], op: impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value) -> (Vv, Vv) {
+        let Some(b) = self.fb() else { return (self.dv(), self.dv()) };
+        let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
+        // (lo, hi) chunk -> two f64x2: lanes 0,1 and lanes 2,3
+        let join0 = imm(b, [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23]);
+        let join1 = imm(b, [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31]);
+        let split_lo = imm(b, [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
+        let split_hi = imm(b, [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]);
+        let bytes = |b: &mut FunctionBuilder<'f>, v: Value| b.ins().bitcast(types::I8X16, little(), v);
+        let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
+        let mut any_nan = None;
+        for i in 0..CHUNKS {
+            let mut halves = [[dummy(); 3]; 2];
+            for (k, (l, h)) in srcs.iter().enumerate() {
+                let (l8, h8) = (bytes(b, l.c[i]), bytes(b, h.c[i]));
+                for (half, mask) in [join0, join1].into_iter().enumerate() {
+                    let s = b.ins().shuffle(l8, h8, mask);
+                    halves[half][k] = b.ins().bitcast(types::F64X2, little(), s);
+                }
+            }
+            let r: Vec<Value> = (0..2).map(|h| op(b, &halves[h][..srcs.len()])).collect();
+            for v in &r {
+                let n = b.ins().fcmp(FloatCC::Unordered, *v, *v);
+                any_nan = Some(match any_nan {
+                    None => n,
+                    Some(a) => b.ins().bor(a, n),
+                });
+            }
+            let (r0, r1) = (bytes(b, r[0]), bytes(b, r[1]));
+            let l = b.ins().shuffle(r0, r1, split_lo);
+            let h = b.ins().shuffle(r0, r1, split_hi);
+            lo[i] = b.ins().bitcast(I32X4, little(), l);
+            hi[i] = b.ins().bitcast(I32X4, little(), h);
+        }
+        let result = (Vv { c: lo, uniform: None }, Vv { c: hi, uniform: None });
+        // NaN results: redo the lanes on the interpreter's rule through a call (rare)
+        let any = b.ins().vany_true(any_nan.expect("chunks"));
+        let (slow, done) = (b.create_block(), b.create_block());
+        for _ in 0..2 * CHUNKS {
+            b.append_block_param(done, I32X4);
+        }
+        let args: Vec<_> = result.0.c.iter().chain(result.1.c.iter()).map(|x| (*x).into()).collect();
+        b.ins().brif(any, slow, &[], done, &args);
+        b.switch_to_block(slow);
+        b.seal_block(slow);
+        let ins: Vec<Vv> = srcs.iter().flat_map(|(l, h)| [*l, *h]).chain([result.0, result.1]).collect();
+        let fixed = self.call_v(Op::Nan64 { sources: srcs.len() as u8 }, &ins, &[], 2);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let args: Vec<_> = fixed[0].c.iter().chain(fixed[1].c.iter()).map(|x| (*x).into()).collect();
+        b.ins().jump(done, &args);
+        b.switch_to_block(done);
+        b.seal_block(done);
+        let p = b.block_params(done).to_vec();
+        (Vv { c: p[..CHUNKS].try_into().expect("16"), uniform: None }, Vv { c: p[CHUNKS..].try_into().expect("16"), uniform: None })
+    }
+
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
         self.call(op, vin, &[], min, vout, 0, 0, false).0
     }
@@ -1071,6 +1130,9 @@ impl Backend for JitBackend<'_, '_> {
         }
     }
     fn v_op64(&mut self, op: VOp64, a: (Vv, Vv), x: (Vv, Vv)) -> (Vv, Vv) {
+        if matches!(op, VOp64::AddF64 | VOp64::MulF64) {
+            return self.f64_op(&[a, x], |b, v| if op == VOp64::AddF64 { b.ins().fadd(v[0], v[1]) } else { b.ins().fmul(v[0], v[1]) });
+        }
         let r = self.call_v(Op::VOp64(op), &[a.0, a.1, x.0, x.1], &[], 2);
         (r[0], r[1])
     }
@@ -1079,8 +1141,7 @@ impl Backend for JitBackend<'_, '_> {
         (r[0], r[1])
     }
     fn v_fma_f64(&mut self, a: (Vv, Vv), x: (Vv, Vv), c: (Vv, Vv)) -> (Vv, Vv) {
-        let r = self.call_v(Op::FmaF64, &[a.0, a.1, x.0, x.1, c.0, c.1], &[], 2);
-        (r[0], r[1])
+        self.f64_op(&[a, x, c], |b, v| b.ins().fma(v[0], v[1], v[2]))
     }
     fn v_cvt(&mut self, op: VCvt, a: (Vv, Vv)) -> (Vv, Vv) {
         let r = self.call_v(Op::Cvt(op), &[a.0, a.1], &[], 2);

@@ -22,6 +22,9 @@ pub enum Op {
     VOp64(VOp64),
     VUn64(VUn64),
     FmaF64,
+    /// The interpreter's NaN rule applied to f64 results (inputs: the `sources` operand pairs, then the
+    /// result pair): a NaN source (first first) wins, quieted.
+    Nan64 { sources: u8 },
     Cvt(VCvt),
     Cmp64(VCmp64),
     Mad64 { signed: bool },
@@ -101,6 +104,20 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 Op::VUn64(op) => (ctx.v[0], ctx.v[1]) = b.v_un64(*op, pair(&v, 0)),
                 Op::FmaF64 => (ctx.v[0], ctx.v[1]) = b.v_fma_f64(pair(&v, 0), pair(&v, 2), pair(&v, 4)),
                 Op::Cvt(op) => (ctx.v[0], ctx.v[1]) = b.v_cvt(*op, pair(&v, 0)),
+                Op::Nan64 { sources } => {
+                    let n = *sources as usize;
+                    let (mut lo, mut hi) = pair(&v, 2 * n);
+                    for l in 0..64 {
+                        let w = |k: usize| (v[2 * k + 1][l] as u64) << 32 | v[2 * k][l] as u64;
+                        let nan = |x: u64| x & 0x7fff_ffff_ffff_ffff > 0x7ff0_0000_0000_0000;
+                        // fma checks c first, then a, b; so the first of a, b, c that is NaN wins
+                        if let Some(k) = (0..n).find(|&k| nan(w(k))) {
+                            let q = w(k) | 1 << 51;
+                            (lo[l], hi[l]) = (q as u32, (q >> 32) as u32);
+                        }
+                    }
+                    (ctx.v[0], ctx.v[1]) = (lo, hi);
+                }
                 Op::Cmp64(op) => ctx.m[0] = b.v_cmp64(*op, pair(&v, 0), pair(&v, 2)),
                 Op::Mad64 { signed } => {
                     let ((lo, hi), c) = b.v_mad_u64_u32(v[0], v[1], pair(&v, 2), *signed);
