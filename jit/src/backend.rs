@@ -87,6 +87,11 @@ fn trusted() -> MemFlags {
     MemFlags::trusted()
 }
 
+/// Vector loads and stores: register files, context slots and memory are not promised 16-byte alignment.
+fn vflags() -> MemFlags {
+    MemFlags::new().with_notrap()
+}
+
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
@@ -120,7 +125,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         for (k, v) in vin.iter().enumerate() {
             for (i, c) in v.c.iter().enumerate() {
-                b.ins().store(trusted(), *c, ctx, Ctx::V + (256 * k + 16 * i) as i32);
+                b.ins().store(vflags(), *c, ctx, Ctx::V + (256 * k + 16 * i) as i32);
             }
         }
         for (k, x) in sin.iter().enumerate() {
@@ -137,7 +142,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let cp = b.ins().iconst(types::I64, call_ptr as i64);
         let inst = b.ins().call_indirect(sig, f, &[ctx, cp]);
         let status = b.inst_results(inst)[0];
-        if faults {
+        // a fault (or a panic caught in the helper) ends the block with the helper's status
+        let _ = faults;
+        {
             let (stop, go_on) = (b.create_block(), b.create_block());
             b.ins().brif(status, stop, &[], go_on, &[]);
             b.switch_to_block(stop);
@@ -153,7 +160,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             .map(|k| {
                 let mut c = [dummy(); CHUNKS];
                 for (i, x) in c.iter_mut().enumerate() {
-                    *x = b.ins().load(I32X4, trusted(), ctx, Ctx::V + (256 * k + 16 * i) as i32);
+                    *x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + (256 * k + 16 * i) as i32);
                 }
                 Vv { c, uniform: None }
             })
@@ -491,7 +498,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         let mut c = [dummy(); CHUNKS];
         for (i, x) in c.iter_mut().enumerate() {
-            *x = b.ins().load(I32X4, trusted(), base, 16 * i as i32);
+            *x = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
         }
         let v = Vv { c, uniform: None };
         self.remember(agpr, reg, v);
@@ -561,7 +568,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let idx = b.ins().band_imm(bits, 15);
             let off = b.ins().imul_imm(idx, 16);
             let addr = b.ins().iadd(table, off);
-            *o = b.ins().load(I32X4, trusted(), addr, 0);
+            *o = b.ins().load(I32X4, vflags(), addr, 0);
         }
         out
     }
@@ -690,7 +697,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.switch_to_block(full);
             b.seal_block(full);
             for i in 0..CHUNKS {
-                b.ins().store(trusted(), v.c[i], base, 16 * i as i32);
+                b.ins().store(vflags(), v.c[i], base, 16 * i as i32);
             }
             let args: Vec<_> = v.c.iter().map(|x| (*x).into()).collect();
             b.ins().jump(done, &args);
@@ -704,10 +711,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for i in 0..CHUNKS {
             let old = match cached_old {
                 Some(o) => o.c[i],
-                None => b.ins().load(I32X4, trusted(), base, 16 * i as i32),
+                None => b.ins().load(I32X4, vflags(), base, 16 * i as i32),
             };
             blended[i] = b.ins().bitselect(masks[i], v.c[i], old);
-            b.ins().store(trusted(), blended[i], base, 16 * i as i32);
+            b.ins().store(vflags(), blended[i], base, 16 * i as i32);
         }
         let args: Vec<_> = blended.iter().map(|x| (*x).into()).collect();
         b.ins().jump(done, &args);
@@ -784,9 +791,11 @@ impl Backend for JitBackend<'_, '_> {
         }
     }
     fn s_get(&mut self, reg: u32) -> Value {
-        if reg == 125 || reg > 127 {
+        // as the interpreter: 125 reads 0, other numbers wrap into the 128 slots
+        if reg == 125 {
             return self.s_const(0);
         }
+        let reg = reg & 127;
         if self.fb().is_none() {
             return dummy();
         }
@@ -795,9 +804,10 @@ impl Backend for JitBackend<'_, '_> {
         b.ins().load(types::I32, trusted(), sg, reg as i32 * 4)
     }
     fn s_set(&mut self, reg: u32, v: Value) {
-        if reg == 125 || reg > 127 || self.fb().is_none() {
+        if reg == 125 || self.fb().is_none() {
             return;
         }
+        let reg = reg & 127;
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().store(trusted(), v, sg, reg as i32 * 4);
@@ -887,7 +897,7 @@ impl Backend for JitBackend<'_, '_> {
         }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().load(types::I64, trusted(), sg, 126 * 4)
+        b.ins().load(types::I64, vflags(), sg, 126 * 4)
     }
     fn set_exec(&mut self, m: Value) {
         if self.fb().is_none() {
@@ -895,7 +905,7 @@ impl Backend for JitBackend<'_, '_> {
         }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().store(trusted(), m, sg, 126 * 4);
+        b.ins().store(vflags(), m, sg, 126 * 4);
     }
     fn mask_op(&mut self, op: MaskOp, a: Value, x: Value) -> Value {
         let Some(b) = self.fb() else { return dummy() };

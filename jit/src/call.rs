@@ -177,6 +177,13 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
             }
             Ok(())
         })();
+        // hand back pointers derived from the wave and LDS as borrowed here (they stay where they are)
+        // SAFETY: as above; nothing else holds the wave or the LDS while the block runs.
+        let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
+        ctx.sgprs = wave.sgprs.as_mut_ptr();
+        ctx.vgprs = wave.vgprs.as_mut_ptr();
+        ctx.agprs = wave.agprs.as_mut_ptr();
+        ctx.lds_ptr = lds.as_mut_ptr();
         if r.is_ok() {
             if let Op::VLoad { .. } | Op::VStore { .. } | Op::VLoadNarrow { .. } | Op::VStoreNarrow { .. } = call.op {
                 // remember the buffer of the first active lane for the compiled fast path

@@ -143,8 +143,16 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                     let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
                     let off = b.ins().iconst(types::I64, (at - base) as i64);
                     let call = b.ins().call_indirect(helper_sig, f, &[ctx, ip, off]);
-                    let switch = b.inst_results(call)[0];
+                    let status = b.inst_results(call)[0];
+                    let (broken, fine) = (b.create_block(), b.create_block());
+                    b.ins().brif(status, broken, &[], fine, &[]);
+                    b.switch_to_block(broken);
+                    let t = rel_pc(&mut b, ctx, next - base);
+                    leave_with(&mut b, ctx, t, executed, status);
+                    b.switch_to_block(fine);
                     if flow == Flow::Next {
+                        // the observer asked to let other waves run
+                        let switch = b.ins().load(types::I32, MemFlags::trusted(), ctx, Ctx::SWITCH);
                         let (leave_now, go_on) = (b.create_block(), b.create_block());
                         b.ins().brif(switch, leave_now, &[], go_on, &[]);
                         b.switch_to_block(leave_now);
@@ -156,12 +164,12 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                 }
                 let exit = match flow {
                     Flow::Next => None,
-                    Flow::Jump(t) if t == pc => {
+                    Flow::Jump(t) if t == pc && observe.is_none() => {
                         loop_back(&mut b, ctx, body, pc - base, executed);
                         ended = true;
                         break;
                     }
-                    Flow::Branch { cond, target } if target == pc => {
+                    Flow::Branch { cond, target } if target == pc && observe.is_none() => {
                         // a loop that is this block: go round inside compiled code
                         let c = b.ins().band_imm(cond, 1);
                         let (back, out) = (b.create_block(), b.create_block());
@@ -184,7 +192,8 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                         Some((b.ins().bor(lo, hi), CONTINUE))
                     }
                     Flow::Barrier => Some((rel_pc(&mut b, ctx, next - base), BARRIER)),
-                    Flow::End => Some((rel_pc(&mut b, ctx, next - base), END)),
+                    // the interpreter leaves an ended wave's pc on its s_endpgm
+                    Flow::End => Some((rel_pc(&mut b, ctx, at - base), END)),
                 };
                 if let Some((target, status)) = exit {
                     leave(&mut b, ctx, target, executed, status);
@@ -237,6 +246,13 @@ fn leave(b: &mut FunctionBuilder<'_>, ctx: Value, next_pc: Value, executed: i64,
     b.ins().return_(&[s]);
 }
 
+/// Ends the block with a status held in a value.
+fn leave_with(b: &mut FunctionBuilder<'_>, ctx: Value, next_pc: Value, executed: i64, status: Value) {
+    b.ins().store(MemFlags::trusted(), next_pc, ctx, Ctx::NEXT_PC);
+    add_executed(b, ctx, executed);
+    b.ins().return_(&[status]);
+}
+
 /// ctx.executed += n; returns the new count.
 fn add_executed(b: &mut FunctionBuilder<'_>, ctx: Value, n: i64) -> Value {
     let e = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::EXECUTED);
@@ -256,7 +272,10 @@ fn rel_pc(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64) -> Value {
 fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64) {
     let e = add_executed(b, ctx, executed);
     let budget = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::BUDGET);
-    let spent = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThanOrEqual, e, budget);
+    // another pass (at most `executed` instructions) must fit in the budget; otherwise return and let the
+    // runner approach the limit instruction by instruction
+    let after_next = b.ins().iadd_imm(e, executed);
+    let spent = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThan, after_next, budget);
     let stop = b.create_block();
     b.ins().brif(spent, stop, &[], body, &[]);
     b.switch_to_block(stop);

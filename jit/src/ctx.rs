@@ -36,6 +36,8 @@ pub struct Ctx {
     pub code_base: u64,
     /// EXEC when the instruction being observed issued.
     pub issue_exec: u64,
+    /// Set when the observer asked to let other waves run: the runner leaves the wave after the block.
+    pub switch: u32,
     /// The workgroup's LDS, for inline accesses (bounds-checked by the code against `lds_len`).
     pub lds_ptr: *mut u8,
     pub lds_len: u64,
@@ -67,6 +69,7 @@ impl Ctx {
             budget,
             code_base: 0,
             issue_exec: 0,
+            switch: 0,
             lds_ptr: std::ptr::null_mut(),
             lds_len: 0,
             sink: [0; 4],
@@ -136,6 +139,7 @@ impl Ctx {
     pub const BUDGET: i32 = 56;
     pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
     pub const ISSUE_EXEC: i32 = std::mem::offset_of!(Ctx, issue_exec) as i32;
+    pub const SWITCH: i32 = std::mem::offset_of!(Ctx, switch) as i32;
     pub const LDS_PTR: i32 = std::mem::offset_of!(Ctx, lds_ptr) as i32;
     pub const LDS_LEN: i32 = std::mem::offset_of!(Ctx, lds_len) as i32;
     pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;

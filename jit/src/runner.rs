@@ -226,7 +226,8 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
             Ok(Flow::Jump(t)) => interp.pc = t,
             Ok(Flow::Branch { cond, target }) => interp.pc = if cond & 1 == 1 { target } else { next },
             Ok(Flow::Indirect { lo, hi }) => interp.pc = (hi as u64) << 32 | lo as u64,
-            Ok(Flow::Barrier | Flow::End) => interp.pc = next,
+            Ok(Flow::Barrier) => interp.pc = next,
+            Ok(Flow::End) => {}
             // both engines stop at the same fault (the JIT's report is the interpreter's own)
             Err(_) if status == crate::compile::FAULT => return Ok(()),
             Err(e) => return Err(format!("the interpreter faults where the JIT did not: {e}")),
@@ -300,6 +301,9 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
             }
             _ => false,
         };
+        if switch {
+            ctx.switch = 1;
+        }
         // the interpreter may have grown the register files: hand back fresh pointers
         // SAFETY: the interpreter backend is gone; the wave is reached only through the Env until we return.
         let wave = unsafe { &mut *env.wave };
@@ -331,7 +335,8 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
                 BARRIER
             }
             Ok(Flow::End) => {
-                ctx.next_pc = next;
+                // the interpreter leaves an ended wave's pc on its s_endpgm
+                ctx.next_pc = pc;
                 END
             }
             Err(e) => {
@@ -361,11 +366,13 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
             accesses: &env.accesses,
         };
         o.instruction(&ev);
-        let switch = o.switch_wave(&ev);
+        if o.switch_wave(&ev) {
+            ctx.switch = 1;
+        }
         env.accesses.clear();
-        switch as u32
+        0
     };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(0)
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(compile::INTERNAL)
 }
 
 impl WaveRunner for Jit {
@@ -389,6 +396,7 @@ impl WaveRunner for Jit {
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
         let mut ctx = Ctx::new(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
+        let mut near_limit = false;
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
             let wave = unsafe { &mut *wave_ptr };
@@ -408,6 +416,12 @@ impl WaveRunner for Jit {
                 Ok(b) => b,
                 Err(e) => break Err(e),
             };
+            if run.limits.max_wave_instructions - wave.executed < block.insts.len() as u64 {
+                // closer to the instruction limit than a block is long: the interpreter finishes the wave and
+                // stops it exactly at the limit
+                near_limit = true;
+                break Ok(());
+            }
             if wave.vgprs.len() < block.vgprs as usize {
                 wave.vgprs.resize(block.vgprs as usize, [0; 64]);
             }
@@ -422,6 +436,7 @@ impl WaveRunner for Jit {
             ctx.scc = wave.scc as u32;
             ctx.next_pc = wave.pc;
             ctx.executed = 0;
+            ctx.switch = 0;
             ctx.budget = budget;
             ctx.code_base = run.code.base;
             // SAFETY: the LDS outlives the wave's run; blocks access it only within lds_len.
@@ -441,6 +456,7 @@ impl WaveRunner for Jit {
                 }
             }
             match status {
+                CONTINUE if ctx.switch != 0 => break Ok(()),
                 CONTINUE => {}
                 BARRIER => {
                     wave.status = WaveStatus::AtBarrier;
@@ -472,6 +488,9 @@ impl WaveRunner for Jit {
         };
         drop(ctx);
         self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        if near_limit && result.is_ok() {
+            return emu_core::engine::Interpreter.run_wave(run, observer);
+        }
         result
     }
 }

@@ -71,3 +71,23 @@ fn blocks_that_materialize_a_pc_are_translated_per_load_address_and_stay_correct
     // the call sites (s_getpc/s_swappc) translate again at the new address; the rest is shared
     assert!(blocks[1] > blocks[0] && blocks[1] < 2 * blocks[0], "{blocks:?}");
 }
+
+#[test]
+fn the_instruction_limit_is_exact_on_the_jit_as_on_the_interpreter() {
+    // one wave of the ALU loop: it needs exactly `n` instructions; a limit of n passes, n - 1 stops it
+    let jit = jit::Jit::new().unwrap();
+    let dev = DevicePreset::by_name("mi300x").unwrap();
+    let co = CodeObject::parse(test_kernels::by_name("alu_loop-gfx942.co").unwrap(), "alu_loop").unwrap();
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let out = mem.allocate(256, AllocKind::Buffer, "out").unwrap();
+    let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(out), ArgValue::U32(37)];
+    let n = emu_core::engine::run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap().wave_instructions;
+    for limit in [n, n - 1, n - 5, n / 2] {
+        let limits = Limits { max_wave_instructions: limit, threads: Some(1) };
+        let interp = emu_core::engine::run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).map_err(|e| e.to_string());
+        let jitted = run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver).map_err(|e| e.to_string());
+        assert_eq!(interp.is_ok(), limit >= n, "limit {limit} of {n}");
+        assert_eq!(interp, jitted, "limit {limit} of {n}");
+    }
+}
