@@ -1,8 +1,9 @@
-//! Differential property tests: random straight-line sequences of scalar and vector ALU instructions — drawn
-//! from the ISA table (every SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3 row of gfx90a and gfx942 outside control
-//! flow, memory and wave-level side effects), with random operands and modifiers — run on random wave state
-//! (registers, EXEC, VCC, SCC, M0) once on the interpreter, instruction by instruction, and once as one JIT
-//! block. The two must leave bit-identical registers and SCC, or fault on the same instruction.
+//! Differential property tests: random sequences of scalar and vector ALU instructions — drawn from the ISA
+//! table (every SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3 row of gfx90a and gfx942 outside control flow, memory
+//! and wave-level side effects), with random operands and modifiers, ending half the time in a random
+//! branch (s_branch, s_cbranch on SCC, VCC or EXEC) — run on random wave state (registers, EXEC, VCC, SCC, M0)
+//! once on the interpreter, instruction by instruction, and once as one JIT block. The two must leave
+//! bit-identical registers and SCC and continue at the same PC, or fault on the same instruction.
 
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
@@ -133,7 +134,37 @@ fn wave_state(seed: u64, exec: u64) -> WaveState {
     w
 }
 
+/// A branch at `pc` (kind 0..6: s_branch, s_cbranch_scc0/scc1/vccz/vccnz/execz/execnz) by `simm` dwords,
+/// never back to the block's start (a loop the test would not leave).
+fn branch(kind: u8, simm: i16, pc: u64, target: Target) -> Inst {
+    let op = [
+        isa_amdgpu::Opcode::SBranch,
+        isa_amdgpu::Opcode::SCbranchScc0,
+        isa_amdgpu::Opcode::SCbranchScc1,
+        isa_amdgpu::Opcode::SCbranchVccz,
+        isa_amdgpu::Opcode::SCbranchVccnz,
+        isa_amdgpu::Opcode::SCbranchExecz,
+        isa_amdgpu::Opcode::SCbranchExecnz,
+    ][kind as usize % 7];
+    let row = isa_amdgpu::table::rows_of(op, target).next().expect("a SOPP row");
+    let back_to_start = (0x1000 - (pc as i64 + 4)) / 4;
+    let simm = if simm as i64 == back_to_start { simm.wrapping_add(1) } else { simm };
+    let b = Inst::build(row, target).unwrap().set(Field::Simm16, simm as u16 as u32).unwrap();
+    decode(&b.encode().unwrap(), pc, target).unwrap()
+}
+
 fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>, u32)], seed: u64, exec: u64) -> Result<(), TestCaseError> {
+    run_case_branching(target, rows, choice, None, seed, exec)
+}
+
+fn run_case_branching(
+    target: Target,
+    rows: &[&'static OpInfo],
+    choice: &[(usize, Vec<u32>, u32)],
+    br: Option<(u8, i16)>,
+    seed: u64,
+    exec: u64,
+) -> Result<(), TestCaseError> {
     let mut insts = Vec::new();
     let mut pc = 0x1000u64;
     for (r, picks, lit) in choice {
@@ -145,6 +176,9 @@ fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>
         pc += inst.size() as u64;
         insts.push(inst);
     }
+    if let Some((kind, simm)) = br {
+        insts.push(branch(kind, simm, pc, target));
+    }
     prop_assume!(!insts.is_empty());
     let mem = DeviceMemory::new(1 << 20).unwrap();
     // the interpreter, one instruction at a time
@@ -154,8 +188,11 @@ fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>
     let mut at = 0x1000u64;
     for inst in &insts {
         let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+        let next = at + inst.size() as u64;
         match execute(&mut b, inst, at) {
             Ok(Flow::Next) => {}
+            Ok(Flow::Jump(t)) => a.pc = t,
+            Ok(Flow::Branch { cond, target }) => a.pc = if cond & 1 == 1 { target } else { next },
             Ok(other) => return Err(TestCaseError::fail(format!("{}: unexpected flow {other:?}", inst.info.name))),
             Err(e) => {
                 fault_a = Some(at);
@@ -170,8 +207,12 @@ fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>
     let mut lds_j = vec![0u8; 256];
     let texts: Vec<String> = insts.iter().map(isa_amdgpu::disasm::text).collect();
     let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem, &mut lds_j).map_err(TestCaseError::fail)?;
+    // where the interpreter continues: after the last instruction, or where the branch went
+    let interp_next = if br.is_some() { a.pc } else { at };
     match (fault_a, &exit) {
-        (None, jit::BlockExit::Continue { .. }) => {}
+        (None, jit::BlockExit::Continue { next_pc, .. }) => {
+            prop_assert_eq!(*next_pc, interp_next, "next pc after {:?}", texts);
+        }
         (Some(pa), jit::BlockExit::Fault { pc, .. }) if pa == *pc => {}
         _ => return Err(TestCaseError::fail(format!("{texts:?}: interpreter fault at {fault_a:?}, JIT {exit:?}"))),
     }
@@ -204,6 +245,15 @@ proptest! {
         static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
         let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
         run_case(Target::Gfx942, rows, &choice, seed, exec)?;
+    }
+
+    #[test]
+    fn random_alu_sequences_ending_in_a_branch_continue_at_the_same_pc_gfx942(
+        choice in sequence(), kind in 0u8..7, simm in -200i16..200, seed in any::<u64>(), exec in exec_mask()
+    ) {
+        static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
+        let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
+        run_case_branching(Target::Gfx942, rows, &choice, Some((kind, simm)), seed, exec)?;
     }
 
     #[test]
