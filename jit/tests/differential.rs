@@ -2,8 +2,9 @@
 //! table (every SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3 row of gfx90a and gfx942 outside control flow, memory
 //! and wave-level side effects), with random operands and modifiers, ending half the time in a random
 //! branch (s_branch, s_cbranch on SCC, VCC or EXEC) — run on random wave state (registers, EXEC, VCC, SCC, M0)
-//! once on the interpreter, instruction by instruction, and once as one JIT block. The two must leave
-//! bit-identical registers and SCC and continue at the same PC, or fault on the same instruction.
+//! once on the interpreter, instruction by instruction, and once as one JIT block; a fourth test mixes in
+//! global and LDS loads, stores and atomics (some of them out of range). The two engines must leave
+//! bit-identical registers, SCC, buffer and LDS, and continue at the same PC, or fault on the same instruction.
 
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
@@ -109,6 +110,35 @@ fn word(x: u64) -> u32 {
     }
 }
 
+/// Registers the ALU generator never writes (it uses v0..v11): addresses for memory instructions.
+const ADDR: u32 = 12; // v[12:13] = buffer + 4 * lane
+const LDS_ADDR: u32 = 14; // v14 = 4 * lane
+
+/// A memory instruction from a template: global/LDS loads, stores and atomics through v[12:13] or v14,
+/// data registers among v0..v11, an offset that now and then leaves the buffer or the LDS.
+fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<Inst> {
+    use isa_amdgpu::Opcode as O;
+    let r = (reg % 11) as u32;
+    let offset = if off > 240 { 4000 } else { (off as u32 % 16) * 4 };
+    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 9 {
+        0 => (O::GlobalLoadDword, Encoding::Global, vec![(Field::Vdst, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset)]),
+        1 => (O::GlobalLoadDwordx2, Encoding::Global, vec![(Field::Vdst, r & !1), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset)]),
+        2 => (O::GlobalStoreDword, Encoding::Global, vec![(Field::Data, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset)]),
+        3 => (O::GlobalLoadUshort, Encoding::Global, vec![(Field::Vdst, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset + 2)]),
+        4 => (O::GlobalStoreByte, Encoding::Global, vec![(Field::Data, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset + 1)]),
+        5 => (O::GlobalAtomicAdd, Encoding::Global, vec![(Field::Vdst, r), (Field::Data, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset), (Field::Glc, 1)]),
+        6 => (O::DsReadB32, Encoding::Ds, vec![(Field::Vdst, r), (Field::Addr, LDS_ADDR), (Field::Offset0, offset & 0xff)]),
+        7 => (O::DsWriteB32, Encoding::Ds, vec![(Field::Data0, r), (Field::Addr, LDS_ADDR), (Field::Offset0, offset & 0xff)]),
+        _ => (O::DsAddRtnU32, Encoding::Ds, vec![(Field::Vdst, r), (Field::Data0, r), (Field::Addr, LDS_ADDR), (Field::Offset0, offset & 0xff)]),
+    };
+    let row = isa_amdgpu::table::rows_of(op, target).find(|x| x.encoding == enc)?;
+    let mut b = Inst::build(row, target).ok()?;
+    for (f, v) in fields {
+        b = b.set(f, v).ok()?;
+    }
+    decode(&b.encode().ok()?, pc, target).ok()
+}
+
 fn wave_state(seed: u64, exec: u64) -> WaveState {
     let mut w = WaveState::new(0x1000, 16, 4);
     let mut s = seed | 1;
@@ -131,7 +161,27 @@ fn wave_state(seed: u64, exec: u64) -> WaveState {
     }
     w.set_exec(exec);
     w.scc = next() & 1 == 1;
+    for l in 0..64 {
+        let a = BUFFER + 4 * l as u64;
+        (w.vgprs[ADDR as usize][l], w.vgprs[ADDR as usize + 1][l], w.vgprs[LDS_ADDR as usize][l]) = (a as u32, (a >> 32) as u32, 4 * l as u32);
+    }
     w
+}
+
+/// Where the test buffer lands: the first allocation of a fresh device memory.
+const BUFFER: u64 = emu_core::memory::DEVICE_BASE;
+
+/// A device memory with a 512-byte buffer of known contents at [`BUFFER`].
+fn memory() -> DeviceMemory {
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let b = mem.allocate(512, emu_core::memory::AllocKind::Buffer, "buf").unwrap();
+    assert_eq!(b, BUFFER);
+    mem.write(b, &(0..128u32).flat_map(|i| (i.wrapping_mul(0x9e37_79b9)).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    mem
+}
+
+fn lds_image() -> Vec<u8> {
+    (0..512u32).map(|i| (i * 7) as u8).collect()
 }
 
 /// A branch at `pc` (kind 0..6: s_branch, s_cbranch_scc0/scc1/vccz/vccnz/execz/execnz) by `simm` dwords,
@@ -154,7 +204,7 @@ fn branch(kind: u8, simm: i16, pc: u64, target: Target) -> Inst {
 }
 
 fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>, u32)], seed: u64, exec: u64) -> Result<(), TestCaseError> {
-    run_case_branching(target, rows, choice, None, seed, exec)
+    run_case_branching(target, rows, choice, None, &[], seed, exec)
 }
 
 fn run_case_branching(
@@ -162,12 +212,19 @@ fn run_case_branching(
     rows: &[&'static OpInfo],
     choice: &[(usize, Vec<u32>, u32)],
     br: Option<(u8, i16)>,
+    mem_ops: &[(usize, u8, u8, u8)],
     seed: u64,
     exec: u64,
 ) -> Result<(), TestCaseError> {
     let mut insts = Vec::new();
     let mut pc = 0x1000u64;
-    for (r, picks, lit) in choice {
+    for (i, (r, picks, lit)) in choice.iter().enumerate() {
+        for &(_, kind, reg, off) in mem_ops.iter().filter(|m| m.0 % choice.len().max(1) == i) {
+            if let Some(inst) = memory_inst(kind, reg, off, pc, target) {
+                pc += inst.size() as u64;
+                insts.push(inst);
+            }
+        }
         let row = rows[r % rows.len()];
         let Some(mut inst) = build(row, target, picks, *lit) else { continue };
         // re-decode at its place in the sequence
@@ -180,10 +237,10 @@ fn run_case_branching(
         insts.push(branch(kind, simm, pc, target));
     }
     prop_assume!(!insts.is_empty());
-    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let mem = memory();
     // the interpreter, one instruction at a time
     let mut a = wave_state(seed, exec);
-    let mut lds_a = vec![0u8; 256];
+    let mut lds_a = lds_image();
     let mut fault_a = None;
     let mut at = 0x1000u64;
     for inst in &insts {
@@ -204,9 +261,17 @@ fn run_case_branching(
     }
     // the JIT, one block
     let mut j = wave_state(seed, exec);
-    let mut lds_j = vec![0u8; 256];
+    let mut lds_j = lds_image();
+    let mem_j = memory();
     let texts: Vec<String> = insts.iter().map(isa_amdgpu::disasm::text).collect();
-    let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem, &mut lds_j).map_err(TestCaseError::fail)?;
+    let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem_j, &mut lds_j).map_err(TestCaseError::fail)?;
+    let read = |m: &DeviceMemory| {
+        let mut b = vec![0u8; 512];
+        m.read(BUFFER, &mut b).unwrap();
+        b
+    };
+    prop_assert!(read(&mem) == read(&mem_j), "buffer after {:?}", texts);
+    prop_assert!(lds_a == lds_j, "LDS after {:?}", texts);
     // where the interpreter continues: after the last instruction, or where the branch went
     let interp_next = if br.is_some() { a.pc } else { at };
     match (fault_a, &exit) {
@@ -253,14 +318,31 @@ proptest! {
     ) {
         static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
         let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
-        run_case_branching(Target::Gfx942, rows, &choice, Some((kind, simm)), seed, exec)?;
+        run_case_branching(Target::Gfx942, rows, &choice, Some((kind, simm)), &[], seed, exec)?;
     }
+
 
     #[test]
     fn random_alu_sequences_leave_identical_state_on_both_engines_gfx90a(choice in sequence(), seed in any::<u64>(), exec in exec_mask()) {
         static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
         let rows = ROWS.get_or_init(|| pool(Target::Gfx90a));
         run_case(Target::Gfx90a, rows, &choice, seed, exec)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 800, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_sequences_with_global_and_lds_accesses_leave_identical_memory_gfx942(
+        choice in sequence(),
+        mem_ops in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>(), any::<u8>()), 1..5),
+        seed in any::<u64>(),
+        exec in exec_mask()
+    ) {
+        static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
+        let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
+        run_case_branching(Target::Gfx942, rows, &choice, None, &mem_ops, seed, exec)?;
     }
 }
 
