@@ -489,6 +489,32 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
     }
 
+    /// Register `reg` of the VGPR or AGPR file (`base_field`): range-checked and counted for sizing the file,
+    /// then read (or, probing, a placeholder).
+    fn read_file(&mut self, base_field: i32, reg: u32) -> Vv {
+        if !self.note_reg(base_field, reg) || self.fb().is_none() {
+            return self.dv();
+        }
+        self.load_reg(base_field, reg)
+    }
+
+    /// Writes register `reg` of the VGPR or AGPR file, as [`Self::read_file`] reads it.
+    fn write_file(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
+        if self.note_reg(base_field, reg) {
+            self.store_reg(base_field, reg, v, m);
+        }
+    }
+
+    /// Checks `reg` against the file and records it for sizing the file; false for numbers outside it.
+    fn note_reg(&mut self, base_field: i32, reg: u32) -> bool {
+        if !self.reg_ok(reg) {
+            return false;
+        }
+        let used = if base_field == Ctx::AGPRS { &mut self.agprs_used } else { &mut self.vgprs_used };
+        *used = (*used).max(reg + 1);
+        true
+    }
+
     fn load_reg(&mut self, base_field: i32, reg: u32) -> Vv {
         let agpr = base_field == Ctx::AGPRS;
         if let Some(v) = self.cached(agpr, reg) {
@@ -918,38 +944,16 @@ impl Backend for JitBackend<'_, '_> {
     }
 
     fn v_get(&mut self, reg: u32) -> Vv {
-        if !self.reg_ok(reg) {
-            return self.dv();
-        }
-        self.vgprs_used = self.vgprs_used.max(reg + 1);
-        if self.fb().is_none() {
-            return self.dv();
-        }
-        self.load_reg(Ctx::VGPRS, reg)
+        self.read_file(Ctx::VGPRS, reg)
     }
     fn v_set(&mut self, reg: u32, v: Vv, m: Value) {
-        if !self.reg_ok(reg) {
-            return;
-        }
-        self.vgprs_used = self.vgprs_used.max(reg + 1);
-        self.store_reg(Ctx::VGPRS, reg, v, m);
+        self.write_file(Ctx::VGPRS, reg, v, m);
     }
     fn a_get(&mut self, reg: u32) -> Vv {
-        if !self.reg_ok(reg) {
-            return self.dv();
-        }
-        self.agprs_used = self.agprs_used.max(reg + 1);
-        if self.fb().is_none() {
-            return self.dv();
-        }
-        self.load_reg(Ctx::AGPRS, reg)
+        self.read_file(Ctx::AGPRS, reg)
     }
     fn a_set(&mut self, reg: u32, v: Vv, m: Value) {
-        if !self.reg_ok(reg) {
-            return;
-        }
-        self.agprs_used = self.agprs_used.max(reg + 1);
-        self.store_reg(Ctx::AGPRS, reg, v, m);
+        self.write_file(Ctx::AGPRS, reg, v, m);
     }
     fn v_splat(&mut self, s: Value) -> Vv {
         let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };
