@@ -42,8 +42,11 @@ fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
     b.v_splat(s)
 }
 
-/// (bytes, signed, d16 half: None = whole register, Some(false) = low half kept high, Some(true) = high half)
-fn narrow_kind(op: &str) -> Option<(u32, bool, Option<bool>)> {
+/// A narrow access: (bytes, signed, d16 half: None = whole register, Some(false) = low half kept high,
+/// Some(true) = high half).
+type Narrow = (u32, bool, Option<bool>);
+
+fn narrow_kind(op: &str) -> Option<Narrow> {
     Some(match op {
         "u8" | "ubyte" => (1, false, None),
         "i8" | "sbyte" => (1, true, None),
@@ -56,6 +59,22 @@ fn narrow_kind(op: &str) -> Option<(u32, bool, Option<bool>)> {
         "i8_d16_hi" | "sbyte_d16_hi" => (1, true, Some(true)),
         "u16_d16_hi" | "short_d16_hi" => (2, false, Some(true)),
         _ => return None,
+    })
+}
+
+/// The size of a load's or store's `kind` (the mnemonic after `load_`/`store_`): whole dwords, or one narrow
+/// value as [`narrow_kind`] describes it (stores of `byte`/`short`, `_d16_hi` storing the high half).
+fn access_kind(kind: &str) -> Option<(u32, Option<Narrow>)> {
+    Some(match kind {
+        "dword" => (1, None),
+        "dwordx2" => (2, None),
+        "dwordx3" => (3, None),
+        "dwordx4" => (4, None),
+        "byte" => (1, Some((1, false, None))),
+        "short" => (1, Some((2, false, None))),
+        "byte_d16_hi" => (1, Some((1, false, Some(true)))),
+        "short_d16_hi" => (1, Some((2, false, Some(true)))),
+        k => (1, Some(narrow_kind(k)?)),
     })
 }
 
@@ -214,20 +233,7 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Result<(), ExecError> {
     } else {
         return Err(form(inst, "FLAT atomics"));
     };
-    let (dwords, narrow) = match kind {
-        "dword" => (1, None),
-        "dwordx2" => (2, None),
-        "dwordx3" => (3, None),
-        "dwordx4" => (4, None),
-        "byte" => (1, Some((1, false, None))),
-        "short" => (1, Some((2, false, None))),
-        "byte_d16_hi" => (1, Some((1, false, Some(true)))),
-        "short_d16_hi" => (1, Some((2, false, Some(true)))),
-        k => match narrow_kind(k) {
-            Some(n) => (1, Some(n)),
-            None => return Err(form(inst, "this FLAT access")),
-        },
-    };
+    let (dwords, narrow) = access_kind(kind).ok_or_else(|| form(inst, "this FLAT access"))?;
     if inst.field(Field::Lds) == 1 {
         return Err(form(inst, "LDS DMA"));
     }
@@ -295,20 +301,7 @@ pub(super) fn buffer<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError
     } else {
         return Err(form(inst, "this buffer instruction"));
     };
-    let (dwords, narrow) = match kind {
-        "dword" => (1, None),
-        "dwordx2" => (2, None),
-        "dwordx3" => (3, None),
-        "dwordx4" => (4, None),
-        "byte" => (1, Some((1, false, None))),
-        "short" => (1, Some((2, false, None))),
-        "byte_d16_hi" => (1, Some((1, false, Some(true)))),
-        "short_d16_hi" => (1, Some((2, false, Some(true)))),
-        k => match narrow_kind(k) {
-            Some(n) => (1, Some(n)),
-            None => return Err(form(inst, "this buffer access")),
-        },
-    };
+    let (dwords, narrow) = access_kind(kind).ok_or_else(|| form(inst, "this buffer access"))?;
     if inst.field(Field::Lds) == 1 {
         return Err(form(inst, "LDS DMA"));
     }
