@@ -254,6 +254,22 @@ impl DeviceMemory {
         st.allocs.iter().filter(|(_, a)| a.live && a.kind == kind).map(|(o, a)| (DEVICE_BASE + o, a.size)).collect()
     }
 
+    /// A copy of every live device buffer: (address, contents) — to run a dispatch twice from the same state.
+    pub fn snapshot_buffers(&self) -> Result<Vec<(u64, Vec<u8>)>, MemoryFault> {
+        self.allocations(AllocKind::Buffer)
+            .into_iter()
+            .map(|(a, n)| {
+                let mut b = vec![0u8; n as usize];
+                self.read(a, &mut b).map(|()| (a, b))
+            })
+            .collect()
+    }
+
+    /// Writes the buffers of a [`DeviceMemory::snapshot_buffers`] back.
+    pub fn restore_buffers(&self, snapshot: &[(u64, Vec<u8>)]) -> Result<(), MemoryFault> {
+        snapshot.iter().try_for_each(|(a, b)| self.write(*a, b))
+    }
+
     /// Frees the allocation starting at `address`; its pages go back to the host.
     pub fn free(&self, address: u64) -> Result<(), AllocError> {
         let off = address.checked_sub(DEVICE_BASE).ok_or(AllocError::NotAllocated { address })?;

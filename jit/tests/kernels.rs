@@ -25,30 +25,16 @@ fn engine_run(
     args: &[emu_core::kernarg::ArgValue],
     limits: emu_core::engine::Limits,
 ) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    use emu_core::memory::AllocKind;
-    let buffers = mem.allocations(AllocKind::Buffer);
-    let read_all = || -> Vec<Vec<u8>> {
-        buffers
-            .iter()
-            .map(|&(a, n)| {
-                let mut b = vec![0u8; n as usize];
-                mem.read(a, &mut b).unwrap();
-                b
-            })
-            .collect()
-    };
-    let before = read_all();
+    let before = mem.snapshot_buffers().unwrap();
     let interp = emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, limits);
-    let after_interp = read_all();
-    for ((a, _), b) in buffers.iter().zip(&before) {
-        mem.write(*a, b).unwrap();
-    }
+    let after_interp = mem.snapshot_buffers().unwrap();
+    mem.restore_buffers(&before).unwrap();
     // on one thread, in lockstep with the interpreter block by block; on all threads, plainly
     let engine = if limits.threads == Some(1) { lockstep_jit() } else { jit() };
     let jitted = emu_core::engine::run_kernel_with(mem, dev, co, kernel, shape, args, limits, engine, &emu_core::observe::NoObserver);
     match (&interp, &jitted) {
         (Ok(i), Ok(j)) => {
-            assert!(read_all() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
+            assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
             // on one thread both run the same schedule, so they execute the same instructions (on more,
             // contended atomic retry loops may spin differently)
             if limits.threads == Some(1) {

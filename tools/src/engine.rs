@@ -2,9 +2,9 @@
 //! interpreter and the JIT from the same device memory and stops at the first byte that differs.
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, run_kernel_with, EngineError, Limits, RunStats};
+use emu_core::engine::{run_kernel, run_kernel_with, Limits, RunStats};
 use emu_core::kernarg::ArgValue;
-use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::memory::DeviceMemory;
 use emu_core::observe::NoObserver;
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::{CodeObject, Kernel};
@@ -65,23 +65,10 @@ pub fn dispatch(
             Ok((s, delta(jit)))
         }
         EngineKind::Crosscheck => {
-            let buffers = mem.allocations(AllocKind::Buffer);
-            let snapshot = || -> Result<Vec<Vec<u8>>, EngineError> {
-                Ok(buffers
-                    .iter()
-                    .map(|&(a, n)| {
-                        let mut b = vec![0u8; n as usize];
-                        mem.read(a, &mut b).map(|()| b)
-                    })
-                    .collect::<Result<_, _>>()
-                    .expect("live allocations are readable"))
-            };
-            let initial = snapshot()?;
+            let initial = mem.snapshot_buffers()?;
             let interp = run_kernel(mem, dev, co, kernel, shape, args, limits);
-            let after_interp = snapshot()?;
-            for ((a, _), b) in buffers.iter().zip(&initial) {
-                mem.write(*a, b)?;
-            }
+            let after_interp = mem.snapshot_buffers()?;
+            mem.restore_buffers(&initial)?;
             // the JIT side checks memory-free blocks against the interpreter as it goes (one host thread, so no
             // other wave changes memory between the two runs of a block)
             let lockstep = jit::Jit::crosscheck()?;
@@ -92,8 +79,8 @@ pub fn dispatch(
             };
             match (interp, jitted) {
                 (Ok(i), Ok(j)) => {
-                    let after_jit = snapshot()?;
-                    for (((addr, _), x), y) in buffers.iter().zip(&after_interp).zip(&after_jit) {
+                    let after_jit = mem.snapshot_buffers()?;
+                    for ((addr, x), (_, y)) in after_interp.iter().zip(&after_jit) {
                         if let Some(off) = x.iter().zip(y).position(|(p, q)| p != q) {
                             let word = off & !3;
                             let w = |b: &[u8]| u32::from_le_bytes(b[word..word + 4].try_into().unwrap_or_default());

@@ -29,26 +29,13 @@ fn run_kernel(
     args: &[ArgValue],
     limits: Limits,
 ) -> Result<emu_core::engine::RunStats, EngineError> {
-    let buffers = mem.allocations(AllocKind::Buffer);
-    let read_all = || -> Vec<Vec<u8>> {
-        buffers
-            .iter()
-            .map(|&(a, n)| {
-                let mut b = vec![0u8; n as usize];
-                mem.read(a, &mut b).unwrap();
-                b
-            })
-            .collect()
-    };
-    let before = read_all();
+    let before = mem.snapshot_buffers().unwrap();
     let one = engine_run(mem, dev, co, kernel, shape, args, Limits { threads: Some(1), ..limits });
-    let after_one = read_all();
-    for ((a, _), b) in buffers.iter().zip(&before) {
-        mem.write(*a, b).unwrap();
-    }
+    let after_one = mem.snapshot_buffers().unwrap();
+    mem.restore_buffers(&before).unwrap();
     let all = engine_run(mem, dev, co, kernel, shape, args, Limits { threads: None, ..limits });
     if one.is_ok() && all.is_ok() {
-        assert!(read_all() == after_one, "{}: results differ between 1 and all host threads", kernel.name);
+        assert!(mem.snapshot_buffers().unwrap() == after_one, "{}: results differ between 1 and all host threads", kernel.name);
     }
     assert_eq!(one.is_ok(), all.is_ok(), "{}: 1 and all host threads disagree on failing", kernel.name);
     all
