@@ -94,47 +94,28 @@ pub enum AtomicOp {
 }
 
 impl AtomicOp {
-    /// The new 64-bit value from the old one and the operand (the 64-bit atomics).
-    pub fn apply64(self, old: u64, data: u64) -> u64 {
-        match self {
-            AtomicOp::Add => old.wrapping_add(data),
-            AtomicOp::Sub => old.wrapping_sub(data),
-            AtomicOp::And => old & data,
-            AtomicOp::Or => old | data,
-            AtomicOp::Xor => old ^ data,
-            AtomicOp::SMin => (old as i64).min(data as i64) as u64,
-            AtomicOp::SMax => (old as i64).max(data as i64) as u64,
-            AtomicOp::UMin => old.min(data),
-            AtomicOp::UMax => old.max(data),
-            AtomicOp::Swap => data,
-            AtomicOp::Inc => {
-                if old >= data {
-                    0
-                } else {
-                    old + 1
-                }
-            }
-            AtomicOp::Dec => {
-                if old == 0 || old > data {
-                    data
-                } else {
-                    old - 1
-                }
-            }
-            AtomicOp::AddF64 | AtomicOp::AddF32 => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
-        }
+    /// The new value from the old one and the operand (the 32-bit atomics).
+    pub fn apply(self, old: u32, data: u32) -> u32 {
+        self.apply_width(old as u64, data as u64, false) as u32
     }
 
-    /// The new value from the old one and the operand.
-    pub fn apply(self, old: u32, data: u32) -> u32 {
-        match self {
+    /// The new 64-bit value from the old one and the operand (the 64-bit atomics).
+    pub fn apply64(self, old: u64, data: u64) -> u64 {
+        self.apply_width(old, data, true)
+    }
+
+    /// One definition for both widths: 32-bit operands arrive zero-extended and the result is truncated.
+    fn apply_width(self, old: u64, data: u64, wide: bool) -> u64 {
+        let mask = if wide { u64::MAX } else { u32::MAX as u64 };
+        let signed = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
+        let r = match self {
             AtomicOp::Add => old.wrapping_add(data),
             AtomicOp::Sub => old.wrapping_sub(data),
             AtomicOp::And => old & data,
             AtomicOp::Or => old | data,
             AtomicOp::Xor => old ^ data,
-            AtomicOp::SMin => (old as i32).min(data as i32) as u32,
-            AtomicOp::SMax => (old as i32).max(data as i32) as u32,
+            AtomicOp::SMin => signed(old).min(signed(data)) as u64,
+            AtomicOp::SMax => signed(old).max(signed(data)) as u64,
             AtomicOp::UMin => old.min(data),
             AtomicOp::UMax => old.max(data),
             AtomicOp::Swap => data,
@@ -152,8 +133,11 @@ impl AtomicOp {
                     old - 1
                 }
             }
-            AtomicOp::AddF32 | AtomicOp::AddF64 => (f32::from_bits(old) + f32::from_bits(data)).to_bits(),
-        }
+            // the float add of the access's width
+            AtomicOp::AddF32 | AtomicOp::AddF64 if wide => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
+            AtomicOp::AddF32 | AtomicOp::AddF64 => (f32::from_bits(old as u32) + f32::from_bits(data as u32)).to_bits() as u64,
+        };
+        r & mask
     }
 }
 

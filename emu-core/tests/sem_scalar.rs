@@ -372,3 +372,40 @@ fn float_min_max_order_signed_zeros_and_skip_a_nan_operand() {
     assert!(min(f32::NAN, f32::NAN).is_nan());
     assert_eq!((min(-1.0, 5.0), max(-1.0, 5.0)), (-1.0, 5.0));
 }
+
+#[test]
+fn atomic_operations_agree_with_rust_at_both_widths() {
+    use emu_core::sem::AtomicOp as A;
+    let samples = [0u64, 1, 5, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe, 0xffff_ffff, 0x1_0000_0000, 0x8000_0000_0000_0001, u64::MAX];
+    for &o in &samples {
+        for &d in &samples {
+            let (o32, d32) = (o as u32, d as u32);
+            let cases32 = [
+                (A::Add, o32.wrapping_add(d32)),
+                (A::Sub, o32.wrapping_sub(d32)),
+                (A::SMin, (o32 as i32).min(d32 as i32) as u32),
+                (A::SMax, (o32 as i32).max(d32 as i32) as u32),
+                (A::UMin, o32.min(d32)),
+                (A::Inc, if o32 >= d32 { 0 } else { o32 + 1 }),
+                (A::Dec, if o32 == 0 || o32 > d32 { d32 } else { o32 - 1 }),
+                (A::AddF32, (f32::from_bits(o32) + f32::from_bits(d32)).to_bits()),
+            ];
+            for (op, want) in cases32 {
+                let got = op.apply(o32, d32);
+                assert!(got == want || (f32::from_bits(got).is_nan() && f32::from_bits(want).is_nan()), "{op:?} {o32:#x} {d32:#x}");
+            }
+            let cases64 = [
+                (A::Add, o.wrapping_add(d)),
+                (A::SMin, (o as i64).min(d as i64) as u64),
+                (A::SMax, (o as i64).max(d as i64) as u64),
+                (A::UMax, o.max(d)),
+                (A::Dec, if o == 0 || o > d { d } else { o - 1 }),
+                (A::AddF64, (f64::from_bits(o) + f64::from_bits(d)).to_bits()),
+            ];
+            for (op, want) in cases64 {
+                let got = op.apply64(o, d);
+                assert!(got == want || (f64::from_bits(got).is_nan() && f64::from_bits(want).is_nan()), "{op:?} {o:#x} {d:#x}");
+            }
+        }
+    }
+}
