@@ -62,6 +62,11 @@ fn narrow_kind(op: &str) -> Option<Narrow> {
     })
 }
 
+/// Splits a `load_<kind>`/`store_<kind>` mnemonic (prefix already removed) into (is a load, kind).
+fn load_or_store(op: &str) -> Option<(bool, &str)> {
+    op.strip_prefix("load_").map(|k| (true, k)).or_else(|| op.strip_prefix("store_").map(|k| (false, k)))
+}
+
 /// The size of a load's or store's `kind` (the mnemonic after `load_`/`store_`): whole dwords, or one narrow
 /// value as [`narrow_kind`] describes it (stores of `byte`/`short`, `_d16_hi` storing the high half).
 fn access_kind(kind: &str) -> Option<(u32, Option<Narrow>)> {
@@ -226,13 +231,7 @@ fn global<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Option<Result<(), Exe
 /// FLAT loads and stores: per lane, an address in the shared aperture goes to LDS (its low 32 bits are the LDS
 /// offset), one in the private aperture is refused (not modelled yet), anything else is global memory.
 fn flat<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Result<(), ExecError> {
-    let (load, kind) = if let Some(k) = op.strip_prefix("load_") {
-        (true, k)
-    } else if let Some(k) = op.strip_prefix("store_") {
-        (false, k)
-    } else {
-        return Err(form(inst, "FLAT atomics"));
-    };
+    let (load, kind) = load_or_store(op).ok_or_else(|| form(inst, "FLAT atomics"))?;
     let (dwords, narrow) = access_kind(kind).ok_or_else(|| form(inst, "this FLAT access"))?;
     if inst.field(Field::Lds) == 1 {
         return Err(form(inst, "LDS DMA"));
@@ -294,13 +293,7 @@ pub(super) fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<
 /// the hardware; in range, device memory is checked as everywhere.
 pub(super) fn buffer<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     let name = inst.info.name.trim_start_matches("buffer_");
-    let (load, kind) = if let Some(k) = name.strip_prefix("load_") {
-        (true, k)
-    } else if let Some(k) = name.strip_prefix("store_") {
-        (false, k)
-    } else {
-        return Err(form(inst, "this buffer instruction"));
-    };
+    let (load, kind) = load_or_store(name).ok_or_else(|| form(inst, "this buffer instruction"))?;
     let (dwords, narrow) = access_kind(kind).ok_or_else(|| form(inst, "this buffer access"))?;
     if inst.field(Field::Lds) == 1 {
         return Err(form(inst, "LDS DMA"));
