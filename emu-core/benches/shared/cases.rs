@@ -1,0 +1,40 @@
+// The benchmark kernels and their set-up, shared by emu-core/benches/interp.rs (the interpreter alone) and
+// jit/benches/engines.rs (both engines), so both measure the same dispatches.
+
+/// One prepared dispatch of a bundled kernel.
+struct Case {
+    co: CodeObject,
+    shape: DispatchShape,
+    args: Vec<ArgValue>,
+}
+
+impl Case {
+    fn kernel(&self) -> &isa_amdgpu::codeobj::Kernel {
+        &self.co.kernels[0]
+    }
+}
+
+/// The ALU-bound loop kernel over 64 waves of 64 lanes, `iters` iterations each, with the number of VALU
+/// lane-operations one run executes (every active lane of every vector ALU instruction counts once), counted
+/// on the interpreter.
+fn alu_loop_case(mem: &DeviceMemory, dev: &'static DevicePreset, iters: u32, limits: Limits) -> (Case, u64) {
+    let co = CodeObject::parse(test_kernels::by_name("alu_loop-gfx942.co").unwrap(), "alu_loop").unwrap();
+    let n = 64 * 64u32;
+    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
+    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev).unwrap();
+    let case = Case { co, shape, args: vec![ArgValue::Pointer(out), ArgValue::U32(iters)] };
+    let counter = emu_core::observe::ClassCounter::default();
+    emu_core::engine::run_kernel_observed(mem, dev, &case.co, case.kernel(), shape, &case.args, limits, &counter).unwrap();
+    let valu: u64 = counter.counts().iter().filter(|(u, _)| *u == "valu").map(|(_, n)| n).sum::<u64>() * 64;
+    (case, valu)
+}
+
+/// The tiled SGEMM kernel at n^3, with its 2 n^3 floating-point operations per run.
+fn sgemm_case(mem: &DeviceMemory, dev: &'static DevicePreset, n: u32) -> (Case, u64) {
+    let co = CodeObject::parse(test_kernels::by_name("sgemm-gfx942.co").unwrap(), "sgemm").unwrap();
+    let matrix = |label| mem.allocate((n * n * 4) as u64, AllocKind::Buffer, label).unwrap();
+    let (a, b, c) = (matrix("A"), matrix("B"), matrix("C"));
+    let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev).unwrap();
+    let case = Case { co, shape, args: vec![ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n)] };
+    (case, 2 * (n as u64).pow(3))
+}
