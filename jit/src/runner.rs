@@ -42,8 +42,8 @@ unsafe impl Send for Module {}
 
 /// The JIT engine; one per process or per device is enough (its translations are keyed by loaded code).
 pub struct Jit {
-    /// Crosscheck: after every block that writes no memory, the interpreter runs the same instructions from the
-    /// same state and any difference in registers stops the dispatch with a diff.
+    /// Crosscheck: after every block, the interpreter runs the same instructions from the same state and any
+    /// difference in registers, LDS or device memory stops the dispatch with a diff.
     crosscheck: bool,
     module: Mutex<Module>,
     blocks: RwLock<HashMap<(u64, u64, u64), Arc<Block>>>,
@@ -75,8 +75,10 @@ impl Jit {
         })
     }
 
-    /// A JIT that checks every memory-free block against the interpreter in lockstep (slow; for finding JIT
-    /// bugs). Blocks that write memory run once, unchecked here: compare whole dispatches for those.
+    /// A JIT that checks every block against the interpreter in lockstep (slow; for finding JIT bugs). Blocks
+    /// that write memory or LDS are checked too when the dispatch runs on one host thread (the check re-runs
+    /// them from a copy of device memory, which other threads would change meanwhile); on more threads only
+    /// memory-free blocks are, and whole dispatches should be compared for the rest.
     pub fn crosscheck() -> Result<Jit, String> {
         Ok(Jit { crosscheck: true, ..Jit::new()? })
     }
@@ -234,6 +236,10 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
         }
         interp.executed += 1;
     }
+    if status == crate::compile::FAULT {
+        let tail = text.len().saturating_sub(8);
+        return Err(format!("the JIT faulted in the block from {start:#x}; the interpreter ran its {n} instructions without a fault (last: {})", text[tail..].join("; ")));
+    }
     match diff_waves(interp, jit) {
         Some(d) => {
             // the last instructions before the difference are the interesting ones
@@ -242,6 +248,52 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
         }
         None => Ok(()),
     }
+}
+
+/// [`lockstep`] for a block that writes device memory or LDS: `buffers` and `lds_before` are their contents
+/// before the JIT ran it. The JIT's results are set aside, memory and LDS put back, the interpreter runs the
+/// same instructions, and registers, LDS and every buffer byte must agree (memory is left as the interpreter
+/// wrote it).
+#[allow(clippy::too_many_arguments)]
+fn lockstep_with_memory(
+    interp: &mut WaveState,
+    jit: &WaveState,
+    run: &WaveRun<'_>,
+    lds: &mut [u8],
+    n: u64,
+    status: u32,
+    buffers: &[(u64, Vec<u8>)],
+    lds_before: &[u8],
+) -> Result<(), String> {
+    let fail = |e: emu_core::memory::MemoryFault| format!("cannot copy device memory: {e}");
+    let by_jit = run.mem.snapshot_buffers().map_err(fail)?;
+    let lds_by_jit = lds.to_vec();
+    run.mem.restore_buffers(buffers).map_err(fail)?;
+    lds.copy_from_slice(lds_before);
+    let start = interp.pc;
+    lockstep(interp, jit, run, lds, n, status)?;
+    let by_interp = run.mem.snapshot_buffers().map_err(fail)?;
+    if let Some(d) = diff_memory(&by_interp, &by_jit, lds, &lds_by_jit) {
+        return Err(format!("{d} after {n} instructions from {start:#x}"));
+    }
+    Ok(())
+}
+
+/// The first byte where the interpreter's buffers or LDS differ from the JIT's, in words.
+pub(crate) fn diff_memory(interp: &[(u64, Vec<u8>)], jit: &[(u64, Vec<u8>)], interp_lds: &[u8], jit_lds: &[u8]) -> Option<String> {
+    if let Some(i) = (0..interp_lds.len()).find(|&i| interp_lds[i] != jit_lds[i]) {
+        return Some(format!("LDS byte {i:#x}: interpreter {:#04x}, JIT {:#04x}", interp_lds[i], jit_lds[i]));
+    }
+    for ((a, x), (_, y)) in interp.iter().zip(jit) {
+        if x != y {
+            let i = (0..x.len()).find(|&i| x[i] != y[i]).unwrap_or(0);
+            // the aligned dword around the byte reads better than the byte alone
+            let w = i & !3;
+            let word = |b: &[u8]| b.get(w..w + 4).map(|d| format!("{:#010x}", u32::from_le_bytes(d.try_into().unwrap()))).unwrap_or_else(|| format!("{:#04x}", b[i]));
+            return Some(format!("memory at {:#x} (byte {i:#x} of the buffer at {a:#x}): interpreter {}, JIT {}", a + w as u64, word(x), word(y)));
+        }
+    }
+    None
 }
 
 /// The first difference between the interpreter's and the JIT's wave state (next PC, SCC, SGPRs, VGPRs,
@@ -428,7 +480,23 @@ impl WaveRunner for Jit {
             if wave.agprs.len() < block.agprs as usize {
                 wave.agprs.resize(block.agprs as usize, [0; 64]);
             }
-            let before = (self.crosscheck && block.write_free && !O::ACTIVE).then(|| wave.clone());
+            // crosscheck: the wave (and for a block that writes memory, device memory and LDS) as they were
+            let checked = self.crosscheck && !O::ACTIVE && (block.write_free || run.limits.threads == Some(1));
+            let before = if checked {
+                let memory = if block.write_free {
+                    None
+                } else {
+                    // SAFETY: nothing else touches the LDS between blocks.
+                    let lds = unsafe { &*lds_ptr };
+                    match run.mem.snapshot_buffers() {
+                        Ok(b) => Some((b, lds.to_vec())),
+                        Err(e) => break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff: format!("cannot copy device memory: {e}") }),
+                    }
+                };
+                Some((wave.clone(), memory))
+            } else {
+                None
+            };
             let budget = run.limits.max_wave_instructions.saturating_sub(wave.executed);
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
@@ -448,10 +516,14 @@ impl WaveRunner for Jit {
             wave.scc = ctx.scc != 0;
             wave.executed += ctx.executed;
             wave.pc = ctx.next_pc;
-            if let Some(mut other) = before {
+            if let Some((mut other, memory)) = before {
                 // SAFETY: the block has returned; the LDS is ours again.
                 let lds = unsafe { &mut *lds_ptr };
-                if let Err(diff) = lockstep(&mut other, wave, &run, lds, ctx.executed, status) {
+                let checked = match memory {
+                    None => lockstep(&mut other, wave, &run, lds, ctx.executed, status),
+                    Some((buffers, lds_before)) => lockstep_with_memory(&mut other, wave, &run, lds, ctx.executed, status, &buffers, &lds_before),
+                };
+                if let Err(diff) = checked {
                     break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff });
                 }
             }
@@ -512,5 +584,18 @@ mod tests {
         assert!(diff_waves(&a, &b).unwrap().starts_with("SCC"));
         b.pc = 0x104;
         assert!(diff_waves(&a, &b).unwrap().starts_with("next pc"));
+    }
+
+    #[test]
+    fn the_memory_diff_names_the_first_differing_dword_or_lds_byte() {
+        let a = vec![(0x1000u64, vec![0u8; 16]), (0x2000, vec![0u8; 8])];
+        let mut b = a.clone();
+        let lds = vec![0u8; 32];
+        assert_eq!(diff_memory(&a, &b, &lds, &lds), None);
+        b[1].1[5] = 0x80;
+        assert_eq!(diff_memory(&a, &b, &lds, &lds).unwrap(), "memory at 0x2004 (byte 0x5 of the buffer at 0x2000): interpreter 0x00000000, JIT 0x00008000");
+        let mut l2 = lds.clone();
+        l2[31] = 7;
+        assert_eq!(diff_memory(&a, &b, &lds, &l2).unwrap(), "LDS byte 0x1f: interpreter 0x00, JIT 0x07");
     }
 }

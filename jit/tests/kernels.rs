@@ -9,7 +9,7 @@ fn jit() -> &'static jit::Jit {
     JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
 }
 
-/// A JIT that also re-runs every memory-free block on the interpreter and compares registers.
+/// A JIT that also re-runs every block on the interpreter and compares registers, LDS and memory.
 fn lockstep_jit() -> &'static jit::Jit {
     static JIT: OnceLock<jit::Jit> = OnceLock::new();
     JIT.get_or_init(|| jit::Jit::crosscheck().expect("a JIT for this host"))

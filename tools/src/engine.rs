@@ -16,8 +16,8 @@ pub enum EngineKind {
     Jit,
     /// The interpreter.
     Interp,
-    /// Both, from the same memory: every block that writes no memory is re-run on the interpreter in lockstep
-    /// (register differences stop the dispatch with a diff), and the whole dispatch's memory is compared.
+    /// Both, from the same memory: every block is re-run on the interpreter in lockstep (a difference in
+    /// registers, LDS or memory stops the dispatch with a diff), and the whole dispatch's memory is compared.
     Crosscheck,
 }
 
@@ -69,8 +69,8 @@ pub fn dispatch(
             let interp = run_kernel(mem, dev, co, kernel, shape, args, limits);
             let after_interp = mem.snapshot_buffers()?;
             mem.restore_buffers(&initial)?;
-            // the JIT side checks memory-free blocks against the interpreter as it goes (one host thread, so no
-            // other wave changes memory between the two runs of a block)
+            // the JIT side checks every block against the interpreter as it goes (one host thread, so no other
+            // wave changes memory between the two runs of a block)
             let lockstep = jit::Jit::crosscheck()?;
             let jitted = run_kernel_with(mem, dev, co, kernel, shape, args, Limits { threads: Some(1), ..limits }, &lockstep, &NoObserver);
             let d = {
