@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 /// Base of the emulated device address space (canonical, 48-bit, away from host-looking addresses).
@@ -190,7 +192,29 @@ pub struct DeviceMemory {
     arena: Arena,
     capacity: u64,
     state: RwLock<State>,
+    /// Distinguishes this memory from every other in the process (for [`LAST_HIT`]).
+    id: u64,
+    /// Bumped whenever an allocation is made or freed: a [`LAST_HIT`] of an older generation is stale.
+    generation: AtomicU64,
 }
+
+/// The allocation a host thread's last successful check landed in: (memory id, generation, arena start, arena
+/// end, kind). Waves access the same few buffers over and over; checking against this first keeps host threads
+/// off the shared lock (whose reader count every check would otherwise bounce between cores).
+#[derive(Clone, Copy)]
+struct LastHit {
+    id: u64,
+    generation: u64,
+    start: u64,
+    end: u64,
+    kind: AllocKind,
+}
+
+thread_local! {
+    static LAST_HIT: Cell<Option<LastHit>> = const { Cell::new(None) };
+}
+
+static NEXT_MEMORY_ID: AtomicU64 = AtomicU64::new(1);
 
 fn round_up(x: u64, to: u64) -> u64 {
     x.div_ceil(to) * to
@@ -201,7 +225,13 @@ impl DeviceMemory {
     /// recognisable for a long time.
     pub fn new(capacity: u64) -> Result<DeviceMemory, AllocError> {
         let arena = Arena::reserve(capacity.saturating_mul(2).max(PAGE))?;
-        Ok(DeviceMemory { arena, capacity, state: RwLock::new(State { allocs: BTreeMap::new(), bump: 0, used: 0 }) })
+        Ok(DeviceMemory {
+            arena,
+            capacity,
+            state: RwLock::new(State { allocs: BTreeMap::new(), bump: 0, used: 0 }),
+            id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
+            generation: AtomicU64::new(0),
+        })
     }
 
     /// Capacity in bytes.
@@ -245,6 +275,7 @@ impl DeviceMemory {
         };
         st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true });
         st.used += span;
+        self.generation.fetch_add(1, Ordering::Release);
         Ok(DEVICE_BASE + offset)
     }
 
@@ -276,6 +307,7 @@ impl DeviceMemory {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         let a = st.allocs.get_mut(&off).filter(|a| a.live).ok_or(AllocError::NotAllocated { address })?;
         a.live = false;
+        self.generation.fetch_add(1, Ordering::Release);
         let span = round_up(a.size, PAGE);
         st.used -= span;
         self.arena.discard(off, span);
@@ -284,6 +316,14 @@ impl DeviceMemory {
 
     /// Checks that `[address, address+len)` lies inside one live allocation; returns its arena offset.
     pub fn check(&self, address: u64, len: u64, access: Access) -> Result<u64, MemoryFault> {
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Some(h) = LAST_HIT.get() {
+            let off = address.wrapping_sub(DEVICE_BASE);
+            let inside = off >= h.start && off.checked_add(len).is_some_and(|e| e <= h.end);
+            if h.id == self.id && h.generation == generation && inside && !(access == Access::Write && h.kind == AllocKind::Code) {
+                return Ok(off);
+            }
+        }
         let fault = |location: String| MemoryFault { access, address, len, location };
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let Some(off) = address.checked_sub(DEVICE_BASE).filter(|o| *o < self.arena.len as u64) else {
@@ -302,6 +342,7 @@ impl DeviceMemory {
                         a.label
                     )));
                 }
+                LAST_HIT.set(Some(LastHit { id: self.id, generation, start, end, kind: a.kind }));
                 return Ok(off);
             }
             if off < end {
@@ -528,6 +569,24 @@ mod tests {
         assert_eq!(mem.read_u32(b).unwrap(), 0);
         assert_eq!(mem.free(a), Err(AllocError::NotAllocated { address: a }));
         assert_eq!(mem.used(), 8192);
+    }
+
+    #[test]
+    fn a_threads_last_checked_allocation_never_answers_for_another_memory_kind_or_generation() {
+        let (one, two) = (DeviceMemory::new(1 << 20).unwrap(), DeviceMemory::new(1 << 20).unwrap());
+        let a = one.allocate(4096, AllocKind::Buffer, "a").unwrap();
+        one.write_u32(a, 1).unwrap();
+        // the same address in a memory where nothing is allocated
+        assert!(two.read_u32(a).unwrap_err().location.contains("nothing is allocated"));
+        // code was read last: writing it still faults
+        let c = one.allocate(4096, AllocKind::Code, "code").unwrap();
+        one.read_u32(c).unwrap();
+        assert!(one.write_u32(c, 0).unwrap_err().location.contains("may not write code memory"));
+        // an allocation elsewhere does not make the last hit wrong, only stale
+        one.read_u32(a).unwrap();
+        one.allocate(4096, AllocKind::Buffer, "b").unwrap();
+        assert_eq!(one.read_u32(a).unwrap(), 1);
+        assert!(one.read_u32(a + 4096).is_err());
     }
 
     #[test]
