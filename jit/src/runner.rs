@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Mutex, RwLock};
 
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
@@ -40,13 +40,43 @@ struct Module(JITModule);
 // finalized is immutable and may be called from any thread.
 unsafe impl Send for Module {}
 
+/// What running a translated block needs, copied out of its [`Block`] (which the [`Jit`] keeps for as long as
+/// the code exists).
+#[derive(Clone, Copy)]
+struct Entry {
+    func: extern "C" fn(*mut Ctx) -> u32,
+    len: u64,
+    vgprs: u32,
+    agprs: u32,
+    write_free: bool,
+}
+
+impl Entry {
+    fn of(b: &Block) -> Entry {
+        Entry { func: b.func, len: b.insts.len() as u64, vgprs: b.vgprs, agprs: b.agprs, write_free: b.write_free }
+    }
+}
+
+/// A translation key: (code key ^ observed, load address or 0, offset).
+type Key = (u64, u64, u64);
+
+thread_local! {
+    /// Each host thread's copy of the entries it has looked up, by (JIT id, key): finding a block again takes
+    /// no shared lock and touches no shared reference count (both would bounce between cores on every block).
+    static ENTRIES: std::cell::RefCell<HashMap<(u64, Key), Entry>> = std::cell::RefCell::new(HashMap::new());
+}
+
+static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
+
 /// The JIT engine; one per process or per device is enough (its translations are keyed by loaded code).
 pub struct Jit {
+    /// Tells this JIT's entries in [`ENTRIES`] from other JITs'.
+    id: u64,
     /// Crosscheck: after every block, the interpreter runs the same instructions from the same state and any
     /// difference in registers, LDS or device memory stops the dispatch with a diff.
     crosscheck: bool,
     module: Mutex<Module>,
-    blocks: RwLock<HashMap<(u64, u64, u64), Arc<Block>>>,
+    blocks: RwLock<HashMap<Key, Block>>,
     blocks_n: AtomicU64,
     compiled: AtomicU64,
     not_compiled: AtomicU64,
@@ -64,6 +94,7 @@ impl Jit {
         let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())?;
         let module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
         Ok(Jit {
+            id: NEXT_JIT_ID.fetch_add(1, Ordering::Relaxed),
             crosscheck: false,
             module: Mutex::new(Module(module)),
             blocks: RwLock::new(HashMap::new()),
@@ -94,7 +125,7 @@ impl Jit {
     }
 
     /// The block at `pc`, translated on first use.
-    fn block(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Arc<Block>, EngineError> {
+    fn block(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Entry, EngineError> {
         // translations are keyed by the code's content and the offset: position-independent ones (the usual
         // case) under base 0, the few that materialize a PC under their load address; observed blocks (which
         // report every instruction) apart from plain ones
@@ -102,16 +133,24 @@ impl Jit {
         let flag = observed as u64;
         let shared = (run.code.key ^ flag, 0, offset);
         let here = (run.code.key ^ flag, run.code.base, offset);
+        let local = ENTRIES.with_borrow(|m| m.get(&(self.id, shared)).or_else(|| m.get(&(self.id, here))).copied());
+        if let Some(e) = local {
+            return Ok(e);
+        }
+        let remember = |key: Key, e: Entry| {
+            ENTRIES.with_borrow_mut(|m| m.insert((self.id, key), e));
+            e
+        };
         let lookup = |jit: &Jit| {
             let blocks = jit.blocks.read().unwrap_or_else(|e| e.into_inner());
-            blocks.get(&shared).or_else(|| blocks.get(&here)).cloned()
+            blocks.get(&shared).map(|b| (shared, Entry::of(b))).or_else(|| blocks.get(&here).map(|b| (here, Entry::of(b))))
         };
-        if let Some(b) = lookup(self) {
-            return Ok(b);
+        if let Some((k, e)) = lookup(self) {
+            return Ok(remember(k, e));
         }
         let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(b) = lookup(self) {
-            return Ok(b);
+        if let Some((k, e)) = lookup(self) {
+            return Ok(remember(k, e));
         }
         let t = std::time::Instant::now();
         let mut insts = Vec::new();
@@ -150,9 +189,9 @@ impl Jit {
         self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
         self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
         self.translate_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        let block = Arc::new(block);
-        self.blocks.write().unwrap_or_else(|e| e.into_inner()).insert(key, block.clone());
-        Ok(block)
+        let entry = Entry::of(&block);
+        self.blocks.write().unwrap_or_else(|e| e.into_inner()).insert(key, block);
+        Ok(remember(key, entry))
     }
 }
 
@@ -468,7 +507,7 @@ impl WaveRunner for Jit {
                 Ok(b) => b,
                 Err(e) => break Err(e),
             };
-            if run.limits.max_wave_instructions - wave.executed < block.insts.len() as u64 {
+            if run.limits.max_wave_instructions - wave.executed < block.len {
                 // closer to the instruction limit than a block is long: the interpreter finishes the wave and
                 // stops it exactly at the limit
                 near_limit = true;
