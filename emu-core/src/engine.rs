@@ -284,10 +284,11 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
     let count = shape.workgroup_count();
     let results: Vec<Result<RunStats, EngineError>> = match limits.threads {
         Some(1) => (0..count).map(one).collect(),
-        threads => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build().expect("thread pool");
-            pool.install(|| (0..count).into_par_iter().map(one).collect())
-        }
+        threads => match pool(threads.unwrap_or(0)) {
+            Some(pool) => pool.install(|| (0..count).into_par_iter().map(one).collect()),
+            // no threads to be had: the dispatch still runs, on this one
+            None => (0..count).map(one).collect(),
+        },
     };
     let _ = mem.free(kernarg_addr);
     let _ = mem.free(code.base);
@@ -299,6 +300,20 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
         stats.wave_instructions += s.wave_instructions;
     }
     Ok(stats)
+}
+
+/// The process's pool of `threads` host threads (0: one per core), made on first use and kept: dispatches are
+/// often short, and a fresh pool per dispatch would spend its start-up (and the threads' warmed caches) on
+/// every one.
+fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    static POOLS: std::sync::Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = std::sync::Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Some(p.clone());
+    }
+    let p = std::sync::Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("wavejit-{i}")).build().ok()?);
+    pools.push((threads, p.clone()));
+    Some(p)
 }
 
 /// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
