@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
+use isa_amdgpu::codeobj::kd::KernelDescriptor;
 use isa_amdgpu::codeobj::{CodeObject, Kernel};
 use isa_amdgpu::{decode, disasm, Inst, Target};
 
@@ -101,9 +102,9 @@ pub enum EngineError {
 }
 
 /// Refuses kernels whose descriptor sets a rounding or denormal mode the engine does not model.
-fn check_float_mode(kernel: &Kernel) -> Result<(), EngineError> {
+fn check_float_mode(name: &str, descriptor: &KernelDescriptor) -> Result<(), EngineError> {
     use isa_amdgpu::codeobj::kd::{FloatDenormMode, FloatRoundMode};
-    let kd = &kernel.descriptor.rsrc1;
+    let kd = &descriptor.rsrc1;
     let modes = [
         ("round_32", kd.float_round_mode_32 != FloatRoundMode::NearEven, kd.float_round_mode_32.to_string()),
         ("round_16_64", kd.float_round_mode_16_64 != FloatRoundMode::NearEven, kd.float_round_mode_16_64.to_string()),
@@ -111,7 +112,7 @@ fn check_float_mode(kernel: &Kernel) -> Result<(), EngineError> {
         ("denorm_16_64", kd.float_denorm_mode_16_64 != FloatDenormMode::FlushNone, format!("{:?}", kd.float_denorm_mode_16_64)),
     ];
     match modes.iter().find(|m| m.1) {
-        Some((name, _, value)) => Err(EngineError::FloatMode { kernel: kernel.name.clone(), what: format!("{name} = {value}") }),
+        Some((field, _, value)) => Err(EngineError::FloatMode { kernel: name.to_string(), what: format!("{field} = {value}") }),
         None => Ok(()),
     }
 }
@@ -220,34 +221,89 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
     observer: &O,
 ) -> Result<RunStats, EngineError> {
     let code = load_code(mem, co)?;
-    if code.target != device.target {
-        return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
+    let result = (|| {
+        if code.target != device.target {
+            return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
+        }
+        let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
+        let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
+        let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
+        mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
+        let launch = Launch {
+            code: &code,
+            name: &kernel.name,
+            descriptor: &kernel.descriptor,
+            entry: code.base + kernel.entry_address,
+            shape,
+            kernarg: &kernarg,
+            kernarg_addr,
+            group_segment_size: kernel.descriptor.group_segment_fixed_size,
+            private_segment_size: kernel.descriptor.private_segment_fixed_size,
+            dispatch_packet: 0,
+            queue: 0,
+        };
+        let result = run_launch(mem, device, &launch, limits, runner, observer);
+        let _ = mem.free(kernarg_addr);
+        result
+    })();
+    let _ = mem.free(code.base);
+    result
+}
+
+/// A kernel dispatch over code already in device memory, with its kernel-argument segment already built — what
+/// an AQL kernel-dispatch packet describes.
+pub struct Launch<'a> {
+    pub code: &'a LoadedCode,
+    pub name: &'a str,
+    pub descriptor: &'a KernelDescriptor,
+    /// Device address of the first instruction.
+    pub entry: u64,
+    pub shape: DispatchShape,
+    /// The kernel-argument segment's bytes, and where they are in device memory.
+    pub kernarg: &'a [u8],
+    pub kernarg_addr: u64,
+    /// LDS bytes per workgroup (static and dynamic) and private bytes per lane.
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+    /// Addresses of the dispatch packet and its queue (0 when there is none).
+    pub dispatch_packet: u64,
+    pub queue: u64,
+}
+
+/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end.
+pub fn run_launch<R: WaveRunner, O: Observer>(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    limits: Limits,
+    runner: &R,
+    observer: &O,
+) -> Result<RunStats, EngineError> {
+    if launch.code.target != device.target {
+        return Err(EngineError::WrongTarget { kernel: launch.name.to_string(), found: format!("{:?}", launch.code.target), device: device.gfx });
     }
-    let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
-    check_float_mode(kernel)?;
-    let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
-    let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
-    mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
+    check_float_mode(launch.name, launch.descriptor)?;
+    let (code, shape, descriptor) = (launch.code, launch.shape, launch.descriptor);
     let cx = DispatchContext {
-        kernel: &kernel.name,
-        kd: &kernel.descriptor,
+        kernel: launch.name,
+        kd: descriptor,
         device,
         shape,
-        kernarg: &kernarg,
-        addrs: DispatchAddresses { kernarg: kernarg_addr, ..Default::default() },
+        kernarg: launch.kernarg,
+        addrs: DispatchAddresses { kernarg: launch.kernarg_addr, dispatch_packet: launch.dispatch_packet, queue: launch.queue, ..Default::default() },
     };
-    let cache = DecodeCache::new(&code);
-    let vgprs = kernel.descriptor.vgpr_alloc_count() as usize;
-    let agprs = kernel.descriptor.agpr_alloc_count().unwrap_or(0) as usize;
-    let entry = code.base + kernel.entry_address;
+    let cache = DecodeCache::new(code);
+    let vgprs = descriptor.vgpr_alloc_count() as usize;
+    let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
+    let entry = launch.entry;
     let one = |i: u64| -> Result<RunStats, EngineError> {
         let wg = shape.workgroup_id(i);
         let n = shape.waves_in(wg, device.wave_size);
         // private memory: every lane of every wave of this workgroup gets its own segment
-        let lane_bytes = kernel.descriptor.private_segment_fixed_size.div_ceil(16) * 16;
+        let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
         let wave_bytes = lane_bytes as u64 * device.wave_size as u64;
         let scratch = if lane_bytes > 0 {
-            Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", kernel.name))?)
+            Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", launch.name))?)
         } else {
             None
         };
@@ -272,7 +328,7 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
             wave.scratch_lane_bytes = lane_bytes;
             waves.push(wave);
         }
-        let mut lds = vec![0u8; kernel.descriptor.group_segment_fixed_size as usize];
+        let mut lds = vec![0u8; launch.group_segment_size as usize];
         let result = run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, runner, observer);
         if let Some(s) = scratch {
             let _ = mem.free(s);
@@ -290,8 +346,6 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
             None => (0..count).map(one).collect(),
         },
     };
-    let _ = mem.free(kernarg_addr);
-    let _ = mem.free(code.base);
     let mut stats = RunStats::default();
     for r in results {
         let s = r?;

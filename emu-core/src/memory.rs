@@ -8,6 +8,11 @@
 //! Every access goes through [`DeviceMemory::read`]/[`DeviceMemory::write`] (or [`DeviceMemory::check`]): an
 //! address outside the live allocations becomes a [`MemoryFault`] that says where the address lies relative to
 //! the nearest allocation. No guest address can reach host memory outside the arena.
+//!
+//! A device address is the host address of the same byte in the arena (one unified virtual address space, as
+//! ROCm gives a process): host code handed a device pointer — a HIP program through the HSA runtime shim —
+//! reads and writes it directly, and kernels reach host-visible memory (kernel arguments, signals, pinned host
+//! buffers) that was allocated in the arena.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,8 +20,6 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
-/// Base of the emulated device address space (canonical, 48-bit, away from host-looking addresses).
-pub const DEVICE_BASE: u64 = 0x0000_7e00_0000_0000;
 /// Allocation granularity and the guard gap left after every allocation.
 pub const PAGE: u64 = 4096;
 
@@ -194,6 +197,8 @@ pub struct DeviceMemory {
     state: RwLock<State>,
     /// Distinguishes this memory from every other in the process (for [`LAST_HIT`]).
     id: u64,
+    /// Device address of the arena's first byte (its host address).
+    base: u64,
     /// Bumped whenever an allocation is made or freed: a [`LAST_HIT`] of an older generation is stale.
     generation: AtomicU64,
 }
@@ -226,12 +231,24 @@ impl DeviceMemory {
     pub fn new(capacity: u64) -> Result<DeviceMemory, AllocError> {
         let arena = Arena::reserve(capacity.saturating_mul(2).max(PAGE))?;
         Ok(DeviceMemory {
+            base: arena.ptr as u64,
             arena,
             capacity,
             state: RwLock::new(State { allocs: BTreeMap::new(), bump: 0, used: 0 }),
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
         })
+    }
+
+    /// Device address of the first byte of the arena (also its host address: see the module documentation).
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// Whether `[address, address + len)` lies in a live allocation that host code may read and write
+    /// directly (any kind but code).
+    pub fn host_accessible(&self, address: u64, len: u64) -> bool {
+        self.check(address, len, Access::Write).is_ok()
     }
 
     /// Capacity in bytes.
@@ -276,13 +293,13 @@ impl DeviceMemory {
         st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true });
         st.used += span;
         self.generation.fetch_add(1, Ordering::Release);
-        Ok(DEVICE_BASE + offset)
+        Ok(self.base + offset)
     }
 
     /// (address, size) of every live allocation of `kind`, in address order.
     pub fn allocations(&self, kind: AllocKind) -> Vec<(u64, u64)> {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        st.allocs.iter().filter(|(_, a)| a.live && a.kind == kind).map(|(o, a)| (DEVICE_BASE + o, a.size)).collect()
+        st.allocs.iter().filter(|(_, a)| a.live && a.kind == kind).map(|(o, a)| (self.base + o, a.size)).collect()
     }
 
     /// A copy of every live device buffer: (address, contents) — to run a dispatch twice from the same state.
@@ -303,7 +320,7 @@ impl DeviceMemory {
 
     /// Frees the allocation starting at `address`; its pages go back to the host.
     pub fn free(&self, address: u64) -> Result<(), AllocError> {
-        let off = address.checked_sub(DEVICE_BASE).ok_or(AllocError::NotAllocated { address })?;
+        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         let a = st.allocs.get_mut(&off).filter(|a| a.live).ok_or(AllocError::NotAllocated { address })?;
         a.live = false;
@@ -318,7 +335,7 @@ impl DeviceMemory {
     pub fn check(&self, address: u64, len: u64, access: Access) -> Result<u64, MemoryFault> {
         let generation = self.generation.load(Ordering::Acquire);
         if let Some(h) = LAST_HIT.get() {
-            let off = address.wrapping_sub(DEVICE_BASE);
+            let off = address.wrapping_sub(self.base);
             let inside = off >= h.start && off.checked_add(len).is_some_and(|e| e <= h.end);
             if h.id == self.id && h.generation == generation && inside && !(access == Access::Write && h.kind == AllocKind::Code) {
                 return Ok(off);
@@ -326,7 +343,7 @@ impl DeviceMemory {
         }
         let fault = |location: String| MemoryFault { access, address, len, location };
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        let Some(off) = address.checked_sub(DEVICE_BASE).filter(|o| *o < self.arena.len as u64) else {
+        let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else {
             return Err(fault("outside device memory".to_string()));
         };
         if let Some((&start, a)) = st.allocs.range(..=off).next_back() {
@@ -338,7 +355,7 @@ impl DeviceMemory {
                         "inside the {}-byte {} at {:#x} ({}): kernels may not write code memory",
                         a.size,
                         a.kind,
-                        DEVICE_BASE + start,
+                        self.base + start,
                         a.label
                     )));
                 }
@@ -346,7 +363,7 @@ impl DeviceMemory {
                 return Ok(off);
             }
             if off < end {
-                let at = DEVICE_BASE + start;
+                let at = self.base + start;
                 return Err(fault(if !a.live {
                     format!("inside the {}-byte {} at {at:#x} ({}) freed earlier", a.size, a.kind, a.label)
                 } else {
@@ -360,11 +377,11 @@ impl DeviceMemory {
                 }));
             }
         }
-        Err(fault(Self::describe_gap(&st, off)))
+        Err(fault(self.describe_gap(&st, off)))
     }
 
     /// Where an offset outside every allocation lies: relative to the nearest allocation on either side.
-    fn describe_gap(st: &State, off: u64) -> String {
+    fn describe_gap(&self, st: &State, off: u64) -> String {
         let before = st.allocs.range(..=off).next_back();
         let after = st.allocs.range(off + 1..).next();
         let dist_before = before.map(|(&s, a)| off - (s + a.size));
@@ -380,7 +397,7 @@ impl DeviceMemory {
                 },
                 a.size,
                 a.kind,
-                DEVICE_BASE + s,
+                self.base + s,
                 a.label,
                 state(a)
             ),
@@ -389,7 +406,7 @@ impl DeviceMemory {
                 dist_after.unwrap_or(0),
                 a.size,
                 a.kind,
-                DEVICE_BASE + s,
+                self.base + s,
                 a.label,
                 state(a)
             ),
@@ -402,12 +419,12 @@ impl DeviceMemory {
     /// length, host pointer to its first byte). Compiled code reads and writes inside such a range directly
     /// after checking its lanes against it; buffers are only freed between dispatches.
     pub fn buffer_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        let off = address.checked_sub(DEVICE_BASE)?;
+        let off = address.checked_sub(self.base)?;
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let (&start, a) = st.allocs.range(..=off).next_back()?;
         (a.live && a.kind == AllocKind::Buffer && off < start + a.size).then(|| {
             // SAFETY: `start` is the arena offset of a live allocation, inside the arena.
-            (DEVICE_BASE + start, a.size, unsafe { self.arena.ptr.add(start as usize) })
+            (self.base + start, a.size, unsafe { self.arena.ptr.add(start as usize) })
         })
     }
 
@@ -574,10 +591,12 @@ mod tests {
     #[test]
     fn a_threads_last_checked_allocation_never_answers_for_another_memory_kind_or_generation() {
         let (one, two) = (DeviceMemory::new(1 << 20).unwrap(), DeviceMemory::new(1 << 20).unwrap());
-        let a = one.allocate(4096, AllocKind::Buffer, "a").unwrap();
+        let a = one.allocate(8192, AllocKind::Buffer, "a").unwrap();
+        let b = two.allocate(4096, AllocKind::Buffer, "b").unwrap();
         one.write_u32(a, 1).unwrap();
-        // the same address in a memory where nothing is allocated
-        assert!(two.read_u32(a).unwrap_err().location.contains("nothing is allocated"));
+        // the same offset in the other memory lies past the end of its (smaller) allocation there
+        assert_eq!(b - two.base(), a - one.base());
+        assert!(two.read_u32(b + 4100).unwrap_err().location.contains("past the end"));
         // code was read last: writing it still faults
         let c = one.allocate(4096, AllocKind::Code, "code").unwrap();
         one.read_u32(c).unwrap();
@@ -586,7 +605,7 @@ mod tests {
         one.read_u32(a).unwrap();
         one.allocate(4096, AllocKind::Buffer, "b").unwrap();
         assert_eq!(one.read_u32(a).unwrap(), 1);
-        assert!(one.read_u32(a + 4096).is_err());
+        assert!(one.read_u32(a + 8192).is_err());
     }
 
     #[test]

@@ -139,7 +139,7 @@ fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<In
     decode(&b.encode().ok()?, pc, target).ok()
 }
 
-fn wave_state(seed: u64, exec: u64) -> WaveState {
+fn wave_state(seed: u64, exec: u64, buffer: u64) -> WaveState {
     let mut w = WaveState::new(0x1000, 16, 4);
     let mut s = seed | 1;
     let mut next = || {
@@ -162,22 +162,23 @@ fn wave_state(seed: u64, exec: u64) -> WaveState {
     w.set_exec(exec);
     w.scc = next() & 1 == 1;
     for l in 0..64 {
-        let a = BUFFER + 4 * l as u64;
+        let a = buffer + 4 * l as u64;
         (w.vgprs[ADDR as usize][l], w.vgprs[ADDR as usize + 1][l], w.vgprs[LDS_ADDR as usize][l]) = (a as u32, (a >> 32) as u32, 4 * l as u32);
     }
     w
 }
 
-/// Where the test buffer lands: the first allocation of a fresh device memory.
-const BUFFER: u64 = emu_core::memory::DEVICE_BASE;
-
-/// A device memory with a 512-byte buffer of known contents at [`BUFFER`].
-fn memory() -> DeviceMemory {
+/// A device memory with a 512-byte buffer (its address is returned too), filled by [`fill`].
+fn memory() -> (DeviceMemory, u64) {
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let b = mem.allocate(512, emu_core::memory::AllocKind::Buffer, "buf").unwrap();
-    assert_eq!(b, BUFFER);
-    mem.write(b, &(0..128u32).flat_map(|i| (i.wrapping_mul(0x9e37_79b9)).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    mem
+    fill(&mem, b);
+    (mem, b)
+}
+
+/// The test buffer's known starting contents.
+fn fill(mem: &DeviceMemory, buffer: u64) {
+    mem.write(buffer, &(0..128u32).flat_map(|i| (i.wrapping_mul(0x9e37_79b9)).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
 }
 
 fn lds_image() -> Vec<u8> {
@@ -237,9 +238,14 @@ fn run_case_branching(
         insts.push(branch(kind, simm, pc, target));
     }
     prop_assume!(!insts.is_empty());
-    let mem = memory();
+    let (mem, buffer) = memory();
+    let read = |m: &DeviceMemory| {
+        let mut b = vec![0u8; 512];
+        m.read(buffer, &mut b).unwrap();
+        b
+    };
     // the interpreter, one instruction at a time
-    let mut a = wave_state(seed, exec);
+    let mut a = wave_state(seed, exec, buffer);
     let mut lds_a = lds_image();
     let mut fault_a = None;
     let mut at = 0x1000u64;
@@ -260,17 +266,14 @@ fn run_case_branching(
         at += inst.size() as u64;
     }
     // the JIT, one block
-    let mut j = wave_state(seed, exec);
+    let mut j = wave_state(seed, exec, buffer);
     let mut lds_j = lds_image();
-    let mem_j = memory();
+    // the same memory (addresses are the same), set back to the starting contents
+    let by_interp = read(&mem);
+    fill(&mem, buffer);
     let texts: Vec<String> = insts.iter().map(isa_amdgpu::disasm::text).collect();
-    let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem_j, &mut lds_j).map_err(TestCaseError::fail)?;
-    let read = |m: &DeviceMemory| {
-        let mut b = vec![0u8; 512];
-        m.read(BUFFER, &mut b).unwrap();
-        b
-    };
-    prop_assert!(read(&mem) == read(&mem_j), "buffer after {:?}", texts);
+    let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem, &mut lds_j).map_err(TestCaseError::fail)?;
+    prop_assert!(by_interp == read(&mem), "buffer after {:?}", texts);
     prop_assert!(lds_a == lds_j, "LDS after {:?}", texts);
     // where the interpreter continues: after the last instruction, or where the branch went
     let interp_next = if br.is_some() { a.pc } else { at };
