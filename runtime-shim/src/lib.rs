@@ -1,4 +1,18 @@
-//! A drop-in `libhsa-runtime64.so.1` over `emu-core`.
+//! A drop-in `libhsa-runtime64.so.1` over `emu-core`: unmodified ROCm user space (`libamdhip64`, `rocminfo`)
+//! runs on emulated GPUs.
 //!
-//! This crate will export the HSA API (agents, memory pools, AQL queues, signals, executables, the AMD loader
-//! extension) so unmodified ROCm user space runs on emulated GPUs. Nothing is implemented yet: see issue 5.
+//! The library exports the 224 `hsa_*` functions of ROCm 5.2's runtime with symbol version `ROCR_1`. Behind them:
+//! a CPU agent and the emulated GPU agents named by `WAVEJIT_DEVICES` (default `mi210`), their memory pools over
+//! one device memory whose addresses are host addresses, signals in device memory laid out as `amd_signal_t`,
+//! AQL queues processed by one thread each (kernels run on the JIT, or the interpreter with
+//! `WAVEJIT_ENGINE=interp`), an SDMA-like copy engine, and a loader for code objects. What is not provided
+//! returns an error status and says why on stderr; nothing unwinds into the caller.
+
+pub mod api;
+pub mod ffi;
+pub mod info;
+pub mod loader;
+pub mod memory;
+pub mod queue;
+pub mod runtime;
+pub mod signal;

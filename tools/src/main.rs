@@ -8,6 +8,7 @@ mod bench;
 mod demo;
 mod disasm;
 mod engine;
+mod exec;
 mod info;
 mod run;
 
@@ -97,6 +98,19 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         iterations: u32,
     },
+    /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
+    #[command(after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.")]
+    Exec {
+        /// Emulated GPUs, comma-separated (mi300x, mi210, mi250x).
+        #[arg(long)]
+        device: Option<String>,
+        /// jit (the default), interp or crosscheck.
+        #[arg(long)]
+        engine: Option<String>,
+        /// The program and its arguments (after --).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
         file: PathBuf,
@@ -111,7 +125,17 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Exec { device, engine, command } = &cli.command {
+        return match exec::run(device.as_deref(), engine.as_deref(), command) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("wavejit: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let result = match cli.command {
+        Command::Exec { .. } => unreachable!("handled above"),
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Demo { device, engine } => demo::run(device.as_deref(), engine),

@@ -1,0 +1,1142 @@
+//! The exported `hsa_*` functions (all 224 of ROCm 5.2's runtime, each with symbol version `ROCR_1`). Every
+//! body runs behind `catch_unwind`: a bug here returns an error status instead of unwinding into C.
+
+#![allow(clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::ffi::{self, Status};
+use crate::info::{self, put};
+use crate::memory::{self, CopyJob};
+use crate::queue;
+use crate::runtime::{self, rt, Runtime, AGENT_TAG, CACHE_TAG, ISA_TAG, POOL_TAG, REGION_TAG};
+use crate::signal::{self, Rmw};
+
+/// Exports C functions with version `ROCR_1`; `= FAIL` is what a panic returns.
+macro_rules! export {
+    ($(fn $name:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty = $fail:expr; $body:block)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name($($a: $t),*) -> $r {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || -> $r { $body })) {
+                Ok(v) => v,
+                Err(_) => {
+                    eprintln!(concat!("wavejit: internal error in ", stringify!($name), " (reported as an error status)"));
+                    $fail
+                }
+            }
+        }
+        std::arch::global_asm!(concat!(".symver ", stringify!($name), ",", stringify!($name), "@@ROCR_1"));
+    )*};
+}
+
+/// Exports functions this runtime does not provide: each says so once on stderr and returns `status`.
+macro_rules! unsupported {
+    ($status:expr, $why:literal: $($name:ident),* $(,)?) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name() -> Status {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!(concat!("wavejit: ", stringify!($name), " is not supported: ", $why)));
+            $status
+        }
+        std::arch::global_asm!(concat!(".symver ", stringify!($name), ",", stringify!($name), "@@ROCR_1"));
+    )*};
+}
+
+fn status(r: Result<(), Status>) -> Status {
+    match r {
+        Ok(()) => ffi::SUCCESS,
+        Err(s) => s,
+    }
+}
+
+/// Runs `f` with the runtime; NOT_INITIALIZED when there is none.
+fn with(f: impl FnOnce(&Arc<Runtime>) -> Result<(), Status>) -> Status {
+    status(rt().and_then(|r| f(&r)))
+}
+
+fn out<T>(p: *mut T, v: T) -> Result<(), Status> {
+    match put(p.cast(), v) {
+        ffi::SUCCESS => Ok(()),
+        s => Err(s),
+    }
+}
+
+fn nonnull<T>(p: *const T) -> Result<(), Status> {
+    if p.is_null() {
+        Err(ffi::ERROR_INVALID_ARGUMENT)
+    } else {
+        Ok(())
+    }
+}
+
+/// Calls an iteration callback over `items`; stops at the first status other than SUCCESS and returns it.
+fn iterate(items: impl IntoIterator<Item = u64>, mut f: impl FnMut(u64) -> Status) -> Result<(), Status> {
+    for i in items {
+        match f(i) {
+            ffi::SUCCESS => {}
+            s => return Err(s),
+        }
+    }
+    Ok(())
+}
+
+fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    nonnull(p)?;
+    // SAFETY: the API requires `p` to point to `n` elements that stay valid for the call.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+fn queue_of(q: *const ffi::HsaQueue) -> Result<Arc<queue::Queue>, Status> {
+    let r = rt()?;
+    let q = r.queues.lock().unwrap_or_else(|e| e.into_inner()).get(&(q as u64)).cloned();
+    q.ok_or(ffi::ERROR_INVALID_QUEUE)
+}
+
+/// A queue's dispatch-index field (for soft queues too: both are laid out as `amd_queue_t`).
+fn index_field<'a>(q: *const ffi::HsaQueue, offset: usize) -> Option<&'a std::sync::atomic::AtomicU64> {
+    if q.is_null() {
+        return None;
+    }
+    // SAFETY: queues handed out by this runtime are 256-byte amd_queue_t records; the index is an aligned u64.
+    Some(unsafe { std::sync::atomic::AtomicU64::from_ptr((q as usize + offset) as *mut u64) })
+}
+
+type AgentCallback = extern "C" fn(u64, *mut c_void) -> Status;
+
+export! {
+    fn hsa_init() -> Status = ffi::ERROR; { status(runtime::init()) }
+    fn hsa_shut_down() -> Status = ffi::ERROR; { status(runtime::shut_down()) }
+
+    fn hsa_status_string(s: Status, text: *mut *const c_char) -> Status = ffi::ERROR; {
+        let t: &'static CStr = match s {
+            ffi::SUCCESS => c"HSA_STATUS_SUCCESS: The function has been executed successfully.",
+            _ => match ffi::status_text(s) {
+                Some(t) => {
+                    // a leaked copy per status code: the caller keeps the pointer
+                    static TEXTS: std::sync::Mutex<Vec<(Status, &'static CStr)>> = std::sync::Mutex::new(Vec::new());
+                    let mut v = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
+                    match v.iter().find(|(k, _)| *k == s) {
+                        Some((_, c)) => c,
+                        None => {
+                            let c: &'static CStr = Box::leak(std::ffi::CString::new(t).unwrap_or_default().into_boxed_c_str());
+                            v.push((s, c));
+                            c
+                        }
+                    }
+                }
+                None => return ffi::ERROR_INVALID_ARGUMENT,
+            },
+        };
+        status(out(text, t.as_ptr()))
+    }
+
+    fn hsa_system_get_info(attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| match info::system(r, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+    }
+    fn hsa_system_extension_supported(ext: u16, major: u16, _minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|_| out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1))
+    }
+    fn hsa_system_major_extension_supported(ext: u16, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|_| {
+            let yes = ext == ffi::EXTENSION_AMD_LOADER && major == 1;
+            if yes {
+                out(minor, 0)?;
+            }
+            out(result, yes)
+        })
+    }
+    fn hsa_system_get_extension_table(ext: u16, major: u16, _minor: u16, table: *mut c_void) -> Status = ffi::ERROR; {
+        with(|_| loader_table(ext, major, 24, table))
+    }
+    fn hsa_system_get_major_extension_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> Status = ffi::ERROR; {
+        with(|_| loader_table(ext, major, length, table))
+    }
+    fn hsa_extension_get_name(ext: u16, name: *mut *const c_char) -> Status = ffi::ERROR; {
+        let n: &'static CStr = match ext {
+            0 => c"HSA_EXTENSION_FINALIZER",
+            1 => c"HSA_EXTENSION_IMAGES",
+            2 => c"HSA_EXTENSION_PERFORMANCE_COUNTERS",
+            3 => c"HSA_EXTENSION_PROFILING_EVENTS",
+            0x200 => c"HSA_EXTENSION_AMD_PROFILER",
+            0x201 => c"HSA_EXTENSION_AMD_LOADER",
+            0x202 => c"HSA_EXTENSION_AMD_AQLPROFILE",
+            _ => return ffi::ERROR_INVALID_ARGUMENT,
+        };
+        with(|_| out(name, n.as_ptr()))
+    }
+
+    fn hsa_iterate_agents(callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            iterate((0..r.agents.len() as u64).map(|i| AGENT_TAG + i), |a| cb(a, data))
+        })
+    }
+    fn hsa_agent_get_info(agent: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let i = r.agent(agent)?;
+            match info::agent(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+        })
+    }
+    fn hsa_agent_extension_supported(ext: u16, agent: u64, major: u16, _minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1)
+        })
+    }
+    fn hsa_agent_major_extension_supported(ext: u16, agent: u64, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            let yes = ext == ffi::EXTENSION_AMD_LOADER && major == 1;
+            if yes {
+                out(minor, 0)?;
+            }
+            out(result, yes)
+        })
+    }
+    fn hsa_agent_get_exception_policies(agent: u64, _profile: u32, mask: *mut u16) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            out(mask, 0)
+        })
+    }
+    fn hsa_agent_iterate_isas(agent: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let i = r.agent(agent)?;
+            let isa = r.agents[i].gpu.and_then(|g| r.isas.iter().position(|(d, _)| d.target == g.target));
+            iterate(isa.map(|x| ISA_TAG + x as u64), |h| cb(h, data))
+        })
+    }
+    fn hsa_agent_iterate_caches(agent: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let i = r.agent(agent)?;
+            let n = info::caches(r, i).len() as u64;
+            iterate((0..n).map(|c| CACHE_TAG + ((i as u64) << 4) + c), |h| cb(h, data))
+        })
+    }
+    fn hsa_agent_iterate_regions(agent: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let i = r.agent(agent)?;
+            let mine: Vec<u64> = r.pools.iter().enumerate().filter(|(_, p)| p.agent == i).map(|(k, _)| REGION_TAG + k as u64).collect();
+            iterate(mine, |h| cb(h, data))
+        })
+    }
+    fn hsa_cache_get_info(cache: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| match info::cache(r, cache, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+    }
+
+    fn hsa_isa_from_name(name: *const c_char, isa: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(name)?;
+            // SAFETY: a NUL-terminated string, as the API requires.
+            let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            let found = r.isas.iter().position(|(d, full)| *full == n || n == format!("amdgcn-amd-amdhsa--{}", d.gfx) || n.starts_with(&format!("amdgcn-amd-amdhsa--{}:", d.gfx)));
+            match found {
+                Some(i) => out(isa, ISA_TAG + i as u64),
+                None => Err(ffi::ERROR_INVALID_ISA_NAME),
+            }
+        })
+    }
+    fn hsa_isa_get_info(isa: u64, attribute: u32, _index: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| match info::isa(r, isa, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+    }
+    fn hsa_isa_get_info_alt(isa: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| match info::isa(r, isa, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+    }
+    fn hsa_isa_compatible(code: u64, agent_isa: u64, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|r| {
+            let n = r.isas.len() as u64;
+            if code.wrapping_sub(ISA_TAG) >= n || agent_isa.wrapping_sub(ISA_TAG) >= n {
+                return Err(ffi::ERROR_INVALID_ISA);
+            }
+            out(result, code == agent_isa)
+        })
+    }
+    fn hsa_isa_get_exception_policies(isa: u64, _profile: u32, mask: *mut u16) -> Status = ffi::ERROR; {
+        with(|r| {
+            if isa.wrapping_sub(ISA_TAG) >= r.isas.len() as u64 {
+                return Err(ffi::ERROR_INVALID_ISA);
+            }
+            out(mask, 0)
+        })
+    }
+    fn hsa_isa_get_round_method(isa: u64, _fp: u32, _flush: u32, method: *mut u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            if isa.wrapping_sub(ISA_TAG) >= r.isas.len() as u64 {
+                return Err(ffi::ERROR_INVALID_ISA);
+            }
+            out(method, 1)
+        })
+    }
+    fn hsa_isa_iterate_wavefronts(isa: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let (d, _) = r.isas.get(isa.wrapping_sub(ISA_TAG) as usize).ok_or(ffi::ERROR_INVALID_ISA)?;
+            iterate([d.wave_size as u64], |w| cb(w, data))
+        })
+    }
+    fn hsa_wavefront_get_info(wavefront: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|_| match (wavefront, attribute) {
+            (32 | 64, 0) => out(value.cast::<u32>(), wavefront as u32),
+            (32 | 64, _) => Err(ffi::ERROR_INVALID_ARGUMENT),
+            _ => Err(ffi::ERROR_INVALID_WAVEFRONT),
+        })
+    }
+
+    fn hsa_region_get_info(region: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let i = r.pool(region, REGION_TAG)?;
+            match info::region(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+        })
+    }
+    fn hsa_memory_allocate(region: u64, size: usize, ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(ptr)?;
+            let i = r.pool(region, REGION_TAG)?;
+            out(ptr, r.allocate(i, size as u64)? as *mut c_void)
+        })
+    }
+    fn hsa_memory_free(ptr: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| if ptr.is_null() { Ok(()) } else { r.free(ptr as u64) })
+    }
+    fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> Status = ffi::ERROR; {
+        with(|r| memory::copy(r, dst as u64, src as u64, size as u64))
+    }
+    fn hsa_memory_register(ptr: *mut c_void, size: usize) -> Status = ffi::ERROR; {
+        with(|_| if ptr.is_null() && size > 0 { Err(ffi::ERROR_INVALID_ARGUMENT) } else { Ok(()) })
+    }
+    fn hsa_memory_deregister(ptr: *mut c_void, _size: usize) -> Status = ffi::ERROR; {
+        with(|_| nonnull(ptr))
+    }
+    fn hsa_memory_assign_agent(ptr: *mut c_void, agent: u64, _access: u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(ptr)?;
+            r.agent(agent).map(drop)
+        })
+    }
+
+    // ---- signals
+    fn hsa_signal_create(initial: i64, _n: u32, _consumers: *const u64, signal: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(signal)?;
+            out(signal, r.signals.create(r, initial)?)
+        })
+    }
+    fn hsa_amd_signal_create(initial: i64, _n: u32, _consumers: *const u64, _attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(signal)?;
+            out(signal, r.signals.create(r, initial)?)
+        })
+    }
+    fn hsa_signal_destroy(signal: u64) -> Status = ffi::ERROR; { with(|r| r.signals.destroy(signal)) }
+    fn hsa_signal_load_relaxed(s: u64) -> i64 = 0; { load(s) }
+    fn hsa_signal_load_acquire(s: u64) -> i64 = 0; { load(s) }
+    fn hsa_signal_load_scacquire(s: u64) -> i64 = 0; { load(s) }
+    fn hsa_signal_store_relaxed(s: u64, v: i64) -> () = (); { store(s, v) }
+    fn hsa_signal_store_release(s: u64, v: i64) -> () = (); { store(s, v) }
+    fn hsa_signal_store_screlease(s: u64, v: i64) -> () = (); { store(s, v) }
+    fn hsa_signal_silent_store_relaxed(s: u64, v: i64) -> () = (); { store(s, v) }
+    fn hsa_signal_silent_store_screlease(s: u64, v: i64) -> () = (); { store(s, v) }
+    fn hsa_signal_exchange_relaxed(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_exchange_acquire(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_exchange_release(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_exchange_scacquire(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_exchange_screlease(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_exchange_acq_rel(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_exchange_scacq_screl(s: u64, v: i64) -> i64 = 0; { rmw(s, Rmw::Exchange, v) }
+    fn hsa_signal_cas_relaxed(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_cas_acquire(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_cas_release(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_cas_scacquire(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_cas_screlease(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_cas_acq_rel(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_cas_scacq_screl(s: u64, e: i64, v: i64) -> i64 = 0; { cas(s, e, v) }
+    fn hsa_signal_add_relaxed(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_add_acquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_add_release(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_add_scacquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_add_screlease(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_add_acq_rel(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_add_scacq_screl(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Add, v); }
+    fn hsa_signal_subtract_relaxed(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_subtract_acquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_subtract_release(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_subtract_scacquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_subtract_screlease(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_subtract_acq_rel(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_subtract_scacq_screl(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Sub, v); }
+    fn hsa_signal_and_relaxed(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_and_acquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_and_release(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_and_scacquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_and_screlease(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_and_acq_rel(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_and_scacq_screl(s: u64, v: i64) -> () = (); { rmw(s, Rmw::And, v); }
+    fn hsa_signal_or_relaxed(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_or_acquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_or_release(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_or_scacquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_or_screlease(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_or_acq_rel(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_or_scacq_screl(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Or, v); }
+    fn hsa_signal_xor_relaxed(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_xor_acquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_xor_release(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_xor_scacquire(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_xor_screlease(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_xor_acq_rel(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_xor_scacq_screl(s: u64, v: i64) -> () = (); { rmw(s, Rmw::Xor, v); }
+    fn hsa_signal_wait_relaxed(s: u64, c: u32, v: i64, timeout: u64, _hint: u32) -> i64 = 0; { wait(s, c, v, timeout) }
+    fn hsa_signal_wait_acquire(s: u64, c: u32, v: i64, timeout: u64, _hint: u32) -> i64 = 0; { wait(s, c, v, timeout) }
+    fn hsa_signal_wait_scacquire(s: u64, c: u32, v: i64, timeout: u64, _hint: u32) -> i64 = 0; { wait(s, c, v, timeout) }
+    fn hsa_amd_signal_wait_any(n: u32, signals: *mut u64, conds: *mut u32, values: *mut i64, timeout: u64, _hint: u32, value: *mut i64) -> u32 = u32::MAX; {
+        let run = || -> Result<u32, Status> {
+            let r = rt()?;
+            let n = n as usize;
+            let (s, c, v) = (slice(signals, n)?, slice(conds, n)?, slice(values, n)?);
+            let (i, got) = signal::wait_any(&r, s, c, v, timeout)?;
+            if !value.is_null() && i != u32::MAX {
+                out(value, got)?;
+            }
+            Ok(i)
+        };
+        run().unwrap_or(u32::MAX)
+    }
+    fn hsa_signal_group_create(n: u32, signals: *const u64, _nc: u32, _consumers: *const u64, group: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            let s = slice(signals, n as usize)?;
+            if s.is_empty() || s.iter().any(|&x| !r.signals.is_live(x)) {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            let b: Box<Vec<u64>> = Box::new(s.to_vec());
+            out(group, Box::into_raw(b) as u64)
+        })
+    }
+    fn hsa_signal_group_destroy(group: u64) -> Status = ffi::ERROR; {
+        with(|_| {
+            if group == 0 {
+                return Err(ffi::ERROR_INVALID_SIGNAL_GROUP);
+            }
+            // SAFETY: a group handle is a Box<Vec<u64>> made by hsa_signal_group_create, destroyed once.
+            drop(unsafe { Box::from_raw(group as *mut Vec<u64>) });
+            Ok(())
+        })
+    }
+    fn hsa_signal_group_wait_any_relaxed(group: u64, conds: *const u32, values: *const i64, _hint: u32, signal: *mut u64, value: *mut i64) -> Status = ffi::ERROR; {
+        with(|r| group_wait(r, group, conds, values, signal, value))
+    }
+    fn hsa_signal_group_wait_any_scacquire(group: u64, conds: *const u32, values: *const i64, _hint: u32, signal: *mut u64, value: *mut i64) -> Status = ffi::ERROR; {
+        with(|r| group_wait(r, group, conds, values, signal, value))
+    }
+    fn hsa_amd_signal_async_handler(s: u64, cond: u32, value: i64, handler: Option<extern "C" fn(i64, *mut c_void) -> bool>, arg: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let handler = handler.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            if !r.signals.is_live(s) {
+                return Err(ffi::ERROR_INVALID_SIGNAL);
+            }
+            signal::add_async_handler(signal::AsyncHandler { signal: s, condition: cond, value, handler, arg: arg as usize });
+            Ok(())
+        })
+    }
+    fn hsa_amd_signal_value_pointer(s: u64, ptr: *mut *mut i64) -> Status = ffi::ERROR; {
+        with(|r| out(ptr, signal::value(r, s)?.as_ptr()))
+    }
+    fn hsa_amd_async_function(callback: Option<extern "C" fn(*mut c_void)>, arg: *mut c_void) -> Status = ffi::ERROR; {
+        with(|_| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let arg = arg as usize;
+            std::thread::Builder::new().name("wavejit-async".into()).spawn(move || cb(arg as *mut c_void)).map(drop).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)
+        })
+    }
+
+    // ---- queues
+    fn hsa_queue_create(agent: u64, size: u32, _kind: u32, callback: Option<queue::ErrorCallback>, data: *mut c_void, _private: u32, _group: u32, q: *mut *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(q)?;
+            let (i, dev) = r.gpu(agent)?;
+            let created = queue::create(r, i, dev, size, callback, data)?;
+            out(q, created.address as *mut ffi::HsaQueue)
+        })
+    }
+    fn hsa_queue_destroy(q: *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
+        with(|r| {
+            let removed = r.queues.lock().unwrap_or_else(|e| e.into_inner()).remove(&(q as u64));
+            let qq = removed.ok_or(ffi::ERROR_INVALID_QUEUE)?;
+            qq.stop(r);
+            Ok(())
+        })
+    }
+    fn hsa_queue_inactivate(q: *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
+        with(|_| queue_of(q).map(drop))
+    }
+    fn hsa_queue_load_read_index_relaxed(q: *const ffi::HsaQueue) -> u64 = 0; { idx(q, ffi::AMD_QUEUE_READ_DISPATCH_ID) }
+    fn hsa_queue_load_read_index_acquire(q: *const ffi::HsaQueue) -> u64 = 0; { idx(q, ffi::AMD_QUEUE_READ_DISPATCH_ID) }
+    fn hsa_queue_load_read_index_scacquire(q: *const ffi::HsaQueue) -> u64 = 0; { idx(q, ffi::AMD_QUEUE_READ_DISPATCH_ID) }
+    fn hsa_queue_load_write_index_relaxed(q: *const ffi::HsaQueue) -> u64 = 0; { idx(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID) }
+    fn hsa_queue_load_write_index_acquire(q: *const ffi::HsaQueue) -> u64 = 0; { idx(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID) }
+    fn hsa_queue_load_write_index_scacquire(q: *const ffi::HsaQueue) -> u64 = 0; { idx(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID) }
+    fn hsa_queue_store_write_index_relaxed(q: *const ffi::HsaQueue, v: u64) -> () = (); { set_idx(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID, v) }
+    fn hsa_queue_store_write_index_release(q: *const ffi::HsaQueue, v: u64) -> () = (); { set_idx(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID, v) }
+    fn hsa_queue_store_write_index_screlease(q: *const ffi::HsaQueue, v: u64) -> () = (); { set_idx(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID, v) }
+    fn hsa_queue_store_read_index_relaxed(q: *const ffi::HsaQueue, v: u64) -> () = (); { set_idx(q, ffi::AMD_QUEUE_READ_DISPATCH_ID, v) }
+    fn hsa_queue_store_read_index_release(q: *const ffi::HsaQueue, v: u64) -> () = (); { set_idx(q, ffi::AMD_QUEUE_READ_DISPATCH_ID, v) }
+    fn hsa_queue_store_read_index_screlease(q: *const ffi::HsaQueue, v: u64) -> () = (); { set_idx(q, ffi::AMD_QUEUE_READ_DISPATCH_ID, v) }
+    fn hsa_queue_add_write_index_relaxed(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_add_write_index_acquire(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_add_write_index_release(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_add_write_index_scacquire(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_add_write_index_screlease(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_add_write_index_acq_rel(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_add_write_index_scacq_screl(q: *const ffi::HsaQueue, v: u64) -> u64 = 0; { add_idx(q, v) }
+    fn hsa_queue_cas_write_index_relaxed(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_queue_cas_write_index_acquire(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_queue_cas_write_index_release(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_queue_cas_write_index_scacquire(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_queue_cas_write_index_screlease(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_queue_cas_write_index_acq_rel(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_queue_cas_write_index_scacq_screl(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 = 0; { cas_idx(q, e, v) }
+    fn hsa_amd_queue_cu_set_mask(q: *const ffi::HsaQueue, count: u32, mask: *const u32) -> Status = ffi::ERROR; {
+        with(|_| {
+            queue_of(q)?;
+            slice(mask, count.div_ceil(32) as usize).map(drop)
+        })
+    }
+    fn hsa_amd_queue_cu_get_mask(q: *const ffi::HsaQueue, count: u32, mask: *mut u32) -> Status = ffi::ERROR; {
+        with(|_| {
+            let qq = queue_of(q)?;
+            nonnull(mask)?;
+            for w in 0..count.div_ceil(32) {
+                let bits = qq.device.compute_units.saturating_sub(w * 32).min(32);
+                out(mask.wrapping_add(w as usize), if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 })?;
+            }
+            Ok(())
+        })
+    }
+    fn hsa_amd_queue_set_priority(q: *mut ffi::HsaQueue, priority: u32) -> Status = ffi::ERROR; {
+        with(|_| {
+            queue_of(q)?;
+            if priority > 2 { Err(ffi::ERROR_INVALID_ARGUMENT) } else { Ok(()) }
+        })
+    }
+
+    // ---- AMD memory pools
+    fn hsa_amd_agent_iterate_memory_pools(agent: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let i = r.agent(agent)?;
+            let mine: Vec<u64> = r.pools.iter().enumerate().filter(|(_, p)| p.agent == i).map(|(k, _)| POOL_TAG + k as u64).collect();
+            iterate(mine, |h| cb(h, data))
+        })
+    }
+    fn hsa_amd_memory_pool_get_info(pool: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let i = r.pool(pool, POOL_TAG)?;
+            match info::pool(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+        })
+    }
+    fn hsa_amd_agent_memory_pool_get_info(agent: u64, pool: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let a = r.agent(agent)?;
+            let p = r.pool(pool, POOL_TAG)?;
+            match info::agent_pool(r, a, p, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+        })
+    }
+    fn hsa_amd_memory_pool_allocate(pool: u64, size: usize, _flags: u32, ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(ptr)?;
+            let i = r.pool(pool, POOL_TAG)?;
+            out(ptr, r.allocate(i, size as u64)? as *mut c_void)
+        })
+    }
+    fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| if ptr.is_null() { Ok(()) } else { r.free(ptr as u64) })
+    }
+    fn hsa_amd_agents_allow_access(n: u32, agents: *const u64, _flags: *const u32, ptr: *const c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            for &a in slice(agents, n as usize)? {
+                r.agent(a)?;
+            }
+            nonnull(ptr)
+        })
+    }
+    fn hsa_amd_memory_pool_can_migrate(src: u64, dst: u64, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.pool(src, POOL_TAG)?;
+            r.pool(dst, POOL_TAG)?;
+            out(result, false)
+        })
+    }
+    fn hsa_amd_memory_lock(host: *mut c_void, size: usize, agents: *const u64, n: i32, agent_ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| lock(r, host, size, agents, n, agent_ptr))
+    }
+    fn hsa_amd_memory_lock_to_pool(host: *mut c_void, size: usize, agents: *const u64, n: i32, pool: u64, _flags: u32, agent_ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.pool(pool, POOL_TAG)?;
+            lock(r, host, size, agents, n, agent_ptr)
+        })
+    }
+    fn hsa_amd_memory_unlock(host: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let removed = r.locked.lock().unwrap_or_else(|e| e.into_inner()).remove(&(host as u64));
+            removed.map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT)
+        })
+    }
+    fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status = ffi::ERROR; {
+        with(|r| {
+            if ptr as u64 % 4 != 0 {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            memory::check_range(r, ptr as u64, count as u64 * 4)?;
+            // SAFETY: the range was checked (a live allocation, or the caller's own memory).
+            let words = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) };
+            words.fill(value);
+            Ok(())
+        })
+    }
+    fn hsa_amd_memory_async_copy(dst: *mut c_void, dst_agent: u64, src: *const c_void, src_agent: u64, size: usize, n: u32, deps: *const u64, completion: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(dst_agent)?;
+            r.agent(src_agent)?;
+            let deps = slice(deps, n as usize)?.to_vec();
+            memory::submit(r, CopyJob::linear(dst as u64, src as u64, size as u64, deps, completion))
+        })
+    }
+    fn hsa_amd_memory_async_copy_rect(dst: *const ffi::PitchedPtr, dst_offset: *const ffi::Dim3, src: *const ffi::PitchedPtr, src_offset: *const ffi::Dim3, range: *const ffi::Dim3, agent: u64, _dir: u32, n: u32, deps: *const u64, completion: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            for p in [dst_offset, src_offset, range] {
+                nonnull(p)?;
+            }
+            nonnull(dst)?;
+            nonnull(src)?;
+            // SAFETY: checked non-null; the API requires valid structs.
+            let (d, doff, s, soff, rg) = unsafe { (*dst, *dst_offset, *src, *src_offset, *range) };
+            let at = |p: &ffi::PitchedPtr, o: &ffi::Dim3| p.base as u64 + o.z as u64 * p.slice as u64 + o.y as u64 * p.pitch as u64 + o.x as u64;
+            let job = CopyJob {
+                dst: at(&d, &doff),
+                src: at(&s, &soff),
+                row: rg.x as u64,
+                rows: rg.y.max(1) as u64,
+                slices: rg.z.max(1) as u64,
+                dst_pitch: d.pitch as u64,
+                dst_slice: d.slice as u64,
+                src_pitch: s.pitch as u64,
+                src_slice: s.slice as u64,
+                deps: slice(deps, n as usize)?.to_vec(),
+                completion,
+            };
+            memory::submit(r, job)
+        })
+    }
+    fn hsa_amd_pointer_info(ptr: *const c_void, info: *mut ffi::PointerInfo, alloc: Option<extern "C" fn(usize) -> *mut c_void>, n: *mut u32, accessible: *mut *mut u64) -> Status = ffi::ERROR; {
+        with(|r| pointer_info(r, ptr as u64, info, alloc, n, accessible))
+    }
+    fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, _data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| r.allocation_of(ptr as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT))
+    }
+    fn hsa_amd_coherency_get_type(agent: u64, kind: *mut u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            out(kind, 0)
+        })
+    }
+    fn hsa_amd_coherency_set_type(agent: u64, kind: u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            if kind > 1 { Err(ffi::ERROR_INVALID_ARGUMENT) } else { Ok(()) }
+        })
+    }
+    fn hsa_amd_register_system_event_handler(_callback: *const c_void, _data: *mut c_void) -> Status = ffi::ERROR; {
+        // kernel faults reach the faulting queue's error callback; no other system events are raised
+        with(|_| Ok(()))
+    }
+
+    // ---- profiling
+    fn hsa_amd_profiling_set_profiler_enabled(q: *mut ffi::HsaQueue, enable: i32) -> Status = ffi::ERROR; {
+        with(|r| {
+            queue_of(q)?;
+            r.profiling.store(enable != 0, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+    fn hsa_amd_profiling_async_copy_enable(_enable: bool) -> Status = ffi::ERROR; { with(|_| Ok(())) }
+    fn hsa_amd_profiling_get_dispatch_time(agent: u64, s: u64, time: *mut ffi::ProfilingTime) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            let (a, b) = signal::timestamps(r, s)?;
+            out(time, ffi::ProfilingTime { start: a.load(Ordering::Relaxed), end: b.load(Ordering::Relaxed) })
+        })
+    }
+    fn hsa_amd_profiling_get_async_copy_time(s: u64, time: *mut ffi::ProfilingTime) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (a, b) = signal::timestamps(r, s)?;
+            out(time, ffi::ProfilingTime { start: a.load(Ordering::Relaxed), end: b.load(Ordering::Relaxed) })
+        })
+    }
+    fn hsa_amd_profiling_convert_tick_to_system_domain(agent: u64, tick: u64, system: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            out(system, tick)
+        })
+    }
+
+    // ---- code objects and executables
+    fn hsa_code_object_reader_create_from_memory(data: *const c_void, size: usize, reader: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(reader)?;
+            let bytes = slice(data.cast::<u8>(), size)?;
+            if bytes.is_empty() {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            let id = crate::runtime::READER_TAG + r.next_id();
+            r.loader.readers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::new(bytes.to_vec()));
+            out(reader, id)
+        })
+    }
+    fn hsa_code_object_reader_create_from_file(fd: i32, reader: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(reader)?;
+            let bytes = read_fd(fd).ok_or(ffi::ERROR_INVALID_FILE)?;
+            let id = crate::runtime::READER_TAG + r.next_id();
+            r.loader.readers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::new(bytes));
+            out(reader, id)
+        })
+    }
+    fn hsa_code_object_reader_destroy(reader: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            let removed = r.loader.readers.lock().unwrap_or_else(|e| e.into_inner()).remove(&reader);
+            removed.map(drop).ok_or(ffi::ERROR_INVALID_CODE_OBJECT_READER)
+        })
+    }
+    fn hsa_executable_create(_profile: u32, _state: u32, _options: *const c_char, exe: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| new_executable(r, exe))
+    }
+    fn hsa_executable_create_alt(_profile: u32, _rounding: u32, _options: *const c_char, exe: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| new_executable(r, exe))
+    }
+    fn hsa_executable_destroy(exe: u64) -> Status = ffi::ERROR; { with(|r| r.loader.destroy(r, exe)) }
+    fn hsa_executable_load_agent_code_object(exe: u64, agent: u64, reader: u64, _options: *const c_char, loaded: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (_, dev) = r.gpu(agent)?;
+            let id = r.loader.load(r, exe, agent, dev, reader)?;
+            if !loaded.is_null() {
+                out(loaded, id)?;
+            }
+            Ok(())
+        })
+    }
+    fn hsa_executable_load_program_code_object(exe: u64, reader: u64, _options: *const c_char, loaded: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            // a program code object serves every agent: load it for the first GPU whose target it names
+            let bytes = r.loader.readers.lock().unwrap_or_else(|e| e.into_inner()).get(&reader).cloned().ok_or(ffi::ERROR_INVALID_CODE_OBJECT_READER)?;
+            let co = isa_amdgpu::codeobj::CodeObject::parse(&bytes, "code object").map_err(|_| ffi::ERROR_INVALID_CODE_OBJECT)?;
+            let (i, dev) = r.agents.iter().enumerate().find_map(|(i, a)| a.gpu.filter(|g| g.gfx == co.target.processor).map(|g| (i, g))).ok_or(ffi::ERROR_INVALID_ISA)?;
+            let id = r.loader.load(r, exe, AGENT_TAG + i as u64, dev, reader)?;
+            if !loaded.is_null() {
+                out(loaded, id)?;
+            }
+            Ok(())
+        })
+    }
+    fn hsa_executable_freeze(exe: u64, _options: *const c_char) -> Status = ffi::ERROR; {
+        with(|r| {
+            let mut exes = r.loader.executables.lock().unwrap_or_else(|e| e.into_inner());
+            let e = exes.get_mut(&exe).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
+            if e.frozen {
+                return Err(ffi::ERROR_FROZEN_EXECUTABLE);
+            }
+            e.frozen = true;
+            Ok(())
+        })
+    }
+    fn hsa_executable_get_info(exe: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let frozen = r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.frozen).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
+            match attribute {
+                ffi::EXECUTABLE_INFO_PROFILE => out(value.cast::<u32>(), ffi::PROFILE_BASE),
+                ffi::EXECUTABLE_INFO_STATE => out(value.cast::<u32>(), if frozen { ffi::EXECUTABLE_STATE_FROZEN } else { ffi::EXECUTABLE_STATE_UNFROZEN }),
+                ffi::EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE => out(value.cast::<u32>(), ffi::ROUNDING_MODE_NEAR),
+                _ => Err(ffi::ERROR_INVALID_ARGUMENT),
+            }
+        })
+    }
+    fn hsa_executable_validate(exe: u64, result: *mut u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            if !r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) {
+                return Err(ffi::ERROR_INVALID_EXECUTABLE);
+            }
+            out(result, 0)
+        })
+    }
+    fn hsa_executable_validate_alt(exe: u64, _options: *const c_char, result: *mut u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            if !r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) {
+                return Err(ffi::ERROR_INVALID_EXECUTABLE);
+            }
+            out(result, 0)
+        })
+    }
+    fn hsa_executable_get_symbol_by_name(exe: u64, name: *const c_char, agent: *const u64, symbol: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(name)?;
+            // SAFETY: a NUL-terminated name, as the API requires.
+            let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            // SAFETY: a non-null agent pointer points to a handle.
+            let a = if agent.is_null() { None } else { Some(unsafe { *agent }) };
+            match r.loader.find(exe, &n, a) {
+                Some(s) => out(symbol, s),
+                None if r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) => Err(ffi::ERROR_INVALID_SYMBOL_NAME),
+                None => Err(ffi::ERROR_INVALID_EXECUTABLE),
+            }
+        })
+    }
+    fn hsa_executable_get_symbol(exe: u64, _module: *const c_char, name: *const c_char, agent: u64, _cc: i32, symbol: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(name)?;
+            // SAFETY: a NUL-terminated name, as the API requires.
+            let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            r.loader.find(exe, &n, Some(agent)).map_or(Err(ffi::ERROR_INVALID_SYMBOL_NAME), |s| out(symbol, s))
+        })
+    }
+    fn hsa_executable_symbol_get_info(symbol: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| symbol_info(r, symbol, attribute, value))
+    }
+    fn hsa_executable_iterate_symbols(exe: u64, callback: Option<extern "C" fn(u64, u64, *mut c_void) -> Status>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            iterate(symbols_of(r, exe)?, |s| cb(exe, s, data))
+        })
+    }
+    fn hsa_executable_iterate_program_symbols(exe: u64, callback: Option<extern "C" fn(u64, u64, *mut c_void) -> Status>, _data: *mut c_void) -> Status = ffi::ERROR; {
+        // program-allocated variables are not made by this loader: there are none to visit
+        with(|r| {
+            callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            symbols_of(r, exe).map(drop)
+        })
+    }
+    fn hsa_executable_iterate_agent_symbols(exe: u64, agent: u64, callback: Option<extern "C" fn(u64, u64, u64, *mut c_void) -> Status>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            r.agent(agent)?;
+            let syms = symbols_of(r, exe)?;
+            let mine: Vec<u64> = {
+                let table = r.loader.symbols.read().unwrap_or_else(|e| e.into_inner());
+                syms.into_iter().filter(|s| table.get(s).is_some_and(|x| x.agent == agent)).collect()
+            };
+            iterate(mine, |s| cb(exe, agent, s, data))
+        })
+    }
+    fn hsa_executable_global_variable_define(exe: u64, _name: *const c_char, _address: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| external_variable(r, exe))
+    }
+    fn hsa_executable_agent_global_variable_define(exe: u64, agent: u64, _name: *const c_char, _address: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            external_variable(r, exe)
+        })
+    }
+    fn hsa_executable_readonly_variable_define(exe: u64, agent: u64, _name: *const c_char, _address: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            external_variable(r, exe)
+        })
+    }
+}
+
+unsupported!(ffi::ERROR_INVALID_CODE_OBJECT, "the pre-1.1 hsa_code_object_t API is not provided; use code object readers (hsa_code_object_reader_create_*) and hsa_executable_load_agent_code_object":
+    hsa_code_object_serialize, hsa_code_object_deserialize, hsa_code_object_destroy, hsa_code_object_get_info,
+    hsa_code_object_get_symbol, hsa_code_object_get_symbol_from_name, hsa_code_object_iterate_symbols,
+    hsa_code_symbol_get_info, hsa_executable_load_code_object);
+unsupported!(ffi::ERROR_INVALID_QUEUE_CREATION, "soft queues (user-processed AQL queues) are not provided; use hsa_queue_create":
+    hsa_soft_queue_create);
+unsupported!(ffi::ERROR, "images and samplers are not emulated (the images extension is not reported)":
+    hsa_ext_image_clear, hsa_ext_image_copy, hsa_ext_image_create, hsa_ext_image_create_with_layout,
+    hsa_ext_image_data_get_info, hsa_ext_image_data_get_info_with_layout, hsa_ext_image_destroy, hsa_ext_image_export,
+    hsa_ext_image_get_capability, hsa_ext_image_get_capability_with_layout, hsa_ext_image_import,
+    hsa_ext_sampler_create, hsa_ext_sampler_destroy, hsa_amd_image_create, hsa_amd_image_get_info_max_dim);
+unsupported!(ffi::ERROR, "the HSAIL finalizer is not provided (load AMDGPU code objects instead)":
+    hsa_ext_program_add_module, hsa_ext_program_create, hsa_ext_program_destroy, hsa_ext_program_finalize,
+    hsa_ext_program_get_info, hsa_ext_program_iterate_modules);
+unsupported!(ffi::ERROR, "inter-process memory and signal sharing is not emulated":
+    hsa_amd_ipc_memory_create, hsa_amd_ipc_memory_attach, hsa_amd_ipc_memory_detach, hsa_amd_ipc_signal_create,
+    hsa_amd_ipc_signal_attach);
+unsupported!(ffi::ERROR, "graphics interop, shared virtual memory attributes and page migration are not emulated":
+    hsa_amd_interop_map_buffer, hsa_amd_interop_unmap_buffer, hsa_amd_svm_attributes_get, hsa_amd_svm_attributes_set,
+    hsa_amd_svm_prefetch_async, hsa_amd_memory_migrate);
+unsupported!(ffi::ERROR, "deallocation callbacks are not provided":
+    hsa_amd_register_deallocation_callback, hsa_amd_deregister_deallocation_callback);
+
+fn load(s: u64) -> i64 {
+    rt().ok().and_then(|r| signal::value(&r, s).ok().map(|v| v.load(Ordering::Acquire))).unwrap_or(0)
+}
+fn store(s: u64, v: i64) {
+    if let Ok(r) = rt() {
+        let _ = signal::store(&r, s, v);
+    }
+}
+fn rmw(s: u64, op: Rmw, v: i64) -> i64 {
+    rt().ok().and_then(|r| signal::rmw(&r, s, op, v).ok()).unwrap_or(0)
+}
+fn cas(s: u64, e: i64, v: i64) -> i64 {
+    rt().ok().and_then(|r| signal::cas(&r, s, e, v).ok()).unwrap_or(0)
+}
+fn wait(s: u64, c: u32, v: i64, timeout: u64) -> i64 {
+    rt().ok().and_then(|r| signal::wait(&r, s, c, v, timeout).ok()).unwrap_or(0)
+}
+fn idx(q: *const ffi::HsaQueue, offset: usize) -> u64 {
+    index_field(q, offset).map_or(0, |f| f.load(Ordering::Acquire))
+}
+fn set_idx(q: *const ffi::HsaQueue, offset: usize, v: u64) {
+    if let Some(f) = index_field(q, offset) {
+        f.store(v, Ordering::Release);
+    }
+}
+fn add_idx(q: *const ffi::HsaQueue, v: u64) -> u64 {
+    index_field(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID).map_or(0, |f| f.fetch_add(v, Ordering::AcqRel))
+}
+fn cas_idx(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 {
+    index_field(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID).map_or(0, |f| match f.compare_exchange(e, v, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(o) | Err(o) => o,
+    })
+}
+
+fn group_wait(r: &Runtime, group: u64, conds: *const u32, values: *const i64, signal_out: *mut u64, value: *mut i64) -> Result<(), Status> {
+    if group == 0 {
+        return Err(ffi::ERROR_INVALID_SIGNAL_GROUP);
+    }
+    // SAFETY: a group handle is a live Box<Vec<u64>> made by hsa_signal_group_create.
+    let signals = unsafe { &*(group as *const Vec<u64>) };
+    let n = signals.len();
+    let (i, v) = signal::wait_any(r, signals, slice(conds, n)?, slice(values, n)?, u64::MAX)?;
+    out(signal_out, signals[i as usize])?;
+    out(value, v)
+}
+
+fn lock(r: &Runtime, host: *mut c_void, size: usize, agents: *const u64, n: i32, agent_ptr: *mut *mut c_void) -> Result<(), Status> {
+    if host.is_null() || size == 0 {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    for &a in slice(agents, n.max(0) as usize)? {
+        r.agent(a)?;
+    }
+    // the copy engine reaches host memory directly, so the agent address is the host address; kernels reach
+    // only device memory (pinned host buffers allocated from a system pool work for them, locked ones do not)
+    r.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(host as u64, size as u64);
+    out(agent_ptr, host)
+}
+
+fn pointer_info(r: &Runtime, ptr: u64, info: *mut ffi::PointerInfo, alloc: Option<extern "C" fn(usize) -> *mut c_void>, n: *mut u32, accessible: *mut *mut u64) -> Result<(), Status> {
+    nonnull(info)?;
+    // SAFETY: the caller provides an hsa_amd_pointer_info_t whose `size` field says how much of it we may fill.
+    let size = unsafe { (*info).size } as usize;
+    let found = r.allocation_of(ptr).map(|(s, a)| (s, a.size, r.pools[a.pool].agent, r.pools[a.pool].flags, ffi::POINTER_TYPE_HSA)).or_else(|| {
+        let locked = r.locked.lock().unwrap_or_else(|e| e.into_inner());
+        locked.range(..=ptr).next_back().filter(|(s, l)| ptr < *s + *l).map(|(s, l)| (*s, *l, 0, ffi::GLOBAL_FLAG_COARSE_GRAINED, ffi::POINTER_TYPE_LOCKED))
+    });
+    let full = std::mem::size_of::<ffi::PointerInfo>();
+    let mut record = ffi::PointerInfo {
+        size: size.min(full) as u32,
+        kind: ffi::POINTER_TYPE_UNKNOWN,
+        agent_base_address: std::ptr::null_mut(),
+        host_base_address: std::ptr::null_mut(),
+        size_in_bytes: 0,
+        user_data: std::ptr::null_mut(),
+        agent_owner: 0,
+        global_flags: 0,
+    };
+    if let Some((start, len, agent, flags, kind)) = found {
+        record.kind = kind;
+        record.agent_base_address = start as *mut c_void;
+        record.host_base_address = start as *mut c_void;
+        record.size_in_bytes = len as usize;
+        record.agent_owner = AGENT_TAG + agent as u64;
+        record.global_flags = flags;
+    }
+    // SAFETY: `info` has room for `size` bytes (the caller said so); we copy no more than that.
+    unsafe { std::ptr::copy_nonoverlapping((&record as *const ffi::PointerInfo).cast::<u8>(), info.cast::<u8>(), size.min(full)) };
+    if !n.is_null() && !accessible.is_null() {
+        let all: Vec<u64> = if found.is_some() { (0..r.agents.len() as u64).map(|i| AGENT_TAG + i).collect() } else { Vec::new() };
+        let alloc = alloc.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+        out(n, all.len() as u32)?;
+        if !all.is_empty() {
+            let p = alloc(all.len() * 8).cast::<u64>();
+            nonnull(p)?;
+            // SAFETY: the caller's allocator returned room for `all.len()` handles.
+            unsafe { std::ptr::copy_nonoverlapping(all.as_ptr(), p, all.len()) };
+            out(accessible, p)?;
+        }
+    }
+    Ok(())
+}
+
+fn new_executable(r: &Runtime, exe: *mut u64) -> Result<(), Status> {
+    nonnull(exe)?;
+    let id = crate::runtime::EXECUTABLE_TAG + r.next_id();
+    r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Default::default());
+    out(exe, id)
+}
+
+fn external_variable(r: &Runtime, exe: u64) -> Result<(), Status> {
+    if !r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) {
+        return Err(ffi::ERROR_INVALID_EXECUTABLE);
+    }
+    eprintln!("wavejit: defining external variables for code objects is not supported (code objects must define their own)");
+    Err(ffi::ERROR)
+}
+
+fn symbols_of(r: &Runtime, exe: u64) -> Result<Vec<u64>, Status> {
+    r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.symbols.clone()).ok_or(ffi::ERROR_INVALID_EXECUTABLE)
+}
+
+fn symbol_info(r: &Runtime, symbol: u64, attribute: u32, value: *mut c_void) -> Result<(), Status> {
+    let s = r.loader.symbols.read().unwrap_or_else(|e| e.into_inner()).get(&symbol).cloned().ok_or(ffi::ERROR_INVALID_EXECUTABLE_SYMBOL)?;
+    let kernel = s.kernel.and_then(|k| r.loader.kernel(k));
+    let put_name = |name: &str| -> Result<(), Status> {
+        nonnull(value)?;
+        // SAFETY: the caller provides NAME_LENGTH bytes for the (unterminated) name.
+        unsafe { std::ptr::copy_nonoverlapping(name.as_ptr(), value.cast::<u8>(), name.len()) };
+        Ok(())
+    };
+    let v32 = value.cast::<u32>();
+    match attribute {
+        ffi::SYMBOL_INFO_TYPE => out(v32, if s.kernel.is_some() { ffi::SYMBOL_KIND_KERNEL } else { ffi::SYMBOL_KIND_VARIABLE }),
+        ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, s.name.len() as u32),
+        ffi::SYMBOL_INFO_NAME => put_name(&s.name),
+        ffi::SYMBOL_INFO_MODULE_NAME_LENGTH => out(v32, 0),
+        ffi::SYMBOL_INFO_MODULE_NAME => Ok(()),
+        ffi::SYMBOL_INFO_LINKAGE => out(v32, 1),
+        ffi::SYMBOL_INFO_IS_DEFINITION => out(value.cast::<bool>(), true),
+        ffi::SYMBOL_INFO_AGENT => out(value.cast::<u64>(), s.agent),
+        ffi::SYMBOL_INFO_VARIABLE_ADDRESS => out(value.cast::<u64>(), s.address),
+        ffi::SYMBOL_INFO_VARIABLE_ALLOCATION => out(v32, 0),
+        ffi::SYMBOL_INFO_VARIABLE_SEGMENT => out(v32, 0),
+        ffi::SYMBOL_INFO_VARIABLE_ALIGNMENT => out(v32, 8),
+        ffi::SYMBOL_INFO_VARIABLE_SIZE => out(v32, s.size as u32),
+        ffi::SYMBOL_INFO_VARIABLE_IS_CONST => out(value.cast::<bool>(), false),
+        ffi::SYMBOL_INFO_KERNEL_OBJECT => out(value.cast::<u64>(), s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?),
+        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.kernarg_size),
+        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.kernarg_align),
+        ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.group_size),
+        ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.private_size),
+        ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => out(value.cast::<bool>(), kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.dynamic_callstack),
+        ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION => out(v32, 0),
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
+    }
+}
+
+/// The whole contents of file descriptor `fd`, read from its start (the descriptor's offset is left alone).
+fn read_fd(fd: i32) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        // SAFETY: pread into our own buffer of the given length; an invalid fd only makes it fail.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), out.len() as libc::off_t) };
+        match n {
+            0 => return (!out.is_empty()).then_some(out),
+            n if n > 0 => out.extend_from_slice(&buf[..n as usize]),
+            _ => return None,
+        }
+    }
+}
+
+/// `hsa_ven_amd_loader_1_00_pfn_t` (and the 1.01 table's first three entries).
+fn loader_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> Result<(), Status> {
+    if ext != ffi::EXTENSION_AMD_LOADER || major != 1 {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    if length < 24 {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let fns: [usize; 3] = [
+        loader_query_host_address as *const () as usize,
+        loader_query_segment_descriptors as *const () as usize,
+        loader_query_executable as *const () as usize,
+    ];
+    if length > 24 {
+        eprintln!("wavejit: the AMD loader extension table is provided at version 1.00 (3 functions); {length} bytes were asked for");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    out(table.cast::<[usize; 3]>(), fns)
+}
+
+extern "C" fn loader_query_host_address(device: *const c_void, host: *mut *const c_void) -> Status {
+    std::panic::catch_unwind(|| {
+        with(|r| {
+            nonnull(host)?;
+            r.loader.code_at(device as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            out(host, device)
+        })
+    })
+    .unwrap_or(ffi::ERROR)
+}
+
+/// `hsa_ven_amd_loader_segment_descriptor_t`.
+#[repr(C)]
+struct SegmentDescriptor {
+    agent: u64,
+    executable: u64,
+    storage_type: u32,
+    storage_base: *const c_void,
+    storage_size: usize,
+    storage_offset: usize,
+    segment_base: *const c_void,
+    segment_size: usize,
+}
+
+extern "C" fn loader_query_segment_descriptors(descriptors: *mut SegmentDescriptor, count: *mut usize) -> Status {
+    std::panic::catch_unwind(|| {
+        with(|r| {
+            nonnull(count)?;
+            let segments: Vec<SegmentDescriptor> = {
+                let exes = r.loader.executables.lock().unwrap_or_else(|e| e.into_inner());
+                let syms = r.loader.symbols.read().unwrap_or_else(|e| e.into_inner());
+                exes.iter()
+                    .flat_map(|(id, e)| {
+                        let agent = e.symbols.first().and_then(|s| syms.get(s)).map_or(AGENT_TAG + 1, |s| s.agent);
+                        e.code.iter().map(move |(_, c)| SegmentDescriptor {
+                            agent,
+                            executable: *id,
+                            storage_type: 2,
+                            storage_base: c.base as *const c_void,
+                            storage_size: c.size as usize,
+                            storage_offset: 0,
+                            segment_base: c.base as *const c_void,
+                            segment_size: c.size as usize,
+                        })
+                    })
+                    .collect()
+            };
+            // SAFETY: checked non-null above.
+            let room = unsafe { *count };
+            if descriptors.is_null() {
+                return out(count, segments.len());
+            }
+            if room < segments.len() {
+                out(count, segments.len())?;
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            for (i, s) in segments.into_iter().enumerate() {
+                out(descriptors.wrapping_add(i), s)?;
+            }
+            Ok(())
+        })
+    })
+    .unwrap_or(ffi::ERROR)
+}
+
+extern "C" fn loader_query_executable(device: *const c_void, exe: *mut u64) -> Status {
+    std::panic::catch_unwind(|| {
+        with(|r| {
+            let (id, _) = r.loader.code_at(device as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            out(exe, id)
+        })
+    })
+    .unwrap_or(ffi::ERROR)
+}

@@ -1,0 +1,270 @@
+//! Attribute queries: system, agents, ISAs, caches, memory pools and regions, with the values a real device of
+//! each emulated model reports (from its preset).
+
+use std::ffi::c_void;
+
+use emu_core::DevicePreset;
+
+use crate::ffi::{self, Status};
+use crate::runtime::{Runtime, CACHE_TAG, ISA_TAG};
+
+/// Writes `v` to the caller's `out`.
+pub fn put<T>(out: *mut c_void, v: T) -> Status {
+    if out.is_null() {
+        return ffi::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: the API requires `out` to point to storage of the attribute's type, which `T` is.
+    unsafe { std::ptr::write_unaligned(out.cast::<T>(), v) };
+    ffi::SUCCESS
+}
+
+/// Writes a NUL-terminated string into a `char[N]` attribute.
+pub fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Status {
+    let mut buf = [0u8; N];
+    let n = s.len().min(N - 1);
+    buf[..n].copy_from_slice(&s.as_bytes()[..n]);
+    put(out, buf)
+}
+
+/// The PCI device ID of each emulated model.
+fn chip_id(dev: &DevicePreset) -> u32 {
+    match dev.id {
+        "mi210" => 0x740f,
+        "mi250x" => 0x7408,
+        "mi300x" => 0x74a1,
+        _ => 0,
+    }
+}
+
+pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Status {
+    match attribute {
+        ffi::SYSTEM_INFO_VERSION_MAJOR => put(out, 1u16),
+        ffi::SYSTEM_INFO_VERSION_MINOR => put(out, 1u16),
+        ffi::SYSTEM_INFO_TIMESTAMP => put(out, rt.timestamp()),
+        ffi::SYSTEM_INFO_TIMESTAMP_FREQUENCY => put(out, 1_000_000_000u64),
+        ffi::SYSTEM_INFO_SIGNAL_MAX_WAIT => put(out, u64::MAX),
+        ffi::SYSTEM_INFO_ENDIANNESS => put(out, 0u32),
+        ffi::SYSTEM_INFO_MACHINE_MODEL => put(out, ffi::MACHINE_MODEL_LARGE),
+        ffi::SYSTEM_INFO_EXTENSIONS => {
+            // a 128-byte bit mask: images (1) are not emulated; the AMD loader (0x201) is
+            let mut mask = [0u8; 128];
+            mask[(ffi::EXTENSION_AMD_LOADER / 8) as usize % 128] |= 1 << (ffi::EXTENSION_AMD_LOADER % 8);
+            put(out, mask)
+        }
+        ffi::AMD_SYSTEM_INFO_BUILD_VERSION => put_str::<64>(out, concat!("wavejit ", env!("CARGO_PKG_VERSION"))),
+        ffi::AMD_SYSTEM_INFO_SVM_SUPPORTED => put(out, false),
+        ffi::AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(out, false),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+    let a = &rt.agents[index];
+    let Some(g) = a.gpu else { return cpu_agent(rt, index, attribute, out) };
+    let isa = rt.isas.iter().position(|(d, _)| d.target == g.target).unwrap_or(0) as u64;
+    match attribute {
+        ffi::AGENT_INFO_NAME => put_str::<64>(out, g.gfx),
+        ffi::AGENT_INFO_VENDOR_NAME => put_str::<64>(out, "AMD"),
+        ffi::AGENT_INFO_FEATURE => put(out, ffi::FEATURE_KERNEL_DISPATCH),
+        ffi::AGENT_INFO_MACHINE_MODEL => put(out, ffi::MACHINE_MODEL_LARGE),
+        ffi::AGENT_INFO_PROFILE => put(out, ffi::PROFILE_BASE),
+        ffi::AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE => put(out, ffi::ROUNDING_MODE_NEAR),
+        ffi::AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => put(out, ffi::ROUNDING_MODE_NEAR),
+        ffi::AGENT_INFO_FAST_F16_OPERATION => put(out, true),
+        ffi::AGENT_INFO_WAVEFRONT_SIZE => put(out, g.wave_size),
+        ffi::AGENT_INFO_WORKGROUP_MAX_DIM => put(out, [g.max_workgroup_size as u16; 3]),
+        ffi::AGENT_INFO_WORKGROUP_MAX_SIZE => put(out, g.max_workgroup_size),
+        ffi::AGENT_INFO_GRID_MAX_DIM => put(out, [u32::MAX; 3]),
+        ffi::AGENT_INFO_GRID_MAX_SIZE => put(out, u32::MAX),
+        ffi::AGENT_INFO_FBARRIER_MAX_SIZE => put(out, 32u32),
+        ffi::AGENT_INFO_QUEUES_MAX => put(out, 128u32),
+        ffi::AGENT_INFO_QUEUE_MIN_SIZE => put(out, 64u32),
+        ffi::AGENT_INFO_QUEUE_MAX_SIZE => put(out, 1u32 << 17),
+        ffi::AGENT_INFO_QUEUE_TYPE => put(out, ffi::QUEUE_TYPE_MULTI),
+        ffi::AGENT_INFO_NODE => put(out, index as u32),
+        ffi::AGENT_INFO_DEVICE => put(out, ffi::DEVICE_TYPE_GPU),
+        ffi::AGENT_INFO_CACHE_SIZE => put(out, [g.l1_vector_bytes as u32, g.l2_bytes as u32, g.mall_bytes as u32, 0]),
+        ffi::AGENT_INFO_ISA => put(out, ISA_TAG + isa),
+        ffi::AGENT_INFO_EXTENSIONS => put(out, [0u8; 128]),
+        ffi::AGENT_INFO_VERSION_MAJOR => put(out, 1u16),
+        ffi::AGENT_INFO_VERSION_MINOR => put(out, 1u16),
+        ffi::AMD_AGENT_INFO_CHIP_ID => put(out, chip_id(g)),
+        ffi::AMD_AGENT_INFO_CACHELINE_SIZE => put(out, 128u32),
+        ffi::AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(out, g.compute_units),
+        ffi::AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(out, g.engine_clock_mhz),
+        ffi::AMD_AGENT_INFO_DRIVER_NODE_ID => put(out, index as u32),
+        ffi::AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(out, 4u32),
+        ffi::AMD_AGENT_INFO_BDFID => put(out, (index as u32) << 8),
+        ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, 4096u32),
+        ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, 1600u32),
+        ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, g.name),
+        ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU => put(out, g.simds_per_cu * g.max_waves_per_simd),
+        ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU => put(out, g.simds_per_cu),
+        ffi::AMD_AGENT_INFO_NUM_SHADER_ENGINES => put(out, (g.compute_units / g.cus_per_group.max(1)).max(1)),
+        ffi::AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => put(out, 1u32),
+        ffi::AMD_AGENT_INFO_HDP_FLUSH => put(out, [0u64; 2]),
+        ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, false),
+        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-wavejit{:08x}", index)),
+        ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 1u32),
+        ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, false),
+        ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, g.compute_units),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+    let name = &rt.agents[index].cpu_name;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    match attribute {
+        ffi::AGENT_INFO_NAME => put_str::<64>(out, name),
+        ffi::AGENT_INFO_VENDOR_NAME => put_str::<64>(out, "CPU"),
+        ffi::AGENT_INFO_FEATURE => put(out, 0u32),
+        ffi::AGENT_INFO_MACHINE_MODEL => put(out, ffi::MACHINE_MODEL_LARGE),
+        ffi::AGENT_INFO_PROFILE => put(out, 1u32),
+        ffi::AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE | ffi::AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => put(out, ffi::ROUNDING_MODE_NEAR),
+        ffi::AGENT_INFO_FAST_F16_OPERATION => put(out, false),
+        ffi::AGENT_INFO_WAVEFRONT_SIZE | ffi::AGENT_INFO_WORKGROUP_MAX_SIZE | ffi::AGENT_INFO_GRID_MAX_SIZE | ffi::AGENT_INFO_FBARRIER_MAX_SIZE => put(out, 0u32),
+        ffi::AGENT_INFO_WORKGROUP_MAX_DIM => put(out, [0u16; 3]),
+        ffi::AGENT_INFO_GRID_MAX_DIM => put(out, [0u32; 3]),
+        ffi::AGENT_INFO_QUEUES_MAX | ffi::AGENT_INFO_QUEUE_MIN_SIZE | ffi::AGENT_INFO_QUEUE_MAX_SIZE => put(out, 0u32),
+        ffi::AGENT_INFO_QUEUE_TYPE => put(out, ffi::QUEUE_TYPE_MULTI),
+        ffi::AGENT_INFO_NODE => put(out, index as u32),
+        ffi::AGENT_INFO_DEVICE => put(out, ffi::DEVICE_TYPE_CPU),
+        ffi::AGENT_INFO_CACHE_SIZE => put(out, [32u32 << 10, 1 << 20, 32 << 20, 0]),
+        ffi::AGENT_INFO_ISA => put(out, 0u64),
+        ffi::AGENT_INFO_EXTENSIONS => put(out, [0u8; 128]),
+        ffi::AGENT_INFO_VERSION_MAJOR => put(out, 1u16),
+        ffi::AGENT_INFO_VERSION_MINOR => put(out, 1u16),
+        ffi::AMD_AGENT_INFO_CHIP_ID => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_CACHELINE_SIZE => put(out, 64u32),
+        ffi::AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(out, cores),
+        ffi::AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(out, 2000u32),
+        ffi::AMD_AGENT_INFO_DRIVER_NODE_ID => put(out, index as u32),
+        ffi::AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_BDFID => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_MEMORY_WIDTH | ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, name),
+        ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU | ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU | ffi::AMD_AGENT_INFO_NUM_SHADER_ENGINES | ffi::AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, false),
+        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, "CPU-XX"),
+        ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, true),
+        ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, 0u32),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Status {
+    let Some((dev, name)) = rt.isas.get(handle.wrapping_sub(ISA_TAG) as usize) else { return ffi::ERROR_INVALID_ISA };
+    match attribute {
+        ffi::ISA_INFO_NAME_LENGTH => put(out, name.len() as u32 + 1),
+        ffi::ISA_INFO_NAME => {
+            if out.is_null() {
+                return ffi::ERROR_INVALID_ARGUMENT;
+            }
+            let mut bytes = name.as_bytes().to_vec();
+            bytes.push(0);
+            // SAFETY: the caller provides ISA_INFO_NAME_LENGTH bytes, which is this length.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), bytes.len()) };
+            ffi::SUCCESS
+        }
+        ffi::ISA_INFO_CALL_CONVENTION_COUNT => put(out, 1u32),
+        ffi::ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONT_SIZE => put(out, dev.wave_size),
+        ffi::ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONTS_PER_COMPUTE_UNIT => put(out, dev.simds_per_cu * dev.max_waves_per_simd),
+        ffi::ISA_INFO_MACHINE_MODELS => put(out, [false, true]),
+        ffi::ISA_INFO_PROFILES => put(out, [true, false]),
+        ffi::ISA_INFO_DEFAULT_FLOAT_ROUNDING_MODES | ffi::ISA_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => put(out, [false, false, true]),
+        ffi::ISA_INFO_FAST_F16_OPERATION => put(out, true),
+        ffi::ISA_INFO_WORKGROUP_MAX_DIM => put(out, [dev.max_workgroup_size as u16; 3]),
+        ffi::ISA_INFO_WORKGROUP_MAX_SIZE => put(out, dev.max_workgroup_size),
+        ffi::ISA_INFO_GRID_MAX_DIM => put(out, [u32::MAX; 3]),
+        ffi::ISA_INFO_GRID_MAX_SIZE => put(out, u64::from(u32::MAX)),
+        ffi::ISA_INFO_FBARRIER_MAX_SIZE => put(out, 32u32),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+/// The caches of GPU agent `index` as (level, size): L1 vector, L2, and the MALL where there is one.
+pub fn caches(rt: &Runtime, index: usize) -> Vec<(u8, u32)> {
+    match rt.agents[index].gpu {
+        Some(g) => [(1u8, g.l1_vector_bytes), (2, g.l2_bytes), (3, g.mall_bytes)].into_iter().filter(|(_, s)| *s > 0).map(|(l, s)| (l, s as u32)).collect(),
+        None => vec![(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)],
+    }
+}
+
+pub fn cache(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Status {
+    let raw = handle.wrapping_sub(CACHE_TAG);
+    let (agent, which) = ((raw >> 4) as usize, (raw & 15) as usize);
+    let Some((level, size)) = (agent < rt.agents.len()).then(|| caches(rt, agent)).and_then(|c| c.get(which).copied()) else {
+        return ffi::ERROR_INVALID_CACHE;
+    };
+    let name = format!("L{level}");
+    match attribute {
+        ffi::CACHE_INFO_NAME_LENGTH => put(out, name.len() as u32),
+        ffi::CACHE_INFO_NAME => put_str::<64>(out, &name),
+        ffi::CACHE_INFO_LEVEL => put(out, level),
+        ffi::CACHE_INFO_SIZE => put(out, size),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+pub fn pool(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+    let p = &rt.pools[index];
+    match attribute {
+        ffi::POOL_INFO_SEGMENT => put(out, p.segment),
+        ffi::POOL_INFO_GLOBAL_FLAGS => put(out, p.flags),
+        ffi::POOL_INFO_SIZE => put(out, p.size as usize),
+        ffi::POOL_INFO_RUNTIME_ALLOC_ALLOWED => put(out, p.alloc_allowed),
+        ffi::POOL_INFO_RUNTIME_ALLOC_GRANULE | ffi::POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => put(out, if p.alloc_allowed { 4096usize } else { 0 }),
+        ffi::POOL_INFO_ACCESSIBLE_BY_ALL => put(out, p.agent == 0 && p.flags & ffi::GLOBAL_FLAG_FINE_GRAINED != 0),
+        ffi::POOL_INFO_ALLOC_MAX_SIZE => put(out, if p.alloc_allowed { p.size as usize } else { 0 }),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+pub fn region(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+    let p = &rt.pools[index];
+    match attribute {
+        ffi::REGION_INFO_SEGMENT => put(out, p.segment),
+        ffi::REGION_INFO_GLOBAL_FLAGS => put(out, p.flags),
+        ffi::REGION_INFO_SIZE => put(out, p.size as usize),
+        ffi::REGION_INFO_ALLOC_MAX_SIZE => put(out, if p.alloc_allowed { p.size as usize } else { 0 }),
+        ffi::REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => put(out, 0u32),
+        ffi::REGION_INFO_RUNTIME_ALLOC_ALLOWED => put(out, p.alloc_allowed),
+        ffi::REGION_INFO_RUNTIME_ALLOC_GRANULE | ffi::REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => put(out, if p.alloc_allowed { 4096usize } else { 0 }),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+/// `hsa_amd_memory_pool_link_info_t` (link type 2: PCIe).
+#[repr(C)]
+struct LinkInfo {
+    latency_bandwidth: [u32; 4],
+    atomic32: bool,
+    atomic64: bool,
+    coherent: bool,
+    link_type: u32,
+    numa_distance: u32,
+}
+
+/// `hsa_amd_agent_memory_pool_get_info`: how agent `agent` may reach pool `pool`.
+pub fn agent_pool(rt: &Runtime, agent: usize, pool: usize, attribute: u32, out: *mut c_void) -> Status {
+    let p = &rt.pools[pool];
+    let access = if p.agent == agent {
+        ffi::POOL_ACCESS_ALLOWED_BY_DEFAULT
+    } else if p.segment == ffi::SEGMENT_GROUP {
+        ffi::POOL_ACCESS_NEVER_ALLOWED
+    } else if p.agent == 0 && p.flags & ffi::GLOBAL_FLAG_FINE_GRAINED != 0 {
+        ffi::POOL_ACCESS_ALLOWED_BY_DEFAULT
+    } else {
+        ffi::POOL_ACCESS_DISALLOWED_BY_DEFAULT
+    };
+    match attribute {
+        ffi::AGENT_POOL_INFO_ACCESS => put(out, access),
+        ffi::AGENT_POOL_INFO_NUM_LINK_HOPS => put(out, u32::from(p.agent != agent)),
+        2 => put(out, LinkInfo { latency_bandwidth: [0; 4], atomic32: true, atomic64: true, coherent: true, link_type: 2, numa_distance: 20 }),
+        _ => ffi::ERROR_INVALID_ARGUMENT,
+    }
+}

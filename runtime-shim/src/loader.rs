@@ -1,0 +1,203 @@
+//! Code object readers, executables and their symbols: a code object is loaded into device memory (its
+//! allocated sections at their addresses from one base, dynamic relocations applied), its kernels registered by
+//! kernel-object address (the descriptor's address, what dispatch packets carry) and its variables by name.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use emu_core::engine::{load_code, LoadedCode};
+use isa_amdgpu::codeobj::kd::KernelDescriptor;
+use isa_amdgpu::codeobj::{CodeObject, SymbolKind};
+
+use crate::ffi::{self, Status};
+use crate::runtime::Runtime;
+
+/// A kernel ready to dispatch.
+pub struct KernelEntry {
+    pub name: String,
+    pub code: Arc<LoadedCode>,
+    pub descriptor: KernelDescriptor,
+    pub entry: u64,
+    pub kernarg_size: u32,
+    pub kernarg_align: u32,
+    pub group_size: u32,
+    pub private_size: u32,
+    pub dynamic_callstack: bool,
+}
+
+/// A symbol of an executable.
+#[derive(Clone)]
+pub struct Symbol {
+    pub executable: u64,
+    pub agent: u64,
+    /// The ELF name (`foo.kd` for kernels).
+    pub name: String,
+    pub kernel: Option<u64>,
+    /// Variable address and size.
+    pub address: u64,
+    pub size: u64,
+}
+
+#[derive(Default)]
+pub struct Executable {
+    pub frozen: bool,
+    pub code: Vec<(u64, Arc<LoadedCode>)>,
+    pub symbols: Vec<u64>,
+}
+
+#[derive(Default)]
+pub struct Loader {
+    pub readers: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
+    pub executables: Mutex<HashMap<u64, Executable>>,
+    pub symbols: RwLock<HashMap<u64, Symbol>>,
+    kernels: RwLock<HashMap<u64, Arc<KernelEntry>>>,
+}
+
+const R_AMDGPU_ABS64: u32 = 3;
+const R_AMDGPU_RELATIVE64: u32 = 13;
+
+impl Loader {
+    pub fn kernel(&self, object: u64) -> Option<Arc<KernelEntry>> {
+        self.kernels.read().unwrap_or_else(|e| e.into_inner()).get(&object).cloned()
+    }
+
+    /// Loads the code object held by `reader` for agent `agent` (a GPU running `target`) into executable `exe`.
+    pub fn load(&self, rt: &Runtime, exe: u64, agent: u64, device: &emu_core::DevicePreset, reader: u64) -> Result<u64, Status> {
+        let bytes = self.readers.lock().unwrap_or_else(|e| e.into_inner()).get(&reader).cloned().ok_or(ffi::ERROR_INVALID_CODE_OBJECT_READER)?;
+        {
+            let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
+            match exes.get(&exe) {
+                None => return Err(ffi::ERROR_INVALID_EXECUTABLE),
+                Some(e) if e.frozen => return Err(ffi::ERROR_FROZEN_EXECUTABLE),
+                Some(_) => {}
+            }
+        }
+        let co = CodeObject::parse(&bytes, "code object").map_err(|e| {
+            eprintln!("wavejit: cannot load a code object: {e}");
+            ffi::ERROR_INVALID_CODE_OBJECT
+        })?;
+        if co.target.processor != device.gfx {
+            eprintln!("wavejit: a code object for {} cannot run on the emulated {} ({})", co.target.canonical(), device.name, device.gfx);
+            return Err(ffi::ERROR_INVALID_ISA);
+        }
+        let code = Arc::new(load_code(&rt.mem, &co).map_err(|e| {
+            eprintln!("wavejit: cannot load a code object: {e}");
+            ffi::ERROR_INVALID_CODE_OBJECT
+        })?);
+        if let Err(why) = relocate(rt, &bytes, code.base) {
+            eprintln!("wavejit: cannot relocate a code object: {why}");
+            let _ = rt.mem.free(code.base);
+            return Err(ffi::ERROR_INVALID_CODE_OBJECT);
+        }
+        let mut new_symbols = Vec::new();
+        for k in &co.kernels {
+            let meta = co.kernel_metadata(k);
+            let object = code.base + k.descriptor_address;
+            let entry = KernelEntry {
+                name: k.name.clone(),
+                code: code.clone(),
+                descriptor: k.descriptor.clone(),
+                entry: code.base + k.entry_address,
+                kernarg_size: meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32,
+                kernarg_align: meta.and_then(|m| m.kernarg_segment_align).unwrap_or(16) as u32,
+                group_size: k.descriptor.group_segment_fixed_size,
+                private_size: k.descriptor.private_segment_fixed_size,
+                dynamic_callstack: k.descriptor.properties.uses_dynamic_stack,
+            };
+            self.kernels.write().unwrap_or_else(|e| e.into_inner()).insert(object, Arc::new(entry));
+            new_symbols.push(Symbol { executable: exe, agent, name: k.descriptor_symbol.clone(), kernel: Some(object), address: object, size: 64 });
+        }
+        for s in &co.symbols {
+            if s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0 {
+                new_symbols.push(Symbol { executable: exe, agent, name: s.name.clone(), kernel: None, address: code.base + s.address, size: s.size });
+            }
+        }
+        let ids: Vec<u64> = {
+            let mut syms = self.symbols.write().unwrap_or_else(|e| e.into_inner());
+            new_symbols
+                .into_iter()
+                .map(|s| {
+                    let id = crate::runtime::SYMBOL_TAG + rt.next_id();
+                    syms.insert(id, s);
+                    id
+                })
+                .collect()
+        };
+        let loaded = rt.next_id();
+        let mut exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
+        let e = exes.get_mut(&exe).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
+        e.code.push((loaded, code));
+        e.symbols.extend(ids);
+        Ok(loaded)
+    }
+
+    /// Frees an executable's code and forgets its symbols and kernels.
+    pub fn destroy(&self, rt: &Runtime, exe: u64) -> Result<(), Status> {
+        let e = self.executables.lock().unwrap_or_else(|e| e.into_inner()).remove(&exe).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
+        let mut syms = self.symbols.write().unwrap_or_else(|e| e.into_inner());
+        let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        for id in e.symbols {
+            if let Some(s) = syms.remove(&id) {
+                if let Some(k) = s.kernel {
+                    kernels.remove(&k);
+                }
+            }
+        }
+        for (_, code) in e.code {
+            let _ = rt.mem.free(code.base);
+        }
+        Ok(())
+    }
+
+    /// The symbol of executable `exe` called `name` (kernels also answer to their name without `.kd`).
+    pub fn find(&self, exe: u64, name: &str, agent: Option<u64>) -> Option<u64> {
+        let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
+        let e = exes.get(&exe)?;
+        let syms = self.symbols.read().unwrap_or_else(|e| e.into_inner());
+        e.symbols.iter().copied().find(|id| {
+            syms.get(id).is_some_and(|s| {
+                (s.name == name || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(name))) && agent.is_none_or(|a| a == s.agent)
+            })
+        })
+    }
+
+    /// The executable whose code holds `address`, and that code.
+    pub fn code_at(&self, address: u64) -> Option<(u64, Arc<LoadedCode>)> {
+        let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
+        exes.iter().find_map(|(id, e)| e.code.iter().find(|(_, c)| address >= c.base && address < c.base + c.size.max(1)).map(|(_, c)| (*id, c.clone())))
+    }
+}
+
+/// Applies the code object's dynamic relocations to its image loaded at `base`.
+fn relocate(rt: &Runtime, bytes: &[u8], base: u64) -> Result<(), String> {
+    use object::read::elf::{ElfFile64, Rela, Sym};
+    use object::{Object, ObjectSection};
+    let file = ElfFile64::<object::LittleEndian>::parse(bytes).map_err(|e| e.to_string())?;
+    let endian = object::LittleEndian;
+    let dynsyms = file.elf_dynamic_symbol_table();
+    for section in file.sections() {
+        if section.name() != Ok(".rela.dyn") {
+            continue;
+        }
+        let data = section.data().map_err(|e| e.to_string())?;
+        let relas: &[object::elf::Rela64<object::LittleEndian>] = object::pod::slice_from_all_bytes(data).map_err(|_| "a malformed .rela.dyn".to_string())?;
+        for r in relas {
+            let (offset, kind, addend) = (r.r_offset(endian), r.r_type(endian, false), r.r_addend(endian));
+            let value = match kind {
+                R_AMDGPU_RELATIVE64 => base.wrapping_add(addend as u64),
+                R_AMDGPU_ABS64 => {
+                    let index = r.r_sym(endian, false) as usize;
+                    let sym = dynsyms.symbol(object::SymbolIndex(index)).map_err(|e| e.to_string())?;
+                    if sym.st_shndx(endian) == 0 {
+                        return Err(format!("relocation at {offset:#x} names an undefined symbol"));
+                    }
+                    base.wrapping_add(sym.st_value(endian)).wrapping_add(addend as u64)
+                }
+                0 => continue,
+                other => return Err(format!("relocation type {other} at {offset:#x} is not supported")),
+            };
+            rt.mem.load_code_bytes(base + offset, &value.to_le_bytes()).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}

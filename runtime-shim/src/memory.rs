@@ -1,0 +1,127 @@
+//! Copies between host and device memory: synchronous (`hsa_memory_copy`) and on an SDMA-like copy engine
+//! (`hsa_amd_memory_async_copy[_rect]`) that waits for dependency signals, copies, stamps the completion
+//! signal's timestamps and decrements it.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use crate::ffi::{self, Status};
+use crate::runtime::{rt, Runtime};
+use crate::signal;
+
+/// Checks a host-side copy range: inside device memory it must lie in one live allocation; outside, it is the
+/// caller's own host memory (as with the real runtime, which copies whatever the caller points at).
+pub fn check_range(rt: &Runtime, address: u64, len: u64) -> Result<(), Status> {
+    if address == 0 && len > 0 {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let base = rt.mem.base();
+    let end_of_arena = base + 2 * rt.mem.capacity();
+    let touches_arena = address < end_of_arena && address.saturating_add(len) > base;
+    if touches_arena && !rt.mem.host_accessible(address, len.max(1)) {
+        eprintln!("wavejit: a copy of {len} bytes at {address:#x} does not lie inside one live allocation");
+        return Err(ffi::ERROR_INVALID_ALLOCATION);
+    }
+    Ok(())
+}
+
+/// Copies `len` bytes after checking both ranges.
+pub fn copy(rt: &Runtime, dst: u64, src: u64, len: u64) -> Result<(), Status> {
+    if len == 0 {
+        return Ok(());
+    }
+    check_range(rt, dst, len)?;
+    check_range(rt, src, len)?;
+    // SAFETY: both ranges were checked: inside device memory they are live allocations (mapped host memory);
+    // outside it they are the caller's host buffers, which the API requires to be valid for `len` bytes.
+    // `copy` (memmove) tolerates overlap.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len as usize) };
+    Ok(())
+}
+
+/// One asynchronous copy: rows of `row` bytes, `rows` per slice, `slices` slices, with pitches.
+pub struct CopyJob {
+    pub dst: u64,
+    pub src: u64,
+    pub row: u64,
+    pub rows: u64,
+    pub slices: u64,
+    pub dst_pitch: u64,
+    pub dst_slice: u64,
+    pub src_pitch: u64,
+    pub src_slice: u64,
+    pub deps: Vec<u64>,
+    pub completion: u64,
+}
+
+impl CopyJob {
+    pub fn linear(dst: u64, src: u64, len: u64, deps: Vec<u64>, completion: u64) -> CopyJob {
+        CopyJob { dst, src, row: len, rows: 1, slices: 1, dst_pitch: len, dst_slice: len, src_pitch: len, src_slice: len, deps, completion }
+    }
+
+    /// Checks every row before anything is copied.
+    pub fn check(&self, rt: &Runtime) -> Result<(), Status> {
+        for z in 0..self.slices {
+            for y in 0..self.rows {
+                check_range(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.row)?;
+                check_range(rt, self.src + z * self.src_slice + y * self.src_pitch, self.row)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, rt: &Runtime) {
+        for &d in &self.deps {
+            let _ = signal::wait(rt, d, ffi::CONDITION_EQ, 0, u64::MAX);
+        }
+        let start = rt.timestamp();
+        for z in 0..self.slices {
+            for y in 0..self.rows {
+                let _ = copy(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.src + z * self.src_slice + y * self.src_pitch, self.row);
+            }
+        }
+        let end = rt.timestamp();
+        if self.completion != 0 {
+            if let Ok((s, e)) = signal::timestamps(rt, self.completion) {
+                s.store(start, Ordering::Relaxed);
+                e.store(end, Ordering::Relaxed);
+            }
+            let _ = signal::rmw(rt, self.completion, signal::Rmw::Sub, 1);
+        }
+    }
+}
+
+/// Queues a checked job on the copy engine (started on first use).
+pub fn submit(rt: &Arc<Runtime>, job: CopyJob) -> Result<(), Status> {
+    job.check(rt)?;
+    if job.completion != 0 && !rt.signals.is_live(job.completion) || job.deps.iter().any(|&d| !rt.signals.is_live(d)) {
+        return Err(ffi::ERROR_INVALID_SIGNAL);
+    }
+    let mut engine = rt.copies.lock().unwrap_or_else(|e| e.into_inner());
+    if engine.is_none() {
+        let (tx, rx) = mpsc::channel::<CopyJob>();
+        std::thread::Builder::new()
+            .name("wavejit-copy".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    match rt_for_engine() {
+                        Some(rt) => job.run(&rt),
+                        None => return,
+                    }
+                }
+            })
+            .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+        *engine = Some(tx);
+    }
+    engine.as_ref().and_then(|tx| tx.send(job).ok()).ok_or(ffi::ERROR)
+}
+
+fn rt_for_engine() -> Option<Arc<Runtime>> {
+    rt().ok()
+}
+
+/// Closes the copy engine's queue (its thread ends after the jobs already queued).
+pub fn stop_copy_engine(rt: &Runtime) {
+    rt.copies.lock().unwrap_or_else(|e| e.into_inner()).take();
+}

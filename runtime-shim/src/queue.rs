@@ -1,0 +1,233 @@
+//! User-mode AQL queues: the ring buffer and its `amd_queue_t` live in device memory; one packet processor
+//! thread per queue, woken through the doorbell signal, runs packets in order — kernel dispatches on the
+//! emulated GPU (JIT or interpreter), barrier-AND/OR packets — and decrements their completion signals.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use emu_core::dispatch::DispatchShape;
+use emu_core::engine::{run_launch, Launch, Limits};
+use emu_core::memory::AllocKind;
+use emu_core::observe::NoObserver;
+use emu_core::DevicePreset;
+
+use crate::ffi::{self, BarrierPacket, DispatchPacket, HsaQueue, Status};
+use crate::runtime::Runtime;
+use crate::signal;
+
+pub type ErrorCallback = extern "C" fn(Status, *mut HsaQueue, *mut c_void);
+
+pub struct Queue {
+    /// Address of the `amd_queue_t` (also the `hsa_queue_t*` handed out).
+    pub address: u64,
+    pub ring: u64,
+    pub size: u32,
+    pub doorbell: u64,
+    pub agent: usize,
+    pub device: &'static DevicePreset,
+    stop: AtomicBool,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    callback: Option<ErrorCallback>,
+    data: usize,
+}
+
+impl Queue {
+    fn field(&self, offset: usize) -> &AtomicU64 {
+        // SAFETY: the amd_queue_t is a live 256-byte, 64-byte-aligned device allocation owned by this queue;
+        // the dispatch-index fields are aligned u64s.
+        unsafe { AtomicU64::from_ptr((self.address as usize + offset) as *mut u64) }
+    }
+    pub fn write_index(&self) -> &AtomicU64 {
+        self.field(ffi::AMD_QUEUE_WRITE_DISPATCH_ID)
+    }
+    pub fn read_index(&self) -> &AtomicU64 {
+        self.field(ffi::AMD_QUEUE_READ_DISPATCH_ID)
+    }
+
+    fn header(&self, index: u64) -> &AtomicU16 {
+        let slot = self.ring + (index % self.size as u64) * 64;
+        // SAFETY: the slot lies in the live ring buffer; the header is its aligned first u16.
+        unsafe { AtomicU16::from_ptr(slot as *mut u16) }
+    }
+
+    pub fn stop(&self, rt: &Runtime) {
+        self.stop.store(true, Ordering::Release);
+        rt.notify();
+        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = t.join();
+        }
+        let _ = rt.signals.destroy(self.doorbell);
+        let _ = rt.mem.free(self.ring);
+        let _ = rt.mem.free(self.address);
+    }
+}
+
+/// `hsa_queue_create`: a queue of `size` packets (a power of two) on GPU agent `agent`.
+pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, size: u32, callback: Option<ErrorCallback>, data: *mut c_void) -> Result<Arc<Queue>, Status> {
+    if !size.is_power_of_two() || !(64..=1 << 17).contains(&size) {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let address = rt.mem.allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, "AQL queue").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let ring = rt.mem.allocate(size as u64 * 64, AllocKind::Buffer, "AQL ring").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    // every slot starts INVALID so the processor waits for the producer to publish a header
+    let invalid: Vec<u8> = (0..size).flat_map(|_| {
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&ffi::PACKET_TYPE_INVALID.to_le_bytes());
+        p
+    }).collect();
+    rt.mem.write(ring, &invalid).map_err(|_| ffi::ERROR)?;
+    let doorbell = rt.signals.create(rt, 0)?;
+    let id = rt.next_id();
+    let hq = HsaQueue { queue_type: ffi::QUEUE_TYPE_MULTI, features: 1, base_address: ring as *mut c_void, doorbell_signal: doorbell, size, reserved1: 0, id };
+    // SAFETY: `address` is a fresh 256-byte allocation, larger than hsa_queue_t and suitably aligned (pages).
+    unsafe { std::ptr::write(address as *mut HsaQueue, hq) };
+    let q = Arc::new(Queue {
+        address,
+        ring,
+        size,
+        doorbell,
+        agent,
+        device,
+        stop: AtomicBool::new(false),
+        thread: Mutex::new(None),
+        callback,
+        data: data as usize,
+    });
+    let (qt, rtt) = (q.clone(), rt.clone());
+    let t = std::thread::Builder::new()
+        .name(format!("wavejit-queue-{id}"))
+        .spawn(move || process(&rtt, &qt))
+        .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
+    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(address, q.clone());
+    Ok(q)
+}
+
+/// The packet processor: runs published packets in order until the queue is stopped or a packet fails.
+fn process(rt: &Runtime, q: &Queue) {
+    loop {
+        if q.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let index = q.read_index().load(Ordering::Acquire);
+        let header = q.header(index).load(Ordering::Acquire);
+        let kind = header & 0xff;
+        if kind == ffi::PACKET_TYPE_INVALID {
+            // nothing published yet: sleep until the doorbell (or any signal) changes
+            rt.wait_for_change(Duration::from_millis(2));
+            continue;
+        }
+        let slot = q.ring + (index % q.size as u64) * 64;
+        let result = match kind {
+            ffi::PACKET_TYPE_KERNEL_DISPATCH => {
+                // SAFETY: the slot is a live, published 64-byte packet in the ring.
+                let p = unsafe { std::ptr::read_volatile(slot as *const DispatchPacket) };
+                dispatch(rt, q, &p, slot).map(|()| p.completion_signal)
+            }
+            ffi::PACKET_TYPE_BARRIER_AND | ffi::PACKET_TYPE_BARRIER_OR => {
+                // SAFETY: as above.
+                let p = unsafe { std::ptr::read_volatile(slot as *const BarrierPacket) };
+                barrier(rt, q, &p, kind == ffi::PACKET_TYPE_BARRIER_AND).map(|()| p.completion_signal)
+            }
+            other => {
+                eprintln!("wavejit: queue {:#x}: packet {index} has type {other}, which the emulated GPU does not process (kernel dispatch and barrier-AND/OR are supported)", q.address);
+                Err(ffi::ERROR_INVALID_PACKET_FORMAT)
+            }
+        };
+        match result {
+            Ok(completion) => {
+                if completion != 0 {
+                    let _ = signal::rmw(rt, completion, signal::Rmw::Sub, 1);
+                }
+                q.header(index).store(ffi::PACKET_TYPE_INVALID, Ordering::Release);
+                q.read_index().store(index + 1, Ordering::Release);
+                rt.notify();
+            }
+            Err(status) if status == ffi::INFO_BREAK => return, // stopped while waiting
+            Err(status) => {
+                // the queue is broken, as on hardware: report once and stop processing
+                if let Some(cb) = q.callback {
+                    let _ = std::panic::catch_unwind(|| cb(status, q.address as *mut HsaQueue, q.data as *mut c_void));
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn barrier(rt: &Runtime, q: &Queue, p: &BarrierPacket, and: bool) -> Result<(), Status> {
+    let deps: Vec<u64> = p.dep_signal.iter().copied().filter(|&s| s != 0).collect();
+    loop {
+        if q.stop.load(Ordering::Acquire) {
+            return Err(ffi::INFO_BREAK);
+        }
+        let zero = |s: &u64| signal::value(rt, *s).map(|v| v.load(Ordering::Acquire) == 0).unwrap_or(true);
+        let done = if and { deps.iter().all(zero) } else { deps.is_empty() || deps.iter().any(zero) };
+        if done {
+            return Ok(());
+        }
+        rt.wait_for_change(Duration::from_micros(500));
+    }
+}
+
+fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<(), Status> {
+    let Some(k) = rt.loader.kernel(p.kernel_object) else {
+        eprintln!("wavejit: queue {:#x}: dispatch of kernel object {:#x}, which no loaded executable defines", q.address, p.kernel_object);
+        return Err(ffi::ERROR_INVALID_PACKET_FORMAT);
+    };
+    let dims = (p.setup & 3) as usize;
+    let mut grid = [1u32; 3];
+    let mut block = [1u32; 3];
+    for d in 0..dims.clamp(1, 3) {
+        grid[d] = p.grid_size[d];
+        block[d] = p.workgroup_size[d] as u32;
+    }
+    let shape = DispatchShape::new(grid, block, q.device).map_err(|e| {
+        eprintln!("wavejit: kernel {}: {e}", k.name);
+        ffi::ERROR_INVALID_PACKET_FORMAT
+    })?;
+    let mut kernarg = vec![0u8; k.kernarg_size as usize];
+    if !kernarg.is_empty() {
+        if let Err(e) = rt.mem.read(p.kernarg_address, &mut kernarg) {
+            eprintln!("wavejit: kernel {}: its kernel arguments are not in memory the GPU can read: {e}", k.name);
+            return Err(ffi::ERROR_MEMORY_APERTURE_VIOLATION);
+        }
+    }
+    let launch = Launch {
+        code: &k.code,
+        name: &k.name,
+        descriptor: &k.descriptor,
+        entry: k.entry,
+        shape,
+        kernarg: &kernarg,
+        kernarg_addr: p.kernarg_address,
+        group_segment_size: p.group_segment_size.max(k.descriptor.group_segment_fixed_size),
+        private_segment_size: p.private_segment_size.max(k.descriptor.private_segment_fixed_size),
+        dispatch_packet: slot,
+        queue: q.address,
+    };
+    let start = rt.timestamp();
+    let result = match &rt.jit {
+        Some(j) => run_launch(&rt.mem, q.device, &launch, Limits::default(), j, &NoObserver),
+        None => run_launch(&rt.mem, q.device, &launch, Limits::default(), &emu_core::engine::Interpreter, &NoObserver),
+    };
+    let end = rt.timestamp();
+    if p.completion_signal != 0 {
+        if let Ok((s, e)) = signal::timestamps(rt, p.completion_signal) {
+            s.store(start, Ordering::Relaxed);
+            e.store(end, Ordering::Relaxed);
+        }
+    }
+    result.map(drop).map_err(|e| {
+        eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
+        use emu_core::engine::EngineError as E;
+        match e {
+            E::IllegalInstruction { .. } => ffi::ERROR_ILLEGAL_INSTRUCTION,
+            E::Fault { ref error, .. } if format!("{error}").contains("illegal") => ffi::ERROR_ILLEGAL_INSTRUCTION,
+            E::Fault { .. } => ffi::ERROR_MEMORY_APERTURE_VIOLATION,
+            _ => ffi::ERROR_EXCEPTION,
+        }
+    })
+}

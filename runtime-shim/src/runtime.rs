@@ -1,0 +1,269 @@
+//! The process's emulated system: a CPU agent and the emulated GPU agents, their memory pools, and the one
+//! device memory all of them allocate from (device addresses are host addresses, so host code and kernels see
+//! the same bytes at the same pointer).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Duration;
+
+use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::DevicePreset;
+
+use crate::ffi::{self, Status};
+use crate::loader::Loader;
+use crate::queue::Queue;
+use crate::signal::Signals;
+
+/// Handles are small tagged numbers (agents, pools, ISAs, caches) or addresses (signals, queues).
+pub const AGENT_TAG: u64 = 0xA6E0_0000;
+pub const POOL_TAG: u64 = 0x9001_0000;
+pub const REGION_TAG: u64 = 0x4E61_0000;
+pub const ISA_TAG: u64 = 0x15A0_0000;
+pub const CACHE_TAG: u64 = 0xCAC0_0000;
+pub const READER_TAG: u64 = 0x2EAD_0000_0000;
+pub const EXECUTABLE_TAG: u64 = 0xE8E0_0000_0000;
+pub const SYMBOL_TAG: u64 = 0x5E30_0000_0000;
+
+/// Host memory the emulated system may hand out (fine- and coarse-grained system pools), bytes.
+pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;
+
+/// One agent: the host CPU (index 0) or an emulated GPU.
+pub struct Agent {
+    pub gpu: Option<&'static DevicePreset>,
+    /// Host CPU model name, for the CPU agent.
+    pub cpu_name: String,
+}
+
+/// A memory pool (and the HSA region that mirrors it).
+#[derive(Debug, Clone)]
+pub struct Pool {
+    pub agent: usize,
+    pub segment: u32,
+    pub flags: u32,
+    pub size: u64,
+    pub alloc_allowed: bool,
+    pub label: &'static str,
+}
+
+/// A live allocation made through the API.
+#[derive(Debug, Clone, Copy)]
+pub struct Alloc {
+    pub size: u64,
+    pub pool: usize,
+}
+
+pub struct Runtime {
+    pub mem: DeviceMemory,
+    pub agents: Vec<Agent>,
+    pub pools: Vec<Pool>,
+    /// Distinct GPU ISAs (target index in `isa-amdgpu` terms) and their ROCm names.
+    pub isas: Vec<(&'static DevicePreset, String)>,
+    pub allocs: Mutex<BTreeMap<u64, Alloc>>,
+    /// Host ranges locked with `hsa_amd_memory_lock`: start → length.
+    pub locked: Mutex<BTreeMap<u64, u64>>,
+    pub signals: Signals,
+    pub queues: Mutex<HashMap<u64, Arc<Queue>>>,
+    pub loader: Loader,
+    pub jit: Option<jit::Jit>,
+    /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
+    pub changed: (Mutex<u64>, Condvar),
+    next_id: AtomicU64,
+    pub started: std::time::Instant,
+    pub profiling: std::sync::atomic::AtomicBool,
+    /// Copy engine: jobs run in order on one thread.
+    pub copies: Mutex<Option<std::sync::mpsc::Sender<crate::memory::CopyJob>>>,
+}
+
+/// `WAVEJIT_DEVICES` (comma-separated preset names); default one MI210 — gfx90a, the newest target Debian's
+/// ROCm 5.2 compiles for.
+fn devices_from_env() -> Result<Vec<&'static DevicePreset>, String> {
+    let list = std::env::var("WAVEJIT_DEVICES").unwrap_or_else(|_| "mi210".to_string());
+    list.split(',').map(|s| s.trim()).filter(|s| !s.is_empty()).map(|s| DevicePreset::by_name(s).map_err(|e| e.to_string())).collect()
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+        .unwrap_or_else(|| "host CPU".to_string())
+}
+
+/// The ISA name ROCm reports for a preset's target (the emulated devices run with SRAM ECC on and XNACK off).
+pub fn isa_name(dev: &DevicePreset) -> String {
+    format!("amdgcn-amd-amdhsa--{}:sramecc+:xnack-", dev.gfx)
+}
+
+impl Runtime {
+    pub fn new() -> Result<Runtime, String> {
+        let gpus = devices_from_env()?;
+        if gpus.is_empty() {
+            return Err("WAVEJIT_DEVICES names no device".into());
+        }
+        let capacity = gpus.iter().map(|g| g.memory_bytes).sum::<u64>() + SYSTEM_POOL_BYTES;
+        let mem = DeviceMemory::new(capacity).map_err(|e| e.to_string())?;
+        let mut agents = vec![Agent { gpu: None, cpu_name: cpu_model() }];
+        let mut pools = vec![
+            Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_FINE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system fine-grained" },
+            Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_KERNARG | ffi::GLOBAL_FLAG_FINE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "kernarg" },
+            Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system coarse-grained" },
+        ];
+        let mut isas: Vec<(&'static DevicePreset, String)> = Vec::new();
+        for g in gpus {
+            let agent = agents.len();
+            agents.push(Agent { gpu: Some(g), cpu_name: String::new() });
+            pools.push(Pool { agent, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: g.memory_bytes, alloc_allowed: true, label: "device memory" });
+            pools.push(Pool { agent, segment: ffi::SEGMENT_GROUP, flags: 0, size: g.lds_bytes, alloc_allowed: false, label: "LDS" });
+            if !isas.iter().any(|(d, _)| d.target == g.target) {
+                isas.push((g, isa_name(g)));
+            }
+        }
+        let engine = std::env::var("WAVEJIT_ENGINE").unwrap_or_else(|_| "jit".into());
+        let jit = match engine.as_str() {
+            "interp" => None,
+            "jit" => Some(jit::Jit::new()?),
+            "crosscheck" => Some(jit::Jit::crosscheck()?),
+            other => return Err(format!("WAVEJIT_ENGINE={other}: expected jit, interp or crosscheck")),
+        };
+        Ok(Runtime {
+            mem,
+            agents,
+            pools,
+            isas,
+            allocs: Mutex::new(BTreeMap::new()),
+            locked: Mutex::new(BTreeMap::new()),
+            signals: Signals::default(),
+            queues: Mutex::new(HashMap::new()),
+            loader: Loader::default(),
+            jit,
+            changed: (Mutex::new(0), Condvar::new()),
+            next_id: AtomicU64::new(1),
+            started: std::time::Instant::now(),
+            profiling: std::sync::atomic::AtomicBool::new(false),
+            copies: Mutex::new(None),
+        })
+    }
+
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Nanoseconds since the runtime started: the system timestamp (frequency 1 GHz).
+    pub fn timestamp(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64 + 1
+    }
+
+    pub fn agent(&self, handle: u64) -> Result<usize, Status> {
+        let i = handle.wrapping_sub(AGENT_TAG);
+        if i < self.agents.len() as u64 {
+            Ok(i as usize)
+        } else {
+            Err(ffi::ERROR_INVALID_AGENT)
+        }
+    }
+
+    pub fn gpu(&self, handle: u64) -> Result<(usize, &'static DevicePreset), Status> {
+        let i = self.agent(handle)?;
+        self.agents[i].gpu.map(|g| (i, g)).ok_or(ffi::ERROR_INVALID_AGENT)
+    }
+
+    pub fn pool(&self, handle: u64, tag: u64) -> Result<usize, Status> {
+        let i = handle.wrapping_sub(tag);
+        if i < self.pools.len() as u64 {
+            Ok(i as usize)
+        } else if tag == REGION_TAG {
+            Err(ffi::ERROR_INVALID_REGION)
+        } else {
+            Err(ffi::ERROR_INVALID_MEMORY_POOL)
+        }
+    }
+
+    /// Allocates `size` bytes from pool `pool`.
+    pub fn allocate(&self, pool: usize, size: u64) -> Result<u64, Status> {
+        let p = &self.pools[pool];
+        if !p.alloc_allowed || size == 0 {
+            return Err(ffi::ERROR_INVALID_ALLOCATION);
+        }
+        if size > p.size {
+            return Err(ffi::ERROR_OUT_OF_RESOURCES);
+        }
+        let kind = if p.flags & ffi::GLOBAL_FLAG_KERNARG != 0 { AllocKind::Kernarg } else { AllocKind::Buffer };
+        let address = self.mem.allocate(size, kind, p.label).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+        self.allocs.lock().unwrap_or_else(|e| e.into_inner()).insert(address, Alloc { size, pool });
+        Ok(address)
+    }
+
+    pub fn free(&self, address: u64) -> Result<(), Status> {
+        let removed = self.allocs.lock().unwrap_or_else(|e| e.into_inner()).remove(&address);
+        match removed {
+            Some(_) => self.mem.free(address).map_err(|_| ffi::ERROR_INVALID_ALLOCATION),
+            None => Err(ffi::ERROR_INVALID_ALLOCATION),
+        }
+    }
+
+    /// The API allocation holding `address`: (start, allocation).
+    pub fn allocation_of(&self, address: u64) -> Option<(u64, Alloc)> {
+        let allocs = self.allocs.lock().unwrap_or_else(|e| e.into_inner());
+        allocs.range(..=address).next_back().filter(|(s, a)| address < *s + a.size).map(|(s, a)| (*s, *a))
+    }
+
+    /// Tells every waiter that a signal may have changed.
+    pub fn notify(&self) {
+        let (m, cv) = &self.changed;
+        *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        cv.notify_all();
+    }
+
+    /// Sleeps until a signal changes or `at_most` passes.
+    pub fn wait_for_change(&self, at_most: Duration) {
+        let (m, cv) = &self.changed;
+        let g = m.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = *g;
+        let _ = cv.wait_timeout_while(g, at_most, |n| *n == seen);
+    }
+}
+
+/// The runtime and `hsa_init`'s reference count.
+static RUNTIME: RwLock<(usize, Option<Arc<Runtime>>)> = RwLock::new((0, None));
+
+pub fn init() -> Result<(), Status> {
+    let mut g = RUNTIME.write().unwrap_or_else(|e| e.into_inner());
+    if g.0 == 0 {
+        match Runtime::new() {
+            Ok(rt) => g.1 = Some(Arc::new(rt)),
+            Err(why) => {
+                eprintln!("wavejit: hsa_init failed: {why}");
+                return Err(ffi::ERROR_OUT_OF_RESOURCES);
+            }
+        }
+    }
+    g.0 = g.0.checked_add(1).ok_or(ffi::ERROR)?;
+    Ok(())
+}
+
+pub fn shut_down() -> Result<(), Status> {
+    let rt = {
+        let mut g = RUNTIME.write().unwrap_or_else(|e| e.into_inner());
+        if g.0 == 0 {
+            return Err(ffi::ERROR_NOT_INITIALIZED);
+        }
+        g.0 -= 1;
+        if g.0 > 0 {
+            return Ok(());
+        }
+        g.1.take()
+    };
+    if let Some(rt) = rt {
+        let queues: Vec<Arc<Queue>> = rt.queues.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, q)| q).collect();
+        for q in queues {
+            q.stop(&rt);
+        }
+        crate::memory::stop_copy_engine(&rt);
+    }
+    Ok(())
+}
+
+/// The running runtime, or `HSA_STATUS_ERROR_NOT_INITIALIZED`.
+pub fn rt() -> Result<Arc<Runtime>, Status> {
+    RUNTIME.read().unwrap_or_else(|e| e.into_inner()).1.clone().ok_or(ffi::ERROR_NOT_INITIALIZED)
+}

@@ -1,0 +1,225 @@
+//! Signals: 64-byte `amd_signal_t` records in device memory (kernels read and write the value at offset 8, as
+//! ROCm's device libraries do), handed out from 64 KiB slabs. The handle is the record's address.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use emu_core::memory::AllocKind;
+
+use crate::ffi::{self, Status};
+use crate::runtime::Runtime;
+
+const SLAB: u64 = 64 * 1024;
+
+#[derive(Default)]
+pub struct Signals {
+    inner: Mutex<SignalSlots>,
+}
+
+#[derive(Default)]
+struct SignalSlots {
+    live: HashSet<u64>,
+    free: Vec<u64>,
+}
+
+/// How long a waiter sleeps between looks at a signal that only a kernel may change.
+const POLL: Duration = Duration::from_micros(500);
+
+impl Signals {
+    pub fn create(&self, rt: &Runtime, initial: i64) -> Result<u64, Status> {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if s.free.is_empty() {
+            let slab = rt.mem.allocate(SLAB, AllocKind::Buffer, "signals").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+            s.free.extend((0..SLAB / ffi::AMD_SIGNAL_SIZE as u64).rev().map(|i| slab + i * ffi::AMD_SIGNAL_SIZE as u64));
+        }
+        let h = s.free.pop().ok_or(ffi::ERROR_OUT_OF_RESOURCES)?;
+        let mut record = [0u8; ffi::AMD_SIGNAL_SIZE];
+        record[..8].copy_from_slice(&ffi::AMD_SIGNAL_KIND_USER.to_le_bytes());
+        record[8..16].copy_from_slice(&initial.to_le_bytes());
+        rt.mem.write(h, &record).map_err(|_| ffi::ERROR)?;
+        s.live.insert(h);
+        Ok(h)
+    }
+
+    pub fn destroy(&self, h: u64) -> Result<(), Status> {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.live.remove(&h) {
+            return Err(ffi::ERROR_INVALID_SIGNAL);
+        }
+        s.free.push(h);
+        Ok(())
+    }
+
+    pub fn is_live(&self, h: u64) -> bool {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).live.contains(&h)
+    }
+}
+
+/// The value of a live signal, as an atomic in device memory.
+pub fn value(rt: &Runtime, h: u64) -> Result<&AtomicI64, Status> {
+    if !rt.signals.is_live(h) {
+        return Err(ffi::ERROR_INVALID_SIGNAL);
+    }
+    // SAFETY: a live signal is a 64-byte-aligned record inside a live signal slab in device memory, which stays
+    // mapped as long as the runtime (which `rt` borrows) lives; the value is an aligned i64 at offset 8.
+    Ok(unsafe { AtomicI64::from_ptr((h + 8) as *mut i64) })
+}
+
+/// The record's `start_ts`/`end_ts` (dispatch and copy timestamps).
+pub fn timestamps(rt: &Runtime, h: u64) -> Result<(&AtomicU64, &AtomicU64), Status> {
+    value(rt, h)?;
+    // SAFETY: as in `value`: aligned u64 fields of a live record.
+    Ok(unsafe {
+        (AtomicU64::from_ptr((h as usize + ffi::AMD_SIGNAL_START_TS) as *mut u64), AtomicU64::from_ptr((h as usize + ffi::AMD_SIGNAL_END_TS) as *mut u64))
+    })
+}
+
+/// The read-modify-write operations of the `hsa_signal_*` family.
+#[derive(Clone, Copy)]
+pub enum Rmw {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Exchange,
+}
+
+pub fn rmw(rt: &Runtime, h: u64, op: Rmw, v: i64) -> Result<i64, Status> {
+    let a = value(rt, h)?;
+    let old = match op {
+        Rmw::Add => a.fetch_add(v, Ordering::AcqRel),
+        Rmw::Sub => a.fetch_sub(v, Ordering::AcqRel),
+        Rmw::And => a.fetch_and(v, Ordering::AcqRel),
+        Rmw::Or => a.fetch_or(v, Ordering::AcqRel),
+        Rmw::Xor => a.fetch_xor(v, Ordering::AcqRel),
+        Rmw::Exchange => a.swap(v, Ordering::AcqRel),
+    };
+    rt.notify();
+    Ok(old)
+}
+
+pub fn store(rt: &Runtime, h: u64, v: i64) -> Result<(), Status> {
+    value(rt, h)?.store(v, Ordering::Release);
+    rt.notify();
+    Ok(())
+}
+
+pub fn cas(rt: &Runtime, h: u64, expected: i64, v: i64) -> Result<i64, Status> {
+    let old = match value(rt, h)?.compare_exchange(expected, v, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(o) | Err(o) => o,
+    };
+    rt.notify();
+    Ok(old)
+}
+
+pub fn satisfied(condition: u32, value: i64, compare: i64) -> bool {
+    match condition {
+        ffi::CONDITION_EQ => value == compare,
+        ffi::CONDITION_NE => value != compare,
+        ffi::CONDITION_LT => value < compare,
+        ffi::CONDITION_GTE => value >= compare,
+        _ => true,
+    }
+}
+
+/// Waits until `condition(value, compare)` holds or `timeout_ns` passes; returns the last value seen. Sleeps
+/// between looks (host changes wake it at once; changes made by kernels are seen within [`POLL`]).
+pub fn wait(rt: &Runtime, h: u64, condition: u32, compare: i64, timeout_ns: u64) -> Result<i64, Status> {
+    if condition > ffi::CONDITION_GTE {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let a = value(rt, h)?;
+    let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
+    loop {
+        let v = a.load(Ordering::Acquire);
+        if satisfied(condition, v, compare) {
+            return Ok(v);
+        }
+        let left = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(l) if !l.is_zero() => l,
+                _ => return Ok(v),
+            },
+            None => POLL,
+        };
+        rt.wait_for_change(left.min(POLL));
+    }
+}
+
+/// `hsa_amd_signal_wait_any`: the index of the first signal whose condition holds (or `u32::MAX` on timeout),
+/// and its value.
+pub fn wait_any(rt: &Runtime, signals: &[u64], conditions: &[u32], compares: &[i64], timeout_ns: u64) -> Result<(u32, i64), Status> {
+    let values = signals.iter().map(|&h| value(rt, h)).collect::<Result<Vec<_>, _>>()?;
+    let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
+    loop {
+        for (i, a) in values.iter().enumerate() {
+            let v = a.load(Ordering::Acquire);
+            if satisfied(conditions[i], v, compares[i]) {
+                return Ok((i as u32, v));
+            }
+        }
+        let left = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(l) if !l.is_zero() => l,
+                _ => return Ok((u32::MAX, 0)),
+            },
+            None => POLL,
+        };
+        rt.wait_for_change(left.min(POLL));
+    }
+}
+
+/// A handler registered with `hsa_amd_signal_async_handler`.
+pub struct AsyncHandler {
+    pub signal: u64,
+    pub condition: u32,
+    pub value: i64,
+    pub handler: extern "C" fn(i64, *mut std::ffi::c_void) -> bool,
+    pub arg: usize,
+}
+
+static HANDLERS: Mutex<Vec<AsyncHandler>> = Mutex::new(Vec::new());
+static HANDLER_THREAD: std::sync::Once = std::sync::Once::new();
+
+/// Registers `h`; one thread calls every handler whose condition holds (and drops those that return false).
+pub fn add_async_handler(h: AsyncHandler) {
+    HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).push(h);
+    HANDLER_THREAD.call_once(|| {
+        let _ = std::thread::Builder::new().name("wavejit-signals".into()).spawn(|| loop {
+            let Ok(rt) = crate::runtime::rt() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let ready: Vec<(usize, i64)> = {
+                let hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
+                hs.iter()
+                    .enumerate()
+                    .filter_map(|(i, h)| value(&rt, h.signal).ok().map(|a| (i, a.load(Ordering::Acquire))).filter(|(_, v)| satisfied(h.condition, *v, h.value)))
+                    .collect()
+            };
+            if ready.is_empty() {
+                rt.wait_for_change(POLL);
+                continue;
+            }
+            // call outside the lock (a handler may register another); remove those that asked to stop
+            let mut keep = Vec::new();
+            for (i, v) in ready.iter().rev() {
+                let (f, arg) = {
+                    let hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
+                    (hs[*i].handler, hs[*i].arg)
+                };
+                let again = std::panic::catch_unwind(|| f(*v, arg as *mut std::ffi::c_void)).unwrap_or(false);
+                keep.push((*i, again));
+            }
+            let mut hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
+            for (i, again) in keep {
+                if !again {
+                    hs.remove(i);
+                }
+            }
+        });
+    });
+}

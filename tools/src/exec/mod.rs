@@ -1,0 +1,117 @@
+//! `wavejit exec -- PROGRAM ARGS…`: runs an unmodified ROCm program against the runtime shim.
+//!
+//! A private directory holds `libhsa-runtime64.so.1` (a link to the shim built next to this binary), an
+//! `lsmod` that lists `amdgpu` and a `rocm_agent_enumerator` that lists the emulated targets (both found first
+//! on PATH), and a preload library that lets the program open `/dev/kfd` (it gets `/dev/null`). Nothing outside
+//! that directory and the child's environment is touched.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use emu_core::DevicePreset;
+
+const KFD_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libwavejit-kfd.so"));
+
+/// The runtime shim: `WAVEJIT_SHIM`, or `libhsa_runtime64.so` beside this executable (where cargo builds it).
+fn shim() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("WAVEJIT_SHIM") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let beside = exe.with_file_name("libhsa_runtime64.so");
+    if beside.exists() {
+        return Ok(beside);
+    }
+    Err(format!("the runtime shim {} is missing: build it with `cargo build -p runtime-shim` (same profile as wavejit), or set WAVEJIT_SHIM", beside.display()))
+}
+
+/// `program` as the shell would find it.
+fn resolve(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(program)).find(|p| p.is_file())
+}
+
+/// The presets matching the GPU targets the program's fat binary carries (e.g. gfx942 → mi300x).
+fn devices_for(program: &Path) -> Vec<&'static str> {
+    let Ok(bundles) = isa_amdgpu::codeobj::list_bundles(program) else { return Vec::new() };
+    let mut found = Vec::new();
+    for e in bundles.iter().flat_map(|b| &b.entries) {
+        for p in emu_core::device::PRESETS {
+            let gfx = format!("--{}", p.gfx);
+            if (e.id.ends_with(&gfx) || e.id.contains(&format!("{gfx}:"))) && !found.iter().any(|f: &&DevicePreset| f.gfx == p.gfx) {
+                found.push(p);
+            }
+        }
+    }
+    // prefer the newest model of a target (mi210 for gfx90a is listed before mi250x)
+    found.iter().map(|p| p.id).collect()
+}
+
+pub fn run(devices: Option<&str>, engine: Option<&str>, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let (program, args) = command.split_first().ok_or("wavejit exec needs a program to run: wavejit exec -- PROGRAM [ARGS…]")?;
+    let devices = match devices {
+        Some(d) => d.to_string(),
+        None => {
+            let found = resolve(program).map(|p| devices_for(&p)).unwrap_or_default();
+            if found.is_empty() { "mi210".to_string() } else { found.join(",") }
+        }
+    };
+    for d in devices.split(',') {
+        DevicePreset::by_name(d.trim())?;
+    }
+    let shim = shim()?;
+    let dir = std::env::temp_dir().join(format!("wavejit-exec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = (|| -> Result<ExitCode, Box<dyn std::error::Error>> {
+        let link = dir.join("libhsa-runtime64.so.1");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&shim, &link)?;
+        let preload = dir.join("libwavejit-kfd.so");
+        std::fs::write(&preload, KFD_PRELOAD)?;
+        let gfx: Vec<&str> = devices.split(',').filter_map(|d| DevicePreset::by_name(d.trim()).ok()).map(|p| p.gfx).collect();
+        script(&dir.join("lsmod"), "echo 'Module                  Size  Used by'\necho 'amdgpu              16777216  0'\n")?;
+        script(&dir.join("rocm_agent_enumerator"), &format!("echo gfx000\n{}", gfx.iter().map(|g| format!("echo {g}\n")).collect::<String>()))?;
+        let join = |var: &str, first: &Path| -> std::ffi::OsString {
+            let mut v = first.as_os_str().to_owned();
+            if let Some(old) = std::env::var_os(var).filter(|o| !o.is_empty()) {
+                v.push(":");
+                v.push(old);
+            }
+            v
+        };
+        let mut preloads = preload.as_os_str().to_owned();
+        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+            preloads.push(":");
+            preloads.push(old);
+        }
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env("LD_LIBRARY_PATH", join("LD_LIBRARY_PATH", &dir))
+            .env("PATH", join("PATH", &dir))
+            .env("LD_PRELOAD", preloads)
+            .env("WAVEJIT_DEVICES", &devices);
+        if let Some(e) = engine {
+            cmd.env("WAVEJIT_ENGINE", e);
+        }
+        let status = cmd.status().map_err(|e| format!("cannot run {program}: {e}"))?;
+        Ok(match (status.code(), status.signal()) {
+            (Some(c), _) => ExitCode::from(c as u8),
+            (None, Some(s)) => {
+                eprintln!("wavejit: {program} was killed by signal {s}");
+                ExitCode::from(128 + s as u8)
+            }
+            _ => ExitCode::FAILURE,
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn script(path: &Path, body: &str) -> std::io::Result<()> {
+    std::fs::write(path, format!("#!/bin/sh\n{body}"))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}
