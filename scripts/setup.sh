@@ -3,8 +3,10 @@
 #   clang-19 llvm-19 lld-19      oracle disassembler/assembler, compiler of test kernels
 #   librocrand1 librocsparse0    real gfx90a kernels (corpus for the disassembler and engine tests)
 #   rocm-device-libs libamdhip64-dev   device libraries and HIP headers: the test that rebuilds test-kernels/
+#   hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc   the runtime-shim tests: HIP programs, HSA C tests
+#                                and rocminfo run through `wavejit exec` (tools/tests/exec.rs)
 set -euo pipefail
-want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev)
+want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

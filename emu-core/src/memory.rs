@@ -150,6 +150,9 @@ impl Drop for Arena {
 
 struct State {
     allocs: BTreeMap<u64, Allocation>,
+    /// Host memory outside the arena that kernels may access (pinned with `hsa_amd_memory_lock`): start
+    /// address → (length, label).
+    host: BTreeMap<u64, (u64, String)>,
     /// Next never-used address.
     bump: u64,
     /// Bytes held by live allocations.
@@ -169,7 +172,7 @@ impl Window<'_> {
     /// Arena offset of `[address, address + n)`, if inside the window.
     fn inside(&self, address: u64, n: usize) -> Option<usize> {
         let rel = address.checked_sub(self.start)?;
-        (rel + n as u64 <= self.len).then(|| (self.off + rel) as usize)
+        (rel + n as u64 <= self.len).then(|| self.off.wrapping_add(rel) as usize)
     }
 
     /// Reads `buf.len()` bytes at `address`; false (nothing read) if they are not all inside the window.
@@ -177,7 +180,7 @@ impl Window<'_> {
         let Some(off) = self.inside(address, buf.len()) else { return false };
         // SAFETY: the window was checked to lie inside a live allocation in the arena, and [off, off+len) is
         // inside the window.
-        unsafe { std::ptr::copy_nonoverlapping(self.mem.arena.ptr.add(off), buf.as_mut_ptr(), buf.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(self.mem.ptr(off as u64), buf.as_mut_ptr(), buf.len()) };
         true
     }
 
@@ -185,7 +188,7 @@ impl Window<'_> {
     pub fn write(&self, address: u64, data: &[u8]) -> bool {
         let Some(off) = self.inside(address, data.len()) else { return false };
         // SAFETY: as in `read`.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mem.arena.ptr.add(off), data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mem.ptr(off as u64), data.len()) };
         true
     }
 }
@@ -234,10 +237,41 @@ impl DeviceMemory {
             base: arena.ptr as u64,
             arena,
             capacity,
-            state: RwLock::new(State { allocs: BTreeMap::new(), bump: 0, used: 0 }),
+            state: RwLock::new(State { allocs: BTreeMap::new(), host: BTreeMap::new(), bump: 0, used: 0 }),
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
         })
+    }
+
+    /// The host pointer of offset `off` from the base (offsets of mapped host memory wrap around).
+    fn ptr(&self, off: u64) -> *mut u8 {
+        self.base.wrapping_add(off) as *mut u8
+    }
+
+    /// Lets kernels access `len` bytes of host memory at `address` (outside the arena), as ROCm lets GPUs
+    /// access pinned host memory. The caller keeps the memory valid until [`DeviceMemory::unmap_host`].
+    pub fn map_host(&self, address: u64, len: u64, label: &str) -> Result<(), AllocError> {
+        let end = address.checked_add(len).ok_or(AllocError::NotAllocated { address })?;
+        let arena_end = self.base + self.arena.len as u64;
+        if len == 0 || (address < arena_end && end > self.base) {
+            return Err(AllocError::NotAllocated { address });
+        }
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let overlaps = st.host.range(..end).next_back().is_some_and(|(&s, (n, _))| s + n > address);
+        if overlaps {
+            return Err(AllocError::NotAllocated { address });
+        }
+        st.host.insert(address, (len, label.to_string()));
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Ends a [`DeviceMemory::map_host`].
+    pub fn unmap_host(&self, address: u64) -> Result<(), AllocError> {
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        st.host.remove(&address).ok_or(AllocError::NotAllocated { address })?;
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     /// Device address of the first byte of the arena (also its host address: see the module documentation).
@@ -344,6 +378,12 @@ impl DeviceMemory {
         let fault = |location: String| MemoryFault { access, address, len, location };
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else {
+            // mapped host memory: addressed like the arena, by its (wrapping) distance from the base
+            if let Some((&start, (n, _))) = st.host.range(..=address).next_back() {
+                if address.checked_add(len).is_some_and(|end| end <= start + n) {
+                    return Ok(address.wrapping_sub(self.base));
+                }
+            }
             return Err(fault("outside device memory".to_string()));
         };
         if let Some((&start, a)) = st.allocs.range(..=off).next_back() {
@@ -437,9 +477,10 @@ impl DeviceMemory {
 
     pub fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, buf.len() as u64, Access::Read)?;
-        // SAFETY: `check` proved [off, off+len) lies inside a live allocation, hence inside the arena. Other
+        // SAFETY: `check` proved [off, off+len) lies inside a live allocation inside the arena, or inside host
+        // memory mapped with `map_host` (whose caller keeps it valid while mapped). Other
         // waves may write the same bytes concurrently, as on a GPU; the copy reads whatever bytes are there.
-        unsafe { std::ptr::copy_nonoverlapping(self.arena.ptr.add(off as usize), buf.as_mut_ptr(), buf.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr(off), buf.as_mut_ptr(), buf.len()) };
         Ok(())
     }
 
@@ -448,7 +489,7 @@ impl DeviceMemory {
     pub fn load_code_bytes(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, data.len() as u64, Access::Read)?;
         // SAFETY: as in `write`: the range lies inside a live allocation inside the arena.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.arena.ptr.add(off as usize), data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr(off), data.len()) };
         Ok(())
     }
 
@@ -457,7 +498,7 @@ impl DeviceMemory {
         // SAFETY: as in `read`: the range is inside a live allocation inside the arena. Concurrent guest writes
         // to the same bytes are data races of the emulated program, which hardware allows; they cannot reach
         // host memory outside the arena.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.arena.ptr.add(off as usize), data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr(off), data.len()) };
         Ok(())
     }
 
@@ -481,7 +522,7 @@ impl DeviceMemory {
         // SAFETY: `atomic_offset` proved the 4 bytes lie in a live allocation inside the arena; the arena is page
         // aligned and `address` is 4-aligned, so the pointer is valid and aligned for AtomicU32 for as long as
         // `self` lives. All atomic accesses to these bytes go through AtomicU32.
-        let cell = unsafe { std::sync::atomic::AtomicU32::from_ptr(self.arena.ptr.add(off as usize).cast::<u32>()) };
+        let cell = unsafe { std::sync::atomic::AtomicU32::from_ptr(self.ptr(off).cast::<u32>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
             match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {
@@ -495,7 +536,7 @@ impl DeviceMemory {
     pub fn atomic_u64(&self, address: u64, f: impl Fn(u64) -> u64) -> Result<u64, MemoryFault> {
         let off = self.atomic_offset(address, 8)?;
         // SAFETY: as in `atomic_u32`, for 8 bytes at an 8-aligned address.
-        let cell = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.arena.ptr.add(off as usize).cast::<u64>()) };
+        let cell = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr(off).cast::<u64>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
             match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {

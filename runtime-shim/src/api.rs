@@ -585,7 +585,10 @@ export! {
     fn hsa_amd_memory_unlock(host: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let removed = r.locked.lock().unwrap_or_else(|e| e.into_inner()).remove(&(host as u64));
-            removed.map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT)
+            removed.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            // nothing to undo for memory that was already device memory
+            let _ = r.mem.unmap_host(host as u64);
+            Ok(())
         })
     }
     fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status = ffi::ERROR; {
@@ -926,9 +929,13 @@ fn lock(r: &Runtime, host: *mut c_void, size: usize, agents: *const u64, n: i32,
     for &a in slice(agents, n.max(0) as usize)? {
         r.agent(a)?;
     }
-    // the copy engine reaches host memory directly, so the agent address is the host address; kernels reach
-    // only device memory (pinned host buffers allocated from a system pool work for them, locked ones do not)
-    r.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(host as u64, size as u64);
+    // the agent address is the host address: kernels reach the range through the device memory's host mappings
+    // (memory that already lies in device memory, such as hipHostMalloc's, needs no mapping)
+    let address = host as u64;
+    if !r.mem.host_accessible(address, size as u64) {
+        r.mem.map_host(address, size as u64, "locked host memory").map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+    }
+    r.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(address, size as u64);
     out(agent_ptr, host)
 }
 

@@ -1,9 +1,10 @@
 //! `wavejit exec -- PROGRAM ARGS…`: runs an unmodified ROCm program against the runtime shim.
 //!
 //! A private directory holds `libhsa-runtime64.so.1` (a link to the shim built next to this binary), an
-//! `lsmod` that lists `amdgpu` and a `rocm_agent_enumerator` that lists the emulated targets (both found first
-//! on PATH), and a preload library that lets the program open `/dev/kfd` (it gets `/dev/null`). Nothing outside
-//! that directory and the child's environment is touched.
+//! `lsmod` that lists `amdgpu` (found first on PATH), a `target.lst` naming the emulated targets (ROCm's
+//! `rocm_agent_enumerator` reads it through `ROCM_TARGET_LST`, so `hipcc` without `--offload-arch` compiles
+//! for them), and a preload library that lets the program open `/dev/kfd` (it gets `/dev/null`). Nothing
+//! outside that directory and the child's environment is touched.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -74,7 +75,9 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, command: &[String]) -> R
         std::fs::write(&preload, KFD_PRELOAD)?;
         let gfx: Vec<&str> = devices.split(',').filter_map(|d| DevicePreset::by_name(d.trim()).ok()).map(|p| p.gfx).collect();
         script(&dir.join("lsmod"), "echo 'Module                  Size  Used by'\necho 'amdgpu              16777216  0'\n")?;
-        script(&dir.join("rocm_agent_enumerator"), &format!("echo gfx000\n{}", gfx.iter().map(|g| format!("echo {g}\n")).collect::<String>()))?;
+        // ROCm's own rocm_agent_enumerator (and so hipcc without --offload-arch) reads targets from this list
+        let targets = dir.join("target.lst");
+        std::fs::write(&targets, gfx.iter().map(|g| format!("{g}\n")).collect::<String>())?;
         let join = |var: &str, first: &Path| -> std::ffi::OsString {
             let mut v = first.as_os_str().to_owned();
             if let Some(old) = std::env::var_os(var).filter(|o| !o.is_empty()) {
@@ -93,6 +96,7 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, command: &[String]) -> R
             .env("LD_LIBRARY_PATH", join("LD_LIBRARY_PATH", &dir))
             .env("PATH", join("PATH", &dir))
             .env("LD_PRELOAD", preloads)
+            .env("ROCM_TARGET_LST", &targets)
             .env("WAVEJIT_DEVICES", &devices);
         if let Some(e) = engine {
             cmd.env("WAVEJIT_ENGINE", e);

@@ -1,0 +1,358 @@
+// Our own HSA tests against Debian's hsa.h, run through `wavejit exec`: agents, pools, signals, code objects,
+// kernel dispatch, barrier-AND/OR packets, async copies, a kernel fault reaching the queue's error callback,
+// many host threads on many queues, API misuse, the loader extension, and the dispatch round-trip latency.
+// Usage: hsa_test KERNELS.co
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <hsa/hsa_ven_amd_loader.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures;
+#define EXPECT(c) do { if (!(c)) { fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#define OK(call) do { hsa_status_t s_ = (call); if (s_ != HSA_STATUS_SUCCESS) { const char* t_ = ""; hsa_status_string(s_, &t_); \
+  fprintf(stderr, "%s:%d: %s -> 0x%x %s\n", __FILE__, __LINE__, #call, s_, t_); exit(2); } } while (0)
+
+static hsa_agent_t cpu, gpu;
+static int n_cpu, n_gpu;
+static hsa_amd_memory_pool_t kernarg_pool, device_pool, host_pool;
+static int have_kernarg, have_device, have_host;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static hsa_status_t find_pool(hsa_amd_memory_pool_t pool, void* is_gpu) {
+  hsa_amd_segment_t seg;
+  uint32_t flags;
+  OK(hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg));
+  if (seg != HSA_AMD_SEGMENT_GLOBAL) return HSA_STATUS_SUCCESS;
+  OK(hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags));
+  if (is_gpu && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)) { device_pool = pool; have_device = 1; }
+  if (!is_gpu && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT)) { kernarg_pool = pool; have_kernarg = 1; }
+  if (!is_gpu && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT)) { host_pool = pool; have_host = 1; }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t find_agent(hsa_agent_t a, void* data) {
+  (void)data;
+  hsa_device_type_t t;
+  OK(hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t));
+  if (t == HSA_DEVICE_TYPE_CPU) { if (!n_cpu++) cpu = a; OK(hsa_amd_agent_iterate_memory_pools(a, find_pool, NULL)); }
+  if (t == HSA_DEVICE_TYPE_GPU) { if (!n_gpu++) { gpu = a; OK(hsa_amd_agent_iterate_memory_pools(a, find_pool, (void*)1)); } }
+  return HSA_STATUS_SUCCESS;
+}
+
+typedef struct { uint64_t object; uint32_t kernarg_size, group, private_size; } kernel_t;
+static hsa_executable_t exe;
+
+static kernel_t kernel(const char* name) {
+  hsa_executable_symbol_t sym;
+  OK(hsa_executable_get_symbol_by_name(exe, name, &gpu, &sym));
+  kernel_t k;
+  OK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k.object));
+  OK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &k.kernarg_size));
+  OK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &k.group));
+  OK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &k.private_size));
+  return k;
+}
+
+// Writes a packet's body, then publishes it by storing the header, and rings the doorbell.
+static uint64_t submit(hsa_queue_t* q, const void* body, uint16_t header, uint16_t setup) {
+  uint64_t index = hsa_queue_add_write_index_screlease(q, 1);
+  while (index - hsa_queue_load_read_index_scacquire(q) >= q->size) {}
+  uint8_t* slot = (uint8_t*)q->base_address + (index % q->size) * 64;
+  memcpy(slot + 4, (const uint8_t*)body + 4, 60);
+  __atomic_store_n((uint32_t*)slot, header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, index);
+  return index;
+}
+
+static const uint16_t DISPATCH_HEADER = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) | (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE);
+
+static void dispatch(hsa_queue_t* q, kernel_t k, void* arg, uint32_t items, hsa_signal_t done) {
+  void* kernarg = NULL;
+  if (k.kernarg_size) {
+    OK(hsa_amd_memory_pool_allocate(kernarg_pool, k.kernarg_size, 0, &kernarg));
+    memset(kernarg, 0, k.kernarg_size);
+    if (arg) memcpy(kernarg, &arg, sizeof arg);
+  }
+  hsa_kernel_dispatch_packet_t p = {0};
+  p.workgroup_size_x = 64; p.workgroup_size_y = 1; p.workgroup_size_z = 1;
+  p.grid_size_x = items; p.grid_size_y = 1; p.grid_size_z = 1;
+  p.kernel_object = k.object;
+  p.kernarg_address = kernarg;
+  p.group_segment_size = k.group;
+  p.private_segment_size = k.private_size;
+  p.completion_signal = done;
+  submit(q, &p, DISPATCH_HEADER, 1);
+}
+
+static void barrier(hsa_queue_t* q, int and_kind, hsa_signal_t* deps, int n, hsa_signal_t done) {
+  hsa_barrier_and_packet_t p = {0};
+  for (int i = 0; i < n; i++) p.dep_signal[i] = deps[i];
+  p.completion_signal = done;
+  uint16_t type = and_kind ? HSA_PACKET_TYPE_BARRIER_AND : HSA_PACKET_TYPE_BARRIER_OR;
+  submit(q, &p, (type << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER), 0);
+}
+
+static atomic_int handler_calls;
+static bool on_signal(hsa_signal_value_t v, void* arg) {
+  (void)arg;
+  if (v == 42) atomic_fetch_add(&handler_calls, 1);
+  return false;
+}
+
+static atomic_uint error_status;
+static void on_queue_error(hsa_status_t s, hsa_queue_t* q, void* data) {
+  (void)q; (void)data;
+  atomic_store(&error_status, s);
+}
+
+typedef struct { kernel_t k; int* buf; int rounds; int ok; } worker_t;
+static void* worker(void* arg) {
+  worker_t* w = arg;
+  hsa_queue_t* q;
+  OK(hsa_queue_create(gpu, 256, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q));
+  for (int r = 0; r < w->rounds; r++) {
+    hsa_signal_t done;
+    OK(hsa_signal_create(1, 0, NULL, &done));
+    dispatch(q, w->k, w->buf, 64 * 4, done);
+    if (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) != 0) return NULL;
+    OK(hsa_signal_destroy(done));
+  }
+  OK(hsa_queue_destroy(q));
+  w->ok = 1;
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) { fprintf(stderr, "usage: hsa_test KERNELS.co\n"); return 2; }
+  // misuse before init
+  EXPECT(hsa_iterate_agents(find_agent, NULL) == HSA_STATUS_ERROR_NOT_INITIALIZED);
+  OK(hsa_init());
+  OK(hsa_iterate_agents(find_agent, NULL));
+  EXPECT(n_cpu == 1 && n_gpu >= 1);
+  EXPECT(have_kernarg && have_device && have_host);
+  char name[64];
+  uint32_t wave, cus;
+  OK(hsa_agent_get_info(gpu, HSA_AGENT_INFO_NAME, name));
+  OK(hsa_agent_get_info(gpu, HSA_AGENT_INFO_WAVEFRONT_SIZE, &wave));
+  OK(hsa_agent_get_info(gpu, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &cus));
+  EXPECT(wave == 64 && cus > 0 && strncmp(name, "gfx9", 4) == 0);
+  printf("agents: 1 CPU, %d GPU(s); first GPU %s with %u CUs\n", n_gpu, name, cus);
+
+  // API misuse gets error statuses, not crashes
+  hsa_agent_t bogus = {12345};
+  EXPECT(hsa_agent_get_info(bogus, HSA_AGENT_INFO_NAME, name) == HSA_STATUS_ERROR_INVALID_AGENT);
+  hsa_signal_t bad_signal = {8};
+  EXPECT(hsa_signal_destroy(bad_signal) == HSA_STATUS_ERROR_INVALID_SIGNAL);
+  EXPECT(hsa_agent_get_info(gpu, HSA_AGENT_INFO_NAME, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  hsa_queue_t* badq;
+  EXPECT(hsa_queue_create(gpu, 3, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &badq) != HSA_STATUS_SUCCESS);
+  EXPECT(hsa_queue_create(cpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &badq) == HSA_STATUS_ERROR_INVALID_AGENT);
+  EXPECT(hsa_amd_memory_pool_free((void*)0x1234) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
+  EXPECT(hsa_ext_image_create(gpu, NULL, NULL, 0, NULL) != HSA_STATUS_SUCCESS);
+  const char* text = NULL;
+  OK(hsa_status_string(HSA_STATUS_ERROR_INVALID_SIGNAL, &text));
+  EXPECT(text && strstr(text, "signal"));
+
+  // signals
+  hsa_signal_t s;
+  OK(hsa_signal_create(10, 0, NULL, &s));
+  hsa_signal_add_relaxed(s, 5);
+  EXPECT(hsa_signal_load_relaxed(s) == 15);
+  hsa_signal_subtract_screlease(s, 3);
+  hsa_signal_and_acq_rel(s, 0xE);
+  hsa_signal_or_release(s, 0x100);
+  hsa_signal_xor_scacquire(s, 0x3);
+  EXPECT(hsa_signal_load_scacquire(s) == ((((12 & 0xE) | 0x100)) ^ 0x3));
+  EXPECT(hsa_signal_exchange_relaxed(s, 7) == ((((12 & 0xE) | 0x100)) ^ 0x3));
+  EXPECT(hsa_signal_cas_scacq_screl(s, 7, 9) == 7 && hsa_signal_load_relaxed(s) == 9);
+  EXPECT(hsa_signal_cas_relaxed(s, 1, 2) == 9 && hsa_signal_load_relaxed(s) == 9);
+  EXPECT(hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_GTE, 9, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 9);
+  double t0 = now_ms();
+  EXPECT(hsa_signal_wait_relaxed(s, HSA_SIGNAL_CONDITION_EQ, 0, 20 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 9);
+  double waited = now_ms() - t0;
+  EXPECT(waited >= 19.0 && waited < 2000.0);
+  OK(hsa_amd_signal_async_handler(s, HSA_SIGNAL_CONDITION_EQ, 42, on_signal, NULL));
+  hsa_signal_store_screlease(s, 42);
+  for (int i = 0; i < 2000 && atomic_load(&handler_calls) == 0; i++) { struct timespec d = {0, 1000000}; nanosleep(&d, NULL); }
+  EXPECT(atomic_load(&handler_calls) == 1);
+  hsa_signal_t group_members[2];
+  OK(hsa_signal_create(1, 0, NULL, &group_members[0]));
+  OK(hsa_signal_create(0, 0, NULL, &group_members[1]));
+  hsa_signal_group_t group;
+  OK(hsa_signal_group_create(2, group_members, 0, NULL, &group));
+  hsa_signal_condition_t conds[2] = {HSA_SIGNAL_CONDITION_EQ, HSA_SIGNAL_CONDITION_EQ};
+  hsa_signal_value_t zeros[2] = {0, 0}, got_value = -1;
+  hsa_signal_t got_signal;
+  OK(hsa_signal_group_wait_any_scacquire(group, conds, zeros, HSA_WAIT_STATE_BLOCKED, &got_signal, &got_value));
+  EXPECT(got_signal.handle == group_members[1].handle && got_value == 0);
+  OK(hsa_signal_group_destroy(group));
+  printf("signals: every operation, timed wait (%.1f ms for 20), async handler, group wait\n", waited);
+
+  // code object and executable
+  FILE* f = fopen(argv[1], "rb");
+  if (!f) { perror(argv[1]); return 2; }
+  static char image[1 << 20];
+  size_t bytes = fread(image, 1, sizeof image, f);
+  fclose(f);
+  hsa_code_object_reader_t reader;
+  OK(hsa_code_object_reader_create_from_memory(image, bytes, &reader));
+  OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &exe));
+  OK(hsa_executable_load_agent_code_object(exe, gpu, reader, NULL, NULL));
+  OK(hsa_executable_freeze(exe, NULL));
+  hsa_executable_symbol_t missing;
+  EXPECT(hsa_executable_get_symbol_by_name(exe, "no_such_kernel.kd", &gpu, &missing) == HSA_STATUS_ERROR_INVALID_SYMBOL_NAME);
+  kernel_t add_one = kernel("add_one.kd"), wild = kernel("wild.kd"), empty = kernel("empty.kd");
+
+  // the AMD loader extension: the kernel object's host address
+  hsa_ven_amd_loader_1_00_pfn_t loader;
+  OK(hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_LOADER, 1, sizeof loader, &loader));
+  const void* host_addr = NULL;
+  OK(loader.hsa_ven_amd_loader_query_host_address((const void*)add_one.object, &host_addr));
+  EXPECT(host_addr != NULL);
+  hsa_executable_t owner;
+  OK(loader.hsa_ven_amd_loader_query_executable((const void*)add_one.object, &owner));
+  EXPECT(owner.handle == exe.handle);
+
+  // dispatch, with a completion signal and profiling timestamps
+  hsa_queue_t* q;
+  OK(hsa_queue_create(gpu, 1024, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q));
+  OK(hsa_amd_profiling_set_profiler_enabled(q, 1));
+  const int n = 64 * 500;
+  int* dev;
+  OK(hsa_amd_memory_pool_allocate(device_pool, n * 4, 0, (void**)&dev));
+  int* host;
+  OK(hsa_amd_memory_pool_allocate(host_pool, n * 4, 0, (void**)&host));
+  OK(hsa_amd_agents_allow_access(1, &gpu, NULL, host));
+  for (int i = 0; i < n; i++) host[i] = i * 3;
+  OK(hsa_memory_copy(dev, host, n * 4));
+  hsa_signal_t done;
+  OK(hsa_signal_create(1, 0, NULL, &done));
+  dispatch(q, add_one, dev, n, done);
+  EXPECT(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  hsa_amd_profiling_dispatch_time_t when;
+  OK(hsa_amd_profiling_get_dispatch_time(gpu, done, &when));
+  EXPECT(when.end > when.start);
+  OK(hsa_memory_copy(host, dev, n * 4));
+  int wrong = 0;
+  for (int i = 0; i < n; i++) wrong += host[i] != i * 3 + 1;
+  EXPECT(wrong == 0);
+  EXPECT(hsa_queue_load_read_index_scacquire(q) == hsa_queue_load_write_index_scacquire(q));
+  printf("dispatch: %d work-items correct, %.3f ms on the emulated GPU\n", n, (when.end - when.start) / 1e6);
+
+  // barrier-AND: the dispatch behind it waits for the host to release both dependencies
+  hsa_signal_t dep[2], after;
+  OK(hsa_signal_create(1, 0, NULL, &dep[0]));
+  OK(hsa_signal_create(1, 0, NULL, &dep[1]));
+  OK(hsa_signal_create(1, 0, NULL, &after));
+  barrier(q, 1, dep, 2, (hsa_signal_t){0});
+  dispatch(q, add_one, dev, n, after);
+  hsa_signal_store_screlease(dep[0], 0);
+  EXPECT(hsa_signal_wait_scacquire(after, HSA_SIGNAL_CONDITION_EQ, 0, 50 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
+  hsa_signal_store_screlease(dep[1], 0);
+  EXPECT(hsa_signal_wait_scacquire(after, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  // barrier-OR: one released dependency of two is enough
+  hsa_signal_store_relaxed(dep[0], 1);
+  hsa_signal_store_relaxed(dep[1], 1);
+  hsa_signal_store_relaxed(after, 1);
+  barrier(q, 0, dep, 2, (hsa_signal_t){0});
+  dispatch(q, add_one, dev, n, after);
+  EXPECT(hsa_signal_wait_scacquire(after, HSA_SIGNAL_CONDITION_EQ, 0, 50 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
+  hsa_signal_store_screlease(dep[1], 0);
+  EXPECT(hsa_signal_wait_scacquire(after, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  OK(hsa_memory_copy(host, dev, n * 4));
+  wrong = 0;
+  for (int i = 0; i < n; i++) wrong += host[i] != i * 3 + 3;
+  EXPECT(wrong == 0);
+  printf("barriers: AND waited for both dependencies, OR for one\n");
+
+  // async copies: device -> host, held back by a dependency, then timed
+  hsa_signal_t copied, gate;
+  OK(hsa_signal_create(1, 0, NULL, &copied));
+  OK(hsa_signal_create(1, 0, NULL, &gate));
+  OK(hsa_amd_profiling_async_copy_enable(true));
+  memset(host, 0, n * 4);
+  OK(hsa_amd_memory_async_copy(host, cpu, dev, gpu, n * 4, 1, &gate, copied));
+  EXPECT(hsa_signal_wait_scacquire(copied, HSA_SIGNAL_CONDITION_EQ, 0, 30 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
+  EXPECT(host[5] == 0);
+  hsa_signal_store_screlease(gate, 0);
+  EXPECT(hsa_signal_wait_scacquire(copied, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  wrong = 0;
+  for (int i = 0; i < n; i++) wrong += host[i] != i * 3 + 3;
+  EXPECT(wrong == 0);
+  hsa_amd_profiling_async_copy_time_t ct;
+  OK(hsa_amd_profiling_get_async_copy_time(copied, &ct));
+  EXPECT(ct.end >= ct.start && ct.start > 0);
+  EXPECT(hsa_amd_memory_async_copy(host, cpu, (void*)((char*)dev + n * 4 - 8), gpu, 64, 0, NULL, copied) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
+  printf("async copy: waited for its dependency, %d bytes correct\n", n * 4);
+
+  // many host threads, each with its own queue, none losing a completion
+  enum { THREADS = 6, ROUNDS = 40 };
+  pthread_t th[THREADS];
+  worker_t w[THREADS];
+  int* bufs;
+  OK(hsa_amd_memory_pool_allocate(device_pool, THREADS * 256 * 4, 0, (void**)&bufs));
+  int zeros_buf[THREADS * 256] = {0};
+  OK(hsa_memory_copy(bufs, zeros_buf, sizeof zeros_buf));
+  for (int t = 0; t < THREADS; t++) {
+    w[t] = (worker_t){add_one, bufs + t * 256, ROUNDS, 0};
+    pthread_create(&th[t], NULL, worker, &w[t]);
+  }
+  for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+  int back[THREADS * 256];
+  OK(hsa_memory_copy(back, bufs, sizeof back));
+  wrong = 0;
+  for (int t = 0; t < THREADS; t++) {
+    EXPECT(w[t].ok);
+    for (int i = 0; i < 256; i++) wrong += back[t * 256 + i] != ROUNDS;
+  }
+  EXPECT(wrong == 0);
+  printf("threads: %d threads x %d dispatches on %d queues, every completion seen\n", THREADS, ROUNDS, THREADS);
+
+  // dispatch round-trip latency of an empty kernel
+  hsa_signal_t ping;
+  OK(hsa_signal_create(1, 0, NULL, &ping));
+  const int reps = 200;
+  double t1 = now_ms();
+  for (int r = 0; r < reps; r++) {
+    hsa_signal_store_relaxed(ping, 1);
+    dispatch(q, empty, NULL, 64, ping);
+    hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  }
+  printf("latency: empty kernel dispatch round trip %.1f us (mean of %d)\n", (now_ms() - t1) * 1000.0 / reps, reps);
+
+  // a kernel fault reaches the error callback of its queue; the process and its data survive
+  hsa_queue_t* fq;
+  OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, 0, 0, &fq));
+  hsa_signal_t never;
+  OK(hsa_signal_create(1, 0, NULL, &never));
+  dispatch(fq, wild, (void*)0x1000, 64, never);
+  for (int i = 0; i < 5000 && atomic_load(&error_status) == 0; i++) { struct timespec d = {0, 1000000}; nanosleep(&d, NULL); }
+  EXPECT(atomic_load(&error_status) == HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  EXPECT(hsa_signal_load_relaxed(never) == 1);
+  OK(hsa_memory_copy(host, dev, n * 4));
+  EXPECT(host[7] == 7 * 3 + 3);
+  printf("fault: the queue reported 0x%x; host data intact\n", atomic_load(&error_status));
+
+  OK(hsa_queue_destroy(fq));
+  OK(hsa_queue_destroy(q));
+  OK(hsa_amd_memory_pool_free(dev));
+  OK(hsa_amd_memory_pool_free(host));
+  OK(hsa_executable_destroy(exe));
+  OK(hsa_code_object_reader_destroy(reader));
+  OK(hsa_shut_down());
+  EXPECT(hsa_shut_down() == HSA_STATUS_ERROR_NOT_INITIALIZED);
+  if (failures) { fprintf(stderr, "%d check(s) failed\n", failures); return 1; }
+  printf("hsa_test: all checks passed\n");
+  return 0;
+}

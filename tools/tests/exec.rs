@@ -1,0 +1,185 @@
+//! Unmodified ROCm user space on emulated GPUs through `wavejit exec`: rocminfo, our HSA C tests against
+//! Debian's hsa.h, and HIP programs built by Debian's hipcc running over Debian's libamdhip64 (the packages
+//! come from scripts/setup.sh). The shim and wavejit are built in release mode once for these tests (the
+//! programs run real library kernels such as rocrand's, which a debug build would run slowly).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tools/ is inside the workspace").to_path_buf()
+}
+
+/// The release `wavejit` with the runtime shim beside it, built on first use.
+fn wavejit() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--locked", "-p", "wavejit-tools", "-p", "runtime-shim"])
+            .current_dir(workspace())
+            .status()
+            .expect("running cargo");
+        assert!(status.success(), "building wavejit and the runtime shim failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"));
+        let bin = target.join("release").join("wavejit");
+        assert!(bin.exists() && target.join("release/libhsa_runtime64.so").exists(), "{} or the shim beside it is missing", bin.display());
+        bin
+    })
+}
+
+/// A directory for this run's compiled programs.
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("wavejit-exec-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("a scratch directory");
+        d
+    })
+}
+
+fn sources() -> PathBuf {
+    workspace().join("runtime-shim/tests")
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc.
+fn hipcc(name: &str, extra: &[&str]) -> PathBuf {
+    let out = scratch().join(name);
+    let src = sources().join("hip").join(format!("{name}.hip"));
+    let o = run(Command::new("hipcc").arg("--offload-arch=gfx90a").arg("-I").arg(sources().join("hip")).arg(&src).arg("-o").arg(&out).args(extra));
+    assert!(o.status.success(), "hipcc {}: {}", src.display(), text(&o.stderr));
+    out
+}
+
+/// Runs `program args` under `wavejit exec` with `devices`; returns (success, stdout, stderr).
+fn exec(devices: Option<&str>, program: &Path, args: &[&str]) -> (Output, String, String) {
+    let mut cmd = Command::new(wavejit());
+    cmd.arg("exec");
+    if let Some(d) = devices {
+        cmd.args(["--device", d]);
+    }
+    cmd.arg("--").arg(program).args(args);
+    let o = run(&mut cmd);
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    (o, so, se)
+}
+
+fn exec_ok(devices: Option<&str>, program: &Path, args: &[&str]) -> String {
+    let (o, so, se) = exec(devices, program, args);
+    assert!(o.status.success(), "{} failed ({:?})\nstdout:\n{so}\nstderr:\n{se}", program.display(), o.status);
+    so
+}
+
+#[test]
+fn rocminfo_lists_each_emulated_agent_with_its_real_name_and_properties() {
+    let so = exec_ok(None, Path::new("rocminfo"), &[]);
+    assert!(so.contains("Name:                    gfx90a"), "{so}");
+    assert!(so.contains("Marketing Name:          AMD Instinct MI210"), "{so}");
+    assert!(so.contains("Compute Unit:            104"), "{so}");
+    assert!(so.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "{so}");
+    assert!(so.contains("Device Type:             CPU"), "{so}");
+    let so = exec_ok(Some("mi300x,mi210"), Path::new("rocminfo"), &[]);
+    let gpus: Vec<&str> = so.lines().filter(|l| l.trim_start().starts_with("Marketing Name:") && l.contains("AMD Instinct")).collect();
+    assert_eq!(gpus.len(), 2, "{so}");
+    assert!(gpus[0].contains("MI300X") && gpus[1].contains("MI210"), "{gpus:?}");
+    assert!(so.contains("Compute Unit:            304"), "{so}");
+    assert!(so.contains("Wavefront Size:          64(0x40)"), "{so}");
+}
+
+#[test]
+fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass() {
+    let co = scratch().join("hsa_kernels.co");
+    let o = run(Command::new("clang-19")
+        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2"])
+        .arg(sources().join("hsa/kernels.cl"))
+        .arg("-o")
+        .arg(&co));
+    assert!(o.status.success(), "clang-19: {}", text(&o.stderr));
+    let bin = scratch().join("hsa_test");
+    let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/hsa_test.c")).args(["-lhsa-runtime64", "-lpthread"]));
+    assert!(o.status.success(), "cc hsa_test.c: {}", text(&o.stderr));
+    let so = exec_ok(None, &bin, &[co.to_str().expect("UTF-8 path")]);
+    assert!(so.contains("hsa_test: all checks passed"), "{so}");
+    assert!(so.contains("fault: the queue reported 0x29"), "{so}");
+    // the benchmark line, for the record
+    if let Some(l) = so.lines().find(|l| l.starts_with("latency:")) {
+        eprintln!("{l}");
+    }
+}
+
+#[test]
+fn hip_vector_add_compiled_without_an_offload_arch_targets_the_emulated_gpu() {
+    // under exec, rocm_agent_enumerator reports the emulated target, so hipcc picks gfx90a by itself
+    let out = scratch().join("vadd_auto");
+    let o = run(Command::new(wavejit()).args(["exec", "--", "hipcc", "-I"]).arg(sources().join("hip")).arg(sources().join("hip/vadd.hip")).arg("-o").arg(&out));
+    assert!(o.status.success(), "hipcc under exec: {}{}", text(&o.stdout), text(&o.stderr));
+    let so = exec_ok(None, &out, &[]);
+    assert!(so.contains("0 of 100000 wrong"), "{so}");
+    assert!(so.contains("AMD Instinct MI210"), "{so}");
+}
+
+#[test]
+fn hip_memset_and_memcpy_in_every_direction_2d_async_and_pinned() {
+    let so = exec_ok(None, &hipcc("memcpy", &[]), &[]);
+    assert!(so.contains("memcpy: all directions, 2-D, async and pinned copies correct"), "{so}");
+}
+
+#[test]
+fn hip_shared_memory_reduction_and_atomics_match_the_cpu() {
+    let so = exec_ok(None, &hipcc("reduce", &[]), &[]);
+    assert!(so.contains("all equal to the CPU's"), "{so}");
+}
+
+#[test]
+fn hip_streams_and_events_order_work_and_time_it() {
+    let so = exec_ok(None, &hipcc("events", &[]), &[]);
+    assert!(so.contains("cross-stream wait respected"), "{so}");
+}
+
+#[test]
+fn hip_module_load_and_launch_of_a_code_object_file() {
+    let co = scratch().join("module_kernel.co");
+    let src = sources().join("hip/module_kernel.hip");
+    let o = run(Command::new("hipcc").args(["--offload-arch=gfx90a", "--genco"]).arg(&src).arg("-o").arg(&co));
+    assert!(o.status.success(), "hipcc --genco: {}", text(&o.stderr));
+    let so = exec_ok(None, &hipcc("module", &[]), &[co.to_str().expect("UTF-8 path")]);
+    assert!(so.contains("module: loaded, global updated, kernel launched: 3000 results correct"), "{so}");
+}
+
+#[test]
+fn hip_sees_two_devices_and_copies_between_them() {
+    let so = exec_ok(Some("mi210,mi210"), &hipcc("devices", &[]), &[]);
+    assert!(so.contains("device 1: AMD Instinct MI210, gfx90a"), "{so}");
+    assert!(so.contains("peer copy correct"), "{so}");
+}
+
+#[test]
+fn hip_device_printf_reaches_stdout_through_hostcall() {
+    let so = exec_ok(None, &hipcc("printf", &[]), &[]);
+    for (t, b) in [(0, 0), (32, 0), (0, 1), (32, 1)] {
+        assert!(so.contains(&format!("hello from thread {t} of block {b}: {}", 1000 + t)), "{so}");
+    }
+}
+
+#[test]
+fn hip_rocrand_generators_produce_reproducible_numbers_with_the_right_moments() {
+    let so = exec_ok(None, &hipcc("rocrand", &["-lrocrand"]), &[]);
+    assert!(so.contains("rocrand xorwow") && so.contains("rocrand philox"), "{so}");
+}
+
+#[test]
+fn a_kernel_fault_is_reported_with_its_address_and_hip_aborts_as_on_hardware() {
+    let (o, _, se) = exec(None, &hipcc("fault", &[]), &[]);
+    assert!(!o.status.success());
+    assert!(se.contains("global_store_dword: lane 0: write of 4 bytes at 0x1000: outside device memory"), "{se}");
+    assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
+}
