@@ -329,7 +329,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             waves.push(wave);
         }
         let mut lds = vec![0u8; launch.group_segment_size as usize];
-        let result = run_workgroup(mem, &code, &cx, wg, &mut waves, &mut lds, &cache, limits, runner, observer);
+        let result = run_workgroup(mem, code, &cx, wg, &mut waves, &mut lds, &cache, limits, runner, observer);
         if let Some(s) = scratch {
             let _ = mem.free(s);
         }

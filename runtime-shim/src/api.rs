@@ -593,7 +593,7 @@ export! {
     }
     fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status = ffi::ERROR; {
         with(|r| {
-            if ptr as u64 % 4 != 0 {
+            if !(ptr as u64).is_multiple_of(4) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             memory::check_range(r, ptr as u64, count as u64 * 4)?;
