@@ -99,10 +99,13 @@ fn queue_of(q: *const ffi::HsaQueue) -> Result<Arc<queue::Queue>, Status> {
 
 /// A queue's dispatch-index field (for soft queues too: both are laid out as `amd_queue_t`).
 fn index_field<'a>(q: *const ffi::HsaQueue, offset: usize) -> Option<&'a std::sync::atomic::AtomicU64> {
-    if q.is_null() {
+    if queue_of(q).is_err() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("wavejit: a queue index function was given {q:p}, which is not a queue of this runtime (0 returned)"));
         return None;
     }
-    // SAFETY: queues handed out by this runtime are 256-byte amd_queue_t records; the index is an aligned u64.
+    // SAFETY: `q` is a live queue of this runtime (checked above): a 256-byte amd_queue_t record; the index is an
+    // aligned u64.
     Some(unsafe { std::sync::atomic::AtomicU64::from_ptr((q as usize + offset) as *mut u64) })
 }
 
@@ -415,19 +418,13 @@ export! {
             if s.is_empty() || s.iter().any(|&x| !r.signals.is_live(x)) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            let b: Box<Vec<u64>> = Box::new(s.to_vec());
-            out(group, Box::into_raw(b) as u64)
+            let id = crate::runtime::GROUP_TAG + r.next_id();
+            r.groups.lock().unwrap_or_else(|e| e.into_inner()).insert(id, s.to_vec());
+            out(group, id)
         })
     }
     fn hsa_signal_group_destroy(group: u64) -> Status = ffi::ERROR; {
-        with(|_| {
-            if group == 0 {
-                return Err(ffi::ERROR_INVALID_SIGNAL_GROUP);
-            }
-            // SAFETY: a group handle is a Box<Vec<u64>> made by hsa_signal_group_create, destroyed once.
-            drop(unsafe { Box::from_raw(group as *mut Vec<u64>) });
-            Ok(())
-        })
+        with(|r| r.groups.lock().unwrap_or_else(|e| e.into_inner()).remove(&group).map(drop).ok_or(ffi::ERROR_INVALID_SIGNAL_GROUP))
     }
     fn hsa_signal_group_wait_any_relaxed(group: u64, conds: *const u32, values: *const i64, _hint: u32, signal: *mut u64, value: *mut i64) -> Status = ffi::ERROR; {
         with(|r| group_wait(r, group, conds, values, signal, value))
@@ -596,7 +593,8 @@ export! {
             if !(ptr as u64).is_multiple_of(4) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            memory::check_range(r, ptr as u64, count as u64 * 4)?;
+            let bytes = (count as u64).checked_mul(4).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            memory::check_range(r, ptr as u64, bytes)?;
             // SAFETY: the range was checked (a live allocation, or the caller's own memory).
             let words = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) };
             words.fill(value);
@@ -911,13 +909,9 @@ fn cas_idx(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 {
 }
 
 fn group_wait(r: &Runtime, group: u64, conds: *const u32, values: *const i64, signal_out: *mut u64, value: *mut i64) -> Result<(), Status> {
-    if group == 0 {
-        return Err(ffi::ERROR_INVALID_SIGNAL_GROUP);
-    }
-    // SAFETY: a group handle is a live Box<Vec<u64>> made by hsa_signal_group_create.
-    let signals = unsafe { &*(group as *const Vec<u64>) };
+    let signals = r.groups.lock().unwrap_or_else(|e| e.into_inner()).get(&group).cloned().ok_or(ffi::ERROR_INVALID_SIGNAL_GROUP)?;
     let n = signals.len();
-    let (i, v) = signal::wait_any(r, signals, slice(conds, n)?, slice(values, n)?, u64::MAX)?;
+    let (i, v) = signal::wait_any(r, &signals, slice(conds, n)?, slice(values, n)?, u64::MAX)?;
     out(signal_out, signals[i as usize])?;
     out(value, v)
 }

@@ -24,6 +24,7 @@ pub const CACHE_TAG: u64 = 0xCAC0_0000;
 pub const READER_TAG: u64 = 0x2EAD_0000_0000;
 pub const EXECUTABLE_TAG: u64 = 0xE8E0_0000_0000;
 pub const SYMBOL_TAG: u64 = 0x5E30_0000_0000;
+pub const GROUP_TAG: u64 = 0x6A00_0000_0000;
 
 /// Host memory the emulated system may hand out (fine- and coarse-grained system pools), bytes.
 pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;
@@ -64,6 +65,8 @@ pub struct Runtime {
     pub locked: Mutex<BTreeMap<u64, u64>>,
     pub signals: Signals,
     pub queues: Mutex<HashMap<u64, Arc<Queue>>>,
+    /// Signal groups: handle → members.
+    pub groups: Mutex<HashMap<u64, Vec<u64>>>,
     pub loader: Loader,
     pub jit: Option<jit::Jit>,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
@@ -134,6 +137,7 @@ impl Runtime {
             locked: Mutex::new(BTreeMap::new()),
             signals: Signals::default(),
             queues: Mutex::new(HashMap::new()),
+            groups: Mutex::new(HashMap::new()),
             loader: Loader::default(),
             jit,
             changed: (Mutex::new(0), Condvar::new()),

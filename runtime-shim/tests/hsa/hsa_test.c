@@ -160,6 +160,17 @@ int main(int argc, char** argv) {
   EXPECT(hsa_queue_create(cpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &badq) == HSA_STATUS_ERROR_INVALID_AGENT);
   EXPECT(hsa_amd_memory_pool_free((void*)0x1234) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
   EXPECT(hsa_ext_image_create(gpu, NULL, NULL, 0, NULL) != HSA_STATUS_SUCCESS);
+  hsa_signal_group_t bogus_group = {99};
+  EXPECT(hsa_signal_group_destroy(bogus_group) == HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP);
+  EXPECT(hsa_queue_load_read_index_scacquire((hsa_queue_t*)&bogus) == 0);
+  EXPECT(hsa_executable_freeze((hsa_executable_t){77}, NULL) == HSA_STATUS_ERROR_INVALID_EXECUTABLE);
+  hsa_code_object_reader_t junk_reader;
+  OK(hsa_code_object_reader_create_from_memory("not an ELF file", 15, &junk_reader));
+  hsa_executable_t junk_exe;
+  OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &junk_exe));
+  EXPECT(hsa_executable_load_agent_code_object(junk_exe, gpu, junk_reader, NULL, NULL) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  OK(hsa_executable_destroy(junk_exe));
+  OK(hsa_code_object_reader_destroy(junk_reader));
   const char* text = NULL;
   OK(hsa_status_string(HSA_STATUS_ERROR_INVALID_SIGNAL, &text));
   EXPECT(text && strstr(text, "signal"));
@@ -213,6 +224,22 @@ int main(int argc, char** argv) {
   hsa_executable_symbol_t missing;
   EXPECT(hsa_executable_get_symbol_by_name(exe, "no_such_kernel.kd", &gpu, &missing) == HSA_STATUS_ERROR_INVALID_SYMBOL_NAME);
   kernel_t add_one = kernel("add_one.kd"), wild = kernel("wild.kd"), empty = kernel("empty.kd");
+  // the same code object through a file descriptor, into a second executable
+  FILE* again = fopen(argv[1], "rb");
+  hsa_code_object_reader_t file_reader;
+  OK(hsa_code_object_reader_create_from_file(fileno(again), &file_reader));
+  hsa_executable_t exe2;
+  OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &exe2));
+  OK(hsa_executable_load_agent_code_object(exe2, gpu, file_reader, NULL, NULL));
+  OK(hsa_executable_freeze(exe2, NULL));
+  hsa_executable_symbol_t sym2;
+  OK(hsa_executable_get_symbol_by_name(exe2, "add_one.kd", &gpu, &sym2));
+  uint64_t object2;
+  OK(hsa_executable_symbol_get_info(sym2, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object2));
+  EXPECT(object2 != add_one.object);
+  OK(hsa_executable_destroy(exe2));
+  OK(hsa_code_object_reader_destroy(file_reader));
+  fclose(again);
 
   // the AMD loader extension: the kernel object's host address
   hsa_ven_amd_loader_1_00_pfn_t loader;
