@@ -138,11 +138,13 @@ fn process(rt: &Runtime, q: &Queue) {
         };
         match result {
             Ok(completion) => {
+                // the slot is free (and the read index past it) before the completion signal says the packet
+                // is done: whoever waits on the signal sees the queue drained
+                q.header(index).store(ffi::PACKET_TYPE_INVALID, Ordering::Release);
+                q.read_index().store(index + 1, Ordering::Release);
                 if completion != 0 {
                     let _ = signal::rmw(rt, completion, signal::Rmw::Sub, 1);
                 }
-                q.header(index).store(ffi::PACKET_TYPE_INVALID, Ordering::Release);
-                q.read_index().store(index + 1, Ordering::Release);
                 rt.notify();
             }
             Err(status) if status == ffi::INFO_BREAK => return, // stopped while waiting

@@ -321,7 +321,31 @@ int main(int argc, char** argv) {
   OK(hsa_amd_profiling_get_async_copy_time(copied, &ct));
   EXPECT(ct.end >= ct.start && ct.start > 0);
   EXPECT(hsa_amd_memory_async_copy(host, cpu, (void*)((char*)dev + n * 4 - 8), gpu, 64, 0, NULL, copied) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
-  printf("async copy: waited for its dependency, %d bytes correct\n", n * 4);
+  // a rectangle: 5 rows of 12 bytes from (x 8, y 2) of a 64-byte-pitch source to (x 4, y 1) of a 32-byte pitch
+  uint8_t* src_rect;
+  uint8_t* dst_rect;
+  OK(hsa_amd_memory_pool_allocate(host_pool, 64 * 16, 0, (void**)&src_rect));
+  OK(hsa_amd_memory_pool_allocate(device_pool, 32 * 16, 0, (void**)&dst_rect));
+  for (int i = 0; i < 64 * 16; i++) src_rect[i] = (uint8_t)(i * 13);
+  uint8_t zero_rect[32 * 16] = {0}, got_rect[32 * 16];
+  OK(hsa_memory_copy(dst_rect, zero_rect, sizeof zero_rect));
+  hsa_pitched_ptr_t sp = {src_rect, 64, 64 * 16}, dp = {dst_rect, 32, 32 * 16};
+  hsa_dim3_t so = {8, 2, 0}, dof = {4, 1, 0}, range = {12, 5, 1};
+  hsa_signal_store_relaxed(copied, 1);
+  OK(hsa_amd_memory_async_copy_rect(&dp, &dof, &sp, &so, &range, gpu, hsaHostToDevice, 0, NULL, copied));
+  hsa_signal_t any[2] = {copied, gate};
+  hsa_signal_condition_t any_cond[2] = {HSA_SIGNAL_CONDITION_EQ, HSA_SIGNAL_CONDITION_EQ};
+  hsa_signal_value_t any_val[2] = {0, 5}, satisfied = -1;
+  EXPECT(hsa_amd_signal_wait_any(2, any, any_cond, any_val, UINT64_MAX, HSA_WAIT_STATE_BLOCKED, &satisfied) == 0 && satisfied == 0);
+  OK(hsa_memory_copy(got_rect, dst_rect, sizeof got_rect));
+  wrong = 0;
+  for (int y = 0; y < 16; y++)
+    for (int x = 0; x < 32; x++) {
+      int in = y >= 1 && y < 6 && x >= 4 && x < 16;
+      wrong += got_rect[y * 32 + x] != (in ? src_rect[(y - 1 + 2) * 64 + (x - 4 + 8)] : 0);
+    }
+  EXPECT(wrong == 0);
+  printf("async copy: waited for its dependency, %d bytes correct; a 12x5 rectangle correct\n", n * 4);
 
   // many host threads, each with its own queue, none losing a completion
   enum { THREADS = 6, ROUNDS = 40 };
