@@ -339,7 +339,8 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order
     let count = shape.workgroup_count();
     let results: Vec<Result<RunStats, EngineError>> = match limits.threads {
-        Some(1) => (0..count).map(one).collect(),
+        // one host thread, or one workgroup (no point handing it to the pool and back)
+        _ if limits.threads == Some(1) || count == 1 => (0..count).map(one).collect(),
         threads => match pool(threads.unwrap_or(0)) {
             Some(pool) => pool.install(|| (0..count).into_par_iter().map(one).collect()),
             // no threads to be had: the dispatch still runs, on this one
