@@ -141,8 +141,8 @@ export! {
     fn hsa_system_get_info(attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| match info::system(r, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
     }
-    fn hsa_system_extension_supported(ext: u16, major: u16, _minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
-        with(|_| out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1))
+    fn hsa_system_extension_supported(ext: u16, major: u16, minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
+        with(|_| out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1 && minor == 0))
     }
     fn hsa_system_major_extension_supported(ext: u16, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
         with(|_| {
@@ -153,8 +153,9 @@ export! {
             out(result, yes)
         })
     }
-    fn hsa_system_get_extension_table(ext: u16, major: u16, _minor: u16, table: *mut c_void) -> Status = ffi::ERROR; {
-        with(|_| loader_table(ext, major, 24, table))
+    fn hsa_system_get_extension_table(ext: u16, major: u16, minor: u16, table: *mut c_void) -> Status = ffi::ERROR; {
+        // only version 1.00 of the loader table is provided
+        with(|_| if minor == 0 { loader_table(ext, major, 24, table) } else { Err(ffi::ERROR_INVALID_ARGUMENT) })
     }
     fn hsa_system_get_major_extension_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> Status = ffi::ERROR; {
         with(|_| loader_table(ext, major, length, table))
@@ -185,10 +186,10 @@ export! {
             match info::agent(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
         })
     }
-    fn hsa_agent_extension_supported(ext: u16, agent: u64, major: u16, _minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
+    fn hsa_agent_extension_supported(ext: u16, agent: u64, major: u16, minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1)
+            out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1 && minor == 0)
         })
     }
     fn hsa_agent_major_extension_supported(ext: u16, agent: u64, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
@@ -435,6 +436,9 @@ export! {
     fn hsa_amd_signal_async_handler(s: u64, cond: u32, value: i64, handler: Option<extern "C" fn(i64, *mut c_void) -> bool>, arg: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let handler = handler.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            if cond > ffi::CONDITION_GTE {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
             if !r.signals.is_live(s) {
                 return Err(ffi::ERROR_INVALID_SIGNAL);
             }
@@ -590,8 +594,11 @@ export! {
     }
     fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status = ffi::ERROR; {
         with(|r| {
-            if !(ptr as u64).is_multiple_of(4) {
+            if ptr.is_null() || !(ptr as u64).is_multiple_of(4) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            if count == 0 {
+                return Ok(());
             }
             let bytes = (count as u64).checked_mul(4).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
             memory::check_range(r, ptr as u64, bytes)?;

@@ -51,7 +51,8 @@ pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Status {
             mask[(ffi::EXTENSION_AMD_LOADER / 8) as usize % 128] |= 1 << (ffi::EXTENSION_AMD_LOADER % 8);
             put(out, mask)
         }
-        ffi::AMD_SYSTEM_INFO_BUILD_VERSION => put_str::<64>(out, concat!("wavejit ", env!("CARGO_PKG_VERSION"))),
+        // a pointer to the text, as ROCm's runtime answers
+        ffi::AMD_SYSTEM_INFO_BUILD_VERSION => put(out, concat!("wavejit ", env!("CARGO_PKG_VERSION"), "\0").as_ptr()),
         ffi::AMD_SYSTEM_INFO_SVM_SUPPORTED => put(out, false),
         ffi::AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(out, false),
         _ => ffi::ERROR_INVALID_ARGUMENT,
@@ -200,10 +201,15 @@ pub fn cache(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Sta
     let Some((level, size)) = (agent < rt.agents.len()).then(|| caches(rt, agent)).and_then(|c| c.get(which).copied()) else {
         return ffi::ERROR_INVALID_CACHE;
     };
-    let name = format!("L{level}");
+    // static names: ROCm's runtime answers CACHE_INFO_NAME with a pointer to the text
+    let name: &'static str = match level {
+        1 => "L1\0",
+        2 => "L2\0",
+        _ => "L3\0",
+    };
     match attribute {
-        ffi::CACHE_INFO_NAME_LENGTH => put(out, name.len() as u32),
-        ffi::CACHE_INFO_NAME => put_str::<64>(out, &name),
+        ffi::CACHE_INFO_NAME_LENGTH => put(out, name.len() as u32 - 1),
+        ffi::CACHE_INFO_NAME => put(out, name.as_ptr()),
         ffi::CACHE_INFO_LEVEL => put(out, level),
         ffi::CACHE_INFO_SIZE => put(out, size),
         _ => ffi::ERROR_INVALID_ARGUMENT,

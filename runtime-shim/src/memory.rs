@@ -62,6 +62,10 @@ impl CopyJob {
 
     /// Checks every row before anything is copied.
     pub fn check(&self, rt: &Runtime) -> Result<(), Status> {
+        // a rectangle's rows are checked one by one: refuse absurd shapes rather than loop for ever
+        if self.rows.checked_mul(self.slices).is_none_or(|n| n > 1 << 24) {
+            return Err(ffi::ERROR_INVALID_ARGUMENT);
+        }
         for z in 0..self.slices {
             for y in 0..self.rows {
                 check_range(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.row)?;
@@ -71,14 +75,22 @@ impl CopyJob {
         Ok(())
     }
 
+    /// Whether every dependency signal has reached 0.
+    fn ready(&self, rt: &Runtime) -> bool {
+        self.deps.iter().all(|&d| signal::value(rt, d).map_or(true, |v| v.load(Ordering::Acquire) == 0))
+    }
+
     fn run(&self, rt: &Runtime) {
         for &d in &self.deps {
             let _ = signal::wait(rt, d, ffi::CONDITION_EQ, 0, u64::MAX);
         }
         let start = rt.timestamp();
+        // the ranges were checked at submission; a range freed since then fails the copy, and the completion
+        // signal then goes negative, as the API prescribes for a failed copy
+        let mut ok = true;
         for z in 0..self.slices {
             for y in 0..self.rows {
-                let _ = copy(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.src + z * self.src_slice + y * self.src_pitch, self.row);
+                ok &= copy(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.src + z * self.src_slice + y * self.src_pitch, self.row).is_ok();
             }
         }
         let end = rt.timestamp();
@@ -87,7 +99,7 @@ impl CopyJob {
                 s.store(start, Ordering::Relaxed);
                 e.store(end, Ordering::Relaxed);
             }
-            let _ = signal::rmw(rt, self.completion, signal::Rmw::Sub, 1);
+            let _ = if ok { signal::rmw(rt, self.completion, signal::Rmw::Sub, 1).map(drop) } else { signal::store(rt, self.completion, -1) };
         }
     }
 }
@@ -105,9 +117,13 @@ pub fn submit(rt: &Arc<Runtime>, job: CopyJob) -> Result<(), Status> {
             .name("wavejit-copy".into())
             .spawn(move || {
                 while let Ok(job) = rx.recv() {
-                    match rt_for_engine() {
-                        Some(rt) => job.run(&rt),
-                        None => return,
+                    let Some(rt) = rt_for_engine() else { return };
+                    if job.ready(&rt) {
+                        job.run(&rt);
+                    } else {
+                        // copies are ordered only through their signals: one still waiting for its
+                        // dependencies waits on a thread of its own, and the copies behind it go ahead
+                        let _ = std::thread::Builder::new().name("wavejit-copy-wait".into()).spawn(move || job.run(&rt));
                     }
                 }
             })

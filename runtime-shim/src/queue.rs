@@ -55,7 +55,9 @@ impl Queue {
     pub fn stop(&self, rt: &Runtime) {
         self.stop.store(true, Ordering::Release);
         rt.notify();
-        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let t = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // from the queue's own error callback there is nothing to join: the thread ends when it returns
+        if let Some(t) = t.filter(|t| t.thread().id() != std::thread::current().id()) {
             let _ = t.join();
         }
         let _ = rt.signals.destroy(self.doorbell);
@@ -111,12 +113,13 @@ fn process(rt: &Runtime, q: &Queue) {
         if q.stop.load(Ordering::Acquire) {
             return;
         }
+        let seen = rt.changes();
         let index = q.read_index().load(Ordering::Acquire);
         let header = q.header(index).load(Ordering::Acquire);
         let kind = header & 0xff;
         if kind == ffi::PACKET_TYPE_INVALID {
             // nothing published yet: sleep until the doorbell (or any signal) changes
-            rt.wait_for_change(Duration::from_millis(2));
+            rt.wait_since(seen, Duration::from_millis(2));
             continue;
         }
         let slot = q.ring + (index % q.size as u64) * 64;
@@ -129,7 +132,11 @@ fn process(rt: &Runtime, q: &Queue) {
             ffi::PACKET_TYPE_BARRIER_AND | ffi::PACKET_TYPE_BARRIER_OR => {
                 // SAFETY: as above.
                 let p = unsafe { std::ptr::read_volatile(slot as *const BarrierPacket) };
-                barrier(rt, q, &p, kind == ffi::PACKET_TYPE_BARRIER_AND).map(|()| p.completion_signal)
+                let start = rt.timestamp();
+                let r = barrier(rt, q, &p, kind == ffi::PACKET_TYPE_BARRIER_AND);
+                // barriers are stamped too (HIP's events are barrier packets whose times it reads)
+                stamp(rt, p.completion_signal, start, rt.timestamp());
+                r.map(|()| p.completion_signal)
             }
             other => {
                 eprintln!("wavejit: queue {:#x}: packet {index} has type {other}, which the emulated GPU does not process (kernel dispatch and barrier-AND/OR are supported)", q.address);
@@ -165,12 +172,23 @@ fn barrier(rt: &Runtime, q: &Queue, p: &BarrierPacket, and: bool) -> Result<(), 
         if q.stop.load(Ordering::Acquire) {
             return Err(ffi::INFO_BREAK);
         }
+        let seen = rt.changes();
         let zero = |s: &u64| signal::value(rt, *s).map(|v| v.load(Ordering::Acquire) == 0).unwrap_or(true);
         let done = if and { deps.iter().all(zero) } else { deps.is_empty() || deps.iter().any(zero) };
         if done {
             return Ok(());
         }
-        rt.wait_for_change(Duration::from_micros(500));
+        rt.wait_since(seen, Duration::from_micros(500));
+    }
+}
+
+/// Records a packet's start and end times in its completion signal (for `hsa_amd_profiling_get_dispatch_time`).
+fn stamp(rt: &Runtime, completion: u64, start: u64, end: u64) {
+    if completion != 0 {
+        if let Ok((s, e)) = signal::timestamps(rt, completion) {
+            s.store(start, Ordering::Relaxed);
+            e.store(end, Ordering::Relaxed);
+        }
     }
 }
 
@@ -215,13 +233,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         Some(j) => run_launch(&rt.mem, q.device, &launch, Limits::default(), j, &NoObserver),
         None => run_launch(&rt.mem, q.device, &launch, Limits::default(), &emu_core::engine::Interpreter, &NoObserver),
     };
-    let end = rt.timestamp();
-    if p.completion_signal != 0 {
-        if let Ok((s, e)) = signal::timestamps(rt, p.completion_signal) {
-            s.store(start, Ordering::Relaxed);
-            e.store(end, Ordering::Relaxed);
-        }
-    }
+    stamp(rt, p.completion_signal, start, rt.timestamp());
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
         use emu_core::engine::EngineError as E;

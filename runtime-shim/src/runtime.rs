@@ -218,11 +218,16 @@ impl Runtime {
         cv.notify_all();
     }
 
-    /// Sleeps until a signal changes or `at_most` passes.
-    pub fn wait_for_change(&self, at_most: Duration) {
+    /// How many host-side signal changes there have been: take it *before* looking at a condition, then
+    /// [`Runtime::wait_since`] it, and no change in between is missed.
+    pub fn changes(&self) -> u64 {
+        *self.changed.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleeps until there has been a change since `seen` (see [`Runtime::changes`]) or `at_most` passes.
+    pub fn wait_since(&self, seen: u64, at_most: Duration) {
         let (m, cv) = &self.changed;
         let g = m.lock().unwrap_or_else(|e| e.into_inner());
-        let seen = *g;
         let _ = cv.wait_timeout_while(g, at_most, |n| *n == seen);
     }
 }
@@ -263,6 +268,7 @@ pub fn shut_down() -> Result<(), Status> {
             q.stop(&rt);
         }
         crate::memory::stop_copy_engine(&rt);
+        crate::signal::clear_async_handlers();
     }
     Ok(())
 }

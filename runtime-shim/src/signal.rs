@@ -48,6 +48,8 @@ impl Signals {
         if !s.live.remove(&h) {
             return Err(ffi::ERROR_INVALID_SIGNAL);
         }
+        // its handlers go with it (the handle will be handed out again)
+        HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).retain(|a| a.signal != h);
         s.free.push(h);
         Ok(())
     }
@@ -134,6 +136,7 @@ pub fn wait(rt: &Runtime, h: u64, condition: u32, compare: i64, timeout_ns: u64)
     let a = value(rt, h)?;
     let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
     loop {
+        let seen = rt.changes();
         let v = a.load(Ordering::Acquire);
         if satisfied(condition, v, compare) {
             return Ok(v);
@@ -145,16 +148,20 @@ pub fn wait(rt: &Runtime, h: u64, condition: u32, compare: i64, timeout_ns: u64)
             },
             None => POLL,
         };
-        rt.wait_for_change(left.min(POLL));
+        rt.wait_since(seen, left.min(POLL));
     }
 }
 
 /// `hsa_amd_signal_wait_any`: the index of the first signal whose condition holds (or `u32::MAX` on timeout),
 /// and its value.
 pub fn wait_any(rt: &Runtime, signals: &[u64], conditions: &[u32], compares: &[i64], timeout_ns: u64) -> Result<(u32, i64), Status> {
+    if signals.is_empty() || conditions.iter().any(|&c| c > ffi::CONDITION_GTE) {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
     let values = signals.iter().map(|&h| value(rt, h)).collect::<Result<Vec<_>, _>>()?;
     let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
     loop {
+        let seen = rt.changes();
         for (i, a) in values.iter().enumerate() {
             let v = a.load(Ordering::Acquire);
             if satisfied(conditions[i], v, compares[i]) {
@@ -168,7 +175,7 @@ pub fn wait_any(rt: &Runtime, signals: &[u64], conditions: &[u32], compares: &[i
             },
             None => POLL,
         };
-        rt.wait_for_change(left.min(POLL));
+        rt.wait_since(seen, left.min(POLL));
     }
 }
 
@@ -184,6 +191,11 @@ pub struct AsyncHandler {
 static HANDLERS: Mutex<Vec<AsyncHandler>> = Mutex::new(Vec::new());
 static HANDLER_THREAD: std::sync::Once = std::sync::Once::new();
 
+/// Forgets every handler (at `hsa_shut_down`: their signals are gone).
+pub fn clear_async_handlers() {
+    HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
 /// Registers `h`; one thread calls every handler whose condition holds (and drops those that return false).
 pub fn add_async_handler(h: AsyncHandler) {
     HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).push(h);
@@ -193,6 +205,7 @@ pub fn add_async_handler(h: AsyncHandler) {
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             };
+            let seen = rt.changes();
             let ready: Vec<(usize, i64)> = {
                 let hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
                 hs.iter()
@@ -201,7 +214,7 @@ pub fn add_async_handler(h: AsyncHandler) {
                     .collect()
             };
             if ready.is_empty() {
-                rt.wait_for_change(POLL);
+                rt.wait_since(seen, POLL);
                 continue;
             }
             // call outside the lock (a handler may register another); remove those that asked to stop

@@ -288,6 +288,14 @@ int main(int argc, char** argv) {
   EXPECT(hsa_signal_wait_scacquire(after, HSA_SIGNAL_CONDITION_EQ, 0, 50 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
   hsa_signal_store_screlease(dep[1], 0);
   EXPECT(hsa_signal_wait_scacquire(after, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  // a barrier's completion signal carries its times too (HIP's events are barrier packets)
+  hsa_signal_t marker;
+  OK(hsa_signal_create(1, 0, NULL, &marker));
+  barrier(q, 1, dep, 0, marker);
+  EXPECT(hsa_signal_wait_scacquire(marker, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  hsa_amd_profiling_dispatch_time_t marker_time;
+  OK(hsa_amd_profiling_get_dispatch_time(gpu, marker, &marker_time));
+  EXPECT(marker_time.start > when.end && marker_time.end >= marker_time.start);
   // barrier-OR: one released dependency of two is enough
   hsa_signal_store_relaxed(dep[0], 1);
   hsa_signal_store_relaxed(dep[1], 1);
@@ -312,6 +320,14 @@ int main(int argc, char** argv) {
   OK(hsa_amd_memory_async_copy(host, cpu, dev, gpu, n * 4, 1, &gate, copied));
   EXPECT(hsa_signal_wait_scacquire(copied, HSA_SIGNAL_CONDITION_EQ, 0, 30 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
   EXPECT(host[5] == 0);
+  // a later copy without dependencies is not held up behind the waiting one
+  int small[4] = {0}, small_back[4] = {0};
+  hsa_signal_t copied2;
+  OK(hsa_signal_create(1, 0, NULL, &copied2));
+  OK(hsa_amd_memory_async_copy(small_back, cpu, dev, gpu, sizeof small, 0, NULL, copied2));
+  EXPECT(hsa_signal_wait_scacquire(copied2, HSA_SIGNAL_CONDITION_EQ, 0, 2000 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 0);
+  EXPECT(small_back[1] == 1 * 3 + 3);
+  (void)small;
   hsa_signal_store_screlease(gate, 0);
   EXPECT(hsa_signal_wait_scacquire(copied, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
   wrong = 0;
