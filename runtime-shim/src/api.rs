@@ -314,10 +314,24 @@ export! {
         with(|r| memory::copy(r, dst as u64, src as u64, size as u64))
     }
     fn hsa_memory_register(ptr: *mut c_void, size: usize) -> Status = ffi::ERROR; {
-        with(|_| if ptr.is_null() && size > 0 { Err(ffi::ERROR_INVALID_ARGUMENT) } else { Ok(()) })
+        // registered host memory becomes reachable by kernels, like locked memory
+        with(|r| {
+            if ptr.is_null() || size == 0 {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            if !r.mem.host_accessible(ptr as u64, size as u64) {
+                r.mem.map_host(ptr as u64, size as u64, "registered host memory").map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+            }
+            Ok(())
+        })
     }
     fn hsa_memory_deregister(ptr: *mut c_void, _size: usize) -> Status = ffi::ERROR; {
-        with(|_| nonnull(ptr))
+        with(|r| {
+            nonnull(ptr)?;
+            // memory that was device memory already had nothing to undo
+            let _ = r.mem.unmap_host(ptr as u64);
+            Ok(())
+        })
     }
     fn hsa_memory_assign_agent(ptr: *mut c_void, agent: u64, _access: u32) -> Status = ffi::ERROR; {
         with(|r| {

@@ -398,6 +398,18 @@ int main(int argc, char** argv) {
   }
   printf("latency: empty kernel dispatch round trip %.1f us (mean of %d)\n", (now_ms() - t1) * 1000.0 / reps, reps);
 
+  // plain host memory, registered, is reachable by kernels
+  static int plain[64 * 4];
+  for (int i = 0; i < 64 * 4; i++) plain[i] = i;
+  OK(hsa_memory_register(plain, sizeof plain));
+  hsa_signal_store_relaxed(ping, 1);
+  dispatch(q, add_one, plain, 64 * 4, ping);
+  hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  wrong = 0;
+  for (int i = 0; i < 64 * 4; i++) wrong += plain[i] != i + 1;
+  EXPECT(wrong == 0);
+  OK(hsa_memory_deregister(plain, sizeof plain));
+
   // a kernel fault reaches the error callback of its queue; the process and its data survive
   hsa_queue_t* fq;
   OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, 0, 0, &fq));
