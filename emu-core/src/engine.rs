@@ -43,7 +43,9 @@ pub struct DecodeCache {
 }
 
 impl DecodeCache {
-    fn new(code: &LoadedCode) -> DecodeCache {
+    /// An empty cache for `code` (one slot per dword). Keep it with the loaded code when the code is dispatched
+    /// many times: making it costs a slot per dword, decoding fills it once.
+    pub fn new(code: &LoadedCode) -> DecodeCache {
         DecodeCache { base: code.base, slots: (0..code.size.div_ceil(4)).map(|_| OnceLock::new()).collect() }
     }
 
@@ -229,8 +231,10 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
         let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
         let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
         mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
+        let cache = DecodeCache::new(&code);
         let launch = Launch {
             code: &code,
+            cache: &cache,
             name: &kernel.name,
             descriptor: &kernel.descriptor,
             entry: code.base + kernel.entry_address,
@@ -254,6 +258,8 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
 /// an AQL kernel-dispatch packet describes.
 pub struct Launch<'a> {
     pub code: &'a LoadedCode,
+    /// Decoded instructions of `code` (shared by every dispatch of it).
+    pub cache: &'a DecodeCache,
     pub name: &'a str,
     pub descriptor: &'a KernelDescriptor,
     /// Device address of the first instruction.
@@ -292,7 +298,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         kernarg: launch.kernarg,
         addrs: DispatchAddresses { kernarg: launch.kernarg_addr, dispatch_packet: launch.dispatch_packet, queue: launch.queue, ..Default::default() },
     };
-    let cache = DecodeCache::new(code);
+    let cache = launch.cache;
     let vgprs = descriptor.vgpr_alloc_count() as usize;
     let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
     let entry = launch.entry;
@@ -329,7 +335,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             waves.push(wave);
         }
         let mut lds = vec![0u8; launch.group_segment_size as usize];
-        let result = run_workgroup(mem, code, &cx, wg, &mut waves, &mut lds, &cache, limits, runner, observer);
+        let result = run_workgroup(mem, code, &cx, wg, &mut waves, &mut lds, cache, limits, runner, observer);
         if let Some(s) = scratch {
             let _ = mem.free(s);
         }

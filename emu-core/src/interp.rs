@@ -748,8 +748,10 @@ impl Backend for Interp<'_> {
     fn s_load(&mut self, lo: u32, hi: u32, dwords: u32) -> Result<Vec<u32>, ExecError> {
         let addr = ((hi as u64) << 32 | lo as u64) & !3;
         self.note(LANES, Space::Global, addr, dwords * 4, false);
-        let mut buf = vec![0u8; dwords as usize * 4];
-        self.mem.read(addr, &mut buf).map_err(|e| self.fault(None, e))?;
+        // at most 16 dwords: read them through a stack buffer
+        let mut buf = [0u8; 64];
+        let buf = buf.get_mut(..dwords as usize * 4).ok_or(ExecError::Unsupported { mnemonic: self.mnemonic })?;
+        self.mem.read(addr, buf).map_err(|e| self.fault(None, e))?;
         Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
     fn v_load(&mut self, lo: Lanes, hi: Lanes, offset: i64, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {

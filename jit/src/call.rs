@@ -73,6 +73,11 @@ unsafe impl Sync for Call {}
 /// Status of [`wave_call`]: 0 done, otherwise the block stops with this status (fault).
 pub type WaveCall = extern "C" fn(ctx: *mut Ctx, call: *const Call) -> u32;
 
+thread_local! {
+    /// [`wave_call`]'s operand buffer, taken and given back by each call.
+    static OPERANDS: std::cell::Cell<Vec<Lanes>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 fn pair(v: &[Lanes], i: usize) -> (Lanes, Lanes) {
     (v[i], v[i + 1])
 }
@@ -93,20 +98,25 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         // SAFETY: the log is the Env's own vector, not otherwise touched until this call returns.
         let mut b = Interp { wave, mem, lds, mnemonic: inst.info.name, accesses: log.map(|p| unsafe { &mut *p }) };
         let b = &mut b;
-        let v: Vec<Lanes> = ctx.v[..call.vectors_in].to_vec();
+        // the operands, copied out of the slots the results go to, into this thread's reused buffer (this runs
+        // for every interpreter call of compiled code: a fresh heap copy cost more than most operations)
+        let mut buffer = OPERANDS.with(|b| b.take());
+        buffer.clear();
+        buffer.extend_from_slice(&ctx.v[..call.vectors_in]);
+        let v: &[Lanes] = &buffer;
         let (s, m) = (ctx.s, ctx.m);
         let r: Result<(), ExecError> = (|| {
             match &call.op {
                 Op::VOp(op) => ctx.v[0] = b.v_op(*op, v[0], v[1]),
                 Op::VUn(op) => ctx.v[0] = b.v_un(*op, v[0]),
                 Op::VCmp(op) => ctx.m[0] = b.v_cmp(*op, v[0], v[1]),
-                Op::VOp64(op) => (ctx.v[0], ctx.v[1]) = b.v_op64(*op, pair(&v, 0), pair(&v, 2)),
-                Op::VUn64(op) => (ctx.v[0], ctx.v[1]) = b.v_un64(*op, pair(&v, 0)),
-                Op::FmaF64 => (ctx.v[0], ctx.v[1]) = b.v_fma_f64(pair(&v, 0), pair(&v, 2), pair(&v, 4)),
-                Op::Cvt(op) => (ctx.v[0], ctx.v[1]) = b.v_cvt(*op, pair(&v, 0)),
+                Op::VOp64(op) => (ctx.v[0], ctx.v[1]) = b.v_op64(*op, pair(v, 0), pair(v, 2)),
+                Op::VUn64(op) => (ctx.v[0], ctx.v[1]) = b.v_un64(*op, pair(v, 0)),
+                Op::FmaF64 => (ctx.v[0], ctx.v[1]) = b.v_fma_f64(pair(v, 0), pair(v, 2), pair(v, 4)),
+                Op::Cvt(op) => (ctx.v[0], ctx.v[1]) = b.v_cvt(*op, pair(v, 0)),
                 Op::Nan64 { sources } => {
                     let n = *sources as usize;
-                    let (mut lo, mut hi) = pair(&v, 2 * n);
+                    let (mut lo, mut hi) = pair(v, 2 * n);
                     for l in 0..64 {
                         let w = |k: usize| (v[2 * k + 1][l] as u64) << 32 | v[2 * k][l] as u64;
                         let nan = |x: u64| x & 0x7fff_ffff_ffff_ffff > 0x7ff0_0000_0000_0000;
@@ -118,9 +128,9 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                     }
                     (ctx.v[0], ctx.v[1]) = (lo, hi);
                 }
-                Op::Cmp64(op) => ctx.m[0] = b.v_cmp64(*op, pair(&v, 0), pair(&v, 2)),
+                Op::Cmp64(op) => ctx.m[0] = b.v_cmp64(*op, pair(v, 0), pair(v, 2)),
                 Op::Mad64 { signed } => {
-                    let ((lo, hi), c) = b.v_mad_u64_u32(v[0], v[1], pair(&v, 2), *signed);
+                    let ((lo, hi), c) = b.v_mad_u64_u32(v[0], v[1], pair(v, 2), *signed);
                     (ctx.v[0], ctx.v[1], ctx.m[0]) = (lo, hi, c);
                 }
                 Op::Shl64 => (ctx.v[0], ctx.v[1]) = b.v_shl64(v[0], v[1], v[2]),
@@ -150,7 +160,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 Op::VLoadNarrow { offset, bytes, signed } => ctx.v[0] = b.v_load_narrow(v[0], v[1], *offset, *bytes, *signed, m[0])?,
                 Op::VStoreNarrow { offset, bytes } => b.v_store_narrow(v[0], v[1], *offset, *bytes, v[2], m[0])?,
                 Op::VAtomic { op, offset } => ctx.v[0] = b.v_atomic(*op, v[0], v[1], *offset, v[2], m[0])?,
-                Op::VAtomic64 { op, offset } => (ctx.v[0], ctx.v[1]) = b.v_atomic64(*op, v[0], v[1], *offset, pair(&v, 2), m[0])?,
+                Op::VAtomic64 { op, offset } => (ctx.v[0], ctx.v[1]) = b.v_atomic64(*op, v[0], v[1], *offset, pair(v, 2), m[0])?,
                 Op::CmpSwap { offset, n } => {
                     let n = *n as usize;
                     let out = b.v_atomic_cmpswap(v[0], v[1], *offset, &v[2..2 + n], &v[2 + n..2 + 2 * n], m[0])?;
@@ -164,7 +174,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 Op::LdsReadNarrow { offset, bytes, signed } => ctx.v[0] = b.lds_read_narrow(v[0], *offset, *bytes, *signed, m[0])?,
                 Op::LdsWriteNarrow { offset, bytes } => b.lds_write_narrow(v[0], *offset, *bytes, v[1], m[0])?,
                 Op::LdsAtomic { op, offset } => ctx.v[0] = b.lds_atomic(*op, v[0], *offset, v[1], m[0])?,
-                Op::LdsAtomic64 { op, offset } => (ctx.v[0], ctx.v[1]) = b.lds_atomic64(*op, v[0], *offset, pair(&v, 1), m[0])?,
+                Op::LdsAtomic64 { op, offset } => (ctx.v[0], ctx.v[1]) = b.lds_atomic64(*op, v[0], *offset, pair(v, 1), m[0])?,
                 Op::LdsCmpst { offset, n } => {
                     let n = *n as usize;
                     let out = b.lds_cmpst(v[0], *offset, &v[1..1 + n], &v[1 + n..1 + 2 * n], m[0])?;
@@ -199,6 +209,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 }
             }
         }
+        OPERANDS.with(|b| b.set(buffer));
         match r {
             Ok(()) => 0,
             Err(e) => {

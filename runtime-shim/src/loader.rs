@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use emu_core::engine::{load_code, LoadedCode};
+use emu_core::engine::{load_code, DecodeCache, LoadedCode};
 use isa_amdgpu::codeobj::kd::KernelDescriptor;
 use isa_amdgpu::codeobj::{CodeObject, SymbolKind};
 
@@ -16,6 +16,8 @@ use crate::runtime::Runtime;
 pub struct KernelEntry {
     pub name: String,
     pub code: Arc<LoadedCode>,
+    /// Decoded instructions of the code object, kept across dispatches.
+    pub cache: Arc<DecodeCache>,
     pub descriptor: KernelDescriptor,
     pub entry: u64,
     pub kernarg_size: u32,
@@ -89,6 +91,7 @@ impl Loader {
             let _ = rt.mem.free(code.base);
             return Err(ffi::ERROR_INVALID_CODE_OBJECT);
         }
+        let cache = Arc::new(DecodeCache::new(&code));
         let mut new_symbols = Vec::new();
         for k in &co.kernels {
             let meta = co.kernel_metadata(k);
@@ -96,6 +99,7 @@ impl Loader {
             let entry = KernelEntry {
                 name: k.name.clone(),
                 code: code.clone(),
+                cache: cache.clone(),
                 descriptor: k.descriptor.clone(),
                 entry: code.base + k.entry_address,
                 kernarg_size: meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32,

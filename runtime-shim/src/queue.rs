@@ -217,6 +217,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     }
     let launch = Launch {
         code: &k.code,
+        cache: &k.cache,
         name: &k.name,
         descriptor: &k.descriptor,
         entry: k.entry,
