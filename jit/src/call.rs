@@ -135,7 +135,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 }
                 Op::Shl64 => (ctx.v[0], ctx.v[1]) = b.v_shl64(v[0], v[1], v[2]),
                 Op::LaneFn(f) => {
-                    let out = b.v_lanefn(*f, &v);
+                    let out = b.v_lanefn(*f, v);
                     ctx.v[..out.len()].copy_from_slice(&out);
                 }
                 Op::SLaneFn(f) => {
