@@ -237,12 +237,23 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     stamp(rt, p.completion_signal, start, rt.timestamp());
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
-        use emu_core::engine::EngineError as E;
-        match e {
-            E::IllegalInstruction { .. } => ffi::ERROR_ILLEGAL_INSTRUCTION,
-            E::Fault { ref error, .. } if format!("{error}").contains("illegal") => ffi::ERROR_ILLEGAL_INSTRUCTION,
-            E::Fault { .. } => ffi::ERROR_MEMORY_APERTURE_VIOLATION,
-            _ => ffi::ERROR_EXCEPTION,
-        }
+        fault_status(&e)
     })
+}
+
+/// The status a queue's error callback receives for a failed dispatch, as ROCm reports the hardware's events:
+/// bad memory accesses are aperture violations, undecodable or unemulated instructions illegal instructions,
+/// traps (`s_trap`, `__builtin_trap`) and runaway kernels exceptions.
+fn fault_status(e: &emu_core::engine::EngineError) -> Status {
+    use emu_core::engine::EngineError as E;
+    use emu_core::sem::ExecError as X;
+    match e {
+        E::IllegalInstruction { .. } => ffi::ERROR_ILLEGAL_INSTRUCTION,
+        E::Fault { error, .. } => match **error {
+            X::Memory { .. } | X::Lds { .. } | X::Private { .. } => ffi::ERROR_MEMORY_APERTURE_VIOLATION,
+            X::Unsupported { .. } | X::UnsupportedForm { .. } => ffi::ERROR_ILLEGAL_INSTRUCTION,
+            _ => ffi::ERROR_EXCEPTION,
+        },
+        _ => ffi::ERROR_EXCEPTION,
+    }
 }

@@ -110,6 +110,7 @@ fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass(
     let so = exec_ok(None, &bin, &[co.to_str().expect("UTF-8 path")]);
     assert!(so.contains("hsa_test: all checks passed"), "{so}");
     assert!(so.contains("fault: the queue reported 0x29"), "{so}");
+    assert!(so.contains("faults: illegal instruction 0x2a, trap 0x1016"), "{so}");
     // the benchmark line, for the record
     if let Some(l) = so.lines().find(|l| l.starts_with("latency:")) {
         eprintln!("{l}");

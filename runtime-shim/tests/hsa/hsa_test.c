@@ -423,6 +423,20 @@ int main(int argc, char** argv) {
   EXPECT(host[7] == 7 * 3 + 3);
   printf("fault: the queue reported 0x%x; host data intact\n", atomic_load(&error_status));
 
+  // an illegal instruction and a trap: each breaks its own queue with its own status
+  const char* names[2] = {"illegal.kd", "trap.kd"};
+  hsa_status_t want[2] = {HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION, HSA_STATUS_ERROR_EXCEPTION};
+  for (int k = 0; k < 2; k++) {
+    atomic_store(&error_status, 0);
+    hsa_queue_t* bq;
+    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, 0, 0, &bq));
+    dispatch(bq, kernel(names[k]), dev, 64, never);
+    for (int i = 0; i < 5000 && atomic_load(&error_status) == 0; i++) { struct timespec d = {0, 1000000}; nanosleep(&d, NULL); }
+    EXPECT(atomic_load(&error_status) == want[k]);
+    OK(hsa_queue_destroy(bq));
+  }
+  printf("faults: illegal instruction 0x%x, trap 0x%x\n", want[0], want[1]);
+
   OK(hsa_queue_destroy(fq));
   OK(hsa_queue_destroy(q));
   OK(hsa_amd_memory_pool_free(dev));
