@@ -680,6 +680,46 @@ export! {
         with(|_| Ok(()))
     }
 
+    // ---- IPC handles: they work within this process (the emulated device memory is private to it)
+    fn hsa_amd_ipc_memory_create(ptr: *mut c_void, len: usize, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (start, a) = r.allocation_of(ptr as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            if start != ptr as u64 || len as u64 > a.size {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            out(handle, ipc_handle(IPC_MEMORY, start, len as u64))
+        })
+    }
+    fn hsa_amd_ipc_memory_attach(handle: *const [u32; 8], len: usize, n: u32, agents: *const u64, mapped: *mut *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            for &a in slice(agents, n as usize)? {
+                r.agent(a)?;
+            }
+            let (address, shared) = ipc_open(handle, IPC_MEMORY)?;
+            let (start, a) = r.allocation_of(address).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            if start != address || len as u64 > shared.min(a.size) {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            out(mapped, address as *mut c_void)
+        })
+    }
+    fn hsa_amd_ipc_memory_detach(mapped: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| r.allocation_of(mapped as u64).filter(|(s, _)| *s == mapped as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT))
+    }
+    fn hsa_amd_ipc_signal_create(s: u64, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
+        with(|r| {
+            signal::value(r, s)?;
+            out(handle, ipc_handle(IPC_SIGNAL, s, ffi::AMD_SIGNAL_SIZE as u64))
+        })
+    }
+    fn hsa_amd_ipc_signal_attach(handle: *const [u32; 8], s: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (h, _) = ipc_open(handle, IPC_SIGNAL)?;
+            signal::value(r, h)?;
+            out(s, h)
+        })
+    }
+
     // ---- profiling
     fn hsa_amd_profiling_set_profiler_enabled(q: *mut ffi::HsaQueue, enable: i32) -> Status = ffi::ERROR; {
         with(|r| {
@@ -886,14 +926,35 @@ unsupported!(ffi::ERROR, "images and samplers are not emulated (the images exten
 unsupported!(ffi::ERROR, "the HSAIL finalizer is not provided (load AMDGPU code objects instead)":
     hsa_ext_program_add_module, hsa_ext_program_create, hsa_ext_program_destroy, hsa_ext_program_finalize,
     hsa_ext_program_get_info, hsa_ext_program_iterate_modules);
-unsupported!(ffi::ERROR, "inter-process memory and signal sharing is not emulated":
-    hsa_amd_ipc_memory_create, hsa_amd_ipc_memory_attach, hsa_amd_ipc_memory_detach, hsa_amd_ipc_signal_create,
-    hsa_amd_ipc_signal_attach);
 unsupported!(ffi::ERROR, "graphics interop, shared virtual memory attributes and page migration are not emulated":
     hsa_amd_interop_map_buffer, hsa_amd_interop_unmap_buffer, hsa_amd_svm_attributes_get, hsa_amd_svm_attributes_set,
     hsa_amd_svm_prefetch_async, hsa_amd_memory_migrate);
 unsupported!(ffi::ERROR, "deallocation callbacks are not provided":
     hsa_amd_register_deallocation_callback, hsa_amd_deregister_deallocation_callback);
+
+const IPC_MAGIC: u32 = 0x5741_5645; // "WAVE"
+const IPC_MEMORY: u32 = 0;
+const IPC_SIGNAL: u32 = 1;
+
+/// An IPC handle: magic, process, kind, address and length.
+fn ipc_handle(kind: u32, address: u64, len: u64) -> [u32; 8] {
+    [IPC_MAGIC, std::process::id(), kind, address as u32, (address >> 32) as u32, len as u32, (len >> 32) as u32, 0]
+}
+
+/// The address and length an IPC handle of `kind` names, if it was made in this process.
+fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<(u64, u64), Status> {
+    nonnull(handle)?;
+    // SAFETY: checked non-null; the API requires a valid handle struct.
+    let h = unsafe { *handle };
+    if h[0] != IPC_MAGIC || h[2] != kind {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    if h[1] != std::process::id() {
+        eprintln!("wavejit: an IPC handle from process {} cannot be opened here: each process's emulated device memory is its own", h[1]);
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    Ok(((h[4] as u64) << 32 | h[3] as u64, (h[6] as u64) << 32 | h[5] as u64))
+}
 
 fn load(s: u64) -> i64 {
     rt().ok().and_then(|r| signal::value(&r, s).ok().map(|v| v.load(Ordering::Acquire))).unwrap_or(0)

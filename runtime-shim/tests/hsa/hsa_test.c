@@ -410,6 +410,20 @@ int main(int argc, char** argv) {
   EXPECT(wrong == 0);
   OK(hsa_memory_deregister(plain, sizeof plain));
 
+  // IPC handles within the process: memory and a signal
+  hsa_amd_ipc_memory_t ipc;
+  OK(hsa_amd_ipc_memory_create(dev, n * 4, &ipc));
+  void* opened = NULL;
+  OK(hsa_amd_ipc_memory_attach(&ipc, n * 4, 1, &gpu, &opened));
+  EXPECT(opened == dev);
+  OK(hsa_amd_ipc_memory_detach(opened));
+  EXPECT(hsa_amd_ipc_memory_create((char*)dev + 4, 16, &ipc) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  hsa_amd_ipc_signal_t ipc_signal;
+  OK(hsa_amd_ipc_signal_create(ping, &ipc_signal));
+  hsa_signal_t ping2;
+  OK(hsa_amd_ipc_signal_attach(&ipc_signal, &ping2));
+  EXPECT(ping2.handle == ping.handle);
+
   // a kernel fault reaches the error callback of its queue; the process and its data survive
   hsa_queue_t* fq;
   OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, 0, 0, &fq));
