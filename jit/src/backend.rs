@@ -961,6 +961,34 @@ impl Backend for JitBackend<'_, '_> {
         Vv { c: [v; CHUNKS], uniform: Some(s) }
     }
     fn v_op(&mut self, op: VOp, a: Vv, x: Vv) -> Vv {
+        // integer operations of two wave-uniform values are one scalar operation, and stay uniform (so a shift
+        // by a computed amount, as in v_bfe, keeps its scalar amount)
+        if let (Some(p), Some(q)) = (a.uniform, x.uniform) {
+            let scalar = |b: &mut FunctionBuilder<'_>| -> Option<Value> {
+                Some(match op {
+                    VOp::AddU32 => b.ins().iadd(p, q),
+                    VOp::SubU32 => b.ins().isub(p, q),
+                    VOp::MulLoU32 => b.ins().imul(p, q),
+                    VOp::MinU32 => b.ins().umin(p, q),
+                    VOp::MaxU32 => b.ins().umax(p, q),
+                    VOp::MinI32 => b.ins().smin(p, q),
+                    VOp::MaxI32 => b.ins().smax(p, q),
+                    VOp::And => b.ins().band(p, q),
+                    VOp::Or => b.ins().bor(p, q),
+                    VOp::Xor => b.ins().bxor(p, q),
+                    // scalar shifts take the amount modulo 32, as the instruction does
+                    VOp::Shl => b.ins().ishl(p, q),
+                    VOp::Lshr => b.ins().ushr(p, q),
+                    VOp::Ashr => b.ins().sshr(p, q),
+                    _ => return None,
+                })
+            };
+            if let Some(b) = self.fb() {
+                if let Some(r) = scalar(b) {
+                    return self.v_splat(r);
+                }
+            }
+        }
         match op {
             VOp::AddU32 => self.zip_chunks(a, x, |b, p, q| b.ins().iadd(p, q)),
             VOp::SubU32 => self.zip_chunks(a, x, |b, p, q| b.ins().isub(p, q)),
@@ -986,7 +1014,43 @@ impl Backend for JitBackend<'_, '_> {
             VOp::MulF32 => self.fbin(a, x, |b, p, q| b.ins().fmul(p, q)),
             VOp::MinF32 => self.zip_chunks(a, x, |b, p, q| Self::min_max(b, p, q, false)),
             VOp::MaxF32 => self.zip_chunks(a, x, |b, p, q| Self::min_max(b, p, q, true)),
-            VOp::MulHiU32 | VOp::MulHiI32 | VOp::MulU32U24 | VOp::MulI32I24 | VOp::LdexpF32 => self.call_v(Op::VOp(op), &[a, x], &[], 1)[0],
+            VOp::MulHiU32 | VOp::MulHiI32 => {
+                let Some(b) = self.fb() else { return self.dv() };
+                // lanes widened to 64 bits in two i64x2 halves, multiplied, and the high words gathered
+                let odd_words = b.func.dfg.immediates.push(ConstantData::from(vec![4u8, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]));
+                let signed = op == VOp::MulHiI32;
+                let mut c = [dummy(); CHUNKS];
+                for i in 0..CHUNKS {
+                    let (p, q) = (a.c[i], x.c[i]);
+                    let widen = |b: &mut FunctionBuilder<'_>, v: Value, high: bool| match (signed, high) {
+                        (false, false) => b.ins().uwiden_low(v),
+                        (false, true) => b.ins().uwiden_high(v),
+                        (true, false) => b.ins().swiden_low(v),
+                        (true, true) => b.ins().swiden_high(v),
+                    };
+                    let (pl, ql, ph, qh) = (widen(b, p, false), widen(b, q, false), widen(b, p, true), widen(b, q, true));
+                    let lo = b.ins().imul(pl, ql);
+                    let hi = b.ins().imul(ph, qh);
+                    let (lo8, hi8) = (b.ins().bitcast(types::I8X16, little(), lo), b.ins().bitcast(types::I8X16, little(), hi));
+                    let words = b.ins().shuffle(lo8, hi8, odd_words);
+                    c[i] = b.ins().bitcast(I32X4, little(), words);
+                }
+                Vv { c, uniform: None }
+            }
+            VOp::MulU32U24 => self.zip_chunks(a, x, |b, p, q| {
+                let m = b.ins().iconst(types::I32, 0xff_ffff);
+                let m = b.ins().splat(I32X4, m);
+                let (p, q) = (b.ins().band(p, m), b.ins().band(q, m));
+                b.ins().imul(p, q)
+            }),
+            VOp::MulI32I24 => self.zip_chunks(a, x, |b, p, q| {
+                // sign-extend the low 24 bits; the low word of the product is the same at any width
+                let eight = b.ins().iconst(types::I32, 8);
+                let (p, q) = (b.ins().ishl(p, eight), b.ins().ishl(q, eight));
+                let (p, q) = (b.ins().sshr(p, eight), b.ins().sshr(q, eight));
+                b.ins().imul(p, q)
+            }),
+            VOp::LdexpF32 => self.call_v(Op::VOp(op), &[a, x], &[], 1)[0],
         }
     }
     fn v_fma_f32(&mut self, a: Vv, x: Vv, c: Vv) -> Vv {
