@@ -680,6 +680,33 @@ export! {
         with(|_| Ok(()))
     }
 
+    fn hsa_soft_queue_create(region: u64, size: u32, _kind: u32, features: u32, doorbell: u64, q: *mut *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(q)?;
+            r.pool(region, REGION_TAG)?;
+            let created = queue::create_soft(r, size, features, doorbell)?;
+            out(q, created.address as *mut ffi::HsaQueue)
+        })
+    }
+    fn hsa_amd_register_deallocation_callback(ptr: *mut c_void, callback: Option<crate::runtime::DeallocCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let f = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            nonnull(ptr)?;
+            let (start, _) = r.allocation_of(ptr as u64).ok_or(ffi::ERROR_INVALID_ALLOCATION)?;
+            r.dealloc.lock().unwrap_or_else(|e| e.into_inner()).push((start, ptr as u64, f, data as usize));
+            Ok(())
+        })
+    }
+    fn hsa_amd_deregister_deallocation_callback(ptr: *mut c_void, callback: Option<crate::runtime::DeallocCallback>) -> Status = ffi::ERROR; {
+        with(|r| {
+            let f = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let mut d = r.dealloc.lock().unwrap_or_else(|e| e.into_inner());
+            let i = d.iter().position(|e| e.1 == ptr as u64 && std::ptr::fn_addr_eq(e.2, f)).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            d.remove(i);
+            Ok(())
+        })
+    }
+
     // ---- IPC handles: they work within this process (the emulated device memory is private to it)
     fn hsa_amd_ipc_memory_create(ptr: *mut c_void, len: usize, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
         with(|r| {
@@ -916,8 +943,6 @@ unsupported!(ffi::ERROR_INVALID_CODE_OBJECT, "the pre-1.1 hsa_code_object_t API 
     hsa_code_object_serialize, hsa_code_object_deserialize, hsa_code_object_destroy, hsa_code_object_get_info,
     hsa_code_object_get_symbol, hsa_code_object_get_symbol_from_name, hsa_code_object_iterate_symbols,
     hsa_code_symbol_get_info, hsa_executable_load_code_object);
-unsupported!(ffi::ERROR_INVALID_QUEUE_CREATION, "soft queues (user-processed AQL queues) are not provided; use hsa_queue_create":
-    hsa_soft_queue_create);
 unsupported!(ffi::ERROR, "images and samplers are not emulated (the images extension is not reported)":
     hsa_ext_image_clear, hsa_ext_image_copy, hsa_ext_image_create, hsa_ext_image_create_with_layout,
     hsa_ext_image_data_get_info, hsa_ext_image_data_get_info_with_layout, hsa_ext_image_destroy, hsa_ext_image_export,
@@ -929,8 +954,6 @@ unsupported!(ffi::ERROR, "the HSAIL finalizer is not provided (load AMDGPU code 
 unsupported!(ffi::ERROR, "graphics interop, shared virtual memory attributes and page migration are not emulated":
     hsa_amd_interop_map_buffer, hsa_amd_interop_unmap_buffer, hsa_amd_svm_attributes_get, hsa_amd_svm_attributes_set,
     hsa_amd_svm_prefetch_async, hsa_amd_memory_migrate);
-unsupported!(ffi::ERROR, "deallocation callbacks are not provided":
-    hsa_amd_register_deallocation_callback, hsa_amd_deregister_deallocation_callback);
 
 const IPC_MAGIC: u32 = 0x5741_5645; // "WAVE"
 const IPC_MEMORY: u32 = 0;

@@ -25,6 +25,8 @@ pub struct Queue {
     pub ring: u64,
     pub size: u32,
     pub doorbell: u64,
+    /// The doorbell was made with the queue (a soft queue's belongs to its creator).
+    owns_doorbell: bool,
     pub agent: usize,
     pub device: &'static DevicePreset,
     stop: AtomicBool,
@@ -60,7 +62,9 @@ impl Queue {
         if let Some(t) = t.filter(|t| t.thread().id() != std::thread::current().id()) {
             let _ = t.join();
         }
-        let _ = rt.signals.destroy(self.doorbell);
+        if self.owns_doorbell {
+            let _ = rt.signals.destroy(self.doorbell);
+        }
         let _ = rt.mem.free(self.ring);
         let _ = rt.mem.free(self.address);
     }
@@ -90,6 +94,7 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
         ring,
         size,
         doorbell,
+        owns_doorbell: true,
         agent,
         device,
         stop: AtomicBool::new(false),
@@ -103,6 +108,36 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
         .spawn(move || process(&rtt, &qt))
         .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
     *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
+    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(address, q.clone());
+    Ok(q)
+}
+
+/// `hsa_soft_queue_create`: a queue whose packets the application processes itself — the ring and the
+/// `amd_queue_t` in device memory, `doorbell` given by the caller, no packet processor.
+pub fn create_soft(rt: &Arc<Runtime>, size: u32, features: u32, doorbell: u64) -> Result<Arc<Queue>, Status> {
+    if !size.is_power_of_two() || size == 0 || size > 1 << 17 || !rt.signals.is_live(doorbell) {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let address = rt.mem.allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, "soft queue").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let ring = rt.mem.allocate(size as u64 * 64, AllocKind::Buffer, "soft queue ring").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let hq = HsaQueue { queue_type: ffi::QUEUE_TYPE_MULTI, features, base_address: ring as *mut c_void, doorbell_signal: doorbell, size, reserved1: 0, id: rt.next_id() };
+    // SAFETY: `address` is a fresh 256-byte allocation, larger than hsa_queue_t and page-aligned.
+    unsafe { std::ptr::write(address as *mut HsaQueue, hq) };
+    // a soft queue belongs to no GPU; the first one's preset fills the field nothing reads for it
+    let (agent, device) = rt.agents.iter().enumerate().find_map(|(i, a)| a.gpu.map(|g| (i, g))).ok_or(ffi::ERROR_INVALID_AGENT)?;
+    let q = Arc::new(Queue {
+        address,
+        ring,
+        size,
+        doorbell,
+        owns_doorbell: false,
+        agent,
+        device,
+        stop: AtomicBool::new(false),
+        thread: Mutex::new(None),
+        callback: None,
+        data: 0,
+    });
     rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(address, q.clone());
     Ok(q)
 }

@@ -29,6 +29,9 @@ pub const GROUP_TAG: u64 = 0x6A00_0000_0000;
 /// Host memory the emulated system may hand out (fine- and coarse-grained system pools), bytes.
 pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;
 
+/// `hsa_amd_deallocation_callback_t`.
+pub type DeallocCallback = extern "C" fn(*mut std::ffi::c_void, *mut std::ffi::c_void);
+
 /// One agent: the host CPU (index 0) or an emulated GPU.
 pub struct Agent {
     pub gpu: Option<&'static DevicePreset>,
@@ -65,6 +68,8 @@ pub struct Runtime {
     pub locked: Mutex<BTreeMap<u64, u64>>,
     pub signals: Signals,
     pub queues: Mutex<HashMap<u64, Arc<Queue>>>,
+    /// Deallocation callbacks: (allocation start, monitored pointer, callback, user data).
+    pub dealloc: Mutex<Vec<(u64, u64, DeallocCallback, usize)>>,
     /// Signal groups: handle → members.
     pub groups: Mutex<HashMap<u64, Vec<u64>>>,
     pub loader: Loader,
@@ -138,6 +143,7 @@ impl Runtime {
             signals: Signals::default(),
             queues: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
+            dealloc: Mutex::new(Vec::new()),
             loader: Loader::default(),
             jit,
             changed: (Mutex::new(0), Condvar::new()),
@@ -199,10 +205,18 @@ impl Runtime {
 
     pub fn free(&self, address: u64) -> Result<(), Status> {
         let removed = self.allocs.lock().unwrap_or_else(|e| e.into_inner()).remove(&address);
-        match removed {
-            Some(_) => self.mem.free(address).map_err(|_| ffi::ERROR_INVALID_ALLOCATION),
-            None => Err(ffi::ERROR_INVALID_ALLOCATION),
+        removed.ok_or(ffi::ERROR_INVALID_ALLOCATION)?;
+        // the deallocation callbacks of pointers into it run first, outside any lock
+        let due: Vec<(u64, DeallocCallback, usize)> = {
+            let mut d = self.dealloc.lock().unwrap_or_else(|e| e.into_inner());
+            let due = d.iter().filter(|e| e.0 == address).map(|e| (e.1, e.2, e.3)).collect();
+            d.retain(|e| e.0 != address);
+            due
+        };
+        for (ptr, f, data) in due {
+            let _ = std::panic::catch_unwind(|| f(ptr as *mut _, data as *mut _));
         }
+        self.mem.free(address).map_err(|_| ffi::ERROR_INVALID_ALLOCATION)
     }
 
     /// The API allocation holding `address`: (start, allocation).

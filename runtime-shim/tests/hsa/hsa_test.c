@@ -110,6 +110,16 @@ static bool on_signal(hsa_signal_value_t v, void* arg) {
   return false;
 }
 
+static atomic_int freed_calls;
+static void on_free(void* ptr, void* data) {
+  if (ptr == data) atomic_fetch_add(&freed_calls, 1);
+}
+
+static hsa_status_t first_region(hsa_region_t r, void* out) {
+  *(hsa_region_t*)out = r;
+  return HSA_STATUS_INFO_BREAK;
+}
+
 static atomic_uint error_status;
 static void on_queue_error(hsa_status_t s, hsa_queue_t* q, void* data) {
   (void)q; (void)data;
@@ -423,6 +433,32 @@ int main(int argc, char** argv) {
   hsa_signal_t ping2;
   OK(hsa_amd_ipc_signal_attach(&ipc_signal, &ping2));
   EXPECT(ping2.handle == ping.handle);
+
+  // a soft queue: the application processes its packets; the runtime keeps its indices
+  hsa_region_t region;
+  EXPECT(hsa_agent_iterate_regions(cpu, first_region, &region) == HSA_STATUS_INFO_BREAK);
+  hsa_signal_t soft_bell;
+  OK(hsa_signal_create(0, 0, NULL, &soft_bell));
+  hsa_queue_t* soft;
+  OK(hsa_soft_queue_create(region, 64, HSA_QUEUE_TYPE_SINGLE, HSA_QUEUE_FEATURE_AGENT_DISPATCH, soft_bell, &soft));
+  EXPECT(soft->size == 64 && soft->doorbell_signal.handle == soft_bell.handle);
+  EXPECT(hsa_queue_add_write_index_relaxed(soft, 3) == 0 && hsa_queue_load_write_index_relaxed(soft) == 3);
+  hsa_queue_store_read_index_screlease(soft, 2);
+  EXPECT(hsa_queue_load_read_index_acquire(soft) == 2);
+  OK(hsa_queue_destroy(soft));
+  EXPECT(hsa_signal_load_relaxed(soft_bell) == 0);  // the creator's doorbell outlives the queue
+  OK(hsa_signal_destroy(soft_bell));
+
+  // deallocation callbacks run when the allocation holding their pointer is freed
+  char* watched;
+  OK(hsa_amd_memory_pool_allocate(device_pool, 4096, 0, (void**)&watched));
+  OK(hsa_amd_register_deallocation_callback(watched + 100, on_free, watched + 100));
+  OK(hsa_amd_register_deallocation_callback(watched, on_free, watched));
+  OK(hsa_amd_deregister_deallocation_callback(watched, on_free));
+  EXPECT(hsa_amd_deregister_deallocation_callback(watched, on_free) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  EXPECT(hsa_amd_register_deallocation_callback((void*)0x10, on_free, NULL) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
+  OK(hsa_amd_memory_pool_free(watched));
+  EXPECT(atomic_load(&freed_calls) == 1);
 
   // a kernel fault reaches the error callback of its queue; the process and its data survive
   hsa_queue_t* fq;
