@@ -922,19 +922,19 @@ export! {
             iterate(mine, |s| cb(exe, agent, s, data))
         })
     }
-    fn hsa_executable_global_variable_define(exe: u64, _name: *const c_char, _address: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| external_variable(r, exe))
+    fn hsa_executable_global_variable_define(exe: u64, name: *const c_char, address: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| define_variable(r, exe, name, address))
     }
-    fn hsa_executable_agent_global_variable_define(exe: u64, agent: u64, _name: *const c_char, _address: *mut c_void) -> Status = ffi::ERROR; {
+    fn hsa_executable_agent_global_variable_define(exe: u64, agent: u64, name: *const c_char, address: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            external_variable(r, exe)
+            define_variable(r, exe, name, address)
         })
     }
-    fn hsa_executable_readonly_variable_define(exe: u64, agent: u64, _name: *const c_char, _address: *mut c_void) -> Status = ffi::ERROR; {
+    fn hsa_executable_readonly_variable_define(exe: u64, agent: u64, name: *const c_char, address: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            external_variable(r, exe)
+            define_variable(r, exe, name, address)
         })
     }
 }
@@ -1089,12 +1089,13 @@ fn new_executable(r: &Runtime, exe: *mut u64) -> Result<(), Status> {
     out(exe, id)
 }
 
-fn external_variable(r: &Runtime, exe: u64) -> Result<(), Status> {
-    if !r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) {
-        return Err(ffi::ERROR_INVALID_EXECUTABLE);
-    }
-    eprintln!("wavejit: defining external variables for code objects is not supported (code objects must define their own)");
-    Err(ffi::ERROR)
+/// Defines an external variable of executable `exe` (for relocations of code objects loaded afterwards).
+fn define_variable(r: &Runtime, exe: u64, name: *const c_char, address: *mut c_void) -> Result<(), Status> {
+    nonnull(name)?;
+    nonnull(address)?;
+    // SAFETY: a NUL-terminated name, as the API requires.
+    let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+    r.loader.define(exe, &n, address as u64)
 }
 
 fn symbols_of(r: &Runtime, exe: u64) -> Result<Vec<u64>, Status> {

@@ -43,6 +43,8 @@ pub struct Symbol {
 #[derive(Default)]
 pub struct Executable {
     pub frozen: bool,
+    /// Variables defined by the application for the code objects' undefined symbols: name → address.
+    pub externals: HashMap<String, u64>,
     pub code: Vec<(u64, Arc<LoadedCode>)>,
     pub symbols: Vec<u64>,
 }
@@ -86,7 +88,8 @@ impl Loader {
             eprintln!("wavejit: cannot load a code object: {e}");
             ffi::ERROR_INVALID_CODE_OBJECT
         })?);
-        if let Err(why) = relocate(rt, &bytes, code.base) {
+        let externals = self.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.externals.clone()).unwrap_or_default();
+        if let Err(why) = relocate(rt, &bytes, code.base, &externals) {
             eprintln!("wavejit: cannot relocate a code object: {why}");
             let _ = rt.mem.free(code.base);
             return Err(ffi::ERROR_INVALID_CODE_OBJECT);
@@ -135,6 +138,20 @@ impl Loader {
         Ok(loaded)
     }
 
+    /// Defines `name` at `address` for code objects loaded into `exe` afterwards.
+    pub fn define(&self, exe: u64, name: &str, address: u64) -> Result<(), Status> {
+        let mut exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
+        let e = exes.get_mut(&exe).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
+        if e.frozen {
+            return Err(ffi::ERROR_FROZEN_EXECUTABLE);
+        }
+        if e.externals.contains_key(name) {
+            return Err(ffi::ERROR_VARIABLE_ALREADY_DEFINED);
+        }
+        e.externals.insert(name.to_string(), address);
+        Ok(())
+    }
+
     /// Frees an executable's code and forgets its symbols and kernels.
     pub fn destroy(&self, rt: &Runtime, exe: u64) -> Result<(), Status> {
         let e = self.executables.lock().unwrap_or_else(|e| e.into_inner()).remove(&exe).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
@@ -172,8 +189,9 @@ impl Loader {
     }
 }
 
-/// Applies the code object's dynamic relocations to its image loaded at `base`.
-fn relocate(rt: &Runtime, bytes: &[u8], base: u64) -> Result<(), String> {
+/// Applies the code object's dynamic relocations to its image loaded at `base`; undefined symbols resolve to
+/// the application's `externals`.
+fn relocate(rt: &Runtime, bytes: &[u8], base: u64, externals: &HashMap<String, u64>) -> Result<(), String> {
     use object::read::elf::{ElfFile64, Rela, Sym};
     use object::{Object, ObjectSection};
     let file = ElfFile64::<object::LittleEndian>::parse(bytes).map_err(|e| e.to_string())?;
@@ -193,9 +211,12 @@ fn relocate(rt: &Runtime, bytes: &[u8], base: u64) -> Result<(), String> {
                     let index = r.r_sym(endian, false) as usize;
                     let sym = dynsyms.symbol(object::SymbolIndex(index)).map_err(|e| e.to_string())?;
                     if sym.st_shndx(endian) == 0 {
-                        return Err(format!("relocation at {offset:#x} names an undefined symbol"));
+                        let name = sym.name(endian, dynsyms.strings()).map(|n| String::from_utf8_lossy(n).into_owned()).unwrap_or_default();
+                        let at = externals.get(&name).ok_or_else(|| format!("relocation at {offset:#x} names the undefined symbol {name:?}, which the application did not define"))?;
+                        at.wrapping_add(addend as u64)
+                    } else {
+                        base.wrapping_add(sym.st_value(endian)).wrapping_add(addend as u64)
                     }
-                    base.wrapping_add(sym.st_value(endian)).wrapping_add(addend as u64)
                 }
                 0 => continue,
                 other => return Err(format!("relocation type {other} at {offset:#x} is not supported")),

@@ -104,13 +104,21 @@ fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass(
         .arg("-o")
         .arg(&co));
     assert!(o.status.success(), "clang-19: {}", text(&o.stderr));
+    let ext = scratch().join("hsa_external.co");
+    let o = run(Command::new("clang-19")
+        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2", "-fvisibility=default", "-Wl,-z,undefs"])
+        .arg(sources().join("hsa/external.cl"))
+        .arg("-o")
+        .arg(&ext));
+    assert!(o.status.success(), "clang-19 external.cl: {}", text(&o.stderr));
     let bin = scratch().join("hsa_test");
     let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/hsa_test.c")).args(["-lhsa-runtime64", "-lpthread"]));
     assert!(o.status.success(), "cc hsa_test.c: {}", text(&o.stderr));
-    let so = exec_ok(None, &bin, &[co.to_str().expect("UTF-8 path")]);
+    let so = exec_ok(None, &bin, &[co.to_str().expect("UTF-8 path"), ext.to_str().expect("UTF-8 path")]);
     assert!(so.contains("hsa_test: all checks passed"), "{so}");
     assert!(so.contains("fault: the queue reported 0x29"), "{so}");
     assert!(so.contains("faults: illegal instruction 0x2a, trap 0x1016"), "{so}");
+    assert!(so.contains("external variable: defined by the application, read by the kernel"), "{so}");
     // the benchmark line, for the record
     if let Some(l) = so.lines().find(|l| l.starts_with("latency:")) {
         eprintln!("{l}");

@@ -1,7 +1,7 @@
 // Our own HSA tests against Debian's hsa.h, run through `wavejit exec`: agents, pools, signals, code objects,
 // kernel dispatch, barrier-AND/OR packets, async copies, a kernel fault reaching the queue's error callback,
 // many host threads on many queues, API misuse, the loader extension, and the dispatch round-trip latency.
-// Usage: hsa_test KERNELS.co
+// Usage: hsa_test KERNELS.co EXTERNAL.co
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <hsa/hsa_ven_amd_loader.h>
@@ -144,7 +144,7 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) { fprintf(stderr, "usage: hsa_test KERNELS.co\n"); return 2; }
+  if (argc != 3) { fprintf(stderr, "usage: hsa_test KERNELS.co EXTERNAL.co\n"); return 2; }
   // misuse before init
   EXPECT(hsa_iterate_agents(find_agent, NULL) == HSA_STATUS_ERROR_NOT_INITIALIZED);
   OK(hsa_init());
@@ -433,6 +433,47 @@ int main(int argc, char** argv) {
   hsa_signal_t ping2;
   OK(hsa_amd_ipc_signal_attach(&ipc_signal, &ping2));
   EXPECT(ping2.handle == ping.handle);
+
+  // a code object with an undefined variable: refused until the application defines it
+  FILE* ef = fopen(argv[2], "rb");
+  if (!ef) { perror(argv[2]); return 2; }
+  static char ext_image[1 << 16];
+  size_t ext_bytes = fread(ext_image, 1, sizeof ext_image, ef);
+  fclose(ef);
+  hsa_code_object_reader_t ext_reader;
+  OK(hsa_code_object_reader_create_from_memory(ext_image, ext_bytes, &ext_reader));
+  hsa_executable_t undefined_exe, ext_exe;
+  OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &undefined_exe));
+  EXPECT(hsa_executable_load_agent_code_object(undefined_exe, gpu, ext_reader, NULL, NULL) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  OK(hsa_executable_destroy(undefined_exe));
+  int* ext_var;
+  OK(hsa_amd_memory_pool_allocate(device_pool, 4, 0, (void**)&ext_var));
+  int forty_one = 41;
+  OK(hsa_memory_copy(ext_var, &forty_one, 4));
+  OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &ext_exe));
+  OK(hsa_executable_agent_global_variable_define(ext_exe, gpu, "ext_value", ext_var));
+  EXPECT(hsa_executable_agent_global_variable_define(ext_exe, gpu, "ext_value", ext_var) == HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED);
+  OK(hsa_executable_load_agent_code_object(ext_exe, gpu, ext_reader, NULL, NULL));
+  OK(hsa_executable_freeze(ext_exe, NULL));
+  hsa_executable_t saved = exe;
+  exe = ext_exe;
+  kernel_t read_ext = kernel("read_ext.kd");
+  exe = saved;
+  int* ext_dev;
+  OK(hsa_amd_memory_pool_allocate(device_pool, 64 * 4, 0, (void**)&ext_dev));
+  hsa_signal_store_relaxed(ping, 1);
+  dispatch(q, read_ext, ext_dev, 64, ping);
+  hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  int ext_out[64];
+  OK(hsa_memory_copy(ext_out, ext_dev, sizeof ext_out));
+  OK(hsa_amd_memory_pool_free(ext_dev));
+  wrong = 0;
+  for (int i = 0; i < 64; i++) wrong += ext_out[i] != 42;
+  EXPECT(wrong == 0);
+  OK(hsa_executable_destroy(ext_exe));
+  OK(hsa_code_object_reader_destroy(ext_reader));
+  OK(hsa_amd_memory_pool_free(ext_var));
+  printf("external variable: defined by the application, read by the kernel\n");
 
   // a soft queue: the application processes its packets; the runtime keeps its indices
   hsa_region_t region;
