@@ -149,6 +149,10 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
             key = (key ^ *b as u64).wrapping_mul(0x100_0000_01b3);
         }
     }
+    // kernels write their data sections (`__device__` variables), never the code
+    const SHF_WRITE: u64 = 1;
+    let data: Vec<(u64, u64)> = co.sections.iter().filter(|s| s.is_alloc() && s.flags & SHF_WRITE != 0).map(|s| (s.address, s.size)).collect();
+    mem.set_code_writable(base, &data).expect("the code allocation was just made");
     Ok(LoadedCode { base, size: end, target, key })
 }
 

@@ -53,6 +53,9 @@ struct Allocation {
     kind: AllocKind,
     label: String,
     live: bool,
+    /// For code: the (offset, length) ranges kernels may write — the code object's data sections (`__device__`
+    /// variables live there, at fixed distances from the code that addresses them PC-relatively).
+    writable: Vec<(u64, u64)>,
 }
 
 /// A read or a write.
@@ -324,7 +327,7 @@ impl DeviceMemory {
             st.allocs.remove(&reuse);
             reuse
         };
-        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true });
+        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new() });
         st.used += span;
         self.generation.fetch_add(1, Ordering::Release);
         Ok(self.base + offset)
@@ -350,6 +353,16 @@ impl DeviceMemory {
     /// Writes the buffers of a [`DeviceMemory::snapshot_buffers`] back.
     pub fn restore_buffers(&self, snapshot: &[(u64, Vec<u8>)]) -> Result<(), MemoryFault> {
         snapshot.iter().try_for_each(|(a, b)| self.write(*a, b))
+    }
+
+    /// Lets kernels write the (offset, length) `ranges` of the code allocation at `address` (its data sections).
+    pub fn set_code_writable(&self, address: u64, ranges: &[(u64, u64)]) -> Result<(), AllocError> {
+        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let a = st.allocs.get_mut(&off).filter(|a| a.live && a.kind == AllocKind::Code).ok_or(AllocError::NotAllocated { address })?;
+        a.writable = ranges.to_vec();
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     /// Frees the allocation starting at `address`; its pages go back to the host.
@@ -389,7 +402,9 @@ impl DeviceMemory {
         if let Some((&start, a)) = st.allocs.range(..=off).next_back() {
             let end = start + a.size;
             if a.live && off + len <= end {
-                if access == Access::Write && a.kind == AllocKind::Code {
+                let rel = off - start;
+                let in_data = a.writable.iter().any(|&(s, n)| rel >= s && rel + len <= s + n);
+                if access == Access::Write && a.kind == AllocKind::Code && !in_data {
                     // compiled and decoded code is cached: kernels may not rewrite their own code
                     return Err(fault(format!(
                         "inside the {}-byte {} at {:#x} ({}): kernels may not write code memory",
@@ -647,6 +662,20 @@ mod tests {
         one.allocate(4096, AllocKind::Buffer, "b").unwrap();
         assert_eq!(one.read_u32(a).unwrap(), 1);
         assert!(one.read_u32(a + 8192).is_err());
+    }
+
+    #[test]
+    fn kernels_write_the_data_ranges_of_code_and_nothing_else_of_it() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let c = mem.allocate(8192, AllocKind::Code, "co").unwrap();
+        mem.set_code_writable(c, &[(4096, 100)]).unwrap();
+        mem.write_u32(c + 4096, 5).unwrap();
+        mem.write_u32(c + 4096 + 96, 6).unwrap();
+        assert!(mem.write_u32(c + 4096 + 98, 7).unwrap_err().location.contains("may not write code memory"));
+        assert!(mem.write_u32(c, 7).unwrap_err().location.contains("may not write code memory"));
+        assert_eq!(mem.read_u32(c + 4096).unwrap(), 5);
+        let b = mem.allocate(4096, AllocKind::Buffer, "b").unwrap();
+        assert!(mem.set_code_writable(b, &[(0, 4)]).is_err());
     }
 
     #[test]

@@ -143,6 +143,12 @@ fn hip_memset_and_memcpy_in_every_direction_2d_async_and_pinned() {
 }
 
 #[test]
+fn hip_dynamic_shared_memory_symbols_shuffles_and_occupancy_queries() {
+    let so = exec_ok(None, &hipcc("misc", &[]), &[]);
+    assert!(so.contains("misc: dynamic shared memory, constant and device symbols, shuffles and ballots"), "{so}");
+}
+
+#[test]
 fn hip_shared_memory_reduction_and_atomics_match_the_cpu() {
     let so = exec_ok(None, &hipcc("reduce", &[]), &[]);
     assert!(so.contains("all equal to the CPU's"), "{so}");
