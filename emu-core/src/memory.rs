@@ -34,6 +34,8 @@ pub enum AllocKind {
     Code,
     /// Scratch (private) memory backing.
     Scratch,
+    /// Device addresses of pinned host memory ([`DeviceMemory::alias_host`]): accesses reach the host bytes.
+    Pinned,
 }
 
 impl fmt::Display for AllocKind {
@@ -43,6 +45,7 @@ impl fmt::Display for AllocKind {
             AllocKind::Kernarg => "kernarg segment",
             AllocKind::Code => "code object",
             AllocKind::Scratch => "scratch area",
+            AllocKind::Pinned => "pinned host memory",
         })
     }
 }
@@ -56,6 +59,8 @@ struct Allocation {
     /// For code: the (offset, length) ranges kernels may write — the code object's data sections (`__device__`
     /// variables live there, at fixed distances from the code that addresses them PC-relatively).
     writable: Vec<(u64, u64)>,
+    /// For pinned host memory: the host address the range stands for.
+    alias: Option<u64>,
 }
 
 /// A read or a write.
@@ -269,6 +274,30 @@ impl DeviceMemory {
         Ok(())
     }
 
+    /// Gives `len` bytes of host memory at `host` a device address range of their own (a [`AllocKind::Pinned`]
+    /// allocation that reaches the host bytes): what locking host memory for a GPU returns. The caller keeps
+    /// the host memory valid until the range is freed.
+    pub fn alias_host(&self, host: u64, len: u64, label: &str) -> Result<u64, AllocError> {
+        let address = self.allocate(len, AllocKind::Pinned, label)?;
+        let off = address - self.base;
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = st.allocs.get_mut(&off) {
+            a.alias = Some(host);
+        }
+        self.generation.fetch_add(1, Ordering::Release);
+        Ok(address)
+    }
+
+    /// The host address of device address `address`: itself, unless it lies in pinned host memory's device range.
+    pub fn host_address(&self, address: u64) -> u64 {
+        let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else { return address };
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        match st.allocs.range(..=off).next_back() {
+            Some((&start, a)) if a.live && off < start + a.size => a.alias.map_or(address, |h| h + (off - start)),
+            _ => address,
+        }
+    }
+
     /// Ends a [`DeviceMemory::map_host`].
     pub fn unmap_host(&self, address: u64) -> Result<(), AllocError> {
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
@@ -327,7 +356,7 @@ impl DeviceMemory {
             st.allocs.remove(&reuse);
             reuse
         };
-        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new() });
+        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new(), alias: None });
         st.used += span;
         self.generation.fetch_add(1, Ordering::Release);
         Ok(self.base + offset)
@@ -413,6 +442,10 @@ impl DeviceMemory {
                         self.base + start,
                         a.label
                     )));
+                }
+                if let Some(host) = a.alias {
+                    // addressed by its (wrapping) distance from the base, like mapped host memory
+                    return Ok((host + rel).wrapping_sub(self.base));
                 }
                 LAST_HIT.set(Some(LastHit { id: self.id, generation, start, end, kind: a.kind }));
                 return Ok(off);

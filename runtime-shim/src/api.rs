@@ -600,9 +600,11 @@ export! {
     fn hsa_amd_memory_unlock(host: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let removed = r.locked.lock().unwrap_or_else(|e| e.into_inner()).remove(&(host as u64));
-            removed.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let (_, agent) = removed.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
             // nothing to undo for memory that was already device memory
-            let _ = r.mem.unmap_host(host as u64);
+            if agent != host as u64 {
+                let _ = r.mem.free(agent);
+            }
             Ok(())
         })
     }
@@ -616,6 +618,7 @@ export! {
             }
             let bytes = (count as u64).checked_mul(4).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
             memory::check_range(r, ptr as u64, bytes)?;
+            let ptr = r.mem.host_address(ptr as u64) as *mut c_void;
             // SAFETY: the range was checked (a live allocation, or the caller's own memory).
             let words = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) };
             words.fill(value);
@@ -1028,23 +1031,33 @@ fn lock(r: &Runtime, host: *mut c_void, size: usize, agents: *const u64, n: i32,
     for &a in slice(agents, n.max(0) as usize)? {
         r.agent(a)?;
     }
-    // the agent address is the host address: kernels reach the range through the device memory's host mappings
-    // (memory that already lies in device memory, such as hipHostMalloc's, needs no mapping)
+    // memory already in device memory (hipHostMalloc's) is its own agent address; other host memory gets a
+    // device address range of its own that reaches it, as locking gives on hardware (HIP relies on the two
+    // addresses differing)
     let address = host as u64;
-    if !r.mem.host_accessible(address, size as u64) {
-        r.mem.map_host(address, size as u64, "locked host memory").map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+    let agent = if r.mem.host_accessible(address, size as u64) {
+        address
+    } else {
+        r.mem.alias_host(address, size as u64, "locked host memory").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?
+    };
+    let previous = r.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(address, (size as u64, agent));
+    if let Some((_, old)) = previous.filter(|(_, old)| *old != address) {
+        let _ = r.mem.free(old);
     }
-    r.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(address, size as u64);
-    out(agent_ptr, host)
+    out(agent_ptr, agent as *mut c_void)
 }
 
 fn pointer_info(r: &Runtime, ptr: u64, info: *mut ffi::PointerInfo, alloc: Option<extern "C" fn(usize) -> *mut c_void>, n: *mut u32, accessible: *mut *mut u64) -> Result<(), Status> {
     nonnull(info)?;
     // SAFETY: the caller provides an hsa_amd_pointer_info_t whose `size` field says how much of it we may fill.
     let size = unsafe { (*info).size } as usize;
-    let found = r.allocation_of(ptr).map(|(s, a)| (s, a.size, r.pools[a.pool].agent, r.pools[a.pool].flags, ffi::POINTER_TYPE_HSA)).or_else(|| {
+    let found = r.allocation_of(ptr).map(|(s, a)| (s, a.size, r.pools[a.pool].agent as u64, r.pools[a.pool].flags, ffi::POINTER_TYPE_HSA)).or_else(|| {
+        // locked host memory, found by its host or its agent address
         let locked = r.locked.lock().unwrap_or_else(|e| e.into_inner());
-        locked.range(..=ptr).next_back().filter(|(s, l)| ptr < *s + *l).map(|(s, l)| (*s, *l, 0, ffi::GLOBAL_FLAG_COARSE_GRAINED, ffi::POINTER_TYPE_LOCKED))
+        locked
+            .iter()
+            .find(|(h, (l, a))| (ptr >= **h && ptr < *h + l) || (ptr >= *a && ptr < a + l))
+            .map(|(h, (l, a))| (*h, *l, *a, ffi::GLOBAL_FLAG_COARSE_GRAINED, ffi::POINTER_TYPE_LOCKED))
     });
     let full = std::mem::size_of::<ffi::PointerInfo>();
     let mut record = ffi::PointerInfo {
@@ -1057,12 +1070,14 @@ fn pointer_info(r: &Runtime, ptr: u64, info: *mut ffi::PointerInfo, alloc: Optio
         agent_owner: 0,
         global_flags: 0,
     };
-    if let Some((start, len, agent, flags, kind)) = found {
+    if let Some((start, len, extra, flags, kind)) = found {
+        // for API allocations `extra` is the owning agent; for locked memory, the agent address
+        let (agent_base, owner) = if kind == ffi::POINTER_TYPE_LOCKED { (extra, 0) } else { (start, extra) };
         record.kind = kind;
-        record.agent_base_address = start as *mut c_void;
+        record.agent_base_address = agent_base as *mut c_void;
         record.host_base_address = start as *mut c_void;
         record.size_in_bytes = len as usize;
-        record.agent_owner = AGENT_TAG + agent as u64;
+        record.agent_owner = AGENT_TAG + owner;
         record.global_flags = flags;
     }
     // SAFETY: `info` has room for `size` bytes (the caller said so); we copy no more than that.

@@ -33,6 +33,8 @@ pub fn copy(rt: &Runtime, dst: u64, src: u64, len: u64) -> Result<(), Status> {
     }
     check_range(rt, dst, len)?;
     check_range(rt, src, len)?;
+    // the device address of locked host memory stands for the host bytes
+    let (dst, src) = (rt.mem.host_address(dst), rt.mem.host_address(src));
     // SAFETY: both ranges were checked: inside device memory they are live allocations (mapped host memory);
     // outside it they are the caller's host buffers, which the API requires to be valid for `len` bytes.
     // `copy` (memmove) tolerates overlap.

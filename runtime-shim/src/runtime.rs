@@ -64,8 +64,9 @@ pub struct Runtime {
     /// Distinct GPU ISAs (target index in `isa-amdgpu` terms) and their ROCm names.
     pub isas: Vec<(&'static DevicePreset, String)>,
     pub allocs: Mutex<BTreeMap<u64, Alloc>>,
-    /// Host ranges locked with `hsa_amd_memory_lock`: start → length.
-    pub locked: Mutex<BTreeMap<u64, u64>>,
+    /// Host ranges locked with `hsa_amd_memory_lock`: host start → (length, agent address). The agent address
+    /// is the host address for memory already in device memory, else a pinned range reaching the host bytes.
+    pub locked: Mutex<BTreeMap<u64, (u64, u64)>>,
     pub signals: Signals,
     pub queues: Mutex<HashMap<u64, Arc<Queue>>>,
     /// Deallocation callbacks: (allocation start, monitored pointer, callback, user data).

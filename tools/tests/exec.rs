@@ -149,6 +149,12 @@ fn hip_dynamic_shared_memory_symbols_shuffles_and_occupancy_queries() {
 }
 
 #[test]
+fn hip_host_register_stream_callbacks_graphs_and_2d_memset() {
+    let so = exec_ok(None, &hipcc("streams", &[]), &[]);
+    assert!(so.contains("streams: host register, stream callback, graph, 2-D memset"), "{so}");
+}
+
+#[test]
 fn hip_shared_memory_reduction_and_atomics_match_the_cpu() {
     let so = exec_ok(None, &hipcc("reduce", &[]), &[]);
     assert!(so.contains("all equal to the CPU's"), "{so}");

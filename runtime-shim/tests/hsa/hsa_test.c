@@ -420,6 +420,26 @@ int main(int argc, char** argv) {
   EXPECT(wrong == 0);
   OK(hsa_memory_deregister(plain, sizeof plain));
 
+  // locked host memory: its own agent address, which kernels and copies use to reach the host bytes
+  int* pageable = malloc(64 * 4 * sizeof(int));
+  for (int i = 0; i < 64 * 4; i++) pageable[i] = 100 + i;
+  int* agent_view = NULL;
+  OK(hsa_amd_memory_lock(pageable, 64 * 4 * sizeof(int), &gpu, 1, (void**)&agent_view));
+  EXPECT(agent_view != NULL && agent_view != pageable);
+  hsa_amd_pointer_info_t pinfo = {.size = sizeof pinfo};
+  OK(hsa_amd_pointer_info(agent_view + 3, &pinfo, NULL, NULL, NULL));
+  EXPECT(pinfo.type == HSA_EXT_POINTER_TYPE_LOCKED && pinfo.hostBaseAddress == pageable && pinfo.agentBaseAddress == agent_view);
+  hsa_signal_store_relaxed(ping, 1);
+  dispatch(q, add_one, agent_view, 64 * 4, ping);
+  hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  int via_agent[4];
+  OK(hsa_memory_copy(via_agent, agent_view + 10, sizeof via_agent));
+  wrong = 0;
+  for (int i = 0; i < 64 * 4; i++) wrong += pageable[i] != 101 + i;
+  EXPECT(wrong == 0 && via_agent[0] == 111);
+  OK(hsa_amd_memory_unlock(pageable));
+  free(pageable);
+
   // IPC handles within the process: memory and a signal
   hsa_amd_ipc_memory_t ipc;
   OK(hsa_amd_ipc_memory_create(dev, n * 4, &ipc));
