@@ -712,6 +712,23 @@ mod tests {
     }
 
     #[test]
+    fn pinned_host_memory_is_reached_through_its_own_device_range() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let mut host = vec![0u32; 256];
+        let h = host.as_mut_ptr() as u64;
+        let d = mem.alias_host(h, 1024, "pinned").unwrap();
+        assert_ne!(d, h);
+        mem.write_u32(d + 8, 0xabcd).unwrap();
+        assert_eq!(mem.atomic_u32(d + 12, |x| x + 5).unwrap(), 0);
+        assert_eq!(mem.host_address(d + 8), h + 8);
+        assert_eq!(mem.host_address(h), h);
+        assert!(mem.read_u32(d + 1024).is_err());
+        mem.free(d).unwrap();
+        assert!(mem.read_u32(d + 8).unwrap_err().location.contains("freed earlier"));
+        assert_eq!((host[2], host[3]), (0xabcd, 5));
+    }
+
+    #[test]
     fn atomics_from_many_threads_lose_nothing_and_misalignment_faults() {
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let a = mem.allocate(64, AllocKind::Buffer, "counter").unwrap();
