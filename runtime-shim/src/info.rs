@@ -30,7 +30,7 @@ pub fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Status {
 fn chip_id(dev: &DevicePreset) -> u32 {
     match dev.id {
         "mi210" => 0x740f,
-        "mi250x" => 0x7408,
+        "mi250x-gcd" => 0x7408,
         "mi300x" => 0x74a1,
         _ => 0,
     }

@@ -204,3 +204,16 @@ fn a_kernel_fault_is_reported_with_its_address_and_hip_aborts_as_on_hardware() {
     assert!(se.contains("global_store_dword: lane 0: write of 4 bytes at 0x1000: outside device memory"), "{se}");
     assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
 }
+
+#[test]
+fn exec_says_clearly_what_it_cannot_run() {
+    let (o, _, se) = exec(None, Path::new("/nonexistent/program"), &[]);
+    assert!(!o.status.success());
+    assert!(se.contains("cannot run /nonexistent/program"), "{se}");
+    let (o, _, se) = exec(Some("mi999"), Path::new("true"), &[]);
+    assert!(!o.status.success());
+    assert!(se.contains("unknown device `mi999`"), "{se}");
+    // the program's own exit status comes back
+    let (o, _, _) = exec(None, Path::new("false"), &[]);
+    assert_eq!(o.status.code(), Some(1));
+}
