@@ -162,7 +162,13 @@ fn process(rt: &Runtime, q: &Queue) {
             ffi::PACKET_TYPE_KERNEL_DISPATCH => {
                 // SAFETY: the slot is a live, published 64-byte packet in the ring.
                 let p = unsafe { std::ptr::read_volatile(slot as *const DispatchPacket) };
-                dispatch(rt, q, &p, slot).map(|()| p.completion_signal)
+                // a bug in the emulator must break this queue loudly, not end its thread with waiters hanging
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(rt, q, &p, slot)))
+                    .unwrap_or_else(|_| {
+                        eprintln!("wavejit: internal error while running a kernel of queue {:#x} (packet {index}); the queue is stopped", q.address);
+                        Err(ffi::ERROR_FATAL)
+                    })
+                    .map(|()| p.completion_signal)
             }
             ffi::PACKET_TYPE_BARRIER_AND | ffi::PACKET_TYPE_BARRIER_OR => {
                 // SAFETY: as above.
