@@ -516,6 +516,16 @@ impl DeviceMemory {
         })
     }
 
+    /// The live allocation holding `address` that compiled scalar loads may read directly: (start address,
+    /// length, host pointer to its first byte). Any kind but pinned host memory (whose bytes are elsewhere);
+    /// allocations are only freed between dispatches.
+    pub fn readable_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
+        let off = address.checked_sub(self.base)?;
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let (&start, a) = st.allocs.range(..=off).next_back()?;
+        (a.live && a.alias.is_none() && off < start + a.size).then(|| (self.base + start, a.size, self.ptr(start)))
+    }
+
     /// A view of `[address, address + len)` when that range lies inside one live allocation: accesses within it
     /// need no further lookup (a whole wave's accesses checked at once).
     pub fn window(&self, address: u64, len: u64, access: Access) -> Option<Window<'_>> {

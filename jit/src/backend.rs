@@ -1368,7 +1368,46 @@ impl Backend for JitBackend<'_, '_> {
         Ok(())
     }
     fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {
-        Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1)
+        if self.calls_only || self.fb().is_none() {
+            return Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1);
+        }
+        // inside the allocation the wave's last interpreted scalar load read: straight from host memory
+        let ctx = self.ctx;
+        let (fast, join, rel) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let (lo64, hi64) = (b.ins().uextend(types::I64, lo), b.ins().uextend(types::I64, hi));
+            let hi64 = b.ins().ishl_imm(hi64, 32);
+            let addr = b.ins().bor(hi64, lo64);
+            let addr = b.ins().band_imm(addr, !3);
+            let start = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_START);
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_LEN);
+            let rel = b.ins().isub(addr, start);
+            let room = b.ins().iadd_imm(len, -(4 * dwords as i64));
+            let short = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
+            let outside = b.ins().icmp(IntCC::UnsignedGreaterThan, rel, room);
+            let bad = b.ins().bor(short, outside);
+            let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..dwords {
+                b.append_block_param(join, types::I32);
+            }
+            b.ins().brif(bad, slow, &[], fast, &[]);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (fast, join, rel)
+        };
+        let slow_out = self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1;
+        let b = self.b.as_deref_mut().expect("emitting");
+        let args: Vec<_> = slow_out.iter().map(|x| (*x).into()).collect();
+        b.ins().jump(join, &args);
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        let host = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_HOST);
+        let p = b.ins().iadd(host, rel);
+        let words: Vec<_> = (0..dwords).map(|d| b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32).into()).collect();
+        b.ins().jump(join, &words);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        Ok(b.block_params(join).to_vec())
     }
     fn v_load(&mut self, lo: Vv, hi: Vv, offset: i64, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
         Ok(self.global_inline(lo, hi, offset, 4 * dwords, false, m, None, Op::VLoad { offset, dwords }))

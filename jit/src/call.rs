@@ -195,6 +195,13 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         ctx.agprs = wave.agprs.as_mut_ptr();
         ctx.lds_ptr = lds.as_mut_ptr();
         if r.is_ok() {
+            if let Op::SLoad { .. } = call.op {
+                // remember the allocation for compiled scalar loads
+                let addr = ((s[1] as u64) << 32 | s[0] as u64) & !3;
+                if let Some((start, len, host)) = env.mem.readable_at(addr) {
+                    (ctx.swin_start, ctx.swin_len, ctx.swin_host) = (start, len, host);
+                }
+            }
             if let Op::VLoad { .. } | Op::VStore { .. } | Op::VLoadNarrow { .. } | Op::VStoreNarrow { .. } = call.op {
                 // remember the buffer of the first active lane for the compiled fast path
                 if m[0] != 0 {

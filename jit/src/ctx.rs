@@ -48,6 +48,11 @@ pub struct Ctx {
     pub win_start: u64,
     pub win_len: u64,
     pub win_host: *mut u8,
+    /// The same for scalar loads: the allocation the wave's last `s_load` through the interpreter read
+    /// (kernel arguments, constant tables), which compiled scalar loads inside it read directly.
+    pub swin_start: u64,
+    pub swin_len: u64,
+    pub swin_host: *mut u8,
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -76,6 +81,9 @@ impl Ctx {
             win_start: 0,
             win_len: 0,
             win_host: std::ptr::null_mut(),
+            swin_start: 0,
+            swin_len: 0,
+            swin_host: std::ptr::null_mut(),
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -146,6 +154,9 @@ impl Ctx {
     pub const WIN_START: i32 = std::mem::offset_of!(Ctx, win_start) as i32;
     pub const WIN_LEN: i32 = std::mem::offset_of!(Ctx, win_len) as i32;
     pub const WIN_HOST: i32 = std::mem::offset_of!(Ctx, win_host) as i32;
+    pub const SWIN_START: i32 = std::mem::offset_of!(Ctx, swin_start) as i32;
+    pub const SWIN_LEN: i32 = std::mem::offset_of!(Ctx, swin_len) as i32;
+    pub const SWIN_HOST: i32 = std::mem::offset_of!(Ctx, swin_host) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;
