@@ -60,10 +60,31 @@ impl Entry {
 /// A translation key: (code key ^ observed, load address or 0, offset).
 type Key = (u64, u64, u64);
 
+/// A multiply-xor hasher for the block lookup keys (a handful of u64s; looked up once per block run, where
+/// SipHash showed in profiles). Not for keys an adversary chooses.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+}
+
+type Entries = HashMap<(u64, Key), Entry, std::hash::BuildHasherDefault<KeyHasher>>;
+
 thread_local! {
     /// Each host thread's copy of the entries it has looked up, by (JIT id, key): finding a block again takes
     /// no shared lock and touches no shared reference count (both would bounce between cores on every block).
-    static ENTRIES: std::cell::RefCell<HashMap<(u64, Key), Entry>> = std::cell::RefCell::new(HashMap::new());
+    static ENTRIES: std::cell::RefCell<Entries> = std::cell::RefCell::new(Entries::default());
 }
 
 static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
