@@ -134,6 +134,9 @@ fn hip_vector_add_compiled_without_an_offload_arch_targets_the_emulated_gpu() {
     let so = exec_ok(None, &out, &[]);
     assert!(so.contains("0 of 100000 wrong"), "{so}");
     assert!(so.contains("AMD Instinct MI210"), "{so}");
+    // the same program with its kernels on the interpreter
+    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&out));
+    assert!(o.status.success() && text(&o.stdout).contains("0 of 100000 wrong"), "{}{}", text(&o.stdout), text(&o.stderr));
 }
 
 #[test]
