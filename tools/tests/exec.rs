@@ -216,6 +216,8 @@ fn exec_says_clearly_what_it_cannot_run() {
     let (o, _, se) = exec(Some("mi999"), Path::new("true"), &[]);
     assert!(!o.status.success());
     assert!(se.contains("unknown device `mi999`"), "{se}");
+    let o = run(Command::new(wavejit()).args(["exec", "--engine", "fast", "--", "true"]));
+    assert!(!o.status.success() && text(&o.stderr).contains("--engine fast: expected jit, interp or crosscheck"), "{}", text(&o.stderr));
     // the program's own exit status comes back
     let (o, _, _) = exec(None, Path::new("false"), &[]);
     assert_eq!(o.status.code(), Some(1));

@@ -64,6 +64,9 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, command: &[String]) -> R
     for d in devices.split(',') {
         DevicePreset::by_name(d.trim())?;
     }
+    if let Some(e) = engine.filter(|e| !matches!(*e, "jit" | "interp" | "crosscheck")) {
+        return Err(format!("--engine {e}: expected jit, interp or crosscheck").into());
+    }
     let shim = shim()?;
     let dir = std::env::temp_dir().join(format!("wavejit-exec-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
