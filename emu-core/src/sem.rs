@@ -2323,16 +2323,19 @@ fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError
         if inst.field(Field::Idxen) == 1 {
             return Err(form(inst, "indexed buffer addressing"));
         }
-        // only the private segment buffer (ADD_TID) is supported: its base is this wave's scratch
+        // only the private segment buffer (ADD_TID) is supported: its base is this wave's scratch. The resource
+        // base and the SGPR offset are wave-level offsets into the swizzled segment (a stack frame of n bytes per
+        // lane moves the stack pointer by n * 64): one lane's share of them is a 64th
         let rel = b.s_op(SOp::Sub, d0, base_lo);
-        p = splat(b, rel);
         let so = inst.field(Field::Soffset);
         let so = match so {
             0..=127 => b.s_get(so),
             _ => b.s_const(inline_const32(so).ok_or_else(|| form(inst, "this buffer offset"))?),
         };
-        let so = splat(b, so);
-        p = b.v_op(VOp::AddU32, p, so);
+        let wave = b.s_op(SOp::Add, rel, so);
+        let six = b.s_const(6);
+        let lane = b.s_op(SOp::Lshr, wave, six);
+        p = splat(b, lane);
         if inst.field(Field::Offen) == 1 {
             let va = b.v_get(inst.field(Field::Vaddr));
             p = b.v_op(VOp::AddU32, p, va);

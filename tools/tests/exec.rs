@@ -158,6 +158,12 @@ fn hip_host_register_stream_callbacks_graphs_and_2d_memset() {
 }
 
 #[test]
+fn hip_private_arrays_and_recursive_device_functions_use_scratch_correctly() {
+    let so = exec_ok(None, &hipcc("scratch", &[]), &[]);
+    assert!(so.contains("scratch: private arrays and a recursive device function correct"), "{so}");
+}
+
+#[test]
 fn hip_shared_memory_reduction_and_atomics_match_the_cpu() {
     let so = exec_ok(None, &hipcc("reduce", &[]), &[]);
     assert!(so.contains("all equal to the CPU's"), "{so}");
