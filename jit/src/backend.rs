@@ -224,58 +224,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
         };
         let b = self.b.as_deref_mut().expect("emitting");
-        let args: Vec<_> = slow_out.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
-        b.ins().jump(join, &args);
+        jump_with(b, join, &slow_out);
         // fast: lane by lane
         b.switch_to_block(fast);
         b.seal_block(fast);
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
-        let zero = b.ins().iconst(types::I32, 0);
-        let zero_v = b.ins().splat(I32X4, zero);
-        let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
-        let mut loaded = vec![[dummy(); CHUNKS]; if data.is_some() { 0 } else { dwords as usize }];
-        for i in 0..CHUNKS {
-            // inactive lanes use address 0 (in range) for loads, the sink for stores
-            let safe = b.ins().bitselect(masks[i], addr.c[i], zero_v);
-            if data.is_none() && dwords == 1 {
-                let v = load_chunk_dword(b, lds, safe, offset as i32);
-                loaded[0][i] = b.ins().bitselect(masks[i], v, zero_v);
-                continue;
-            }
-            let mut acc = vec![zero_v; loaded.len()];
-            for j in 0..4u8 {
-                let a = b.ins().extractlane(safe, j);
-                let a = b.ins().uextend(types::I64, a);
-                let p = b.ins().iadd(lds, a);
-                match data {
-                    None => {
-                        for (d, v) in acc.iter_mut().enumerate() {
-                            let x = b.ins().load(types::I32, MemFlags::new(), p, offset as i32 + 4 * d as i32);
-                            *v = b.ins().insertlane(*v, x, j);
-                        }
-                    }
-                    Some(vals) => {
-                        let lane_mask = b.ins().extractlane(masks[i], j);
-                        let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
-                        let at = b.ins().iadd_imm(p, offset as i64);
-                        let dst = b.ins().select(on, at, sink);
-                        for (d, v) in vals.iter().enumerate() {
-                            let x = b.ins().extractlane(v.c[i], j);
-                            b.ins().store(MemFlags::new(), x, dst, 4 * d as i32);
-                        }
-                    }
-                }
-            }
-            for (d, v) in acc.into_iter().enumerate() {
-                loaded[d][i] = b.ins().bitselect(masks[i], v, zero_v);
-            }
-        }
-        let args: Vec<_> = loaded.iter().flatten().map(|x| (*x).into()).collect();
-        b.ins().jump(join, &args);
-        b.switch_to_block(join);
-        b.seal_block(join);
-        let params = b.block_params(join).to_vec();
-        params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
+        let loaded = lane_accesses(b, ctx, lds, &addr.c, offset as i32, 4 * dwords, false, &masks, data);
+        jump_with(b, join, &loaded);
+        join_vectors(b, join)
     }
 
     /// Global loads (`data` None) and stores of `bytes` per lane (1, 2 or a multiple of 4; narrow loads
@@ -349,65 +305,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         ins.extend(data.unwrap_or(&[]).iter().copied());
         let slow_out = self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
         let b = self.b.as_deref_mut().expect("emitting");
-        let args: Vec<_> = slow_out.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
-        b.ins().jump(join, &args);
+        jump_with(b, join, &slow_out);
         b.switch_to_block(fast);
         b.seal_block(fast);
         let host = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_HOST);
-        let zero = b.ins().iconst(types::I32, 0);
-        let zero_v = b.ins().splat(I32X4, zero);
-        let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
-        let mut loaded = vec![[dummy(); CHUNKS]; outs];
-        for i in 0..CHUNKS {
-            let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
-            if data.is_none() && bytes == 4 {
-                let v = load_chunk_dword(b, host, safe, 0);
-                loaded[0][i] = b.ins().bitselect(masks[i], v, zero_v);
-                continue;
-            }
-            let mut acc = vec![zero_v; outs];
-            for j in 0..4u8 {
-                let r = b.ins().extractlane(safe, j);
-                let r = b.ins().uextend(types::I64, r);
-                let p = b.ins().iadd(host, r);
-                match data {
-                    None => {
-                        for (d, v) in acc.iter_mut().enumerate() {
-                            let x = match bytes {
-                                1 if signed => b.ins().sload8(types::I32, MemFlags::new(), p, 0),
-                                1 => b.ins().uload8(types::I32, MemFlags::new(), p, 0),
-                                2 if signed => b.ins().sload16(types::I32, MemFlags::new(), p, 0),
-                                2 => b.ins().uload16(types::I32, MemFlags::new(), p, 0),
-                                _ => b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32),
-                            };
-                            *v = b.ins().insertlane(*v, x, j);
-                        }
-                    }
-                    Some(vals) => {
-                        let lane_mask = b.ins().extractlane(masks[i], j);
-                        let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
-                        let dst = b.ins().select(on, p, sink);
-                        for (d, v) in vals.iter().enumerate() {
-                            let x = b.ins().extractlane(v.c[i], j);
-                            match bytes {
-                                1 => b.ins().istore8(MemFlags::new(), x, dst, 0),
-                                2 => b.ins().istore16(MemFlags::new(), x, dst, 0),
-                                _ => b.ins().store(MemFlags::new(), x, dst, 4 * d as i32),
-                            };
-                        }
-                    }
-                }
-            }
-            for (d, v) in acc.into_iter().enumerate() {
-                loaded[d][i] = b.ins().bitselect(masks[i], v, zero_v);
-            }
-        }
-        let args: Vec<_> = loaded.iter().flatten().map(|x| (*x).into()).collect();
-        b.ins().jump(join, &args);
-        b.switch_to_block(join);
-        b.seal_block(join);
-        let params = b.block_params(join).to_vec();
-        params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
+        let loaded = lane_accesses(b, ctx, host, &rels, 0, bytes, signed, &masks, data);
+        jump_with(b, join, &loaded);
+        join_vectors(b, join)
     }
 
     /// An f64 operation on (lo, hi) register pairs: lanes regrouped into f64x2 vectors, `op` applied, results
@@ -756,6 +660,89 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().iadd_imm(base, reg as i64 * 256)
     }
+}
+
+/// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
+/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, else 4 per dword), loaded — inactive
+/// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
+/// sink. Returns the loaded dword vectors (none for a store).
+#[allow(clippy::too_many_arguments)]
+fn lane_accesses(
+    b: &mut FunctionBuilder<'_>,
+    ctx: Value,
+    base: Value,
+    rels: &[Value; CHUNKS],
+    imm: i32,
+    bytes: u32,
+    signed: bool,
+    masks: &[Value; CHUNKS],
+    data: Option<&[Vv]>,
+) -> Vec<Vv> {
+    let zero = b.ins().iconst(types::I32, 0);
+    let zero_v = b.ins().splat(I32X4, zero);
+    let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
+    let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
+    let mut loaded = vec![Vv { c: [dummy(); CHUNKS], uniform: None }; outs];
+    for i in 0..CHUNKS {
+        let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
+        if data.is_none() && bytes == 4 {
+            let v = load_chunk_dword(b, base, safe, imm);
+            loaded[0].c[i] = b.ins().bitselect(masks[i], v, zero_v);
+            continue;
+        }
+        let mut acc = vec![zero_v; outs];
+        for j in 0..4u8 {
+            let r = b.ins().extractlane(safe, j);
+            let r = b.ins().uextend(types::I64, r);
+            let p = b.ins().iadd(base, r);
+            match data {
+                None => {
+                    for (d, v) in acc.iter_mut().enumerate() {
+                        let x = match bytes {
+                            1 if signed => b.ins().sload8(types::I32, MemFlags::new(), p, imm),
+                            1 => b.ins().uload8(types::I32, MemFlags::new(), p, imm),
+                            2 if signed => b.ins().sload16(types::I32, MemFlags::new(), p, imm),
+                            2 => b.ins().uload16(types::I32, MemFlags::new(), p, imm),
+                            _ => b.ins().load(types::I32, MemFlags::new(), p, imm + 4 * d as i32),
+                        };
+                        *v = b.ins().insertlane(*v, x, j);
+                    }
+                }
+                Some(vals) => {
+                    let lane_mask = b.ins().extractlane(masks[i], j);
+                    let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
+                    let at = b.ins().iadd_imm(p, imm as i64);
+                    let dst = b.ins().select(on, at, sink);
+                    for (d, v) in vals.iter().enumerate() {
+                        let x = b.ins().extractlane(v.c[i], j);
+                        match bytes {
+                            1 => b.ins().istore8(MemFlags::new(), x, dst, 0),
+                            2 => b.ins().istore16(MemFlags::new(), x, dst, 0),
+                            _ => b.ins().store(MemFlags::new(), x, dst, 4 * d as i32),
+                        };
+                    }
+                }
+            }
+        }
+        for (d, v) in acc.into_iter().enumerate() {
+            loaded[d].c[i] = b.ins().bitselect(masks[i], v, zero_v);
+        }
+    }
+    loaded
+}
+
+/// Jumps to `join` passing `values`' chunks as its block parameters.
+fn jump_with(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block, values: &[Vv]) {
+    let args: Vec<_> = values.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
+    b.ins().jump(join, &args);
+}
+
+/// Continues at `join` and returns its parameters as vectors (16 chunks each).
+fn join_vectors(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block) -> Vec<Vv> {
+    b.switch_to_block(join);
+    b.seal_block(join);
+    let params = b.block_params(join).to_vec();
+    params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
 }
 
 /// Loads one dword per lane of a chunk from `base + lane offset + offset`, where `safe` holds the four lanes'
