@@ -290,12 +290,7 @@ impl DeviceMemory {
 
     /// The host address of device address `address`: itself, unless it lies in pinned host memory's device range.
     pub fn host_address(&self, address: u64) -> u64 {
-        let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else { return address };
-        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        match st.allocs.range(..=off).next_back() {
-            Some((&start, a)) if a.live && off < start + a.size => a.alias.map_or(address, |h| h + (off - start)),
-            _ => address,
-        }
+        self.holding(address, |start, a| a.alias.map(|h| h + (address - self.base - start))).unwrap_or(address)
     }
 
     /// Ends a [`DeviceMemory::map_host`].
@@ -315,6 +310,11 @@ impl DeviceMemory {
     /// directly (any kind but code).
     pub fn host_accessible(&self, address: u64, len: u64) -> bool {
         self.check(address, len, Access::Write).is_ok()
+    }
+
+    /// Whether `[address, address + len)` touches the address range this memory reserves.
+    pub fn overlaps(&self, address: u64, len: u64) -> bool {
+        address < self.base + self.arena.len as u64 && address.saturating_add(len) > self.base
     }
 
     /// Capacity in bytes.
@@ -502,28 +502,26 @@ impl DeviceMemory {
         }
     }
 
-    /// Reads `buf.len()` bytes at `address`.
+    /// `f` of the live allocation holding `address` (its arena offset and record), if there is one.
+    fn holding<R>(&self, address: u64, f: impl FnOnce(u64, &Allocation) -> Option<R>) -> Option<R> {
+        let off = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64)?;
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let (&start, a) = st.allocs.range(..=off).next_back()?;
+        (a.live && off < start + a.size).then(|| f(start, a)).flatten()
+    }
+
     /// The device buffer (an allocation of kind [`AllocKind::Buffer`]) holding `address`: (start address,
     /// length, host pointer to its first byte). Compiled code reads and writes inside such a range directly
     /// after checking its lanes against it; buffers are only freed between dispatches.
     pub fn buffer_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        let off = address.checked_sub(self.base)?;
-        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        let (&start, a) = st.allocs.range(..=off).next_back()?;
-        (a.live && a.kind == AllocKind::Buffer && off < start + a.size).then(|| {
-            // SAFETY: `start` is the arena offset of a live allocation, inside the arena.
-            (self.base + start, a.size, unsafe { self.arena.ptr.add(start as usize) })
-        })
+        self.holding(address, |start, a| (a.kind == AllocKind::Buffer).then(|| (self.base + start, a.size, self.ptr(start))))
     }
 
     /// The live allocation holding `address` that compiled scalar loads may read directly: (start address,
     /// length, host pointer to its first byte). Any kind but pinned host memory (whose bytes are elsewhere);
     /// allocations are only freed between dispatches.
     pub fn readable_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        let off = address.checked_sub(self.base)?;
-        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        let (&start, a) = st.allocs.range(..=off).next_back()?;
-        (a.live && a.alias.is_none() && off < start + a.size).then(|| (self.base + start, a.size, self.ptr(start)))
+        self.holding(address, |start, a| a.alias.is_none().then(|| (self.base + start, a.size, self.ptr(start))))
     }
 
     /// A view of `[address, address + len)` when that range lies inside one live allocation: accesses within it
@@ -533,6 +531,7 @@ impl DeviceMemory {
         Some(Window { mem: self, start: address, len, off })
     }
 
+    /// Reads `buf.len()` bytes at `address`.
     pub fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, buf.len() as u64, Access::Read)?;
         // SAFETY: `check` proved [off, off+len) lies inside a live allocation inside the arena, or inside host
