@@ -57,10 +57,7 @@ fn with(f: impl FnOnce(&Arc<Runtime>) -> Result<(), Status>) -> Status {
 }
 
 fn out<T>(p: *mut T, v: T) -> Result<(), Status> {
-    match put(p.cast(), v) {
-        ffi::SUCCESS => Ok(()),
-        s => Err(s),
-    }
+    put(p.cast(), v)
 }
 
 fn nonnull<T>(p: *const T) -> Result<(), Status> {
@@ -116,42 +113,20 @@ export! {
     fn hsa_shut_down() -> Status = ffi::ERROR; { status(runtime::shut_down()) }
 
     fn hsa_status_string(s: Status, text: *mut *const c_char) -> Status = ffi::ERROR; {
-        let t: &'static CStr = match s {
-            ffi::SUCCESS => c"HSA_STATUS_SUCCESS: The function has been executed successfully.",
-            _ => match ffi::status_text(s) {
-                Some(t) => {
-                    // a leaked copy per status code: the caller keeps the pointer
-                    static TEXTS: std::sync::Mutex<Vec<(Status, &'static CStr)>> = std::sync::Mutex::new(Vec::new());
-                    let mut v = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
-                    match v.iter().find(|(k, _)| *k == s) {
-                        Some((_, c)) => c,
-                        None => {
-                            let c: &'static CStr = Box::leak(std::ffi::CString::new(t).unwrap_or_default().into_boxed_c_str());
-                            v.push((s, c));
-                            c
-                        }
-                    }
-                }
-                None => return ffi::ERROR_INVALID_ARGUMENT,
-            },
-        };
-        status(out(text, t.as_ptr()))
+        match ffi::status_text(s) {
+            Some(t) => status(out(text, t.as_ptr())),
+            None => ffi::ERROR_INVALID_ARGUMENT,
+        }
     }
 
     fn hsa_system_get_info(attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| match info::system(r, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+        with(|r| info::system(r, attribute, value))
     }
     fn hsa_system_extension_supported(ext: u16, major: u16, minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
-        with(|_| out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1 && minor == 0))
+        with(|_| out(result, extension(ext, major) && minor == 0))
     }
     fn hsa_system_major_extension_supported(ext: u16, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
-        with(|_| {
-            let yes = ext == ffi::EXTENSION_AMD_LOADER && major == 1;
-            if yes {
-                out(minor, 0)?;
-            }
-            out(result, yes)
-        })
+        with(|_| major_extension(ext, major, minor, result))
     }
     fn hsa_system_get_extension_table(ext: u16, major: u16, minor: u16, table: *mut c_void) -> Status = ffi::ERROR; {
         // only version 1.00 of the loader table is provided
@@ -183,23 +158,19 @@ export! {
     fn hsa_agent_get_info(agent: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let i = r.agent(agent)?;
-            match info::agent(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+            info::agent(r, i, attribute, value)
         })
     }
     fn hsa_agent_extension_supported(ext: u16, agent: u64, major: u16, minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            out(result, ext == ffi::EXTENSION_AMD_LOADER && major == 1 && minor == 0)
+            out(result, extension(ext, major) && minor == 0)
         })
     }
     fn hsa_agent_major_extension_supported(ext: u16, agent: u64, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            let yes = ext == ffi::EXTENSION_AMD_LOADER && major == 1;
-            if yes {
-                out(minor, 0)?;
-            }
-            out(result, yes)
+            major_extension(ext, major, minor, result)
         })
     }
     fn hsa_agent_get_exception_policies(agent: u64, _profile: u32, mask: *mut u16) -> Status = ffi::ERROR; {
@@ -233,7 +204,7 @@ export! {
         })
     }
     fn hsa_cache_get_info(cache: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| match info::cache(r, cache, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+        with(|r| info::cache(r, cache, attribute, value))
     }
 
     fn hsa_isa_from_name(name: *const c_char, isa: *mut u64) -> Status = ffi::ERROR; {
@@ -249,10 +220,10 @@ export! {
         })
     }
     fn hsa_isa_get_info(isa: u64, attribute: u32, _index: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| match info::isa(r, isa, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+        with(|r| info::isa(r, isa, attribute, value))
     }
     fn hsa_isa_get_info_alt(isa: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| match info::isa(r, isa, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) })
+        hsa_isa_get_info(isa, attribute, 0, value)
     }
     fn hsa_isa_compatible(code: u64, agent_isa: u64, result: *mut bool) -> Status = ffi::ERROR; {
         with(|r| {
@@ -297,14 +268,13 @@ export! {
     fn hsa_region_get_info(region: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let i = r.pool(region, REGION_TAG)?;
-            match info::region(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+            info::region(r, i, attribute, value)
         })
     }
     fn hsa_memory_allocate(region: u64, size: usize, ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
-            nonnull(ptr)?;
             let i = r.pool(region, REGION_TAG)?;
-            out(ptr, r.allocate(i, size as u64)? as *mut c_void)
+            allocate_into(r, i, size, ptr)
         })
     }
     fn hsa_memory_free(ptr: *mut c_void) -> Status = ffi::ERROR; {
@@ -347,11 +317,8 @@ export! {
             out(signal, r.signals.create(r, initial)?)
         })
     }
-    fn hsa_amd_signal_create(initial: i64, _n: u32, _consumers: *const u64, _attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
-        with(|r| {
-            nonnull(signal)?;
-            out(signal, r.signals.create(r, initial)?)
-        })
+    fn hsa_amd_signal_create(initial: i64, n: u32, consumers: *const u64, _attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
+        hsa_signal_create(initial, n, consumers, signal)
     }
     fn hsa_signal_destroy(signal: u64) -> Status = ffi::ERROR; { with(|r| r.signals.destroy(signal)) }
     fn hsa_signal_load_relaxed(s: u64) -> i64 = 0; { load(s) }
@@ -553,25 +520,24 @@ export! {
     fn hsa_amd_memory_pool_get_info(pool: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let i = r.pool(pool, POOL_TAG)?;
-            match info::pool(r, i, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+            info::pool(r, i, attribute, value)
         })
     }
     fn hsa_amd_agent_memory_pool_get_info(agent: u64, pool: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let a = r.agent(agent)?;
             let p = r.pool(pool, POOL_TAG)?;
-            match info::agent_pool(r, a, p, attribute, value) { ffi::SUCCESS => Ok(()), s => Err(s) }
+            info::agent_pool(r, a, p, attribute, value)
         })
     }
     fn hsa_amd_memory_pool_allocate(pool: u64, size: usize, _flags: u32, ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
-            nonnull(ptr)?;
             let i = r.pool(pool, POOL_TAG)?;
-            out(ptr, r.allocate(i, size as u64)? as *mut c_void)
+            allocate_into(r, i, size, ptr)
         })
     }
     fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| if ptr.is_null() { Ok(()) } else { r.free(ptr as u64) })
+        hsa_memory_free(ptr)
     }
     fn hsa_amd_agents_allow_access(n: u32, agents: *const u64, _flags: *const u32, ptr: *const c_void) -> Status = ffi::ERROR; {
         with(|r| {
@@ -617,8 +583,7 @@ export! {
                 return Ok(());
             }
             let bytes = (count as u64).checked_mul(4).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
-            memory::check_range(r, ptr as u64, bytes)?;
-            let ptr = r.mem.host_address(ptr as u64) as *mut c_void;
+            let ptr = memory::host_range(r, ptr as u64, bytes)? as *mut c_void;
             // SAFETY: the range was checked (a live allocation, or the caller's own memory).
             let words = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) };
             words.fill(value);
@@ -751,26 +716,19 @@ export! {
     }
 
     // ---- profiling
-    fn hsa_amd_profiling_set_profiler_enabled(q: *mut ffi::HsaQueue, enable: i32) -> Status = ffi::ERROR; {
-        with(|r| {
-            queue_of(q)?;
-            r.profiling.store(enable != 0, Ordering::Relaxed);
-            Ok(())
-        })
+    // every dispatch, barrier and copy is timestamped (it costs two clock reads), so enabling is only checked
+    fn hsa_amd_profiling_set_profiler_enabled(q: *mut ffi::HsaQueue, _enable: i32) -> Status = ffi::ERROR; {
+        with(|_| queue_of(q).map(drop))
     }
     fn hsa_amd_profiling_async_copy_enable(_enable: bool) -> Status = ffi::ERROR; { with(|_| Ok(())) }
     fn hsa_amd_profiling_get_dispatch_time(agent: u64, s: u64, time: *mut ffi::ProfilingTime) -> Status = ffi::ERROR; {
         with(|r| {
             r.gpu(agent)?;
-            let (a, b) = signal::timestamps(r, s)?;
-            out(time, ffi::ProfilingTime { start: a.load(Ordering::Relaxed), end: b.load(Ordering::Relaxed) })
+            times(r, s, time)
         })
     }
     fn hsa_amd_profiling_get_async_copy_time(s: u64, time: *mut ffi::ProfilingTime) -> Status = ffi::ERROR; {
-        with(|r| {
-            let (a, b) = signal::timestamps(r, s)?;
-            out(time, ffi::ProfilingTime { start: a.load(Ordering::Relaxed), end: b.load(Ordering::Relaxed) })
-        })
+        with(|r| times(r, s, time))
     }
     fn hsa_amd_profiling_convert_tick_to_system_domain(agent: u64, tick: u64, system: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
@@ -861,19 +819,12 @@ export! {
     }
     fn hsa_executable_validate(exe: u64, result: *mut u32) -> Status = ffi::ERROR; {
         with(|r| {
-            if !r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) {
-                return Err(ffi::ERROR_INVALID_EXECUTABLE);
-            }
+            symbols_of(r, exe)?;
             out(result, 0)
         })
     }
     fn hsa_executable_validate_alt(exe: u64, _options: *const c_char, result: *mut u32) -> Status = ffi::ERROR; {
-        with(|r| {
-            if !r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) {
-                return Err(ffi::ERROR_INVALID_EXECUTABLE);
-            }
-            out(result, 0)
-        })
+        hsa_executable_validate(exe, result)
     }
     fn hsa_executable_get_symbol_by_name(exe: u64, name: *const c_char, agent: *const u64, symbol: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
@@ -884,8 +835,8 @@ export! {
             let a = if agent.is_null() { None } else { Some(unsafe { *agent }) };
             match r.loader.find(exe, &n, a) {
                 Some(s) => out(symbol, s),
-                None if r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&exe) => Err(ffi::ERROR_INVALID_SYMBOL_NAME),
-                None => Err(ffi::ERROR_INVALID_EXECUTABLE),
+                // a known executable without the symbol, or no such executable
+                None => symbols_of(r, exe).and(Err(ffi::ERROR_INVALID_SYMBOL_NAME)),
             }
         })
     }
@@ -980,6 +931,32 @@ fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<(u64, u64), Status> {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     Ok(((h[4] as u64) << 32 | h[3] as u64, (h[6] as u64) << 32 | h[5] as u64))
+}
+
+/// Whether the extension `ext` is provided at major version `major` (the AMD loader, 1.00).
+fn extension(ext: u16, major: u16) -> bool {
+    ext == ffi::EXTENSION_AMD_LOADER && major == 1
+}
+
+/// `hsa_*_major_extension_supported`'s answer: whether, and the highest minor version (0).
+fn major_extension(ext: u16, major: u16, minor: *mut u16, result: *mut bool) -> Result<(), Status> {
+    let yes = extension(ext, major);
+    if yes {
+        out(minor, 0)?;
+    }
+    out(result, yes)
+}
+
+/// Allocates `size` bytes from pool `pool` into `*ptr`.
+fn allocate_into(r: &Runtime, pool: usize, size: usize, ptr: *mut *mut c_void) -> Result<(), Status> {
+    nonnull(ptr)?;
+    out(ptr, r.allocate(pool, size as u64)? as *mut c_void)
+}
+
+/// The start and end timestamps a dispatch, barrier or copy left in its completion signal.
+fn times(r: &Runtime, s: u64, time: *mut ffi::ProfilingTime) -> Result<(), Status> {
+    let (a, b) = signal::timestamps(r, s)?;
+    out(time, ffi::ProfilingTime { start: a.load(Ordering::Relaxed), end: b.load(Ordering::Relaxed) })
 }
 
 fn load(s: u64) -> i64 {

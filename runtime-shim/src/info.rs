@@ -9,17 +9,17 @@ use crate::ffi::{self, Status};
 use crate::runtime::{Runtime, CACHE_TAG, ISA_TAG};
 
 /// Writes `v` to the caller's `out`.
-pub fn put<T>(out: *mut c_void, v: T) -> Status {
+pub fn put<T>(out: *mut c_void, v: T) -> Result<(), Status> {
     if out.is_null() {
-        return ffi::ERROR_INVALID_ARGUMENT;
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     // SAFETY: the API requires `out` to point to storage of the attribute's type, which `T` is.
     unsafe { std::ptr::write_unaligned(out.cast::<T>(), v) };
-    ffi::SUCCESS
+    Ok(())
 }
 
 /// Writes a NUL-terminated string into a `char[N]` attribute.
-pub fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Status {
+pub fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Result<(), Status> {
     let mut buf = [0u8; N];
     let n = s.len().min(N - 1);
     buf[..n].copy_from_slice(&s.as_bytes()[..n]);
@@ -36,7 +36,7 @@ fn chip_id(dev: &DevicePreset) -> u32 {
     }
 }
 
-pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Status {
+pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     match attribute {
         ffi::SYSTEM_INFO_VERSION_MAJOR => put(out, 1u16),
         ffi::SYSTEM_INFO_VERSION_MINOR => put(out, 1u16),
@@ -55,11 +55,11 @@ pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Status {
         ffi::AMD_SYSTEM_INFO_BUILD_VERSION => put(out, concat!("wavejit ", env!("CARGO_PKG_VERSION"), "\0").as_ptr()),
         ffi::AMD_SYSTEM_INFO_SVM_SUPPORTED => put(out, false),
         ffi::AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(out, false),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
 
-pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let a = &rt.agents[index];
     let Some(g) = a.gpu else { return cpu_agent(rt, index, attribute, out) };
     let isa = rt.isas.iter().position(|(d, _)| d.target == g.target).unwrap_or(0) as u64;
@@ -110,11 +110,11 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> St
         ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 1u32),
         ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, false),
         ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, g.compute_units),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
 
-fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let name = &rt.agents[index].cpu_name;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     match attribute {
@@ -153,23 +153,23 @@ fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> St
         ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 0u32),
         ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, true),
         ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, 0u32),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
 
-pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Status {
-    let Some((dev, name)) = rt.isas.get(handle.wrapping_sub(ISA_TAG) as usize) else { return ffi::ERROR_INVALID_ISA };
+pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Result<(), Status> {
+    let Some((dev, name)) = rt.isas.get(handle.wrapping_sub(ISA_TAG) as usize) else { return Err(ffi::ERROR_INVALID_ISA) };
     match attribute {
         ffi::ISA_INFO_NAME_LENGTH => put(out, name.len() as u32 + 1),
         ffi::ISA_INFO_NAME => {
             if out.is_null() {
-                return ffi::ERROR_INVALID_ARGUMENT;
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             let mut bytes = name.as_bytes().to_vec();
             bytes.push(0);
             // SAFETY: the caller provides ISA_INFO_NAME_LENGTH bytes, which is this length.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), bytes.len()) };
-            ffi::SUCCESS
+            Ok(())
         }
         ffi::ISA_INFO_CALL_CONVENTION_COUNT => put(out, 1u32),
         ffi::ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONT_SIZE => put(out, dev.wave_size),
@@ -183,7 +183,7 @@ pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Statu
         ffi::ISA_INFO_GRID_MAX_DIM => put(out, [u32::MAX; 3]),
         ffi::ISA_INFO_GRID_MAX_SIZE => put(out, u64::from(u32::MAX)),
         ffi::ISA_INFO_FBARRIER_MAX_SIZE => put(out, 32u32),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
 
@@ -195,11 +195,11 @@ pub fn caches(rt: &Runtime, index: usize) -> Vec<(u8, u32)> {
     }
 }
 
-pub fn cache(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Status {
+pub fn cache(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let raw = handle.wrapping_sub(CACHE_TAG);
     let (agent, which) = ((raw >> 4) as usize, (raw & 15) as usize);
     let Some((level, size)) = (agent < rt.agents.len()).then(|| caches(rt, agent)).and_then(|c| c.get(which).copied()) else {
-        return ffi::ERROR_INVALID_CACHE;
+        return Err(ffi::ERROR_INVALID_CACHE);
     };
     // static names: ROCm's runtime answers CACHE_INFO_NAME with a pointer to the text
     let name: &'static str = match level {
@@ -212,11 +212,11 @@ pub fn cache(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Sta
         ffi::CACHE_INFO_NAME => put(out, name.as_ptr()),
         ffi::CACHE_INFO_LEVEL => put(out, level),
         ffi::CACHE_INFO_SIZE => put(out, size),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
 
-pub fn pool(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
+pub fn pool(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let p = &rt.pools[index];
     match attribute {
         ffi::POOL_INFO_SEGMENT => put(out, p.segment),
@@ -226,22 +226,24 @@ pub fn pool(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Sta
         ffi::POOL_INFO_RUNTIME_ALLOC_GRANULE | ffi::POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => put(out, if p.alloc_allowed { 4096usize } else { 0 }),
         ffi::POOL_INFO_ACCESSIBLE_BY_ALL => put(out, p.agent == 0 && p.flags & ffi::GLOBAL_FLAG_FINE_GRAINED != 0),
         ffi::POOL_INFO_ALLOC_MAX_SIZE => put(out, if p.alloc_allowed { p.size as usize } else { 0 }),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
 
-pub fn region(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Status {
-    let p = &rt.pools[index];
-    match attribute {
-        ffi::REGION_INFO_SEGMENT => put(out, p.segment),
-        ffi::REGION_INFO_GLOBAL_FLAGS => put(out, p.flags),
-        ffi::REGION_INFO_SIZE => put(out, p.size as usize),
-        ffi::REGION_INFO_ALLOC_MAX_SIZE => put(out, if p.alloc_allowed { p.size as usize } else { 0 }),
-        ffi::REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => put(out, 0u32),
-        ffi::REGION_INFO_RUNTIME_ALLOC_ALLOWED => put(out, p.alloc_allowed),
-        ffi::REGION_INFO_RUNTIME_ALLOC_GRANULE | ffi::REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => put(out, if p.alloc_allowed { 4096usize } else { 0 }),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
-    }
+/// A region's attributes are its pool's under other numbers (segment values agree between the two enums).
+pub fn region(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Result<(), Status> {
+    let same = match attribute {
+        ffi::REGION_INFO_SEGMENT => ffi::POOL_INFO_SEGMENT,
+        ffi::REGION_INFO_GLOBAL_FLAGS => ffi::POOL_INFO_GLOBAL_FLAGS,
+        ffi::REGION_INFO_SIZE => ffi::POOL_INFO_SIZE,
+        ffi::REGION_INFO_ALLOC_MAX_SIZE => ffi::POOL_INFO_ALLOC_MAX_SIZE,
+        ffi::REGION_INFO_RUNTIME_ALLOC_ALLOWED => ffi::POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+        ffi::REGION_INFO_RUNTIME_ALLOC_GRANULE => ffi::POOL_INFO_RUNTIME_ALLOC_GRANULE,
+        ffi::REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => ffi::POOL_INFO_RUNTIME_ALLOC_ALIGNMENT,
+        ffi::REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => return put(out, 0u32),
+        _ => return Err(ffi::ERROR_INVALID_ARGUMENT),
+    };
+    pool(rt, index, same, out)
 }
 
 /// `hsa_amd_memory_pool_link_info_t` (link type 2: PCIe).
@@ -256,7 +258,7 @@ struct LinkInfo {
 }
 
 /// `hsa_amd_agent_memory_pool_get_info`: how agent `agent` may reach pool `pool`.
-pub fn agent_pool(rt: &Runtime, agent: usize, pool: usize, attribute: u32, out: *mut c_void) -> Status {
+pub fn agent_pool(rt: &Runtime, agent: usize, pool: usize, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let p = &rt.pools[pool];
     let access = if p.agent == agent {
         ffi::POOL_ACCESS_ALLOWED_BY_DEFAULT
@@ -271,6 +273,6 @@ pub fn agent_pool(rt: &Runtime, agent: usize, pool: usize, attribute: u32, out: 
         ffi::AGENT_POOL_INFO_ACCESS => put(out, access),
         ffi::AGENT_POOL_INFO_NUM_LINK_HOPS => put(out, u32::from(p.agent != agent)),
         2 => put(out, LinkInfo { latency_bandwidth: [0; 4], atomic32: true, atomic64: true, coherent: true, link_type: 2, numa_distance: 20 }),
-        _ => ffi::ERROR_INVALID_ARGUMENT,
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }

@@ -10,20 +10,21 @@ use crate::ffi::{self, Status};
 use crate::runtime::{rt, Runtime};
 use crate::signal;
 
-/// Checks a host-side copy range: inside device memory it must lie in one live allocation; outside, it is the
+/// Checks a host-side range and returns the host address its bytes are at. Inside device memory it must lie in
+/// one live allocation (locked host memory's device range stands for the host bytes); outside, it is the
 /// caller's own host memory (as with the real runtime, which copies whatever the caller points at).
-pub fn check_range(rt: &Runtime, address: u64, len: u64) -> Result<(), Status> {
+pub fn host_range(rt: &Runtime, address: u64, len: u64) -> Result<u64, Status> {
     if address == 0 && len > 0 {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let base = rt.mem.base();
-    let end_of_arena = base + 2 * rt.mem.capacity();
-    let touches_arena = address < end_of_arena && address.saturating_add(len) > base;
-    if touches_arena && !rt.mem.host_accessible(address, len.max(1)) {
-        eprintln!("wavejit: a copy of {len} bytes at {address:#x} does not lie inside one live allocation");
-        return Err(ffi::ERROR_INVALID_ALLOCATION);
+    if rt.mem.overlaps(address, len) {
+        if !rt.mem.host_accessible(address, len.max(1)) {
+            eprintln!("wavejit: a copy of {len} bytes at {address:#x} does not lie inside one live allocation");
+            return Err(ffi::ERROR_INVALID_ALLOCATION);
+        }
+        return Ok(rt.mem.host_address(address));
     }
-    Ok(())
+    Ok(address)
 }
 
 /// Copies `len` bytes after checking both ranges.
@@ -31,10 +32,7 @@ pub fn copy(rt: &Runtime, dst: u64, src: u64, len: u64) -> Result<(), Status> {
     if len == 0 {
         return Ok(());
     }
-    check_range(rt, dst, len)?;
-    check_range(rt, src, len)?;
-    // the device address of locked host memory stands for the host bytes
-    let (dst, src) = (rt.mem.host_address(dst), rt.mem.host_address(src));
+    let (dst, src) = (host_range(rt, dst, len)?, host_range(rt, src, len)?);
     // SAFETY: both ranges were checked: inside device memory they are live allocations (mapped host memory);
     // outside it they are the caller's host buffers, which the API requires to be valid for `len` bytes.
     // `copy` (memmove) tolerates overlap.
@@ -70,8 +68,8 @@ impl CopyJob {
         }
         for z in 0..self.slices {
             for y in 0..self.rows {
-                check_range(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.row)?;
-                check_range(rt, self.src + z * self.src_slice + y * self.src_pitch, self.row)?;
+                host_range(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.row)?;
+                host_range(rt, self.src + z * self.src_slice + y * self.src_pitch, self.row)?;
             }
         }
         Ok(())

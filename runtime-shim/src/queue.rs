@@ -75,40 +75,22 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
     if !size.is_power_of_two() || !(64..=1 << 17).contains(&size) {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let address = rt.mem.allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, "AQL queue").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
-    let ring = rt.mem.allocate(size as u64 * 64, AllocKind::Buffer, "AQL ring").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let doorbell = rt.signals.create(rt, 0)?;
+    let q = Arc::new(Queue { owns_doorbell: true, callback, data: data as usize, ..records(rt, size, 1, doorbell, agent, device, "AQL queue")? });
     // every slot starts INVALID so the processor waits for the producer to publish a header
     let invalid: Vec<u8> = (0..size).flat_map(|_| {
         let mut p = [0u8; 64];
         p[..2].copy_from_slice(&ffi::PACKET_TYPE_INVALID.to_le_bytes());
         p
     }).collect();
-    rt.mem.write(ring, &invalid).map_err(|_| ffi::ERROR)?;
-    let doorbell = rt.signals.create(rt, 0)?;
-    let id = rt.next_id();
-    let hq = HsaQueue { queue_type: ffi::QUEUE_TYPE_MULTI, features: 1, base_address: ring as *mut c_void, doorbell_signal: doorbell, size, reserved1: 0, id };
-    // SAFETY: `address` is a fresh 256-byte allocation, larger than hsa_queue_t and suitably aligned (pages).
-    unsafe { std::ptr::write(address as *mut HsaQueue, hq) };
-    let q = Arc::new(Queue {
-        address,
-        ring,
-        size,
-        doorbell,
-        owns_doorbell: true,
-        agent,
-        device,
-        stop: AtomicBool::new(false),
-        thread: Mutex::new(None),
-        callback,
-        data: data as usize,
-    });
+    rt.mem.write(q.ring, &invalid).map_err(|_| ffi::ERROR)?;
     let (qt, rtt) = (q.clone(), rt.clone());
     let t = std::thread::Builder::new()
-        .name(format!("wavejit-queue-{id}"))
+        .name(format!("wavejit-queue-{:#x}", q.address))
         .spawn(move || process(&rtt, &qt))
         .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
     *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
-    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(address, q.clone());
+    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(q.address, q.clone());
     Ok(q)
 }
 
@@ -118,14 +100,22 @@ pub fn create_soft(rt: &Arc<Runtime>, size: u32, features: u32, doorbell: u64) -
     if !size.is_power_of_two() || size == 0 || size > 1 << 17 || !rt.signals.is_live(doorbell) {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let address = rt.mem.allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, "soft queue").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
-    let ring = rt.mem.allocate(size as u64 * 64, AllocKind::Buffer, "soft queue ring").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    // a soft queue belongs to no GPU; the first one's preset fills the field nothing reads for it
+    let (agent, device) = rt.agents.iter().enumerate().find_map(|(i, a)| a.gpu.map(|g| (i, g))).ok_or(ffi::ERROR_INVALID_AGENT)?;
+    let q = Arc::new(records(rt, size, features, doorbell, agent, device, "soft queue")?);
+    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(q.address, q.clone());
+    Ok(q)
+}
+
+/// A queue's records in device memory — the `amd_queue_t` (its `hsa_queue_t` filled in) and a ring of `size`
+/// packets — as a queue without a processor, callback or doorbell of its own.
+fn records(rt: &Runtime, size: u32, features: u32, doorbell: u64, agent: usize, device: &'static DevicePreset, label: &str) -> Result<Queue, Status> {
+    let address = rt.mem.allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, label).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let ring = rt.mem.allocate(size as u64 * 64, AllocKind::Buffer, &format!("{label} ring")).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
     let hq = HsaQueue { queue_type: ffi::QUEUE_TYPE_MULTI, features, base_address: ring as *mut c_void, doorbell_signal: doorbell, size, reserved1: 0, id: rt.next_id() };
     // SAFETY: `address` is a fresh 256-byte allocation, larger than hsa_queue_t and page-aligned.
     unsafe { std::ptr::write(address as *mut HsaQueue, hq) };
-    // a soft queue belongs to no GPU; the first one's preset fills the field nothing reads for it
-    let (agent, device) = rt.agents.iter().enumerate().find_map(|(i, a)| a.gpu.map(|g| (i, g))).ok_or(ffi::ERROR_INVALID_AGENT)?;
-    let q = Arc::new(Queue {
+    Ok(Queue {
         address,
         ring,
         size,
@@ -137,9 +127,7 @@ pub fn create_soft(rt: &Arc<Runtime>, size: u32, features: u32, doorbell: u64) -
         thread: Mutex::new(None),
         callback: None,
         data: 0,
-    });
-    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(address, q.clone());
-    Ok(q)
+    })
 }
 
 /// The packet processor: runs published packets in order until the queue is stopped or a packet fails.
@@ -209,18 +197,15 @@ fn process(rt: &Runtime, q: &Queue) {
 
 fn barrier(rt: &Runtime, q: &Queue, p: &BarrierPacket, and: bool) -> Result<(), Status> {
     let deps: Vec<u64> = p.dep_signal.iter().copied().filter(|&s| s != 0).collect();
-    loop {
+    let zero = |s: &u64| signal::value(rt, *s).map(|v| v.load(Ordering::Acquire) == 0).unwrap_or(true);
+    let outcome = signal::wait_until(rt, u64::MAX, || {
         if q.stop.load(Ordering::Acquire) {
-            return Err(ffi::INFO_BREAK);
+            return Some(Err(ffi::INFO_BREAK));
         }
-        let seen = rt.changes();
-        let zero = |s: &u64| signal::value(rt, *s).map(|v| v.load(Ordering::Acquire) == 0).unwrap_or(true);
         let done = if and { deps.iter().all(zero) } else { deps.is_empty() || deps.iter().any(zero) };
-        if done {
-            return Ok(());
-        }
-        rt.wait_since(seen, Duration::from_micros(500));
-    }
+        done.then_some(Ok(()))
+    });
+    outcome.unwrap_or(Err(ffi::INFO_BREAK))
 }
 
 /// Records a packet's start and end times in its completion signal (for `hsa_amd_profiling_get_dispatch_time`).

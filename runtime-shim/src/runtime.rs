@@ -79,7 +79,6 @@ pub struct Runtime {
     pub changed: (Mutex<u64>, Condvar),
     next_id: AtomicU64,
     pub started: std::time::Instant,
-    pub profiling: std::sync::atomic::AtomicBool,
     /// Copy engine: jobs run in order on one thread.
     pub copies: Mutex<Option<std::sync::mpsc::Sender<crate::memory::CopyJob>>>,
 }
@@ -150,7 +149,6 @@ impl Runtime {
             changed: (Mutex::new(0), Condvar::new()),
             next_id: AtomicU64::new(1),
             started: std::time::Instant::now(),
-            profiling: std::sync::atomic::AtomicBool::new(false),
             copies: Mutex::new(None),
         })
     }

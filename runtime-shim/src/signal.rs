@@ -127,29 +127,18 @@ pub fn satisfied(condition: u32, value: i64, compare: i64) -> bool {
     }
 }
 
-/// Waits until `condition(value, compare)` holds or `timeout_ns` passes; returns the last value seen. Sleeps
-/// between looks (host changes wake it at once; changes made by kernels are seen within [`POLL`]).
+/// Waits until `condition(value, compare)` holds or `timeout_ns` passes; returns the value then.
 pub fn wait(rt: &Runtime, h: u64, condition: u32, compare: i64, timeout_ns: u64) -> Result<i64, Status> {
     if condition > ffi::CONDITION_GTE {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let a = value(rt, h)?;
-    let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
-    loop {
-        let seen = rt.changes();
+    let hit = wait_until(rt, timeout_ns, || {
         let v = a.load(Ordering::Acquire);
-        if satisfied(condition, v, compare) {
-            return Ok(v);
-        }
-        let left = match deadline {
-            Some(d) => match d.checked_duration_since(Instant::now()) {
-                Some(l) if !l.is_zero() => l,
-                _ => return Ok(v),
-            },
-            None => POLL,
-        };
-        rt.wait_since(seen, left.min(POLL));
-    }
+        satisfied(condition, v, compare).then_some(v)
+    });
+    // on a timeout, the value as it stands
+    Ok(hit.unwrap_or_else(|| a.load(Ordering::Acquire)))
 }
 
 /// `hsa_amd_signal_wait_any`: the index of the first signal whose condition holds (or `u32::MAX` on timeout),
@@ -159,20 +148,27 @@ pub fn wait_any(rt: &Runtime, signals: &[u64], conditions: &[u32], compares: &[i
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let values = signals.iter().map(|&h| value(rt, h)).collect::<Result<Vec<_>, _>>()?;
+    let hit = wait_until(rt, timeout_ns, || {
+        values.iter().enumerate().find_map(|(i, a)| {
+            let v = a.load(Ordering::Acquire);
+            satisfied(conditions[i], v, compares[i]).then_some((i as u32, v))
+        })
+    });
+    Ok(hit.unwrap_or((u32::MAX, 0)))
+}
+
+/// Looks with `look` until it finds something or `timeout_ns` passes, sleeping in between (host changes wake
+/// it at once; changes made by kernels are seen within [`POLL`]).
+pub(crate) fn wait_until<T>(rt: &Runtime, timeout_ns: u64, mut look: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
     loop {
+        // the change count is taken before looking, so no change in between is missed
         let seen = rt.changes();
-        for (i, a) in values.iter().enumerate() {
-            let v = a.load(Ordering::Acquire);
-            if satisfied(conditions[i], v, compares[i]) {
-                return Ok((i as u32, v));
-            }
+        if let Some(t) = look() {
+            return Some(t);
         }
         let left = match deadline {
-            Some(d) => match d.checked_duration_since(Instant::now()) {
-                Some(l) if !l.is_zero() => l,
-                _ => return Ok((u32::MAX, 0)),
-            },
+            Some(d) => d.checked_duration_since(Instant::now()).filter(|l| !l.is_zero())?,
             None => POLL,
         };
         rt.wait_since(seen, left.min(POLL));
