@@ -43,8 +43,7 @@ fn sources() -> PathBuf {
 }
 
 fn run(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    out
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 fn text(b: &[u8]) -> String {
