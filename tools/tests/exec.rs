@@ -158,8 +158,12 @@ fn hip_host_register_stream_callbacks_graphs_and_2d_memset() {
 
 #[test]
 fn hip_private_arrays_and_recursive_device_functions_use_scratch_correctly() {
-    let so = exec_ok(None, &hipcc("scratch", &[]), &[]);
+    let bin = hipcc("scratch", &[]);
+    let so = exec_ok(None, &bin, &[]);
     assert!(so.contains("scratch: private arrays and a recursive device function correct"), "{so}");
+    // the private-segment addressing is shared semantics: the interpreter agrees
+    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
+    assert!(o.status.success() && text(&o.stdout).contains("scratch: private arrays"), "{}{}", text(&o.stdout), text(&o.stderr));
 }
 
 #[test]
