@@ -1,5 +1,6 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
+use crate::image::{ImageInst, ImageKind, Resource, Sampler, Texels};
 use crate::memory::DeviceMemory;
 use crate::observe::{LaneAccess, Space};
 use crate::lanefn::LaneFn;
@@ -131,6 +132,26 @@ impl Interp<'_> {
 
     fn fault(&self, lane: Option<u32>, fault: crate::memory::MemoryFault) -> ExecError {
         ExecError::Memory { mnemonic: self.mnemonic, lane, fault }
+    }
+}
+
+/// One lane's texel accesses, checked and noted like its other global accesses.
+struct LaneTexels<'i, 'a> {
+    interp: &'i mut Interp<'a>,
+    lane: usize,
+}
+
+impl Texels for LaneTexels<'_, '_> {
+    type Error = ExecError;
+    fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), ExecError> {
+        let (i, l) = (&mut *self.interp, self.lane);
+        i.note(l, Space::Global, address, buf.len() as u32, false);
+        i.mem.read(address, buf).map_err(|e| i.fault(Some(l as u32), e))
+    }
+    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), ExecError> {
+        let (i, l) = (&mut *self.interp, self.lane);
+        i.note(l, Space::Global, address, data.len() as u32, true);
+        i.mem.write(address, data).map_err(|e| i.fault(Some(l as u32), e))
     }
 }
 
@@ -553,6 +574,29 @@ impl Backend for Interp<'_> {
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         crate::sem::mfma_lanes(shape, a, b, c)
+    }
+    fn v_image(&mut self, op: &ImageInst, t: [u32; 8], s: [u32; 4], addr: &[Lanes], data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let mnemonic = self.mnemonic;
+        let bad = |what: String| ExecError::Image { mnemonic, what };
+        let r = Resource::decode(t).map_err(bad)?;
+        let sampler = match op.kind {
+            ImageKind::Sample | ImageKind::Gather => Some(Sampler::decode(s).map_err(bad)?),
+            _ => None,
+        };
+        if sampler.is_some() && r.format.num.integer() && sampler.is_some_and(|s| s.linear) {
+            return Err(bad(format!("linear filtering of an integer ({:?}) image is not valid", r.format.num)));
+        }
+        let mut out = vec![[0u32; LANES]; op.data_regs()];
+        for l in Self::lanes(m) {
+            let a: Vec<u32> = addr.iter().map(|v| v[l]).collect();
+            let d: Vec<u32> = data.iter().map(|v| v[l]).collect();
+            let mut mem = LaneTexels { interp: self, lane: l };
+            let v = op.lane(&mut mem, &r, sampler.as_ref(), &a, &d)?;
+            for (o, x) in out.iter_mut().zip(v) {
+                o[l] = x;
+            }
+        }
+        Ok(out)
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Lanes]) -> Vec<Lanes> {
         let mut out = vec![[0u32; LANES]; f.outputs()];

@@ -12,6 +12,7 @@
 pub mod device;
 pub mod dispatch;
 pub mod engine;
+pub mod image;
 pub mod interp;
 pub mod kernarg;
 pub mod lanefn;

@@ -306,6 +306,9 @@ pub enum ExecError {
     UnsupportedForm { mnemonic: &'static str, what: &'static str },
     #[error("{mnemonic}: {lane}{fault}", lane = lane.map(|l| format!("lane {l}: ")).unwrap_or_default())]
     Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },
+    /// An image instruction whose resource or sampler asks for what wavejit does not emulate, or is not valid.
+    #[error("{mnemonic}: {what}")]
+    Image { mnemonic: &'static str, what: String },
     #[error("s_trap {0} executed")]
     Trap(u32),
     #[error("{mnemonic}: private (scratch) access past the {lane_bytes}-byte private segment of a lane")]
@@ -399,11 +402,15 @@ pub trait Backend {
     fn a_set(&mut self, reg: u32, v: Self::V, m: Self::M);
     /// One matrix fused multiply-add over whole registers; the arithmetic is [`mfma_lanes`]'s.
     fn v_mfma(&mut self, shape: Mfma, a: &[Self::V], b: &[Self::V], c: &[Self::V]) -> Vec<Self::V>;
-    /// Population count of a 64-bit value.
+    /// One MIMG instruction: `t` is the image resource, `s` the sampler (for sampling forms), `addr` the
+    /// address registers from VADDR on (as many as the longest form reads), `data` the registers a store
+    /// writes; returns the registers a load or sample gives. The per-lane work is [`crate::image`]'s.
+    fn v_image(&mut self, op: &crate::image::ImageInst, t: [Self::S; 8], s: [Self::S; 4], addr: &[Self::V], data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// A per-lane helper function over `f.inputs()` vectors, giving `f.outputs()` vectors.
     fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;
     /// The same helper functions on uniform values.
     fn s_lanefn(&mut self, f: LaneFn, args: &[Self::S]) -> Vec<Self::S>;
+    /// Population count of a 64-bit value.
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 
     /// LDS atomic per active lane (in lane order); returns the old values.
@@ -2107,7 +2114,16 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
             let fields = [Field::Src0, Field::Src1, Field::Src2];
             let mut srcs = Vec::with_capacity(3);
             for f in fields.iter().take(nsrc) {
-                srcs.push(vec_src64(b, inst, *f)?);
+                // an inline constant is its 32-bit value in the low dword (compilers select it for both elements
+                // with op_sel_hi), not a 64-bit constant
+                let src = match inline_const32(inst.field(*f)) {
+                    Some(c) if (128..=248).contains(&inst.field(*f)) => {
+                        let (c, z) = (b.s_const(c), b.s_const(0));
+                        (b.v_splat(c), b.v_splat(z))
+                    }
+                    _ => vec_src64(b, inst, *f)?,
+                };
+                srcs.push(src);
             }
             let sign = b.s_const(0x8000_0000);
             let sign = b.v_splat(sign);

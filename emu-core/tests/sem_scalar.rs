@@ -196,6 +196,20 @@ fn packed_f32_fma_selects_halves_and_negates_per_element() {
     assert_eq!(pk_fma(0b001, 0b110, 0b010, 0b100), (3.0 * -5.0 + 0.5, 2.0 * 7.0 - 0.25));
 }
 
+#[test]
+fn packed_f32_inline_constants_are_32_bit_values() {
+    // v_pk_mul_f32 v[0:1], v[2:3], 0.5 op_sel_hi:[1,0]: what clang emits for `v * 0.5f` on a float pair; the
+    // constant is 0.5f in the low dword, selected for both elements
+    let fields = [(Field::Vdst, 0), (Field::Src0, 258), (Field::Src1, 240), (Field::OpSel, 0), (Field::OpSelHi, 0b01), (Field::OpSelHi2, 0)];
+    let w = run_one(Opcode::VPkMulF32, isa_amdgpu::Encoding::Vop3p, Target::Gfx90a, &fields, |w| {
+        w.vgprs.resize(4, [0; 64]);
+        w.vgprs[2] = [6.0f32.to_bits(); 64];
+        w.vgprs[3] = [(-3.0f32).to_bits(); 64];
+        w.set_exec(1);
+    });
+    assert_eq!((f32::from_bits(w.vgprs[0][0]), f32::from_bits(w.vgprs[1][0])), (3.0, -1.5));
+}
+
 /// Executes a VOP1 `op v0, v1` on one lane's value.
 fn vop1(op: Opcode, a: u32) -> u32 {
     let fields = [(Field::Vdst, 0), (Field::Src0, 257)];
