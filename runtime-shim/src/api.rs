@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::ffi::{self, Status};
+use crate::image;
 use crate::info::{self, put};
 use crate::memory::{self, CopyJob};
 use crate::queue;
@@ -129,11 +130,12 @@ export! {
         with(|_| major_extension(ext, major, minor, result))
     }
     fn hsa_system_get_extension_table(ext: u16, major: u16, minor: u16, table: *mut c_void) -> Status = ffi::ERROR; {
-        // only version 1.00 of the loader table is provided
-        with(|_| if minor == 0 { loader_table(ext, major, 24, table) } else { Err(ffi::ERROR_INVALID_ARGUMENT) })
+        // version 1.00 of a table: the loader's three functions, the images' ten
+        let length = if ext == ffi::EXTENSION_IMAGES { 80 } else { 24 };
+        with(|_| if minor == 0 { extension_table(ext, major, length, table) } else { Err(ffi::ERROR_INVALID_ARGUMENT) })
     }
     fn hsa_system_get_major_extension_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> Status = ffi::ERROR; {
-        with(|_| loader_table(ext, major, length, table))
+        with(|_| extension_table(ext, major, length, table))
     }
     fn hsa_extension_get_name(ext: u16, name: *mut *const c_char) -> Status = ffi::ERROR; {
         let n: &'static CStr = match ext {
@@ -897,11 +899,131 @@ unsupported!(ffi::ERROR_INVALID_CODE_OBJECT, "the pre-1.1 hsa_code_object_t API 
     hsa_code_object_serialize, hsa_code_object_deserialize, hsa_code_object_destroy, hsa_code_object_get_info,
     hsa_code_object_get_symbol, hsa_code_object_get_symbol_from_name, hsa_code_object_iterate_symbols,
     hsa_code_symbol_get_info, hsa_executable_load_code_object);
-unsupported!(ffi::ERROR, "images and samplers are not emulated (the images extension is not reported)":
-    hsa_ext_image_clear, hsa_ext_image_copy, hsa_ext_image_create, hsa_ext_image_create_with_layout,
-    hsa_ext_image_data_get_info, hsa_ext_image_data_get_info_with_layout, hsa_ext_image_destroy, hsa_ext_image_export,
-    hsa_ext_image_get_capability, hsa_ext_image_get_capability_with_layout, hsa_ext_image_import,
-    hsa_ext_sampler_create, hsa_ext_sampler_destroy, hsa_amd_image_create, hsa_amd_image_get_info_max_dim);
+export! {
+    fn hsa_ext_image_get_capability(agent: u64, geometry: u32, format: *const [u32; 2], mask: *mut u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (_, g) = r.gpu(agent)?;
+            nonnull(format)?;
+            // SAFETY: checked non-null; the API requires a valid hsa_ext_image_format_t.
+            let [ty, order] = unsafe { *format };
+            out(mask, image::capability(g, geometry, ty, order))
+        })
+    }
+    fn hsa_ext_image_get_capability_with_layout(agent: u64, geometry: u32, format: *const [u32; 2], layout: u32, mask: *mut u32) -> Status = ffi::ERROR; {
+        if layout != IMAGE_LAYOUT_LINEAR {
+            return ffi::ERROR_INVALID_ARGUMENT;
+        }
+        hsa_ext_image_get_capability(agent, geometry, format, mask)
+    }
+    fn hsa_ext_image_data_get_info(agent: u64, desc: *const image::ImageDescriptor, access: u32, info: *mut image::DataInfo) -> Status = ffi::ERROR; {
+        with(|r| image_data_info(r, agent, desc, access, 0, 0, info))
+    }
+    fn hsa_ext_image_data_get_info_with_layout(agent: u64, desc: *const image::ImageDescriptor, access: u32, layout: u32, row_pitch: usize, slice_pitch: usize, info: *mut image::DataInfo) -> Status = ffi::ERROR; {
+        if layout != IMAGE_LAYOUT_LINEAR {
+            return ffi::ERROR_INVALID_ARGUMENT;
+        }
+        with(|r| image_data_info(r, agent, desc, access, row_pitch as u64, slice_pitch as u64, info))
+    }
+    fn hsa_ext_image_create(agent: u64, desc: *const image::ImageDescriptor, data: *const c_void, access: u32, handle: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| create_image(r, agent, desc, data as u64, access, 0, 0, handle))
+    }
+    fn hsa_ext_image_create_with_layout(agent: u64, desc: *const image::ImageDescriptor, data: *const c_void, access: u32, layout: u32, row_pitch: usize, slice_pitch: usize, handle: *mut u64) -> Status = ffi::ERROR; {
+        if layout != IMAGE_LAYOUT_LINEAR {
+            return ffi::ERROR_INVALID_ARGUMENT;
+        }
+        with(|r| create_image(r, agent, desc, data as u64, access, row_pitch as u64, slice_pitch as u64, handle))
+    }
+    fn hsa_amd_image_create(agent: u64, desc: *const image::ImageDescriptor, _layout: *const c_void, data: *const c_void, access: u32, handle: *mut u64) -> Status = ffi::ERROR; {
+        // the vendor layout describes interop images; wavejit's images are always its own linear layout
+        with(|r| create_image(r, agent, desc, data as u64, access, 0, 0, handle))
+    }
+    fn hsa_ext_image_destroy(agent: u64, handle: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            let gone = r.images.lock().unwrap_or_else(|e| e.into_inner()).images.remove(&handle);
+            gone.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            r.free(handle)
+        })
+    }
+    fn hsa_ext_image_import(agent: u64, src: *const c_void, row_pitch: usize, slice_pitch: usize, handle: u64, region: *const image::Region) -> Status = ffi::ERROR; {
+        with(|r| image_transfer(r, agent, handle, src as u64, row_pitch as u64, slice_pitch as u64, region, true))
+    }
+    fn hsa_ext_image_export(agent: u64, handle: u64, dst: *mut c_void, row_pitch: usize, slice_pitch: usize, region: *const image::Region) -> Status = ffi::ERROR; {
+        with(|r| image_transfer(r, agent, handle, dst as u64, row_pitch as u64, slice_pitch as u64, region, false))
+    }
+    fn hsa_ext_image_copy(agent: u64, src: u64, src_offset: *const [u32; 3], dst: u64, dst_offset: *const [u32; 3], range: *const [u32; 3]) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            nonnull(src_offset)?;
+            nonnull(dst_offset)?;
+            nonnull(range)?;
+            let (s, d) = (image_of(r, src)?, image_of(r, dst)?);
+            if s.bytes_per_texel() != d.bytes_per_texel() || s.dim != d.dim {
+                eprintln!("wavejit: hsa_ext_image_copy between images of different geometry or texel size");
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            // SAFETY: checked non-null; the API requires valid hsa_dim3_t values.
+            let (so, dof, range) = unsafe { (*src_offset, *dst_offset, *range) };
+            let from = image::region_texels(&s, &image::Region { offset: so, range })?;
+            let to = image::region_texels(&d, &image::Region { offset: dof, range })?;
+            let mut texel = vec![0u8; s.bytes_per_texel() as usize];
+            for (a, b) in from.into_iter().zip(to) {
+                r.mem.read(s.texel_address(a), &mut texel).map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+                r.mem.write(d.texel_address(b), &texel).map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+            }
+            Ok(())
+        })
+    }
+    fn hsa_ext_image_clear(agent: u64, handle: u64, data: *const [u32; 4], region: *const image::Region) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            nonnull(data)?;
+            nonnull(region)?;
+            let res = image_of(r, handle)?;
+            // SAFETY: checked non-null; the API requires four 32-bit components and a valid region.
+            let (v, g) = unsafe { (*data, *region) };
+            let mut mem = image::HostTexels(r);
+            for c in image::region_texels(&res, &g)? {
+                res.store(&mut mem, c, v)?;
+            }
+            Ok(())
+        })
+    }
+    fn hsa_ext_sampler_create(agent: u64, desc: *const image::SamplerDescriptor, handle: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (_, g) = r.gpu(agent)?;
+            nonnull(desc)?;
+            nonnull(handle)?;
+            if !image::supported(g) {
+                return Err(image::refuse(format!("{} has no image instructions, so no samplers", g.name)));
+            }
+            // SAFETY: checked non-null; the API requires a valid descriptor.
+            let s = image::sampler_of(unsafe { &*desc }).map_err(|e| {
+                eprintln!("wavejit: {e}");
+                ffi::ERROR_SAMPLER_DESCRIPTOR_UNSUPPORTED
+            })?;
+            let at = r.allocate(0, image::SAMPLER_OBJECT_BYTES)?;
+            let words: Vec<u8> = s.encode().iter().flat_map(|w| w.to_le_bytes()).collect();
+            r.mem.write(at, &words).map_err(|_| ffi::ERROR)?;
+            r.images.lock().unwrap_or_else(|e| e.into_inner()).samplers.insert(at, s);
+            out(handle, at)
+        })
+    }
+    fn hsa_ext_sampler_destroy(agent: u64, handle: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.gpu(agent)?;
+            let gone = r.images.lock().unwrap_or_else(|e| e.into_inner()).samplers.remove(&handle);
+            gone.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            r.free(handle)
+        })
+    }
+    fn hsa_amd_image_get_info_max_dim(agent: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (_, g) = r.gpu(agent)?;
+            info::image_limit(g, attribute, value)
+        })
+    }
+}
 unsupported!(ffi::ERROR, "the HSAIL finalizer is not provided (load AMDGPU code objects instead)":
     hsa_ext_program_add_module, hsa_ext_program_create, hsa_ext_program_destroy, hsa_ext_program_finalize,
     hsa_ext_program_get_info, hsa_ext_program_iterate_modules);
@@ -935,7 +1057,88 @@ fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<(u64, u64), Status> {
 
 /// Whether the extension `ext` is provided at major version `major` (the AMD loader, 1.00).
 fn extension(ext: u16, major: u16) -> bool {
-    ext == ffi::EXTENSION_AMD_LOADER && major == 1
+    (ext == ffi::EXTENSION_AMD_LOADER || ext == ffi::EXTENSION_IMAGES) && major == 1
+}
+
+/// `HSA_EXT_IMAGE_DATA_LAYOUT_LINEAR`, the one explicit image layout.
+const IMAGE_LAYOUT_LINEAR: u32 = 1;
+
+/// The descriptor behind a caller's pointer, for agent `agent`, checked for a GPU with images and a valid
+/// access permission.
+fn image_descriptor(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, access: u32) -> Result<image::ImageDescriptor, Status> {
+    let (_, g) = r.gpu(agent)?;
+    nonnull(desc)?;
+    if !(1..=3).contains(&access) {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    if !image::supported(g) {
+        return Err(image::refuse(format!("{} ({}) has no image instructions", g.name, g.gfx)));
+    }
+    // SAFETY: checked non-null; the API requires a valid hsa_ext_image_descriptor_t.
+    Ok(unsafe { *desc })
+}
+
+fn image_data_info(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, access: u32, row_pitch: u64, slice_pitch: u64, info: *mut image::DataInfo) -> Result<(), Status> {
+    let d = image_descriptor(r, agent, desc, access)?;
+    nonnull(info)?;
+    let (_, size) = image::layout(&d, 0, row_pitch, slice_pitch).map_err(image::refuse)?;
+    out(info, image::DataInfo { size: size as usize, alignment: image::ROW_PITCH_ALIGNMENT as usize })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn create_image(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, data: u64, access: u32, row_pitch: u64, slice_pitch: u64, handle: *mut u64) -> Result<(), Status> {
+    let d = image_descriptor(r, agent, desc, access)?;
+    nonnull(handle)?;
+    if !data.is_multiple_of(256) {
+        eprintln!("wavejit: image data at {data:#x} is not 256-byte aligned");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let (res, size) = image::layout(&d, data, row_pitch, slice_pitch).map_err(image::refuse)?;
+    if !r.mem.host_accessible(data, size) {
+        eprintln!("wavejit: image data at {data:#x} ({size} bytes) does not lie inside one allocation of this runtime");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let at = r.allocate(0, image::IMAGE_OBJECT_BYTES)?;
+    let words: Vec<u8> = image::object_words(&res, &d).iter().flat_map(|w| w.to_le_bytes()).collect();
+    r.mem.write(at, &words).map_err(|_| ffi::ERROR)?;
+    r.images.lock().unwrap_or_else(|e| e.into_inner()).images.insert(at, res);
+    out(handle, at)
+}
+
+/// The resource of a live image object.
+fn image_of(r: &Runtime, handle: u64) -> Result<emu_core::image::Resource, Status> {
+    r.images.lock().unwrap_or_else(|e| e.into_inner()).images.get(&handle).copied().ok_or(ffi::ERROR_INVALID_ARGUMENT)
+}
+
+/// `hsa_ext_image_import` (`into_image`) and `_export`: texels between linear memory at `linear` and a region.
+#[allow(clippy::too_many_arguments)]
+fn image_transfer(r: &Runtime, agent: u64, handle: u64, linear: u64, row_pitch: u64, slice_pitch: u64, region: *const image::Region, into_image: bool) -> Result<(), Status> {
+    r.gpu(agent)?;
+    nonnull(region)?;
+    let res = image_of(r, handle)?;
+    // SAFETY: checked non-null; the API requires a valid region.
+    let g = unsafe { *region };
+    let texels = image::region_texels(&res, &g)?;
+    let bpp = res.bytes_per_texel();
+    let extent = texels.iter().map(|&c| image::linear_offset(&res, &g, c, row_pitch, slice_pitch) + bpp).max().unwrap_or(0);
+    let host = memory::host_range(r, linear, extent)?;
+    let mut texel = vec![0u8; bpp as usize];
+    for c in texels {
+        let p = (host + image::linear_offset(&res, &g, c, row_pitch, slice_pitch)) as *mut u8;
+        let at = res.texel_address(c);
+        // SAFETY: `host .. host + extent` was checked (device memory) or is the caller's buffer, which the API
+        // requires to hold the region with these pitches; every texel lies below `extent`.
+        unsafe {
+            if into_image {
+                std::ptr::copy_nonoverlapping(p, texel.as_mut_ptr(), texel.len());
+                r.mem.write(at, &texel).map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+            } else {
+                r.mem.read(at, &mut texel).map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+                std::ptr::copy_nonoverlapping(texel.as_ptr(), p, texel.len());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `hsa_*_major_extension_supported`'s answer: whether, and the highest minor version (0).
@@ -1145,24 +1348,44 @@ fn read_fd(fd: i32) -> Option<Vec<u8>> {
     }
 }
 
-/// `hsa_ven_amd_loader_1_00_pfn_t` (and the 1.01 table's first three entries).
-fn loader_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> Result<(), Status> {
-    if ext != ffi::EXTENSION_AMD_LOADER || major != 1 {
+/// Extension function table `ext` (its first `length` bytes).
+fn extension_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> Result<(), Status> {
+    if major != 1 {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    if length < 24 {
+    let fns: Vec<usize> = match ext {
+        ffi::EXTENSION_AMD_LOADER => vec![
+            loader_query_host_address as *const () as usize,
+            loader_query_segment_descriptors as *const () as usize,
+            loader_query_executable as *const () as usize,
+        ],
+        // hsa_ext_images_1_pfn_t: the 1.00 functions, then the three with layouts
+        ffi::EXTENSION_IMAGES => vec![
+            hsa_ext_image_get_capability as *const () as usize,
+            hsa_ext_image_data_get_info as *const () as usize,
+            hsa_ext_image_create as *const () as usize,
+            hsa_ext_image_destroy as *const () as usize,
+            hsa_ext_image_copy as *const () as usize,
+            hsa_ext_image_import as *const () as usize,
+            hsa_ext_image_export as *const () as usize,
+            hsa_ext_image_clear as *const () as usize,
+            hsa_ext_sampler_create as *const () as usize,
+            hsa_ext_sampler_destroy as *const () as usize,
+            hsa_ext_image_get_capability_with_layout as *const () as usize,
+            hsa_ext_image_data_get_info_with_layout as *const () as usize,
+            hsa_ext_image_create_with_layout as *const () as usize,
+        ],
+        _ => return Err(ffi::ERROR_INVALID_ARGUMENT),
+    };
+    let bytes = fns.len() * 8;
+    if length == 0 || length > bytes || !length.is_multiple_of(8) {
+        eprintln!("wavejit: extension {ext:#x}'s table has {} functions; {length} bytes were asked for", fns.len());
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let fns: [usize; 3] = [
-        loader_query_host_address as *const () as usize,
-        loader_query_segment_descriptors as *const () as usize,
-        loader_query_executable as *const () as usize,
-    ];
-    if length > 24 {
-        eprintln!("wavejit: the AMD loader extension table is provided at version 1.00 (3 functions); {length} bytes were asked for");
-        return Err(ffi::ERROR_INVALID_ARGUMENT);
-    }
-    out(table.cast::<[usize; 3]>(), fns)
+    nonnull(table)?;
+    // SAFETY: checked non-null; the caller provides `length` bytes for the table, a prefix of the functions.
+    unsafe { std::ptr::copy_nonoverlapping(fns.as_ptr().cast::<u8>(), table.cast::<u8>(), length) };
+    Ok(())
 }
 
 extern "C" fn loader_query_host_address(device: *const c_void, host: *mut *const c_void) -> Status {

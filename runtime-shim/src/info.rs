@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use emu_core::DevicePreset;
 
 use crate::ffi::{self, Status};
+use crate::image;
 use crate::runtime::{Runtime, CACHE_TAG, ISA_TAG};
 
 /// Writes `v` to the caller's `out`.
@@ -46,8 +47,9 @@ pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Stat
         ffi::SYSTEM_INFO_ENDIANNESS => put(out, 0u32),
         ffi::SYSTEM_INFO_MACHINE_MODEL => put(out, ffi::MACHINE_MODEL_LARGE),
         ffi::SYSTEM_INFO_EXTENSIONS => {
-            // a 128-byte bit mask: images (1) are not emulated; the AMD loader (0x201) is
+            // a 128-byte bit mask: images (1) and the AMD loader (0x201)
             let mut mask = [0u8; 128];
+            mask[0] |= 1 << ffi::EXTENSION_IMAGES;
             mask[(ffi::EXTENSION_AMD_LOADER / 8) as usize % 128] |= 1 << (ffi::EXTENSION_AMD_LOADER % 8);
             put(out, mask)
         }
@@ -55,6 +57,27 @@ pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Stat
         ffi::AMD_SYSTEM_INFO_BUILD_VERSION => put(out, concat!("wavejit ", env!("CARGO_PKG_VERSION"), "\0").as_ptr()),
         ffi::AMD_SYSTEM_INFO_SVM_SUPPORTED => put(out, false),
         ffi::AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(out, false),
+        _ => Err(ffi::ERROR_INVALID_ARGUMENT),
+    }
+}
+
+/// The `HSA_EXT_AGENT_INFO_IMAGE_*` limits (0x3000..=0x300C) of a GPU with images; zero without. Every value
+/// is written as 32-bit words, as ROCm's runtime writes them and its clients (ROCclr) read them, although the
+/// header documents `size_t`.
+pub fn image_limit(g: &DevicePreset, attribute: u32, out: *mut c_void) -> Result<(), Status> {
+    let on = image::supported(g) as u32;
+    let (d1, d2, d3, layers) = (image::MAX_1D * on, image::MAX_2D * on, image::MAX_3D * on, image::MAX_LAYERS * on);
+    match attribute {
+        0x3000 | 0x3001 => put(out, d1),
+        // 1-D buffer images are not emulated
+        0x3002 => put(out, 0u32),
+        0x3003..=0x3006 => put(out, [d2; 2]),
+        0x3007 => put(out, [d3; 3]),
+        0x3008 => put(out, layers),
+        0x3009 => put(out, 128 * on),
+        0x300A => put(out, 64 * on),
+        0x300B => put(out, 16 * on),
+        0x300C => put(out, image::ROW_PITCH_ALIGNMENT as u32),
         _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
@@ -86,7 +109,14 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AGENT_INFO_DEVICE => put(out, ffi::DEVICE_TYPE_GPU),
         ffi::AGENT_INFO_CACHE_SIZE => put(out, [g.l1_vector_bytes as u32, g.l2_bytes as u32, g.mall_bytes as u32, 0]),
         ffi::AGENT_INFO_ISA => put(out, ISA_TAG + isa),
-        ffi::AGENT_INFO_EXTENSIONS => put(out, [0u8; 128]),
+        ffi::AGENT_INFO_EXTENSIONS => {
+            let mut mask = [0u8; 128];
+            if image::supported(g) {
+                mask[0] |= 1 << ffi::EXTENSION_IMAGES;
+            }
+            put(out, mask)
+        }
+        0x3000..=0x300C => image_limit(g, attribute, out),
         ffi::AGENT_INFO_VERSION_MAJOR => put(out, 1u16),
         ffi::AGENT_INFO_VERSION_MINOR => put(out, 1u16),
         ffi::AMD_AGENT_INFO_CHIP_ID => put(out, chip_id(g)),

@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod ffi;
+pub mod image;
 pub mod info;
 pub mod loader;
 pub mod memory;

@@ -73,6 +73,8 @@ pub struct Runtime {
     pub dealloc: Mutex<Vec<(u64, u64, DeallocCallback, usize)>>,
     /// Signal groups: handle → members.
     pub groups: Mutex<HashMap<u64, Vec<u64>>>,
+    /// Image and sampler objects.
+    pub images: Mutex<crate::image::Objects>,
     pub loader: Loader,
     pub jit: Option<jit::Jit>,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
@@ -143,6 +145,7 @@ impl Runtime {
             signals: Signals::default(),
             queues: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
+            images: Mutex::default(),
             dealloc: Mutex::new(Vec::new()),
             loader: Loader::default(),
             jit,

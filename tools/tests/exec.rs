@@ -111,13 +111,14 @@ fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass(
         .arg(&ext));
     assert!(o.status.success(), "clang-19 external.cl: {}", text(&o.stderr));
     let bin = scratch().join("hsa_test");
-    let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/hsa_test.c")).args(["-lhsa-runtime64", "-lpthread"]));
+    let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/hsa_test.c")).args(["-lhsa-runtime64", "-lpthread", "-lm"]));
     assert!(o.status.success(), "cc hsa_test.c: {}", text(&o.stderr));
     let so = exec_ok(None, &bin, &[co.to_str().expect("UTF-8 path"), ext.to_str().expect("UTF-8 path")]);
     assert!(so.contains("hsa_test: all checks passed"), "{so}");
     assert!(so.contains("fault: the queue reported 0x29"), "{so}");
     assert!(so.contains("faults: illegal instruction 0x2a, trap 0x1016"), "{so}");
     assert!(so.contains("external variable: defined by the application, read by the kernel"), "{so}");
+    assert!(so.contains("images: import, clear, copy, export, load, store and a filtered sample correct"), "{so}");
     // the benchmark line, for the record
     if let Some(l) = so.lines().find(|l| l.starts_with("latency:")) {
         eprintln!("{l}");
@@ -164,6 +165,18 @@ fn hip_private_arrays_and_recursive_device_functions_use_scratch_correctly() {
     // the private-segment addressing is shared semantics: the interpreter agrees
     let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
     assert!(o.status.success() && text(&o.stdout).contains("scratch: private arrays"), "{}{}", text(&o.stdout), text(&o.stderr));
+}
+
+#[test]
+fn hip_textures_arrays_and_pitched_memory_sample_like_the_cpu_reference() {
+    let bin = hipcc("texture", &[]);
+    let so = exec_ok(None, &bin, &[]);
+    for line in ["array copies: 851 texels round trip", "array, mirror, linear, normalized: 400 samples match", "pitched memory, clamp, nearest: 400 samples match", "rgba8 normalized: 128 texels match", "3-D array: 315 texels match", "texture test passed"] {
+        assert!(so.contains(line), "missing {line:?} in {so}");
+    }
+    // image instructions run on the interpreter under the JIT too; the interpreter alone agrees
+    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
+    assert!(o.status.success() && text(&o.stdout).contains("texture test passed"), "{}{}", text(&o.stdout), text(&o.stderr));
 }
 
 #[test]

@@ -4,6 +4,8 @@
 // Usage: hsa_test KERNELS.co EXTERNAL.co
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <hsa/hsa_ext_image.h>
+#include <math.h>
 #include <hsa/hsa_ven_amd_loader.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -552,6 +554,111 @@ int main(int argc, char** argv) {
   OK(hsa_queue_destroy(q));
   OK(hsa_amd_memory_pool_free(dev));
   OK(hsa_amd_memory_pool_free(host));
+  // ---- images: import, clear, copy and export from the host; image_load/image_store and a filtered
+  // image_sample in a kernel; the descriptors kernels read are the handles' memory
+  {
+    bool has_images = false;
+    OK(hsa_agent_extension_supported(HSA_EXTENSION_IMAGES, gpu, 1, 0, &has_images));
+    EXPECT(has_images);
+    hsa_ext_images_1_pfn_t table;
+    OK(hsa_system_get_major_extension_table(HSA_EXTENSION_IMAGES, 1, sizeof table, &table));
+    EXPECT(table.hsa_ext_image_create_with_layout == hsa_ext_image_create_with_layout);
+    hsa_ext_image_descriptor_t d = {HSA_EXT_IMAGE_GEOMETRY_2D, 8, 4, 0, 0, {HSA_EXT_IMAGE_CHANNEL_TYPE_UNORM_INT8, HSA_EXT_IMAGE_CHANNEL_ORDER_RGBA}};
+    uint32_t cap = 0;
+    OK(hsa_ext_image_get_capability(gpu, HSA_EXT_IMAGE_GEOMETRY_2D, &d.format, &cap));
+    EXPECT(cap & HSA_EXT_IMAGE_CAPABILITY_READ_WRITE);
+    hsa_ext_image_format_t packed = {HSA_EXT_IMAGE_CHANNEL_TYPE_UNORM_SHORT_565, HSA_EXT_IMAGE_CHANNEL_ORDER_RGB};
+    OK(hsa_ext_image_get_capability(gpu, HSA_EXT_IMAGE_GEOMETRY_2D, &packed, &cap));
+    EXPECT(cap == 0);
+    hsa_ext_image_data_info_t info;
+    OK(hsa_ext_image_data_get_info(gpu, &d, HSA_ACCESS_PERMISSION_RW, &info));
+    EXPECT(info.size >= 8 * 4 * 4 && info.alignment >= 1);
+    void *a, *b, *res;
+    OK(hsa_amd_memory_pool_allocate(device_pool, info.size, 0, &a));
+    OK(hsa_amd_memory_pool_allocate(device_pool, info.size, 0, &b));
+    OK(hsa_amd_memory_pool_allocate(device_pool, 64 * 16, 0, &res));
+    hsa_ext_image_t ia, ib;
+    OK(hsa_ext_image_create(gpu, &d, a, HSA_ACCESS_PERMISSION_RW, &ia));
+    OK(hsa_ext_image_create(gpu, &d, b, HSA_ACCESS_PERMISSION_RW, &ib));
+    hsa_ext_image_descriptor_t bad = d;
+    bad.format = packed;
+    EXPECT((int)hsa_ext_image_create(gpu, &bad, a, HSA_ACCESS_PERMISSION_RW, &ib) == (int)HSA_EXT_STATUS_ERROR_IMAGE_FORMAT_UNSUPPORTED);
+    static uint8_t px[4][8][4], back[4][8][4];
+    for (int y = 0; y < 4; y++)
+      for (int x = 0; x < 8; x++)
+        for (int c = 0; c < 4; c++) px[y][x][c] = (uint8_t)(x * 29 + y * 61 + c * 7);
+    hsa_ext_image_region_t all = {{0, 0, 0}, {8, 4, 1}}, left = {{0, 0, 0}, {4, 4, 1}}, outside = {{6, 0, 0}, {4, 1, 1}};
+    OK(hsa_ext_image_import(gpu, px, 0, 0, ia, &all));
+    float colour[4] = {1.0f, 0.0f, 0.5f, 2.0f};
+    OK(hsa_ext_image_clear(gpu, ib, colour, &left));
+    hsa_dim3_t from = {4, 0, 0}, to = {4, 0, 0}, range = {4, 4, 1};
+    OK(hsa_ext_image_copy(gpu, ia, &from, ib, &to, &range));
+    OK(hsa_ext_image_export(gpu, ib, back, 0, 0, &all));
+    EXPECT(hsa_ext_image_export(gpu, ib, back, 0, 0, &outside) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    int wrong = 0;
+    for (int y = 0; y < 4; y++)
+      for (int x = 0; x < 8; x++)
+        for (int c = 0; c < 4; c++) {
+          // the clear colour saturates and rounds: 1, 0, 0.5 -> 128, 2 -> 255
+          uint8_t want = x < 4 ? (uint8_t[]){255, 0, 128, 255}[c] : px[y][x][c];
+          wrong += back[y][x][c] != want;
+        }
+    EXPECT(wrong == 0);
+    hsa_ext_sampler_descriptor_t sd = {HSA_EXT_SAMPLER_COORDINATE_MODE_NORMALIZED, HSA_EXT_SAMPLER_FILTER_MODE_LINEAR, HSA_EXT_SAMPLER_ADDRESSING_MODE_CLAMP_TO_EDGE};
+    hsa_ext_sampler_t smp;
+    OK(hsa_ext_sampler_create(gpu, &sd, &smp));
+    hsa_ext_sampler_descriptor_t badsd = {7, 0, 0};
+    EXPECT((int)hsa_ext_sampler_create(gpu, &badsd, &smp) == (int)HSA_EXT_STATUS_ERROR_SAMPLER_DESCRIPTOR_UNSUPPORTED);
+    uint64_t* handles;
+    OK(hsa_amd_memory_pool_allocate(kernarg_pool, 32, 0, (void**)&handles));
+    handles[0] = ia.handle; handles[1] = ib.handle; handles[2] = smp.handle; handles[3] = (uint64_t)res;
+    hsa_queue_t* iq;
+    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &iq));
+    hsa_signal_t idone;
+    OK(hsa_signal_create(1, 0, NULL, &idone));
+    dispatch(iq, kernel("image_half"), handles, 64, idone);
+    EXPECT(hsa_signal_wait_scacquire(idone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    float (*got)[4] = res;
+    wrong = 0;
+    for (int lane = 0; lane < 64; lane++)
+      for (int c = 0; c < 4; c++) {
+        // lanes past the image read zeros
+        float want = lane < 32 ? px[lane / 8][lane % 8][c] / 255.0f : 0.0f;
+        wrong += got[lane][c] != want;
+      }
+    EXPECT(wrong == 0);
+    OK(hsa_ext_image_export(gpu, ib, back, 0, 0, &all));
+    wrong = 0;
+    for (int y = 0; y < 4; y++)
+      for (int x = 0; x < 8; x++)
+        for (int c = 0; c < 4; c++) {
+          // the stored float times 255, exactly, rounded to nearest even
+          float v = px[y][x][c] / 255.0f * 0.5f;
+          wrong += back[y][x][c] != (uint8_t)lrint((double)v * 255.0);
+        }
+    EXPECT(wrong == 0);
+    hsa_signal_store_screlease(idone, 1);
+    dispatch(iq, kernel("image_sample_between"), handles, 64, idone);
+    EXPECT(hsa_signal_wait_scacquire(idone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    wrong = 0;
+    for (int lane = 0; lane < 32; lane++) {
+      int x = lane % 8, y = lane / 8, x1 = x < 7 ? x + 1 : 7;
+      for (int c = 0; c < 4; c++) {
+        float want = (px[y][x][c] + px[y][x1][c]) / 2.0f / 255.0f;
+        wrong += fabsf(got[lane][c] - want) > 1e-6f;
+      }
+    }
+    EXPECT(wrong == 0);
+    if (!failures) printf("images: import, clear, copy, export, load, store and a filtered sample correct\n");
+    OK(hsa_ext_sampler_destroy(gpu, smp));
+    EXPECT(hsa_ext_sampler_destroy(gpu, smp) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    OK(hsa_ext_image_destroy(gpu, ia));
+    OK(hsa_ext_image_destroy(gpu, ib));
+    EXPECT(hsa_ext_image_destroy(gpu, ib) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    OK(hsa_queue_destroy(iq));
+    OK(hsa_signal_destroy(idone));
+  }
+
   OK(hsa_executable_destroy(exe));
   OK(hsa_code_object_reader_destroy(reader));
   OK(hsa_shut_down());
