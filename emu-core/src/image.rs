@@ -778,6 +778,77 @@ impl ImageInst {
     }
 }
 
+/// A typed buffer access (`buffer_load_format_*`, `buffer_store_format_*`): the format and channel selects come
+/// from word 3 of the buffer resource (V#).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatAccess {
+    pub load: bool,
+    /// Components moved (x, xy, xyz, xyzw).
+    pub components: u32,
+    /// Data are 16-bit halves, two to a register.
+    pub d16: bool,
+}
+
+impl FormatAccess {
+    /// The access named `name` (a `buffer_{load,store}_format_*` mnemonic); `Err` names what is not emulated.
+    pub fn parse(name: &str) -> Result<FormatAccess, &'static str> {
+        let rest = name.strip_prefix("buffer_").ok_or("this instruction")?;
+        let (load, rest) = match (rest.strip_prefix("load_format_"), rest.strip_prefix("store_format_")) {
+            (Some(r), _) => (true, r),
+            (_, Some(r)) => (false, r),
+            _ => return Err("this buffer instruction"),
+        };
+        let (d16, rest) = match rest.strip_prefix("d16_") {
+            Some(r) if r.starts_with("hi_") => return Err("d16_hi typed buffer accesses"),
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        let components = match rest {
+            "x" => 1,
+            "xy" => 2,
+            "xyz" => 3,
+            "xyzw" => 4,
+            _ => return Err("this typed buffer access"),
+        };
+        Ok(FormatAccess { load, components, d16 })
+    }
+
+    /// Registers of data moved.
+    pub fn data_regs(&self) -> usize {
+        let n = self.components as usize;
+        if self.d16 {
+            n.div_ceil(2)
+        } else {
+            n
+        }
+    }
+
+    /// The format and channel selects of buffer resource word 3.
+    pub fn format(word3: u32) -> Result<(Format, [u8; 4]), String> {
+        let format = Format::new(word3 >> 15 & 0xf, word3 >> 12 & 7)?;
+        let sel = |i: u32| (word3 >> (3 * i) & 7) as u8;
+        Ok((format, [sel(0), sel(1), sel(2), sel(3)]))
+    }
+
+    fn as_image(&self) -> ImageInst {
+        let dmask = (1 << self.components) - 1;
+        ImageInst { kind: if self.load { ImageKind::Load } else { ImageKind::Store }, mip: false, offsets: false, bias: false, derivatives: false, lod: false, dmask, d16: self.d16, unorm: true }
+    }
+
+    /// One lane: the element at `address`; returns its result registers (meaningless for stores).
+    pub fn lane<M: Texels>(&self, mem: &mut M, format: &Format, swizzle: [u8; 4], address: u64, data: &[u32]) -> Result<[u32; 4], M::Error> {
+        let r = Resource { base: address, dim: Dim::D1, format: *format, width: 1, height: 1, depth: 1, pitch: 1, swizzle };
+        let op = self.as_image();
+        if self.load {
+            let v = r.load(mem, [0; 3])?;
+            Ok(op.pack(&v[..self.components as usize], format))
+        } else {
+            r.store(mem, [0; 3], op.unpack(data, format))?;
+            Ok([0; 4])
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -871,6 +942,22 @@ mod tests {
         let red = Resource { swizzle: [SEL_X, SEL_0, SEL_0, SEL_1], format: Format::of(1, 32, Num::Float).unwrap(), ..r };
         let mut m = Host(7.5f32.to_bits().to_le_bytes().to_vec());
         assert_eq!(red.load(&mut m, [0, 0, 0]).unwrap(), [7.5f32.to_bits(), 0, 0, 1f32.to_bits()]);
+    }
+
+    #[test]
+    fn typed_buffer_accesses_convert_and_select_like_images() {
+        let op = FormatAccess::parse("buffer_load_format_xy").unwrap();
+        assert_eq!((op.load, op.components, op.d16), (true, 2, false));
+        assert!(FormatAccess::parse("buffer_load_format_d16_hi_x").is_err());
+        // BGRA unorm8: word 3 selects z, y, x, w of 8_8_8_8 unorm
+        let word3 = SEL_Z as u32 | (SEL_Y as u32) << 3 | (SEL_X as u32) << 6 | (SEL_W as u32) << 9 | 10 << 15;
+        let (f, sel) = FormatAccess::format(word3).unwrap();
+        let mut m = Host(vec![0, 51, 255, 128]);
+        let v = op.lane(&mut m, &f, sel, 0, &[]).unwrap();
+        assert_eq!((f32::from_bits(v[0]), f32::from_bits(v[1])), (1.0, 0.2));
+        let st = FormatAccess::parse("buffer_store_format_xyzw").unwrap();
+        st.lane(&mut m, &f, sel, 0, &[0.0f32.to_bits(), 1.0f32.to_bits(), 0.5f32.to_bits(), 1.0f32.to_bits()]).unwrap();
+        assert_eq!(m.0, vec![128, 255, 0, 255]);
     }
 
     /// A 4x2 single-channel float image holding x + 10 y.

@@ -1,6 +1,6 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
-use crate::image::{ImageInst, ImageKind, Resource, Sampler, Texels};
+use crate::image::{FormatAccess, ImageInst, ImageKind, Resource, Sampler, Texels};
 use crate::memory::DeviceMemory;
 use crate::observe::{LaneAccess, Space};
 use crate::lanefn::LaneFn;
@@ -574,6 +574,21 @@ impl Backend for Interp<'_> {
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         crate::sem::mfma_lanes(shape, a, b, c)
+    }
+    fn v_buffer_format(&mut self, op: &FormatAccess, word3: u32, lo: Lanes, hi: Lanes, data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let mnemonic = self.mnemonic;
+        let (format, swizzle) = FormatAccess::format(word3).map_err(|what| ExecError::Image { mnemonic, what })?;
+        let mut out = vec![[0u32; LANES]; if op.load { op.data_regs() } else { 0 }];
+        for l in Self::lanes(m) {
+            let d: Vec<u32> = data.iter().map(|v| v[l]).collect();
+            let address = lane_address(&lo, &hi, l, 0);
+            let mut mem = LaneTexels { interp: self, lane: l };
+            let v = op.lane(&mut mem, &format, swizzle, address, &d)?;
+            for (o, x) in out.iter_mut().zip(v) {
+                o[l] = x;
+            }
+        }
+        Ok(out)
     }
     fn v_image(&mut self, op: &ImageInst, t: [u32; 8], s: [u32; 4], addr: &[Lanes], data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mnemonic = self.mnemonic;

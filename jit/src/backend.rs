@@ -14,7 +14,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, ConstantData, InstBuilder, MemFlags, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use emu_core::image::ImageInst;
+use emu_core::image::{FormatAccess, ImageInst};
 use emu_core::lanefn::LaneFn;
 use emu_core::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
 
@@ -1291,6 +1291,11 @@ impl Backend for JitBackend<'_, '_> {
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
         self.call_v(Op::Mfma(shape), &ins, &[], shape.acc_regs())
+    }
+    fn v_buffer_format(&mut self, op: &FormatAccess, _word3: Value, _lo: Vv, _hi: Vv, _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
+        // format conversion stays with the interpreter
+        self.no("typed buffer access");
+        Ok(vec![self.dv(); if op.load { op.data_regs() } else { 0 }])
     }
     fn v_image(&mut self, op: &ImageInst, _t: [Value; 8], _s: [Value; 4], _addr: &[Vv], _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
         // texel formats and filtering stay with the interpreter

@@ -1089,13 +1089,18 @@ fn image_data_info(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor,
 fn create_image(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, data: u64, access: u32, row_pitch: u64, slice_pitch: u64, handle: *mut u64) -> Result<(), Status> {
     let d = image_descriptor(r, agent, desc, access)?;
     nonnull(handle)?;
-    if !data.is_multiple_of(256) {
-        eprintln!("wavejit: image data at {data:#x} is not 256-byte aligned");
+    let align = if d.geometry == 5 { 4 } else { 256 };
+    if !data.is_multiple_of(align) {
+        eprintln!("wavejit: image data at {data:#x} is not {align}-byte aligned");
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let (res, size) = image::layout(&d, data, row_pitch, slice_pitch).map_err(image::refuse)?;
-    if !r.mem.host_accessible(data, size) {
-        eprintln!("wavejit: image data at {data:#x} ({size} bytes) does not lie inside one allocation of this runtime");
+    let (res, _) = image::layout(&d, data, row_pitch, slice_pitch).map_err(image::refuse)?;
+    // the bytes texels occupy: a pitch may reach past the last row's texels
+    let last = [res.width - 1, res.height - 1, res.depth - 1];
+    let last = if res.dim == emu_core::image::Dim::D1Array { [last[0], last[2], 0] } else { last };
+    let extent = res.texel_address(last) + res.bytes_per_texel() - data;
+    if !r.mem.host_accessible(data, extent) {
+        eprintln!("wavejit: image data at {data:#x} ({extent} bytes) does not lie inside one allocation of this runtime");
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let at = r.allocate(0, image::IMAGE_OBJECT_BYTES)?;

@@ -25,6 +25,7 @@ pub const MAX_1D: u32 = 16384;
 pub const MAX_2D: u32 = 16384;
 pub const MAX_3D: u32 = 2048;
 pub const MAX_LAYERS: u32 = 2048;
+pub const MAX_1DB: u32 = 1 << 27;
 
 /// `hsa_ext_image_descriptor_t`.
 #[repr(C)]
@@ -111,7 +112,6 @@ pub fn capability(dev: &DevicePreset, geometry: u32, channel_type: u32, channel_
     let depth_geometry = matches!(geometry, 6 | 7);
     let ok = supported(dev)
         && geometry <= 7
-        && geometry != 5
         && format_of(channel_type, channel_order).is_some()
         && depth_geometry == (channel_order == 18);
     if ok {
@@ -137,7 +137,8 @@ fn shape(d: &ImageDescriptor) -> Result<(Dim, u32, u32, u32), String> {
         2 => (Dim::D3, n(d.width, "width", MAX_3D)?, n(d.height, "height", MAX_3D)?, n(d.depth, "depth", MAX_3D)?),
         3 => (Dim::D1Array, n(d.width, "width", MAX_1D)?, 1, n(d.array_size, "array size", MAX_LAYERS)?),
         4 | 7 => (Dim::D2Array, n(d.width, "width", MAX_2D)?, n(d.height, "height", MAX_2D)?, n(d.array_size, "array size", MAX_LAYERS)?),
-        5 => return Err("1-D buffer images (HSA_EXT_IMAGE_GEOMETRY_1DB) are not emulated".into()),
+        // a 1-D buffer image is read by typed buffer accesses; its texels are addressed like a 1-D image's
+        5 => (Dim::D1, n(d.width, "width", MAX_1DB)?, 1, 1),
         g => return Err(format!("image geometry {g} is not valid")),
     })
 }
@@ -149,8 +150,14 @@ pub fn layout(d: &ImageDescriptor, base: u64, row_pitch: u64, slice_pitch: u64) 
         .ok_or_else(|| format!("image format (channel type {}, channel order {}) is not emulated", d.channel_type, d.channel_order))?;
     let (dim, width, height, depth) = shape(d)?;
     let bpp = format.bytes() as u64;
-    let row_pitch = if row_pitch == 0 { (width as u64 * bpp).next_multiple_of(ROW_PITCH_ALIGNMENT) } else { row_pitch };
-    if row_pitch % bpp != 0 || row_pitch < width as u64 * bpp || row_pitch / bpp > 65536 {
+    let tight = width as u64 * bpp;
+    let row_pitch = match (row_pitch, d.geometry) {
+        (0, 5) => tight,
+        (0, _) => tight.next_multiple_of(ROW_PITCH_ALIGNMENT),
+        (p, _) => p,
+    };
+    let max_pitch = if d.geometry == 5 { MAX_1DB as u64 } else { 65536 };
+    if row_pitch % bpp != 0 || row_pitch < tight || row_pitch / bpp > max_pitch {
         return Err(format!("row pitch {row_pitch} does not hold {width} texels of {bpp} bytes in whole texels"));
     }
     let slice = row_pitch * height as u64;
@@ -161,10 +168,20 @@ pub fn layout(d: &ImageDescriptor, base: u64, row_pitch: u64, slice_pitch: u64) 
     Ok((r, slice * depth as u64))
 }
 
-/// The words of an image object: T#, then channel type, channel order and width for the device library.
+/// The words of an image object: T# (for a 1-D buffer image, a buffer resource whose word 3 holds the format),
+/// then channel type, channel order and width for the device library.
 pub fn object_words(r: &Resource, d: &ImageDescriptor) -> [u32; 16] {
     let mut w = [0u32; 16];
-    w[..8].copy_from_slice(&r.encode());
+    if d.geometry == 5 {
+        let bpp = r.bytes_per_texel() as u32;
+        let sel = r.swizzle.iter().enumerate().fold(0, |a, (i, &s)| a | (s as u32) << (3 * i));
+        w[0] = r.base as u32;
+        w[1] = (r.base >> 32) as u32 & 0xffff | bpp << 16;
+        w[2] = r.width;
+        w[3] = sel | (r.format.num as u32) << 12 | r.format.data << 15;
+    } else {
+        w[..8].copy_from_slice(&r.encode());
+    }
     w[8] = d.channel_type;
     w[9] = d.channel_order;
     w[10] = r.width;

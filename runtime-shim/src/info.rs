@@ -69,8 +69,7 @@ pub fn image_limit(g: &DevicePreset, attribute: u32, out: *mut c_void) -> Result
     let (d1, d2, d3, layers) = (image::MAX_1D * on, image::MAX_2D * on, image::MAX_3D * on, image::MAX_LAYERS * on);
     match attribute {
         0x3000 | 0x3001 => put(out, d1),
-        // 1-D buffer images are not emulated
-        0x3002 => put(out, 0u32),
+        0x3002 => put(out, image::MAX_1DB * on),
         0x3003..=0x3006 => put(out, [d2; 2]),
         0x3007 => put(out, [d3; 3]),
         0x3008 => put(out, layers),

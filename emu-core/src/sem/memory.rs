@@ -326,6 +326,9 @@ pub(super) fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<
 /// num_records bytes; structured: index >= num_records) loads give 0 and stores and atomics do nothing, as on
 /// the hardware; in range, device memory is checked as everywhere.
 pub(super) fn buffer<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
+    if inst.info.name.contains("_format_") {
+        return buffer_format(b, inst);
+    }
     let name = inst.info.name.trim_start_matches("buffer_");
     let (load, kind) = load_or_store(name).ok_or_else(|| form(inst, "this buffer instruction"))?;
     let (dwords, narrow) = access_kind(kind).ok_or_else(|| form(inst, "this buffer access"))?;
@@ -360,6 +363,36 @@ pub(super) fn buffer<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError
             let data = store_data(b, d, d16 == Some(true));
             b.v_store_narrow(lo, hi, 0, bytes, data, m)?;
         }
+    }
+    Ok(())
+}
+
+/// A typed buffer access: elements in the format of the resource's word 3 (1-D buffer images); indexed
+/// (structured) accesses only, where the index decides what is in range.
+fn buffer_format<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
+    let op = crate::image::FormatAccess::parse(inst.info.name).map_err(|what| form(inst, what))?;
+    if inst.field(Field::Idxen) == 0 {
+        return Err(form(inst, "a typed buffer access without an index"));
+    }
+    if inst.field(Field::Lds) == 1 {
+        return Err(form(inst, "LDS DMA"));
+    }
+    let (lo, hi, ok) = buffer_lanes(b, inst, 1)?;
+    let word3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
+    let acc = inst.field(Field::Acc) == 1;
+    let exec = b.exec();
+    let m = b.mask_op(MaskOp::And, exec, ok);
+    let d = inst.field(Field::Vdata);
+    if op.load {
+        let out = b.v_buffer_format(&op, word3, lo, hi, &[], m)?;
+        let zero = b_zero(b);
+        for (i, v) in out.into_iter().enumerate() {
+            let v = b.v_select(ok, zero, v);
+            data_set(b, acc, d + i as u32, v, exec);
+        }
+    } else {
+        let data: Vec<B::V> = (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect();
+        b.v_buffer_format(&op, word3, lo, hi, &data, m)?;
     }
     Ok(())
 }

@@ -54,6 +54,11 @@ __global__ void sample_rgba(hipTextureObject_t t, float4* out) {
   out[y * blockDim.x + x] = tex2D<float4>(t, x + 0.5f, y + 0.5f);
 }
 
+__global__ void fetch1d(hipTextureObject_t t, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1Dfetch<float>(t, i);
+}
+
 __global__ void sample3d(hipTextureObject_t t, float* out, int w, int h, int d) {
   int x = threadIdx.x, y = blockIdx.x, z = blockIdx.y;
   out[(z * h + y) * w + x] = tex3D<float>(t, x + 0.5f, y + 0.5f, z + 0.5f);
@@ -154,6 +159,29 @@ int main() {
   hipTextureObject_t pt = make_texture(pres, false, false, hipAddressModeClamp);
   check_samples("pitched memory, clamp, nearest", pt, img, false, false, hipAddressModeClamp);
   CHECK(hipDestroyTextureObject(pt));
+
+  // linear memory as a 1-D texture (a 1-D buffer image: typed buffer loads); fetches past its end read 0
+  const int L = 1000;
+  std::vector<float> lin(L);
+  for (int i = 0; i < L; i++) lin[i] = 0.5f * i - 77.0f;
+  float *dlin, *dfetch;
+  CHECK(hipMalloc(&dlin, L * sizeof(float)));
+  CHECK(hipMalloc(&dfetch, (L + 24) * sizeof(float)));
+  CHECK(hipMemcpy(dlin, lin.data(), L * sizeof(float), hipMemcpyHostToDevice));
+  hipResourceDesc lres = {};
+  lres.resType = hipResourceTypeLinear;
+  lres.res.linear.devPtr = dlin;
+  lres.res.linear.desc = fd;
+  lres.res.linear.sizeInBytes = L * sizeof(float);
+  hipTextureObject_t lt = make_texture(lres, false, false, hipAddressModeClamp);
+  hipLaunchKernelGGL(fetch1d, dim3((L + 24 + 63) / 64), dim3(64), 0, 0, lt, dfetch, L + 24);
+  std::vector<float> gl(L + 24);
+  CHECK(hipMemcpy(gl.data(), dfetch, gl.size() * sizeof(float), hipMemcpyDeviceToHost));
+  for (int i = 0; i < L + 24; i++) EXPECT(gl[i] == (i < L ? lin[i] : 0.0f));
+  CHECK(hipDestroyTextureObject(lt));
+  CHECK(hipFree(dlin));
+  CHECK(hipFree(dfetch));
+  std::printf("linear memory: %d fetches match, %d past the end read 0\n", L, 24);
 
   // 8-bit RGBA read as normalized floats
   const int RW = 16, RH = 8;
