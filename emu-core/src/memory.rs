@@ -61,6 +61,8 @@ struct Allocation {
     writable: Vec<(u64, u64)>,
     /// For pinned host memory: the host address the range stands for.
     alias: Option<u64>,
+    /// For memory shared with other processes ([`DeviceMemory::share`]): the memfd now backing its pages.
+    shared: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 /// A read or a write.
@@ -132,6 +134,64 @@ impl Arena {
             return Err(AllocError::Reserve { bytes: len, reason: std::io::Error::last_os_error().to_string() });
         }
         Ok(Arena { ptr: p.cast(), len: bytes })
+    }
+
+    /// Maps `fd` (from its start) shared over `[off, off+len)`.
+    fn map_fd(&self, off: u64, len: u64, fd: &std::os::fd::OwnedFd) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the range is inside the arena (an allocation's span); MAP_FIXED replaces exactly it.
+        let p = unsafe {
+            libc::mmap(self.ptr.add(off as usize).cast(), len as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_FIXED, fd.as_raw_fd(), 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Backs the pages of `[off, off+len)` with a new memfd of the same contents, mapped shared in place, so
+    /// another process can map the same bytes.
+    fn share(&self, off: u64, len: u64) -> std::io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let err = std::io::Error::last_os_error;
+        // SAFETY: memfd_create with a NUL-terminated name; the fd is owned from here on.
+        let fd = unsafe { libc::memfd_create(c"wavejit-ipc".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(err());
+        }
+        // SAFETY: a fresh fd this function owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        use std::os::fd::AsRawFd;
+        // SAFETY: plain syscalls on the memfd; the copy reads `len` bytes of the arena at `off`, which callers
+        // pass inside a live allocation, and writes them to the memfd mapped for that purpose.
+        unsafe {
+            if libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) != 0 {
+                return Err(err());
+            }
+            let tmp = libc::mmap(std::ptr::null_mut(), len as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0);
+            if tmp == libc::MAP_FAILED {
+                return Err(err());
+            }
+            std::ptr::copy_nonoverlapping(self.ptr.add(off as usize), tmp.cast::<u8>(), len as usize);
+            libc::munmap(tmp, len as usize);
+        }
+        self.map_fd(off, len, &fd)?;
+        Ok(fd)
+    }
+
+    /// Puts private anonymous pages back over `[off, off+len)` (after [`Arena::share`]).
+    fn unshare(&self, off: u64, len: u64) {
+        // SAFETY: the range is inside the arena (a shared allocation's span); MAP_FIXED replaces exactly it.
+        unsafe {
+            libc::mmap(
+                self.ptr.add(off as usize).cast(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                -1,
+                0,
+            );
+        }
     }
 
     /// Gives the pages of `[off, off+len)` back to the host (they read as zero afterwards).
@@ -356,7 +416,7 @@ impl DeviceMemory {
             st.allocs.remove(&reuse);
             reuse
         };
-        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new(), alias: None });
+        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new(), alias: None, shared: None });
         st.used += span;
         self.generation.fetch_add(1, Ordering::Release);
         Ok(self.base + offset)
@@ -402,9 +462,49 @@ impl DeviceMemory {
         a.live = false;
         self.generation.fetch_add(1, Ordering::Release);
         let span = round_up(a.size, PAGE);
+        let shared = a.shared.take();
         st.used -= span;
-        self.arena.discard(off, span);
+        if shared.is_some() {
+            // other processes keep their own mappings of the memfd; this range gets fresh private pages
+            self.arena.unshare(off, span);
+        } else {
+            self.arena.discard(off, span);
+        }
         Ok(())
+    }
+
+    /// A new allocation of `len` bytes whose pages are those of `fd` (memory another process shared with
+    /// [`DeviceMemory::share`]), mapped shared; freeing it unmaps them.
+    pub fn allocate_shared(&self, fd: std::os::fd::OwnedFd, len: u64, label: &str) -> Result<u64, AllocError> {
+        let address = self.allocate(len, AllocKind::Buffer, label)?;
+        let off = address - self.base;
+        if let Err(e) = self.arena.map_fd(off, round_up(len, PAGE), &fd) {
+            let _ = self.free(address);
+            return Err(AllocError::Reserve { bytes: len, reason: format!("mapping shared memory: {e}") });
+        }
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = st.allocs.get_mut(&off) {
+            a.shared = Some(std::sync::Arc::new(fd));
+        }
+        Ok(address)
+    }
+
+    /// Makes the allocation starting at `address` shareable with other processes: its pages are moved, contents
+    /// kept, onto a memfd. Returns the memfd's descriptor (owned by this memory until the allocation is freed)
+    /// and the allocation's page-rounded length. Sharing an already shared allocation returns the same memfd.
+    pub fn share(&self, address: u64) -> Result<(i32, u64), AllocError> {
+        use std::os::fd::AsRawFd;
+        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let a = st.allocs.get_mut(&off).filter(|a| a.live && a.alias.is_none()).ok_or(AllocError::NotAllocated { address })?;
+        let span = round_up(a.size, PAGE);
+        if let Some(fd) = &a.shared {
+            return Ok((fd.as_raw_fd(), span));
+        }
+        let fd = self.arena.share(off, span).map_err(|e| AllocError::Reserve { bytes: span, reason: format!("sharing the allocation: {e}") })?;
+        let raw = fd.as_raw_fd();
+        a.shared = Some(std::sync::Arc::new(fd));
+        Ok((raw, span))
     }
 
     /// Checks that `[address, address+len)` lies inside one live allocation; returns its arena offset.

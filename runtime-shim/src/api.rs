@@ -677,14 +677,23 @@ export! {
         })
     }
 
-    // ---- IPC handles: they work within this process (the emulated device memory is private to it)
+    // ---- IPC handles. Memory: the allocation's pages move onto a memfd that another process maps (through
+    // /proc/PID/fd) and gives a device range of its own; within the process a handle opens the allocation
+    // itself. Signals: within the process.
     fn hsa_amd_ipc_memory_create(ptr: *mut c_void, len: usize, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
         with(|r| {
             let (start, a) = r.allocation_of(ptr as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
-            if start != ptr as u64 || len as u64 > a.size {
+            if start != ptr as u64 || len == 0 || len as u64 > a.size.next_multiple_of(4096) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            out(handle, ipc_handle(IPC_MEMORY, start, len as u64))
+            nonnull(handle)?;
+            let (fd, _) = r.mem.share(start).map_err(|e| {
+                eprintln!("wavejit: hsa_amd_ipc_memory_create: {e}");
+                ffi::ERROR_OUT_OF_RESOURCES
+            })?;
+            let mut h = ipc_handle(IPC_MEMORY, start, len as u64);
+            h[7] = fd as u32;
+            out(handle, h)
         })
     }
     fn hsa_amd_ipc_memory_attach(handle: *const [u32; 8], len: usize, n: u32, agents: *const u64, mapped: *mut *mut c_void) -> Status = ffi::ERROR; {
@@ -692,16 +701,28 @@ export! {
             for &a in slice(agents, n as usize)? {
                 r.agent(a)?;
             }
-            let (address, shared) = ipc_open(handle, IPC_MEMORY)?;
+            nonnull(mapped)?;
+            let (h, address, shared) = ipc_open(handle, IPC_MEMORY)?;
+            if len == 0 || len as u64 > shared {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            if h[1] != std::process::id() {
+                return out(mapped, memory::ipc_attach(r, h[1], h[7] as i32, len as u64)? as *mut c_void);
+            }
             let (start, a) = r.allocation_of(address).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
-            if start != address || len as u64 > shared.min(a.size) {
+            if start != address || len as u64 > a.size.next_multiple_of(4096) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             out(mapped, address as *mut c_void)
         })
     }
     fn hsa_amd_ipc_memory_detach(mapped: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| r.allocation_of(mapped as u64).filter(|(s, _)| *s == mapped as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT))
+        with(|r| {
+            if memory::ipc_detach(r, mapped as u64) {
+                return Ok(());
+            }
+            r.allocation_of(mapped as u64).filter(|(s, _)| *s == mapped as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT)
+        })
     }
     fn hsa_amd_ipc_signal_create(s: u64, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
         with(|r| {
@@ -711,9 +732,13 @@ export! {
     }
     fn hsa_amd_ipc_signal_attach(handle: *const [u32; 8], s: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
-            let (h, _) = ipc_open(handle, IPC_SIGNAL)?;
-            signal::value(r, h)?;
-            out(s, h)
+            let (h, address, _) = ipc_open(handle, IPC_SIGNAL)?;
+            if h[1] != std::process::id() {
+                eprintln!("wavejit: a signal IPC handle from process {} cannot be opened here: signals are shared within a process only", h[1]);
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            signal::value(r, address)?;
+            out(s, address)
         })
     }
 
@@ -1035,24 +1060,20 @@ const IPC_MAGIC: u32 = 0x5741_5645; // "WAVE"
 const IPC_MEMORY: u32 = 0;
 const IPC_SIGNAL: u32 = 1;
 
-/// An IPC handle: magic, process, kind, address and length.
+/// An IPC handle: magic, process, kind, address, length, and (memory) the memfd in the creating process.
 fn ipc_handle(kind: u32, address: u64, len: u64) -> [u32; 8] {
     [IPC_MAGIC, std::process::id(), kind, address as u32, (address >> 32) as u32, len as u32, (len >> 32) as u32, 0]
 }
 
-/// The address and length an IPC handle of `kind` names, if it was made in this process.
-fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<(u64, u64), Status> {
+/// An IPC handle of `kind`: its words, and the address (in the creating process) and length it names.
+fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<([u32; 8], u64, u64), Status> {
     nonnull(handle)?;
     // SAFETY: checked non-null; the API requires a valid handle struct.
     let h = unsafe { *handle };
     if h[0] != IPC_MAGIC || h[2] != kind {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    if h[1] != std::process::id() {
-        eprintln!("wavejit: an IPC handle from process {} cannot be opened here: each process's emulated device memory is its own", h[1]);
-        return Err(ffi::ERROR_INVALID_ARGUMENT);
-    }
-    Ok(((h[4] as u64) << 32 | h[3] as u64, (h[6] as u64) << 32 | h[5] as u64))
+    Ok((h, (h[4] as u64) << 32 | h[3] as u64, (h[6] as u64) << 32 | h[5] as u64))
 }
 
 /// Whether the extension `ext` is provided at major version `major` (the AMD loader, 1.00).

@@ -141,3 +141,34 @@ fn rt_for_engine() -> Option<Arc<Runtime>> {
 pub fn stop_copy_engine(rt: &Runtime) {
     rt.copies.lock().unwrap_or_else(|e| e.into_inner()).take();
 }
+
+/// Maps `len` bytes of memory another process shared (`hsa_amd_ipc_memory_create` there: memfd `fd` of process
+/// `pid`) into this process's device memory; returns its device address (also its host address).
+pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, len: u64) -> Result<u64, Status> {
+    let path = format!("/proc/{pid}/fd/{fd}");
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).map_err(|e| {
+        eprintln!("wavejit: cannot open the IPC memory of process {pid} ({path}: {e}); is that process still running, as the same user?");
+        ffi::ERROR_INVALID_ARGUMENT
+    })?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size < len {
+        eprintln!("wavejit: the IPC memory of process {pid} holds {size} bytes, not the {len} asked for");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let address = rt.mem.allocate_shared(file.into(), len, &format!("IPC memory of process {pid}")).map_err(|e| {
+        eprintln!("wavejit: attaching IPC memory: {e}");
+        ffi::ERROR_OUT_OF_RESOURCES
+    })?;
+    rt.ipc_maps.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
+    Ok(address)
+}
+
+/// Ends an [`ipc_attach`] at device address `address`; false if there is none.
+pub fn ipc_detach(rt: &Runtime, address: u64) -> bool {
+    if !rt.ipc_maps.lock().unwrap_or_else(|e| e.into_inner()).remove(&address) {
+        return false;
+    }
+    // the shared pages go; the other process keeps its own
+    let _ = rt.mem.free(address);
+    true
+}

@@ -75,6 +75,8 @@ pub struct Runtime {
     pub groups: Mutex<HashMap<u64, Vec<u64>>>,
     /// Image and sampler objects.
     pub images: Mutex<crate::image::Objects>,
+    /// Device addresses of other processes' memory attached through IPC handles.
+    pub ipc_maps: Mutex<std::collections::HashSet<u64>>,
     pub loader: Loader,
     pub jit: Option<jit::Jit>,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
@@ -146,6 +148,7 @@ impl Runtime {
             queues: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
             images: Mutex::default(),
+            ipc_maps: Mutex::default(),
             dealloc: Mutex::new(Vec::new()),
             loader: Loader::default(),
             jit,

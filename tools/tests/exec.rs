@@ -180,6 +180,13 @@ fn hip_textures_arrays_and_pitched_memory_sample_like_the_cpu_reference() {
 }
 
 #[test]
+fn hip_ipc_memory_handles_share_device_memory_between_processes() {
+    let so = exec_ok(None, &hipcc("ipc", &[]), &[]);
+    assert!(so.contains("ipc child: opened the parent's buffer, read it and added 1000 to 65536 elements"), "{so}");
+    assert!(so.contains("ipc: another process's kernel changed all 65536 elements of this process's buffer"), "{so}");
+}
+
+#[test]
 fn hip_shared_memory_reduction_and_atomics_match_the_cpu() {
     let so = exec_ok(None, &hipcc("reduce", &[]), &[]);
     assert!(so.contains("all equal to the CPU's"), "{so}");
