@@ -14,6 +14,7 @@ use crate::memory::{self, CopyJob};
 use crate::queue;
 use crate::runtime::{self, rt, Runtime, AGENT_TAG, CACHE_TAG, ISA_TAG, POOL_TAG, REGION_TAG};
 use crate::signal::{self, Rmw};
+use crate::svm;
 
 /// Exports C functions with version `ROCR_1`; `= FAIL` is what a panic returns.
 macro_rules! export {
@@ -1052,9 +1053,45 @@ export! {
 unsupported!(ffi::ERROR, "the HSAIL finalizer is not provided (load AMDGPU code objects instead)":
     hsa_ext_program_add_module, hsa_ext_program_create, hsa_ext_program_destroy, hsa_ext_program_finalize,
     hsa_ext_program_get_info, hsa_ext_program_iterate_modules);
-unsupported!(ffi::ERROR, "graphics interop, shared virtual memory attributes and page migration are not emulated":
-    hsa_amd_interop_map_buffer, hsa_amd_interop_unmap_buffer, hsa_amd_svm_attributes_get, hsa_amd_svm_attributes_set,
-    hsa_amd_svm_prefetch_async, hsa_amd_memory_migrate);
+unsupported!(ffi::ERROR, "graphics interop needs a graphics driver's buffer objects, which an emulated GPU has none of":
+    hsa_amd_interop_map_buffer, hsa_amd_interop_unmap_buffer);
+
+export! {
+    // ---- shared virtual memory: attributes per page range; every agent shares one memory, so prefetches and
+    // migrations move no data
+    fn hsa_amd_svm_attributes_set(ptr: *mut c_void, size: usize, list: *mut svm::Pair, count: usize) -> Status = ffi::ERROR; {
+        with(|r| {
+            let pairs = slice(list as *const svm::Pair, count)?;
+            r.svm.lock().unwrap_or_else(|e| e.into_inner()).set(r, ptr as u64, size as u64, pairs)
+        })
+    }
+    fn hsa_amd_svm_attributes_get(ptr: *mut c_void, size: usize, list: *mut svm::Pair, count: usize) -> Status = ffi::ERROR; {
+        with(|r| {
+            if count == 0 {
+                return Ok(());
+            }
+            nonnull(list)?;
+            // SAFETY: checked non-null; the API requires `count` pairs the call may rewrite.
+            let pairs = unsafe { std::slice::from_raw_parts_mut(list, count) };
+            r.svm.lock().unwrap_or_else(|e| e.into_inner()).get(r, ptr as u64, size as u64, pairs)
+        })
+    }
+    fn hsa_amd_svm_prefetch_async(ptr: *mut c_void, size: usize, agent: u64, n: u32, deps: *const u64, completion: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.agent(agent)?;
+            let deps = slice(deps, n as usize)?.to_vec();
+            r.svm.lock().unwrap_or_else(|e| e.into_inner()).prefetched(r, ptr as u64, size as u64, agent)?;
+            // an empty copy: it waits for the dependencies, then decrements the completion signal
+            memory::submit(r, CopyJob::linear(ptr as u64, ptr as u64, 0, deps, completion))
+        })
+    }
+    fn hsa_amd_memory_migrate(ptr: *const c_void, pool: u64, _flags: u32) -> Status = ffi::ERROR; {
+        with(|r| {
+            r.pool(pool, POOL_TAG)?;
+            r.allocation_of(ptr as u64).filter(|(s, _)| *s == ptr as u64).map(drop).ok_or(ffi::ERROR_INVALID_ALLOCATION)
+        })
+    }
+}
 
 const IPC_MAGIC: u32 = 0x5741_5645; // "WAVE"
 const IPC_MEMORY: u32 = 0;

@@ -17,3 +17,4 @@ pub mod memory;
 pub mod queue;
 pub mod runtime;
 pub mod signal;
+pub mod svm;

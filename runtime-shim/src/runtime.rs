@@ -75,6 +75,8 @@ pub struct Runtime {
     pub groups: Mutex<HashMap<u64, Vec<u64>>>,
     /// Image and sampler objects.
     pub images: Mutex<crate::image::Objects>,
+    /// Shared virtual memory attributes of address ranges.
+    pub svm: Mutex<crate::svm::Svm>,
     /// Device addresses of other processes' memory attached through IPC handles.
     pub ipc_maps: Mutex<std::collections::HashSet<u64>>,
     pub loader: Loader,
@@ -149,6 +151,7 @@ impl Runtime {
             groups: Mutex::new(HashMap::new()),
             images: Mutex::default(),
             ipc_maps: Mutex::default(),
+            svm: Mutex::default(),
             dealloc: Mutex::new(Vec::new()),
             loader: Loader::default(),
             jit,
@@ -175,6 +178,16 @@ impl Runtime {
         } else {
             Err(ffi::ERROR_INVALID_AGENT)
         }
+    }
+
+    /// The handles of the GPU agents.
+    pub fn gpu_handles(&self) -> Vec<u64> {
+        (0..self.agents.len()).filter(|&i| self.agents[i].gpu.is_some()).map(|i| AGENT_TAG + i as u64).collect()
+    }
+
+    /// Whether `handle` is the CPU agent.
+    pub fn is_cpu(&self, handle: u64) -> bool {
+        self.agent(handle).is_ok_and(|i| self.agents[i].gpu.is_none())
     }
 
     pub fn gpu(&self, handle: u64) -> Result<(usize, &'static DevicePreset), Status> {

@@ -616,7 +616,7 @@ int main(int argc, char** argv) {
     OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &iq));
     hsa_signal_t idone;
     OK(hsa_signal_create(1, 0, NULL, &idone));
-    dispatch(iq, kernel("image_half"), handles, 64, idone);
+    dispatch(iq, kernel("image_half.kd"), handles, 64, idone);
     EXPECT(hsa_signal_wait_scacquire(idone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
     float (*got)[4] = res;
     wrong = 0;
@@ -638,7 +638,7 @@ int main(int argc, char** argv) {
         }
     EXPECT(wrong == 0);
     hsa_signal_store_screlease(idone, 1);
-    dispatch(iq, kernel("image_sample_between"), handles, 64, idone);
+    dispatch(iq, kernel("image_sample_between.kd"), handles, 64, idone);
     EXPECT(hsa_signal_wait_scacquire(idone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
     wrong = 0;
     for (int lane = 0; lane < 32; lane++) {
@@ -657,6 +657,71 @@ int main(int argc, char** argv) {
     EXPECT(hsa_ext_image_destroy(gpu, ib) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
     OK(hsa_queue_destroy(iq));
     OK(hsa_signal_destroy(idone));
+  }
+
+  // ---- shared virtual memory attributes: plain host memory given to the GPU is reachable by kernels;
+  // attributes read back per range; a prefetch waits for its dependency and completes
+  {
+    static int svm[3 * 1024] __attribute__((aligned(4096)));
+    for (int i = 0; i < 3 * 1024; i++) svm[i] = i;
+    hsa_amd_svm_attribute_pair_t set[] = {
+        {HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE, gpu.handle},
+        {HSA_AMD_SVM_ATTRIB_PREFERRED_LOCATION, cpu.handle},
+        {HSA_AMD_SVM_ATTRIB_READ_MOSTLY, 1},
+    };
+    OK(hsa_amd_svm_attributes_set(svm, sizeof svm, set, 3));
+    hsa_amd_svm_attribute_pair_t coarse = {HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG, HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED};
+    OK(hsa_amd_svm_attributes_set(svm + 1024, 4096, &coarse, 1));
+    hsa_amd_svm_attribute_pair_t get[] = {
+        {HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG, 0},
+        {HSA_AMD_SVM_ATTRIB_PREFERRED_LOCATION, 0},
+        {HSA_AMD_SVM_ATTRIB_READ_MOSTLY, 0},
+        {HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, gpu.handle},
+        {HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, cpu.handle},
+    };
+    OK(hsa_amd_svm_attributes_get(svm, sizeof svm, get, 5));
+    EXPECT(get[0].value == HSA_AMD_SVM_GLOBAL_FLAG_INDETERMINATE);
+    EXPECT(get[1].value == cpu.handle && get[2].value == 1);
+    EXPECT(get[3].attribute == HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE && get[3].value == gpu.handle);
+    EXPECT(get[4].attribute == HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE);
+    hsa_amd_svm_attribute_pair_t flag = {HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG, 0};
+    OK(hsa_amd_svm_attributes_get(svm + 1024, 4096, &flag, 1));
+    EXPECT(flag.value == HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED);
+    OK(hsa_amd_svm_attributes_get(svm, 4096, &flag, 1));
+    EXPECT(flag.value == HSA_AMD_SVM_GLOBAL_FLAG_FINE_GRAINED);
+    hsa_amd_svm_attribute_pair_t bogus = {0x999, 0};
+    EXPECT(hsa_amd_svm_attributes_set(svm, 4096, &bogus, 1) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    EXPECT(hsa_amd_svm_attributes_set(NULL, 4096, set, 1) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    // a kernel adds one to every element of the host array, through its own address
+    hsa_queue_t* sq;
+    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &sq));
+    hsa_signal_t sdone, dep;
+    OK(hsa_signal_create(1, 0, NULL, &sdone));
+    OK(hsa_signal_create(1, 0, NULL, &dep));
+    dispatch(sq, add_one, svm, 3 * 1024, sdone);
+    EXPECT(hsa_signal_wait_scacquire(sdone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    int wrong = 0;
+    for (int i = 0; i < 3 * 1024; i++) wrong += svm[i] != i + 1;
+    EXPECT(wrong == 0);
+    // the prefetch completes only after its dependency is released
+    hsa_signal_store_screlease(sdone, 1);
+    OK(hsa_amd_svm_prefetch_async(svm, sizeof svm, gpu, 1, &dep, sdone));
+    EXPECT(hsa_signal_wait_scacquire(sdone, HSA_SIGNAL_CONDITION_EQ, 0, 20 * 1000 * 1000, HSA_WAIT_STATE_BLOCKED) == 1);
+    hsa_signal_store_screlease(dep, 0);
+    EXPECT(hsa_signal_wait_scacquire(sdone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    hsa_amd_svm_attribute_pair_t where = {HSA_AMD_SVM_ATTRIB_PREFETCH_LOCATION, 0};
+    OK(hsa_amd_svm_attributes_get(svm, sizeof svm, &where, 1));
+    EXPECT(where.value == gpu.handle);
+    // taking the GPU's access away
+    hsa_amd_svm_attribute_pair_t none = {HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS, gpu.handle};
+    OK(hsa_amd_svm_attributes_set(svm, sizeof svm, &none, 1));
+    hsa_amd_svm_attribute_pair_t q = {HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, gpu.handle};
+    OK(hsa_amd_svm_attributes_get(svm, sizeof svm, &q, 1));
+    EXPECT(q.attribute == HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS);
+    OK(hsa_queue_destroy(sq));
+    OK(hsa_signal_destroy(sdone));
+    OK(hsa_signal_destroy(dep));
+    if (!failures) printf("svm: attributes per range, host memory reached by a kernel, prefetch after its dependency\n");
   }
 
   OK(hsa_executable_destroy(exe));
