@@ -719,7 +719,7 @@ export! {
     }
     fn hsa_amd_ipc_memory_detach(mapped: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
-            if memory::ipc_detach(r, mapped as u64) {
+            if memory::unmap_foreign(r, mapped as u64) {
                 return Ok(());
             }
             r.allocation_of(mapped as u64).filter(|(s, _)| *s == mapped as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT)
@@ -1053,10 +1053,34 @@ export! {
 unsupported!(ffi::ERROR, "the HSAIL finalizer is not provided (load AMDGPU code objects instead)":
     hsa_ext_program_add_module, hsa_ext_program_create, hsa_ext_program_destroy, hsa_ext_program_finalize,
     hsa_ext_program_get_info, hsa_ext_program_iterate_modules);
-unsupported!(ffi::ERROR, "graphics interop needs a graphics driver's buffer objects, which an emulated GPU has none of":
-    hsa_amd_interop_map_buffer, hsa_amd_interop_unmap_buffer);
-
 export! {
+    // ---- interop: a buffer is any mappable file descriptor (a DMA-BUF a graphics driver exported, a memfd);
+    // its pages are mapped into device memory
+    fn hsa_amd_interop_map_buffer(n: u32, agents: *const u64, handle: i32, flags: u32, size: *mut usize, ptr: *mut *mut c_void, metadata_size: *mut usize, metadata: *mut *const c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            for &a in slice(agents, n as usize)? {
+                r.gpu(a)?;
+            }
+            if n == 0 || flags != 0 {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            nonnull(size)?;
+            nonnull(ptr)?;
+            let (address, len) = memory::interop_map(r, handle)?;
+            out(size, len as usize)?;
+            if !metadata_size.is_null() {
+                out(metadata_size, 0)?;
+            }
+            if !metadata.is_null() {
+                out(metadata, std::ptr::null())?;
+            }
+            out(ptr, address as *mut c_void)
+        })
+    }
+    fn hsa_amd_interop_unmap_buffer(ptr: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| if memory::unmap_foreign(r, ptr as u64) { Ok(()) } else { Err(ffi::ERROR_INVALID_ARGUMENT) })
+    }
+
     // ---- shared virtual memory: attributes per page range; every agent shares one memory, so prefetches and
     // migrations move no data
     fn hsa_amd_svm_attributes_set(ptr: *mut c_void, size: usize, list: *mut svm::Pair, count: usize) -> Status = ffi::ERROR; {

@@ -159,16 +159,43 @@ pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, len: u64) -> Result<u64, Stat
         eprintln!("wavejit: attaching IPC memory: {e}");
         ffi::ERROR_OUT_OF_RESOURCES
     })?;
-    rt.ipc_maps.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
+    rt.foreign.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
     Ok(address)
 }
 
-/// Ends an [`ipc_attach`] at device address `address`; false if there is none.
-pub fn ipc_detach(rt: &Runtime, address: u64) -> bool {
-    if !rt.ipc_maps.lock().unwrap_or_else(|e| e.into_inner()).remove(&address) {
+/// Maps the buffer behind file descriptor `fd` (a DMA-BUF, a memfd: anything the host can map shared) into
+/// device memory; returns its device address and size. The caller keeps its descriptor.
+pub fn interop_map(rt: &Runtime, fd: i32) -> Result<(u64, u64), Status> {
+    use std::os::fd::BorrowedFd;
+    if fd < 0 {
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    // SAFETY: the caller passes an open descriptor and keeps it open for the call; it is only duplicated.
+    let own = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().map_err(|e| {
+        eprintln!("wavejit: interop handle {fd}: {e}");
+        ffi::ERROR_INVALID_ARGUMENT
+    })?;
+    let file = std::fs::File::from(own);
+    use std::io::Seek;
+    let len = (&file).seek(std::io::SeekFrom::End(0)).unwrap_or(0);
+    if len == 0 {
+        eprintln!("wavejit: interop handle {fd} is not a buffer that can be mapped (no size)");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let address = rt.mem.allocate_shared(file.into(), len, "interop buffer").map_err(|e| {
+        eprintln!("wavejit: mapping interop buffer {fd}: {e}");
+        ffi::ERROR_OUT_OF_RESOURCES
+    })?;
+    rt.foreign.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
+    Ok((address, len))
+}
+
+/// Ends an [`ipc_attach`] or [`interop_map`] at device address `address`; false if there is none.
+pub fn unmap_foreign(rt: &Runtime, address: u64) -> bool {
+    if !rt.foreign.lock().unwrap_or_else(|e| e.into_inner()).remove(&address) {
         return false;
     }
-    // the shared pages go; the other process keeps its own
+    // the shared pages go from this process; their owner keeps them
     let _ = rt.mem.free(address);
     true
 }

@@ -77,8 +77,8 @@ pub struct Runtime {
     pub images: Mutex<crate::image::Objects>,
     /// Shared virtual memory attributes of address ranges.
     pub svm: Mutex<crate::svm::Svm>,
-    /// Device addresses of other processes' memory attached through IPC handles.
-    pub ipc_maps: Mutex<std::collections::HashSet<u64>>,
+    /// Device addresses of memory mapped from outside: other processes' IPC memory, interop buffers.
+    pub foreign: Mutex<std::collections::HashSet<u64>>,
     pub loader: Loader,
     pub jit: Option<jit::Jit>,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
@@ -150,7 +150,7 @@ impl Runtime {
             queues: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
             images: Mutex::default(),
-            ipc_maps: Mutex::default(),
+            foreign: Mutex::default(),
             svm: Mutex::default(),
             dealloc: Mutex::new(Vec::new()),
             loader: Loader::default(),

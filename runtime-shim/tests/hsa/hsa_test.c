@@ -1,7 +1,9 @@
 // Our own HSA tests against Debian's hsa.h, run through `wavejit exec`: agents, pools, signals, code objects,
 // kernel dispatch, barrier-AND/OR packets, async copies, a kernel fault reaching the queue's error callback,
-// many host threads on many queues, API misuse, the loader extension, and the dispatch round-trip latency.
+// many host threads on many queues, API misuse, the loader extension, images and samplers, SVM attributes,
+// interop buffers, and the dispatch round-trip latency.
 // Usage: hsa_test KERNELS.co EXTERNAL.co
+#define _GNU_SOURCE
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <hsa/hsa_ext_image.h>
@@ -12,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static int failures;
 #define EXPECT(c) do { if (!(c)) { fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
@@ -722,6 +726,40 @@ int main(int argc, char** argv) {
     OK(hsa_signal_destroy(sdone));
     OK(hsa_signal_destroy(dep));
     if (!failures) printf("svm: attributes per range, host memory reached by a kernel, prefetch after its dependency\n");
+  }
+
+  // ---- interop: a memfd stands for a graphics driver's DMA-BUF; mapped, a kernel changes it in place
+  {
+    int fd = memfd_create("interop", 0);
+    EXPECT(fd >= 0 && ftruncate(fd, 8192) == 0);
+    int* host = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    EXPECT(host != MAP_FAILED);
+    for (int i = 0; i < 2048; i++) host[i] = 5 * i;
+    size_t size = 0, meta_size = 1;
+    void* ptr = NULL;
+    const void* meta = &size;
+    EXPECT(hsa_amd_interop_map_buffer(1, &gpu, fd, 1, &size, &ptr, NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    EXPECT(hsa_amd_interop_map_buffer(1, &gpu, -1, 0, &size, &ptr, NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    OK(hsa_amd_interop_map_buffer(1, &gpu, fd, 0, &size, &ptr, &meta_size, &meta));
+    EXPECT(size == 8192 && ptr != NULL && ptr != host && meta_size == 0 && meta == NULL);
+    hsa_queue_t* xq;
+    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &xq));
+    hsa_signal_t xdone;
+    OK(hsa_signal_create(1, 0, NULL, &xdone));
+    dispatch(xq, add_one, ptr, 2048, xdone);
+    EXPECT(hsa_signal_wait_scacquire(xdone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    int wrong = 0;
+    for (int i = 0; i < 2048; i++) wrong += host[i] != 5 * i + 1;
+    EXPECT(wrong == 0);
+    OK(hsa_amd_interop_unmap_buffer(ptr));
+    EXPECT(hsa_amd_interop_unmap_buffer(ptr) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    // the buffer outlives its mapping
+    EXPECT(host[2047] == 5 * 2047 + 1);
+    munmap(host, 8192);
+    close(fd);
+    OK(hsa_queue_destroy(xq));
+    OK(hsa_signal_destroy(xdone));
+    if (!failures) printf("interop: a mapped buffer changed in place by a kernel, then unmapped\n");
   }
 
   OK(hsa_executable_destroy(exe));
