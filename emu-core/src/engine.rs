@@ -99,6 +99,8 @@ pub enum EngineError {
     Translation { kernel: String, pc: u64, why: String },
     #[error("kernel {kernel}: its descriptor asks for float mode {what}; the engine computes with IEEE round-to-nearest-even and denormals kept (clang's default for gfx90a/gfx942)")]
     FloatMode { kernel: String, what: String },
+    #[error("kernel {kernel}: {what}")]
+    GridSync { kernel: String, what: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
     Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
 }
@@ -249,6 +251,7 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
             private_segment_size: kernel.descriptor.private_segment_fixed_size,
             dispatch_packet: 0,
             queue: 0,
+            cooperative: false,
         };
         let result = run_launch(mem, device, &launch, limits, runner, observer);
         let _ = mem.free(kernarg_addr);
@@ -278,6 +281,9 @@ pub struct Launch<'a> {
     /// Addresses of the dispatch packet and its queue (0 when there is none).
     pub dispatch_packet: u64,
     pub queue: u64,
+    /// A cooperative launch: every workgroup is resident at once, so waves of different workgroups can meet at
+    /// a global wave sync barrier (grid-wide sync). Its workgroups run interleaved on one host thread.
+    pub cooperative: bool,
 }
 
 /// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end.
@@ -306,7 +312,8 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     let vgprs = descriptor.vgpr_alloc_count() as usize;
     let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
     let entry = launch.entry;
-    let one = |i: u64| -> Result<RunStats, EngineError> {
+    // the waves of workgroup `i`, its LDS and private memory (freed by the caller)
+    let build = |i: u64| -> Result<Group, EngineError> {
         let wg = shape.workgroup_id(i);
         let n = shape.waves_in(wg, device.wave_size);
         // private memory: every lane of every wave of this workgroup gets its own segment
@@ -338,14 +345,41 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             wave.scratch_lane_bytes = lane_bytes;
             waves.push(wave);
         }
-        let mut lds = vec![0u8; launch.group_segment_size as usize];
-        let result = run_workgroup(mem, code, &cx, wg, &mut waves, &mut lds, cache, limits, runner, observer);
-        if let Some(s) = scratch {
+        Ok(Group { wg, waves, lds: vec![0u8; launch.group_segment_size as usize], scratch })
+    };
+    let one = |i: u64| -> Result<RunStats, EngineError> {
+        let mut g = build(i)?;
+        let result = run_workgroup(mem, code, &cx, g.wg, &mut g.waves, &mut g.lds, cache, limits, runner, observer);
+        if let Some(s) = g.scratch {
             let _ = mem.free(s);
         }
         result?;
-        Ok(RunStats { workgroups: 1, waves: n as u64, wave_instructions: waves.iter().map(|w| w.executed).sum() })
+        Ok(RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum() })
     };
+    if launch.cooperative {
+        let mut groups = Vec::new();
+        let mut result = Ok(());
+        for i in 0..shape.workgroup_count() {
+            match build(i) {
+                Ok(g) => groups.push(g),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if result.is_ok() {
+            result = run_grid(mem, code, &cx, &mut groups, cache, limits, runner, observer);
+        }
+        for g in &groups {
+            if let Some(s) = g.scratch {
+                let _ = mem.free(s);
+            }
+        }
+        result?;
+        let waves = groups.iter().flat_map(|g| g.waves.iter());
+        return Ok(RunStats { workgroups: groups.len() as u64, waves: waves.clone().count() as u64, wave_instructions: waves.map(|w| w.executed).sum() });
+    }
     // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order
     let count = shape.workgroup_count();
     let results: Vec<Result<RunStats, EngineError>> = match limits.threads {
@@ -381,6 +415,78 @@ fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
     Some(p)
 }
 
+/// One workgroup being run: its waves, LDS and private memory.
+struct Group {
+    wg: [u32; 3],
+    waves: Vec<WaveState>,
+    lds: Vec<u8>,
+    scratch: Option<u64>,
+}
+
+/// Runs every workgroup of a cooperative launch interleaved until all waves have ended: a wave runs until it
+/// waits or ends; `s_barrier` releases within a workgroup, `ds_gws_barrier` once its count of waves of the
+/// grid have arrived. Waves that can no longer all be released are a deadlock, reported.
+#[allow(clippy::too_many_arguments)]
+fn run_grid<R: WaveRunner, O: Observer>(
+    mem: &DeviceMemory,
+    code: &LoadedCode,
+    cx: &DispatchContext<'_>,
+    groups: &mut [Group],
+    cache: &DecodeCache,
+    limits: Limits,
+    runner: &R,
+    observer: &O,
+) -> Result<(), EngineError> {
+    loop {
+        for g in groups.iter_mut() {
+            for (wi, wave) in g.waves.iter_mut().enumerate() {
+                if wave.status == WaveStatus::Running {
+                    let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
+                    runner.run_wave(run, observer)?;
+                }
+            }
+        }
+        let mut released = false;
+        // workgroup barriers: every wave of the workgroup not ended waits at s_barrier
+        for g in groups.iter_mut() {
+            let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier && w.gws.is_none();
+            let all = g.waves.iter().all(|w| waiting(w) || w.status == WaveStatus::Done);
+            if all && g.waves.iter().any(waiting) {
+                for w in g.waves.iter_mut().filter(|w| waiting(w)) {
+                    w.status = WaveStatus::Running;
+                }
+                released = true;
+            }
+        }
+        // the global wave sync barrier
+        let at_gws: Vec<u32> = groups.iter().flat_map(|g| g.waves.iter()).filter_map(|w| w.gws).collect();
+        if let Some(&want) = at_gws.first() {
+            if at_gws.iter().any(|&c| c != want) {
+                return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what: format!("waves wait at ds_gws_barrier for different counts ({at_gws:?})") });
+            }
+            if at_gws.len() as u32 >= want {
+                for w in groups.iter_mut().flat_map(|g| g.waves.iter_mut()).filter(|w| w.gws.is_some()) {
+                    w.gws = None;
+                    w.status = WaveStatus::Running;
+                }
+                released = true;
+            }
+        }
+        let all = || groups.iter().flat_map(|g| g.waves.iter());
+        if all().all(|w| w.status == WaveStatus::Done) {
+            return Ok(());
+        }
+        if !released && !all().any(|w| w.status == WaveStatus::Running) {
+            let waiting = at_gws.len();
+            let want = at_gws.first().copied().unwrap_or(0);
+            return Err(EngineError::GridSync {
+                kernel: cx.kernel.to_string(),
+                what: format!("grid-wide sync never completes: {waiting} wave(s) wait at ds_gws_barrier for {want}, the rest have ended or wait at s_barrier"),
+            });
+        }
+    }
+}
+
 /// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
 /// still running has reached it.
 #[allow(clippy::too_many_arguments)]
@@ -405,6 +511,12 @@ fn run_workgroup<R: WaveRunner, O: Observer>(
             progressed = true;
             let run = WaveRun { mem, code, cx, workgroup: wg, wave_index: wi as u32, wave, lds: &mut *lds, cache, limits };
             runner.run_wave(run, observer)?;
+        }
+        if waves.iter().any(|w| w.gws.is_some()) {
+            return Err(EngineError::GridSync {
+                kernel: cx.kernel.to_string(),
+                what: format!("workgroup {wg:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch"),
+            });
         }
         let running = waves.iter().filter(|w| w.status == WaveStatus::Running).count();
         let at_barrier = waves.iter().filter(|w| w.status == WaveStatus::AtBarrier).count();

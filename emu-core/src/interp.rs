@@ -575,6 +575,9 @@ impl Backend for Interp<'_> {
     fn v_mfma(&mut self, shape: Mfma, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         crate::sem::mfma_lanes(shape, a, b, c)
     }
+    fn gws_barrier(&mut self, count: u32) {
+        self.wave.gws = Some(count);
+    }
     fn v_buffer_format(&mut self, op: &FormatAccess, word3: u32, lo: Lanes, hi: Lanes, data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mnemonic = self.mnemonic;
         let (format, swizzle) = FormatAccess::format(word3).map_err(|what| ExecError::Image { mnemonic, what })?;

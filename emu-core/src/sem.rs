@@ -413,6 +413,9 @@ pub trait Backend {
     fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;
     /// The same helper functions on uniform values.
     fn s_lanefn(&mut self, f: LaneFn, args: &[Self::S]) -> Vec<Self::S>;
+    /// Marks the wave as entering a global wave sync barrier that releases once `count` waves of the grid have
+    /// arrived (the instruction then yields [`Flow::Barrier`]).
+    fn gws_barrier(&mut self, count: Self::S);
     /// Population count of a 64-bit value.
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 

@@ -19,7 +19,8 @@ pub mod sreg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaveStatus {
     Running,
-    /// Waiting at `s_barrier` for the rest of its workgroup.
+    /// Waiting at `s_barrier` for the rest of its workgroup, or (with [`WaveState::gws`] set) at
+    /// `ds_gws_barrier` for waves of the whole grid.
     AtBarrier,
     /// Executed `s_endpgm`.
     Done,
@@ -41,6 +42,8 @@ pub struct WaveState {
     /// This wave's private (scratch) memory: base address and bytes per lane (0: none).
     pub scratch_base: u64,
     pub scratch_lane_bytes: u32,
+    /// At a global wave sync barrier (`ds_gws_barrier`): how many waves it waits for.
+    pub gws: Option<u32>,
 }
 
 impl WaveState {
@@ -56,6 +59,7 @@ impl WaveState {
             executed: 0,
             scratch_base: 0,
             scratch_lane_bytes: 0,
+            gws: None,
         }
     }
 

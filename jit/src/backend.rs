@@ -1292,6 +1292,10 @@ impl Backend for JitBackend<'_, '_> {
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
         self.call_v(Op::Mfma(shape), &ins, &[], shape.acc_regs())
     }
+    fn gws_barrier(&mut self, _count: Value) {
+        // the wave's barrier state lives outside the registers the JIT keeps
+        self.no("global wave sync");
+    }
     fn v_buffer_format(&mut self, op: &FormatAccess, _word3: Value, _lo: Vv, _hi: Vv, _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
         // format conversion stays with the interpreter
         self.no("typed buffer access");

@@ -75,7 +75,7 @@ pub fn writes_memory(inst: &Inst) -> bool {
 /// Whether an instruction ends a block (it may leave the straight line).
 pub fn ends_block(inst: &Inst) -> bool {
     inst.info.unit == Unit::Branch
-        || matches!(inst.info.name, "s_endpgm" | "s_barrier" | "s_setpc_b64" | "s_swappc_b64" | "s_trap" | "s_getpc_b64")
+        || matches!(inst.info.name, "s_endpgm" | "s_barrier" | "ds_gws_barrier" | "s_setpc_b64" | "s_swappc_b64" | "s_trap" | "s_getpc_b64")
 }
 
 /// Whether the JIT backend can emit all of `inst`.

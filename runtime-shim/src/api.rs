@@ -442,11 +442,11 @@ export! {
     }
 
     // ---- queues
-    fn hsa_queue_create(agent: u64, size: u32, _kind: u32, callback: Option<queue::ErrorCallback>, data: *mut c_void, _private: u32, _group: u32, q: *mut *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
+    fn hsa_queue_create(agent: u64, size: u32, kind: u32, callback: Option<queue::ErrorCallback>, data: *mut c_void, _private: u32, _group: u32, q: *mut *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
         with(|r| {
             nonnull(q)?;
             let (i, dev) = r.gpu(agent)?;
-            let created = queue::create(r, i, dev, size, callback, data)?;
+            let created = queue::create(r, i, dev, size, kind, callback, data)?;
             out(q, created.address as *mut ffi::HsaQueue)
         })
     }

@@ -170,6 +170,7 @@ pub const PROFILE_BASE: u32 = 0;
 pub const ROUNDING_MODE_NEAR: u32 = 2;
 pub const QUEUE_TYPE_MULTI: u32 = 0;
 pub const QUEUE_TYPE_SINGLE: u32 = 1;
+pub const QUEUE_TYPE_COOPERATIVE: u32 = 2;
 
 // hsa_isa_info_t
 pub const ISA_INFO_NAME_LENGTH: u32 = 0;

@@ -134,7 +134,7 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => put(out, 1u32),
         ffi::AMD_AGENT_INFO_HDP_FLUSH => put(out, [0u64; 2]),
         ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
-        ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, false),
+        ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, true),
         ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-wavejit{:08x}", index)),
         ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 1u32),
         ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, false),

@@ -33,6 +33,8 @@ pub struct Queue {
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     callback: Option<ErrorCallback>,
     data: usize,
+    /// A cooperative queue: its dispatches keep every workgroup resident (grid-wide sync works).
+    pub cooperative: bool,
 }
 
 impl Queue {
@@ -71,12 +73,19 @@ impl Queue {
 }
 
 /// `hsa_queue_create`: a queue of `size` packets (a power of two) on GPU agent `agent`.
-pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, size: u32, callback: Option<ErrorCallback>, data: *mut c_void) -> Result<Arc<Queue>, Status> {
-    if !size.is_power_of_two() || !(64..=1 << 17).contains(&size) {
+#[allow(clippy::too_many_arguments)]
+pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, size: u32, kind: u32, callback: Option<ErrorCallback>, data: *mut c_void) -> Result<Arc<Queue>, Status> {
+    if !size.is_power_of_two() || !(64..=1 << 17).contains(&size) || kind > ffi::QUEUE_TYPE_COOPERATIVE {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let doorbell = rt.signals.create(rt, 0)?;
-    let q = Arc::new(Queue { owns_doorbell: true, callback, data: data as usize, ..records(rt, size, 1, doorbell, agent, device, "AQL queue")? });
+    let mut q = Queue { owns_doorbell: true, callback, data: data as usize, ..records(rt, size, 1, doorbell, agent, device, "AQL queue")? };
+    if kind == ffi::QUEUE_TYPE_COOPERATIVE {
+        q.cooperative = true;
+        // SAFETY: the amd_queue_t this queue owns, which starts with the hsa_queue_t written by `records`.
+        unsafe { (*(q.address as *mut HsaQueue)).queue_type = kind };
+    }
+    let q = Arc::new(q);
     // every slot starts INVALID so the processor waits for the producer to publish a header
     let invalid: Vec<u8> = (0..size).flat_map(|_| {
         let mut p = [0u8; 64];
@@ -127,6 +136,7 @@ fn records(rt: &Runtime, size: u32, features: u32, doorbell: u64, agent: usize, 
         thread: Mutex::new(None),
         callback: None,
         data: 0,
+        cooperative: false,
     })
 }
 
@@ -254,6 +264,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         private_segment_size: p.private_segment_size.max(k.descriptor.private_segment_fixed_size),
         dispatch_packet: slot,
         queue: q.address,
+        cooperative: q.cooperative,
     };
     let start = rt.timestamp();
     let result = match &rt.jit {

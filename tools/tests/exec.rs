@@ -189,6 +189,17 @@ fn hip_ipc_memory_handles_share_device_memory_between_processes() {
 }
 
 #[test]
+fn hip_cooperative_launches_sync_the_grid_and_plain_launches_of_grid_sync_fault() {
+    let bin = hipcc("coop", &[]);
+    let so = exec_ok(None, &bin, &[]);
+    assert!(so.contains("coop: 25 grid-wide syncs across 12 blocks match the CPU"), "{so}");
+    // without a cooperative launch the workgroups are not all resident: the emulator says so, HIP aborts
+    let (o, so, se) = exec(None, &bin, &["plain"]);
+    assert!(!o.status.success() && !so.contains("completed"), "{so}{se}");
+    assert!(se.contains("reached ds_gws_barrier (grid-wide sync) outside a cooperative launch"), "{se}");
+}
+
+#[test]
 fn hip_shared_memory_reduction_and_atomics_match_the_cpu() {
     let so = exec_ok(None, &hipcc("reduce", &[]), &[]);
     assert!(so.contains("all equal to the CPU's"), "{so}");

@@ -16,6 +16,9 @@ pub const PRIVATE_APERTURE_HI: u32 = 0x0002_0000;
 
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Option<Result<Flow<B::S>, ExecError>> {
     let name = inst.info.name;
+    if name.starts_with("ds_gws_") {
+        return Some(gws(b, inst));
+    }
     let r = if let Some(op) = name.strip_prefix("ds_") {
         ds(b, inst, op)?
     } else if let Some(op) = name.strip_prefix("global_") {
@@ -69,6 +72,25 @@ fn image<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
         }
     }
     Ok(())
+}
+
+/// Global wave sync: `ds_gws_barrier` waits for (value + 1) waves of the grid, the value from the first active
+/// lane of its VGPR; `ds_gws_init` sets up the resource the barrier counts in (the barrier carries its count,
+/// so nothing is kept). The semaphores are not emulated.
+fn gws<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    let v = b.v_get(inst.field(Field::Addr));
+    let exec = b.exec();
+    match inst.info.name {
+        "ds_gws_init" => Ok(Flow::Next),
+        "ds_gws_barrier" => {
+            let n = b.v_first_lane(v, exec);
+            let one = b.s_const(1);
+            let count = b.s_op(super::SOp::Add, n, one);
+            b.gws_barrier(count);
+            Ok(Flow::Barrier)
+        }
+        _ => Err(form(inst, "global wave sync semaphores")),
+    }
 }
 
 fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
