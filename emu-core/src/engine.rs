@@ -129,6 +129,16 @@ pub struct LoadedCode {
     /// A hash of the loaded bytes: the same code object loaded again (at another address) has the same key,
     /// so translations keyed by (key, offset from base) are shared across dispatches.
     pub key: u64,
+    /// The code may hold `ds_gws_barrier` (grid-wide sync): its dispatches need a cooperative launch.
+    pub grid_sync: bool,
+}
+
+/// Whether machine code `bytes` may hold `ds_gws_barrier`: some dword has its DS opcode. A literal that happens
+/// to look like one only makes a cooperative dispatch interleave its workgroups, which changes no result.
+fn may_grid_sync(bytes: &[u8]) -> bool {
+    const MASK: u32 = 0xfdfe_0000; // encoding and opcode, not the ACC and GDS bits
+    const GWS_BARRIER: u32 = 0xd800_0000 | 0x9d << 17;
+    bytes.chunks_exact(4).any(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & MASK == GWS_BARRIER)
 }
 
 /// Copies the code object's allocated sections to device memory at their addresses (relative to `base`).
@@ -141,8 +151,11 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
     let end = co.sections.iter().filter(|s| s.is_alloc()).map(|s| s.address + s.size).max().unwrap_or(0);
     let base = mem.allocate(end.max(4), AllocKind::Code, &co.name)?;
     let mut key = 0xcbf2_9ce4_8422_2325u64 ^ target as u64;
+    let mut grid_sync = false;
+    const SHF_EXECINSTR: u64 = 4;
     for s in co.sections.iter().filter(|s| s.is_alloc() && s.has_file_data()) {
         let bytes = co.section_bytes(s);
+        grid_sync |= s.flags & SHF_EXECINSTR != 0 && may_grid_sync(bytes);
         if !bytes.is_empty() {
             mem.load_code_bytes(base + s.address, bytes).expect("sections lie inside the code allocation");
         }
@@ -155,7 +168,7 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
     const SHF_WRITE: u64 = 1;
     let data: Vec<(u64, u64)> = co.sections.iter().filter(|s| s.is_alloc() && s.flags & SHF_WRITE != 0).map(|s| (s.address, s.size)).collect();
     mem.set_code_writable(base, &data).expect("the code allocation was just made");
-    Ok(LoadedCode { base, size: end, target, key })
+    Ok(LoadedCode { base, size: end, target, key, grid_sync })
 }
 
 /// Runs `kernel` of `co` on `device` over `shape` with `args` (the non-hidden arguments, in order).
@@ -282,7 +295,8 @@ pub struct Launch<'a> {
     pub dispatch_packet: u64,
     pub queue: u64,
     /// A cooperative launch: every workgroup is resident at once, so waves of different workgroups can meet at
-    /// a global wave sync barrier (grid-wide sync). Its workgroups run interleaved on one host thread.
+    /// a global wave sync barrier (grid-wide sync). When its code may sync the grid, its workgroups run
+    /// interleaved on one host thread; otherwise as any launch.
     pub cooperative: bool,
 }
 
@@ -356,7 +370,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         result?;
         Ok(RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum() })
     };
-    if launch.cooperative {
+    if launch.cooperative && code.grid_sync {
         let mut groups = Vec::new();
         let mut result = Ok(());
         for i in 0..shape.workgroup_count() {
