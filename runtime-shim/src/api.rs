@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::ffi::{self, Status};
 use crate::image;
 use crate::info::{self, put};
+use crate::loader;
 use crate::memory::{self, CopyJob};
 use crate::queue;
 use crate::runtime::{self, rt, Runtime, AGENT_TAG, CACHE_TAG, ISA_TAG, POOL_TAG, REGION_TAG};
@@ -921,10 +922,139 @@ export! {
     }
 }
 
-unsupported!(ffi::ERROR_INVALID_CODE_OBJECT, "the pre-1.1 hsa_code_object_t API is not provided; use code object readers (hsa_code_object_reader_create_*) and hsa_executable_load_agent_code_object":
-    hsa_code_object_serialize, hsa_code_object_deserialize, hsa_code_object_destroy, hsa_code_object_get_info,
-    hsa_code_object_get_symbol, hsa_code_object_get_symbol_from_name, hsa_code_object_iterate_symbols,
-    hsa_code_symbol_get_info, hsa_executable_load_code_object);
+type AllocCallback = extern "C" fn(usize, u64, *mut *mut c_void) -> Status;
+type CodeSymbolCallback = extern "C" fn(u64, u64, *mut c_void) -> Status;
+
+export! {
+    // ---- the pre-1.1 code object API: a code object is its bytes (an AMDGPU ELF), its symbols named as its
+    // executable symbols are; loading one is loading those bytes
+    fn hsa_code_object_deserialize(data: *mut c_void, size: usize, _options: *const c_char, handle: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(handle)?;
+            let bytes = slice(data.cast::<u8>(), size)?;
+            let co = isa_amdgpu::codeobj::CodeObject::parse(bytes, "code object").map_err(|e| {
+                eprintln!("wavejit: hsa_code_object_deserialize: {e}");
+                ffi::ERROR_INVALID_CODE_OBJECT
+            })?;
+            let id = crate::runtime::CODE_OBJECT_TAG + r.next_id();
+            let symbols: Vec<(u64, loader::CodeSymbol)> = loader::code_symbols(&co).into_iter().map(|s| (crate::runtime::CODE_SYMBOL_TAG + r.next_id(), s)).collect();
+            {
+                let mut map = r.loader.code_symbols.lock().unwrap_or_else(|e| e.into_inner());
+                for (i, (h, _)) in symbols.iter().enumerate() {
+                    map.insert(*h, (id, i));
+                }
+            }
+            let old = loader::OldCodeObject { bytes: Arc::new(bytes.to_vec()), processor: co.target.processor.clone(), symbols };
+            r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner()).insert(id, old);
+            out(handle, id)
+        })
+    }
+    fn hsa_code_object_serialize(handle: u64, alloc: Option<AllocCallback>, data: u64, _options: *const c_char, serialized: *mut *mut c_void, size: *mut usize) -> Status = ffi::ERROR; {
+        with(|r| {
+            let alloc = alloc.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            nonnull(serialized)?;
+            nonnull(size)?;
+            let bytes = code_object(r, handle)?.0;
+            let mut at: *mut c_void = std::ptr::null_mut();
+            match alloc(bytes.len(), data, &mut at) {
+                ffi::SUCCESS if !at.is_null() => {}
+                ffi::SUCCESS => return Err(ffi::ERROR_OUT_OF_RESOURCES),
+                s => return Err(s),
+            }
+            // SAFETY: the application's callback gave `at` room for `bytes.len()` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.cast::<u8>(), bytes.len()) };
+            out(size, bytes.len())?;
+            out(serialized, at)
+        })
+    }
+    fn hsa_code_object_destroy(handle: u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            let gone = r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner()).remove(&handle).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)?;
+            let mut map = r.loader.code_symbols.lock().unwrap_or_else(|e| e.into_inner());
+            for (h, _) in gone.symbols {
+                map.remove(&h);
+            }
+            Ok(())
+        })
+    }
+    fn hsa_code_object_get_info(handle: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (_, processor) = code_object(r, handle)?;
+            match attribute {
+                // version, type (program), ISA, machine model (large), profile (base), rounding mode (near)
+                0 => info::put_str::<64>(value, "2.1"),
+                1 => put(value, 0u32),
+                2 => {
+                    let isa = r.isas.iter().position(|(d, _)| d.gfx == processor).ok_or_else(|| {
+                        eprintln!("wavejit: the code object is for {processor}, which no emulated agent runs");
+                        ffi::ERROR_INVALID_ISA
+                    })?;
+                    put(value, ISA_TAG + isa as u64)
+                }
+                3 => put(value, ffi::MACHINE_MODEL_LARGE),
+                4 => put(value, ffi::PROFILE_BASE),
+                5 => put(value, ffi::ROUNDING_MODE_NEAR),
+                _ => Err(ffi::ERROR_INVALID_ARGUMENT),
+            }
+        })
+    }
+    fn hsa_code_object_get_symbol(handle: u64, name: *const c_char, symbol: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| code_symbol_named(r, handle, name, symbol))
+    }
+    fn hsa_code_object_get_symbol_from_name(handle: u64, _module: *const c_char, name: *const c_char, symbol: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| code_symbol_named(r, handle, name, symbol))
+    }
+    fn hsa_code_object_iterate_symbols(handle: u64, callback: Option<CodeSymbolCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let cb = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            let handles: Vec<u64> = {
+                let cos = r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner());
+                cos.get(&handle).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)?.symbols.iter().map(|(h, _)| *h).collect()
+            };
+            iterate(handles, |s| cb(handle, s, data))
+        })
+    }
+    fn hsa_code_symbol_get_info(symbol: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (co, i) = r.loader.code_symbols.lock().unwrap_or_else(|e| e.into_inner()).get(&symbol).copied().ok_or(ffi::ERROR_INVALID_CODE_SYMBOL)?;
+            let s = r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner()).get(&co).map(|c| c.symbols[i].1.clone()).ok_or(ffi::ERROR_INVALID_CODE_SYMBOL)?;
+            let v32 = value.cast::<u32>();
+            let kernel = || s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT);
+            match attribute {
+                ffi::SYMBOL_INFO_TYPE => out(v32, if s.kernel.is_some() { ffi::SYMBOL_KIND_KERNEL } else { ffi::SYMBOL_KIND_VARIABLE }),
+                ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, s.name.len() as u32),
+                ffi::SYMBOL_INFO_NAME => {
+                    nonnull(value)?;
+                    // SAFETY: the caller provides NAME_LENGTH bytes for the (unterminated) name.
+                    unsafe { std::ptr::copy_nonoverlapping(s.name.as_ptr(), value.cast::<u8>(), s.name.len()) };
+                    Ok(())
+                }
+                ffi::SYMBOL_INFO_MODULE_NAME_LENGTH => out(v32, 0),
+                ffi::SYMBOL_INFO_MODULE_NAME => Ok(()),
+                ffi::SYMBOL_INFO_LINKAGE => out(v32, 1),
+                ffi::SYMBOL_INFO_IS_DEFINITION => out(value.cast::<bool>(), true),
+                ffi::SYMBOL_INFO_VARIABLE_ALLOCATION | ffi::SYMBOL_INFO_VARIABLE_SEGMENT => out(v32, 0),
+                ffi::SYMBOL_INFO_VARIABLE_ALIGNMENT => out(v32, 8),
+                ffi::SYMBOL_INFO_VARIABLE_SIZE => out(v32, s.size as u32),
+                ffi::SYMBOL_INFO_VARIABLE_IS_CONST => out(value.cast::<bool>(), false),
+                ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => out(v32, kernel()?.0),
+                ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => out(v32, kernel()?.1),
+                ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => out(v32, kernel()?.2),
+                ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => out(v32, kernel()?.3),
+                ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => out(value.cast::<bool>(), kernel()?.4),
+                ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION | 16 => out(v32, 0),
+                _ => Err(ffi::ERROR_INVALID_ARGUMENT),
+            }
+        })
+    }
+    fn hsa_executable_load_code_object(exe: u64, agent: u64, handle: u64, _options: *const c_char) -> Status = ffi::ERROR; {
+        with(|r| {
+            let (_, dev) = r.gpu(agent)?;
+            let bytes = code_object(r, handle)?.0;
+            r.loader.load_bytes(r, exe, agent, dev, &bytes).map(drop)
+        })
+    }
+}
 export! {
     fn hsa_ext_image_get_capability(agent: u64, geometry: u32, format: *const [u32; 2], mask: *mut u32) -> Status = ffi::ERROR; {
         with(|r| {
@@ -1140,6 +1270,24 @@ fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<([u32; 8], u64, u64), 
 /// Whether the extension `ext` is provided at major version `major` (the AMD loader, 1.00).
 fn extension(ext: u16, major: u16) -> bool {
     (ext == ffi::EXTENSION_AMD_LOADER || ext == ffi::EXTENSION_IMAGES) && major == 1
+}
+
+/// A pre-1.1 code object's bytes and target processor.
+fn code_object(r: &Runtime, handle: u64) -> Result<(Arc<Vec<u8>>, String), Status> {
+    let cos = r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner());
+    cos.get(&handle).map(|c| (c.bytes.clone(), c.processor.clone())).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)
+}
+
+/// The symbol named `name` of pre-1.1 code object `handle` (a kernel also by its name without `.kd`).
+fn code_symbol_named(r: &Runtime, handle: u64, name: *const c_char, symbol: *mut u64) -> Result<(), Status> {
+    nonnull(name)?;
+    nonnull(symbol)?;
+    // SAFETY: a NUL-terminated name, as the API requires.
+    let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+    let cos = r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner());
+    let c = cos.get(&handle).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)?;
+    let found = c.symbols.iter().find(|(_, s)| s.name == n || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(&*n)));
+    out(symbol, found.ok_or(ffi::ERROR_INVALID_SYMBOL_NAME)?.0)
 }
 
 /// `HSA_EXT_IMAGE_DATA_LAYOUT_LINEAR`, the one explicit image layout.

@@ -55,6 +55,47 @@ pub struct Loader {
     pub executables: Mutex<HashMap<u64, Executable>>,
     pub symbols: RwLock<HashMap<u64, Symbol>>,
     kernels: RwLock<HashMap<u64, Arc<KernelEntry>>>,
+    /// Code objects of the pre-1.1 API (`hsa_code_object_deserialize`): their bytes and symbols.
+    pub code_objects: Mutex<HashMap<u64, OldCodeObject>>,
+    /// Their symbols: handle → (code object, index in its symbols).
+    pub code_symbols: Mutex<HashMap<u64, (u64, usize)>>,
+}
+
+/// A symbol of a pre-1.1 code object, as `hsa_code_symbol_get_info` describes it.
+#[derive(Clone, Debug)]
+pub struct CodeSymbol {
+    pub name: String,
+    /// Kernel: (kernarg size, kernarg alignment, group bytes, private bytes, dynamic call stack).
+    pub kernel: Option<(u32, u32, u32, u32, bool)>,
+    pub size: u64,
+}
+
+/// A pre-1.1 code object: its bytes, target and symbols (with their handles).
+pub struct OldCodeObject {
+    pub bytes: Arc<Vec<u8>>,
+    pub processor: String,
+    pub symbols: Vec<(u64, CodeSymbol)>,
+}
+
+/// The symbols a code object defines, named as its executable symbols are.
+pub fn code_symbols(co: &CodeObject) -> Vec<CodeSymbol> {
+    let mut out: Vec<CodeSymbol> = co
+        .kernels
+        .iter()
+        .map(|k| {
+            let meta = co.kernel_metadata(k);
+            let kernarg = meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32;
+            let align = meta.and_then(|m| m.kernarg_segment_align).unwrap_or(16) as u32;
+            let d = &k.descriptor;
+            CodeSymbol { name: k.descriptor_symbol.clone(), kernel: Some((kernarg, align, d.group_segment_fixed_size, d.private_segment_fixed_size, d.properties.uses_dynamic_stack)), size: 64 }
+        })
+        .collect();
+    for s in &co.symbols {
+        if s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0 {
+            out.push(CodeSymbol { name: s.name.clone(), kernel: None, size: s.size });
+        }
+    }
+    out
 }
 
 const R_AMDGPU_ABS64: u32 = 3;
@@ -68,6 +109,11 @@ impl Loader {
     /// Loads the code object held by `reader` for agent `agent` (a GPU running `target`) into executable `exe`.
     pub fn load(&self, rt: &Runtime, exe: u64, agent: u64, device: &emu_core::DevicePreset, reader: u64) -> Result<u64, Status> {
         let bytes = self.readers.lock().unwrap_or_else(|e| e.into_inner()).get(&reader).cloned().ok_or(ffi::ERROR_INVALID_CODE_OBJECT_READER)?;
+        self.load_bytes(rt, exe, agent, device, &bytes)
+    }
+
+    /// Loads code object `bytes` for agent `agent` into executable `exe`.
+    pub fn load_bytes(&self, rt: &Runtime, exe: u64, agent: u64, device: &emu_core::DevicePreset, bytes: &[u8]) -> Result<u64, Status> {
         {
             let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
             match exes.get(&exe) {
@@ -76,7 +122,7 @@ impl Loader {
                 Some(_) => {}
             }
         }
-        let co = CodeObject::parse(&bytes, "code object").map_err(|e| {
+        let co = CodeObject::parse(bytes, "code object").map_err(|e| {
             eprintln!("wavejit: cannot load a code object: {e}");
             ffi::ERROR_INVALID_CODE_OBJECT
         })?;
@@ -89,7 +135,7 @@ impl Loader {
             ffi::ERROR_INVALID_CODE_OBJECT
         })?);
         let externals = self.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.externals.clone()).unwrap_or_default();
-        if let Err(why) = relocate(rt, &bytes, code.base, &externals) {
+        if let Err(why) = relocate(rt, bytes, code.base, &externals) {
             eprintln!("wavejit: cannot relocate a code object: {why}");
             let _ = rt.mem.free(code.base);
             return Err(ffi::ERROR_INVALID_CODE_OBJECT);

@@ -25,6 +25,8 @@ pub const READER_TAG: u64 = 0x2EAD_0000_0000;
 pub const EXECUTABLE_TAG: u64 = 0xE8E0_0000_0000;
 pub const SYMBOL_TAG: u64 = 0x5E30_0000_0000;
 pub const GROUP_TAG: u64 = 0x6A00_0000_0000;
+pub const CODE_OBJECT_TAG: u64 = 0xC0DE_0000_0000;
+pub const CODE_SYMBOL_TAG: u64 = 0xC05E_0000_0000;
 
 /// Host memory the emulated system may hand out (fine- and coarse-grained system pools), bytes.
 pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;

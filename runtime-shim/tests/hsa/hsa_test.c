@@ -1,7 +1,7 @@
 // Our own HSA tests against Debian's hsa.h, run through `wavejit exec`: agents, pools, signals, code objects,
 // kernel dispatch, barrier-AND/OR packets, async copies, a kernel fault reaching the queue's error callback,
 // many host threads on many queues, API misuse, the loader extension, images and samplers, SVM attributes,
-// interop buffers, and the dispatch round-trip latency.
+// interop buffers, the pre-1.1 code object API, and the dispatch round-trip latency.
 // Usage: hsa_test KERNELS.co EXTERNAL.co
 #define _GNU_SOURCE
 #include <hsa/hsa.h>
@@ -57,6 +57,19 @@ static hsa_status_t find_agent(hsa_agent_t a, void* data) {
 
 typedef struct { uint64_t object; uint32_t kernarg_size, group, private_size; } kernel_t;
 static hsa_executable_t exe;
+
+static hsa_status_t alloc_serialized(size_t size, hsa_callback_data_t data, void** address) {
+  (void)data;
+  *address = malloc(size);
+  return *address ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+}
+
+static hsa_status_t count_code_symbol(hsa_code_object_t co, hsa_code_symbol_t sym, void* data) {
+  (void)co;
+  hsa_symbol_kind_t kind;
+  if (hsa_code_symbol_get_info(sym, HSA_CODE_SYMBOL_INFO_TYPE, &kind) == HSA_STATUS_SUCCESS && kind == HSA_SYMBOL_KIND_KERNEL) ++*(int*)data;
+  return HSA_STATUS_SUCCESS;
+}
 
 static kernel_t kernel(const char* name) {
   hsa_executable_symbol_t sym;
@@ -760,6 +773,62 @@ int main(int argc, char** argv) {
     OK(hsa_queue_destroy(xq));
     OK(hsa_signal_destroy(xdone));
     if (!failures) printf("interop: a mapped buffer changed in place by a kernel, then unmapped\n");
+  }
+
+  // ---- the pre-1.1 code object API: deserialize, query, serialize back, load into an executable and run
+  {
+    hsa_code_object_t co;
+    OK(hsa_code_object_deserialize(image, bytes, NULL, &co));
+    hsa_isa_t isa, agent_isa;
+    OK(hsa_code_object_get_info(co, HSA_CODE_OBJECT_INFO_ISA, &isa));
+    OK(hsa_agent_get_info(gpu, HSA_AGENT_INFO_ISA, &agent_isa));
+    EXPECT(isa.handle == agent_isa.handle);
+    int kernels = 0;
+    OK(hsa_code_object_iterate_symbols(co, count_code_symbol, &kernels));
+    EXPECT(kernels >= 5);
+    hsa_code_symbol_t sym;
+    OK(hsa_code_object_get_symbol(co, "add_one", &sym));
+    uint32_t len = 0, kernarg = 0;
+    char name[64] = {0};
+    OK(hsa_code_symbol_get_info(sym, HSA_CODE_SYMBOL_INFO_NAME_LENGTH, &len));
+    OK(hsa_code_symbol_get_info(sym, HSA_CODE_SYMBOL_INFO_NAME, name));
+    OK(hsa_code_symbol_get_info(sym, HSA_CODE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &kernarg));
+    EXPECT(len == strlen("add_one.kd") && strcmp(name, "add_one.kd") == 0 && kernarg == 8);
+    EXPECT(hsa_code_object_get_symbol(co, "nope", &sym) == HSA_STATUS_ERROR_INVALID_SYMBOL_NAME);
+    void* ser = NULL;
+    size_t ser_size = 0;
+    hsa_callback_data_t cbd = {0};
+    OK(hsa_code_object_serialize(co, alloc_serialized, cbd, NULL, &ser, &ser_size));
+    EXPECT(ser_size == bytes && memcmp(ser, image, bytes) == 0);
+    free(ser);
+    hsa_executable_t old_exe;
+    OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &old_exe));
+    OK(hsa_executable_load_code_object(old_exe, gpu, co, NULL));
+    OK(hsa_executable_freeze(old_exe, NULL));
+    hsa_executable_symbol_t ks;
+    OK(hsa_executable_get_symbol_by_name(old_exe, "add_one.kd", &gpu, &ks));
+    kernel_t k = {0};
+    OK(hsa_executable_symbol_get_info(ks, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k.object));
+    OK(hsa_executable_symbol_get_info(ks, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &k.kernarg_size));
+    int* buf;
+    OK(hsa_amd_memory_pool_allocate(device_pool, 128 * sizeof(int), 0, (void**)&buf));
+    for (int i = 0; i < 128; i++) buf[i] = 10 * i;
+    hsa_queue_t* oq;
+    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &oq));
+    hsa_signal_t odone;
+    OK(hsa_signal_create(1, 0, NULL, &odone));
+    dispatch(oq, k, buf, 128, odone);
+    EXPECT(hsa_signal_wait_scacquire(odone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    int wrong = 0;
+    for (int i = 0; i < 128; i++) wrong += buf[i] != 10 * i + 1;
+    EXPECT(wrong == 0);
+    OK(hsa_code_object_destroy(co));
+    EXPECT(hsa_code_object_destroy(co) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+    EXPECT(hsa_code_object_deserialize("junk", 4, NULL, &co) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+    OK(hsa_queue_destroy(oq));
+    OK(hsa_signal_destroy(odone));
+    OK(hsa_executable_destroy(old_exe));
+    if (!failures) printf("code objects (pre-1.1): deserialized, queried, serialized back, loaded and run\n");
   }
 
   OK(hsa_executable_destroy(exe));
