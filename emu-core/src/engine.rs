@@ -135,7 +135,7 @@ pub struct LoadedCode {
 
 /// Whether machine code `bytes` may hold `ds_gws_barrier`: some dword has its DS opcode. A literal that happens
 /// to look like one only makes a cooperative dispatch interleave its workgroups, which changes no result.
-fn may_grid_sync(bytes: &[u8]) -> bool {
+pub fn may_grid_sync(bytes: &[u8]) -> bool {
     const MASK: u32 = 0xfdfe_0000; // encoding and opcode, not the ACC and GDS bits
     const GWS_BARRIER: u32 = 0xd800_0000 | 0x9d << 17;
     bytes.chunks_exact(4).any(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & MASK == GWS_BARRIER)
@@ -264,7 +264,8 @@ pub fn run_kernel_with<R: WaveRunner, O: Observer>(
             private_segment_size: kernel.descriptor.private_segment_fixed_size,
             dispatch_packet: 0,
             queue: 0,
-            cooperative: false,
+            // without a queue to say so, a kernel that syncs the grid is launched cooperatively
+            cooperative: code.grid_sync,
         };
         let result = run_launch(mem, device, &launch, limits, runner, observer);
         let _ = mem.free(kernarg_addr);

@@ -423,3 +423,14 @@ fn atomic_operations_agree_with_rust_at_both_widths() {
         }
     }
 }
+
+#[test]
+fn grid_sync_is_found_in_machine_code_by_its_opcode() {
+    // llvm-mc-19 -mcpu=gfx90a: ds_gws_barrier v2 offset:4 gds = 04 00 3b d9 02 00 00 00;
+    // ds_gws_init v4 gds = 00 00 33 d9 04 00 00 00
+    let barrier = [0x04, 0x00, 0x3b, 0xd9, 0x02, 0x00, 0x00, 0x00];
+    let init = [0x00, 0x00, 0x33, 0xd9, 0x04, 0x00, 0x00, 0x00];
+    assert!(emu_core::engine::may_grid_sync(&[&init[..], &barrier[..]].concat()));
+    assert!(!emu_core::engine::may_grid_sync(&init));
+    assert!(!emu_core::engine::may_grid_sync(&[0u8; 64]));
+}
