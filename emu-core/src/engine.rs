@@ -27,13 +27,19 @@ pub struct Limits {
     pub max_wave_instructions: u64,
     /// Host threads running workgroups in parallel (`None`: all cores). Results do not depend on it.
     pub threads: Option<usize>,
+    /// Instructions a wave runs before the others get a turn (`None`: until it waits or ends). Cooperative
+    /// launches take turns, so a wave spinning on a flag another workgroup sets lets that workgroup run.
+    pub slice: Option<u64>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wave_instructions: 100_000_000, threads: None }
+        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None }
     }
 }
+
+/// The turn of a wave in a cooperative launch, in instructions.
+const COOPERATIVE_SLICE: u64 = 20_000;
 
 /// Decoded instructions of a loaded code object, filled on first execution and shared by all waves and
 /// workgroups of a dispatch (one slot per dword of code).
@@ -452,12 +458,16 @@ fn run_grid<R: WaveRunner, O: Observer>(
     runner: &R,
     observer: &O,
 ) -> Result<(), EngineError> {
+    let limits = Limits { slice: Some(COOPERATIVE_SLICE), ..limits };
     loop {
+        let mut turned = false;
         for g in groups.iter_mut() {
             for (wi, wave) in g.waves.iter_mut().enumerate() {
                 if wave.status == WaveStatus::Running {
+                    let before = wave.executed;
                     let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
                     runner.run_wave(run, observer)?;
+                    turned |= wave.executed > before;
                 }
             }
         }
@@ -491,7 +501,7 @@ fn run_grid<R: WaveRunner, O: Observer>(
         if all().all(|w| w.status == WaveStatus::Done) {
             return Ok(());
         }
-        if !released && !all().any(|w| w.status == WaveStatus::Running) {
+        if !released && !turned && !all().any(|w| w.status == WaveStatus::Running) {
             let waiting = at_gws.len();
             let want = at_gws.first().copied().unwrap_or(0);
             return Err(EngineError::GridSync {
@@ -562,7 +572,8 @@ fn run_wave<O: Observer>(
 ) -> Result<(), EngineError> {
     let kernel = || cx.kernel.to_string();
     let mut accesses = Vec::new();
-    while wave.status == WaveStatus::Running {
+    let turn_ends = limits.slice.map_or(u64::MAX, |s| wave.executed.saturating_add(s));
+    while wave.status == WaveStatus::Running && wave.executed < turn_ends {
         if wave.executed >= limits.max_wave_instructions {
             return Err(EngineError::Runaway { kernel: kernel(), workgroup: wg, wave: wi, limit: limits.max_wave_instructions });
         }

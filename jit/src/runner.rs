@@ -490,6 +490,8 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
 impl WaveRunner for Jit {
     fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
         let kernel = || run.cx.kernel.to_string();
+        // a turn (cooperative launches): the wave returns, still running, once it has used it
+        let turn_ends = run.limits.slice.map_or(u64::MAX, |s| run.wave.executed.saturating_add(s));
         let wave_ptr: *mut WaveState = &mut *run.wave;
         let lds_ptr: *mut [u8] = &mut *run.lds;
         // an observed dispatch runs blocks that report every instruction (translated separately)
@@ -512,7 +514,7 @@ impl WaveRunner for Jit {
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
             let wave = unsafe { &mut *wave_ptr };
-            if wave.status != WaveStatus::Running {
+            if wave.status != WaveStatus::Running || wave.executed >= turn_ends {
                 break Ok(());
             }
             if wave.executed >= run.limits.max_wave_instructions {
@@ -557,7 +559,7 @@ impl WaveRunner for Jit {
             } else {
                 None
             };
-            let budget = run.limits.max_wave_instructions.saturating_sub(wave.executed);
+            let budget = run.limits.max_wave_instructions.min(turn_ends).saturating_sub(wave.executed);
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
             ctx.agprs = wave.agprs.as_mut_ptr();

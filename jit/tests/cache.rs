@@ -84,7 +84,7 @@ fn the_instruction_limit_is_exact_on_the_jit_as_on_the_interpreter() {
     let args = [ArgValue::Pointer(out), ArgValue::U32(37)];
     let n = emu_core::engine::run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap().wave_instructions;
     for limit in [n, n - 1, n - 5, n / 2] {
-        let limits = Limits { max_wave_instructions: limit, threads: Some(1) };
+        let limits = Limits { max_wave_instructions: limit, threads: Some(1), slice: None };
         let interp = emu_core::engine::run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).map_err(|e| e.to_string());
         let jitted = run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver).map_err(|e| e.to_string());
         assert_eq!(interp.is_ok(), limit >= n, "limit {limit} of {n}");

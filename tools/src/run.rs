@@ -105,7 +105,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let args = a.args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
     let t0 = Instant::now();
     let counter = ClassCounter::default();
-    let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads };
+    let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, ..Limits::default() };
     let jit = jit::Jit::new()?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
     let (stats, jd) = if a.engine == EngineKind::Interp {

@@ -194,6 +194,7 @@ fn hip_cooperative_launches_sync_the_grid_and_plain_launches_of_grid_sync_fault(
     let bin = hipcc("coop", &[]);
     let so = exec_ok(None, &bin, &[]);
     assert!(so.contains("coop: 25 grid-wide syncs across 12 blocks match the CPU"), "{so}");
+    assert!(so.contains("coop: a flag hand-off through 16 spinning blocks matches the CPU"), "{so}");
     let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
     assert!(o.status.success() && text(&o.stdout).contains("coop: 25 grid-wide syncs"), "{}{}", text(&o.stdout), text(&o.stderr));
     // without a cooperative launch the workgroups are not all resident: the emulator says so, HIP aborts

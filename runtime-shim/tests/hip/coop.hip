@@ -1,6 +1,6 @@
 // Cooperative launches: grid-wide sync (cooperative groups' this_grid().sync(), a global wave sync barrier)
-// between the steps of a 1-D diffusion whose blocks read each other's cells, compared with the CPU; a grid too
-// large to be resident is refused. With the argument "plain" the same kernel is launched without the
+// between the steps of a 1-D diffusion whose blocks read each other's cells, compared with the CPU; blocks
+// spinning on flags other blocks set; a grid too large to be resident is refused. With the argument "plain" the same kernel is launched without the
 // cooperative launch, which the emulator reports as a fault (grid sync needs every workgroup resident).
 #include "check.h"
 #include <hip/hip_cooperative_groups.h>
@@ -19,6 +19,31 @@ __global__ void diffuse(float* a, float* b, int n, int steps) {
       to[i] = (i == 0 || i == n - 1) ? from[i] : 0.25f * (from[i - 1] + 2.0f * from[i] + from[i + 1]);
     }
     grid.sync();
+  }
+}
+
+// A hand-off from the last block to the first: block b waits (spinning on a flag, no grid sync) until block
+// b + 1 has published its running sum, adds its own values and publishes. Block 0 spins first; only
+// workgroups that take turns let the later blocks run.
+__global__ void handoff(const int* in, int* sums, int* ready, int per_block) {
+  int b = blockIdx.x, last = gridDim.x - 1;
+  __shared__ int carry;
+  if (threadIdx.x == 0) {
+    carry = 0;
+    if (b < last) {
+      while (atomicAdd(&ready[b + 1], 0) == 0) {
+      }
+      __threadfence();
+      carry = sums[b + 1];
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int s = carry;
+    for (int k = 0; k < per_block; k++) s += in[b * per_block + k];
+    sums[b] = s;
+    __threadfence();
+    atomicExch(&ready[b], 1);
   }
 }
 
@@ -53,6 +78,31 @@ int main(int argc, char** argv) {
   int wrong = 0;
   for (int i = 0; i < n; i++) wrong += got[i] != x[i];
   EXPECT(wrong == 0);
+  // flags set by other workgroups: the waiting ones take turns with the rest
+  const int hb = 16, per = 64;
+  std::vector<int> in(hb * per);
+  for (int i = 0; i < hb * per; i++) in[i] = (i * 31) % 17 - 5;
+  int *din, *dsums, *dready;
+  CHECK(hipMalloc(&din, in.size() * sizeof(int)));
+  CHECK(hipMalloc(&dsums, hb * sizeof(int)));
+  CHECK(hipMalloc(&dready, hb * sizeof(int)));
+  CHECK(hipMemcpy(din, in.data(), in.size() * sizeof(int), hipMemcpyHostToDevice));
+  CHECK(hipMemset(dready, 0, hb * sizeof(int)));
+  int pb = per;
+  void* hargs[] = {&din, &dsums, &dready, &pb};
+  CHECK(hipLaunchCooperativeKernel((void*)handoff, dim3(hb), dim3(64), hargs, 0, 0));
+  CHECK(hipDeviceSynchronize());
+  std::vector<int> sums(hb);
+  CHECK(hipMemcpy(sums.data(), dsums, hb * sizeof(int), hipMemcpyDeviceToHost));
+  int run = 0;
+  for (int b = hb - 1; b >= 0; b--) {
+    for (int k = 0; k < per; k++) run += in[b * per + k];
+    EXPECT(sums[b] == run);
+  }
+  CHECK(hipFree(din));
+  CHECK(hipFree(dsums));
+  CHECK(hipFree(dready));
+  std::printf("coop: a flag hand-off through %d spinning blocks matches the CPU\n", hb);
   // more blocks than can be resident at once: refused before anything runs
   int per_cu = 0, cus = 0;
   CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, diffuse, threads, 0));
