@@ -693,8 +693,16 @@ export! {
                 eprintln!("wavejit: hsa_amd_ipc_memory_create: {e}");
                 ffi::ERROR_OUT_OF_RESOURCES
             })?;
+            if len as u64 >= 1 << 48 || !(0..1 << 16).contains(&fd) {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
+            // the memfd's inode tells an attaching process it found this memory, not a later file that got
+            // the same descriptor number
+            use std::os::unix::fs::MetadataExt;
+            let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).map(|m| m.ino()).map_err(|_| ffi::ERROR)?;
             let mut h = ipc_handle(IPC_MEMORY, start, len as u64);
-            h[7] = fd as u32;
+            h[6] |= (fd as u32) << 16;
+            h[7] = ino as u32;
             out(handle, h)
         })
     }
@@ -709,7 +717,7 @@ export! {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             if h[1] != std::process::id() {
-                return out(mapped, memory::ipc_attach(r, h[1], h[7] as i32, len as u64)? as *mut c_void);
+                return out(mapped, memory::ipc_attach(r, h[1], (h[6] >> 16) as i32, h[7], len as u64)? as *mut c_void);
             }
             let (start, a) = r.allocation_of(address).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
             if start != address || len as u64 > a.size.next_multiple_of(4096) {
@@ -1251,12 +1259,13 @@ const IPC_MAGIC: u32 = 0x5741_5645; // "WAVE"
 const IPC_MEMORY: u32 = 0;
 const IPC_SIGNAL: u32 = 1;
 
-/// An IPC handle: magic, process, kind, address, length, and (memory) the memfd in the creating process.
+/// An IPC handle: magic, process, kind, address and length (48 bits).
 fn ipc_handle(kind: u32, address: u64, len: u64) -> [u32; 8] {
     [IPC_MAGIC, std::process::id(), kind, address as u32, (address >> 32) as u32, len as u32, (len >> 32) as u32, 0]
 }
 
-/// An IPC handle of `kind`: its words, and the address (in the creating process) and length it names.
+/// An IPC handle of `kind`: its words, and the address (in the creating process) and length it names. Memory
+/// handles also carry the memfd's descriptor number (word 6, high half) and inode (word 7).
 fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<([u32; 8], u64, u64), Status> {
     nonnull(handle)?;
     // SAFETY: checked non-null; the API requires a valid handle struct.
@@ -1264,7 +1273,7 @@ fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<([u32; 8], u64, u64), 
     if h[0] != IPC_MAGIC || h[2] != kind {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    Ok((h, (h[4] as u64) << 32 | h[3] as u64, (h[6] as u64) << 32 | h[5] as u64))
+    Ok((h, (h[4] as u64) << 32 | h[3] as u64, (h[6] as u64 & 0xffff) << 32 | h[5] as u64))
 }
 
 /// Whether the extension `ext` is provided at major version `major` (the AMD loader, 1.00).

@@ -143,14 +143,21 @@ pub fn stop_copy_engine(rt: &Runtime) {
 }
 
 /// Maps `len` bytes of memory another process shared (`hsa_amd_ipc_memory_create` there: memfd `fd` of process
-/// `pid`) into this process's device memory; returns its device address (also its host address).
-pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, len: u64) -> Result<u64, Status> {
+/// `pid`, whose inode's low 32 bits are `ino`) into this process's device memory; returns its device address
+/// (also its host address).
+pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result<u64, Status> {
+    use std::os::unix::fs::MetadataExt;
     let path = format!("/proc/{pid}/fd/{fd}");
     let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).map_err(|e| {
-        eprintln!("wavejit: cannot open the IPC memory of process {pid} ({path}: {e}); is that process still running, as the same user?");
+        eprintln!("wavejit: cannot open the IPC memory of process {pid} ({path}: {e}); has that process freed the memory or ended (or does it belong to another user)?");
         ffi::ERROR_INVALID_ARGUMENT
     })?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let meta = file.metadata().map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+    if meta.ino() as u32 != ino {
+        eprintln!("wavejit: the IPC memory of process {pid} is gone (descriptor {fd} is another file now): was it freed?");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let size = meta.len();
     if size < len {
         eprintln!("wavejit: the IPC memory of process {pid} holds {size} bytes, not the {len} asked for");
         return Err(ffi::ERROR_INVALID_ARGUMENT);

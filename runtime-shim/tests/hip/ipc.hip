@@ -1,6 +1,6 @@
 // Device memory shared between processes with hipIpcGetMemHandle / hipIpcOpenMemHandle: the parent fills a
 // buffer and starts a second process (this program with the handle as its argument), whose kernel adds to every
-// element of the parent's buffer; the parent then reads the sums.
+// element of the parent's buffer; the parent then reads the sums. A handle to memory freed since is refused.
 #include "check.h"
 #include <cstring>
 #include <string>
@@ -23,10 +23,18 @@ static std::string hex(const void* p, size_t n) {
   return s;
 }
 
-static int child(const char* text) {
+static hipIpcMemHandle_t unhex(const char* text) {
   hipIpcMemHandle_t h;
   EXPECT(std::strlen(text) == 2 * sizeof h);
   for (size_t i = 0; i < sizeof h; i++) std::sscanf(text + 2 * i, "%2hhx", (unsigned char*)&h + i);
+  return h;
+}
+
+static int child(const char* text, const char* freed) {
+  // a handle to memory the parent has freed since: refused, not mapped
+  int* gone = nullptr;
+  EXPECT(hipIpcOpenMemHandle((void**)&gone, unhex(freed), hipIpcMemLazyEnablePeerAccess) != hipSuccess);
+  hipIpcMemHandle_t h = unhex(text);
   int* p;
   CHECK(hipIpcOpenMemHandle((void**)&p, h, hipIpcMemLazyEnablePeerAccess));
   // the parent's values are visible here...
@@ -42,15 +50,19 @@ static int child(const char* text) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "child") return child(argv[2]);
+  if (argc == 4 && std::string(argv[1]) == "child") return child(argv[2], argv[3]);
   int* d;
   CHECK(hipMalloc(&d, N * sizeof(int)));
   std::vector<int> host(N);
   for (int i = 0; i < N; i++) host[i] = 3 * i;
   CHECK(hipMemcpy(d, host.data(), N * sizeof(int), hipMemcpyHostToDevice));
-  hipIpcMemHandle_t h;
+  hipIpcMemHandle_t h, h2;
   CHECK(hipIpcGetMemHandle(&h, d));
-  std::string cmd = std::string(argv[0]) + " child " + hex(&h, sizeof h);
+  int* d2;
+  CHECK(hipMalloc(&d2, 4096));
+  CHECK(hipIpcGetMemHandle(&h2, d2));
+  CHECK(hipFree(d2));
+  std::string cmd = std::string(argv[0]) + " child " + hex(&h, sizeof h) + " " + hex(&h2, sizeof h2);
   std::fflush(stdout);
   int rc = std::system(cmd.c_str());
   EXPECT(rc == 0);
