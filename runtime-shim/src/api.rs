@@ -324,7 +324,7 @@ export! {
     fn hsa_amd_signal_create(initial: i64, n: u32, consumers: *const u64, _attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
         hsa_signal_create(initial, n, consumers, signal)
     }
-    fn hsa_signal_destroy(signal: u64) -> Status = ffi::ERROR; { with(|r| r.signals.destroy(signal)) }
+    fn hsa_signal_destroy(signal: u64) -> Status = ffi::ERROR; { with(|r| r.signals.destroy(r, signal)) }
     fn hsa_signal_load_relaxed(s: u64) -> i64 = 0; { load(s) }
     fn hsa_signal_load_acquire(s: u64) -> i64 = 0; { load(s) }
     fn hsa_signal_load_scacquire(s: u64) -> i64 = 0; { load(s) }
@@ -680,8 +680,8 @@ export! {
     }
 
     // ---- IPC handles. Memory: the allocation's pages move onto a memfd that another process maps (through
-    // /proc/PID/fd) and gives a device range of its own; within the process a handle opens the allocation
-    // itself. Signals: within the process.
+    // /proc/PID/fd) into an allocation of its own; within the process a handle opens the allocation itself.
+    // Signals travel the same way, with the slab that holds them.
     fn hsa_amd_ipc_memory_create(ptr: *mut c_void, len: usize, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
         with(|r| {
             let (start, a) = r.allocation_of(ptr as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
@@ -689,20 +689,13 @@ export! {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             nonnull(handle)?;
-            let (fd, _) = r.mem.share(start).map_err(|e| {
-                eprintln!("wavejit: hsa_amd_ipc_memory_create: {e}");
-                ffi::ERROR_OUT_OF_RESOURCES
-            })?;
-            if len as u64 >= 1 << 48 || !(0..1 << 16).contains(&fd) {
+            if len as u64 >= 1 << 48 {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            // the memfd's inode tells an attaching process it found this memory, not a later file that got
-            // the same descriptor number
-            use std::os::unix::fs::MetadataExt;
-            let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).map(|m| m.ino()).map_err(|_| ffi::ERROR)?;
+            let (fd, ino, _) = ipc_share(r, start)?;
             let mut h = ipc_handle(IPC_MEMORY, start, len as u64);
-            h[6] |= (fd as u32) << 16;
-            h[7] = ino as u32;
+            h[6] |= fd << 16;
+            h[7] = ino;
             out(handle, h)
         })
     }
@@ -734,21 +727,41 @@ export! {
             r.allocation_of(mapped as u64).filter(|(s, _)| *s == mapped as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT)
         })
     }
+    // a signal is shared with its slab: the handle names the slab's memfd and the signal's offset in it
     fn hsa_amd_ipc_signal_create(s: u64, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
         with(|r| {
             signal::value(r, s)?;
-            out(handle, ipc_handle(IPC_SIGNAL, s, ffi::AMD_SIGNAL_SIZE as u64))
+            nonnull(handle)?;
+            let (slab, ..) = r.mem.readable_at(s).ok_or(ffi::ERROR_INVALID_SIGNAL)?;
+            let (fd, ino, span) = ipc_share(r, slab)?;
+            let pages = span / 4096;
+            if pages >= 1 << 16 {
+                return Err(ffi::ERROR_OUT_OF_RESOURCES);
+            }
+            let mut h = ipc_handle(IPC_SIGNAL, s, 0);
+            h[5] = (s - slab) as u32;
+            h[6] = pages as u32 | fd << 16;
+            h[7] = ino;
+            out(handle, h)
         })
     }
     fn hsa_amd_ipc_signal_attach(handle: *const [u32; 8], s: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             let (h, address, _) = ipc_open(handle, IPC_SIGNAL)?;
-            if h[1] != std::process::id() {
-                eprintln!("wavejit: a signal IPC handle from process {} cannot be opened here: signals are shared within a process only", h[1]);
+            nonnull(s)?;
+            if h[1] == std::process::id() {
+                signal::value(r, address)?;
+                return out(s, address);
+            }
+            let (offset, span) = (h[5] as u64, (h[6] & 0xffff) as u64 * 4096);
+            if offset + ffi::AMD_SIGNAL_SIZE as u64 > span {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            signal::value(r, address)?;
-            out(s, address)
+            let mapping = memory::ipc_attach(r, h[1], (h[6] >> 16) as i32, h[7], span)?;
+            // the mapping belongs to the signal from here on (freed when it is destroyed)
+            r.foreign.lock().unwrap_or_else(|e| e.into_inner()).remove(&mapping);
+            r.signals.adopt(mapping + offset, mapping);
+            out(s, mapping + offset)
         })
     }
 
@@ -1262,6 +1275,22 @@ const IPC_SIGNAL: u32 = 1;
 /// An IPC handle: magic, process, kind, address and length (48 bits).
 fn ipc_handle(kind: u32, address: u64, len: u64) -> [u32; 8] {
     [IPC_MAGIC, std::process::id(), kind, address as u32, (address >> 32) as u32, len as u32, (len >> 32) as u32, 0]
+}
+
+/// Shares the allocation starting at `start` with other processes: (memfd descriptor, low 32 bits of its inode,
+/// the allocation's page-rounded length). The inode tells an attaching process it found this memory, not a
+/// later file that got the same descriptor number.
+fn ipc_share(r: &Runtime, start: u64) -> Result<(u32, u32, u64), Status> {
+    use std::os::unix::fs::MetadataExt;
+    let (fd, span) = r.mem.share(start).map_err(|e| {
+        eprintln!("wavejit: sharing memory for IPC: {e}");
+        ffi::ERROR_OUT_OF_RESOURCES
+    })?;
+    if !(0..1 << 16).contains(&fd) {
+        return Err(ffi::ERROR_OUT_OF_RESOURCES);
+    }
+    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).map(|m| m.ino()).map_err(|_| ffi::ERROR)?;
+    Ok((fd as u32, ino as u32, span))
 }
 
 /// An IPC handle of `kind`: its words, and the address (in the creating process) and length it names. Memory

@@ -65,7 +65,7 @@ impl Queue {
             let _ = t.join();
         }
         if self.owns_doorbell {
-            let _ = rt.signals.destroy(self.doorbell);
+            let _ = rt.signals.destroy(rt, self.doorbell);
         }
         let _ = rt.mem.free(self.ring);
         let _ = rt.mem.free(self.address);

@@ -22,6 +22,8 @@ pub struct Signals {
 struct SignalSlots {
     live: HashSet<u64>,
     free: Vec<u64>,
+    /// Signals of other processes attached through IPC handles: signal → the mapping of its slab here.
+    adopted: std::collections::HashMap<u64, u64>,
 }
 
 /// How long a waiter sleeps between looks at a signal that only a kernel may change.
@@ -43,15 +45,28 @@ impl Signals {
         Ok(h)
     }
 
-    pub fn destroy(&self, h: u64) -> Result<(), Status> {
+    pub fn destroy(&self, rt: &Runtime, h: u64) -> Result<(), Status> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if !s.live.remove(&h) {
             return Err(ffi::ERROR_INVALID_SIGNAL);
         }
         // its handlers go with it (the handle will be handed out again)
         HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).retain(|a| a.signal != h);
-        s.free.push(h);
+        match s.adopted.remove(&h) {
+            // another process's signal: its mapping goes (the signal lives on there)
+            Some(mapping) => {
+                let _ = rt.mem.free(mapping);
+            }
+            None => s.free.push(h),
+        }
         Ok(())
+    }
+
+    /// Makes `h`, a signal of another process mapped here at `mapping`, a live signal of this runtime.
+    pub fn adopt(&self, h: u64, mapping: u64) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.live.insert(h);
+        s.adopted.insert(h, mapping);
     }
 
     pub fn is_live(&self, h: u64) -> bool {

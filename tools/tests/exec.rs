@@ -122,6 +122,7 @@ fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass(
     assert!(so.contains("svm: attributes per range, host memory reached by a kernel, prefetch after its dependency"), "{so}");
     assert!(so.contains("interop: a mapped buffer changed in place by a kernel, then unmapped"), "{so}");
     assert!(so.contains("code objects (pre-1.1): deserialized, queried, serialized back, loaded and run"), "{so}");
+    assert!(so.contains("ipc: a signal set to 0 by another process woke this one"), "{so}");
     // the benchmark line, for the record
     if let Some(l) = so.lines().find(|l| l.starts_with("latency:")) {
         eprintln!("{l}");

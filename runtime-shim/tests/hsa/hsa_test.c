@@ -162,7 +162,24 @@ static void* worker(void* arg) {
   return NULL;
 }
 
+// The second process of the signal IPC test: attaches the parent's signal, checks the value the parent set
+// and sets it to 0, which the parent is waiting for.
+static int ipc_signal_child(const char* text) {
+  hsa_amd_ipc_signal_t h;
+  if (strlen(text) != 2 * sizeof h) return 3;
+  for (size_t i = 0; i < sizeof h; i++) sscanf(text + 2 * i, "%2hhx", (unsigned char*)&h + i);
+  OK(hsa_init());
+  hsa_signal_t s;
+  OK(hsa_amd_ipc_signal_attach(&h, &s));
+  EXPECT(hsa_signal_load_scacquire(s) == 5);
+  hsa_signal_store_screlease(s, 0);
+  OK(hsa_signal_destroy(s));
+  OK(hsa_shut_down());
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "ipc-signal-child") == 0) return ipc_signal_child(argv[2]);
   if (argc != 3) { fprintf(stderr, "usage: hsa_test KERNELS.co EXTERNAL.co\n"); return 2; }
   // misuse before init
   EXPECT(hsa_iterate_agents(find_agent, NULL) == HSA_STATUS_ERROR_NOT_INITIALIZED);
@@ -472,6 +489,22 @@ int main(int argc, char** argv) {
   hsa_signal_t ping2;
   OK(hsa_amd_ipc_signal_attach(&ipc_signal, &ping2));
   EXPECT(ping2.handle == ping.handle);
+  // ...and a signal another process sets: this process waits, that one (this program again) stores 0
+  {
+    hsa_signal_t shared;
+    OK(hsa_signal_create(5, 0, NULL, &shared));
+    hsa_amd_ipc_signal_t sh;
+    OK(hsa_amd_ipc_signal_create(shared, &sh));
+    char cmd[4096];
+    int at = snprintf(cmd, sizeof cmd, "%s ipc-signal-child ", argv[0]);
+    for (size_t i = 0; i < sizeof sh; i++) at += snprintf(cmd + at, sizeof cmd - at, "%02x", ((unsigned char*)&sh)[i]);
+    snprintf(cmd + at, sizeof cmd - at, " &");
+    EXPECT(system(cmd) == 0);
+    hsa_signal_value_t v = hsa_signal_wait_scacquire(shared, HSA_SIGNAL_CONDITION_EQ, 0, 30ull * 1000 * 1000 * 1000, HSA_WAIT_STATE_BLOCKED);
+    EXPECT(v == 0);
+    OK(hsa_signal_destroy(shared));
+    if (v == 0) printf("ipc: a signal set to 0 by another process woke this one\n");
+  }
 
   // a code object with an undefined variable: refused until the application defines it
   FILE* ef = fopen(argv[2], "rb");
