@@ -28,7 +28,8 @@ pub struct Limits {
     /// Host threads running workgroups in parallel (`None`: all cores). Results do not depend on it.
     pub threads: Option<usize>,
     /// Instructions a wave runs before the others get a turn (`None`: until it waits or ends). Cooperative
-    /// launches take turns, so a wave spinning on a flag another workgroup sets lets that workgroup run.
+    /// launches that sync the grid take turns (of this many, or 20,000 when `None`), so a wave spinning on a
+    /// flag another workgroup sets lets that workgroup run.
     pub slice: Option<u64>,
 }
 
@@ -458,7 +459,7 @@ fn run_grid<R: WaveRunner, O: Observer>(
     runner: &R,
     observer: &O,
 ) -> Result<(), EngineError> {
-    let limits = Limits { slice: Some(COOPERATIVE_SLICE), ..limits };
+    let limits = Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits };
     loop {
         let mut turned = false;
         for g in groups.iter_mut() {

@@ -544,7 +544,8 @@ impl Resource {
             .iter()
             .enumerate()
             .map(|(i, &p)| {
-                let p = if p.is_nan() { 0.0 } else { p };
+                // far outside any image: keep the arithmetic finite (every addressing mode gives the same texel)
+                let p = if p.is_nan() { 0.0 } else { p.clamp(-16_777_216.0, 16_777_216.0) };
                 if linear {
                     let q = p - 0.5;
                     (q.floor() as i64 + offsets[i] as i64, q - q.floor())
@@ -697,7 +698,9 @@ impl ImageInst {
             }
             *o = if self.d16 {
                 let h = (regs.get(k / 2).copied().unwrap_or(0) >> (16 * (k % 2))) & 0xffff;
-                if format.num.integer() {
+                if format.num == Num::Sint {
+                    h as u16 as i16 as i32 as u32
+                } else if format.num.integer() {
                     h
                 } else {
                     (f16_to_f64(h as u16) as f32).to_bits()
@@ -827,7 +830,11 @@ impl FormatAccess {
     pub fn format(word3: u32) -> Result<(Format, [u8; 4]), String> {
         let format = Format::new(word3 >> 15 & 0xf, word3 >> 12 & 7)?;
         let sel = |i: u32| (word3 >> (3 * i) & 7) as u8;
-        Ok((format, [sel(0), sel(1), sel(2), sel(3)]))
+        let sel = [sel(0), sel(1), sel(2), sel(3)];
+        if sel.iter().any(|&s| s == 2 || s == 3) {
+            return Err(format!("buffer channel selects {sel:?} are not valid"));
+        }
+        Ok((format, sel))
     }
 
     fn as_image(&self) -> ImageInst {

@@ -318,11 +318,14 @@ export! {
     fn hsa_signal_create(initial: i64, _n: u32, _consumers: *const u64, signal: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             nonnull(signal)?;
-            out(signal, r.signals.create(r, initial)?)
+            out(signal, r.signals.create(r, initial, false)?)
         })
     }
-    fn hsa_amd_signal_create(initial: i64, n: u32, consumers: *const u64, _attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
-        hsa_signal_create(initial, n, consumers, signal)
+    fn hsa_amd_signal_create(initial: i64, _n: u32, _consumers: *const u64, attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
+        with(|r| {
+            nonnull(signal)?;
+            out(signal, r.signals.create(r, initial, attributes & ffi::AMD_SIGNAL_IPC != 0)?)
+        })
     }
     fn hsa_signal_destroy(signal: u64) -> Status = ffi::ERROR; { with(|r| r.signals.destroy(r, signal)) }
     fn hsa_signal_load_relaxed(s: u64) -> i64 = 0; { load(s) }
@@ -727,11 +730,15 @@ export! {
             r.allocation_of(mapped as u64).filter(|(s, _)| *s == mapped as u64).map(drop).ok_or(ffi::ERROR_INVALID_ARGUMENT)
         })
     }
-    // a signal is shared with its slab: the handle names the slab's memfd and the signal's offset in it
+    // a signal made for IPC has a page of its own: the handle names its memfd and the signal's offset in it
     fn hsa_amd_ipc_signal_create(s: u64, handle: *mut [u32; 8]) -> Status = ffi::ERROR; {
         with(|r| {
             signal::value(r, s)?;
             nonnull(handle)?;
+            if !r.signals.is_ipc(s) {
+                eprintln!("wavejit: hsa_amd_ipc_signal_create: the signal was not created with HSA_AMD_SIGNAL_IPC");
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
             let (slab, ..) = r.mem.readable_at(s).ok_or(ffi::ERROR_INVALID_SIGNAL)?;
             let (fd, ino, span) = ipc_share(r, slab)?;
             let pages = span / 4096;
@@ -1393,7 +1400,8 @@ fn image_transfer(r: &Runtime, agent: u64, handle: u64, linear: u64, row_pitch: 
     let g = unsafe { *region };
     let texels = image::region_texels(&res, &g)?;
     let bpp = res.bytes_per_texel();
-    let extent = texels.iter().map(|&c| image::linear_offset(&res, &g, c, row_pitch, slice_pitch) + bpp).max().unwrap_or(0);
+    // the last texel lies furthest into linear memory
+    let extent = texels.clone().last().map_or(0, |c| image::linear_offset(&res, &g, c, row_pitch, slice_pitch) + bpp);
     let host = memory::host_range(r, linear, extent)?;
     let mut texel = vec![0u8; bpp as usize];
     for c in texels {

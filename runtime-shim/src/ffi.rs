@@ -171,6 +171,8 @@ pub const ROUNDING_MODE_NEAR: u32 = 2;
 pub const QUEUE_TYPE_MULTI: u32 = 0;
 pub const QUEUE_TYPE_SINGLE: u32 = 1;
 pub const QUEUE_TYPE_COOPERATIVE: u32 = 2;
+/// `HSA_AMD_SIGNAL_IPC`: a signal that may be shared with other processes.
+pub const AMD_SIGNAL_IPC: u64 = 2;
 
 // hsa_isa_info_t
 pub const ISA_INFO_NAME_LENGTH: u32 = 0;

@@ -112,7 +112,7 @@ pub fn capability(dev: &DevicePreset, geometry: u32, channel_type: u32, channel_
     let depth_geometry = matches!(geometry, 6 | 7);
     let ok = supported(dev)
         && geometry <= 7
-        && format_of(channel_type, channel_order).is_some()
+        && format_of(channel_type, channel_order).is_some_and(|(f, _)| geometry != 5 || f.num != Num::Srgb)
         && depth_geometry == (channel_order == 18);
     if ok {
         // read-only, write-only, read-write, read-modify-write
@@ -148,6 +148,10 @@ fn shape(d: &ImageDescriptor) -> Result<(Dim, u32, u32, u32), String> {
 pub fn layout(d: &ImageDescriptor, base: u64, row_pitch: u64, slice_pitch: u64) -> Result<(Resource, u64), String> {
     let (format, swizzle) = format_of(d.channel_type, d.channel_order)
         .ok_or_else(|| format!("image format (channel type {}, channel order {}) is not emulated", d.channel_type, d.channel_order))?;
+    if d.geometry == 5 && format.num == Num::Srgb {
+        // a buffer resource's number format has no sRGB
+        return Err("1-D buffer images in sRGB formats are not emulated".into());
+    }
     let (dim, width, height, depth) = shape(d)?;
     let bpp = format.bytes() as u64;
     let tight = width as u64 * bpp;
@@ -231,28 +235,27 @@ impl Texels for HostTexels<'_> {
 }
 
 /// The texel coordinates of a region, each checked against the image; `Err` if the region leaves it.
-pub fn region_texels(r: &Resource, g: &Region) -> Result<Vec<[u32; 3]>, Status> {
+pub fn region_texels(r: &Resource, g: &Region) -> Result<impl Iterator<Item = [u32; 3]> + Clone, Status> {
     let unused = |i: usize| i >= r.dim.coords();
     for i in 0..3 {
-        let ok = if unused(i) { g.offset[i] == 0 && g.range[i] <= 1 } else { g.range[i] > 0 && r.contains(last(g, i, r)) };
+        let fits = g.offset[i] as u64 + g.range[i] as u64 <= u32::MAX as u64;
+        let ok = if unused(i) { g.offset[i] == 0 && g.range[i] <= 1 } else { fits && g.range[i] > 0 && r.contains(last(g, i, r)) };
         if !ok {
             eprintln!("wavejit: image region {:?}+{:?} leaves the {}x{}x{} image", g.offset, g.range, r.width, r.height, r.depth);
             return Err(ffi::ERROR_INVALID_ARGUMENT);
         }
     }
     let span = |i: usize| if unused(i) { 0..1 } else { g.offset[i]..g.offset[i] + g.range[i] };
-    let mut out = Vec::new();
-    for z in span(2) {
-        for y in span(1) {
-            for x in span(0) {
-                out.push([x, y, z]);
-            }
-        }
-    }
-    Ok(out)
+    let (xs, ys, zs) = (span(0), span(1), span(2));
+    // z outermost, x innermost: linear memory order
+    Ok(zs.flat_map(move |z| {
+        let xs = xs.clone();
+        ys.clone().flat_map(move |y| xs.clone().map(move |x| [x, y, z]))
+    }))
 }
 
-/// The region's last texel along axis `i`, other axes at their offsets.
+/// The region's last texel along axis `i`, other axes at their offsets (which must not overflow: checked by
+/// the caller).
 fn last(g: &Region, i: usize, r: &Resource) -> [u32; 3] {
     let mut c = [0u32; 3];
     for (k, v) in c.iter_mut().enumerate().take(r.dim.coords()) {

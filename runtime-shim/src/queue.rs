@@ -78,7 +78,7 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
     if !size.is_power_of_two() || !(64..=1 << 17).contains(&size) || kind > ffi::QUEUE_TYPE_COOPERATIVE {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let doorbell = rt.signals.create(rt, 0)?;
+    let doorbell = rt.signals.create(rt, 0, false)?;
     let mut q = Queue { owns_doorbell: true, callback, data: data as usize, ..records(rt, size, 1, doorbell, agent, device, "AQL queue")? };
     if kind == ffi::QUEUE_TYPE_COOPERATIVE {
         q.cooperative = true;

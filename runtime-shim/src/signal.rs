@@ -22,21 +22,30 @@ pub struct Signals {
 struct SignalSlots {
     live: HashSet<u64>,
     free: Vec<u64>,
-    /// Signals of other processes attached through IPC handles: signal → the mapping of its slab here.
+    /// Signals of other processes attached through IPC handles: signal → the mapping of its page here.
     adopted: std::collections::HashMap<u64, u64>,
+    /// Signals made for IPC (`HSA_AMD_SIGNAL_IPC`): each has a page of its own, so sharing it shares no other.
+    ipc: HashSet<u64>,
 }
 
 /// How long a waiter sleeps between looks at a signal that only a kernel may change.
 const POLL: Duration = Duration::from_micros(500);
 
 impl Signals {
-    pub fn create(&self, rt: &Runtime, initial: i64) -> Result<u64, Status> {
+    /// A new signal holding `initial`; with `ipc`, in a page of its own that can be shared with other processes.
+    pub fn create(&self, rt: &Runtime, initial: i64, ipc: bool) -> Result<u64, Status> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if s.free.is_empty() {
-            let slab = rt.mem.allocate(SLAB, AllocKind::Buffer, "signals").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
-            s.free.extend((0..SLAB / ffi::AMD_SIGNAL_SIZE as u64).rev().map(|i| slab + i * ffi::AMD_SIGNAL_SIZE as u64));
-        }
-        let h = s.free.pop().ok_or(ffi::ERROR_OUT_OF_RESOURCES)?;
+        let h = if ipc {
+            let h = rt.mem.allocate(ffi::AMD_SIGNAL_SIZE as u64, AllocKind::Buffer, "IPC signal").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+            s.ipc.insert(h);
+            h
+        } else {
+            if s.free.is_empty() {
+                let slab = rt.mem.allocate(SLAB, AllocKind::Buffer, "signals").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+                s.free.extend((0..SLAB / ffi::AMD_SIGNAL_SIZE as u64).rev().map(|i| slab + i * ffi::AMD_SIGNAL_SIZE as u64));
+            }
+            s.free.pop().ok_or(ffi::ERROR_OUT_OF_RESOURCES)?
+        };
         let mut record = [0u8; ffi::AMD_SIGNAL_SIZE];
         record[..8].copy_from_slice(&ffi::AMD_SIGNAL_KIND_USER.to_le_bytes());
         record[8..16].copy_from_slice(&initial.to_le_bytes());
@@ -57,6 +66,9 @@ impl Signals {
             Some(mapping) => {
                 let _ = rt.mem.free(mapping);
             }
+            None if s.ipc.remove(&h) => {
+                let _ = rt.mem.free(h);
+            }
             None => s.free.push(h),
         }
         Ok(())
@@ -67,6 +79,11 @@ impl Signals {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         s.live.insert(h);
         s.adopted.insert(h, mapping);
+    }
+
+    /// Whether `h` was made for IPC.
+    pub fn is_ipc(&self, h: u64) -> bool {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).ipc.contains(&h)
     }
 
     pub fn is_live(&self, h: u64) -> bool {

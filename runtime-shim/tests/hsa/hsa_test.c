@@ -171,8 +171,9 @@ static int ipc_signal_child(const char* text) {
   OK(hsa_init());
   hsa_signal_t s;
   OK(hsa_amd_ipc_signal_attach(&h, &s));
-  EXPECT(hsa_signal_load_scacquire(s) == 5);
-  hsa_signal_store_screlease(s, 0);
+  // the parent waits for 0: a wrong value seen here leaves it waiting (and failing) instead
+  hsa_signal_value_t seen = hsa_signal_load_scacquire(s);
+  hsa_signal_store_screlease(s, seen == 5 ? 0 : -1);
   OK(hsa_signal_destroy(s));
   OK(hsa_shut_down());
   return failures ? 1 : 0;
@@ -485,14 +486,18 @@ int main(int argc, char** argv) {
   OK(hsa_amd_ipc_memory_detach(opened));
   EXPECT(hsa_amd_ipc_memory_create((char*)dev + 4, 16, &ipc) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
   hsa_amd_ipc_signal_t ipc_signal;
-  OK(hsa_amd_ipc_signal_create(ping, &ipc_signal));
-  hsa_signal_t ping2;
+  // only signals made for IPC can be shared
+  EXPECT(hsa_amd_ipc_signal_create(ping, &ipc_signal) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  hsa_signal_t ipc_ping, ping2;
+  OK(hsa_amd_signal_create(3, 0, NULL, HSA_AMD_SIGNAL_IPC, &ipc_ping));
+  OK(hsa_amd_ipc_signal_create(ipc_ping, &ipc_signal));
   OK(hsa_amd_ipc_signal_attach(&ipc_signal, &ping2));
-  EXPECT(ping2.handle == ping.handle);
+  EXPECT(ping2.handle == ipc_ping.handle && hsa_signal_load_scacquire(ping2) == 3);
+  OK(hsa_signal_destroy(ipc_ping));
   // ...and a signal another process sets: this process waits, that one (this program again) stores 0
   {
     hsa_signal_t shared;
-    OK(hsa_signal_create(5, 0, NULL, &shared));
+    OK(hsa_amd_signal_create(5, 0, NULL, HSA_AMD_SIGNAL_IPC, &shared));
     hsa_amd_ipc_signal_t sh;
     OK(hsa_amd_ipc_signal_create(shared, &sh));
     char cmd[4096];
