@@ -965,6 +965,14 @@ mod tests {
         let st = FormatAccess::parse("buffer_store_format_xyzw").unwrap();
         st.lane(&mut m, &f, sel, 0, &[0.0f32.to_bits(), 1.0f32.to_bits(), 0.5f32.to_bits(), 1.0f32.to_bits()]).unwrap();
         assert_eq!(m.0, vec![128, 255, 0, 255]);
+        // selects 2 and 3 name nothing
+        assert!(FormatAccess::format(2 | 10 << 15).is_err());
+        // a d16 store of -1 to a signed 16-bit element stays -1 (not saturated from 65535)
+        let (f, sel) = FormatAccess::format(SEL_X as u32 | 5 << 12 | 2 << 15).unwrap();
+        let st = FormatAccess::parse("buffer_store_format_d16_x").unwrap();
+        let mut m = Host(vec![0, 0]);
+        st.lane(&mut m, &f, sel, 0, &[0xffff]).unwrap();
+        assert_eq!(m.0, vec![0xff, 0xff]);
     }
 
     /// A 4x2 single-channel float image holding x + 10 y.
