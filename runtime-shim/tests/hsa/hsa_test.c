@@ -114,6 +114,18 @@ static void dispatch(hsa_queue_t* q, kernel_t k, void* arg, uint32_t items, hsa_
   submit(q, &p, DISPATCH_HEADER, 1);
 }
 
+// Dispatches `k` once over `items` work-items on a queue of its own and waits for it.
+static void run_once(kernel_t k, void* arg, uint32_t items) {
+  hsa_queue_t* q;
+  OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q));
+  hsa_signal_t done;
+  OK(hsa_signal_create(1, 0, NULL, &done));
+  dispatch(q, k, arg, items, done);
+  EXPECT(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  OK(hsa_queue_destroy(q));
+  OK(hsa_signal_destroy(done));
+}
+
 static void barrier(hsa_queue_t* q, int and_kind, hsa_signal_t* deps, int n, hsa_signal_t done) {
   hsa_barrier_and_packet_t p = {0};
   for (int i = 0; i < n; i++) p.dep_signal[i] = deps[i];
@@ -667,12 +679,7 @@ int main(int argc, char** argv) {
     uint64_t* handles;
     OK(hsa_amd_memory_pool_allocate(kernarg_pool, 32, 0, (void**)&handles));
     handles[0] = ia.handle; handles[1] = ib.handle; handles[2] = smp.handle; handles[3] = (uint64_t)res;
-    hsa_queue_t* iq;
-    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &iq));
-    hsa_signal_t idone;
-    OK(hsa_signal_create(1, 0, NULL, &idone));
-    dispatch(iq, kernel("image_half.kd"), handles, 64, idone);
-    EXPECT(hsa_signal_wait_scacquire(idone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    run_once(kernel("image_half.kd"), handles, 64);
     float (*got)[4] = res;
     wrong = 0;
     for (int lane = 0; lane < 64; lane++)
@@ -692,9 +699,7 @@ int main(int argc, char** argv) {
           wrong += back[y][x][c] != (uint8_t)lrint((double)v * 255.0);
         }
     EXPECT(wrong == 0);
-    hsa_signal_store_screlease(idone, 1);
-    dispatch(iq, kernel("image_sample_between.kd"), handles, 64, idone);
-    EXPECT(hsa_signal_wait_scacquire(idone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    run_once(kernel("image_sample_between.kd"), handles, 64);
     wrong = 0;
     for (int lane = 0; lane < 32; lane++) {
       int x = lane % 8, y = lane / 8, x1 = x < 7 ? x + 1 : 7;
@@ -710,8 +715,6 @@ int main(int argc, char** argv) {
     OK(hsa_ext_image_destroy(gpu, ia));
     OK(hsa_ext_image_destroy(gpu, ib));
     EXPECT(hsa_ext_image_destroy(gpu, ib) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
-    OK(hsa_queue_destroy(iq));
-    OK(hsa_signal_destroy(idone));
   }
 
   // ---- shared virtual memory attributes: plain host memory given to the GPU is reachable by kernels;
@@ -748,18 +751,14 @@ int main(int argc, char** argv) {
     EXPECT(hsa_amd_svm_attributes_set(svm, 4096, &bogus, 1) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
     EXPECT(hsa_amd_svm_attributes_set(NULL, 4096, set, 1) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
     // a kernel adds one to every element of the host array, through its own address
-    hsa_queue_t* sq;
-    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &sq));
-    hsa_signal_t sdone, dep;
-    OK(hsa_signal_create(1, 0, NULL, &sdone));
-    OK(hsa_signal_create(1, 0, NULL, &dep));
-    dispatch(sq, add_one, svm, 3 * 1024, sdone);
-    EXPECT(hsa_signal_wait_scacquire(sdone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    run_once(add_one, svm, 3 * 1024);
     int wrong = 0;
     for (int i = 0; i < 3 * 1024; i++) wrong += svm[i] != i + 1;
     EXPECT(wrong == 0);
     // the prefetch completes only after its dependency is released
-    hsa_signal_store_screlease(sdone, 1);
+    hsa_signal_t sdone, dep;
+    OK(hsa_signal_create(1, 0, NULL, &sdone));
+    OK(hsa_signal_create(1, 0, NULL, &dep));
     OK(hsa_amd_svm_prefetch_async(svm, sizeof svm, gpu, 1, &dep, sdone));
     EXPECT(hsa_signal_wait_scacquire(sdone, HSA_SIGNAL_CONDITION_EQ, 0, 20 * 1000 * 1000, HSA_WAIT_STATE_BLOCKED) == 1);
     hsa_signal_store_screlease(dep, 0);
@@ -773,7 +772,6 @@ int main(int argc, char** argv) {
     hsa_amd_svm_attribute_pair_t q = {HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, gpu.handle};
     OK(hsa_amd_svm_attributes_get(svm, sizeof svm, &q, 1));
     EXPECT(q.attribute == HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS);
-    OK(hsa_queue_destroy(sq));
     OK(hsa_signal_destroy(sdone));
     OK(hsa_signal_destroy(dep));
     if (!failures) printf("svm: attributes per range, host memory reached by a kernel, prefetch after its dependency\n");
@@ -793,12 +791,7 @@ int main(int argc, char** argv) {
     EXPECT(hsa_amd_interop_map_buffer(1, &gpu, -1, 0, &size, &ptr, NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
     OK(hsa_amd_interop_map_buffer(1, &gpu, fd, 0, &size, &ptr, &meta_size, &meta));
     EXPECT(size == 8192 && ptr != NULL && ptr != host && meta_size == 0 && meta == NULL);
-    hsa_queue_t* xq;
-    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &xq));
-    hsa_signal_t xdone;
-    OK(hsa_signal_create(1, 0, NULL, &xdone));
-    dispatch(xq, add_one, ptr, 2048, xdone);
-    EXPECT(hsa_signal_wait_scacquire(xdone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    run_once(add_one, ptr, 2048);
     int wrong = 0;
     for (int i = 0; i < 2048; i++) wrong += host[i] != 5 * i + 1;
     EXPECT(wrong == 0);
@@ -808,8 +801,6 @@ int main(int argc, char** argv) {
     EXPECT(host[2047] == 5 * 2047 + 1);
     munmap(host, 8192);
     close(fd);
-    OK(hsa_queue_destroy(xq));
-    OK(hsa_signal_destroy(xdone));
     if (!failures) printf("interop: a mapped buffer changed in place by a kernel, then unmapped\n");
   }
 
@@ -851,20 +842,13 @@ int main(int argc, char** argv) {
     int* buf;
     OK(hsa_amd_memory_pool_allocate(device_pool, 128 * sizeof(int), 0, (void**)&buf));
     for (int i = 0; i < 128; i++) buf[i] = 10 * i;
-    hsa_queue_t* oq;
-    OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &oq));
-    hsa_signal_t odone;
-    OK(hsa_signal_create(1, 0, NULL, &odone));
-    dispatch(oq, k, buf, 128, odone);
-    EXPECT(hsa_signal_wait_scacquire(odone, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+    run_once(k, buf, 128);
     int wrong = 0;
     for (int i = 0; i < 128; i++) wrong += buf[i] != 10 * i + 1;
     EXPECT(wrong == 0);
     OK(hsa_code_object_destroy(co));
     EXPECT(hsa_code_object_destroy(co) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
     EXPECT(hsa_code_object_deserialize("junk", 4, NULL, &co) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
-    OK(hsa_queue_destroy(oq));
-    OK(hsa_signal_destroy(odone));
     OK(hsa_executable_destroy(old_exe));
     if (!failures) printf("code objects (pre-1.1): deserialized, queried, serialized back, loaded and run\n");
   }
