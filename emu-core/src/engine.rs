@@ -371,7 +371,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     };
     let one = |i: u64| -> Result<RunStats, EngineError> {
         let mut g = build(i)?;
-        let result = run_workgroup(mem, code, &cx, g.wg, &mut g.waves, &mut g.lds, cache, limits, runner, observer);
+        let result = run_groups(mem, code, &cx, std::slice::from_mut(&mut g), false, cache, limits, runner, observer);
         if let Some(s) = g.scratch {
             let _ = mem.free(s);
         }
@@ -391,7 +391,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             }
         }
         if result.is_ok() {
-            result = run_grid(mem, code, &cx, &mut groups, cache, limits, runner, observer);
+            result = run_groups(mem, code, &cx, &mut groups, true, cache, limits, runner, observer);
         }
         for g in &groups {
             if let Some(s) = g.scratch {
@@ -445,21 +445,24 @@ struct Group {
     scratch: Option<u64>,
 }
 
-/// Runs every workgroup of a cooperative launch interleaved until all waves have ended: a wave runs until it
-/// waits or ends; `s_barrier` releases within a workgroup, `ds_gws_barrier` once its count of waves of the
-/// grid have arrived. Waves that can no longer all be released are a deadlock, reported.
+/// Runs `groups` until all their waves have ended: a wave runs until it waits or ends (or, in a cooperative
+/// launch, has used its turn); `s_barrier` releases within a workgroup once every wave not ended waits at it.
+/// In a cooperative launch, where every workgroup is resident, `ds_gws_barrier` releases once its count of
+/// waves of the grid have arrived, and waves that can no longer all be released are a deadlock, reported;
+/// elsewhere it is a fault.
 #[allow(clippy::too_many_arguments)]
-fn run_grid<R: WaveRunner, O: Observer>(
+fn run_groups<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,
     code: &LoadedCode,
     cx: &DispatchContext<'_>,
     groups: &mut [Group],
+    cooperative: bool,
     cache: &DecodeCache,
     limits: Limits,
     runner: &R,
     observer: &O,
 ) -> Result<(), EngineError> {
-    let limits = Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits };
+    let limits = if cooperative { Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits } } else { limits };
     loop {
         let mut turned = false;
         for g in groups.iter_mut() {
@@ -470,6 +473,12 @@ fn run_grid<R: WaveRunner, O: Observer>(
                     runner.run_wave(run, observer)?;
                     turned |= wave.executed > before;
                 }
+            }
+            if !cooperative && g.waves.iter().any(|w| w.gws.is_some()) {
+                return Err(EngineError::GridSync {
+                    kernel: cx.kernel.to_string(),
+                    what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg),
+                });
             }
         }
         let mut released = false;
@@ -509,51 +518,6 @@ fn run_grid<R: WaveRunner, O: Observer>(
                 kernel: cx.kernel.to_string(),
                 what: format!("grid-wide sync never completes: {waiting} wave(s) wait at ds_gws_barrier for {want}, the rest have ended or wait at s_barrier"),
             });
-        }
-    }
-}
-
-/// Interprets the waves of one workgroup until all have ended; `s_barrier` holds a wave until every wave
-/// still running has reached it.
-#[allow(clippy::too_many_arguments)]
-fn run_workgroup<R: WaveRunner, O: Observer>(
-    mem: &DeviceMemory,
-    code: &LoadedCode,
-    cx: &DispatchContext<'_>,
-    wg: [u32; 3],
-    waves: &mut [WaveState],
-    lds: &mut [u8],
-    cache: &DecodeCache,
-    limits: Limits,
-    runner: &R,
-    observer: &O,
-) -> Result<(), EngineError> {
-    loop {
-        let mut progressed = false;
-        for (wi, wave) in waves.iter_mut().enumerate() {
-            if wave.status != WaveStatus::Running {
-                continue;
-            }
-            progressed = true;
-            let run = WaveRun { mem, code, cx, workgroup: wg, wave_index: wi as u32, wave, lds: &mut *lds, cache, limits };
-            runner.run_wave(run, observer)?;
-        }
-        if waves.iter().any(|w| w.gws.is_some()) {
-            return Err(EngineError::GridSync {
-                kernel: cx.kernel.to_string(),
-                what: format!("workgroup {wg:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch"),
-            });
-        }
-        let running = waves.iter().filter(|w| w.status == WaveStatus::Running).count();
-        let at_barrier = waves.iter().filter(|w| w.status == WaveStatus::AtBarrier).count();
-        if running == 0 && at_barrier > 0 {
-            for w in waves.iter_mut().filter(|w| w.status == WaveStatus::AtBarrier) {
-                w.status = WaveStatus::Running;
-            }
-            continue;
-        }
-        if !progressed || waves.iter().all(|w| w.status == WaveStatus::Done) {
-            return Ok(());
         }
     }
 }
