@@ -78,6 +78,14 @@ fn exec_ok(devices: Option<&str>, program: &Path, args: &[&str]) -> String {
     so
 }
 
+/// Runs `program` under `wavejit exec --engine interp` (its kernels on the interpreter); its stdout must
+/// contain `expected`.
+fn interp_ok(program: &Path, expected: &str) {
+    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(program));
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && so.contains(expected), "{} on the interpreter ({:?})\nstdout:\n{so}\nstderr:\n{se}", program.display(), o.status);
+}
+
 #[test]
 fn rocminfo_lists_each_emulated_agent_with_its_real_name_and_properties() {
     let so = exec_ok(None, Path::new("rocminfo"), &[]);
@@ -139,8 +147,7 @@ fn hip_vector_add_compiled_without_an_offload_arch_targets_the_emulated_gpu() {
     assert!(so.contains("0 of 100000 wrong"), "{so}");
     assert!(so.contains("AMD Instinct MI210"), "{so}");
     // the same program with its kernels on the interpreter
-    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&out));
-    assert!(o.status.success() && text(&o.stdout).contains("0 of 100000 wrong"), "{}{}", text(&o.stdout), text(&o.stderr));
+    interp_ok(&out, "0 of 100000 wrong");
 }
 
 #[test]
@@ -167,8 +174,7 @@ fn hip_private_arrays_and_recursive_device_functions_use_scratch_correctly() {
     let so = exec_ok(None, &bin, &[]);
     assert!(so.contains("scratch: private arrays and a recursive device function correct"), "{so}");
     // the private-segment addressing is shared semantics: the interpreter agrees
-    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
-    assert!(o.status.success() && text(&o.stdout).contains("scratch: private arrays"), "{}{}", text(&o.stdout), text(&o.stderr));
+    interp_ok(&bin, "scratch: private arrays");
 }
 
 #[test]
@@ -179,8 +185,7 @@ fn hip_textures_arrays_and_pitched_memory_sample_like_the_cpu_reference() {
         assert!(so.contains(line), "missing {line:?} in {so}");
     }
     // image instructions run on the interpreter under the JIT too; the interpreter alone agrees
-    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
-    assert!(o.status.success() && text(&o.stdout).contains("texture test passed"), "{}{}", text(&o.stdout), text(&o.stderr));
+    interp_ok(&bin, "texture test passed");
 }
 
 #[test]
@@ -196,8 +201,7 @@ fn hip_cooperative_launches_sync_the_grid_and_plain_launches_of_grid_sync_fault(
     let so = exec_ok(None, &bin, &[]);
     assert!(so.contains("coop: 25 grid-wide syncs across 12 blocks match the CPU"), "{so}");
     assert!(so.contains("coop: a flag hand-off through 16 spinning blocks matches the CPU"), "{so}");
-    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(&bin));
-    assert!(o.status.success() && text(&o.stdout).contains("coop: 25 grid-wide syncs"), "{}{}", text(&o.stdout), text(&o.stderr));
+    interp_ok(&bin, "coop: 25 grid-wide syncs");
     // without a cooperative launch the workgroups are not all resident: the emulator says so, HIP aborts
     let (o, so, se) = exec(None, &bin, &["plain"]);
     assert!(!o.status.success() && !so.contains("completed"), "{so}{se}");
