@@ -1046,33 +1046,7 @@ export! {
         with(|r| {
             let (co, i) = r.loader.code_symbols.lock().unwrap_or_else(|e| e.into_inner()).get(&symbol).copied().ok_or(ffi::ERROR_INVALID_CODE_SYMBOL)?;
             let s = r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner()).get(&co).map(|c| c.symbols[i].1.clone()).ok_or(ffi::ERROR_INVALID_CODE_SYMBOL)?;
-            let v32 = value.cast::<u32>();
-            let kernel = || s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT);
-            match attribute {
-                ffi::SYMBOL_INFO_TYPE => out(v32, if s.kernel.is_some() { ffi::SYMBOL_KIND_KERNEL } else { ffi::SYMBOL_KIND_VARIABLE }),
-                ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, s.name.len() as u32),
-                ffi::SYMBOL_INFO_NAME => {
-                    nonnull(value)?;
-                    // SAFETY: the caller provides NAME_LENGTH bytes for the (unterminated) name.
-                    unsafe { std::ptr::copy_nonoverlapping(s.name.as_ptr(), value.cast::<u8>(), s.name.len()) };
-                    Ok(())
-                }
-                ffi::SYMBOL_INFO_MODULE_NAME_LENGTH => out(v32, 0),
-                ffi::SYMBOL_INFO_MODULE_NAME => Ok(()),
-                ffi::SYMBOL_INFO_LINKAGE => out(v32, 1),
-                ffi::SYMBOL_INFO_IS_DEFINITION => out(value.cast::<bool>(), true),
-                ffi::SYMBOL_INFO_VARIABLE_ALLOCATION | ffi::SYMBOL_INFO_VARIABLE_SEGMENT => out(v32, 0),
-                ffi::SYMBOL_INFO_VARIABLE_ALIGNMENT => out(v32, 8),
-                ffi::SYMBOL_INFO_VARIABLE_SIZE => out(v32, s.size as u32),
-                ffi::SYMBOL_INFO_VARIABLE_IS_CONST => out(value.cast::<bool>(), false),
-                ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => out(v32, kernel()?.0),
-                ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => out(v32, kernel()?.1),
-                ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => out(v32, kernel()?.2),
-                ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => out(v32, kernel()?.3),
-                ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => out(value.cast::<bool>(), kernel()?.4),
-                ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION | 16 => out(v32, 0),
-                _ => Err(ffi::ERROR_INVALID_ARGUMENT),
-            }
+            symbol_attribute(&s.name, s.kernel.is_some(), s.kernel, s.size, attribute, value)
         })
     }
     fn hsa_executable_load_code_object(exe: u64, agent: u64, handle: u64, _options: *const c_char) -> Status = ffi::ERROR; {
@@ -1580,36 +1554,46 @@ fn symbols_of(r: &Runtime, exe: u64) -> Result<Vec<u64>, Status> {
 
 fn symbol_info(r: &Runtime, symbol: u64, attribute: u32, value: *mut c_void) -> Result<(), Status> {
     let s = r.loader.symbols.read().unwrap_or_else(|e| e.into_inner()).get(&symbol).cloned().ok_or(ffi::ERROR_INVALID_EXECUTABLE_SYMBOL)?;
-    let kernel = s.kernel.and_then(|k| r.loader.kernel(k));
-    let put_name = |name: &str| -> Result<(), Status> {
-        nonnull(value)?;
-        // SAFETY: the caller provides NAME_LENGTH bytes for the (unterminated) name.
-        unsafe { std::ptr::copy_nonoverlapping(name.as_ptr(), value.cast::<u8>(), name.len()) };
-        Ok(())
-    };
-    let v32 = value.cast::<u32>();
     match attribute {
-        ffi::SYMBOL_INFO_TYPE => out(v32, if s.kernel.is_some() { ffi::SYMBOL_KIND_KERNEL } else { ffi::SYMBOL_KIND_VARIABLE }),
-        ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, s.name.len() as u32),
-        ffi::SYMBOL_INFO_NAME => put_name(&s.name),
+        ffi::SYMBOL_INFO_AGENT => out(value.cast::<u64>(), s.agent),
+        ffi::SYMBOL_INFO_VARIABLE_ADDRESS => out(value.cast::<u64>(), s.address),
+        ffi::SYMBOL_INFO_KERNEL_OBJECT => out(value.cast::<u64>(), s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?),
+        _ => {
+            let props = s.kernel.and_then(|k| r.loader.kernel(k)).map(|k| k.props);
+            symbol_attribute(&s.name, s.kernel.is_some(), props, s.size, attribute, value)
+        }
+    }
+}
+
+/// The attributes executable symbols and (pre-1.1) code symbols share, whose numbers are the same in both
+/// enumerations: of a symbol named `name`, a kernel (`props` when known) or a variable of `size` bytes.
+fn symbol_attribute(name: &str, is_kernel: bool, props: Option<loader::KernelProps>, size: u64, attribute: u32, value: *mut c_void) -> Result<(), Status> {
+    let v32 = value.cast::<u32>();
+    let kernel = || props.ok_or(ffi::ERROR_INVALID_ARGUMENT);
+    match attribute {
+        ffi::SYMBOL_INFO_TYPE => out(v32, if is_kernel { ffi::SYMBOL_KIND_KERNEL } else { ffi::SYMBOL_KIND_VARIABLE }),
+        ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, name.len() as u32),
+        ffi::SYMBOL_INFO_NAME => {
+            nonnull(value)?;
+            // SAFETY: the caller provides NAME_LENGTH bytes for the (unterminated) name.
+            unsafe { std::ptr::copy_nonoverlapping(name.as_ptr(), value.cast::<u8>(), name.len()) };
+            Ok(())
+        }
         ffi::SYMBOL_INFO_MODULE_NAME_LENGTH => out(v32, 0),
         ffi::SYMBOL_INFO_MODULE_NAME => Ok(()),
         ffi::SYMBOL_INFO_LINKAGE => out(v32, 1),
         ffi::SYMBOL_INFO_IS_DEFINITION => out(value.cast::<bool>(), true),
-        ffi::SYMBOL_INFO_AGENT => out(value.cast::<u64>(), s.agent),
-        ffi::SYMBOL_INFO_VARIABLE_ADDRESS => out(value.cast::<u64>(), s.address),
-        ffi::SYMBOL_INFO_VARIABLE_ALLOCATION => out(v32, 0),
-        ffi::SYMBOL_INFO_VARIABLE_SEGMENT => out(v32, 0),
+        ffi::SYMBOL_INFO_VARIABLE_ALLOCATION | ffi::SYMBOL_INFO_VARIABLE_SEGMENT => out(v32, 0),
         ffi::SYMBOL_INFO_VARIABLE_ALIGNMENT => out(v32, 8),
-        ffi::SYMBOL_INFO_VARIABLE_SIZE => out(v32, s.size as u32),
+        ffi::SYMBOL_INFO_VARIABLE_SIZE => out(v32, size as u32),
         ffi::SYMBOL_INFO_VARIABLE_IS_CONST => out(value.cast::<bool>(), false),
-        ffi::SYMBOL_INFO_KERNEL_OBJECT => out(value.cast::<u64>(), s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?),
-        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.kernarg_size),
-        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.kernarg_align),
-        ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.group_size),
-        ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => out(v32, kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.private_size),
-        ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => out(value.cast::<bool>(), kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?.dynamic_callstack),
-        ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION => out(v32, 0),
+        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => out(v32, kernel()?.kernarg_size),
+        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => out(v32, kernel()?.kernarg_align),
+        ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => out(v32, kernel()?.group_size),
+        ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => out(v32, kernel()?.private_size),
+        ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => out(value.cast::<bool>(), kernel()?.dynamic_callstack),
+        // the call convention, and (code symbols) the indirect-function call convention
+        ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION | 16 => out(v32, 0),
         _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }

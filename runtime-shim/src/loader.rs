@@ -20,11 +20,35 @@ pub struct KernelEntry {
     pub cache: Arc<DecodeCache>,
     pub descriptor: KernelDescriptor,
     pub entry: u64,
+    pub props: KernelProps,
+}
+
+/// What symbol queries report of a kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelProps {
     pub kernarg_size: u32,
     pub kernarg_align: u32,
     pub group_size: u32,
     pub private_size: u32,
     pub dynamic_callstack: bool,
+}
+
+impl KernelProps {
+    fn of(co: &CodeObject, k: &isa_amdgpu::codeobj::Kernel) -> KernelProps {
+        let meta = co.kernel_metadata(k);
+        KernelProps {
+            kernarg_size: meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32,
+            kernarg_align: meta.and_then(|m| m.kernarg_segment_align).unwrap_or(16) as u32,
+            group_size: k.descriptor.group_segment_fixed_size,
+            private_size: k.descriptor.private_segment_fixed_size,
+            dynamic_callstack: k.descriptor.properties.uses_dynamic_stack,
+        }
+    }
+}
+
+/// The variables a code object defines (global, not kernel descriptors, in a section).
+fn defined_variables(co: &CodeObject) -> impl Iterator<Item = &isa_amdgpu::codeobj::Symbol> {
+    co.symbols.iter().filter(|s| s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0)
 }
 
 /// A symbol of an executable.
@@ -65,8 +89,7 @@ pub struct Loader {
 #[derive(Clone, Debug)]
 pub struct CodeSymbol {
     pub name: String,
-    /// Kernel: (kernarg size, kernarg alignment, group bytes, private bytes, dynamic call stack).
-    pub kernel: Option<(u32, u32, u32, u32, bool)>,
+    pub kernel: Option<KernelProps>,
     pub size: u64,
 }
 
@@ -79,23 +102,8 @@ pub struct OldCodeObject {
 
 /// The symbols a code object defines, named as its executable symbols are.
 pub fn code_symbols(co: &CodeObject) -> Vec<CodeSymbol> {
-    let mut out: Vec<CodeSymbol> = co
-        .kernels
-        .iter()
-        .map(|k| {
-            let meta = co.kernel_metadata(k);
-            let kernarg = meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32;
-            let align = meta.and_then(|m| m.kernarg_segment_align).unwrap_or(16) as u32;
-            let d = &k.descriptor;
-            CodeSymbol { name: k.descriptor_symbol.clone(), kernel: Some((kernarg, align, d.group_segment_fixed_size, d.private_segment_fixed_size, d.properties.uses_dynamic_stack)), size: 64 }
-        })
-        .collect();
-    for s in &co.symbols {
-        if s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0 {
-            out.push(CodeSymbol { name: s.name.clone(), kernel: None, size: s.size });
-        }
-    }
-    out
+    let kernels = co.kernels.iter().map(|k| CodeSymbol { name: k.descriptor_symbol.clone(), kernel: Some(KernelProps::of(co, k)), size: 64 });
+    kernels.chain(defined_variables(co).map(|s| CodeSymbol { name: s.name.clone(), kernel: None, size: s.size })).collect()
 }
 
 const R_AMDGPU_ABS64: u32 = 3;
@@ -143,7 +151,6 @@ impl Loader {
         let cache = Arc::new(DecodeCache::new(&code));
         let mut new_symbols = Vec::new();
         for k in &co.kernels {
-            let meta = co.kernel_metadata(k);
             let object = code.base + k.descriptor_address;
             let entry = KernelEntry {
                 name: k.name.clone(),
@@ -151,19 +158,13 @@ impl Loader {
                 cache: cache.clone(),
                 descriptor: k.descriptor.clone(),
                 entry: code.base + k.entry_address,
-                kernarg_size: meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32,
-                kernarg_align: meta.and_then(|m| m.kernarg_segment_align).unwrap_or(16) as u32,
-                group_size: k.descriptor.group_segment_fixed_size,
-                private_size: k.descriptor.private_segment_fixed_size,
-                dynamic_callstack: k.descriptor.properties.uses_dynamic_stack,
+                props: KernelProps::of(&co, k),
             };
             self.kernels.write().unwrap_or_else(|e| e.into_inner()).insert(object, Arc::new(entry));
             new_symbols.push(Symbol { executable: exe, agent, name: k.descriptor_symbol.clone(), kernel: Some(object), address: object, size: 64 });
         }
-        for s in &co.symbols {
-            if s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0 {
-                new_symbols.push(Symbol { executable: exe, agent, name: s.name.clone(), kernel: None, address: code.base + s.address, size: s.size });
-            }
+        for s in defined_variables(&co) {
+            new_symbols.push(Symbol { executable: exe, agent, name: s.name.clone(), kernel: None, address: code.base + s.address, size: s.size });
         }
         let ids: Vec<u64> = {
             let mut syms = self.symbols.write().unwrap_or_else(|e| e.into_inner());

@@ -244,7 +244,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         eprintln!("wavejit: kernel {}: {e}", k.name);
         ffi::ERROR_INVALID_PACKET_FORMAT
     })?;
-    let mut kernarg = vec![0u8; k.kernarg_size as usize];
+    let mut kernarg = vec![0u8; k.props.kernarg_size as usize];
     if !kernarg.is_empty() {
         if let Err(e) = rt.mem.read(p.kernarg_address, &mut kernarg) {
             eprintln!("wavejit: kernel {}: its kernel arguments are not in memory the GPU can read: {e}", k.name);
