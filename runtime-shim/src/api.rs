@@ -764,9 +764,8 @@ export! {
             if offset + ffi::AMD_SIGNAL_SIZE as u64 > span {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            let mapping = memory::ipc_attach(r, h[1], (h[6] >> 16) as i32, h[7], span)?;
-            // the mapping belongs to the signal from here on (freed when it is destroyed)
-            r.foreign.lock().unwrap_or_else(|e| e.into_inner()).remove(&mapping);
+            // the mapping belongs to the signal (freed when it is destroyed)
+            let mapping = memory::map_shared(r, h[1], (h[6] >> 16) as i32, h[7], span)?;
             r.signals.adopt(mapping + offset, mapping);
             out(s, mapping + offset)
         })

@@ -142,10 +142,10 @@ pub fn stop_copy_engine(rt: &Runtime) {
     rt.copies.lock().unwrap_or_else(|e| e.into_inner()).take();
 }
 
-/// Maps `len` bytes of memory another process shared (`hsa_amd_ipc_memory_create` there: memfd `fd` of process
-/// `pid`, whose inode's low 32 bits are `ino`) into this process's device memory; returns its device address
-/// (also its host address).
-pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result<u64, Status> {
+/// Maps `len` bytes of memory another process shared (an IPC handle made there: memfd `fd` of process `pid`,
+/// whose inode's low 32 bits are `ino`) into an allocation of this process's device memory; returns its device
+/// address (also its host address). Freeing the allocation unmaps it.
+pub fn map_shared(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result<u64, Status> {
     use std::os::unix::fs::MetadataExt;
     let path = format!("/proc/{pid}/fd/{fd}");
     let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).map_err(|e| {
@@ -162,10 +162,15 @@ pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result
         eprintln!("wavejit: the IPC memory of process {pid} holds {size} bytes, not the {len} asked for");
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let address = rt.mem.allocate_shared(file.into(), len, &format!("IPC memory of process {pid}")).map_err(|e| {
+    rt.mem.allocate_shared(file.into(), len, &format!("IPC memory of process {pid}")).map_err(|e| {
         eprintln!("wavejit: attaching IPC memory: {e}");
         ffi::ERROR_OUT_OF_RESOURCES
-    })?;
+    })
+}
+
+/// [`map_shared`] for `hsa_amd_ipc_memory_attach`: the mapping lasts until [`unmap_foreign`].
+pub fn ipc_attach(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result<u64, Status> {
+    let address = map_shared(rt, pid, fd, ino, len)?;
     rt.foreign.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
     Ok(address)
 }
