@@ -237,6 +237,21 @@ pub const SEL_Y: u8 = 5;
 pub const SEL_Z: u8 = 6;
 pub const SEL_W: u8 = 7;
 
+/// The four channel selects in the low 12 bits of `word` (an image resource's word 3, a buffer resource's
+/// word 3); 2 and 3 name nothing.
+fn selects(word: u32) -> Result<[u8; 4], String> {
+    let sel = [0, 1, 2, 3].map(|i| (word >> (3 * i) & 7) as u8);
+    if sel.iter().any(|&s| s == 2 || s == 3) {
+        return Err(format!("channel selects {sel:?} are not valid"));
+    }
+    Ok(sel)
+}
+
+/// The low 12 bits of a resource word holding channel selects `sel`.
+pub fn select_bits(sel: [u8; 4]) -> u32 {
+    sel.iter().enumerate().fold(0, |a, (i, &s)| a | (s as u32) << (3 * i))
+}
+
 /// A decoded image resource (T#).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resource {
@@ -283,11 +298,7 @@ impl Resource {
         if pitch < width {
             return Err(format!("image pitch {pitch} is below its width {width}"));
         }
-        let sel = |i: u32| (t[3] >> (3 * i) & 7) as u8;
-        let swizzle = [sel(0), sel(1), sel(2), sel(3)];
-        if swizzle.iter().any(|&s| s == 2 || s == 3) {
-            return Err(format!("image channel selects {swizzle:?} are not valid"));
-        }
+        let swizzle = selects(t[3])?;
         Ok(Resource { base, dim, format, width, height, depth, pitch, swizzle })
     }
 
@@ -297,8 +308,7 @@ impl Resource {
         t[0] = (self.base >> 8) as u32;
         t[1] = (self.base >> 40) as u32 & 0xff | self.format.data << 20 | (self.format.num as u32) << 26;
         t[2] = (self.width - 1) | (self.height - 1) << 14;
-        let sel = self.swizzle.iter().enumerate().fold(0, |a, (i, &s)| a | (s as u32) << (3 * i));
-        t[3] = sel | (self.dim as u32) << 28;
+        t[3] = select_bits(self.swizzle) | (self.dim as u32) << 28;
         t[4] = (self.depth - 1) | (self.pitch - 1) << 13;
         t
     }
@@ -829,12 +839,7 @@ impl FormatAccess {
     /// The format and channel selects of buffer resource word 3.
     pub fn format(word3: u32) -> Result<(Format, [u8; 4]), String> {
         let format = Format::new(word3 >> 15 & 0xf, word3 >> 12 & 7)?;
-        let sel = |i: u32| (word3 >> (3 * i) & 7) as u8;
-        let sel = [sel(0), sel(1), sel(2), sel(3)];
-        if sel.iter().any(|&s| s == 2 || s == 3) {
-            return Err(format!("buffer channel selects {sel:?} are not valid"));
-        }
-        Ok((format, sel))
+        Ok((format, selects(word3)?))
     }
 
     fn as_image(&self) -> ImageInst {

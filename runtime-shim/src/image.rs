@@ -178,11 +178,10 @@ pub fn object_words(r: &Resource, d: &ImageDescriptor) -> [u32; 16] {
     let mut w = [0u32; 16];
     if d.geometry == 5 {
         let bpp = r.bytes_per_texel() as u32;
-        let sel = r.swizzle.iter().enumerate().fold(0, |a, (i, &s)| a | (s as u32) << (3 * i));
         w[0] = r.base as u32;
         w[1] = (r.base >> 32) as u32 & 0xffff | bpp << 16;
         w[2] = r.width;
-        w[3] = sel | (r.format.num as u32) << 12 | r.format.data << 15;
+        w[3] = emu_core::image::select_bits(r.swizzle) | (r.format.num as u32) << 12 | r.format.data << 15;
     } else {
         w[..8].copy_from_slice(&r.encode());
     }
