@@ -1,6 +1,7 @@
 //! The images extension: image and sampler handles whose memory holds the descriptors kernels read (the T# and
 //! S# of [`emu_core::image`], plus the three words the device library reads after the T#: channel type,
-//! channel order and width), image data sizes, and the host-side import, export, copy and clear.
+//! channel order and width), image data sizes, making image objects, and the host side's regions of texels:
+//! their import and export here, their copy and clear in the API (api/image.rs).
 //!
 //! Image data is linear; a row is `row_pitch` bytes and a slice (or layer) `row_pitch * height` bytes.
 
@@ -10,6 +11,7 @@ use emu_core::image::{Border, Dim, Format, Num, Resource, Sampler, Texels, Wrap,
 use emu_core::DevicePreset;
 
 use crate::ffi::{self, Status};
+use crate::memory;
 use crate::runtime::Runtime;
 
 /// Bytes of an image object: T# (8 words), channel type, channel order, width, and padding. HIP copies the
@@ -275,6 +277,64 @@ pub fn linear_offset(r: &Resource, g: &Region, c: [u32; 3], row_pitch: u64, slic
     let rows_per_slice = if r.dim == Dim::D1Array { 1 } else { g.range[1].max(1) as u64 };
     let slice = if slice_pitch == 0 { row * rows_per_slice } else { slice_pitch };
     slices as u64 * slice + rows as u64 * row + (c[0] - g.offset[0]) as u64 * bpp
+}
+
+/// Makes an image object of `d` over the texels at `data` (checked to be aligned and to lie inside one
+/// allocation of the runtime), rows `row_pitch` and slices `slice_pitch` bytes apart (0: the defaults); returns
+/// its handle, the object's address.
+pub fn create(rt: &Runtime, d: &ImageDescriptor, data: u64, row_pitch: u64, slice_pitch: u64) -> Result<u64, Status> {
+    let align = if d.geometry == 5 { 4 } else { 256 };
+    if !data.is_multiple_of(align) {
+        eprintln!("wavejit: image data at {data:#x} is not {align}-byte aligned");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let (res, _) = layout(d, data, row_pitch, slice_pitch).map_err(refuse)?;
+    // the bytes texels occupy: a pitch may reach past the last row's texels
+    let last = [res.width - 1, res.height - 1, res.depth - 1];
+    let last = if res.dim == Dim::D1Array { [last[0], last[2], 0] } else { last };
+    let extent = res.texel_address(last) + res.bytes_per_texel() - data;
+    if !rt.mem.host_accessible(data, extent) {
+        eprintln!("wavejit: image data at {data:#x} ({extent} bytes) does not lie inside one allocation of this runtime");
+        return Err(ffi::ERROR_INVALID_ARGUMENT);
+    }
+    let at = rt.allocate(0, IMAGE_OBJECT_BYTES)?;
+    let words: Vec<u8> = object_words(&res, d).iter().flat_map(|w| w.to_le_bytes()).collect();
+    rt.mem.write(at, &words).map_err(|_| ffi::ERROR)?;
+    rt.images.lock().unwrap_or_else(|e| e.into_inner()).images.insert(at, res);
+    Ok(at)
+}
+
+/// The resource of a live image object.
+pub fn resource(rt: &Runtime, handle: u64) -> Result<Resource, Status> {
+    rt.images.lock().unwrap_or_else(|e| e.into_inner()).images.get(&handle).copied().ok_or(ffi::ERROR_INVALID_ARGUMENT)
+}
+
+/// `hsa_ext_image_import` (`into_image`) and `_export`: texels between linear memory at `linear` and region `g`
+/// of image `handle`.
+pub fn transfer(rt: &Runtime, handle: u64, linear: u64, row_pitch: u64, slice_pitch: u64, g: &Region, into_image: bool) -> Result<(), Status> {
+    let res = resource(rt, handle)?;
+    let texels = region_texels(&res, g)?;
+    let bpp = res.bytes_per_texel();
+    // the last texel lies furthest into linear memory
+    let extent = texels.clone().last().map_or(0, |c| linear_offset(&res, g, c, row_pitch, slice_pitch) + bpp);
+    let host = memory::host_range(rt, linear, extent)?;
+    let mut texel = vec![0u8; bpp as usize];
+    for c in texels {
+        let p = (host + linear_offset(&res, g, c, row_pitch, slice_pitch)) as *mut u8;
+        let at = res.texel_address(c);
+        // SAFETY: `host .. host + extent` was checked (device memory) or is the caller's buffer, which the API
+        // requires to hold the region with these pitches; every texel lies below `extent`.
+        unsafe {
+            if into_image {
+                std::ptr::copy_nonoverlapping(p, texel.as_mut_ptr(), texel.len());
+                rt.mem.write(at, &texel).map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+            } else {
+                rt.mem.read(at, &mut texel).map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
+                std::ptr::copy_nonoverlapping(texel.as_ptr(), p, texel.len());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A status for a descriptor the emulator cannot make an image of, with the reason on stderr.

@@ -1,8 +1,11 @@
 //! Code object readers, executables and their symbols: a code object is loaded into device memory (its
 //! allocated sections at their addresses from one base, dynamic relocations applied), its kernels registered by
 //! kernel-object address (the descriptor's address, what dispatch packets carry) and its variables by name.
+//! Also the code objects of the pre-1.1 API with their symbols, and the segment descriptors the AMD loader
+//! extension reports.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, RwLock};
 
 use emu_core::engine::{load_code, DecodeCache, LoadedCode};
@@ -10,7 +13,7 @@ use isa_amdgpu::codeobj::kd::KernelDescriptor;
 use isa_amdgpu::codeobj::{CodeObject, SymbolKind};
 
 use crate::ffi::{self, Status};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, AGENT_TAG};
 
 /// A kernel ready to dispatch.
 pub struct KernelEntry {
@@ -98,6 +101,20 @@ pub struct OldCodeObject {
     pub bytes: Arc<Vec<u8>>,
     pub processor: String,
     pub symbols: Vec<(u64, CodeSymbol)>,
+}
+
+/// `hsa_ven_amd_loader_segment_descriptor_t`: a code object loaded into an executable, for the AMD loader
+/// extension's `hsa_ven_amd_loader_query_segment_descriptors`.
+#[repr(C)]
+pub struct SegmentDescriptor {
+    agent: u64,
+    executable: u64,
+    storage_type: u32,
+    storage_base: *const c_void,
+    storage_size: usize,
+    storage_offset: usize,
+    segment_base: *const c_void,
+    segment_size: usize,
 }
 
 /// The symbols a code object defines, named as its executable symbols are.
@@ -233,6 +250,49 @@ impl Loader {
     pub fn code_at(&self, address: u64) -> Option<(u64, Arc<LoadedCode>)> {
         let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
         exes.iter().find_map(|(id, e)| e.code.iter().find(|(_, c)| address >= c.base && address < c.base + c.size.max(1)).map(|(_, c)| (*id, c.clone())))
+    }
+
+    /// The symbols of executable `exe`.
+    pub fn symbols_of(&self, exe: u64) -> Result<Vec<u64>, Status> {
+        self.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.symbols.clone()).ok_or(ffi::ERROR_INVALID_EXECUTABLE)
+    }
+
+    /// One segment descriptor for each code object loaded into an executable: stored in memory (storage type
+    /// 2), the storage and the segment both its loaded image. Its agent is that of the executable's first
+    /// symbol (the first GPU for an executable without symbols).
+    pub fn segments(&self) -> Vec<SegmentDescriptor> {
+        let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
+        let syms = self.symbols.read().unwrap_or_else(|e| e.into_inner());
+        exes.iter()
+            .flat_map(|(id, e)| {
+                let agent = e.symbols.first().and_then(|s| syms.get(s)).map_or(AGENT_TAG + 1, |s| s.agent);
+                e.code.iter().map(move |(_, c)| SegmentDescriptor {
+                    agent,
+                    executable: *id,
+                    storage_type: 2,
+                    storage_base: c.base as *const c_void,
+                    storage_size: c.size as usize,
+                    storage_offset: 0,
+                    segment_base: c.base as *const c_void,
+                    segment_size: c.size as usize,
+                })
+            })
+            .collect()
+    }
+
+    /// A pre-1.1 code object's bytes and target processor.
+    pub fn code_object(&self, handle: u64) -> Result<(Arc<Vec<u8>>, String), Status> {
+        let cos = self.code_objects.lock().unwrap_or_else(|e| e.into_inner());
+        cos.get(&handle).map(|c| (c.bytes.clone(), c.processor.clone())).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)
+    }
+
+    /// The symbol of pre-1.1 code object `handle` called `name` (kernels also answer to their name without
+    /// `.kd`).
+    pub fn code_symbol(&self, handle: u64, name: &str) -> Result<u64, Status> {
+        let cos = self.code_objects.lock().unwrap_or_else(|e| e.into_inner());
+        let c = cos.get(&handle).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)?;
+        let found = c.symbols.iter().find(|(_, s)| s.name == name || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(name)));
+        Ok(found.ok_or(ffi::ERROR_INVALID_SYMBOL_NAME)?.0)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Copies between host and device memory: synchronous (`hsa_memory_copy`) and on an SDMA-like copy engine
 //! (`hsa_amd_memory_async_copy[_rect]`) that waits for dependency signals, copies, stamps the completion
-//! signal's timestamps and decrements it.
+//! signal's timestamps and decrements it. Also host memory locked for agents, and memory from outside: shared
+//! with and attached from other processes (IPC), and interop buffers.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -140,6 +141,50 @@ fn rt_for_engine() -> Option<Arc<Runtime>> {
 /// Closes the copy engine's queue (its thread ends after the jobs already queued).
 pub fn stop_copy_engine(rt: &Runtime) {
     rt.copies.lock().unwrap_or_else(|e| e.into_inner()).take();
+}
+
+/// Locks `len` bytes of host memory at `address` (`hsa_amd_memory_lock`) and returns the address agents reach
+/// them at. Memory already in device memory (hipHostMalloc's) is its own agent address; other host memory gets
+/// a device address range of its own that reaches it, as locking gives on hardware (HIP relies on the two
+/// addresses differing). Locking the same start again replaces the earlier lock.
+pub fn lock(rt: &Runtime, address: u64, len: u64) -> Result<u64, Status> {
+    let agent = if rt.mem.host_accessible(address, len) {
+        address
+    } else {
+        rt.mem.alias_host(address, len, "locked host memory").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?
+    };
+    let previous = rt.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(address, (len, agent));
+    if let Some((_, old)) = previous.filter(|(_, old)| *old != address) {
+        let _ = rt.mem.free(old);
+    }
+    Ok(agent)
+}
+
+/// Ends the lock of the host memory locked at `address` (`hsa_amd_memory_unlock`).
+pub fn unlock(rt: &Runtime, address: u64) -> Result<(), Status> {
+    let removed = rt.locked.lock().unwrap_or_else(|e| e.into_inner()).remove(&address);
+    let (_, agent) = removed.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+    // nothing to undo for memory that was already device memory
+    if agent != address {
+        let _ = rt.mem.free(agent);
+    }
+    Ok(())
+}
+
+/// Shares the allocation starting at `start` with other processes, for an IPC handle: (memfd descriptor, low
+/// 32 bits of its inode, the allocation's page-rounded length). The inode tells an attaching process
+/// ([`map_shared`]) it found this memory, not a later file that got the same descriptor number.
+pub fn share(rt: &Runtime, start: u64) -> Result<(u32, u32, u64), Status> {
+    use std::os::unix::fs::MetadataExt;
+    let (fd, span) = rt.mem.share(start).map_err(|e| {
+        eprintln!("wavejit: sharing memory for IPC: {e}");
+        ffi::ERROR_OUT_OF_RESOURCES
+    })?;
+    if !(0..1 << 16).contains(&fd) {
+        return Err(ffi::ERROR_OUT_OF_RESOURCES);
+    }
+    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).map(|m| m.ino()).map_err(|_| ffi::ERROR)?;
+    Ok((fd as u32, ino as u32, span))
 }
 
 /// Maps `len` bytes of memory another process shared (an IPC handle made there: memfd `fd` of process `pid`,

@@ -72,6 +72,12 @@ impl Queue {
     }
 }
 
+/// The live queue of this runtime whose `amd_queue_t` (the `hsa_queue_t*` handed out) is at `address`.
+pub fn find(rt: &Runtime, address: u64) -> Result<Arc<Queue>, Status> {
+    let q = rt.queues.lock().unwrap_or_else(|e| e.into_inner()).get(&address).cloned();
+    q.ok_or(ffi::ERROR_INVALID_QUEUE)
+}
+
 /// `hsa_queue_create`: a queue of `size` packets (a power of two) on GPU agent `agent`.
 #[allow(clippy::too_many_arguments)]
 pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, size: u32, kind: u32, callback: Option<ErrorCallback>, data: *mut c_void) -> Result<Arc<Queue>, Status> {
