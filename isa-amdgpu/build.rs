@@ -118,6 +118,133 @@ fn encoding(name: &str) -> &'static str {
     }
 }
 
+fn data_type(t: &str) -> &'static str {
+    match t {
+        "f16" => "DataType::F16",
+        "bf16" => "DataType::Bf16",
+        "f32" => "DataType::F32",
+        "xf32" => "DataType::Xf32",
+        "f64" => "DataType::F64",
+        "i8" => "DataType::I8",
+        "u8" => "DataType::U8",
+        "b16" => "DataType::B16",
+        "b32" => "DataType::B32",
+        "b64" => "DataType::B64",
+        "i16" => "DataType::I16",
+        "u16" => "DataType::U16",
+        "i32" => "DataType::I32",
+        "u32" => "DataType::U32",
+        "i64" => "DataType::I64",
+        "u64" => "DataType::U64",
+        "fp8_fp8" => "DataType::Fp8Fp8",
+        "fp8_bf8" => "DataType::Fp8Bf8",
+        "bf8_fp8" => "DataType::Bf8Fp8",
+        "bf8_bf8" => "DataType::Bf8Bf8",
+        other => panic!("gfx9.tsv: unknown data type {other}"),
+    }
+}
+
+/// The flow, mem, atomic, arith, compare, mfma and types columns as `OpInfo` field initialisers.
+fn operation_columns(c: &[&str]) -> String {
+    let flow = match c[0] {
+        "-" => "Next",
+        "branch" => "Branch",
+        "cbranch" => "CondBranch",
+        "jump" => "Jump",
+        "call" => "Call",
+        "end" => "End",
+        "barrier" => "Barrier",
+        "trap" => "Trap",
+        "halt" => "Halt",
+        other => panic!("gfx9.tsv: unknown flow {other}"),
+    };
+    let mem = if c[1] == "-" {
+        "MemAccess::NONE".to_string()
+    } else {
+        let mut parts = c[1].split(':');
+        let dir = match parts.next().unwrap() {
+            "ld" => "Load",
+            "st" => "Store",
+            "at" => "Atomic",
+            other => panic!("gfx9.tsv: unknown memory direction {other}"),
+        };
+        let bytes: u8 = parts.next().expect("mem bytes").parse().expect("mem bytes");
+        let mut flags = 0u16;
+        for f in parts.next().unwrap_or("").split('+').filter(|f| !f.is_empty()) {
+            flags |= match f {
+                "s" => 1,
+                "lo" => 2,
+                "hi" => 4,
+                "2a" => 8,
+                "st64" => 16,
+                "tid" => 32,
+                "rtn" => 64,
+                "lds" => 128,
+                "fmt" => 256,
+                "img" => 512,
+                "buf" => 1024,
+                "scr" => 2048,
+                other => panic!("gfx9.tsv: unknown memory flag {other}"),
+            };
+        }
+        format!("MemAccess {{ dir: MemDir::{dir}, bytes: {bytes}, flags: MemFlags::from_bits({flags}) }}")
+    };
+    let atomic = match c[2] {
+        "-" => "None".to_string(),
+        a => format!(
+            "Some(AtomicOp::{})",
+            match a {
+                "smin" => "SMin".to_string(),
+                "smax" => "SMax".to_string(),
+                "umin" => "UMin".to_string(),
+                "umax" => "UMax".to_string(),
+                "cmpswap" => "CmpSwap".to_string(),
+                "mskor" => "MskOr".to_string(),
+                "condxchg" => "CondXchg".to_string(),
+                other => camel(other),
+            }
+        ),
+    };
+    let arith = match c[3] {
+        "-" => "None".to_string(),
+        a => {
+            let (kind, ty) = a.split_once('.').expect("arith kind.type");
+            format!("Some(Arith {{ kind: ArithKind::{}, ty: {} }})", camel(kind), data_type(ty))
+        }
+    };
+    let compare = match c[4] {
+        "-" => "None".to_string(),
+        a => {
+            let (pred, ty) = a.split_once(':').expect("compare pred:type");
+            format!("Some(Compare {{ pred: CmpPred::{}, ty: {} }})", camel(pred), data_type(ty))
+        }
+    };
+    let mfma = match c[5] {
+        "-" => "None".to_string(),
+        a => {
+            let p: Vec<&str> = a.split(':').collect();
+            let dims: Vec<u8> = p[0].split('x').map(|d| d.parse().expect("MFMA dimension")).collect();
+            let sparse = p.get(3) == Some(&"sparse");
+            format!(
+                "Some(MfmaShape {{ m: {}, n: {}, k: {}, blocks: {}, input: {}, sparse: {sparse} }})",
+                dims[0],
+                dims[1],
+                dims[2],
+                p[1],
+                data_type(p[2])
+            )
+        }
+    };
+    let (dst_type, src_type) = match c[6] {
+        "-" => ("None".to_string(), "None".to_string()),
+        t => {
+            let (d, s) = t.split_once(':').expect("types dst:src");
+            (format!("Some({})", data_type(d)), format!("Some({})", data_type(s)))
+        }
+    };
+    format!("flow: FlowControl::{flow}, mem: {mem}, atomic: {atomic}, arith: {arith}, compare: {compare}, mfma: {mfma}, dst_type: {dst_type}, src_type: {src_type}")
+}
+
 fn main() {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let path = dir.join("data/gfx9.tsv");
@@ -127,7 +254,7 @@ fn main() {
         text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).map(|l| l.split('\t').collect()).collect();
     let mut names = BTreeSet::new();
     for r in &rows {
-        assert!(r.len() >= 16, "gfx9.tsv: short row {r:?}");
+        assert!(r.len() >= 23, "gfx9.tsv: short row {r:?}");
         names.insert(base_mnemonic(r[3]).to_string());
     }
     let mut out = String::new();
@@ -201,10 +328,11 @@ fn main() {
             };
             if rw == "r" { rd.push(bit) } else { wr.push(bit) }
         }
+        let ops_cols = operation_columns(&r[16..23]);
         let bits = |v: &Vec<&str>| if v.is_empty() { "0".to_string() } else { v.iter().map(|b| format!("{b}.bits()")).collect::<Vec<_>>().join(" | ") };
         writeln!(
             out,
-            "    OpInfo {{ encoding: Encoding::{}, op: {}, targets: {}, opcode: Opcode::{}, name: {:?}, operands: &[{}], fixed: [({f0m}, {f0v}), ({f1m}, {f1v})], flags: {}, mods: {mods:?}, live: [{l0}, {l1}], ext_live: [{ls}, {ld}], ext_fixed: [({sfm}, {sfv}), ({dfm}, {dfv})], unit: Unit::{}, wait: {}, reads: Implicit::from_bits({}), writes: Implicit::from_bits({}) }},",
+            "    OpInfo {{ encoding: Encoding::{}, op: {}, targets: {}, opcode: Opcode::{}, name: {:?}, operands: &[{}], fixed: [({f0m}, {f0v}), ({f1m}, {f1v})], flags: {}, mods: {mods:?}, live: [{l0}, {l1}], ext_live: [{ls}, {ld}], ext_fixed: [({sfm}, {sfv}), ({dfm}, {dfv})], unit: Unit::{}, wait: {}, reads: Implicit::from_bits({}), writes: Implicit::from_bits({}), {ops_cols} }},",
             encoding(r[0]),
             r[1],
             targets,

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::constants::{inline_float, inline_int, FloatWidth, FLOATS};
 use crate::encoding::{Encoding, Field};
 use crate::inst::{Form, Inst};
 use crate::table::{OpFlags, OperandKind, RegFile, SrcType, Target};
@@ -78,48 +79,14 @@ fn vector_reg(out: &mut String, file: char, v: u32, count: u32) {
     }
 }
 
-const F32_CONSTS: [(u32, &str); 9] = [
-    (0x3f00_0000, "0.5"),
-    (0xbf00_0000, "-0.5"),
-    (0x3f80_0000, "1.0"),
-    (0xbf80_0000, "-1.0"),
-    (0x4000_0000, "2.0"),
-    (0xc000_0000, "-2.0"),
-    (0x4080_0000, "4.0"),
-    (0xc080_0000, "-4.0"),
-    (0x3e22_f983, "0.15915494"),
-];
-const F16_CONSTS: [(u32, &str); 9] = [
-    (0x3800, "0.5"),
-    (0xb800, "-0.5"),
-    (0x3c00, "1.0"),
-    (0xbc00, "-1.0"),
-    (0x4000, "2.0"),
-    (0xc000, "-2.0"),
-    (0x4400, "4.0"),
-    (0xc400, "-4.0"),
-    (0x3118, "0.15915494"),
-];
-const F64_CONSTS: [(u64, &str); 9] = [
-    (0x3fe0_0000_0000_0000, "0.5"),
-    (0xbfe0_0000_0000_0000, "-0.5"),
-    (0x3ff0_0000_0000_0000, "1.0"),
-    (0xbff0_0000_0000_0000, "-1.0"),
-    (0x4000_0000_0000_0000, "2.0"),
-    (0xc000_0000_0000_0000, "-2.0"),
-    (0x4010_0000_0000_0000, "4.0"),
-    (0xc010_0000_0000_0000, "-4.0"),
-    (0x3fc4_5f30_6dc9_c882, "0.15915494309189532"),
-];
-
-/// Value of inline float constant 240..=248 for each type.
+/// Value of inline float constant 240..=248 for an operand of type `ty`.
 fn inline_float_bits(v: u32, ty: SrcType) -> u64 {
-    let i = (v - 240) as usize;
-    match ty {
-        SrcType::B64 | SrcType::F64 => F64_CONSTS[i].0,
-        SrcType::I16 | SrcType::F16 | SrcType::V216 => F16_CONSTS[i].0 as u64,
-        _ => F32_CONSTS[i].0 as u64,
-    }
+    let width = match ty {
+        SrcType::B64 | SrcType::F64 => FloatWidth::F64,
+        SrcType::I16 | SrcType::F16 | SrcType::V216 => FloatWidth::F16,
+        _ => FloatWidth::F32,
+    };
+    inline_float(v, width).unwrap_or(0)
 }
 
 /// Prints an immediate the way LLVM's printer does for the operand type: by value, so a literal that equals an
@@ -130,8 +97,8 @@ fn immediate(out: &mut String, value: u64, ty: SrcType) {
             let s = value as i64;
             if (-16..=64).contains(&s) {
                 let _ = write!(out, "{s}");
-            } else if let Some((_, t)) = F64_CONSTS.iter().find(|(b, _)| *b == value) {
-                out.push_str(t);
+            } else if let Some(c) = FLOATS.iter().find(|c| c.f64 == value) {
+                out.push_str(c.text64);
             } else if ty == SrcType::F64 {
                 let _ = write!(out, "0x{:x}", value >> 32);
             } else {
@@ -140,22 +107,23 @@ fn immediate(out: &mut String, value: u64, ty: SrcType) {
         }
         // LLVM keeps the whole literal dword for 16-bit integer operands: small integers and f32 constants print
         // by the full value, anything else as the low half in hex
-        SrcType::I16 => named_or_hex(out, value as u32 as i32, value as u32, &F32_CONSTS, value as u32 & 0xffff),
+        SrcType::I16 => named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F32, value as u32 & 0xffff),
         SrcType::F16 => {
             let h = value as u32 & 0xffff;
-            named_or_hex(out, h as u16 as i16 as i32, h, &F16_CONSTS, h)
+            named_or_hex(out, h as u16 as i16 as i32, h, FloatWidth::F16, h)
         }
-        SrcType::V216 => named_or_hex(out, value as u32 as i32, value as u32, &F16_CONSTS, value as u32),
-        SrcType::B32 | SrcType::RegOnly => named_or_hex(out, value as u32 as i32, value as u32, &F32_CONSTS, value as u32),
+        SrcType::V216 => named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F16, value as u32),
+        SrcType::B32 | SrcType::RegOnly => named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F32, value as u32),
     }
 }
 
-/// A 16/32-bit immediate the LLVM way: an inline integer in decimal, a float constant by name, else `hex`.
-fn named_or_hex(out: &mut String, int_value: i32, bits: u32, consts: &[(u32, &str)], hex: u32) {
+/// A 16/32-bit immediate the LLVM way: an inline integer in decimal, a float constant of `width` by name, else
+/// `hex`.
+fn named_or_hex(out: &mut String, int_value: i32, bits: u32, width: FloatWidth, hex: u32) {
     if (-16..=64).contains(&int_value) {
         let _ = write!(out, "{int_value}");
-    } else if let Some((_, t)) = consts.iter().find(|(b, _)| *b == bits) {
-        out.push_str(t);
+    } else if let Some(c) = FLOATS.iter().find(|c| if width == FloatWidth::F16 { c.f16 as u32 == bits } else { c.f32 == bits }) {
+        out.push_str(c.text);
     } else {
         let _ = write!(out, "0x{hex:x}");
     }
@@ -165,11 +133,8 @@ fn named_or_hex(out: &mut String, int_value: i32, bits: u32, consts: &[(u32, &st
 fn source(out: &mut String, v: u32, ty: SrcType, count: u32, literal: Option<u32>, vfile: char) {
     match v {
         0..=127 => scalar_reg(out, v, count),
-        128..=192 => {
-            let _ = write!(out, "{}", v - 128);
-        }
-        193..=208 => {
-            let _ = write!(out, "-{}", v - 192);
+        128..=208 => {
+            let _ = write!(out, "{}", inline_int(v).unwrap_or(0));
         }
         235 => out.push_str("src_shared_base"),
         236 => out.push_str("src_shared_limit"),

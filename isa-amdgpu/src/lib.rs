@@ -7,12 +7,15 @@
 //!   packing driven by data.
 //! - [`inst`]: bytes → [`Inst`] ([`decode`]); [`InstBuilder`] → bytes (the encoder; round trip exact).
 //! - [`disasm`]: [`Inst`] → text identical to `llvm-objdump-19`.
+//! - [`constants`]: the inline constants (operand values 128..=208, 240..=248), for the disassembler and the
+//!   engines.
 //! - [`codeobj`]: AMDGPU ELF code objects (v4/v5), kernel descriptors, the MessagePack metadata note, and clang
 //!   offload bundles inside host binaries.
 //!
 //! Invariant: no input, however malformed, makes this crate panic; errors name what is wrong and where.
 
 pub mod codeobj;
+pub mod constants;
 pub mod disasm;
 pub mod encoding;
 pub mod inst;

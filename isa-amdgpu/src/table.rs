@@ -177,6 +177,277 @@ pub enum WaitClass {
     Exp,
 }
 
+/// How an instruction moves the program counter (the table's `flow` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FlowControl {
+    /// On to the next instruction.
+    Next,
+    /// `s_branch`: to a label.
+    Branch,
+    /// To a label or on, by a condition (`s_cbranch_*`).
+    CondBranch,
+    /// To an address in registers (`s_setpc_b64`).
+    Jump,
+    /// To an address or label, saving the return address (`s_swappc_b64`, `s_call_b64`).
+    Call,
+    /// The wave ends (`s_endpgm`).
+    End,
+    /// The wave waits for others (`s_barrier`, `ds_gws_barrier`).
+    Barrier,
+    /// Into the trap handler (`s_trap`).
+    Trap,
+    /// The wave halts (`s_sethalt`, `s_sendmsghalt`).
+    Halt,
+}
+
+/// Direction of an instruction's memory access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemDir {
+    None,
+    Load,
+    Store,
+    /// Read-modify-write ([`OpInfo::atomic`] says which).
+    Atomic,
+}
+
+/// Details of a memory access (the `mem` column's flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemFlags(u16);
+
+impl MemFlags {
+    pub const NONE: MemFlags = MemFlags(0);
+    /// Narrow loads sign-extend.
+    pub const SIGNED: MemFlags = MemFlags(1);
+    /// d16: the value goes to (or, for stores, comes from) the low half of the register, the other half kept.
+    pub const D16_LO: MemFlags = MemFlags(2);
+    /// d16: the high half.
+    pub const D16_HI: MemFlags = MemFlags(4);
+    /// DS: two addresses (offset0 and offset1), each `bytes` wide.
+    pub const TWO_ADDR: MemFlags = MemFlags(8);
+    /// DS: the two offsets count 64-element strides.
+    pub const STRIDE64: MemFlags = MemFlags(16);
+    /// DS: the address comes from the lane id (`_addtid`).
+    pub const LANE_ID: MemFlags = MemFlags(32);
+    /// DS atomics: the old value is returned (`_rtn`); other atomics return it when their glc/sc0 bit is set.
+    pub const RETURNS: MemFlags = MemFlags(64);
+    /// Loads into LDS rather than registers.
+    pub const TO_LDS: MemFlags = MemFlags(128);
+    /// Typed (format) access: element format from the buffer resource or instruction.
+    pub const FORMAT: MemFlags = MemFlags(256);
+    /// An image access: size set by the image resource and DMASK.
+    pub const IMAGE: MemFlags = MemFlags(512);
+    /// SMEM through a buffer resource.
+    pub const BUFFER: MemFlags = MemFlags(1024);
+    /// SMEM to the wave's scratch.
+    pub const SCRATCH: MemFlags = MemFlags(2048);
+
+    pub const fn from_bits(b: u16) -> MemFlags {
+        MemFlags(b)
+    }
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
+    pub const fn contains(self, other: MemFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// The memory an instruction reads or writes (the `mem` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemAccess {
+    pub dir: MemDir,
+    /// Bytes per lane (per wave for SMEM; per address for DS two-address forms; 0 for images, whose size the
+    /// resource decides).
+    pub bytes: u8,
+    pub flags: MemFlags,
+}
+
+impl MemAccess {
+    pub const NONE: MemAccess = MemAccess { dir: MemDir::None, bytes: 0, flags: MemFlags::NONE };
+
+    /// Whether the access writes memory (stores and atomics).
+    pub const fn writes(&self) -> bool {
+        matches!(self.dir, MemDir::Store | MemDir::Atomic)
+    }
+    pub const fn reads(&self) -> bool {
+        matches!(self.dir, MemDir::Load | MemDir::Atomic)
+    }
+}
+
+/// The read-modify-write operation of an atomic (the `atomic` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    /// data - old (DS only).
+    Rsub,
+    And,
+    Or,
+    Xor,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    Swap,
+    /// Compare and swap (DS `cmpst` takes its operands the other way round).
+    CmpSwap,
+    /// old >= data ? 0 : old + 1.
+    Inc,
+    /// old == 0 || old > data ? data : old - 1.
+    Dec,
+    AddF32,
+    AddF64,
+    MinF32,
+    MaxF32,
+    MinF64,
+    MaxF64,
+    /// Two packed f16 (bf16) additions.
+    PkAddF16,
+    PkAddBf16,
+    /// (old & ~mask) | data.
+    MskOr,
+    /// old >= data ? 0 : old + 1 (DS `wrap`).
+    Wrap,
+    CondXchg,
+}
+
+/// A value type named by an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    F16,
+    Bf16,
+    F32,
+    /// Reduced-precision f32 inputs of `_xf32` MFMAs.
+    Xf32,
+    F64,
+    I8,
+    U8,
+    I16,
+    U16,
+    /// 16 bits with no arithmetic meaning (moves, shifts, logic).
+    B16,
+    I32,
+    U32,
+    B32,
+    I64,
+    U64,
+    B64,
+    /// 8-bit float pairs of MFMA inputs (A type, B type).
+    Fp8Fp8,
+    Fp8Bf8,
+    Bf8Fp8,
+    Bf8Bf8,
+}
+
+impl DataType {
+    /// Width of one value in bits.
+    pub const fn bits(self) -> u32 {
+        match self {
+            DataType::I8 | DataType::U8 | DataType::Fp8Fp8 | DataType::Fp8Bf8 | DataType::Bf8Fp8 | DataType::Bf8Bf8 => 8,
+            DataType::F16 | DataType::Bf16 | DataType::I16 | DataType::U16 | DataType::B16 => 16,
+            DataType::F32 | DataType::Xf32 | DataType::I32 | DataType::U32 | DataType::B32 => 32,
+            DataType::F64 | DataType::I64 | DataType::U64 | DataType::B64 => 64,
+        }
+    }
+    pub const fn is_float(self) -> bool {
+        !matches!(
+            self,
+            DataType::I8
+                | DataType::U8
+                | DataType::I16
+                | DataType::U16
+                | DataType::B16
+                | DataType::I32
+                | DataType::U32
+                | DataType::B32
+                | DataType::I64
+                | DataType::U64
+                | DataType::B64
+        )
+    }
+    pub const fn is_signed_int(self) -> bool {
+        matches!(self, DataType::I8 | DataType::I16 | DataType::I32 | DataType::I64)
+    }
+}
+
+/// What kind of floating-point work a VALU instruction does, as hardware counters class it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArithKind {
+    /// add, sub, subrev.
+    Add,
+    Mul,
+    /// fma, mad, mac and their forms with a literal.
+    Fma,
+    /// Transcendentals: rcp, rsq, sqrt, log, exp, sin, cos.
+    Trans,
+    /// Matrix multiply-accumulate (the type is the input's).
+    Mfma,
+}
+
+/// The `arith` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Arith {
+    pub kind: ArithKind,
+    pub ty: DataType,
+}
+
+/// A compare's predicate. Float predicates starting with N are true for unordered operands; integer compares
+/// use F, Lt, Eq, Le, Gt, Ne, Ge, Tru.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpPred {
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    /// Ordered and not equal (floats).
+    Lg,
+    /// Not equal (integers).
+    Ne,
+    Ge,
+    /// Ordered: neither is NaN.
+    O,
+    /// Unordered: either is NaN.
+    U,
+    Nge,
+    Nlg,
+    Ngt,
+    Nle,
+    Neq,
+    Nlt,
+    Tru,
+    /// The class test: the first operand's class is one of those the second's bits select (bit 0 signalling
+    /// NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -subnormal, 5 -0, 6 +0, 7 +subnormal, 8 +normal, 9 +inf).
+    Class,
+}
+
+/// The `compare` column: v_cmp, v_cmpx, s_cmp, s_cmpk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Compare {
+    pub pred: CmpPred,
+    pub ty: DataType,
+}
+
+/// The `mfma` column: D (M x N per block) = A (M x K) * B (K x N) + C, for `blocks` independent blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MfmaShape {
+    pub m: u8,
+    pub n: u8,
+    pub k: u8,
+    pub blocks: u8,
+    /// The type of A and B.
+    pub input: DataType,
+    /// SMFMAC: A is 2:4 structured-sparse.
+    pub sparse: bool,
+}
+
+impl MfmaShape {
+    /// Multiply-adds of one instruction (M * N * K * blocks).
+    pub const fn macs(&self) -> u64 {
+        self.m as u64 * self.n as u64 * self.k as u64 * self.blocks as u64
+    }
+}
+
 /// A set of implicitly read or written registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Implicit(u8);
@@ -225,6 +496,16 @@ pub struct OpInfo {
     pub wait: WaitClass,
     pub reads: Implicit,
     pub writes: Implicit,
+    pub flow: FlowControl,
+    pub mem: MemAccess,
+    pub atomic: Option<AtomicOp>,
+    pub arith: Option<Arith>,
+    pub compare: Option<Compare>,
+    pub mfma: Option<MfmaShape>,
+    /// The result's value type, as the mnemonic's first trailing type suffix names it.
+    pub dst_type: Option<DataType>,
+    /// The sources' value type: the last trailing type suffix (`v_cvt_f32_f16`: f16).
+    pub src_type: Option<DataType>,
 }
 
 impl OpInfo {
