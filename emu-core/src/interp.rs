@@ -4,7 +4,7 @@ use crate::image::{FormatAccess, ImageInst, ImageKind, Resource, Sampler, Texels
 use crate::memory::DeviceMemory;
 use crate::observe::{LaneAccess, Space};
 use crate::lanefn::LaneFn;
-use crate::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
+use crate::sem::{AtomicOp, Backend, Compare, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
 
 /// A wave being interpreted, with the memory it reads and writes.
@@ -283,42 +283,10 @@ impl Backend for Interp<'_> {
         }
         r
     }
-    fn v_cmp(&mut self, op: VCmp, a: Lanes, b: Lanes) -> u64 {
-        use std::cmp::Ordering::{Equal, Greater, Less};
-        let test = |x: u32, y: u32| -> bool {
-            let (sx, sy) = (x as i32, y as i32);
-            match op {
-                VCmp::LtU32 => x < y,
-                VCmp::EqU32 | VCmp::EqI32 => x == y,
-                VCmp::LeU32 => x <= y,
-                VCmp::GtU32 => x > y,
-                VCmp::NeU32 | VCmp::NeI32 => x != y,
-                VCmp::GeU32 => x >= y,
-                VCmp::LtI32 => sx < sy,
-                VCmp::LeI32 => sx <= sy,
-                VCmp::GtI32 => sx > sy,
-                VCmp::GeI32 => sx >= sy,
-                VCmp::LtF32 => f(x) < f(y),
-                VCmp::EqF32 => f(x) == f(y),
-                VCmp::LeF32 => f(x) <= f(y),
-                VCmp::GtF32 => f(x) > f(y),
-                VCmp::GeF32 => f(x) >= f(y),
-                VCmp::NeqF32 => f(x) != f(y),
-                VCmp::LgF32 => f(x) < f(y) || f(x) > f(y),
-                VCmp::OF32 => !f(x).is_nan() && !f(y).is_nan(),
-                VCmp::UF32 => f(x).is_nan() || f(y).is_nan(),
-                VCmp::NlgF32 => !(f(x) < f(y) || f(x) > f(y)),
-                // the "not" compares are true when unordered
-                VCmp::NltF32 => f(x).partial_cmp(&f(y)) != Some(Less),
-                VCmp::NgtF32 => f(x).partial_cmp(&f(y)) != Some(Greater),
-                VCmp::NleF32 => !matches!(f(x).partial_cmp(&f(y)), Some(Less | Equal)),
-                VCmp::NgeF32 => !matches!(f(x).partial_cmp(&f(y)), Some(Greater | Equal)),
-                VCmp::ClassF32 => y >> class_f32(x) & 1 == 1,
-            }
-        };
+    fn v_cmp(&mut self, c: Compare, a: Lanes, b: Lanes) -> u64 {
         let mut m = 0u64;
         for i in 0..LANES {
-            m |= (test(a[i], b[i]) as u64) << i;
+            m |= (crate::rules::compare(c, a[i] as u64, b[i] as u64) as u64) << i;
         }
         m
     }
@@ -440,31 +408,12 @@ impl Backend for Interp<'_> {
         }
         r
     }
-    fn v_cmp64(&mut self, op: VCmp64, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> u64 {
+    fn v_cmp64(&mut self, c: Compare, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> u64 {
         let mut m = 0u64;
         for i in 0..LANES {
             let x = (a.1[i] as u64) << 32 | a.0[i] as u64;
             let y = (b.1[i] as u64) << 32 | b.0[i] as u64;
-            let (fx, fy) = (f64::from_bits(x), f64::from_bits(y));
-            let t = match op {
-                VCmp64::EqU64 => x == y,
-                VCmp64::NeU64 => x != y,
-                VCmp64::LtU64 => x < y,
-                VCmp64::LeU64 => x <= y,
-                VCmp64::GtU64 => x > y,
-                VCmp64::GeU64 => x >= y,
-                VCmp64::LtI64 => (x as i64) < (y as i64),
-                VCmp64::LeI64 => (x as i64) <= (y as i64),
-                VCmp64::GtI64 => (x as i64) > (y as i64),
-                VCmp64::GeI64 => (x as i64) >= (y as i64),
-                VCmp64::EqF64 => fx == fy,
-                VCmp64::NeqF64 => fx != fy,
-                VCmp64::LtF64 => fx < fy,
-                VCmp64::LeF64 => fx <= fy,
-                VCmp64::GtF64 => fx > fy,
-                VCmp64::GeF64 => fx >= fy,
-            };
-            m |= (t as u64) << i;
+            m |= (crate::rules::compare(c, x, y) as u64) << i;
         }
         m
     }
@@ -645,7 +594,7 @@ impl Backend for Interp<'_> {
             let r = self.lds_range(l, a, 1, crate::memory::Access::Write)?;
             let cell = &mut self.lds[r];
             let o = u32::from_le_bytes([cell[0], cell[1], cell[2], cell[3]]);
-            cell.copy_from_slice(&op.apply(o, data[l]).to_le_bytes());
+            cell.copy_from_slice(&atomic32(op, o, data[l]).to_le_bytes());
             old[l] = o;
         }
         Ok(old)
@@ -656,7 +605,7 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = data[l];
             self.note(l, Space::Global, addr, 4, true);
-            old[l] = self.mem.atomic_u32(addr, |o| op.apply(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
+            old[l] = self.mem.atomic_u32(addr, |o| atomic32(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
         }
         Ok(old)
     }
@@ -751,7 +700,7 @@ impl Backend for Interp<'_> {
             let cell = &mut self.lds[r];
             let o = u64::from_le_bytes(cell[..8].try_into().unwrap_or_default());
             let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
-            cell.copy_from_slice(&op.apply64(o, d).to_le_bytes());
+            cell.copy_from_slice(&atomic64(op, o, d).to_le_bytes());
             (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
         }
         Ok(old)
@@ -781,7 +730,7 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
             self.note(l, Space::Global, addr, 8, true);
-            let o = self.mem.atomic_u64(addr, |o| op.apply64(o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
+            let o = self.mem.atomic_u64(addr, |o| atomic64(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
             (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
         }
         Ok(old)
@@ -898,26 +847,6 @@ fn frexp_f32(x: f32) -> (f32, i32) {
     (f32::from_bits(bits & 0x807f_ffff | 126 << 23), exp - bias)
 }
 
-/// The v_cmp_class bit of an f32 value.
-fn class_f32(x: u32) -> u32 {
-    let v = f32::from_bits(x);
-    let neg = x >> 31 == 1;
-    if v.is_nan() {
-        return if x & 0x0040_0000 != 0 { 1 } else { 0 };
-    }
-    let (n, p) = match v.classify() {
-        std::num::FpCategory::Infinite => (2, 9),
-        std::num::FpCategory::Normal => (3, 8),
-        std::num::FpCategory::Subnormal => (4, 7),
-        _ => (5, 6),
-    };
-    if neg {
-        n
-    } else {
-        p
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -951,3 +880,13 @@ mod tests {
     }
 }
 
+
+/// A one-operand 32-bit atomic ([`crate::rules::atomic`]); the semantics never pass the two-operand ones.
+fn atomic32(op: AtomicOp, old: u32, data: u32) -> u32 {
+    crate::rules::atomic(op, old as u64, data as u64, 32).unwrap_or(old as u64) as u32
+}
+
+/// A one-operand 64-bit atomic.
+fn atomic64(op: AtomicOp, old: u64, data: u64) -> u64 {
+    crate::rules::atomic(op, old, data, 64).unwrap_or(old)
+}

@@ -6,125 +6,6 @@
 //! Inputs and outputs are 32-bit register values: a 64-bit operand is two inputs (low, high), a 16-bit
 //! operand is the low half of one input, a flag (VCC bit) is 0 or 1.
 
-/// Float comparisons (the 16 VOPC predicates); true/false-valued ones included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FCmp {
-    F,
-    Lt,
-    Eq,
-    Le,
-    Gt,
-    Lg,
-    Ge,
-    O,
-    U,
-    Nge,
-    Nlg,
-    Ngt,
-    Nle,
-    Neq,
-    Nlt,
-    Tru,
-    /// The class test of v_cmp_class: bit 0 signalling NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal,
-    /// 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf.
-    Class,
-}
-
-impl FCmp {
-    /// The predicate of a `v_cmp[x]_<name>_<type>` mnemonic's `<name>`.
-    pub fn from_name(name: &str) -> Option<FCmp> {
-        use FCmp::*;
-        Some(match name {
-            "f" => F,
-            "lt" => Lt,
-            "eq" => Eq,
-            "le" => Le,
-            "gt" => Gt,
-            "lg" => Lg,
-            "ge" => Ge,
-            "o" => O,
-            "u" => U,
-            "nge" => Nge,
-            "nlg" => Nlg,
-            "ngt" => Ngt,
-            "nle" => Nle,
-            "neq" => Neq,
-            "nlt" => Nlt,
-            "tru" => Tru,
-            "class" => Class,
-            _ => return None,
-        })
-    }
-
-    fn test(self, a: f64, b: f64) -> bool {
-        use std::cmp::Ordering::{Equal, Greater, Less};
-        use FCmp::*;
-        let ord = a.partial_cmp(&b); // None: unordered (a NaN)
-        match self {
-            F => false,
-            Lt => ord == Some(Less),
-            Eq => ord == Some(Equal),
-            Le => matches!(ord, Some(Less | Equal)),
-            Gt => ord == Some(Greater),
-            Lg => matches!(ord, Some(Less | Greater)),
-            Ge => matches!(ord, Some(Greater | Equal)),
-            O => ord.is_some(),
-            U => ord.is_none(),
-            Nge => !matches!(ord, Some(Greater | Equal)),
-            Nlg => !matches!(ord, Some(Less | Greater)),
-            Ngt => ord != Some(Greater),
-            Nle => !matches!(ord, Some(Less | Equal)),
-            Neq => ord != Some(Equal),
-            Nlt => ord != Some(Less),
-            Tru => true,
-            Class => unreachable!("class tests go through class_bit"),
-        }
-    }
-}
-
-/// Integer comparisons of 16-bit lanes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ICmp {
-    F,
-    Lt,
-    Eq,
-    Le,
-    Gt,
-    Ne,
-    Ge,
-    T,
-}
-
-impl ICmp {
-    pub fn from_name(name: &str) -> Option<ICmp> {
-        use ICmp::*;
-        Some(match name {
-            "f" => F,
-            "lt" => Lt,
-            "eq" => Eq,
-            "le" => Le,
-            "gt" => Gt,
-            "ne" | "lg" => Ne,
-            "ge" => Ge,
-            "t" | "tru" => T,
-            _ => return None,
-        })
-    }
-    fn test(self, a: i128, b: i128) -> bool {
-        use ICmp::*;
-        match self {
-            F => false,
-            Lt => a < b,
-            Eq => a == b,
-            Le => a <= b,
-            Gt => a > b,
-            Ne => a != b,
-            Ge => a >= b,
-            T => true,
-        }
-    }
-}
-
 /// A per-lane helper function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneFn {
@@ -145,17 +26,10 @@ pub enum LaneFn {
     /// f64 min/max (IEEE minNum/maxNum: a NaN operand yields the other).
     MinF64,
     MaxF64,
-    /// (a lo, a hi, b lo, b hi) -> 0/1.
-    CmpF64(FCmp),
     /// f16 operations on the low halves of the inputs; results are zero-extended to 32 bits.
     F16(F16Op),
     /// f16 -> f32 (exact).
     F16ToF32,
-    /// (a, b) -> 0/1, 16-bit float compare.
-    CmpF16(FCmp),
-    /// (a, b) -> 0/1, integer compare of 16-, 32- or 64-bit values (64-bit: a lo, a hi, b lo, b hi), signed
-    /// or not.
-    CmpInt(ICmp, u8, bool),
     /// (a, b, c) f32 -> fma rounded once to f16 (v_fma_mixlo/hi_f16).
     FmaF32ToF16,
     /// 32-bit operations of up to three sources.
@@ -164,8 +38,6 @@ pub enum LaneFn {
     Bits(BitOp),
     /// 16-bit integer operations, results zero-extended.
     I16(I16Op),
-    /// (a, b) -> 0/1 for f32 predicates the primitive compares do not cover (v_cmp_f/tru and friends).
-    CmpF32(FCmp),
 }
 
 /// 32-bit lane operations (three-source min/max/median, byte permute, 24-bit high products, byte to float).
@@ -390,14 +262,12 @@ impl LaneFn {
             DivFmasF64 => 7,
             TrigPreopF64 => 3,
             F64Un(_) => 2,
-            MinF64 | MaxF64 | CmpF64(_) => 4,
+            MinF64 | MaxF64 => 4,
             F16(op) => match op {
                 F16Op::Fma | F16Op::Mad | F16Op::DivFixup => 3,
                 F16Op::Add | F16Op::Sub | F16Op::Mul | F16Op::Min | F16Op::Max | F16Op::Ldexp => 2,
                 _ => 1,
             },
-            CmpInt(_, 64, _) => 4,
-            CmpF16(_) | CmpInt(..) | CmpF32(_) => 2,
             FmaF32ToF16 => 3,
             Word(op) => op.arity(),
             Bits(op) => op.arity(),
@@ -460,32 +330,6 @@ impl LaneFn {
             }
             MinF64 => put64(out, min_num(d(x[0], x[1]), d(x[2], x[3]))),
             MaxF64 => put64(out, max_num(d(x[0], x[1]), d(x[2], x[3]))),
-            CmpF64(c) => {
-                let a = d(x[0], x[1]);
-                out[0] = if c == FCmp::Class { class_bit(a, x[2]) } else { c.test(a, d(x[2], x[3])) } as u32;
-            }
-            CmpF32(c) => {
-                let (a, b) = (f(x[0]) as f64, f(x[1]) as f64);
-                out[0] = if c == FCmp::Class { class_bit(a, x[1]) } else { c.test(a, b) } as u32;
-            }
-            CmpF16(c) => {
-                let a = f16_to_f64(x[0] as u16);
-                out[0] = if c == FCmp::Class { class_bit(a, x[1]) } else { c.test(a, f16_to_f64(x[1] as u16)) } as u32;
-            }
-            CmpInt(c, bits, signed) => {
-                let v = |lo: u32, hi: u32| -> i128 {
-                    match (bits, signed) {
-                        (16, true) => lo as u16 as i16 as i128,
-                        (16, false) => lo as u16 as i128,
-                        (32, true) => lo as i32 as i128,
-                        (32, false) => lo as i128,
-                        (_, true) => ((hi as u64) << 32 | lo as u64) as i64 as i128,
-                        (_, false) => ((hi as u64) << 32 | lo as u64) as i128,
-                    }
-                };
-                let (a, b) = if bits == 64 { (v(x[0], x[1]), v(x[2], x[3])) } else { (v(x[0], 0), v(x[1], 0)) };
-                out[0] = c.test(a, b) as u32;
-            }
             Word(op) => out[0] = op.eval(x),
             Bits(op) => op.eval(x, out),
             FmaF32ToF16 => {
@@ -657,40 +501,6 @@ fn frexp_f64(x: f64) -> (f64, i32) {
     let e = (scaled.to_bits() >> 52 & 0x7ff) as i32 - 1022;
     let m = f64::from_bits(scaled.to_bits() & !(0x7ff << 52) | (1022u64 << 52));
     (m, e - bias)
-}
-
-/// The v_cmp_class test of `x` against the class mask `mask`.
-fn class_bit(x: f64, mask: u32) -> bool {
-    // the caller's x is exact (f16/f32 widened), so subnormality is that of the source type: decided on bits
-    let class = if x.is_nan() {
-        // widening keeps the quiet bit
-        if x.to_bits() & (1 << 51) == 0 {
-            0
-        } else {
-            1
-        }
-    } else if x.is_infinite() {
-        if x < 0.0 {
-            2
-        } else {
-            9
-        }
-    } else if x == 0.0 {
-        if x.is_sign_negative() {
-            5
-        } else {
-            6
-        }
-    } else {
-        let normal = x.is_normal();
-        match (x < 0.0, normal) {
-            (true, true) => 3,
-            (true, false) => 4,
-            (false, false) => 7,
-            (false, true) => 8,
-        }
-    };
-    mask >> class & 1 == 1
 }
 
 // ---- IEEE division steps ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ pub mod kernarg;
 pub mod lanefn;
 pub mod memory;
 pub mod observe;
+pub mod rules;
 pub mod sem;
 pub mod wave;
 

@@ -16,7 +16,8 @@ use cranelift_frontend::FunctionBuilder;
 
 use emu_core::image::{FormatAccess, ImageInst};
 use emu_core::lanefn::LaneFn;
-use emu_core::sem::{AtomicOp, Backend, ExecError, MaskOp, Mfma, SOp, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
+use emu_core::rules;
+use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 
 use crate::call::{Call, Op};
 use crate::ctx::{Ctx, MASK_TABLE, SLOTS};
@@ -733,6 +734,43 @@ fn lane_accesses(
 }
 
 /// Jumps to `join` passing `values`' chunks as its block parameters.
+/// An integer predicate as a condition code, from its truth table; `Err` for the constant predicates.
+fn int_cond(t: rules::Truth, signed: bool) -> Result<IntCC, bool> {
+    use IntCC::*;
+    Ok(match (t.lt, t.eq, t.gt, signed) {
+        (false, false, false, _) => return Err(false),
+        (true, true, true, _) => return Err(true),
+        (false, true, false, _) => Equal,
+        (true, false, true, _) => NotEqual,
+        (true, false, false, false) => UnsignedLessThan,
+        (true, true, false, false) => UnsignedLessThanOrEqual,
+        (false, false, true, false) => UnsignedGreaterThan,
+        (false, true, true, false) => UnsignedGreaterThanOrEqual,
+        (true, false, false, true) => SignedLessThan,
+        (true, true, false, true) => SignedLessThanOrEqual,
+        (false, false, true, true) => SignedGreaterThan,
+        (false, true, true, true) => SignedGreaterThanOrEqual,
+    })
+}
+
+/// A float predicate as the compares every SIMD unit has — (compare, and-compare, negate) — from its truth
+/// table: a predicate true when unordered is the negation of its ordered complement. `Err` for constants.
+fn float_cond(t: rules::Truth) -> Result<(FloatCC, Option<FloatCC>, bool), bool> {
+    use FloatCC::*;
+    let (lt, eq, gt, not) = if t.unordered { (!t.lt, !t.eq, !t.gt, true) } else { (t.lt, t.eq, t.gt, false) };
+    let (cc, and) = match (lt, eq, gt) {
+        (false, false, false) => return Err(not),
+        (true, false, false) => (LessThan, None),
+        (false, true, false) => (Equal, None),
+        (true, true, false) => (LessThanOrEqual, None),
+        (false, false, true) => (GreaterThan, None),
+        (false, true, true) => (GreaterThanOrEqual, None),
+        (true, false, true) => (Ordered, Some(NotEqual)),
+        (true, true, true) => (Ordered, None),
+    };
+    Ok((cc, and, not))
+}
+
 fn jump_with(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block, values: &[Vv]) {
     let args: Vec<_> = values.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
     b.ins().jump(join, &args);
@@ -1051,41 +1089,34 @@ impl Backend for JitBackend<'_, '_> {
         }
         self.nan_fixup(Vv { c: out, uniform: None }, &[a, x, c])
     }
-    fn v_cmp(&mut self, op: VCmp, a: Vv, x: Vv) -> Value {
-        // float predicates are built from the ones every SIMD unit has: (first, and-second, negate)
+    fn v_cmp(&mut self, c: Compare, a: Vv, x: Vv) -> Value {
+        // 32-bit integer and f32 compares inline, lowered from the predicate's truth table (rules::truth); other
+        // types and the class test on the interpreter
         enum P {
             I(IntCC),
             F(FloatCC, Option<FloatCC>, bool),
+            Const(bool),
         }
-        use FloatCC as F;
-        let p = match op {
-            VCmp::LtU32 => P::I(IntCC::UnsignedLessThan),
-            VCmp::EqU32 | VCmp::EqI32 => P::I(IntCC::Equal),
-            VCmp::LeU32 => P::I(IntCC::UnsignedLessThanOrEqual),
-            VCmp::GtU32 => P::I(IntCC::UnsignedGreaterThan),
-            VCmp::NeU32 | VCmp::NeI32 => P::I(IntCC::NotEqual),
-            VCmp::GeU32 => P::I(IntCC::UnsignedGreaterThanOrEqual),
-            VCmp::LtI32 => P::I(IntCC::SignedLessThan),
-            VCmp::LeI32 => P::I(IntCC::SignedLessThanOrEqual),
-            VCmp::GtI32 => P::I(IntCC::SignedGreaterThan),
-            VCmp::GeI32 => P::I(IntCC::SignedGreaterThanOrEqual),
-            VCmp::LtF32 => P::F(F::LessThan, None, false),
-            VCmp::EqF32 => P::F(F::Equal, None, false),
-            VCmp::LeF32 => P::F(F::LessThanOrEqual, None, false),
-            VCmp::GtF32 => P::F(F::GreaterThan, None, false),
-            VCmp::GeF32 => P::F(F::GreaterThanOrEqual, None, false),
-            VCmp::NeqF32 => P::F(F::NotEqual, None, false),
-            VCmp::LgF32 => P::F(F::Ordered, Some(F::NotEqual), false),
-            VCmp::OF32 => P::F(F::Ordered, None, false),
-            VCmp::UF32 => P::F(F::Unordered, None, false),
-            VCmp::NlgF32 => P::F(F::Ordered, Some(F::NotEqual), true),
-            VCmp::NltF32 => P::F(F::LessThan, None, true),
-            VCmp::NgtF32 => P::F(F::GreaterThan, None, true),
-            VCmp::NleF32 => P::F(F::LessThanOrEqual, None, true),
-            VCmp::NgeF32 => P::F(F::GreaterThanOrEqual, None, true),
-            VCmp::ClassF32 => return self.call(Op::VCmp(op), &[a, x], &[], &[], 0, 0, 1, false).2[0],
+        let t = rules::truth(c.pred);
+        let p = match c.ty {
+            _ if c.pred == CmpPred::Class => None,
+            DataType::U32 | DataType::I32 | DataType::B32 => Some(match int_cond(t, c.ty.is_signed_int()) {
+                Ok(cc) => P::I(cc),
+                Err(k) => P::Const(k),
+            }),
+            DataType::F32 => Some(match float_cond(t) {
+                Ok((cc, and, not)) => P::F(cc, and, not),
+                Err(k) => P::Const(k),
+            }),
+            _ => None,
+        };
+        let Some(p) = p else {
+            return self.call(Op::VCmp(c), &[a, x], &[], &[], 0, 0, 1, false).2[0];
         };
         let Some(b) = self.fb() else { return dummy() };
+        if let P::Const(k) = p {
+            return b.ins().iconst(types::I64, if k { -1 } else { 0 });
+        }
         let mut masks = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
             masks[i] = match p {
@@ -1102,6 +1133,7 @@ impl Backend for JitBackend<'_, '_> {
                     }
                     Self::to_i(b, m)
                 }
+                P::Const(_) => unreachable!("constants return above"),
             };
         }
         self.collapse(masks)
@@ -1213,8 +1245,8 @@ impl Backend for JitBackend<'_, '_> {
         let r = self.call_v(Op::Cvt(op), &[a.0, a.1], &[], 2);
         (r[0], r[1])
     }
-    fn v_cmp64(&mut self, op: VCmp64, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
-        self.call(Op::Cmp64(op), &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0]
+    fn v_cmp64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
+        self.call(Op::Cmp64(c), &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0]
     }
     fn v_select(&mut self, m: Value, a: Vv, x: Vv) -> Vv {
         if self.fb().is_none() {

@@ -6,7 +6,7 @@
 
 use emu_core::interp::Interp;
 use emu_core::lanefn::LaneFn;
-use emu_core::sem::{AtomicOp, Backend, ExecError, Mfma, VCmp, VCmp64, VCvt, VOp, VOp64, VUn, VUn64};
+use emu_core::sem::{AtomicOp, Backend, Compare, ExecError, Mfma, VCvt, VOp, VOp64, VUn, VUn64};
 use emu_core::wave::Lanes;
 use isa_amdgpu::{disasm, Inst};
 
@@ -18,7 +18,7 @@ use crate::ctx::{Ctx, Env, SLOTS};
 pub enum Op {
     VOp(VOp),
     VUn(VUn),
-    VCmp(VCmp),
+    VCmp(Compare),
     VOp64(VOp64),
     VUn64(VUn64),
     FmaF64,
@@ -26,7 +26,7 @@ pub enum Op {
     /// result pair): a NaN source (first first) wins, quieted.
     Nan64 { sources: u8 },
     Cvt(VCvt),
-    Cmp64(VCmp64),
+    Cmp64(Compare),
     Mad64 { signed: bool },
     Shl64,
     LaneFn(LaneFn),

@@ -6,7 +6,10 @@
 use isa_amdgpu::encoding::Field;
 use isa_amdgpu::Inst;
 
-use super::{atomic_op, b_zero, data_get, data_set, form, global_address, vdst, Backend, ExecError, Flow, MaskOp, VCmp, VOp};
+use super::backend::*;
+use super::operand::{b_zero, data_get, data_set, vdst};
+use super::vmem::{atomic_op, global_address};
+use super::{form, ExecError, Flow};
 
 /// High 32 bits of flat addresses that reach the workgroup's LDS (`src_shared_base`); the low 32 bits are the
 /// LDS offset.
@@ -85,7 +88,7 @@ fn gws<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
         "ds_gws_barrier" => {
             let n = b.v_first_lane(v, exec);
             let one = b.s_const(1);
-            let count = b.s_op(super::SOp::Add, n, one);
+            let count = b.s_op(SOp::Add, n, one);
             b.gws_barrier(count);
             Ok(Flow::Barrier)
         }
@@ -298,9 +301,9 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, op: &str) -> Result<(), ExecError> {
     let offset = inst.field(Field::Offset) & 0xfff;
     let exec = b.exec();
     let (shared_hi, private_hi) = (splat(b, SHARED_APERTURE_HI), splat(b, PRIVATE_APERTURE_HI));
-    let in_lds = b.v_cmp(VCmp::EqU32, hi, shared_hi);
+    let in_lds = b.v_cmp(cmp::EQ_U32, hi, shared_hi);
     let in_lds = b.mask_op(MaskOp::And, in_lds, exec);
-    let private = b.v_cmp(VCmp::EqU32, hi, private_hi);
+    let private = b.v_cmp(cmp::EQ_U32, hi, private_hi);
     let private = b.mask_op(MaskOp::And, private, exec);
     b.fail_if_any(private, form(inst, "FLAT accesses to the private aperture"))?;
     let global = b.mask_op(MaskOp::AndNot, exec, in_lds);
@@ -428,17 +431,17 @@ fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<Buffer
     let (d0, d1, d2) = (b.s_get(r), b.s_get(r + 1), b.s_get(r + 2));
     let base_hi = {
         let m = b.s_const(0xffff);
-        b.s_op(super::SOp::And, d1, m)
+        b.s_op(SOp::And, d1, m)
     };
     let stride = {
         let (sh, m) = (b.s_const(16), b.s_const(0x3fff));
-        let s = b.s_op(super::SOp::Lshr, d1, sh);
-        b.s_op(super::SOp::And, s, m)
+        let s = b.s_op(SOp::Lshr, d1, sh);
+        b.s_op(SOp::And, s, m)
     };
     let so = inst.field(Field::Soffset);
     let soffset = match so {
         0..=127 => b.s_get(so),
-        _ => b.s_const(super::inline_const32(so).ok_or_else(|| form(inst, "this buffer offset"))?),
+        _ => b.s_const(super::operand::inline_const32(so).ok_or_else(|| form(inst, "this buffer offset"))?),
     };
     let (idxen, offen) = (inst.field(Field::Idxen) == 1, inst.field(Field::Offen) == 1);
     let va = inst.field(Field::Vaddr);
@@ -452,7 +455,7 @@ fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<Buffer
     let nrec = b.v_splat(d2);
     let ok = if idxen {
         let index = b.v_get(va);
-        let within = b.v_cmp(VCmp::LtU32, index, nrec);
+        let within = b.v_cmp(cmp::LT_U32, index, nrec);
         let stride_v = b.v_splat(stride);
         let scaled = b.v_op(VOp::MulLoU32, index, stride_v);
         offset = b.v_op(VOp::AddU32, offset, scaled);
@@ -461,8 +464,8 @@ fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<Buffer
         // the access's last byte must lie below num_records
         let size = splat(b, bytes);
         let end = b.v_op(VOp::AddU32, offset, size);
-        let no_wrap = b.v_cmp(VCmp::GeU32, end, offset);
-        let fits = b.v_cmp(VCmp::LeU32, end, nrec);
+        let no_wrap = b.v_cmp(cmp::GE_U32, end, offset);
+        let fits = b.v_cmp(cmp::LE_U32, end, nrec);
         b.mask_op(MaskOp::And, no_wrap, fits)
     };
     let base_lo = b.v_splat(d0);

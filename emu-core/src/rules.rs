@@ -1,0 +1,242 @@
+//! Rules both engines follow, each defined once: which orderings satisfy a compare predicate, the class test
+//! of v_cmp_class on the bits of each float type, and the float results of the VALU (NaN propagation, IEEE
+//! minNum/maxNum). The interpreter evaluates them on lane values; the JIT lowers the same descriptions to
+//! Cranelift IR ([`Truth`] to a float or integer condition code, [`LaneAlgebra`] rules by instantiating them
+//! over IR values), so neither engine states a rule of its own.
+
+use std::cmp::Ordering;
+
+use isa_amdgpu::table::{AtomicOp, CmpPred, Compare, DataType};
+
+/// The orderings for which a compare predicate holds: less, equal, greater, unordered (a NaN operand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Truth {
+    pub lt: bool,
+    pub eq: bool,
+    pub gt: bool,
+    pub unordered: bool,
+}
+
+/// A predicate's truth table. `Class` is not a comparison of two values: see [`class_of`].
+pub const fn truth(pred: CmpPred) -> Truth {
+    const fn t(lt: bool, eq: bool, gt: bool, unordered: bool) -> Truth {
+        Truth { lt, eq, gt, unordered }
+    }
+    match pred {
+        CmpPred::F | CmpPred::Class => t(false, false, false, false),
+        CmpPred::Lt => t(true, false, false, false),
+        CmpPred::Eq => t(false, true, false, false),
+        CmpPred::Le => t(true, true, false, false),
+        CmpPred::Gt => t(false, false, true, false),
+        CmpPred::Lg => t(true, false, true, false),
+        // integers are never unordered; ne of floats is not a gfx9 float predicate (neq is)
+        CmpPred::Ne => t(true, false, true, true),
+        CmpPred::Ge => t(false, true, true, false),
+        CmpPred::O => t(true, true, true, false),
+        CmpPred::U => t(false, false, false, true),
+        CmpPred::Nge => t(true, false, false, true),
+        CmpPred::Nlg => t(false, true, false, true),
+        CmpPred::Ngt => t(true, true, false, true),
+        CmpPred::Nle => t(false, false, true, true),
+        CmpPred::Neq => t(true, false, true, true),
+        CmpPred::Nlt => t(false, true, true, true),
+        CmpPred::Tru => t(true, true, true, true),
+    }
+}
+
+impl Truth {
+    /// Whether the predicate holds for `ord` (`None`: unordered).
+    pub const fn holds(self, ord: Option<Ordering>) -> bool {
+        match ord {
+            Some(Ordering::Less) => self.lt,
+            Some(Ordering::Equal) => self.eq,
+            Some(Ordering::Greater) => self.gt,
+            None => self.unordered,
+        }
+    }
+}
+
+/// The classes of the class test, as bit numbers of its mask operand.
+pub mod class {
+    pub const SIGNALING_NAN: u32 = 0;
+    pub const QUIET_NAN: u32 = 1;
+    pub const NEG_INF: u32 = 2;
+    pub const NEG_NORMAL: u32 = 3;
+    pub const NEG_SUBNORMAL: u32 = 4;
+    pub const NEG_ZERO: u32 = 5;
+    pub const POS_ZERO: u32 = 6;
+    pub const POS_SUBNORMAL: u32 = 7;
+    pub const POS_NORMAL: u32 = 8;
+    pub const POS_INF: u32 = 9;
+}
+
+/// (exponent bits, mantissa bits) of a float type.
+const fn float_format(ty: DataType) -> (u32, u32) {
+    match ty {
+        DataType::F16 => (5, 10),
+        DataType::Bf16 => (8, 7),
+        DataType::F64 => (11, 52),
+        _ => (8, 23),
+    }
+}
+
+/// The class (a bit number of [`class`]) of a float of type `ty` given as its bits, decided on the bits of that
+/// type: no conversion that could quiet a signalling NaN or make a subnormal normal.
+pub const fn class_of(bits: u64, ty: DataType) -> u32 {
+    let (e, m) = float_format(ty);
+    let man = bits & ((1u64 << m) - 1);
+    let exp = (bits >> m) & ((1u64 << e) - 1);
+    let neg = (bits >> (e + m)) & 1 == 1;
+    let all_ones = (1u64 << e) - 1;
+    if exp == all_ones {
+        if man == 0 {
+            if neg { class::NEG_INF } else { class::POS_INF }
+        } else if man >> (m - 1) & 1 == 1 {
+            class::QUIET_NAN
+        } else {
+            class::SIGNALING_NAN
+        }
+    } else if exp == 0 {
+        if man == 0 {
+            if neg { class::NEG_ZERO } else { class::POS_ZERO }
+        } else {
+            if neg { class::NEG_SUBNORMAL } else { class::POS_SUBNORMAL }
+        }
+    } else {
+        if neg { class::NEG_NORMAL } else { class::POS_NORMAL }
+    }
+}
+
+/// The ordering of two lane values of type `ty` (raw bits in the low bits of each u64): integers by their
+/// signedness, floats by value (`None` when either is NaN).
+pub fn ordering(ty: DataType, a: u64, b: u64) -> Option<Ordering> {
+    let bits = ty.bits();
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let (a, b) = (a & mask, b & mask);
+    if ty.is_float() {
+        let (x, y) = match ty {
+            DataType::F16 => (crate::lanefn::f16_to_f64(a as u16), crate::lanefn::f16_to_f64(b as u16)),
+            DataType::Bf16 => (f32::from_bits((a as u32) << 16) as f64, f32::from_bits((b as u32) << 16) as f64),
+            DataType::F64 => (f64::from_bits(a), f64::from_bits(b)),
+            _ => (f32::from_bits(a as u32) as f64, f32::from_bits(b as u32) as f64),
+        };
+        x.partial_cmp(&y)
+    } else if ty.is_signed_int() {
+        let sh = 64 - bits;
+        Some(((a << sh) as i64 >> sh).cmp(&((b << sh) as i64 >> sh)))
+    } else {
+        Some(a.cmp(&b))
+    }
+}
+
+/// One lane of a compare: `a` and `b` hold values of `c.ty` in their low bits (for the class test, `b` is the
+/// mask of classes).
+#[inline]
+pub fn compare(c: Compare, a: u64, b: u64) -> bool {
+    if c.pred == CmpPred::Class {
+        return b >> class_of(a, c.ty) & 1 == 1;
+    }
+    truth(c.pred).holds(ordering(c.ty, a, b))
+}
+
+/// The new value of a read-modify-write atomic of `bits` (32 or 64) from the old value and the operand, for the
+/// operations with one operand (`None` for compare-and-swap, masked or, wrap and conditional exchange, whose
+/// instructions take two). 32-bit operands arrive zero-extended and the result is truncated.
+pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
+    let wide = bits == 64;
+    let mask = if wide { u64::MAX } else { u32::MAX as u64 };
+    let (old, data) = (old & mask, data & mask);
+    let signed = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
+    let f = |v: u64| if wide { f64::from_bits(v) } else { f32::from_bits(v as u32) as f64 };
+    let back = |x: f64| if wide { x.to_bits() } else { (x as f32).to_bits() as u64 };
+    let halves = |g: fn(u16, u16) -> u16| {
+        let lo = g(old as u16, data as u16) as u64;
+        let hi = g((old >> 16) as u16, (data >> 16) as u16) as u64;
+        hi << 16 | lo
+    };
+    let r = match op {
+        AtomicOp::Add => old.wrapping_add(data),
+        AtomicOp::Sub => old.wrapping_sub(data),
+        AtomicOp::Rsub => data.wrapping_sub(old),
+        AtomicOp::And => old & data,
+        AtomicOp::Or => old | data,
+        AtomicOp::Xor => old ^ data,
+        AtomicOp::SMin => signed(old).min(signed(data)) as u64,
+        AtomicOp::SMax => signed(old).max(signed(data)) as u64,
+        AtomicOp::UMin => old.min(data),
+        AtomicOp::UMax => old.max(data),
+        AtomicOp::Swap => data,
+        AtomicOp::Inc => {
+            if old >= data {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if old == 0 || old > data {
+                data
+            } else {
+                old - 1
+            }
+        }
+        // the float operations of the access's width (f32 sums are exact in f64, then rounded once)
+        AtomicOp::AddF32 | AtomicOp::AddF64 => back(f(old) + f(data)),
+        AtomicOp::MinF32 | AtomicOp::MinF64 => back(crate::lanefn::min_num(f(old), f(data))),
+        AtomicOp::MaxF32 | AtomicOp::MaxF64 => back(crate::lanefn::max_num(f(old), f(data))),
+        AtomicOp::PkAddF16 => halves(|a, b| crate::lanefn::f64_to_f16(crate::lanefn::f16_to_f64(a) + crate::lanefn::f16_to_f64(b))),
+        AtomicOp::PkAddBf16 => halves(|a, b| bf16_round(f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16))),
+        AtomicOp::CmpSwap | AtomicOp::MskOr | AtomicOp::Wrap | AtomicOp::CondXchg => return None,
+    };
+    Some(r & mask)
+}
+
+/// An f32 rounded to bf16 (nearest even; NaN stays NaN).
+fn bf16_round(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return (b >> 16) as u16 | 0x40;
+    }
+    let round = 0x7fff + (b >> 16 & 1);
+    ((b + round) >> 16) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_class_of_every_f16_f32_f64_kind_is_decided_on_its_own_bits() {
+        use class::*;
+        // (f16, f32, f64) bit patterns of each class
+        let cases: [(u64, u64, u64, u32); 10] = [
+            (0x7d00, 0x7fa0_0000, 0x7ff4_0000_0000_0000, SIGNALING_NAN),
+            (0x7e00, 0x7fc0_0000, 0x7ff8_0000_0000_0000, QUIET_NAN),
+            (0xfc00, 0xff80_0000, 0xfff0_0000_0000_0000, NEG_INF),
+            (0xbc00, 0xbf80_0000, 0xbff0_0000_0000_0000, NEG_NORMAL),
+            (0x8001, 0x8000_0003, 0x8000_0000_0000_0003, NEG_SUBNORMAL),
+            (0x8000, 0x8000_0000, 0x8000_0000_0000_0000, NEG_ZERO),
+            (0x0000, 0x0000_0000, 0x0000_0000_0000_0000, POS_ZERO),
+            (0x03ff, 0x007f_ffff, 0x000f_ffff_ffff_ffff, POS_SUBNORMAL),
+            (0x7bff, 0x7f7f_ffff, 0x7fef_ffff_ffff_ffff, POS_NORMAL),
+            (0x7c00, 0x7f80_0000, 0x7ff0_0000_0000_0000, POS_INF),
+        ];
+        for (h, s, d, want) in cases {
+            assert_eq!(class_of(h, DataType::F16), want, "f16 {h:#x}");
+            assert_eq!(class_of(s, DataType::F32), want, "f32 {s:#x}");
+            assert_eq!(class_of(d, DataType::F64), want, "f64 {d:#x}");
+        }
+    }
+
+    #[test]
+    fn unordered_predicates_hold_for_nan_and_ordered_ones_do_not() {
+        let nan = 0x7fc0_0000u64;
+        let one = 0x3f80_0000u64;
+        for (pred, want) in [(CmpPred::Lt, false), (CmpPred::Nge, true), (CmpPred::Neq, true), (CmpPred::Lg, false), (CmpPred::U, true), (CmpPred::O, false)] {
+            assert_eq!(compare(Compare { pred, ty: DataType::F32 }, nan, one), want, "{pred:?}");
+        }
+        assert!(compare(Compare { pred: CmpPred::Lt, ty: DataType::I16 }, 0xffff, 1));
+        assert!(!compare(Compare { pred: CmpPred::Lt, ty: DataType::U16 }, 0xffff, 1));
+        assert!(compare(Compare { pred: CmpPred::Gt, ty: DataType::I64 }, 1, u64::MAX));
+    }
+}

@@ -1,0 +1,220 @@
+//! Instruction semantics, written once over a [`Backend`].
+//!
+//! The interpreter ([`crate::interp`]) implements `Backend` by computing on whole-wave arrays; the JIT implements
+//! it by emitting Cranelift IR for the same calls. The meaning of every instruction lives here and nowhere
+//! else, one module per instruction family, chosen from the instruction table's encoding and columns:
+//!
+//! | module | instructions |
+//! |---|---|
+//! | [`backend`] | the `Backend` trait and its lane operations |
+//! | [`operand`] | sources (SGPR, special, inline constant, literal, VGPR), VOP3/SDWA/DPP modifiers, writes |
+//! | [`control`] | SOPP and the PC instructions: branches, barrier, end, trap, waits |
+//! | [`salu`] | SOP1/SOP2/SOPC/SOPK |
+//! | [`smem`] | scalar memory |
+//! | [`valu32`], [`valu64`], [`valu16`] | VOP1/VOP2/VOP3/VOP3P by lane width |
+//! | [`compare`] | v_cmp, v_cmpx |
+//! | [`xlane`] | readlane, writelane, readfirstlane, DS lane permutes |
+//! | [`lds`] | DS |
+//! | [`vmem`] | GLOBAL, FLAT, SCRATCH, MUBUF/MTBUF |
+//! | [`image`] | MIMG |
+//! | [`mfma`] | MFMA, SMFMAC, AGPR moves |
+//!
+//! Control flow comes back as a [`Flow`] so that a block compiler can turn it into jumps.
+
+use isa_amdgpu::encoding::Encoding;
+use isa_amdgpu::table::{FlowControl, Implicit};
+use isa_amdgpu::{Inst, Opcode};
+
+pub mod backend;
+mod compare;
+mod control;
+mod image;
+mod lds;
+mod memory;
+pub mod mfma;
+mod operand;
+mod salu;
+mod smem;
+mod valu16;
+mod valu32;
+mod valu64;
+mod vmem;
+mod xlane;
+
+pub use backend::*;
+pub use mfma::{mfma_lanes, Mfma, MfmaInput};
+pub use memory::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+use operand::*;
+
+/// Where execution goes after an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow<S> {
+    Next,
+    /// Unconditional jump.
+    Jump(u64),
+    /// Jump if `cond` (0/1) is 1.
+    Branch { cond: S, target: u64 },
+    /// Jump to the address in a register pair (s_setpc_b64, s_swappc_b64).
+    Indirect { lo: S, hi: S },
+    Barrier,
+    End,
+}
+
+/// Why an instruction could not execute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("{mnemonic} is not supported by wavejit's engine yet")]
+    Unsupported { mnemonic: &'static str },
+    #[error("{mnemonic}: {what} is not supported yet")]
+    UnsupportedForm { mnemonic: &'static str, what: &'static str },
+    #[error("{mnemonic}: {lane}{fault}", lane = lane.map(|l| format!("lane {l}: ")).unwrap_or_default())]
+    Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },
+    /// An image instruction whose resource or sampler asks for what wavejit does not emulate, or is not valid.
+    #[error("{mnemonic}: {what}")]
+    Image { mnemonic: &'static str, what: String },
+    #[error("s_trap {0} executed")]
+    Trap(u32),
+    #[error("{mnemonic}: private (scratch) access past the {lane_bytes}-byte private segment of a lane")]
+    Private { mnemonic: &'static str, lane_bytes: u32 },
+    #[error("{mnemonic}: lane {lane}: LDS {access} of {len} bytes at {address:#x} outside the workgroup's {size}-byte LDS allocation")]
+    Lds { mnemonic: &'static str, lane: u32, access: crate::memory::Access, address: u64, len: u64, size: u64 },
+}
+
+fn unsupported(inst: &Inst) -> ExecError {
+    ExecError::Unsupported { mnemonic: inst.info.name }
+}
+
+fn form(inst: &Inst, what: &'static str) -> ExecError {
+    ExecError::UnsupportedForm { mnemonic: inst.info.name, what }
+}
+
+
+/// Executes one instruction at `pc`.
+pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    if inst.form == isa_amdgpu::Form::Sdwa {
+        return execute_sdwa(b, inst, pc);
+    }
+    if clamps_f32(inst) {
+        let flow = execute_plain(b, inst, pc)?;
+        let d = vdst(inst);
+        let (zero, one) = (b.s_const(0), b.s_const(0x3f80_0000));
+        let (zero, one) = (b.v_splat(zero), b.v_splat(one));
+        let v = b.v_get(d);
+        let v = b.v_op(VOp::MaxF32, v, zero);
+        let v = b.v_op(VOp::MinF32, v, one);
+        let m = b.exec();
+        b.v_set(d, v, m);
+        return Ok(flow);
+    }
+    if inst.form != isa_amdgpu::Form::Dpp {
+        return execute_plain(b, inst, pc);
+    }
+    // DPP: the result is written to EXEC's lanes that row_mask/bank_mask/bound_ctrl allow
+    if inst.info.writes.contains(Implicit::EXEC) {
+        return Err(form(inst, "DPP on an instruction that writes EXEC"));
+    }
+    let allowed = dpp_write_mask(inst)?;
+    let exec = b.exec();
+    let (al, ah) = (b.s_const(allowed as u32), b.s_const((allowed >> 32) as u32));
+    let allowed = b.mask_from(al, ah);
+    let narrowed = b.mask_op(MaskOp::And, exec, allowed);
+    b.set_exec(narrowed);
+    let flow = execute_plain(b, inst, pc);
+    b.set_exec(exec);
+    flow
+}
+
+/// SDWA: sources are selected as they are read ([`sdwa_src`]); the result's low byte/word goes to the
+/// byte/word dst_sel names, the other bits zeroed (UNUSED_PAD), sign-extended (UNUSED_SEXT) or kept
+/// (UNUSED_PRESERVE). VOPC forms have no dst_sel.
+fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    let e = inst.ext().unwrap_or(0);
+    let vopc = inst.encoding() == Encoding::Vopc;
+    if !vopc && e >> 13 & 7 != 0 {
+        return Err(form(inst, "SDWA clamp/omod"));
+    }
+    let (sel, unused) = (e >> 8 & 7, e >> 11 & 3);
+    if vopc || sel == 6 {
+        return execute_plain(b, inst, pc);
+    }
+    let (shift, width) = match sel {
+        0..=3 => (8 * sel, 8),
+        4 | 5 => (16 * (sel - 4), 16),
+        _ => return Err(form(inst, "this SDWA dst_sel")),
+    };
+    let d = vdst(inst);
+    let old = b.v_get(d);
+    let flow = execute_plain(b, inst, pc)?;
+    let new = b.v_get(d);
+    let splat = |b: &mut B, x: u32| {
+        let s = b.s_const(x);
+        b.v_splat(s)
+    };
+    let field_mask = ((1u64 << width) - 1) as u32;
+    let (up, fm) = (splat(b, 32 - width), splat(b, field_mask));
+    let placed = if unused == 1 {
+        // sign-extend the field from its top bit, then drop the bits below the field
+        let top = b.v_op(VOp::Shl, new, up);
+        let down = splat(b, 32 - width - shift);
+        let ext = b.v_op(VOp::Ashr, top, down);
+        let below = splat(b, !((1u32 << shift) - 1));
+        b.v_op(VOp::And, ext, below)
+    } else {
+        let f = b.v_op(VOp::And, new, fm);
+        let sh = splat(b, shift);
+        b.v_op(VOp::Shl, f, sh)
+    };
+    let v = if unused == 2 {
+        let keep = splat(b, !(field_mask << shift));
+        let kept = b.v_op(VOp::And, old, keep);
+        b.v_op(VOp::Or, kept, placed)
+    } else {
+        placed
+    };
+    let m = b.exec();
+    b.v_set(d, v, m);
+    Ok(flow)
+}
+
+
+/// Executes `inst` (its modifiers already applied around it) in the family module its encoding and table
+/// columns select.
+fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    let info = inst.info;
+    match info.encoding {
+        Encoding::Sopp => control::execute(b, inst, pc),
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk => {
+            if info.flow != FlowControl::Next || info.opcode == Opcode::SGetpcB64 {
+                control::execute(b, inst, pc)
+            } else {
+                salu::execute(b, inst)
+            }
+        }
+        Encoding::Smem => smem::execute(b, inst),
+        Encoding::Ds => lds::execute(b, inst),
+        Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => vmem::execute(b, inst),
+        Encoding::Mimg => image::execute(b, inst),
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu(b, inst),
+    }
+}
+
+/// The VALU families: compares and matrix instructions by their table columns, the rest by the widest value
+/// type the mnemonic names (64-bit lanes, 16-bit values, else 32-bit lanes). The mixed-precision fmas name f32
+/// but read f16 halves: they are 16-bit work.
+fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    let info = inst.info;
+    if info.compare.is_some() {
+        return compare::execute(b, inst);
+    }
+    if info.mfma.is_some() || matches!(info.opcode, Opcode::VAccvgprReadB32 | Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32) {
+        return mfma::execute(b, inst);
+    }
+    let types = [info.dst_type, info.src_type];
+    if types.iter().flatten().any(|t| t.bits() == 64) {
+        valu64::execute(b, inst)
+    } else if types.iter().flatten().any(|t| t.bits() == 16) || info.opcode == Opcode::VFmaMixF32 {
+        valu16::execute(b, inst)
+    } else {
+        valu32::execute(b, inst)
+    }
+}

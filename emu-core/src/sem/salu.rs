@@ -1,0 +1,445 @@
+//! The scalar ALU: SOP1, SOP2, SOPC and SOPK arithmetic, logic, shifts, compares, selects, bit counts and
+//! field extractions, 64-bit mask operations and the EXEC-saving forms.
+
+use isa_amdgpu::encoding::{Encoding, Field};
+use isa_amdgpu::table::Implicit;
+use isa_amdgpu::{Inst, Opcode};
+
+use super::backend::*;
+use super::operand::*;
+use super::{form, unsupported, ExecError, Flow};
+use crate::lanefn::{BitOp, LaneFn};
+
+/// Executes a scalar ALU instruction.
+pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    if let Some(c) = inst.info.compare {
+        return compare(b, inst, c);
+    }
+    match inst.info.opcode {
+        O::SMinU32 | O::SMinI32 | O::SMaxU32 | O::SMaxI32 => {
+            // min: D = S0 < S1 ? S0 : S1, SCC = S0 < S1; max: D = S0 > S1 ? S0 : S1, SCC = S0 > S1
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let lt = if matches!(inst.info.opcode, O::SMinU32 | O::SMaxU32) { SOp::LtU } else { SOp::LtI };
+            let first = if matches!(inst.info.opcode, O::SMinU32 | O::SMinI32) { b.s_op(lt, a, c) } else { b.s_op(lt, c, a) };
+            let r = b.s_select(first, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            b.set_scc(first);
+            Ok(Flow::Next)
+        }
+        O::SNotB32 | O::SFf1I32B32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let r = if inst.info.opcode == O::SNotB32 {
+                let ones = b.s_const(u32::MAX);
+                let r = b.s_op(SOp::Xor, a, ones);
+                let nz = b.s_nonzero(r);
+                b.set_scc(nz);
+                r
+            } else {
+                b.s_op(SOp::Ff1, a, a)
+            };
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SNotB64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let ones = b.s_const(u32::MAX);
+            let (rl, rh) = (b.s_op(SOp::Xor, lo, ones), b.s_op(SOp::Xor, hi, ones));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            let any = b.s_op(SOp::Or, rl, rh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SBfeU32 => {
+            // D = (S0 >> S1[4:0]) & ((1 << S1[22:16]) - 1); SCC = D != 0
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let (k31, k16, k7f, one, zero) = (b.s_const(31), b.s_const(16), b.s_const(0x7f), b.s_const(1), b.s_const(0));
+            let off = b.s_op(SOp::And, c, k31);
+            let width = b.s_op(SOp::Lshr, c, k16);
+            let width = b.s_op(SOp::And, width, k7f);
+            let shifted = b.s_op(SOp::Lshr, a, off);
+            let bit = b.s_op(SOp::Shl, one, width);
+            let mask = b.s_op(SOp::Sub, bit, one);
+            let narrow = b.s_op(SOp::And, shifted, mask);
+            let k32 = b.s_const(32);
+            let wide = b.s_op(SOp::LtU, width, k32);
+            let r = b.s_select(wide, narrow, shifted);
+            let empty = b.s_op(SOp::Eq, width, zero);
+            let r = b.s_select(empty, zero, r);
+            b.s_set(inst.field(Field::Sdst), r);
+            let nz = b.s_nonzero(r);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SBrevB32 => {
+            let v = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let r = b.s_op(SOp::Brev, v, v);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SMovB32 => {
+            let v = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            b.s_set(inst.field(Field::Sdst), v);
+            Ok(Flow::Next)
+        }
+        O::SMovkI32 => {
+            let v = b.s_const(inst.field(Field::Simm16) as u16 as i16 as i32 as u32);
+            b.s_set(inst.field(Field::Sdst), v);
+            Ok(Flow::Next)
+        }
+        O::SMovB64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, lo);
+            b.s_set(d + 1, hi);
+            Ok(Flow::Next)
+        }
+        O::SAndn2B32 | O::SOrn2B32 | O::SNandB32 | O::SNorB32 | O::SXnorB32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let ones = b.s_const(u32::MAX);
+            let r = match inst.info.opcode {
+                O::SAndn2B32 | O::SOrn2B32 => {
+                    let nc = b.s_op(SOp::Xor, c, ones);
+                    b.s_op(if inst.info.opcode == O::SAndn2B32 { SOp::And } else { SOp::Or }, a, nc)
+                }
+                op => {
+                    let r = match op {
+                        O::SNandB32 => b.s_op(SOp::And, a, c),
+                        O::SNorB32 => b.s_op(SOp::Or, a, c),
+                        _ => b.s_op(SOp::Xor, a, c),
+                    };
+                    b.s_op(SOp::Xor, r, ones)
+                }
+            };
+            b.s_set(inst.field(Field::Sdst), r);
+            let nz = b.s_nonzero(r);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SAndB32 | O::SOrB32 | O::SXorB32 | O::SMulI32 | O::SLshlB32 | O::SLshrB32 | O::SAshrI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let op = match inst.info.opcode {
+                O::SAndB32 => SOp::And,
+                O::SOrB32 => SOp::Or,
+                O::SXorB32 => SOp::Xor,
+                O::SMulI32 => SOp::Mul,
+                O::SLshlB32 => SOp::Shl,
+                O::SLshrB32 => SOp::Lshr,
+                _ => SOp::Ashr,
+            };
+            let r = b.s_op(op, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            if inst.info.writes.contains(Implicit::SCC) {
+                let nz = b.s_nonzero(r);
+                b.set_scc(nz);
+            }
+            Ok(Flow::Next)
+        }
+        O::SAddU32 | O::SAddcU32 | O::SAddI32 | O::SSubI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let sub = inst.info.opcode == O::SSubI32;
+            let r = if sub { b.s_op(SOp::Sub, a, c) } else { b.s_op(SOp::Add, a, c) };
+            let scc = match inst.info.opcode {
+                O::SAddU32 | O::SAddcU32 => {
+                    let cin = if inst.info.opcode == O::SAddcU32 { b.scc() } else { b.s_const(0) };
+                    let (sum, carry) = b.s_add_carry(a, c, cin);
+                    b.s_set(inst.field(Field::Sdst), sum);
+                    b.set_scc(carry);
+                    return Ok(Flow::Next);
+                }
+                _ => {
+                    // signed overflow: add: a and c agree in sign, r does not; sub: a and c differ, r differs from a
+                    let ar = b.s_op(SOp::Xor, a, r);
+                    let other = if sub { b.s_op(SOp::Xor, a, c) } else { b.s_op(SOp::Xor, c, r) };
+                    let both = b.s_op(SOp::And, ar, other);
+                    let sh = b.s_const(31);
+                    b.s_op(SOp::Lshr, both, sh)
+                }
+            };
+            b.s_set(inst.field(Field::Sdst), r);
+            b.set_scc(scc);
+            Ok(Flow::Next)
+        }
+        O::SAndB64 | O::SOrB64 | O::SXorB64 | O::SAndn2B64 => {
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+            let (cl, ch) = if inst.info.opcode == O::SAndn2B64 {
+                let ones = b.s_const(u32::MAX);
+                (b.s_op(SOp::Xor, cl, ones), b.s_op(SOp::Xor, ch, ones))
+            } else {
+                (cl, ch)
+            };
+            let op = match inst.info.opcode {
+                O::SOrB64 => SOp::Or,
+                O::SXorB64 => SOp::Xor,
+                _ => SOp::And,
+            };
+            let (rl, rh) = (b.s_op(op, al, cl), b.s_op(op, ah, ch));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            let any = b.s_op(SOp::Or, rl, rh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        O::SAndSaveexecB64 | O::SOrSaveexecB64 | O::SAndn2SaveexecB64 | O::SXorSaveexecB64 => {
+            // sdst = EXEC; EXEC = ssrc0 op EXEC; SCC = EXEC != 0
+            let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let src = b.mask_from(sl, sh);
+            let exec = b.exec();
+            let (el, eh) = b.mask_parts(exec);
+            s_set64(b, inst.field(Field::Sdst), el, eh);
+            let op = match inst.info.opcode {
+                O::SAndSaveexecB64 => MaskOp::And,
+                O::SOrSaveexecB64 => MaskOp::Or,
+                O::SAndn2SaveexecB64 => MaskOp::AndNot,
+                _ => MaskOp::Xor,
+            };
+            let m = b.mask_op(op, src, exec);
+            b.set_exec(m);
+            let (nl, nh) = b.mask_parts(m);
+            scc_nonzero64(b, nl, nh);
+            Ok(Flow::Next)
+        }
+
+        // ---- vector ALU -------------------------------------------------------------------------------
+        O::SLshlB64 | O::SLshrB64 | O::SAshrI64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let amount = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let (rl, rh) = match inst.info.opcode {
+                O::SLshlB64 => b.s_shl64(lo, hi, amount),
+                O::SLshrB64 => b.s_shr64(lo, hi, amount, false),
+                _ => b.s_shr64(lo, hi, amount, true),
+            };
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            let any = b.s_op(SOp::Or, rl, rh);
+            let nz = b.s_nonzero(any);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+
+        O::SMulHiU32 | O::SMulHiI32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let op = if inst.info.opcode == O::SMulHiU32 { SOp::MulHiU32 } else { SOp::MulHiI32 };
+            let r = b.s_op(op, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SOrn2B64 | O::SNandB64 | O::SNorB64 | O::SXnorB64 => {
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+            let ones = b.s_const(u32::MAX);
+            let (rl, rh) = match inst.info.opcode {
+                O::SOrn2B64 => {
+                    let (nl, nh) = (b.s_op(SOp::Xor, cl, ones), b.s_op(SOp::Xor, ch, ones));
+                    (b.s_op(SOp::Or, al, nl), b.s_op(SOp::Or, ah, nh))
+                }
+                O::SNandB64 | O::SNorB64 | O::SXnorB64 => {
+                    let op = match inst.info.opcode {
+                        O::SNandB64 => SOp::And,
+                        O::SNorB64 => SOp::Or,
+                        _ => SOp::Xor,
+                    };
+                    let (xl, xh) = (b.s_op(op, al, cl), b.s_op(op, ah, ch));
+                    (b.s_op(SOp::Xor, xl, ones), b.s_op(SOp::Xor, xh, ones))
+                }
+                _ => unreachable_arm(inst)?,
+            };
+            s_set64(b, inst.field(Field::Sdst), rl, rh);
+            scc_nonzero64(b, rl, rh);
+            Ok(Flow::Next)
+        }
+        O::SBitcmp0B32 | O::SBitcmp1B32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let bit = b.s_op(SOp::Lshr, a, c);
+            let one = b.s_const(1);
+            let bit = b.s_op(SOp::And, bit, one);
+            let r = if inst.info.opcode == O::SBitcmp0B32 { b.s_op(SOp::Xor, bit, one) } else { bit };
+            b.set_scc(r);
+            Ok(Flow::Next)
+        }
+        O::SAddkI32 | O::SMulkI32 => {
+            let d = inst.field(Field::Sdst);
+            let a = b.s_get(d);
+            let k = inst.field(Field::Simm16);
+            let signed = b.s_const(k as u16 as i16 as i32 as u32);
+            match inst.info.opcode {
+                O::SAddkI32 => {
+                    let r = b.s_op(SOp::Add, a, signed);
+                    // SCC = signed overflow
+                    let (ar, kr) = (b.s_op(SOp::Xor, a, r), b.s_op(SOp::Xor, signed, r));
+                    let both = b.s_op(SOp::And, ar, kr);
+                    let sh = b.s_const(31);
+                    let ov = b.s_op(SOp::Lshr, both, sh);
+                    b.s_set(d, r);
+                    b.set_scc(ov);
+                }
+                _ => {
+                    let r = b.s_op(SOp::Mul, a, signed);
+                    b.s_set(d, r);
+                }
+            }
+            Ok(Flow::Next)
+        }
+        O::SCselectB32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            // D = SCC ? S0 : S1
+            let scc = b.scc();
+            let r = b.s_select(scc, a, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SCselectB64 => {
+            let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+            let scc = b.scc();
+            let (rl, rh) = (b.s_select(scc, al, cl), b.s_select(scc, ah, ch));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            Ok(Flow::Next)
+        }
+        O::SSubU32 | O::SSubbU32 => {
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            // a - c - borrow = a + !c + (1 - borrow); carry out = !borrow out
+            let ones = b.s_const(u32::MAX);
+            let nc = b.s_op(SOp::Xor, c, ones);
+            let one = b.s_const(1);
+            let cin = if inst.info.opcode == O::SSubbU32 {
+                let s = b.scc();
+                b.s_op(SOp::Xor, s, one)
+            } else {
+                one
+            };
+            let (r, carry) = b.s_add_carry(a, nc, cin);
+            b.s_set(inst.field(Field::Sdst), r);
+            let borrow = b.s_op(SOp::Xor, carry, one);
+            b.set_scc(borrow);
+            Ok(Flow::Next)
+        }
+        // ---- more vector ALU --------------------------------------------------------------------------
+        O::SBcnt1I32B64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let r = b.s_popcount64(lo, hi);
+            b.s_set(inst.field(Field::Sdst), r);
+            let nz = b.s_nonzero(r);
+            b.set_scc(nz);
+            Ok(Flow::Next)
+        }
+        _ => match scalar_bits(inst.info.opcode) {
+            Some(op) => scalar(b, inst, op),
+            None => Err(unsupported(inst)),
+        },
+    }
+}
+
+/// Scalar bit counts and field extractions.
+fn scalar_bits(op: Opcode) -> Option<BitOp> {
+    use Opcode as O;
+    Some(match op {
+        O::SFlbitI32B32 => BitOp::Clz32,
+        O::SFlbitI32 => BitOp::Cls32,
+        O::SFlbitI32B64 => BitOp::Clz64,
+        O::SFlbitI32I64 => BitOp::Cls64,
+        O::SFf1I32B64 => BitOp::Ctz64,
+        O::SBfeU64 => BitOp::Bfe64 { signed: false },
+        O::SBfeI64 => BitOp::Bfe64 { signed: true },
+        O::SBfeI32 => BitOp::BfeI32,
+        _ => return None,
+    })
+}
+
+/// SOP1/SOP2 bit operations: 64-bit sources where the operation is 64-bit; the field extractions set SCC to
+/// result != 0.
+fn scalar<B: Backend>(b: &mut B, inst: &Inst, op: BitOp) -> Result<Flow<B::S>, ExecError> {
+    let mut args = Vec::with_capacity(3);
+    match op {
+        BitOp::Clz64 | BitOp::Cls64 | BitOp::Ctz64 | BitOp::Bfe64 { .. } => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            args.extend([lo, hi]);
+        }
+        _ => args.push(scalar_src(b, inst, inst.field(Field::Ssrc0))?),
+    }
+    if matches!(op, BitOp::Bfe64 { .. } | BitOp::BfeI32) {
+        args.push(scalar_src(b, inst, inst.field(Field::Ssrc1))?);
+    }
+    let r = b.s_lanefn(LaneFn::Bits(op), &args);
+    let d = inst.field(Field::Sdst);
+    if r.len() == 2 {
+        s_set64(b, d, r[0], r[1]);
+        let any = b.s_op(SOp::Or, r[0], r[1]);
+        let nz = b.s_nonzero(any);
+        b.set_scc(nz);
+    } else {
+        b.s_set(d, r[0]);
+        if op == BitOp::BfeI32 {
+            let nz = b.s_nonzero(r[0]);
+            b.set_scc(nz);
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// s_cmp and s_cmpk: SCC = ssrc0 compared with ssrc1, or (s_cmpk) sdst with the 16-bit immediate, zero-extended
+/// for u32 and sign-extended for i32. 64-bit compares (eq, ne) compare SGPR pairs.
+fn compare<B: Backend>(b: &mut B, inst: &Inst, c: Compare) -> Result<Flow<B::S>, ExecError> {
+    let one = b.s_const(1);
+    let r = if c.ty.bits() == 64 {
+        let (al, ah) = scalar_src64(b, inst, Field::Ssrc0)?;
+        let (cl, ch) = scalar_src64(b, inst, Field::Ssrc1)?;
+        let (el, eh) = (b.s_op(SOp::Eq, al, cl), b.s_op(SOp::Eq, ah, ch));
+        let eq = b.s_op(SOp::And, el, eh);
+        match c.pred {
+            CmpPred::Eq => eq,
+            CmpPred::Ne => b.s_op(SOp::Xor, eq, one),
+            _ => return Err(form(inst, "this 64-bit scalar compare")),
+        }
+    } else {
+        let (a, k) = if inst.encoding() == Encoding::Sopk {
+            let k = inst.field(Field::Simm16);
+            let k = if c.ty.is_signed_int() { k as u16 as i16 as i32 as u32 } else { k & 0xffff };
+            (b.s_get(inst.field(Field::Sdst)), b.s_const(k))
+        } else {
+            (scalar_src(b, inst, inst.field(Field::Ssrc0))?, scalar_src(b, inst, inst.field(Field::Ssrc1))?)
+        };
+        // every predicate is eq or lt, with the operands swapped and/or the result negated
+        let lt = if c.ty.is_signed_int() { SOp::LtI } else { SOp::LtU };
+        let t = crate::rules::truth(c.pred);
+        match (t.lt, t.eq, t.gt) {
+            (false, true, false) => b.s_op(SOp::Eq, a, k),
+            (true, false, true) => {
+                let e = b.s_op(SOp::Eq, a, k);
+                b.s_op(SOp::Xor, e, one)
+            }
+            (true, false, false) => b.s_op(lt, a, k),
+            (false, false, true) => b.s_op(lt, k, a),
+            (true, true, false) => {
+                let gt = b.s_op(lt, k, a);
+                b.s_op(SOp::Xor, gt, one)
+            }
+            (false, true, true) => {
+                let l = b.s_op(lt, a, k);
+                b.s_op(SOp::Xor, l, one)
+            }
+            (false, false, false) => b.s_const(0),
+            (true, true, true) => one,
+        }
+    };
+    b.set_scc(r);
+    Ok(Flow::Next)
+}

@@ -1,0 +1,512 @@
+//! The vector ALU on 32-bit lanes: integer and f32 arithmetic, logic, shifts, bit-field operations, 24-bit
+//! multiplies, conversions between f32 and 32-bit integers, f32 transcendentals, carries and borrows, selects,
+//! packed f32 (VOP3P) and the IEEE f32 division steps.
+
+use isa_amdgpu::encoding::{Encoding, Field};
+use isa_amdgpu::{Inst, Opcode};
+
+use super::backend::*;
+use super::operand::*;
+use super::{form, unsupported, ExecError, Flow};
+use crate::lanefn::{LaneFn, WordOp};
+
+/// Executes a 32-bit VALU instruction.
+pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    match inst.info.opcode {
+        O::VLdexpF32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let e = second_src(b, inst)?;
+            let r = b.v_op(VOp::LdexpF32, a, e);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VAlignbitB32 => {
+            // the low dword of ({src0, src1} >> (src2 & 31))
+            no_modifiers(inst)?;
+            let hi = vec_src(b, inst, Field::Src0)?;
+            let lo = vec_src(b, inst, Field::Src1)?;
+            let sh = vec_src(b, inst, Field::Src2)?;
+            let k31 = b.s_const(31);
+            let k31 = b.v_splat(k31);
+            let sh = b.v_op(VOp::And, sh, k31);
+            let k32 = b.s_const(32);
+            let k32 = b.v_splat(k32);
+            let up = b.v_op(VOp::SubU32, k32, sh);
+            let (l, h) = (b.v_op(VOp::Lshr, lo, sh), b.v_op(VOp::Shl, hi, up));
+            let joined = b.v_op(VOp::Or, l, h);
+            let zero = b_zero(b);
+            let none = b.v_cmp(cmp::EQ_U32, sh, zero);
+            let r = b.v_select(none, joined, lo);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VMovB32 => {
+            no_modifiers(inst)?;
+            let v = vec_src(b, inst, Field::Src0)?;
+            let m = b.exec();
+            b.v_set(vdst(inst), v, m);
+            Ok(Flow::Next)
+        }
+        O::VAddU32 | O::VSubU32 | O::VSubrevU32 if inst.encoding() == Encoding::Vop3 && inst.field(Field::Clamp) == 1 => {
+            // clamp: unsigned saturation instead of wrapping
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let (a, c) = if inst.info.opcode == O::VSubrevU32 { (c, a) } else { (a, c) };
+            let r = if inst.info.opcode == O::VAddU32 {
+                let (r, carry) = b.v_add_carry(a, c, None);
+                let ones = b.s_const(u32::MAX);
+                let ones = b.v_splat(ones);
+                b.v_select(carry, r, ones)
+            } else {
+                let (r, borrow) = b.v_sub_borrow(a, c, None);
+                let zero = b_zero(b);
+                b.v_select(borrow, r, zero)
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VAddU32 | O::VSubU32 | O::VMulLoU32 | O::VAndB32 | O::VOrB32 | O::VXorB32 | O::VAddF32 | O::VSubF32 | O::VMulF32
+        | O::VMinF32 | O::VMaxF32 | O::VLshlrevB32 | O::VLshrrevB32 | O::VAshrrevI32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let (op, swap) = match inst.info.opcode {
+                O::VAddU32 => (VOp::AddU32, false),
+                O::VSubU32 => (VOp::SubU32, false),
+                O::VMulLoU32 => (VOp::MulLoU32, false),
+                O::VAndB32 => (VOp::And, false),
+                O::VOrB32 => (VOp::Or, false),
+                O::VXorB32 => (VOp::Xor, false),
+                O::VAddF32 => (VOp::AddF32, false),
+                O::VSubF32 => (VOp::SubF32, false),
+                O::VMulF32 => (VOp::MulF32, false),
+                O::VMinF32 => (VOp::MinF32, false),
+                O::VMaxF32 => (VOp::MaxF32, false),
+                O::VLshlrevB32 => (VOp::Shl, true),
+                O::VLshrrevB32 => (VOp::Lshr, true),
+                _ => (VOp::Ashr, true),
+            };
+            let r = if swap { b.v_op(op, c, a) } else { b.v_op(op, a, c) };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VFmacF32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let d = b.v_get(vdst(inst));
+            let r = b.v_fma_f32(a, c, d);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VAddCoU32 | O::VAddcCoU32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let carry_in = if inst.info.opcode == O::VAddcCoU32 { Some(carry_input(b, inst)?) } else { None };
+            let (r, carry) = b.v_add_carry(a, c, carry_in);
+            let exec = b.exec();
+            b.v_set(vdst(inst), r, exec);
+            write_lane_mask(b, inst, Field::Sdst, carry);
+            Ok(Flow::Next)
+        }
+        O::VLshlOrB32 | O::VLshlAddU32 | O::VAddLshlU32 | O::VAdd3U32 | O::VAndOrB32 | O::VOr3B32 | O::VXadU32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let d = vec_src(b, inst, Field::Src2)?;
+            // (a op1 b) op2 c
+            let (op1, op2) = match inst.info.opcode {
+                O::VLshlOrB32 => (VOp::Shl, VOp::Or),
+                O::VLshlAddU32 => (VOp::Shl, VOp::AddU32),
+                O::VAddLshlU32 => (VOp::AddU32, VOp::Shl),
+                O::VAdd3U32 => (VOp::AddU32, VOp::AddU32),
+                O::VAndOrB32 => (VOp::And, VOp::Or),
+                O::VXadU32 => (VOp::Xor, VOp::AddU32),
+                _ => (VOp::Or, VOp::Or),
+            };
+            let t = b.v_op(op1, a, c);
+            let r = b.v_op(op2, t, d);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBfeU32 | O::VBfeI32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let off = vec_src(b, inst, Field::Src1)?;
+            let width = vec_src(b, inst, Field::Src2)?;
+            let k31 = b.s_const(31);
+            let k31 = b.v_splat(k31);
+            let (off, width) = (b.v_op(VOp::And, off, k31), b.v_op(VOp::And, width, k31));
+            // the signed form shifts arithmetically: bits above 31 are copies of the sign
+            let signed = inst.info.opcode == O::VBfeI32;
+            let shifted = b.v_op(if signed { VOp::Ashr } else { VOp::Lshr }, a, off);
+            let k32 = b.s_const(32);
+            let k32 = b.v_splat(k32);
+            let up = b.v_op(VOp::SubU32, k32, width);
+            let left = b.v_op(VOp::Shl, shifted, up);
+            let field = if inst.info.opcode == O::VBfeI32 { b.v_op(VOp::Ashr, left, up) } else { b.v_op(VOp::Lshr, left, up) };
+            // a zero width extracts nothing (the shifts above would be by 32 & 31 = 0)
+            let zero = b.s_const(0);
+            let zero = b.v_splat(zero);
+            let empty = b.v_cmp(cmp::EQ_U32, width, zero);
+            let r = b.v_select(empty, field, zero);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBfiB32 | O::VMadU32U24 | O::VMadI32I24 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = vec_src(b, inst, Field::Src1)?;
+            let d = vec_src(b, inst, Field::Src2)?;
+            let r = match inst.info.opcode {
+                // (a & c) | (!a & d)
+                O::VBfiB32 => {
+                    let x = b.v_op(VOp::And, a, c);
+                    let na = b.v_un(VUn::Not, a);
+                    let y = b.v_op(VOp::And, na, d);
+                    b.v_op(VOp::Or, x, y)
+                }
+                O::VMadU32U24 => {
+                    let p = b.v_op(VOp::MulU32U24, a, c);
+                    b.v_op(VOp::AddU32, p, d)
+                }
+                _ => {
+                    let p = b.v_op(VOp::MulI32I24, a, c);
+                    b.v_op(VOp::AddU32, p, d)
+                }
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VSwapB32 => {
+            no_modifiers(inst)?;
+            let src = inst.field(Field::Src0);
+            if src < 256 {
+                return Err(form(inst, "a non-VGPR operand"));
+            }
+            let (x, y) = (b.v_get(vdst(inst)), b.v_get(src - 256));
+            let m = b.exec();
+            b.v_set(vdst(inst), y, m);
+            b.v_set(src - 256, x, m);
+            Ok(Flow::Next)
+        }
+        O::VCndmaskB32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let sel = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+            if sel > 127 {
+                return Err(form(inst, "a non-SGPR lane select"));
+            }
+            let (lo, hi) = (b.s_get(sel), b.s_get(sel + 1));
+            let m = b.mask_from(lo, hi);
+            let r = b.v_select(m, a, c);
+            let exec = b.exec();
+            b.v_set(vdst(inst), r, exec);
+            Ok(Flow::Next)
+        }
+        O::VMbcntLoU32B32 | O::VMbcntHiU32B32 => {
+            // count of set bits of src0 in the lanes below this one (low or high half of the wave) + src1
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let ids = b.v_lane_ids();
+            let k31 = b.s_const(31);
+            let k31 = b.v_splat(k31);
+            let pos = if inst.info.opcode == O::VMbcntLoU32B32 {
+                ids
+            } else {
+                let k32 = b.s_const(32);
+                let k32 = b.v_splat(k32);
+                b.v_op(VOp::SubU32, ids, k32)
+            };
+            // lanes beyond this half count every bit (lo: lanes 32..63 see all 32; hi: lanes 0..31 see none)
+            let k32 = b.s_const(32);
+            let k32v = b.v_splat(k32);
+            let full = b.v_cmp(cmp::GE_I32, pos, k32v);
+            let zero = b_zero(b);
+            let none = b.v_cmp(cmp::LT_I32, pos, zero);
+            let shift = b.v_op(VOp::And, pos, k31);
+            let ones = b.s_const(1);
+            let ones = b.v_splat(ones);
+            let bit = b.v_op(VOp::Shl, ones, shift);
+            let below = b.v_op(VOp::SubU32, bit, ones);
+            let allbits = b.s_const(u32::MAX);
+            let allbits = b.v_splat(allbits);
+            let mask = b.v_select(full, below, allbits);
+            let mask = b.v_select(none, mask, zero);
+            let masked = b.v_op(VOp::And, a, mask);
+            let n = b.v_un(VUn::Bcnt, masked);
+            let r = b.v_op(VOp::AddU32, n, c);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBcntU32B32 | O::VMinU32 | O::VMaxU32 | O::VMinI32 | O::VMaxI32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let r = match inst.info.opcode {
+                O::VBcntU32B32 => {
+                    let n = b.v_un(VUn::Bcnt, a);
+                    b.v_op(VOp::AddU32, n, c)
+                }
+                O::VMinU32 => b.v_op(VOp::MinU32, a, c),
+                O::VMaxU32 => b.v_op(VOp::MaxU32, a, c),
+                O::VMinI32 => b.v_op(VOp::MinI32, a, c),
+                _ => b.v_op(VOp::MaxI32, a, c),
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VBfrevB32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let r = b.v_un(VUn::Brev, a);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VSubrevU32 | O::VMulHiU32 | O::VMulHiI32 | O::VMulU32U24 | O::VMulI32I24 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let r = match inst.info.opcode {
+                O::VSubrevU32 => b.v_op(VOp::SubU32, c, a),
+                O::VMulHiU32 => b.v_op(VOp::MulHiU32, a, c),
+                O::VMulHiI32 => b.v_op(VOp::MulHiI32, a, c),
+                O::VMulU32U24 => b.v_op(VOp::MulU32U24, a, c),
+                _ => b.v_op(VOp::MulI32I24, a, c),
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VSubCoU32 | O::VSubrevCoU32 | O::VSubbCoU32 | O::VSubbrevCoU32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let c = second_src(b, inst)?;
+            let (a, c) = if matches!(inst.info.opcode, O::VSubrevCoU32 | O::VSubbrevCoU32) { (c, a) } else { (a, c) };
+            let borrow_in = if matches!(inst.info.opcode, O::VSubbCoU32 | O::VSubbrevCoU32) {
+                Some(carry_input(b, inst)?)
+            } else {
+                None
+            };
+            let (r, borrow) = b.v_sub_borrow(a, c, borrow_in);
+            let exec = b.exec();
+            b.v_set(vdst(inst), r, exec);
+            write_lane_mask(b, inst, Field::Sdst, borrow);
+            Ok(Flow::Next)
+        }
+        O::VCvtF32U32 | O::VCvtF32I32 | O::VCvtU32F32 | O::VCvtI32F32 | O::VTruncF32 | O::VFloorF32 | O::VRcpF32
+        | O::VRcpIflagF32 | O::VSqrtF32 | O::VNotB32 | O::VExpF32 | O::VLogF32 | O::VRndneF32 | O::VCeilF32
+        | O::VFractF32 | O::VRsqF32 | O::VSinF32 | O::VCosF32 | O::VFrexpMantF32 | O::VFrexpExpI32F32 | O::VFfbhU32
+        | O::VFfblB32 => {
+            no_modifiers(inst)?;
+            let a = vec_src(b, inst, Field::Src0)?;
+            let op = match inst.info.opcode {
+                O::VCvtF32U32 => VUn::CvtF32U32,
+                O::VCvtF32I32 => VUn::CvtF32I32,
+                O::VCvtU32F32 => VUn::CvtU32F32,
+                O::VCvtI32F32 => VUn::CvtI32F32,
+                O::VTruncF32 => VUn::TruncF32,
+                O::VFloorF32 => VUn::FloorF32,
+                O::VSqrtF32 => VUn::SqrtF32,
+                O::VNotB32 => VUn::Not,
+                O::VExpF32 => VUn::ExpF32,
+                O::VLogF32 => VUn::LogF32,
+                O::VRndneF32 => VUn::RndneF32,
+                O::VCeilF32 => VUn::CeilF32,
+                O::VFractF32 => VUn::FractF32,
+                O::VRsqF32 => VUn::RsqF32,
+                O::VSinF32 => VUn::SinF32,
+                O::VCosF32 => VUn::CosF32,
+                O::VFrexpMantF32 => VUn::FrexpMantF32,
+                O::VFrexpExpI32F32 => VUn::FrexpExpF32,
+                O::VFfbhU32 => VUn::Ffbh,
+                O::VFfblB32 => VUn::Ffbl,
+                _ => VUn::RcpF32,
+            };
+            let r = b.v_un(op, a);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VMacF32 | O::VMadmkF32 | O::VMadakF32 | O::VFmamkF32 | O::VFmaakF32 | O::VMadF32 | O::VFmaF32 => {
+            no_modifiers(inst)?;
+            let k = || inst.literal().unwrap_or(0);
+            let a = vec_src(b, inst, Field::Src0)?;
+            let (x, y, z) = match inst.info.opcode {
+                O::VMacF32 => {
+                    let c = second_src(b, inst)?;
+                    let d = b.v_get(vdst(inst));
+                    (a, c, d)
+                }
+                O::VMadmkF32 | O::VFmamkF32 => {
+                    let kk = b.s_const(k());
+                    let kv = b.v_splat(kk);
+                    let c = b.v_get(inst.field(Field::Vsrc1));
+                    (a, kv, c)
+                }
+                O::VMadakF32 | O::VFmaakF32 => {
+                    let c = b.v_get(inst.field(Field::Vsrc1));
+                    let kk = b.s_const(k());
+                    let kv = b.v_splat(kk);
+                    (a, c, kv)
+                }
+                _ => (a, vec_src(b, inst, Field::Src1)?, vec_src(b, inst, Field::Src2)?),
+            };
+            let fused = matches!(inst.info.opcode, O::VFmamkF32 | O::VFmaakF32 | O::VFmaF32);
+            let r = if fused {
+                b.v_fma_f32(x, y, z)
+            } else {
+                // the legacy multiply-add rounds the product first
+                let p = b.v_op(VOp::MulF32, x, y);
+                b.v_op(VOp::AddF32, p, z)
+            };
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            Ok(Flow::Next)
+        }
+        O::VPkFmaF32 | O::VPkAddF32 | O::VPkMulF32 => {
+            // two f32 lanes per register pair: element j of source k is its low or high dword as op_sel[k]
+            // (j = 0) / op_sel_hi[k] (j = 1) say; neg_lo/neg_hi negate per element
+            if inst.field(Field::Clamp) != 0 {
+                return Err(form(inst, "clamp"));
+            }
+            let nsrc = if inst.info.opcode == O::VPkFmaF32 { 3 } else { 2 };
+            let opsel = inst.field(Field::OpSel);
+            let opsel_hi = inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2;
+            let (neg_lo, neg_hi) = (inst.field(Field::Neg), inst.field(Field::NegHi));
+            let fields = [Field::Src0, Field::Src1, Field::Src2];
+            let mut srcs = Vec::with_capacity(3);
+            for f in fields.iter().take(nsrc) {
+                // an inline constant is its 32-bit value in the low dword (compilers select it for both elements
+                // with op_sel_hi), not a 64-bit constant
+                let src = match inline_const32(inst.field(*f)) {
+                    Some(c) if (128..=248).contains(&inst.field(*f)) => {
+                        let (c, z) = (b.s_const(c), b.s_const(0));
+                        (b.v_splat(c), b.v_splat(z))
+                    }
+                    _ => vec_src64(b, inst, *f)?,
+                };
+                srcs.push(src);
+            }
+            let sign = b.s_const(0x8000_0000);
+            let sign = b.v_splat(sign);
+            let mut out = Vec::with_capacity(2);
+            for j in 0..2 {
+                let (sel, neg) = if j == 0 { (opsel, neg_lo) } else { (opsel_hi, neg_hi) };
+                let mut e = Vec::with_capacity(3);
+                for (k, src) in srcs.iter().enumerate() {
+                    let v = if sel >> k & 1 == 1 { src.1 } else { src.0 };
+                    e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
+                }
+                out.push(match inst.info.opcode {
+                    O::VPkFmaF32 => b.v_fma_f32(e[0], e[1], e[2]),
+                    O::VPkAddF32 => b.v_op(VOp::AddF32, e[0], e[1]),
+                    _ => b.v_op(VOp::MulF32, e[0], e[1]),
+                });
+            }
+            let m = b.exec();
+            b.v_set(vdst(inst), out[0], m);
+            b.v_set(vdst(inst) + 1, out[1], m);
+            Ok(Flow::Next)
+        }
+        O::VPkMovB32 => {
+            if inst.field(Field::Neg) | inst.field(Field::NegHi) | inst.field(Field::Clamp) != 0 {
+                return Err(form(inst, "modifiers"));
+            }
+            let opsel = inst.field(Field::OpSel);
+            let s0 = vec_src64(b, inst, Field::Src0)?;
+            let s1 = vec_src64(b, inst, Field::Src1)?;
+            let lo = if opsel & 1 == 0 { s0.0 } else { s0.1 };
+            let hi = if opsel & 2 == 0 { s1.0 } else { s1.1 };
+            let m = b.exec();
+            b.v_set(vdst(inst), lo, m);
+            b.v_set(vdst(inst) + 1, hi, m);
+            Ok(Flow::Next)
+        }
+        O::VReadfirstlaneB32 | O::VWritelaneB32 | O::VReadlaneB32 => super::xlane::execute(b, inst),
+        O::VPermB32 => word(b, inst, WordOp::Perm),
+        O::VMin3F32 => word(b, inst, WordOp::Min3F32),
+        O::VMax3F32 => word(b, inst, WordOp::Max3F32),
+        O::VMed3F32 => word(b, inst, WordOp::Med3F32),
+        O::VMin3I32 => word(b, inst, WordOp::Min3I32),
+        O::VMax3I32 => word(b, inst, WordOp::Max3I32),
+        O::VMed3I32 => word(b, inst, WordOp::Med3I32),
+        O::VMin3U32 => word(b, inst, WordOp::Min3U32),
+        O::VMax3U32 => word(b, inst, WordOp::Max3U32),
+        O::VMed3U32 => word(b, inst, WordOp::Med3U32),
+        O::VMulHiU32U24 => word(b, inst, WordOp::MulHiU32U24),
+        O::VMulHiI32I24 => word(b, inst, WordOp::MulHiI32I24),
+        O::VCvtF32Ubyte0 => word(b, inst, WordOp::CvtF32Ubyte(0)),
+        O::VCvtF32Ubyte1 => word(b, inst, WordOp::CvtF32Ubyte(1)),
+        O::VCvtF32Ubyte2 => word(b, inst, WordOp::CvtF32Ubyte(2)),
+        O::VCvtF32Ubyte3 => word(b, inst, WordOp::CvtF32Ubyte(3)),
+        O::VDivScaleF32 => div_step(b, inst, LaneFn::DivScaleF32, false),
+        O::VDivFmasF32 => div_step(b, inst, LaneFn::DivFmasF32, false),
+        O::VDivFixupF32 => div_step(b, inst, LaneFn::DivFixupF32, false),
+        _ => Err(unsupported(inst)),
+    }
+}
+
+/// 32-bit sources (as many as the helper takes) -> a 32-bit result by a word helper.
+fn word<B: Backend>(b: &mut B, inst: &Inst, op: WordOp) -> Result<Flow<B::S>, ExecError> {
+    no_output_mods(inst)?;
+    let mut args = Vec::with_capacity(3);
+    for k in 0..LaneFn::Word(op).inputs() {
+        args.push(src(b, inst, k)?);
+    }
+    let r = b.v_lanefn(LaneFn::Word(op), &args);
+    let m = b.exec();
+    b.v_set(vdst(inst), r[0], m);
+    Ok(Flow::Next)
+}
+
+/// The IEEE division steps (v_div_scale, v_div_fmas, v_div_fixup) of f32 or (`wide`) f64: three sources of that
+/// width; div_fmas also reads VCC, div_scale also writes a lane mask (VCC or sdst).
+pub(super) fn div_step<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, wide: bool) -> Result<Flow<B::S>, ExecError> {
+    no_output_mods(inst)?;
+    let mut args = Vec::with_capacity(7);
+    for field in [Field::Src0, Field::Src1, Field::Src2] {
+        if wide {
+            let (lo, hi) = vec_src64(b, inst, field)?;
+            args.extend([lo, hi]);
+        } else {
+            args.push(vec_src(b, inst, field)?);
+        }
+    }
+    if matches!(f, LaneFn::DivFmasF32 | LaneFn::DivFmasF64) {
+        let (lo, hi) = (b.s_get(106), b.s_get(107));
+        let vcc = b.mask_from(lo, hi);
+        let (one, zero) = (splat(b, 1), b_zero(b));
+        args.push(b.v_select(vcc, zero, one));
+    }
+    let r = b.v_lanefn(f, &args);
+    let d = vdst(inst);
+    if wide {
+        set64(b, d, &r[..2]);
+    } else {
+        let m = b.exec();
+        b.v_set(d, r[0], m);
+    }
+    if matches!(f, LaneFn::DivScaleF32 | LaneFn::DivScaleF64) {
+        let zero = b_zero(b);
+        let flag = b.v_cmp(cmp::NE_U32, r[r.len() - 1], zero);
+        write_lane_mask(b, inst, Field::Sdst, flag);
+    }
+    Ok(Flow::Next)
+}
