@@ -643,8 +643,22 @@ pub struct ImageInst {
 pub const MAX_ADDRESS: usize = 12;
 
 impl ImageInst {
-    /// The instruction named `name` with its DMASK, D16 and UNORM fields; `Err` names what is not emulated.
-    pub fn parse(name: &str, dmask: u32, d16: bool, unorm: bool) -> Result<ImageInst, &'static str> {
+    /// The instruction `op` with its DMASK, D16 and UNORM fields; `Err` names what is not emulated. The form
+    /// each opcode names is worked out once, the first time any image instruction runs.
+    pub fn of(op: isa_amdgpu::Opcode, dmask: u32, d16: bool, unorm: bool) -> Result<ImageInst, &'static str> {
+        static FORMS: std::sync::OnceLock<Vec<Result<ImageInst, &'static str>>> = std::sync::OnceLock::new();
+        let forms = FORMS.get_or_init(|| isa_amdgpu::Opcode::ALL.iter().map(|o| Self::parse(o.mnemonic())).collect());
+        let mut inst = forms.get(op as usize).copied().unwrap_or(Err("this image instruction"))?;
+        (inst.dmask, inst.d16, inst.unorm) = (dmask, d16, unorm);
+        if inst.kind == ImageKind::Gather && dmask.count_ones() != 1 {
+            return Err("image_gather4 with a DMASK of other than one channel");
+        }
+        Ok(inst)
+    }
+
+    /// The form a mnemonic names (fields zero); `Err` names what is not emulated.
+    fn parse(name: &str) -> Result<ImageInst, &'static str> {
+        let (dmask, d16, unorm) = (0, false, false);
         let plain = |kind, mip| ImageInst { kind, mip, offsets: false, bias: false, derivatives: false, lod: false, dmask, d16, unorm };
         let (kind, rest) = match name {
             "image_load" => return Ok(plain(ImageKind::Load, false)),
@@ -672,9 +686,6 @@ impl ImageInst {
                 "c" => return Err("depth-compare sampling (_c)"),
                 _ => return Err("this sampling form"),
             }
-        }
-        if op.kind == ImageKind::Gather && dmask.count_ones() != 1 {
-            return Err("image_gather4 with a DMASK of other than one channel");
         }
         Ok(op)
     }
@@ -803,27 +814,19 @@ pub struct FormatAccess {
 }
 
 impl FormatAccess {
-    /// The access named `name` (a `buffer_{load,store}_format_*` mnemonic); `Err` names what is not emulated.
-    pub fn parse(name: &str) -> Result<FormatAccess, &'static str> {
-        let rest = name.strip_prefix("buffer_").ok_or("this instruction")?;
-        let (load, rest) = match (rest.strip_prefix("load_format_"), rest.strip_prefix("store_format_")) {
-            (Some(r), _) => (true, r),
-            (_, Some(r)) => (false, r),
-            _ => return Err("this buffer instruction"),
-        };
-        let (d16, rest) = match rest.strip_prefix("d16_") {
-            Some(r) if r.starts_with("hi_") => return Err("d16_hi typed buffer accesses"),
-            Some(r) => (true, r),
-            None => (false, rest),
-        };
-        let components = match rest {
-            "x" => 1,
-            "xy" => 2,
-            "xyz" => 3,
-            "xyzw" => 4,
-            _ => return Err("this typed buffer access"),
-        };
-        Ok(FormatAccess { load, components, d16 })
+    /// The typed access the table's `mem` column describes (a `buffer_{load,store}_format_*` row); `Err` names
+    /// what is not emulated.
+    pub fn of(mem: isa_amdgpu::table::MemAccess) -> Result<FormatAccess, &'static str> {
+        use isa_amdgpu::table::{MemDir, MemFlags};
+        if !mem.flags.contains(MemFlags::FORMAT) || !matches!(mem.dir, MemDir::Load | MemDir::Store) {
+            return Err("this buffer instruction");
+        }
+        if mem.flags.contains(MemFlags::D16_HI) {
+            return Err("d16_hi typed buffer accesses");
+        }
+        let d16 = mem.flags.contains(MemFlags::D16_LO);
+        let components = mem.bytes as u32 / if d16 { 2 } else { 4 };
+        Ok(FormatAccess { load: mem.dir == MemDir::Load, components, d16 })
     }
 
     /// Registers of data moved.
@@ -956,25 +959,31 @@ mod tests {
         assert_eq!(red.load(&mut m, [0, 0, 0]).unwrap(), [7.5f32.to_bits(), 0, 0, 1f32.to_bits()]);
     }
 
+    /// The typed access of the buffer row named `name`, from its `mem` column.
+    fn format_access(name: &str) -> Result<FormatAccess, &'static str> {
+        let row = isa_amdgpu::GFX9.iter().find(|r| r.name == name).expect("a buffer row");
+        FormatAccess::of(row.mem)
+    }
+
     #[test]
     fn typed_buffer_accesses_convert_and_select_like_images() {
-        let op = FormatAccess::parse("buffer_load_format_xy").unwrap();
+        let op = format_access("buffer_load_format_xy").unwrap();
         assert_eq!((op.load, op.components, op.d16), (true, 2, false));
-        assert!(FormatAccess::parse("buffer_load_format_d16_hi_x").is_err());
+        assert!(format_access("buffer_load_format_d16_hi_x").is_err());
         // BGRA unorm8: word 3 selects z, y, x, w of 8_8_8_8 unorm
         let word3 = SEL_Z as u32 | (SEL_Y as u32) << 3 | (SEL_X as u32) << 6 | (SEL_W as u32) << 9 | 10 << 15;
         let (f, sel) = FormatAccess::format(word3).unwrap();
         let mut m = Host(vec![0, 51, 255, 128]);
         let v = op.lane(&mut m, &f, sel, 0, &[]).unwrap();
         assert_eq!((f32::from_bits(v[0]), f32::from_bits(v[1])), (1.0, 0.2));
-        let st = FormatAccess::parse("buffer_store_format_xyzw").unwrap();
+        let st = format_access("buffer_store_format_xyzw").unwrap();
         st.lane(&mut m, &f, sel, 0, &[0.0f32.to_bits(), 1.0f32.to_bits(), 0.5f32.to_bits(), 1.0f32.to_bits()]).unwrap();
         assert_eq!(m.0, vec![128, 255, 0, 255]);
         // selects 2 and 3 name nothing
         assert!(FormatAccess::format(2 | 10 << 15).is_err());
         // a d16 store of -1 to a signed 16-bit element stays -1 (not saturated from 65535)
         let (f, sel) = FormatAccess::format(SEL_X as u32 | 5 << 12 | 2 << 15).unwrap();
-        let st = FormatAccess::parse("buffer_store_format_d16_x").unwrap();
+        let st = format_access("buffer_store_format_d16_x").unwrap();
         let mut m = Host(vec![0, 0]);
         st.lane(&mut m, &f, sel, 0, &[0xffff]).unwrap();
         assert_eq!(m.0, vec![0xff, 0xff]);

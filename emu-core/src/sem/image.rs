@@ -22,7 +22,7 @@ fn image<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     if inst.field(Field::A16) == 1 {
         return Err(form(inst, "16-bit image addresses (A16)"));
     }
-    let op = ImageInst::parse(inst.info.name, inst.field(Field::Dmask), inst.field(Field::D16) == 1, inst.field(Field::Unorm) == 1)
+    let op = ImageInst::of(inst.info.opcode, inst.field(Field::Dmask), inst.field(Field::D16) == 1, inst.field(Field::Unorm) == 1)
         .map_err(|what| form(inst, what))?;
     let acc = inst.field(Field::Acc) == 1;
     let (r, sr) = (inst.field(Field::Srsrc) * 4, inst.field(Field::Ssamp) * 4);

@@ -1,89 +1,140 @@
-//! LDS (DS) instructions: loads and stores of 1 to 16 bytes, two-address forms, d16 halves, atomics of 32 and
-//! 64 bits, compare-and-store, and the global wave sync barrier. The cross-lane DS instructions are in
-//! [`super::xlane`].
+//! LDS (DS) instructions, from the table's `mem` and `atomic` columns: loads and stores of 1 to 16 bytes
+//! (sign- or zero-extended, or into one half of a register: d16), the two-address forms (offsets in elements,
+//! or in 64-element strides), atomics of 32 and 64 bits with or without the old value, compare-and-store, and
+//! the global wave sync barrier. Data may be VGPRs or (gfx90a, gfx942) AGPRs. The cross-lane DS instructions
+//! are in [`super::xlane`].
 
 use isa_amdgpu::encoding::Field;
+use isa_amdgpu::table::{MemDir, MemFlags};
 use isa_amdgpu::{Inst, Opcode};
 
 use super::backend::*;
 use super::operand::*;
 use super::{form, unsupported, ExecError, Flow};
-use super::vmem::atomic_op;
 
 /// Executes a DS instruction.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     use Opcode as O;
     match inst.info.opcode {
-        O::DsWriteB32 | O::DsWriteB64 | O::DsWriteB96 | O::DsWriteB128 | O::DsWrite2B32 | O::DsWrite2st64B32
-        | O::DsWrite2B64 | O::DsWrite2st64B64 | O::DsReadB32 | O::DsReadB64 | O::DsReadB96 | O::DsReadB128
-        | O::DsRead2B32 | O::DsRead2st64B32 | O::DsRead2B64 | O::DsRead2st64B64 => {
-            if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
-                return Err(form(inst, "GDS or AGPR data"));
+        O::DsBpermuteB32 | O::DsPermuteB32 | O::DsSwizzleB32 => return super::xlane::execute(b, inst),
+        O::DsGwsInit | O::DsGwsBarrier | O::DsGwsSemaV | O::DsGwsSemaBr | O::DsGwsSemaP | O::DsGwsSemaReleaseAll => return gws(b, inst),
+        O::DsNop => return Ok(Flow::Next),
+        _ => {}
+    }
+    let mem = inst.info.mem;
+    if inst.field(Field::Gds) == 1 {
+        return Err(form(inst, "GDS"));
+    }
+    if mem.flags.contains(MemFlags::LANE_ID) {
+        return Err(form(inst, "lane-id addressing (addtid)"));
+    }
+    let acc = inst.field(Field::Acc) == 1;
+    let addr = b.v_get(inst.field(Field::Addr));
+    let m = b.exec();
+    let bytes = mem.bytes as u32;
+    let (o0, o1) = (inst.field(Field::Offset0), inst.field(Field::Offset1));
+    // one offset of 16 bits, or two of 8 bits counted in elements (or in 64-element strides)
+    let offsets: Vec<u32> = if mem.flags.contains(MemFlags::TWO_ADDR) {
+        let unit = bytes * if mem.flags.contains(MemFlags::STRIDE64) { 64 } else { 1 };
+        vec![o0 * unit, o1 * unit]
+    } else {
+        vec![o0 | o1 << 8]
+    };
+    let data_regs = [inst.field(Field::Data0), inst.field(Field::Data1)];
+    match mem.dir {
+        MemDir::Load => {
+            let d = vdst(inst);
+            if bytes < 4 {
+                let v = b.lds_read_narrow(addr, offsets[0], bytes, mem.flags.contains(MemFlags::SIGNED), m)?;
+                write_narrow(b, acc, d, v, d16_half(mem.flags), m);
+                return Ok(Flow::Next);
             }
-            let addr = b.v_get(inst.field(Field::Addr));
-            let m = b.exec();
-            let (o0, o1) = (inst.field(Field::Offset0), inst.field(Field::Offset1));
-            let single = o0 | o1 << 8;
-            // (bytes per element offset unit, two addresses?, dwords per element)
-            let (stride, two, dwords) = match inst.info.opcode {
-                O::DsWrite2B32 | O::DsRead2B32 => (4, true, 1),
-                O::DsWrite2st64B32 | O::DsRead2st64B32 => (256, true, 1),
-                O::DsWrite2B64 | O::DsRead2B64 => (8, true, 2),
-                O::DsWrite2st64B64 | O::DsRead2st64B64 => (512, true, 2),
-                O::DsWriteB64 | O::DsReadB64 => (0, false, 2),
-                O::DsWriteB96 | O::DsReadB96 => (0, false, 3),
-                O::DsWriteB128 | O::DsReadB128 => (0, false, 4),
-                _ => (0, false, 1),
-            };
-            if inst.info.name.starts_with("ds_write") {
-                let d0 = inst.field(Field::Data0);
-                if two {
-                    let d1 = inst.field(Field::Data1);
-                    let v0: Vec<B::V> = (0..dwords).map(|i| b.v_get(d0 + i)).collect();
-                    let v1: Vec<B::V> = (0..dwords).map(|i| b.v_get(d1 + i)).collect();
-                    b.lds_write(addr, o0 * stride, &v0, m)?;
-                    b.lds_write(addr, o1 * stride, &v1, m)?;
-                } else {
-                    let data: Vec<B::V> = (0..dwords).map(|i| b.v_get(d0 + i)).collect();
-                    b.lds_write(addr, single, &data, m)?;
-                }
-            } else {
-                let dst = vdst(inst);
-                if two {
-                    let r0 = b.lds_read(addr, o0 * stride, dwords, m)?;
-                    let r1 = b.lds_read(addr, o1 * stride, dwords, m)?;
-                    for (i, v) in r0.into_iter().chain(r1).enumerate() {
-                        b.v_set(dst + i as u32, v, m);
-                    }
-                } else {
-                    let r = b.lds_read(addr, single, dwords, m)?;
-                    for (i, v) in r.into_iter().enumerate() {
-                        b.v_set(dst + i as u32, v, m);
-                    }
+            let dwords = bytes / 4;
+            for (k, &off) in offsets.iter().enumerate() {
+                let r = b.lds_read(addr, off, dwords, m)?;
+                for (i, v) in r.into_iter().enumerate() {
+                    data_set(b, acc, d + k as u32 * dwords + i as u32, v, m);
                 }
             }
             Ok(Flow::Next)
         }
+        MemDir::Store => {
+            if bytes < 4 {
+                let v = store_data(b, acc, data_regs[0], mem.flags.contains(MemFlags::D16_HI));
+                b.lds_write_narrow(addr, offsets[0], bytes, v, m)?;
+                return Ok(Flow::Next);
+            }
+            let dwords = bytes / 4;
+            for (k, &off) in offsets.iter().enumerate() {
+                let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, data_regs[k] + i)).collect();
+                b.lds_write(addr, off, &data, m)?;
+            }
+            Ok(Flow::Next)
+        }
+        MemDir::Atomic => atomic(b, inst, addr, &offsets, acc, m),
+        MemDir::None => Err(unsupported(inst)),
+    }
+}
 
-        O::DsAddU32 | O::DsSubU32 | O::DsAndB32 | O::DsOrB32 | O::DsXorB32 | O::DsMinI32 | O::DsMaxI32 | O::DsMinU32
-        | O::DsMaxU32 | O::DsIncU32 | O::DsDecU32 | O::DsAddF32 | O::DsAddRtnU32 | O::DsSubRtnU32 | O::DsAndRtnB32
-        | O::DsOrRtnB32 | O::DsXorRtnB32 | O::DsMinRtnI32 | O::DsMaxRtnI32 | O::DsMinRtnU32 | O::DsMaxRtnU32
-        | O::DsWrxchgRtnB32 | O::DsAddRtnF32 => {
-            if inst.field(Field::Gds) == 1 || inst.field(Field::Acc) == 1 {
-                return Err(form(inst, "GDS or AGPR data"));
+/// A DS atomic: compare-and-store (data0 the value compared with, data1 the value stored), a two-address
+/// exchange, or a read-modify-write of 32 or 64 bits; the old value goes to vdst when the table says it returns.
+fn atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offsets: &[u32], acc: bool, m: B::M) -> Result<Flow<B::S>, ExecError> {
+    let mem = inst.info.mem;
+    let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
+    let returns = mem.flags.contains(MemFlags::RETURNS);
+    let n = mem.bytes as u32 / 4;
+    let (d0, d1) = (inst.field(Field::Data0), inst.field(Field::Data1));
+    let dst = vdst(inst);
+    match op {
+        AtomicOp::CmpSwap => {
+            let cmp: Vec<B::V> = (0..n).map(|i| data_get(b, acc, d0 + i)).collect();
+            let src: Vec<B::V> = (0..n).map(|i| data_get(b, acc, d1 + i)).collect();
+            let old = b.lds_cmpst(addr, offsets[0], &cmp, &src, m)?;
+            if returns {
+                for (i, v) in old.into_iter().enumerate() {
+                    data_set(b, acc, dst + i as u32, v, m);
+                }
             }
-            let op = atomic_op(inst.info.name).ok_or_else(|| unsupported(inst))?;
-            let addr = b.v_get(inst.field(Field::Addr));
-            let data = b.v_get(inst.field(Field::Data0));
-            let m = b.exec();
-            let offset = inst.field(Field::Offset0) | inst.field(Field::Offset1) << 8;
-            let old = b.lds_atomic(op, addr, offset, data, m)?;
-            if inst.info.operand(Field::Vdst).is_some() {
-                b.v_set(vdst(inst), old, m);
-            }
-            Ok(Flow::Next)
         }
-        O::DsBpermuteB32 | O::DsPermuteB32 | O::DsSwizzleB32 => super::xlane::execute(b, inst),
-        _ => super::memory::execute(b, inst).unwrap_or_else(|| Err(unsupported(inst))),
+        AtomicOp::MskOr | AtomicOp::Wrap | AtomicOp::CondXchg => return Err(form(inst, "this two-operand LDS atomic")),
+        _ => {
+            // two-address exchanges swap data0 at the first address and data1 at the second
+            for (k, &off) in offsets.iter().enumerate() {
+                let d = if k == 0 { d0 } else { d1 };
+                let old = if n == 2 {
+                    let data = (data_get(b, acc, d), data_get(b, acc, d + 1));
+                    let (lo, hi) = b.lds_atomic64(op, addr, off, data, m)?;
+                    vec![lo, hi]
+                } else {
+                    let data = data_get(b, acc, d);
+                    vec![b.lds_atomic(op, addr, off, data, m)?]
+                };
+                if returns {
+                    for (i, v) in old.into_iter().enumerate() {
+                        data_set(b, acc, dst + k as u32 * n + i as u32, v, m);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// Global wave sync: `ds_gws_barrier` waits for (value + 1) waves of the grid, the value from the first active
+/// lane of its VGPR; `ds_gws_init` sets up the resource the barrier counts in (the barrier carries its count,
+/// so nothing is kept). The semaphores are not emulated.
+fn gws<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    let v = b.v_get(inst.field(Field::Addr));
+    let exec = b.exec();
+    match inst.info.opcode {
+        Opcode::DsGwsInit => Ok(Flow::Next),
+        Opcode::DsGwsBarrier => {
+            let n = b.v_first_lane(v, exec);
+            let one = b.s_const(1);
+            let count = b.s_op(SOp::Add, n, one);
+            b.gws_barrier(count);
+            Ok(Flow::Barrier)
+        }
+        _ => Err(form(inst, "global wave sync semaphores")),
     }
 }

@@ -33,8 +33,8 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             }
             Ok(Flow::Next)
         }
-        _ if inst.info.name.starts_with("v_mfma_") => {
-            let shape = Mfma::from_name(inst.info.name).ok_or_else(|| form(inst, "this MFMA shape"))?;
+        _ if inst.info.mfma.is_some() => {
+            let shape = inst.info.mfma.and_then(Mfma::of).ok_or_else(|| form(inst, "this MFMA shape"))?;
             // cbsz (NegHi), abid (OpSel, OpSelHi2) and blgp (Neg) broadcast and permute blocks: not modelled
             if inst.field(Field::NegHi) | inst.field(Field::OpSel) | inst.field(Field::OpSelHi2) | inst.field(Field::Neg) != 0 {
                 return Err(form(inst, "MFMA cbsz/abid/blgp"));
@@ -88,23 +88,21 @@ pub struct Mfma {
 }
 
 impl Mfma {
-    /// The shape of a supported MFMA mnemonic (gfx90a and gfx940 spellings).
-    pub fn from_name(name: &str) -> Option<Mfma> {
-        use MfmaInput::*;
-        if matches!(name, "v_mfma_f64_16x16x4f64" | "v_mfma_f64_16x16x4_f64") {
-            return Some(Mfma { m: 16, n: 16, k: 4, input: F64 });
-        }
-        let key: String = name.strip_prefix("v_mfma_f32_")?.chars().filter(|c| *c != '_').collect();
-        let (m, n, k, input) = match key.as_str() {
-            "32x32x8f16" => (32, 32, 8, F16),
-            "16x16x16f16" => (16, 16, 16, F16),
-            "32x32x8bf161k" | "32x32x8bf16" => (32, 32, 8, Bf16),
-            "16x16x16bf161k" | "16x16x16bf16" => (16, 16, 16, Bf16),
-            "32x32x2f32" => (32, 32, 2, F32),
-            "16x16x4f32" => (16, 16, 4, F32),
+    /// The shape of a supported MFMA from the table's `mfma` column: single-block f16, bf16, f32 and f64
+    /// shapes.
+    pub fn of(s: isa_amdgpu::table::MfmaShape) -> Option<Mfma> {
+        use isa_amdgpu::table::DataType;
+        let input = match s.input {
+            DataType::F16 => MfmaInput::F16,
+            DataType::Bf16 => MfmaInput::Bf16,
+            DataType::F32 => MfmaInput::F32,
+            DataType::F64 => MfmaInput::F64,
             _ => return None,
         };
-        Some(Mfma { m, n, k, input })
+        if s.blocks != 1 || s.sparse || (input == MfmaInput::F64 && (s.m, s.k) != (16, 4)) {
+            return None;
+        }
+        Some(Mfma { m: s.m as usize, n: s.n as usize, k: s.k as usize, input })
     }
     fn bits(&self) -> usize {
         match self.input {

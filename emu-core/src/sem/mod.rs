@@ -30,7 +30,6 @@ mod compare;
 mod control;
 mod image;
 mod lds;
-mod memory;
 pub mod mfma;
 mod operand;
 mod salu;
@@ -43,8 +42,13 @@ mod xlane;
 
 pub use backend::*;
 pub use mfma::{mfma_lanes, Mfma, MfmaInput};
-pub use memory::{PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 use operand::*;
+
+/// High 32 bits of flat addresses that reach the workgroup's LDS (`src_shared_base`); the low 32 bits are the
+/// LDS offset.
+pub const SHARED_APERTURE_HI: u32 = 0x0001_0000;
+/// High 32 bits of flat addresses in the private (scratch) aperture (`src_private_base`).
+pub const PRIVATE_APERTURE_HI: u32 = 0x0002_0000;
 
 /// Where execution goes after an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! and the writes of lane masks, register pairs and AGPR-or-VGPR data.
 
 use isa_amdgpu::encoding::{Encoding, Field};
-use isa_amdgpu::table::{OperandKind, SrcType};
+use isa_amdgpu::table::{DataType, MemFlags, OperandKind, SrcType};
 use isa_amdgpu::Inst;
 
 use super::backend::*;
@@ -33,8 +33,8 @@ pub(super) fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B
         0..=127 => Ok(b.s_get(v)),
         255 => Ok(b.s_const(inst.literal().unwrap_or(0))),
         // src_shared_base/limit and src_private_base/limit: the high halves of the flat apertures
-        235 | 236 => Ok(b.s_const(super::memory::SHARED_APERTURE_HI)),
-        237 | 238 => Ok(b.s_const(super::memory::PRIVATE_APERTURE_HI)),
+        235 | 236 => Ok(b.s_const(super::SHARED_APERTURE_HI)),
+        237 | 238 => Ok(b.s_const(super::PRIVATE_APERTURE_HI)),
         _ => inline_const32(v).map(|c| b.s_const(c)).ok_or_else(|| form(inst, "this source operand")),
     }
 }
@@ -88,9 +88,10 @@ pub(super) fn input_mods(inst: &Inst, field: Field) -> (bool, bool) {
     (inst.field(Field::Neg) >> i & 1 == 1, abs >> i & 1 == 1)
 }
 
-/// The sign bit of the instruction's float operands (f16 or f32/the high half of f64).
+/// The sign bit of the instruction's float sources (f16, or f32 and the high half of f64), by the source type
+/// the table names.
 pub(super) fn float_sign(inst: &Inst) -> u32 {
-    if inst.info.name.contains("_f16") {
+    if inst.info.src_type == Some(DataType::F16) {
         0x8000
     } else {
         0x8000_0000
@@ -175,22 +176,12 @@ pub(super) fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
 /// The float inline constants (240..=248) of 16-bit float operands.
 pub(super) const F16_INLINE: [u32; 9] = [0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118];
 
-/// Whether an operand takes 16-bit float inline constants: 16-bit operands by the table, and the sources of
-/// instructions whose (last-named) source type is f16 — the table cannot tell those from f32, since LLVM prints
-/// their inline constants alike.
+/// Whether an operand takes 16-bit float inline constants: 16-bit operands by the operand's type, and the
+/// sources of instructions whose source type is f16 (the operand types cannot tell those from f32, since LLVM
+/// prints their inline constants alike).
 pub(super) fn is_f16_operand(inst: &Inst, field: Field) -> bool {
     let ty = inst.info.operand(field).map(|o| o.kind);
-    if matches!(ty, Some(OperandKind::Src { ty: SrcType::F16 | SrcType::V216 | SrcType::I16, .. })) {
-        return true;
-    }
-    let base = base_name(inst);
-    base.ends_with("_f16") && !base.contains("_mix")
-}
-
-/// The mnemonic without its encoding suffix (_e32, _e64, _sdwa, _dpp).
-pub(super) fn base_name(inst: &Inst) -> &'static str {
-    let name = inst.info.name;
-    ["_e32", "_e64", "_sdwa", "_dpp"].iter().find_map(|s| name.strip_suffix(s)).unwrap_or(name)
+    matches!(ty, Some(OperandKind::Src { ty: SrcType::F16 | SrcType::V216 | SrcType::I16, .. })) || inst.info.src_type == Some(DataType::F16)
 }
 
 /// An SDWA source: register `reg` (a VGPR, or with `scalar` an SGPR/constant), its byte or word `sel`
@@ -256,13 +247,12 @@ pub(super) fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
 
 /// Whether `inst` is a VOP3 f32 operation with clamp set, which `execute` clamps to [0, 1] (NaN to 0).
 pub(super) fn clamps_f32(inst: &Inst) -> bool {
-    let name = base_name(inst);
     inst.encoding() == Encoding::Vop3
         && inst.info.operand(Field::Sdst).is_none()
         && inst.field(Field::Clamp) == 1
-        && name.ends_with("_f32")
-        && !name.starts_with("v_cmp")
-        && !name.starts_with("v_div_")
+        && inst.info.dst_type == Some(DataType::F32)
+        && inst.info.compare.is_none()
+        && !matches!(inst.info.opcode, isa_amdgpu::Opcode::VDivFmasF32 | isa_amdgpu::Opcode::VDivFixupF32)
         && inst.info.operand(Field::Vdst).is_some()
 }
 
@@ -478,4 +468,49 @@ pub(super) fn raw_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
 /// For match arms that the enclosing pattern already excludes.
 pub(super) fn unreachable_arm<T>(inst: &Inst) -> Result<T, ExecError> {
     Err(super::unsupported(inst))
+}
+
+/// Which half of a register a d16 access uses: `None` the whole register, `Some(false)` the low half (the
+/// high half kept), `Some(true)` the high half.
+pub(super) fn d16_half(flags: MemFlags) -> Option<bool> {
+    if flags.contains(MemFlags::D16_HI) {
+        Some(true)
+    } else if flags.contains(MemFlags::D16_LO) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Writes a narrow load's value (already sign- or zero-extended to 32 bits) to VGPR or AGPR `dst`: the whole
+/// register, or (d16) its low 16 bits into one half with the other half kept.
+pub(super) fn write_narrow<B: Backend>(b: &mut B, acc: bool, dst: u32, v: B::V, half: Option<bool>, m: B::M) {
+    let v = match half {
+        None => v,
+        Some(hi) => {
+            let old = data_get(b, acc, dst);
+            let (keep, lo16) = (splat(b, if hi { 0xffff } else { 0xffff_0000 }), splat(b, 0xffff));
+            let kept = b.v_op(VOp::And, old, keep);
+            let v = b.v_op(VOp::And, v, lo16);
+            let v = if hi {
+                let sh = splat(b, 16);
+                b.v_op(VOp::Shl, v, sh)
+            } else {
+                v
+            };
+            b.v_op(VOp::Or, kept, v)
+        }
+    };
+    data_set(b, acc, dst, v, m);
+}
+
+/// The data of a narrow store from VGPR or AGPR `reg`: its low bits, or (`_d16_hi`) its high half.
+pub(super) fn store_data<B: Backend>(b: &mut B, acc: bool, reg: u32, hi: bool) -> B::V {
+    let v = data_get(b, acc, reg);
+    if hi {
+        let sh = splat(b, 16);
+        b.v_op(VOp::Lshr, v, sh)
+    } else {
+        v
+    }
 }

@@ -1,178 +1,331 @@
-//! Vector memory: GLOBAL, FLAT, SCRATCH and MUBUF/MTBUF loads, stores and atomics, with their address
-//! forms (VGPR pairs, SGPR base plus VGPR offset, the private segment, buffer resources), and vector cache
-//! control.
+//! Vector memory, from the table's `mem` and `atomic` columns: GLOBAL, FLAT, SCRATCH and MUBUF loads, stores
+//! and atomics of 1 to 16 bytes (sign- or zero-extended, or into one half of a register: d16) into VGPRs or
+//! AGPRs, with their address forms — a VGPR pair or an SGPR base plus a VGPR offset (GLOBAL), per-lane
+//! apertures (FLAT: the workgroup's LDS or global memory), each lane's private segment (SCRATCH, and MUBUF
+//! through the private segment buffer resource), buffer resources with the hardware's out-of-range rules
+//! (MUBUF, typed accesses included) — and vector cache control.
 
 use isa_amdgpu::encoding::{Encoding, Field};
-use isa_amdgpu::table::OperandKind;
+use isa_amdgpu::table::{MemDir, MemFlags, OperandKind};
 use isa_amdgpu::{Inst, Opcode};
 
 use super::backend::*;
 use super::operand::*;
-use super::{form, unsupported, ExecError, Flow};
+use super::{form, unsupported, ExecError, Flow, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
+
+/// Where a vector memory instruction's lanes access: 64-bit addresses plus a constant offset, the lanes that
+/// access (EXEC, narrowed to those in range for buffers), and for buffers the lanes in range (the others read
+/// 0).
+struct Lanes<B: Backend> {
+    lo: B::V,
+    hi: B::V,
+    offset: i64,
+    m: B::M,
+    in_range: Option<B::M>,
+}
 
 /// Executes a vector memory instruction.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     use Opcode as O;
-    match inst.info.opcode {
-        O::GlobalAtomicAdd | O::GlobalAtomicSub | O::GlobalAtomicAnd | O::GlobalAtomicOr | O::GlobalAtomicXor
-        | O::GlobalAtomicSmin | O::GlobalAtomicSmax | O::GlobalAtomicUmin | O::GlobalAtomicUmax | O::GlobalAtomicSwap
-        | O::GlobalAtomicInc | O::GlobalAtomicDec | O::GlobalAtomicAddF32 => {
-            if inst.field(Field::Acc) == 1 {
-                return Err(form(inst, "AGPR data"));
-            }
-            let op = atomic_op(inst.info.name).ok_or_else(|| unsupported(inst))?;
-            let (lo, hi) = global_address(b, inst)?;
-            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
-            let data = b.v_get(inst.field(Field::Data));
-            let m = b.exec();
-            let old = b.v_atomic(op, lo, hi, offset, data, m)?;
-            // glc (sc0 on gfx940) asks for the old value
-            if inst.field(Field::Glc) == 1 {
-                b.v_set(vdst(inst), old, m);
-            }
-            Ok(Flow::Next)
-        }
-        O::GlobalAtomicCmpswap | O::GlobalAtomicCmpswapX2 => {
-            if inst.field(Field::Acc) == 1 {
-                return Err(form(inst, "AGPR data"));
-            }
-            // data holds the new value, then the value to compare with
-            let n = if inst.info.opcode == O::GlobalAtomicCmpswapX2 { 2 } else { 1 };
-            let (lo, hi) = global_address(b, inst)?;
-            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
-            let base = inst.field(Field::Data);
-            let src: Vec<B::V> = (0..n).map(|i| b.v_get(base + i)).collect();
-            let cmp: Vec<B::V> = (0..n).map(|i| b.v_get(base + n + i)).collect();
-            let m = b.exec();
-            let old = b.v_atomic_cmpswap(lo, hi, offset, &src, &cmp, m)?;
-            if inst.field(Field::Glc) == 1 {
-                for (i, v) in old.into_iter().enumerate() {
-                    b.v_set(vdst(inst) + i as u32, v, m);
-                }
-            }
-            Ok(Flow::Next)
-        }
-        O::GlobalLoadUbyte | O::GlobalLoadSbyte | O::GlobalLoadUshort | O::GlobalLoadSshort | O::GlobalStoreByte
-        | O::GlobalStoreShort => {
-            if inst.field(Field::Acc) == 1 || inst.field(Field::Lds) == 1 {
-                return Err(form(inst, "AGPR data or LDS DMA"));
-            }
-            let (lo, hi) = global_address(b, inst)?;
-            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
-            let m = b.exec();
-            let (bytes, signed) = match inst.info.opcode {
-                O::GlobalLoadUbyte | O::GlobalStoreByte => (1, false),
-                O::GlobalLoadSbyte => (1, true),
-                O::GlobalLoadUshort | O::GlobalStoreShort => (2, false),
-                _ => (2, true),
-            };
-            if inst.info.name.starts_with("global_load") {
-                let v = b.v_load_narrow(lo, hi, offset, bytes, signed, m)?;
-                b.v_set(vdst(inst), v, m);
-            } else {
-                let data = b.v_get(inst.field(Field::Data));
-                b.v_store_narrow(lo, hi, offset, bytes, data, m)?;
-            }
-            Ok(Flow::Next)
-        }
-
-        // ---- private (scratch) memory ------------------------------------------------------------------
-        O::ScratchLoadDword | O::ScratchLoadDwordx2 | O::ScratchLoadDwordx3 | O::ScratchLoadDwordx4 | O::ScratchStoreDword
-        | O::ScratchStoreDwordx2 | O::ScratchStoreDwordx3 | O::ScratchStoreDwordx4 | O::BufferLoadDword
-        | O::BufferLoadDwordx2 | O::BufferLoadDwordx3 | O::BufferLoadDwordx4 | O::BufferStoreDword | O::BufferStoreDwordx2
-        | O::BufferStoreDwordx3 | O::BufferStoreDwordx4 => {
-            if inst.encoding() == Encoding::Mubuf && !super::memory::is_private_resource(b, inst)? {
-                return super::memory::buffer(b, inst).map(|()| Flow::Next);
-            }
-            let dwords = match inst.info.name.trim_start_matches("scratch_").trim_start_matches("buffer_") {
-                "load_dword" | "store_dword" => 1,
-                "load_dwordx2" | "store_dwordx2" => 2,
-                "load_dwordx3" | "store_dwordx3" => 3,
-                _ => 4,
-            };
-            if inst.field(Field::Lds) == 1 && inst.encoding() == Encoding::Mubuf {
-                return Err(form(inst, "LDS DMA"));
-            }
-            let acc = inst.field(Field::Acc) == 1;
-            let private = private_offsets(b, inst)?;
-            let (lo, hi) = private_addresses(b, inst, private, dwords)?;
-            let m = b.exec();
-            let load = inst.info.name.contains("_load_");
-            let data_field = if inst.encoding() == Encoding::Mubuf { Field::Vdata } else { Field::Data };
-            if load {
-                let dst = if inst.encoding() == Encoding::Mubuf { inst.field(Field::Vdata) } else { vdst(inst) };
-                let data = b.v_load(lo, hi, 0, dwords, m)?;
-                for (i, d) in data.into_iter().enumerate() {
-                    data_set(b, acc, dst + i as u32, d, m);
-                }
-            } else {
-                let base = inst.field(data_field);
-                let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, base + i)).collect();
-                b.v_store(lo, hi, 0, &data, m)?;
-            }
-            Ok(Flow::Next)
-        }
-
-        // ---- vector memory ----------------------------------------------------------------------------
-        O::GlobalLoadDword | O::GlobalLoadDwordx2 | O::GlobalLoadDwordx3 | O::GlobalLoadDwordx4 | O::GlobalStoreDword
-        | O::GlobalStoreDwordx2 | O::GlobalStoreDwordx3 | O::GlobalStoreDwordx4 => {
-            let dwords = match inst.info.opcode {
-                O::GlobalLoadDword | O::GlobalStoreDword => 1,
-                O::GlobalLoadDwordx2 | O::GlobalStoreDwordx2 => 2,
-                O::GlobalLoadDwordx3 | O::GlobalStoreDwordx3 => 3,
-                _ => 4,
-            };
-            if inst.field(Field::Lds) == 1 {
-                return Err(form(inst, "LDS DMA"));
-            }
-            let acc = inst.field(Field::Acc) == 1;
-            let (lo, hi) = global_address(b, inst)?;
-            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
-            let m = b.exec();
-            if inst.info.name.starts_with("global_load") {
-                let data = b.v_load(lo, hi, offset, dwords, m)?;
-                for (i, d) in data.into_iter().enumerate() {
-                    data_set(b, acc, vdst(inst) + i as u32, d, m);
-                }
-            } else {
-                let base = inst.field(Field::Data);
-                let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, base + i)).collect();
-                b.v_store(lo, hi, offset, &data, m)?;
-            }
-            Ok(Flow::Next)
-        }
-        // ---- more scalar: calls, selects, 64-bit masks -----------------------------------------------
-        O::BufferWbinvl1Vol | O::BufferWbinvl1 | O::BufferWbl2 | O::BufferInvl2 => {
+    let mem = inst.info.mem;
+    if mem.dir == MemDir::None {
+        return match inst.info.opcode {
             // caches are not modelled functionally: memory is always coherent
-            Ok(Flow::Next)
+            O::BufferWbinvl1Vol | O::BufferWbinvl1 | O::BufferWbl2 | O::BufferInvl2 | O::BufferInv => Ok(Flow::Next),
+            _ => Err(unsupported(inst)),
+        };
+    }
+    let mubuf = matches!(inst.encoding(), Encoding::Mubuf | Encoding::Mtbuf);
+    if mem.flags.contains(MemFlags::TO_LDS) || (mubuf && inst.field(Field::Lds) == 1) {
+        return Err(form(inst, "LDS DMA"));
+    }
+    let acc = inst.field(Field::Acc) == 1;
+    let exec = b.exec();
+    let lanes = match inst.encoding() {
+        Encoding::Flat => return flat(b, inst, acc).map(|()| Flow::Next),
+        Encoding::Global => {
+            let (lo, hi) = global_address(b, inst)?;
+            let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
+            Lanes { lo, hi, offset, m: exec, in_range: None }
         }
-        _ => super::memory::execute(b, inst).unwrap_or_else(|| Err(unsupported(inst))),
+        Encoding::Scratch => {
+            let p = private_offsets(b, inst)?;
+            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32)?;
+            Lanes { lo, hi, offset: 0, m: exec, in_range: None }
+        }
+        Encoding::Mtbuf => return Err(form(inst, "typed buffer accesses with the format in the instruction (MTBUF)")),
+        _ if is_private_resource(b, inst)? => {
+            if mem.flags.contains(MemFlags::FORMAT) {
+                return Err(form(inst, "a typed access through the private segment buffer"));
+            }
+            let p = private_offsets(b, inst)?;
+            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32)?;
+            Lanes { lo, hi, offset: 0, m: exec, in_range: None }
+        }
+        _ if mem.flags.contains(MemFlags::FORMAT) => return buffer_format(b, inst).map(|()| Flow::Next),
+        _ => {
+            let (lo, hi, ok) = buffer_lanes(b, inst, mem.bytes as u32)?;
+            let m = b.mask_op(MaskOp::And, exec, ok);
+            Lanes { lo, hi, offset: 0, m, in_range: Some(ok) }
+        }
+    };
+    access(b, inst, lanes, acc)?;
+    Ok(Flow::Next)
+}
+
+/// The registers of a vector memory instruction: (loaded into / old value to, data from).
+fn data_fields(inst: &Inst) -> (Field, Field) {
+    match inst.encoding() {
+        Encoding::Mubuf | Encoding::Mtbuf => (Field::Vdata, Field::Vdata),
+        _ => (Field::Vdst, Field::Data),
     }
 }
 
-/// The read-modify-write operation of a DS or GLOBAL atomic, from its mnemonic.
-pub(super) fn atomic_op(name: &str) -> Option<AtomicOp> {
-    let base = name.trim_start_matches("ds_").trim_start_matches("global_atomic_").trim_start_matches("flat_atomic_");
-    let base = base.replace("_rtn", "").replace("_x2", "").replace("_u64", "_u32").replace("_i64", "_i32").replace("_b64", "_b32");
-    Some(match base.as_str() {
-        "add_u32" | "add" => AtomicOp::Add,
-        "sub_u32" | "sub" => AtomicOp::Sub,
-        "and_b32" | "and" => AtomicOp::And,
-        "or_b32" | "or" => AtomicOp::Or,
-        "xor_b32" | "xor" => AtomicOp::Xor,
-        "min_i32" | "smin" => AtomicOp::SMin,
-        "max_i32" | "smax" => AtomicOp::SMax,
-        "min_u32" | "umin" => AtomicOp::UMin,
-        "max_u32" | "umax" => AtomicOp::UMax,
-        "wrxchg_b32" | "swap" => AtomicOp::Swap,
-        "inc_u32" | "inc" => AtomicOp::Inc,
-        "dec_u32" | "dec" => AtomicOp::Dec,
-        "add_f32" => AtomicOp::AddF32,
-        "add_f64" => AtomicOp::AddF64,
-        _ => return None,
+/// Out-of-range buffer lanes read 0.
+fn in_range<B: Backend>(b: &mut B, ok: Option<B::M>, v: B::V) -> B::V {
+    match ok {
+        Some(ok) => {
+            let zero = b_zero(b);
+            b.v_select(ok, zero, v)
+        }
+        None => v,
+    }
+}
+
+/// A load, store or atomic of the table's size at `t`'s lanes.
+fn access<B: Backend>(b: &mut B, inst: &Inst, t: Lanes<B>, acc: bool) -> Result<(), ExecError> {
+    let mem = inst.info.mem;
+    let bytes = mem.bytes as u32;
+    let (dst_field, data_field) = data_fields(inst);
+    let (dst, data) = (inst.field(dst_field), inst.field(data_field));
+    let exec = b.exec();
+    match mem.dir {
+        MemDir::Load if bytes < 4 => {
+            let v = b.v_load_narrow(t.lo, t.hi, t.offset, bytes, mem.flags.contains(MemFlags::SIGNED), t.m)?;
+            let v = in_range(b, t.in_range, v);
+            write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
+        }
+        MemDir::Load => {
+            let r = b.v_load(t.lo, t.hi, t.offset, bytes / 4, t.m)?;
+            for (i, v) in r.into_iter().enumerate() {
+                let v = in_range(b, t.in_range, v);
+                data_set(b, acc, dst + i as u32, v, exec);
+            }
+        }
+        MemDir::Store if bytes < 4 => {
+            let v = store_data(b, acc, data, mem.flags.contains(MemFlags::D16_HI));
+            b.v_store_narrow(t.lo, t.hi, t.offset, bytes, v, t.m)?;
+        }
+        MemDir::Store => {
+            let v: Vec<B::V> = (0..bytes / 4).map(|i| data_get(b, acc, data + i)).collect();
+            b.v_store(t.lo, t.hi, t.offset, &v, t.m)?;
+        }
+        MemDir::Atomic => {
+            let old = global_atomic(b, inst, &t, acc, data)?;
+            // glc (sc0 on gfx940) asks for the old value
+            if inst.field(Field::Glc) == 1 {
+                for (i, v) in old.into_iter().enumerate() {
+                    let v = in_range(b, t.in_range, v);
+                    data_set(b, acc, dst + i as u32, v, exec);
+                }
+            }
+        }
+        MemDir::None => return Err(unsupported(inst)),
+    }
+    Ok(())
+}
+
+/// A vector-memory atomic at `t`'s lanes with data from register `data`: compare-and-swap (data holds the new
+/// value, then the value to compare with) or a read-modify-write of 32 or 64 bits. Returns the old values.
+fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, data: u32) -> Result<Vec<B::V>, ExecError> {
+    let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
+    let n = inst.info.mem.bytes as u32 / 4;
+    Ok(match op {
+        AtomicOp::CmpSwap => {
+            let src: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + i)).collect();
+            let cmp: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + n + i)).collect();
+            b.v_atomic_cmpswap(t.lo, t.hi, t.offset, &src, &cmp, t.m)?
+        }
+        _ if n == 2 => {
+            let d = (data_get(b, acc, data), data_get(b, acc, data + 1));
+            let (lo, hi) = b.v_atomic64(op, t.lo, t.hi, t.offset, d, t.m)?;
+            vec![lo, hi]
+        }
+        _ => {
+            let d = data_get(b, acc, data);
+            vec![b.v_atomic(op, t.lo, t.hi, t.offset, d, t.m)?]
+        }
     })
 }
 
+/// FLAT: per lane, an address in the shared aperture goes to the workgroup's LDS (its low 32 bits are the LDS
+/// offset), one in the private aperture is refused (not emulated), anything else is global memory.
+fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> {
+    let mem = inst.info.mem;
+    let bytes = mem.bytes as u32;
+    let addr = inst.field(Field::Addr);
+    let (lo, hi) = (b.v_get(addr), b.v_get(addr + 1));
+    let offset = inst.field(Field::Offset) & 0xfff;
+    let exec = b.exec();
+    let (shared_hi, private_hi) = (splat(b, SHARED_APERTURE_HI), splat(b, PRIVATE_APERTURE_HI));
+    let in_lds = b.v_cmp(cmp::EQ_U32, hi, shared_hi);
+    let in_lds = b.mask_op(MaskOp::And, in_lds, exec);
+    let private = b.v_cmp(cmp::EQ_U32, hi, private_hi);
+    let private = b.mask_op(MaskOp::And, private, exec);
+    b.fail_if_any(private, form(inst, "FLAT accesses to the private aperture"))?;
+    let global = b.mask_op(MaskOp::AndNot, exec, in_lds);
+    let (dst, data) = (inst.field(Field::Vdst), inst.field(Field::Data));
+    let signed = mem.flags.contains(MemFlags::SIGNED);
+    match mem.dir {
+        MemDir::Load if bytes < 4 => {
+            let g = b.v_load_narrow(lo, hi, offset as i64, bytes, signed, global)?;
+            let l = b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?;
+            let v = b.v_select(in_lds, g, l);
+            write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
+        }
+        MemDir::Load => {
+            let g = b.v_load(lo, hi, offset as i64, bytes / 4, global)?;
+            let l = b.lds_read(lo, offset, bytes / 4, in_lds)?;
+            for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
+                let v = b.v_select(in_lds, gv, lv);
+                data_set(b, acc, dst + i as u32, v, exec);
+            }
+        }
+        MemDir::Store if bytes < 4 => {
+            let v = store_data(b, acc, data, mem.flags.contains(MemFlags::D16_HI));
+            b.v_store_narrow(lo, hi, offset as i64, bytes, v, global)?;
+            b.lds_write_narrow(lo, offset, bytes, v, in_lds)?;
+        }
+        MemDir::Store => {
+            let v: Vec<B::V> = (0..bytes / 4).map(|i| data_get(b, acc, data + i)).collect();
+            b.v_store(lo, hi, offset as i64, &v, global)?;
+            b.lds_write(lo, offset, &v, in_lds)?;
+        }
+        MemDir::Atomic => {
+            let t = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None };
+            let g = global_atomic(b, inst, &t, acc, data)?;
+            let l = flat_lds_atomic(b, inst, lo, offset, acc, data, in_lds)?;
+            if inst.field(Field::Glc) == 1 {
+                for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
+                    let v = b.v_select(in_lds, gv, lv);
+                    data_set(b, acc, dst + i as u32, v, exec);
+                }
+            }
+        }
+        MemDir::None => return Err(unsupported(inst)),
+    }
+    Ok(())
+}
+
+/// The LDS lanes of a FLAT atomic (data as a global atomic's: for compare-and-swap the new value, then the
+/// value compared with).
+fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, acc: bool, data: u32, m: B::M) -> Result<Vec<B::V>, ExecError> {
+    let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
+    let n = inst.info.mem.bytes as u32 / 4;
+    Ok(match op {
+        AtomicOp::CmpSwap => {
+            let src: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + i)).collect();
+            let cmp: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + n + i)).collect();
+            b.lds_cmpst(addr, offset, &cmp, &src, m)?
+        }
+        _ if n == 2 => {
+            let d = (data_get(b, acc, data), data_get(b, acc, data + 1));
+            let (lo, hi) = b.lds_atomic64(op, addr, offset, d, m)?;
+            vec![lo, hi]
+        }
+        _ => {
+            let d = data_get(b, acc, data);
+            vec![b.lds_atomic(op, addr, offset, d, m)?]
+        }
+    })
+}
+
+/// Whether a MUBUF instruction's resource is the private segment buffer (ADD_TID_ENABLE, bit 23 of dword 3),
+/// which addresses each lane's scratch; anything else is an ordinary buffer.
+fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<bool, ExecError> {
+    let d3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
+    let d3 = b.uniform_value(d3).ok_or_else(|| form(inst, "a buffer resource known only at run time"))?;
+    Ok(d3 >> 23 & 1 == 1)
+}
+
+/// A typed buffer access: elements in the format of the resource's word 3 (1-D buffer images); indexed
+/// (structured) accesses only, where the index decides what is in range.
+fn buffer_format<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
+    let op = crate::image::FormatAccess::of(inst.info.mem).map_err(|what| form(inst, what))?;
+    if inst.field(Field::Idxen) == 0 {
+        return Err(form(inst, "a typed buffer access without an index"));
+    }
+    let (lo, hi, ok) = buffer_lanes(b, inst, 1)?;
+    let word3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
+    let acc = inst.field(Field::Acc) == 1;
+    let exec = b.exec();
+    let m = b.mask_op(MaskOp::And, exec, ok);
+    let d = inst.field(Field::Vdata);
+    if op.load {
+        let out = b.v_buffer_format(&op, word3, lo, hi, &[], m)?;
+        for (i, v) in out.into_iter().enumerate() {
+            let v = in_range(b, Some(ok), v);
+            data_set(b, acc, d + i as u32, v, exec);
+        }
+    } else {
+        let data: Vec<B::V> = (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect();
+        b.v_buffer_format(&op, word3, lo, hi, &data, m)?;
+    }
+    Ok(())
+}
+
+type BufferLanes<B> = (<B as Backend>::V, <B as Backend>::V, <B as Backend>::M);
+
+/// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
+fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
+    let r = inst.field(Field::Srsrc) * 4;
+    let (d0, d1, d2) = (b.s_get(r), b.s_get(r + 1), b.s_get(r + 2));
+    let base_hi = {
+        let m = b.s_const(0xffff);
+        b.s_op(SOp::And, d1, m)
+    };
+    let stride = {
+        let (sh, m) = (b.s_const(16), b.s_const(0x3fff));
+        let s = b.s_op(SOp::Lshr, d1, sh);
+        b.s_op(SOp::And, s, m)
+    };
+    let so = inst.field(Field::Soffset);
+    let soffset = match so {
+        0..=127 => b.s_get(so),
+        _ => b.s_const(inline_const32(so).ok_or_else(|| form(inst, "this buffer offset"))?),
+    };
+    let (idxen, offen) = (inst.field(Field::Idxen) == 1, inst.field(Field::Offen) == 1);
+    let va = inst.field(Field::Vaddr);
+    let mut offset = b.v_splat(soffset);
+    let imm = splat(b, inst.field(Field::Offset));
+    offset = b.v_op(VOp::AddU32, offset, imm);
+    if offen {
+        let v = b.v_get(if idxen { va + 1 } else { va });
+        offset = b.v_op(VOp::AddU32, offset, v);
+    }
+    let nrec = b.v_splat(d2);
+    let ok = if idxen {
+        let index = b.v_get(va);
+        let within = b.v_cmp(cmp::LT_U32, index, nrec);
+        let stride_v = b.v_splat(stride);
+        let scaled = b.v_op(VOp::MulLoU32, index, stride_v);
+        offset = b.v_op(VOp::AddU32, offset, scaled);
+        within
+    } else {
+        // the access's last byte must lie below num_records
+        let size = splat(b, bytes);
+        let end = b.v_op(VOp::AddU32, offset, size);
+        let no_wrap = b.v_cmp(cmp::GE_U32, end, offset);
+        let fits = b.v_cmp(cmp::LE_U32, end, nrec);
+        b.mask_op(MaskOp::And, no_wrap, fits)
+    };
+    let base_lo = b.v_splat(d0);
+    let (lo, carry) = b.v_add_carry(base_lo, offset, None);
+    let base_hi = b.v_splat(base_hi);
+    let zero = b_zero(b);
+    let (hi, _) = b.v_add_carry(base_hi, zero, Some(carry));
+    Ok((lo, hi, ok))
+}
 
 /// Per-lane offsets into the private segment of a SCRATCH instruction, or of a MUBUF instruction through the
 /// private segment buffer resource (ADD_TID set); other buffer resources are not supported yet.
@@ -231,10 +384,10 @@ fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError
 
 /// Device addresses of private offsets: lane l's segment starts at base + l * bytes-per-lane. An access past
 /// the end of a lane's segment faults.
-fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, dwords: u32) -> Result<(B::V, B::V), ExecError> {
+fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, bytes: u32) -> Result<(B::V, B::V), ExecError> {
     let (base_lo, base_hi, lane_bytes) = b.scratch();
     let lane_bytes_v = b.v_splat(lane_bytes);
-    let end = b.s_const(dwords * 4);
+    let end = b.s_const(bytes);
     let end = b.v_splat(end);
     let last = b.v_op(VOp::AddU32, p, end);
     let too_far = b.v_cmp(cmp::GT_U32, last, lane_bytes_v);
@@ -253,7 +406,6 @@ fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, dwords: u32) -
     let (hi, _) = b.v_add_carry(bh, zero, Some(carry));
     Ok((lo, hi))
 }
-
 
 /// Per-lane 64-bit address of a GLOBAL instruction: a VGPR pair, or an SGPR pair plus a 32-bit VGPR offset.
 pub(super) fn global_address<B: Backend>(b: &mut B, inst: &Inst) -> Result<(B::V, B::V), ExecError> {
