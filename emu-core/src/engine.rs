@@ -17,7 +17,7 @@ use crate::interp::Interp;
 use crate::kernarg::{build_kernarg, ArgValue, HiddenValues, KernargError};
 use crate::memory::{AllocError, AllocKind, DeviceMemory};
 use crate::observe::{InstEvent, NoObserver, Observer};
-use crate::sem::{execute, ExecError, Flow};
+use crate::sem::{execute, ExecError, Stop};
 use crate::wave::{WaveState, WaveStatus};
 
 /// How a dispatch runs: limits that stop a runaway kernel, and host parallelism.
@@ -562,17 +562,12 @@ fn run_wave<O: Observer>(
         let ev = InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec, accesses: &accesses };
         observer.instruction(&ev);
         let switch = observer.switch_wave(&ev);
-        let next = pc + inst.size() as u64;
-        match flow {
-            Flow::Next => wave.pc = next,
-            Flow::Jump(t) => wave.pc = t,
-            Flow::Branch { cond, target } => wave.pc = if cond == 1 { target } else { next },
-            Flow::Indirect { lo, hi } => wave.pc = (hi as u64) << 32 | lo as u64,
-            Flow::Barrier => {
-                wave.pc = next;
-                wave.status = WaveStatus::AtBarrier;
-            }
-            Flow::End => {
+        let (next, stop) = flow.next_pc(pc, inst.size() as u64);
+        wave.pc = next;
+        match stop {
+            Stop::Running => {}
+            Stop::Barrier => wave.status = WaveStatus::AtBarrier,
+            Stop::End => {
                 wave.status = WaveStatus::Done;
                 observer.wave_end(wg, wi, wave.executed);
             }

@@ -31,32 +31,17 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
-/// [`nan2`] for f64 bit patterns.
+/// NaN propagation of two-source f64 operations ([`crate::rules::nan64`]).
 #[inline(always)]
 fn nan2_64(x: u64, y: u64, r: u64) -> u64 {
-    const ABS: u64 = 0x7fff_ffff_ffff_ffff;
-    const QUIET: u64 = 1 << 51;
-    if x & ABS > 0x7ff0_0000_0000_0000 {
-        x | QUIET
-    } else if y & ABS > 0x7ff0_0000_0000_0000 {
-        y | QUIET
-    } else {
-        r
-    }
+    crate::rules::nan64(&[x, y], r)
 }
 
-/// NaN propagation made explicit (the host compiler may swap commutative operands): a NaN `x` gives `x`
+/// NaN propagation of two-source f32 operations ([`crate::rules::propagate_nan32`]): a NaN `x` gives `x`
 /// quieted, else a NaN `y` gives `y` quieted, else the result `r`.
 #[inline(always)]
 fn nan2(x: u32, y: u32, r: u32) -> u32 {
-    const ABS: u32 = 0x7fff_ffff;
-    if x & ABS > 0x7f80_0000 {
-        x | 0x0040_0000
-    } else if y & ABS > 0x7f80_0000 {
-        y | 0x0040_0000
-    } else {
-        r
-    }
+    crate::rules::nan32(&[x, y], r)
 }
 
 /// x * 2^e, exact where the result is representable (scaling by powers of two in steps that cannot overflow).
@@ -72,23 +57,6 @@ fn ldexp(x: f64, e: i32) -> f64 {
         e += 1000;
     }
     x * f64::powi(2.0, e)
-}
-
-/// IEEE min/max as the VALU does them: a NaN operand yields the other one.
-/// v_min_f32 (IEEE mode): minNum, -0 below +0, a NaN operand yields the other (quieted if both are NaN).
-fn fmin(a: f32, b: f32) -> f32 {
-    if a.is_nan() && b.is_nan() {
-        return f32::from_bits(b.to_bits() | 0x0040_0000);
-    }
-    crate::lanefn::min_num(a as f64, b as f64) as f32
-}
-
-/// v_max_f32 (IEEE mode): maxNum, +0 above -0.
-fn fmax(a: f32, b: f32) -> f32 {
-    if a.is_nan() && b.is_nan() {
-        return f32::from_bits(b.to_bits() | 0x0040_0000);
-    }
-    crate::lanefn::max_num(a as f64, b as f64) as f32
 }
 
 impl Interp<'_> {
@@ -164,14 +132,14 @@ impl Backend for Interp<'_> {
         x
     }
     fn s_get(&mut self, reg: u32) -> u32 {
-        match reg {
-            125 => 0,
-            r => self.wave.sgprs[r as usize & 127],
+        match crate::wave::sgpr_slot(reg) {
+            Some(i) => self.wave.sgprs[i],
+            None => 0,
         }
     }
     fn s_set(&mut self, reg: u32, v: u32) {
-        if reg != 125 {
-            self.wave.sgprs[reg as usize & 127] = v;
+        if let Some(i) = crate::wave::sgpr_slot(reg) {
+            self.wave.sgprs[i] = v;
         }
     }
     fn s_op(&mut self, op: SOp, a: u32, b: u32) -> u32 {
@@ -271,8 +239,8 @@ impl Backend for Interp<'_> {
             VOp::AddF32 => zip(&a, &b, |x, y| nan2(x, y, (f(x) + f(y)).to_bits())),
             VOp::SubF32 => zip(&a, &b, |x, y| nan2(x, y, (f(x) - f(y)).to_bits())),
             VOp::MulF32 => zip(&a, &b, |x, y| nan2(x, y, (f(x) * f(y)).to_bits())),
-            VOp::MinF32 => zip(&a, &b, |x, y| fmin(f(x), f(y)).to_bits()),
-            VOp::MaxF32 => zip(&a, &b, |x, y| fmax(f(x), f(y)).to_bits()),
+            VOp::MinF32 => zip(&a, &b, |x, y| crate::rules::min_num32(&mut crate::rules::Lane, x, y)),
+            VOp::MaxF32 => zip(&a, &b, |x, y| crate::rules::max_num32(&mut crate::rules::Lane, x, y)),
             VOp::LdexpF32 => zip(&a, &b, |x, y| ldexp_f32(f(x), y as i32).to_bits()),
         }
     }

@@ -6,6 +6,8 @@
 //! Inputs and outputs are 32-bit register values: a 64-bit operand is two inputs (low, high), a 16-bit
 //! operand is the low half of one input, a flag (VCC bit) is 0 or 1.
 
+use crate::rules::{max_num64 as max_num, min_num64 as min_num};
+
 /// A per-lane helper function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneFn {
@@ -454,28 +456,6 @@ fn i16_op(op: I16Op, x: &[u32]) -> u16 {
 }
 
 // ---- shared float helpers ---------------------------------------------------------------------------------
-
-/// IEEE minNum: a NaN operand yields the other; -0 orders below +0.
-pub fn min_num(a: f64, b: f64) -> f64 {
-    if a.is_nan() {
-        b
-    } else if b.is_nan() || a < b || (a == b && a.is_sign_negative()) {
-        a
-    } else {
-        b
-    }
-}
-
-/// IEEE maxNum: a NaN operand yields the other; +0 orders above -0.
-pub fn max_num(a: f64, b: f64) -> f64 {
-    if a.is_nan() {
-        b
-    } else if b.is_nan() || a > b || (a == b && a.is_sign_positive()) {
-        a
-    } else {
-        b
-    }
-}
 
 fn ldexp(x: f64, e: i32) -> f64 {
     // two steps keep intermediate powers of two representable

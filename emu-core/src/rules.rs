@@ -139,6 +139,168 @@ pub fn compare(c: Compare, a: u64, b: u64) -> bool {
     truth(c.pred).holds(ordering(c.ty, a, b))
 }
 
+/// Operations on 32-bit lane words that the float rules below are written over. The interpreter provides them
+/// on one lane's `u32` ([`Lane`]), the JIT on vectors of lanes as Cranelift values, so each rule has one
+/// definition that both engines run.
+pub trait LaneAlgebra {
+    /// A 32-bit word of every lane.
+    type W: Copy;
+    /// A condition of every lane.
+    type C: Copy;
+    fn constant(&mut self, x: u32) -> Self::W;
+    fn and(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    fn or(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    /// a > b as unsigned integers.
+    fn gt_u(&mut self, a: Self::W, b: Self::W) -> Self::C;
+    /// c ? a : b.
+    fn select(&mut self, c: Self::C, a: Self::W, b: Self::W) -> Self::W;
+    /// The smaller of two f32 that are not NaN, -0 below +0 (IEEE 754-2019 minimum on ordered operands).
+    fn fmin_ordered(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    /// The larger, +0 above -0.
+    fn fmax_ordered(&mut self, a: Self::W, b: Self::W) -> Self::W;
+}
+
+/// The quiet bit of an f32 NaN.
+pub const QUIET32: u32 = 0x0040_0000;
+/// The quiet bit of an f64 NaN.
+pub const QUIET64: u64 = 1 << 51;
+
+/// Whether f32 `x` is a NaN.
+#[inline(always)]
+pub fn is_nan32<A: LaneAlgebra>(a: &mut A, x: A::W) -> A::C {
+    let (abs, inf) = (a.constant(0x7fff_ffff), a.constant(0x7f80_0000));
+    let m = a.and(x, abs);
+    a.gt_u(m, inf)
+}
+
+/// NaN propagation of the VALU's f32 operations: the first NaN among `srcs` (in operand order) is the result,
+/// quieted; otherwise `r`. Operations compute `r` on the host and apply this rule, so the result does not depend
+/// on which NaN a host unit picks.
+#[inline(always)]
+pub fn propagate_nan32<A: LaneAlgebra>(a: &mut A, srcs: &[A::W], r: A::W) -> A::W {
+    let quiet = a.constant(QUIET32);
+    let mut out = r;
+    for &s in srcs.iter().rev() {
+        let n = is_nan32(a, s);
+        let q = a.or(s, quiet);
+        out = a.select(n, q, out);
+    }
+    out
+}
+
+/// v_min_f32 in IEEE mode (minNum): a NaN operand yields the other; two NaNs yield the second, quieted; -0 is
+/// below +0.
+#[inline(always)]
+pub fn min_num32<A: LaneAlgebra>(a: &mut A, p: A::W, q: A::W) -> A::W {
+    let m = a.fmin_ordered(p, q);
+    min_max_nan(a, p, q, m)
+}
+
+/// v_max_f32 in IEEE mode (maxNum): as [`min_num32`], +0 above -0.
+#[inline(always)]
+pub fn max_num32<A: LaneAlgebra>(a: &mut A, p: A::W, q: A::W) -> A::W {
+    let m = a.fmax_ordered(p, q);
+    min_max_nan(a, p, q, m)
+}
+
+#[inline(always)]
+fn min_max_nan<A: LaneAlgebra>(a: &mut A, p: A::W, q: A::W, m: A::W) -> A::W {
+    let (pn, qn) = (is_nan32(a, p), is_nan32(a, q));
+    let quiet = a.constant(QUIET32);
+    let qq = a.or(q, quiet);
+    let q_or_quiet = a.select(qn, qq, q);
+    let r = a.select(qn, p, m);
+    a.select(pn, q_or_quiet, r)
+}
+
+/// One lane's words as the interpreter computes them.
+pub struct Lane;
+
+impl LaneAlgebra for Lane {
+    type W = u32;
+    type C = bool;
+    #[inline(always)]
+    fn constant(&mut self, x: u32) -> u32 {
+        x
+    }
+    #[inline(always)]
+    fn and(&mut self, a: u32, b: u32) -> u32 {
+        a & b
+    }
+    #[inline(always)]
+    fn or(&mut self, a: u32, b: u32) -> u32 {
+        a | b
+    }
+    #[inline(always)]
+    fn gt_u(&mut self, a: u32, b: u32) -> bool {
+        a > b
+    }
+    #[inline(always)]
+    fn select(&mut self, c: bool, a: u32, b: u32) -> u32 {
+        if c {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn fmin_ordered(&mut self, a: u32, b: u32) -> u32 {
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        if x < y || (x == y && a >> 31 == 1) {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn fmax_ordered(&mut self, a: u32, b: u32) -> u32 {
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        if x > y || (x == y && a >> 31 == 0) {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+/// [`propagate_nan32`] on one lane.
+#[inline(always)]
+pub fn nan32(srcs: &[u32], r: u32) -> u32 {
+    propagate_nan32(&mut Lane, srcs, r)
+}
+
+/// NaN propagation of f64 operations: the first NaN among `srcs` is the result, quieted; otherwise `r`.
+#[inline(always)]
+pub fn nan64(srcs: &[u64], r: u64) -> u64 {
+    const ABS: u64 = 0x7fff_ffff_ffff_ffff;
+    match srcs.iter().find(|s| *s & ABS > 0x7ff0_0000_0000_0000) {
+        Some(s) => s | QUIET64,
+        None => r,
+    }
+}
+
+/// IEEE minNum of f64 values (v_min_f64, the f64 atomic min): a NaN operand yields the other; -0 below +0.
+pub fn min_num64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a < b || (a == b && a.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
+}
+
+/// IEEE maxNum of f64 values: +0 above -0.
+pub fn max_num64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() || a > b || (a == b && a.is_sign_positive()) {
+        a
+    } else {
+        b
+    }
+}
+
 /// The new value of a read-modify-write atomic of `bits` (32 or 64) from the old value and the operand, for the
 /// operations with one operand (`None` for compare-and-swap, masked or, wrap and conditional exchange, whose
 /// instructions take two). 32-bit operands arrive zero-extended and the result is truncated.
@@ -182,8 +344,8 @@ pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
         }
         // the float operations of the access's width (f32 sums are exact in f64, then rounded once)
         AtomicOp::AddF32 | AtomicOp::AddF64 => back(f(old) + f(data)),
-        AtomicOp::MinF32 | AtomicOp::MinF64 => back(crate::lanefn::min_num(f(old), f(data))),
-        AtomicOp::MaxF32 | AtomicOp::MaxF64 => back(crate::lanefn::max_num(f(old), f(data))),
+        AtomicOp::MinF32 | AtomicOp::MinF64 => back(min_num64(f(old), f(data))),
+        AtomicOp::MaxF32 | AtomicOp::MaxF64 => back(max_num64(f(old), f(data))),
         AtomicOp::PkAddF16 => halves(|a, b| crate::lanefn::f64_to_f16(crate::lanefn::f16_to_f64(a) + crate::lanefn::f16_to_f64(b))),
         AtomicOp::PkAddBf16 => halves(|a, b| bf16_round(f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16))),
         AtomicOp::CmpSwap | AtomicOp::MskOr | AtomicOp::Wrap | AtomicOp::CondXchg => return None,

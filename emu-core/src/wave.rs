@@ -15,6 +15,18 @@ pub mod sreg {
     pub const EXEC_LO: u32 = 126;
 }
 
+/// The slot of scalar operand `reg` among the 128 SGPR slots: `None` for the null register (it reads 0 and
+/// writes to it are dropped); other numbers wrap into the 128 slots. Both engines read and write SGPRs through
+/// this.
+#[inline(always)]
+pub const fn sgpr_slot(reg: u32) -> Option<usize> {
+    if reg == sreg::NULL {
+        None
+    } else {
+        Some((reg & 127) as usize)
+    }
+}
+
 /// Why a wave stopped running for now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaveStatus {

@@ -17,6 +17,7 @@ use cranelift_frontend::FunctionBuilder;
 use emu_core::image::{FormatAccess, ImageInst};
 use emu_core::lanefn::LaneFn;
 use emu_core::rules;
+use emu_core::wave::{sgpr_slot, sreg};
 use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 
 use crate::call::{Call, Op};
@@ -534,7 +535,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         self.nan_fixup(r, &[a, x])
     }
 
-    /// Applies the interpreter's NaN propagation ([`Self::nan2`] over `srcs` in order) to the lanes of `r` —
+    /// Applies the NaN propagation rule ([`rules::propagate_nan32`] over `srcs` in order) to the lanes of `r` —
     /// on a side path taken only when some lane of `r` is NaN, so ordinary arithmetic pays one compare.
     fn nan_fixup(&mut self, r: Vv, srcs: &[Vv]) -> Vv {
         let Some(b) = self.fb() else { return r };
@@ -558,12 +559,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(slow);
         let mut fixed = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
-            // later sources first, so the first NaN source wins
-            let mut v = r.c[i];
-            for s in srcs.iter().rev() {
-                v = Self::nan2(b, s.c[i], s.c[i], v);
-            }
-            fixed[i] = v;
+            let chunk: Vec<Value> = srcs.iter().map(|s| s.c[i]).collect();
+            fixed[i] = rules::propagate_nan32(&mut Chunks(b), &chunk, r.c[i]);
         }
         let args: Vec<_> = fixed.iter().map(|x| (*x).into()).collect();
         b.ins().jump(done, &args);
@@ -572,40 +569,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut c = [dummy(); CHUNKS];
         c.copy_from_slice(b.block_params(done));
         Vv { c, uniform: None }
-    }
-
-    /// The interpreter's explicit NaN propagation: a NaN `p` gives `p` quieted, else a NaN `q` gives `q`
-    /// quieted, else `r` (all as i32x4 bit patterns).
-    fn nan2(b: &mut FunctionBuilder<'f>, p: Value, q: Value, r: Value) -> Value {
-        let k = |b: &mut FunctionBuilder<'f>, x: i64| {
-            let c = b.ins().iconst(types::I32, x);
-            b.ins().splat(I32X4, c)
-        };
-        let (abs, inf, quiet) = (k(b, 0x7fff_ffff), k(b, 0x7f80_0000), k(b, 0x0040_0000));
-        let is_nan = |b: &mut FunctionBuilder<'f>, x: Value| {
-            let m = b.ins().band(x, abs);
-            b.ins().icmp(IntCC::UnsignedGreaterThan, m, inf)
-        };
-        let (pn, qn) = (is_nan(b, p), is_nan(b, q));
-        let (pq, qq) = (b.ins().bor(p, quiet), b.ins().bor(q, quiet));
-        let r = b.ins().bitselect(qn, qq, r);
-        b.ins().bitselect(pn, pq, r)
-    }
-
-    /// IEEE minNum/maxNum (a NaN operand yields the other; both NaN: the second, quieted) as the interpreter
-    /// computes v_min/max_f32.
-    fn min_max(b: &mut FunctionBuilder<'f>, p: Value, q: Value, max: bool) -> Value {
-        let (fp, fq) = (Self::to_f(b, p), Self::to_f(b, q));
-        let m = if max { b.ins().fmax(fp, fq) } else { b.ins().fmin(fp, fq) };
-        let m = Self::to_i(b, m);
-        let p_nan = b.ins().fcmp(FloatCC::Unordered, fp, fp);
-        let q_nan = b.ins().fcmp(FloatCC::Unordered, fq, fq);
-        let quiet = b.ins().iconst(types::I32, 0x0040_0000);
-        let quiet = b.ins().splat(I32X4, quiet);
-        let q_quieted = b.ins().bor(q, quiet);
-        let q_or_quiet = b.ins().bitselect(q_nan, q_quieted, q);
-        let r = b.ins().bitselect(q_nan, p, m);
-        b.ins().bitselect(p_nan, q_or_quiet, r)
     }
 
     /// Writes the lanes of `v` that `m` selects to register `reg` of the file at `base_field`; with every lane
@@ -734,6 +697,42 @@ fn lane_accesses(
 }
 
 /// Jumps to `join` passing `values`' chunks as its block parameters.
+/// Sixteen-byte chunks of lanes (four i32 lanes) as the [`rules::LaneAlgebra`] the float rules are written
+/// over: the rules' single definitions lowered to IR.
+struct Chunks<'b, 'f>(&'b mut FunctionBuilder<'f>);
+
+impl rules::LaneAlgebra for Chunks<'_, '_> {
+    type W = Value;
+    type C = Value;
+    fn constant(&mut self, x: u32) -> Value {
+        let c = self.0.ins().iconst(types::I32, x as i32 as i64);
+        self.0.ins().splat(I32X4, c)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().band(a, b)
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().bor(a, b)
+    }
+    fn gt_u(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+    }
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.0.ins().bitselect(c, a, b)
+    }
+    fn fmin_ordered(&mut self, a: Value, b: Value) -> Value {
+        // Cranelift's fmin is IEEE 754-2019 minimum: -0 below +0
+        let (x, y) = (self.0.ins().bitcast(F32X4, little(), a), self.0.ins().bitcast(F32X4, little(), b));
+        let m = self.0.ins().fmin(x, y);
+        self.0.ins().bitcast(I32X4, little(), m)
+    }
+    fn fmax_ordered(&mut self, a: Value, b: Value) -> Value {
+        let (x, y) = (self.0.ins().bitcast(F32X4, little(), a), self.0.ins().bitcast(F32X4, little(), b));
+        let m = self.0.ins().fmax(x, y);
+        self.0.ins().bitcast(I32X4, little(), m)
+    }
+}
+
 /// An integer predicate as a condition code, from its truth table; `Err` for the constant predicates.
 fn int_cond(t: rules::Truth, signed: bool) -> Result<IntCC, bool> {
     use IntCC::*;
@@ -843,23 +842,20 @@ impl Backend for JitBackend<'_, '_> {
         }
     }
     fn s_get(&mut self, reg: u32) -> Value {
-        // as the interpreter: 125 reads 0, other numbers wrap into the 128 slots
-        if reg == 125 {
-            return self.s_const(0);
-        }
-        let reg = reg & 127;
+        let Some(slot) = sgpr_slot(reg) else { return self.s_const(0) };
         if self.fb().is_none() {
             return dummy();
         }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().load(types::I32, trusted(), sg, reg as i32 * 4)
+        b.ins().load(types::I32, trusted(), sg, slot as i32 * 4)
     }
     fn s_set(&mut self, reg: u32, v: Value) {
-        if reg == 125 || self.fb().is_none() {
+        let Some(slot) = sgpr_slot(reg) else { return };
+        if self.fb().is_none() {
             return;
         }
-        let reg = reg & 127;
+        let reg = slot;
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().store(trusted(), v, sg, reg as i32 * 4);
@@ -949,7 +945,7 @@ impl Backend for JitBackend<'_, '_> {
         }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().load(types::I64, vflags(), sg, 126 * 4)
+        b.ins().load(types::I64, vflags(), sg, sreg::EXEC_LO as i32 * 4)
     }
     fn set_exec(&mut self, m: Value) {
         if self.fb().is_none() {
@@ -957,7 +953,7 @@ impl Backend for JitBackend<'_, '_> {
         }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().store(vflags(), m, sg, 126 * 4);
+        b.ins().store(vflags(), m, sg, sreg::EXEC_LO as i32 * 4);
     }
     fn mask_op(&mut self, op: MaskOp, a: Value, x: Value) -> Value {
         let Some(b) = self.fb() else { return dummy() };
@@ -1033,13 +1029,13 @@ impl Backend for JitBackend<'_, '_> {
                     VOp::Lshr => b.ins().ushr(p, amount),
                     _ => b.ins().sshr(p, amount),
                 }),
-                None => self.call_v(Op::VOp(op), &[a, x], &[], 1)[0],
+                None => self.call_v(Op::VOp { op }, &[a, x], &[], 1)[0],
             },
             VOp::AddF32 => self.fbin(a, x, |b, p, q| b.ins().fadd(p, q)),
             VOp::SubF32 => self.fbin(a, x, |b, p, q| b.ins().fsub(p, q)),
             VOp::MulF32 => self.fbin(a, x, |b, p, q| b.ins().fmul(p, q)),
-            VOp::MinF32 => self.zip_chunks(a, x, |b, p, q| Self::min_max(b, p, q, false)),
-            VOp::MaxF32 => self.zip_chunks(a, x, |b, p, q| Self::min_max(b, p, q, true)),
+            VOp::MinF32 => self.zip_chunks(a, x, |b, p, q| rules::min_num32(&mut Chunks(b), p, q)),
+            VOp::MaxF32 => self.zip_chunks(a, x, |b, p, q| rules::max_num32(&mut Chunks(b), p, q)),
             VOp::MulHiU32 | VOp::MulHiI32 => {
                 let Some(b) = self.fb() else { return self.dv() };
                 // lanes widened to 64 bits in two i64x2 halves, multiplied, and the high words gathered
@@ -1076,7 +1072,7 @@ impl Backend for JitBackend<'_, '_> {
                 let (p, q) = (b.ins().sshr(p, eight), b.ins().sshr(q, eight));
                 b.ins().imul(p, q)
             }),
-            VOp::LdexpF32 => self.call_v(Op::VOp(op), &[a, x], &[], 1)[0],
+            VOp::LdexpF32 => self.call_v(Op::VOp { op }, &[a, x], &[], 1)[0],
         }
     }
     fn v_fma_f32(&mut self, a: Vv, x: Vv, c: Vv) -> Vv {
@@ -1111,7 +1107,7 @@ impl Backend for JitBackend<'_, '_> {
             _ => None,
         };
         let Some(p) = p else {
-            return self.call(Op::VCmp(c), &[a, x], &[], &[], 0, 0, 1, false).2[0];
+            return self.call(Op::VCmp { c }, &[a, x], &[], &[], 0, 0, 1, false).2[0];
         };
         let Some(b) = self.fb() else { return dummy() };
         if let P::Const(k) = p {
@@ -1208,7 +1204,8 @@ impl Backend for JitBackend<'_, '_> {
                 let f = Self::to_f(b, p);
                 b.ins().fcvt_to_sint_sat(I32X4, f)
             }),
-            VUn::TruncF32 | VUn::FloorF32 | VUn::CeilF32 | VUn::RndneF32 | VUn::SqrtF32 | VUn::RcpF32 => self.map_chunks(a, |b, p| {
+            VUn::TruncF32 | VUn::FloorF32 | VUn::CeilF32 | VUn::RndneF32 | VUn::SqrtF32 | VUn::RcpF32 => {
+                let r = self.map_chunks(a, |b, p| {
                 let f = Self::to_f(b, p);
                 let r = match op {
                     VUn::TruncF32 => b.ins().trunc(f),
@@ -1223,30 +1220,33 @@ impl Backend for JitBackend<'_, '_> {
                     }
                 };
                 Self::to_i(b, r)
-            }),
-            _ => self.call_v(Op::VUn(op), &[a], &[], 1)[0],
+                });
+                // a NaN input gives itself quieted, whatever the host's SIMD unit returns
+                self.nan_fixup(r, &[a])
+            }
+            _ => self.call_v(Op::VUn { op }, &[a], &[], 1)[0],
         }
     }
     fn v_op64(&mut self, op: VOp64, a: (Vv, Vv), x: (Vv, Vv)) -> (Vv, Vv) {
         if matches!(op, VOp64::AddF64 | VOp64::MulF64) {
             return self.f64_op(&[a, x], |b, v| if op == VOp64::AddF64 { b.ins().fadd(v[0], v[1]) } else { b.ins().fmul(v[0], v[1]) });
         }
-        let r = self.call_v(Op::VOp64(op), &[a.0, a.1, x.0, x.1], &[], 2);
+        let r = self.call_v(Op::VOp64 { op }, &[a.0, a.1, x.0, x.1], &[], 2);
         (r[0], r[1])
     }
     fn v_un64(&mut self, op: VUn64, a: (Vv, Vv)) -> (Vv, Vv) {
-        let r = self.call_v(Op::VUn64(op), &[a.0, a.1], &[], 2);
+        let r = self.call_v(Op::VUn64 { op }, &[a.0, a.1], &[], 2);
         (r[0], r[1])
     }
     fn v_fma_f64(&mut self, a: (Vv, Vv), x: (Vv, Vv), c: (Vv, Vv)) -> (Vv, Vv) {
         self.f64_op(&[a, x, c], |b, v| b.ins().fma(v[0], v[1], v[2]))
     }
     fn v_cvt(&mut self, op: VCvt, a: (Vv, Vv)) -> (Vv, Vv) {
-        let r = self.call_v(Op::Cvt(op), &[a.0, a.1], &[], 2);
+        let r = self.call_v(Op::Cvt { op }, &[a.0, a.1], &[], 2);
         (r[0], r[1])
     }
     fn v_cmp64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
-        self.call(Op::Cmp64(c), &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0]
+        self.call(Op::Cmp64 { c }, &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0]
     }
     fn v_select(&mut self, m: Value, a: Vv, x: Vv) -> Vv {
         if self.fb().is_none() {
@@ -1281,11 +1281,11 @@ impl Backend for JitBackend<'_, '_> {
         self.mask_parts(r)
     }
     fn v_shl64(&mut self, lo: Vv, hi: Vv, amount: Vv) -> (Vv, Vv) {
-        let r = self.call_v(Op::Shl64, &[lo, hi, amount], &[], 2);
+        let r = self.call_v(Op::Shl64 {}, &[lo, hi, amount], &[], 2);
         (r[0], r[1])
     }
     fn scratch(&mut self) -> (Value, Value, Value) {
-        let s = self.call(Op::Scratch, &[], &[], &[], 0, 3, 0, false).1;
+        let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
     fn uniform_value(&mut self, _: Value) -> Option<u32> {
@@ -1294,17 +1294,17 @@ impl Backend for JitBackend<'_, '_> {
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
-        self.call(Op::FailIfAny(err), &[], &[], &[bad], 0, 0, 0, true);
+        self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);
         Ok(())
     }
     fn v_lane_read(&mut self, v: Vv, lane: Value) -> Value {
-        self.call(Op::LaneRead, &[v], &[lane], &[], 0, 1, 0, false).1[0]
+        self.call(Op::LaneRead {}, &[v], &[lane], &[], 0, 1, 0, false).1[0]
     }
     fn v_first_lane(&mut self, v: Vv, m: Value) -> Value {
-        self.call(Op::FirstLane, &[v], &[], &[m], 0, 1, 0, false).1[0]
+        self.call(Op::FirstLane {}, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
-        self.call_v(Op::Permute, &[data, index], &[m], 1)[0]
+        self.call_v(Op::Permute {}, &[data, index], &[m], 1)[0]
     }
     fn v_lane_ids(&mut self) -> Vv {
         let ids: [u32; 64] = std::array::from_fn(|i| i as u32);
@@ -1322,7 +1322,7 @@ impl Backend for JitBackend<'_, '_> {
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
-        self.call_v(Op::Mfma(shape), &ins, &[], shape.acc_regs())
+        self.call_v(Op::Mfma { shape }, &ins, &[], shape.acc_regs())
     }
     fn gws_barrier(&mut self, _count: Value) {
         // the wave's barrier state lives outside the registers the JIT keeps
@@ -1339,10 +1339,10 @@ impl Backend for JitBackend<'_, '_> {
         Ok(vec![self.dv(); op.data_regs()])
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
-        self.call_v(Op::LaneFn(f), args, &[], f.outputs())
+        self.call_v(Op::LaneFn { f }, args, &[], f.outputs())
     }
     fn s_lanefn(&mut self, f: LaneFn, args: &[Value]) -> Vec<Value> {
-        self.call(Op::SLaneFn(f), &[], args, &[], 0, f.outputs(), 0, false).1
+        self.call(Op::SLaneFn { f }, &[], args, &[], 0, f.outputs(), 0, false).1
     }
     fn s_popcount64(&mut self, lo: Value, hi: Value) -> Value {
         let m = self.mask_from(lo, hi);

@@ -5,54 +5,17 @@
 //! checked path, with identical fault reports — while the rest of the instruction is compiled.
 
 use emu_core::interp::Interp;
-use emu_core::lanefn::LaneFn;
-use emu_core::sem::{AtomicOp, Backend, Compare, ExecError, Mfma, VCvt, VOp, VOp64, VUn, VUn64};
+use emu_core::sem::calls::{run_call, Inputs, Outputs};
+use emu_core::sem::ExecError;
 use emu_core::wave::Lanes;
 use isa_amdgpu::{disasm, Inst};
 
 use crate::ctx::{Ctx, Env, SLOTS};
 
-/// One interpreter operation, with its static arguments. Vector operands arrive in `ctx.v[..]` in order,
-/// scalars in `ctx.s[..]`, masks in `ctx.m[..]`; results leave the same way (from slot 0).
-#[derive(Debug, Clone)]
-pub enum Op {
-    VOp(VOp),
-    VUn(VUn),
-    VCmp(Compare),
-    VOp64(VOp64),
-    VUn64(VUn64),
-    FmaF64,
-    /// The interpreter's NaN rule applied to f64 results (inputs: the `sources` operand pairs, then the
-    /// result pair): a NaN source (first first) wins, quieted.
-    Nan64 { sources: u8 },
-    Cvt(VCvt),
-    Cmp64(Compare),
-    Mad64 { signed: bool },
-    Shl64,
-    LaneFn(LaneFn),
-    SLaneFn(LaneFn),
-    Permute,
-    LaneRead,
-    FirstLane,
-    Mfma(Mfma),
-    Scratch,
-    FailIfAny(ExecError),
-    VLoad { offset: i64, dwords: u32 },
-    VStore { offset: i64, n: u32 },
-    VLoadNarrow { offset: i64, bytes: u32, signed: bool },
-    VStoreNarrow { offset: i64, bytes: u32 },
-    VAtomic { op: AtomicOp, offset: i64 },
-    VAtomic64 { op: AtomicOp, offset: i64 },
-    CmpSwap { offset: i64, n: u32 },
-    LdsRead { offset: u32, dwords: u32 },
-    LdsWrite { offset: u32, n: u32 },
-    LdsReadNarrow { offset: u32, bytes: u32, signed: bool },
-    LdsWriteNarrow { offset: u32, bytes: u32 },
-    LdsAtomic { op: AtomicOp, offset: u32 },
-    LdsAtomic64 { op: AtomicOp, offset: u32 },
-    LdsCmpst { offset: u32, n: u32 },
-    SLoad { dwords: u32 },
-}
+/// One interpreter operation, with its static arguments: the list in [`emu_core::sem::calls`]. Vector operands
+/// arrive in `ctx.v[..]` in order, scalars in `ctx.s[..]`, masks in `ctx.m[..]`; results leave the same way
+/// (from slot 0).
+pub use emu_core::sem::calls::CallOp as Op;
 
 /// A call site: the operation and the instruction it belongs to (for fault reports).
 pub struct Call {
@@ -78,10 +41,6 @@ thread_local! {
     static OPERANDS: std::cell::Cell<Vec<Lanes>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-fn pair(v: &[Lanes], i: usize) -> (Lanes, Lanes) {
-    (v[i], v[i + 1])
-}
-
 /// Runs `call` on the interpreter's backend over the context's slots.
 pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
     let run = || -> u32 {
@@ -105,88 +64,9 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         buffer.extend_from_slice(&ctx.v[..call.vectors_in]);
         let v: &[Lanes] = &buffer;
         let (s, m) = (ctx.s, ctx.m);
-        let r: Result<(), ExecError> = (|| {
-            match &call.op {
-                Op::VOp(op) => ctx.v[0] = b.v_op(*op, v[0], v[1]),
-                Op::VUn(op) => ctx.v[0] = b.v_un(*op, v[0]),
-                Op::VCmp(op) => ctx.m[0] = b.v_cmp(*op, v[0], v[1]),
-                Op::VOp64(op) => (ctx.v[0], ctx.v[1]) = b.v_op64(*op, pair(v, 0), pair(v, 2)),
-                Op::VUn64(op) => (ctx.v[0], ctx.v[1]) = b.v_un64(*op, pair(v, 0)),
-                Op::FmaF64 => (ctx.v[0], ctx.v[1]) = b.v_fma_f64(pair(v, 0), pair(v, 2), pair(v, 4)),
-                Op::Cvt(op) => (ctx.v[0], ctx.v[1]) = b.v_cvt(*op, pair(v, 0)),
-                Op::Nan64 { sources } => {
-                    let n = *sources as usize;
-                    let (mut lo, mut hi) = pair(v, 2 * n);
-                    for l in 0..64 {
-                        let w = |k: usize| (v[2 * k + 1][l] as u64) << 32 | v[2 * k][l] as u64;
-                        let nan = |x: u64| x & 0x7fff_ffff_ffff_ffff > 0x7ff0_0000_0000_0000;
-                        // fma checks c first, then a, b; so the first of a, b, c that is NaN wins
-                        if let Some(k) = (0..n).find(|&k| nan(w(k))) {
-                            let q = w(k) | 1 << 51;
-                            (lo[l], hi[l]) = (q as u32, (q >> 32) as u32);
-                        }
-                    }
-                    (ctx.v[0], ctx.v[1]) = (lo, hi);
-                }
-                Op::Cmp64(op) => ctx.m[0] = b.v_cmp64(*op, pair(v, 0), pair(v, 2)),
-                Op::Mad64 { signed } => {
-                    let ((lo, hi), c) = b.v_mad_u64_u32(v[0], v[1], pair(v, 2), *signed);
-                    (ctx.v[0], ctx.v[1], ctx.m[0]) = (lo, hi, c);
-                }
-                Op::Shl64 => (ctx.v[0], ctx.v[1]) = b.v_shl64(v[0], v[1], v[2]),
-                Op::LaneFn(f) => {
-                    let out = b.v_lanefn(*f, v);
-                    ctx.v[..out.len()].copy_from_slice(&out);
-                }
-                Op::SLaneFn(f) => {
-                    let out = b.s_lanefn(*f, &s[..f.inputs()]);
-                    ctx.s[..out.len()].copy_from_slice(&out);
-                }
-                Op::Permute => ctx.v[0] = b.v_permute(v[0], v[1], m[0]),
-                Op::LaneRead => ctx.s[0] = b.v_lane_read(v[0], s[0]),
-                Op::FirstLane => ctx.s[0] = b.v_first_lane(v[0], m[0]),
-                Op::Mfma(shape) => {
-                    let (na, nc) = (shape.src_regs(), shape.acc_regs());
-                    let out = b.v_mfma(*shape, &v[..na], &v[na..2 * na], &v[2 * na..2 * na + nc]);
-                    ctx.v[..out.len()].copy_from_slice(&out);
-                }
-                Op::Scratch => (ctx.s[0], ctx.s[1], ctx.s[2]) = b.scratch(),
-                Op::FailIfAny(e) => b.fail_if_any(m[0], e.clone())?,
-                Op::VLoad { offset, dwords } => {
-                    let out = b.v_load(v[0], v[1], *offset, *dwords, m[0])?;
-                    ctx.v[..out.len()].copy_from_slice(&out);
-                }
-                Op::VStore { offset, n } => b.v_store(v[0], v[1], *offset, &v[2..2 + *n as usize], m[0])?,
-                Op::VLoadNarrow { offset, bytes, signed } => ctx.v[0] = b.v_load_narrow(v[0], v[1], *offset, *bytes, *signed, m[0])?,
-                Op::VStoreNarrow { offset, bytes } => b.v_store_narrow(v[0], v[1], *offset, *bytes, v[2], m[0])?,
-                Op::VAtomic { op, offset } => ctx.v[0] = b.v_atomic(*op, v[0], v[1], *offset, v[2], m[0])?,
-                Op::VAtomic64 { op, offset } => (ctx.v[0], ctx.v[1]) = b.v_atomic64(*op, v[0], v[1], *offset, pair(v, 2), m[0])?,
-                Op::CmpSwap { offset, n } => {
-                    let n = *n as usize;
-                    let out = b.v_atomic_cmpswap(v[0], v[1], *offset, &v[2..2 + n], &v[2 + n..2 + 2 * n], m[0])?;
-                    ctx.v[..out.len()].copy_from_slice(&out);
-                }
-                Op::LdsRead { offset, dwords } => {
-                    let out = b.lds_read(v[0], *offset, *dwords, m[0])?;
-                    ctx.v[..out.len()].copy_from_slice(&out);
-                }
-                Op::LdsWrite { offset, n } => b.lds_write(v[0], *offset, &v[1..1 + *n as usize], m[0])?,
-                Op::LdsReadNarrow { offset, bytes, signed } => ctx.v[0] = b.lds_read_narrow(v[0], *offset, *bytes, *signed, m[0])?,
-                Op::LdsWriteNarrow { offset, bytes } => b.lds_write_narrow(v[0], *offset, *bytes, v[1], m[0])?,
-                Op::LdsAtomic { op, offset } => ctx.v[0] = b.lds_atomic(*op, v[0], *offset, v[1], m[0])?,
-                Op::LdsAtomic64 { op, offset } => (ctx.v[0], ctx.v[1]) = b.lds_atomic64(*op, v[0], *offset, pair(v, 1), m[0])?,
-                Op::LdsCmpst { offset, n } => {
-                    let n = *n as usize;
-                    let out = b.lds_cmpst(v[0], *offset, &v[1..1 + n], &v[1 + n..1 + 2 * n], m[0])?;
-                    ctx.v[..out.len()].copy_from_slice(&out);
-                }
-                Op::SLoad { dwords } => {
-                    let out = b.s_load(s[0], s[1], *dwords)?;
-                    ctx.s[..out.len()].copy_from_slice(&out);
-                }
-            }
-            Ok(())
-        })();
+        let inputs = Inputs::new(v, &s, &m);
+        let mut outputs = Outputs { v: &mut ctx.v, s: &mut ctx.s, m: &mut ctx.m };
+        let r: Result<(), ExecError> = run_call(b, &call.op, &inputs, &mut outputs);
         // hand back pointers derived from the wave and LDS as borrowed here (they stay where they are)
         // SAFETY: as above; nothing else holds the wave or the LDS while the block runs.
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };

@@ -9,8 +9,8 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 
-use emu_core::sem::{execute, Flow};
-use isa_amdgpu::table::Unit;
+use emu_core::sem::{execute, Flow, PcOps, Stop};
+use isa_amdgpu::table::FlowControl;
 use isa_amdgpu::Inst;
 
 use crate::backend::{CallSite, JitBackend, RegCache};
@@ -60,22 +60,15 @@ pub struct Block {
     pub write_free: bool,
 }
 
-/// Whether an instruction may write device memory or LDS (stores, atomics, DS operations other than reads
-/// and lane permutes).
+/// Whether an instruction writes device memory or LDS (a store or an atomic, by the table's `mem` column).
 pub fn writes_memory(inst: &Inst) -> bool {
-    let n = inst.info.name;
-    match inst.info.unit {
-        Unit::Lds => !(n.starts_with("ds_read") || matches!(n, "ds_bpermute_b32" | "ds_permute_b32" | "ds_swizzle_b32")),
-        Unit::Vmem | Unit::Flat => !n.contains("_load_") && !n.starts_with("buffer_wb") && !n.starts_with("buffer_inv"),
-        Unit::Smem => n.contains("store") || n.contains("atomic"),
-        _ => false,
-    }
+    inst.info.mem.writes()
 }
 
-/// Whether an instruction ends a block (it may leave the straight line).
+/// Whether an instruction ends a block: it may leave the straight line (the table's `flow` column), or reads
+/// its own PC.
 pub fn ends_block(inst: &Inst) -> bool {
-    inst.info.unit == Unit::Branch
-        || matches!(inst.info.name, "s_endpgm" | "s_barrier" | "ds_gws_barrier" | "s_setpc_b64" | "s_swappc_b64" | "s_trap" | "s_getpc_b64")
+    inst.info.flow != FlowControl::Next || inst.info.opcode == isa_amdgpu::Opcode::SGetpcB64
 }
 
 /// Whether the JIT backend can emit all of `inst`.
@@ -124,7 +117,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                 if observe.is_some() {
                     // EXEC at issue, for the event
                     let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
-                    let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, 126 * 4);
+                    let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, emu_core::wave::sreg::EXEC_LO as i32 * 4);
                     b.ins().store(MemFlags::trusted(), exec, ctx, Ctx::ISSUE_EXEC);
                 }
                 let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
@@ -179,21 +172,14 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                         b.switch_to_block(out);
                         Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
                     }
-                    Flow::Jump(t) => Some((rel_pc(&mut b, ctx, t.wrapping_sub(base)), CONTINUE)),
-                    Flow::Branch { cond, target } => {
-                        let c = b.ins().band_imm(cond, 1);
-                        let (t, n) = (rel_pc(&mut b, ctx, target.wrapping_sub(base)), rel_pc(&mut b, ctx, next - base));
-                        Some((b.ins().select(c, t, n), CONTINUE))
+                    _ => {
+                        let (target, stop) = flow.resolve(&mut PcIr { b: &mut b, ctx, base }, at, inst.size() as u64);
+                        Some((target, match stop {
+                            Stop::Running => CONTINUE,
+                            Stop::Barrier => BARRIER,
+                            Stop::End => END,
+                        }))
                     }
-                    Flow::Indirect { lo, hi } => {
-                        let lo = b.ins().uextend(types::I64, lo);
-                        let hi = b.ins().uextend(types::I64, hi);
-                        let hi = b.ins().ishl_imm(hi, 32);
-                        Some((b.ins().bor(lo, hi), CONTINUE))
-                    }
-                    Flow::Barrier => Some((rel_pc(&mut b, ctx, next - base), BARRIER)),
-                    // the interpreter leaves an ended wave's pc on its s_endpgm
-                    Flow::End => Some((rel_pc(&mut b, ctx, at - base), END)),
                 };
                 if let Some((target, status)) = exit {
                     leave(&mut b, ctx, target, executed, status);
@@ -283,4 +269,28 @@ fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::i
     b.ins().store(MemFlags::trusted(), t, ctx, Ctx::NEXT_PC);
     let s = b.ins().iconst(types::I32, CONTINUE as i64);
     b.ins().return_(&[s]);
+}
+
+/// [`Flow::resolve`] in IR: relative PCs ([`rel_pc`]) and the absolute address of an indirect jump.
+struct PcIr<'a, 'f> {
+    b: &'a mut FunctionBuilder<'f>,
+    ctx: Value,
+    base: u64,
+}
+
+impl PcOps<Value> for PcIr<'_, '_> {
+    type P = Value;
+    fn at(&mut self, pc: u64) -> Value {
+        rel_pc(self.b, self.ctx, pc.wrapping_sub(self.base))
+    }
+    fn pick(&mut self, cond: Value, taken: Value, not_taken: Value) -> Value {
+        let c = self.b.ins().band_imm(cond, 1);
+        self.b.ins().select(c, taken, not_taken)
+    }
+    fn join(&mut self, lo: Value, hi: Value) -> Value {
+        let lo = self.b.ins().uextend(types::I64, lo);
+        let hi = self.b.ins().uextend(types::I64, hi);
+        let hi = self.b.ins().ishl_imm(hi, 32);
+        self.b.ins().bor(lo, hi)
+    }
 }

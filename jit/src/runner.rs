@@ -12,7 +12,7 @@ use emu_core::engine::{EngineError, WaveRun, WaveRunner};
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
 use emu_core::observe::{InstEvent, Observer};
-use emu_core::sem::{execute, ExecError, Flow};
+use emu_core::sem::{execute, ExecError, Flow, Stop};
 use emu_core::wave::{WaveState, WaveStatus};
 use isa_amdgpu::{disasm, Inst};
 
@@ -282,14 +282,8 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
         let inst = run.cache.get(mem, run.code, pc).map_err(|e| format!("crosscheck: cannot decode at {pc:#x}: {e}"))?;
         text.push(disasm::text(&inst));
         let mut b = Interp { wave: interp, mem, lds, mnemonic: inst.info.name, accesses: None };
-        let next = pc + inst.size() as u64;
         match execute(&mut b, &inst, pc) {
-            Ok(Flow::Next) => interp.pc = next,
-            Ok(Flow::Jump(t)) => interp.pc = t,
-            Ok(Flow::Branch { cond, target }) => interp.pc = if cond & 1 == 1 { target } else { next },
-            Ok(Flow::Indirect { lo, hi }) => interp.pc = (hi as u64) << 32 | lo as u64,
-            Ok(Flow::Barrier) => interp.pc = next,
-            Ok(Flow::End) => {}
+            Ok(flow) => interp.pc = flow.next_pc(pc, inst.size() as u64).0,
             // both engines stop at the same fault (the JIT's report is the interpreter's own)
             Err(_) if status == crate::compile::FAULT => return Ok(()),
             Err(e) => return Err(format!("the interpreter faults where the JIT did not: {e}")),
@@ -423,33 +417,17 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
         ctx.scc = wave.scc as u32;
-        let next = pc + inst.size() as u64;
         match r {
-            Ok(Flow::Next) if switch => {
+            Ok(Flow::Next) if !switch => 0,
+            Ok(flow) => {
+                let (next, stop) = flow.next_pc(pc, inst.size() as u64);
                 ctx.next_pc = next;
-                compile::SWITCH
-            }
-            Ok(Flow::Next) => 0,
-            Ok(Flow::Jump(t)) => {
-                ctx.next_pc = t;
-                CONTINUE
-            }
-            Ok(Flow::Branch { cond, target }) => {
-                ctx.next_pc = if cond & 1 == 1 { target } else { next };
-                CONTINUE
-            }
-            Ok(Flow::Indirect { lo, hi }) => {
-                ctx.next_pc = (hi as u64) << 32 | lo as u64;
-                CONTINUE
-            }
-            Ok(Flow::Barrier) => {
-                ctx.next_pc = next;
-                BARRIER
-            }
-            Ok(Flow::End) => {
-                // the interpreter leaves an ended wave's pc on its s_endpgm
-                ctx.next_pc = pc;
-                END
+                match (stop, flow) {
+                    (Stop::Barrier, _) => BARRIER,
+                    (Stop::End, _) => END,
+                    (Stop::Running, Flow::Next) => compile::SWITCH,
+                    (Stop::Running, _) => CONTINUE,
+                }
             }
             Err(e) => {
                 env.error = Some((pc, disasm::text(inst), e));

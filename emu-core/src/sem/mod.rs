@@ -7,6 +7,7 @@
 //! | module | instructions |
 //! |---|---|
 //! | [`backend`] | the `Backend` trait and its lane operations |
+//! | [`calls`] | the operations compiled code hands to the interpreter, as one list |
 //! | [`operand`] | sources (SGPR, special, inline constant, literal, VGPR), VOP3/SDWA/DPP modifiers, writes |
 //! | [`control`] | SOPP and the PC instructions: branches, barrier, end, trap, waits |
 //! | [`salu`] | SOP1/SOP2/SOPC/SOPK |
@@ -26,6 +27,7 @@ use isa_amdgpu::table::{FlowControl, Implicit};
 use isa_amdgpu::{Inst, Opcode};
 
 pub mod backend;
+pub mod calls;
 mod compare;
 mod control;
 mod image;
@@ -62,6 +64,74 @@ pub enum Flow<S> {
     Indirect { lo: S, hi: S },
     Barrier,
     End,
+}
+
+/// How a wave stands after an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// It goes on at the next PC.
+    Running,
+    /// It waits at a barrier and goes on at the next PC once released.
+    Barrier,
+    /// It has ended; its PC stays on `s_endpgm`.
+    End,
+}
+
+/// What resolving a [`Flow`] into a PC needs: the interpreter computes on values ([`PcValues`]), the JIT emits IR.
+pub trait PcOps<S> {
+    type P: Copy;
+    /// The address `pc`.
+    fn at(&mut self, pc: u64) -> Self::P;
+    /// `taken` if `cond` (0/1) is 1, else `not_taken`.
+    fn pick(&mut self, cond: S, taken: Self::P, not_taken: Self::P) -> Self::P;
+    /// The address in a register pair.
+    fn join(&mut self, lo: S, hi: S) -> Self::P;
+}
+
+impl<S> Flow<S> {
+    /// The next PC of a wave after the instruction of `size` bytes at `pc` produced this flow, and how the wave
+    /// stands — the one definition of where each flow goes.
+    pub fn resolve<O: PcOps<S>>(self, o: &mut O, pc: u64, size: u64) -> (O::P, Stop) {
+        let next = pc + size;
+        match self {
+            Flow::Next => (o.at(next), Stop::Running),
+            Flow::Jump(t) => (o.at(t), Stop::Running),
+            Flow::Branch { cond, target } => {
+                let (t, n) = (o.at(target), o.at(next));
+                (o.pick(cond, t, n), Stop::Running)
+            }
+            Flow::Indirect { lo, hi } => (o.join(lo, hi), Stop::Running),
+            Flow::Barrier => (o.at(next), Stop::Barrier),
+            Flow::End => (o.at(pc), Stop::End),
+        }
+    }
+}
+
+/// [`PcOps`] on values.
+pub struct PcValues;
+
+impl PcOps<u32> for PcValues {
+    type P = u64;
+    fn at(&mut self, pc: u64) -> u64 {
+        pc
+    }
+    fn pick(&mut self, cond: u32, taken: u64, not_taken: u64) -> u64 {
+        if cond & 1 == 1 {
+            taken
+        } else {
+            not_taken
+        }
+    }
+    fn join(&mut self, lo: u32, hi: u32) -> u64 {
+        (hi as u64) << 32 | lo as u64
+    }
+}
+
+impl Flow<u32> {
+    /// [`Flow::resolve`] on values: the next PC and how the wave stands.
+    pub fn next_pc(self, pc: u64, size: u64) -> (u64, Stop) {
+        self.resolve(&mut PcValues, pc, size)
+    }
 }
 
 /// Why an instruction could not execute.
