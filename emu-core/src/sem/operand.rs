@@ -2,6 +2,7 @@
 //! registers, inline constants, literals, VGPRs), VOP3 neg/abs, SDWA selects, DPP lane permutes, 16-bit halves,
 //! and the writes of lane masks, register pairs and AGPR-or-VGPR data.
 
+use isa_amdgpu::constants::{inline_float, inline_value, FloatWidth};
 use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::table::{DataType, MemFlags, OperandKind, SrcType};
 use isa_amdgpu::Inst;
@@ -9,22 +10,9 @@ use isa_amdgpu::Inst;
 use super::backend::*;
 use super::{form, ExecError};
 
-/// The value of inline constant `v` (128..=208, 240..=248) as a 32-bit operand.
+/// The value of inline constant `v` (128..=208, 240..=248) as a 32-bit operand ([`isa_amdgpu::constants`]).
 pub(super) fn inline_const32(v: u32) -> Option<u32> {
-    Some(match v {
-        128..=192 => v - 128,
-        193..=208 => (-((v - 192) as i32)) as u32,
-        240 => 0x3f00_0000,
-        241 => 0xbf00_0000,
-        242 => 0x3f80_0000,
-        243 => 0xbf80_0000,
-        244 => 0x4000_0000,
-        245 => 0xc000_0000,
-        246 => 0x4080_0000,
-        247 => 0xc080_0000,
-        248 => 0x3e22_f983,
-        _ => return None,
-    })
+    inline_value(v, FloatWidth::F32).map(|x| x as u32)
 }
 
 /// A 32-bit scalar source (SOP ssrc, or a uniform VOP source).
@@ -39,19 +27,6 @@ pub(super) fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B
     }
 }
 
-/// The 64-bit inline float constants (240..=248) as f64 bit patterns.
-pub(super) const F64_INLINE: [u64; 9] = [
-    0x3fe0_0000_0000_0000,
-    0xbfe0_0000_0000_0000,
-    0x3ff0_0000_0000_0000,
-    0xbff0_0000_0000_0000,
-    0x4000_0000_0000_0000,
-    0xc000_0000_0000_0000,
-    0x4010_0000_0000_0000,
-    0xc010_0000_0000_0000,
-    0x3fc4_5f30_6dc9_c882,
-];
-
 /// A 64-bit scalar source as (lo, hi). Integer constants sign-extend; float constants are doubles; a literal
 /// is the high half of an f64 operand and the zero-extended value of an integer one.
 pub(super) fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::S, B::S), ExecError> {
@@ -63,8 +38,7 @@ pub(super) fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> 
             let r = if v <= 101 { v & !1 } else { v };
             Ok((b.s_get(r), b.s_get(r + 1)))
         }
-        128..=208 => Ok(pair(b, inline_const32(v).unwrap_or(0) as i32 as i64 as u64)),
-        240..=248 => Ok(pair(b, F64_INLINE[(v - 240) as usize])),
+        128..=208 | 240..=248 => Ok(pair(b, inline_value(v, FloatWidth::F64).unwrap_or(0))),
         255 => {
             let lit = inst.literal().unwrap_or(0) as u64;
             Ok(pair(b, if is_f64 { lit << 32 } else { lit }))
@@ -162,7 +136,7 @@ pub(super) fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
     let raw = if v >= 256 {
         b.v_get(v - 256)
     } else if (240..=248).contains(&v) && is_f16_operand(inst, field) {
-        let c = b.s_const(F16_INLINE[(v - 240) as usize]);
+        let c = b.s_const(inline_float(v, FloatWidth::F16).unwrap_or(0) as u32);
         b.v_splat(c)
     } else {
         let s = scalar_src(b, inst, v)?;
@@ -172,9 +146,6 @@ pub(super) fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
     let sign = float_sign(inst);
     apply_mods(b, inst, raw, neg, abs, sign, field)
 }
-
-/// The float inline constants (240..=248) of 16-bit float operands.
-pub(super) const F16_INLINE: [u32; 9] = [0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118];
 
 /// Whether an operand takes 16-bit float inline constants: 16-bit operands by the operand's type, and the
 /// sources of instructions whose source type is f16 (the operand types cannot tell those from f32, since LLVM
