@@ -19,6 +19,7 @@ pub mod lanefn;
 pub mod memory;
 pub mod observe;
 pub mod sem;
+pub mod timing;
 pub mod wave;
 
 pub use device::{DevicePreset, PRESETS};

@@ -1,0 +1,588 @@
+//! The memory pipeline: vector L1 per CU → L2 per XCD (address-interleaved channels) → MALL (shared by all
+//! XCDs, where there is one) → HBM (address-interleaved channels); the scalar cache and the instruction cache
+//! (one per group of CUs) → L2.
+//!
+//! Each level is a fixed latency plus bandwidth: a request of N bytes occupies its channel (or its L1 port)
+//! for N / bytes-per-clock cycles, as a "next free cycle" per channel kept in 1/256 cycles; a request starts
+//! when it arrives and its channel is free, and its data is back `latency` cycles after it started. Latencies
+//! add up level by level ([`super::machine`] gives each level's share and how they were calibrated). Each CU
+//! keeps at most [`Limits::l1_misses_per_cu`](super::machine::Limits) L1 misses in flight (reads until their
+//! data is back, writes until acknowledged); a further miss waits for the earliest of them.
+//!
+//! Reads: an L1 hit returns after the L1 hit latency (or when a fill still under way arrives: hit-on-miss);
+//! a miss goes to the L2 channel of its address; an L2 miss fills the whole L2 line from the MALL or HBM.
+//! Writes: the L1 is write-through without write-allocate; the L2 is write-back and allocates on a write
+//! miss without reading the line; the wave's `vmcnt` drops when the L2 acknowledges, which costs what an L2
+//! hit costs. A write whose allocation evicts a dirty line is acknowledged no earlier than that line's
+//! write-back starts on its HBM (or MALL) channel, so a write stream runs at the memory's write rate.
+//! Atomics: performed in the L2 (not in the L1); an L2 miss fills the line first.
+//!
+//! Not modeled: coherence traffic and probes (MI300X's cross-XCD invalidations, fine-grained memory), cache
+//! invalidations and write-back on kernel boundaries, bank conflicts inside L2 channels, the L2 channel hash
+//! (an XOR fold stands in for AMD's), address translation (no TLB: no public figures for its size or miss
+//! cost), DRAM pages, refresh and read/write turnaround (folded into per-direction efficiencies), partial-line
+//! valid masks (a write-allocated L2 line counts as fully valid), the interconnect between L1 and L2, NUMA
+//! placement of memory on MI300X stacks, and instruction prefetch.
+//!
+//! Deterministic: the results depend only on the sequence of calls. Calls should come in non-decreasing
+//! `now` per CU (the in-flight limit retires requests by time), and roughly non-decreasing across CUs (a
+//! channel serves requests in call order). No allocation per access.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::cache::{Cache, CacheConfig, CacheStats};
+use super::machine::{CacheLevel, Machine, SharedLevel};
+
+/// What a line request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// One cache line of a memory instruction (see [`super::cache::coalesce`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRequest {
+    /// Any address inside the line.
+    pub addr: u64,
+    /// Bytes of the line the instruction reads or writes.
+    pub bytes: u32,
+    pub kind: Kind,
+}
+
+/// What one instruction's requests cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccessResult {
+    /// Cycle the last line was accepted (got the L1 port and, for a miss, an in-flight slot); the CU can
+    /// start its next memory instruction from here.
+    pub accepted_at: u64,
+    /// Cycle the last line's data is back (reads, atomics) or its write is acknowledged.
+    pub complete_at: u64,
+    pub l1_hits: u32,
+    pub l1_misses: u32,
+    pub l2_hits: u32,
+    pub l2_misses: u32,
+    pub mall_hits: u32,
+    pub mall_misses: u32,
+}
+
+/// Counters of one level, summed over its instances (the profiler derives TCP_*, TCC_HIT, TCC_MISS,
+/// TCC_EA_RDREQ = `fill_bytes / 64`, TCC_EA_WRREQ = `writeback_bytes / 64` ... from these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Line requests looked up.
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub atomics: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Valid lines replaced.
+    pub evictions: u64,
+    /// Dirty lines replaced.
+    pub writebacks: u64,
+    /// Bytes delivered upward for reads and atomics.
+    pub bytes_read: u64,
+    /// Bytes received from above for writes.
+    pub bytes_written: u64,
+    /// Bytes fetched from the next level (line fills).
+    pub fill_bytes: u64,
+    /// Bytes written to the next level (write-through and write-backs).
+    pub writeback_bytes: u64,
+    /// Cycles the level's channels (ports) were busy, summed over channels.
+    pub busy_cycles: u64,
+}
+
+impl LevelStats {
+    fn absorb(&mut self, c: &CacheStats) {
+        self.evictions += c.evictions;
+        self.writebacks += c.writebacks;
+    }
+}
+
+/// Counters of every level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Vector L1 (TCP).
+    pub l1: LevelStats,
+    /// Scalar data cache (sL1D).
+    pub scalar: LevelStats,
+    /// Instruction cache (L1I).
+    pub icache: LevelStats,
+    /// L2 (TCC).
+    pub l2: LevelStats,
+    /// Infinity Cache; all zero where there is none.
+    pub mall: LevelStats,
+    /// Device memory: `bytes_read` / `bytes_written` are DRAM traffic.
+    pub hbm: LevelStats,
+}
+
+/// Occupancy of a request on a channel, in 1/256 cycles, as `bytes * per_byte >> 16`.
+#[derive(Debug, Clone, Copy)]
+struct Rate {
+    per_byte_q16: u64,
+}
+
+impl Rate {
+    fn new(bytes_per_clock: f64) -> Rate {
+        assert!(bytes_per_clock > 0.0);
+        Rate { per_byte_q16: (256.0 * 65536.0 / bytes_per_clock).round() as u64 }
+    }
+    #[inline]
+    fn cost(self, bytes: u32) -> u64 {
+        (bytes as u64 * self.per_byte_q16) >> 16
+    }
+}
+
+/// Takes channel `free` (next free time, 1/256 cycles) from `now` for `cost`; returns the start cycle.
+#[inline]
+fn occupy(free: &mut u64, now: u64, cost: u64, busy: &mut u64) -> u64 {
+    let start = (now << 8).max(*free);
+    *free = start + cost;
+    *busy += cost;
+    start.div_ceil(256)
+}
+
+/// The channel of `addr` among `channels` (a power of two): an XOR fold of the interleave-block number, so
+/// consecutive blocks go to consecutive channels and power-of-two strides still spread.
+#[inline]
+fn channel(addr: u64, interleave_bits: u32, channels: u32) -> usize {
+    let x = addr >> interleave_bits;
+    let h = x ^ (x >> 7) ^ (x >> 13) ^ (x >> 19);
+    (h & (channels as u64 - 1)) as usize
+}
+
+/// Requests in flight, retired by completion time.
+struct InFlight {
+    limit: usize,
+    done: BinaryHeap<Reverse<u64>>,
+}
+
+impl InFlight {
+    fn new(limit: u32) -> InFlight {
+        InFlight { limit: limit.max(1) as usize, done: BinaryHeap::with_capacity(limit.max(1) as usize + 1) }
+    }
+    /// The cycle a request arriving at `t` gets a slot.
+    #[inline]
+    fn acquire(&mut self, t: u64) -> u64 {
+        while let Some(&Reverse(d)) = self.done.peek() {
+            if d > t {
+                break;
+            }
+            self.done.pop();
+        }
+        if self.done.len() >= self.limit {
+            let Reverse(d) = self.done.pop().expect("full");
+            t.max(d)
+        } else {
+            t
+        }
+    }
+    #[inline]
+    fn release_at(&mut self, t: u64) {
+        self.done.push(Reverse(t));
+    }
+}
+
+const L1: usize = 0;
+const SCALAR: usize = 1;
+const ICACHE: usize = 2;
+const L2: usize = 3;
+const MALL: usize = 4;
+const HBM: usize = 5;
+
+/// The modeled memory system of one device.
+pub struct MemorySystem {
+    m: Machine,
+    l1: Vec<Cache>,
+    l1_port: Vec<u64>,
+    l1_inflight: Vec<InFlight>,
+    scalar: Vec<Cache>,
+    scalar_port: Vec<u64>,
+    scalar_inflight: Vec<InFlight>,
+    icache: Vec<Cache>,
+    icache_port: Vec<u64>,
+    l2: Vec<Cache>,
+    l2_chan: Vec<u64>,
+    mall: Option<Cache>,
+    mall_chan: Vec<u64>,
+    hbm_chan: Vec<u64>,
+    l1_rate: Rate,
+    scalar_rate: Rate,
+    icache_rate: Rate,
+    l2_rate: Rate,
+    mall_rate: Rate,
+    hbm_read: Rate,
+    hbm_write: Rate,
+    stats: [LevelStats; 6],
+    busy_fp: [u64; 6],
+}
+
+fn cache_of(l: &CacheLevel) -> Cache {
+    Cache::new(CacheConfig { bytes: l.bytes, line_bytes: l.line_bytes, ways: l.ways, write: l.write, alloc: l.alloc })
+}
+
+fn shared_of(l: &SharedLevel) -> Cache {
+    Cache::new(CacheConfig { bytes: l.bytes, line_bytes: l.line_bytes, ways: l.ways, write: l.write, alloc: l.alloc })
+}
+
+impl MemorySystem {
+    /// An empty (cold) memory system for `machine`.
+    pub fn new(machine: &Machine) -> MemorySystem {
+        let m = machine.clone();
+        let cus = m.topology.cus() as usize;
+        let groups = |l: &CacheLevel| cus.div_ceil(l.cus_per_instance as usize);
+        let xcds = m.topology.xcds as usize;
+        let mall = m.mall.as_ref().map(shared_of);
+        let mall_channels = m.mall.as_ref().map_or(0, |l| l.channels as usize);
+        let mall_bw = m.mall.as_ref().map_or(1.0, |l| l.bytes_per_clock as f64);
+        MemorySystem {
+            l1: (0..cus).map(|_| cache_of(&m.l1)).collect(),
+            l1_port: vec![0; cus],
+            l1_inflight: (0..cus).map(|_| InFlight::new(m.limits.l1_misses_per_cu)).collect(),
+            scalar: (0..groups(&m.scalar)).map(|_| cache_of(&m.scalar)).collect(),
+            scalar_port: vec![0; groups(&m.scalar)],
+            scalar_inflight: (0..groups(&m.scalar)).map(|_| InFlight::new(m.limits.scalar_misses)).collect(),
+            icache: (0..groups(&m.icache)).map(|_| cache_of(&m.icache)).collect(),
+            icache_port: vec![0; groups(&m.icache)],
+            l2: (0..xcds).map(|_| shared_of(&m.l2)).collect(),
+            l2_chan: vec![0; xcds * m.l2.channels as usize],
+            mall,
+            mall_chan: vec![0; mall_channels],
+            hbm_chan: vec![0; m.hbm.channels as usize],
+            l1_rate: Rate::new(m.l1.bytes_per_clock as f64),
+            scalar_rate: Rate::new(m.scalar.bytes_per_clock as f64),
+            icache_rate: Rate::new(m.icache.bytes_per_clock as f64),
+            l2_rate: Rate::new(m.l2.bytes_per_clock as f64),
+            mall_rate: Rate::new(mall_bw),
+            hbm_read: Rate::new(m.hbm_read_bytes_per_shader_clock()),
+            hbm_write: Rate::new(m.hbm_write_bytes_per_shader_clock()),
+            stats: [LevelStats::default(); 6],
+            busy_fp: [0; 6],
+            m,
+        }
+    }
+
+    pub fn machine(&self) -> &Machine {
+        &self.m
+    }
+
+    /// Vector memory requests of one wave instruction of compute unit `cu`, leaving the CU at cycle `now`.
+    pub fn access(&mut self, now: u64, cu: u32, lines: &[LineRequest]) -> AccessResult {
+        let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
+        let cu = cu as usize;
+        let xcd = self.m.topology.xcd_of(cu as u32) as usize;
+        for l in lines {
+            let (accepted, done) = match l.kind {
+                Kind::Read => self.l1_read(now, cu, xcd, l.addr, l.bytes, &mut r),
+                Kind::Write => self.l1_write(now, cu, xcd, l.addr, l.bytes, &mut r),
+                Kind::Atomic => self.l1_atomic(now, cu, xcd, l.addr, l.bytes, &mut r),
+            };
+            r.accepted_at = r.accepted_at.max(accepted);
+            r.complete_at = r.complete_at.max(done);
+        }
+        r
+    }
+
+    /// Scalar memory requests (`s_load`, `s_buffer_load`, `s_store`) of compute unit `cu` at cycle `now`.
+    pub fn access_scalar(&mut self, now: u64, cu: u32, lines: &[LineRequest]) -> AccessResult {
+        let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
+        let g = (cu / self.m.scalar.cus_per_instance) as usize;
+        let xcd = self.m.topology.xcd_of(cu) as usize;
+        let hit_latency = self.m.scalar.hit_latency;
+        for l in lines {
+            let st = &mut self.stats[SCALAR];
+            st.requests += 1;
+            let write = l.kind != Kind::Read;
+            if write {
+                st.writes += 1;
+                st.bytes_written += l.bytes as u64;
+            } else {
+                st.reads += 1;
+                st.bytes_read += l.bytes as u64;
+            }
+            let cost = self.scalar_rate.cost(l.bytes);
+            let s = occupy(&mut self.scalar_port[g], now, cost, &mut self.busy_fp[SCALAR]);
+            let o = self.scalar[g].access(l.addr, write);
+            let (accepted, done) = if o.hit && !write {
+                self.stats[SCALAR].hits += 1;
+                (s, (s + hit_latency).max(o.ready_at))
+            } else {
+                if o.hit {
+                    self.stats[SCALAR].hits += 1;
+                } else {
+                    self.stats[SCALAR].misses += 1;
+                }
+                let slot = self.scalar_inflight[g].acquire(s);
+                let done = if write {
+                    self.stats[SCALAR].writeback_bytes += l.bytes as u64;
+                    self.l2_write(slot, xcd, l.addr, l.bytes, hit_latency)
+                } else {
+                    self.stats[SCALAR].fill_bytes += self.m.scalar.line_bytes as u64;
+                    self.l2_read(slot, xcd, l.addr, self.m.scalar.line_bytes, hit_latency, false, &mut r)
+                };
+                if o.allocated && !o.hit {
+                    self.scalar[g].set_ready(o.slot, done);
+                }
+                self.scalar_inflight[g].release_at(done);
+                (slot, done)
+            };
+            r.accepted_at = r.accepted_at.max(accepted);
+            r.complete_at = r.complete_at.max(done);
+        }
+        r
+    }
+
+    /// Fetch of the instruction line holding `pc` by compute unit `cu` at cycle `now`; the cycle it is there.
+    pub fn fetch_instruction(&mut self, now: u64, cu: u32, pc: u64) -> u64 {
+        let g = (cu / self.m.icache.cus_per_instance) as usize;
+        let xcd = self.m.topology.xcd_of(cu) as usize;
+        let line = self.m.icache.line_bytes;
+        let st = &mut self.stats[ICACHE];
+        st.requests += 1;
+        st.reads += 1;
+        st.bytes_read += line as u64;
+        let s = occupy(&mut self.icache_port[g], now, self.icache_rate.cost(line), &mut self.busy_fp[ICACHE]);
+        let o = self.icache[g].access(pc, false);
+        if o.hit {
+            self.stats[ICACHE].hits += 1;
+            return (s + self.m.icache.hit_latency).max(o.ready_at);
+        }
+        self.stats[ICACHE].misses += 1;
+        self.stats[ICACHE].fill_bytes += line as u64;
+        let mut r = AccessResult::default();
+        let done = self.l2_read(s, xcd, pc, line, self.m.icache.hit_latency, false, &mut r);
+        self.icache[g].set_ready(o.slot, done);
+        done
+    }
+
+    /// Counters of every level so far.
+    pub fn stats(&self) -> MemoryStats {
+        let mut s = self.stats;
+        for (i, b) in self.busy_fp.iter().enumerate() {
+            s[i].busy_cycles = b >> 8;
+        }
+        for c in &self.l1 {
+            s[L1].absorb(c.stats());
+        }
+        for c in &self.scalar {
+            s[SCALAR].absorb(c.stats());
+        }
+        for c in &self.icache {
+            s[ICACHE].absorb(c.stats());
+        }
+        for c in &self.l2 {
+            s[L2].absorb(c.stats());
+        }
+        if let Some(c) = &self.mall {
+            s[MALL].absorb(c.stats());
+        }
+        MemoryStats { l1: s[L1], scalar: s[SCALAR], icache: s[ICACHE], l2: s[L2], mall: s[MALL], hbm: s[HBM] }
+    }
+
+    fn l1_read(&mut self, now: u64, cu: usize, xcd: usize, addr: u64, bytes: u32, r: &mut AccessResult) -> (u64, u64) {
+        let st = &mut self.stats[L1];
+        st.requests += 1;
+        st.reads += 1;
+        st.bytes_read += bytes as u64;
+        let line = self.m.l1.line_bytes;
+        let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(line), &mut self.busy_fp[L1]);
+        let o = self.l1[cu].access(addr, false);
+        if o.hit {
+            self.stats[L1].hits += 1;
+            r.l1_hits += 1;
+            return (s, (s + self.m.l1.hit_latency).max(o.ready_at));
+        }
+        self.stats[L1].misses += 1;
+        self.stats[L1].fill_bytes += line as u64;
+        r.l1_misses += 1;
+        let slot = self.l1_inflight[cu].acquire(s);
+        let done = self.l2_read(slot, xcd, addr, line, self.m.l1.hit_latency, false, r);
+        self.l1[cu].set_ready(o.slot, done);
+        self.l1_inflight[cu].release_at(done);
+        (slot, done)
+    }
+
+    fn l1_write(&mut self, now: u64, cu: usize, xcd: usize, addr: u64, bytes: u32, r: &mut AccessResult) -> (u64, u64) {
+        let st = &mut self.stats[L1];
+        st.requests += 1;
+        st.writes += 1;
+        st.bytes_written += bytes as u64;
+        st.writeback_bytes += bytes as u64;
+        let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(bytes), &mut self.busy_fp[L1]);
+        // Write-through: a present line is updated, a missing one is not allocated; the write goes on to L2.
+        if self.l1[cu].access(addr, true).hit {
+            self.stats[L1].hits += 1;
+            r.l1_hits += 1;
+        } else {
+            self.stats[L1].misses += 1;
+            r.l1_misses += 1;
+        }
+        let slot = self.l1_inflight[cu].acquire(s);
+        let done = self.l2_write(slot, xcd, addr, bytes, self.m.l1.hit_latency);
+        self.l1_inflight[cu].release_at(done);
+        (slot, done)
+    }
+
+    fn l1_atomic(&mut self, now: u64, cu: usize, xcd: usize, addr: u64, bytes: u32, r: &mut AccessResult) -> (u64, u64) {
+        let st = &mut self.stats[L1];
+        st.requests += 1;
+        st.atomics += 1;
+        st.misses += 1;
+        st.bytes_read += bytes as u64;
+        st.bytes_written += bytes as u64;
+        r.l1_misses += 1;
+        let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(bytes), &mut self.busy_fp[L1]);
+        let slot = self.l1_inflight[cu].acquire(s);
+        let done = self.l2_read(slot, xcd, addr, bytes, self.m.l1.hit_latency, true, r);
+        self.l1_inflight[cu].release_at(done);
+        (slot, done)
+    }
+
+    /// A read (or atomic) of `bytes` at `addr` reaching L2 at `t`; `above` is the latency of the level that
+    /// sent it. Returns the cycle the data is back at the requester.
+    #[allow(clippy::too_many_arguments)]
+    fn l2_read(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64, atomic: bool, r: &mut AccessResult) -> u64 {
+        let l2 = &self.m.l2;
+        let ch = xcd * l2.channels as usize + channel(addr, l2.interleave_bits, l2.channels);
+        let latency = above + l2.extra_latency;
+        let line = l2.line_bytes;
+        let st = &mut self.stats[L2];
+        st.requests += 1;
+        st.bytes_read += bytes as u64;
+        if atomic {
+            st.atomics += 1;
+            st.bytes_written += bytes as u64;
+        } else {
+            st.reads += 1;
+        }
+        let s = occupy(&mut self.l2_chan[ch], t, self.l2_rate.cost(bytes), &mut self.busy_fp[L2]);
+        let o = self.l2[xcd].access(addr, atomic);
+        if let Some(wb) = o.writeback {
+            self.write_below_l2(s, wb, line);
+        }
+        if o.hit {
+            self.stats[L2].hits += 1;
+            r.l2_hits += 1;
+            return (s + latency).max(o.ready_at);
+        }
+        self.stats[L2].misses += 1;
+        self.stats[L2].fill_bytes += line as u64;
+        r.l2_misses += 1;
+        let done = self.read_below_l2(s, addr, line, latency, r);
+        self.l2[xcd].set_ready(o.slot, done);
+        done
+    }
+
+    /// A write of `bytes` at `addr` reaching L2 at `t`; returns the cycle it is acknowledged.
+    fn l2_write(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64) -> u64 {
+        let l2 = &self.m.l2;
+        let ch = xcd * l2.channels as usize + channel(addr, l2.interleave_bits, l2.channels);
+        let latency = above + l2.extra_latency;
+        let line = l2.line_bytes;
+        let st = &mut self.stats[L2];
+        st.requests += 1;
+        st.writes += 1;
+        st.bytes_written += bytes as u64;
+        let s = occupy(&mut self.l2_chan[ch], t, self.l2_rate.cost(bytes), &mut self.busy_fp[L2]);
+        let o = self.l2[xcd].access(addr, true);
+        let mut ack = s + latency;
+        if o.hit {
+            self.stats[L2].hits += 1;
+        } else {
+            self.stats[L2].misses += 1;
+            if o.allocated {
+                self.l2[xcd].set_ready(o.slot, ack);
+            }
+        }
+        if let Some(wb) = o.writeback {
+            // The victim must leave before the write can take its place.
+            ack = ack.max(self.write_below_l2(s, wb, line));
+        }
+        ack
+    }
+
+    /// Fills `bytes` (an L2 line) at `addr` from the MALL or HBM, the request leaving L2 at `t` with
+    /// `latency` accumulated so far; returns when the data is back at the original requester.
+    fn read_below_l2(&mut self, t: u64, addr: u64, bytes: u32, latency: u64, r: &mut AccessResult) -> u64 {
+        let mut latency = latency;
+        if let (Some(mall), Some(level)) = (self.mall.as_mut(), self.m.mall.as_ref()) {
+            let ch = channel(addr, level.interleave_bits, level.channels);
+            latency += level.extra_latency;
+            let st = &mut self.stats[MALL];
+            st.requests += 1;
+            st.reads += 1;
+            st.bytes_read += bytes as u64;
+            let s = occupy(&mut self.mall_chan[ch], t, self.mall_rate.cost(bytes), &mut self.busy_fp[MALL]);
+            let o = mall.access(addr, false);
+            let wb = o.writeback;
+            if o.hit {
+                self.stats[MALL].hits += 1;
+                r.mall_hits += 1;
+                return (s + latency).max(o.ready_at);
+            }
+            self.stats[MALL].misses += 1;
+            self.stats[MALL].fill_bytes += level.line_bytes as u64;
+            r.mall_misses += 1;
+            let line = level.line_bytes;
+            if let Some(wb) = wb {
+                self.hbm_write(s, wb, line);
+            }
+            let done = self.hbm_read_at(s, addr, line.max(bytes), latency);
+            if let Some(mall) = self.mall.as_mut() {
+                mall.set_ready(o.slot, done);
+            }
+            return done;
+        }
+        self.hbm_read_at(t, addr, bytes, latency)
+    }
+
+    fn hbm_read_at(&mut self, t: u64, addr: u64, bytes: u32, latency: u64) -> u64 {
+        let h = &self.m.hbm;
+        let ch = channel(addr, h.interleave_bits, h.channels);
+        let st = &mut self.stats[HBM];
+        st.requests += 1;
+        st.reads += 1;
+        st.bytes_read += bytes as u64;
+        let s = occupy(&mut self.hbm_chan[ch], t, self.hbm_read.cost(bytes), &mut self.busy_fp[HBM]);
+        s + latency + h.extra_latency
+    }
+
+    /// An L2 write-back of a dirty line at `t`; returns the cycle it starts at the level below.
+    fn write_below_l2(&mut self, t: u64, addr: u64, bytes: u32) -> u64 {
+        self.stats[L2].writeback_bytes += bytes as u64;
+        if let (Some(mall), Some(level)) = (self.mall.as_mut(), self.m.mall.as_ref()) {
+            let ch = channel(addr, level.interleave_bits, level.channels);
+            let st = &mut self.stats[MALL];
+            st.requests += 1;
+            st.writes += 1;
+            st.bytes_written += bytes as u64;
+            let s = occupy(&mut self.mall_chan[ch], t, self.mall_rate.cost(bytes), &mut self.busy_fp[MALL]);
+            let o = mall.access(addr, true);
+            if o.hit {
+                self.stats[MALL].hits += 1;
+            } else {
+                self.stats[MALL].misses += 1;
+            }
+            if let Some(wb) = o.writeback {
+                let line = level.line_bytes;
+                self.stats[MALL].writeback_bytes += line as u64;
+                return s.max(self.hbm_write(s, wb, line));
+            }
+            return s;
+        }
+        self.hbm_write(t, addr, bytes)
+    }
+
+    fn hbm_write(&mut self, t: u64, addr: u64, bytes: u32) -> u64 {
+        let h = &self.m.hbm;
+        let ch = channel(addr, h.interleave_bits, h.channels);
+        let st = &mut self.stats[HBM];
+        st.requests += 1;
+        st.writes += 1;
+        st.bytes_written += bytes as u64;
+        occupy(&mut self.hbm_chan[ch], t, self.hbm_write.cost(bytes), &mut self.busy_fp[HBM])
+    }
+}
