@@ -22,6 +22,10 @@ pub struct CacheConfig {
     pub ways: u32,
     pub write: WritePolicy,
     pub alloc: AllocPolicy,
+    /// Index sets by an XOR fold of the line number instead of its low bits, so that streams a multiple of
+    /// the cache's way size apart do not all land in one set (shared caches hash their index; the exact
+    /// hash is not public).
+    pub hash_sets: bool,
 }
 
 /// Counters of one cache.
@@ -62,6 +66,7 @@ pub struct Cache {
     cfg: CacheConfig,
     line_shift: u32,
     sets: u64,
+    set_bits: u32,
     ways: usize,
     /// Per slot: line number << 2 | DIRTY | VALID; 0 = empty.
     tags: Vec<u64>,
@@ -85,6 +90,7 @@ impl Cache {
             cfg,
             line_shift: cfg.line_bytes.trailing_zeros(),
             sets,
+            set_bits: sets.trailing_zeros(),
             ways: cfg.ways as usize,
             tags: vec![0; n],
             stamps: vec![0; n],
@@ -111,7 +117,12 @@ impl Cache {
     #[inline]
     fn locate(&self, addr: u64) -> (u64, usize) {
         let line = addr >> self.line_shift;
-        let set = (line & (self.sets - 1)) as usize;
+        let index = if self.cfg.hash_sets && self.set_bits > 0 {
+            line ^ (line >> self.set_bits) ^ (line >> (2 * self.set_bits))
+        } else {
+            line
+        };
+        let set = (index & (self.sets - 1)) as usize;
         (line, set * self.ways)
     }
 
@@ -255,7 +266,7 @@ mod tests {
     use super::*;
 
     fn cache(bytes: u64, line: u32, ways: u32, write: WritePolicy, alloc: AllocPolicy) -> Cache {
-        Cache::new(CacheConfig { bytes, line_bytes: line, ways, write, alloc })
+        Cache::new(CacheConfig { bytes, line_bytes: line, ways, write, alloc, hash_sets: false })
     }
 
     #[test]
