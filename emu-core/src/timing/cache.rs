@@ -216,11 +216,33 @@ pub fn coalesce(addrs: &[u64], exec: u64, bytes_per_lane: u32, line_bytes: u32, 
     debug_assert!(line_bytes.is_power_of_two() && bytes_per_lane >= 1 && bytes_per_lane <= line_bytes);
     debug_assert!(addrs.len() <= 64);
     let mask = !(line_bytes as u64 - 1);
-    // Open-addressing set of line numbers (+1, 0 = empty) -> index into `out`; at most 128 lines.
-    let mut keys = [0u64; 256];
-    let mut slot_of = [0u8; 256];
+    // Lines seen so far: a linear scan of `out` while it is short, then an open-addressing table of line
+    // numbers (+1, 0 = empty) -> index into `out` (at most 128 lines), built on first need.
+    let mut table: Option<([u64; 256], [u8; 256])> = None;
     let shift = line_bytes.trailing_zeros();
     let mut add = |out: &mut Vec<LineUse>, line: u64, bytes: u32| -> usize {
+        if table.is_none() {
+            if let Some(i) = out.iter().position(|u| u.line == line) {
+                out[i].bytes = (out[i].bytes + bytes).min(line_bytes);
+                return i;
+            }
+            if out.len() < 16 {
+                out.push(LineUse { line, bytes: bytes.min(line_bytes) });
+                return out.len() - 1;
+            }
+            let mut t = ([0u64; 256], [0u8; 256]);
+            for (i, u) in out.iter().enumerate() {
+                let key = (u.line >> shift) + 1;
+                let mut h = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+                while t.0[h] != 0 {
+                    h = (h + 1) & 255;
+                }
+                t.0[h] = key;
+                t.1[h] = i as u8;
+            }
+            table = Some(t);
+        }
+        let (keys, slot_of) = table.as_mut().expect("built above");
         let key = (line >> shift) + 1;
         let mut h = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
         loop {
@@ -238,26 +260,33 @@ pub fn coalesce(addrs: &[u64], exec: u64, bytes_per_lane: u32, line_bytes: u32, 
             h = (h + 1) & 255;
         }
     };
-    // The line of the previous active lane and its index in `out`: consecutive lanes mostly share it.
-    let mut last = (u64::MAX, 0usize);
-    for (lane, &a) in addrs.iter().enumerate() {
-        if exec >> lane & 1 == 0 {
-            continue;
-        }
+    // Consecutive lanes mostly share a line: bytes of the current line accumulate here and are added to its
+    // entry when the line changes.
+    let (mut cur_line, mut cur_idx, mut cur_bytes) = (u64::MAX, 0usize, 0u32);
+    let mut active = if addrs.len() >= 64 { exec } else { exec & ((1u64 << addrs.len()) - 1) };
+    while active != 0 {
+        let lane = active.trailing_zeros() as usize;
+        active &= active - 1;
+        let a = addrs[lane];
         let first = a & mask;
         let last_line = (a + bytes_per_lane as u64 - 1) & mask;
+        if first == last_line && first == cur_line {
+            cur_bytes += bytes_per_lane;
+            continue;
+        }
+        if cur_line != u64::MAX {
+            out[cur_idx].bytes = (out[cur_idx].bytes + cur_bytes).min(line_bytes);
+        }
         if first == last_line {
-            if first == last.0 {
-                let u = &mut out[last.1];
-                u.bytes = (u.bytes + bytes_per_lane).min(line_bytes);
-            } else {
-                last = (first, add(out, first, bytes_per_lane));
-            }
+            (cur_line, cur_idx, cur_bytes) = (first, add(out, first, 0), bytes_per_lane);
         } else {
             let lo = (last_line - a) as u32;
             add(out, first, lo);
-            last = (last_line, add(out, last_line, bytes_per_lane - lo));
+            (cur_line, cur_idx, cur_bytes) = (last_line, add(out, last_line, 0), bytes_per_lane - lo);
         }
+    }
+    if cur_line != u64::MAX {
+        out[cur_idx].bytes = (out[cur_idx].bytes + cur_bytes).min(line_bytes);
     }
 }
 

@@ -46,43 +46,71 @@ pub fn bank_cycles(addrs: &[u32], exec: u64, bytes: u32, read: bool) -> LdsCycle
         _ => (8, 8),
     };
     let mut out = LdsCycles::default();
+    let exec = if addrs.len() >= 64 { exec } else { exec & ((1u64 << addrs.len()) - 1) };
+    let group_mask = (1u64 << lanes_per_phase) - 1;
     // Dword addresses of one phase: at most 8 lanes x 4 dwords, 16 x 2 or 32 x 1 = 32.
     let mut dw = [0u32; 32];
     for p in 0..phases {
-        let mut n = 0usize;
-        let push_lane = |lane: u32, dw: &mut [u32; 32], n: &mut usize| {
-            if (lane as usize) < addrs.len() && exec >> lane & 1 != 0 {
-                let d0 = addrs[lane as usize] / 4;
-                for k in 0..dwords_per_lane {
-                    dw[*n] = d0 + k;
-                    *n += 1;
-                }
-            }
-        };
-        if lanes_per_phase == 8 && read {
-            for l in 0..4 {
-                push_lane(4 * p + l, &mut dw, &mut n);
-                push_lane(READ_B128_PARTNER[p as usize] + l, &mut dw, &mut n);
-            }
+        let mut lanes = if lanes_per_phase == 8 && read {
+            let quad = 0xfu64;
+            (exec >> (4 * p) & quad) | (exec >> READ_B128_PARTNER[p as usize] & quad) << 4
         } else {
-            for l in 0..lanes_per_phase {
-                push_lane(p * lanes_per_phase + l, &mut dw, &mut n);
-            }
-        }
-        if n == 0 {
+            exec >> (p * lanes_per_phase) & group_mask
+        };
+        if lanes == 0 {
             continue;
         }
-        let ds = &mut dw[..n];
-        ds.sort_unstable();
-        let mut per_bank = [0u32; 32];
-        let mut prev = u32::MAX;
-        for &d in ds.iter() {
-            if d != prev {
-                per_bank[(d % 32) as usize] += 1;
-                prev = d;
+        let mut n = 0usize;
+        let mut banks = 0u32;
+        while lanes != 0 {
+            let l = lanes.trailing_zeros();
+            lanes &= lanes - 1;
+            let lane = if lanes_per_phase == 8 && read {
+                if l < 4 { 4 * p + l } else { READ_B128_PARTNER[p as usize] + l - 4 }
+            } else {
+                p * lanes_per_phase + l
+            };
+            let d0 = addrs[lane as usize] / 4;
+            for k in 0..dwords_per_lane {
+                dw[n] = d0 + k;
+                banks |= 1 << ((d0 + k) % 32);
+                n += 1;
             }
         }
-        let c = per_bank.iter().copied().max().unwrap_or(1).max(1);
+        // Fastest path: every dword in a bank of its own.
+        if banks.count_ones() as usize == n {
+            out.cycles += 1;
+            continue;
+        }
+        // Fast path: every bank asked for at most one distinct dword (conflict-free, broadcasts allowed).
+        let mut used = 0u32;
+        let mut held = [0u32; 32];
+        let mut conflict = false;
+        for &d in &dw[..n] {
+            let b = (d % 32) as usize;
+            if used >> b & 1 == 0 {
+                used |= 1 << b;
+                held[b] = d;
+            } else if held[b] != d {
+                conflict = true;
+                break;
+            }
+        }
+        let c = if !conflict {
+            1
+        } else {
+            let ds = &mut dw[..n];
+            ds.sort_unstable();
+            let mut per_bank = [0u32; 32];
+            let mut prev = u32::MAX;
+            for &d in ds.iter() {
+                if d != prev {
+                    per_bank[(d % 32) as usize] += 1;
+                    prev = d;
+                }
+            }
+            per_bank.iter().copied().max().unwrap_or(1).max(1)
+        };
         out.cycles += c;
         out.conflict_cycles += c - 1;
     }

@@ -449,8 +449,8 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
             channels: 32,
             interleave_bits: 8,
             bytes_per_clock: 32,
-            read_efficiency_milli: 785,
-            write_efficiency_milli: 930,
+            read_efficiency_milli: 830,
+            write_efficiency_milli: 1000,
             extra_latency: 394,
             source: memory_source,
         },
@@ -468,7 +468,9 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
 const SRC_CDNA2_HBM: &str = "HBM2e 64 GiB per GCD, 1.6 TB/s: AMD Instinct MI210 data sheet and ROCm 'MI250 \
     microarchitecture' (1.6 TB/s per GCD); 32 channels of 32 B per memory clock: rocprofiler-compute \
     src/utils/specs.py (HBM channels = L2 channels on MI200); interleave and hash assumed; efficiencies \
-    calibrated: public MI210 streams read 1.17-1.40 TB/s (78.5% of 1.64) and write ~1.52 TB/s (93%); extra \
+    calibrated: public MI210 streams read 1.17-1.40 TB/s (83% of 1.64 as channel capacity lands the model's \
+    104-CU stream at about 1.29) and write ~1.52 TB/s (93% of peak; the model's write-back queueing reaches 93% of \
+    a 100% channel capacity, so the parameter is 100%); extra \
     latency calibrated: MI210 pointer chase 588-684 cycles at 16-66 MB and 665-741 at >= 240 MB, one value \
     (670 with the chase overhead) inside both bands";
 
@@ -563,8 +565,8 @@ const fn mi300x() -> Machine {
             channels: 128,
             interleave_bits: 8,
             bytes_per_clock: 32,
-            read_efficiency_milli: 785,
-            write_efficiency_milli: 930,
+            read_efficiency_milli: 830,
+            write_efficiency_milli: 1000,
             extra_latency: 250,
             source: "HBM3 192 GiB, 5.3 TB/s, 8 stacks: AMD MI300X data sheet; 128 channels: rocprofiler-compute \
                 src/utils/specs.py (MI300: 128 HBM channels); efficiencies assumed equal to the MI210 \
