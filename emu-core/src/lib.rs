@@ -20,6 +20,7 @@ pub mod memory;
 pub mod observe;
 pub mod rules;
 pub mod sem;
+pub mod timing;
 pub mod wave;
 
 pub use device::{DevicePreset, PRESETS};

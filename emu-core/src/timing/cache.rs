@@ -1,0 +1,427 @@
+//! A set-associative cache that only tracks tags: hit or miss per access, LRU replacement, write policies,
+//! counters; and the coalescer that turns a wave instruction's lane addresses into the cache lines it touches.
+//!
+//! Invariants: no allocation after [`Cache::new`] (arrays are zero-initialised, so a large cache costs memory
+//! only for the sets it touches); the outcome of an access depends only on the sequence of accesses (LRU by a
+//! per-cache use counter, the lowest way wins ties), never on the host.
+//!
+//! Each line also carries a `ready_at` cycle: when a miss's data arrives. The memory pipeline sets it after a
+//! miss, so a later access to a line still being filled is a hit that waits for the fill ("hit-on-miss", as
+//! AMD's L1 and L2 count it: rocprofiler-compute docs, 'Vector L1 cache' and 'L2 cache' footnotes).
+
+use super::machine::{AllocPolicy, WritePolicy};
+
+const VALID: u64 = 1;
+const DIRTY: u64 = 2;
+
+/// Geometry and policy of a cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheConfig {
+    pub bytes: u64,
+    pub line_bytes: u32,
+    pub ways: u32,
+    pub write: WritePolicy,
+    pub alloc: AllocPolicy,
+    /// Index sets by an XOR fold of the line number instead of its low bits, so that streams a multiple of
+    /// the cache's way size apart do not all land in one set (shared caches hash their index; the exact
+    /// hash is not public).
+    pub hash_sets: bool,
+}
+
+/// Counters of one cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Valid lines replaced.
+    pub evictions: u64,
+    /// Dirty lines replaced (each needs a write to the next level).
+    pub writebacks: u64,
+}
+
+impl CacheStats {
+    pub fn accesses(&self) -> u64 {
+        self.hits + self.misses
+    }
+}
+
+/// What one access did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub hit: bool,
+    /// The line is (now) in the cache: a hit, or a miss that allocated it.
+    pub allocated: bool,
+    /// Index of the line's slot (for [`Cache::set_ready`]); meaningful when `allocated`.
+    pub slot: u32,
+    /// For a hit: the cycle the line's data is (or was) there.
+    pub ready_at: u64,
+    /// Line address of a dirty line this access evicted, which must be written to the next level.
+    pub writeback: Option<u64>,
+}
+
+/// A set-associative, LRU, tag-only cache.
+pub struct Cache {
+    cfg: CacheConfig,
+    line_shift: u32,
+    sets: u64,
+    set_bits: u32,
+    ways: usize,
+    /// Per slot: line number << 2 | DIRTY | VALID; 0 = empty.
+    tags: Vec<u64>,
+    /// Per slot: value of `clock` at the last use (LRU).
+    stamps: Vec<u64>,
+    /// Per slot: cycle the line's data arrives.
+    ready: Vec<u64>,
+    clock: u64,
+    stats: CacheStats,
+}
+
+impl Cache {
+    /// An empty cache. `bytes / line_bytes / ways` must be a power of two, `line_bytes` too.
+    pub fn new(cfg: CacheConfig) -> Cache {
+        assert!(cfg.line_bytes.is_power_of_two() && cfg.ways > 0, "bad cache geometry {cfg:?}");
+        let lines = cfg.bytes / cfg.line_bytes as u64;
+        let sets = lines / cfg.ways as u64;
+        assert!(sets.is_power_of_two() && sets * cfg.ways as u64 == lines, "bad cache geometry {cfg:?}");
+        let n = lines as usize;
+        Cache {
+            cfg,
+            line_shift: cfg.line_bytes.trailing_zeros(),
+            sets,
+            set_bits: sets.trailing_zeros(),
+            ways: cfg.ways as usize,
+            tags: vec![0; n],
+            stamps: vec![0; n],
+            ready: vec![0; n],
+            clock: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &CacheConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &CacheStats {
+        &self.stats
+    }
+
+    /// The line address (aligned down) of byte address `addr`.
+    #[inline]
+    pub fn line_of(&self, addr: u64) -> u64 {
+        addr & !((self.cfg.line_bytes as u64) - 1)
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64) -> (u64, usize) {
+        let line = addr >> self.line_shift;
+        let index = if self.cfg.hash_sets && self.set_bits > 0 {
+            line ^ (line >> self.set_bits) ^ (line >> (2 * self.set_bits))
+        } else {
+            line
+        };
+        let set = (index & (self.sets - 1)) as usize;
+        (line, set * self.ways)
+    }
+
+    /// Is the line holding `addr` present? Changes nothing.
+    pub fn contains(&self, addr: u64) -> bool {
+        let (line, base) = self.locate(addr);
+        let want = line << 2 | VALID;
+        self.tags[base..base + self.ways].iter().any(|t| t & !DIRTY == want)
+    }
+
+    /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
+    #[inline]
+    pub fn access(&mut self, addr: u64, write: bool) -> Outcome {
+        let (line, base) = self.locate(addr);
+        let want = line << 2 | VALID;
+        self.clock += 1;
+        if write {
+            self.stats.writes += 1;
+        } else {
+            self.stats.reads += 1;
+        }
+        let dirty_on_write = write && self.cfg.write == WritePolicy::WriteBack;
+        let mut victim = base;
+        let mut oldest = u64::MAX;
+        for i in base..base + self.ways {
+            let t = self.tags[i];
+            if t & !DIRTY == want {
+                self.stats.hits += 1;
+                self.stamps[i] = self.clock;
+                if dirty_on_write {
+                    self.tags[i] = t | DIRTY;
+                }
+                return Outcome { hit: true, allocated: true, slot: i as u32, ready_at: self.ready[i], writeback: None };
+            }
+            // Empty slots have stamp 0 and tag 0: take the first empty one, else the least recently used.
+            let age = if t == 0 { 0 } else { self.stamps[i] };
+            if age < oldest {
+                oldest = age;
+                victim = i;
+            }
+        }
+        self.stats.misses += 1;
+        if write && self.cfg.alloc == AllocPolicy::NoWriteAllocate {
+            return Outcome { hit: false, allocated: false, slot: u32::MAX, ready_at: 0, writeback: None };
+        }
+        let old = self.tags[victim];
+        let mut writeback = None;
+        if old != 0 {
+            self.stats.evictions += 1;
+            if old & DIRTY != 0 {
+                self.stats.writebacks += 1;
+                writeback = Some((old >> 2) << self.line_shift);
+            }
+        }
+        self.tags[victim] = want | if dirty_on_write { DIRTY } else { 0 };
+        self.stamps[victim] = self.clock;
+        self.ready[victim] = 0;
+        Outcome { hit: false, allocated: true, slot: victim as u32, ready_at: 0, writeback }
+    }
+
+    /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
+    #[inline]
+    pub fn set_ready(&mut self, slot: u32, ready_at: u64) {
+        self.ready[slot as usize] = ready_at;
+    }
+
+    /// Drops every line (dirty ones without writing them back) and keeps the counters.
+    pub fn invalidate_all(&mut self) {
+        self.tags.fill(0);
+        self.stamps.fill(0);
+        self.ready.fill(0);
+    }
+}
+
+/// One cache line a wave instruction touches and how many of its bytes the instruction uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineUse {
+    /// Line-aligned address.
+    pub line: u64,
+    /// Bytes of the line the active lanes access (lanes accessing the same bytes count each time, capped at
+    /// the line size).
+    pub bytes: u32,
+}
+
+/// The distinct `line_bytes` lines that the active lanes (`exec` bit per lane) touch with accesses of
+/// `bytes_per_lane` bytes at `addrs`, in lane order (the order of each line's first lane), into `out`
+/// (cleared first). An access straddling a line boundary touches both lines. This is what hardware counts
+/// per instruction (TCP_TOTAL_CACHE_ACCESSES counts such lines).
+pub fn coalesce(addrs: &[u64], exec: u64, bytes_per_lane: u32, line_bytes: u32, out: &mut Vec<LineUse>) {
+    out.clear();
+    debug_assert!(line_bytes.is_power_of_two() && bytes_per_lane >= 1 && bytes_per_lane <= line_bytes);
+    debug_assert!(addrs.len() <= 64);
+    let mask = !(line_bytes as u64 - 1);
+    // Lines seen so far: a linear scan of `out` while it is short, then an open-addressing table of line
+    // numbers (+1, 0 = empty) -> index into `out` (at most 128 lines), built on first need.
+    let mut table: Option<([u64; 256], [u8; 256])> = None;
+    let shift = line_bytes.trailing_zeros();
+    let mut add = |out: &mut Vec<LineUse>, line: u64, bytes: u32| -> usize {
+        if table.is_none() {
+            if let Some(i) = out.iter().position(|u| u.line == line) {
+                out[i].bytes = (out[i].bytes + bytes).min(line_bytes);
+                return i;
+            }
+            if out.len() < 16 {
+                out.push(LineUse { line, bytes: bytes.min(line_bytes) });
+                return out.len() - 1;
+            }
+            let mut t = ([0u64; 256], [0u8; 256]);
+            for (i, u) in out.iter().enumerate() {
+                let key = (u.line >> shift) + 1;
+                let mut h = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+                while t.0[h] != 0 {
+                    h = (h + 1) & 255;
+                }
+                t.0[h] = key;
+                t.1[h] = i as u8;
+            }
+            table = Some(t);
+        }
+        let (keys, slot_of) = table.as_mut().expect("built above");
+        let key = (line >> shift) + 1;
+        let mut h = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        loop {
+            if keys[h] == key {
+                let i = slot_of[h] as usize;
+                out[i].bytes = (out[i].bytes + bytes).min(line_bytes);
+                return i;
+            }
+            if keys[h] == 0 {
+                keys[h] = key;
+                slot_of[h] = out.len() as u8;
+                out.push(LineUse { line, bytes: bytes.min(line_bytes) });
+                return out.len() - 1;
+            }
+            h = (h + 1) & 255;
+        }
+    };
+    // Consecutive lanes mostly share a line: bytes of the current line accumulate here and are added to its
+    // entry when the line changes.
+    let (mut cur_line, mut cur_idx, mut cur_bytes) = (u64::MAX, 0usize, 0u32);
+    let mut active = if addrs.len() >= 64 { exec } else { exec & ((1u64 << addrs.len()) - 1) };
+    while active != 0 {
+        let lane = active.trailing_zeros() as usize;
+        active &= active - 1;
+        let a = addrs[lane];
+        let first = a & mask;
+        let last_line = (a + bytes_per_lane as u64 - 1) & mask;
+        if first == last_line && first == cur_line {
+            cur_bytes += bytes_per_lane;
+            continue;
+        }
+        if cur_line != u64::MAX {
+            out[cur_idx].bytes = (out[cur_idx].bytes + cur_bytes).min(line_bytes);
+        }
+        if first == last_line {
+            (cur_line, cur_idx, cur_bytes) = (first, add(out, first, 0), bytes_per_lane);
+        } else {
+            let lo = (last_line - a) as u32;
+            add(out, first, lo);
+            (cur_line, cur_idx, cur_bytes) = (last_line, add(out, last_line, 0), bytes_per_lane - lo);
+        }
+    }
+    if cur_line != u64::MAX {
+        out[cur_idx].bytes = (out[cur_idx].bytes + cur_bytes).min(line_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(bytes: u64, line: u32, ways: u32, write: WritePolicy, alloc: AllocPolicy) -> Cache {
+        Cache::new(CacheConfig { bytes, line_bytes: line, ways, write, alloc, hash_sets: false })
+    }
+
+    #[test]
+    fn a_working_set_that_fits_hits_after_the_first_pass() {
+        // 1 KiB, 64-byte lines, 4 ways: 4 sets. 16 lines fill it exactly.
+        let mut c = cache(1024, 64, 4, WritePolicy::WriteBack, AllocPolicy::WriteAllocate);
+        for pass in 0..3 {
+            for i in 0..16u64 {
+                let o = c.access(i * 64, false);
+                assert_eq!(o.hit, pass > 0, "pass {pass} line {i}");
+            }
+        }
+        assert_eq!((c.stats().misses, c.stats().hits, c.stats().evictions), (16, 32, 0));
+    }
+
+    #[test]
+    fn one_line_too_many_in_a_cyclic_pattern_misses_every_time_under_lru() {
+        // Capacity miss: 17 lines cycling through a fully associative 16-line cache; LRU always evicts the
+        // line needed next.
+        let mut c = cache(1024, 64, 16, WritePolicy::WriteBack, AllocPolicy::WriteAllocate);
+        for _ in 0..3 {
+            for i in 0..17u64 {
+                c.access(i * 64, false);
+            }
+        }
+        assert_eq!(c.stats().hits, 0);
+        assert_eq!(c.stats().misses, 51);
+        assert_eq!(c.stats().evictions, 51 - 16);
+    }
+
+    #[test]
+    fn five_lines_of_one_set_conflict_while_the_rest_of_the_cache_is_empty() {
+        // Conflict miss: lines 0, 4, 8, 12, 16 all map to set 0 of a 4-set, 4-way cache.
+        let mut c = cache(1024, 64, 4, WritePolicy::WriteBack, AllocPolicy::WriteAllocate);
+        let set0 = [0u64, 4, 8, 12, 16];
+        for &l in &set0 {
+            assert!(!c.access(l * 64, false).hit);
+        }
+        // Line 0 was the least recently used and is gone; 4 (now LRU) is still there.
+        assert!(!c.contains(0) && c.contains(4 * 64));
+        assert!(c.access(16 * 64, false).hit);
+        // Touch 4 so that 8 becomes LRU; the re-fetch of 0 evicts 8.
+        assert!(c.access(4 * 64, false).hit);
+        assert!(!c.access(0, false).hit);
+        assert!(!c.contains(8 * 64) && c.contains(4 * 64));
+    }
+
+    #[test]
+    fn write_through_without_allocation_leaves_a_missing_line_out() {
+        let mut c = cache(1024, 64, 4, WritePolicy::WriteThrough, AllocPolicy::NoWriteAllocate);
+        let o = c.access(128, true);
+        assert!(!o.hit && !o.allocated && o.writeback.is_none());
+        assert!(!c.contains(128));
+        // A read allocates; a later write hits and stays clean (it went through).
+        assert!(!c.access(128, false).hit);
+        assert!(c.access(130, true).hit);
+        for i in 1..=4u64 {
+            // Evict it with four more lines of set 2; nothing is dirty.
+            assert!(c.access(128 + i * 256, false).writeback.is_none());
+        }
+        assert_eq!((c.stats().writes, c.stats().writebacks, c.stats().evictions), (2, 0, 1));
+    }
+
+    #[test]
+    fn write_back_evicts_dirty_lines_with_their_address() {
+        let mut c = cache(1024, 64, 4, WritePolicy::WriteBack, AllocPolicy::WriteAllocate);
+        // A write miss allocates without reading and is dirty.
+        let o = c.access(64, true);
+        assert!(!o.hit && o.allocated);
+        for i in 1..=3u64 {
+            c.access(64 + i * 256, false);
+        }
+        let o = c.access(64 + 4 * 256, false);
+        assert_eq!(o.writeback, Some(64));
+        assert_eq!(c.stats().writebacks, 1);
+    }
+
+    #[test]
+    fn a_hit_reports_when_the_pending_fill_arrives() {
+        let mut c = cache(1024, 64, 4, WritePolicy::WriteBack, AllocPolicy::WriteAllocate);
+        let o = c.access(0, false);
+        c.set_ready(o.slot, 500);
+        let h = c.access(32, false);
+        assert!(h.hit);
+        assert_eq!(h.ready_at, 500);
+    }
+
+    fn lanes(f: impl Fn(u64) -> u64) -> Vec<u64> {
+        (0..64).map(f).collect()
+    }
+
+    #[test]
+    fn sixty_four_consecutive_dwords_are_two_128_byte_lines_or_four_64_byte_lines() {
+        let a = lanes(|i| 0x1000 + 4 * i);
+        let mut out = Vec::with_capacity(128);
+        coalesce(&a, u64::MAX, 4, 128, &mut out);
+        assert_eq!(out, vec![LineUse { line: 0x1000, bytes: 128 }, LineUse { line: 0x1080, bytes: 128 }]);
+        coalesce(&a, u64::MAX, 4, 64, &mut out);
+        assert_eq!(out.iter().map(|u| u.line).collect::<Vec<_>>(), vec![0x1000, 0x1040, 0x1080, 0x10c0]);
+        assert!(out.iter().all(|u| u.bytes == 64));
+    }
+
+    #[test]
+    fn coalescing_keeps_first_lane_order_skips_inactive_lanes_and_splits_straddles() {
+        // Lanes alternate between two far-apart lines, in reverse order of address.
+        let a = lanes(|i| if i % 2 == 0 { 0x9000 } else { 0x1000 });
+        let mut out = Vec::new();
+        coalesce(&a, u64::MAX, 4, 64, &mut out);
+        assert_eq!(out.iter().map(|u| u.line).collect::<Vec<_>>(), vec![0x9000, 0x1000]);
+        // Only lane 5 active, an 8-byte access straddling 0x103c..0x1044.
+        let mut a = lanes(|_| 0);
+        a[5] = 0x103c;
+        coalesce(&a, 1 << 5, 8, 64, &mut out);
+        assert_eq!(out, vec![LineUse { line: 0x1000, bytes: 4 }, LineUse { line: 0x1040, bytes: 4 }]);
+        coalesce(&a, 0, 8, 64, &mut out);
+        assert!(out.is_empty());
+        // A gather over 64 distinct lines keeps them all, in lane order.
+        let a = lanes(|i| (63 - i) * 4096 + 8);
+        coalesce(&a, u64::MAX, 4, 128, &mut out);
+        assert_eq!(out.len(), 64);
+        assert_eq!(out[0].line, 63 * 4096);
+        assert_eq!(out[63].line, 0);
+        // Lines revisited after other lines still accumulate their bytes on the right entry.
+        let mut a = lanes(|_| 0x2000);
+        a[1] = 0x3000;
+        coalesce(&a, 0b1111, 4, 64, &mut out);
+        assert_eq!(out, vec![LineUse { line: 0x2000, bytes: 12 }, LineUse { line: 0x3000, bytes: 4 }]);
+    }
+}
