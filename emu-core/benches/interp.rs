@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, Limits};
+use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -19,7 +19,8 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     for (name, (case, work)) in [("alu_loop valu lane-ops (1 thread)", alu_loop_case(&mem, dev, 200, limits)), ("sgemm 128^3 flop (1 thread)", sgemm_case(&mem, dev, 128))] {
         g.throughput(Throughput::Elements(work));
-        g.bench_function(name, |b| b.iter(|| run_kernel(&mem, dev, &case.co, case.kernel(), case.shape, &case.args, limits).unwrap()));
+        let d = KernelDispatch { mem: &mem, device: dev, co: &case.co, kernel: case.kernel(), shape: case.shape, args: &case.args, limits };
+        g.bench_function(name, |b| b.iter(|| d.run().unwrap()));
     }
     g.finish();
 }

@@ -178,32 +178,68 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
     Ok(LoadedCode { base, size: end, target, key, grid_sync })
 }
 
-/// Runs `kernel` of `co` on `device` over `shape` with `args` (the non-hidden arguments, in order).
-pub fn run_kernel(
-    mem: &DeviceMemory,
-    device: &DevicePreset,
-    co: &CodeObject,
-    kernel: &Kernel,
-    shape: DispatchShape,
-    args: &[ArgValue],
-    limits: Limits,
-) -> Result<RunStats, EngineError> {
-    run_kernel_observed(mem, device, co, kernel, shape, args, limits, &NoObserver)
+/// A dispatch of one kernel of a code object that is not in device memory yet: what `wavejit run`, the demo
+/// and the tests describe. Running it loads the code object, builds the kernel-argument segment (hidden
+/// arguments included), runs the [`Launch`] and frees both again.
+#[derive(Clone, Copy)]
+pub struct KernelDispatch<'a> {
+    pub mem: &'a DeviceMemory,
+    pub device: &'a DevicePreset,
+    pub co: &'a CodeObject,
+    pub kernel: &'a Kernel,
+    pub shape: DispatchShape,
+    /// The kernel's arguments without the hidden ones, in order.
+    pub args: &'a [ArgValue],
+    pub limits: Limits,
 }
 
-/// [`run_kernel`] with an observer that sees every executed instruction.
-#[allow(clippy::too_many_arguments)]
-pub fn run_kernel_observed<O: Observer>(
-    mem: &DeviceMemory,
-    device: &DevicePreset,
-    co: &CodeObject,
-    kernel: &Kernel,
-    shape: DispatchShape,
-    args: &[ArgValue],
-    limits: Limits,
-    observer: &O,
-) -> Result<RunStats, EngineError> {
-    run_kernel_with(mem, device, co, kernel, shape, args, limits, &Interpreter, observer)
+impl KernelDispatch<'_> {
+    /// Runs the dispatch on the interpreter.
+    pub fn run(&self) -> Result<RunStats, EngineError> {
+        self.run_with(&Interpreter, &NoObserver)
+    }
+
+    /// Runs the dispatch on the interpreter with an observer that sees every executed instruction.
+    pub fn run_observed<O: Observer>(&self, observer: &O) -> Result<RunStats, EngineError> {
+        self.run_with(&Interpreter, observer)
+    }
+
+    /// Runs the dispatch on a chosen [`WaveRunner`] (the interpreter, the JIT), observed by `observer`.
+    pub fn run_with<R: WaveRunner, O: Observer>(&self, runner: &R, observer: &O) -> Result<RunStats, EngineError> {
+        let KernelDispatch { mem, device, co, kernel, shape, args, limits } = *self;
+        let code = load_code(mem, co)?;
+        let result = (|| {
+            if code.target != device.target {
+                return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
+            }
+            let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
+            let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
+            let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
+            mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
+            let cache = DecodeCache::new(&code);
+            let launch = Launch {
+                code: &code,
+                cache: &cache,
+                name: &kernel.name,
+                descriptor: &kernel.descriptor,
+                entry: code.base + kernel.entry_address,
+                shape,
+                kernarg: &kernarg,
+                kernarg_addr,
+                group_segment_size: kernel.descriptor.group_segment_fixed_size,
+                private_segment_size: kernel.descriptor.private_segment_fixed_size,
+                dispatch_packet: 0,
+                queue: 0,
+                // without a queue to say so, a kernel that syncs the grid is launched cooperatively
+                cooperative: code.grid_sync,
+            };
+            let result = run_launch(mem, device, &launch, limits, runner, observer);
+            let _ = mem.free(kernarg_addr);
+            result
+        })();
+        let _ = mem.free(code.base);
+        result
+    }
 }
 
 /// Executes waves: the interpreter here, compiled code in the `jit` crate. A runner takes a wave from where it
@@ -231,55 +267,8 @@ pub struct Interpreter;
 
 impl WaveRunner for Interpreter {
     fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
-        run_wave(run.mem, run.code, run.cx, run.workgroup, run.wave_index, run.wave, run.lds, run.cache, run.limits, observer)
+        run_wave(run, observer)
     }
-}
-
-/// [`run_kernel_observed`] on a chosen [`WaveRunner`].
-#[allow(clippy::too_many_arguments)]
-pub fn run_kernel_with<R: WaveRunner, O: Observer>(
-    mem: &DeviceMemory,
-    device: &DevicePreset,
-    co: &CodeObject,
-    kernel: &Kernel,
-    shape: DispatchShape,
-    args: &[ArgValue],
-    limits: Limits,
-    runner: &R,
-    observer: &O,
-) -> Result<RunStats, EngineError> {
-    let code = load_code(mem, co)?;
-    let result = (|| {
-        if code.target != device.target {
-            return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
-        }
-        let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
-        let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
-        let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
-        mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
-        let cache = DecodeCache::new(&code);
-        let launch = Launch {
-            code: &code,
-            cache: &cache,
-            name: &kernel.name,
-            descriptor: &kernel.descriptor,
-            entry: code.base + kernel.entry_address,
-            shape,
-            kernarg: &kernarg,
-            kernarg_addr,
-            group_segment_size: kernel.descriptor.group_segment_fixed_size,
-            private_segment_size: kernel.descriptor.private_segment_fixed_size,
-            dispatch_packet: 0,
-            queue: 0,
-            // without a queue to say so, a kernel that syncs the grid is launched cooperatively
-            cooperative: code.grid_sync,
-        };
-        let result = run_launch(mem, device, &launch, limits, runner, observer);
-        let _ = mem.free(kernarg_addr);
-        result
-    })();
-    let _ = mem.free(code.base);
-    result
 }
 
 /// A kernel dispatch over code already in device memory, with its kernel-argument segment already built — what
@@ -522,19 +511,9 @@ fn run_groups<R: WaveRunner, O: Observer>(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_wave<O: Observer>(
-    mem: &DeviceMemory,
-    code: &LoadedCode,
-    cx: &DispatchContext<'_>,
-    wg: [u32; 3],
-    wi: u32,
-    wave: &mut WaveState,
-    lds: &mut [u8],
-    cache: &DecodeCache,
-    limits: Limits,
-    observer: &O,
-) -> Result<(), EngineError> {
+/// The interpreter's [`WaveRunner::run_wave`].
+fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
+    let WaveRun { mem, code, cx, workgroup: wg, wave_index: wi, wave, lds, cache, limits } = run;
     let kernel = || cx.kernel.to_string();
     let mut accesses = Vec::new();
     let turn_ends = limits.slice.map_or(u64::MAX, |s| wave.executed.saturating_add(s));

@@ -3,16 +3,8 @@
 //! JIT's tests (jit/tests/kernels.rs); here they run on the interpreter.
 
 /// The engine under test: the interpreter.
-fn engine_run(
-    mem: &emu_core::memory::DeviceMemory,
-    dev: &'static emu_core::DevicePreset,
-    co: &isa_amdgpu::codeobj::CodeObject,
-    kernel: &isa_amdgpu::codeobj::Kernel,
-    shape: emu_core::dispatch::DispatchShape,
-    args: &[emu_core::kernarg::ArgValue],
-    limits: emu_core::engine::Limits,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, limits)
+fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    d.run()
 }
 
 include!("shared/kernel_cases.rs");

@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, run_kernel_with, Limits};
+use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::NoObserver;
@@ -22,12 +22,9 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     for (name, (case, work)) in [("alu_loop valu lane-ops", alu_loop_case(&mem, dev, 1000, limits)), ("sgemm 128^3 flop", sgemm_case(&mem, dev, 128))] {
         g.throughput(Throughput::Elements(work));
-        g.bench_function(format!("{name}, interpreter"), |b| {
-            b.iter(|| run_kernel(&mem, dev, &case.co, case.kernel(), case.shape, &case.args, limits).unwrap())
-        });
-        g.bench_function(format!("{name}, jit"), |b| {
-            b.iter(|| run_kernel_with(&mem, dev, &case.co, case.kernel(), case.shape, &case.args, limits, &jit, &NoObserver).unwrap())
-        });
+        let d = KernelDispatch { mem: &mem, device: dev, co: &case.co, kernel: case.kernel(), shape: case.shape, args: &case.args, limits };
+        g.bench_function(format!("{name}, interpreter"), |b| b.iter(|| d.run().unwrap()));
+        g.bench_function(format!("{name}, jit"), |b| b.iter(|| d.run_with(&jit, &NoObserver).unwrap()));
     }
     g.finish();
 }

@@ -4,7 +4,8 @@
 //! semantics are the interpreter's, written once. Blocks of straight-line code are translated on first use
 //! ([`compile`]) and cached per loaded code object and PC; whatever the JIT cannot emit yet runs on the
 //! interpreter, called from the compiled block, so every kernel runs and results are the interpreter's.
-//! [`Jit`] is an `emu_core::engine::WaveRunner`: `run_kernel_with(..., &jit, ...)` runs a dispatch on it.
+//! [`Jit`] is an `emu_core::engine::WaveRunner`: `KernelDispatch::run_with(&jit, observer)` runs a dispatch on
+//! it (and `run_launch(..., &jit, observer)` one whose code is already loaded).
 
 pub mod backend;
 pub mod call;

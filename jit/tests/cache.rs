@@ -3,7 +3,7 @@
 //! translated per load address — and both dispatches compute the right results.
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel_with, Limits};
+use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::NoObserver;
@@ -27,12 +27,13 @@ fn a_second_dispatch_reuses_every_position_independent_translation() {
     mem.write(db, &a).unwrap();
     let shape = DispatchShape::new([n, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n)];
-    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default(), &jit, &NoObserver).unwrap();
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    d.run_with(&jit, &NoObserver).unwrap();
     let first = jit.stats();
     // something else allocated in between: the code lands elsewhere
     mem.allocate(1 << 20, AllocKind::Buffer, "spacer").unwrap();
     mem.write(dc, &vec![0; 4 * n as usize]).unwrap();
-    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default(), &jit, &NoObserver).unwrap();
+    d.run_with(&jit, &NoObserver).unwrap();
     let second = jit.stats();
     assert!(first.blocks > 0);
     assert_eq!(second.blocks, first.blocks, "no new translations");
@@ -61,7 +62,7 @@ fn blocks_that_materialize_a_pc_are_translated_per_load_address_and_stay_correct
         let dout = mem.allocate(8 * m as u64, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new([m, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(dout), ArgValue::Pointer(ds), ArgValue::U32(m)];
-        run_kernel_with(&mem, dev, &co, &kd, shape, &args, Limits::default(), &jit, &NoObserver).unwrap();
+        KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }.run_with(&jit, &NoObserver).unwrap();
         let mut raw = vec![0u8; 8 * m as usize];
         mem.read(dout, &mut raw).unwrap();
         let out: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
@@ -82,11 +83,12 @@ fn the_instruction_limit_is_exact_on_the_jit_as_on_the_interpreter() {
     let out = mem.allocate(256, AllocKind::Buffer, "out").unwrap();
     let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(out), ArgValue::U32(37)];
-    let n = emu_core::engine::run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap().wave_instructions;
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let n = d.run().unwrap().wave_instructions;
     for limit in [n, n - 1, n - 5, n / 2] {
-        let limits = Limits { max_wave_instructions: limit, threads: Some(1), slice: None };
-        let interp = emu_core::engine::run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).map_err(|e| e.to_string());
-        let jitted = run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver).map_err(|e| e.to_string());
+        let d = KernelDispatch { limits: Limits { max_wave_instructions: limit, threads: Some(1), slice: None }, ..d };
+        let interp = d.run().map_err(|e| e.to_string());
+        let jitted = d.run_with(&jit, &NoObserver).map_err(|e| e.to_string());
         assert_eq!(interp.is_ok(), limit >= n, "limit {limit} of {n}");
         assert_eq!(interp, jitted, "limit {limit} of {n}");
     }

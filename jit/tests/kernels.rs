@@ -16,22 +16,15 @@ fn lockstep_jit() -> &'static jit::Jit {
 }
 
 /// The engine under test: the JIT, cross-checked against the interpreter on the same inputs.
-fn engine_run(
-    mem: &emu_core::memory::DeviceMemory,
-    dev: &'static emu_core::DevicePreset,
-    co: &isa_amdgpu::codeobj::CodeObject,
-    kernel: &isa_amdgpu::codeobj::Kernel,
-    shape: emu_core::dispatch::DispatchShape,
-    args: &[emu_core::kernarg::ArgValue],
-    limits: emu_core::engine::Limits,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
     let before = mem.snapshot_buffers().unwrap();
-    let interp = emu_core::engine::run_kernel(mem, dev, co, kernel, shape, args, limits);
+    let interp = d.run();
     let after_interp = mem.snapshot_buffers().unwrap();
     mem.restore_buffers(&before).unwrap();
     // on one thread, in lockstep with the interpreter block by block; on all threads, plainly
     let engine = if limits.threads == Some(1) { lockstep_jit() } else { jit() };
-    let jitted = emu_core::engine::run_kernel_with(mem, dev, co, kernel, shape, args, limits, engine, &emu_core::observe::NoObserver);
+    let jitted = d.run_with(engine, &emu_core::observe::NoObserver);
     match (&interp, &jitted) {
         (Ok(i), Ok(j)) => {
             assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);

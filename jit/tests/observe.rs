@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel_observed, run_kernel_with, Limits};
+use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::{ClassCounter, InstEvent, LaneAccess, Observer};
@@ -57,10 +57,10 @@ fn reduce_run(observe: impl FnOnce(&DeviceMemory, &'static DevicePreset, &CodeOb
 fn dispatch<O: Observer>(jit: Option<&jit::Jit>, o: &O, mem: &DeviceMemory, dev: &'static DevicePreset, co: &CodeObject, din: u64, dout: u64) {
     let shape = DispatchShape::new([512, 1, 1], [256, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(512)];
-    let limits = Limits { threads: Some(1), ..Limits::default() };
+    let d = KernelDispatch { mem, device: dev, co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
     match jit {
-        Some(j) => run_kernel_with(mem, dev, co, &co.kernels[0], shape, &args, limits, j, o).unwrap(),
-        None => run_kernel_observed(mem, dev, co, &co.kernels[0], shape, &args, limits, o).unwrap(),
+        Some(j) => d.run_with(j, o).unwrap(),
+        None => d.run_observed(o).unwrap(),
     };
 }
 

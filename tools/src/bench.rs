@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, run_kernel_observed, run_kernel_with, Limits};
+use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::observe::NoObserver;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
@@ -63,17 +63,18 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
     let args = [ArgValue::Pointer(out), ArgValue::U32(iterations)];
     // the VALU instruction count, from an observed (interpreted) run
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits };
     let counter = ClassCounter::default();
-    let s = run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &counter)?;
+    let s = d.run_observed(&counter)?;
     let valu: u64 = counter.counts().iter().filter(|(u, _)| *u == "valu").map(|(_, c)| c * 64).sum();
     let t = Instant::now();
-    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits)?;
+    d.run()?;
     let interp = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    d.run_with(&jit, &NoObserver)?;
     let first = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    d.run_with(&jit, &NoObserver)?;
     let warm = t.elapsed().as_secs_f64();
     let rate = |secs: f64| valu as f64 / secs / 1e6;
     println!("alu_loop ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu);
@@ -84,7 +85,7 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
         rate(warm) / host_threads as f64,
         interp / warm
     );
-    print_scaling(host_threads, |l| Ok(run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, l, &jit, &NoObserver).map(drop)?))?;
+    print_scaling(host_threads, |l| Ok(KernelDispatch { limits: l, ..d }.run_with(&jit, &NoObserver).map(drop)?))?;
 
     let co = load("sgemm")?;
     let bytes = (sgemm_n as u64).pow(2) * 4;
@@ -95,18 +96,19 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
     );
     let shape = DispatchShape::new([sgemm_n, sgemm_n, 1], [16, 16, 1], dev)?;
     let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(sgemm_n)];
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits };
     let flop = 2.0 * (sgemm_n as f64).powi(3);
     let t = Instant::now();
-    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits)?;
+    d.run()?;
     let interp = t.elapsed().as_secs_f64();
-    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    d.run_with(&jit, &NoObserver)?;
     let t = Instant::now();
-    run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, limits, &jit, &NoObserver)?;
+    d.run_with(&jit, &NoObserver)?;
     let warm = t.elapsed().as_secs_f64();
     println!("sgemm {sgemm_n}^3");
     println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
     println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
-    print_scaling(host_threads, |l| Ok(run_kernel_with(&mem, dev, &co, &co.kernels[0], shape, &args, l, &jit, &NoObserver).map(drop)?))?;
+    print_scaling(host_threads, |l| Ok(KernelDispatch { limits: l, ..d }.run_with(&jit, &NoObserver).map(drop)?))?;
     // MFMA GEMM: f16 inputs, f32 accumulation, 32x32 tiles per wave (the hgemm HIP kernel)
     if sgemm_n.is_multiple_of(32) {
         let co = load("mfma_gemm")?;
@@ -117,17 +119,18 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
         let tiles = (sgemm_n / 32) * (sgemm_n / 32);
         let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev)?;
         let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(sgemm_n), ArgValue::U32(sgemm_n)];
+        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits };
         let t = Instant::now();
-        run_kernel(&mem, dev, &co, k, shape, &args, limits)?;
+        d.run()?;
         let interp = t.elapsed().as_secs_f64();
-        run_kernel_with(&mem, dev, &co, k, shape, &args, limits, &jit, &NoObserver)?;
+        d.run_with(&jit, &NoObserver)?;
         let t = Instant::now();
-        run_kernel_with(&mem, dev, &co, k, shape, &args, limits, &jit, &NoObserver)?;
+        d.run_with(&jit, &NoObserver)?;
         let warm = t.elapsed().as_secs_f64();
         println!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)");
         println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
         println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
-        print_scaling(host_threads, |l| Ok(run_kernel_with(&mem, dev, &co, k, shape, &args, l, &jit, &NoObserver).map(drop)?))?;
+        print_scaling(host_threads, |l| Ok(KernelDispatch { limits: l, ..d }.run_with(&jit, &NoObserver).map(drop)?))?;
     }
     let st = jit.stats();
     println!(

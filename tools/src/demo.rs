@@ -4,13 +4,13 @@
 use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{Limits, RunStats};
+use emu_core::engine::{KernelDispatch, Limits, RunStats};
 
 use crate::engine::{dispatch, EngineKind};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
-use isa_amdgpu::codeobj::CodeObject;
+use isa_amdgpu::codeobj::{CodeObject, Kernel};
 use test_kernels::reference;
 
 fn upload<T: Copy>(mem: &DeviceMemory, data: &[T], to_bytes: impl Fn(T) -> Vec<u8>, label: &str) -> Result<u64, Box<dyn std::error::Error>> {
@@ -33,9 +33,6 @@ fn f32_bytes(x: f32) -> Vec<u8> {
 /// Runs the demo on `device` (default: MI300X).
 pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::error::Error>> {
     let jit = jit::Jit::new()?;
-    let run_kernel = |mem: &DeviceMemory, dev: &DevicePreset, co: &CodeObject, k: &isa_amdgpu::codeobj::Kernel, shape, args: &[ArgValue], limits| {
-        dispatch(engine, &jit, mem, dev, co, k, shape, args, limits).map(|(s, _)| s)
-    };
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
@@ -43,6 +40,9 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     println!("wavejit demo on an emulated {dev}, engine: {}", engine.name());
     println!("{:<12} {:>10} {:>7} {:>12} {:>9}  result", "kernel", "work-items", "waves", "wave instr", "ms");
     let mem = DeviceMemory::new(dev.memory_bytes)?;
+    let run_kernel = |co: &CodeObject, kernel: &Kernel, shape: DispatchShape, args: &[ArgValue]| {
+        dispatch(engine, &jit, &KernelDispatch { mem: &mem, device: dev, co, kernel, shape, args, limits: Limits::default() }).map(|(s, _)| s)
+    };
     let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
         let file = format!("{name}-{}.co", dev.gfx);
         Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
@@ -62,7 +62,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let (da, db, dc) = (upload(&mem, &a, f32_bytes, "a")?, upload(&mem, &b, f32_bytes, "b")?, upload(&mem, &vec![0f32; n], f32_bytes, "c")?);
     let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev)?;
     let t = Instant::now();
-    let s = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)], Limits::default())?;
+    let s = run_kernel(&co, &co.kernels[0], shape, &[ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)])?;
     let c = download_f32(&mem, dc, n)?;
     let ok = c == reference::vadd(&a, &b);
     all_ok &= ok;
@@ -72,7 +72,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let co = load("saxpy")?;
     let dy = upload(&mem, &b, f32_bytes, "y")?;
     let t = Instant::now();
-    let s = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::F32(2.5), ArgValue::Pointer(da), ArgValue::Pointer(dy), ArgValue::U32(n as u32)], Limits::default())?;
+    let s = run_kernel(&co, &co.kernels[0], shape, &[ArgValue::F32(2.5), ArgValue::Pointer(da), ArgValue::Pointer(dy), ArgValue::U32(n as u32)])?;
     let y = download_f32(&mem, dy, n)?;
     let ok = y == reference::saxpy(2.5, &a, &b);
     all_ok &= ok;
@@ -84,7 +84,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let dsum = upload(&mem, &vec![0f32; groups], f32_bytes, "sums")?;
     let shape_r = DispatchShape::new([(groups * 256) as u32, 1, 1], [256, 1, 1], dev)?;
     let t = Instant::now();
-    let s = run_kernel(&mem, dev, &co, &co.kernels[0], shape_r, &[ArgValue::Pointer(da), ArgValue::Pointer(dsum), ArgValue::U32(n as u32)], Limits::default())?;
+    let s = run_kernel(&co, &co.kernels[0], shape_r, &[ArgValue::Pointer(da), ArgValue::Pointer(dsum), ArgValue::U32(n as u32)])?;
     let sums = download_f32(&mem, dsum, groups)?;
     let ok = sums == reference::reduce_sum(&a);
     all_ok &= ok;
@@ -99,7 +99,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let shape_d = DispatchShape::new([m as u32, 1, 1], [128, 1, 1], dev)?;
     let t = Instant::now();
     let k = co.kernel("divergence").ok_or("divergence kernel")?;
-    let s = run_kernel(&mem, dev, &co, k, shape_d, &[ArgValue::Pointer(dout), ArgValue::Pointer(dseed), ArgValue::U32(m as u32)], Limits::default())?;
+    let s = run_kernel(&co, k, shape_d, &[ArgValue::Pointer(dout), ArgValue::Pointer(dseed), ArgValue::U32(m as u32)])?;
     let mut raw = vec![0u8; m * 8];
     mem.read(dout, &mut raw)?;
     let out: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
@@ -113,7 +113,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let dl = upload(&mem, &vec![0f32; items], f32_bytes, "out")?;
     let shape_l = DispatchShape::new([items as u32, 1, 1], [256, 1, 1], dev)?;
     let t = Instant::now();
-    let s = run_kernel(&mem, dev, &co, &co.kernels[0], shape_l, &[ArgValue::Pointer(dl), ArgValue::U32(iters)], Limits::default())?;
+    let s = run_kernel(&co, &co.kernels[0], shape_l, &[ArgValue::Pointer(dl), ArgValue::U32(iters)])?;
     let secs = t.elapsed().as_secs_f64();
     let l = download_f32(&mem, dl, items)?;
     let ok = l == reference::alu_loop(items, iters);
@@ -132,7 +132,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let (dn64, dd64, dr64) = (upload(&mem, &qd, f64_bytes, "n64")?, upload(&mem, &rd, f64_bytes, "d64")?, upload(&mem, &vec![0f64; n], f64_bytes, "r64")?);
     let t = Instant::now();
     let args = [da, dq, dquot, dn64, dd64, dr64].map(ArgValue::Pointer);
-    let s = run_kernel(&mem, dev, &co, k, shape, &[&args[..], &[ArgValue::U32(n as u32)]].concat(), Limits::default())?;
+    let s = run_kernel(&co, k, shape, &[&args[..], &[ArgValue::U32(n as u32)]].concat())?;
     let quot = download_f32(&mem, dquot, n)?;
     let mut raw = vec![0u8; n * 8];
     mem.read(dr64, &mut raw)?;
@@ -151,7 +151,7 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     let (da, db, dc) = (upload(&mem, &ma, f32_bytes, "a")?, upload(&mem, &mb, f32_bytes, "b")?, upload(&mem, &mc, f32_bytes, "c")?);
     let shape_m = DispatchShape::new([64, 1, 1], [64, 1, 1], dev)?;
     let t = Instant::now();
-    let s = run_kernel(&mem, dev, &co, k, shape_m, &[ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc)], Limits::default())?;
+    let s = run_kernel(&co, k, shape_m, &[ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc)])?;
     let d = download_f32(&mem, dc, 64 * 16)?;
     let ok = d == reference::mfma(32, 32, 2, &ma, &mb, &mc);
     all_ok &= ok;

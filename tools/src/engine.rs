@@ -1,13 +1,8 @@
 //! `--engine jit|interp|crosscheck`: which engine runs a dispatch. The JIT is the default; crosscheck runs the
 //! interpreter and the JIT from the same device memory and stops at the first byte that differs.
 
-use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel, run_kernel_with, Limits, RunStats};
-use emu_core::kernarg::ArgValue;
-use emu_core::memory::DeviceMemory;
+use emu_core::engine::{KernelDispatch, Limits, RunStats};
 use emu_core::observe::NoObserver;
-use emu_core::DevicePreset;
-use isa_amdgpu::codeobj::{CodeObject, Kernel};
 
 /// The engines a command can run kernels on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,41 +34,30 @@ pub struct JitDelta {
     pub fallbacks: u64,
 }
 
-/// Runs one dispatch on `kind`.
-#[allow(clippy::too_many_arguments)]
-pub fn dispatch(
-    kind: EngineKind,
-    jit: &jit::Jit,
-    mem: &DeviceMemory,
-    dev: &DevicePreset,
-    co: &CodeObject,
-    kernel: &Kernel,
-    shape: DispatchShape,
-    args: &[ArgValue],
-    limits: Limits,
-) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
+/// Runs `d` on `kind`.
+pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
+    let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
     let before = jit.stats();
     let delta = |jit: &jit::Jit| {
         let after = jit.stats();
         JitDelta { blocks: after.blocks - before.blocks, compiled: after.compiled - before.compiled, fallbacks: after.fallbacks - before.fallbacks }
     };
-    let on_jit = || run_kernel_with(mem, dev, co, kernel, shape, args, limits, jit, &NoObserver);
     match kind {
-        EngineKind::Interp => Ok((run_kernel(mem, dev, co, kernel, shape, args, limits)?, JitDelta::default())),
+        EngineKind::Interp => Ok((d.run()?, JitDelta::default())),
         EngineKind::Jit => {
-            let s = on_jit()?;
+            let s = d.run_with(jit, &NoObserver)?;
             Ok((s, delta(jit)))
         }
         EngineKind::Crosscheck => {
             let initial = mem.snapshot_buffers()?;
-            let interp = run_kernel(mem, dev, co, kernel, shape, args, limits);
+            let interp = d.run();
             let after_interp = mem.snapshot_buffers()?;
             mem.restore_buffers(&initial)?;
             // the JIT side checks every block against the interpreter as it goes (one host thread, so no other
             // wave changes memory between the two runs of a block)
             let lockstep = jit::Jit::crosscheck()?;
-            let jitted = run_kernel_with(mem, dev, co, kernel, shape, args, Limits { threads: Some(1), ..limits }, &lockstep, &NoObserver);
-            let d = {
+            let jitted = KernelDispatch { limits: Limits { threads: Some(1), ..limits }, ..*d }.run_with(&lockstep, &NoObserver);
+            let jd = {
                 let s = lockstep.stats();
                 JitDelta { blocks: s.blocks, compiled: s.compiled, fallbacks: s.fallbacks }
             };
@@ -99,7 +83,7 @@ pub fn dispatch(
                     if i != j && limits.threads == Some(1) {
                         return Err(format!("crosscheck: kernel {}: interpreter ran {i:?}, JIT {j:?}", kernel.name).into());
                     }
-                    Ok((j, d))
+                    Ok((j, jd))
                 }
                 (Err(i), Err(j)) => {
                     eprintln!("crosscheck: both engines fail; JIT: {j}");

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_kernel_observed, Limits};
+use emu_core::engine::{KernelDispatch, Limits};
 
 use crate::engine::{dispatch, EngineKind};
 use emu_core::observe::ClassCounter;
@@ -108,11 +108,8 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, ..Limits::default() };
     let jit = jit::Jit::new()?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
-    let (stats, jd) = if a.engine == EngineKind::Interp {
-        (run_kernel_observed(&mem, device, &co, kernel, shape, &args, limits, &counter)?, Default::default())
-    } else {
-        dispatch(a.engine, &jit, &mem, device, &co, kernel, shape, &args, limits)?
-    };
+    let d = KernelDispatch { mem: &mem, device, co: &co, kernel, shape, args: &args, limits };
+    let (stats, jd) = if a.engine == EngineKind::Interp { (d.run_observed(&counter)?, Default::default()) } else { dispatch(a.engine, &jit, &d)? };
     let seconds = t0.elapsed().as_secs_f64();
     for o in &outputs {
         let mut buf = vec![0u8; o.len];

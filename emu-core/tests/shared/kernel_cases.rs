@@ -2,7 +2,7 @@
 // jit/tests/kernels.rs (JIT, checked against the interpreter), each of which defines `engine_run`.
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{EngineError, Limits};
+use emu_core::engine::{EngineError, KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -19,21 +19,13 @@ fn setup(kernel: &str, target: &str) -> (&'static DevicePreset, CodeObject) {
 /// both leave every buffer byte-identical; returns the second run's statistics. Every kernel test goes through
 /// here, so each proves its results independent of the thread count (and, under the JIT, equal to the
 /// interpreter's: see jit/tests/kernels.rs).
-#[allow(clippy::too_many_arguments)]
-fn run_kernel(
-    mem: &DeviceMemory,
-    dev: &'static DevicePreset,
-    co: &CodeObject,
-    kernel: &isa_amdgpu::codeobj::Kernel,
-    shape: DispatchShape,
-    args: &[ArgValue],
-    limits: Limits,
-) -> Result<emu_core::engine::RunStats, EngineError> {
+fn run_kernel(d: KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, EngineError> {
+    let (mem, kernel) = (d.mem, d.kernel);
     let before = mem.snapshot_buffers().unwrap();
-    let one = engine_run(mem, dev, co, kernel, shape, args, Limits { threads: Some(1), ..limits });
+    let one = engine_run(&KernelDispatch { limits: Limits { threads: Some(1), ..d.limits }, ..d });
     let after_one = mem.snapshot_buffers().unwrap();
     mem.restore_buffers(&before).unwrap();
-    let all = engine_run(mem, dev, co, kernel, shape, args, Limits { threads: None, ..limits });
+    let all = engine_run(&KernelDispatch { limits: Limits { threads: None, ..d.limits }, ..d });
     if one.is_ok() && all.is_ok() {
         assert!(mem.snapshot_buffers().unwrap() == after_one, "{}: results differ between 1 and all host threads", kernel.name);
     }
@@ -87,7 +79,7 @@ fn vadd_matches_the_cpu_on_both_targets_with_a_partial_workgroup() {
         let dc = upload(&mem, &vec![0.0; n], "c");
         let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
-        let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+        let stats = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap();
         let c = download(&mem, dc, n);
         assert_eq!(bits(&c), bits(&test_kernels::reference::vadd(&a, &b)), "{target}");
         assert_eq!(stats.workgroups, 4);
@@ -107,7 +99,7 @@ fn saxpy_matches_a_fused_multiply_add_reference() {
         let alpha = 1.75f32;
         let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::F32(alpha), ArgValue::Pointer(dx), ArgValue::Pointer(dy), ArgValue::U32(n as u32)];
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap();
         let out = download(&mem, dy, n);
         assert_eq!(bits(&out), bits(&test_kernels::reference::saxpy(alpha, &x, &y)), "{target}");
     }
@@ -123,7 +115,7 @@ fn an_out_of_bounds_store_faults_with_kernel_pc_lane_and_allocation() {
     let dc = upload(&mem, &vec![0.0; 256], "c (too small)");
     let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
-    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_err();
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, EngineError::Fault { .. }), "{text}");
     assert!(text.contains("kernel vadd") && text.contains("global_store_dword") && text.contains("lane 0"), "{text}");
@@ -152,7 +144,7 @@ fn an_illegal_instruction_stops_the_dispatch_with_kernel_and_pc_and_the_process_
     let (da, db, dc) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"), upload(&mem, &vec![0.0; n], "c"));
     let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
-    let err = run_kernel(&mem, dev, &bad, &bad.kernels[0], shape, &args, Limits::default()).unwrap_err();
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &bad, kernel: &bad.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_err();
     let text = err.to_string();
     let EngineError::IllegalInstruction { pc, .. } = err else { panic!("{text}") };
     // the reported PC is the kernel's entry in the (page-aligned, since released) copy of the patched code
@@ -162,7 +154,7 @@ fn an_illegal_instruction_stops_the_dispatch_with_kernel_and_pc_and_the_process_
     assert!(text.contains("kernel vadd") && text.contains("cannot decode"), "{text}");
     assert_eq!(download(&mem, dc, n), vec![0.0; n], "nothing ran");
     // the same memory and process run the intact kernel afterwards
-    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+    run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap();
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
     assert_eq!(bits(&download(&mem, dc, n)), bits(&want));
 }
@@ -176,7 +168,7 @@ fn runaway_kernels_stop_at_the_instruction_limit() {
     let dc = upload(&mem, &[0.0; 64], "c");
     let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(64)];
-    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits { max_wave_instructions: 5, ..Limits::default() }).unwrap_err();
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { max_wave_instructions: 5, ..Limits::default() } }).unwrap_err();
     assert!(matches!(err, EngineError::Runaway { limit: 5, .. }), "{err}");
     assert!(err.to_string().contains("ran 5 instructions without ending"));
 }
@@ -191,14 +183,14 @@ fn a_kernel_asking_for_denormal_flushing_or_another_rounding_mode_is_refused_cle
     let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
     let mut flush = co.kernels[0].clone();
     flush.descriptor.rsrc1.float_denorm_mode_32 = FloatDenormMode::FlushSrcDst;
-    let err = run_kernel(&mem, dev, &co, &flush, shape, &args, Limits::default()).unwrap_err().to_string();
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &flush, shape, args: &args, limits: Limits::default() }).unwrap_err().to_string();
     assert!(err.contains("kernel vadd") && err.contains("denorm_32 = FlushSrcDst"), "{err}");
     let mut round = co.kernels[0].clone();
     round.descriptor.rsrc1.float_round_mode_16_64 = FloatRoundMode::Zero;
-    let err = run_kernel(&mem, dev, &co, &round, shape, &args, Limits::default()).unwrap_err().to_string();
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &round, shape, args: &args, limits: Limits::default() }).unwrap_err().to_string();
     assert!(err.contains("round_16_64 = zero"), "{err}");
     // the descriptor as compiled runs
-    run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+    run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap();
 }
 
 #[test]
@@ -207,7 +199,7 @@ fn code_for_another_target_is_refused() {
     let dev = DevicePreset::by_name("mi210").unwrap();
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
-    let err = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[], Limits::default()).unwrap_err();
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[], limits: Limits::default() }).unwrap_err();
     assert!(err.to_string().contains("the device runs gfx90a"), "{err}");
 }
 
@@ -223,7 +215,7 @@ fn lds_tree_reduction_with_barriers_matches_the_cpu() {
         let dout = upload(&mem, &vec![0.0; groups], "out");
         let shape = DispatchShape::new([(groups * 256) as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
-        let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap();
+        let stats = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap();
         let got = download(&mem, dout, groups);
         assert_eq!(bits(&got), bits(&test_kernels::reference::reduce_sum(&input)), "{target}");
         assert_eq!(stats.waves, groups as u64 * 4);
@@ -244,7 +236,7 @@ fn results_do_not_depend_on_the_number_of_host_threads() {
             let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
             let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
             let limits = Limits { threads: Some(threads), ..Limits::default() };
-            let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap();
+            let stats = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits }).unwrap();
             outs.push((download(&mem, dout, 64).iter().map(|x| x.to_bits()).collect::<Vec<_>>(), stats));
         }
         assert!(outs.windows(2).all(|w| w[0] == w[1]), "{target}: 1, 2 and 4 threads must agree");
@@ -253,7 +245,6 @@ fn results_do_not_depend_on_the_number_of_host_threads() {
 
 #[test]
 fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
-    use emu_core::engine::run_kernel_observed;
     use emu_core::observe::ClassCounter;
     let (dev, co) = setup("reduce", "gfx942");
     let n = 512;
@@ -264,9 +255,10 @@ fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
         let dout = upload(&mem, &[0.0; 2], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
+        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
         let stats = match counter {
-            Some(c) => run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default(), c),
-            None => run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()),
+            Some(c) => d.run_observed(c),
+            None => run_kernel(d),
         }
         .unwrap();
         (download(&mem, dout, 2), stats)
@@ -303,7 +295,6 @@ impl emu_core::observe::Observer for Recorder {
 
 #[test]
 fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changing_results() {
-    use emu_core::engine::run_kernel_observed;
     use emu_core::observe::Space;
     let (dev, co) = setup("vadd", "gfx90a");
     let mem = DeviceMemory::new(1 << 30).unwrap();
@@ -313,7 +304,7 @@ fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changi
     let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
     let rec = Recorder::default();
-    run_kernel_observed(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default(), &rec).unwrap();
+    KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }.run_observed(&rec).unwrap();
     assert_eq!(bits(&download(&mem, dc, n)), bits(&test_kernels::reference::vadd(&a, &b)));
     let acc = rec.accesses.into_inner().unwrap();
     // each work-item i reads a[i] and b[i] and writes c[i], as lane i % 64 of wave i / 64
@@ -350,7 +341,7 @@ fn divergent_control_flow_device_calls_64_bit_division_and_f64_match_the_cpu() {
         let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(dout), ArgValue::Pointer(dseed), ArgValue::U32(n as u32)];
         let kernel = co.kernel("divergence").unwrap();
-        run_kernel(&mem, dev, &co, kernel, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut raw = vec![0u8; n * 8];
         mem.read(dout, &mut raw).unwrap();
         let want = test_kernels::reference::divergence(&seeds);
@@ -373,7 +364,7 @@ fn alu_loop_matches_the_cpu_and_signed_scalar_arithmetic_sets_scc() {
         let iters = 37u32;
         let dout = upload(&mem, &vec![0.0; n], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dout), ArgValue::U32(iters)], Limits::default())
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(dout), ArgValue::U32(iters)], limits: Limits::default() })
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let got = download(&mem, dout, n);
         assert_eq!(bits(&got), bits(&test_kernels::reference::alu_loop(n, iters)), "{target}");
@@ -395,7 +386,7 @@ fn histogram_with_lds_and_global_atomics_counts_exactly_with_any_thread_count() 
             let shape = DispatchShape::new([grid, 1, 1], [256, 1, 1], dev).unwrap();
             let args = [ArgValue::Pointer(dd), ArgValue::U32(n as u32), ArgValue::U32(grid), ArgValue::Pointer(dbins)];
             let limits = Limits { threads: Some(threads), ..Limits::default() };
-            run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap_or_else(|e| panic!("{target}: {e}"));
+            run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits }).unwrap_or_else(|e| panic!("{target}: {e}"));
             let mut raw = [0u8; 256];
             mem.read(dbins, &mut raw).unwrap();
             let bins: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
@@ -415,7 +406,7 @@ fn index_math_over_a_3d_grid_with_partial_workgroups_in_every_dimension() {
         let dout = mem.allocate(len as u64 * 4, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new(n, block, dev).unwrap();
         let args = [ArgValue::Pointer(dout), ArgValue::U32(n[0]), ArgValue::U32(n[1]), ArgValue::U32(n[2])];
-        let stats = run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let stats = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut raw = vec![0u8; len * 4];
         mem.read(dout, &mut raw).unwrap();
         let got: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
@@ -434,7 +425,7 @@ fn cross_lane_permute_swizzle_readlane_and_ballot_match_the_cpu() {
         let din = upload_i32(&mem, &input, "in");
         let dout = upload_i32(&mem, &vec![0; n], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dout), ArgValue::Pointer(din)], Limits::default())
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(dout), ArgValue::Pointer(din)], limits: Limits::default() })
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let got = download_i32(&mem, dout, n);
         assert_eq!(got, test_kernels::reference::shuffle(&input), "{target}");
@@ -451,7 +442,7 @@ fn dpp_row_shifts_quad_permutes_mirrors_and_row_masks_match_the_cpu() {
         let din = upload_i32(&mem, &input, "in");
         let dout = upload_i32(&mem, &vec![0; n], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], limits: Limits::default() })
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let got = download_i32(&mem, dout, n);
         assert_eq!(got, test_kernels::reference::dpp(&input), "{target}");
@@ -503,7 +494,7 @@ fn mfma_f16_bf16_and_f32_in_every_single_block_shape_with_agpr_accumulators_matc
             let kd = co.kernel(kernel).unwrap().clone();
             let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
             let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc)];
-            run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target} {kernel}: {e}"));
+            run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target} {kernel}: {e}"));
             let want = test_kernels::reference::mfma(m, n, k, &a, &b, &c);
             assert_eq!(bits(&download(&mem, dc, 64 * r)), bits(&want), "{target} {kernel}");
         }
@@ -529,7 +520,7 @@ fn device_library_sin_exp_log_sqrt_pow_stay_within_their_ulp_bounds() {
         let dx = upload(&mem, &x, "x");
         let dout = upload(&mem, &vec![0.0; 5 * n], "out");
         let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(dx), ArgValue::Pointer(dout)], Limits::default())
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(dx), ArgValue::Pointer(dout)], limits: Limits::default() })
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let got = download(&mem, dout, 5 * n);
         let want = test_kernels::reference::math(&x);
@@ -558,7 +549,7 @@ fn compare_and_swap_loops_on_32_and_64_bit_values_lose_no_update_with_any_thread
             let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
             let args = [ArgValue::Pointer(din), ArgValue::Pointer(bins), ArgValue::Pointer(wide), ArgValue::U32(n as u32)];
             let limits = Limits { threads: Some(threads), ..Limits::default() };
-            run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, limits).unwrap_or_else(|e| panic!("{target}: {e}"));
+            run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits }).unwrap_or_else(|e| panic!("{target}: {e}"));
             let (want_bins, want_wide) = test_kernels::reference::cas(&input);
             assert_eq!(download(&mem, bins, 4), want_bins, "{target}, {threads} threads");
             let mut raw = [0u8; 16];
@@ -581,7 +572,7 @@ fn private_arrays_in_scratch_memory_match_the_cpu() {
         let dout = upload(&mem, &vec![0.0; items], "out");
         let shape = DispatchShape::new([items as u32, 1, 1], [64, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(dout), ArgValue::Pointer(didx), ArgValue::U32(idx.len() as u32)];
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         assert_eq!(bits(&download(&mem, dout, items)), bits(&test_kernels::reference::private_array(&idx, items)), "{target}");
     }
 }
@@ -597,7 +588,7 @@ fn prefix_scan_in_lds_matches_the_cpu() {
         mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
         let dout = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], limits: Limits::default() })
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut raw = vec![0u8; n * 4];
         mem.read(dout, &mut raw).unwrap();
@@ -618,7 +609,7 @@ fn tiled_sgemm_with_lds_matches_the_cpu() {
         let dc = upload(&mem, &vec![0.0; n * n], "C");
         let shape = DispatchShape::new([n as u32, n as u32, 1], [16, 16, 1], dev).unwrap();
         let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         assert_eq!(bits(&download(&mem, dc, n * n)), bits(&test_kernels::reference::sgemm(&a, &b, n)), "{target}");
     }
 }
@@ -639,7 +630,7 @@ fn wide_lds_accesses_move_float4_and_double_tiles() {
         let ddo = mem.allocate(n as u64 * 8, AllocKind::Buffer, "dout").unwrap();
         let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(din4), ArgValue::Pointer(dout4), ArgValue::Pointer(dd), ArgValue::Pointer(ddo)];
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let (want4, wantd) = test_kernels::reference::lds_wide(&input, &d);
         let want_flat: Vec<f32> = want4.iter().flatten().copied().collect();
         assert_eq!(bits(&download(&mem, dout4, n * 4)), bits(&want_flat), "{target}: float4");
@@ -713,7 +704,7 @@ fn hip_ieee_division_is_correctly_rounded_in_f32_and_f64_including_subnormals_an
         let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let args = [da, db, dq, dc, dd, dr].map(ArgValue::Pointer);
         let args = [&args[..], &[ArgValue::U32(n as u32)]].concat();
-        run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let (q, r) = (download(&mem, dq, n), f64s(&download_bytes(&mem, dr, 8 * n)));
         let (wq, wr) = test_kernels::reference::divide(&a, &b, &c, &d);
         for i in 0..n {
@@ -748,7 +739,7 @@ fn hip_f64_sqrt_rsqrt_exp_log_sin_floor_min_max_ldexp_stay_within_their_ulp_boun
         let kd = co.kernel("f64_math").unwrap().clone();
         let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(dx), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
-        run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let got = f64s(&download_bytes(&mem, dout, 64 * n));
         let want = test_kernels::reference::f64_math(&x);
         for (j, (name, bound)) in bounds.iter().enumerate() {
@@ -777,7 +768,7 @@ fn hip_f16_arithmetic_rounds_once_like_ieee_half_precision() {
         let kd = co.kernel("half_math").unwrap().clone();
         let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
-        run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let raw = download_bytes(&mem, dout, 12 * n);
         let got: Vec<u16> = raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
         let want = test_kernels::reference::half_math(&a, &b);
@@ -803,7 +794,7 @@ fn hip_16_and_8_bit_integer_arithmetic_with_sdwa_selects_matches_the_cpu() {
         let kd = co.kernel("short_math").unwrap().clone();
         let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(ds), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
-        run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         let s: Vec<i16> = download_bytes(&mem, ds, 4 * n).chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect();
         let c = download_bytes(&mem, dc, n);
         let (ws, wc) = test_kernels::reference::short_math(&a, &b);
@@ -824,7 +815,7 @@ fn f64_mfma_gemm_16x16x16_matches_the_cpu_with_its_own_output_layout() {
         let kd = co.kernel("dgemm16").unwrap().clone();
         let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc)];
-        run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         assert_eq!(f64s(&download_bytes(&mem, dc, 2048)), test_kernels::reference::dgemm16(&a, &b), "{target}");
     }
 }
@@ -841,7 +832,7 @@ fn hand_written_dpp_wave_scan_and_rare_scalar_instructions_match_the_cpu() {
             let din = upload_i32(&mem, &input.iter().map(|x| *x as i32).collect::<Vec<_>>(), "in");
             let dout = upload_i32(&mem, &[0; 70], "out");
             let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
-            run_kernel(&mem, dev, &co, &co.kernels[0], shape, &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], Limits::default())
+            run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(din), ArgValue::Pointer(dout)], limits: Limits::default() })
                 .unwrap_or_else(|e| panic!("{target}: {e}"));
             let got: Vec<u32> = download_i32(&mem, dout, 70).into_iter().map(|x| x as u32).collect();
             assert_eq!(got, test_kernels::reference::dpp_scan(&input), "{target} in[0] = {first:#x}");
@@ -869,7 +860,7 @@ fn f16_and_bf16_mfma_gemms_over_many_tiles_and_k_steps_match_the_cpu() {
             let tiles = (m / 32 * (n / 32)) as u32;
             let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev).unwrap();
             let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32), ArgValue::U32(k as u32)];
-            run_kernel(&mem, dev, &co, &kd, shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target} {kernel}: {e}"));
+            run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target} {kernel}: {e}"));
             assert_eq!(bits(&download(&mem, dc, m * n)), bits(&want), "{target} {kernel}");
         }
     }
@@ -890,7 +881,7 @@ fn buffer_resources_built_by_the_kernel_follow_the_out_of_range_rules() {
         let (dout, dbytes) = (upload(&mem, &out, "out"), upload_bytes(&mem, &bytes, "bytes"));
         let shape = DispatchShape::new([items as u32, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::Pointer(dbytes), ArgValue::U32(n_in as u32), ArgValue::U32(n_out as u32)];
-        run_kernel(&mem, dev, &co, &co.kernels[0], shape, &args, Limits::default()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_or_else(|e| panic!("{target}: {e}"));
         test_kernels::reference::buffer_ops(&input, n_out, &mut out, &mut bytes);
         assert_eq!(bits(&download(&mem, dout, items)), bits(&out), "{target}");
         assert_eq!(download_bytes(&mem, dbytes, items), bytes, "{target}");
