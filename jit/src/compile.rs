@@ -7,7 +7,7 @@ use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, Signature, V
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
-use cranelift_module::{Linkage, Module};
+use cranelift_module::{Linkage, Module, ModuleError};
 
 use emu_core::sem::{execute, Flow, PcOps, Stop};
 use isa_amdgpu::table::FlowControl;
@@ -16,6 +16,7 @@ use isa_amdgpu::Inst;
 use crate::backend::{CallSite, JitBackend, RegCache};
 use crate::call::Call;
 use crate::ctx::Ctx;
+use crate::JitError;
 
 /// Status a block returns: continue at `next_pc`, or stop the wave for a barrier, its end, or a fault.
 pub const CONTINUE: u32 = 1;
@@ -80,7 +81,7 @@ pub fn translatable(inst: &Inst, pc: u64) -> bool {
 
 /// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
 /// `module`. PCs the block produces are `ctx.code_base + (pc - base)`.
-pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>, name: &str) -> Result<Block, String> {
+pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>, name: &str) -> Result<Block, JitError> {
     let insts = insts.into_boxed_slice();
     let ptr = module.target_config().pointer_type();
     let mut sig = Signature::new(CallConv::SystemV);
@@ -124,9 +125,9 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 // an observer sees lane accesses through the interpreter calls
                 jb.calls_only = observe.is_some();
-                let flow = execute(&mut jb, inst, at).map_err(|e| format!("{}: {e}", inst.info.name))?;
+                let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
                 if let Some(what) = jb.unsupported {
-                    return Err(format!("{}: {what} after a successful probe", inst.info.name));
+                    return Err(JitError::Unsupported { pc: at, mnemonic: inst.info.name, what });
                 }
                 (vgprs, agprs) = (vgprs.max(jb.vgprs_used), agprs.max(jb.agprs_used));
                 compiled += 1;
@@ -212,10 +213,11 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
         b.seal_all_blocks();
         b.finalize();
     }
-    let id = module.declare_function(name, Linkage::Local, &cx.func.signature).map_err(|e| e.to_string())?;
-    module.define_function(id, &mut cx).map_err(|e| format!("{e:?}"))?;
+    let cranelift = |step: &'static str| move |e: ModuleError| JitError::Module { pc, step, error: Box::new(e) };
+    let id = module.declare_function(name, Linkage::Local, &cx.func.signature).map_err(cranelift("declare"))?;
+    module.define_function(id, &mut cx).map_err(cranelift("define"))?;
     module.clear_context(&mut cx);
-    module.finalize_definitions().map_err(|e| e.to_string())?;
+    module.finalize_definitions().map_err(cranelift("finalize"))?;
     let code = module.get_finalized_function(id);
     // SAFETY: `code` is the finalized machine code of a function with the signature built above,
     // extern "C" fn(*mut Ctx) -> u32; the module keeps it mapped for as long as the JIT lives.

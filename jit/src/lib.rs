@@ -11,6 +11,8 @@ pub mod backend;
 pub mod call;
 pub mod compile;
 pub mod ctx;
+pub mod error;
 pub mod runner;
 
+pub use error::JitError;
 pub use runner::{BlockExit, Jit, JitStats};

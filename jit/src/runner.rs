@@ -18,6 +18,7 @@ use isa_amdgpu::{disasm, Inst};
 
 use crate::compile::{self, Block, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
 use crate::ctx::{Ctx, Env};
+use crate::JitError;
 
 /// Counters of what the JIT did (all dispatches so far).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -107,12 +108,14 @@ pub struct Jit {
 
 impl Jit {
     /// A JIT for the host CPU.
-    pub fn new() -> Result<Jit, String> {
+    pub fn new() -> Result<Jit, JitError> {
         let mut flags = settings::builder();
-        flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+        let mut set = |setting, value| flags.set(setting, value).map_err(|error| JitError::Setting { setting, error });
+        set("opt_level", "speed")?;
         // the IR is generated, not hand-written: the verifier costs translation time for nothing
-        flags.set("enable_verifier", "false").map_err(|e| e.to_string())?;
-        let isa = cranelift_native::builder()?.finish(settings::Flags::new(flags)).map_err(|e| e.to_string())?;
+        set("enable_verifier", "false")?;
+        let host = cranelift_native::builder().map_err(|why| JitError::NoHost { why })?;
+        let isa = host.finish(settings::Flags::new(flags)).map_err(|error| JitError::HostIsa { error })?;
         let module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
         Ok(Jit {
             id: NEXT_JIT_ID.fetch_add(1, Ordering::Relaxed),
@@ -131,7 +134,7 @@ impl Jit {
     /// that write memory or LDS are checked too when the dispatch runs on one host thread (the check re-runs
     /// them from a copy of device memory, which other threads would change meanwhile); on more threads only
     /// memory-free blocks are, and whole dispatches should be compared for the rest.
-    pub fn crosscheck() -> Result<Jit, String> {
+    pub fn crosscheck() -> Result<Jit, JitError> {
         Ok(Jit { crosscheck: true, ..Jit::new()? })
     }
 
@@ -205,7 +208,7 @@ impl Jit {
         let name = format!("{name}_{}", observed as u8);
         let obs: Option<compile::Observe> = if observed { Some(observe) } else { None };
         let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, obs, &name)
-            .map_err(|why| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why })?;
+            .map_err(|e| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why: e.to_string() })?;
         self.blocks_n.fetch_add(1, Ordering::Relaxed);
         self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
         self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
@@ -231,7 +234,7 @@ impl Jit {
     /// Translates `insts` (consecutive, from `pc`) as one block, without caching it, and runs it once on `wave`
     /// with `mem` and `lds` — what the differential tests compare with the interpreter instruction by
     /// instruction.
-    pub fn run_block_once(&self, insts: Vec<Inst>, pc: u64, wave: &mut WaveState, mem: &DeviceMemory, lds: &mut [u8]) -> Result<BlockExit, String> {
+    pub fn run_block_once(&self, insts: Vec<Inst>, pc: u64, wave: &mut WaveState, mem: &DeviceMemory, lds: &mut [u8]) -> Result<BlockExit, JitError> {
         let block = {
             let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
             let n = self.blocks_n.fetch_add(1, Ordering::Relaxed);
@@ -267,39 +270,36 @@ impl Jit {
                 let (pc, text, e) = env.error.take().unwrap_or((0, String::new(), ExecError::Trap(0)));
                 BlockExit::Fault { pc, error: format!("{text}: {e}") }
             }
-            s => return Err(format!("block returned status {s}")),
+            status => return Err(JitError::Status { pc, status }),
         })
     }
 }
 
 /// Runs `n` instructions of `interp` (a copy of the wave from before a block) on the interpreter and compares
 /// the registers with `jit` (the wave after the block); the first difference, readably.
-fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mut [u8], n: u64, status: u32) -> Result<(), String> {
+fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mut [u8], n: u64, status: u32) -> Result<(), JitError> {
     let (mem, start) = (run.mem, interp.pc);
     let mut text = Vec::new();
     for _ in 0..n {
         let pc = interp.pc;
-        let inst = run.cache.get(mem, run.code, pc).map_err(|e| format!("crosscheck: cannot decode at {pc:#x}: {e}"))?;
+        let inst = run.cache.get(mem, run.code, pc).map_err(|error| JitError::Decode { pc, error })?;
         text.push(disasm::text(&inst));
         let mut b = Interp { wave: interp, mem, lds, mnemonic: inst.info.name, accesses: None };
         match execute(&mut b, &inst, pc) {
             Ok(flow) => interp.pc = flow.next_pc(pc, inst.size() as u64).0,
             // both engines stop at the same fault (the JIT's report is the interpreter's own)
             Err(_) if status == crate::compile::FAULT => return Ok(()),
-            Err(e) => return Err(format!("the interpreter faults where the JIT did not: {e}")),
+            Err(error) => return Err(JitError::InterpreterFaults { pc, error }),
         }
         interp.executed += 1;
     }
+    // the last instructions before the fault or the difference are the interesting ones
+    let last = || text[text.len().saturating_sub(8)..].to_vec();
     if status == crate::compile::FAULT {
-        let tail = text.len().saturating_sub(8);
-        return Err(format!("the JIT faulted in the block from {start:#x}; the interpreter ran its {n} instructions without a fault (last: {})", text[tail..].join("; ")));
+        return Err(JitError::JitFaults { start, executed: n, last: last() });
     }
     match diff_waves(interp, jit) {
-        Some(d) => {
-            // the last instructions before the difference are the interesting ones
-            let tail = text.len().saturating_sub(8);
-            Err(format!("{d} after {n} instructions from {start:#x} (last: {})", text[tail..].join("; ")))
-        }
+        Some(diff) => Err(JitError::Differ { start, executed: n, diff, last: last() }),
         None => Ok(()),
     }
 }
@@ -318,8 +318,8 @@ fn lockstep_with_memory(
     status: u32,
     buffers: &[(u64, Vec<u8>)],
     lds_before: &[u8],
-) -> Result<(), String> {
-    let fail = |e: emu_core::memory::MemoryFault| format!("cannot copy device memory: {e}");
+) -> Result<(), JitError> {
+    let fail = |error| JitError::Snapshot { error };
     let by_jit = run.mem.snapshot_buffers().map_err(fail)?;
     let lds_by_jit = lds.to_vec();
     run.mem.restore_buffers(buffers).map_err(fail)?;
@@ -327,8 +327,8 @@ fn lockstep_with_memory(
     let start = interp.pc;
     lockstep(interp, jit, run, lds, n, status)?;
     let by_interp = run.mem.snapshot_buffers().map_err(fail)?;
-    if let Some(d) = diff_memory(&by_interp, &by_jit, lds, &lds_by_jit) {
-        return Err(format!("{d} after {n} instructions from {start:#x}"));
+    if let Some(diff) = diff_memory(&by_interp, &by_jit, lds, &lds_by_jit) {
+        return Err(JitError::Differ { start, executed: n, diff, last: Vec::new() });
     }
     Ok(())
 }
@@ -530,7 +530,10 @@ impl WaveRunner for Jit {
                     let lds = unsafe { &*lds_ptr };
                     match run.mem.snapshot_buffers() {
                         Ok(b) => Some((b, lds.to_vec())),
-                        Err(e) => break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff: format!("cannot copy device memory: {e}") }),
+                        Err(error) => {
+                            let diff = JitError::Snapshot { error }.to_string();
+                            break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff });
+                        }
                     }
                 };
                 Some((wave.clone(), memory))
@@ -563,8 +566,8 @@ impl WaveRunner for Jit {
                     None => lockstep(&mut other, wave, &run, lds, ctx.executed, status),
                     Some((buffers, lds_before)) => lockstep_with_memory(&mut other, wave, &run, lds, ctx.executed, status, &buffers, &lds_before),
                 };
-                if let Err(diff) = checked {
-                    break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff });
+                if let Err(e) = checked {
+                    break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff: e.to_string() });
                 }
             }
             match status {

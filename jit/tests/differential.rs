@@ -272,7 +272,7 @@ fn run_case_branching(
     let by_interp = read(&mem);
     fill(&mem, buffer);
     let texts: Vec<String> = insts.iter().map(isa_amdgpu::disasm::text).collect();
-    let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem, &mut lds_j).map_err(TestCaseError::fail)?;
+    let exit = jit().run_block_once(insts.clone(), 0x1000, &mut j, &mem, &mut lds_j).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert!(by_interp == read(&mem), "buffer after {:?}", texts);
     prop_assert!(lds_a == lds_j, "LDS after {:?}", texts);
     // where the interpreter continues: after the last instruction, or where the branch went

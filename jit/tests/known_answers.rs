@@ -224,7 +224,7 @@ fn run_case(c: &Case, t: Target, inst: &Inst) -> Result<(), String> {
     // the JIT, as a one-instruction block
     let mut j = fresh(c);
     let mut lds = [0u8; 0];
-    let exit = jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds)?;
+    let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j, &mem, &mut lds).map_err(|e| format!("{}:{} [{}] JIT: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
     if !matches!(exit, jit::BlockExit::Continue { .. }) {
         return Err(format!("{}:{} [{}] JIT: `{}`: {exit:?}", c.file, c.line, t.name(), c.asm));
     }

@@ -137,8 +137,8 @@ impl Runtime {
         let engine = std::env::var("WAVEJIT_ENGINE").unwrap_or_else(|_| "jit".into());
         let jit = match engine.as_str() {
             "interp" => None,
-            "jit" => Some(jit::Jit::new()?),
-            "crosscheck" => Some(jit::Jit::crosscheck()?),
+            "jit" => Some(jit::Jit::new().map_err(|e| e.to_string())?),
+            "crosscheck" => Some(jit::Jit::crosscheck().map_err(|e| e.to_string())?),
             other => return Err(format!("WAVEJIT_ENGINE={other}: expected jit, interp or crosscheck")),
         };
         Ok(Runtime {
