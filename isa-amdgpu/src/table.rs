@@ -167,6 +167,48 @@ pub enum Unit {
     Misc,
 }
 
+impl Unit {
+    /// Every unit, in declaration order (`unit as usize` is its index here).
+    pub const ALL: [Unit; 12] = [
+        Unit::Salu,
+        Unit::Smem,
+        Unit::Branch,
+        Unit::Msg,
+        Unit::Valu,
+        Unit::Trans,
+        Unit::F64,
+        Unit::Mfma,
+        Unit::Lds,
+        Unit::Vmem,
+        Unit::Flat,
+        Unit::Misc,
+    ];
+
+    /// The name as the table's `unit` column spells it (`valu`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Unit::Salu => "salu",
+            Unit::Smem => "smem",
+            Unit::Branch => "branch",
+            Unit::Msg => "msg",
+            Unit::Valu => "valu",
+            Unit::Trans => "trans",
+            Unit::F64 => "f64",
+            Unit::Mfma => "mfma",
+            Unit::Lds => "lds",
+            Unit::Vmem => "vmem",
+            Unit::Flat => "flat",
+            Unit::Misc => "misc",
+        }
+    }
+
+    /// Whether the unit works per lane of the wave (vector ALU, LDS and vector memory), so that EXEC says how
+    /// many lanes an instruction of it does work for.
+    pub const fn is_vector(self) -> bool {
+        matches!(self, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma | Unit::Lds | Unit::Vmem | Unit::Flat)
+    }
+}
+
 /// Which wait counter an instruction increments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WaitClass {

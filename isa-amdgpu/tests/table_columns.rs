@@ -4,7 +4,7 @@
 
 use isa_amdgpu::constants::{inline_float, inline_int, inline_value, FloatWidth};
 use isa_amdgpu::table::{
-    rows_of, AtomicOp, ArithKind, CmpPred, DataType, FlowControl, MemDir, MemFlags, OpInfo, Target,
+    rows_of, AtomicOp, ArithKind, CmpPred, DataType, FlowControl, MemDir, MemFlags, OpInfo, Target, Unit,
 };
 use isa_amdgpu::{Opcode, GFX9};
 
@@ -12,6 +12,20 @@ fn row(name: &str) -> &'static OpInfo {
     GFX9.iter()
         .find(|r| r.name == name || r.name.strip_suffix("_e32").or_else(|| r.name.strip_suffix("_e64")) == Some(name))
         .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn unit_names_are_the_unit_column_as_written_and_all_is_in_declaration_order() {
+    let tsv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/gfx9.tsv")).unwrap();
+    let lines: Vec<&str> = tsv.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    assert_eq!(lines.len(), GFX9.len());
+    for (r, line) in GFX9.iter().zip(&lines) {
+        assert_eq!(r.unit.name(), line.split('\t').nth(13).unwrap(), "{}", r.name);
+    }
+    for (i, u) in Unit::ALL.iter().enumerate() {
+        assert_eq!(*u as usize, i, "{u:?}");
+    }
+    assert!(Unit::Valu.is_vector() && Unit::Flat.is_vector() && !Unit::Salu.is_vector() && !Unit::Smem.is_vector());
 }
 
 #[test]

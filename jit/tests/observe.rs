@@ -8,9 +8,10 @@ use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
-use emu_core::observe::{ClassCounter, InstEvent, LaneAccess, Observer};
+use emu_core::observe::{InstEvent, LaneAccess, Observer};
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::CodeObject;
+use profiler_hooks::ClassCounter;
 
 type Event = (u64, u64, Vec<LaneAccess>);
 type Events = BTreeMap<([u32; 3], u32), Vec<Event>>;

@@ -1,4 +1,13 @@
-//! Hardware-named counters, dispatch traces and metrics.
+//! Profiling on top of the engine's observation seam (`emu_core::observe`): observers that turn the
+//! instructions a dispatch executes into counters.
 //!
-//! This crate depends only on plain data: it will receive events from the engine's observation seam and turn
-//! them into counters, traces and the SMI view. Nothing is implemented yet.
+//! - [`ClassCounter`]: instructions per functional unit (the instruction table's `unit` column,
+//!   `isa_amdgpu::table::Unit`) and active lanes of vector instructions; `wavejit run --stats-json` and
+//!   `wavejit bench` report them.
+//!
+//! The crate depends only on plain data: the instruction table's columns and the events the engine hands its
+//! observers. Observing never changes what a dispatch computes.
+
+mod counters;
+
+pub use counters::ClassCounter;

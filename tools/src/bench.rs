@@ -9,9 +9,10 @@ use emu_core::engine::{KernelDispatch, Limits};
 use emu_core::observe::NoObserver;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
-use emu_core::observe::ClassCounter;
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::CodeObject;
+use isa_amdgpu::table::Unit;
+use profiler_hooks::ClassCounter;
 
 /// The shortest of `runs` timings of `f`, in seconds (the machine is shared: the minimum is the least disturbed).
 fn best_of(runs: u32, mut f: impl FnMut() -> Result<(), Box<dyn std::error::Error>>) -> Result<f64, Box<dyn std::error::Error>> {
@@ -66,7 +67,7 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
     let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits };
     let counter = ClassCounter::default();
     let s = d.run_observed(&counter)?;
-    let valu: u64 = counter.counts().iter().filter(|(u, _)| *u == "valu").map(|(_, c)| c * 64).sum();
+    let valu = counter.count(Unit::Valu) * 64;
     let t = Instant::now();
     d.run()?;
     let interp = t.elapsed().as_secs_f64();

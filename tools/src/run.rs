@@ -7,11 +7,11 @@ use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
 
 use crate::engine::{dispatch, EngineKind};
-use emu_core::observe::ClassCounter;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj;
+use profiler_hooks::ClassCounter;
 
 /// Options of `wavejit run`.
 pub struct RunArgs {
@@ -143,7 +143,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             "jit_fallbacks": jd.fallbacks,
         });
         if a.engine == EngineKind::Interp {
-            j["instructions_by_unit"] = serde_json::json!(counter.counts().into_iter().collect::<std::collections::BTreeMap<_, _>>());
+            j["instructions_by_unit"] = serde_json::json!(counter.counts().into_iter().map(|(u, n)| (u.name(), n)).collect::<std::collections::BTreeMap<_, _>>());
             j["vector_lane_ops"] = serde_json::json!(counter.vector_lanes());
         }
         write_json(p, &j)?;

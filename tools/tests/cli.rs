@@ -135,6 +135,12 @@ fn run_executes_vadd_from_files_and_writes_stats() {
         let (blocks, compiled) = (stats["jit_blocks"].as_u64().unwrap(), stats["jit_compiled_instructions"].as_u64().unwrap());
         assert_eq!(blocks > 0 && compiled > 0, engine != "interp", "{engine}: {blocks} blocks, {compiled} compiled");
         assert!(stats["jit_fallbacks"].as_u64().is_some());
+        if engine == "interp" {
+            // instructions per functional unit, named as the table's unit column names them, each counted once
+            let units = stats["instructions_by_unit"].as_object().unwrap();
+            assert!(units["valu"].as_u64().unwrap() > 0 && units["smem"].as_u64().unwrap() > 0, "{units:?}");
+            assert_eq!(units.values().map(|n| n.as_u64().unwrap()).sum::<u64>(), stats["wave_instructions"].as_u64().unwrap());
+        }
     }
 }
 

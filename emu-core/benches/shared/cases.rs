@@ -23,9 +23,9 @@ fn alu_loop_case(mem: &DeviceMemory, dev: &'static DevicePreset, iters: u32, lim
     let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out").unwrap();
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev).unwrap();
     let case = Case { co, shape, args: vec![ArgValue::Pointer(out), ArgValue::U32(iters)] };
-    let counter = emu_core::observe::ClassCounter::default();
+    let counter = profiler_hooks::ClassCounter::default();
     emu_core::engine::KernelDispatch { mem, device: dev, co: &case.co, kernel: case.kernel(), shape, args: &case.args, limits }.run_observed(&counter).unwrap();
-    let valu: u64 = counter.counts().iter().filter(|(u, _)| *u == "valu").map(|(_, n)| n).sum::<u64>() * 64;
+    let valu = counter.count(isa_amdgpu::table::Unit::Valu) * 64;
     (case, valu)
 }
 
