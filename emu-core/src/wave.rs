@@ -38,6 +38,20 @@ pub enum WaveStatus {
     Done,
 }
 
+/// A device buffer a wave's memory accesses found ([`crate::memory::DeviceMemory::buffer_at`]): compiled code
+/// that checks every active lane against it reads and writes the host bytes directly. Buffers are only freed
+/// between dispatches, and a wave lives within one, so the host address stays valid (empty: `len` 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct BufferWindow {
+    pub start: u64,
+    pub len: u64,
+    pub host: usize,
+}
+
+/// How many [`BufferWindow`]s a wave keeps (one per access site modulo this).
+pub const BUFFER_WINDOWS: usize = 8;
+
 /// One wavefront.
 #[derive(Debug, Clone)]
 pub struct WaveState {
@@ -56,6 +70,9 @@ pub struct WaveState {
     pub scratch_lane_bytes: u32,
     /// At a global wave sync barrier (`ds_gws_barrier`): how many waves it waits for.
     pub gws: Option<u32>,
+    /// The buffers this wave's global accesses found, by access site: what compiled code checks its lanes
+    /// against before reaching memory directly (the JIT keeps them; the interpreter does not need them).
+    pub windows: [BufferWindow; BUFFER_WINDOWS],
 }
 
 impl WaveState {
@@ -72,6 +89,7 @@ impl WaveState {
             scratch_base: 0,
             scratch_lane_bytes: 0,
             gws: None,
+            windows: [BufferWindow::default(); BUFFER_WINDOWS],
         }
     }
 

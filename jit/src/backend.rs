@@ -21,6 +21,7 @@ use emu_core::wave::{sgpr_slot, sreg};
 use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 
 use crate::call::{Call, Op};
+use crate::ctx::{window_field, window_slot};
 use crate::ctx::{Ctx, MASK_TABLE, SLOTS};
 
 const CHUNKS: usize = 16;
@@ -43,13 +44,29 @@ pub struct Vv {
 pub struct RegCache {
     vgprs: std::collections::HashMap<u32, Vv>,
     agprs: std::collections::HashMap<u32, Vv>,
+    /// The lane pattern of LDS address vectors already classified (keyed by their first chunk), so each read
+    /// or write through the same address register reuses it.
+    lds: std::collections::HashMap<Value, LdsPattern>,
 }
 
 impl RegCache {
     pub fn clear(&mut self) {
         self.vgprs.clear();
         self.agprs.clear();
+        self.lds.clear();
     }
+}
+
+/// How the lanes of an LDS address vector lie, worked out once per vector: whether every chunk of four lanes
+/// addresses four consecutive dwords (`seq`) or one dword (`same`), each chunk's first address, and the
+/// highest address of any lane. With EXEC all ones, an access through it then needs one range check and one
+/// load or store per chunk.
+#[derive(Clone, Copy)]
+struct LdsPattern {
+    seq: Value,
+    same: Value,
+    firsts: [Value; CHUNKS],
+    max: Value,
 }
 
 /// Where calls into the interpreter go and what they report on a fault.
@@ -180,6 +197,118 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return vec![self.dv(); if data.is_some() { 0 } else { dwords as usize }];
         }
+        if dwords != 1 {
+            return self.lds_lanes(addr, offset, dwords, m, data);
+        }
+        // dword accesses through a regular address vector with EXEC all ones: whole chunks at once
+        let pattern = self.lds_pattern(addr);
+        let ctx = self.ctx;
+        let outs = if data.is_some() { 0 } else { 1 };
+        let (quick, general, join) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
+            let max = b.ins().uextend(types::I64, pattern.max);
+            let end = b.ins().iadd_imm(max, offset as i64 + 4);
+            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let regular = b.ins().bor(pattern.seq, pattern.same);
+            let ok = b.ins().band(inside, full);
+            let ok = b.ins().band(ok, regular);
+            let (quick, general, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..outs * CHUNKS {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(ok, quick, &[], general, &[]);
+            (quick, general, join)
+        };
+        let general_out = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(general);
+            b.seal_block(general);
+            self.lds_lanes(addr, offset, dwords, m, data)
+        };
+        let b = self.b.as_deref_mut().expect("emitting");
+        jump_with(b, join, &general_out);
+        b.switch_to_block(quick);
+        b.seal_block(quick);
+        let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
+        let ptrs: Vec<Value> = pattern
+            .firsts
+            .iter()
+            .map(|f| {
+                let f = b.ins().uextend(types::I64, *f);
+                b.ins().iadd(lds, f)
+            })
+            .collect();
+        let (seq_blk, same_blk) = (b.create_block(), b.create_block());
+        b.ins().brif(pattern.seq, seq_blk, &[], same_blk, &[]);
+        for seq in [true, false] {
+            let blk = if seq { seq_blk } else { same_blk };
+            b.switch_to_block(blk);
+            b.seal_block(blk);
+            let mut out = [dummy(); CHUNKS];
+            for i in 0..CHUNKS {
+                match (data, seq) {
+                    (None, true) => out[i] = b.ins().load(I32X4, MemFlags::new(), ptrs[i], offset as i32),
+                    (None, false) => {
+                        let x = b.ins().load(types::I32, MemFlags::new(), ptrs[i], offset as i32);
+                        out[i] = b.ins().splat(I32X4, x);
+                    }
+                    (Some(d), true) => {
+                        b.ins().store(MemFlags::new(), d[0].c[i], ptrs[i], offset as i32);
+                    }
+                    // four lanes writing one dword: the last lane's value stays, as lanes write in order
+                    (Some(d), false) => {
+                        let x = b.ins().extractlane(d[0].c[i], 3);
+                        b.ins().store(MemFlags::new(), x, ptrs[i], offset as i32);
+                    }
+                }
+            }
+            let vals: Vec<Vv> = if data.is_some() { Vec::new() } else { vec![Vv { c: out, uniform: None }] };
+            jump_with(b, join, &vals);
+        }
+        join_vectors(b, join)
+    }
+
+    /// The [`LdsPattern`] of `addr`, worked out where it is first needed (which dominates its later uses in the
+    /// block) and kept in the block's cache.
+    fn lds_pattern(&mut self, addr: Vv) -> LdsPattern {
+        if let Some(p) = self.cache.as_ref().and_then(|c| c.lds.get(&addr.c[0])) {
+            return *p;
+        }
+        let b = self.b.as_deref_mut().expect("emitting");
+        let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+        let steps = b.ins().vconst(I32X4, steps);
+        let mut firsts = [dummy(); CHUNKS];
+        let (mut seq, mut same, mut max) = (None, None, None);
+        for i in 0..CHUNKS {
+            let c = addr.c[i];
+            firsts[i] = b.ins().extractlane(c, 0);
+            let first = b.ins().splat(I32X4, firsts[i]);
+            let next = b.ins().iadd(first, steps);
+            let s = b.ins().icmp(IntCC::Equal, c, next);
+            let e = b.ins().icmp(IntCC::Equal, c, first);
+            seq = Some(seq.map_or(s, |a| b.ins().band(a, s)));
+            same = Some(same.map_or(e, |a| b.ins().band(a, e)));
+            max = Some(max.map_or(c, |a| b.ins().umax(a, c)));
+        }
+        let seq = b.ins().vall_true(seq.expect("chunks"));
+        let same = b.ins().vall_true(same.expect("chunks"));
+        let v = max.expect("chunks");
+        let mut m = b.ins().extractlane(v, 0);
+        for j in 1..4u8 {
+            let x = b.ins().extractlane(v, j);
+            m = b.ins().umax(m, x);
+        }
+        let p = LdsPattern { seq, same, firsts, max: m };
+        if let Some(c) = self.cache.as_mut() {
+            c.lds.insert(addr.c[0], p);
+        }
+        p
+    }
+
+    /// LDS accesses lane by lane (chunks of four consecutive or equal lanes in one load), for any EXEC.
+    fn lds_lanes(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
         let ctx = self.ctx;
         let masks = self.expand(m);
         let (fast, slow, join) = {
@@ -238,8 +367,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     /// Global loads (`data` None) and stores of `bytes` per lane (1, 2 or a multiple of 4; narrow loads
-    /// zero- or sign-extended), inline when every active lane's access lies in the wave's current buffer window
-    /// (`ctx.win_*`); otherwise the interpreter's checked access (`slow`), which also moves the window.
+    /// zero- or sign-extended), inline when every active lane's access lies in the buffer window of this access
+    /// site ([`window_slot`]); otherwise the interpreter's checked access (`slow`), which also fills the window.
     #[allow(clippy::too_many_arguments)]
     fn global_inline(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value, data: Option<&[Vv]>, slow: Op) -> Vec<Vv> {
         let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
@@ -253,10 +382,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         let ctx = self.ctx;
         let masks = self.expand(m);
+        let slot = window_slot(self.site.as_ref().expect("emitting").offset);
         let (fast, slow_blk, join, rels) = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let start = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_START);
-            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_LEN);
+            let start = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 0));
+            let len = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 1));
             let room = b.ins().iadd_imm(len, -(bytes as i64));
             let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
             let room32 = b.ins().ireduce(types::I32, room);
@@ -311,7 +441,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         jump_with(b, join, &slow_out);
         b.switch_to_block(fast);
         b.seal_block(fast);
-        let host = b.ins().load(types::I64, trusted(), ctx, Ctx::WIN_HOST);
+        let host = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 2));
         let loaded = lane_accesses(b, ctx, host, &rels, 0, bytes, signed, &masks, data);
         jump_with(b, join, &loaded);
         join_vectors(b, join)
@@ -1281,8 +1411,32 @@ impl Backend for JitBackend<'_, '_> {
         self.mask_parts(r)
     }
     fn v_shl64(&mut self, lo: Vv, hi: Vv, amount: Vv) -> (Vv, Vv) {
-        let r = self.call_v(Op::Shl64 {}, &[lo, hi, amount], &[], 2);
-        (r[0], r[1])
+        // a shift amount the same in every lane (the common case: an address scaled by a constant) inline,
+        // as 32-bit shifts of the halves; per-lane amounts on the interpreter
+        let Some(s) = amount.uniform.filter(|_| !self.calls_only) else {
+            let r = self.call_v(Op::Shl64 {}, &[lo, hi, amount], &[], 2);
+            return (r[0], r[1]);
+        };
+        let Some(b) = self.fb() else { return (self.dv(), self.dv()) };
+        let t = b.ins().band_imm(s, 63);
+        let k = b.ins().band_imm(t, 31);
+        let up = b.ins().irsub_imm(k, 32);
+        let wide = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32);
+        let none = b.ins().icmp_imm(IntCC::Equal, k, 0);
+        let zero = b.ins().iconst(types::I32, 0);
+        let zero_v = b.ins().splat(I32X4, zero);
+        let (mut rl, mut rh) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
+        for i in 0..CHUNKS {
+            // t < 32: (lo << k, hi << k | lo >> (32 - k)); t >= 32: (0, lo << k); lo >> 32 is nothing
+            let a = b.ins().ishl(lo.c[i], k);
+            let h = b.ins().ishl(hi.c[i], k);
+            let carry = b.ins().ushr(lo.c[i], up);
+            let carry = b.ins().select(none, zero_v, carry);
+            let h = b.ins().bor(h, carry);
+            rl[i] = b.ins().select(wide, zero_v, a);
+            rh[i] = b.ins().select(wide, a, h);
+        }
+        (Vv { c: rl, uniform: None }, Vv { c: rh, uniform: None })
     }
     fn scratch(&mut self) -> (Value, Value, Value) {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;

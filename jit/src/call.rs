@@ -7,7 +7,7 @@
 use emu_core::interp::Interp;
 use emu_core::sem::calls::{run_call, Inputs, Outputs};
 use emu_core::sem::ExecError;
-use emu_core::wave::Lanes;
+use emu_core::wave::{BufferWindow, Lanes};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::ctx::{Ctx, Env, SLOTS};
@@ -83,14 +83,14 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 }
             }
             if let Op::VLoad { .. } | Op::VStore { .. } | Op::VLoadNarrow { .. } | Op::VStoreNarrow { .. } = call.op {
-                // remember the buffer of the first active lane for the compiled fast path
+                // remember the buffer of the first active lane for this site's compiled fast path
                 if m[0] != 0 {
                     let l = m[0].trailing_zeros() as usize;
                     let addr = (v[1][l] as u64) << 32 | v[0][l] as u64;
                     if let Some((start, len, host)) = env.mem.buffer_at(addr) {
                         // the fast path compares high halves: the buffer must not cross a 4 GiB boundary
                         if start >> 32 == (start + len - 1) >> 32 {
-                            (ctx.win_start, ctx.win_len, ctx.win_host) = (start, len, host);
+                            ctx.windows[crate::ctx::window_slot(call.offset)] = BufferWindow { start, len, host: host as usize };
                         }
                     }
                 }

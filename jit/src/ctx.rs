@@ -6,10 +6,21 @@ use std::ffi::c_void;
 use emu_core::memory::DeviceMemory;
 use emu_core::observe::{InstEvent, LaneAccess, Observer};
 use emu_core::sem::ExecError;
-use emu_core::wave::{Lanes, WaveState};
+use emu_core::wave::{BufferWindow, Lanes, WaveState, BUFFER_WINDOWS};
 
 /// Vector slots for operands and results of interpreter calls (an MFMA 32x32 step needs 20 in, 16 out).
 pub const SLOTS: usize = 40;
+
+/// The window slot of the global access site at `offset` (from the code base): the slot it checks in compiled
+/// code and the one the interpreter's access fills when the check fails.
+pub fn window_slot(offset: u64) -> usize {
+    ((offset >> 2) as usize) % BUFFER_WINDOWS
+}
+
+/// Byte offsets of a window slot's fields in the [`Ctx`].
+pub fn window_field(slot: usize, field: usize) -> i32 {
+    Ctx::WINDOWS + (slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
+}
 
 /// The context a compiled block receives (its only parameter).
 #[repr(C)]
@@ -43,11 +54,10 @@ pub struct Ctx {
     pub lds_len: u64,
     /// Where inline stores of inactive lanes go.
     pub sink: [u32; 4],
-    /// The device buffer that the wave's last global access through the interpreter touched: compiled
-    /// accesses whose every active lane falls inside it go straight to `win_host` (empty: `win_len` 0).
-    pub win_start: u64,
-    pub win_len: u64,
-    pub win_host: *mut u8,
+    /// Device buffers the wave's global accesses through the interpreter found, one per access site (the site's
+    /// offset picks the slot: [`window_slot`]): compiled accesses whose every active lane falls inside their
+    /// site's window go straight to its host bytes. Copied from and back to the wave around its blocks.
+    pub windows: [BufferWindow; BUFFER_WINDOWS],
     /// The same for scalar loads: the allocation the wave's last `s_load` through the interpreter read
     /// (kernel arguments, constant tables), which compiled scalar loads inside it read directly.
     pub swin_start: u64,
@@ -59,7 +69,51 @@ pub struct Ctx {
     pub v: [Lanes; SLOTS],
 }
 
+thread_local! {
+    /// A context kept for this thread's next wave: making one zeroes its operand slots (10 KiB), which a wave
+    /// that returns at every barrier would pay each time.
+    static SPARE: std::cell::Cell<Option<Box<Ctx>>> = const { std::cell::Cell::new(None) };
+}
+
 impl Ctx {
+    /// A context over `wave`, this thread's spare one when there is one (its operand slots hold stale values,
+    /// which calls overwrite before reading).
+    pub fn reused(wave: &mut WaveState, env: *mut c_void, budget: u64) -> Box<Ctx> {
+        match SPARE.with(|s| s.take()) {
+            Some(mut c) => {
+                c.reset(wave, env, budget);
+                c
+            }
+            None => Ctx::new(wave, env, budget),
+        }
+    }
+
+    /// Every field but the operand slots, as [`Ctx::new`] sets them.
+    fn reset(&mut self, wave: &mut WaveState, env: *mut c_void, budget: u64) {
+        self.sgprs = wave.sgprs.as_mut_ptr();
+        self.vgprs = wave.vgprs.as_mut_ptr();
+        self.agprs = wave.agprs.as_mut_ptr();
+        self.scc = wave.scc as u32;
+        self.next_pc = wave.pc;
+        self.executed = 0;
+        self.env = env;
+        self.budget = budget;
+        self.code_base = 0;
+        self.issue_exec = 0;
+        self.switch = 0;
+        self.lds_ptr = std::ptr::null_mut();
+        self.lds_len = 0;
+        self.windows = wave.windows;
+        self.swin_start = 0;
+        self.swin_len = 0;
+        self.swin_host = std::ptr::null_mut();
+    }
+
+    /// Keeps `ctx` for this thread's next [`Ctx::reused`].
+    pub fn give_back(ctx: Box<Ctx>) {
+        SPARE.with(|s| s.set(Some(ctx)));
+    }
+
     /// A context over `wave` for one block call.
     pub fn new(wave: &mut WaveState, env: *mut c_void, budget: u64) -> Box<Ctx> {
         Box::new(Ctx {
@@ -78,9 +132,7 @@ impl Ctx {
             lds_ptr: std::ptr::null_mut(),
             lds_len: 0,
             sink: [0; 4],
-            win_start: 0,
-            win_len: 0,
-            win_host: std::ptr::null_mut(),
+            windows: wave.windows,
             swin_start: 0,
             swin_len: 0,
             swin_host: std::ptr::null_mut(),
@@ -151,9 +203,7 @@ impl Ctx {
     pub const LDS_PTR: i32 = std::mem::offset_of!(Ctx, lds_ptr) as i32;
     pub const LDS_LEN: i32 = std::mem::offset_of!(Ctx, lds_len) as i32;
     pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;
-    pub const WIN_START: i32 = std::mem::offset_of!(Ctx, win_start) as i32;
-    pub const WIN_LEN: i32 = std::mem::offset_of!(Ctx, win_len) as i32;
-    pub const WIN_HOST: i32 = std::mem::offset_of!(Ctx, win_host) as i32;
+    pub const WINDOWS: i32 = std::mem::offset_of!(Ctx, windows) as i32;
     pub const SWIN_START: i32 = std::mem::offset_of!(Ctx, swin_start) as i32;
     pub const SWIN_LEN: i32 = std::mem::offset_of!(Ctx, swin_len) as i32;
     pub const SWIN_HOST: i32 = std::mem::offset_of!(Ctx, swin_host) as i32;

@@ -2,7 +2,7 @@
 //!
 //! The JIT implements `emu_core::sem::Backend` by emitting Cranelift IR ([`backend`]), so the instruction
 //! semantics are the interpreter's, written once. Blocks of straight-line code are translated on first use
-//! ([`compile`]) and cached per loaded code object and PC; whatever the JIT cannot emit yet runs on the
+//! ([`compile`]) and cached per loaded code object and PC; whatever the JIT does not emit runs on the
 //! interpreter, called from the compiled block, so every kernel runs and results are the interpreter's.
 //! [`Jit`] is an `emu_core::engine::WaveRunner`: `KernelDispatch::run_with(&jit, observer)` runs a dispatch on
 //! it (and `run_launch(..., &jit, observer)` one whose code is already loaded).

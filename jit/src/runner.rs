@@ -487,7 +487,7 @@ impl WaveRunner for Jit {
         };
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
-        let mut ctx = Ctx::new(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
+        let mut ctx = Ctx::reused(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
         let mut near_limit = false;
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
@@ -601,7 +601,10 @@ impl WaveRunner for Jit {
                 }
             }
         };
-        drop(ctx);
+        // the windows the wave's accesses found serve its next turn
+        // SAFETY: no block is running; the wave is ours.
+        unsafe { (*wave_ptr).windows = ctx.windows };
+        Ctx::give_back(ctx);
         self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);
