@@ -1,5 +1,5 @@
 //! Turns `data/gfx9.tsv` (the checked-in instruction table) into Rust: the `Opcode` enum (one variant per
-//! operation) and the static row array the decoder, disassembler and later the engine read.
+//! operation) and the static row array the decoder, disassembler, engine and JIT read.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -2,7 +2,9 @@
 //!
 //! Numbers are AMD's public specifications (ROCm's GPU hardware specification table and the products' data
 //! sheets): compute units, caches, register files, LDS, memory size, clocks. The functional engine reads the
-//! target, the CU count and the register/LDS limits; the timing model (later) reads the rest.
+//! target, the CU count and the register/LDS limits; the runtime shim reports the rest to programs as agent
+//! properties, and the timing components' machine tables (`timing::machine`, one per preset) are checked
+//! against them.
 
 use std::fmt;
 

@@ -176,7 +176,7 @@ fn initial_wave_state(cx: &DispatchContext<'_>, wg: [u32; 3], wave: u32) -> Resu
             "workgroup_id_x" => wg[0],
             "workgroup_id_y" => wg[1],
             "workgroup_id_z" => wg[2],
-            // not modelled yet: no compiler-generated kernel we know of enables it
+            // not modelled: no compiler-generated kernel we know of enables it
             "workgroup_info" => 0,
             "private_segment_wavefront_offset" => addrs.wave_scratch_offset,
             other => {

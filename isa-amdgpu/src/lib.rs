@@ -1,8 +1,8 @@
 //! The AMDGPU instruction set as data, and what reads it.
 //!
 //! - [`table`]: one instruction table per ISA family (gfx9: gfx90a and gfx942), generated from probes of LLVM's
-//!   disassembler into `data/gfx9.tsv` and checked in; every other part (decoder, encoder, disassembler, later
-//!   the engine, the JIT's block splitter, the timing model and the profiler) reads it.
+//!   disassembler into `data/gfx9.tsv` and checked in; every other part (decoder, encoder, disassembler, the
+//!   engine's semantics, the JIT's block splitter, the timing components and the profiler's counters) reads it.
 //! - [`encoding`]: the bit layout of every encoding, so that decoding and encoding are field extraction and
 //!   packing driven by data.
 //! - [`inst`]: bytes → [`Inst`] ([`decode`]); [`InstBuilder`] → bytes (the encoder; round trip exact).

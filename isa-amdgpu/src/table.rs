@@ -1,9 +1,9 @@
 //! The instruction table of the gfx9 family, generated at build time from `data/gfx9.tsv`.
 //!
 //! `data/gfx9.tsv` is itself generated (by `gen/gen_gfx9.py` + `gen/annotate.py`) from probes of LLVM 19's
-//! disassembler and checked in; every reader of instructions (decoder, disassembler, encoder, later the engine,
-//! the JIT's block splitter, the timing model and the profiler) reads this table. Other families (gfx950,
-//! gfx11) get their own table file and the same row type.
+//! disassembler and checked in; every reader of instructions (decoder, disassembler, encoder, the engine's
+//! semantics, the JIT's block splitter, the timing components and the profiler's counters) reads this table.
+//! Other families (gfx950, gfx11) would get their own table file and the same row type.
 
 use std::sync::OnceLock;
 

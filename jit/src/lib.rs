@@ -5,7 +5,8 @@
 //! ([`compile`]) and cached per loaded code object and PC; whatever the JIT does not emit runs on the
 //! interpreter, called from the compiled block, so every kernel runs and results are the interpreter's.
 //! [`Jit`] is an `emu_core::engine::WaveRunner`: `KernelDispatch::run_with(&jit, observer)` runs a dispatch on
-//! it (and `run_launch(..., &jit, observer)` one whose code is already loaded).
+//! it (and `run_launch(..., &jit, observer)` one whose code is already loaded). What can go wrong is a
+//! [`JitError`]; during a dispatch it reaches the caller inside an `EngineError`.
 
 pub mod backend;
 pub mod call;

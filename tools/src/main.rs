@@ -1,8 +1,10 @@
 //! `wavejit`: the command line of the wavejit AMD GPU emulator.
 //!
-//! Today: `disasm` (llvm-objdump-identical listings of code objects, HIP executables and libraries) and
-//! `info` (targets, kernels, descriptors, metadata). Running kernels (`run`, `exec`, `bench`, ...) arrives with
-//! the engine.
+//! `disasm` (llvm-objdump-identical listings of code objects, HIP executables and libraries), `info` (targets,
+//! kernels, descriptors, metadata), `run` (one kernel dispatch, arguments from the command line and files),
+//! `demo` (the bundled kernels against their CPU references), `bench` (engine throughput) and `exec` (an
+//! unmodified ROCm program on emulated GPUs through the HSA runtime shim). Kernels run on the JIT, the
+//! interpreter or both in crosscheck (`--engine`).
 
 mod bench;
 mod demo;
