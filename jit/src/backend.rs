@@ -22,37 +22,57 @@ use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, Ma
 
 use crate::call::{Call, Op};
 use crate::ctx::{window_field, window_slot};
-use crate::ctx::{Ctx, MASK_TABLE, SLOTS};
+use crate::ctx::{Ctx, KEEP, MASK_TABLE, SLOTS};
 
 const CHUNKS: usize = 16;
 const I32X4: Type = types::I32X4;
 const F32X4: Type = types::F32X4;
 
 /// A whole-wave vector: sixteen `i32x4` chunks, and the scalar it was splat from (lets shifts by a uniform
-/// amount use a scalar shift).
+/// amount use a scalar shift). Register reads and chunk-wise operations are *lazy* (`lazy` names them in
+/// `JitBackend::lazies`): nothing is emitted until a consumer asks for chunk i ([`JitBackend::ch`]), which
+/// then loads and computes just that chunk — so a register write computes and stores chunk by chunk, and no
+/// value stays live (and spilled) across the instruction: x86 has sixteen vector registers, and one wave
+/// vector would take all of them.
 #[derive(Clone, Copy)]
 pub struct Vv {
     c: [Value; CHUNKS],
     uniform: Option<Value>,
+    lazy: Option<u32>,
 }
 
-/// Vector register values already in SSA form in the block being compiled (read or written by an earlier
-/// instruction on every path to here): reading one again needs no load. Registers are still stored on every
-/// write, so memory is always current; the block compiler clears the cache where code it does not see runs
-/// (interpreter fallbacks) and at a loop's head.
+/// A chunk-wise operation: chunk i of the result from chunk i of each argument.
+type ChunkFn<'f> = std::rc::Rc<dyn Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value>;
+
+/// A lazy vector.
+enum Lazy<'f> {
+    /// A register read: loaded where used, from the register file or — once a write to the same register in
+    /// this instruction made the instruction keep a copy — from the copy (`kept`, a slot of `Ctx::keep`), or
+    /// from SSA values when all keep slots are taken (`loaded`).
+    Reg { field: i32, reg: u32, kept: Option<usize>, loaded: Option<[Value; CHUNKS]> },
+    /// `f` over the chunks of `args`; with `nan` sources, the NaN rule ([`rules::propagate_nan32`]) applies to
+    /// the result.
+    Expr { args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv> },
+}
+
+/// Key of an LDS address pattern in the block's cache: a register (until it is written).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum PatternKey {
+    Reg(i32, u32),
+}
+
+/// What the block being compiled knows across instructions: the lane patterns of LDS address vectors. Vector
+/// register values are not kept (every read loads where it is used: see [`Vv`]); the block compiler clears the
+/// cache where code it does not see runs (interpreter fallbacks) and at a loop's head.
 #[derive(Default)]
 pub struct RegCache {
-    vgprs: std::collections::HashMap<u32, Vv>,
-    agprs: std::collections::HashMap<u32, Vv>,
-    /// The lane pattern of LDS address vectors already classified (keyed by their first chunk), so each read
-    /// or write through the same address register reuses it.
-    lds: std::collections::HashMap<Value, LdsPattern>,
+    /// The lane pattern of LDS address vectors already classified, so each read or write through the same
+    /// address register reuses it (dropped when the register is written).
+    lds: std::collections::HashMap<PatternKey, LdsPattern>,
 }
 
 impl RegCache {
     pub fn clear(&mut self) {
-        self.vgprs.clear();
-        self.agprs.clear();
         self.lds.clear();
     }
 }
@@ -93,6 +113,13 @@ pub struct JitBackend<'a, 'f> {
     /// Highest VGPR / AGPR index touched (+1), so the caller can size the register files.
     pub vgprs_used: u32,
     pub agprs_used: u32,
+    /// The lazy vectors of this instruction ([`Vv::lazy`]).
+    lazies: Vec<Lazy<'f>>,
+    /// Keep slots of the context this instruction has used.
+    kept: usize,
+    /// The VGPR and AGPR file bases, loaded once at the start of the instruction (they dominate every use in
+    /// it; a block's register files do not move while it runs).
+    file_base: Option<(Value, Value)>,
 }
 
 fn dummy() -> Value {
@@ -115,13 +142,27 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0 }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, file_base: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
     /// interpreter calls of this instruction are recorded.
     pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache, site: CallSite<'a>, ctx: Value) -> JitBackend<'a, 'f> {
-        JitBackend { b: Some(b), cache: Some(cache), site: Some(site), ctx, unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0 }
+        let v = b.ins().load(types::I64, trusted(), ctx, Ctx::VGPRS);
+        let a = b.ins().load(types::I64, trusted(), ctx, Ctx::AGPRS);
+        JitBackend {
+            b: Some(b),
+            cache: Some(cache),
+            site: Some(site),
+            ctx,
+            unsupported: None,
+            calls_only: false,
+            vgprs_used: 0,
+            agprs_used: 0,
+            lazies: Vec::new(),
+            kept: 0,
+            file_base: Some((v, a)),
+        }
     }
 
     /// Calls the interpreter's implementation of `op` on spilled operands: vectors `vin`, scalars `sin`, masks
@@ -142,12 +183,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         site.calls.push(Box::new(Call { op, inst: site.inst, offset: site.offset, vectors_in: vin.len() }));
         let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
         let executed = site.executed;
-        let b = self.b.as_deref_mut().expect("emitting");
         for (k, v) in vin.iter().enumerate() {
-            for (i, c) in v.c.iter().enumerate() {
-                b.ins().store(vflags(), *c, ctx, Ctx::V + (256 * k + 16 * i) as i32);
+            for i in 0..CHUNKS {
+                let c = self.ch(v, i);
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().store(vflags(), c, ctx, Ctx::V + (256 * k + 16 * i) as i32);
             }
         }
+        let b = self.b.as_deref_mut().expect("emitting");
         for (k, x) in sin.iter().enumerate() {
             b.ins().store(trusted(), *x, ctx, Ctx::S + 4 * k as i32);
         }
@@ -182,7 +225,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 for (i, x) in c.iter_mut().enumerate() {
                     *x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + (256 * k + 16 * i) as i32);
                 }
-                Vv { c, uniform: None }
+                Vv { c, uniform: None, lazy: None }
             })
             .collect();
         let so = (0..sout).map(|k| b.ins().load(types::I32, trusted(), ctx, Ctx::S + 4 * k as i32)).collect();
@@ -231,6 +274,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         jump_with(b, join, &general_out);
         b.switch_to_block(quick);
         b.seal_block(quick);
+        // the data to store, loaded here (inside the quick path) if it is a register read
+        let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
+        let data = data.as_deref();
+        let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let ptrs: Vec<Value> = pattern
             .firsts
@@ -264,7 +311,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
             }
-            let vals: Vec<Vv> = if data.is_some() { Vec::new() } else { vec![Vv { c: out, uniform: None }] };
+            let vals: Vec<Vv> = if data.is_some() { Vec::new() } else { vec![Vv { c: out, uniform: None, lazy: None }] };
             jump_with(b, join, &vals);
         }
         join_vectors(b, join)
@@ -273,16 +320,31 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The [`LdsPattern`] of `addr`, worked out where it is first needed (which dominates its later uses in the
     /// block) and kept in the block's cache.
     fn lds_pattern(&mut self, addr: Vv) -> LdsPattern {
-        if let Some(p) = self.cache.as_ref().and_then(|c| c.lds.get(&addr.c[0])) {
+        let key = match addr.lazy.map(|k| &self.lazies[k as usize]) {
+            Some(Lazy::Reg { field, reg, kept: None, loaded: None }) => PatternKey::Reg(*field, *reg),
+            _ => {
+                let addr_m = self.mat(addr);
+                return self.lds_pattern_of(addr_m, None);
+            }
+        };
+        if let Some(p) = self.cache.as_ref().and_then(|c| c.lds.get(&key)) {
             return *p;
         }
-        let b = self.b.as_deref_mut().expect("emitting");
-        let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
-        let steps = b.ins().vconst(I32X4, steps);
+        self.lds_pattern_of(addr, Some(key))
+    }
+
+    /// Works out the pattern of `addr`, remembered under `key`.
+    fn lds_pattern_of(&mut self, addr: Vv, key: Option<PatternKey>) -> LdsPattern {
+        let steps = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+            b.ins().vconst(I32X4, steps)
+        };
         let mut firsts = [dummy(); CHUNKS];
         let (mut seq, mut same, mut max) = (None, None, None);
         for i in 0..CHUNKS {
-            let c = addr.c[i];
+            let c = self.ch(&addr, i);
+            let b = self.b.as_deref_mut().expect("emitting");
             firsts[i] = b.ins().extractlane(c, 0);
             let first = b.ins().splat(I32X4, firsts[i]);
             let next = b.ins().iadd(first, steps);
@@ -292,6 +354,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             same = Some(same.map_or(e, |a| b.ins().band(a, e)));
             max = Some(max.map_or(c, |a| b.ins().umax(a, c)));
         }
+        let b = self.b.as_deref_mut().expect("emitting");
         let seq = b.ins().vall_true(seq.expect("chunks"));
         let same = b.ins().vall_true(same.expect("chunks"));
         let v = max.expect("chunks");
@@ -301,14 +364,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             m = b.ins().umax(m, x);
         }
         let p = LdsPattern { seq, same, firsts, max: m };
-        if let Some(c) = self.cache.as_mut() {
-            c.lds.insert(addr.c[0], p);
+        if let (Some(c), Some(key)) = (self.cache.as_mut(), key) {
+            c.lds.insert(key, p);
         }
         p
     }
 
     /// LDS accesses lane by lane (chunks of four consecutive or equal lanes in one load), for any EXEC.
     fn lds_lanes(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
+        let addr = self.mat(addr);
+        let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
+        let data = data.as_deref();
         let ctx = self.ctx;
         let masks = self.expand(m);
         let (fast, slow, join) = {
@@ -380,6 +446,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             ins.extend(data.unwrap_or(&[]).iter().copied());
             return self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
         }
+        let (lo, hi) = (self.mat(lo), self.mat(hi));
+        let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
+        let data = data.as_deref();
         let ctx = self.ctx;
         let masks = self.expand(m);
         let slot = window_slot(self.site.as_ref().expect("emitting").offset);
@@ -451,7 +520,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// split back; a lane whose result is NaN gets the interpreter's NaN (first NaN source quieted) on a side
     /// path.
     fn f64_op(&mut self, srcs: &[(Vv, Vv)], op: impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value) -> (Vv, Vv) {
-        let Some(b) = self.fb() else { return (self.dv(), self.dv()) };
+        if self.fb().is_none() {
+            return (self.dv(), self.dv());
+        }
+        let srcs: Vec<(Vv, Vv)> = srcs.iter().map(|(l, h)| (self.mat(*l), self.mat(*h))).collect();
+        let srcs = &srcs[..];
+        let b = self.b.as_deref_mut().expect("emitting");
         let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
         // (lo, hi) chunk -> two f64x2: lanes 0,1 and lanes 2,3
         let join0 = imm(b, [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23]);
@@ -484,7 +558,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             lo[i] = b.ins().bitcast(I32X4, little(), l);
             hi[i] = b.ins().bitcast(I32X4, little(), h);
         }
-        let result = (Vv { c: lo, uniform: None }, Vv { c: hi, uniform: None });
+        let result = (Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None });
         // NaN results: redo the lanes on the interpreter's rule through a call (rare)
         let any = b.ins().vany_true(any_nan.expect("chunks"));
         let (slow, done) = (b.create_block(), b.create_block());
@@ -503,7 +577,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.switch_to_block(done);
         b.seal_block(done);
         let p = b.block_params(done).to_vec();
-        (Vv { c: p[..CHUNKS].try_into().expect("16"), uniform: None }, Vv { c: p[CHUNKS..].try_into().expect("16"), uniform: None })
+        (Vv { c: p[..CHUNKS].try_into().expect("16"), uniform: None, lazy: None }, Vv { c: p[CHUNKS..].try_into().expect("16"), uniform: None, lazy: None })
     }
 
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
@@ -515,15 +589,108 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         (v, s)
     }
 
-    fn cached(&mut self, agpr: bool, reg: u32) -> Option<Vv> {
-        let c = self.cache.as_deref()?;
-        if agpr { c.agprs.get(&reg) } else { c.vgprs.get(&reg) }.copied()
+    /// Chunk `i` of `v`, emitted here when `v` is lazy (a register chunk loaded, an operation's chunk computed,
+    /// with the NaN rule where it applies).
+    fn ch(&mut self, v: &Vv, i: usize) -> Value {
+        self.chunk(v, i, true)
     }
 
-    fn remember(&mut self, agpr: bool, reg: u32, v: Vv) {
-        if let Some(c) = self.cache.as_deref_mut() {
-            if agpr { &mut c.agprs } else { &mut c.vgprs }.insert(reg, Vv { uniform: None, ..v });
+    /// Chunk `i` of `v` without the NaN rule of its outermost operation (for a write that checks for NaN
+    /// itself).
+    fn ch_raw(&mut self, v: &Vv, i: usize) -> Value {
+        self.chunk(v, i, false)
+    }
+
+    fn chunk(&mut self, v: &Vv, i: usize, nan_rule: bool) -> Value {
+        let Some(k) = v.lazy else { return v.c[i] };
+        match &self.lazies[k as usize] {
+            Lazy::Reg { field, reg, kept, loaded } => {
+                let (field, reg, kept, loaded) = (*field, *reg, *kept, *loaded);
+                if let Some(vals) = loaded {
+                    return vals[i];
+                }
+                let (base, off) = match kept {
+                    Some(slot) => (self.ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32),
+                    None => (self.reg_base(field, reg), 16 * i as i32),
+                };
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().load(I32X4, vflags(), base, off)
+            }
+            Lazy::Expr { args, f, nan } => {
+                let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
+                let vals: Vec<Value> = args.iter().map(|a| self.ch(a, i)).collect();
+                let r = f(self.b.as_deref_mut().expect("emitting"), &vals);
+                if nan.is_empty() {
+                    return r;
+                }
+                let srcs: Vec<Value> = nan.iter().map(|a| self.ch(a, i)).collect();
+                rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
+            }
         }
+    }
+
+    /// A lazy operation over `args`.
+    fn lazy_op(&mut self, args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv>) -> Vv {
+        self.lazies.push(Lazy::Expr { args, f, nan });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+    }
+
+    /// `v` with all its chunks emitted here (for code that works on the whole vector at once).
+    fn mat(&mut self, v: Vv) -> Vv {
+        if v.lazy.is_none() || self.fb().is_none() {
+            return v;
+        }
+        let mut c = [dummy(); CHUNKS];
+        for (i, x) in c.iter_mut().enumerate() {
+            *x = self.ch(&v, i);
+        }
+        Vv { c, uniform: v.uniform, lazy: None }
+    }
+
+    /// Before register `reg` of the file at `field` is written: reads of it handed out earlier in this
+    /// instruction keep the value they read — copied to a keep slot of the context (or, with none left, loaded
+    /// into SSA values).
+    fn settle(&mut self, field: i32, reg: u32) {
+        let pending: Vec<usize> = self
+            .lazies
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| matches!(l, Lazy::Reg { field: f, reg: r, kept: None, loaded: None } if *f == field && *r == reg))
+            .map(|(k, _)| k)
+            .collect();
+        for k in pending {
+            let base = self.reg_base(field, reg);
+            let ctx = self.ctx;
+            let slot = (self.kept < KEEP).then_some(self.kept);
+            let b = self.b.as_deref_mut().expect("emitting");
+            let mut vals = [dummy(); CHUNKS];
+            for (i, x) in vals.iter_mut().enumerate() {
+                *x = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
+                if let Some(slot) = slot {
+                    b.ins().store(vflags(), *x, ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32);
+                }
+            }
+            if let Lazy::Reg { kept, loaded, .. } = &mut self.lazies[k] {
+                match slot {
+                    Some(slot) => *kept = Some(slot),
+                    None => *loaded = Some(vals),
+                }
+            }
+            if slot.is_some() {
+                self.kept += 1;
+            }
+        }
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.lds.remove(&PatternKey::Reg(field, reg));
+        }
+    }
+
+    /// The address of register `reg` in the file at `field`, from the base loaded at the instruction's start.
+    fn reg_base(&mut self, field: i32, reg: u32) -> Value {
+        let (v, a) = self.file_base.expect("emitting");
+        let base = if field == Ctx::AGPRS { a } else { v };
+        let b = self.b.as_deref_mut().expect("emitting");
+        b.ins().iadd_imm(base, reg as i64 * 256)
     }
 
     /// Register `reg` of the VGPR or AGPR file (`base_field`): range-checked and counted for sizing the file,
@@ -553,19 +720,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     fn load_reg(&mut self, base_field: i32, reg: u32) -> Vv {
-        let agpr = base_field == Ctx::AGPRS;
-        if let Some(v) = self.cached(agpr, reg) {
-            return v;
-        }
-        let base = self.vreg_addr(base_field, reg);
-        let b = self.b.as_deref_mut().expect("emitting");
-        let mut c = [dummy(); CHUNKS];
-        for (i, x) in c.iter_mut().enumerate() {
-            *x = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
-        }
-        let v = Vv { c, uniform: None };
-        self.remember(agpr, reg, v);
-        v
+        self.lazies.push(Lazy::Reg { field: base_field, reg, kept: None, loaded: None });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
     /// Register numbers past the architectural files (256 + a few for multi-dword operands) come only from
@@ -586,7 +742,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     fn dv(&self) -> Vv {
-        Vv { c: [dummy(); CHUNKS], uniform: None }
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }
     }
 
     /// The builder, or None when probing (or when the instruction is already known unsupported).
@@ -603,22 +759,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().load(types::I64, trusted(), ctx, offset)
     }
 
-    fn map_chunks(&mut self, a: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value) -> Value) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };
-        let mut c = [dummy(); CHUNKS];
-        for i in 0..CHUNKS {
-            c[i] = f(b, a.c[i]);
+    fn map_chunks(&mut self, a: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value) -> Value + 'static) -> Vv {
+        if self.fb().is_none() {
+            return self.dv();
         }
-        Vv { c, uniform: None }
+        self.lazy_op(vec![a], std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0])), Vec::new())
     }
 
-    fn zip_chunks(&mut self, a: Vv, x: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };
-        let mut c = [dummy(); CHUNKS];
-        for i in 0..CHUNKS {
-            c[i] = f(b, a.c[i], x.c[i]);
+    fn zip_chunks(&mut self, a: Vv, x: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value + 'static) -> Vv {
+        if self.fb().is_none() {
+            return self.dv();
         }
-        Vv { c, uniform: None }
+        self.lazy_op(vec![a, x], std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0], v[1])), Vec::new())
     }
 
     /// The sixteen `i32x4` lane masks (all ones where the mask bit is set) of a lane mask.
@@ -656,8 +808,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().bitcast(I32X4, little(), v)
     }
 
-    fn fbin(&mut self, a: Vv, x: Vv, op: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value) -> Vv {
-        let r = self.zip_chunks(a, x, |b, p, q| {
+    fn fbin(&mut self, a: Vv, x: Vv, op: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value + 'static) -> Vv {
+        let r = self.zip_chunks(a, x, move |b, p, q| {
             let (fp, fq) = (Self::to_f(b, p), Self::to_f(b, q));
             let r = op(b, fp, fq);
             Self::to_i(b, r)
@@ -668,7 +820,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Applies the NaN propagation rule ([`rules::propagate_nan32`] over `srcs` in order) to the lanes of `r` —
     /// on a side path taken only when some lane of `r` is NaN, so ordinary arithmetic pays one compare.
     fn nan_fixup(&mut self, r: Vv, srcs: &[Vv]) -> Vv {
-        let Some(b) = self.fb() else { return r };
+        if self.fb().is_none() {
+            return r;
+        }
+        // a lazy result carries the rule with it: a write checks its chunks, other consumers apply it per chunk
+        if let Some(Lazy::Expr { args, f, nan }) = r.lazy.map(|k| &self.lazies[k as usize]) {
+            if nan.is_empty() {
+                let (args, f) = (args.clone(), f.clone());
+                return self.lazy_op(args, f, srcs.to_vec());
+            }
+        }
+        let r = self.mat(r);
+        let b = self.b.as_deref_mut().expect("emitting");
         let mut any = None;
         for c in r.c {
             let f = Self::to_f(b, c);
@@ -689,16 +852,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(slow);
         let mut fixed = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
-            let chunk: Vec<Value> = srcs.iter().map(|s| s.c[i]).collect();
+            let chunk: Vec<Value> = srcs.iter().map(|s| self.ch(s, i)).collect();
+            let b = self.b.as_deref_mut().expect("emitting");
             fixed[i] = rules::propagate_nan32(&mut Chunks(b), &chunk, r.c[i]);
         }
+        let b = self.b.as_deref_mut().expect("emitting");
         let args: Vec<_> = fixed.iter().map(|x| (*x).into()).collect();
         b.ins().jump(done, &args);
         b.switch_to_block(done);
         b.seal_block(done);
         let mut c = [dummy(); CHUNKS];
         c.copy_from_slice(b.block_params(done));
-        Vv { c, uniform: None }
+        Vv { c, uniform: None, lazy: None }
     }
 
     /// Writes the lanes of `v` that `m` selects to register `reg` of the file at `base_field`; with every lane
@@ -707,53 +872,86 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return;
         }
-        let agpr = base_field == Ctx::AGPRS;
-        // the old value (for the blend) comes from the cache when an earlier instruction had it
-        let cached_old = self.cached(agpr, reg);
-        let base = self.vreg_addr(base_field, reg);
-        let done = {
+        // reads of this register handed out earlier keep the value they read (a copy in a keep slot); the value
+        // being stored is computed chunk by chunk as it is stored
+        // a lazy result with the NaN rule: stored as computed, each chunk checked; a NaN anywhere redoes the
+        // write with the rule applied — from the registers as they were, so a source that is the destination
+        // is kept too
+        let checked = matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
+        self.settle(base_field, reg);
+        let base = self.reg_base(base_field, reg);
+        let (full, masked, done) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
             let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
-            for _ in 0..CHUNKS {
-                b.append_block_param(done, I32X4);
-            }
             b.ins().brif(all, full, &[], masked, &[]);
-            b.switch_to_block(full);
-            b.seal_block(full);
-            for i in 0..CHUNKS {
-                b.ins().store(vflags(), v.c[i], base, 16 * i as i32);
-            }
-            let args: Vec<_> = v.c.iter().map(|x| (*x).into()).collect();
-            b.ins().jump(done, &args);
-            b.switch_to_block(masked);
-            b.seal_block(masked);
-            done
+            (full, masked, done)
         };
-        let masks = self.expand(m);
-        let b = self.b.as_deref_mut().expect("emitting");
-        let mut blended = [dummy(); CHUNKS];
-        for i in 0..CHUNKS {
-            let old = match cached_old {
-                Some(o) => o.c[i],
-                None => b.ins().load(I32X4, vflags(), base, 16 * i as i32),
+        for exec_all in [true, false] {
+            let (start, redo) = {
+                let b = self.b.as_deref_mut().expect("emitting");
+                let start = if exec_all { full } else { masked };
+                b.switch_to_block(start);
+                b.seal_block(start);
+                (start, if checked { Some(b.create_block()) } else { None })
             };
-            blended[i] = b.ins().bitselect(masks[i], v.c[i], old);
-            b.ins().store(vflags(), blended[i], base, 16 * i as i32);
+            let _ = start;
+            let masks = if exec_all { None } else { Some(self.expand(m)) };
+            for i in 0..CHUNKS {
+                let x = if checked { self.ch_raw(&v, i) } else { self.ch(&v, i) };
+                let b = self.b.as_deref_mut().expect("emitting");
+                let x = match &masks {
+                    None => x,
+                    Some(ms) => {
+                        let old = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
+                        b.ins().bitselect(ms[i], x, old)
+                    }
+                };
+                b.ins().store(vflags(), x, base, 16 * i as i32);
+                if let Some(redo) = redo {
+                    // a NaN lane: leave for the write with the rule (the chunk is used right here, so it does
+                    // not stay live)
+                    let f = Self::to_f(b, x);
+                    let nan = b.ins().fcmp(FloatCC::Unordered, f, f);
+                    let any = b.ins().vany_true(nan);
+                    let next = b.create_block();
+                    b.ins().brif(any, redo, &[], next, &[]);
+                    b.switch_to_block(next);
+                    b.seal_block(next);
+                }
+            }
+            {
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().jump(done, &[]);
+            }
+            if let Some(redo) = redo {
+                {
+                    let b = self.b.as_deref_mut().expect("emitting");
+                    b.switch_to_block(redo);
+                    b.seal_block(redo);
+                }
+                let masks = if exec_all { None } else { Some(self.expand(m)) };
+                for i in 0..CHUNKS {
+                    let x = self.ch(&v, i);
+                    let b = self.b.as_deref_mut().expect("emitting");
+                    let x = match &masks {
+                        None => x,
+                        Some(ms) => {
+                            // the first pass left this chunk's active lanes written: blend with what was there
+                            // before the instruction is not possible, so recompute from the unchanged sources
+                            let old = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
+                            b.ins().bitselect(ms[i], x, old)
+                        }
+                    };
+                    b.ins().store(vflags(), x, base, 16 * i as i32);
+                }
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().jump(done, &[]);
+            }
         }
-        let args: Vec<_> = blended.iter().map(|x| (*x).into()).collect();
-        b.ins().jump(done, &args);
+        let b = self.b.as_deref_mut().expect("emitting");
         b.switch_to_block(done);
         b.seal_block(done);
-        let mut c = [dummy(); CHUNKS];
-        c.copy_from_slice(b.block_params(done));
-        self.remember(agpr, reg, Vv { c, uniform: None });
-    }
-
-    fn vreg_addr(&mut self, base_field: i32, reg: u32) -> Value {
-        let base = self.ptr_field(base_field);
-        let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().iadd_imm(base, reg as i64 * 256)
     }
 }
 
@@ -777,7 +975,7 @@ fn lane_accesses(
     let zero_v = b.ins().splat(I32X4, zero);
     let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
     let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
-    let mut loaded = vec![Vv { c: [dummy(); CHUNKS], uniform: None }; outs];
+    let mut loaded = vec![Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }; outs];
     for i in 0..CHUNKS {
         let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
         if data.is_none() && bytes == 4 {
@@ -910,7 +1108,7 @@ fn join_vectors(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block)
     b.switch_to_block(join);
     b.seal_block(join);
     let params = b.block_params(join).to_vec();
-    params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None }).collect()
+    params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None, lazy: None }).collect()
 }
 
 /// Loads one dword per lane of a chunk from `base + lane offset + offset`, where `safe` holds the four lanes'
@@ -960,7 +1158,7 @@ fn load_chunk_dword(b: &mut FunctionBuilder<'_>, base: Value, safe: Value, offse
     b.block_params(join)[0]
 }
 
-impl Backend for JitBackend<'_, '_> {
+impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     type S = Value;
     type V = Vv;
     type M = Value;
@@ -1108,9 +1306,9 @@ impl Backend for JitBackend<'_, '_> {
         self.write_file(Ctx::AGPRS, reg, v, m);
     }
     fn v_splat(&mut self, s: Value) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };
+        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None } };
         let v = b.ins().splat(I32X4, s);
-        Vv { c: [v; CHUNKS], uniform: Some(s) }
+        Vv { c: [v; CHUNKS], uniform: Some(s), lazy: None }
     }
     fn v_op(&mut self, op: VOp, a: Vv, x: Vv) -> Vv {
         // integer operations of two wave-uniform values are one scalar operation, and stay uniform (so a shift
@@ -1154,7 +1352,7 @@ impl Backend for JitBackend<'_, '_> {
             VOp::Xor => self.zip_chunks(a, x, |b, p, q| b.ins().bxor(p, q)),
             VOp::Shl | VOp::Lshr | VOp::Ashr => match x.uniform {
                 // vector shifts take one scalar amount (masked to 0..31 like the instruction)
-                Some(amount) => self.map_chunks(a, |b, p| match op {
+                Some(amount) => self.map_chunks(a, move |b, p| match op {
                     VOp::Shl => b.ins().ishl(p, amount),
                     VOp::Lshr => b.ins().ushr(p, amount),
                     _ => b.ins().sshr(p, amount),
@@ -1167,7 +1365,11 @@ impl Backend for JitBackend<'_, '_> {
             VOp::MinF32 => self.zip_chunks(a, x, |b, p, q| rules::min_num32(&mut Chunks(b), p, q)),
             VOp::MaxF32 => self.zip_chunks(a, x, |b, p, q| rules::max_num32(&mut Chunks(b), p, q)),
             VOp::MulHiU32 | VOp::MulHiI32 => {
-                let Some(b) = self.fb() else { return self.dv() };
+                if self.fb().is_none() {
+                    return self.dv();
+                }
+                let (a, x) = (self.mat(a), self.mat(x));
+                let b = self.b.as_deref_mut().expect("emitting");
                 // lanes widened to 64 bits in two i64x2 halves, multiplied, and the high words gathered
                 let odd_words = b.func.dfg.immediates.push(ConstantData::from(vec![4u8, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]));
                 let signed = op == VOp::MulHiI32;
@@ -1187,7 +1389,7 @@ impl Backend for JitBackend<'_, '_> {
                     let words = b.ins().shuffle(lo8, hi8, odd_words);
                     c[i] = b.ins().bitcast(I32X4, little(), words);
                 }
-                Vv { c, uniform: None }
+                Vv { c, uniform: None, lazy: None }
             }
             VOp::MulU32U24 => self.zip_chunks(a, x, |b, p, q| {
                 let m = b.ins().iconst(types::I32, 0xff_ffff);
@@ -1206,15 +1408,17 @@ impl Backend for JitBackend<'_, '_> {
         }
     }
     fn v_fma_f32(&mut self, a: Vv, x: Vv, c: Vv) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };
-        let mut out = [dummy(); CHUNKS];
-        for i in 0..CHUNKS {
-            let (p, q, r) = (Self::to_f(b, a.c[i]), Self::to_f(b, x.c[i]), Self::to_f(b, c.c[i]));
-            let f = b.ins().fma(p, q, r);
-            out[i] = Self::to_i(b, f);
+        if self.fb().is_none() {
+            return self.dv();
         }
-        self.nan_fixup(Vv { c: out, uniform: None }, &[a, x, c])
+        let f: ChunkFn<'f> = std::rc::Rc::new(|b: &mut FunctionBuilder<'f>, v: &[Value]| {
+            let (p, q, r) = (Self::to_f(b, v[0]), Self::to_f(b, v[1]), Self::to_f(b, v[2]));
+            let f = b.ins().fma(p, q, r);
+            Self::to_i(b, f)
+        });
+        self.lazy_op(vec![a, x, c], f, vec![a, x, c])
     }
+
     fn v_cmp(&mut self, c: Compare, a: Vv, x: Vv) -> Value {
         // 32-bit integer and f32 compares inline, lowered from the predicate's truth table (rules::truth); other
         // types and the class test on the interpreter
@@ -1245,10 +1449,12 @@ impl Backend for JitBackend<'_, '_> {
         }
         let mut masks = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let b = self.b.as_deref_mut().expect("emitting");
             masks[i] = match p {
-                P::I(cc) => b.ins().icmp(cc, a.c[i], x.c[i]),
+                P::I(cc) => b.ins().icmp(cc, ai, xi),
                 P::F(cc, and, not) => {
-                    let (f, g) = (Self::to_f(b, a.c[i]), Self::to_f(b, x.c[i]));
+                    let (f, g) = (Self::to_f(b, ai), Self::to_f(b, xi));
                     let mut m = b.ins().fcmp(cc, f, g);
                     if let Some(cc2) = and {
                         let m2 = b.ins().fcmp(cc2, f, g);
@@ -1269,12 +1475,13 @@ impl Backend for JitBackend<'_, '_> {
             return (self.dv(), dummy());
         }
         let cin = carry_in.map(|m| self.expand(m));
-        let b = self.b.as_deref_mut().expect("emitting");
         let mut sum = [dummy(); CHUNKS];
         let mut carry = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
-            let s = b.ins().iadd(a.c[i], x.c[i]);
-            let c = b.ins().icmp(IntCC::UnsignedLessThan, s, a.c[i]);
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            let s = b.ins().iadd(ai, xi);
+            let c = b.ins().icmp(IntCC::UnsignedLessThan, s, ai);
             (sum[i], carry[i]) = match cin {
                 None => (s, c),
                 Some(m) => {
@@ -1286,19 +1493,20 @@ impl Backend for JitBackend<'_, '_> {
             };
         }
         let m = self.collapse(carry);
-        (Vv { c: sum, uniform: None }, m)
+        (Vv { c: sum, uniform: None, lazy: None }, m)
     }
     fn v_sub_borrow(&mut self, a: Vv, x: Vv, borrow_in: Option<Value>) -> (Vv, Value) {
         if self.fb().is_none() {
             return (self.dv(), dummy());
         }
         let bin = borrow_in.map(|m| self.expand(m));
-        let b = self.b.as_deref_mut().expect("emitting");
         let mut diff = [dummy(); CHUNKS];
         let mut borrow = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
-            let d = b.ins().isub(a.c[i], x.c[i]);
-            let w = b.ins().icmp(IntCC::UnsignedLessThan, a.c[i], x.c[i]);
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            let d = b.ins().isub(ai, xi);
+            let w = b.ins().icmp(IntCC::UnsignedLessThan, ai, xi);
             (diff[i], borrow[i]) = match bin {
                 None => (d, w),
                 Some(m) => {
@@ -1313,7 +1521,7 @@ impl Backend for JitBackend<'_, '_> {
             };
         }
         let m = self.collapse(borrow);
-        (Vv { c: diff, uniform: None }, m)
+        (Vv { c: diff, uniform: None, lazy: None }, m)
     }
     fn v_un(&mut self, op: VUn, a: Vv) -> Vv {
         match op {
@@ -1335,7 +1543,7 @@ impl Backend for JitBackend<'_, '_> {
                 b.ins().fcvt_to_sint_sat(I32X4, f)
             }),
             VUn::TruncF32 | VUn::FloorF32 | VUn::CeilF32 | VUn::RndneF32 | VUn::SqrtF32 | VUn::RcpF32 => {
-                let r = self.map_chunks(a, |b, p| {
+                let r = self.map_chunks(a, move |b, p| {
                 let f = Self::to_f(b, p);
                 let r = match op {
                     VUn::TruncF32 => b.ins().trunc(f),
@@ -1383,12 +1591,13 @@ impl Backend for JitBackend<'_, '_> {
             return self.dv();
         }
         let masks = self.expand(m);
-        let b = self.b.as_deref_mut().expect("emitting");
         let mut c = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
-            c[i] = b.ins().bitselect(masks[i], x.c[i], a.c[i]);
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            c[i] = b.ins().bitselect(masks[i], xi, ai);
         }
-        Vv { c, uniform: None }
+        Vv { c, uniform: None, lazy: None }
     }
     fn v_mad_u64_u32(&mut self, a: Vv, x: Vv, c: (Vv, Vv), signed: bool) -> ((Vv, Vv), Value) {
         let (v, _, m) = self.call(Op::Mad64 { signed }, &[a, x, c.0, c.1], &[], &[], 2, 0, 1, false);
@@ -1417,7 +1626,11 @@ impl Backend for JitBackend<'_, '_> {
             let r = self.call_v(Op::Shl64 {}, &[lo, hi, amount], &[], 2);
             return (r[0], r[1]);
         };
-        let Some(b) = self.fb() else { return (self.dv(), self.dv()) };
+        if self.fb().is_none() {
+            return (self.dv(), self.dv());
+        }
+        let (lo, hi) = (self.mat(lo), self.mat(hi));
+        let b = self.b.as_deref_mut().expect("emitting");
         let t = b.ins().band_imm(s, 63);
         let k = b.ins().band_imm(t, 31);
         let up = b.ins().irsub_imm(k, 32);
@@ -1436,7 +1649,7 @@ impl Backend for JitBackend<'_, '_> {
             rl[i] = b.ins().select(wide, zero_v, a);
             rh[i] = b.ins().select(wide, a, h);
         }
-        (Vv { c: rl, uniform: None }, Vv { c: rh, uniform: None })
+        (Vv { c: rl, uniform: None, lazy: None }, Vv { c: rh, uniform: None, lazy: None })
     }
     fn scratch(&mut self) -> (Value, Value, Value) {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
@@ -1465,14 +1678,14 @@ impl Backend for JitBackend<'_, '_> {
         self.v_const(&ids)
     }
     fn v_const(&mut self, values: &[u32; 64]) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None } };
+        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None } };
         let mut c = [dummy(); CHUNKS];
         for (i, x) in c.iter_mut().enumerate() {
             let bytes: Vec<u8> = values[4 * i..4 * i + 4].iter().flat_map(|v| v.to_le_bytes()).collect();
             let k = b.func.dfg.constants.insert(ConstantData::from(bytes));
             *x = b.ins().vconst(I32X4, k);
         }
-        Vv { c, uniform: None }
+        Vv { c, uniform: None, lazy: None }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
