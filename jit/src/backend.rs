@@ -117,6 +117,8 @@ pub struct JitBackend<'a, 'f> {
     lazies: Vec<Lazy<'f>>,
     /// Keep slots of the context this instruction has used.
     kept: usize,
+    /// Vector register writes this instruction has emitted.
+    stores: u32,
     /// The VGPR and AGPR file bases, loaded once at the start of the instruction (they dominate every use in
     /// it; a block's register files do not move while it runs).
     file_base: Option<(Value, Value)>,
@@ -142,7 +144,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, file_base: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, stores: 0, file_base: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -161,6 +163,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             agprs_used: 0,
             lazies: Vec::new(),
             kept: 0,
+            stores: 0,
             file_base: Some((v, a)),
         }
     }
@@ -264,11 +267,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().brif(ok, quick, &[], general, &[]);
             (quick, general, join)
         };
+        // anything else (lanes off, irregular addresses, out of range): the interpreter, out of line
         let general_out = {
             let b = self.b.as_deref_mut().expect("emitting");
             b.switch_to_block(general);
             b.seal_block(general);
-            self.lds_lanes(addr, offset, dwords, m, data)
+            match data {
+                None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], 1, 0).0,
+                Some(d) => {
+                    self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &[addr, d[0]], &[], &[m], 0, 0);
+                    Vec::new()
+                }
+            }
         };
         let b = self.b.as_deref_mut().expect("emitting");
         jump_with(b, join, &general_out);
@@ -874,28 +884,46 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         // reads of this register handed out earlier keep the value they read (a copy in a keep slot); the value
         // being stored is computed chunk by chunk as it is stored
-        // a lazy result with the NaN rule: stored as computed, each chunk checked; a NaN anywhere redoes the
-        // write with the rule applied — from the registers as they were, so a source that is the destination
-        // is kept too
-        let checked = matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
         self.settle(base_field, reg);
+        self.stores += 1;
         let base = self.reg_base(base_field, reg);
-        let (full, masked, done) = {
+        // an f32 result under the NaN rule is stored as the host computes it, each chunk checked: a NaN anywhere
+        // puts the register back as it was and runs the whole instruction on the interpreter, which applies the
+        // rule. That redo is exact when this is the instruction's one destination register and its first write,
+        // outside SDWA (whose wrapper goes on after the write); otherwise the rule is applied to every chunk
+        // inline.
+        let nan_rule = matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
+        let (sdwa, one_dst) = self.site.as_ref().map_or((true, false), |s| {
+            // SAFETY: the instruction lives in the block's slice while the block is compiled.
+            let inst = unsafe { &*s.inst };
+            let one = matches!(inst.info.operand(isa_amdgpu::Field::Vdst).map(|o| o.kind), Some(isa_amdgpu::table::OperandKind::Reg { count: 1, .. }));
+            (inst.form == isa_amdgpu::Form::Sdwa, one)
+        });
+        let in_ssa = self.lazies.iter().any(|l| matches!(l, Lazy::Reg { field, reg: r, loaded: Some(_), .. } if *field == base_field && *r == reg));
+        let checked = nan_rule && self.stores == 1 && one_dst && !sdwa && !in_ssa;
+        let kept: Vec<usize> = self
+            .lazies
+            .iter()
+            .filter_map(|l| match l {
+                Lazy::Reg { field, reg: r, kept: Some(slot), .. } if *field == base_field && *r == reg => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        let (full, masked, done, redo) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
             let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
+            let redo = if checked { Some(b.create_block()) } else { None };
             b.ins().brif(all, full, &[], masked, &[]);
-            (full, masked, done)
+            (full, masked, done, redo)
         };
         for exec_all in [true, false] {
-            let (start, redo) = {
+            {
                 let b = self.b.as_deref_mut().expect("emitting");
                 let start = if exec_all { full } else { masked };
                 b.switch_to_block(start);
                 b.seal_block(start);
-                (start, if checked { Some(b.create_block()) } else { None })
-            };
-            let _ = start;
+            }
             let masks = if exec_all { None } else { Some(self.expand(m)) };
             for i in 0..CHUNKS {
                 let x = if checked { self.ch_raw(&v, i) } else { self.ch(&v, i) };
@@ -909,8 +937,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 };
                 b.ins().store(vflags(), x, base, 16 * i as i32);
                 if let Some(redo) = redo {
-                    // a NaN lane: leave for the write with the rule (the chunk is used right here, so it does
-                    // not stay live)
+                    // the chunk is checked where it is stored, so it does not stay live
                     let f = Self::to_f(b, x);
                     let nan = b.ins().fcmp(FloatCC::Unordered, f, f);
                     let any = b.ins().vany_true(nan);
@@ -920,34 +947,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     b.seal_block(next);
                 }
             }
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.ins().jump(done, &[]);
+        }
+        if let Some(redo) = redo {
+            let ctx = self.ctx;
             {
                 let b = self.b.as_deref_mut().expect("emitting");
-                b.ins().jump(done, &[]);
-            }
-            if let Some(redo) = redo {
-                {
-                    let b = self.b.as_deref_mut().expect("emitting");
-                    b.switch_to_block(redo);
-                    b.seal_block(redo);
+                b.switch_to_block(redo);
+                b.seal_block(redo);
+                for slot in kept.iter().take(1) {
+                    for i in 0..CHUNKS {
+                        let x = b.ins().load(I32X4, vflags(), ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32);
+                        b.ins().store(vflags(), x, base, 16 * i as i32);
+                    }
                 }
-                let masks = if exec_all { None } else { Some(self.expand(m)) };
-                for i in 0..CHUNKS {
-                    let x = self.ch(&v, i);
-                    let b = self.b.as_deref_mut().expect("emitting");
-                    let x = match &masks {
-                        None => x,
-                        Some(ms) => {
-                            // the first pass left this chunk's active lanes written: blend with what was there
-                            // before the instruction is not possible, so recompute from the unchanged sources
-                            let old = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
-                            b.ins().bitselect(ms[i], x, old)
-                        }
-                    };
-                    b.ins().store(vflags(), x, base, 16 * i as i32);
-                }
-                let b = self.b.as_deref_mut().expect("emitting");
-                b.ins().jump(done, &[]);
             }
+            self.call(Op::Instruction {}, &[], &[], &[], 0, 0, 0, true);
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.ins().jump(done, &[]);
         }
         let b = self.b.as_deref_mut().expect("emitting");
         b.switch_to_block(done);

@@ -64,7 +64,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         buffer.extend_from_slice(&ctx.v[..call.vectors_in]);
         let v: &[Lanes] = &buffer;
         let (s, m) = (ctx.s, ctx.m);
-        let inputs = Inputs::new(v, &s, &m);
+        let inputs = Inputs::new(v, &s, &m, inst, ctx.code_base + call.offset);
         let mut outputs = Outputs { v: &mut ctx.v, s: &mut ctx.s, m: &mut ctx.m };
         let r: Result<(), ExecError> = run_call(b, &call.op, &inputs, &mut outputs);
         // hand back pointers derived from the wave and LDS as borrowed here (they stay where they are)
