@@ -22,7 +22,7 @@ use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, Ma
 
 use crate::call::{Call, Op};
 use crate::ctx::{window_field, window_slot};
-use crate::ctx::{Ctx, KEEP, MASK_TABLE, SLOTS};
+use crate::ctx::{Ctx, KEEP, MASK_TABLE, SLOTS, TMP};
 
 const CHUNKS: usize = 16;
 const I32X4: Type = types::I32X4;
@@ -661,11 +661,33 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// instruction keep the value they read — copied to a keep slot of the context (or, with none left, loaded
     /// into SSA values).
     fn settle(&mut self, field: i32, reg: u32) {
+        self.settle_except(field, reg, &[]);
+    }
+
+    /// The lazy vectors `v` is computed from (itself included).
+    fn tree(&self, v: &Vv) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut todo: Vec<Vv> = vec![*v];
+        while let Some(x) = todo.pop() {
+            if let Some(k) = x.lazy {
+                if !out.contains(&(k as usize)) {
+                    out.push(k as usize);
+                    if let Lazy::Expr { args, nan, .. } = &self.lazies[k as usize] {
+                        todo.extend(args.iter().chain(nan.iter()).copied());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Self::settle`], but for the lazy vectors in `except` (read in place by the write itself).
+    fn settle_except(&mut self, field: i32, reg: u32, except: &[usize]) {
         let pending: Vec<usize> = self
             .lazies
             .iter()
             .enumerate()
-            .filter(|(_, l)| matches!(l, Lazy::Reg { field: f, reg: r, kept: None, loaded: None } if *f == field && *r == reg))
+            .filter(|(k, l)| !except.contains(k) && matches!(l, Lazy::Reg { field: f, reg: r, kept: None, loaded: None } if *f == field && *r == reg))
             .map(|(k, _)| k)
             .collect();
         for k in pending {
@@ -878,29 +900,190 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// Writes the lanes of `v` that `m` selects to register `reg` of the file at `base_field`; with every lane
     /// selected (the common case) a plain store, otherwise a blend with the old value.
+    /// Whether `v` can be written in a loop over chunks: its concrete operands that are not uniform are put in
+    /// the context's tmp slots here (their slot by first chunk value); `None` when there are too many, or an
+    /// operand was loaded into SSA values.
+    fn loop_operands(&mut self, v: &Vv) -> Option<Vec<(Value, usize)>> {
+        let mut spill: Vec<(Value, usize)> = Vec::new();
+        let mut concrete: Vec<Vv> = Vec::new();
+        let mut todo = vec![*v];
+        while let Some(x) = todo.pop() {
+            match x.lazy.map(|k| &self.lazies[k as usize]) {
+                None => {
+                    let uniform = x.uniform.is_some() || x.c.iter().all(|c| *c == x.c[0]);
+                    if !uniform && !spill.iter().any(|(f, _)| *f == x.c[0]) {
+                        if spill.len() == TMP {
+                            return None;
+                        }
+                        spill.push((x.c[0], spill.len()));
+                        concrete.push(x);
+                    }
+                }
+                Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
+                Some(Lazy::Reg { .. }) => {}
+                Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
+            }
+        }
+        let ctx = self.ctx;
+        let b = self.b.as_deref_mut().expect("emitting");
+        for (x, (_, slot)) in concrete.iter().zip(&spill) {
+            for i in 0..CHUNKS {
+                b.ins().store(vflags(), x.c[i], ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+            }
+        }
+        Some(spill)
+    }
+
+    /// Chunk `off / 16` of `v` in a loop over chunks (`off` the chunk's byte offset, an i64).
+    fn ch_at(&mut self, v: &Vv, off: Value, spill: &[(Value, usize)], nan_rule: bool) -> Value {
+        let ctx = self.ctx;
+        let Some(k) = v.lazy else {
+            let b = self.b.as_deref_mut().expect("emitting");
+            return match spill.iter().find(|(f, _)| *f == v.c[0]) {
+                Some((_, slot)) => {
+                    let p = b.ins().iadd(ctx, off);
+                    b.ins().load(I32X4, vflags(), p, Ctx::TMP + 256 * *slot as i32)
+                }
+                None => v.c[0],
+            };
+        };
+        match &self.lazies[k as usize] {
+            Lazy::Reg { field, reg, kept, .. } => {
+                let (field, reg, kept) = (*field, *reg, *kept);
+                let (base, at) = match kept {
+                    Some(slot) => (ctx, Ctx::KEEP + 256 * slot as i32),
+                    None => (self.reg_base(field, reg), 0),
+                };
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(base, off);
+                b.ins().load(I32X4, vflags(), p, at)
+            }
+            Lazy::Expr { args, f, nan } => {
+                let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
+                let vals: Vec<Value> = args.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
+                let r = f(self.b.as_deref_mut().expect("emitting"), &vals);
+                if nan.is_empty() {
+                    return r;
+                }
+                let srcs: Vec<Value> = nan.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
+                rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
+            }
+        }
+    }
+
+    /// The write of `v` to the register at `base` as a loop over its chunks, from block `start` to `done`: from
+    /// chunk 0, or (when `start` has a parameter) from the chunk offset it is given. With `redo`, each stored
+    /// chunk is checked for NaN (`checked`: `v` computed without its NaN rule) and a NaN chunk continues at
+    /// `redo` with its offset; with `mask`, only the lanes it selects are written.
+    #[allow(clippy::too_many_arguments)]
+    fn store_loop(&mut self, start: cranelift_codegen::ir::Block, done: cranelift_codegen::ir::Block, redo: Option<cranelift_codegen::ir::Block>, base: Value, v: &Vv, spill: &[(Value, usize)], checked: bool, mask: Option<Value>) {
+        let head = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(start);
+            b.seal_block(start);
+            let head = b.create_block();
+            b.append_block_param(head, types::I64);
+            let from = match b.block_params(start).first() {
+                Some(p) => *p,
+                None => b.ins().iconst(types::I64, 0),
+            };
+            b.ins().jump(head, &[from.into()]);
+            b.switch_to_block(head);
+            head
+        };
+        let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
+        let x = self.ch_at(v, off, spill, !checked);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let p = b.ins().iadd(base, off);
+        let x = match mask {
+            None => x,
+            Some(m) => {
+                // the four mask bits of this chunk pick its lane mask from the table
+                let shift = b.ins().ushr_imm(off, 2);
+                let bits = b.ins().ushr(m, shift);
+                let idx = b.ins().band_imm(bits, 15);
+                let idx = b.ins().imul_imm(idx, 16);
+                let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
+                let at = b.ins().iadd(table, idx);
+                let lanes = b.ins().load(I32X4, vflags(), at, 0);
+                let old = b.ins().load(I32X4, vflags(), p, 0);
+                b.ins().bitselect(lanes, x, old)
+            }
+        };
+        if let Some(redo) = redo {
+            // checked before it is stored, so the chunk is redone from its sources as they are
+            let f = Self::to_f(b, x);
+            let nan = b.ins().fcmp(FloatCC::Unordered, f, f);
+            let any = b.ins().vany_true(nan);
+            let next = b.create_block();
+            b.ins().brif(any, redo, &[off.into()], next, &[]);
+            b.switch_to_block(next);
+            b.seal_block(next);
+        }
+        b.ins().store(vflags(), x, p, 0);
+        let next = b.ins().iadd_imm(off, 16);
+        let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
+        b.ins().brif(more, head, &[next.into()], done, &[]);
+        b.seal_block(head);
+    }
+
     fn store_reg(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
         if self.fb().is_none() {
             return;
         }
-        // reads of this register handed out earlier keep the value they read (a copy in a keep slot); the value
-        // being stored is computed chunk by chunk as it is stored
-        self.settle(base_field, reg);
-        self.stores += 1;
-        let base = self.reg_base(base_field, reg);
-        // an f32 result under the NaN rule is stored as the host computes it, each chunk checked: a NaN anywhere
-        // puts the register back as it was and runs the whole instruction on the interpreter, which applies the
-        // rule. That redo is exact when this is the instruction's one destination register and its first write,
-        // outside SDWA (whose wrapper goes on after the write); otherwise the rule is applied to every chunk
-        // inline.
-        let nan_rule = matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
         let (sdwa, one_dst) = self.site.as_ref().map_or((true, false), |s| {
             // SAFETY: the instruction lives in the block's slice while the block is compiled.
             let inst = unsafe { &*s.inst };
             let one = matches!(inst.info.operand(isa_amdgpu::Field::Vdst).map(|o| o.kind), Some(isa_amdgpu::table::OperandKind::Reg { count: 1, .. }));
             (inst.form == isa_amdgpu::Form::Sdwa, one)
         });
+        // the instruction's only write (one destination register, no SDWA wrapper going on after it): nothing
+        // reads the destination afterwards but the value being stored
+        let only = self.stores == 0 && one_dst && !sdwa;
+        self.stores += 1;
+        let nan_rule = matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
+        // a lazy value whose operands are registers, keep slots, uniform values or up to TMP other vectors is
+        // written in a loop over the chunks: a few dozen bytes of code instead of sixteen copies. Written in
+        // place — chunk i reads only chunk i of its registers — so the destination needs no copy when this is
+        // the instruction's only write; an f32 result is stored as the host computes it and each chunk checked,
+        // and a NaN chunk continues in a second loop that applies the rule from that chunk on (the chunks still
+        // to come are untouched).
+        let spill = if v.lazy.is_some() { self.loop_operands(&v) } else { None };
+        if let Some(spill) = spill {
+            let except = if only { self.tree(&v) } else { Vec::new() };
+            self.settle_except(base_field, reg, &except);
+            let base = self.reg_base(base_field, reg);
+            let (full, masked, done) = {
+                let b = self.b.as_deref_mut().expect("emitting");
+                let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
+                let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
+                b.ins().brif(all, full, &[], masked, &[]);
+                (full, masked, done)
+            };
+            for mask in [None, Some(m)] {
+                let start = if mask.is_none() { full } else { masked };
+                let slow = if nan_rule { Some(self.b.as_deref_mut().expect("emitting").create_block()) } else { None };
+                if let Some(slow) = slow {
+                    self.b.as_deref_mut().expect("emitting").append_block_param(slow, types::I64);
+                }
+                self.store_loop(start, done, slow, base, &v, &spill, nan_rule, mask);
+                if let Some(slow) = slow {
+                    self.store_loop(slow, done, None, base, &v, &spill, false, mask);
+                }
+            }
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(done);
+            b.seal_block(done);
+            return;
+        }
+        // otherwise sixteen copies: reads of this register handed out earlier keep the value they read (a copy in
+        // a keep slot); an f32 result under the NaN rule is stored as the host computes it, each chunk checked: a
+        // NaN anywhere puts the register back as it was and runs the whole instruction on the interpreter, which
+        // applies the rule (exact for the instruction's only write); otherwise the rule is applied inline.
+        self.settle(base_field, reg);
+        let base = self.reg_base(base_field, reg);
         let in_ssa = self.lazies.iter().any(|l| matches!(l, Lazy::Reg { field, reg: r, loaded: Some(_), .. } if *field == base_field && *r == reg));
-        let checked = nan_rule && self.stores == 1 && one_dst && !sdwa && !in_ssa;
+        let checked = nan_rule && only && !in_ssa;
         let kept: Vec<usize> = self
             .lazies
             .iter()

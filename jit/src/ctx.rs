@@ -11,6 +11,9 @@ use emu_core::wave::{BufferWindow, Lanes, WaveState, BUFFER_WINDOWS};
 /// Registers an instruction may keep a copy of (a read it still uses after writing the register).
 pub const KEEP: usize = 4;
 
+/// Vectors a looped register write may take from memory besides registers.
+pub const TMP: usize = 6;
+
 /// Vector slots for operands and results of interpreter calls (an MFMA 32x32 step needs 20 in, 16 out).
 pub const SLOTS: usize = 40;
 
@@ -68,6 +71,9 @@ pub struct Ctx {
     pub swin_host: *mut u8,
     /// Copies of registers an instruction read before it overwrote them (see `backend::JitBackend::settle`).
     pub keep: [Lanes; KEEP],
+    /// Operands of a register write computed in a loop over chunks that are not registers (put here so the
+    /// loop can index them).
+    pub tmp: [Lanes; TMP],
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -142,6 +148,7 @@ impl Ctx {
             swin_len: 0,
             swin_host: std::ptr::null_mut(),
             keep: [[0; 64]; KEEP],
+            tmp: [[0; 64]; TMP],
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -214,6 +221,7 @@ impl Ctx {
     pub const SWIN_LEN: i32 = std::mem::offset_of!(Ctx, swin_len) as i32;
     pub const SWIN_HOST: i32 = std::mem::offset_of!(Ctx, swin_host) as i32;
     pub const KEEP: i32 = std::mem::offset_of!(Ctx, keep) as i32;
+    pub const TMP: i32 = std::mem::offset_of!(Ctx, tmp) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;
