@@ -53,6 +53,10 @@ enum Lazy<'f> {
     /// `f` over the chunks of `args`; with `nan` sources, the NaN rule ([`rules::propagate_nan32`]) applies to
     /// the result.
     Expr { args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv> },
+    /// An LDS dword read through `addr` + `offset` (see `JitBackend::lds_read_lazy`): where `quick` holds, each
+    /// chunk is four consecutive dwords (`seq`) or one dword for all four lanes, from the LDS at `lds`; where it
+    /// does not, the interpreter's result left in tmp slot `slot`.
+    LdsRead { addr: Vv, offset: u32, lds: Value, lim: Value, seq: Value, quick: Value, slot: usize },
 }
 
 /// Key of an LDS address pattern in the block's cache: a register (until it is written).
@@ -117,6 +121,8 @@ pub struct JitBackend<'a, 'f> {
     lazies: Vec<Lazy<'f>>,
     /// Keep slots of the context this instruction has used.
     kept: usize,
+    /// Tmp slots of the context this instruction has used.
+    tmps: usize,
     /// Vector register writes this instruction has emitted.
     stores: u32,
     /// The VGPR and AGPR file bases, loaded once at the start of the instruction (they dominate every use in
@@ -144,7 +150,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, stores: 0, file_base: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -163,6 +169,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             agprs_used: 0,
             lazies: Vec::new(),
             kept: 0,
+            tmps: 0,
             stores: 0,
             file_base: Some((v, a)),
         }
@@ -246,6 +253,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if dwords != 1 {
             return self.lds_lanes(addr, offset, dwords, m, data);
         }
+        if data.is_none() && self.tmps < TMP {
+            return vec![self.lds_read_lazy(addr, offset, m)];
+        }
         // dword accesses through a regular address vector with EXEC all ones: whole chunks at once
         let pattern = self.lds_pattern(addr);
         let ctx = self.ctx;
@@ -325,6 +335,51 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             jump_with(b, join, &vals);
         }
         join_vectors(b, join)
+    }
+
+    /// An LDS dword read as a lazy vector ([`Lazy::LdsRead`]): the quick conditions (EXEC all ones, every chunk
+    /// four consecutive dwords or one, all in range, an LDS of 16 bytes or more) are decided here; where they
+    /// fail, the interpreter reads (out of line) into a tmp slot. Each chunk is then loaded where it is used.
+    fn lds_read_lazy(&mut self, addr: Vv, offset: u32, m: Value) -> Vv {
+        let pattern = self.lds_pattern(addr);
+        let ctx = self.ctx;
+        let slot = self.tmps;
+        self.tmps += 1;
+        let (quick, general, join, lds, lim) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
+            let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
+            let max = b.ins().uextend(types::I64, pattern.max);
+            let end = b.ins().iadd_imm(max, offset as i64 + 4);
+            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+            let big = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, 16);
+            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let regular = b.ins().bor(pattern.seq, pattern.same);
+            let ok = b.ins().band(inside, full);
+            let ok = b.ins().band(ok, regular);
+            let ok = b.ins().band(ok, big);
+            let lim = b.ins().iadd_imm(len, -16);
+            let (general, join) = (b.create_block(), b.create_block());
+            b.ins().brif(ok, join, &[], general, &[]);
+            (ok, general, join, lds, lim)
+        };
+        {
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(general);
+            b.seal_block(general);
+        }
+        // the interpreter's checked read (a fault ends the block there); its result kept in the tmp slot
+        self.call(Op::LdsRead { offset, dwords: 1 }, &[addr], &[], &[m], 0, 0, 0, true);
+        let b = self.b.as_deref_mut().expect("emitting");
+        for i in 0..CHUNKS {
+            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + 16 * i as i32);
+            b.ins().store(vflags(), x, ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+        }
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        self.lazies.push(Lazy::LdsRead { addr, offset, lds, lim, seq: pattern.seq, quick, slot });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
     /// The [`LdsPattern`] of `addr`, worked out where it is first needed (which dominates its later uses in the
@@ -636,7 +691,41 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let srcs: Vec<Value> = nan.iter().map(|a| self.ch(a, i)).collect();
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
+            Lazy::LdsRead { addr, offset, lds, lim, seq, quick, slot } => {
+                let (addr, offset, lds, lim, seq, quick, slot) = (*addr, *offset, *lds, *lim, *seq, *quick, *slot);
+                let a = self.ch(&addr, i);
+                let ctx = self.ctx;
+                let b = self.b.as_deref_mut().expect("emitting");
+                let off = b.ins().iconst(types::I64, 16 * i as i64);
+                Self::lds_chunk(b, ctx, a, off, [lds, lim, seq, quick], offset, slot)
+            }
         }
+    }
+
+    /// Chunk (at byte offset `off` of a vector) of an LDS dword read whose address chunk is `a`: four
+    /// consecutive dwords or one dword splat at the first lane's address, or the interpreter's result from tmp
+    /// slot `slot` when the quick conditions do not hold (the loads then go to the LDS's start, harmlessly).
+    /// `[lds, lim, seq, quick]`: the LDS pointer, its length - 16, and the two conditions.
+    fn lds_chunk(b: &mut FunctionBuilder<'f>, ctx: Value, a: Value, off: Value, [lds, lim, seq, quick]: [Value; 4], offset: u32, slot: usize) -> Value {
+        let first = b.ins().extractlane(a, 0);
+        let first = b.ins().uextend(types::I64, first);
+        let at = b.ins().iadd_imm(first, offset as i64);
+        // a four-dword load for a chunk that is one dword must stay inside the LDS: from at most len - 16 (the
+        // quick path needs an LDS of 16 bytes or more; the load is not used then); off the quick path both go to
+        // the context's sink
+        let vat = b.ins().umin(at, lim);
+        let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
+        let base = b.ins().select(quick, lds, sink);
+        let zero = b.ins().iconst(types::I64, 0);
+        let (vat, at) = (b.ins().select(quick, vat, zero), b.ins().select(quick, at, zero));
+        let (vp, sp) = (b.ins().iadd(base, vat), b.ins().iadd(base, at));
+        let v = b.ins().load(I32X4, MemFlags::new(), vp, 0);
+        let x = b.ins().load(types::I32, MemFlags::new(), sp, 0);
+        let x = b.ins().splat(I32X4, x);
+        let q = b.ins().select(seq, v, x);
+        let t = b.ins().iadd(ctx, off);
+        let g = b.ins().load(I32X4, vflags(), t, Ctx::TMP + 256 * slot as i32);
+        b.ins().select(quick, q, g)
     }
 
     /// A lazy operation over `args`.
@@ -672,8 +761,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             if let Some(k) = x.lazy {
                 if !out.contains(&(k as usize)) {
                     out.push(k as usize);
-                    if let Lazy::Expr { args, nan, .. } = &self.lazies[k as usize] {
-                        todo.extend(args.iter().chain(nan.iter()).copied());
+                    match &self.lazies[k as usize] {
+                        Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
+                        Lazy::LdsRead { addr, .. } => todo.push(*addr),
+                        Lazy::Reg { .. } => {}
                     }
                 }
             }
@@ -912,18 +1003,20 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 None => {
                     let uniform = x.uniform.is_some() || x.c.iter().all(|c| *c == x.c[0]);
                     if !uniform && !spill.iter().any(|(f, _)| *f == x.c[0]) {
-                        if spill.len() == TMP {
+                        if self.tmps + spill.len() == TMP {
                             return None;
                         }
-                        spill.push((x.c[0], spill.len()));
+                        spill.push((x.c[0], self.tmps + spill.len()));
                         concrete.push(x);
                     }
                 }
                 Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
                 Some(Lazy::Reg { .. }) => {}
                 Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
+                Some(Lazy::LdsRead { addr, .. }) => todo.push(*addr),
             }
         }
+        self.tmps += spill.len();
         let ctx = self.ctx;
         let b = self.b.as_deref_mut().expect("emitting");
         for (x, (_, slot)) in concrete.iter().zip(&spill) {
@@ -958,6 +1051,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let p = b.ins().iadd(base, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
+            Lazy::LdsRead { addr, offset, lds, lim, seq, quick, slot } => {
+                let (addr, offset, lds, lim, seq, quick, slot) = (*addr, *offset, *lds, *lim, *seq, *quick, *slot);
+                let a = self.ch_at(&addr, off, spill, true);
+                let b = self.b.as_deref_mut().expect("emitting");
+                Self::lds_chunk(b, ctx, a, off, [lds, lim, seq, quick], offset, slot)
+            }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
                 let vals: Vec<Value> = args.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
@@ -969,6 +1068,74 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
         }
+    }
+
+    /// The write of an LDS dword read ([`Lazy::LdsRead`]) to the register at `base`: decided once, a loop of
+    /// four-dword loads (every chunk consecutive), of one-dword loads splat (every chunk one address), or of
+    /// the interpreter's result from the tmp slot under EXEC.
+    #[allow(clippy::too_many_arguments)]
+    fn store_lds_read(&mut self, base: Value, addr: Vv, offset: u32, lds: Value, seq: Value, quick: Value, slot: usize, m: Value, spill: &[(Value, usize)]) {
+        let ctx = self.ctx;
+        let (seq_blk, same_blk, general, done) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let (q, seq_blk, same_blk, general, done) = (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
+            b.ins().brif(quick, q, &[], general, &[]);
+            b.switch_to_block(q);
+            b.seal_block(q);
+            b.ins().brif(seq, seq_blk, &[], same_blk, &[]);
+            (seq_blk, same_blk, general, done)
+        };
+        for four in [true, false] {
+            let start = if four { seq_blk } else { same_blk };
+            let head = {
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.switch_to_block(start);
+                b.seal_block(start);
+                let head = b.create_block();
+                b.append_block_param(head, types::I64);
+                let zero = b.ins().iconst(types::I64, 0);
+                b.ins().jump(head, &[zero.into()]);
+                b.switch_to_block(head);
+                head
+            };
+            let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
+            let a = self.ch_at(&addr, off, spill, true);
+            let b = self.b.as_deref_mut().expect("emitting");
+            let first = b.ins().extractlane(a, 0);
+            let first = b.ins().uextend(types::I64, first);
+            let p = b.ins().iadd(lds, first);
+            let x = if four {
+                b.ins().load(I32X4, MemFlags::new(), p, offset as i32)
+            } else {
+                let x = b.ins().load(types::I32, MemFlags::new(), p, offset as i32);
+                b.ins().splat(I32X4, x)
+            };
+            let d = b.ins().iadd(base, off);
+            b.ins().store(vflags(), x, d, 0);
+            let next = b.ins().iadd_imm(off, 16);
+            let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
+            b.ins().brif(more, head, &[next.into()], done, &[]);
+            b.seal_block(head);
+        }
+        // the interpreter's result, under EXEC
+        let b = self.b.as_deref_mut().expect("emitting");
+        b.switch_to_block(general);
+        b.seal_block(general);
+        let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
+        for i in 0..CHUNKS {
+            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+            let bits = b.ins().ushr_imm(m, 4 * i as i64);
+            let idx = b.ins().band_imm(bits, 15);
+            let idx = b.ins().imul_imm(idx, 16);
+            let at = b.ins().iadd(table, idx);
+            let lanes = b.ins().load(I32X4, vflags(), at, 0);
+            let old = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
+            let x = b.ins().bitselect(lanes, x, old);
+            b.ins().store(vflags(), x, base, 16 * i as i32);
+        }
+        b.ins().jump(done, &[]);
+        b.switch_to_block(done);
+        b.seal_block(done);
     }
 
     /// The write of `v` to the register at `base` as a loop over its chunks, from block `start` to `done`: from
@@ -1053,6 +1220,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let except = if only { self.tree(&v) } else { Vec::new() };
             self.settle_except(base_field, reg, &except);
             let base = self.reg_base(base_field, reg);
+            if let Some(Lazy::LdsRead { addr, offset, lds, seq, quick, slot, .. }) = v.lazy.map(|k| &self.lazies[k as usize]) {
+                let (addr, offset, lds, seq, quick, slot) = (*addr, *offset, *lds, *seq, *quick, *slot);
+                self.store_lds_read(base, addr, offset, lds, seq, quick, slot, m, &spill);
+                return;
+            }
             let (full, masked, done) = {
                 let b = self.b.as_deref_mut().expect("emitting");
                 let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
