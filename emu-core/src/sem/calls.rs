@@ -6,6 +6,8 @@
 
 use std::cell::Cell;
 
+use isa_amdgpu::Inst;
+
 use crate::interp::Interp;
 use crate::lanefn::LaneFn;
 use crate::wave::Lanes;
@@ -18,12 +20,15 @@ pub struct Inputs<'a> {
     pub v: &'a [Lanes],
     pub s: &'a [u32],
     pub m: &'a [u64],
+    /// The instruction the call belongs to and its PC.
+    pub inst: &'a Inst,
+    pub pc: u64,
     at: Cell<(usize, usize, usize)>,
 }
 
 impl<'a> Inputs<'a> {
-    pub fn new(v: &'a [Lanes], s: &'a [u32], m: &'a [u64]) -> Inputs<'a> {
-        Inputs { v, s, m, at: Cell::new((0, 0, 0)) }
+    pub fn new(v: &'a [Lanes], s: &'a [u32], m: &'a [u64], inst: &'a Inst, pc: u64) -> Inputs<'a> {
+        Inputs { v, s, m, inst, pc, at: Cell::new((0, 0, 0)) }
     }
     /// The next vector.
     pub fn v(&self) -> Lanes {
@@ -175,6 +180,10 @@ calls! {
     LdsAtomic64 { op: AtomicOp, offset: u32 } => |b, i| b.lds_atomic64(op, i.v(), offset, i.pair(), i.m())?;
     LdsCmpst { offset: u32, n: u32 } => |b, i| b.lds_cmpst(i.v(), offset, i.vs(n as usize), i.vs(n as usize), i.m())?;
     SLoad { dwords: u32 } => |b, i| b.s_load(i.s(), i.s(), dwords)?;
+    /// The whole instruction, on the interpreter (a compiled write that met a NaN redoes it this way).
+    Instruction {} => |b, i| {
+        super::execute(b, i.inst, i.pc)?;
+    };
 }
 
 /// [`crate::rules::nan64`] over every lane: `srcs` the source pairs, `r` the result pair.
