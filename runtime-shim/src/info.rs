@@ -27,14 +27,9 @@ pub fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Result<(), Status> 
     put(out, buf)
 }
 
-/// The PCI device ID of each emulated model.
+/// The PCI device ID of each emulated model (the same the SMI views show).
 fn chip_id(dev: &DevicePreset) -> u32 {
-    match dev.id {
-        "mi210" => 0x740f,
-        "mi250x-gcd" => 0x7408,
-        "mi300x" => 0x74a1,
-        _ => 0,
-    }
+    profiler_hooks::smi::product(dev.id).pci_device_id
 }
 
 pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Status> {
@@ -125,8 +120,8 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_DRIVER_NODE_ID => put(out, index as u32),
         ffi::AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(out, 4u32),
         ffi::AMD_AGENT_INFO_BDFID => put(out, (index as u32) << 8),
-        ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, 4096u32),
-        ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, 1600u32),
+        ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, profiler_hooks::smi::product(g.id).memory_width_bits),
+        ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, profiler_hooks::smi::product(g.id).memory_clock_mhz),
         ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, g.name),
         ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU => put(out, g.simds_per_cu * g.max_waves_per_simd),
         ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU => put(out, g.simds_per_cu),

@@ -1,5 +1,6 @@
 //! The writer's side: a process's record, created once and then changed in place through a shared mapping.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
@@ -75,7 +76,7 @@ impl Publisher {
         });
         let tmp = dir.join(format!("{pid}.tmp"));
         let path = dir.join(format!("{pid}.smi"));
-        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&tmp).map_err(io(&tmp))?;
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).mode(0o600).open(&tmp).map_err(io(&tmp))?;
         file.set_len(l::FILE_SIZE as u64).map_err(io(&tmp))?;
         // SAFETY: the file is ours, just made and sized; nobody truncates it while mapped (readers only read).
         let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(io(&tmp))?;
