@@ -32,6 +32,11 @@ fn chip_id(dev: &DevicePreset) -> u32 {
     profiler_hooks::smi::product(dev.id).pci_device_id
 }
 
+/// The SMI identity of GPU agent `index`: its card is (GPU ordinal, preset).
+fn identity(rt: &Runtime, index: usize, g: &DevicePreset) -> profiler_hooks::smi::Identity {
+    profiler_hooks::smi::Identity::of(rt.gpu_ordinal(index).unwrap_or(0) as u32, g.id)
+}
+
 pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     match attribute {
         ffi::SYSTEM_INFO_VERSION_MAJOR => put(out, 1u16),
@@ -119,7 +124,8 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(out, g.engine_clock_mhz),
         ffi::AMD_AGENT_INFO_DRIVER_NODE_ID => put(out, index as u32),
         ffi::AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(out, 4u32),
-        ffi::AMD_AGENT_INFO_BDFID => put(out, (index as u32) << 8),
+        // the card's PCI address and unique id as the SMI views (rocm-smi, wavejit smi) show them
+        ffi::AMD_AGENT_INFO_BDFID => put(out, identity(rt, index, g).bus << 8),
         ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, profiler_hooks::smi::product(g.id).memory_width_bits),
         ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, profiler_hooks::smi::product(g.id).memory_clock_mhz),
         ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, g.name),
@@ -130,7 +136,7 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_HDP_FLUSH => put(out, [0u64; 2]),
         ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
         ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, true),
-        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-wavejit{:08x}", index)),
+        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-{:016x}", identity(rt, index, g).unique_id)),
         ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 1u32),
         ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, false),
         ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, g.compute_units),

@@ -67,9 +67,28 @@ fn fnv64(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
+/// How the card of device `index` of preset `preset` identifies itself, wherever it is shown (SMI views,
+/// sysfs, the runtime's agent attributes): a slot from (index, preset) gives the PCI bus and the KFD gpu id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// PCI bus number (domain 0, device 0, function 0).
+    pub bus: u32,
+    /// KFD gpu id (non-zero; 0 is a CPU node).
+    pub gpu_id: u32,
+    /// A stable 64-bit unique id (`unique_id` in sysfs, the serial): a hash of (preset, index).
+    pub unique_id: u64,
+}
+
+impl Identity {
+    pub fn of(index: u32, preset: &str) -> Identity {
+        let slot = (index % 48) * 4 + product(preset).slot;
+        Identity { bus: 0x10 + slot, gpu_id: 0xA000 + slot, unique_id: fnv64(&format!("wavejit:{preset}:{index}")) }
+    }
+}
+
 impl Card {
-    fn slot(&self) -> u32 {
-        (self.index % 48) * 4 + product(&self.preset).slot
+    pub fn identity(&self) -> Identity {
+        Identity::of(self.index, &self.preset)
     }
 
     /// VRAM used by all its processes, bytes.
@@ -86,9 +105,9 @@ impl Card {
         self.users.iter().map(|u| u.dispatches).sum()
     }
 
-    /// PCI bus number: 0x10 plus a slot from (index, preset).
+    /// PCI bus number ([`Identity`]).
     pub fn bus(&self) -> u32 {
-        0x10 + self.slot()
+        self.identity().bus
     }
 
     /// PCI address `0000:BB:00.0`.
@@ -96,14 +115,14 @@ impl Card {
         format!("0000:{:02x}:00.0", self.bus())
     }
 
-    /// The KFD gpu id (non-zero; 0 is a CPU node).
+    /// The KFD gpu id ([`Identity`]).
     pub fn gpu_id(&self) -> u32 {
-        0xA000 + self.slot()
+        self.identity().gpu_id
     }
 
-    /// A stable 64-bit unique id (`unique_id` in sysfs, the serial): a hash of the card's identity.
+    /// The unique id ([`Identity`]).
     pub fn unique_id(&self) -> u64 {
-        fnv64(&format!("wavejit:{}:{}", self.preset, self.index))
+        self.identity().unique_id
     }
 
     /// A UUID in amd-smi's form, from the unique id and the device id.
