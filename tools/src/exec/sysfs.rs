@@ -90,8 +90,13 @@ fn own_devices(presets: &[&'static DevicePreset]) -> Vec<DeviceRecord> {
         .collect()
 }
 
-/// Writes `content` to `path` whole: a reader sees the old or the new file, never a mix.
-fn put(path: &Path, content: &str) -> std::io::Result<()> {
+/// Writes a file of the tree before anyone reads it.
+fn write(path: &Path, content: &str) -> std::io::Result<()> {
+    std::fs::write(path, content)
+}
+
+/// Replaces a live file whole: a reader sees the old or the new file, never a mix.
+fn replace(path: &Path, content: impl AsRef<[u8]>) -> std::io::Result<()> {
     let tmp = path.with_extension("wavejit-new");
     std::fs::write(&tmp, content)?;
     std::fs::rename(&tmp, path)
@@ -142,8 +147,8 @@ impl Tree {
         let mut tree = Tree { root: root.to_path_buf(), cards: cards.iter().map(|c| (c.index, c.preset.clone())).collect(), own };
         let module = root.join("sys/module/amdgpu");
         std::fs::create_dir_all(&module)?;
-        put(&module.join("initstate"), "live\n")?;
-        put(&module.join("version"), &format!("wavejit {}\n", env!("CARGO_PKG_VERSION")))?;
+        write(&module.join("initstate"), "live\n")?;
+        write(&module.join("version"), &format!("wavejit {}\n", env!("CARGO_PKG_VERSION")))?;
         let drm = root.join("sys/class/drm");
         std::fs::create_dir_all(&drm)?;
         std::fs::create_dir_all(root.join("sys/class/kfd"))?;
@@ -151,8 +156,8 @@ impl Tree {
         std::fs::create_dir_all(kfd.join("topology/nodes"))?;
         std::fs::create_dir_all(kfd.join("proc"))?;
         link("../../devices/virtual/kfd/kfd", &root.join("sys/class/kfd/kfd"))?;
-        put(&kfd.join("topology/generation_id"), "1\n")?;
-        put(&kfd.join("topology/system_properties"), "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")?;
+        write(&kfd.join("topology/generation_id"), "1\n")?;
+        write(&kfd.join("topology/system_properties"), "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")?;
         tree.cpu_node(&cards)?;
         for c in &cards {
             tree.card(c)?;
@@ -166,18 +171,18 @@ impl Tree {
         let node = self.kfd().join("topology/nodes/0");
         std::fs::create_dir_all(node.join("mem_banks"))?;
         std::fs::create_dir_all(node.join("caches"))?;
-        put(&node.join("gpu_id"), "0\n")?;
-        put(&node.join("name"), "\n")?;
+        write(&node.join("gpu_id"), "0\n")?;
+        write(&node.join("name"), "\n")?;
         let props = format!(
             "cpu_cores_count {}\nsimd_count 0\nmem_banks_count 0\ncaches_count 0\nio_links_count {}\np2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 0\nmax_waves_per_simd 0\nlds_size_in_kb 0\ngds_size_in_kb 0\nnum_gws 0\nwave_front_size 0\narray_count 0\nsimd_arrays_per_engine 0\ncu_per_simd_array 0\nsimd_per_cu 0\nmax_slots_scratch_cu 0\ngfx_target_version 0\nvendor_id 0\ndevice_id 0\nlocation_id 0\ndomain 0\ndrm_render_minor 0\nhive_id 0\nnum_sdma_engines 0\nnum_sdma_xgmi_engines 0\nnum_sdma_queues_per_engine 0\nnum_cp_queues 0\n",
             host_cores(),
             cards.len()
         );
-        put(&node.join("properties"), &props)?;
+        write(&node.join("properties"), &props)?;
         for c in cards {
             let l = node.join("io_links").join(c.number.to_string());
             std::fs::create_dir_all(&l)?;
-            put(&l.join("properties"), &io_link(0, c.number + 1))?;
+            write(&l.join("properties"), &io_link(0, c.number + 1))?;
         }
         Ok(())
     }
@@ -209,22 +214,22 @@ impl Tree {
             ("pp_dpm_mclk", format!("0: {}Mhz *", c.memory_clock_mhz)),
         ];
         for (name, value) in files {
-            put(&pci.join(name), &format!("{value}\n"))?;
+            write(&pci.join(name), &format!("{value}\n"))?;
         }
         // a hardware monitor without sensors: librocm_smi64 asserts that a card has one, and reports each
         // missing sensor (temperature, power, fan, voltage) as not supported; it does need the label of the
         // voltage sensor (librocm_smi64 5.2 throws without one), so the label is there and the reading is not
         let hwmon = pci.join(format!("hwmon/hwmon{n}"));
         std::fs::create_dir_all(&hwmon)?;
-        put(&hwmon.join("name"), "amdgpu\n")?;
-        put(&hwmon.join("in0_label"), "vddgfx\n")?;
+        write(&hwmon.join("name"), "amdgpu\n")?;
+        write(&hwmon.join("in0_label"), "vddgfx\n")?;
         // the KFD node
         let node = self.kfd().join("topology/nodes").join((n + 1).to_string());
         std::fs::create_dir_all(node.join("mem_banks/0"))?;
         std::fs::create_dir_all(node.join("io_links/0"))?;
         std::fs::create_dir_all(node.join("caches"))?;
-        put(&node.join("gpu_id"), &format!("{}\n", c.gpu_id()))?;
-        put(&node.join("name"), &format!("{}\n", c.gfx))?;
+        write(&node.join("gpu_id"), &format!("{}\n", c.gpu_id()))?;
+        write(&node.join("name"), &format!("{}\n", c.gfx))?;
         let (arrays, per_array) = cu_layout(c);
         let preset = DevicePreset::by_name(&c.preset).ok();
         let props = [
@@ -261,10 +266,10 @@ impl Tree {
             ("local_mem_size", 0),
             ("unique_id", c.unique_id()),
         ];
-        put(&node.join("properties"), &props.iter().map(|(k, v)| format!("{k} {v}\n")).collect::<String>())?;
+        write(&node.join("properties"), &props.iter().map(|(k, v)| format!("{k} {v}\n")).collect::<String>())?;
         let width = smi::product(&c.preset).memory_width_bits;
-        put(&node.join("mem_banks/0/properties"), &format!("heap_type 1\nsize_in_bytes {}\nflags 0\nwidth {width}\nmem_clk_max {}\n", c.vram_total, c.memory_clock_mhz))?;
-        put(&node.join("io_links/0/properties"), &io_link(n + 1, 0))?;
+        write(&node.join("mem_banks/0/properties"), &format!("heap_type 1\nsize_in_bytes {}\nflags 0\nwidth {width}\nmem_clk_max {}\n", c.vram_total, c.memory_clock_mhz))?;
+        write(&node.join("io_links/0/properties"), &io_link(n + 1, 0))?;
         Ok(())
     }
 
@@ -277,15 +282,14 @@ impl Tree {
             let Some(c) = cards.iter().find(|c| c.index == *index && &c.preset == preset) else { continue };
             let pci = self.pci(c);
             let used = c.vram_used().to_string() + "\n";
-            put(&pci.join("mem_info_vram_used"), &used)?;
-            put(&pci.join("mem_info_vis_vram_used"), &used)?;
+            replace(&pci.join("mem_info_vram_used"), &used)?;
+            replace(&pci.join("mem_info_vis_vram_used"), &used)?;
             let (util, _) = match earlier {
                 Some(s) => c.utilization_since(s, now_ns),
                 None => c.utilization_since_start(now_ns),
             };
-            put(&pci.join("gpu_busy_percent"), &format!("{}\n", util.round() as u32))?;
-            std::fs::write(pci.join("gpu_metrics.wavejit-new"), gpu_metrics(c, util.round() as u16, now_ns))?;
-            std::fs::rename(pci.join("gpu_metrics.wavejit-new"), pci.join("gpu_metrics"))?;
+            replace(&pci.join("gpu_busy_percent"), &format!("{}\n", util.round() as u32))?;
+            replace(&pci.join("gpu_metrics"), gpu_metrics(c, util.round() as u16, now_ns))?;
             for u in &c.users {
                 let entry = match pids.iter_mut().find(|(p, _)| *p == u.pid) {
                     Some(e) => e,
@@ -309,17 +313,17 @@ impl Tree {
         for (pid, gpus) in &pids {
             let dir = kfd_proc.join(pid.to_string());
             std::fs::create_dir_all(&dir)?;
-            put(&dir.join("pasid"), &format!("{pid}\n"))?;
+            replace(&dir.join("pasid"), &format!("{pid}\n"))?;
             let queues_dir = dir.join("queues");
             let _ = std::fs::remove_dir_all(&queues_dir);
             std::fs::create_dir_all(&queues_dir)?;
             let mut q = 0;
             for (gpu_id, vram, queues) in gpus {
-                put(&dir.join(format!("vram_{gpu_id}")), &format!("{vram}\n"))?;
-                put(&dir.join(format!("sdma_{gpu_id}")), "0\n")?;
+                replace(&dir.join(format!("vram_{gpu_id}")), &format!("{vram}\n"))?;
+                replace(&dir.join(format!("sdma_{gpu_id}")), "0\n")?;
                 for _ in 0..*queues {
                     std::fs::create_dir_all(queues_dir.join(q.to_string()))?;
-                    put(&queues_dir.join(q.to_string()).join("gpuid"), &format!("{gpu_id}\n"))?;
+                    replace(&queues_dir.join(q.to_string()).join("gpuid"), &format!("{gpu_id}\n"))?;
                     q += 1;
                 }
             }
