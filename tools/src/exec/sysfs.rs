@@ -55,6 +55,13 @@ use profiler_hooks::smi::{self, Card, DeviceRecord, Sample};
 /// How often the live files are rewritten while the program runs.
 pub const REFRESH: Duration = Duration::from_millis(500);
 
+/// A process's use of one card, as KFD lists it under `proc/<pid>`.
+struct KfdUse {
+    gpu_id: u32,
+    vram: u64,
+    queues: u64,
+}
+
 /// The tree under `root` and the cards it shows (fixed when built: librocm_smi64 enumerates once).
 pub struct Tree {
     root: PathBuf,
@@ -277,7 +284,7 @@ impl Tree {
     /// the KFD process directories.
     fn live(&self, cards: &[Card], earlier: Option<&Sample>, now_ns: u64) -> std::io::Result<()> {
         let kfd_proc = self.kfd().join("proc");
-        let mut pids: Vec<(u32, Vec<(u32, u64, u64)>)> = Vec::new(); // pid → (gpu_id, vram, queues)
+        let mut pids: Vec<(u32, Vec<KfdUse>)> = Vec::new();
         for (index, preset) in &self.cards {
             let Some(c) = cards.iter().find(|c| c.index == *index && &c.preset == preset) else { continue };
             let pci = self.pci(c);
@@ -288,7 +295,7 @@ impl Tree {
                 Some(s) => c.utilization_since(s, now_ns),
                 None => c.utilization_since_start(now_ns),
             };
-            replace(&pci.join("gpu_busy_percent"), &format!("{}\n", util.round() as u32))?;
+            replace(&pci.join("gpu_busy_percent"), format!("{}\n", util.round() as u32))?;
             replace(&pci.join("gpu_metrics"), gpu_metrics(c, util.round() as u16, now_ns))?;
             for u in &c.users {
                 let entry = match pids.iter_mut().find(|(p, _)| *p == u.pid) {
@@ -298,7 +305,7 @@ impl Tree {
                         pids.last_mut().expect("just pushed")
                     }
                 };
-                entry.1.push((c.gpu_id(), u.vram_used, u.queues));
+                entry.1.push(KfdUse { gpu_id: c.gpu_id(), vram: u.vram_used, queues: u.queues });
             }
         }
         // processes that are gone leave
@@ -313,17 +320,17 @@ impl Tree {
         for (pid, gpus) in &pids {
             let dir = kfd_proc.join(pid.to_string());
             std::fs::create_dir_all(&dir)?;
-            replace(&dir.join("pasid"), &format!("{pid}\n"))?;
+            replace(&dir.join("pasid"), format!("{pid}\n"))?;
             let queues_dir = dir.join("queues");
             let _ = std::fs::remove_dir_all(&queues_dir);
             std::fs::create_dir_all(&queues_dir)?;
             let mut q = 0;
-            for (gpu_id, vram, queues) in gpus {
-                replace(&dir.join(format!("vram_{gpu_id}")), &format!("{vram}\n"))?;
+            for KfdUse { gpu_id, vram, queues } in gpus {
+                replace(&dir.join(format!("vram_{gpu_id}")), format!("{vram}\n"))?;
                 replace(&dir.join(format!("sdma_{gpu_id}")), "0\n")?;
                 for _ in 0..*queues {
                     std::fs::create_dir_all(queues_dir.join(q.to_string()))?;
-                    replace(&queues_dir.join(q.to_string()).join("gpuid"), &format!("{gpu_id}\n"))?;
+                    replace(&queues_dir.join(q.to_string()).join("gpuid"), format!("{gpu_id}\n"))?;
                     q += 1;
                 }
             }
