@@ -1,13 +1,16 @@
-//! Profiling on top of the engine's observation seam (`emu_core::observe`): observers that turn the
-//! instructions a dispatch executes into counters.
+//! Profiling and monitoring of emulated GPUs, on plain data: the instruction table's columns, the events the
+//! engine hands its observers (`emu_core::observe`), and what the runtime shim publishes.
 //!
 //! - [`ClassCounter`]: instructions per functional unit (the instruction table's `unit` column,
 //!   `isa_amdgpu::table::Unit`) and active lanes of vector instructions; `wavejit run --stats-json` and
 //!   `wavejit bench` report them.
+//! - [`smi`]: the SMI registry: every process running on the runtime shim publishes its emulated devices, their
+//!   memory use and busy time in a small per-process file, and `wavejit smi` and the sysfs view `wavejit exec`
+//!   builds for `rocm-smi` read those files.
 //!
-//! The crate depends only on plain data: the instruction table's columns and the events the engine hands its
-//! observers. Observing never changes what a dispatch computes.
+//! Observing never changes what a dispatch computes.
 
 mod counters;
+pub mod smi;
 
 pub use counters::ClassCounter;

@@ -27,14 +27,14 @@ pub fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Result<(), Status> 
     put(out, buf)
 }
 
-/// The PCI device ID of each emulated model.
+/// The PCI device ID of each emulated model (the same the SMI views show).
 fn chip_id(dev: &DevicePreset) -> u32 {
-    match dev.id {
-        "mi210" => 0x740f,
-        "mi250x-gcd" => 0x7408,
-        "mi300x" => 0x74a1,
-        _ => 0,
-    }
+    profiler_hooks::smi::product(dev.id).pci_device_id
+}
+
+/// The SMI identity of GPU agent `index`: its card is (GPU ordinal, preset).
+fn identity(rt: &Runtime, index: usize, g: &DevicePreset) -> profiler_hooks::smi::Identity {
+    profiler_hooks::smi::Identity::of(rt.gpu_ordinal(index).unwrap_or(0) as u32, g.id)
 }
 
 pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Status> {
@@ -124,9 +124,10 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(out, g.engine_clock_mhz),
         ffi::AMD_AGENT_INFO_DRIVER_NODE_ID => put(out, index as u32),
         ffi::AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(out, 4u32),
-        ffi::AMD_AGENT_INFO_BDFID => put(out, (index as u32) << 8),
-        ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, 4096u32),
-        ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, 1600u32),
+        // the card's PCI address and unique id as the SMI views (rocm-smi, wavejit smi) show them
+        ffi::AMD_AGENT_INFO_BDFID => put(out, identity(rt, index, g).bus << 8),
+        ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, profiler_hooks::smi::product(g.id).memory_width_bits),
+        ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, profiler_hooks::smi::product(g.id).memory_clock_mhz),
         ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, g.name),
         ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU => put(out, g.simds_per_cu * g.max_waves_per_simd),
         ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU => put(out, g.simds_per_cu),
@@ -135,7 +136,7 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_HDP_FLUSH => put(out, [0u64; 2]),
         ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
         ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, true),
-        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-wavejit{:08x}", index)),
+        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-{:016x}", identity(rt, index, g).unique_id)),
         ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 1u32),
         ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, false),
         ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, g.compute_units),

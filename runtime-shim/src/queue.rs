@@ -66,6 +66,10 @@ impl Queue {
         }
         if self.owns_doorbell {
             let _ = rt.signals.destroy(rt, self.doorbell);
+            // a queue with a packet processor (made by `create`) leaves the SMI count
+            if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_ordinal(self.agent)) {
+                smi.queue_destroyed(gpu);
+            }
         }
         let _ = rt.mem.free(self.ring);
         let _ = rt.mem.free(self.address);
@@ -106,6 +110,9 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
         .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
     *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
     rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(q.address, q.clone());
+    if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_ordinal(agent)) {
+        smi.queue_created(gpu);
+    }
     Ok(q)
 }
 
@@ -273,6 +280,8 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         cooperative: q.cooperative,
     };
     let start = rt.timestamp();
+    // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
+    let _busy = rt.smi.as_ref().zip(rt.gpu_ordinal(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
     let result = match &rt.jit {
         Some(j) => run_launch(&rt.mem, q.device, &launch, Limits::default(), j, &NoObserver),
         None => run_launch(&rt.mem, q.device, &launch, Limits::default(), &emu_core::engine::Interpreter, &NoObserver),

@@ -89,6 +89,8 @@ pub struct Runtime {
     pub started: std::time::Instant,
     /// Copy engine: jobs run in order on one thread.
     pub copies: Mutex<Option<std::sync::mpsc::Sender<crate::memory::CopyJob>>>,
+    /// This process's record in the SMI registry (memory use, busy time), if published.
+    pub smi: Option<profiler_hooks::smi::Publisher>,
 }
 
 /// `WAVEJIT_DEVICES` (comma-separated preset names); default one MI210 — gfx90a, the newest target Debian's
@@ -125,6 +127,7 @@ impl Runtime {
             Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system coarse-grained" },
         ];
         let mut isas: Vec<(&'static DevicePreset, String)> = Vec::new();
+        let smi = crate::smi::publish(&gpus);
         for g in gpus {
             let agent = agents.len();
             agents.push(Agent { gpu: Some(g), cpu_name: String::new() });
@@ -161,6 +164,7 @@ impl Runtime {
             next_id: AtomicU64::new(1),
             started: std::time::Instant::now(),
             copies: Mutex::new(None),
+            smi,
         })
     }
 
@@ -180,6 +184,12 @@ impl Runtime {
         } else {
             Err(ffi::ERROR_INVALID_AGENT)
         }
+    }
+
+    /// The GPU ordinal (0 for the first GPU agent, as HIP numbers devices) of agent `agent`; `None` for the CPU.
+    pub fn gpu_ordinal(&self, agent: usize) -> Option<usize> {
+        self.agents.get(agent)?.gpu?;
+        Some(self.agents[..agent].iter().filter(|a| a.gpu.is_some()).count())
     }
 
     /// The handles of the GPU agents.
@@ -220,12 +230,18 @@ impl Runtime {
         let kind = if p.flags & ffi::GLOBAL_FLAG_KERNARG != 0 { AllocKind::Kernarg } else { AllocKind::Buffer };
         let address = self.mem.allocate(size, kind, p.label).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
         self.allocs.lock().unwrap_or_else(|e| e.into_inner()).insert(address, Alloc { size, pool });
+        if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_ordinal(p.agent)) {
+            smi.vram_allocated(gpu, size);
+        }
         Ok(address)
     }
 
     pub fn free(&self, address: u64) -> Result<(), Status> {
         let removed = self.allocs.lock().unwrap_or_else(|e| e.into_inner()).remove(&address);
-        removed.ok_or(ffi::ERROR_INVALID_ALLOCATION)?;
+        let alloc = removed.ok_or(ffi::ERROR_INVALID_ALLOCATION)?;
+        if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_ordinal(self.pools[alloc.pool].agent)) {
+            smi.vram_freed(gpu, alloc.size);
+        }
         // the deallocation callbacks of pointers into it run first, outside any lock
         let due: Vec<(u64, DeallocCallback, usize)> = {
             let mut d = self.dealloc.lock().unwrap_or_else(|e| e.into_inner());
@@ -303,6 +319,9 @@ pub fn shut_down() -> Result<(), Status> {
         }
         crate::memory::stop_copy_engine(&rt);
         crate::signal::clear_async_handlers();
+        if let Some(p) = &rt.smi {
+            crate::smi::retire(p);
+        }
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ mod engine;
 mod exec;
 mod info;
 mod run;
+mod smi;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -113,6 +114,22 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
     },
+    /// Show the emulated GPUs of the running wavejit processes: memory, processes, busy time (like amd-smi).
+    #[command(after_help = "Examples:\n  wavejit smi\n  wavejit smi metric --json\n  wavejit smi process --watch 1\n\nEvery process under `wavejit exec` (any program on the runtime shim) publishes its emulated devices;\ndevice N of one preset is one card, summed over processes. Utilization is the share of time with a\ndispatch running: since start, or over the last interval with --watch. Power and temperature are not\nmodeled. rocm-smi itself runs as `wavejit exec -- rocm-smi ...`.")]
+    Smi {
+        /// list, static, metric or process (default: one line per card).
+        #[arg(value_enum)]
+        view: Option<smi::View>,
+        /// JSON (an array with one object per card; `[]` when no wavejit process runs).
+        #[arg(long)]
+        json: bool,
+        /// Print again every SECS seconds (utilization then over the last interval).
+        #[arg(long, value_name = "SECS")]
+        watch: Option<f64>,
+        /// With --watch: stop after N prints.
+        #[arg(long, value_name = "N")]
+        iterations: Option<u64>,
+    },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
         file: PathBuf,
@@ -140,6 +157,7 @@ fn main() -> ExitCode {
         Command::Exec { .. } => unreachable!("handled above"),
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
+        Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
         Command::Demo { device, engine } => demo::run(device.as_deref(), engine),
         Command::Bench { device, threads, sgemm_n, iterations } => bench::run(device.as_deref(), threads, sgemm_n, iterations),
         Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine } => {

@@ -3,15 +3,21 @@
 //! A private directory holds `libhsa-runtime64.so.1` (a link to the shim built next to this binary), an
 //! `lsmod` that lists `amdgpu` (found first on PATH), a `target.lst` naming the emulated targets (ROCm's
 //! `rocm_agent_enumerator` reads it through `ROCM_TARGET_LST`, so `hipcc` without `--offload-arch` compiles
-//! for them), and a preload library that lets the program open `/dev/kfd` (it gets `/dev/null`). Nothing
-//! outside that directory and the child's environment is touched.
+//! for them), a preload library that lets the program open `/dev/kfd` (it gets `/dev/null`), and the kernel's
+//! view of the emulated GPUs (amdgpu sysfs and KFD topology, `sysfs.rs`), to which the preload sends the
+//! program's reads of those paths, so `rocm-smi` runs unmodified. Nothing outside that directory and the
+//! child's environment is touched.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use emu_core::DevicePreset;
+
+mod sysfs;
 
 const KFD_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libwavejit-kfd.so"));
 
@@ -76,7 +82,11 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, command: &[String]) -> R
         std::os::unix::fs::symlink(&shim, &link)?;
         let preload = dir.join("libwavejit-kfd.so");
         std::fs::write(&preload, KFD_PRELOAD)?;
-        let gfx: Vec<&str> = devices.split(',').filter_map(|d| DevicePreset::by_name(d.trim()).ok()).map(|p| p.gfx).collect();
+        let presets: Vec<&'static DevicePreset> = devices.split(',').filter_map(|d| DevicePreset::by_name(d.trim()).ok()).collect();
+        let gfx: Vec<&str> = presets.iter().map(|p| p.gfx).collect();
+        // the driver's view for rocm-smi and anything else reading sysfs; the program runs without it if it fails
+        let sysfs_root = dir.join("sysfs");
+        let tree = sysfs::Tree::build(&sysfs_root, &presets).map_err(|e| eprintln!("wavejit: no sysfs view of the emulated GPUs for rocm-smi ({}: {e})", sysfs_root.display())).ok();
         script(&dir.join("lsmod"), "echo 'Module                  Size  Used by'\necho 'amdgpu              16777216  0'\n")?;
         // ROCm's own rocm_agent_enumerator (and so hipcc without --offload-arch) reads targets from this list
         let targets = dir.join("target.lst");
@@ -101,10 +111,21 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, command: &[String]) -> R
             .env("LD_PRELOAD", preloads)
             .env("ROCM_TARGET_LST", &targets)
             .env("WAVEJIT_DEVICES", &devices);
+        if tree.is_some() {
+            cmd.env("WAVEJIT_SYSFS", &sysfs_root);
+        }
         if let Some(e) = engine {
             cmd.env("WAVEJIT_ENGINE", e);
         }
-        let status = cmd.status().map_err(|e| format!("cannot run {program}: {e}"))?;
+        let mut child = cmd.spawn().map_err(|e| format!("cannot run {program}: {e}"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let refresher = tree.map(|t| t.refresh_until(stop.clone()));
+        let status = child.wait();
+        stop.store(true, Ordering::Release);
+        if let Some(r) = refresher {
+            let _ = r.join();
+        }
+        let status = status.map_err(|e| format!("waiting for {program}: {e}"))?;
         Ok(match (status.code(), status.signal()) {
             (Some(c), _) => ExitCode::from(c as u8),
             (None, Some(s)) => {
