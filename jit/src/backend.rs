@@ -53,10 +53,12 @@ enum Lazy<'f> {
     /// `f` over the chunks of `args`; with `nan` sources, the NaN rule ([`rules::propagate_nan32`]) applies to
     /// the result.
     Expr { args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv> },
-    /// An LDS dword read through `addr` + `offset` (see `JitBackend::lds_read_lazy`): where `quick` holds, each
-    /// chunk is four consecutive dwords (`seq`) or one dword for all four lanes, from the LDS at `lds`; where it
-    /// does not, the interpreter's result left in tmp slot `slot`.
-    LdsRead { addr: Vv, offset: u32, lds: Value, lim: Value, seq: Value, quick: Value, slot: usize },
+    /// A dword read of LDS or global memory (see `JitBackend::lds_read_lazy`, `global_read_lazy`): lane address
+    /// `addr` + `offset` (32 bits; a global buffer is inside one 4 GiB half), host byte `base` + that; where
+    /// `quick` holds, each chunk is four consecutive dwords (`seq`) or one dword for all four lanes, a
+    /// four-dword load reaching at most `lim` + 16; where it does not, the interpreter's result left in tmp
+    /// slot `slot`.
+    Read { addr: Vv, offset: i64, base: Value, lim: Value, seq: Value, quick: Value, slot: usize },
 }
 
 /// Key of an LDS address pattern in the block's cache: a register (until it is written).
@@ -91,6 +93,7 @@ struct LdsPattern {
     same: Value,
     firsts: [Value; CHUNKS],
     max: Value,
+    min: Value,
 }
 
 /// Where calls into the interpreter go and what they report on a fault.
@@ -337,7 +340,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         join_vectors(b, join)
     }
 
-    /// An LDS dword read as a lazy vector ([`Lazy::LdsRead`]): the quick conditions (EXEC all ones, every chunk
+    /// An LDS dword read as a lazy vector ([`Lazy::Read`]): the quick conditions (EXEC all ones, every chunk
     /// four consecutive dwords or one, all in range, an LDS of 16 bytes or more) are decided here; where they
     /// fail, the interpreter reads (out of line) into a tmp slot. Each chunk is then loaded where it is used.
     fn lds_read_lazy(&mut self, addr: Vv, offset: u32, m: Value) -> Vv {
@@ -378,7 +381,64 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().jump(join, &[]);
         b.switch_to_block(join);
         b.seal_block(join);
-        self.lazies.push(Lazy::LdsRead { addr, offset, lds, lim, seq: pattern.seq, quick, slot });
+        self.lazies.push(Lazy::Read { addr, offset: offset as i64, base: lds, lim, seq: pattern.seq, quick, slot });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+    }
+
+    /// A global dword read as a lazy vector ([`Lazy::Read`]): quick when EXEC is all ones, every chunk is four
+    /// consecutive dwords or one, and every lane lies in this access site's buffer window (same high half, low
+    /// half inside); otherwise the interpreter reads (out of line, filling the window) into a tmp slot.
+    fn global_read_lazy(&mut self, lo: Vv, hi: Vv, offset: i64, m: Value, slow: Op) -> Vv {
+        let pl = self.lds_pattern(lo);
+        let ph = self.lds_pattern(hi);
+        let ctx = self.ctx;
+        let slot = self.tmps;
+        self.tmps += 1;
+        let w = window_slot(self.site.as_ref().expect("emitting").offset);
+        let (quick, general, join, base, lim) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let start = b.ins().load(types::I64, trusted(), ctx, window_field(w, 0));
+            let len = b.ins().load(types::I64, trusted(), ctx, window_field(w, 1));
+            let host = b.ins().load(types::I64, trusted(), ctx, window_field(w, 2));
+            let start_lo = b.ins().band_imm(start, 0xffff_ffff);
+            let start_hi = b.ins().ushr_imm(start, 32);
+            let start_hi = b.ins().ireduce(types::I32, start_hi);
+            let hi_lo = b.ins().icmp(IntCC::Equal, ph.min, start_hi);
+            let hi_hi = b.ins().icmp(IntCC::Equal, ph.max, start_hi);
+            let (min, max) = (b.ins().uextend(types::I64, pl.min), b.ins().uextend(types::I64, pl.max));
+            let first = b.ins().iadd_imm(min, offset);
+            let last = b.ins().iadd_imm(max, offset + 4);
+            let end = b.ins().iadd(start_lo, len);
+            let above = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, first, start_lo);
+            let below = b.ins().icmp(IntCC::SignedLessThanOrEqual, last, end);
+            let big = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, 16);
+            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let regular = b.ins().bor(pl.seq, pl.same);
+            let mut ok = b.ins().band(hi_lo, hi_hi);
+            for c in [above, below, big, full, regular] {
+                ok = b.ins().band(ok, c);
+            }
+            let base = b.ins().isub(host, start_lo);
+            let lim = b.ins().iadd_imm(end, -16);
+            let (general, join) = (b.create_block(), b.create_block());
+            b.ins().brif(ok, join, &[], general, &[]);
+            (ok, general, join, base, lim)
+        };
+        {
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(general);
+            b.seal_block(general);
+        }
+        self.call(slow, &[lo, hi], &[], &[m], 0, 0, 0, true);
+        let b = self.b.as_deref_mut().expect("emitting");
+        for i in 0..CHUNKS {
+            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + 16 * i as i32);
+            b.ins().store(vflags(), x, ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+        }
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        self.lazies.push(Lazy::Read { addr: lo, offset, base, lim, seq: pl.seq, quick, slot });
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
@@ -406,7 +466,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().vconst(I32X4, steps)
         };
         let mut firsts = [dummy(); CHUNKS];
-        let (mut seq, mut same, mut max) = (None, None, None);
+        let (mut seq, mut same, mut max, mut min) = (None, None, None, None);
         for i in 0..CHUNKS {
             let c = self.ch(&addr, i);
             let b = self.b.as_deref_mut().expect("emitting");
@@ -418,17 +478,20 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             seq = Some(seq.map_or(s, |a| b.ins().band(a, s)));
             same = Some(same.map_or(e, |a| b.ins().band(a, e)));
             max = Some(max.map_or(c, |a| b.ins().umax(a, c)));
+            min = Some(min.map_or(c, |a| b.ins().umin(a, c)));
         }
         let b = self.b.as_deref_mut().expect("emitting");
         let seq = b.ins().vall_true(seq.expect("chunks"));
         let same = b.ins().vall_true(same.expect("chunks"));
-        let v = max.expect("chunks");
-        let mut m = b.ins().extractlane(v, 0);
+        let (vmax, vmin) = (max.expect("chunks"), min.expect("chunks"));
+        let (mut m, mut n) = (b.ins().extractlane(vmax, 0), b.ins().extractlane(vmin, 0));
         for j in 1..4u8 {
-            let x = b.ins().extractlane(v, j);
+            let x = b.ins().extractlane(vmax, j);
             m = b.ins().umax(m, x);
+            let y = b.ins().extractlane(vmin, j);
+            n = b.ins().umin(n, y);
         }
-        let p = LdsPattern { seq, same, firsts, max: m };
+        let p = LdsPattern { seq, same, firsts, max: m, min: n };
         if let (Some(c), Some(key)) = (self.cache.as_mut(), key) {
             c.lds.insert(key, p);
         }
@@ -510,6 +573,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let mut ins = vec![lo, hi];
             ins.extend(data.unwrap_or(&[]).iter().copied());
             return self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
+        }
+        if data.is_none() && bytes == 4 && self.tmps < TMP {
+            return vec![self.global_read_lazy(lo, hi, offset, m, slow)];
         }
         let (lo, hi) = (self.mat(lo), self.mat(hi));
         let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
@@ -691,13 +757,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let srcs: Vec<Value> = nan.iter().map(|a| self.ch(a, i)).collect();
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
-            Lazy::LdsRead { addr, offset, lds, lim, seq, quick, slot } => {
-                let (addr, offset, lds, lim, seq, quick, slot) = (*addr, *offset, *lds, *lim, *seq, *quick, *slot);
+            Lazy::Read { addr, offset, base, lim, seq, quick, slot } => {
+                let (addr, offset, base, lim, seq, quick, slot) = (*addr, *offset, *base, *lim, *seq, *quick, *slot);
                 let a = self.ch(&addr, i);
                 let ctx = self.ctx;
                 let b = self.b.as_deref_mut().expect("emitting");
                 let off = b.ins().iconst(types::I64, 16 * i as i64);
-                Self::lds_chunk(b, ctx, a, off, [lds, lim, seq, quick], offset, slot)
+                Self::read_chunk(b, ctx, a, off, [base, lim, seq, quick], offset, slot)
             }
         }
     }
@@ -705,11 +771,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Chunk (at byte offset `off` of a vector) of an LDS dword read whose address chunk is `a`: four
     /// consecutive dwords or one dword splat at the first lane's address, or the interpreter's result from tmp
     /// slot `slot` when the quick conditions do not hold (the loads then go to the LDS's start, harmlessly).
-    /// `[lds, lim, seq, quick]`: the LDS pointer, its length - 16, and the two conditions.
-    fn lds_chunk(b: &mut FunctionBuilder<'f>, ctx: Value, a: Value, off: Value, [lds, lim, seq, quick]: [Value; 4], offset: u32, slot: usize) -> Value {
+    /// `[base, lim, seq, quick]`: see [`Lazy::Read`].
+    fn read_chunk(b: &mut FunctionBuilder<'f>, ctx: Value, a: Value, off: Value, [lds, lim, seq, quick]: [Value; 4], offset: i64, slot: usize) -> Value {
         let first = b.ins().extractlane(a, 0);
         let first = b.ins().uextend(types::I64, first);
-        let at = b.ins().iadd_imm(first, offset as i64);
+        let at = b.ins().iadd_imm(first, offset);
         // a four-dword load for a chunk that is one dword must stay inside the LDS: from at most len - 16 (the
         // quick path needs an LDS of 16 bytes or more; the load is not used then); off the quick path both go to
         // the context's sink
@@ -763,7 +829,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     out.push(k as usize);
                     match &self.lazies[k as usize] {
                         Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
-                        Lazy::LdsRead { addr, .. } => todo.push(*addr),
+                        Lazy::Read { addr, .. } => todo.push(*addr),
                         Lazy::Reg { .. } => {}
                     }
                 }
@@ -1013,7 +1079,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
                 Some(Lazy::Reg { .. }) => {}
                 Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
-                Some(Lazy::LdsRead { addr, .. }) => todo.push(*addr),
+                Some(Lazy::Read { addr, .. }) => todo.push(*addr),
             }
         }
         self.tmps += spill.len();
@@ -1051,11 +1117,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let p = b.ins().iadd(base, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
-            Lazy::LdsRead { addr, offset, lds, lim, seq, quick, slot } => {
-                let (addr, offset, lds, lim, seq, quick, slot) = (*addr, *offset, *lds, *lim, *seq, *quick, *slot);
+            Lazy::Read { addr, offset, base, lim, seq, quick, slot } => {
+                let (addr, offset, base, lim, seq, quick, slot) = (*addr, *offset, *base, *lim, *seq, *quick, *slot);
                 let a = self.ch_at(&addr, off, spill, true);
                 let b = self.b.as_deref_mut().expect("emitting");
-                Self::lds_chunk(b, ctx, a, off, [lds, lim, seq, quick], offset, slot)
+                Self::read_chunk(b, ctx, a, off, [base, lim, seq, quick], offset, slot)
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
@@ -1070,11 +1136,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
     }
 
-    /// The write of an LDS dword read ([`Lazy::LdsRead`]) to the register at `base`: decided once, a loop of
-    /// four-dword loads (every chunk consecutive), of one-dword loads splat (every chunk one address), or of
-    /// the interpreter's result from the tmp slot under EXEC.
+    /// The write of a dword read ([`Lazy::Read`]) to the register at `base`: decided once, a loop of four-dword
+    /// loads (every chunk consecutive), of one-dword loads splat (every chunk one address), or of the
+    /// interpreter's result from the tmp slot under EXEC.
     #[allow(clippy::too_many_arguments)]
-    fn store_lds_read(&mut self, base: Value, addr: Vv, offset: u32, lds: Value, seq: Value, quick: Value, slot: usize, m: Value, spill: &[(Value, usize)]) {
+    fn store_read(&mut self, base: Value, addr: Vv, offset: i64, lds: Value, seq: Value, quick: Value, slot: usize, m: Value, spill: &[(Value, usize)]) {
         let ctx = self.ctx;
         let (seq_blk, same_blk, general, done) = {
             let b = self.b.as_deref_mut().expect("emitting");
@@ -1104,10 +1170,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let first = b.ins().extractlane(a, 0);
             let first = b.ins().uextend(types::I64, first);
             let p = b.ins().iadd(lds, first);
+            let p = b.ins().iadd_imm(p, offset);
             let x = if four {
-                b.ins().load(I32X4, MemFlags::new(), p, offset as i32)
+                b.ins().load(I32X4, MemFlags::new(), p, 0)
             } else {
-                let x = b.ins().load(types::I32, MemFlags::new(), p, offset as i32);
+                let x = b.ins().load(types::I32, MemFlags::new(), p, 0);
                 b.ins().splat(I32X4, x)
             };
             let d = b.ins().iadd(base, off);
@@ -1220,9 +1287,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let except = if only { self.tree(&v) } else { Vec::new() };
             self.settle_except(base_field, reg, &except);
             let base = self.reg_base(base_field, reg);
-            if let Some(Lazy::LdsRead { addr, offset, lds, seq, quick, slot, .. }) = v.lazy.map(|k| &self.lazies[k as usize]) {
-                let (addr, offset, lds, seq, quick, slot) = (*addr, *offset, *lds, *seq, *quick, *slot);
-                self.store_lds_read(base, addr, offset, lds, seq, quick, slot, m, &spill);
+            if let Some(Lazy::Read { addr, offset, base: at, seq, quick, slot, .. }) = v.lazy.map(|k| &self.lazies[k as usize]) {
+                let (addr, offset, at, seq, quick, slot) = (*addr, *offset, *at, *seq, *quick, *slot);
+                self.store_read(base, addr, offset, at, seq, quick, slot, m, &spill);
                 return;
             }
             let (full, masked, done) = {
