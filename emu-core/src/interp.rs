@@ -319,6 +319,7 @@ impl Backend for Interp<'_> {
             let v = match op {
                 VOp64::AddF64 => nan2_64(x, y, (d(x) + d(y)).to_bits()),
                 VOp64::MulF64 => nan2_64(x, y, (d(x) * d(y)).to_bits()),
+                VOp64::AddU64 => x.wrapping_add(y),
                 VOp64::Lshr => x >> (y & 63),
                 VOp64::Ashr => ((x as i64) >> (y & 63)) as u64,
                 VOp64::LdexpF64 => ldexp(d(x), y as u32 as i32).to_bits(),

@@ -122,6 +122,8 @@ pub enum VUn {
 pub enum VOp64 {
     AddF64,
     MulF64,
+    /// a + b, wrapping.
+    AddU64,
     /// a >> (b & 63), logical (the first operand is the value).
     Lshr,
     Ashr,
