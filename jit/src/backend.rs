@@ -55,6 +55,10 @@ enum Lazy<'f> {
     Expr { args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv> },
     /// A read of LDS or global memory: see [`ReadAt`].
     Read(ReadAt),
+    /// A vector a call left in the context at byte offset `at` (valid until the next call).
+    Slot { at: i32 },
+    /// A register read a call took straight from the register file: read, so writes need not keep it.
+    Spent,
 }
 
 /// A read of one register's worth from LDS or global memory (see `JitBackend::lds_read_lazy`,
@@ -765,6 +769,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn chunk(&mut self, v: &Vv, i: usize, nan_rule: bool) -> Value {
         let Some(k) = v.lazy else { return v.c[i] };
         match &self.lazies[k as usize] {
+            Lazy::Slot { at } => {
+                let (ctx, at) = (self.ctx, *at);
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32)
+            }
+            Lazy::Spent => unreachable!("a register read a call consumed is not read again"),
             Lazy::Reg { field, reg, kept, loaded } => {
                 let (field, reg, kept, loaded) = (*field, *reg, *kept, *loaded);
                 if let Some(vals) = loaded {
@@ -863,7 +873,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     match &self.lazies[k as usize] {
                         Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
                         Lazy::Read(r) => todo.push(r.addr),
-                        Lazy::Reg { .. } => {}
+                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent => {}
                     }
                 }
             }
@@ -979,6 +989,48 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().load(types::I64, trusted(), ctx, offset)
+    }
+
+    /// The file and first register when `regs` are reads of consecutive registers of one file, straight from it.
+    fn reg_run(&self, regs: &[Vv]) -> Option<(i32, u32)> {
+        let mut first = None;
+        for (i, v) in regs.iter().enumerate() {
+            let Some(Lazy::Reg { field, reg, kept: None, loaded: None }) = v.lazy.map(|k| &self.lazies[k as usize]) else { return None };
+            let (f0, r0) = *first.get_or_insert((*field, *reg));
+            if *field != f0 || *reg != r0 + i as u32 {
+                return None;
+            }
+        }
+        first
+    }
+
+    /// An MFMA whose operands are each a run of registers: [`crate::call::mfma_registers`] reads them where
+    /// they are and leaves D in the first call slots, returned as lazy vectors (so each register of D is
+    /// written in a loop). The operand reads are spent: writing D over them keeps no copies.
+    fn mfma_direct(&mut self, shape: Mfma, runs: [(i32, u32); 3], reads: Vec<Vv>) -> Vec<Vv> {
+        let ctx = self.ctx;
+        let site = self.site.as_mut().expect("emitting");
+        site.calls.push(Box::new(Call { op: Op::Mfma { shape }, inst: site.inst, offset: site.offset, vectors_in: 0 }));
+        let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
+        let ptrs: Vec<Value> = runs.iter().map(|&(field, reg)| self.reg_base(field, reg)).collect();
+        let b = self.b.as_deref_mut().expect("emitting");
+        let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
+        sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64); 5]);
+        let sig = b.import_signature(sig);
+        let f = b.ins().iconst(types::I64, crate::call::mfma_registers as *const () as i64);
+        let cp = b.ins().iconst(types::I64, call_ptr as i64);
+        b.ins().call_indirect(sig, f, &[ctx, cp, ptrs[0], ptrs[1], ptrs[2]]);
+        for v in reads {
+            if let Some(k) = v.lazy {
+                self.lazies[k as usize] = Lazy::Spent;
+            }
+        }
+        (0..shape.acc_regs())
+            .map(|k| {
+                self.lazies.push(Lazy::Slot { at: Ctx::V + 256 * k as i32 });
+                Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+            })
+            .collect()
     }
 
     /// v_perm_b32 with one selector `sel` for every lane, lazily: byte shuffles of each chunk of `a` (the high
@@ -1205,7 +1257,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
                 Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
-                Some(Lazy::Reg { .. }) => {}
+                Some(Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent) => {}
                 Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
                 Some(Lazy::Read(r)) => todo.push(r.addr),
             }
@@ -1235,6 +1287,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             };
         };
         match &self.lazies[k as usize] {
+            Lazy::Slot { at } => {
+                let at = *at;
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(ctx, off);
+                b.ins().load(I32X4, vflags(), p, at)
+            }
+            Lazy::Spent => unreachable!("a register read a call consumed is not read again"),
             Lazy::Reg { field, reg, kept, .. } => {
                 let (field, reg, kept) = (*field, *reg, *kept);
                 let (base, at) = match kept {
@@ -1552,20 +1611,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 }
 
-/// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
-/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, else 4 per dword), loaded — inactive
-/// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
-/// sink. Returns the loaded dword vectors (none for a store).
-#[allow(clippy::too_many_arguments)]
-/// Four lanes read one by one: lane address chunk `a`, each lane's bytes at host `base` + its address +
-/// `offset`, `bytes` (1, 2 or 4) zero- or sign-extended. With `quick`, lanes read from `base` alone (offset 0)
-/// where it is false (for a `base` then pointing at the context's sink).
 /// An `i32x4` of zeros.
 fn zero_vec(b: &mut FunctionBuilder<'_>) -> Value {
     let z = b.ins().iconst(types::I32, 0);
     b.ins().splat(I32X4, z)
 }
 
+/// Four lanes read one by one: lane address chunk `a`, each lane's bytes at host `base` + its address +
+/// `offset`, `bytes` (1, 2 or 4) zero- or sign-extended. With `quick`, lanes read from `base` alone (offset 0)
+/// where it is false (for a `base` then pointing at the context's sink).
 fn gather_chunk(b: &mut FunctionBuilder<'_>, a: Value, base: Value, offset: i64, bytes: u32, signed: bool, quick: Option<Value>) -> Value {
     let zero = b.ins().iconst(types::I32, 0);
     let mut acc = b.ins().splat(I32X4, zero);
@@ -1593,6 +1647,11 @@ fn gather_chunk(b: &mut FunctionBuilder<'_>, a: Value, base: Value, offset: i64,
     acc
 }
 
+/// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
+/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, else 4 per dword), loaded — inactive
+/// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
+/// sink. Returns the loaded dword vectors (none for a store).
+#[allow(clippy::too_many_arguments)]
 fn lane_accesses(
     b: &mut FunctionBuilder<'_>,
     ctx: Value,
@@ -2344,6 +2403,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Vv { c, uniform: None, lazy: None }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
+        if let (Some(ra), Some(rx), Some(rc), false) = (self.reg_run(a), self.reg_run(x), self.reg_run(c), self.calls_only) {
+            if self.fb().is_some() {
+                return self.mfma_direct(shape, [ra, rx, rc], [a, x, c].concat());
+            }
+        }
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
         self.call_v(Op::Mfma { shape }, &ins, &[], shape.acc_regs())
     }

@@ -135,26 +135,41 @@ impl Mfma {
 /// only the sums round, and the result rounds once more to f32. A NaN result is the default NaN 0x7fc00000.
 /// The hardware's internal rounding is not modelled bit for bit.
 ///
-/// Both engines call this; it runs in host SIMD code (AVX2 when the host has it, found at run time).
+/// Both engines call this; it runs in host SIMD code, AVX-512 or AVX2 with fused multiply-adds when the host
+/// has them (found at run time): a product of two f16, bf16 or f32 values is exact in f64, so fusing the add
+/// rounds the same.
 pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
     if s.input == MfmaInput::F64 {
         return mfma_f64_lanes(s, a, b, c);
     }
     let mut d = c[..s.acc_regs()].to_vec();
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the host has AVX2, checked just above.
-        unsafe { mfma_avx2(s, a, b, &mut d) };
-        return d;
+    {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the host has AVX-512F and FMA, checked just above.
+            unsafe { mfma_avx512(s, a, b, &mut d) };
+            return d;
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the host has AVX2 and FMA, checked just above.
+            unsafe { mfma_avx2(s, a, b, &mut d) };
+            return d;
+        }
     }
-    mfma_block(s, a, b, &mut d);
+    mfma_block::<false>(s, a, b, &mut d);
     d
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx512f,fma")]
+unsafe fn mfma_avx512(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
+    mfma_block::<true>(s, a, b, d)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn mfma_avx2(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
-    mfma_block(s, a, b, d)
+    mfma_block::<true>(s, a, b, d)
 }
 
 /// The most A (or B) elements of a single-block shape: 64 lanes of at most four values.
@@ -188,8 +203,9 @@ fn f16_to_f32(h: u32) -> f32 {
     f32::from_bits(bits | (h & 0x8000) << 16)
 }
 
+/// With `FUSED`, each product is added by a fused multiply-add (the host has one in hardware).
 #[inline(always)]
-fn mfma_block(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
+fn mfma_block<const FUSED: bool>(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
     let (m, n, k, p) = (s.m, s.n, s.k, s.per_lane());
     assert!(m * k <= MAX_ELEMS && n * k <= MAX_ELEMS && k <= MAX_ELEMS / 16 && 64 % n == 0 && 64 % m == 0, "a single-block MFMA shape");
     // A and B by k (ak[kk m + i], bk[kk n + j]), as f64: lanes q m .. (q + 1) m of element e hold k index
@@ -218,8 +234,8 @@ fn mfma_block(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
             }
             let out = &mut reg[g * n..(g + 1) * n];
             match n {
-                32 => dot::<32>(&row[..k], &bk, out),
-                16 => dot::<16>(&row[..k], &bk, out),
+                32 => dot::<32, FUSED>(&row[..k], &bk, out),
+                16 => dot::<16, FUSED>(&row[..k], &bk, out),
                 _ => dot_any(&row[..k], &bk, n, out),
             }
         }
@@ -228,7 +244,7 @@ fn mfma_block(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
 
 /// out[j] = out[j] + sum over kk of row[kk] * bk[kk N + j], in order of kk, rounded to f32 at the end.
 #[inline(always)]
-fn dot<const N: usize>(row: &[f64], bk: &[f64], out: &mut [u32]) {
+fn dot<const N: usize, const FUSED: bool>(row: &[f64], bk: &[f64], out: &mut [u32]) {
     let mut acc = [0f64; N];
     for (x, &c) in acc.iter_mut().zip(out.iter()) {
         *x = f32::from_bits(c) as f64;
@@ -236,7 +252,7 @@ fn dot<const N: usize>(row: &[f64], bk: &[f64], out: &mut [u32]) {
     for (kk, &x) in row.iter().enumerate() {
         let col: &[f64; N] = bk[kk * N..(kk + 1) * N].try_into().expect("N values");
         for j in 0..N {
-            acc[j] += x * col[j];
+            acc[j] = if FUSED { x.mul_add(col[j], acc[j]) } else { acc[j] + x * col[j] };
         }
     }
     for (o, x) in out.iter_mut().zip(acc) {
@@ -377,9 +393,15 @@ mod tests {
                 let (a, b, c) = (regs(s.src_regs(), false), regs(s.src_regs(), false), regs(s.acc_regs(), true));
                 let want = plain(s, &a, &b, &c);
                 assert_eq!(mfma_lanes(s, &a, &b, &c), want, "{s:?} round {round}");
-                let mut d = c.clone();
-                mfma_block(s, &a, &b, &mut d);
-                assert_eq!(d, want, "{s:?} round {round}, without AVX2");
+                for fused in [false, true] {
+                    let mut d = c.clone();
+                    if fused {
+                        mfma_block::<true>(s, &a, &b, &mut d);
+                    } else {
+                        mfma_block::<false>(s, &a, &b, &mut d);
+                    }
+                    assert_eq!(d, want, "{s:?} round {round}, portable code, fused {fused}");
+                }
             }
         }
     }
