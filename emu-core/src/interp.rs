@@ -442,8 +442,8 @@ impl Backend for Interp<'_> {
     fn scratch(&mut self) -> (u32, u32, u32) {
         (self.wave.scratch_base as u32, (self.wave.scratch_base >> 32) as u32, self.wave.scratch_lane_bytes)
     }
-    fn uniform_value(&mut self, s: u32) -> Option<u32> {
-        Some(s)
+    fn uniform_bit(&mut self, s: u32, bit: u32) -> bool {
+        s >> bit & 1 == 1
     }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {

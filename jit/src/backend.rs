@@ -154,6 +154,9 @@ pub struct JitBackend<'a, 'f> {
     /// The VGPR and AGPR file bases, loaded once at the start of the instruction (they dominate every use in
     /// it; a block's register files do not move while it runs).
     file_base: Option<(Value, Value)>,
+    /// Where a guard's interpreter path rejoins ([`Backend::uniform_bit`]): the end of the instruction, which
+    /// [`JitBackend::finish`] places.
+    guard_end: Option<cranelift_codegen::ir::Block>,
 }
 
 fn dummy() -> Value {
@@ -176,7 +179,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -198,6 +201,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             tmps: 0,
             stores: 0,
             file_base: Some((v, a)),
+            guard_end: None,
+        }
+    }
+
+    /// Ends the instruction's code: where a guard sent the instruction to the interpreter, both paths meet here.
+    pub fn finish(&mut self) {
+        if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
+            b.ins().jump(end, &[]);
+            b.switch_to_block(end);
+            b.seal_block(end);
         }
     }
 
@@ -2370,9 +2383,29 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
-    fn uniform_value(&mut self, _: Value) -> Option<u32> {
-        self.no("decisions on run-time values");
-        None
+    fn uniform_bit(&mut self, s: Value, bit: u32) -> bool {
+        if self.fb().is_none() {
+            return false;
+        }
+        let (slow, fast) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let shifted = b.ins().ushr_imm(s, bit as i64);
+            let set = b.ins().band_imm(shifted, 1);
+            let (slow, fast) = (b.create_block(), b.create_block());
+            b.ins().brif(set, slow, &[], fast, &[]);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (slow, fast)
+        };
+        let _ = slow;
+        // the whole instruction on the interpreter, then on past the compiled form
+        self.call(Op::Instruction {}, &[], &[], &[], 0, 0, 0, true);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let end = *self.guard_end.get_or_insert_with(|| b.create_block());
+        b.ins().jump(end, &[]);
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        false
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set

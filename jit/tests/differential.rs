@@ -115,6 +115,10 @@ const ADDR: u32 = 12; // v[12:13] = buffer + 4 * lane
 const LDS_ADDR: u32 = 14; // v14 = 4 * lane
 /// Lanes in no order: v[16:17] = buffer + 8 * (7 * lane % 61), neither consecutive nor equal.
 const GATHER: u32 = 16;
+/// Buffer resources the ALU generator never writes: s[96:99] the test buffer (400 bytes in range), s[92:95]
+/// the private segment buffer (ADD_TID_ENABLE set).
+const BUFFER_RSRC: u32 = 96;
+const PRIVATE_RSRC: u32 = 92;
 
 /// A memory instruction from a template: global/LDS loads, stores and atomics through v[12:13] or v14, and
 /// loads of every width through v[16:17]; data registers among v0..v11, an offset that now and then leaves the
@@ -124,7 +128,16 @@ fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<In
     let r = (reg % 11) as u32;
     let offset = if off > 240 { 4000 } else { (off as u32 % 16) * 4 };
     let global = |op: O, vdst: u32, addr: u32, offset: u32| (op, Encoding::Global, vec![(Field::Vdst, vdst), (Field::Addr, addr), (Field::Saddr, 0x7f), (Field::Offset, offset)]);
-    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 14 {
+    // through s[96:99] with the offset in v14 (4 * lane), offsets past num_records now and then
+    let mubuf = |op: O, vdata: u32, rsrc: u32, offset: u32| {
+        (op, Encoding::Mubuf, vec![(Field::Vdata, vdata), (Field::Vaddr, LDS_ADDR), (Field::Srsrc, rsrc / 4), (Field::Soffset, 128), (Field::Offset, offset), (Field::Offen, 1)])
+    };
+    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 19 {
+        14 => mubuf(O::BufferLoadDword, r, BUFFER_RSRC, offset),
+        15 => mubuf(O::BufferStoreDword, r, BUFFER_RSRC, offset),
+        16 => mubuf(O::BufferLoadDwordx2, r & !1, BUFFER_RSRC, offset),
+        17 => mubuf(O::BufferLoadUshort, r, BUFFER_RSRC, offset + 2),
+        18 => mubuf(O::BufferLoadDword, r, PRIVATE_RSRC, offset),
         9 => global(O::GlobalLoadDword, r, GATHER, offset),
         10 => global(O::GlobalLoadDwordx2, r & !1, GATHER, offset),
         11 => global(O::GlobalLoadDwordx4, (r & !3).min(8), GATHER, offset),
@@ -170,6 +183,9 @@ fn wave_state(seed: u64, exec: u64, buffer: u64) -> WaveState {
     }
     w.set_exec(exec);
     w.scc = next() & 1 == 1;
+    // V#: base, stride 0, num_records, dword 3 (ADD_TID_ENABLE is bit 23)
+    w.sgprs[BUFFER_RSRC as usize..BUFFER_RSRC as usize + 4].copy_from_slice(&[buffer as u32, (buffer >> 32) as u32 & 0xffff, 400, 0x0002_7000]);
+    w.sgprs[PRIVATE_RSRC as usize..PRIVATE_RSRC as usize + 4].copy_from_slice(&[buffer as u32, (buffer >> 32) as u32 & 0xffff, 400, 0x0082_7000]);
     for l in 0..64 {
         let a = buffer + 4 * l as u64;
         (w.vgprs[ADDR as usize][l], w.vgprs[ADDR as usize + 1][l], w.vgprs[LDS_ADDR as usize][l]) = (a as u32, (a >> 32) as u32, 4 * l as u32);
