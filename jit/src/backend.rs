@@ -1288,6 +1288,11 @@ impl Backend for JitBackend<'_, '_> {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
+    fn s_clock(&mut self, _clock: emu_core::sem::Clock) -> (Value, Value) {
+        // the wave's clock lives outside the registers the JIT keeps
+        self.no("reading a clock");
+        (dummy(), dummy())
+    }
     fn uniform_value(&mut self, _: Value) -> Option<u32> {
         self.no("decisions on run-time values");
         None

@@ -167,6 +167,15 @@ pub mod cmp {
     pub const GE_I32: Compare = c(CmpPred::Ge, DataType::I32);
 }
 
+/// A clock a wave can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The shader clock, in cycles (`s_memtime`).
+    Shader,
+    /// The constant 100 MHz "real time" clock (`s_memrealtime`).
+    Real,
+}
+
 /// What the semantics need from an execution backend.
 pub trait Backend {
     /// A uniform 32-bit value.
@@ -232,6 +241,9 @@ pub trait Backend {
 
     /// This wave's private memory: (base lo, base hi, bytes per lane).
     fn scratch(&mut self) -> (Self::S, Self::S, Self::S);
+    /// The 64-bit value (lo, hi) of a clock the wave reads (`s_memtime`, `s_memrealtime`), as
+    /// [`crate::wave::WaveClock`] defines it.
+    fn s_clock(&mut self, clock: Clock) -> (Self::S, Self::S);
     /// The value of a uniform when the backend knows it while executing (the interpreter does); `None` when it
     /// is only known at run time (the JIT, which then leaves the instruction to the interpreter).
     fn uniform_value(&mut self, s: Self::S) -> Option<u32>;

@@ -124,6 +124,12 @@ pub struct Core {
     pub sgprs_per_wave: u32,
     /// SGPR allocation granule.
     pub sgpr_granule: u32,
+    /// SGPRs per SIMD, shared by its waves.
+    pub sgprs_per_simd: u32,
+    /// Workgroups of more than one wave a CU holds at once (barrier resources); single-wave workgroups use none.
+    pub workgroups_per_cu: u32,
+    /// LDS allocation granule, bytes.
+    pub lds_granule: u32,
     /// Cycles between a SIMD's issue turns (the scheduler visits the SIMDs round-robin, one per cycle).
     pub issue_cadence: u32,
     /// Instructions a SIMD may issue in one turn (one per category: VALU, VMEM, SALU/SMEM, LDS, branch).
@@ -310,7 +316,10 @@ const SRC_LLVM_GRANULES: &str = "LLVM AMDGPUUsage (gfx90a/gfx942): VGPR allocati
     16, 102 addressable SGPRs; ROCm docs 'Pipeline descriptions' (rocprofiler-compute docs/conceptual/\
     pipeline-descriptions.rst): four 16-wide SIMDs, 8 wave slots per SIMD on CDNA2/3, the scheduler visits one \
     SIMD per cycle round-robin and issues up to one instruction per category (VALU, VMEM, SALU/SMEM, LDS, \
-    branch)";
+    branch). SGPRs per SIMD 800: LLVM AMDGPUBaseInfo getTotalNumSGPRs (GFX8+), which gives its occupancy \
+    table (e.g. more than 100 SGPRs: 7 waves). 16 multi-wave workgroups per CU: LLVM AMDGPUBaseInfo \
+    getMaxWorkGroupsPerCU (16 barrier resources; single-wave workgroups need none). LDS granule 512 bytes: \
+    AMD Vega/CDNA ISA, COMPUTE_PGM_RSRC2.LDS_SIZE in units of 128 dwords";
 const SRC_LDS: &str = "rocprofiler-compute docs 'Pipeline descriptions' (LDS: 32 banks of 4 bytes, 128 B/clock); \
     latency calibrated: a public MI210 LDS pointer chase measures ~48 cycles, less the 13-cycle chase overhead \
     and 2 bank cycles";
@@ -334,6 +343,9 @@ const fn cdna2_core() -> Core {
         vgpr_granule: 8,
         sgprs_per_wave: 102,
         sgpr_granule: 16,
+        sgprs_per_simd: 800,
+        workgroups_per_cu: 16,
+        lds_granule: 512,
         issue_cadence: 4,
         issue_per_turn: 5,
         source: SRC_LLVM_GRANULES,

@@ -70,7 +70,7 @@ pub struct AccessResult {
 
 /// Counters of one level, summed over its instances (the profiler derives TCP_*, TCC_HIT, TCC_MISS,
 /// TCC_EA_RDREQ = `fill_bytes / 64`, TCC_EA_WRREQ = `writeback_bytes / 64` ... from these).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LevelStats {
     /// Line requests looked up.
     pub requests: u64,
@@ -96,6 +96,15 @@ pub struct LevelStats {
 }
 
 impl LevelStats {
+    /// Hits per lookup (0 when nothing was looked up).
+    pub fn hit_rate(&self) -> f64 {
+        if self.hits + self.misses == 0 {
+            0.0
+        } else {
+            self.hits as f64 / (self.hits + self.misses) as f64
+        }
+    }
+
     fn absorb(&mut self, c: &CacheStats) {
         self.evictions += c.evictions;
         self.writebacks += c.writebacks;
@@ -103,7 +112,7 @@ impl LevelStats {
 }
 
 /// Counters of every level.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryStats {
     /// Vector L1 (TCP).
     pub l1: LevelStats,
