@@ -699,7 +699,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         c.unit = match i.timing.pipe {
             Pipe::Valu | Pipe::Mfma => simd.valu_free,
             Pipe::MfmaExclusive => simd.valu_free.max(simd.mfma_free),
-            Pipe::Vmem | Pipe::Flat => cu.vmem_free,
+            // the texture address unit, and room for the instruction's lines among the CU's misses in flight
+            // (a wave64 access of `bytes` per lane at unit stride: the lines are known only once it executes)
+            Pipe::Vmem | Pipe::Flat => {
+                let lines = (64 * i.inst.info.mem.bytes as u32).div_ceil(self.m.l1.line_bytes).max(1);
+                cu.vmem_free.max(self.memsys.l1_room_at(0, simd.cu, lines))
+            }
             Pipe::Lds => cu.lds_free,
             _ => 0,
         };
