@@ -59,7 +59,44 @@ pub struct Ctx {
     pub v: [Lanes; SLOTS],
 }
 
+thread_local! {
+    /// A context kept for the next run on this thread: making one zeroes its call slots (about 10 KiB), which a
+    /// caller running one block per run (the timing model) would pay for every block.
+    static SPARE: std::cell::Cell<Option<Box<Ctx>>> = const { std::cell::Cell::new(None) };
+}
+
 impl Ctx {
+    /// A context over `wave` like [`Ctx::new`], reusing this thread's spare one when there is one (the call
+    /// slots keep old values, which no block reads before writing).
+    pub fn reuse(wave: &mut WaveState, env: *mut c_void, budget: u64) -> Box<Ctx> {
+        match SPARE.take() {
+            Some(mut c) => {
+                c.sgprs = wave.sgprs.as_mut_ptr();
+                c.vgprs = wave.vgprs.as_mut_ptr();
+                c.agprs = wave.agprs.as_mut_ptr();
+                c.scc = wave.scc as u32;
+                c.next_pc = wave.pc;
+                c.executed = 0;
+                c.env = env;
+                c.budget = budget;
+                c.code_base = 0;
+                c.issue_exec = 0;
+                c.switch = 0;
+                c.lds_ptr = std::ptr::null_mut();
+                c.lds_len = 0;
+                (c.win_start, c.win_len, c.win_host) = (0, 0, std::ptr::null_mut());
+                (c.swin_start, c.swin_len, c.swin_host) = (0, 0, std::ptr::null_mut());
+                c
+            }
+            None => Ctx::new(wave, env, budget),
+        }
+    }
+
+    /// Keeps `ctx` for the next [`Ctx::reuse`] on this thread.
+    pub fn keep(ctx: Box<Ctx>) {
+        SPARE.set(Some(ctx));
+    }
+
     /// A context over `wave` for one block call.
     pub fn new(wave: &mut WaveState, env: *mut c_void, budget: u64) -> Box<Ctx> {
         Box::new(Ctx {

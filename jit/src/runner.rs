@@ -489,7 +489,7 @@ impl WaveRunner for Jit {
         };
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
-        let mut ctx = Ctx::new(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
+        let mut ctx = Ctx::reuse(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
         let mut near_limit = false;
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
@@ -600,7 +600,7 @@ impl WaveRunner for Jit {
                 }
             }
         };
-        drop(ctx);
+        Ctx::keep(ctx);
         self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);

@@ -35,7 +35,7 @@
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::sync::Mutex;
+use std::cell::RefCell;
 
 use isa_amdgpu::table::FlowControl;
 use isa_amdgpu::Inst;
@@ -123,10 +123,11 @@ struct Wave {
     hold_why: Hold,
     /// Instruction-cache line of the wave's next instruction.
     line: u64,
-    /// The PC the engine continues at (where the queue ends), and the info of its instruction once known
-    /// (`u32::MAX`: not looked up yet).
+    /// The PC the engine continues at (where the queue ends).
     peek_pc: u64,
-    peek: u32,
+    /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
+    /// (`u32::MAX`: not looked up yet).
+    head: u32,
     start: u64,
     placement: Placement,
 }
@@ -134,6 +135,8 @@ struct Wave {
 /// A resident workgroup.
 struct Slot {
     group: Group,
+    /// The workgroup's linear index in the grid.
+    linear: u64,
     waves: Vec<u32>,
     lds: u32,
     live: u32,
@@ -158,8 +161,13 @@ struct Simd {
     cu: u32,
     /// Turns come on cycles ≡ phase (mod cadence).
     phase: u64,
-    /// Resident waves, oldest first.
-    waves: Vec<u32>,
+    /// Resident waves, oldest first (the first `len`).
+    waves: [u32; MAX_WAVES],
+    /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
+    /// has ended). A lower bound: the times it comes from only move later, except when a barrier releases,
+    /// which sets it anew.
+    lbs: [u64; MAX_WAVES],
+    len: usize,
     vgprs: u32,
     sgprs: u32,
     valu_free: u64,
@@ -168,26 +176,33 @@ struct Simd {
     scheduled: u64,
 }
 
-/// What the engine reports while running a block, kept for the model.
-#[derive(Default)]
+/// What the engine reports while running a block: each executed instruction (PC, EXEC, the instruction, its
+/// accesses as a range of `acc`).
 struct Log {
     entries: Vec<(u64, u64, Inst, u32, u32)>,
     acc: Vec<LaneAccess>,
     buf: Vec<LaneAccess>,
 }
 
+thread_local! {
+    /// The log of the block being run: engines run a wave's block on the thread that asks them to, so the
+    /// model finds the block's instructions here when `run_wave` returns.
+    static LOG: RefCell<Log> = const { RefCell::new(Log { entries: Vec::new(), acc: Vec::new(), buf: Vec::new() }) };
+}
+
 /// The observer the model runs blocks with: it records each executed instruction and its lane accesses.
-struct Recorder(Mutex<Log>);
+struct Recorder;
 
 impl Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
-        let mut log = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let Log { entries, acc, buf } = &mut *log;
-        let a = classify(ev.inst, ev.accesses, buf);
-        let start = acc.len() as u32;
-        acc.extend_from_slice(a);
-        entries.push((ev.pc, ev.exec, *ev.inst, start, a.len() as u32));
+        LOG.with_borrow_mut(|log| {
+            let Log { entries, acc, buf } = log;
+            let a = classify(ev.inst, ev.accesses, buf);
+            let start = acc.len() as u32;
+            acc.extend_from_slice(a);
+            entries.push((ev.pc, ev.exec, *ev.inst, start, a.len() as u32));
+        });
     }
 }
 
@@ -217,9 +232,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     m: &'static Machine,
     table: &'static TimingTable,
     memsys: MemorySystem,
-    /// Addresses go to the memory pipeline counted from the start of device memory, so the cycles do not
-    /// depend on where the host mapped it.
-    origin: u64,
+    /// Where the memory pipeline sees addresses ([`Places`]).
+    places: Places,
     dispatch: u64,
     clock: WaveClock,
     cadence: u64,
@@ -232,8 +246,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     free_slots: Vec<u32>,
     waves: Vec<Wave>,
     free_waves: Vec<u32>,
-    turns: BinaryHeap<Reverse<(u64, u32)>>,
-    retire: BinaryHeap<Reverse<(u64, u32)>>,
+    /// SIMD turns (SIMD index) and wave ends ([`RETIRE`] | wave index) to come.
+    turns: Wheel,
     /// Per XCD: the next workgroup (linear index) it places, and its next shader engine.
     xcd_next: Vec<u64>,
     se_next: Vec<u32>,
@@ -241,7 +255,13 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     se_free: Vec<u64>,
     workgroups: u64,
     groups_done: u64,
-    recorder: Recorder,
+    /// The block just run, taken from [`LOG`].
+    entries: Vec<(u64, u64, Inst, u32, u32)>,
+    infos_of_block: Vec<u32>,
+    /// Lane scratch of memory instructions.
+    rounds: Option<Box<Rounds>>,
+    /// Scratch of placement: the SIMD of each wave of a workgroup.
+    plan: Vec<u32>,
     lines: Vec<LineUse>,
     reqs: Vec<LineRequest>,
     // what the dispatch needs per workgroup and wave
@@ -259,6 +279,47 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     lds_conflicts: u64,
 }
 
+/// Where the memory pipeline sees a dispatch's addresses: the code object and the kernel arguments, which
+/// move from one dispatch to the next, at fixed places; a workgroup's private memory at a place of its own by
+/// its index in the grid; everything else counted from the start of device memory (so the cycles depend
+/// neither on where the host mapped it nor on where earlier dispatches left their code).
+struct Places {
+    arena: u64,
+    code: u64,
+    code_bytes: u64,
+    kernarg: u64,
+    kernarg_bytes: u64,
+    /// Private bytes of a full workgroup.
+    scratch_group: u64,
+}
+
+impl Places {
+    const CODE: u64 = 1 << 46;
+    const KERNARG: u64 = 1 << 46 | 1 << 40;
+    const SCRATCH: u64 = 1 << 47;
+
+    /// The place of `addr`; `scratch` is (base, linear index) of the workgroup's private memory when the
+    /// access is a private one.
+    fn of(&self, addr: u64, scratch: Option<(u64, u64)>) -> u64 {
+        if let Some((base, linear)) = scratch {
+            return Self::SCRATCH + linear * self.scratch_group + addr.wrapping_sub(base);
+        }
+        if addr.wrapping_sub(self.code) < self.code_bytes {
+            Self::CODE + (addr - self.code)
+        } else if addr.wrapping_sub(self.kernarg) < self.kernarg_bytes {
+            Self::KERNARG + (addr - self.kernarg)
+        } else {
+            addr.wrapping_sub(self.arena)
+        }
+    }
+}
+
+/// Wave slots a SIMD can have (8 on CDNA2 and CDNA3).
+const MAX_WAVES: usize = 16;
+
+/// Marks a wave's end among the turns.
+const RETIRE: u32 = 1 << 31;
+
 fn align_up(t: u64, phase: u64, cadence: u64) -> u64 {
     t + (phase + cadence - t % cadence) % cadence
 }
@@ -275,7 +336,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .collect();
         let per = m.core.simds_per_cu;
         let simds = (0..topo.cus() * per)
-            .map(|s| Simd { cu: s / per, phase: (s % per) as u64, waves: Vec::new(), vgprs: 0, sgprs: 0, valu_free: 0, mfma_free: 0, scheduled: u64::MAX })
+            .map(|s| Simd { cu: s / per, phase: (s % per) as u64, waves: [0; MAX_WAVES], lbs: [0; MAX_WAVES], len: 0, vgprs: 0, sgprs: 0, valu_free: 0, mfma_free: 0, scheduled: u64::MAX })
             .collect();
         let kd = launch.descriptor;
         let dispatch = next_dispatch_id();
@@ -291,7 +352,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             m,
             table: TimingTable::of(device.target),
             memsys: MemorySystem::new(m),
-            origin: mem.base(),
+            places: Places {
+                arena: mem.base(),
+                code: launch.code.base,
+                code_bytes: launch.code.size,
+                kernarg: launch.kernarg_addr,
+                kernarg_bytes: launch.kernarg.len() as u64,
+                scratch_group: launch.private_segment_size.div_ceil(16) as u64 * 16 * device.wave_size as u64 * launch.shape.waves_in([0; 3], device.wave_size) as u64,
+            },
             dispatch,
             clock: WaveClock { base: engine::clock_base(), per_instruction: 0, shader_mhz: m.clocks.shader_mhz },
             cadence: m.core.issue_cadence.max(1) as u64,
@@ -303,14 +371,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             free_slots: Vec::new(),
             waves: Vec::new(),
             free_waves: Vec::new(),
-            turns: BinaryHeap::new(),
-            retire: BinaryHeap::new(),
+            turns: Wheel::new(),
             xcd_next: (0..topo.xcds as u64).collect(),
             se_next: vec![0; topo.xcds as usize],
             se_free: vec![0; (topo.xcds * topo.ses_per_xcd) as usize],
             workgroups: launch.shape.workgroup_count(),
             groups_done: 0,
-            recorder: Recorder(Mutex::new(Log::default())),
+            entries: Vec::new(),
+            infos_of_block: Vec::new(),
+            rounds: Some(Rounds::new()),
+            plan: Vec::new(),
             lines: Vec::with_capacity(128),
             reqs: Vec::with_capacity(128),
             wave_vgprs: round_up(kd.vgpr_alloc_count(), m.core.vgpr_granule),
@@ -337,7 +407,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         // the largest workgroup must fit on an empty CU
         let full = self.launch.shape.waves_in([0; 3], self.device.wave_size);
-        if self.fit(0, full, true).is_none() {
+        if !self.fit(0, full, true, &mut Vec::new()) {
             return Err(self.fail(format!(
                 "a workgroup of {full} waves ({} VGPRs, {} SGPRs per wave, {} bytes of LDS) does not fit on a CU",
                 self.wave_vgprs, self.wave_sgprs, self.group_lds
@@ -347,24 +417,19 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         for x in 0..self.m.topology.xcds {
             self.place(t0, x)?;
         }
-        loop {
-            let turn = self.turns.peek().map(|r| r.0);
-            let ret = self.retire.peek().map(|r| r.0);
-            match (ret, turn) {
-                (Some((tr, w)), t) if t.is_none_or(|(ts, _)| tr <= ts) => {
-                    self.retire.pop();
-                    self.end_wave(tr, w as usize)?;
-                }
-                (_, Some((ts, s))) => {
-                    self.turns.pop();
-                    if self.simds[s as usize].scheduled != ts {
-                        continue;
-                    }
-                    self.simds[s as usize].scheduled = u64::MAX;
-                    self.turn(ts, s as usize)?;
-                }
-                _ => break,
+        // turns and wave ends in cycle order
+        while let Some((t, x)) = self.turns.peek() {
+            self.turns.pop();
+            if x & RETIRE != 0 {
+                self.end_wave(t, (x & !RETIRE) as usize)?;
+                continue;
             }
+            let s = x as usize;
+            if self.simds[s].scheduled != t {
+                continue;
+            }
+            self.simds[s].scheduled = u64::MAX;
+            self.turn(t, s)?;
         }
         if self.groups_done < self.workgroups {
             let waiting = self.waves.iter().filter(|w| w.state == State::AtBarrier).count();
@@ -436,39 +501,41 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     // ---- placement --------------------------------------------------------------------------------------
 
-    /// The SIMD of each of `n` waves if a workgroup of them fits on CU `cu` (assumed empty when `empty`).
-    fn fit(&self, cu: usize, n: u32, empty: bool) -> Option<Vec<u32>> {
+    /// The SIMD of each of `n` waves (into `plan`) if a workgroup of them fits on CU `cu` (assumed empty when
+    /// `empty`): each wave goes to the SIMD with the fewest waves that has room for it.
+    fn fit(&self, cu: usize, n: u32, empty: bool, plan: &mut Vec<u32>) -> bool {
         let c = &self.m.core;
-        let per = c.simds_per_cu as usize;
+        let per = (c.simds_per_cu as usize).min(8);
         let unit = &self.cus[cu];
         let (lds, multi) = if empty { (0, 0) } else { (unit.lds, unit.multi_groups) };
         if lds + self.group_lds > self.m.lds.bytes as u32 || (n > 1 && multi >= c.workgroups_per_cu) {
-            return None;
+            return false;
         }
-        let mut have: Vec<(u32, u32, u32)> = (0..per)
-            .map(|k| {
+        let mut have = [(0u32, 0u32, 0u32); 8];
+        if !empty {
+            for (k, h) in have.iter_mut().enumerate().take(per) {
                 let s = &self.simds[cu * per + k];
-                if empty {
-                    (0, 0, 0)
-                } else {
-                    (s.waves.len() as u32, s.vgprs, s.sgprs)
-                }
-            })
-            .collect();
-        let mut plan = Vec::with_capacity(n as usize);
+                *h = (s.len as u32, s.vgprs, s.sgprs);
+            }
+        }
+        let slots = c.waves_per_simd.min(MAX_WAVES as u32);
+        plan.clear();
         for _ in 0..n {
-            let k = (0..per)
+            let Some(k) = (0..per)
                 .filter(|&k| {
                     let (w, v, s) = have[k];
-                    w < c.waves_per_simd && v + self.wave_vgprs <= c.vgprs_per_lane && s + self.wave_sgprs <= c.sgprs_per_simd
+                    w < slots && v + self.wave_vgprs <= c.vgprs_per_lane && s + self.wave_sgprs <= c.sgprs_per_simd
                 })
-                .min_by_key(|&k| (have[k].0, k))?;
+                .min_by_key(|&k| (have[k].0, k))
+            else {
+                return false;
+            };
             have[k].0 += 1;
             have[k].1 += self.wave_vgprs;
             have[k].2 += self.wave_sgprs;
             plan.push((cu * per + k) as u32);
         }
-        Some(plan)
+        true
     }
 
     /// Places the workgroups of XCD `xcd` that fit, in order, from cycle `t`.
@@ -483,30 +550,37 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let wg = self.launch.shape.workgroup_id(linear);
             let n = self.launch.shape.waves_in(wg, self.device.wave_size);
             let mut found = None;
+            let mut plan = std::mem::take(&mut self.plan);
             'search: for k in 0..ses {
                 let se = (self.se_next[xcd as usize] + k) % ses;
-                let mut best: Option<(u32, usize, Vec<u32>)> = None;
+                let mut best: Option<(u32, usize)> = None;
                 for i in (se..per_xcd).step_by(ses as usize) {
                     let cu = (xcd * per_xcd + i) as usize;
-                    if best.as_ref().is_some_and(|b| b.0 <= self.cus[cu].waves) {
+                    if best.is_some_and(|b| b.0 <= self.cus[cu].waves) {
                         continue;
                     }
-                    if let Some(plan) = self.fit(cu, n, false) {
-                        best = Some((self.cus[cu].waves, cu, plan));
+                    if self.fit(cu, n, false, &mut plan) {
+                        best = Some((self.cus[cu].waves, cu));
                     }
                 }
-                if let Some((_, cu, plan)) = best {
-                    found = Some((se, cu, plan));
+                if let Some((_, cu)) = best {
+                    self.fit(cu, n, false, &mut plan);
+                    found = Some((se, cu));
                     break 'search;
                 }
             }
-            let Some((se, cu, plan)) = found else { return Ok(()) };
+            let Some((se, cu)) = found else {
+                self.plan = plan;
+                return Ok(());
+            };
             self.se_next[xcd as usize] = (se + 1) % ses;
             let e = (xcd * ses + se) as usize;
             let at = t.max(self.se_free[e]);
             self.se_free[e] = at + self.m.overheads.workgroup_dispatch;
             self.xcd_next[xcd as usize] += topo.xcds as u64;
-            self.start_group(at, linear, cu, &plan)?;
+            let started = self.start_group(at, linear, cu, &plan);
+            self.plan = plan;
+            started?;
         }
     }
 
@@ -533,7 +607,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let placement = Placement { xcd, se, cu: cu as u32, simd: simd % self.m.core.simds_per_cu };
             // the wave's first instructions come through the instruction cache
             let entry = self.launch.entry;
-            let fetched = self.memsys.fetch_instruction(start, cu as u32, entry.wrapping_sub(self.origin));
+            let fetched = self.memsys.fetch_instruction(start, cu as u32, self.places.of(entry, None));
             let penalty = fetched.saturating_sub(start + self.m.icache.hit_latency);
             let w = Wave {
                 slot: slot_index,
@@ -550,7 +624,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 hold_why: if penalty > 0 { Hold::Fetch } else { Hold::None },
                 line: entry / self.m.icache.line_bytes as u64,
                 peek_pc: entry,
-                peek: u32::MAX,
+                head: u32::MAX,
                 start,
                 placement,
             };
@@ -572,7 +646,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
             };
             let s = &mut self.simds[simd as usize];
-            s.waves.push(id);
+            s.waves[s.len] = id;
+            s.lbs[s.len] = start + penalty;
+            s.len += 1;
             s.vgprs += self.wave_vgprs;
             s.sgprs += self.wave_sgprs;
             ids.push(id);
@@ -588,7 +664,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             }
         }
         let live = ids.len() as u32;
-        self.slots[slot_index as usize] = Some(Slot { group, waves: ids, lds: self.group_lds, live, at_barrier: 0, last_arrival: 0, end: 0, multi });
+        self.slots[slot_index as usize] = Some(Slot { group, linear, waves: ids, lds: self.group_lds, live, at_barrier: 0, last_arrival: 0, end: 0, multi });
         Ok(())
     }
 
@@ -596,7 +672,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let s = &mut self.simds[simd];
         if at < s.scheduled {
             s.scheduled = at;
-            self.turns.push(Reverse((at, simd as u32)));
+            self.turns.push(at, simd as u32);
         }
     }
 
@@ -605,7 +681,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn end_wave(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
         let s = &mut self.simds[simd];
-        s.waves.retain(|&x| x as usize != w);
+        let k = s.waves[..s.len].iter().position(|&x| x as usize == w).expect("resident on its SIMD");
+        s.waves.copy_within(k + 1..s.len, k);
+        s.lbs.copy_within(k + 1..s.len, k);
+        s.len -= 1;
         s.vgprs -= self.waves[w].vgprs;
         s.sgprs -= self.waves[w].sgprs;
         let cu = s.cu as usize;
@@ -645,7 +724,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     // ---- issue ------------------------------------------------------------------------------------------
 
     /// The info of the instruction at `pc`, decoded through the dispatch's decode cache on first sight.
-    fn info_at_pc(&mut self, pc: u64, decoded: Option<&Inst>) -> Result<u32, EngineError> {
+    fn info_at_pc(&mut self, pc: u64, decoded: Option<&Inst>, who: ([u32; 3], u32)) -> Result<u32, EngineError> {
         let word = (pc.wrapping_sub(self.launch.code.base) / 4) as usize;
         if let Some(&i) = self.info_at.get(word) {
             if i != 0 {
@@ -656,8 +735,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             Some(i) => *i,
             None => self.launch.cache.get(self.mem, self.launch.code, pc).map_err(|error| EngineError::IllegalInstruction {
                 kernel: self.launch.name.to_string(),
-                workgroup: [0; 3],
-                wave: 0,
+                workgroup: who.0,
+                wave: who.1,
                 pc,
                 error,
             })?,
@@ -674,14 +753,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// The wave's next instruction to issue: the head of its queue, or the instruction at its PC.
     fn head(&mut self, w: usize) -> Result<u32, EngineError> {
         let wave = &self.waves[w];
-        if let Some(e) = wave.queue.front() {
-            return Ok(e.info);
+        if wave.head != u32::MAX {
+            return Ok(wave.head);
         }
-        if wave.peek != u32::MAX {
-            return Ok(wave.peek);
-        }
-        let info = self.info_at_pc(wave.peek_pc, None)?;
-        self.waves[w].peek = info;
+        let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
+        let info = self.info_at_pc(wave.peek_pc, None, (wg, wave.index))?;
+        self.waves[w].head = info;
         Ok(info)
     }
 
@@ -719,18 +796,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn turn(&mut self, t: u64, s: usize) -> Result<(), EngineError> {
         let mut used = 0u8;
         let mut next = u64::MAX;
-        let mut k = 0;
-        while k < self.simds[s].waves.len() {
-            let w = self.simds[s].waves[k] as usize;
-            k += 1;
-            let wave = &self.waves[w];
-            if wave.state != State::Active {
+        for k in 0..self.simds[s].len {
+            let lb = self.simds[s].lbs[k];
+            if lb > t {
+                next = next.min(lb);
                 continue;
             }
+            let w = self.simds[s].waves[k] as usize;
+            let wave = &self.waves[w];
             let base = wave.next_turn.max(wave.hold);
             let info = self.head(w)?;
-            let ready = base.max(self.constraints(w, info).ready());
+            let c = self.constraints(w, info);
+            let ready = base.max(c.ready());
             if ready > t {
+                self.simds[s].lbs[k] = ready;
                 next = next.min(ready);
                 continue;
             }
@@ -739,13 +818,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(t + 1);
                 continue;
             }
-            let c = self.constraints(w, info);
             self.issue(t, w, info, c)?;
             used |= cat.bit();
             let wave = &self.waves[w];
-            if wave.state == State::Active {
-                next = next.min(wave.next_turn.max(wave.hold));
-            }
+            let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
+            self.simds[s].lbs[k] = lb;
+            next = next.min(lb);
         }
         if next != u64::MAX {
             let phase = self.simds[s].phase;
@@ -772,33 +850,39 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             cache: self.launch.cache,
             limits: self.block_limits,
         };
-        self.runner.run_wave(run, &self.recorder)?;
+        LOG.with_borrow_mut(|log| {
+            log.entries.clear();
+            log.acc.clear();
+        });
+        self.runner.run_wave(run, &Recorder)?;
         let wg = *wg;
         let (next_pc, gws) = (waves[index as usize].pc, waves[index as usize].gws);
         if gws.is_some() {
             return Err(self.fail(format!("workgroup {wg:?} reached ds_gws_barrier: grid-wide sync is not modeled")));
         }
-        let log = std::mem::take(&mut *self.recorder.0.lock().unwrap_or_else(|e| e.into_inner()));
-        if log.entries.is_empty() {
+        // the block's instructions, and its accesses into the wave's buffer (the buffers swap places)
+        let wave = &mut self.waves[w];
+        LOG.with_borrow_mut(|log| {
+            std::mem::swap(&mut self.entries, &mut log.entries);
+            std::mem::swap(&mut wave.acc, &mut log.acc);
+        });
+        if self.entries.is_empty() {
             return Err(self.fail(format!("workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}")));
         }
-        let mut queued = Vec::with_capacity(log.entries.len());
-        for (k, (pc, exec, inst, acc_start, acc_len)) in log.entries.iter().enumerate() {
-            let info = self.info_at_pc(*pc, Some(inst))?;
-            let next = log.entries.get(k + 1).map_or(next_pc, |e| e.0);
-            queued.push(Executed { pc: *pc, exec: *exec, info, acc_start: *acc_start, acc_len: *acc_len, next_pc: next });
+        let mut infos = std::mem::take(&mut self.infos_of_block);
+        infos.clear();
+        for k in 0..self.entries.len() {
+            let (pc, inst) = (self.entries[k].0, self.entries[k].2);
+            infos.push(self.info_at_pc(pc, Some(&inst), (wg, index))?);
         }
         let wave = &mut self.waves[w];
-        wave.queue.extend(queued);
-        (wave.peek_pc, wave.peek) = (next_pc, u32::MAX);
-        wave.acc.clear();
-        wave.acc.extend_from_slice(&log.acc);
-        // hand the log's buffers back for the next block
-        let mut back = self.recorder.0.lock().unwrap_or_else(|e| e.into_inner());
-        let Log { mut entries, mut acc, buf } = log;
-        entries.clear();
-        acc.clear();
-        *back = Log { entries, acc, buf };
+        for (k, &(pc, exec, _, acc_start, acc_len)) in self.entries.iter().enumerate() {
+            let next = self.entries.get(k + 1).map_or(next_pc, |e| e.0);
+            wave.queue.push_back(Executed { pc, exec, info: infos[k], acc_start, acc_len, next_pc: next });
+        }
+        wave.peek_pc = next_pc;
+        wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
+        self.infos_of_block = infos;
         Ok(())
     }
 
@@ -810,7 +894,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         if self.waves[w].queue.is_empty() {
             self.run_block(t, w)?;
         }
-        let e = self.waves[w].queue.pop_front().expect("the block filled the queue");
+        let wave = &mut self.waves[w];
+        let e = wave.queue.pop_front().expect("the block filled the queue");
+        wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
         debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
         let i = self.infos[e.info as usize];
         let wave = &mut self.waves[w];
@@ -866,7 +952,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 self.issued.vmem += 1;
             }
             Pipe::Lds => {
-                done = self.lds(t, cu_index, w, &e, &i);
+                done = self.lds(t, cu_index, w, &e);
                 self.issued.lds += 1;
             }
             Pipe::Branch | Pipe::Msg => {
@@ -904,7 +990,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let line = e.next_pc / self.m.icache.line_bytes as u64;
             if taken || line != wave.line {
                 wave.line = line;
-                let fetched = self.memsys.fetch_instruction(t, cu_index as u32, e.next_pc.wrapping_sub(self.origin));
+                let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(e.next_pc, None));
                 let penalty = fetched.saturating_sub(t + self.m.icache.hit_latency);
                 let extra = if taken { self.m.overheads.taken_branch } else { 0 } + penalty;
                 let wave = &mut self.waves[w];
@@ -929,7 +1015,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 wave.state = State::Done;
                 let end = (t + 1).max(wave.waits.all_done());
                 let slot = wave.slot as usize;
-                self.retire.push(Reverse((end, w as u32)));
+                self.turns.push(end, RETIRE | w as u32);
                 self.release_barrier(slot);
             }
             _ => {}
@@ -995,7 +1081,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 wave.hold = release;
                 wave.hold_why = Hold::Barrier;
             }
+            let lb = wave.next_turn.max(wave.hold);
             let (simd, index) = (wave.simd as usize, wave.index as usize);
+            let sd = &mut self.simds[simd];
+            let k = sd.waves[..sd.len].iter().position(|&x| x == id).expect("resident on its SIMD");
+            sd.lbs[k] = lb;
             let functional = &mut self.slots[slot].as_mut().expect("resident").group.waves[index];
             if functional.status == WaveStatus::AtBarrier {
                 functional.status = WaveStatus::Running;
@@ -1014,7 +1104,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let line = self.m.scalar.line_bytes as u64;
         self.reqs.clear();
         for a in acc {
-            let start = a.address.wrapping_sub(self.origin);
+            let start = self.places.of(a.address, None);
             let end = start + a.bytes as u64;
             let mut l = start & !(line - 1);
             while l < end {
@@ -1040,10 +1130,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut done = sent;
         let mut accepted = sent;
         let line = self.m.l1.line_bytes;
-        let acc = std::mem::take(&mut self.waves[w].acc);
-        let lanes = &acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
-        let mut rounds = Rounds::default();
-        rounds.fill(lanes, self.origin, |a| a.space != Space::Lds);
+        let mut rounds = self.rounds.take().expect("the lane scratch");
+        let lanes = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
+        let slot = self.slots[self.waves[w].slot as usize].as_ref().expect("resident");
+        let scratch = slot.group.scratch.map(|base| (base, slot.linear));
+        let places = &self.places;
+        rounds.fill(lanes, |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)), |a| a.space != Space::Lds);
         self.reqs.clear();
         for r in 0..rounds.n {
             let bytes = rounds.bytes[r].clamp(1, line);
@@ -1060,35 +1152,33 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             done = done.max(r.complete_at);
             accepted = accepted.max(r.accepted_at);
         }
-        let mut shared = Rounds::default();
-        shared.fill(lanes, 0, |a| a.space == Space::Lds);
-        self.waves[w].acc = acc;
-        if shared.n > 0 {
-            done = done.max(self.lds_banks(t, cu, &shared));
+        rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
+        if rounds.n > 0 {
+            done = done.max(self.lds_banks(t, cu, &rounds));
         }
+        self.rounds = Some(rounds);
         let unit = &mut self.cus[cu];
         unit.vmem_free = unit.vmem_free.max(accepted).max(t + i.issue);
         done
     }
 
     /// A DS instruction: its lanes' bank conflicts on the CU's LDS; its completion cycle.
-    fn lds(&mut self, t: u64, cu: usize, w: usize, e: &Executed, _i: &InstInfo) -> u64 {
-        let acc = std::mem::take(&mut self.waves[w].acc);
-        let lanes = &acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
-        let mut rounds = Rounds::default();
-        rounds.fill(lanes, 0, |_| true);
-        self.waves[w].acc = acc;
-        if rounds.n > 0 {
-            return self.lds_banks(t, cu, &rounds);
-        }
-        {
+    fn lds(&mut self, t: u64, cu: usize, w: usize, e: &Executed) -> u64 {
+        let mut rounds = self.rounds.take().expect("the lane scratch");
+        let lanes = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
+        rounds.fill(lanes, |a| a.address, |_| true);
+        let done = if rounds.n > 0 {
+            self.lds_banks(t, cu, &rounds)
+        } else {
             // lane permutes and swizzles pass through the LDS crossbar without touching banks
             let unit = &mut self.cus[cu];
             let cycles = 2;
             unit.lds_free = unit.lds_free.max(t + cycles);
             self.busy.lds += cycles;
             t + self.m.lds.latency + cycles
-        }
+        };
+        self.rounds = Some(rounds);
+        done
     }
 
     /// LDS bank cycles of the lanes' accesses from cycle `t`; the completion cycle.
@@ -1110,7 +1200,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 }
 
 /// A memory instruction's lane accesses split into rounds of at most one access per lane (two-address DS
-/// forms make two rounds).
+/// forms make two rounds). Reused from instruction to instruction: only the active lanes' addresses of a
+/// round mean anything.
 struct Rounds {
     n: usize,
     addrs: [[u64; 64]; 4],
@@ -1119,25 +1210,88 @@ struct Rounds {
     dir: [Dir; 4],
 }
 
-impl Default for Rounds {
-    fn default() -> Self {
-        Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], dir: [Dir::Read; 4] }
-    }
-}
-
 impl Rounds {
-    /// The accesses of `lanes` that `want` keeps, addresses counted from `origin`.
-    fn fill(&mut self, lanes: &[LaneAccess], origin: u64, want: impl Fn(&LaneAccess) -> bool) {
-        let mut seen = [0u8; 64];
+    fn new() -> Box<Rounds> {
+        Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], dir: [Dir::Read; 4] })
+    }
+
+    /// The accesses of `lanes` that `want` keeps, at the addresses `place` gives them.
+    fn fill(&mut self, lanes: &[LaneAccess], place: impl Fn(&LaneAccess) -> u64, want: impl Fn(&LaneAccess) -> bool) {
+        self.n = 0;
+        self.exec = [0; 4];
+        self.bytes = [0; 4];
         for a in lanes.iter().filter(|a| want(a)) {
             let l = (a.lane & 63) as usize;
-            let r = (seen[l] as usize).min(3);
-            seen[l] += 1;
-            self.addrs[r][l] = a.address.wrapping_sub(origin);
+            let mut r = 0;
+            while r < 3 && self.exec[r] >> l & 1 == 1 {
+                r += 1;
+            }
+            self.addrs[r][l] = place(a);
             self.exec[r] |= 1 << l;
             self.bytes[r] = self.bytes[r].max(a.bytes);
             self.dir[r] = a.dir;
             self.n = self.n.max(r + 1);
+        }
+    }
+}
+
+/// The turns to come, by cycle: a ring of buckets for the next [`Wheel::SPAN`] cycles and a heap beyond.
+/// Entries of one cycle come out in the order they went in.
+struct Wheel {
+    buckets: Vec<VecDeque<u32>>,
+    /// The cycle of the bucket at the front; every entry is at this cycle or later.
+    now: u64,
+    /// Entries in the buckets.
+    near: usize,
+    far: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Orders far entries of one cycle by arrival.
+    seq: u64,
+}
+
+impl Wheel {
+    const SPAN: u64 = 4096;
+
+    fn new() -> Wheel {
+        Wheel { buckets: (0..Self::SPAN).map(|_| VecDeque::new()).collect(), now: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
+    }
+
+    fn push(&mut self, at: u64, x: u32) {
+        debug_assert!(at >= self.now, "turns are never scheduled in the past");
+        if at < self.now + Self::SPAN {
+            self.buckets[(at % Self::SPAN) as usize].push_back(x);
+            self.near += 1;
+        } else {
+            self.seq += 1;
+            self.far.push(Reverse((at, self.seq, x)));
+        }
+    }
+
+    /// The first entry (its cycle and value), without taking it.
+    fn peek(&mut self) -> Option<(u64, u32)> {
+        loop {
+            if self.near == 0 {
+                let Reverse((at, _, _)) = *self.far.peek()?;
+                self.now = at;
+            }
+            while let Some(&Reverse((at, _, x))) = self.far.peek() {
+                if at >= self.now + Self::SPAN {
+                    break;
+                }
+                self.far.pop();
+                self.buckets[(at % Self::SPAN) as usize].push_back(x);
+                self.near += 1;
+            }
+            if let Some(&x) = self.buckets[(self.now % Self::SPAN) as usize].front() {
+                return Some((self.now, x));
+            }
+            self.now += 1;
+        }
+    }
+
+    /// Takes the entry [`Wheel::peek`] showed.
+    fn pop(&mut self) {
+        if self.buckets[(self.now % Self::SPAN) as usize].pop_front().is_some() {
+            self.near -= 1;
         }
     }
 }
