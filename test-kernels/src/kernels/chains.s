@@ -265,6 +265,7 @@ mfma_f64_dep:
 		.amdhsa_next_free_sgpr 16
 		.amdhsa_accum_offset 8
 		.amdhsa_kernarg_size 16
+		.amdhsa_float_denorm_mode_32 3
 	.end_amdhsa_kernel
 
 	.p2align	6
@@ -274,6 +275,7 @@ mfma_f64_dep:
 		.amdhsa_next_free_sgpr 16
 		.amdhsa_accum_offset 8
 		.amdhsa_kernarg_size 16
+		.amdhsa_float_denorm_mode_32 3
 	.end_amdhsa_kernel
 
 	.p2align	6
@@ -283,6 +285,7 @@ mfma_f64_dep:
 		.amdhsa_next_free_sgpr 16
 		.amdhsa_accum_offset 8
 		.amdhsa_kernarg_size 16
+		.amdhsa_float_denorm_mode_32 3
 	.end_amdhsa_kernel
 
 	.p2align	6
@@ -292,6 +295,7 @@ mfma_f64_dep:
 		.amdhsa_next_free_sgpr 16
 		.amdhsa_accum_offset 8
 		.amdhsa_kernarg_size 16
+		.amdhsa_float_denorm_mode_32 3
 	.end_amdhsa_kernel
 
 	.p2align	6
@@ -301,6 +305,7 @@ mfma_f64_dep:
 		.amdhsa_next_free_sgpr 16
 		.amdhsa_accum_offset 8
 		.amdhsa_kernarg_size 16
+		.amdhsa_float_denorm_mode_32 3
 	.end_amdhsa_kernel
 
 	.p2align	6
@@ -310,6 +315,7 @@ mfma_f64_dep:
 		.amdhsa_next_free_sgpr 16
 		.amdhsa_accum_offset 8
 		.amdhsa_kernarg_size 16
+		.amdhsa_float_denorm_mode_32 3
 	.end_amdhsa_kernel
 
 	.amdgpu_metadata
