@@ -258,10 +258,11 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
 
 /// A wave's results in flight and its outstanding counted operations.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct WaveWaits {
+    pending_len: usize,
     /// Registers still being computed: (start, end, cycle the value is there); at most 8 (the oldest dropped).
     pending: [(u16, u16, u64); 8],
-    pending_len: usize,
     /// Completion cycles of outstanding vector memory operations, in issue order and non-decreasing (they
     /// return in order).
     vm: std::collections::VecDeque<u64>,
@@ -272,6 +273,9 @@ pub struct WaveWaits {
 impl WaveWaits {
     /// The cycle at which every register `reads` names is there.
     pub fn operands_ready(&self, reads: &Regs) -> u64 {
+        if self.pending_len == 0 {
+            return 0;
+        }
         let mut t = 0;
         for &(s, e, ready) in &self.pending[..self.pending_len] {
             if reads.overlaps(s, e) {

@@ -106,28 +106,29 @@ struct Executed {
     next_pc: u64,
 }
 
-/// A resident wave's timing state.
+/// A resident wave's timing state; what every issue turn reads comes first (one cache line).
+#[repr(C)]
 struct Wave {
-    slot: u32,
-    index: u32,
-    simd: u32,
-    vgprs: u32,
-    sgprs: u32,
+    /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
+    /// (`u32::MAX`: not looked up yet).
+    head: u32,
     state: State,
-    queue: VecDeque<Executed>,
-    acc: Vec<LaneAccess>,
-    waits: WaveWaits,
+    hold_why: Hold,
+    simd: u32,
     /// The wave's next issue turn.
     next_turn: u64,
     hold: u64,
-    hold_why: Hold,
+    waits: WaveWaits,
+    slot: u32,
+    index: u32,
+    vgprs: u32,
+    sgprs: u32,
+    queue: VecDeque<Executed>,
+    acc: Vec<LaneAccess>,
     /// Instruction-cache line of the wave's next instruction.
     line: u64,
     /// The PC the engine continues at (where the queue ends).
     peek_pc: u64,
-    /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
-    /// (`u32::MAX`: not looked up yet).
-    head: u32,
     start: u64,
     placement: Placement,
 }
@@ -236,7 +237,9 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     places: Places,
     dispatch: u64,
     clock: WaveClock,
+    /// Cycles between a SIMD's issue turns (a power of two).
     cadence: u64,
+    icache_line_shift: u32,
     infos: Vec<InstInfo>,
     /// Per dword of the code: index into `infos` + 1 (0: not seen yet).
     info_at: Vec<u32>,
@@ -320,8 +323,9 @@ const MAX_WAVES: usize = 16;
 /// Marks a wave's end among the turns.
 const RETIRE: u32 = 1 << 31;
 
+/// The first cycle from `t` that is ≡ `phase` modulo `cadence` (a power of two).
 fn align_up(t: u64, phase: u64, cadence: u64) -> u64 {
-    t + (phase + cadence - t % cadence) % cadence
+    t + (phase.wrapping_sub(t) & (cadence - 1))
 }
 
 fn round_up(x: u32, granule: u32) -> u32 {
@@ -362,7 +366,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             },
             dispatch,
             clock: WaveClock { base: engine::clock_base(), per_instruction: 0, shader_mhz: m.clocks.shader_mhz },
-            cadence: m.core.issue_cadence.max(1) as u64,
+            cadence: m.core.issue_cadence.max(1).next_power_of_two() as u64,
+            icache_line_shift: m.icache.line_bytes.trailing_zeros(),
             infos: Vec::new(),
             info_at: vec![0; code_words],
             cus,
@@ -622,7 +627,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next_turn: start,
                 hold: start + penalty,
                 hold_why: if penalty > 0 { Hold::Fetch } else { Hold::None },
-                line: entry / self.m.icache.line_bytes as u64,
+                line: entry >> self.icache_line_shift,
                 peek_pc: entry,
                 head: u32::MAX,
                 start,
@@ -802,12 +807,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(lb);
                 continue;
             }
+            // the bound covers the wave's turn and holds (it is never below them), so only the head's
+            // constraints remain to check
             let w = self.simds[s].waves[k] as usize;
-            let wave = &self.waves[w];
-            let base = wave.next_turn.max(wave.hold);
             let info = self.head(w)?;
             let c = self.constraints(w, info);
-            let ready = base.max(c.ready());
+            let ready = c.ready();
             if ready > t {
                 self.simds[s].lbs[k] = ready;
                 next = next.min(ready);
@@ -898,7 +903,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let e = wave.queue.pop_front().expect("the block filled the queue");
         wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
         debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
-        let i = self.infos[e.info as usize];
+        let (pipe, issue, latency, wait, sequencer, writes, flows, size) = {
+            let i = &self.infos[e.info as usize];
+            (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer, i.writes, i.inst.info.flow != FlowControl::Next, i.inst.size() as u64)
+        };
         let wave = &mut self.waves[w];
         let simd_index = wave.simd as usize;
         let cu_index = self.simds[simd_index].cu as usize;
@@ -923,32 +931,31 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.hold = 0;
         wave.hold_why = Hold::None;
         // the unit
-        let pipe = i.timing.pipe;
-        let mut done = t + i.issue;
+        let mut done = t + issue;
         match pipe {
             Pipe::Valu => {
-                self.simds[simd_index].valu_free = t + i.issue;
+                self.simds[simd_index].valu_free = t + issue;
                 self.issued.valu += 1;
-                self.busy.valu += i.issue;
+                self.busy.valu += issue;
             }
             Pipe::Mfma | Pipe::MfmaExclusive => {
                 let simd = &mut self.simds[simd_index];
-                simd.mfma_free = t + i.issue;
-                simd.valu_free = if pipe == Pipe::Mfma { t + self.cadence } else { t + i.issue };
+                simd.mfma_free = t + issue;
+                simd.valu_free = if pipe == Pipe::Mfma { t + self.cadence } else { t + issue };
                 self.issued.mfma += 1;
-                self.busy.mfma += i.issue;
+                self.busy.mfma += issue;
             }
             Pipe::Salu => {
                 self.issued.salu += 1;
-                self.busy.salu += i.issue;
+                self.busy.salu += issue;
             }
             Pipe::Smem => {
                 done = self.scalar_memory(t, cu_index, w, &e);
                 self.issued.smem += 1;
-                self.busy.smem += i.issue;
+                self.busy.smem += issue;
             }
             Pipe::Vmem | Pipe::Flat => {
-                done = self.vector_memory(t, cu_index, w, &e, &i);
+                done = self.vector_memory(t, cu_index, w, &e, issue);
                 self.issued.vmem += 1;
             }
             Pipe::Lds => {
@@ -957,16 +964,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             }
             Pipe::Branch | Pipe::Msg => {
                 self.issued.branch += 1;
-                self.busy.branch += i.issue;
+                self.busy.branch += issue;
             }
             Pipe::Internal => self.issued.internal += 1,
         }
         let wave = &mut self.waves[w];
-        match i.latency {
-            Some(l) if l > self.cadence && !i.writes.is_empty() => wave.waits.write(t, &i.writes, t + l),
+        match latency {
+            Some(l) if l > self.cadence && !writes.is_empty() => wave.waits.write(t, &writes, t + l),
             _ => {}
         }
-        match i.wait {
+        match wait {
             isa_amdgpu::table::WaitClass::Vm => wave.waits.push_vm(done),
             isa_amdgpu::table::WaitClass::Lgkm => wave.waits.push_lgkm(done),
             isa_amdgpu::table::WaitClass::VmLgkm => {
@@ -976,18 +983,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             _ => {}
         }
         // the sequencer
-        match i.sequencer {
-            Sequencer::Hold(cycles) => {
-                wave.hold = t + cycles;
-                wave.hold_why = Hold::Sleep;
-            }
-            _ => {}
+        if let Sequencer::Hold(cycles) = sequencer {
+            wave.hold = t + cycles;
+            wave.hold_why = Hold::Sleep;
         }
         // the next instruction's fetch: a taken branch refills the instruction buffer; a new line may miss
-        let size = i.inst.size() as u64;
-        if !matches!(i.sequencer, Sequencer::End) {
-            let taken = i.inst.info.flow != FlowControl::Next && e.next_pc != e.pc + size;
-            let line = e.next_pc / self.m.icache.line_bytes as u64;
+        if !matches!(sequencer, Sequencer::End) {
+            let taken = flows && e.next_pc != e.pc + size;
+            let line = e.next_pc >> self.icache_line_shift;
             if taken || line != wave.line {
                 wave.line = line;
                 let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(e.next_pc, None));
@@ -1000,8 +1003,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
             }
         }
-        self.report(t, w, &e, &i, stalls);
-        match i.sequencer {
+        self.report(t, w, &e, e.info, stalls);
+        match sequencer {
             Sequencer::Barrier => {
                 self.waves[w].state = State::AtBarrier;
                 let slot = self.waves[w].slot as usize;
@@ -1024,10 +1027,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// Reports an issued instruction to the observer.
-    fn report(&self, t: u64, w: usize, e: &Executed, i: &InstInfo, stalls: Stalls) {
+    fn report(&self, t: u64, w: usize, e: &Executed, info: u32, stalls: Stalls) {
         if !O::ACTIVE {
             return;
         }
+        let i = &self.infos[info as usize];
         let wave = &self.waves[w];
         let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
         let accesses: &[LaneAccess] = if O::WANTS_ACCESSES { &wave.acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize] } else { &[] };
@@ -1124,9 +1128,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// A vector memory instruction: addresses through the texture address unit, device-memory lanes
     /// coalesced into L1 lines for the memory pipeline, FLAT lanes in the shared aperture to the LDS; its
     /// completion cycle.
-    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, e: &Executed, i: &InstInfo) -> u64 {
-        let sent = t + i.issue;
-        self.busy.vmem += i.issue;
+    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, e: &Executed, issue: u64) -> u64 {
+        let sent = t + issue;
+        self.busy.vmem += issue;
         let mut done = sent;
         let mut accepted = sent;
         let line = self.m.l1.line_bytes;
@@ -1158,7 +1162,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         self.rounds = Some(rounds);
         let unit = &mut self.cus[cu];
-        unit.vmem_free = unit.vmem_free.max(accepted).max(t + i.issue);
+        unit.vmem_free = unit.vmem_free.max(accepted).max(t + issue);
         done
     }
 
