@@ -810,6 +810,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
             // constraints remain to check
             let w = self.simds[s].waves[k] as usize;
+            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
             let info = self.head(w)?;
             let c = self.constraints(w, info);
             let ready = c.ready();
