@@ -2,7 +2,8 @@
 //! XCDs, where there is one) → HBM (address-interleaved channels); the scalar cache and the instruction cache
 //! (one per group of CUs) → L2.
 //!
-//! Each level is a fixed latency plus bandwidth: a request of N bytes occupies its channel (or its L1 port)
+//! Each level is a fixed latency plus bandwidth (an HBM channel also loses `hbm.turnaround` cycles when it
+//! turns from reads to writes or back): a request of N bytes occupies its channel (or its L1 port)
 //! for N / bytes-per-clock cycles, as a "next free cycle" per channel kept in 1/256 cycles; a request starts
 //! when it arrives and its channel is free, and its data is back `latency` cycles after it started. Latencies
 //! add up level by level ([`super::machine`] gives each level's share and how they were calibrated). Each CU
@@ -20,8 +21,8 @@
 //! Not modeled: coherence traffic and probes (MI300X's cross-XCD invalidations, fine-grained memory), cache
 //! invalidations and write-back on kernel boundaries, bank conflicts inside L2 channels, the L2 channel hash
 //! (an XOR fold stands in for AMD's), address translation (no TLB: no public figures for its size or miss
-//! cost), DRAM pages, refresh and read/write turnaround (folded into per-direction efficiencies), partial-line
-//! valid masks (a write-allocated L2 line counts as fully valid), the interconnect between L1 and L2, NUMA
+//! cost), DRAM pages and refresh (folded into per-direction efficiencies; read/write turnaround is one cost per
+//! change of a channel's direction, the controller's batching folded in), partial-line valid masks (a write-allocated L2 line counts as fully valid), the interconnect between L1 and L2, NUMA
 //! placement of memory on MI300X stacks, and instruction prefetch.
 //!
 //! Deterministic: the results depend only on the sequence of calls. Calls should come in non-decreasing
