@@ -217,7 +217,7 @@ fn lds_bank_conflicts_cost_one_more_cycle_per_phase_for_each_further_way() {
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let out = mem.allocate(16, AllocKind::Buffer, "out").unwrap();
     let steps = 256u64;
-    let mut cycles = |stride: u32| {
+    let cycles = |stride: u32| {
         let s = timed(dev, &mem, "lds_banks", "lds_banks", 64, 64, &[ArgValue::Pointer(out), ArgValue::U32(stride), ArgValue::U32(steps as u32)]);
         (read_u64(&mem, out) as f64 / steps as f64, s.lds_bank_conflict_cycles)
     };
@@ -248,7 +248,7 @@ fn instruction_chains_take_the_timing_tables_cycles() {
         let dev = device(id);
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let out = mem.allocate(16 * 8, AllocKind::Buffer, "out").unwrap();
-        let mut cycles = |kernel: &str, rounds: u32| {
+        let cycles = |kernel: &str, rounds: u32| {
             timed(dev, &mem, "chains", kernel, 64, 64, &[ArgValue::Pointer(out), ArgValue::U32(rounds)]);
             read_u64(&mem, out)
         };
@@ -286,7 +286,7 @@ fn the_guest_clock_counts_modeled_cycles_and_reads_without_timing_too() {
     let functional = read_u64(&mem, out);
     d.run().unwrap();
     assert_eq!(read_u64(&mem, out), functional, "both engines count the same instructions between the reads");
-    assert!(functional > 0 && functional % 4 == 0, "{functional}");
+    assert!(functional > 0 && functional.is_multiple_of(4), "{functional}");
     // timed: the difference of two reads is the modeled cycles between their issues, on both engines
     let (_, t) = d.run_timed(jit(), &NoObserver).unwrap();
     let modeled = read_u64(&mem, out);

@@ -48,7 +48,7 @@ fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
             let kind = |e: &EngineError| std::mem::discriminant(e);
             assert_eq!(kind(f), kind(t), "{}: functional {f}, timed {t}", kernel.name);
             assert_eq!(kind(t), kind(i), "{}: JIT {t}, interpreter {i}", kernel.name);
-            Err(timed.err().expect("checked"))
+            Err(timed.expect_err("checked"))
         }
         _ => panic!(
             "{}: functional {:?}, timed {:?}, timed on the interpreter {:?}",

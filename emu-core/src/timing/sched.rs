@@ -478,15 +478,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let c = &self.m.core;
         let per_wg = self.launch.shape.waves_in([0; 3], self.device.wave_size).max(1);
         let mut limits = vec![("waves", c.waves_per_simd)];
-        if self.wave_vgprs > 0 {
-            limits.push(("vgprs", c.vgprs_per_lane / self.wave_vgprs));
+        if let Some(n) = c.vgprs_per_lane.checked_div(self.wave_vgprs) {
+            limits.push(("vgprs", n));
         }
-        if self.wave_sgprs > 0 {
-            limits.push(("sgprs", c.sgprs_per_simd / self.wave_sgprs));
+        if let Some(n) = c.sgprs_per_simd.checked_div(self.wave_sgprs) {
+            limits.push(("sgprs", n));
         }
         let simds = c.simds_per_cu;
-        if self.group_lds > 0 {
-            let groups = (self.m.lds.bytes as u32) / self.group_lds;
+        if let Some(groups) = (self.m.lds.bytes as u32).checked_div(self.group_lds) {
             limits.push(("lds", (groups * per_wg).div_ceil(simds)));
         }
         if per_wg > 1 {
