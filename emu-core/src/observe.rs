@@ -12,7 +12,8 @@
 //! that points at the decoded instruction); the dispatch loop turns those into [`Event::Instruction`]s for the
 //! observer's [`Observer::event`] ([`Dispatched`]). Observers implement `event`; `instruction`, `switch_wave`
 //! and `wave_end` are the engines' side of the seam (an observer may still watch them, e.g. to interleave the
-//! waves of a workgroup in a functional dispatch).
+//! waves of a workgroup in a functional dispatch). In timing mode the engines report to the timing model, which
+//! reports each instruction to the observer as an event when it issues.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};

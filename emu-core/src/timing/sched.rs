@@ -1011,7 +1011,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 let sl = self.slots[slot].as_mut().expect("resident");
                 sl.at_barrier += 1;
                 sl.last_arrival = sl.last_arrival.max(t);
-                self.release_barrier(slot);
+                self.release_barrier(slot, t);
             }
             Sequencer::End => {
                 let wave = &mut self.waves[w];
@@ -1019,7 +1019,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 let end = (t + 1).max(wave.waits.all_done());
                 let slot = wave.slot as usize;
                 self.turns.push(end, RETIRE | w as u32);
-                self.release_barrier(slot);
+                self.release_barrier(slot, t);
             }
             _ => {}
         }
@@ -1064,14 +1064,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
     }
 
-    /// Releases the workgroup in `slot` from `s_barrier` when every wave that has not ended waits there.
-    fn release_barrier(&mut self, slot: usize) {
+    /// Releases the workgroup in `slot` from `s_barrier` when every wave that has not ended waits there (checked
+    /// at cycle `t`, when a wave arrives or ends).
+    fn release_barrier(&mut self, slot: usize, t: u64) {
         let sl = self.slots[slot].as_mut().expect("resident");
         let not_done = sl.waves.iter().filter(|&&x| self.waves[x as usize].state != State::Done).count() as u32;
         if sl.at_barrier == 0 || sl.at_barrier < not_done {
             return;
         }
-        let release = sl.last_arrival + self.m.overheads.barrier_release;
+        // the last wave arrived (or the last one that had not ended ended) at `t`
+        let release = sl.last_arrival.max(t) + self.m.overheads.barrier_release;
         sl.at_barrier = 0;
         let wg = sl.group.wg;
         let ids = sl.waves.clone();
