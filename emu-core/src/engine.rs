@@ -16,7 +16,10 @@ use crate::dispatch::{DispatchAddresses, DispatchContext, DispatchError, Dispatc
 use crate::interp::Interp;
 use crate::kernarg::{build_kernarg, ArgValue, HiddenValues, KernargError};
 use crate::memory::{AllocError, AllocKind, DeviceMemory};
-use crate::observe::{InstEvent, NoObserver, Observer};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::observe::{next_dispatch_id, Dispatched, Event, InstEvent, NoObserver, Observer, Resources};
+use crate::wave::WaveClock;
 use crate::sem::{execute, ExecError, Stop};
 use crate::wave::{WaveState, WaveStatus};
 
@@ -31,11 +34,14 @@ pub struct Limits {
     /// launches that sync the grid take turns (of this many, or 20,000 when `None`), so a wave spinning on a
     /// flag another workgroup sets lets that workgroup run.
     pub slice: Option<u64>,
+    /// Run the dispatch in the timing model ([`crate::timing::sched`]): one host thread, modeled cycles,
+    /// the same results.
+    pub timing: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None }
+        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None, timing: false }
     }
 }
 
@@ -81,6 +87,8 @@ pub struct RunStats {
     pub workgroups: u64,
     pub waves: u64,
     pub wave_instructions: u64,
+    /// Modeled shader-clock cycles of the dispatch (timing mode).
+    pub cycles: Option<u64>,
 }
 
 /// Why a dispatch stopped.
@@ -108,6 +116,8 @@ pub enum EngineError {
     FloatMode { kernel: String, what: String },
     #[error("kernel {kernel}: {what}")]
     GridSync { kernel: String, what: String },
+    #[error("kernel {kernel}: timing model: {what}")]
+    Timing { kernel: String, what: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
     Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
 }
@@ -204,8 +214,20 @@ impl KernelDispatch<'_> {
         self.run_with(&Interpreter, observer)
     }
 
-    /// Runs the dispatch on a chosen [`WaveRunner`] (the interpreter, the JIT), observed by `observer`.
+    /// Runs the dispatch on a chosen [`WaveRunner`] (the interpreter, the JIT), observed by `observer` (in the
+    /// timing model when `limits.timing`).
     pub fn run_with<R: WaveRunner, O: Observer>(&self, runner: &R, observer: &O) -> Result<RunStats, EngineError> {
+        self.launch(|mem, device, launch, limits| run_launch(mem, device, launch, limits, runner, observer))
+    }
+
+    /// Runs the dispatch in the timing model on `runner`: the results of [`Self::run_with`], the modeled
+    /// cycles and the model's statistics.
+    pub fn run_timed<R: WaveRunner, O: Observer>(&self, runner: &R, observer: &O) -> Result<(RunStats, crate::timing::TimingStats), EngineError> {
+        self.launch(|mem, device, launch, limits| crate::timing::sched::run_timed(mem, device, launch, Limits { timing: true, ..limits }, runner, observer))
+    }
+
+    /// Loads the code and the kernel arguments, runs `f` on the [`Launch`], frees both.
+    fn launch<T>(&self, f: impl FnOnce(&DeviceMemory, &DevicePreset, &Launch<'_>, Limits) -> Result<T, EngineError>) -> Result<T, EngineError> {
         let KernelDispatch { mem, device, co, kernel, shape, args, limits } = *self;
         let code = load_code(mem, co)?;
         let result = (|| {
@@ -233,7 +255,7 @@ impl KernelDispatch<'_> {
                 // without a queue to say so, a kernel that syncs the grid is launched cooperatively
                 cooperative: code.grid_sync,
             };
-            let result = run_launch(mem, device, &launch, limits, runner, observer);
+            let result = f(mem, device, &launch, limits);
             let _ = mem.free(kernarg_addr);
             result
         })();
@@ -297,7 +319,8 @@ pub struct Launch<'a> {
     pub cooperative: bool,
 }
 
-/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end.
+/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end. With `limits.timing` the timing
+/// model runs it ([`crate::timing::sched`]) and the statistics carry its cycles.
 pub fn run_launch<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,
     device: &DevicePreset,
@@ -306,66 +329,54 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     runner: &R,
     observer: &O,
 ) -> Result<RunStats, EngineError> {
-    if launch.code.target != device.target {
-        return Err(EngineError::WrongTarget { kernel: launch.name.to_string(), found: format!("{:?}", launch.code.target), device: device.gfx });
+    if limits.timing {
+        return crate::timing::sched::run_timed(mem, device, launch, limits, runner, observer).map(|(s, _)| s);
     }
-    check_float_mode(launch.name, launch.descriptor)?;
-    let (code, shape, descriptor) = (launch.code, launch.shape, launch.descriptor);
-    let cx = DispatchContext {
-        kernel: launch.name,
-        kd: descriptor,
-        device,
-        shape,
-        kernarg: launch.kernarg,
-        addrs: DispatchAddresses { kernarg: launch.kernarg_addr, dispatch_packet: launch.dispatch_packet, queue: launch.queue, ..Default::default() },
-    };
+    check_launch(device, launch)?;
+    let (code, shape) = (launch.code, launch.shape);
+    let dispatch = next_dispatch_id();
+    let observer = &Dispatched { dispatch, inner: observer };
+    let cx = dispatch_context(device, launch);
     let cache = launch.cache;
-    let vgprs = descriptor.vgpr_alloc_count() as usize;
-    let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
-    let entry = launch.entry;
-    // the waves of workgroup `i`, its LDS and private memory (freed by the caller)
+    let clock = WaveClock { base: CLOCK.load(Ordering::Relaxed), per_instruction: 4, shader_mhz: device.engine_clock_mhz };
+    let longest = AtomicU64::new(0);
+    if O::ACTIVE {
+        observer.event(&dispatch_begin(dispatch, device, launch, false));
+    }
     let build = |i: u64| -> Result<Group, EngineError> {
-        let wg = shape.workgroup_id(i);
-        let n = shape.waves_in(wg, device.wave_size);
-        // private memory: every lane of every wave of this workgroup gets its own segment
-        let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
-        let wave_bytes = lane_bytes as u64 * device.wave_size as u64;
-        let scratch = if lane_bytes > 0 {
-            Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", launch.name))?)
-        } else {
-            None
-        };
-        let mut waves = Vec::with_capacity(n as usize);
-        for w in 0..n {
-            let wave_scratch = scratch.map_or(0, |s| s + w as u64 * wave_bytes);
-            let wcx = DispatchContext {
-                addrs: DispatchAddresses { scratch_base: wave_scratch, wave_scratch, ..cx.addrs },
-                ..cx
-            };
-            let init = wcx.initial_wave_state(wg, w)?;
-            let mut wave = WaveState::new(entry, vgprs, agprs);
-            wave.sgprs[..init.sgprs.len()].copy_from_slice(&init.sgprs);
-            for (i, v) in init.vgprs.iter().enumerate() {
-                wave.vgprs[i] = *v;
+        let g = build_group(mem, device, launch, &cx, i, clock)?;
+        if O::ACTIVE {
+            observer.event(&Event::WorkgroupStart { dispatch, workgroup: g.wg, waves: g.waves.len() as u32, placement: None, cycle: None });
+            for w in 0..g.waves.len() as u32 {
+                observer.event(&Event::WaveStart { dispatch, workgroup: g.wg, wave: w, placement: None, cycle: None });
             }
-            wave.set_exec(init.exec);
-            // architected flat scratch (gfx942) and the value gfx90a prologues build from flat_scratch_init
-            wave.sgprs[102] = wave_scratch as u32;
-            wave.sgprs[103] = (wave_scratch >> 32) as u32;
-            wave.scratch_base = wave_scratch;
-            wave.scratch_lane_bytes = lane_bytes;
-            waves.push(wave);
         }
-        Ok(Group { wg, waves, lds: vec![0u8; launch.group_segment_size as usize], scratch })
+        Ok(g)
+    };
+    let done = |g: &Group| {
+        longest.fetch_max(g.waves.iter().map(|w| w.executed).max().unwrap_or(0), Ordering::Relaxed);
+        if O::ACTIVE {
+            observer.event(&Event::WorkgroupEnd { dispatch, workgroup: g.wg, cycle: None });
+        }
     };
     let one = |i: u64| -> Result<RunStats, EngineError> {
         let mut g = build(i)?;
-        let result = run_groups(mem, code, &cx, std::slice::from_mut(&mut g), false, cache, limits, runner, observer);
+        let result = run_groups(mem, code, &cx, std::slice::from_mut(&mut g), false, cache, limits, runner, observer, dispatch);
         if let Some(s) = g.scratch {
             let _ = mem.free(s);
         }
         result?;
-        Ok(RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum() })
+        done(&g);
+        Ok(RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum(), cycles: None })
+    };
+    let finish = |stats: RunStats| {
+        // the clocks of later dispatches go on from where this one's longest wave left them
+        CLOCK.fetch_max(clock.base + 4 * longest.load(Ordering::Relaxed), Ordering::Relaxed);
+        if O::ACTIVE {
+            let RunStats { workgroups, waves, wave_instructions, .. } = stats;
+            observer.event(&Event::DispatchEnd { dispatch, workgroups, waves, wave_instructions, cycles: None });
+        }
+        stats
     };
     if launch.cooperative && code.grid_sync {
         let mut groups = Vec::new();
@@ -380,7 +391,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             }
         }
         if result.is_ok() {
-            result = run_groups(mem, code, &cx, &mut groups, true, cache, limits, runner, observer);
+            result = run_groups(mem, code, &cx, &mut groups, true, cache, limits, runner, observer, dispatch);
         }
         for g in &groups {
             if let Some(s) = g.scratch {
@@ -388,8 +399,10 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             }
         }
         result?;
+        groups.iter().for_each(done);
         let waves = groups.iter().flat_map(|g| g.waves.iter());
-        return Ok(RunStats { workgroups: groups.len() as u64, waves: waves.clone().count() as u64, wave_instructions: waves.map(|w| w.executed).sum() });
+        let stats = RunStats { workgroups: groups.len() as u64, waves: waves.clone().count() as u64, wave_instructions: waves.map(|w| w.executed).sum(), cycles: None };
+        return Ok(finish(stats));
     }
     // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order
     let count = shape.workgroup_count();
@@ -409,7 +422,117 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         stats.waves += s.waves;
         stats.wave_instructions += s.wave_instructions;
     }
-    Ok(stats)
+    Ok(finish(stats))
+}
+
+/// The shader-cycle count the clocks of this process's dispatches continue from ([`WaveClock`]): it only
+/// grows, so clocks never go back from one dispatch to the next.
+static CLOCK: AtomicU64 = AtomicU64::new(0);
+
+/// Where the clocks of a dispatch start.
+pub(crate) fn clock_base() -> u64 {
+    CLOCK.load(Ordering::Relaxed)
+}
+
+/// Moves the process's clock count to at least `cycles`.
+pub(crate) fn advance_clock(cycles: u64) {
+    CLOCK.fetch_max(cycles, Ordering::Relaxed);
+}
+
+/// The target and float-mode checks every launch passes first.
+pub(crate) fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result<(), EngineError> {
+    if launch.code.target != device.target {
+        return Err(EngineError::WrongTarget { kernel: launch.name.to_string(), found: format!("{:?}", launch.code.target), device: device.gfx });
+    }
+    check_float_mode(launch.name, launch.descriptor)
+}
+
+/// What every wave of a launch shares.
+pub(crate) fn dispatch_context<'a>(device: &'a DevicePreset, launch: &Launch<'a>) -> DispatchContext<'a> {
+    DispatchContext {
+        kernel: launch.name,
+        kd: launch.descriptor,
+        device,
+        shape: launch.shape,
+        kernarg: launch.kernarg,
+        addrs: DispatchAddresses { kernarg: launch.kernarg_addr, dispatch_packet: launch.dispatch_packet, queue: launch.queue, ..Default::default() },
+    }
+}
+
+/// What one workgroup of `launch` needs.
+pub fn resources(device: &DevicePreset, launch: &Launch<'_>) -> Resources {
+    let kd = launch.descriptor;
+    let threads: u32 = launch.shape.block.iter().product();
+    Resources {
+        vgprs: kd.vgpr_alloc_count(),
+        agprs: kd.agpr_alloc_count().unwrap_or(0),
+        sgprs: kd.sgpr_alloc_count().unwrap_or(0),
+        lds_bytes: launch.group_segment_size,
+        private_bytes: launch.private_segment_size,
+        waves_per_workgroup: threads.div_ceil(device.wave_size),
+    }
+}
+
+/// The event that opens a dispatch.
+pub(crate) fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch: &Launch<'a>, timing: bool) -> Event<'a> {
+    Event::DispatchBegin {
+        dispatch,
+        kernel: std::borrow::Cow::Borrowed(launch.name),
+        device: std::borrow::Cow::Borrowed(device.id),
+        grid: launch.shape.grid,
+        block: launch.shape.block,
+        workgroups: launch.shape.workgroup_count(),
+        resources: resources(device, launch),
+        code_base: launch.code.base,
+        entry: launch.entry,
+        timing,
+    }
+}
+
+/// The waves of workgroup `i` (linear index) of `launch`, its LDS and private memory (freed by the caller),
+/// the waves' clocks reading `clock`.
+pub(crate) fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, cx: &DispatchContext<'_>, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+    let (shape, descriptor) = (launch.shape, launch.descriptor);
+    let vgprs = descriptor.vgpr_alloc_count() as usize;
+    let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
+    let wg = shape.workgroup_id(i);
+    let n = shape.waves_in(wg, device.wave_size);
+    // private memory: every lane of every wave of this workgroup gets its own segment
+    let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
+    let wave_bytes = lane_bytes as u64 * device.wave_size as u64;
+    let scratch = if lane_bytes > 0 {
+        Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", launch.name))?)
+    } else {
+        None
+    };
+    let mut waves = Vec::with_capacity(n as usize);
+    for w in 0..n {
+        let wave_scratch = scratch.map_or(0, |s| s + w as u64 * wave_bytes);
+        let wcx = DispatchContext { addrs: DispatchAddresses { scratch_base: wave_scratch, wave_scratch, ..cx.addrs }, ..*cx };
+        let init = match wcx.initial_wave_state(wg, w) {
+            Ok(init) => init,
+            Err(e) => {
+                if let Some(s) = scratch {
+                    let _ = mem.free(s);
+                }
+                return Err(e.into());
+            }
+        };
+        let mut wave = WaveState::new(launch.entry, vgprs, agprs);
+        wave.sgprs[..init.sgprs.len()].copy_from_slice(&init.sgprs);
+        for (i, v) in init.vgprs.iter().enumerate() {
+            wave.vgprs[i] = *v;
+        }
+        wave.set_exec(init.exec);
+        // architected flat scratch (gfx942) and the value gfx90a prologues build from flat_scratch_init
+        wave.sgprs[102] = wave_scratch as u32;
+        wave.sgprs[103] = (wave_scratch >> 32) as u32;
+        wave.scratch_base = wave_scratch;
+        wave.scratch_lane_bytes = lane_bytes;
+        wave.clock = clock;
+        waves.push(wave);
+    }
+    Ok(Group { wg, waves, lds: vec![0u8; launch.group_segment_size as usize], scratch })
 }
 
 /// The process's pool of `threads` host threads (0: one per core), made on first use and kept: dispatches are
@@ -427,11 +550,11 @@ fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
 }
 
 /// One workgroup being run: its waves, LDS and private memory.
-struct Group {
-    wg: [u32; 3],
-    waves: Vec<WaveState>,
-    lds: Vec<u8>,
-    scratch: Option<u64>,
+pub(crate) struct Group {
+    pub(crate) wg: [u32; 3],
+    pub(crate) waves: Vec<WaveState>,
+    pub(crate) lds: Vec<u8>,
+    pub(crate) scratch: Option<u64>,
 }
 
 /// Runs `groups` until all their waves have ended: a wave runs until it waits or ends (or, in a cooperative
@@ -450,6 +573,7 @@ fn run_groups<R: WaveRunner, O: Observer>(
     limits: Limits,
     runner: &R,
     observer: &O,
+    dispatch: u64,
 ) -> Result<(), EngineError> {
     let limits = if cooperative { Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits } } else { limits };
     loop {
@@ -480,6 +604,9 @@ fn run_groups<R: WaveRunner, O: Observer>(
                     w.status = WaveStatus::Running;
                 }
                 released = true;
+                if O::ACTIVE {
+                    observer.event(&Event::BarrierRelease { dispatch, workgroup: g.wg, cycle: None });
+                }
             }
         }
         // the global wave sync barrier
@@ -525,7 +652,6 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
         let inst = cache
             .get(mem, code, pc)
             .map_err(|error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error })?;
-        wave.executed += 1;
         let exec = wave.exec();
         accesses.clear();
         let record = if O::WANTS_ACCESSES { Some(&mut accesses) } else { None };
@@ -538,6 +664,8 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
             text: disasm::text(&inst),
             error: Box::new(error),
         })?;
+        // counted once executed: a clock reads the instructions before it
+        wave.executed += 1;
         let ev = InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec, accesses: &accesses };
         observer.instruction(&ev);
         let switch = observer.switch_wave(&ev);

@@ -2,7 +2,7 @@
 
 use crate::image::{FormatAccess, ImageInst, ImageKind, Resource, Sampler, Texels};
 use crate::memory::DeviceMemory;
-use crate::observe::{LaneAccess, Space};
+use crate::observe::{Dir, LaneAccess, Space};
 use crate::lanefn::LaneFn;
 use crate::sem::{AtomicOp, Backend, Compare, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
@@ -91,10 +91,16 @@ impl Interp<'_> {
         Ok(a as usize..(a + len) as usize)
     }
 
-    /// Records an access of `lane` (64: the wave's scalar unit) when accesses are being recorded.
+    /// Records an access of `lane` when accesses are being recorded. A device-memory access inside the wave's
+    /// private segment is a scratch access (whichever instruction made it).
     fn note(&mut self, lane: usize, space: Space, address: u64, bytes: u32, write: bool) {
         if let Some(v) = self.accesses.as_deref_mut() {
-            v.push(LaneAccess { lane: lane as u8, space, address, bytes, write });
+            let private = self.wave.scratch_lane_bytes as u64 * LANES as u64;
+            let space = match space {
+                Space::Global if address.wrapping_sub(self.wave.scratch_base) < private => Space::Scratch,
+                s => s,
+            };
+            v.push(LaneAccess { lane: lane as u8, space, dir: if write { Dir::Write } else { Dir::Read }, bytes, address });
         }
     }
 
@@ -445,6 +451,10 @@ impl Backend for Interp<'_> {
     fn uniform_bit(&mut self, s: u32, bit: u32) -> bool {
         s >> bit & 1 == 1
     }
+    fn s_clock(&mut self, clock: crate::sem::Clock) -> (u32, u32) {
+        let v = self.wave.clock.read(clock, self.wave.executed);
+        (v as u32, (v >> 32) as u32)
+    }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {
             return Ok(());
@@ -727,7 +737,7 @@ impl Backend for Interp<'_> {
 
     fn s_load(&mut self, lo: u32, hi: u32, dwords: u32) -> Result<Vec<u32>, ExecError> {
         let addr = ((hi as u64) << 32 | lo as u64) & !3;
-        self.note(LANES, Space::Global, addr, dwords * 4, false);
+        self.note(0, Space::Scalar, addr, dwords * 4, false);
         // at most 16 dwords: read them through a stack buffer
         let mut buf = [0u8; 64];
         let buf = buf.get_mut(..dwords as usize * 4).ok_or(ExecError::Unsupported { mnemonic: self.mnemonic })?;

@@ -2,14 +2,13 @@
 //!
 //! This crate owns device presets ([`device`]), the sparse device memory with checked guest accesses
 //! ([`memory`]), dispatch geometry and the initial wave state from the kernel descriptor ([`dispatch`]), the
-//! kernarg segment with hidden arguments ([`kernarg`]), the state of a wave ([`wave`]), the instruction
-//! semantics written once ([`sem`], with the rules both engines follow in [`rules`], per-lane helpers in
-//! [`lanefn`] and images in [`image`]), the interpreter ([`interp`]), the engine that runs dispatches on the
-//! interpreter or another wave runner such as the JIT ([`engine`]), the observation seam ([`observe`]) and the
-//! timing components with the memory pipeline (L1, L2, MALL, HBM, LDS) they model ([`timing`]).
+//! kernarg segment with hidden arguments ([`kernarg`]), the instruction semantics ([`sem`]) and the
+//! interpreter ([`interp`]), the dispatch loop over workgroups and waves ([`engine`]), the observation seam
+//! with its plain-data events ([`observe`]), and the timing model with its memory pipeline (L1, L2, MALL, HBM,
+//! LDS) ([`timing`]).
 //!
 //! Invariants: instruction semantics live in one place shared with the JIT; the functional model never
-//! depends on the timing model; every guest memory access is checked, and a bad kernel yields a fault report,
+//! depends on the timing model (a timed dispatch computes what a functional one does); every guest memory access is checked, and a bad kernel yields a fault report,
 //! never a host crash.
 
 pub mod device;

@@ -74,6 +74,40 @@ pub struct WaveState {
     /// The buffers this wave's global accesses found, by access site: what compiled code checks its lanes
     /// against before reaching memory directly (the JIT keeps them; the interpreter does not need them).
     pub windows: [BufferWindow; BUFFER_WINDOWS],
+    /// What `s_memtime` and `s_memrealtime` read.
+    pub clock: WaveClock,
+}
+
+/// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
+/// being the instructions the wave executed before the one reading it; the real-time clock is the same time
+/// on a 100 MHz clock (`shader cycles × 100 / shader_mhz`).
+///
+/// A functional dispatch sets `base` to a count shared by all dispatches of the process (so the clocks never
+/// go back) and `per_instruction` to 4, one VALU issue per instruction; in timing mode the dispatch loop sets
+/// `base` to the modeled cycle at which the reading instruction issues and `per_instruction` to 0 (the engines
+/// start a block at every clock-reading instruction, so the value is set before it executes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaveClock {
+    pub base: u64,
+    pub per_instruction: u64,
+    pub shader_mhz: u32,
+}
+
+impl Default for WaveClock {
+    fn default() -> Self {
+        WaveClock { base: 0, per_instruction: 4, shader_mhz: 1000 }
+    }
+}
+
+impl WaveClock {
+    /// The value of `clock` for an instruction after `executed` others.
+    pub fn read(&self, clock: crate::sem::Clock, executed: u64) -> u64 {
+        let shader = self.base.wrapping_add(self.per_instruction.wrapping_mul(executed));
+        match clock {
+            crate::sem::Clock::Shader => shader,
+            crate::sem::Clock::Real => (shader as u128 * 100 / self.shader_mhz.max(1) as u128) as u64,
+        }
+    }
 }
 
 impl WaveState {
@@ -91,6 +125,7 @@ impl WaveState {
             scratch_lane_bytes: 0,
             gws: None,
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
+            clock: WaveClock::default(),
         }
     }
 

@@ -376,7 +376,10 @@ impl Printer<'_> {
             (Encoding::Smem, Field::Sbase, OperandKind::Reg { count, .. }) if count >= 4 && special(v * 2) => {
                 class(format!("SReg_{}", 32 * count as u32))
             }
-            (Encoding::Vop3p, Field::Src0 | Field::Src1, OperandKind::Src { count, .. }) if mai && v < 256 => {
+            // (v_accvgpr_write's source is an ordinary 32-bit one: SGPRs and inline constants are fine)
+            (Encoding::Vop3p, Field::Src0 | Field::Src1, OperandKind::Src { count, .. })
+                if mai && v < 256 && inst.info.opcode != crate::Opcode::VAccvgprWriteB32 =>
+            {
                 if v <= 127 {
                     class(format!("AV_{}", 32 * count as u32))
                 } else {

@@ -2407,6 +2407,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.seal_block(fast);
         false
     }
+    fn s_clock(&mut self, _clock: emu_core::sem::Clock) -> (Value, Value) {
+        // the wave's clock lives outside the registers the JIT keeps
+        self.no("reading a clock");
+        (dummy(), dummy())
+    }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
         self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);

@@ -181,6 +181,8 @@ impl Jit {
         let mut at = pc;
         while insts.len() < MAX_BLOCK {
             match run.cache.get(run.mem, run.code, at) {
+                // an instruction that reads a clock starts a block: the wave's clock is set before it runs
+                Ok(inst) if emu_core::sem::reads_clock(&inst) && !insts.is_empty() => break,
                 Ok(inst) => {
                     at += inst.size() as u64;
                     let end = compile::ends_block(&inst);

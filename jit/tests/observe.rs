@@ -81,7 +81,7 @@ fn compiled_blocks_report_the_interpreters_events_with_lane_accesses() {
             // addresses differ by where each dispatch put its code and buffers: compare the access shapes, and
             // PCs relative to the wave's first (the kernel's entry)
             assert_eq!((a.0 - evs[0].0, a.1), (b.0 - other[0].0, b.1), "{k:?} instruction {i}: pc/exec");
-            let shape = |v: &Vec<LaneAccess>| v.iter().map(|x| (x.lane, x.space, x.bytes, x.write)).collect::<Vec<_>>();
+            let shape = |v: &Vec<LaneAccess>| v.iter().map(|x| (x.lane, x.space, x.bytes, x.dir)).collect::<Vec<_>>();
             assert_eq!(shape(&a.2), shape(&b.2), "{k:?} instruction {i}: accesses");
         }
     }

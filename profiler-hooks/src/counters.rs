@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use emu_core::observe::{InstEvent, Observer};
+use emu_core::observe::{Event, Observer};
 use isa_amdgpu::table::Unit;
 
 /// Counts executed instructions per functional unit, and active lanes of vector instructions. Workgroups on
@@ -32,8 +32,9 @@ impl ClassCounter {
 }
 
 impl Observer for ClassCounter {
-    fn instruction(&self, ev: &InstEvent<'_>) {
-        let unit = ev.inst.info.unit;
+    fn event(&self, ev: &Event<'_>) {
+        let Event::Instruction(ev) = ev else { return };
+        let unit = ev.unit;
         self.counts[unit as usize].fetch_add(1, Ordering::Relaxed);
         if unit.is_vector() {
             self.vector_lanes.fetch_add(ev.exec.count_ones() as u64, Ordering::Relaxed);
@@ -53,10 +54,23 @@ mod tests {
         let s_nop = decode(&0xbf80_0000u32.to_le_bytes(), 4, Target::Gfx90a).unwrap();
         assert_eq!((v_add.info.unit, s_nop.info.unit), (Unit::Valu, Unit::Salu));
         let counter = ClassCounter::default();
-        let event = |inst, exec| InstEvent { workgroup: [0; 3], wave: 0, pc: 0, inst, exec, accesses: &[] };
-        counter.instruction(&event(&v_add, 0xff));
-        counter.instruction(&event(&v_add, 1 << 63));
-        counter.instruction(&event(&s_nop, u64::MAX));
+        let event = |inst: &isa_amdgpu::Inst, exec| {
+            Event::Instruction(emu_core::observe::InstructionEvent {
+                dispatch: 1,
+                workgroup: [0; 3],
+                wave: 0,
+                pc: 0,
+                opcode: inst.info.opcode,
+                unit: inst.info.unit,
+                exec,
+                issue: None,
+                memory: None,
+                accesses: std::borrow::Cow::Borrowed(&[]),
+            })
+        };
+        counter.event(&event(&v_add, 0xff));
+        counter.event(&event(&v_add, 1 << 63));
+        counter.event(&event(&s_nop, u64::MAX));
         assert_eq!(counter.counts(), vec![(Unit::Salu, 1), (Unit::Valu, 2)]);
         assert_eq!((counter.count(Unit::Valu), counter.count(Unit::Lds)), (2, 0));
         assert_eq!(counter.vector_lanes(), 9, "8 + 1 lanes of v_add; s_nop counts none");

@@ -5,9 +5,10 @@
 //! a CPU agent and the emulated GPU agents named by `WAVEJIT_DEVICES` (default `mi210`), their memory pools over
 //! one device memory whose addresses are host addresses, signals in device memory laid out as `amd_signal_t`,
 //! AQL queues processed by one thread each (kernels run on the JIT, or the interpreter with
-//! `WAVEJIT_ENGINE=interp`), an SDMA-like copy engine, and a loader for code objects. What is not provided
-//! returns an error status and says why on stderr; nothing unwinds into the caller. The process publishes its
-//! devices, memory use and busy time in the per-user SMI registry (`smi.rs`) for `wavejit smi` and rocm-smi.
+//! `WAVEJIT_ENGINE=interp`; in the timing model with `WAVEJIT_TIMING=1`, which makes every timestamp modeled
+//! time), an SDMA-like copy engine, and a loader for code objects. What is not provided returns an error status
+//! and says why on stderr; nothing unwinds into the caller. The process publishes its devices, memory use and
+//! busy time in the per-user SMI registry (`smi.rs`) for `wavejit smi` and rocm-smi.
 
 pub mod api;
 pub mod ffi;

@@ -85,7 +85,7 @@ impl CopyJob {
         for &d in &self.deps {
             let _ = signal::wait(rt, d, ffi::CONDITION_EQ, 0, u64::MAX);
         }
-        let start = rt.timestamp();
+        let start = rt.stamp_time();
         // the ranges were checked at submission; a range freed since then fails the copy, and the completion
         // signal then goes negative, as the API prescribes for a failed copy
         let mut ok = true;
@@ -94,7 +94,7 @@ impl CopyJob {
                 ok &= copy(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.src + z * self.src_slice + y * self.src_pitch, self.row).is_ok();
             }
         }
-        let end = rt.timestamp();
+        let end = rt.stamp_time();
         if self.completion != 0 {
             if let Ok((s, e)) = signal::timestamps(rt, self.completion) {
                 s.store(start, Ordering::Relaxed);

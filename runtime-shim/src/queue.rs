@@ -1,6 +1,7 @@
 //! User-mode AQL queues: the ring buffer and its `amd_queue_t` live in device memory; one packet processor
 //! thread per queue, woken through the doorbell signal, runs packets in order — kernel dispatches on the
-//! emulated GPU (JIT or interpreter), barrier-AND/OR packets — and decrements their completion signals.
+//! emulated GPU (JIT or interpreter; in the timing model with `WAVEJIT_TIMING=1`), barrier-AND/OR packets — and
+//! decrements their completion signals, stamped with their start and end times (host time, or modeled time).
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
@@ -184,10 +185,10 @@ fn process(rt: &Runtime, q: &Queue) {
             ffi::PACKET_TYPE_BARRIER_AND | ffi::PACKET_TYPE_BARRIER_OR => {
                 // SAFETY: as above.
                 let p = unsafe { std::ptr::read_volatile(slot as *const BarrierPacket) };
-                let start = rt.timestamp();
+                let start = rt.stamp_time();
                 let r = barrier(rt, q, &p, kind == ffi::PACKET_TYPE_BARRIER_AND);
                 // barriers are stamped too (HIP's events are barrier packets whose times it reads)
-                stamp(rt, p.completion_signal, start, rt.timestamp());
+                stamp(rt, p.completion_signal, start, rt.stamp_time());
                 r.map(|()| p.completion_signal)
             }
             other => {
@@ -282,11 +283,18 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     let start = rt.timestamp();
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
     let _busy = rt.smi.as_ref().zip(rt.gpu_ordinal(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
+    let limits = Limits { timing: rt.timing, ..Limits::default() };
     let result = match &rt.jit {
-        Some(j) => run_launch(&rt.mem, q.device, &launch, Limits::default(), j, &NoObserver),
-        None => run_launch(&rt.mem, q.device, &launch, Limits::default(), &emu_core::engine::Interpreter, &NoObserver),
+        Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
+        None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
     };
-    stamp(rt, p.completion_signal, start, rt.timestamp());
+    // in timing mode the dispatch takes its modeled time on the modeled clock
+    let (start, end) = match &result {
+        Ok(emu_core::engine::RunStats { cycles: Some(c), .. }) => rt.modeled_dispatch(c * 1000 / q.device.engine_clock_mhz as u64),
+        _ if rt.timing => (rt.stamp_time(), rt.stamp_time()),
+        _ => (start, rt.timestamp()),
+    };
+    stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
         fault_status(&e)

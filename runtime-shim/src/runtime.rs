@@ -83,6 +83,12 @@ pub struct Runtime {
     pub foreign: Mutex<std::collections::HashSet<u64>>,
     pub loader: Loader,
     pub jit: Option<jit::Jit>,
+    /// Timing mode (`WAVEJIT_TIMING=1`): dispatches run in the timing model, and the timestamps the runtime
+    /// leaves in completion signals (dispatches, barriers, copies) are modeled nanoseconds.
+    pub timing: bool,
+    /// The modeled device clock of timing mode, in nanoseconds: each dispatch advances it by its modeled
+    /// duration; barriers and copies take no modeled time.
+    modeled_ns: AtomicU64,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
     pub changed: (Mutex<u64>, Condvar),
     next_id: AtomicU64,
@@ -144,6 +150,11 @@ impl Runtime {
             "crosscheck" => Some(jit::Jit::crosscheck().map_err(|e| e.to_string())?),
             other => return Err(format!("WAVEJIT_ENGINE={other}: expected jit, interp or crosscheck")),
         };
+        let timing = match std::env::var("WAVEJIT_TIMING").as_deref() {
+            Err(_) | Ok("" | "0") => false,
+            Ok("1") => true,
+            Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
+        };
         Ok(Runtime {
             mem,
             agents,
@@ -160,6 +171,8 @@ impl Runtime {
             dealloc: Mutex::new(Vec::new()),
             loader: Loader::default(),
             jit,
+            timing,
+            modeled_ns: AtomicU64::new(1),
             changed: (Mutex::new(0), Condvar::new()),
             next_id: AtomicU64::new(1),
             started: std::time::Instant::now(),
@@ -175,6 +188,23 @@ impl Runtime {
     /// Nanoseconds since the runtime started: the system timestamp (frequency 1 GHz).
     pub fn timestamp(&self) -> u64 {
         self.started.elapsed().as_nanos() as u64 + 1
+    }
+
+    /// The time to stamp a packet or copy with now: the system timestamp, or in timing mode the modeled
+    /// device clock.
+    pub fn stamp_time(&self) -> u64 {
+        if self.timing {
+            self.modeled_ns.load(Ordering::Acquire)
+        } else {
+            self.timestamp()
+        }
+    }
+
+    /// Timing mode: a dispatch of `ns` modeled nanoseconds; its start and end on the modeled clock, which it
+    /// moves on.
+    pub fn modeled_dispatch(&self, ns: u64) -> (u64, u64) {
+        let start = self.modeled_ns.fetch_add(ns, Ordering::AcqRel);
+        (start, start + ns)
     }
 
     pub fn agent(&self, handle: u64) -> Result<usize, Status> {

@@ -1,7 +1,8 @@
 //! Bundled test kernels: sources (OpenCL C, HIP and assembly) under `src/kernels/`, their code objects
 //! for gfx90a and gfx942 under `prebuilt/` (rebuilt with clang-19 by `build.sh`, checked in so that building
 //! wavejit needs no compiler), embedded here so tools and tests can use them with nothing installed.
-//! CPU references of what each kernel computes are in [`reference`].
+//! CPU references of what each kernel computes are in [`reference`]. The timing microbenchmarks (`chase`,
+//! `stream`, `lds_banks`, `chains`) measure the emulated GPU's modeled time rather than compute results.
 
 /// A prebuilt code object: (file name, bytes).
 pub type Prebuilt = (&'static str, &'static [u8]);
@@ -58,6 +59,14 @@ prebuilt!(
     "mfma_gemm-gfx942.co",
     "buffer-gfx90a.co",
     "buffer-gfx942.co",
+    "chase-gfx90a.co",
+    "chase-gfx942.co",
+    "stream-gfx90a.co",
+    "stream-gfx942.co",
+    "lds_banks-gfx90a.co",
+    "lds_banks-gfx942.co",
+    "chains-gfx90a.co",
+    "chains-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -79,7 +88,7 @@ mod tests {
 
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
-        assert_eq!(ALL.len(), 44);
+        assert_eq!(ALL.len(), 52);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
             assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");

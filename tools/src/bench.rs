@@ -144,3 +144,58 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
     );
     Ok(())
 }
+
+/// `wavejit bench --timing`: the timing model's speed in wave-instructions per second per host core (it runs
+/// on one), on the ALU loop and on a streaming kernel, against functional mode on one host thread; each run
+/// after a first one that translates the code (best of three).
+pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn std::error::Error>> {
+    let dev = match device {
+        Some(d) => DevicePreset::by_name(d)?,
+        None => DevicePreset::default_device(),
+    };
+    println!("wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core");
+    let jit = jit::Jit::new()?;
+    let mem = DeviceMemory::new(dev.memory_bytes)?;
+    let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
+        let file = format!("{name}-{}.co", dev.gfx);
+        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
+    };
+    let limits = Limits { threads: Some(1), ..Limits::default() };
+    let measure = |label: &str, d: KernelDispatch<'_>| -> Result<(), Box<dyn std::error::Error>> {
+        let mut instructions = 0;
+        d.run_with(&jit, &NoObserver)?;
+        let functional = best_of(3, || {
+            instructions = d.run_with(&jit, &NoObserver)?.wave_instructions;
+            Ok(())
+        })?;
+        let mut cycles = 0;
+        d.run_timed(&jit, &NoObserver)?;
+        let timed = best_of(3, || {
+            cycles = d.run_timed(&jit, &NoObserver)?.1.cycles;
+            Ok(())
+        })?;
+        let rate = |s: f64| instructions as f64 / s / 1e6;
+        println!("{label}: {instructions} wave instructions, {cycles} modeled cycles");
+        println!("  functional  {functional:.3} s: {:>7.2} M wave-instructions/s", rate(functional));
+        println!("  timing      {timed:.3} s: {:>7.2} M wave-instructions/s, {:.1}x the functional time", rate(timed), timed / functional);
+        Ok(())
+    };
+
+    let co = load("alu_loop")?;
+    let n = 64 * 1024u32;
+    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
+    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
+    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations / 5)];
+    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
+
+    let co = load("stream")?;
+    let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
+    let bytes = 64u64 << 20;
+    let threads = dev.compute_units * 4 * 8 * 64;
+    let input = mem.allocate(bytes, AllocKind::Buffer, "in")?;
+    let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
+    let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
+    let args = [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)];
+    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
+    Ok(())
+}

@@ -30,18 +30,19 @@ fn f32_bytes(x: f32) -> Vec<u8> {
     x.to_le_bytes().to_vec()
 }
 
-/// Runs the demo on `device` (default: MI300X).
-pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::error::Error>> {
+/// Runs the demo on `device` (default: MI300X), in the timing model when `timing`.
+pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(), Box<dyn std::error::Error>> {
     let jit = jit::Jit::new()?;
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
-    println!("wavejit demo on an emulated {dev}, engine: {}", engine.name());
-    println!("{:<12} {:>10} {:>7} {:>12} {:>9}  result", "kernel", "work-items", "waves", "wave instr", "ms");
+    println!("wavejit demo on an emulated {dev}, engine: {}{}", engine.name(), if timing { ", timing model" } else { "" });
+    let modeled = if timing { format!(" {:>11}", "modeled us") } else { String::new() };
+    println!("{:<12} {:>10} {:>7} {:>12} {:>9}{modeled}  result", "kernel", "work-items", "waves", "wave instr", "ms");
     let mem = DeviceMemory::new(dev.memory_bytes)?;
     let run_kernel = |co: &CodeObject, kernel: &Kernel, shape: DispatchShape, args: &[ArgValue]| {
-        dispatch(engine, &jit, &KernelDispatch { mem: &mem, device: dev, co, kernel, shape, args, limits: Limits::default() }).map(|(s, _)| s)
+        dispatch(engine, &jit, &KernelDispatch { mem: &mem, device: dev, co, kernel, shape, args, limits: Limits { timing, ..Limits::default() } }).map(|(s, _)| s)
     };
     let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
         let file = format!("{name}-{}.co", dev.gfx);
@@ -49,7 +50,8 @@ pub fn run(device: Option<&str>, engine: EngineKind) -> Result<(), Box<dyn std::
     };
     let report = |name: &str, items: u32, stats: RunStats, ms: f64, ok: bool, sample: String| {
         let verdict = if ok { "matches the CPU reference" } else { "DIFFERS from the CPU reference" };
-        println!("{name:<12} {items:>10} {:>7} {:>12} {ms:>9.2}  {verdict}; {sample}", stats.waves, stats.wave_instructions);
+        let modeled = stats.cycles.map(|c| format!(" {:>11.2}", c as f64 / dev.engine_clock_mhz as f64)).unwrap_or_default();
+        println!("{name:<12} {items:>10} {:>7} {:>12} {ms:>9.2}{modeled}  {verdict}; {sample}", stats.waves, stats.wave_instructions);
     };
     let mut all_ok = true;
 

@@ -1,8 +1,9 @@
 //! `--engine jit|interp|crosscheck`: which engine runs a dispatch. The JIT is the default; crosscheck runs the
 //! interpreter and the JIT from the same device memory and stops at the first byte that differs.
 
-use emu_core::engine::{KernelDispatch, Limits, RunStats};
+use emu_core::engine::{Interpreter, KernelDispatch, Limits, RunStats};
 use emu_core::observe::NoObserver;
+use emu_core::timing::TimingStats;
 
 /// The engines a command can run kernels on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -34,14 +35,47 @@ pub struct JitDelta {
     pub fallbacks: u64,
 }
 
-/// Runs `d` on `kind`.
+/// Runs `d` on `kind` (in the timing model when `d.limits.timing`: on the JIT or the interpreter).
 pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
+    let (s, delta, _) = dispatch_timed(kind, jit, d)?;
+    Ok((s, delta))
+}
+
+/// [`dispatch`], with the timing model's statistics when `d.limits.timing`.
+pub fn dispatch_timed(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta, Option<TimingStats>), Box<dyn std::error::Error>> {
     let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
     let before = jit.stats();
     let delta = |jit: &jit::Jit| {
         let after = jit.stats();
         JitDelta { blocks: after.blocks - before.blocks, compiled: after.compiled - before.compiled, fallbacks: after.fallbacks - before.fallbacks }
     };
+    if limits.timing {
+        return match kind {
+            EngineKind::Jit => {
+                let (s, t) = d.run_timed(jit, &NoObserver)?;
+                Ok((s, delta(jit), Some(t)))
+            }
+            EngineKind::Interp => {
+                let (s, t) = d.run_timed(&Interpreter, &NoObserver)?;
+                Ok((s, JitDelta::default(), Some(t)))
+            }
+            EngineKind::Crosscheck => Err("--timing runs on one engine: --engine jit or --engine interp (both give the same cycles)".into()),
+        };
+    }
+    let (s, delta) = functional(kind, jit, d, mem, kernel, limits, delta)?;
+    Ok((s, delta, None))
+}
+
+/// A functional dispatch on `kind`.
+fn functional(
+    kind: EngineKind,
+    jit: &jit::Jit,
+    d: &KernelDispatch<'_>,
+    mem: &emu_core::memory::DeviceMemory,
+    kernel: &isa_amdgpu::codeobj::Kernel,
+    limits: Limits,
+    delta: impl Fn(&jit::Jit) -> JitDelta,
+) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
     match kind {
         EngineKind::Interp => Ok((d.run()?, JitDelta::default())),
         EngineKind::Jit => {

@@ -2,9 +2,10 @@
 //!
 //! `disasm` (llvm-objdump-identical listings of code objects, HIP executables and libraries), `info` (targets,
 //! kernels, descriptors, metadata), `run` (one kernel dispatch, arguments from the command line and files),
-//! `demo` (the bundled kernels against their CPU references), `bench` (engine throughput) and `exec` (an
-//! unmodified ROCm program on emulated GPUs through the HSA runtime shim). Kernels run on the JIT, the
-//! interpreter or both in crosscheck (`--engine`).
+//! `demo` (the bundled kernels against their CPU references), `bench` (engine and timing-model throughput),
+//! `exec` (an unmodified ROCm program on emulated GPUs through the HSA runtime shim) and `smi` (the emulated
+//! devices of running programs). Kernels run on the JIT, the interpreter or both in crosscheck (`--engine`);
+//! `--timing` runs dispatches in the timing model.
 
 mod bench;
 mod demo;
@@ -14,6 +15,7 @@ mod exec;
 mod info;
 mod run;
 mod smi;
+mod timing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -76,6 +78,10 @@ enum Command {
         /// jit (compiled, the default), interp (interpreter) or crosscheck (both, compared).
         #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
         engine: engine::EngineKind,
+        /// Run in the timing model (one host thread): modeled cycles and time, occupancy, stalls, cache
+        /// statistics (a summary, and in --stats-json).
+        #[arg(long)]
+        timing: bool,
     },
     /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
     Demo {
@@ -85,6 +91,9 @@ enum Command {
         /// jit (the default), interp or crosscheck.
         #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
         engine: engine::EngineKind,
+        /// Run every kernel in the timing model and show its modeled time.
+        #[arg(long)]
+        timing: bool,
     },
     /// Measure engine throughput: VALU lane-ops/s on an ALU loop, emulated GFLOP/s on a tiled SGEMM.
     Bench {
@@ -100,6 +109,10 @@ enum Command {
         /// Loop iterations of the ALU-loop kernel (more: more ALU-bound).
         #[arg(long, default_value_t = 1000)]
         iterations: u32,
+        /// Measure the timing model instead: wave-instructions per second per host core on the ALU loop and on
+        /// a streaming kernel, against functional mode.
+        #[arg(long)]
+        timing: bool,
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
     #[command(after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.")]
@@ -110,6 +123,10 @@ enum Command {
         /// jit (the default), interp or crosscheck.
         #[arg(long)]
         engine: Option<String>,
+        /// Run every dispatch in the timing model: the runtime's dispatch timestamps (and so
+        /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
+        #[arg(long)]
+        timing: bool,
         /// The program and its arguments (after --).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
@@ -144,8 +161,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, command } = &cli.command {
-        return match exec::run(device.as_deref(), engine.as_deref(), command) {
+    if let Command::Exec { device, engine, timing, command } = &cli.command {
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
@@ -158,10 +175,16 @@ fn main() -> ExitCode {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
-        Command::Demo { device, engine } => demo::run(device.as_deref(), engine),
-        Command::Bench { device, threads, sgemm_n, iterations } => bench::run(device.as_deref(), threads, sgemm_n, iterations),
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine })
+        Command::Demo { device, engine, timing } => demo::run(device.as_deref(), engine, timing),
+        Command::Bench { device, threads, sgemm_n, iterations, timing } => {
+            if timing {
+                bench::run_timing(device.as_deref(), iterations)
+            } else {
+                bench::run(device.as_deref(), threads, sgemm_n, iterations)
+            }
+        }
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing })
         }
     };
     match result {

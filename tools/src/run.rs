@@ -6,7 +6,7 @@ use std::time::Instant;
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
 
-use crate::engine::{dispatch, EngineKind};
+use crate::engine::{dispatch_timed, EngineKind};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -25,6 +25,8 @@ pub struct RunArgs {
     pub max_instructions: u64,
     pub threads: Option<usize>,
     pub engine: EngineKind,
+    /// Run in the timing model.
+    pub timing: bool,
 }
 
 fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
@@ -105,11 +107,15 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let args = a.args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
     let t0 = Instant::now();
     let counter = ClassCounter::default();
-    let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, ..Limits::default() };
+    let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, timing: a.timing, ..Limits::default() };
     let jit = jit::Jit::new()?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
     let d = KernelDispatch { mem: &mem, device, co: &co, kernel, shape, args: &args, limits };
-    let (stats, jd) = if a.engine == EngineKind::Interp { (d.run_observed(&counter)?, Default::default()) } else { dispatch(a.engine, &jit, &d)? };
+    let (stats, jd, timing) = if a.engine == EngineKind::Interp && !a.timing {
+        (d.run_observed(&counter)?, Default::default(), None)
+    } else {
+        dispatch_timed(a.engine, &jit, &d)?
+    };
     let seconds = t0.elapsed().as_secs_f64();
     for o in &outputs {
         let mut buf = vec![0u8; o.len];
@@ -129,6 +135,9 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             e => format!("{}: {} blocks translated, {} instructions executed by the interpreter", e.name(), jd.blocks, jd.fallbacks),
         }
     );
+    if let Some(t) = &timing {
+        println!("{}", crate::timing::summary(t));
+    }
     if let Some(p) = &a.stats_json {
         let mut j = serde_json::json!({
             "kernel": kernel.name,
@@ -142,7 +151,13 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             "jit_compiled_instructions": jd.compiled,
             "jit_fallbacks": jd.fallbacks,
         });
-        if a.engine == EngineKind::Interp {
+        if let Some(t) = &timing {
+            let (cycles, ns, all) = crate::timing::json(t)?;
+            j["cycles"] = cycles;
+            j["ns"] = ns;
+            j["timing"] = all;
+        }
+        if a.engine == EngineKind::Interp && timing.is_none() {
             j["instructions_by_unit"] = serde_json::json!(counter.counts().into_iter().map(|(u, n)| (u.name(), n)).collect::<std::collections::BTreeMap<_, _>>());
             j["vector_lane_ops"] = serde_json::json!(counter.vector_lanes());
         }

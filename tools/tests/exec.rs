@@ -221,6 +221,41 @@ fn hip_streams_and_events_order_work_and_time_it() {
 }
 
 #[test]
+fn hip_events_time_a_bandwidth_test_in_modeled_time_under_the_timing_model() {
+    // WAVEJIT_TIMING=1 (what `wavejit exec --timing` sets): dispatches run in the timing model and their
+    // timestamps, which hipEventElapsedTime reads, are modeled time on the emulated MI210
+    let prog = hipcc("bandwidth", &[]);
+    let o = run(Command::new(wavejit()).env("WAVEJIT_TIMING", "1").args(["exec", "--device", "mi210", "--"]).arg(&prog));
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "stdout:\n{so}\nstderr:\n{se}");
+    let gbs: f64 = so
+        .split_once("MiB in ")
+        .and_then(|(_, r)| r.split_once(" ms: "))
+        .and_then(|(_, r)| r.split_once(" GB/s"))
+        .and_then(|(x, _)| x.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no bandwidth in {so:?}"));
+    // the measured MI210 HBM read band, 1.17-1.40 TB/s, widened by 10%
+    assert!((1170.0 * 0.9..=1400.0 * 1.1).contains(&gbs), "{gbs} GB/s: {so}");
+    // clock64() counts modeled shader cycles: at least one 4-cycle VALU issue per loop instruction; the
+    // 100 MHz wall clock advances by cycles x 100 / 1700
+    let clocks = |so: &str| -> (u64, u64) {
+        let (_, r) = so.split_once("clock64: ").unwrap_or_else(|| panic!("no clock64 in {so:?}"));
+        let c = r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap();
+        let (_, r) = r.split_once("wall_clock64: ").unwrap();
+        (c, r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap())
+    };
+    let (cycles, ticks) = clocks(&so);
+    assert!(cycles >= 4000 && ticks.abs_diff(cycles * 100 / 1700) <= 1, "{cycles} cycles, {ticks} ticks");
+    // without the timing model the same events carry host time: the emulator is far slower than the device
+    let so = exec_ok(Some("mi210"), &prog, &[]);
+    // and clock64() still counts (4 per instruction the wave executes)
+    let (cycles, _) = clocks(&so);
+    assert!(cycles >= 4000, "{so}");
+    let host: f64 = so.split_once(" ms: ").and_then(|(_, r)| r.split_once(" GB/s")).and_then(|(x, _)| x.trim().parse().ok()).unwrap();
+    assert!(host < gbs / 10.0, "host-time bandwidth {host} GB/s against modeled {gbs}");
+}
+
+#[test]
 fn hip_module_load_and_launch_of_a_code_object_file() {
     let co = scratch().join("module_kernel.co");
     let src = sources().join("hip/module_kernel.hip");

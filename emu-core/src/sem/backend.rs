@@ -169,6 +169,15 @@ pub mod cmp {
     pub const GE_I32: Compare = c(CmpPred::Ge, DataType::I32);
 }
 
+/// A clock a wave can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The shader clock, in cycles (`s_memtime`).
+    Shader,
+    /// The constant 100 MHz "real time" clock (`s_memrealtime`).
+    Real,
+}
+
 /// What the semantics need from an execution backend.
 pub trait Backend {
     /// A uniform 32-bit value.
@@ -238,6 +247,9 @@ pub trait Backend {
     /// The interpreter reads it. The JIT, which knows it only at run time, answers "clear" and compiles that
     /// way, guarded: where the bit is set when the code runs, the interpreter executes the instruction instead.
     fn uniform_bit(&mut self, s: Self::S, bit: u32) -> bool;
+    /// The 64-bit value (lo, hi) of a clock the wave reads (`s_memtime`, `s_memrealtime`), as
+    /// [`crate::wave::WaveClock`] defines it.
+    fn s_clock(&mut self, clock: Clock) -> (Self::S, Self::S);
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 

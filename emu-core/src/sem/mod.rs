@@ -163,6 +163,12 @@ fn form(inst: &Inst, what: &'static str) -> ExecError {
 }
 
 
+/// Whether `inst` reads a clock (`s_memtime`, `s_memrealtime`). The engines start a block at such an
+/// instruction, so a timing model can set the wave's clock to the instruction's issue cycle before it executes.
+pub fn reads_clock(inst: &Inst) -> bool {
+    matches!(inst.info.opcode, Opcode::SMemtime | Opcode::SMemrealtime)
+}
+
 /// Executes one instruction at `pc`.
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
     if inst.form == isa_amdgpu::Form::Sdwa {

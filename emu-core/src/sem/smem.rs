@@ -1,4 +1,5 @@
-//! Scalar memory: loads through the scalar cache into SGPRs, and scalar cache control.
+//! Scalar memory: loads through the scalar cache into SGPRs, scalar cache control, and the clocks a wave reads
+//! through the scalar unit (`s_memtime`, `s_memrealtime`).
 
 use isa_amdgpu::encoding::Field;
 use isa_amdgpu::{Inst, Opcode};
@@ -40,6 +41,14 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
 
+        O::SMemtime | O::SMemrealtime => {
+            let clock = if inst.info.opcode == O::SMemtime { Clock::Shader } else { Clock::Real };
+            let (lo, hi) = b.s_clock(clock);
+            let dst = inst.field(Field::Sdata);
+            b.s_set(dst, lo);
+            b.s_set(dst + 1, hi);
+            Ok(Flow::Next)
+        }
         O::SDcacheWb | O::SDcacheInv => {
             // caches are not modelled functionally: memory is always coherent
             Ok(Flow::Next)

@@ -7,40 +7,42 @@
 //! # How the modeled latencies decompose (MI210, shader cycles at 1.7 GHz)
 //!
 //! The calibration targets are public pointer-chase measurements (128-byte stride, one dependent access at a
-//! time). A chase iteration is: the load's issue, its trip through the memory pipeline, the `s_waitcnt` that
-//! waits for it, and the next address computation. The fixed part of that is [`VECTOR_CHASE_OVERHEAD`] =
-//! 16 cycles: the load's issue (4: the TA takes a wave64's addresses in 4 cycles, see `gfx9_timing.tsv`),
-//! the `s_waitcnt` turn (4) and two dependent VALU instructions (4 + 4). The memory pipeline supplies the rest:
+//! time). The model is calibrated by running `test-kernels`' `chase` kernels (OpenCL C as public
+//! microbenchmarks write them, compiled by clang-19) through the engine in timing mode (`jit/tests/timing.rs`).
+//! A chase step there is the load, its trip through the memory pipeline, the `s_waitcnt` that waits for it
+//! and the next address computation; the fixed part of that is what the kernel's loop adds to the pipeline's
+//! latency: [`VECTOR_CHASE_OVERHEAD`] = 24 cycles (the texture address unit's 4 cycles, the `s_waitcnt` turn,
+//! three VALU instructions for the 64-bit address, the loop's branch every 16 steps), [`SCALAR_CHASE_OVERHEAD`]
+//! = 19 (the `s_waitcnt` turn, three SALU for the address, the loop) and [`LDS_CHASE_OVERHEAD`] = 11 (the
+//! `s_waitcnt` turn, one VALU, the loop). The memory pipeline supplies the rest:
 //!
-//! | level | modeled pipeline latency | + chase overhead | measured band |
+//! | level | modeled pipeline latency | chase step in the engine | measured band |
 //! |---|---|---|---|
-//! | vector L1 hit | `l1.hit_latency` = 110 | 126 | 124–128 |
-//! | L2 hit | 110 + `l2.extra_latency` 150 = 260 | 276 | 249–302 |
-//! | HBM | 260 + `hbm.extra_latency` 394 = 654 | 670 | 588–684 (16–66 MB), 665–741 (≥ 240 MB) |
-//! | scalar cache hit | `scalar.hit_latency` = 39 | 48 (overhead 9) | ≈ 48 |
-//! | LDS | `lds.latency` 33 + 2 bank cycles = 35 | 48 (overhead 13) | ≈ 48 |
+//! | vector L1 hit | `l1.hit_latency` = 102 | 126 | 124–128 |
+//! | L2 hit | 102 + `l2.extra_latency` 150 = 252 | 274 | 249–302 |
+//! | HBM | 252 + `hbm.extra_latency` 394 = 646 | 668 | 588–684 (16–66 MB), 665–741 (≥ 240 MB) |
+//! | scalar cache hit | `scalar.hit_latency` = 28 | 47 | ≈ 48 |
+//! | LDS | `lds.latency` 33 + 2 bank cycles = 35 | 46 | ≈ 48 |
 //!
 //! The L1 hit latency is one number; how it splits inside the TA/TD pipeline is not published. A plausible
 //! split (not used by the model): TA address coalescing 4, UTCL1 translation hit ~20, tag lookup ~8, data RAM
-//! read ~16, TD data return and VGPR write ~60. An L2 hit adds the L1 miss path to the L2 channel, the L2 tag
+//! read ~16, TD data return and VGPR write ~55. An L2 hit adds the L1 miss path to the L2 channel, the L2 tag
 //! and data access and the return (150). An HBM access adds the fabric to the memory controller, the DRAM
-//! access and the return (394). The scalar chase overhead is the `s_load`'s issue (1), the `s_waitcnt` turn
-//! (4) and one SALU (4); the LDS chase overhead is the `ds_read`'s issue (1), the `s_waitcnt` turn (4) and two
-//! VALU (8).
+//! access and the return (394). The scalar and LDS chases step in multiples of the 4-cycle issue turn, so
+//! their latencies are the values that put the step nearest the measurement.
 //!
 //! HBM latency in the measurements grows with footprint (588–684 cycles at 16–66 MB, 665–741 at ≥ 240 MB),
 //! which looks like address translation (TLB reach). The model has no TLB: no public source gives its size,
-//! page size or miss cost, so one HBM latency in the overlap of the two bands (670) stands for both.
+//! page size or miss cost, so one HBM latency in the overlap of the two bands stands for both.
 
 use std::fmt;
 
-/// The chase overhead of a vector pointer chase (see the module docs): load issue 4 + `s_waitcnt` 4 + two
-/// dependent VALU 4 + 4.
-pub const VECTOR_CHASE_OVERHEAD: u64 = 16;
-/// The chase overhead of a scalar pointer chase: `s_load` issue 1 + `s_waitcnt` 4 + one SALU 4.
-pub const SCALAR_CHASE_OVERHEAD: u64 = 9;
-/// The chase overhead of an LDS pointer chase: `ds_read` issue 1 + `s_waitcnt` 4 + two VALU 4 + 4.
-pub const LDS_CHASE_OVERHEAD: u64 = 13;
+/// The chase overhead of the engine's vector pointer chase (see the module docs).
+pub const VECTOR_CHASE_OVERHEAD: u64 = 24;
+/// The chase overhead of the engine's scalar pointer chase.
+pub const SCALAR_CHASE_OVERHEAD: u64 = 19;
+/// The chase overhead of the engine's LDS pointer chase.
+pub const LDS_CHASE_OVERHEAD: u64 = 11;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -124,6 +126,12 @@ pub struct Core {
     pub sgprs_per_wave: u32,
     /// SGPR allocation granule.
     pub sgpr_granule: u32,
+    /// SGPRs per SIMD, shared by its waves.
+    pub sgprs_per_simd: u32,
+    /// Workgroups of more than one wave a CU holds at once (barrier resources); single-wave workgroups use none.
+    pub workgroups_per_cu: u32,
+    /// LDS allocation granule, bytes.
+    pub lds_granule: u32,
     /// Cycles between a SIMD's issue turns (the scheduler visits the SIMDs round-robin, one per cycle).
     pub issue_cadence: u32,
     /// Instructions a SIMD may issue in one turn (one per category: VALU, VMEM, SALU/SMEM, LDS, branch).
@@ -199,6 +207,8 @@ pub struct Hbm {
     pub write_efficiency_milli: u32,
     /// Cycles an access adds to the path above it (L2 miss, or MALL miss where there is a MALL).
     pub extra_latency: u64,
+    /// Shader cycles a channel loses when it turns from reading to writing or back.
+    pub turnaround: u64,
     pub source: &'static str,
 }
 
@@ -310,14 +320,17 @@ const SRC_LLVM_GRANULES: &str = "LLVM AMDGPUUsage (gfx90a/gfx942): VGPR allocati
     16, 102 addressable SGPRs; ROCm docs 'Pipeline descriptions' (rocprofiler-compute docs/conceptual/\
     pipeline-descriptions.rst): four 16-wide SIMDs, 8 wave slots per SIMD on CDNA2/3, the scheduler visits one \
     SIMD per cycle round-robin and issues up to one instruction per category (VALU, VMEM, SALU/SMEM, LDS, \
-    branch)";
+    branch). SGPRs per SIMD 800: LLVM AMDGPUBaseInfo getTotalNumSGPRs (GFX8+), which gives its occupancy \
+    table (e.g. more than 100 SGPRs: 7 waves). 16 multi-wave workgroups per CU: LLVM AMDGPUBaseInfo \
+    getMaxWorkGroupsPerCU (16 barrier resources; single-wave workgroups need none). LDS granule 512 bytes: \
+    AMD Vega/CDNA ISA, COMPUTE_PGM_RSRC2.LDS_SIZE in units of 128 dwords";
 const SRC_LDS: &str = "rocprofiler-compute docs 'Pipeline descriptions' (LDS: 32 banks of 4 bytes, 128 B/clock); \
-    latency calibrated: a public MI210 LDS pointer chase measures ~48 cycles, less the 13-cycle chase overhead \
-    and 2 bank cycles";
+    latency calibrated: a public MI210 LDS pointer chase measures ~48 cycles; test-kernels' chase_lds steps in \
+    46 cycles with 33 (35 with 2 bank cycles, plus its 11-cycle loop overhead; 37 would step in 50)";
 const SRC_LIMITS: &str = "AMD CDNA3 ISA guide, S_WAITCNT: vmcnt 6 bits (63), lgkmcnt 4 bits (15). Misses in \
     flight per CU: assumed 96 64-byte lines (CDNA2) and 64 128-byte lines (CDNA3), no public figure; \
-    calibrated so that 104 MI210 CUs streaming saturate HBM as measured (1.17-1.40 TB/s) and an L2-resident \
-    stream lands in the measured 3.7-5.1 TB/s. Scalar misses in flight: assumed 16";
+    calibrated so that test-kernels' stream_read on 104 MI210 CUs reads HBM as measured (1.17-1.40 TB/s) and \
+    an L2-resident stream_read lands in the measured 3.7-5.1 TB/s. Scalar misses in flight: assumed 16";
 const SRC_OVERHEADS: &str = "taken branch: CLRX 'GCN ISA Instruction Timings' (CLRX/CLRX-mirror \
     doc/GcnTimings.md): a jump costs 4 cycles not taken, ~20 taken, so 16 extra. Barrier release, wave launch, \
     workgroup dispatch and kernel launch: assumed (no public cycle figures): 16, 64, 16 per SE and 2000 cycles \
@@ -334,6 +347,9 @@ const fn cdna2_core() -> Core {
         vgpr_granule: 8,
         sgprs_per_wave: 102,
         sgpr_granule: 16,
+        sgprs_per_simd: 800,
+        workgroups_per_cu: 16,
+        lds_granule: 512,
         issue_cadence: 4,
         issue_per_turn: 5,
         source: SRC_LLVM_GRANULES,
@@ -361,7 +377,7 @@ const fn cdna2_scalar() -> CacheLevel {
         line_bytes: 64,
         ways: 4,
         cus_per_instance: 2,
-        hit_latency: 39,
+        hit_latency: 28,
         bytes_per_clock: 64,
         write: WritePolicy::WriteThrough,
         alloc: AllocPolicy::NoWriteAllocate,
@@ -369,7 +385,8 @@ const fn cdna2_scalar() -> CacheLevel {
             docs/reference/gpu-arch-specs.rst); 64 B/clock: \
             rocprofiler-compute gfx90a/gfx942 speed-of-light (sL1D BW = 64 B x clock x SQCs); 64-byte lines \
             and 4 ways: assumed (RDNA 2's documented scalar cache geometry, no CDNA figure); hit latency \
-            calibrated: public MI210 scalar pointer chase ~48 cycles less the 9-cycle chase overhead",
+            calibrated: public MI210 scalar pointer chase ~48 cycles; test-kernels' chase_scalar (three SALU \
+            for the address, 19 cycles of overhead) steps in 47 with 28",
     }
 }
 
@@ -399,7 +416,7 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
             line_bytes: 64,
             ways: 4,
             cus_per_instance: 1,
-            hit_latency: 110,
+            hit_latency: 102,
             bytes_per_clock: 64,
             write: WritePolicy::WriteThrough,
             alloc: AllocPolicy::NoWriteAllocate,
@@ -407,8 +424,8 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
                 'Vector L1 cache' (the L1 line is 64 B on GCN and CDNA); 64 B/clock: rocprofiler-compute \
                 gfx90a speed-of-light (vL1D BW = 64 B x clock x CUs); 4 ways: assumed (not published); \
                 write-through: rocprofiler-compute docs (writes go to L2), no write-allocate assumed as \
-                documented for CDNA3; hit latency calibrated: MI210 pointer chase 124-128 cycles less the \
-                16-cycle chase overhead",
+                documented for CDNA3; hit latency calibrated: MI210 pointer chase 124-128 cycles; test-kernels' \
+                chase_vector (24 cycles of loop overhead) steps in 126 with 102",
         },
         scalar: cdna2_scalar(),
         icache: CacheLevel {
@@ -416,7 +433,7 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
             line_bytes: 64,
             ways: 4,
             cus_per_instance: 2,
-            hit_latency: 39,
+            hit_latency: 28,
             bytes_per_clock: 64,
             write: WritePolicy::WriteThrough,
             alloc: AllocPolicy::NoWriteAllocate,
@@ -450,8 +467,9 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
             interleave_bits: 8,
             bytes_per_clock: 32,
             read_efficiency_milli: 830,
-            write_efficiency_milli: 1000,
+            write_efficiency_milli: 930,
             extra_latency: 394,
+            turnaround: 3,
             source: memory_source,
         },
         limits: Limits {
@@ -468,11 +486,12 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
 const SRC_CDNA2_HBM: &str = "HBM2e 64 GiB per GCD, 1.6 TB/s: AMD Instinct MI210 data sheet and ROCm 'MI250 \
     microarchitecture' (1.6 TB/s per GCD); 32 channels of 32 B per memory clock: rocprofiler-compute \
     src/utils/specs.py (HBM channels = L2 channels on MI200); interleave and hash assumed; efficiencies \
-    calibrated: public MI210 streams read 1.17-1.40 TB/s (83% of 1.64 as channel capacity lands the model's \
-    104-CU stream at about 1.29) and write ~1.52 TB/s (93% of peak; the model's write-back queueing reaches 93% of \
-    a 100% channel capacity, so the parameter is 100%); extra \
-    latency calibrated: MI210 pointer chase 588-684 cycles at 16-66 MB and 665-741 at >= 240 MB, one value \
-    (670 with the chase overhead) inside both bands";
+    calibrated with test-kernels' stream kernels on 104 CUs: public MI210 streams read 1.17-1.40 TB/s (83% of \
+    1.64 as channel capacity lands stream_read at 1.26) and write ~1.52 TB/s (93%: stream_write at 1.53); \
+    read/write turnaround calibrated: a channel turning direction loses 3 cycles (HBM controllers batch \
+    reads and writes, so this is the per-switch share of tWTR/tRTW), which lands stream_triad at the \
+    measured ~1.23 TB/s; extra latency calibrated: MI210 pointer chase 588-684 cycles at 16-66 MB and \
+    665-741 at >= 240 MB, one value (chase_vector steps in 668) inside both bands";
 
 const fn mi210() -> Machine {
     cdna2("mi210", 104, SRC_CDNA2_HBM)
@@ -506,7 +525,7 @@ const fn mi300x() -> Machine {
             line_bytes: 128,
             ways: 4,
             cus_per_instance: 1,
-            hit_latency: 110,
+            hit_latency: 102,
             bytes_per_clock: 128,
             write: WritePolicy::WriteThrough,
             alloc: AllocPolicy::NoWriteAllocate,
@@ -522,7 +541,7 @@ const fn mi300x() -> Machine {
             line_bytes: 64,
             ways: 4,
             cus_per_instance: 2,
-            hit_latency: 39,
+            hit_latency: 28,
             bytes_per_clock: 64,
             write: WritePolicy::WriteThrough,
             alloc: AllocPolicy::NoWriteAllocate,
@@ -566,11 +585,12 @@ const fn mi300x() -> Machine {
             interleave_bits: 8,
             bytes_per_clock: 32,
             read_efficiency_milli: 830,
-            write_efficiency_milli: 1000,
+            write_efficiency_milli: 930,
             extra_latency: 250,
+            turnaround: 3,
             source: "HBM3 192 GiB, 5.3 TB/s, 8 stacks: AMD MI300X data sheet; 128 channels: rocprofiler-compute \
-                src/utils/specs.py (MI300: 128 HBM channels); efficiencies assumed equal to the MI210 \
-                calibration; extra latency beyond the MALL assumed 250 cycles",
+                src/utils/specs.py (MI300: 128 HBM channels); efficiencies and turnaround assumed equal to the \
+                MI210 calibration; extra latency beyond the MALL assumed 250 cycles",
         },
         limits: Limits {
             vmcnt_max: 63,

@@ -296,7 +296,7 @@ impl emu_core::observe::Observer for Recorder {
 
 #[test]
 fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changing_results() {
-    use emu_core::observe::Space;
+    use emu_core::observe::{Dir, Space};
     let (dev, co) = setup("vadd", "gfx90a");
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let n = 200; // one workgroup of 256: four waves, the last with 8 active lanes
@@ -309,10 +309,10 @@ fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changi
     assert_eq!(bits(&download(&mem, dc, n)), bits(&test_kernels::reference::vadd(&a, &b)));
     let acc = rec.accesses.into_inner().unwrap();
     // each work-item i reads a[i] and b[i] and writes c[i], as lane i % 64 of wave i / 64
-    for (base, write) in [(da, false), (db, false), (dc, true)] {
+    for (base, dir) in [(da, Dir::Read), (db, Dir::Read), (dc, Dir::Write)] {
         let mut seen: Vec<u64> = acc
             .iter()
-            .filter(|(_, x)| x.space == Space::Global && x.lane < 64 && x.write == write && (base..base + 4 * n as u64).contains(&x.address))
+            .filter(|(_, x)| x.space == Space::Global && x.dir == dir && (base..base + 4 * n as u64).contains(&x.address))
             .map(|(w, x)| {
                 assert_eq!((x.address - base) / 4, *w as u64 * 64 + x.lane as u64, "lane and address agree");
                 assert_eq!(x.bytes, 4);
@@ -322,7 +322,7 @@ fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changi
         seen.sort();
         assert_eq!(seen, (0..n as u64).map(|i| base + 4 * i).collect::<Vec<_>>());
     }
-    assert!(acc.iter().any(|(_, x)| x.lane == 64), "scalar kernarg loads are recorded too");
+    assert!(acc.iter().any(|(_, x)| x.space == Space::Scalar && x.dir == Dir::Read), "scalar kernarg loads are recorded too");
     // with a switch after every instruction, consecutive instructions come from different waves
     let order = rec.order.into_inner().unwrap();
     let switches = order.windows(2).filter(|w| w[0] != w[1]).count();

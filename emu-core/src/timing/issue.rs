@@ -1,0 +1,422 @@
+//! What the scheduler knows about an instruction before it issues, and what a wave waits on.
+//!
+//! [`InstInfo`] is worked out once per instruction address from the table row and the timing table: the issue
+//! category (at most one instruction per category issues per SIMD turn), the pipe and its cycles, the latency of
+//! its results, the registers it reads and writes (operands by field, the table's implicit SCC/VCC/EXEC/M0, EXEC
+//! for every vector instruction), and what it means to the sequencer (`s_waitcnt` counts, barrier, end,
+//! `s_nop`/`s_sleep` cycles).
+//!
+//! [`WaveWaits`] is a wave's side: the results still being computed (only latencies longer than the issue
+//! cadence can hold a dependent instruction, since a wave issues at most once per turn), and the completion
+//! cycles of its outstanding vector memory (`vmcnt`, returned in order) and LDS/scalar/message
+//! (`lgkmcnt`, in any order) operations.
+
+use isa_amdgpu::encoding::{Encoding, Field};
+use isa_amdgpu::table::{Implicit, MemDir, OperandKind, RegFile, WaitClass};
+use isa_amdgpu::{Form, Inst, Opcode};
+
+use super::inst::{InstTiming, Latency, Pipe, TimingTable};
+use crate::observe::{MemoryOp, WaitCounts};
+
+/// The issue categories: per SIMD turn, at most one instruction of each, from different waves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// VALU and matrix core.
+    Valu,
+    /// SALU and scalar memory.
+    Salu,
+    /// Vector memory (global, buffer, scratch, FLAT).
+    Vmem,
+    Lds,
+    /// Branches and messages.
+    Branch,
+    /// Handled by the sequencer without a unit (`s_nop`, `s_waitcnt`, `s_barrier`, `s_endpgm`, ...): takes the
+    /// wave's turn, no category slot.
+    Internal,
+}
+
+impl Category {
+    /// Bit of the category in a turn's mask of used categories (0 for [`Category::Internal`]).
+    pub fn bit(self) -> u8 {
+        match self {
+            Category::Valu => 1,
+            Category::Salu => 2,
+            Category::Vmem => 4,
+            Category::Lds => 8,
+            Category::Branch => 16,
+            Category::Internal => 0,
+        }
+    }
+
+    fn of(pipe: Pipe) -> Category {
+        match pipe {
+            Pipe::Valu | Pipe::Mfma | Pipe::MfmaExclusive => Category::Valu,
+            Pipe::Salu | Pipe::Smem => Category::Salu,
+            Pipe::Vmem | Pipe::Flat => Category::Vmem,
+            Pipe::Lds => Category::Lds,
+            Pipe::Branch | Pipe::Msg => Category::Branch,
+            Pipe::Internal => Category::Internal,
+        }
+    }
+}
+
+/// What an instruction means to the sequencer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequencer {
+    Plain,
+    Waitcnt(WaitCounts),
+    Barrier,
+    End,
+    /// `s_nop` / `s_sleep`: the wave issues nothing else for this many cycles.
+    Hold(u64),
+    /// `ds_gws_*`: grid-wide sync, which the timing model does not schedule.
+    GridSync,
+}
+
+/// Register numbers of the scoreboard: SGPR slots 0..127 (VCC at 106, M0 at 124, EXEC at 126), SCC 128,
+/// VGPRs from 256, AGPRs from 512.
+pub const SCC: u16 = 128;
+const VGPR: u16 = 256;
+const AGPR: u16 = 512;
+
+/// Up to eight register ranges `[start, end)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Regs {
+    ranges: [(u16, u16); 8],
+    len: u8,
+}
+
+impl Regs {
+    fn add(&mut self, start: u16, count: u16) {
+        if count == 0 || self.len as usize == self.ranges.len() {
+            return;
+        }
+        self.ranges[self.len as usize] = (start, start + count);
+        self.len += 1;
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u16, u16)> + '_ {
+        self.ranges[..self.len as usize].iter().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn overlaps(&self, start: u16, end: u16) -> bool {
+        self.iter().any(|(s, e)| s < end && start < e)
+    }
+}
+
+/// Everything the scheduler needs about one instruction.
+#[derive(Debug, Clone, Copy)]
+pub struct InstInfo {
+    pub inst: Inst,
+    pub timing: InstTiming,
+    pub category: Category,
+    pub sequencer: Sequencer,
+    /// Cycles the instruction occupies its pipe (`s_nop`/`s_sleep`: 1; their hold is in `sequencer`).
+    pub issue: u64,
+    /// Cycles from issue until the results can be read (`None`: a memory instruction, waited for with
+    /// `s_waitcnt`).
+    pub latency: Option<u64>,
+    pub reads: Regs,
+    pub writes: Regs,
+    pub wait: WaitClass,
+    pub memory: Option<MemoryOp>,
+}
+
+impl InstInfo {
+    /// The info of `inst` on the target `table` describes, or `None` when the table has no timing for it.
+    pub fn new(inst: &Inst, table: &TimingTable) -> Option<InstInfo> {
+        let timing = *table.get(inst.info.opcode)?;
+        let sequencer = match inst.info.opcode {
+            Opcode::SWaitcnt => Sequencer::Waitcnt(WaitCounts::of(inst)),
+            Opcode::SBarrier => Sequencer::Barrier,
+            Opcode::SEndpgm => Sequencer::End,
+            Opcode::SNop | Opcode::SSleep => Sequencer::Hold(timing.issue_with_count(inst.field(Field::Simm16) & 0x7f)),
+            Opcode::DsGwsBarrier | Opcode::DsGwsInit | Opcode::DsGwsSemaBr | Opcode::DsGwsSemaP | Opcode::DsGwsSemaReleaseAll | Opcode::DsGwsSemaV => Sequencer::GridSync,
+            _ => Sequencer::Plain,
+        };
+        let latency = match timing.latency {
+            Latency::Cycles(c) => Some(c as u64),
+            Latency::Memory => None,
+        };
+        let (reads, writes) = registers(inst);
+        Some(InstInfo {
+            inst: *inst,
+            timing,
+            category: Category::of(timing.pipe),
+            sequencer,
+            issue: timing.issue as u64,
+            latency,
+            reads,
+            writes,
+            wait: inst.info.wait,
+            memory: MemoryOp::of(inst),
+        })
+    }
+}
+
+/// The registers `inst` reads and writes.
+fn registers(inst: &Inst) -> (Regs, Regs) {
+    let (mut reads, mut writes) = (Regs::default(), Regs::default());
+    let info = inst.info;
+    let enc = info.encoding;
+    let acc = inst.field(Field::Acc) == 1 && matches!(enc, Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg);
+    let mfma = info.mfma.is_some();
+    let (acc_a, acc_b, acc_cd) = if mfma {
+        let ab = inst.field(Field::OpSelHi);
+        (ab & 1 == 1, ab & 2 == 2, inst.field(Field::Clamp) == 1)
+    } else {
+        (false, false, false)
+    };
+    let loads = matches!(info.mem.dir, MemDir::Load);
+    let returns = info.mem.flags.contains(isa_amdgpu::table::MemFlags::RETURNS) || (info.mem.dir == MemDir::Atomic && inst.field(Field::Glc) == 1);
+    for o in info.operands {
+        let v = inst.field(o.field);
+        // destination fields; VDATA is a destination of loads and of atomics that return
+        let dst = match o.field {
+            Field::Vdst | Field::Sdst => true,
+            Field::Sdata => enc == Encoding::Smem && info.mem.dir != MemDir::Store,
+            Field::Vdata => loads || (info.mem.dir == MemDir::Atomic && returns),
+            _ => false,
+        };
+        let agpr = match o.field {
+            Field::Vdst | Field::Vdata | Field::Data | Field::Data0 | Field::Data1 => acc || (mfma && acc_cd && o.field == Field::Vdst),
+            Field::Src0 => acc_a || info.opcode == Opcode::VAccvgprReadB32 || info.opcode == Opcode::VAccvgprMovB32,
+            Field::Src1 => acc_b,
+            Field::Src2 => acc_cd,
+            _ => false,
+        } || (o.field == Field::Vdst && matches!(info.opcode, Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32));
+        let (start, count) = match o.kind {
+            OperandKind::Reg { file: RegFile::S, count } => {
+                let base = match (enc, o.field) {
+                    (Encoding::Smem, Field::Sbase) => v * 2,
+                    (_, Field::Srsrc | Field::Ssamp) => v * 4,
+                    _ => v,
+                };
+                match crate::wave::sgpr_slot(base) {
+                    Some(s) if base < 128 => (s as u16, count as u16),
+                    _ => continue,
+                }
+            }
+            OperandKind::Reg { file, count } => {
+                let count = inst.vector_regs(o.field, count as u32) as u16;
+                let base = if file == RegFile::A || agpr { AGPR } else { VGPR };
+                (base + v as u16, count)
+            }
+            OperandKind::Src { count, .. } => {
+                // SDWA and DPP keep src0's register in their extra dword
+                let v = if o.field == Field::Src0 && inst.form != Form::Plain { 256 + (inst.ext().unwrap_or(0) & 0xff) } else { v };
+                match v {
+                    0..=127 => match crate::wave::sgpr_slot(v) {
+                        Some(s) => (s as u16, count as u16),
+                        None => continue,
+                    },
+                    253 => (SCC, 1),
+                    256..=511 => ((if agpr { AGPR } else { VGPR }) + (v - 256) as u16, count as u16),
+                    // inline constants, literals, execz/vccz
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        if dst {
+            writes.add(start, count);
+        } else {
+            reads.add(start, count);
+        }
+    }
+    // the GLOBAL/SCRATCH SGPR base is a field without an operand of its own
+    if matches!(enc, Encoding::Global | Encoding::Scratch) {
+        let saddr = inst.field(Field::Saddr);
+        if saddr < 0x7d {
+            reads.add(saddr as u16, if enc == Encoding::Global { 2 } else { 1 });
+        }
+    }
+    for (set, implicit) in [(&mut reads, info.reads), (&mut writes, info.writes)] {
+        if implicit.contains(Implicit::SCC) {
+            set.add(SCC, 1);
+        }
+        if implicit.contains(Implicit::VCC) {
+            set.add(106, 2);
+        }
+        if implicit.contains(Implicit::EXEC) {
+            set.add(126, 2);
+        }
+        if implicit.contains(Implicit::M0) {
+            set.add(124, 1);
+        }
+    }
+    // vector instructions read EXEC
+    if !matches!(enc, Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk | Encoding::Sopp | Encoding::Smem) && !info.reads.contains(Implicit::EXEC) {
+        reads.add(126, 2);
+    }
+    (reads, writes)
+}
+
+/// A wave's results in flight and its outstanding counted operations.
+#[derive(Debug, Clone, Default)]
+#[repr(C)]
+pub struct WaveWaits {
+    pending_len: usize,
+    /// Registers still being computed: (start, end, cycle the value is there); at most 8 (the oldest dropped).
+    pending: [(u16, u16, u64); 8],
+    /// Completion cycles of outstanding vector memory operations, in issue order and non-decreasing (they
+    /// return in order).
+    vm: std::collections::VecDeque<u64>,
+    /// Completion cycles of outstanding LDS, scalar memory and message operations, sorted.
+    lgkm: Vec<u64>,
+}
+
+impl WaveWaits {
+    /// The cycle at which every register `reads` names is there.
+    pub fn operands_ready(&self, reads: &Regs) -> u64 {
+        if self.pending_len == 0 {
+            return 0;
+        }
+        let mut t = 0;
+        for &(s, e, ready) in &self.pending[..self.pending_len] {
+            if reads.overlaps(s, e) {
+                t = t.max(ready);
+            }
+        }
+        t
+    }
+
+    /// Results of an instruction issued at `now` arrive at `ready`.
+    pub fn write(&mut self, now: u64, writes: &Regs, ready: u64) {
+        // forget what has arrived
+        let mut k = 0;
+        for i in 0..self.pending_len {
+            if self.pending[i].2 > now {
+                self.pending[k] = self.pending[i];
+                k += 1;
+            }
+        }
+        self.pending_len = k;
+        for (s, e) in writes.iter() {
+            if self.pending_len == self.pending.len() {
+                // full: drop the one arriving first (the least likely to hold anyone)
+                let (i, _) = self.pending.iter().enumerate().min_by_key(|(_, p)| p.2).expect("full");
+                self.pending[i] = (s, e, ready);
+            } else {
+                self.pending[self.pending_len] = (s, e, ready);
+                self.pending_len += 1;
+            }
+        }
+    }
+
+    /// A vector memory operation completing at `done`.
+    pub fn push_vm(&mut self, done: u64) {
+        let done = done.max(self.vm.back().copied().unwrap_or(0));
+        self.vm.push_back(done);
+    }
+
+    /// An LDS, scalar memory or message operation completing at `done`.
+    pub fn push_lgkm(&mut self, done: u64) {
+        let at = self.lgkm.partition_point(|&x| x <= done);
+        self.lgkm.insert(at, done);
+    }
+
+    /// Forgets operations complete by `now`.
+    pub fn retire(&mut self, now: u64) {
+        while self.vm.front().is_some_and(|&d| d <= now) {
+            self.vm.pop_front();
+        }
+        let done = self.lgkm.partition_point(|&x| x <= now);
+        self.lgkm.drain(..done);
+    }
+
+    /// The cycle at which at most `vmcnt` vector memory operations remain outstanding.
+    pub fn vm_ready(&self, vmcnt: u8) -> u64 {
+        let (n, c) = (self.vm.len(), vmcnt as usize);
+        if n > c {
+            self.vm[n - c - 1]
+        } else {
+            0
+        }
+    }
+
+    /// The cycle at which at most `lgkmcnt` LDS/scalar/message operations remain outstanding.
+    pub fn lgkm_ready(&self, lgkmcnt: u8) -> u64 {
+        let (n, c) = (self.lgkm.len(), lgkmcnt as usize);
+        if n > c {
+            self.lgkm[n - c - 1]
+        } else {
+            0
+        }
+    }
+
+    /// When every outstanding operation is complete.
+    pub fn all_done(&self) -> u64 {
+        self.vm.back().copied().unwrap_or(0).max(self.lgkm.last().copied().unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use isa_amdgpu::Target;
+
+    fn asm(text: &str, target: Target) -> Inst {
+        // hand-encoded words for a few instructions (llvm-mc-19 -show-encoding)
+        let words: &[u32] = match text {
+            // v_add_f32_e32 v2, v0, v1
+            "v_add_f32" => &[0x0204_0300],
+            // global_load_dword v1, v[2:3], off
+            "global_load" => &[0xdc50_8000, 0x017f_0002],
+            // s_waitcnt vmcnt(0) lgkmcnt(0)
+            "s_waitcnt" => &[0xbf8c_0070],
+            // v_cmp_eq_u32_e32 vcc, v0, v1
+            "v_cmp" => &[0x7d94_0300],
+            _ => unreachable!(),
+        };
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        isa_amdgpu::decode(&bytes, 0, target).unwrap()
+    }
+
+    #[test]
+    fn operands_become_scoreboard_registers() {
+        let t = TimingTable::of(Target::Gfx90a);
+        let add = InstInfo::new(&asm("v_add_f32", Target::Gfx90a), t).unwrap();
+        assert_eq!(add.inst.info.name, "v_add_f32_e32");
+        assert_eq!(add.writes.iter().collect::<Vec<_>>(), vec![(VGPR + 2, VGPR + 3)]);
+        let r: Vec<_> = add.reads.iter().collect();
+        assert!(r.contains(&(VGPR, VGPR + 1)) && r.contains(&(VGPR + 1, VGPR + 2)) && r.contains(&(126, 128)), "{r:?}");
+        assert_eq!((add.category, add.latency), (Category::Valu, Some(4)));
+        let load = InstInfo::new(&asm("global_load", Target::Gfx90a), t).unwrap();
+        assert_eq!(load.writes.iter().collect::<Vec<_>>(), vec![(VGPR + 1, VGPR + 2)]);
+        assert!(load.reads.iter().any(|x| x == (VGPR + 2, VGPR + 4)), "{:?}", load.reads);
+        assert_eq!((load.category, load.latency, load.wait), (Category::Vmem, None, WaitClass::Vm));
+        let cmp = InstInfo::new(&asm("v_cmp", Target::Gfx90a), t).unwrap();
+        assert!(cmp.writes.iter().any(|x| x == (106, 108)), "VOPC writes VCC: {:?}", cmp.writes);
+        let w = InstInfo::new(&asm("s_waitcnt", Target::Gfx90a), t).unwrap();
+        assert_eq!(w.sequencer, Sequencer::Waitcnt(WaitCounts { vmcnt: 0, expcnt: 7, lgkmcnt: 0 }));
+        assert_eq!(w.category, Category::Internal);
+    }
+
+    #[test]
+    fn counters_wait_for_the_operations_beyond_the_count() {
+        let mut w = WaveWaits::default();
+        w.push_vm(100);
+        w.push_vm(90); // returns in order: not before the first
+        w.push_vm(300);
+        assert_eq!((w.vm_ready(0), w.vm_ready(1), w.vm_ready(2), w.vm_ready(3)), (300, 100, 100, 0));
+        w.push_lgkm(50);
+        w.push_lgkm(20);
+        assert_eq!((w.lgkm_ready(0), w.lgkm_ready(1)), (50, 20));
+        w.retire(100);
+        assert_eq!((w.vm_ready(0), w.lgkm_ready(0), w.all_done()), (300, 0, 300));
+        let mut regs = Regs::default();
+        regs.add(VGPR + 4, 2);
+        w.write(0, &regs, 64);
+        let mut r = Regs::default();
+        r.add(VGPR + 5, 1);
+        assert_eq!(w.operands_ready(&r), 64);
+        let mut other = Regs::default();
+        other.add(VGPR + 6, 1);
+        assert_eq!(w.operands_ready(&other), 0);
+    }
+}

@@ -1,0 +1,1303 @@
+//! The timing model's dispatch loop: one host thread that owns the model and decides, cycle by modeled
+//! cycle, which wave issues what; the engines execute what it picks.
+//!
+//! **Placement.** A dispatcher places workgroups in order, XCD by XCD round-robin (workgroup `i` goes to XCD
+//! `i mod xcds`, as the command processor deals them on MI300X), on a shader engine of that XCD chosen
+//! round-robin and a CU of that engine with room (fewest resident waves first): wave slots, the unified
+//! VGPR/AGPR file and the SGPR file of each SIMD, the CU's LDS, and its barrier resources. A workgroup that
+//! does not fit waits for one of its XCD to retire. Each engine places one workgroup per
+//! `overheads.workgroup_dispatch` cycles; waves start `overheads.wave_launch` cycles after placement, the first
+//! workgroup `overheads.kernel_launch` cycles after the dispatch began.
+//!
+//! **Issue.** Each CU has 4 SIMDs; SIMD `k` gets an issue turn every `core.issue_cadence` cycles (on cycles
+//! ≡ k mod 4). In its turn a SIMD issues at most one instruction per [`Category`] (VALU/matrix, SALU/SMEM,
+//! VMEM, LDS, branch/message), each from a different wave, oldest wave first; a wave issues in order, at most
+//! one instruction per turn. An instruction issues when its wave is not held (barrier, `s_nop`/`s_sleep`,
+//! instruction-buffer refill after a taken branch or an instruction-cache miss), its `s_waitcnt` counts
+//! allow (completion cycles of the wave's vector memory and LDS/scalar operations), its source registers are
+//! computed (latencies of the timing table) and its unit is free (VALU and matrix core per SIMD, the texture
+//! address unit and the LDS per CU). Memory instructions take their lanes' addresses to the memory pipeline
+//! ([`super::memory`]) or the LDS bank model ([`super::lds`]) at issue, which gives their completion cycles.
+//!
+//! **Functional execution.** Each wave has a queue of instructions the engine has executed but the model
+//! has not issued yet (with their lanes' accesses). When the model issues the head of a wave whose queue is
+//! empty (known beforehand from the decoded instruction at the wave's PC), it runs the wave's next block on
+//! the [`WaveRunner`] (one block of compiled code on the JIT, one instruction on the interpreter), which
+//! fills the queue. So a wave's effects on memory happen when its block starts issuing: functional
+//! execution runs ahead of modeled time by at most one block. Instructions that read a clock start a block,
+//! and the wave's clock is set to the modeled issue cycle before it runs.
+//!
+//! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
+//! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
+//! host's thread count or on the engine, and results are those of a functional dispatch of a race-free
+//! kernel.
+
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::cell::RefCell;
+
+use isa_amdgpu::table::FlowControl;
+use isa_amdgpu::Inst;
+
+use super::cache::{coalesce, LineUse};
+use super::inst::{Pipe, TimingTable};
+use super::issue::{InstInfo, Sequencer, WaveWaits};
+use super::lds::bank_cycles;
+use super::machine::Machine;
+use super::memory::{Kind, LineRequest, MemorySystem};
+use super::stats::{Occupancy, PerUnit, TimingStats};
+use crate::device::DevicePreset;
+use crate::dispatch::DispatchContext;
+use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
+use crate::memory::DeviceMemory;
+use crate::observe::{classify, next_dispatch_id, Dir, Event, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
+use crate::wave::{WaveClock, WaveStatus};
+
+/// Runs `launch` in the timing model: the results of a functional dispatch, its modeled cycles and the model's
+/// statistics.
+pub fn run_timed<'a, R: WaveRunner, O: Observer>(
+    mem: &'a DeviceMemory,
+    device: &'a DevicePreset,
+    launch: &'a Launch<'a>,
+    limits: Limits,
+    runner: &'a R,
+    observer: &'a O,
+) -> Result<(RunStats, TimingStats), EngineError> {
+    engine::check_launch(device, launch)?;
+    let fail = |what: String| EngineError::Timing { kernel: launch.name.to_string(), what };
+    if launch.cooperative && launch.code.grid_sync {
+        return Err(fail("grid-wide sync (ds_gws_barrier) is not modeled; run this dispatch without timing".into()));
+    }
+    let machine = Machine::by_preset(device.id).ok_or_else(|| fail(format!("no machine description for device {}", device.id)))?;
+    let mut model = Model::new(mem, device, launch, limits, runner, observer, machine)?;
+    let result = model.run();
+    model.release_all();
+    result
+}
+
+/// Why a wave's issue is held back, besides its turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    None,
+    Barrier,
+    Fetch,
+    Sleep,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Active,
+    AtBarrier,
+    Done,
+}
+
+/// An instruction the engine executed and the model has not issued yet.
+#[derive(Debug, Clone, Copy)]
+struct Executed {
+    pc: u64,
+    exec: u64,
+    /// Index into [`Model::infos`].
+    info: u32,
+    /// Its lane accesses: `acc[start..start + len]` of the wave.
+    acc_start: u32,
+    acc_len: u32,
+    /// The PC the wave went on at.
+    next_pc: u64,
+}
+
+/// A resident wave's timing state; what every issue turn reads comes first (one cache line).
+#[repr(C)]
+struct Wave {
+    /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
+    /// (`u32::MAX`: not looked up yet).
+    head: u32,
+    state: State,
+    hold_why: Hold,
+    simd: u32,
+    /// The wave's next issue turn.
+    next_turn: u64,
+    hold: u64,
+    waits: WaveWaits,
+    slot: u32,
+    index: u32,
+    vgprs: u32,
+    sgprs: u32,
+    queue: VecDeque<Executed>,
+    acc: Vec<LaneAccess>,
+    /// Instruction-cache line of the wave's next instruction.
+    line: u64,
+    /// The PC the engine continues at (where the queue ends).
+    peek_pc: u64,
+    start: u64,
+    placement: Placement,
+}
+
+/// A resident workgroup.
+struct Slot {
+    group: Group,
+    /// The workgroup's linear index in the grid.
+    linear: u64,
+    waves: Vec<u32>,
+    lds: u32,
+    live: u32,
+    at_barrier: u32,
+    last_arrival: u64,
+    end: u64,
+    multi: bool,
+}
+
+struct Cu {
+    xcd: u32,
+    se: u32,
+    waves: u32,
+    multi_groups: u32,
+    lds: u32,
+    /// The texture address unit (vector memory) and the LDS are free from these cycles.
+    vmem_free: u64,
+    lds_free: u64,
+}
+
+struct Simd {
+    cu: u32,
+    /// Turns come on cycles ≡ phase (mod cadence).
+    phase: u64,
+    /// Resident waves, oldest first (the first `len`).
+    waves: [u32; MAX_WAVES],
+    /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
+    /// has ended). A lower bound: the times it comes from only move later, except when a barrier releases,
+    /// which sets it anew.
+    lbs: [u64; MAX_WAVES],
+    len: usize,
+    vgprs: u32,
+    sgprs: u32,
+    valu_free: u64,
+    mfma_free: u64,
+    /// The cycle of this SIMD's live entry in the turn heap (`u64::MAX`: none).
+    scheduled: u64,
+}
+
+/// What the engine reports while running a block: each executed instruction (PC, EXEC, the instruction, its
+/// accesses as a range of `acc`).
+struct Log {
+    entries: Vec<(u64, u64, Inst, u32, u32)>,
+    acc: Vec<LaneAccess>,
+    buf: Vec<LaneAccess>,
+}
+
+thread_local! {
+    /// The log of the block being run: engines run a wave's block on the thread that asks them to, so the
+    /// model finds the block's instructions here when `run_wave` returns.
+    static LOG: RefCell<Log> = const { RefCell::new(Log { entries: Vec::new(), acc: Vec::new(), buf: Vec::new() }) };
+}
+
+/// The observer the model runs blocks with: it records each executed instruction and its lane accesses.
+struct Recorder;
+
+impl Observer for Recorder {
+    const WANTS_ACCESSES: bool = true;
+    fn instruction(&self, ev: &InstEvent<'_>) {
+        LOG.with_borrow_mut(|log| {
+            let Log { entries, acc, buf } = log;
+            let a = classify(ev.inst, ev.accesses, buf);
+            let start = acc.len() as u32;
+            acc.extend_from_slice(a);
+            entries.push((ev.pc, ev.exec, *ev.inst, start, a.len() as u32));
+        });
+    }
+}
+
+/// The constraints on a wave's head instruction at one cycle.
+#[derive(Debug, Clone, Copy, Default)]
+struct Constraints {
+    vm: u64,
+    lgkm: u64,
+    dependency: u64,
+    unit: u64,
+}
+
+impl Constraints {
+    fn ready(&self) -> u64 {
+        self.vm.max(self.lgkm).max(self.dependency).max(self.unit)
+    }
+}
+
+struct Model<'a, R: WaveRunner, O: Observer> {
+    mem: &'a DeviceMemory,
+    device: &'a DevicePreset,
+    launch: &'a Launch<'a>,
+    cx: DispatchContext<'a>,
+    runner: &'a R,
+    observer: &'a O,
+    block_limits: Limits,
+    m: &'static Machine,
+    table: &'static TimingTable,
+    memsys: MemorySystem,
+    /// Where the memory pipeline sees addresses ([`Places`]).
+    places: Places,
+    dispatch: u64,
+    clock: WaveClock,
+    /// Cycles between a SIMD's issue turns (a power of two).
+    cadence: u64,
+    icache_line_shift: u32,
+    infos: Vec<InstInfo>,
+    /// Per dword of the code: index into `infos` + 1 (0: not seen yet).
+    info_at: Vec<u32>,
+    cus: Vec<Cu>,
+    simds: Vec<Simd>,
+    slots: Vec<Option<Slot>>,
+    free_slots: Vec<u32>,
+    waves: Vec<Wave>,
+    free_waves: Vec<u32>,
+    /// SIMD turns (SIMD index) and wave ends ([`RETIRE`] | wave index) to come.
+    turns: Wheel,
+    /// Per XCD: the next workgroup (linear index) it places, and its next shader engine.
+    xcd_next: Vec<u64>,
+    se_next: Vec<u32>,
+    /// Per shader engine (XCD-major): when its dispatcher can place the next workgroup.
+    se_free: Vec<u64>,
+    workgroups: u64,
+    groups_done: u64,
+    /// The block just run, taken from [`LOG`].
+    entries: Vec<(u64, u64, Inst, u32, u32)>,
+    infos_of_block: Vec<u32>,
+    /// Lane scratch of memory instructions.
+    rounds: Option<Box<Rounds>>,
+    /// Scratch of placement: the SIMD of each wave of a workgroup.
+    plan: Vec<u32>,
+    lines: Vec<LineUse>,
+    reqs: Vec<LineRequest>,
+    // what the dispatch needs per workgroup and wave
+    wave_vgprs: u32,
+    wave_sgprs: u32,
+    group_lds: u32,
+    // statistics
+    end: u64,
+    wave_cycles: u128,
+    waves_run: u64,
+    instructions: u64,
+    issued: PerUnit,
+    busy: PerUnit,
+    stalls: Stalls,
+    lds_conflicts: u64,
+}
+
+/// Where the memory pipeline sees a dispatch's addresses: the code object and the kernel arguments, which
+/// move from one dispatch to the next, at fixed places; a workgroup's private memory at a place of its own by
+/// its index in the grid; everything else counted from the start of device memory (so the cycles depend
+/// neither on where the host mapped it nor on where earlier dispatches left their code).
+struct Places {
+    arena: u64,
+    code: u64,
+    code_bytes: u64,
+    kernarg: u64,
+    kernarg_bytes: u64,
+    /// Private bytes of a full workgroup.
+    scratch_group: u64,
+}
+
+impl Places {
+    const CODE: u64 = 1 << 46;
+    const KERNARG: u64 = 1 << 46 | 1 << 40;
+    const SCRATCH: u64 = 1 << 47;
+
+    /// The place of `addr`; `scratch` is (base, linear index) of the workgroup's private memory when the
+    /// access is a private one.
+    fn of(&self, addr: u64, scratch: Option<(u64, u64)>) -> u64 {
+        if let Some((base, linear)) = scratch {
+            return Self::SCRATCH + linear * self.scratch_group + addr.wrapping_sub(base);
+        }
+        if addr.wrapping_sub(self.code) < self.code_bytes {
+            Self::CODE + (addr - self.code)
+        } else if addr.wrapping_sub(self.kernarg) < self.kernarg_bytes {
+            Self::KERNARG + (addr - self.kernarg)
+        } else {
+            addr.wrapping_sub(self.arena)
+        }
+    }
+}
+
+/// Wave slots a SIMD can have (8 on CDNA2 and CDNA3).
+const MAX_WAVES: usize = 16;
+
+/// Marks a wave's end among the turns.
+const RETIRE: u32 = 1 << 31;
+
+/// The first cycle from `t` that is ≡ `phase` modulo `cadence` (a power of two).
+fn align_up(t: u64, phase: u64, cadence: u64) -> u64 {
+    t + (phase.wrapping_sub(t) & (cadence - 1))
+}
+
+fn round_up(x: u32, granule: u32) -> u32 {
+    x.div_ceil(granule.max(1)) * granule.max(1)
+}
+
+impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
+    fn new(mem: &'a DeviceMemory, device: &'a DevicePreset, launch: &'a Launch<'a>, limits: Limits, runner: &'a R, observer: &'a O, m: &'static Machine) -> Result<Self, EngineError> {
+        let topo = &m.topology;
+        let cus: Vec<Cu> = (0..topo.cus())
+            .map(|cu| Cu { xcd: topo.xcd_of(cu), se: topo.se_of(cu), waves: 0, multi_groups: 0, lds: 0, vmem_free: 0, lds_free: 0 })
+            .collect();
+        let per = m.core.simds_per_cu;
+        let simds = (0..topo.cus() * per)
+            .map(|s| Simd { cu: s / per, phase: (s % per) as u64, waves: [0; MAX_WAVES], lbs: [0; MAX_WAVES], len: 0, vgprs: 0, sgprs: 0, valu_free: 0, mfma_free: 0, scheduled: u64::MAX })
+            .collect();
+        let kd = launch.descriptor;
+        let dispatch = next_dispatch_id();
+        let code_words = launch.code.size.div_ceil(4) as usize;
+        Ok(Model {
+            mem,
+            device,
+            launch,
+            cx: engine::dispatch_context(device, launch),
+            runner,
+            observer,
+            block_limits: Limits { slice: Some(1), threads: Some(1), timing: false, ..limits },
+            m,
+            table: TimingTable::of(device.target),
+            memsys: MemorySystem::new(m),
+            places: Places {
+                arena: mem.base(),
+                code: launch.code.base,
+                code_bytes: launch.code.size,
+                kernarg: launch.kernarg_addr,
+                kernarg_bytes: launch.kernarg.len() as u64,
+                scratch_group: launch.private_segment_size.div_ceil(16) as u64 * 16 * device.wave_size as u64 * launch.shape.waves_in([0; 3], device.wave_size) as u64,
+            },
+            dispatch,
+            clock: WaveClock { base: engine::clock_base(), per_instruction: 0, shader_mhz: m.clocks.shader_mhz },
+            cadence: m.core.issue_cadence.max(1).next_power_of_two() as u64,
+            icache_line_shift: m.icache.line_bytes.trailing_zeros(),
+            infos: Vec::new(),
+            info_at: vec![0; code_words],
+            cus,
+            simds,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            waves: Vec::new(),
+            free_waves: Vec::new(),
+            turns: Wheel::new(),
+            xcd_next: (0..topo.xcds as u64).collect(),
+            se_next: vec![0; topo.xcds as usize],
+            se_free: vec![0; (topo.xcds * topo.ses_per_xcd) as usize],
+            workgroups: launch.shape.workgroup_count(),
+            groups_done: 0,
+            entries: Vec::new(),
+            infos_of_block: Vec::new(),
+            rounds: Some(Rounds::new()),
+            plan: Vec::new(),
+            lines: Vec::with_capacity(128),
+            reqs: Vec::with_capacity(128),
+            wave_vgprs: round_up(kd.vgpr_alloc_count(), m.core.vgpr_granule),
+            wave_sgprs: round_up(kd.sgpr_alloc_count().unwrap_or(0), m.core.sgpr_granule),
+            group_lds: round_up(launch.group_segment_size, m.core.lds_granule),
+            end: 0,
+            wave_cycles: 0,
+            waves_run: 0,
+            instructions: 0,
+            issued: PerUnit::default(),
+            busy: PerUnit::default(),
+            stalls: Stalls::default(),
+            lds_conflicts: 0,
+        })
+    }
+
+    fn fail(&self, what: String) -> EngineError {
+        EngineError::Timing { kernel: self.launch.name.to_string(), what }
+    }
+
+    fn run(&mut self) -> Result<(RunStats, TimingStats), EngineError> {
+        if O::ACTIVE {
+            self.observer.event(&engine::dispatch_begin(self.dispatch, self.device, self.launch, true));
+        }
+        // the largest workgroup must fit on an empty CU
+        let full = self.launch.shape.waves_in([0; 3], self.device.wave_size);
+        if !self.fit(0, full, true, &mut Vec::new()) {
+            return Err(self.fail(format!(
+                "a workgroup of {full} waves ({} VGPRs, {} SGPRs per wave, {} bytes of LDS) does not fit on a CU",
+                self.wave_vgprs, self.wave_sgprs, self.group_lds
+            )));
+        }
+        let t0 = self.m.overheads.kernel_launch;
+        for x in 0..self.m.topology.xcds {
+            self.place(t0, x)?;
+        }
+        // turns and wave ends in cycle order
+        while let Some((t, x)) = self.turns.peek() {
+            self.turns.pop();
+            if x & RETIRE != 0 {
+                self.end_wave(t, (x & !RETIRE) as usize)?;
+                continue;
+            }
+            let s = x as usize;
+            if self.simds[s].scheduled != t {
+                continue;
+            }
+            self.simds[s].scheduled = u64::MAX;
+            self.turn(t, s)?;
+        }
+        if self.groups_done < self.workgroups {
+            let waiting = self.waves.iter().filter(|w| w.state == State::AtBarrier).count();
+            return Err(self.fail(format!("{} of {} workgroups never finished: {waiting} wave(s) wait at s_barrier for waves that cannot arrive", self.workgroups - self.groups_done, self.workgroups)));
+        }
+        let cycles = self.end;
+        engine::advance_clock(self.clock.base + cycles);
+        let stats = RunStats { workgroups: self.workgroups, waves: self.waves_run, wave_instructions: self.instructions, cycles: Some(cycles) };
+        if O::ACTIVE {
+            let RunStats { workgroups, waves, wave_instructions, .. } = stats;
+            self.observer.event(&Event::DispatchEnd { dispatch: self.dispatch, workgroups, waves, wave_instructions, cycles: Some(cycles) });
+        }
+        let timing = TimingStats {
+            device: self.device.id.to_string(),
+            shader_mhz: self.m.clocks.shader_mhz,
+            cycles,
+            ns: cycles as f64 * 1000.0 / self.m.clocks.shader_mhz as f64,
+            workgroups: self.workgroups,
+            waves: self.waves_run,
+            wave_instructions: self.instructions,
+            occupancy: self.occupancy(cycles),
+            issued: self.issued,
+            busy: self.busy,
+            stalls: self.stalls,
+            memory: self.memsys.stats(),
+            lds_bank_conflict_cycles: self.lds_conflicts,
+        };
+        Ok((stats, timing))
+    }
+
+    /// Frees the private memory of workgroups still resident (after a fault).
+    fn release_all(&mut self) {
+        for s in self.slots.iter_mut().filter_map(Option::take) {
+            if let Some(a) = s.group.scratch {
+                let _ = self.mem.free(a);
+            }
+        }
+    }
+
+    fn occupancy(&self, cycles: u64) -> Occupancy {
+        let c = &self.m.core;
+        let per_wg = self.launch.shape.waves_in([0; 3], self.device.wave_size).max(1);
+        let mut limits = vec![("waves", c.waves_per_simd)];
+        if let Some(n) = c.vgprs_per_lane.checked_div(self.wave_vgprs) {
+            limits.push(("vgprs", n));
+        }
+        if let Some(n) = c.sgprs_per_simd.checked_div(self.wave_sgprs) {
+            limits.push(("sgprs", n));
+        }
+        let simds = c.simds_per_cu;
+        if let Some(groups) = (self.m.lds.bytes as u32).checked_div(self.group_lds) {
+            limits.push(("lds", (groups * per_wg).div_ceil(simds)));
+        }
+        if per_wg > 1 {
+            limits.push(("workgroups", (c.workgroups_per_cu * per_wg).div_ceil(simds)));
+        }
+        let (by, limit) = limits.iter().copied().min_by_key(|l| l.1).expect("slots");
+        let slots = (c.waves_per_simd * simds) as f64;
+        let mean = if cycles == 0 { 0.0 } else { self.wave_cycles as f64 / cycles as f64 / self.cus.len() as f64 };
+        Occupancy {
+            max_waves_per_simd: c.waves_per_simd,
+            limit_waves_per_simd: limit.min(c.waves_per_simd),
+            limited_by: by.to_string(),
+            mean_waves_per_cu: mean,
+            achieved: mean / slots,
+        }
+    }
+
+    // ---- placement --------------------------------------------------------------------------------------
+
+    /// The SIMD of each of `n` waves (into `plan`) if a workgroup of them fits on CU `cu` (assumed empty when
+    /// `empty`): each wave goes to the SIMD with the fewest waves that has room for it.
+    fn fit(&self, cu: usize, n: u32, empty: bool, plan: &mut Vec<u32>) -> bool {
+        let c = &self.m.core;
+        let per = (c.simds_per_cu as usize).min(8);
+        let unit = &self.cus[cu];
+        let (lds, multi) = if empty { (0, 0) } else { (unit.lds, unit.multi_groups) };
+        if lds + self.group_lds > self.m.lds.bytes as u32 || (n > 1 && multi >= c.workgroups_per_cu) {
+            return false;
+        }
+        let mut have = [(0u32, 0u32, 0u32); 8];
+        if !empty {
+            for (k, h) in have.iter_mut().enumerate().take(per) {
+                let s = &self.simds[cu * per + k];
+                *h = (s.len as u32, s.vgprs, s.sgprs);
+            }
+        }
+        let slots = c.waves_per_simd.min(MAX_WAVES as u32);
+        plan.clear();
+        for _ in 0..n {
+            let Some(k) = (0..per)
+                .filter(|&k| {
+                    let (w, v, s) = have[k];
+                    w < slots && v + self.wave_vgprs <= c.vgprs_per_lane && s + self.wave_sgprs <= c.sgprs_per_simd
+                })
+                .min_by_key(|&k| (have[k].0, k))
+            else {
+                return false;
+            };
+            have[k].0 += 1;
+            have[k].1 += self.wave_vgprs;
+            have[k].2 += self.wave_sgprs;
+            plan.push((cu * per + k) as u32);
+        }
+        true
+    }
+
+    /// Places the workgroups of XCD `xcd` that fit, in order, from cycle `t`.
+    fn place(&mut self, t: u64, xcd: u32) -> Result<(), EngineError> {
+        let topo = &self.m.topology;
+        let (ses, per_xcd) = (topo.ses_per_xcd, topo.cus_per_xcd);
+        loop {
+            let linear = self.xcd_next[xcd as usize];
+            if linear >= self.workgroups {
+                return Ok(());
+            }
+            let wg = self.launch.shape.workgroup_id(linear);
+            let n = self.launch.shape.waves_in(wg, self.device.wave_size);
+            let mut found = None;
+            let mut plan = std::mem::take(&mut self.plan);
+            'search: for k in 0..ses {
+                let se = (self.se_next[xcd as usize] + k) % ses;
+                let mut best: Option<(u32, usize)> = None;
+                for i in (se..per_xcd).step_by(ses as usize) {
+                    let cu = (xcd * per_xcd + i) as usize;
+                    if best.is_some_and(|b| b.0 <= self.cus[cu].waves) {
+                        continue;
+                    }
+                    if self.fit(cu, n, false, &mut plan) {
+                        best = Some((self.cus[cu].waves, cu));
+                    }
+                }
+                if let Some((_, cu)) = best {
+                    self.fit(cu, n, false, &mut plan);
+                    found = Some((se, cu));
+                    break 'search;
+                }
+            }
+            let Some((se, cu)) = found else {
+                self.plan = plan;
+                return Ok(());
+            };
+            self.se_next[xcd as usize] = (se + 1) % ses;
+            let e = (xcd * ses + se) as usize;
+            let at = t.max(self.se_free[e]);
+            self.se_free[e] = at + self.m.overheads.workgroup_dispatch;
+            self.xcd_next[xcd as usize] += topo.xcds as u64;
+            let started = self.start_group(at, linear, cu, &plan);
+            self.plan = plan;
+            started?;
+        }
+    }
+
+    /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
+    fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
+        let group = engine::build_group(self.mem, self.device, self.launch, &self.cx, linear, self.clock)?;
+        let wg = group.wg;
+        let multi = plan.len() > 1;
+        let slot_index = match self.free_slots.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let start = at + self.m.overheads.wave_launch;
+        let unit = &mut self.cus[cu];
+        unit.lds += self.group_lds;
+        unit.waves += plan.len() as u32;
+        unit.multi_groups += multi as u32;
+        let (xcd, se) = (unit.xcd, unit.se);
+        let mut ids = Vec::with_capacity(plan.len());
+        for (index, &simd) in plan.iter().enumerate() {
+            let placement = Placement { xcd, se, cu: cu as u32, simd: simd % self.m.core.simds_per_cu };
+            // the wave's first instructions come through the instruction cache
+            let entry = self.launch.entry;
+            let fetched = self.memsys.fetch_instruction(start, cu as u32, self.places.of(entry, None));
+            let penalty = fetched.saturating_sub(start + self.m.icache.hit_latency);
+            let w = Wave {
+                slot: slot_index,
+                index: index as u32,
+                simd,
+                vgprs: self.wave_vgprs,
+                sgprs: self.wave_sgprs,
+                state: State::Active,
+                queue: VecDeque::new(),
+                acc: Vec::new(),
+                waits: WaveWaits::default(),
+                next_turn: start,
+                hold: start + penalty,
+                hold_why: if penalty > 0 { Hold::Fetch } else { Hold::None },
+                line: entry >> self.icache_line_shift,
+                peek_pc: entry,
+                head: u32::MAX,
+                start,
+                placement,
+            };
+            let id = match self.free_waves.pop() {
+                Some(i) => {
+                    let mut w = w;
+                    // keep the old wave's buffers
+                    let old = &mut self.waves[i as usize];
+                    std::mem::swap(&mut w.queue, &mut old.queue);
+                    std::mem::swap(&mut w.acc, &mut old.acc);
+                    w.queue.clear();
+                    w.acc.clear();
+                    *old = w;
+                    i
+                }
+                None => {
+                    self.waves.push(w);
+                    (self.waves.len() - 1) as u32
+                }
+            };
+            let s = &mut self.simds[simd as usize];
+            s.waves[s.len] = id;
+            s.lbs[s.len] = start + penalty;
+            s.len += 1;
+            s.vgprs += self.wave_vgprs;
+            s.sgprs += self.wave_sgprs;
+            ids.push(id);
+            let first = align_up(start + penalty, s.phase, self.cadence);
+            self.schedule(simd as usize, first);
+        }
+        if O::ACTIVE {
+            let p = self.waves[ids[0] as usize].placement;
+            self.observer.event(&Event::WorkgroupStart { dispatch: self.dispatch, workgroup: wg, waves: plan.len() as u32, placement: Some(p), cycle: Some(at) });
+            for (i, id) in ids.iter().enumerate() {
+                let placement = Some(self.waves[*id as usize].placement);
+                self.observer.event(&Event::WaveStart { dispatch: self.dispatch, workgroup: wg, wave: i as u32, placement, cycle: Some(start) });
+            }
+        }
+        let live = ids.len() as u32;
+        self.slots[slot_index as usize] = Some(Slot { group, linear, waves: ids, lds: self.group_lds, live, at_barrier: 0, last_arrival: 0, end: 0, multi });
+        Ok(())
+    }
+
+    fn schedule(&mut self, simd: usize, at: u64) {
+        let s = &mut self.simds[simd];
+        if at < s.scheduled {
+            s.scheduled = at;
+            self.turns.push(at, simd as u32);
+        }
+    }
+
+    /// A wave's resources go back at `t` (its `s_endpgm` issued and its memory operations completed); the
+    /// workgroup's too once it was the last.
+    fn end_wave(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
+        let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
+        let s = &mut self.simds[simd];
+        let k = s.waves[..s.len].iter().position(|&x| x as usize == w).expect("resident on its SIMD");
+        s.waves.copy_within(k + 1..s.len, k);
+        s.lbs.copy_within(k + 1..s.len, k);
+        s.len -= 1;
+        s.vgprs -= self.waves[w].vgprs;
+        s.sgprs -= self.waves[w].sgprs;
+        let cu = s.cu as usize;
+        self.cus[cu].waves -= 1;
+        self.wave_cycles += (t - start) as u128;
+        self.end = self.end.max(t);
+        self.free_waves.push(w as u32);
+        let sl = self.slots[slot].as_mut().expect("a resident wave's workgroup");
+        sl.live -= 1;
+        sl.end = sl.end.max(t);
+        let (wg, index) = (sl.group.wg, self.waves[w].index);
+        let executed = sl.group.waves[index as usize].executed;
+        if O::ACTIVE {
+            self.observer.event(&Event::WaveEnd { dispatch: self.dispatch, workgroup: wg, wave: index, instructions: executed, cycle: Some(t) });
+        }
+        if sl.live > 0 {
+            return Ok(());
+        }
+        let sl = self.slots[slot].take().expect("checked");
+        self.free_slots.push(slot as u32);
+        let unit = &mut self.cus[cu];
+        unit.lds -= sl.lds;
+        unit.multi_groups -= sl.multi as u32;
+        let xcd = unit.xcd;
+        if let Some(a) = sl.group.scratch {
+            let _ = self.mem.free(a);
+        }
+        self.waves_run += sl.group.waves.len() as u64;
+        self.instructions += sl.group.waves.iter().map(|w| w.executed).sum::<u64>();
+        self.groups_done += 1;
+        if O::ACTIVE {
+            self.observer.event(&Event::WorkgroupEnd { dispatch: self.dispatch, workgroup: wg, cycle: Some(t) });
+        }
+        self.place(t, xcd)
+    }
+
+    // ---- issue ------------------------------------------------------------------------------------------
+
+    /// The info of the instruction at `pc`, decoded through the dispatch's decode cache on first sight.
+    fn info_at_pc(&mut self, pc: u64, decoded: Option<&Inst>, who: ([u32; 3], u32)) -> Result<u32, EngineError> {
+        let word = (pc.wrapping_sub(self.launch.code.base) / 4) as usize;
+        if let Some(&i) = self.info_at.get(word) {
+            if i != 0 {
+                return Ok(i - 1);
+            }
+        }
+        let inst = match decoded {
+            Some(i) => *i,
+            None => self.launch.cache.get(self.mem, self.launch.code, pc).map_err(|error| EngineError::IllegalInstruction {
+                kernel: self.launch.name.to_string(),
+                workgroup: who.0,
+                wave: who.1,
+                pc,
+                error,
+            })?,
+        };
+        let info = InstInfo::new(&inst, self.table).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
+        self.infos.push(info);
+        let i = (self.infos.len() - 1) as u32;
+        if let Some(slot) = self.info_at.get_mut(word) {
+            *slot = i + 1;
+        }
+        Ok(i)
+    }
+
+    /// The wave's next instruction to issue: the head of its queue, or the instruction at its PC.
+    fn head(&mut self, w: usize) -> Result<u32, EngineError> {
+        let wave = &self.waves[w];
+        if wave.head != u32::MAX {
+            return Ok(wave.head);
+        }
+        let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
+        let info = self.info_at_pc(wave.peek_pc, None, (wg, wave.index))?;
+        self.waves[w].head = info;
+        Ok(info)
+    }
+
+    fn constraints(&self, w: usize, info: u32) -> Constraints {
+        let wave = &self.waves[w];
+        let simd = &self.simds[wave.simd as usize];
+        let cu = &self.cus[simd.cu as usize];
+        let i = &self.infos[info as usize];
+        let mut c = Constraints::default();
+        if let Sequencer::Waitcnt(n) = i.sequencer {
+            c.vm = wave.waits.vm_ready(n.vmcnt);
+            c.lgkm = wave.waits.lgkm_ready(n.lgkmcnt);
+        }
+        c.dependency = wave.waits.operands_ready(&i.reads);
+        c.unit = match i.timing.pipe {
+            Pipe::Valu | Pipe::Mfma => simd.valu_free,
+            Pipe::MfmaExclusive => simd.valu_free.max(simd.mfma_free),
+            // the texture address unit, and room for the instruction's lines among the CU's misses in flight
+            // (a wave64 access of `bytes` per lane at unit stride: the lines are known only once it executes)
+            Pipe::Vmem | Pipe::Flat => {
+                let lines = (64 * i.inst.info.mem.bytes as u32).div_ceil(self.m.l1.line_bytes).max(1);
+                cu.vmem_free.max(self.memsys.l1_room_at(0, simd.cu, lines))
+            }
+            Pipe::Lds => cu.lds_free,
+            _ => 0,
+        };
+        if i.timing.pipe == Pipe::Mfma {
+            c.unit = c.unit.max(simd.mfma_free);
+        }
+        c
+    }
+
+    /// SIMD `s`'s issue turn at cycle `t`; schedules its next turn worth taking (the earliest cycle one of its
+    /// waves might issue).
+    fn turn(&mut self, t: u64, s: usize) -> Result<(), EngineError> {
+        let mut used = 0u8;
+        let mut next = u64::MAX;
+        for k in 0..self.simds[s].len {
+            let lb = self.simds[s].lbs[k];
+            if lb > t {
+                next = next.min(lb);
+                continue;
+            }
+            // the bound covers the wave's turn and holds (it is never below them), so only the head's
+            // constraints remain to check
+            let w = self.simds[s].waves[k] as usize;
+            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
+            let info = self.head(w)?;
+            let c = self.constraints(w, info);
+            let ready = c.ready();
+            if ready > t {
+                self.simds[s].lbs[k] = ready;
+                next = next.min(ready);
+                continue;
+            }
+            let cat = self.infos[info as usize].category;
+            if used & cat.bit() != 0 {
+                next = next.min(t + 1);
+                continue;
+            }
+            self.issue(t, w, info, c)?;
+            used |= cat.bit();
+            let wave = &self.waves[w];
+            let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
+            self.simds[s].lbs[k] = lb;
+            next = next.min(lb);
+        }
+        if next != u64::MAX {
+            let phase = self.simds[s].phase;
+            self.schedule(s, align_up(next.max(t + 1), phase, self.cadence));
+        }
+        Ok(())
+    }
+
+    /// Runs the wave's next block on the engine at cycle `t`, filling its queue.
+    fn run_block(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
+        let (slot, index) = (self.waves[w].slot as usize, self.waves[w].index);
+        let sl = self.slots[slot].as_mut().expect("resident");
+        let Group { wg, waves, lds, .. } = &mut sl.group;
+        let wave = &mut waves[index as usize];
+        wave.clock = WaveClock { base: self.clock.base + t, ..self.clock };
+        let run = WaveRun {
+            mem: self.mem,
+            code: self.launch.code,
+            cx: &self.cx,
+            workgroup: *wg,
+            wave_index: index,
+            wave,
+            lds,
+            cache: self.launch.cache,
+            limits: self.block_limits,
+        };
+        LOG.with_borrow_mut(|log| {
+            log.entries.clear();
+            log.acc.clear();
+        });
+        self.runner.run_wave(run, &Recorder)?;
+        let wg = *wg;
+        let (next_pc, gws) = (waves[index as usize].pc, waves[index as usize].gws);
+        if gws.is_some() {
+            return Err(self.fail(format!("workgroup {wg:?} reached ds_gws_barrier: grid-wide sync is not modeled")));
+        }
+        // the block's instructions, and its accesses into the wave's buffer (the buffers swap places)
+        let wave = &mut self.waves[w];
+        LOG.with_borrow_mut(|log| {
+            std::mem::swap(&mut self.entries, &mut log.entries);
+            std::mem::swap(&mut wave.acc, &mut log.acc);
+        });
+        if self.entries.is_empty() {
+            return Err(self.fail(format!("workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}")));
+        }
+        let mut infos = std::mem::take(&mut self.infos_of_block);
+        infos.clear();
+        for k in 0..self.entries.len() {
+            let (pc, inst) = (self.entries[k].0, self.entries[k].2);
+            infos.push(self.info_at_pc(pc, Some(&inst), (wg, index))?);
+        }
+        let wave = &mut self.waves[w];
+        for (k, &(pc, exec, _, acc_start, acc_len)) in self.entries.iter().enumerate() {
+            let next = self.entries.get(k + 1).map_or(next_pc, |e| e.0);
+            wave.queue.push_back(Executed { pc, exec, info: infos[k], acc_start, acc_len, next_pc: next });
+        }
+        wave.peek_pc = next_pc;
+        wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
+        self.infos_of_block = infos;
+        Ok(())
+    }
+
+    /// Issues wave `w`'s head (instruction info `info`) at cycle `t`.
+    fn issue(&mut self, t: u64, w: usize, info: u32, c: Constraints) -> Result<(), EngineError> {
+        if self.infos[info as usize].sequencer == Sequencer::GridSync {
+            return Err(self.fail("ds_gws_* (grid-wide sync) is not modeled; run this dispatch without timing".into()));
+        }
+        if self.waves[w].queue.is_empty() {
+            self.run_block(t, w)?;
+        }
+        let wave = &mut self.waves[w];
+        let e = wave.queue.pop_front().expect("the block filled the queue");
+        wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
+        debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
+        let (pipe, issue, latency, wait, sequencer, writes, flows, size) = {
+            let i = &self.infos[e.info as usize];
+            (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer, i.writes, i.inst.info.flow != FlowControl::Next, i.inst.size() as u64)
+        };
+        let wave = &mut self.waves[w];
+        let simd_index = wave.simd as usize;
+        let cu_index = self.simds[simd_index].cu as usize;
+        wave.waits.retire(t);
+        // stalls: each cycle from the wave's turn to issue, for the first reason holding it then
+        let base = wave.next_turn;
+        let held = |why| if wave.hold_why == why { wave.hold } else { 0 };
+        let reasons = [c.vm, c.lgkm, held(Hold::Barrier), c.dependency, c.unit, held(Hold::Fetch), held(Hold::Sleep)];
+        let mut stall = [0u64; 8];
+        let mut covered = base;
+        for (k, &until) in reasons.iter().enumerate() {
+            let u = until.min(t);
+            if u > covered {
+                stall[k] = u - covered;
+                covered = u;
+            }
+        }
+        stall[7] = t.saturating_sub(covered);
+        let stalls = Stalls { vmcnt: stall[0], lgkmcnt: stall[1], barrier: stall[2], dependency: stall[3], unit_busy: stall[4], fetch: stall[5], sleep: stall[6], arbitration: stall[7] };
+        self.stalls.add(&stalls);
+        wave.next_turn = t + self.cadence;
+        wave.hold = 0;
+        wave.hold_why = Hold::None;
+        // the unit
+        let mut done = t + issue;
+        match pipe {
+            Pipe::Valu => {
+                self.simds[simd_index].valu_free = t + issue;
+                self.issued.valu += 1;
+                self.busy.valu += issue;
+            }
+            Pipe::Mfma | Pipe::MfmaExclusive => {
+                let simd = &mut self.simds[simd_index];
+                simd.mfma_free = t + issue;
+                simd.valu_free = if pipe == Pipe::Mfma { t + self.cadence } else { t + issue };
+                self.issued.mfma += 1;
+                self.busy.mfma += issue;
+            }
+            Pipe::Salu => {
+                self.issued.salu += 1;
+                self.busy.salu += issue;
+            }
+            Pipe::Smem => {
+                done = self.scalar_memory(t, cu_index, w, &e);
+                self.issued.smem += 1;
+                self.busy.smem += issue;
+            }
+            Pipe::Vmem | Pipe::Flat => {
+                done = self.vector_memory(t, cu_index, w, &e, issue);
+                self.issued.vmem += 1;
+            }
+            Pipe::Lds => {
+                done = self.lds(t, cu_index, w, &e);
+                self.issued.lds += 1;
+            }
+            Pipe::Branch | Pipe::Msg => {
+                self.issued.branch += 1;
+                self.busy.branch += issue;
+            }
+            Pipe::Internal => self.issued.internal += 1,
+        }
+        let wave = &mut self.waves[w];
+        match latency {
+            Some(l) if l > self.cadence && !writes.is_empty() => wave.waits.write(t, &writes, t + l),
+            _ => {}
+        }
+        match wait {
+            isa_amdgpu::table::WaitClass::Vm => wave.waits.push_vm(done),
+            isa_amdgpu::table::WaitClass::Lgkm => wave.waits.push_lgkm(done),
+            isa_amdgpu::table::WaitClass::VmLgkm => {
+                wave.waits.push_vm(done);
+                wave.waits.push_lgkm(done);
+            }
+            _ => {}
+        }
+        // the sequencer
+        if let Sequencer::Hold(cycles) = sequencer {
+            wave.hold = t + cycles;
+            wave.hold_why = Hold::Sleep;
+        }
+        // the next instruction's fetch: a taken branch refills the instruction buffer; a new line may miss
+        if !matches!(sequencer, Sequencer::End) {
+            let taken = flows && e.next_pc != e.pc + size;
+            let line = e.next_pc >> self.icache_line_shift;
+            if taken || line != wave.line {
+                wave.line = line;
+                let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(e.next_pc, None));
+                let penalty = fetched.saturating_sub(t + self.m.icache.hit_latency);
+                let extra = if taken { self.m.overheads.taken_branch } else { 0 } + penalty;
+                let wave = &mut self.waves[w];
+                if extra > 0 && t + self.cadence + extra > wave.hold {
+                    wave.hold = t + self.cadence + extra;
+                    wave.hold_why = Hold::Fetch;
+                }
+            }
+        }
+        self.report(t, w, &e, e.info, stalls);
+        match sequencer {
+            Sequencer::Barrier => {
+                self.waves[w].state = State::AtBarrier;
+                let slot = self.waves[w].slot as usize;
+                let sl = self.slots[slot].as_mut().expect("resident");
+                sl.at_barrier += 1;
+                sl.last_arrival = sl.last_arrival.max(t);
+                self.release_barrier(slot, t);
+            }
+            Sequencer::End => {
+                let wave = &mut self.waves[w];
+                wave.state = State::Done;
+                let end = (t + 1).max(wave.waits.all_done());
+                let slot = wave.slot as usize;
+                self.turns.push(end, RETIRE | w as u32);
+                self.release_barrier(slot, t);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Reports an issued instruction to the observer.
+    fn report(&self, t: u64, w: usize, e: &Executed, info: u32, stalls: Stalls) {
+        if !O::ACTIVE {
+            return;
+        }
+        let i = &self.infos[info as usize];
+        let wave = &self.waves[w];
+        let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
+        let accesses: &[LaneAccess] = if O::WANTS_ACCESSES { &wave.acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize] } else { &[] };
+        let (dispatch, index) = (self.dispatch, wave.index);
+        self.observer.event(&Event::Instruction(InstructionEvent {
+            dispatch,
+            workgroup: wg,
+            wave: index,
+            pc: e.pc,
+            opcode: i.inst.info.opcode,
+            unit: i.inst.info.unit,
+            exec: e.exec,
+            issue: Some(Issue { cycle: t, stalls }),
+            memory: i.memory,
+            accesses: Cow::Borrowed(accesses),
+        }));
+        match i.sequencer {
+            Sequencer::Waitcnt(n) => self.observer.event(&Event::Waitcnt {
+                dispatch,
+                workgroup: wg,
+                wave: index,
+                pc: e.pc,
+                vmcnt: n.vmcnt,
+                lgkmcnt: n.lgkmcnt,
+                expcnt: n.expcnt,
+                waited: Some(stalls.vmcnt + stalls.lgkmcnt),
+            }),
+            Sequencer::Barrier => self.observer.event(&Event::BarrierArrive { dispatch, workgroup: wg, wave: index, cycle: Some(t) }),
+            _ => {}
+        }
+    }
+
+    /// Releases the workgroup in `slot` from `s_barrier` when every wave that has not ended waits there (checked
+    /// at cycle `t`, when a wave arrives or ends).
+    fn release_barrier(&mut self, slot: usize, t: u64) {
+        let sl = self.slots[slot].as_mut().expect("resident");
+        let not_done = sl.waves.iter().filter(|&&x| self.waves[x as usize].state != State::Done).count() as u32;
+        if sl.at_barrier == 0 || sl.at_barrier < not_done {
+            return;
+        }
+        // the last wave arrived (or the last one that had not ended ended) at `t`
+        let release = sl.last_arrival.max(t) + self.m.overheads.barrier_release;
+        sl.at_barrier = 0;
+        let wg = sl.group.wg;
+        let ids = sl.waves.clone();
+        for id in ids {
+            let wave = &mut self.waves[id as usize];
+            if wave.state != State::AtBarrier {
+                continue;
+            }
+            wave.state = State::Active;
+            if release > wave.hold {
+                wave.hold = release;
+                wave.hold_why = Hold::Barrier;
+            }
+            let lb = wave.next_turn.max(wave.hold);
+            let (simd, index) = (wave.simd as usize, wave.index as usize);
+            let sd = &mut self.simds[simd];
+            let k = sd.waves[..sd.len].iter().position(|&x| x == id).expect("resident on its SIMD");
+            sd.lbs[k] = lb;
+            let functional = &mut self.slots[slot].as_mut().expect("resident").group.waves[index];
+            if functional.status == WaveStatus::AtBarrier {
+                functional.status = WaveStatus::Running;
+            }
+            let at = align_up(release, self.simds[simd].phase, self.cadence);
+            self.schedule(simd, at);
+        }
+        if O::ACTIVE {
+            self.observer.event(&Event::BarrierRelease { dispatch: self.dispatch, workgroup: wg, cycle: Some(release) });
+        }
+    }
+
+    /// A scalar memory instruction's trip through the scalar cache; its completion cycle.
+    fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, e: &Executed) -> u64 {
+        let acc = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
+        let line = self.m.scalar.line_bytes as u64;
+        self.reqs.clear();
+        for a in acc {
+            let start = self.places.of(a.address, None);
+            let end = start + a.bytes as u64;
+            let mut l = start & !(line - 1);
+            while l < end {
+                let bytes = (end.min(l + line) - start.max(l)) as u32;
+                let kind = if a.dir == Dir::Read { Kind::Read } else { Kind::Write };
+                self.reqs.push(LineRequest { addr: l, bytes, kind });
+                l += line;
+            }
+        }
+        if self.reqs.is_empty() {
+            // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
+            return t + self.m.scalar.hit_latency;
+        }
+        self.memsys.access_scalar(t, cu as u32, &self.reqs).complete_at
+    }
+
+    /// A vector memory instruction: addresses through the texture address unit, device-memory lanes
+    /// coalesced into L1 lines for the memory pipeline, FLAT lanes in the shared aperture to the LDS; its
+    /// completion cycle.
+    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, e: &Executed, issue: u64) -> u64 {
+        let sent = t + issue;
+        self.busy.vmem += issue;
+        let mut done = sent;
+        let mut accepted = sent;
+        let line = self.m.l1.line_bytes;
+        let mut rounds = self.rounds.take().expect("the lane scratch");
+        let lanes = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
+        let slot = self.slots[self.waves[w].slot as usize].as_ref().expect("resident");
+        let scratch = slot.group.scratch.map(|base| (base, slot.linear));
+        let places = &self.places;
+        rounds.fill(lanes, |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)), |a| a.space != Space::Lds);
+        self.reqs.clear();
+        for r in 0..rounds.n {
+            let bytes = rounds.bytes[r].clamp(1, line);
+            coalesce(&rounds.addrs[r], rounds.exec[r], bytes, line, &mut self.lines);
+            let kind = match rounds.dir[r] {
+                Dir::Read => Kind::Read,
+                Dir::Write => Kind::Write,
+                Dir::Atomic => Kind::Atomic,
+            };
+            self.reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
+        }
+        if !self.reqs.is_empty() {
+            let r = self.memsys.access(sent, cu as u32, &self.reqs);
+            done = done.max(r.complete_at);
+            accepted = accepted.max(r.accepted_at);
+        }
+        rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
+        if rounds.n > 0 {
+            done = done.max(self.lds_banks(t, cu, &rounds));
+        }
+        self.rounds = Some(rounds);
+        let unit = &mut self.cus[cu];
+        unit.vmem_free = unit.vmem_free.max(accepted).max(t + issue);
+        done
+    }
+
+    /// A DS instruction: its lanes' bank conflicts on the CU's LDS; its completion cycle.
+    fn lds(&mut self, t: u64, cu: usize, w: usize, e: &Executed) -> u64 {
+        let mut rounds = self.rounds.take().expect("the lane scratch");
+        let lanes = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
+        rounds.fill(lanes, |a| a.address, |_| true);
+        let done = if rounds.n > 0 {
+            self.lds_banks(t, cu, &rounds)
+        } else {
+            // lane permutes and swizzles pass through the LDS crossbar without touching banks
+            let unit = &mut self.cus[cu];
+            let cycles = 2;
+            unit.lds_free = unit.lds_free.max(t + cycles);
+            self.busy.lds += cycles;
+            t + self.m.lds.latency + cycles
+        };
+        self.rounds = Some(rounds);
+        done
+    }
+
+    /// LDS bank cycles of the lanes' accesses from cycle `t`; the completion cycle.
+    fn lds_banks(&mut self, t: u64, cu: usize, rounds: &Rounds) -> u64 {
+        let mut cycles = 0u64;
+        for r in 0..rounds.n {
+            let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
+            let b = bank_cycles(&addrs, rounds.exec[r], rounds.bytes[r].max(1), rounds.dir[r] == Dir::Read);
+            cycles += b.cycles as u64;
+            self.lds_conflicts += b.conflict_cycles as u64;
+        }
+        let cycles = cycles.max(1);
+        let unit = &mut self.cus[cu];
+        let start = t.max(unit.lds_free);
+        unit.lds_free = start + cycles;
+        self.busy.lds += cycles;
+        start + self.m.lds.latency + cycles
+    }
+}
+
+/// A memory instruction's lane accesses split into rounds of at most one access per lane (two-address DS
+/// forms make two rounds). Reused from instruction to instruction: only the active lanes' addresses of a
+/// round mean anything.
+struct Rounds {
+    n: usize,
+    addrs: [[u64; 64]; 4],
+    exec: [u64; 4],
+    bytes: [u32; 4],
+    dir: [Dir; 4],
+}
+
+impl Rounds {
+    fn new() -> Box<Rounds> {
+        Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], dir: [Dir::Read; 4] })
+    }
+
+    /// The accesses of `lanes` that `want` keeps, at the addresses `place` gives them.
+    fn fill(&mut self, lanes: &[LaneAccess], place: impl Fn(&LaneAccess) -> u64, want: impl Fn(&LaneAccess) -> bool) {
+        self.n = 0;
+        self.exec = [0; 4];
+        self.bytes = [0; 4];
+        for a in lanes.iter().filter(|a| want(a)) {
+            let l = (a.lane & 63) as usize;
+            let mut r = 0;
+            while r < 3 && self.exec[r] >> l & 1 == 1 {
+                r += 1;
+            }
+            self.addrs[r][l] = place(a);
+            self.exec[r] |= 1 << l;
+            self.bytes[r] = self.bytes[r].max(a.bytes);
+            self.dir[r] = a.dir;
+            self.n = self.n.max(r + 1);
+        }
+    }
+}
+
+/// The turns to come, by cycle: a ring of buckets for the next [`Wheel::SPAN`] cycles and a heap beyond.
+/// Entries of one cycle come out in the order they went in.
+struct Wheel {
+    buckets: Vec<VecDeque<u32>>,
+    /// The cycle of the bucket at the front; every entry is at this cycle or later.
+    now: u64,
+    /// Entries in the buckets.
+    near: usize,
+    far: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Orders far entries of one cycle by arrival.
+    seq: u64,
+}
+
+impl Wheel {
+    const SPAN: u64 = 4096;
+
+    fn new() -> Wheel {
+        Wheel { buckets: (0..Self::SPAN).map(|_| VecDeque::new()).collect(), now: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
+    }
+
+    fn push(&mut self, at: u64, x: u32) {
+        debug_assert!(at >= self.now, "turns are never scheduled in the past");
+        if at < self.now + Self::SPAN {
+            self.buckets[(at % Self::SPAN) as usize].push_back(x);
+            self.near += 1;
+        } else {
+            self.seq += 1;
+            self.far.push(Reverse((at, self.seq, x)));
+        }
+    }
+
+    /// The first entry (its cycle and value), without taking it.
+    fn peek(&mut self) -> Option<(u64, u32)> {
+        loop {
+            if self.near == 0 {
+                let Reverse((at, _, _)) = *self.far.peek()?;
+                self.now = at;
+            }
+            while let Some(&Reverse((at, _, x))) = self.far.peek() {
+                if at >= self.now + Self::SPAN {
+                    break;
+                }
+                self.far.pop();
+                self.buckets[(at % Self::SPAN) as usize].push_back(x);
+                self.near += 1;
+            }
+            if let Some(&x) = self.buckets[(self.now % Self::SPAN) as usize].front() {
+                return Some((self.now, x));
+            }
+            self.now += 1;
+        }
+    }
+
+    /// Takes the entry [`Wheel::peek`] showed.
+    fn pop(&mut self) {
+        if self.buckets[(self.now % Self::SPAN) as usize].pop_front().is_some() {
+            self.near -= 1;
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Every bundled-kernel test case (emu-core/tests/shared/kernel_cases.rs) in timing mode. Each dispatch runs
+//! functionally on the JIT, then in the timing model on the JIT and on the interpreter, from the same device
+//! memory: the timed runs must leave every buffer byte-identical to the functional one (timing only schedules),
+//! fail the same way when it fails, and both engines must give the same modeled cycles and statistics; then
+//! the case checks the results against its CPU reference.
+
+use std::sync::OnceLock;
+
+use emu_core::engine::{Interpreter, RunStats};
+use emu_core::observe::NoObserver;
+
+fn jit() -> &'static jit::Jit {
+    static JIT: OnceLock<jit::Jit> = OnceLock::new();
+    JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
+}
+
+/// Kernels whose instruction streams depend on how their waves race (compare-and-swap retry loops): the
+/// engines execute a wave's block at different granularity (a block on the JIT, an instruction on the
+/// interpreter), so their functional effects reach memory at different modeled times and the retries, and so
+/// the cycles, may differ. Their results may not.
+const RACY: &[&str] = &["cas"];
+
+/// The engine under test: the timing model, checked against a functional run and across engines.
+fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
+    let (mem, kernel) = (d.mem, d.kernel);
+    let before = mem.snapshot_buffers().unwrap();
+    let functional = d.run_with(jit(), &NoObserver);
+    let after_functional = mem.snapshot_buffers().unwrap();
+    mem.restore_buffers(&before).unwrap();
+    let timed = d.run_timed(jit(), &NoObserver);
+    let after_timed = mem.snapshot_buffers().unwrap();
+    mem.restore_buffers(&before).unwrap();
+    let interpreted = d.run_timed(&Interpreter, &NoObserver);
+    let after_interpreted = mem.snapshot_buffers().unwrap();
+    match (&functional, &timed, &interpreted) {
+        (Ok(f), Ok((t, ts)), Ok((i, is))) => {
+            assert!(after_timed == after_functional, "{}: timing mode changed the results", kernel.name);
+            assert!(after_interpreted == after_functional, "{}: timing mode on the interpreter changed the results", kernel.name);
+            assert_eq!((f.workgroups, f.waves), (t.workgroups, t.waves), "{}", kernel.name);
+            assert!(t.cycles.is_some_and(|c| c > 0) && t.cycles == Some(ts.cycles), "{}: {t:?}", kernel.name);
+            if !RACY.contains(&kernel.name.as_str()) {
+                assert_eq!(f.wave_instructions, t.wave_instructions, "{}: the same instructions run", kernel.name);
+                assert_eq!((t, ts), (i, is), "{}: the engines give different timings", kernel.name);
+            }
+            Ok(*t)
+        }
+        (Err(f), Err(t), Err(i)) => {
+            let kind = |e: &EngineError| std::mem::discriminant(e);
+            assert_eq!(kind(f), kind(t), "{}: functional {f}, timed {t}", kernel.name);
+            assert_eq!(kind(t), kind(i), "{}: JIT {t}, interpreter {i}", kernel.name);
+            Err(timed.expect_err("checked"))
+        }
+        _ => panic!(
+            "{}: functional {:?}, timed {:?}, timed on the interpreter {:?}",
+            kernel.name,
+            functional.as_ref().err(),
+            timed.as_ref().err(),
+            interpreted.as_ref().err()
+        ),
+    }
+}
+
+include!("../../emu-core/tests/shared/kernel_cases.rs");
