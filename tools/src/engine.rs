@@ -32,6 +32,9 @@ pub struct JitDelta {
     pub blocks: u64,
     pub compiled: u64,
     pub fallbacks: u64,
+    /// Blocks loaded from the disk cache, and block runs on the interpreter tier.
+    pub loaded: u64,
+    pub interpreted: u64,
 }
 
 /// Runs `d` on `kind`.
@@ -40,12 +43,20 @@ pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Res
     let before = jit.stats();
     let delta = |jit: &jit::Jit| {
         let after = jit.stats();
-        JitDelta { blocks: after.blocks - before.blocks, compiled: after.compiled - before.compiled, fallbacks: after.fallbacks - before.fallbacks }
+        JitDelta {
+            blocks: after.blocks - before.blocks,
+            compiled: after.compiled - before.compiled,
+            fallbacks: after.fallbacks - before.fallbacks,
+            loaded: after.loaded - before.loaded,
+            interpreted: after.interpreted - before.interpreted,
+        }
     };
     match kind {
         EngineKind::Interp => Ok((d.run()?, JitDelta::default())),
         EngineKind::Jit => {
             let s = d.run_with(jit, &NoObserver)?;
+            // what the background translator was handed during the dispatch is counted (and on disk) too
+            jit.settle();
             Ok((s, delta(jit)))
         }
         EngineKind::Crosscheck => {
@@ -59,7 +70,7 @@ pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Res
             let jitted = KernelDispatch { limits: Limits { threads: Some(1), ..limits }, ..*d }.run_with(&lockstep, &NoObserver);
             let jd = {
                 let s = lockstep.stats();
-                JitDelta { blocks: s.blocks, compiled: s.compiled, fallbacks: s.fallbacks }
+                JitDelta { blocks: s.blocks, compiled: s.compiled, fallbacks: s.fallbacks, loaded: s.loaded, interpreted: s.interpreted }
             };
             match (interp, jitted) {
                 (Ok(i), Ok(j)) => {
