@@ -48,9 +48,13 @@ pub type Observe = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: u64) 
 /// Status of a block an observer asked to leave after an instruction (continue at `next_pc`).
 pub const SWITCH: u32 = 6;
 
-/// Whether a block's code depends on where the code object is loaded (it materializes a PC as data).
-pub fn position_dependent(insts: &[Inst]) -> bool {
-    insts.iter().any(|i| matches!(i.info.name, "s_getpc_b64" | "s_swappc_b64" | "s_call_b64"))
+/// Whether an instruction writes its own PC into registers (`s_getpc_b64`, and the return address of
+/// `s_swappc_b64`/`s_call_b64`). The semantics give it as a constant, which would tie the block's code to the
+/// load address; the block leaves these instructions to the interpreter (they end blocks, and are rare), which
+/// computes the PC at run time, so every translation serves every load address — and can be kept on disk.
+pub fn materializes_pc(inst: &Inst) -> bool {
+    use isa_amdgpu::Opcode as O;
+    matches!(inst.info.opcode, O::SGetpcB64 | O::SSwappcB64 | O::SCallB64)
 }
 
 /// A translated block.
@@ -163,7 +167,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
-            if translatable(inst, at) {
+            if !materializes_pc(inst) && translatable(inst, at) {
                 if observe.is_some() {
                     // EXEC at issue, for the event
                     let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);

@@ -6,7 +6,8 @@
 //! fingerprint — this build's code generator (a hash of the sources of the crates that decide what a block
 //! compiles to, made by build.rs, and the wavejit version) and the host CPU Cranelift compiled for (triple and
 //! ISA flags). The code holds no address of the process that made it ([`crate::reloc`]); the loading process
-//! writes its own in. Blocks that materialize their PC depend on where the code is loaded and are not kept.
+//! writes its own in. Nor does it depend on where the code object is loaded (PCs are relative to the code base,
+//! and the instructions that write a PC into registers run on the interpreter: `compile::materializes_pc`).
 //!
 //! Safe under concurrent processes: a file is written under a temporary name and renamed into place, so a
 //! reader sees a whole file or none. Nothing read is trusted: a file whose magic, length, checksum, key or

@@ -97,7 +97,7 @@ impl JitOptions {
     /// The default engine: tiered, with the thresholds measured on this repository's programs (README,
     /// "Translation cost"), and the disk cache of [`DiskConfig::from_env`].
     pub fn tiered() -> JitOptions {
-        JitOptions { hot_after: 1000, hot_after_cached: 50, background: true, disk: DiskConfig::from_env() }
+        JitOptions { hot_after: 3000, hot_after_cached: 150, background: true, disk: DiskConfig::from_env() }
     }
 
     /// [`JitOptions::tiered`] with the thresholds and background translation adjustable for measurements:
@@ -145,14 +145,14 @@ impl Entry {
     }
 }
 
-/// A translation key: (code key ^ observed, load address or 0, offset).
-type Key = (u64, u64, u64);
+/// A translation key: (code key ^ observed, offset from the code base).
+type Key = (u64, u64);
 
 /// A block the runner has met: its instructions, how often it was entered, and its translation once made.
 struct Slot {
     /// Its key (which also names its code for profilers).
     key: Key,
-    /// Where it was first met (a position-independent block serves every load address).
+    /// Where it was first met (its code serves every load address).
     pc: u64,
     base: u64,
     observed: bool,
@@ -378,26 +378,19 @@ impl Jit {
     /// What to do at `pc`: run its translated block, or interpret it (translating it first, or handing it to
     /// the background translator, once it is hot).
     fn step(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Step, EngineError> {
-        // translations are keyed by the code's content and the offset: position-independent ones (the usual
-        // case) under base 0, the few that materialize a PC under their load address; observed blocks (which
-        // report every instruction) apart from plain ones
-        let offset = pc.wrapping_sub(run.code.base);
-        let flag = observed as u64;
-        let shared_key = (run.code.key ^ flag, 0, offset);
-        let here = (run.code.key ^ flag, run.code.base, offset);
+        // translations are keyed by the code's content and the offset (so one serves every dispatch and load
+        // address of the code); observed blocks (which report every instruction) apart from plain ones
+        let key = (run.code.key ^ observed as u64, pc.wrapping_sub(run.code.base));
         let id = self.shared.id;
-        let local = ENTRIES.with_borrow(|m| m.get(&(id, shared_key)).or_else(|| m.get(&(id, here))).cloned());
+        let local = ENTRIES.with_borrow(|m| m.get(&(id, key)).cloned());
         let slot = match local {
             Some(Local::Ready(e)) => return Ok(Step::Run(e)),
             Some(Local::Warm(slot)) => slot,
             None => {
-                let found = {
-                    let slots = self.shared.slots.read().unwrap_or_else(|e| e.into_inner());
-                    slots.get(&shared_key).map(|s| (shared_key, s.clone())).or_else(|| slots.get(&here).map(|s| (here, s.clone())))
-                };
-                let (key, slot) = match found {
-                    Some(f) => f,
-                    None => self.meet(run, pc, observed, shared_key, here)?,
+                let found = self.shared.slots.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+                let slot = match found {
+                    Some(s) => s,
+                    None => self.meet(run, pc, observed, key)?,
                 };
                 ENTRIES.with_borrow_mut(|m| m.insert((id, key), Local::Warm(slot.clone())));
                 slot
@@ -405,13 +398,7 @@ impl Jit {
         };
         if let Some(e) = slot.entry.get() {
             let e = *e;
-            ENTRIES.with_borrow_mut(|m| {
-                for k in [shared_key, here] {
-                    if let Some(l) = m.get_mut(&(id, k)) {
-                        *l = Local::Ready(e);
-                    }
-                }
-            });
+            ENTRIES.with_borrow_mut(|m| m.insert((id, key), Local::Ready(e)));
             return Ok(Step::Run(e));
         }
         let translation_error = |why: &String| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why: why.clone() };
@@ -471,9 +458,8 @@ impl Jit {
         }
     }
 
-    /// A block met for the first time: decoded and given a slot (under `shared_key`, or `here` when it depends
-    /// on where the code is loaded).
-    fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: bool, shared_key: Key, here: Key) -> Result<(Key, Arc<Slot>), EngineError> {
+    /// A block met for the first time: decoded and given a slot under `key`.
+    fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: bool, key: Key) -> Result<Arc<Slot>, EngineError> {
         let mut insts = Vec::new();
         let mut at = pc;
         while insts.len() < MAX_BLOCK {
@@ -499,10 +485,8 @@ impl Jit {
                 }
             }
         }
-        let dependent = compile::position_dependent(&insts);
-        let key = if dependent { here } else { shared_key };
         let offset = pc - run.code.base;
-        let cached = !dependent && self.shared.disk.as_ref().is_some_and(|d| d.contains(&BlockKey::of(&insts, offset, observed)));
+        let cached = self.shared.disk.as_ref().is_some_and(|d| d.contains(&BlockKey::of(&insts, offset, observed)));
         let slot = Slot {
             key,
             pc,
@@ -518,8 +502,7 @@ impl Jit {
         };
         let mut slots = self.shared.slots.write().unwrap_or_else(|e| e.into_inner());
         // another thread may have met it meanwhile
-        let slot = slots.entry(key).or_insert_with(|| Arc::new(slot)).clone();
-        Ok((key, slot))
+        Ok(slots.entry(key).or_insert_with(|| Arc::new(slot)).clone())
     }
 }
 
@@ -543,8 +526,7 @@ impl Shared {
         let mut built = compile::build(self.isa.pointer_type(), slot.insts.clone(), pc, base, interpret_one, obs)?;
         let syms = built.symbols(interpret_one, obs);
         let n = built.insts.len() as u64;
-        // blocks that materialize their PC are only good at this load address: not worth a file
-        let disk = self.disk.as_ref().filter(|_| !compile::position_dependent(&built.insts));
+        let disk = self.disk.as_ref();
         let key = disk.map(|_| BlockKey::of(&built.insts, built.offset, slot.observed));
         let calls = crate::disk::calls_fingerprint(&built.calls, syms.len());
         let cached = match (disk, &key) {
@@ -567,8 +549,8 @@ impl Shared {
         };
         let func = {
             let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
-            let (code_key, base, offset) = slot.key;
-            compile::load(&mut module.0, &code, &syms, pc, &format!("block_{code_key:x}_{base:x}_{offset:x}"))?
+            let (code_key, offset) = slot.key;
+            compile::load(&mut module.0, &code, &syms, pc, &format!("block_{code_key:x}_{offset:x}"))?
         };
         let block = built.finish(func);
         let entry = Entry::of(&block);
