@@ -319,6 +319,7 @@ impl Backend for Interp<'_> {
             let v = match op {
                 VOp64::AddF64 => nan2_64(x, y, (d(x) + d(y)).to_bits()),
                 VOp64::MulF64 => nan2_64(x, y, (d(x) * d(y)).to_bits()),
+                VOp64::AddU64 => x.wrapping_add(y),
                 VOp64::Lshr => x >> (y & 63),
                 VOp64::Ashr => ((x as i64) >> (y & 63)) as u64,
                 VOp64::LdexpF64 => ldexp(d(x), y as u32 as i32).to_bits(),
@@ -441,8 +442,8 @@ impl Backend for Interp<'_> {
     fn scratch(&mut self) -> (u32, u32, u32) {
         (self.wave.scratch_base as u32, (self.wave.scratch_base >> 32) as u32, self.wave.scratch_lane_bytes)
     }
-    fn uniform_value(&mut self, s: u32) -> Option<u32> {
-        Some(s)
+    fn uniform_bit(&mut self, s: u32, bit: u32) -> bool {
+        s >> bit & 1 == 1
     }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {

@@ -49,8 +49,9 @@ pub struct BufferWindow {
     pub host: usize,
 }
 
-/// How many [`BufferWindow`]s a wave keeps (one per access site modulo this).
-pub const BUFFER_WINDOWS: usize = 8;
+/// How many [`BufferWindow`]s a wave keeps (one per access site modulo this: sixteen consecutive memory
+/// instructions, eight bytes each, never share one).
+pub const BUFFER_WINDOWS: usize = 16;
 
 /// One wavefront.
 #[derive(Debug, Clone)]

@@ -53,12 +53,35 @@ enum Lazy<'f> {
     /// `f` over the chunks of `args`; with `nan` sources, the NaN rule ([`rules::propagate_nan32`]) applies to
     /// the result.
     Expr { args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv> },
-    /// A dword read of LDS or global memory (see `JitBackend::lds_read_lazy`, `global_read_lazy`): lane address
-    /// `addr` + `offset` (32 bits; a global buffer is inside one 4 GiB half), host byte `base` + that; where
-    /// `quick` holds, each chunk is four consecutive dwords (`seq`) or one dword for all four lanes, a
-    /// four-dword load reaching at most `lim` + 16; where it does not, the interpreter's result left in tmp
-    /// slot `slot`.
-    Read { addr: Vv, offset: i64, base: Value, lim: Value, seq: Value, quick: Value, slot: usize },
+    /// A read of LDS or global memory: see [`ReadAt`].
+    Read(ReadAt),
+    /// A vector a call left in the context at byte offset `at` (valid until the next call).
+    Slot { at: i32 },
+    /// A register read a call took straight from the register file: read, so writes need not keep it.
+    Spent,
+}
+
+/// A read of one register's worth from LDS or global memory (see `JitBackend::lds_read_lazy`,
+/// `global_read_lazy`): lane address `addr` + `offset` (32 bits; a global buffer is inside one 4 GiB half), host
+/// byte `base` + that, `bytes` (1, 2 or 4) read and zero- or sign-extended. Where `quick` holds every lane is
+/// inside the memory: a dword read whose chunks are each four consecutive dwords (`seq`) or one dword (`same`)
+/// loads four dwords (reaching at most `lim` + 16) or one dword splat; any other (`gather` reads) loads lane by
+/// lane. Where `quick` does not hold, the interpreter's result is in tmp slot `slot`.
+#[derive(Clone, Copy)]
+struct ReadAt {
+    addr: Vv,
+    offset: i64,
+    base: Value,
+    lim: Value,
+    seq: Value,
+    same: Value,
+    quick: Value,
+    slot: usize,
+    bytes: u32,
+    signed: bool,
+    /// Whether the quick path takes lanes in any order (global reads); LDS reads are quick only when every
+    /// chunk is consecutive or one dword.
+    gather: bool,
 }
 
 /// Key of an LDS address pattern in the block's cache: a register (until it is written).
@@ -131,6 +154,9 @@ pub struct JitBackend<'a, 'f> {
     /// The VGPR and AGPR file bases, loaded once at the start of the instruction (they dominate every use in
     /// it; a block's register files do not move while it runs).
     file_base: Option<(Value, Value)>,
+    /// Where a guard's interpreter path rejoins ([`Backend::uniform_bit`]): the end of the instruction, which
+    /// [`JitBackend::finish`] places.
+    guard_end: Option<cranelift_codegen::ir::Block>,
 }
 
 fn dummy() -> Value {
@@ -153,7 +179,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -175,6 +201,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             tmps: 0,
             stores: 0,
             file_base: Some((v, a)),
+            guard_end: None,
+        }
+    }
+
+    /// Ends the instruction's code: where a guard sent the instruction to the interpreter, both paths meet here.
+    pub fn finish(&mut self) {
+        if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
+            b.ins().jump(end, &[]);
+            b.switch_to_block(end);
+            b.seal_block(end);
         }
     }
 
@@ -381,19 +417,23 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().jump(join, &[]);
         b.switch_to_block(join);
         b.seal_block(join);
-        self.lazies.push(Lazy::Read { addr, offset: offset as i64, base: lds, lim, seq: pattern.seq, quick, slot });
+        let r = ReadAt { addr, offset: offset as i64, base: lds, lim, seq: pattern.seq, same: pattern.same, quick, slot, bytes: 4, signed: false, gather: false };
+        self.lazies.push(Lazy::Read(r));
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
-    /// A global dword read as a lazy vector ([`Lazy::Read`]): quick when EXEC is all ones, every chunk is four
-    /// consecutive dwords or one, and every lane lies in this access site's buffer window (same high half, low
-    /// half inside); otherwise the interpreter reads (out of line, filling the window) into a tmp slot.
-    fn global_read_lazy(&mut self, lo: Vv, hi: Vv, offset: i64, m: Value, slow: Op) -> Vv {
+    /// A global read as lazy vectors ([`Lazy::Read`]), one per destination register: `bytes` per lane (1 or 2,
+    /// extended per `signed`, or whole dwords). Quick when EXEC is all ones and every lane's bytes lie in this
+    /// access site's buffer window (same high half, low half inside); the lanes may then be in any order.
+    /// Otherwise the interpreter reads (out of line, filling the window) into tmp slots.
+    #[allow(clippy::too_many_arguments)]
+    fn global_read_lazy(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value, slow: Op) -> Vec<Vv> {
+        let outs = (bytes as usize).div_ceil(4);
         let pl = self.lds_pattern(lo);
         let ph = self.lds_pattern(hi);
         let ctx = self.ctx;
         let slot = self.tmps;
-        self.tmps += 1;
+        self.tmps += outs;
         let w = window_slot(self.site.as_ref().expect("emitting").offset);
         let (quick, general, join, base, lim) = {
             let b = self.b.as_deref_mut().expect("emitting");
@@ -407,15 +447,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let hi_hi = b.ins().icmp(IntCC::Equal, ph.max, start_hi);
             let (min, max) = (b.ins().uextend(types::I64, pl.min), b.ins().uextend(types::I64, pl.max));
             let first = b.ins().iadd_imm(min, offset);
-            let last = b.ins().iadd_imm(max, offset + 4);
+            let last = b.ins().iadd_imm(max, offset + bytes as i64);
             let end = b.ins().iadd(start_lo, len);
             let above = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, first, start_lo);
             let below = b.ins().icmp(IntCC::SignedLessThanOrEqual, last, end);
             let big = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, 16);
             let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
-            let regular = b.ins().bor(pl.seq, pl.same);
             let mut ok = b.ins().band(hi_lo, hi_hi);
-            for c in [above, below, big, full, regular] {
+            for c in [above, below, big, full] {
                 ok = b.ins().band(ok, c);
             }
             let base = b.ins().isub(host, start_lo);
@@ -431,15 +470,23 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         self.call(slow, &[lo, hi], &[], &[m], 0, 0, 0, true);
         let b = self.b.as_deref_mut().expect("emitting");
-        for i in 0..CHUNKS {
-            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + 16 * i as i32);
-            b.ins().store(vflags(), x, ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+        for d in 0..outs {
+            for i in 0..CHUNKS {
+                let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + (256 * d + 16 * i) as i32);
+                b.ins().store(vflags(), x, ctx, Ctx::TMP + (256 * (slot + d) + 16 * i) as i32);
+            }
         }
         b.ins().jump(join, &[]);
         b.switch_to_block(join);
         b.seal_block(join);
-        self.lazies.push(Lazy::Read { addr: lo, offset, base, lim, seq: pl.seq, quick, slot });
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        (0..outs)
+            .map(|d| {
+                let width = bytes.min(4);
+                let r = ReadAt { addr: lo, offset: offset + 4 * d as i64, base, lim, seq: pl.seq, same: pl.same, quick, slot: slot + d, bytes: width, signed, gather: true };
+                self.lazies.push(Lazy::Read(r));
+                Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+            })
+            .collect()
     }
 
     /// The [`LdsPattern`] of `addr`, worked out where it is first needed (which dominates its later uses in the
@@ -574,8 +621,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             ins.extend(data.unwrap_or(&[]).iter().copied());
             return self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
         }
-        if data.is_none() && bytes == 4 && self.tmps < TMP {
-            return vec![self.global_read_lazy(lo, hi, offset, m, slow)];
+        if data.is_none() && self.tmps + outs <= TMP {
+            return self.global_read_lazy(lo, hi, offset, bytes, signed, m, slow);
         }
         let (lo, hi) = (self.mat(lo), self.mat(hi));
         let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
@@ -735,6 +782,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn chunk(&mut self, v: &Vv, i: usize, nan_rule: bool) -> Value {
         let Some(k) = v.lazy else { return v.c[i] };
         match &self.lazies[k as usize] {
+            Lazy::Slot { at } => {
+                let (ctx, at) = (self.ctx, *at);
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32)
+            }
+            Lazy::Spent => unreachable!("a register read a call consumed is not read again"),
             Lazy::Reg { field, reg, kept, loaded } => {
                 let (field, reg, kept, loaded) = (*field, *reg, *kept, *loaded);
                 if let Some(vals) = loaded {
@@ -757,41 +810,44 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let srcs: Vec<Value> = nan.iter().map(|a| self.ch(a, i)).collect();
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
-            Lazy::Read { addr, offset, base, lim, seq, quick, slot } => {
-                let (addr, offset, base, lim, seq, quick, slot) = (*addr, *offset, *base, *lim, *seq, *quick, *slot);
-                let a = self.ch(&addr, i);
+            Lazy::Read(r) => {
+                let r = *r;
+                let a = self.ch(&r.addr, i);
                 let ctx = self.ctx;
                 let b = self.b.as_deref_mut().expect("emitting");
                 let off = b.ins().iconst(types::I64, 16 * i as i64);
-                Self::read_chunk(b, ctx, a, off, [base, lim, seq, quick], offset, slot)
+                Self::read_chunk(b, ctx, a, off, &r)
             }
         }
     }
 
-    /// Chunk (at byte offset `off` of a vector) of an LDS dword read whose address chunk is `a`: four
-    /// consecutive dwords or one dword splat at the first lane's address, or the interpreter's result from tmp
-    /// slot `slot` when the quick conditions do not hold (the loads then go to the LDS's start, harmlessly).
-    /// `[base, lim, seq, quick]`: see [`Lazy::Read`].
-    fn read_chunk(b: &mut FunctionBuilder<'f>, ctx: Value, a: Value, off: Value, [lds, lim, seq, quick]: [Value; 4], offset: i64, slot: usize) -> Value {
-        let first = b.ins().extractlane(a, 0);
-        let first = b.ins().uextend(types::I64, first);
-        let at = b.ins().iadd_imm(first, offset);
-        // a four-dword load for a chunk that is one dword must stay inside the LDS: from at most len - 16 (the
-        // quick path needs an LDS of 16 bytes or more; the load is not used then); off the quick path both go to
-        // the context's sink
-        let vat = b.ins().umin(at, lim);
+    /// Chunk (at byte offset `off` of a vector) of a read ([`ReadAt`]) whose address chunk is `a`: on the quick
+    /// path four consecutive dwords or one dword splat at the first lane's address (LDS reads), or lane by lane
+    /// (global reads); otherwise the interpreter's result from the tmp slot (the loads then go to the context's
+    /// sink, harmlessly).
+    fn read_chunk(b: &mut FunctionBuilder<'f>, ctx: Value, a: Value, off: Value, r: &ReadAt) -> Value {
         let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
-        let base = b.ins().select(quick, lds, sink);
+        let base = b.ins().select(r.quick, r.base, sink);
         let zero = b.ins().iconst(types::I64, 0);
-        let (vat, at) = (b.ins().select(quick, vat, zero), b.ins().select(quick, at, zero));
-        let (vp, sp) = (b.ins().iadd(base, vat), b.ins().iadd(base, at));
-        let v = b.ins().load(I32X4, MemFlags::new(), vp, 0);
-        let x = b.ins().load(types::I32, MemFlags::new(), sp, 0);
-        let x = b.ins().splat(I32X4, x);
-        let q = b.ins().select(seq, v, x);
+        let q = if r.gather {
+            gather_chunk(b, a, base, r.offset, r.bytes, r.signed, Some(r.quick))
+        } else {
+            let first = b.ins().extractlane(a, 0);
+            let first = b.ins().uextend(types::I64, first);
+            let at = b.ins().iadd_imm(first, r.offset);
+            // a four-dword load for a chunk that is one dword must stay inside the LDS: from at most len - 16 (the
+            // quick path needs an LDS of 16 bytes or more; the load is not used then)
+            let vat = b.ins().umin(at, r.lim);
+            let (vat, at) = (b.ins().select(r.quick, vat, zero), b.ins().select(r.quick, at, zero));
+            let (vp, sp) = (b.ins().iadd(base, vat), b.ins().iadd(base, at));
+            let v = b.ins().load(I32X4, MemFlags::new(), vp, 0);
+            let x = b.ins().load(types::I32, MemFlags::new(), sp, 0);
+            let x = b.ins().splat(I32X4, x);
+            b.ins().select(r.seq, v, x)
+        };
         let t = b.ins().iadd(ctx, off);
-        let g = b.ins().load(I32X4, vflags(), t, Ctx::TMP + 256 * slot as i32);
-        b.ins().select(quick, q, g)
+        let g = b.ins().load(I32X4, vflags(), t, Ctx::TMP + 256 * r.slot as i32);
+        b.ins().select(r.quick, q, g)
     }
 
     /// A lazy operation over `args`.
@@ -829,8 +885,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     out.push(k as usize);
                     match &self.lazies[k as usize] {
                         Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
-                        Lazy::Read { addr, .. } => todo.push(*addr),
-                        Lazy::Reg { .. } => {}
+                        Lazy::Read(r) => todo.push(r.addr),
+                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent => {}
                     }
                 }
             }
@@ -946,6 +1002,143 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().load(types::I64, trusted(), ctx, offset)
+    }
+
+    /// The file and first register when `regs` are reads of consecutive registers of one file, straight from it.
+    fn reg_run(&self, regs: &[Vv]) -> Option<(i32, u32)> {
+        let mut first = None;
+        for (i, v) in regs.iter().enumerate() {
+            let Some(Lazy::Reg { field, reg, kept: None, loaded: None }) = v.lazy.map(|k| &self.lazies[k as usize]) else { return None };
+            let (f0, r0) = *first.get_or_insert((*field, *reg));
+            if *field != f0 || *reg != r0 + i as u32 {
+                return None;
+            }
+        }
+        first
+    }
+
+    /// An MFMA whose operands are each a run of registers: [`crate::call::mfma_registers`] reads them where
+    /// they are and leaves D in the first call slots, returned as lazy vectors (so each register of D is
+    /// written in a loop). The operand reads are spent: writing D over them keeps no copies.
+    fn mfma_direct(&mut self, shape: Mfma, runs: [(i32, u32); 3], reads: Vec<Vv>) -> Vec<Vv> {
+        let ctx = self.ctx;
+        let site = self.site.as_mut().expect("emitting");
+        site.calls.push(Box::new(Call { op: Op::Mfma { shape }, inst: site.inst, offset: site.offset, vectors_in: 0 }));
+        let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
+        let ptrs: Vec<Value> = runs.iter().map(|&(field, reg)| self.reg_base(field, reg)).collect();
+        let b = self.b.as_deref_mut().expect("emitting");
+        let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
+        sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64); 5]);
+        let sig = b.import_signature(sig);
+        let f = b.ins().iconst(types::I64, crate::call::mfma_registers as *const () as i64);
+        let cp = b.ins().iconst(types::I64, call_ptr as i64);
+        b.ins().call_indirect(sig, f, &[ctx, cp, ptrs[0], ptrs[1], ptrs[2]]);
+        for v in reads {
+            if let Some(k) = v.lazy {
+                self.lazies[k as usize] = Lazy::Spent;
+            }
+        }
+        (0..shape.acc_regs())
+            .map(|k| {
+                self.lazies.push(Lazy::Slot { at: Ctx::V + 256 * k as i32 });
+                Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+            })
+            .collect()
+    }
+
+    /// v_perm_b32 with one selector `sel` for every lane, lazily: byte shuffles of each chunk of `a` (the high
+    /// dword), `b` and their bytes' sign masks, the shuffle indices worked out once from `sel`'s bytes (0-7 a byte
+    /// of {a, b}, 8-11 the sign of byte 1 or 3 of b or a, 12 zero, 13 and up 0xff); an index of 16 or more
+    /// shuffles in zero.
+    fn perm_uniform(&mut self, a: Vv, x: Vv, sel: Value) -> Vv {
+        let [idx_b, idx_a, idx_sb, idx_sa, ones] = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let splat8 = |b: &mut FunctionBuilder<'f>, v: i64| {
+                let c = b.ins().iconst(types::I8, v);
+                b.ins().splat(types::I8X16, c)
+            };
+            let lanes = b.func.dfg.constants.insert(ConstantData::from((0..16u8).map(|i| i & !3).collect::<Vec<u8>>()));
+            let base = b.ins().vconst(types::I8X16, lanes);
+            let s = b.ins().splat(I32X4, sel);
+            let s = b.ins().bitcast(types::I8X16, little(), s);
+            let none = splat8(b, 0x80);
+            // a byte index into the chunk where `cond` holds: `base` (the lane's first byte) + `at`
+            let pick = |b: &mut FunctionBuilder<'f>, cond: Value, at: Value, other: Value| {
+                let i = b.ins().iadd(base, at);
+                b.ins().bitselect(cond, i, other)
+            };
+            let four = splat8(b, 4);
+            let low = b.ins().icmp(IntCC::UnsignedLessThan, s, four);
+            let idx_b = pick(b, low, s, none);
+            let s4 = b.ins().isub(s, four);
+            let high = b.ins().icmp(IntCC::UnsignedLessThan, s4, four);
+            let idx_a = pick(b, high, s4, none);
+            let sign = |b: &mut FunctionBuilder<'f>, first: i64| {
+                let (one, three) = (splat8(b, 1), splat8(b, 3));
+                let (e1, e3) = (splat8(b, first), splat8(b, first + 1));
+                let is1 = b.ins().icmp(IntCC::Equal, s, e1);
+                let is3 = b.ins().icmp(IntCC::Equal, s, e3);
+                let other = pick(b, is3, three, none);
+                pick(b, is1, one, other)
+            };
+            let idx_sb = sign(b, 8);
+            let idx_sa = sign(b, 10);
+            let thirteen = splat8(b, 13);
+            let ones = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, s, thirteen);
+            [idx_b, idx_a, idx_sb, idx_sa, ones]
+        };
+        self.lazy_op(
+            vec![a, x],
+            std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| {
+                let hi = b.ins().bitcast(types::I8X16, little(), v[0]);
+                let lo = b.ins().bitcast(types::I8X16, little(), v[1]);
+                let z = b.ins().iconst(types::I8, 0);
+                let z = b.ins().splat(types::I8X16, z);
+                let sign_lo = b.ins().icmp(IntCC::SignedLessThan, lo, z);
+                let sign_hi = b.ins().icmp(IntCC::SignedLessThan, hi, z);
+                let mut r = b.ins().swizzle(lo, idx_b);
+                for (src, idx) in [(hi, idx_a), (sign_lo, idx_sb), (sign_hi, idx_sa)] {
+                    let part = b.ins().swizzle(src, idx);
+                    r = b.ins().bor(r, part);
+                }
+                let r = b.ins().bor(r, ones);
+                b.ins().bitcast(I32X4, little(), r)
+            }),
+            Vec::new(),
+        )
+    }
+
+    /// A 64-bit right shift (arithmetic with `arith`) of every lane by the same amount `s` (taken modulo 64), as
+    /// 32-bit shifts of the halves, lazily.
+    fn shr64_uniform(&mut self, (lo, hi): (Vv, Vv), s: Value, arith: bool) -> (Vv, Vv) {
+        let (k, down, wide, none) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let t = b.ins().band_imm(s, 63);
+            let k = b.ins().band_imm(t, 31);
+            let down = b.ins().irsub_imm(k, 32);
+            (k, down, b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32), b.ins().icmp_imm(IntCC::Equal, k, 0))
+        };
+        let high = move |b: &mut FunctionBuilder<'f>, q: Value, by: Value| if arith { b.ins().sshr(q, by) } else { b.ins().ushr(q, by) };
+        // t < 32: (lo >> k | hi << (32 - k), hi >> k); t >= 32: (hi >> k, the sign or zero)
+        let rl = self.zip_chunks(lo, hi, move |b, p, q| {
+            let low = b.ins().ushr(p, k);
+            let zero = zero_vec(b);
+            let carry = b.ins().ishl(q, down);
+            let carry = b.ins().select(none, zero, carry);
+            let low = b.ins().bor(low, carry);
+            let h = high(b, q, k);
+            b.ins().select(wide, h, low)
+        });
+        let rh = self.map_chunks(hi, move |b, q| {
+            let h = high(b, q, k);
+            let fill = if arith {
+                b.ins().sshr_imm(q, 31)
+            } else {
+                zero_vec(b)
+            };
+            b.ins().select(wide, fill, h)
+        });
+        (rl, rh)
     }
 
     fn map_chunks(&mut self, a: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value) -> Value + 'static) -> Vv {
@@ -1077,9 +1270,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
                 Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
-                Some(Lazy::Reg { .. }) => {}
+                Some(Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent) => {}
                 Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
-                Some(Lazy::Read { addr, .. }) => todo.push(*addr),
+                Some(Lazy::Read(r)) => todo.push(r.addr),
             }
         }
         self.tmps += spill.len();
@@ -1107,6 +1300,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             };
         };
         match &self.lazies[k as usize] {
+            Lazy::Slot { at } => {
+                let at = *at;
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(ctx, off);
+                b.ins().load(I32X4, vflags(), p, at)
+            }
+            Lazy::Spent => unreachable!("a register read a call consumed is not read again"),
             Lazy::Reg { field, reg, kept, .. } => {
                 let (field, reg, kept) = (*field, *reg, *kept);
                 let (base, at) = match kept {
@@ -1117,11 +1317,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let p = b.ins().iadd(base, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
-            Lazy::Read { addr, offset, base, lim, seq, quick, slot } => {
-                let (addr, offset, base, lim, seq, quick, slot) = (*addr, *offset, *base, *lim, *seq, *quick, *slot);
-                let a = self.ch_at(&addr, off, spill, true);
+            Lazy::Read(r) => {
+                let r = *r;
+                let a = self.ch_at(&r.addr, off, spill, true);
                 let b = self.b.as_deref_mut().expect("emitting");
-                Self::read_chunk(b, ctx, a, off, [base, lim, seq, quick], offset, slot)
+                Self::read_chunk(b, ctx, a, off, &r)
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
@@ -1136,23 +1336,48 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
     }
 
-    /// The write of a dword read ([`Lazy::Read`]) to the register at `base`: decided once, a loop of four-dword
-    /// loads (every chunk consecutive), of one-dword loads splat (every chunk one address), or of the
-    /// interpreter's result from the tmp slot under EXEC.
-    #[allow(clippy::too_many_arguments)]
-    fn store_read(&mut self, base: Value, addr: Vv, offset: i64, lds: Value, seq: Value, quick: Value, slot: usize, m: Value, spill: &[(Value, usize)]) {
+    /// The write of a read ([`ReadAt`]) to the register at `base`: decided once, a loop of four-dword loads
+    /// (every chunk consecutive dwords), of one-dword loads splat (every chunk one address), of lane-by-lane
+    /// loads (a global read otherwise), or of the interpreter's result from the tmp slot under EXEC.
+    fn store_read(&mut self, base: Value, r: &ReadAt, m: Value, spill: &[(Value, usize)]) {
         let ctx = self.ctx;
-        let (seq_blk, same_blk, general, done) = {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Kind {
+            Seq,
+            Same,
+            Lanes,
+        }
+        let dwords = r.bytes == 4;
+        let kinds: &[Kind] = match (r.gather, dwords) {
+            (false, _) => &[Kind::Seq, Kind::Same],
+            (true, true) => &[Kind::Seq, Kind::Same, Kind::Lanes],
+            (true, false) => &[Kind::Lanes],
+        };
+        let (starts, general, done) = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let (q, seq_blk, same_blk, general, done) = (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
-            b.ins().brif(quick, q, &[], general, &[]);
+            let (q, general, done) = (b.create_block(), b.create_block(), b.create_block());
+            let starts: Vec<_> = kinds.iter().map(|_| b.create_block()).collect();
+            b.ins().brif(r.quick, q, &[], general, &[]);
             b.switch_to_block(q);
             b.seal_block(q);
-            b.ins().brif(seq, seq_blk, &[], same_blk, &[]);
-            (seq_blk, same_blk, general, done)
+            match kinds.len() {
+                1 => {
+                    b.ins().jump(starts[0], &[]);
+                }
+                2 => {
+                    b.ins().brif(r.seq, starts[0], &[], starts[1], &[]);
+                }
+                _ => {
+                    let other = b.create_block();
+                    b.ins().brif(r.seq, starts[0], &[], other, &[]);
+                    b.switch_to_block(other);
+                    b.seal_block(other);
+                    b.ins().brif(r.same, starts[1], &[], starts[2], &[]);
+                }
+            }
+            (starts, general, done)
         };
-        for four in [true, false] {
-            let start = if four { seq_blk } else { same_blk };
+        for (&kind, &start) in kinds.iter().zip(&starts) {
             let head = {
                 let b = self.b.as_deref_mut().expect("emitting");
                 b.switch_to_block(start);
@@ -1165,17 +1390,21 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 head
             };
             let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
-            let a = self.ch_at(&addr, off, spill, true);
+            let a = self.ch_at(&r.addr, off, spill, true);
             let b = self.b.as_deref_mut().expect("emitting");
-            let first = b.ins().extractlane(a, 0);
-            let first = b.ins().uextend(types::I64, first);
-            let p = b.ins().iadd(lds, first);
-            let p = b.ins().iadd_imm(p, offset);
-            let x = if four {
-                b.ins().load(I32X4, MemFlags::new(), p, 0)
-            } else {
-                let x = b.ins().load(types::I32, MemFlags::new(), p, 0);
-                b.ins().splat(I32X4, x)
+            let x = match kind {
+                Kind::Lanes => gather_chunk(b, a, r.base, r.offset, r.bytes, r.signed, None),
+                _ => {
+                    let first = b.ins().extractlane(a, 0);
+                    let first = b.ins().uextend(types::I64, first);
+                    let p = b.ins().iadd(r.base, first);
+                    if kind == Kind::Seq {
+                        b.ins().load(I32X4, MemFlags::new(), p, r.offset as i32)
+                    } else {
+                        let x = b.ins().load(types::I32, MemFlags::new(), p, r.offset as i32);
+                        b.ins().splat(I32X4, x)
+                    }
+                }
             };
             let d = b.ins().iadd(base, off);
             b.ins().store(vflags(), x, d, 0);
@@ -1190,7 +1419,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(general);
         let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
         for i in 0..CHUNKS {
-            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::TMP + (256 * r.slot + 16 * i) as i32);
             let bits = b.ins().ushr_imm(m, 4 * i as i64);
             let idx = b.ins().band_imm(bits, 15);
             let idx = b.ins().imul_imm(idx, 16);
@@ -1287,9 +1516,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let except = if only { self.tree(&v) } else { Vec::new() };
             self.settle_except(base_field, reg, &except);
             let base = self.reg_base(base_field, reg);
-            if let Some(Lazy::Read { addr, offset, base: at, seq, quick, slot, .. }) = v.lazy.map(|k| &self.lazies[k as usize]) {
-                let (addr, offset, at, seq, quick, slot) = (*addr, *offset, *at, *seq, *quick, *slot);
-                self.store_read(base, addr, offset, at, seq, quick, slot, m, &spill);
+            if let Some(Lazy::Read(r)) = v.lazy.map(|k| &self.lazies[k as usize]) {
+                let r = *r;
+                self.store_read(base, &r, m, &spill);
                 return;
             }
             let (full, masked, done) = {
@@ -1393,6 +1622,42 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.switch_to_block(done);
         b.seal_block(done);
     }
+}
+
+/// An `i32x4` of zeros.
+fn zero_vec(b: &mut FunctionBuilder<'_>) -> Value {
+    let z = b.ins().iconst(types::I32, 0);
+    b.ins().splat(I32X4, z)
+}
+
+/// Four lanes read one by one: lane address chunk `a`, each lane's bytes at host `base` + its address +
+/// `offset`, `bytes` (1, 2 or 4) zero- or sign-extended. With `quick`, lanes read from `base` alone (offset 0)
+/// where it is false (for a `base` then pointing at the context's sink).
+fn gather_chunk(b: &mut FunctionBuilder<'_>, a: Value, base: Value, offset: i64, bytes: u32, signed: bool, quick: Option<Value>) -> Value {
+    let zero = b.ins().iconst(types::I32, 0);
+    let mut acc = b.ins().splat(I32X4, zero);
+    let zero64 = b.ins().iconst(types::I64, 0);
+    for j in 0..4u8 {
+        let x = b.ins().extractlane(a, j);
+        let x = b.ins().uextend(types::I64, x);
+        let (p, imm) = match quick {
+            Some(q) => {
+                let at = b.ins().iadd_imm(x, offset);
+                let at = b.ins().select(q, at, zero64);
+                (b.ins().iadd(base, at), 0)
+            }
+            None => (b.ins().iadd(base, x), offset as i32),
+        };
+        let v = match (bytes, signed) {
+            (1, true) => b.ins().sload8(types::I32, MemFlags::new(), p, imm),
+            (1, false) => b.ins().uload8(types::I32, MemFlags::new(), p, imm),
+            (2, true) => b.ins().sload16(types::I32, MemFlags::new(), p, imm),
+            (2, false) => b.ins().uload16(types::I32, MemFlags::new(), p, imm),
+            _ => b.ins().load(types::I32, MemFlags::new(), p, imm),
+        };
+        acc = b.ins().insertlane(acc, v, j);
+    }
+    acc
 }
 
 /// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
@@ -2009,6 +2274,27 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if matches!(op, VOp64::AddF64 | VOp64::MulF64) {
             return self.f64_op(&[a, x], |b, v| if op == VOp64::AddF64 { b.ins().fadd(v[0], v[1]) } else { b.ins().fmul(v[0], v[1]) });
         }
+        if self.fb().is_none() {
+            return (self.dv(), self.dv());
+        }
+        if op == VOp64::AddU64 {
+            // the high half adds the low half's carry (an all-ones lane where the low sum wrapped: subtracted)
+            let lo = self.zip_chunks(a.0, x.0, |b, p, q| b.ins().iadd(p, q));
+            let hi = self.lazy_op(
+                vec![a.0, x.0, a.1, x.1],
+                std::rc::Rc::new(|b: &mut FunctionBuilder<'f>, v: &[Value]| {
+                    let low = b.ins().iadd(v[0], v[1]);
+                    let carry = b.ins().icmp(IntCC::UnsignedLessThan, low, v[0]);
+                    let high = b.ins().iadd(v[2], v[3]);
+                    b.ins().isub(high, carry)
+                }),
+                Vec::new(),
+            );
+            return (lo, hi);
+        }
+        if let (VOp64::Lshr | VOp64::Ashr, Some(s)) = (op, x.0.uniform) {
+            return self.shr64_uniform(a, s, op == VOp64::Ashr);
+        }
         let r = self.call_v(Op::VOp64 { op }, &[a.0, a.1, x.0, x.1], &[], 2);
         (r[0], r[1])
     }
@@ -2069,35 +2355,57 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return (self.dv(), self.dv());
         }
-        let (lo, hi) = (self.mat(lo), self.mat(hi));
-        let b = self.b.as_deref_mut().expect("emitting");
-        let t = b.ins().band_imm(s, 63);
-        let k = b.ins().band_imm(t, 31);
-        let up = b.ins().irsub_imm(k, 32);
-        let wide = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32);
-        let none = b.ins().icmp_imm(IntCC::Equal, k, 0);
-        let zero = b.ins().iconst(types::I32, 0);
-        let zero_v = b.ins().splat(I32X4, zero);
-        let (mut rl, mut rh) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
-        for i in 0..CHUNKS {
-            // t < 32: (lo << k, hi << k | lo >> (32 - k)); t >= 32: (0, lo << k); lo >> 32 is nothing
-            let a = b.ins().ishl(lo.c[i], k);
-            let h = b.ins().ishl(hi.c[i], k);
-            let carry = b.ins().ushr(lo.c[i], up);
-            let carry = b.ins().select(none, zero_v, carry);
+        let (k, up, wide, none) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let t = b.ins().band_imm(s, 63);
+            let k = b.ins().band_imm(t, 31);
+            let up = b.ins().irsub_imm(k, 32);
+            (k, up, b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32), b.ins().icmp_imm(IntCC::Equal, k, 0))
+        };
+        // t < 32: (lo << k, hi << k | lo >> (32 - k)); t >= 32: (0, lo << k); lo >> 32 is nothing
+        let rl = self.map_chunks(lo, move |b, p| {
+            let a = b.ins().ishl(p, k);
+            let zero = zero_vec(b);
+            b.ins().select(wide, zero, a)
+        });
+        let rh = self.zip_chunks(lo, hi, move |b, p, q| {
+            let a = b.ins().ishl(p, k);
+            let h = b.ins().ishl(q, k);
+            let zero = zero_vec(b);
+            let carry = b.ins().ushr(p, up);
+            let carry = b.ins().select(none, zero, carry);
             let h = b.ins().bor(h, carry);
-            rl[i] = b.ins().select(wide, zero_v, a);
-            rh[i] = b.ins().select(wide, a, h);
-        }
-        (Vv { c: rl, uniform: None, lazy: None }, Vv { c: rh, uniform: None, lazy: None })
+            b.ins().select(wide, a, h)
+        });
+        (rl, rh)
     }
     fn scratch(&mut self) -> (Value, Value, Value) {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
-    fn uniform_value(&mut self, _: Value) -> Option<u32> {
-        self.no("decisions on run-time values");
-        None
+    fn uniform_bit(&mut self, s: Value, bit: u32) -> bool {
+        if self.fb().is_none() {
+            return false;
+        }
+        let (slow, fast) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let shifted = b.ins().ushr_imm(s, bit as i64);
+            let set = b.ins().band_imm(shifted, 1);
+            let (slow, fast) = (b.create_block(), b.create_block());
+            b.ins().brif(set, slow, &[], fast, &[]);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (slow, fast)
+        };
+        let _ = slow;
+        // the whole instruction on the interpreter, then on past the compiled form
+        self.call(Op::Instruction {}, &[], &[], &[], 0, 0, 0, true);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let end = *self.guard_end.get_or_insert_with(|| b.create_block());
+        b.ins().jump(end, &[]);
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        false
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
@@ -2128,6 +2436,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Vv { c, uniform: None, lazy: None }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
+        if let (Some(ra), Some(rx), Some(rc), false) = (self.reg_run(a), self.reg_run(x), self.reg_run(c), self.calls_only) {
+            if self.fb().is_some() {
+                return self.mfma_direct(shape, [ra, rx, rc], [a, x, c].concat());
+            }
+        }
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
         self.call_v(Op::Mfma { shape }, &ins, &[], shape.acc_regs())
     }
@@ -2146,6 +2459,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok(vec![self.dv(); op.data_regs()])
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
+        if let (LaneFn::Word(emu_core::lanefn::WordOp::Perm), [a, x, sel], false) = (f, args, self.calls_only) {
+            if let (Some(sel), true) = (sel.uniform, self.fb().is_some()) {
+                return vec![self.perm_uniform(*a, *x, sel)];
+            }
+        }
         self.call_v(Op::LaneFn { f }, args, &[], f.outputs())
     }
     fn s_lanefn(&mut self, f: LaneFn, args: &[Value]) -> Vec<Value> {

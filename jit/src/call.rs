@@ -110,6 +110,21 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(crate::compile::INTERNAL)
 }
 
+/// An MFMA ([`Op::Mfma`] in `call`) over operands read straight from the register files: A at `a`, B at `b`, C
+/// at `c` (each the first of a run of registers as long as the shape needs); D goes to the first vector slots.
+/// The arithmetic is [`emu_core::sem::mfma_lanes`], the interpreter's.
+pub extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *const Lanes, b: *const Lanes, c: *const Lanes) {
+    // SAFETY: compiled code passes its context, a call record its block keeps alive, and the addresses of
+    // register runs it checked against the register files (sized for every register the block names).
+    let (ctx, call) = unsafe { (&mut *ctx, &*call) };
+    let Op::Mfma { shape } = call.op else { unreachable!("an MFMA call record") };
+    let (n, acc) = (shape.src_regs(), shape.acc_regs());
+    // SAFETY: as above: runs of n, n and acc registers.
+    let (a, b, c) = unsafe { (std::slice::from_raw_parts(a, n), std::slice::from_raw_parts(b, n), std::slice::from_raw_parts(c, acc)) };
+    let d = emu_core::sem::mfma_lanes(shape, a, b, c);
+    ctx.v[..d.len()].copy_from_slice(&d);
+}
+
 /// Whether an operation's operands fit the context's slots.
 pub fn fits(vectors_in: usize, vectors_out: usize) -> bool {
     vectors_in <= SLOTS && vectors_out <= SLOTS

@@ -179,6 +179,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 // an observer sees lane accesses through the interpreter calls
                 jb.calls_only = observe.is_some();
                 let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
+                jb.finish();
                 if let Some(what) = jb.unsupported {
                     return Err(JitError::Unsupported { pc: at, mnemonic: inst.info.name, what });
                 }

@@ -18,9 +18,10 @@ pub const TMP: usize = 6;
 pub const SLOTS: usize = 40;
 
 /// The window slot of the global access site at `offset` (from the code base): the slot it checks in compiled
-/// code and the one the interpreter's access fills when the check fails.
+/// code and the one the interpreter's access fills when the check fails. Memory instructions are eight bytes, so
+/// a loop body's sites take different slots unless it has more of them than there are windows.
 pub fn window_slot(offset: u64) -> usize {
-    ((offset >> 2) as usize) % BUFFER_WINDOWS
+    ((offset >> 3) as usize) % BUFFER_WINDOWS
 }
 
 /// Byte offsets of a window slot's fields in the [`Ctx`].

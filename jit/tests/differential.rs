@@ -113,14 +113,36 @@ fn word(x: u64) -> u32 {
 /// Registers the ALU generator never writes (it uses v0..v11): addresses for memory instructions.
 const ADDR: u32 = 12; // v[12:13] = buffer + 4 * lane
 const LDS_ADDR: u32 = 14; // v14 = 4 * lane
+/// Lanes in no order: v[16:17] = buffer + 8 * (7 * lane % 61), neither consecutive nor equal.
+const GATHER: u32 = 16;
+/// Buffer resources the ALU generator never writes: s[96:99] the test buffer (400 bytes in range), s[92:95]
+/// the private segment buffer (ADD_TID_ENABLE set).
+const BUFFER_RSRC: u32 = 96;
+const PRIVATE_RSRC: u32 = 92;
 
-/// A memory instruction from a template: global/LDS loads, stores and atomics through v[12:13] or v14,
-/// data registers among v0..v11, an offset that now and then leaves the buffer or the LDS.
+/// A memory instruction from a template: global/LDS loads, stores and atomics through v[12:13] or v14, and
+/// loads of every width through v[16:17]; data registers among v0..v11, an offset that now and then leaves the
+/// buffer or the LDS.
 fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<Inst> {
     use isa_amdgpu::Opcode as O;
     let r = (reg % 11) as u32;
     let offset = if off > 240 { 4000 } else { (off as u32 % 16) * 4 };
-    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 9 {
+    let global = |op: O, vdst: u32, addr: u32, offset: u32| (op, Encoding::Global, vec![(Field::Vdst, vdst), (Field::Addr, addr), (Field::Saddr, 0x7f), (Field::Offset, offset)]);
+    // through s[96:99] with the offset in v14 (4 * lane), offsets past num_records now and then
+    let mubuf = |op: O, vdata: u32, rsrc: u32, offset: u32| {
+        (op, Encoding::Mubuf, vec![(Field::Vdata, vdata), (Field::Vaddr, LDS_ADDR), (Field::Srsrc, rsrc / 4), (Field::Soffset, 128), (Field::Offset, offset), (Field::Offen, 1)])
+    };
+    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 19 {
+        14 => mubuf(O::BufferLoadDword, r, BUFFER_RSRC, offset),
+        15 => mubuf(O::BufferStoreDword, r, BUFFER_RSRC, offset),
+        16 => mubuf(O::BufferLoadDwordx2, r & !1, BUFFER_RSRC, offset),
+        17 => mubuf(O::BufferLoadUshort, r, BUFFER_RSRC, offset + 2),
+        18 => mubuf(O::BufferLoadDword, r, PRIVATE_RSRC, offset),
+        9 => global(O::GlobalLoadDword, r, GATHER, offset),
+        10 => global(O::GlobalLoadDwordx2, r & !1, GATHER, offset),
+        11 => global(O::GlobalLoadDwordx4, (r & !3).min(8), GATHER, offset),
+        12 => global(O::GlobalLoadUshort, r, GATHER, offset + 2),
+        13 => global(O::GlobalLoadSbyte, r, GATHER, offset + 3),
         0 => (O::GlobalLoadDword, Encoding::Global, vec![(Field::Vdst, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset)]),
         1 => (O::GlobalLoadDwordx2, Encoding::Global, vec![(Field::Vdst, r & !1), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset)]),
         2 => (O::GlobalStoreDword, Encoding::Global, vec![(Field::Data, r), (Field::Addr, ADDR), (Field::Saddr, 0x7f), (Field::Offset, offset)]),
@@ -140,7 +162,7 @@ fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<In
 }
 
 fn wave_state(seed: u64, exec: u64, buffer: u64) -> WaveState {
-    let mut w = WaveState::new(0x1000, 16, 4);
+    let mut w = WaveState::new(0x1000, 18, 4);
     let mut s = seed | 1;
     let mut next = || {
         s ^= s << 13;
@@ -161,9 +183,14 @@ fn wave_state(seed: u64, exec: u64, buffer: u64) -> WaveState {
     }
     w.set_exec(exec);
     w.scc = next() & 1 == 1;
+    // V#: base, stride 0, num_records, dword 3 (ADD_TID_ENABLE is bit 23)
+    w.sgprs[BUFFER_RSRC as usize..BUFFER_RSRC as usize + 4].copy_from_slice(&[buffer as u32, (buffer >> 32) as u32 & 0xffff, 400, 0x0002_7000]);
+    w.sgprs[PRIVATE_RSRC as usize..PRIVATE_RSRC as usize + 4].copy_from_slice(&[buffer as u32, (buffer >> 32) as u32 & 0xffff, 400, 0x0082_7000]);
     for l in 0..64 {
         let a = buffer + 4 * l as u64;
         (w.vgprs[ADDR as usize][l], w.vgprs[ADDR as usize + 1][l], w.vgprs[LDS_ADDR as usize][l]) = (a as u32, (a >> 32) as u32, 4 * l as u32);
+        let g = buffer + 8 * (7 * l as u64 % 61);
+        (w.vgprs[GATHER as usize][l], w.vgprs[GATHER as usize + 1][l]) = (g as u32, (g >> 32) as u32);
     }
     w
 }
@@ -267,6 +294,12 @@ fn run_case_branching(
     }
     // the JIT, one block
     let mut j = wave_state(seed, exec, buffer);
+    if seed % 2 == 0 {
+        // the buffer already in every access site's window, as after the block's first run: compiled code
+        // takes its own paths (otherwise the first access at each site fills the window through the interpreter)
+        let (start, len, host) = mem.buffer_at(buffer).expect("the test buffer");
+        j.windows = [emu_core::wave::BufferWindow { start, len, host: host as usize }; emu_core::wave::BUFFER_WINDOWS];
+    }
     let mut lds_j = lds_image();
     // the same memory (addresses are the same), set back to the starting contents
     let by_interp = read(&mem);
@@ -372,4 +405,79 @@ fn the_generator_draws_from_hundreds_of_opcodes_and_the_jit_compiles_many() {
     println!("{} rows, {built} built, {compiled} compiled by the JIT", rows.len());
     assert!(built * 10 > rows.len() * 9, "{built} of {} rows build", rows.len());
     assert!(compiled > 150, "{compiled} compiled");
+}
+
+/// v_perm_b32 with its selector in an SGPR (one selector for all lanes, which the JIT shuffles inline): every
+/// selector byte value 0..=255 in every byte position, on lanes that all differ.
+#[test]
+fn perm_with_every_selector_byte_matches_the_interpreter() {
+    use isa_amdgpu::Opcode as O;
+    let target = Target::Gfx942;
+    let row = isa_amdgpu::table::rows_of(O::VPermB32, target).next().expect("v_perm_b32");
+    let fields = [(Field::Vdst, 0), (Field::Src0, 257), (Field::Src1, 258), (Field::Src2, 2)];
+    let inst = fields.iter().fold(Inst::build(row, target).unwrap(), |b, &(f, v)| b.set(f, v).unwrap());
+    let inst = decode(&inst.encode().unwrap(), 0x1000, target).unwrap();
+    let (mem, buffer) = memory();
+    for first in (0..=255u32).step_by(4) {
+        for rotate in 0..4 {
+            let sel = u32::from_le_bytes([first as u8, first as u8 + 1, first as u8 + 2, first as u8 + 3]).rotate_left(8 * rotate);
+            let mut a = wave_state(u64::from(sel) * 31 + 7, u64::MAX, buffer);
+            a.sgprs[2] = sel;
+            let mut j = a.clone();
+            let (mut lds_a, mut lds_j) = (lds_image(), lds_image());
+            let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+            execute(&mut b, &inst, 0x1000).unwrap();
+            jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+            assert_eq!(a.vgprs[0], j.vgprs[0], "selector {sel:#010x}");
+            if sel.to_le_bytes().iter().any(|&b| b < 8) {
+                assert_ne!(a.vgprs[0].iter().min(), a.vgprs[0].iter().max(), "selector {sel:#010x}: lanes differ");
+            }
+        }
+    }
+}
+
+/// Every MFMA the engines model, on both targets, with random A, B and C (f16, bf16, f32 and f64 specials
+/// among them): D separate from C, D over C (accumulating in place), and A, B, C, D in AGPRs under a partial
+/// EXEC. Both engines must leave the same registers.
+#[test]
+fn every_mfma_leaves_the_same_registers_on_both_engines() {
+    let (mem, buffer) = memory();
+    let mut checked = 0;
+    for target in [Target::Gfx90a, Target::Gfx942] {
+        for row in GFX9.iter().filter(|r| r.on(target) && r.mfma.is_some_and(|s| emu_core::sem::Mfma::of(s).is_some())) {
+            let shape = emu_core::sem::Mfma::of(row.mfma.unwrap()).unwrap();
+            // (vdst, src2, acc_ab, acc_cd): separate, in place, in AGPRs
+            for (case, (vdst, src2, acc_ab, acc_cd)) in [(32u32, 0u32, 0u32, 0u32), (0, 0, 0, 0), (0, 0, 3, 1)].into_iter().enumerate() {
+                let fields = [(Field::Vdst, vdst), (Field::Src0, 256 + 48), (Field::Src1, 256 + 52), (Field::Src2, 256 + src2), (Field::OpSelHi, acc_ab), (Field::Clamp, acc_cd)];
+                let Ok(b) = fields.iter().try_fold(Inst::build(row, target).unwrap(), |b, &(f, v)| b.set(f, v)) else { continue };
+                let Ok(inst) = b.encode().map_err(|e| e.to_string()).and_then(|w| decode(&w, 0x1000, target).map_err(|e| e.to_string())) else { continue };
+                assert!(jit::compile::translatable(&inst, 0x1000), "{} compiles", isa_amdgpu::disasm::text(&inst));
+                let mut a = WaveState::new(0x1000, 64, 64);
+                let mut s = 0x2545_f491_4f6c_dd1du64 ^ (checked as u64) << 20;
+                for v in a.vgprs.iter_mut().chain(a.agprs.iter_mut()) {
+                    for x in v.iter_mut() {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        // mostly small normal values of every width, now and then arbitrary bits
+                        *x = if s % 9 == 0 { word(s) } else { (s as u32 & 0x3fff_3fff) | 0x3c00_3c00 };
+                    }
+                }
+                a.set_exec(if case == 2 { 0xffff_0fff_ffff_fff0 } else { u64::MAX });
+                let before = a.clone();
+                let mut j = a.clone();
+                let (mut lds_a, mut lds_j) = (lds_image(), lds_image());
+                let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+                let text = isa_amdgpu::disasm::text(&inst);
+                execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{text}: {e}"));
+                jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+                assert!(a.vgprs == j.vgprs && a.agprs == j.agprs, "{text} (case {case}, {shape:?})");
+                assert!(a.vgprs != before.vgprs || a.agprs != before.agprs, "{text} wrote its result");
+                checked += 1;
+            }
+        }
+    }
+    let _ = buffer;
+    assert!(checked >= 30, "{checked} MFMA cases");
+    println!("{checked} MFMA cases");
 }

@@ -122,6 +122,8 @@ pub enum VUn {
 pub enum VOp64 {
     AddF64,
     MulF64,
+    /// a + b, wrapping.
+    AddU64,
     /// a >> (b & 63), logical (the first operand is the value).
     Lshr,
     Ashr,
@@ -232,9 +234,10 @@ pub trait Backend {
 
     /// This wave's private memory: (base lo, base hi, bytes per lane).
     fn scratch(&mut self) -> (Self::S, Self::S, Self::S);
-    /// The value of a uniform when the backend knows it while executing (the interpreter does); `None` when it
-    /// is only known at run time (the JIT, which then leaves the instruction to the interpreter).
-    fn uniform_value(&mut self, s: Self::S) -> Option<u32>;
+    /// Whether bit `bit` of the uniform `s` is set, for a choice between two ways of executing the instruction.
+    /// The interpreter reads it. The JIT, which knows it only at run time, answers "clear" and compiles that
+    /// way, guarded: where the bit is set when the code runs, the interpreter executes the instruction instead.
+    fn uniform_bit(&mut self, s: Self::S, bit: u32) -> bool;
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 

@@ -102,7 +102,9 @@ impl Mfma {
         if s.blocks != 1 || s.sparse || (input == MfmaInput::F64 && (s.m, s.k) != (16, 4)) {
             return None;
         }
-        Some(Mfma { m: s.m as usize, n: s.n as usize, k: s.k as usize, input })
+        let shape = Mfma { m: s.m as usize, n: s.n as usize, k: s.k as usize, input };
+        let fits = |rows: usize| 64 % rows == 0 && rows * shape.k <= MAX_ELEMS;
+        (fits(shape.m) && fits(shape.n) && shape.k <= MAX_ELEMS / 16).then_some(shape)
     }
     fn bits(&self) -> usize {
         match self.input {
@@ -128,48 +130,154 @@ impl Mfma {
 
 /// D = A * B + C for one single-block MFMA, lane layouts as the CDNA2/CDNA3 ISA gives them: A[i][kk] in lane
 /// i + m * (kk / p), element kk % p of the lane's registers (p = values per lane), B[kk][j] likewise with j;
-/// D[i][j] in lane j + n * ((i / 4) % (64 / n)), register i % 4 + 4 * (i / (4 * 64 / n)). Each dot product is
-/// summed exactly (in f64) and rounded once to f32; the hardware's internal rounding is not modelled bit for bit.
+/// D[i][j] in lane j + n * ((i / 4) % (64 / n)), register i % 4 + 4 * (i / (4 * 64 / n)). Each dot product
+/// starts from C and adds the products in order of k, in f64: f16, bf16 and f32 products are exact there, so
+/// only the sums round, and the result rounds once more to f32. A NaN result is the default NaN 0x7fc00000.
+/// The hardware's internal rounding is not modelled bit for bit.
+///
+/// Both engines call this; it runs in host SIMD code, AVX-512 or AVX2 with fused multiply-adds when the host
+/// has them (found at run time): a product of two f16, bf16 or f32 values is exact in f64, so fusing the add
+/// rounds the same.
 pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
     if s.input == MfmaInput::F64 {
         return mfma_f64_lanes(s, a, b, c);
     }
-    let (p, bits) = (s.per_lane(), s.bits());
-    let elem = |regs: &[[u32; 64]], lane: usize, e: usize| -> f64 {
-        let (r, shift) = (e * bits / 32, e * bits % 32);
-        let raw = regs[r][lane] >> shift;
-        match s.input {
-            MfmaInput::F16 => crate::lanefn::f16_to_f64(raw as u16),
+    let mut d = c[..s.acc_regs()].to_vec();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the host has AVX-512F and FMA, checked just above.
+            unsafe { mfma_avx512(s, a, b, &mut d) };
+            return d;
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the host has AVX2 and FMA, checked just above.
+            unsafe { mfma_avx2(s, a, b, &mut d) };
+            return d;
+        }
+    }
+    mfma_block::<false>(s, a, b, &mut d);
+    d
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+unsafe fn mfma_avx512(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
+    mfma_block::<true>(s, a, b, d)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn mfma_avx2(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
+    mfma_block::<true>(s, a, b, d)
+}
+
+/// The most A (or B) elements of a single-block shape: 64 lanes of at most four values.
+const MAX_ELEMS: usize = 256;
+
+/// The f32, f16 or bf16 element `e` of every lane, as f64 (exact).
+#[inline(always)]
+fn elements(s: Mfma, regs: &[[u32; 64]], e: usize, out: &mut [f64; 64]) {
+    let bits = s.bits();
+    let (r, shift) = (e * bits / 32, e * bits % 32);
+    let reg = &regs[r];
+    for (o, &raw) in out.iter_mut().zip(reg.iter()) {
+        let raw = raw >> shift;
+        *o = match s.input {
+            MfmaInput::F16 => f16_to_f32(raw & 0xffff) as f64,
             MfmaInput::Bf16 => f32::from_bits((raw & 0xffff) << 16) as f64,
             MfmaInput::F32 | MfmaInput::F64 => f32::from_bits(raw) as f64,
+        };
+    }
+}
+
+/// f16 bits to f32, exactly and without branches (so it vectorizes): the magnitude shifted into an f32's
+/// exponent and mantissa and scaled by 2^112 (exact for normals and subnormals alike); infinities and NaNs
+/// (payload kept) by their bit pattern.
+#[inline(always)]
+fn f16_to_f32(h: u32) -> f32 {
+    let mag = (h & 0x7fff) << 13;
+    let scaled = (f32::from_bits(mag) * f32::from_bits(0x7780_0000)).to_bits();
+    let special = 0x7f80_0000 | (h & 0x3ff) << 13;
+    let bits = if h & 0x7c00 == 0x7c00 { special } else { scaled };
+    f32::from_bits(bits | (h & 0x8000) << 16)
+}
+
+/// With `FUSED`, each product is added by a fused multiply-add (the host has one in hardware).
+#[inline(always)]
+fn mfma_block<const FUSED: bool>(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
+    let (m, n, k, p) = (s.m, s.n, s.k, s.per_lane());
+    assert!(m * k <= MAX_ELEMS && n * k <= MAX_ELEMS && k <= MAX_ELEMS / 16 && 64 % n == 0 && 64 % m == 0, "a single-block MFMA shape");
+    // A and B by k (ak[kk m + i], bk[kk n + j]), as f64: lanes q m .. (q + 1) m of element e hold k index
+    // q p + e of A (and likewise for B with n)
+    let (mut ak, mut bk) = ([0f64; MAX_ELEMS], [0f64; MAX_ELEMS]);
+    let mut lanes = [0f64; 64];
+    for e in 0..p {
+        elements(s, a, e, &mut lanes);
+        for (q, part) in lanes.chunks_exact(m).enumerate() {
+            let kk = q * p + e;
+            ak[kk * m..(kk + 1) * m].copy_from_slice(part);
         }
-    };
-    // the matrices as f64, A row-major and B column-major, so each dot product runs over contiguous memory
-    let (m, n, k) = (s.m, s.n, s.k);
-    let mut am = vec![0f64; m * k];
-    let mut bt = vec![0f64; n * k];
-    for kk in 0..k {
-        for i in 0..m {
-            am[i * k + kk] = elem(a, i + m * (kk / p), kk % p);
-        }
-        for j in 0..n {
-            bt[j * k + kk] = elem(b, j + n * (kk / p), kk % p);
+        elements(s, b, e, &mut lanes);
+        for (q, part) in lanes.chunks_exact(n).enumerate() {
+            let kk = q * p + e;
+            bk[kk * n..(kk + 1) * n].copy_from_slice(part);
         }
     }
     let groups = 64 / n;
-    let mut d = c.to_vec();
-    for i in 0..m {
-        let row = &am[i * k..(i + 1) * k];
-        for j in 0..n {
-            let (lane, reg) = (j + n * ((i / 4) % groups), i % 4 + 4 * (i / (4 * groups)));
-            let mut acc = f32::from_bits(c[reg][lane]) as f64;
-            for (x, y) in row.iter().zip(&bt[j * k..(j + 1) * k]) {
-                acc += x * y;
+    let mut row = [0f64; MAX_ELEMS / 16];
+    for (r, reg) in d.iter_mut().enumerate() {
+        for g in 0..groups {
+            let i = r % 4 + 4 * g + 4 * groups * (r / 4);
+            for (kk, x) in row[..k].iter_mut().enumerate() {
+                *x = ak[kk * m + i];
             }
-            d[reg][lane] = (acc as f32).to_bits();
+            let out = &mut reg[g * n..(g + 1) * n];
+            match n {
+                32 => dot::<32, FUSED>(&row[..k], &bk, out),
+                16 => dot::<16, FUSED>(&row[..k], &bk, out),
+                _ => dot_any(&row[..k], &bk, n, out),
+            }
         }
     }
-    d
+}
+
+/// out[j] = out[j] + sum over kk of row[kk] * bk[kk N + j], in order of kk, rounded to f32 at the end.
+#[inline(always)]
+fn dot<const N: usize, const FUSED: bool>(row: &[f64], bk: &[f64], out: &mut [u32]) {
+    let mut acc = [0f64; N];
+    for (x, &c) in acc.iter_mut().zip(out.iter()) {
+        *x = f32::from_bits(c) as f64;
+    }
+    for (kk, &x) in row.iter().enumerate() {
+        let col: &[f64; N] = bk[kk * N..(kk + 1) * N].try_into().expect("N values");
+        for j in 0..N {
+            acc[j] = if FUSED { x.mul_add(col[j], acc[j]) } else { acc[j] + x * col[j] };
+        }
+    }
+    for (o, x) in out.iter_mut().zip(acc) {
+        *o = round_f32(x);
+    }
+}
+
+fn dot_any(row: &[f64], bk: &[f64], n: usize, out: &mut [u32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        let mut acc = f32::from_bits(*o) as f64;
+        for (kk, &x) in row.iter().enumerate() {
+            acc += x * bk[kk * n + j];
+        }
+        *o = round_f32(acc);
+    }
+}
+
+#[inline(always)]
+fn round_f32(x: f64) -> u32 {
+    let y = x as f32;
+    if y.is_nan() {
+        0x7fc0_0000
+    } else {
+        y.to_bits()
+    }
 }
 
 /// The f64 16x16x4 MFMA: A[i][kk] in lane i + 16 kk and B[kk][j] in lane j + 16 kk (one f64 per lane, in a
@@ -191,4 +299,110 @@ fn mfma_f64_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) ->
         }
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition written plainly: one dot product at a time from the lane layouts, f16 converted by
+    /// [`crate::lanefn::f16_to_f64`].
+    fn plain(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+        let (p, bits) = (s.per_lane(), s.bits());
+        let elem = |regs: &[[u32; 64]], lane: usize, e: usize| -> f64 {
+            let raw = regs[e * bits / 32][lane] >> (e * bits % 32);
+            match s.input {
+                MfmaInput::F16 => crate::lanefn::f16_to_f64(raw as u16),
+                MfmaInput::Bf16 => f32::from_bits((raw & 0xffff) << 16) as f64,
+                _ => f32::from_bits(raw) as f64,
+            }
+        };
+        let groups = 64 / s.n;
+        let mut d = c.to_vec();
+        for i in 0..s.m {
+            for j in 0..s.n {
+                let (lane, reg) = (j + s.n * ((i / 4) % groups), i % 4 + 4 * (i / (4 * groups)));
+                let mut acc = f32::from_bits(c[reg][lane]) as f64;
+                for kk in 0..s.k {
+                    acc += elem(a, i + s.m * (kk / p), kk % p) * elem(b, j + s.n * (kk / p), kk % p);
+                }
+                let r = acc as f32;
+                d[reg][lane] = if r.is_nan() { 0x7fc0_0000 } else { r.to_bits() };
+            }
+        }
+        d
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    // specials: zeros of both signs, infinities, NaNs, subnormals, the largest finite values
+    const F16_SPECIAL: [u32; 10] = [0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e01, 0x7d00, 0x0001, 0x83ff, 0x7bff, 0x3c00];
+    const F32_SPECIAL: [u32; 7] = [0, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x0000_0001, 0x7f7f_ffff];
+
+    /// A random 16-bit A or B element: a finite f16 or bf16 of either sign, now and then a special.
+    fn half(rng: &mut Rng, input: MfmaInput, specials: bool) -> u32 {
+        let r = rng.next();
+        if specials && r % 16 == 0 {
+            F16_SPECIAL[(r >> 8) as usize % F16_SPECIAL.len()]
+        } else if input == MfmaInput::Bf16 {
+            (0x3f80_0000 ^ (r as u32 & 0x807f_ffff)) >> 16
+        } else {
+            r as u32 & 0xbfff
+        }
+    }
+
+    fn word(rng: &mut Rng, input: MfmaInput, is_c: bool, specials: bool) -> u32 {
+        if input == MfmaInput::F32 || is_c {
+            let r = rng.next();
+            if specials && r % 16 == 0 {
+                F32_SPECIAL[(r >> 8) as usize % F32_SPECIAL.len()]
+            } else {
+                (0x3f80_0000 | (r as u32 & 0x007f_ffff)) ^ (r as u32 & 0x8000_0000)
+            }
+        } else {
+            half(rng, input, specials) | half(rng, input, specials) << 16
+        }
+    }
+
+    #[test]
+    fn simd_blocks_equal_the_plain_definition() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for (m, n, k, input) in [
+            (32, 32, 8, MfmaInput::F16),
+            (16, 16, 16, MfmaInput::F16),
+            (32, 32, 8, MfmaInput::Bf16),
+            (16, 16, 16, MfmaInput::Bf16),
+            (32, 32, 4, MfmaInput::Bf16),
+            (32, 32, 2, MfmaInput::F32),
+            (16, 16, 4, MfmaInput::F32),
+        ] {
+            let s = Mfma { m, n, k, input };
+            for round in 0..20 {
+                let specials = round % 4 == 3;
+                let mut regs = |count: usize, is_c: bool| -> Vec<[u32; 64]> {
+                    (0..count).map(|_| std::array::from_fn(|_| word(&mut rng, input, is_c, specials))).collect()
+                };
+                let (a, b, c) = (regs(s.src_regs(), false), regs(s.src_regs(), false), regs(s.acc_regs(), true));
+                let want = plain(s, &a, &b, &c);
+                assert_eq!(mfma_lanes(s, &a, &b, &c), want, "{s:?} round {round}");
+                for fused in [false, true] {
+                    let mut d = c.clone();
+                    if fused {
+                        mfma_block::<true>(s, &a, &b, &mut d);
+                    } else {
+                        mfma_block::<false>(s, &a, &b, &mut d);
+                    }
+                    assert_eq!(d, want, "{s:?} round {round}, portable code, fused {fused}");
+                }
+            }
+        }
+    }
 }

@@ -32,9 +32,8 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let seven = b.s_const(7);
             let seven = b.v_splat(seven);
             let amount = b.v_op(VOp::And, amount, seven);
-            let (sl, sh) = b.v_shl64(lo, hi, amount);
-            let (rl, carry) = b.v_add_carry(sl, al, None);
-            let (rh, _) = b.v_add_carry(sh, ah, Some(carry));
+            let shifted = b.v_shl64(lo, hi, amount);
+            let (rl, rh) = b.v_op64(VOp64::AddU64, shifted, (al, ah));
             let m = b.exec();
             b.v_set(vdst(inst), rl, m);
             b.v_set(vdst(inst) + 1, rh, m);

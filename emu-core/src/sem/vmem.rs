@@ -244,8 +244,7 @@ fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, 
 /// which addresses each lane's scratch; anything else is an ordinary buffer.
 fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<bool, ExecError> {
     let d3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
-    let d3 = b.uniform_value(d3).ok_or_else(|| form(inst, "a buffer resource known only at run time"))?;
-    Ok(d3 >> 23 & 1 == 1)
+    Ok(b.uniform_bit(d3, 23))
 }
 
 /// A typed buffer access: elements in the format of the resource's word 3 (1-D buffer images); indexed
