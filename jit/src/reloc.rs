@@ -2,7 +2,7 @@
 //! process ([`crate::disk`]).
 //!
 //! The code generator refers to things of this process by their addresses: the helpers compiled code calls
-//! (`interpret_one`, `observe`, `wave_call`), the mask table, the block's own instructions and its interpreter
+//! (`interpret_one`, `observe`, `wave_call`, `mfma_registers`), the mask table, the block's own instructions and its interpreter
 //! calls (`Call`s, on the heap). Before Cranelift compiles a block, [`make_relocatable`] replaces every 64-bit
 //! constant that is one of these addresses by a `symbol_value` of a *block symbol* ([`Sym`]), so Cranelift
 //! emits an absolute relocation there instead of the number. [`Code`] is the machine code with those
@@ -37,6 +37,8 @@ pub enum Sym {
     WaveCall,
     /// `ctx::MASK_TABLE`.
     MaskTable,
+    /// `call::mfma_registers`.
+    MfmaRegisters,
     /// The block's instruction slice (an instruction is an addend into it).
     Insts,
     /// The block's n-th interpreter call.
@@ -50,8 +52,9 @@ impl Sym {
             Sym::Observe => 1,
             Sym::WaveCall => 2,
             Sym::MaskTable => 3,
-            Sym::Insts => 4,
-            Sym::Call(n) => 5 + n,
+            Sym::MfmaRegisters => 4,
+            Sym::Insts => 5,
+            Sym::Call(n) => 6 + n,
         }
     }
 }
@@ -69,6 +72,7 @@ impl Symbols {
             observe.map_or((0, 0), |f| (f as usize as u64, 1)),
             (crate::call::wave_call as *const () as u64, 1),
             (MASK_TABLE.as_ptr() as u64, std::mem::size_of_val(&MASK_TABLE) as u64),
+            (crate::call::mfma_registers as *const () as u64, 1),
             (insts.as_ptr() as u64, std::mem::size_of_val(insts).max(1) as u64),
         ];
         s.extend(calls.iter().map(|c| (&**c as *const Call as u64, std::mem::size_of::<Call>() as u64)));
@@ -240,5 +244,27 @@ impl Code {
             }
         }
         Ok((bytes, rest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" fn interpret(_: *mut crate::ctx::Ctx, _: *const Inst, _: u64) -> u32 {
+        0
+    }
+
+    #[test]
+    fn symbols_are_listed_in_the_order_of_their_numbers() {
+        let f = interpret as extern "C" fn(*mut crate::ctx::Ctx, *const Inst, u64) -> u32;
+        let syms = Symbols::of(&[], &[], f, Some(f));
+        assert_eq!(syms.address(Sym::Interpret.index()), Some(f as usize as u64));
+        assert_eq!(syms.address(Sym::WaveCall.index()), Some(crate::call::wave_call as *const () as u64));
+        assert_eq!(syms.address(Sym::MaskTable.index()), Some(MASK_TABLE.as_ptr() as u64));
+        assert_eq!(syms.address(Sym::MfmaRegisters.index()), Some(crate::call::mfma_registers as *const () as u64));
+        assert_eq!(syms.len() as u32, Sym::Call(0).index());
+        // an address inside the mask table is the table plus an addend
+        assert_eq!(syms.find(MASK_TABLE.as_ptr() as u64 + 48), Some((Sym::MaskTable.index(), 48)));
     }
 }
