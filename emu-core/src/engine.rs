@@ -126,14 +126,15 @@ pub enum EngineError {
 fn check_float_mode(name: &str, descriptor: &KernelDescriptor) -> Result<(), EngineError> {
     use isa_amdgpu::codeobj::kd::{FloatDenormMode, FloatRoundMode};
     let kd = &descriptor.rsrc1;
-    let modes = [
-        ("round_32", kd.float_round_mode_32 != FloatRoundMode::NearEven, kd.float_round_mode_32.to_string()),
-        ("round_16_64", kd.float_round_mode_16_64 != FloatRoundMode::NearEven, kd.float_round_mode_16_64.to_string()),
-        ("denorm_32", kd.float_denorm_mode_32 != FloatDenormMode::FlushNone, format!("{:?}", kd.float_denorm_mode_32)),
-        ("denorm_16_64", kd.float_denorm_mode_16_64 != FloatDenormMode::FlushNone, format!("{:?}", kd.float_denorm_mode_16_64)),
+    // (the names are only written for a refusal: this runs at every dispatch)
+    let modes: [(&str, bool, &dyn Fn() -> String); 4] = [
+        ("round_32", kd.float_round_mode_32 != FloatRoundMode::NearEven, &|| kd.float_round_mode_32.to_string()),
+        ("round_16_64", kd.float_round_mode_16_64 != FloatRoundMode::NearEven, &|| kd.float_round_mode_16_64.to_string()),
+        ("denorm_32", kd.float_denorm_mode_32 != FloatDenormMode::FlushNone, &|| format!("{:?}", kd.float_denorm_mode_32)),
+        ("denorm_16_64", kd.float_denorm_mode_16_64 != FloatDenormMode::FlushNone, &|| format!("{:?}", kd.float_denorm_mode_16_64)),
     ];
     match modes.iter().find(|m| m.1) {
-        Some((field, _, value)) => Err(EngineError::FloatMode { kernel: name.to_string(), what: format!("{field} = {value}") }),
+        Some((field, _, value)) => Err(EngineError::FloatMode { kernel: name.to_string(), what: format!("{field} = {}", value()) }),
         None => Ok(()),
     }
 }

@@ -2,12 +2,19 @@
 //! one native function `extern "C" fn(*mut Ctx) -> u32`. Each instruction is probed first: if the JIT backend
 //! can emit everything its semantics need it is compiled, otherwise the block calls the interpreter for that
 //! one instruction (a *fallback*) and carries on.
+//!
+//! Three steps, so that the expensive one can run without the module's lock and be skipped when the disk
+//! cache has the block: [`build`] (the front end: Cranelift IR from the semantics, the block's interpreter
+//! calls), [`codegen`] (Cranelift's optimizer, register allocator and emitter, on IR whose process addresses
+//! became relocations, see [`crate::reloc`]) and [`load`] (the code's symbols resolved for this block, mapped
+//! executable in the module).
 
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, Signature, Value};
-use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, MemFlags, Signature, Value};
+use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
-use cranelift_module::{Linkage, Module, ModuleError};
+use cranelift_module::{Module, ModuleError};
 
 use emu_core::sem::{execute, Flow, PcOps, Stop};
 use isa_amdgpu::table::FlowControl;
@@ -16,6 +23,7 @@ use isa_amdgpu::Inst;
 use crate::backend::{CallSite, JitBackend, RegCache};
 use crate::call::Call;
 use crate::ctx::Ctx;
+use crate::reloc::{Code, Symbols};
 use crate::JitError;
 
 /// Status a block returns: continue at `next_pc`, or stop the wave for a barrier, its end, or a fault.
@@ -40,9 +48,13 @@ pub type Observe = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: u64) 
 /// Status of a block an observer asked to leave after an instruction (continue at `next_pc`).
 pub const SWITCH: u32 = 6;
 
-/// Whether a block's code depends on where the code object is loaded (it materializes a PC as data).
-pub fn position_dependent(insts: &[Inst]) -> bool {
-    insts.iter().any(|i| matches!(i.info.name, "s_getpc_b64" | "s_swappc_b64" | "s_call_b64"))
+/// Whether an instruction writes its own PC into registers (`s_getpc_b64`, and the return address of
+/// `s_swappc_b64`/`s_call_b64`). The semantics give it as a constant, which would tie the block's code to the
+/// load address; the block leaves these instructions to the interpreter (they end blocks, and are rare), which
+/// computes the PC at run time, so every translation serves every load address — and can be kept on disk.
+pub fn materializes_pc(inst: &Inst) -> bool {
+    use isa_amdgpu::Opcode as O;
+    matches!(inst.info.opcode, O::SGetpcB64 | O::SSwappcB64 | O::SCallB64)
 }
 
 /// A translated block.
@@ -79,21 +91,62 @@ pub fn translatable(inst: &Inst, pc: u64) -> bool {
     ok && probe.unsupported.is_none()
 }
 
-/// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
-/// `module`. PCs the block produces are `ctx.code_base + (pc - base)`.
-pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>, name: &str) -> Result<Block, JitError> {
-    let insts = insts.into_boxed_slice();
-    let ptr = module.target_config().pointer_type();
+/// The signature of every block: `extern "C" fn(*mut Ctx) -> u32`.
+pub fn signature(ptr: ir::Type) -> Signature {
     let mut sig = Signature::new(CallConv::SystemV);
     sig.params.push(AbiParam::new(ptr));
     sig.returns.push(AbiParam::new(types::I32));
-    let mut cx = module.make_context();
-    cx.func.signature = sig.clone();
+    sig
+}
+
+/// A block after the front end: its function in Cranelift IR and what the code will point at.
+pub struct Built {
+    pub func: ir::Function,
+    /// The block's first PC, relative to the code base.
+    pub offset: u64,
+    /// The instructions (the fallback calls point into this slice, so it lives as long as the code).
+    pub insts: Box<[Inst]>,
+    /// How many were compiled rather than left to the interpreter.
+    pub compiled: usize,
+    /// Interpreter calls made from compiled instructions.
+    pub calls: Vec<Box<Call>>,
+    pub vgprs: u32,
+    pub agprs: u32,
+}
+
+impl Built {
+    /// The addresses of this block's symbols (see [`crate::reloc`]).
+    pub fn symbols(&self, interpret: InterpretOne, observe: Option<Observe>) -> Symbols {
+        Symbols::of(&self.insts, &self.calls, interpret, observe)
+    }
+
+    /// The block, running `func` (this block's code, loaded).
+    pub fn finish(self, func: extern "C" fn(*mut Ctx) -> u32) -> Block {
+        let write_free = !self.insts.iter().any(writes_memory);
+        Block { func, insts: self.insts, compiled: self.compiled, calls: self.calls, vgprs: self.vgprs, agprs: self.agprs, write_free }
+    }
+}
+
+/// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
+/// `module`: [`build`], [`codegen`] and [`load`] in one.
+pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>, name: &str) -> Result<Block, JitError> {
+    let mut built = build(module.target_config().pointer_type(), insts, pc, base, interpret, observe)?;
+    let syms = built.symbols(interpret, observe);
+    let code = codegen(module.isa(), &mut built, &syms, pc)?;
+    let func = load(module, &code, &syms, pc, name)?;
+    Ok(built.finish(func))
+}
+
+/// The front end: `insts` (at consecutive addresses from `pc`, in code loaded at `base`) as a Cranelift
+/// function. PCs the block produces are `ctx.code_base + (pc - base)`.
+pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>) -> Result<Built, JitError> {
+    let insts = insts.into_boxed_slice();
+    let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(ptr));
     let mut fbc = FunctionBuilderContext::new();
     let (mut vgprs, mut agprs, mut compiled) = (0u32, 0u32, 0usize);
     let mut calls: Vec<Box<Call>> = Vec::new();
     {
-        let mut b = FunctionBuilder::new(&mut cx.func, &mut fbc);
+        let mut b = FunctionBuilder::new(&mut func, &mut fbc);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -114,7 +167,7 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
-            if translatable(inst, at) {
+            if !materializes_pc(inst) && translatable(inst, at) {
                 if observe.is_some() {
                     // EXEC at issue, for the event
                     let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
@@ -214,17 +267,35 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
         b.seal_all_blocks();
         b.finalize();
     }
+    Ok(Built { func, offset: pc - base, insts, compiled, calls, vgprs, agprs })
+}
+
+/// Cranelift's code generation for a built block: its addresses of this process become relocations of
+/// `syms` first (so the code may be kept on disk when nothing else ties it to this process).
+pub fn codegen(isa: &dyn TargetIsa, built: &mut Built, syms: &Symbols, pc: u64) -> Result<Code, JitError> {
+    let persistable = crate::reloc::make_relocatable(&mut built.func, syms);
+    let mut cx = cranelift_codegen::Context::for_function(std::mem::replace(&mut built.func, ir::Function::new()));
+    cx.compile(isa, &mut ControlPlane::default())
+        .map_err(|e| JitError::Module { pc, step: "compile", error: Box::new(ModuleError::Compilation(e.inner)) })?;
+    let compiled = cx.compiled_code().expect("just compiled");
+    let align = (compiled.buffer.alignment as u64).max(isa.function_alignment().minimum as u64);
+    Code::from_compiled(compiled.code_buffer(), align, compiled.buffer.relocs(), &cx.func, persistable).map_err(|error| JitError::Reloc { pc, error })
+}
+
+/// Maps `code` executable in `module` with `syms` (this block's addresses) written in; the function to call.
+/// `name` (unique in the module) is what profilers show for the code.
+pub fn load(module: &mut JITModule, code: &Code, syms: &Symbols, pc: u64, name: &str) -> Result<extern "C" fn(*mut Ctx) -> u32, JitError> {
     let cranelift = |step: &'static str| move |e: ModuleError| JitError::Module { pc, step, error: Box::new(e) };
-    let id = module.declare_function(name, Linkage::Local, &cx.func.signature).map_err(cranelift("declare"))?;
-    module.define_function(id, &mut cx).map_err(cranelift("define"))?;
-    module.clear_context(&mut cx);
+    let sig = signature(module.target_config().pointer_type());
+    let id = module.declare_function(name, cranelift_module::Linkage::Local, &sig).map_err(cranelift("declare"))?;
+    let (bytes, relocs) = code.patched(syms, id).map_err(|error| JitError::Reloc { pc, error })?;
+    module.define_function_bytes(id, code.align, &bytes, &relocs).map_err(cranelift("define"))?;
     module.finalize_definitions().map_err(cranelift("finalize"))?;
-    let code = module.get_finalized_function(id);
-    // SAFETY: `code` is the finalized machine code of a function with the signature built above,
-    // extern "C" fn(*mut Ctx) -> u32; the module keeps it mapped for as long as the JIT lives.
-    let func = unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(code) };
-    let write_free = !insts.iter().any(writes_memory);
-    Ok(Block { func, insts, compiled, calls, vgprs, agprs, write_free })
+    let entry = module.get_finalized_function(id);
+    // SAFETY: `entry` is the finalized machine code of a block, a function with the signature built by
+    // `signature`, extern "C" fn(*mut Ctx) -> u32, with its relocations applied; the module keeps it mapped for
+    // as long as the JIT lives.
+    Ok(unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(entry) })
 }
 
 /// Ends the block: next PC, instructions executed, status.

@@ -30,6 +30,9 @@ pub enum JitError {
     /// Cranelift cannot declare, define (compile) or finalize the function of the block at `pc`.
     #[error("block at {pc:#x}: Cranelift cannot {step} its function: {error}")]
     Module { pc: u64, step: &'static str, error: Box<ModuleError> },
+    /// A block's code cannot be resolved against its symbols (see `reloc`).
+    #[error("block at {pc:#x}: {error}")]
+    Reloc { pc: u64, error: crate::reloc::RelocError },
     /// Crosscheck: an instruction of a block the JIT ran does not decode for the interpreter.
     #[error("crosscheck: cannot decode at {pc:#x}: {error}")]
     Decode { pc: u64, error: isa_amdgpu::DecodeError },

@@ -12,8 +12,10 @@ pub mod backend;
 pub mod call;
 pub mod compile;
 pub mod ctx;
+pub mod disk;
 pub mod error;
+pub mod reloc;
 pub mod runner;
 
 pub use error::JitError;
-pub use runner::{BlockExit, Jit, JitStats};
+pub use runner::{BlockExit, Jit, JitOptions, JitStats};

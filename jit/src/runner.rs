@@ -1,14 +1,22 @@
 //! The JIT as an `emu_core` [`WaveRunner`]: looks up (or translates) the block at a wave's PC, calls it, and
 //! follows its status; instructions it does not translate run on the interpreter, called from the block.
+//!
+//! **Tiers.** Translating a block costs about a thousand times more than interpreting it once, so a block runs
+//! on the interpreter until it has been entered [`JitOptions::hot_after`] times (counted over all waves and
+//! dispatches of this JIT), and only then is translated — on the thread that found it hot, or on a background
+//! thread while the interpreter goes on running it ([`JitOptions::background`]). A block the disk cache holds
+//! ([`crate::disk`]) becomes hot sooner ([`JitOptions::hot_after_cached`]): loading it costs only the front
+//! end. Both engines compute the same results bit for bit, so which tier ran a block changes nothing but time.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 
-use emu_core::engine::{EngineError, WaveRun, WaveRunner};
+use emu_core::engine::{EngineError, Limits, WaveRun, WaveRunner};
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
 use emu_core::observe::{InstEvent, Observer};
@@ -18,26 +26,105 @@ use isa_amdgpu::{disasm, Inst};
 
 use crate::compile::{self, Block, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
 use crate::ctx::{Ctx, Env};
+use crate::disk::{BlockKey, DiskCache, DiskConfig};
 use crate::JitError;
 
 /// Counters of what the JIT did (all dispatches so far).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct JitStats {
-    /// Blocks translated.
+    /// Blocks translated (by Cranelift; blocks loaded from the disk cache are `loaded`).
     pub blocks: u64,
     /// Instructions in them that were compiled, and that were left to the interpreter.
     pub compiled: u64,
     pub not_compiled: u64,
     /// Instructions executed by the interpreter on behalf of compiled blocks.
     pub fallbacks: u64,
-    /// Nanoseconds spent translating.
+    /// Nanoseconds spent translating (front end and code generation of the `blocks`).
     pub translate_ns: u64,
+    /// Blocks whose code came from the disk cache, their instructions, and the nanoseconds spent loading them
+    /// (front end, reading, relocating).
+    pub loaded: u64,
+    pub loaded_insts: u64,
+    pub load_ns: u64,
+    /// Translated blocks written to the disk cache.
+    pub stored: u64,
+    /// Block runs on the interpreter tier (blocks not hot yet).
+    pub interpreted: u64,
+}
+
+impl std::fmt::Display for JitStats {
+    /// One line: what was translated, loaded, stored and interpreted, and what it cost.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let insts = self.compiled + self.not_compiled;
+        write!(
+            f,
+            "{} blocks translated ({} instructions, {:.1} ms, {:.1} us per instruction), {} loaded from the disk cache ({} instructions, {:.1} ms), {} stored, {} block runs interpreted before their blocks were hot, {} instructions left to the interpreter by compiled blocks",
+            self.blocks,
+            insts,
+            self.translate_ns as f64 / 1e6,
+            self.translate_ns as f64 / 1e3 / insts.max(1) as f64,
+            self.loaded,
+            self.loaded_insts,
+            self.load_ns as f64 / 1e6,
+            self.stored,
+            self.interpreted,
+            self.fallbacks
+        )
+    }
+}
+
+/// How the JIT chooses between interpreting and translating, and where it keeps translations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JitOptions {
+    /// Entries into a block that run on the interpreter before it is translated (0: translate on first use).
+    pub hot_after: u32,
+    /// The same for a block the disk cache holds.
+    pub hot_after_cached: u32,
+    /// Translate hot blocks on a background thread (the interpreter runs them meanwhile) instead of on the
+    /// thread that found them hot.
+    pub background: bool,
+    /// Keep translations on disk for other processes.
+    pub disk: Option<DiskConfig>,
+}
+
+impl JitOptions {
+    /// Every block translated on first use, nothing kept on disk: what the tests and the crosscheck use (every
+    /// block runs compiled).
+    pub fn eager() -> JitOptions {
+        JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }
+    }
+
+    /// The default engine: tiered, with the thresholds measured on this repository's programs (README,
+    /// "Translation cost"), and the disk cache of [`DiskConfig::from_env`].
+    pub fn tiered() -> JitOptions {
+        JitOptions { hot_after: 3000, hot_after_cached: 150, background: true, disk: DiskConfig::from_env() }
+    }
+
+    /// [`JitOptions::tiered`] with the thresholds and background translation adjustable for measurements:
+    /// `WAVEJIT_JIT_HOT=N[,M]` (entries before translating; M for cached blocks), `WAVEJIT_JIT_BACKGROUND=0|1`.
+    pub fn from_env() -> JitOptions {
+        let mut o = JitOptions::tiered();
+        if let Ok(v) = std::env::var("WAVEJIT_JIT_HOT") {
+            let mut parts = v.split(',').map(|p| p.trim().parse::<u32>());
+            if let Some(Ok(n)) = parts.next() {
+                o.hot_after = n;
+                o.hot_after_cached = n.min(o.hot_after_cached);
+            }
+            if let Some(Ok(m)) = parts.next() {
+                o.hot_after_cached = m;
+            }
+        }
+        if let Ok(v) = std::env::var("WAVEJIT_JIT_BACKGROUND") {
+            o.background = v.trim() != "0";
+        }
+        o
+    }
 }
 
 /// The Cranelift module owning all generated code.
 struct Module(JITModule);
 
-// SAFETY: the module is only used behind the Mutex in `Jit` (one thread at a time); the code it has
+// SAFETY: the module is only used behind the Mutex in `Shared` (one thread at a time); the code it has
 // finalized is immutable and may be called from any thread.
 unsafe impl Send for Module {}
 
@@ -58,8 +145,30 @@ impl Entry {
     }
 }
 
-/// A translation key: (code key ^ observed, load address or 0, offset).
-type Key = (u64, u64, u64);
+/// A translation key: (code key ^ observed, offset from the code base).
+type Key = (u64, u64);
+
+/// A block the runner has met: its instructions, how often it was entered, and its translation once made.
+struct Slot {
+    /// Its key (which also names its code for profilers).
+    key: Key,
+    /// Where it was first met (its code serves every load address).
+    pc: u64,
+    base: u64,
+    observed: bool,
+    insts: Vec<Inst>,
+    /// The disk cache held it when it was first met.
+    cached: bool,
+    /// Entries so far (on the interpreter tier).
+    runs: AtomicU32,
+    /// Handed to the background translator, or being translated on some thread: others interpret it meanwhile.
+    claimed: AtomicBool,
+    entry: OnceLock<Entry>,
+    /// Why it could not be translated (reported to the next wave that enters it).
+    failed: OnceLock<String>,
+    /// Held while a thread translates it (the eager tier waits for it; the others interpret meanwhile).
+    translating: Mutex<()>,
+}
 
 /// A multiply-xor hasher for the block lookup keys (a handful of u64s; looked up once per block run, where
 /// SipHash showed in profiles). Not for keys an adversary chooses.
@@ -80,35 +189,94 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-type Entries = HashMap<(u64, Key), Entry, std::hash::BuildHasherDefault<KeyHasher>>;
+type Hasher = std::hash::BuildHasherDefault<KeyHasher>;
+
+/// A host thread's view of a block: translated, or still warming up.
+#[derive(Clone)]
+enum Local {
+    Ready(Entry),
+    Warm(Arc<Slot>),
+}
 
 thread_local! {
-    /// Each host thread's copy of the entries it has looked up, by (JIT id, key): finding a block again takes
-    /// no shared lock and touches no shared reference count (both would bounce between cores on every block).
-    static ENTRIES: std::cell::RefCell<Entries> = std::cell::RefCell::new(Entries::default());
+    /// Each host thread's copy of the blocks it has looked up, by (JIT id, key): finding a block again takes no
+    /// shared lock and touches no shared reference count (both would bounce between cores on every block).
+    static ENTRIES: std::cell::RefCell<HashMap<(u64, Key), Local, Hasher>> = std::cell::RefCell::new(HashMap::default());
 }
 
 static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The JIT engine; one per process or per device is enough (its translations are keyed by loaded code).
-pub struct Jit {
+/// What to do with the block at a wave's PC.
+enum Step {
+    Run(Entry),
+    /// Run this many instructions (the block) on the interpreter.
+    Interpret(u64),
+}
+
+/// Everything translation needs, shared with the background translator.
+struct Shared {
     /// Tells this JIT's entries in [`ENTRIES`] from other JITs'.
     id: u64,
-    /// Crosscheck: after every block, the interpreter runs the same instructions from the same state and any
-    /// difference in registers, LDS or device memory stops the dispatch with a diff.
-    crosscheck: bool,
+    isa: OwnedTargetIsa,
     module: Mutex<Module>,
-    blocks: RwLock<HashMap<Key, Block>>,
+    slots: RwLock<HashMap<Key, Arc<Slot>, Hasher>>,
+    /// The translated blocks (their instructions and calls are what the code points at).
+    blocks: Mutex<Vec<Block>>,
+    disk: Option<DiskCache>,
     blocks_n: AtomicU64,
     compiled: AtomicU64,
     not_compiled: AtomicU64,
     fallbacks: AtomicU64,
     translate_ns: AtomicU64,
+    loaded: AtomicU64,
+    loaded_insts: AtomicU64,
+    load_ns: AtomicU64,
+    stored: AtomicU64,
+    interpreted: AtomicU64,
+    /// The JIT is being dropped: the background translator drops what is still queued.
+    stopping: AtomicBool,
+}
+
+/// The background translator: a thread taking hot blocks from a queue.
+struct Worker {
+    queue: Mutex<Option<std::sync::mpsc::Sender<Arc<Slot>>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Blocks handed to it and not translated yet.
+    pending: Arc<AtomicU64>,
+}
+
+/// The JIT engine; one per process or per device is enough (its translations are keyed by loaded code).
+pub struct Jit {
+    shared: Arc<Shared>,
+    options: JitOptions,
+    /// Crosscheck: after every block, the interpreter runs the same instructions from the same state and any
+    /// difference in registers, LDS or device memory stops the dispatch with a diff.
+    crosscheck: bool,
+    worker: Option<Worker>,
+}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        // what is queued is dropped (a translation only pays off in a run that uses it); the one being made is
+        // finished, so nothing is left half-written
+        self.shared.stopping.store(true, Ordering::Release);
+        if let Some(w) = &self.worker {
+            drop(w.queue.lock().unwrap_or_else(|e| e.into_inner()).take());
+            if let Some(t) = w.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = t.join();
+            }
+        }
+    }
 }
 
 impl Jit {
-    /// A JIT for the host CPU.
+    /// A JIT for the host CPU that translates every block on first use ([`JitOptions::eager`]).
     pub fn new() -> Result<Jit, JitError> {
+        Jit::with_options(JitOptions::eager())
+    }
+
+    /// A JIT for the host CPU with `options`.
+    pub fn with_options(options: JitOptions) -> Result<Jit, JitError> {
         let mut flags = settings::builder();
         let mut set = |setting, value| flags.set(setting, value).map_err(|error| JitError::Setting { setting, error });
         set("opt_level", "speed")?;
@@ -116,67 +284,182 @@ impl Jit {
         set("enable_verifier", "false")?;
         let host = cranelift_native::builder().map_err(|why| JitError::NoHost { why })?;
         let isa = host.finish(settings::Flags::new(flags)).map_err(|error| JitError::HostIsa { error })?;
-        let module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
-        Ok(Jit {
+        let module = JITModule::new(JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names()));
+        let disk = options.disk.clone().map(|c| DiskCache::new(c, &*isa));
+        let shared = Arc::new(Shared {
             id: NEXT_JIT_ID.fetch_add(1, Ordering::Relaxed),
-            crosscheck: false,
+            isa,
             module: Mutex::new(Module(module)),
-            blocks: RwLock::new(HashMap::new()),
+            slots: RwLock::new(HashMap::default()),
+            blocks: Mutex::new(Vec::new()),
+            disk,
             blocks_n: AtomicU64::new(0),
             compiled: AtomicU64::new(0),
             not_compiled: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
             translate_ns: AtomicU64::new(0),
-        })
+            loaded: AtomicU64::new(0),
+            loaded_insts: AtomicU64::new(0),
+            load_ns: AtomicU64::new(0),
+            stored: AtomicU64::new(0),
+            interpreted: AtomicU64::new(0),
+            stopping: AtomicBool::new(false),
+        });
+        let worker = if options.background && options.hot_after > 0 {
+            let (tx, rx) = std::sync::mpsc::channel::<Arc<Slot>>();
+            let s = shared.clone();
+            let pending = Arc::new(AtomicU64::new(0));
+            let left = pending.clone();
+            let thread = std::thread::Builder::new()
+                .name("wavejit-translate".into())
+                .spawn(move || {
+                    while let Ok(slot) = rx.recv() {
+                        if s.stopping.load(Ordering::Acquire) {
+                            break;
+                        }
+                        // (the slot's lock: `settle` waits on it)
+                        let _g = slot.translating.lock().unwrap_or_else(|e| e.into_inner());
+                        if slot.entry.get().is_none() && slot.failed.get().is_none() {
+                            s.translate_slot(&slot);
+                        }
+                        left.fetch_sub(1, Ordering::AcqRel);
+                    }
+                })
+                .ok();
+            // no thread to be had: hot blocks are translated where they are found hot
+            thread.map(|t| Worker { queue: Mutex::new(Some(tx)), thread: Mutex::new(Some(t)), pending })
+        } else {
+            None
+        };
+        Ok(Jit { shared, options, crosscheck: false, worker })
     }
 
     /// A JIT that checks every block against the interpreter in lockstep (slow; for finding JIT bugs). Blocks
     /// that write memory or LDS are checked too when the dispatch runs on one host thread (the check re-runs
     /// them from a copy of device memory, which other threads would change meanwhile); on more threads only
-    /// memory-free blocks are, and whole dispatches should be compared for the rest.
+    /// memory-free blocks are, and whole dispatches should be compared for the rest. Every block is
+    /// translated on first use.
     pub fn crosscheck() -> Result<Jit, JitError> {
-        Ok(Jit { crosscheck: true, ..Jit::new()? })
+        let mut j = Jit::new()?;
+        j.crosscheck = true;
+        Ok(j)
+    }
+
+    pub fn options(&self) -> &JitOptions {
+        &self.options
     }
 
     pub fn stats(&self) -> JitStats {
+        let s = &self.shared;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         JitStats {
-            blocks: self.blocks_n.load(Ordering::Relaxed),
-            compiled: self.compiled.load(Ordering::Relaxed),
-            not_compiled: self.not_compiled.load(Ordering::Relaxed),
-            fallbacks: self.fallbacks.load(Ordering::Relaxed),
-            translate_ns: self.translate_ns.load(Ordering::Relaxed),
+            blocks: get(&s.blocks_n),
+            compiled: get(&s.compiled),
+            not_compiled: get(&s.not_compiled),
+            fallbacks: get(&s.fallbacks),
+            translate_ns: get(&s.translate_ns),
+            loaded: get(&s.loaded),
+            loaded_insts: get(&s.loaded_insts),
+            load_ns: get(&s.load_ns),
+            stored: get(&s.stored),
+            interpreted: get(&s.interpreted),
         }
     }
 
-    /// The block at `pc`, translated on first use.
-    fn block(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Entry, EngineError> {
-        // translations are keyed by the code's content and the offset: position-independent ones (the usual
-        // case) under base 0, the few that materialize a PC under their load address; observed blocks (which
-        // report every instruction) apart from plain ones
-        let offset = pc.wrapping_sub(run.code.base);
-        let flag = observed as u64;
-        let shared = (run.code.key ^ flag, 0, offset);
-        let here = (run.code.key ^ flag, run.code.base, offset);
-        let local = ENTRIES.with_borrow(|m| m.get(&(self.id, shared)).or_else(|| m.get(&(self.id, here))).copied());
-        if let Some(e) = local {
-            return Ok(e);
+    /// Waits until the background translator has translated everything handed to it so far (for measurements
+    /// and tests that want the translations in place, and on the disk).
+    pub fn settle(&self) {
+        let Some(w) = &self.worker else { return };
+        while w.pending.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
         }
-        let remember = |key: Key, e: Entry| {
-            ENTRIES.with_borrow_mut(|m| m.insert((self.id, key), e));
-            e
+    }
+
+    /// What to do at `pc`: run its translated block, or interpret it (translating it first, or handing it to
+    /// the background translator, once it is hot).
+    fn step(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Step, EngineError> {
+        // translations are keyed by the code's content and the offset (so one serves every dispatch and load
+        // address of the code); observed blocks (which report every instruction) apart from plain ones
+        let key = (run.code.key ^ observed as u64, pc.wrapping_sub(run.code.base));
+        let id = self.shared.id;
+        let local = ENTRIES.with_borrow(|m| m.get(&(id, key)).cloned());
+        let slot = match local {
+            Some(Local::Ready(e)) => return Ok(Step::Run(e)),
+            Some(Local::Warm(slot)) => slot,
+            None => {
+                let found = self.shared.slots.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+                let slot = match found {
+                    Some(s) => s,
+                    None => self.meet(run, pc, observed, key)?,
+                };
+                ENTRIES.with_borrow_mut(|m| m.insert((id, key), Local::Warm(slot.clone())));
+                slot
+            }
         };
-        let lookup = |jit: &Jit| {
-            let blocks = jit.blocks.read().unwrap_or_else(|e| e.into_inner());
-            blocks.get(&shared).map(|b| (shared, Entry::of(b))).or_else(|| blocks.get(&here).map(|b| (here, Entry::of(b))))
+        if let Some(e) = slot.entry.get() {
+            let e = *e;
+            ENTRIES.with_borrow_mut(|m| m.insert((id, key), Local::Ready(e)));
+            return Ok(Step::Run(e));
+        }
+        let translation_error = |why: &String| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why: why.clone() };
+        if let Some(why) = slot.failed.get() {
+            return Err(translation_error(why));
+        }
+        let hot_after = if slot.cached { self.options.hot_after_cached } else { self.options.hot_after };
+        let hot_after = if self.crosscheck { 0 } else { hot_after };
+        let runs = slot.runs.fetch_add(1, Ordering::Relaxed);
+        if runs < hot_after {
+            self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
+            return Ok(Step::Interpret(slot.insts.len() as u64));
+        }
+        // hot: to the background translator when it is idle (the host has a core to spare, or this thread would
+        // find it so soon), else translated here
+        if let Some(w) = &self.worker {
+            if slot.claimed.load(Ordering::Acquire) {
+                self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
+                return Ok(Step::Interpret(slot.insts.len() as u64));
+            }
+            if w.pending.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                if !slot.claimed.swap(true, Ordering::AcqRel) {
+                    let queue = w.queue.lock().unwrap_or_else(|e| e.into_inner());
+                    match queue.as_ref().map(|q| q.send(slot.clone())) {
+                        Some(Ok(())) => {}
+                        _ => {
+                            w.pending.fetch_sub(1, Ordering::AcqRel);
+                        }
+                    }
+                } else {
+                    w.pending.fetch_sub(1, Ordering::AcqRel);
+                }
+                self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
+                return Ok(Step::Interpret(slot.insts.len() as u64));
+            }
+        }
+        // eager: wait for whoever translates it; tiered: interpret while another thread translates it
+        let _guard = if hot_after == 0 {
+            slot.translating.lock().unwrap_or_else(|e| e.into_inner())
+        } else {
+            match slot.translating.try_lock() {
+                Ok(g) => g,
+                Err(_) => {
+                    self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Step::Interpret(slot.insts.len() as u64));
+                }
+            }
         };
-        if let Some((k, e)) = lookup(self) {
-            return Ok(remember(k, e));
+        slot.claimed.store(true, Ordering::Release);
+        if slot.entry.get().is_none() && slot.failed.get().is_none() {
+            self.shared.translate_slot(&slot);
         }
-        let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((k, e)) = lookup(self) {
-            return Ok(remember(k, e));
+        match (slot.entry.get(), slot.failed.get()) {
+            (Some(e), _) => Ok(Step::Run(*e)),
+            (None, Some(why)) => Err(translation_error(why)),
+            (None, None) => Err(translation_error(&"the block was not translated".to_string())),
         }
-        let t = std::time::Instant::now();
+    }
+
+    /// A block met for the first time: decoded and given a slot under `key`.
+    fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: bool, key: Key) -> Result<Arc<Slot>, EngineError> {
         let mut insts = Vec::new();
         let mut at = pc;
         while insts.len() < MAX_BLOCK {
@@ -204,20 +487,88 @@ impl Jit {
                 }
             }
         }
-        let name = format!("block_{:x}_{:x}_{:x}", run.code.key, run.code.base, offset);
-        let n = insts.len() as u64;
-        let key = if compile::position_dependent(&insts) { here } else { shared };
-        let name = format!("{name}_{}", observed as u8);
-        let obs: Option<compile::Observe> = if observed { Some(observe) } else { None };
-        let block = compile::compile(&mut module.0, insts, pc, run.code.base, interpret_one, obs, &name)
-            .map_err(|e| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why: e.to_string() })?;
-        self.blocks_n.fetch_add(1, Ordering::Relaxed);
-        self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
-        self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
-        self.translate_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let offset = pc - run.code.base;
+        let cached = self.shared.disk.as_ref().is_some_and(|d| d.contains(&BlockKey::of(&insts, offset, observed)));
+        let slot = Slot {
+            key,
+            pc,
+            base: run.code.base,
+            observed,
+            insts,
+            cached,
+            runs: AtomicU32::new(0),
+            claimed: AtomicBool::new(false),
+            entry: OnceLock::new(),
+            failed: OnceLock::new(),
+            translating: Mutex::new(()),
+        };
+        let mut slots = self.shared.slots.write().unwrap_or_else(|e| e.into_inner());
+        // another thread may have met it meanwhile
+        Ok(slots.entry(key).or_insert_with(|| Arc::new(slot)).clone())
+    }
+}
+
+impl Shared {
+    /// Translates (or loads from the disk cache) the block of `slot`, and records the result in it.
+    fn translate_slot(&self, slot: &Slot) {
+        match self.translate(slot) {
+            Ok(e) => {
+                let _ = slot.entry.set(e);
+            }
+            Err(e) => {
+                let _ = slot.failed.set(e.to_string());
+            }
+        }
+    }
+
+    fn translate(&self, slot: &Slot) -> Result<Entry, JitError> {
+        let t = std::time::Instant::now();
+        let obs: Option<compile::Observe> = if slot.observed { Some(observe) } else { None };
+        let (pc, base) = (slot.pc, slot.base);
+        let mut built = compile::build(self.isa.pointer_type(), slot.insts.clone(), pc, base, interpret_one, obs)?;
+        let syms = built.symbols(interpret_one, obs);
+        let n = built.insts.len() as u64;
+        let disk = self.disk.as_ref();
+        let key = disk.map(|_| BlockKey::of(&built.insts, built.offset, slot.observed));
+        let calls = crate::disk::calls_fingerprint(&built.calls, syms.len());
+        let cached = match (disk, &key) {
+            (Some(d), Some(k)) => d.load(k, calls).ok(),
+            _ => None,
+        };
+        let from_disk = cached.is_some();
+        let code = match cached {
+            Some(c) => c,
+            None => {
+                let code = compile::codegen(&*self.isa, &mut built, &syms, pc)?;
+                if let (Some(d), Some(k)) = (disk, &key) {
+                    if code.persistable {
+                        d.store(k, calls, &code);
+                        self.stored.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                code
+            }
+        };
+        let func = {
+            let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
+            let (code_key, offset) = slot.key;
+            compile::load(&mut module.0, &code, &syms, pc, &format!("block_{code_key:x}_{offset:x}"))?
+        };
+        let block = built.finish(func);
         let entry = Entry::of(&block);
-        self.blocks.write().unwrap_or_else(|e| e.into_inner()).insert(key, block);
-        Ok(remember(key, entry))
+        let ns = t.elapsed().as_nanos() as u64;
+        if from_disk {
+            self.loaded.fetch_add(1, Ordering::Relaxed);
+            self.loaded_insts.fetch_add(n, Ordering::Relaxed);
+            self.load_ns.fetch_add(ns, Ordering::Relaxed);
+        } else {
+            self.blocks_n.fetch_add(1, Ordering::Relaxed);
+            self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
+            self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
+            self.translate_ns.fetch_add(ns, Ordering::Relaxed);
+        }
+        self.blocks.lock().unwrap_or_else(|e| e.into_inner()).push(block);
+        Ok(entry)
     }
 }
 
@@ -238,8 +589,8 @@ impl Jit {
     /// instruction.
     pub fn run_block_once(&self, insts: Vec<Inst>, pc: u64, wave: &mut WaveState, mem: &DeviceMemory, lds: &mut [u8]) -> Result<BlockExit, JitError> {
         let block = {
-            let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
-            let n = self.blocks_n.fetch_add(1, Ordering::Relaxed);
+            let mut module = self.shared.module.lock().unwrap_or_else(|e| e.into_inner());
+            let n = self.shared.blocks_n.fetch_add(1, Ordering::Relaxed);
             compile::compile(&mut module.0, insts, pc, pc, interpret_one, None, &format!("once_{n}"))?
         };
         if wave.vgprs.len() < block.vgprs as usize {
@@ -506,8 +857,36 @@ impl WaveRunner for Jit {
                 });
             }
             let block_pc = wave.pc;
-            let block = match self.block(&run, wave.pc, O::ACTIVE) {
-                Ok(b) => b,
+            let block = match self.step(&run, wave.pc, O::ACTIVE) {
+                Ok(Step::Run(b)) => b,
+                Ok(Step::Interpret(n)) => {
+                    // not hot yet: the interpreter runs the block's instructions (fewer when the wave's turn
+                    // ends first), stopping early at a barrier, the end, or when the observer switches waves
+                    let n = n.min(turn_ends - wave.executed);
+                    let before = wave.executed;
+                    let interp = WaveRun {
+                        mem: run.mem,
+                        code: run.code,
+                        cx: run.cx,
+                        workgroup: run.workgroup,
+                        wave_index: run.wave_index,
+                        wave,
+                        // SAFETY: no block is running; the LDS is reached only through this borrow meanwhile.
+                        lds: unsafe { &mut *lds_ptr },
+                        cache: run.cache,
+                        limits: Limits { slice: Some(n), ..run.limits },
+                    };
+                    if let Err(e) = emu_core::engine::Interpreter.run_wave(interp, observer) {
+                        break Err(e);
+                    }
+                    // SAFETY: the interpreter has returned the wave.
+                    let wave = unsafe { &*wave_ptr };
+                    if wave.status == WaveStatus::Running && wave.executed - before < n {
+                        // the observer asked for another wave
+                        break Ok(());
+                    }
+                    continue;
+                }
                 Err(e) => break Err(e),
             };
             if run.limits.max_wave_instructions - wave.executed < block.len {
@@ -607,7 +986,7 @@ impl WaveRunner for Jit {
         // SAFETY: no block is running; the wave is ours.
         unsafe { (*wave_ptr).windows = ctx.windows };
         Ctx::give_back(ctx);
-        self.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);
         }

@@ -1,6 +1,6 @@
 //! Translations are shared by all waves and dispatches of a kernel: the second dispatch of the same code object
-//! (loaded at another address) translates nothing new, except blocks that materialize a PC (calls), which are
-//! translated per load address — and both dispatches compute the right results.
+//! (loaded at another address) translates nothing new — blocks that materialize a PC (calls) included, whose
+//! `s_getpc`/`s_swappc` run on the interpreter — and both dispatches compute the right results.
 
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
@@ -45,7 +45,7 @@ fn a_second_dispatch_reuses_every_position_independent_translation() {
 }
 
 #[test]
-fn blocks_that_materialize_a_pc_are_translated_per_load_address_and_stay_correct() {
+fn blocks_that_materialize_a_pc_serve_every_load_address_and_stay_correct() {
     let jit = jit::Jit::new().unwrap();
     let dev = DevicePreset::by_name("mi210").unwrap();
     let co = CodeObject::parse(test_kernels::by_name("divergence-gfx90a.co").unwrap(), "divergence").unwrap();
@@ -69,8 +69,8 @@ fn blocks_that_materialize_a_pc_are_translated_per_load_address_and_stay_correct
         assert_eq!(out, want, "round {round}");
         blocks.push(jit.stats().blocks);
     }
-    // the call sites (s_getpc/s_swappc) translate again at the new address; the rest is shared
-    assert!(blocks[1] > blocks[0] && blocks[1] < 2 * blocks[0], "{blocks:?}");
+    // the code moved, and nothing was translated again (the PC the call sites write is computed at run time)
+    assert!(blocks[0] > 0 && blocks[1] == blocks[0], "{blocks:?}");
 }
 
 #[test]

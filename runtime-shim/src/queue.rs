@@ -77,6 +77,11 @@ impl Queue {
     }
 }
 
+/// Whether `address` is the `amd_queue_t` of a live queue of this runtime.
+pub fn is_live(rt: &Runtime, address: u64) -> bool {
+    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&address)
+}
+
 /// The live queue of this runtime whose `amd_queue_t` (the `hsa_queue_t*` handed out) is at `address`.
 pub fn find(rt: &Runtime, address: u64) -> Result<Arc<Queue>, Status> {
     let q = rt.queues.lock().unwrap_or_else(|e| e.into_inner()).get(&address).cloned();
@@ -162,12 +167,19 @@ fn process(rt: &Runtime, q: &Queue) {
         }
         let seen = rt.changes();
         let index = q.read_index().load(Ordering::Acquire);
-        let header = q.header(index).load(Ordering::Acquire);
-        let kind = header & 0xff;
-        if kind == ffi::PACKET_TYPE_INVALID {
-            // nothing published yet: sleep until the doorbell (or any signal) changes
+        let published = || {
+            let header = q.header(index).load(Ordering::Acquire);
+            (header & 0xff != ffi::PACKET_TYPE_INVALID || q.stop.load(Ordering::Acquire)).then_some(header)
+        };
+        // nothing published yet: look for a while (the next packet of a program launching kernels back to back
+        // comes within microseconds), then sleep until the doorbell (or any signal) changes
+        let Some(header) = published().or_else(|| crate::runtime::spin(crate::runtime::SPIN, published)) else {
             rt.wait_since(seen, Duration::from_millis(2));
             continue;
+        };
+        let kind = header & 0xff;
+        if kind == ffi::PACKET_TYPE_INVALID {
+            continue; // stopped: the loop's first look returns
         }
         let slot = q.ring + (index % q.size as u64) * 64;
         let result = match kind {

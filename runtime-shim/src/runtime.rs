@@ -28,6 +28,27 @@ pub const GROUP_TAG: u64 = 0x6A00_0000_0000;
 pub const CODE_OBJECT_TAG: u64 = 0xC0DE_0000_0000;
 pub const CODE_SYMBOL_TAG: u64 = 0xC05E_0000_0000;
 
+/// A hasher for handles (addresses and tagged numbers) looked up on every queue-index and signal operation,
+/// where SipHash showed in profiles of launch-bound programs. Not for keys an adversary chooses.
+#[derive(Default)]
+pub struct HandleHasher(u64);
+
+impl std::hash::Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+}
+
+pub type HandleHash = std::hash::BuildHasherDefault<HandleHasher>;
+
 /// Host memory the emulated system may hand out (fine- and coarse-grained system pools), bytes.
 pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;
 
@@ -70,7 +91,7 @@ pub struct Runtime {
     /// is the host address for memory already in device memory, else a pinned range reaching the host bytes.
     pub locked: Mutex<BTreeMap<u64, (u64, u64)>>,
     pub signals: Signals,
-    pub queues: Mutex<HashMap<u64, Arc<Queue>>>,
+    pub queues: Mutex<HashMap<u64, Arc<Queue>, HandleHash>>,
     /// Deallocation callbacks: (allocation start, monitored pointer, callback, user data).
     pub dealloc: Mutex<Vec<(u64, u64, DeallocCallback, usize)>>,
     /// Signal groups: handle → members.
@@ -90,7 +111,7 @@ pub struct Runtime {
     /// duration; barriers and copies take no modeled time.
     modeled_ns: AtomicU64,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
-    pub changed: (Mutex<u64>, Condvar),
+    pub changed: Changes,
     next_id: AtomicU64,
     pub started: std::time::Instant,
     /// Copy engine: jobs run in order on one thread.
@@ -144,9 +165,16 @@ impl Runtime {
             }
         }
         let engine = std::env::var("WAVEJIT_ENGINE").unwrap_or_else(|_| "jit".into());
+        if std::env::var_os("WAVEJIT_JIT_STATS").is_some() {
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a plain function that only reads the runtime's counters and writes stderr.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(print_jit_stats);
+            });
+        }
         let jit = match engine.as_str() {
             "interp" => None,
-            "jit" => Some(jit::Jit::new().map_err(|e| e.to_string())?),
+            "jit" => Some(jit::Jit::with_options(jit::JitOptions::from_env()).map_err(|e| e.to_string())?),
             "crosscheck" => Some(jit::Jit::crosscheck().map_err(|e| e.to_string())?),
             other => return Err(format!("WAVEJIT_ENGINE={other}: expected jit, interp or crosscheck")),
         };
@@ -163,7 +191,7 @@ impl Runtime {
             allocs: Mutex::new(BTreeMap::new()),
             locked: Mutex::new(BTreeMap::new()),
             signals: Signals::default(),
-            queues: Mutex::new(HashMap::new()),
+            queues: Mutex::new(HashMap::default()),
             groups: Mutex::new(HashMap::new()),
             images: Mutex::default(),
             foreign: Mutex::default(),
@@ -173,7 +201,7 @@ impl Runtime {
             jit,
             timing,
             modeled_ns: AtomicU64::new(1),
-            changed: (Mutex::new(0), Condvar::new()),
+            changed: Changes::default(),
             next_id: AtomicU64::new(1),
             started: std::time::Instant::now(),
             copies: Mutex::new(None),
@@ -293,22 +321,74 @@ impl Runtime {
 
     /// Tells every waiter that a signal may have changed.
     pub fn notify(&self) {
-        let (m, cv) = &self.changed;
-        *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        cv.notify_all();
+        let c = &self.changed;
+        c.count.fetch_add(1, Ordering::SeqCst);
+        // waking sleepers is a system call: only when someone sleeps (see `wait_since` for why none is missed)
+        if c.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = c.lock.lock().unwrap_or_else(|e| e.into_inner());
+            c.cv.notify_all();
+        }
     }
 
     /// How many host-side signal changes there have been: take it *before* looking at a condition, then
     /// [`Runtime::wait_since`] it, and no change in between is missed.
     pub fn changes(&self) -> u64 {
-        *self.changed.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.changed.count.load(Ordering::SeqCst)
     }
 
     /// Sleeps until there has been a change since `seen` (see [`Runtime::changes`]) or `at_most` passes.
+    ///
+    /// A waiter counts itself among the sleepers before it looks at the count, and a notifier counts the change
+    /// before it looks at the sleepers (both sequentially consistent): either the waiter sees the change and does
+    /// not sleep, or the notifier sees the sleeper and takes the lock — which the waiter holds from its look
+    /// until it sleeps — to wake it.
     pub fn wait_since(&self, seen: u64, at_most: Duration) {
-        let (m, cv) = &self.changed;
-        let g = m.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = cv.wait_timeout_while(g, at_most, |n| *n == seen);
+        let c = &self.changed;
+        c.sleepers.fetch_add(1, Ordering::SeqCst);
+        let g = c.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = c.cv.wait_timeout_while(g, at_most, |_| c.count.load(Ordering::SeqCst) == seen);
+        c.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How long a waiter polls before it sleeps. Waking a sleeping thread costs 5-30 µs on a busy host, longer than
+/// the whole dispatch of a short kernel, so waits for a packet or a completion look again and again first
+/// (as ROCm's runtime spins before it waits for an interrupt).
+pub const SPIN: Duration = Duration::from_micros(100);
+
+/// Calls `look` until it finds something or `at_most` passes (checking the time every few looks); `None` then.
+/// Between rounds of looks the thread yields its core, so on a host with more runnable threads than cores the
+/// thread it waits for (the packet processor, the program) gets to run.
+pub fn spin<T>(at_most: Duration, mut look: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = std::time::Instant::now();
+    loop {
+        for _ in 0..16 {
+            if let Some(t) = look() {
+                return Some(t);
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= at_most {
+            return None;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Host-side signal changes: a count, and what sleepers wait on.
+#[derive(Default)]
+pub struct Changes {
+    count: AtomicU64,
+    sleepers: std::sync::atomic::AtomicU32,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+/// `WAVEJIT_JIT_STATS`: what the JIT did in this process, on stderr at exit.
+extern "C" fn print_jit_stats() {
+    let rt = RUNTIME.read().map(|g| g.1.clone()).unwrap_or(None);
+    if let Some(j) = rt.as_ref().and_then(|r| r.jit.as_ref()) {
+        eprintln!("wavejit: jit: {}", j.stats());
     }
 }
 

@@ -20,7 +20,7 @@ pub struct Signals {
 
 #[derive(Default)]
 struct SignalSlots {
-    live: HashSet<u64>,
+    live: HashSet<u64, crate::runtime::HandleHash>,
     free: Vec<u64>,
     /// Signals of other processes attached through IPC handles: signal → the mapping of its page here.
     adopted: std::collections::HashMap<u64, u64>,
@@ -189,10 +189,14 @@ pub fn wait_any(rt: &Runtime, signals: &[u64], conditions: &[u32], compares: &[i
     Ok(hit.unwrap_or((u32::MAX, 0)))
 }
 
-/// Looks with `look` until it finds something or `timeout_ns` passes, sleeping in between (host changes wake
-/// it at once; changes made by kernels are seen within [`POLL`]).
+/// Looks with `look` until it finds something or `timeout_ns` passes: for [`crate::runtime::SPIN`] without
+/// pause, then sleeping in between (host changes wake it at once; changes made by kernels are seen within
+/// [`POLL`]).
 pub(crate) fn wait_until<T>(rt: &Runtime, timeout_ns: u64, mut look: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now().checked_add(Duration::from_nanos(timeout_ns));
+    if let Some(t) = crate::runtime::spin(crate::runtime::SPIN.min(Duration::from_nanos(timeout_ns)), &mut look) {
+        return Some(t);
+    }
     loop {
         // the change count is taken before looking, so no change in between is missed
         let seen = rt.changes();

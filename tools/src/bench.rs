@@ -1,21 +1,30 @@
 //! `wavejit bench`: engine throughput on the bundled ALU-loop and SGEMM kernels, as VALU lane-operations per
 //! second and emulated GFLOP/s, for the interpreter and the JIT in the same run, with their ratio (one run
-//! each; use the criterion benches for statistics).
+//! each; use the criterion benches for statistics), and what translation costs: per instruction translated,
+//! and per instruction loaded from the disk cache instead. `--json PATH` writes every figure (`-`: to stdout,
+//! the text going to stderr).
 
+use std::io::Write;
 use std::time::Instant;
+
+use serde_json::{json, Value};
 
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
-use emu_core::observe::NoObserver;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::observe::NoObserver;
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::CodeObject;
 use isa_amdgpu::table::Unit;
+use jit::disk::DiskConfig;
+use jit::{Jit, JitOptions};
 use profiler_hooks::ClassCounter;
 
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
 /// The shortest of `runs` timings of `f`, in seconds (the machine is shared: the minimum is the least disturbed).
-fn best_of(runs: u32, mut f: impl FnMut() -> Result<(), Box<dyn std::error::Error>>) -> Result<f64, Box<dyn std::error::Error>> {
+fn best_of(runs: u32, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
     let mut best = f64::INFINITY;
     for _ in 0..runs {
         let t = Instant::now();
@@ -25,46 +34,85 @@ fn best_of(runs: u32, mut f: impl FnMut() -> Result<(), Box<dyn std::error::Erro
     Ok(best)
 }
 
+/// Where the text goes: stdout, or stderr when the JSON takes stdout.
+struct Out {
+    to_stderr: bool,
+}
+
+impl Out {
+    fn line(&self, text: String) {
+        if self.to_stderr {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
+    }
+}
+
 /// One line on how the JIT scales: `dispatch` on one host thread and on `threads`, alternately, best of three.
-fn print_scaling(threads: usize, mut dispatch: impl FnMut(Limits) -> Result<(), Box<dyn std::error::Error>>) -> Result<(), Box<dyn std::error::Error>> {
+fn scaling(out: &Out, threads: usize, mut dispatch: impl FnMut(Limits) -> Res<()>) -> Res<Value> {
     if threads < 2 {
-        return Ok(());
+        return Ok(Value::Null);
     }
     let (mut one, mut all) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..3 {
         one = one.min(best_of(1, || dispatch(Limits { threads: Some(1), ..Limits::default() }))?);
         all = all.min(best_of(1, || dispatch(Limits { threads: Some(threads), ..Limits::default() }))?);
     }
-    println!("  jit scaling  {one:.3} s on 1 host thread, {all:.3} s on {threads}: {:.2}x (best of 3 each, alternating)", one / all);
-    Ok(())
+    out.line(format!("  jit scaling  {one:.3} s on 1 host thread, {all:.3} s on {threads}: {:.2}x (best of 3 each, alternating)", one / all));
+    Ok(json!({ "one_thread_s": one, "threads": threads, "all_threads_s": all, "speedup": one / all }))
+}
+
+/// What `wavejit bench` measures.
+pub struct BenchArgs<'a> {
+    pub device: Option<&'a str>,
+    pub threads: Option<usize>,
+    pub sgemm_n: u32,
+    pub iterations: u32,
+    /// Write every figure as JSON here (`-`: stdout).
+    pub json: Option<&'a str>,
 }
 
 /// Runs the benchmarks on `device` with `threads` host threads (default: all).
-pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iterations: u32) -> Result<(), Box<dyn std::error::Error>> {
-    let dev = match device {
+pub fn run(a: BenchArgs<'_>) -> Res<()> {
+    let dev = match a.device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
+    let (threads, sgemm_n, iterations) = (a.threads, a.sgemm_n, a.iterations);
     if sgemm_n == 0 || !sgemm_n.is_multiple_of(16) {
         return Err(format!("--sgemm-n must be a positive multiple of 16, got {sgemm_n}").into());
     }
+    let out = Out { to_stderr: a.json == Some("-") };
     let limits = Limits { threads, ..Limits::default() };
     let host_threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    println!("wavejit bench on an emulated {dev}, {host_threads} host thread(s)");
-    let jit = jit::Jit::new()?;
+    out.line(format!("wavejit bench on an emulated {dev}, {host_threads} host thread(s)"));
+    let mut report = json!({ "device": dev.id, "host_threads": host_threads, "sgemm_n": sgemm_n, "iterations": iterations });
+    // every block translated on first use (the bench measures compiled code), and kept in a cache directory of
+    // its own, from which a second JIT loads them at the end
+    let cache = std::env::temp_dir().join(format!("wavejit-bench-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let disk = DiskConfig { dir: cache.clone(), max_bytes: 1 << 30 };
+    let jit = Jit::with_options(JitOptions { disk: Some(disk.clone()), ..JitOptions::eager() })?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
+    let load = |name: &str| -> Res<CodeObject> {
         let file = format!("{name}-{}.co", dev.gfx);
         Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
     };
 
-    let co = load("alu_loop")?;
+    let alu = load("alu_loop")?;
     let n = 64 * 1024u32;
-    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
+    let alu_out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
+    let alu_dispatch = |jit: &Jit, n: u32, iterations: u32, limits: Limits| -> Res<()> {
+        let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
+        let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
+        KernelDispatch { mem: &mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape, args: &args, limits }.run_with(jit, &NoObserver)?;
+        Ok(())
+    };
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations)];
+    let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
     // the VALU instruction count, from an observed (interpreted) run
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits };
+    let d = KernelDispatch { mem: &mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape, args: &args, limits };
     let counter = ClassCounter::default();
     let s = d.run_observed(&counter)?;
     let valu = counter.count(Unit::Valu) * 64;
@@ -78,70 +126,116 @@ pub fn run(device: Option<&str>, threads: Option<usize>, sgemm_n: u32, iteration
     d.run_with(&jit, &NoObserver)?;
     let warm = t.elapsed().as_secs_f64();
     let rate = |secs: f64| valu as f64 / secs / 1e6;
-    println!("alu_loop ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu);
-    println!("  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)", rate(interp), rate(interp) / host_threads as f64);
-    println!(
+    out.line(format!("alu_loop ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu));
+    out.line(format!("  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)", rate(interp), rate(interp) / host_threads as f64));
+    out.line(format!(
         "  jit          {warm:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread), {:.1}x the interpreter (first run with translation {first:.3} s)",
         rate(warm),
         rate(warm) / host_threads as f64,
         interp / warm
-    );
-    print_scaling(host_threads, |l| Ok(KernelDispatch { limits: l, ..d }.run_with(&jit, &NoObserver).map(drop)?))?;
+    ));
+    let scale = scaling(&out, host_threads, |l| alu_dispatch(&jit, n, iterations, l))?;
+    report["alu_loop"] = json!({
+        "waves": s.waves, "wave_instructions": s.wave_instructions, "valu_lane_ops": valu,
+        "interpreter_s": interp, "interpreter_mlane_ops_per_s": rate(interp),
+        "jit_s": warm, "jit_mlane_ops_per_s": rate(warm), "jit_first_run_s": first,
+        "jit_vs_interpreter": interp / warm, "scaling": scale,
+    });
 
-    let co = load("sgemm")?;
+    let sgemm = load("sgemm")?;
     let bytes = (sgemm_n as u64).pow(2) * 4;
-    let (a, b, c) = (
-        mem.allocate(bytes, AllocKind::Buffer, "A")?,
-        mem.allocate(bytes, AllocKind::Buffer, "B")?,
-        mem.allocate(bytes, AllocKind::Buffer, "C")?,
-    );
-    let shape = DispatchShape::new([sgemm_n, sgemm_n, 1], [16, 16, 1], dev)?;
-    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(sgemm_n)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits };
+    let (a32, b32, c32) = (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
+    let sgemm_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
+        let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev)?;
+        let args = [ArgValue::Pointer(a32), ArgValue::Pointer(b32), ArgValue::Pointer(c32), ArgValue::U32(n)];
+        let d = KernelDispatch { mem: &mem, device: dev, co: &sgemm, kernel: &sgemm.kernels[0], shape, args: &args, limits };
+        match jit {
+            Some(j) => d.run_with(j, &NoObserver)?,
+            None => d.run()?,
+        };
+        Ok(())
+    };
     let flop = 2.0 * (sgemm_n as f64).powi(3);
-    let t = Instant::now();
-    d.run()?;
-    let interp = t.elapsed().as_secs_f64();
-    d.run_with(&jit, &NoObserver)?;
-    let t = Instant::now();
-    d.run_with(&jit, &NoObserver)?;
-    let warm = t.elapsed().as_secs_f64();
-    println!("sgemm {sgemm_n}^3");
-    println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
-    println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
-    print_scaling(host_threads, |l| Ok(KernelDispatch { limits: l, ..d }.run_with(&jit, &NoObserver).map(drop)?))?;
+    let interp = best_of(1, || sgemm_dispatch(None, sgemm_n, limits))?;
+    let first = best_of(1, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
+    let warm = best_of(1, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
+    out.line(format!("sgemm {sgemm_n}^3"));
+    out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
+    out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
+    let scale = scaling(&out, host_threads, |l| sgemm_dispatch(Some(&jit), sgemm_n, l))?;
+    report["sgemm"] = json!({
+        "interpreter_s": interp, "interpreter_gflops": flop / interp / 1e9,
+        "jit_s": warm, "jit_gflops": flop / warm / 1e9, "jit_first_run_s": first,
+        "jit_vs_interpreter": interp / warm, "scaling": scale,
+    });
+
     // MFMA GEMM: f16 inputs, f32 accumulation, 32x32 tiles per wave (the hgemm HIP kernel)
-    if sgemm_n.is_multiple_of(32) {
-        let co = load("mfma_gemm")?;
-        let k = co.kernel("hgemm").ok_or("hgemm kernel")?;
-        let bytes = (sgemm_n as u64).pow(2) * 2;
-        let (a, b) = (mem.allocate(bytes, AllocKind::Buffer, "A16")?, mem.allocate(bytes, AllocKind::Buffer, "B16")?);
-        let c = mem.allocate(bytes * 2, AllocKind::Buffer, "C32")?;
-        let tiles = (sgemm_n / 32) * (sgemm_n / 32);
+    let mfma = load("mfma_gemm")?;
+    let hgemm = mfma.kernel("hgemm").ok_or("hgemm kernel")?;
+    let bytes16 = (sgemm_n as u64).pow(2) * 2;
+    let (a16, b16, c16) = (mem.allocate(bytes16, AllocKind::Buffer, "A16")?, mem.allocate(bytes16, AllocKind::Buffer, "B16")?, mem.allocate(bytes16 * 2, AllocKind::Buffer, "C32")?);
+    let mfma_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
+        let tiles = (n / 32) * (n / 32);
         let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev)?;
-        let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(sgemm_n), ArgValue::U32(sgemm_n)];
-        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits };
-        let t = Instant::now();
-        d.run()?;
-        let interp = t.elapsed().as_secs_f64();
-        d.run_with(&jit, &NoObserver)?;
-        let t = Instant::now();
-        d.run_with(&jit, &NoObserver)?;
-        let warm = t.elapsed().as_secs_f64();
-        println!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)");
-        println!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9);
-        println!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm);
-        print_scaling(host_threads, |l| Ok(KernelDispatch { limits: l, ..d }.run_with(&jit, &NoObserver).map(drop)?))?;
+        let args = [ArgValue::Pointer(a16), ArgValue::Pointer(b16), ArgValue::Pointer(c16), ArgValue::U32(n), ArgValue::U32(n)];
+        let d = KernelDispatch { mem: &mem, device: dev, co: &mfma, kernel: hgemm, shape, args: &args, limits };
+        match jit {
+            Some(j) => d.run_with(j, &NoObserver)?,
+            None => d.run()?,
+        };
+        Ok(())
+    };
+    if sgemm_n.is_multiple_of(32) {
+        let interp = best_of(1, || mfma_dispatch(None, sgemm_n, limits))?;
+        let first = best_of(1, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
+        let warm = best_of(1, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
+        out.line(format!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)"));
+        out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
+        out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
+        let scale = scaling(&out, host_threads, |l| mfma_dispatch(Some(&jit), sgemm_n, l))?;
+        report["mfma_gemm"] = json!({
+            "interpreter_s": interp, "interpreter_gflops": flop / interp / 1e9,
+            "jit_s": warm, "jit_gflops": flop / warm / 1e9, "jit_first_run_s": first,
+            "jit_vs_interpreter": interp / warm, "scaling": scale,
+        });
     }
     let st = jit.stats();
-    println!(
+    let insts = st.compiled + st.not_compiled;
+    let translate_us = st.translate_ns as f64 / 1e3 / insts.max(1) as f64;
+    out.line(format!(
         "jit: {} blocks, {} instructions compiled, {} left to the interpreter ({} interpreted executions), {:.1} us translation per instruction",
-        st.blocks,
-        st.compiled,
-        st.not_compiled,
-        st.fallbacks,
-        st.translate_ns as f64 / 1e3 / (st.compiled + st.not_compiled).max(1) as f64
-    );
+        st.blocks, st.compiled, st.not_compiled, st.fallbacks, translate_us
+    ));
+    // the same kernels (small shapes run the same blocks) on a fresh JIT that finds them in the disk cache
+    let loader = Jit::with_options(JitOptions { disk: Some(disk), ..JitOptions::eager() })?;
+    alu_dispatch(&loader, 256, 2, limits)?;
+    sgemm_dispatch(Some(&loader), 32, limits)?;
+    mfma_dispatch(Some(&loader), 32, limits)?;
+    let ld = loader.stats();
+    let load_us = ld.load_ns as f64 / 1e3 / ld.loaded_insts.max(1) as f64;
+    out.line(format!(
+        "disk cache: {} blocks stored; a second JIT loaded {} ({} instructions, {} translated again) at {load_us:.1} us per instruction, {:.0}x cheaper than translating",
+        st.stored,
+        ld.loaded,
+        ld.loaded_insts,
+        ld.blocks,
+        translate_us / load_us.max(1e-9)
+    ));
+    report["jit"] = json!({
+        "blocks": st.blocks, "compiled_instructions": st.compiled, "instructions_left_to_interpreter": st.not_compiled,
+        "interpreted_executions": st.fallbacks, "translation_us_per_instruction": translate_us, "translation_s": st.translate_ns as f64 / 1e9,
+        "stored_blocks": st.stored, "loaded_blocks": ld.loaded, "loaded_instructions": ld.loaded_insts,
+        "load_us_per_instruction": load_us, "translated_again": ld.blocks,
+    });
+    let _ = std::fs::remove_dir_all(&cache);
+    match a.json {
+        Some("-") => {
+            let mut o = std::io::stdout().lock();
+            writeln!(o, "{}", serde_json::to_string_pretty(&report)?)?;
+        }
+        Some(path) => std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n").map_err(|e| format!("{path}: {e}"))?,
+        None => {}
+    }
     Ok(())
 }
 

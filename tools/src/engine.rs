@@ -33,6 +33,9 @@ pub struct JitDelta {
     pub blocks: u64,
     pub compiled: u64,
     pub fallbacks: u64,
+    /// Blocks loaded from the disk cache, and block runs on the interpreter tier.
+    pub loaded: u64,
+    pub interpreted: u64,
 }
 
 /// Runs `d` on `kind` (in the timing model when `d.limits.timing`: on the JIT or the interpreter).
@@ -47,7 +50,13 @@ pub fn dispatch_timed(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) 
     let before = jit.stats();
     let delta = |jit: &jit::Jit| {
         let after = jit.stats();
-        JitDelta { blocks: after.blocks - before.blocks, compiled: after.compiled - before.compiled, fallbacks: after.fallbacks - before.fallbacks }
+        JitDelta {
+            blocks: after.blocks - before.blocks,
+            compiled: after.compiled - before.compiled,
+            fallbacks: after.fallbacks - before.fallbacks,
+            loaded: after.loaded - before.loaded,
+            interpreted: after.interpreted - before.interpreted,
+        }
     };
     if limits.timing {
         return match kind {
@@ -80,6 +89,8 @@ fn functional(
         EngineKind::Interp => Ok((d.run()?, JitDelta::default())),
         EngineKind::Jit => {
             let s = d.run_with(jit, &NoObserver)?;
+            // what the background translator was handed during the dispatch is counted (and on disk) too
+            jit.settle();
             Ok((s, delta(jit)))
         }
         EngineKind::Crosscheck => {
@@ -93,7 +104,7 @@ fn functional(
             let jitted = KernelDispatch { limits: Limits { threads: Some(1), ..limits }, ..*d }.run_with(&lockstep, &NoObserver);
             let jd = {
                 let s = lockstep.stats();
-                JitDelta { blocks: s.blocks, compiled: s.compiled, fallbacks: s.fallbacks }
+                JitDelta { blocks: s.blocks, compiled: s.compiled, fallbacks: s.fallbacks, loaded: s.loaded, interpreted: s.interpreted }
             };
             match (interp, jitted) {
                 (Ok(i), Ok(j)) => {

@@ -82,6 +82,10 @@ enum Command {
         /// statistics (a summary, and in --stats-json).
         #[arg(long)]
         timing: bool,
+        /// JIT: entries into a block that run on the interpreter before it is translated (0: translate every
+        /// block on first use). Default: the tiered engine's threshold (or WAVEJIT_JIT_HOT).
+        #[arg(long)]
+        hot_after: Option<u32>,
     },
     /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
     Demo {
@@ -113,6 +117,9 @@ enum Command {
         /// a streaming kernel, against functional mode.
         #[arg(long)]
         timing: bool,
+        /// Also write every figure as JSON to this file (`-`: to stdout, the text then going to stderr).
+        #[arg(long)]
+        json: Option<String>,
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
     #[command(after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.")]
@@ -176,15 +183,15 @@ fn main() -> ExitCode {
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
         Command::Demo { device, engine, timing } => demo::run(device.as_deref(), engine, timing),
-        Command::Bench { device, threads, sgemm_n, iterations, timing } => {
+        Command::Bench { device, threads, sgemm_n, iterations, timing, json } => {
             if timing {
                 bench::run_timing(device.as_deref(), iterations)
             } else {
-                bench::run(device.as_deref(), threads, sgemm_n, iterations)
+                bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, json: json.as_deref() })
             }
         }
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing })
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after })
         }
     };
     match result {

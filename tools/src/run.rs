@@ -27,6 +27,8 @@ pub struct RunArgs {
     pub engine: EngineKind,
     /// Run in the timing model.
     pub timing: bool,
+    /// Block entries interpreted before the JIT translates a block (`None`: the default engine's).
+    pub hot_after: Option<u32>,
 }
 
 fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
@@ -108,7 +110,12 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let counter = ClassCounter::default();
     let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, timing: a.timing, ..Limits::default() };
-    let jit = jit::Jit::new()?;
+    let mut options = jit::JitOptions::from_env();
+    if let Some(n) = a.hot_after {
+        options.hot_after = n;
+        options.hot_after_cached = options.hot_after_cached.min(n);
+    }
+    let jit = jit::Jit::with_options(options)?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
     let d = KernelDispatch { mem: &mem, device, co: &co, kernel, shape, args: &args, limits };
     let (stats, jd, timing) = if a.engine == EngineKind::Interp && !a.timing {
@@ -132,7 +139,14 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         seconds,
         match a.engine {
             EngineKind::Interp => "interpreter".to_string(),
-            e => format!("{}: {} blocks translated, {} instructions executed by the interpreter", e.name(), jd.blocks, jd.fallbacks),
+            e => format!(
+                "{}: {} blocks translated, {} loaded from the disk cache, {} block runs interpreted before their blocks were hot, {} instructions executed by the interpreter for compiled blocks",
+                e.name(),
+                jd.blocks,
+                jd.loaded,
+                jd.interpreted,
+                jd.fallbacks
+            ),
         }
     );
     if let Some(t) = &timing {
@@ -150,6 +164,8 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             "jit_blocks": jd.blocks,
             "jit_compiled_instructions": jd.compiled,
             "jit_fallbacks": jd.fallbacks,
+            "jit_loaded_blocks": jd.loaded,
+            "jit_interpreted_block_runs": jd.interpreted,
         });
         if let Some(t) = &timing {
             let (cycles, ns, all) = crate::timing::json(t)?;

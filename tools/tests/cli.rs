@@ -2,8 +2,9 @@
 
 use std::process::{Command, Output};
 
+/// `wavejit ARGS` without the disk cache of translations (the tests that want it name a directory).
 fn wavejit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wavejit")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_wavejit")).args(args).env("WAVEJIT_CACHE", "off").output().unwrap()
 }
 
 fn tmp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
@@ -95,6 +96,7 @@ fn run_executes_vadd_from_files_and_writes_stats() {
     let ps = pa.with_file_name("stats.json");
     let co = tmp("vadd-gfx90a.co", test_kernels::by_name("vadd-gfx90a.co").unwrap());
     for (device, engine) in [("mi210", "jit"), ("mi250x", "interp"), ("mi210", "crosscheck")] {
+        // every block translated on first use (vadd is too short for any block to become hot in the tiers)
         let out = wavejit(&[
             "run",
             co.to_str().unwrap(),
@@ -118,6 +120,8 @@ fn run_executes_vadd_from_files_and_writes_stats() {
             ps.to_str().unwrap(),
             "--engine",
             engine,
+            "--hot-after",
+            "0",
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let c = std::fs::read(&pc).unwrap();
@@ -180,12 +184,47 @@ fn demo_runs_every_bundled_kernel_and_checks_it() {
 }
 
 #[test]
+fn a_second_run_with_the_same_cache_directory_translates_nothing() {
+    let co = tmp("sgemm-gfx90a.co", test_kernels::by_name("sgemm-gfx90a.co").unwrap());
+    let cache = co.with_file_name("translation-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = || {
+        // every block translated on first use; A, B and C are 64x64 floats, zeroed
+        let matrix = |name: &str| format!("out={}:16384", co.with_file_name(name).display());
+        let (a, b, c) = (matrix("a.bin"), matrix("b.bin"), matrix("c.bin"));
+        let args = ["run", co.to_str().unwrap(), "--grid", "64,64", "--block", "16,16", "--device", "mi210", "--hot-after", "0"];
+        let args = args.into_iter().chain(["--arg", &a, "--arg", &b, "--arg", &c, "--arg", "u32=64"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_wavejit")).args(args).env("WAVEJIT_CACHE", &cache).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = run();
+    assert!(first.contains(" 0 loaded from the disk cache") && !first.contains(" 0 blocks translated"), "{first}");
+    let second = run();
+    assert!(second.contains(" 0 blocks translated") && !second.contains(" 0 loaded"), "{second}");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
 fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
-    let out = wavejit(&["bench", "--device", "mi210", "--threads", "1", "--sgemm-n", "32", "--iterations", "20"]);
+    let json = tmp("bench.json", b"");
+    let out = wavejit(&["bench", "--device", "mi210", "--threads", "1", "--sgemm-n", "32", "--iterations", "20", "--json", json.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("M VALU lane-ops/s") && text.contains("emulated GFLOP/s"), "{text}");
     assert!(text.contains("interpreter") && text.contains("x the interpreter") && text.contains("translation per instruction"), "{text}");
+    assert!(text.contains("disk cache:") && text.contains("0 translated again"), "{text}");
+    // every figure of the text, as JSON
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for (section, key) in [("alu_loop", "jit_mlane_ops_per_s"), ("alu_loop", "interpreter_s"), ("sgemm", "jit_gflops"), ("mfma_gemm", "jit_vs_interpreter"), ("jit", "translation_us_per_instruction"), ("jit", "load_us_per_instruction")] {
+        assert!(j[section][key].as_f64().is_some_and(|x| x > 0.0), "{section}.{key} in {j}");
+    }
+    assert_eq!(j["jit"]["translated_again"], 0, "{j}");
+    // `--json -`: the JSON alone on stdout
+    let out = wavejit(&["bench", "--device", "mi210", "--threads", "1", "--sgemm-n", "32", "--iterations", "2", "--json", "-"]);
+    assert!(out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["device"], "mi210");
     let out = wavejit(&["bench", "--sgemm-n", "20"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));

@@ -62,6 +62,8 @@ fn hipcc(name: &str, extra: &[&str]) -> PathBuf {
 /// Runs `program args` under `wavejit exec` with `devices`; returns (success, stdout, stderr).
 fn exec(devices: Option<&str>, program: &Path, args: &[&str]) -> (Output, String, String) {
     let mut cmd = Command::new(wavejit());
+    // translations kept for this test run only, not in the user's cache
+    cmd.env("WAVEJIT_CACHE", scratch().join("translation-cache"));
     cmd.arg("exec");
     if let Some(d) = devices {
         cmd.args(["--device", d]);
@@ -284,6 +286,17 @@ fn hip_device_printf_reaches_stdout_through_hostcall() {
 fn hip_rocrand_generators_produce_reproducible_numbers_with_the_right_moments() {
     let so = exec_ok(None, &hipcc("rocrand", &["-lrocrand"]), &[]);
     assert!(so.contains("rocrand xorwow") && so.contains("rocrand philox"), "{so}");
+}
+
+#[test]
+fn hip_launch_benchmark_runs_every_launch_in_order_on_both_engines() {
+    // the dispatch-overhead benchmark (its timings go to the README, not into assertions): empty kernels
+    // launched and synchronized, launched back to back, then 1000 dependent launches that must run in order
+    let bin = hipcc("launch", &[]);
+    let so = exec_ok(None, &bin, &["200", "2000"]);
+    assert!(so.contains("launch: 200 round trips") && so.contains("launch: 2000 asynchronous launches"), "{so}");
+    assert!(so.contains("launch: 1000 dependent launches ran in order"), "{so}");
+    interp_ok(&bin, "launch: 1000 dependent launches ran in order");
 }
 
 #[test]

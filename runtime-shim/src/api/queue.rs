@@ -91,7 +91,7 @@ export! {
 
 /// A queue's dispatch-index field (for soft queues too: both are laid out as `amd_queue_t`).
 fn index_field<'a>(q: *const ffi::HsaQueue, offset: usize) -> Option<&'a std::sync::atomic::AtomicU64> {
-    if rt().and_then(|r| queue::find(&r, q as u64)).is_err() {
+    if !rt().is_ok_and(|r| queue::is_live(&r, q as u64)) {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| eprintln!("wavejit: a queue index function was given {q:p}, which is not a queue of this runtime (0 returned)"));
         return None;
