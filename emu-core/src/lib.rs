@@ -14,6 +14,7 @@
 pub mod device;
 pub mod dispatch;
 pub mod engine;
+pub mod hash;
 pub mod image;
 pub mod interp;
 pub mod kernarg;

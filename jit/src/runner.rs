@@ -170,26 +170,7 @@ struct Slot {
     translating: Mutex<()>,
 }
 
-/// A multiply-xor hasher for the block lookup keys (a handful of u64s; looked up once per block run, where
-/// SipHash showed in profiles). Not for keys an adversary chooses.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-type Hasher = std::hash::BuildHasherDefault<KeyHasher>;
+type Hasher = emu_core::hash::FastHash;
 
 /// A host thread's view of a block: translated, or still warming up.
 #[derive(Clone)]

@@ -2,6 +2,8 @@
 //! interpreter and on the JIT from the same device memory, and must leave every buffer byte-identical and
 //! fail (if it fails) with the same report; then the case checks the JIT's results against its CPU reference.
 
+mod common;
+
 use std::sync::OnceLock;
 
 fn jit() -> &'static jit::Jit {
@@ -15,42 +17,11 @@ fn lockstep_jit() -> &'static jit::Jit {
     JIT.get_or_init(|| jit::Jit::crosscheck().expect("a JIT for this host"))
 }
 
-/// The engine under test: the JIT, cross-checked against the interpreter on the same inputs.
+/// The engine under test: the JIT, cross-checked against the interpreter on the same inputs; on one thread in
+/// lockstep with the interpreter block by block, on all threads plainly.
 fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
-    let before = mem.snapshot_buffers().unwrap();
-    let interp = d.run();
-    let after_interp = mem.snapshot_buffers().unwrap();
-    mem.restore_buffers(&before).unwrap();
-    // on one thread, in lockstep with the interpreter block by block; on all threads, plainly
-    let engine = if limits.threads == Some(1) { lockstep_jit() } else { jit() };
-    let jitted = d.run_with(engine, &emu_core::observe::NoObserver);
-    match (&interp, &jitted) {
-        (Ok(i), Ok(j)) => {
-            assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
-            // on one thread both run the same schedule, so they execute the same instructions (on more,
-            // contended atomic retry loops may spin differently)
-            if limits.threads == Some(1) {
-                assert_eq!(i, j, "{}: statistics differ", kernel.name);
-            }
-        }
-        // the code is loaded at a different address for each dispatch: compare reports without addresses
-        (Err(i), Err(j)) => assert_eq!(without_hex(&i.to_string()), without_hex(&j.to_string()), "{}: the engines fail differently", kernel.name),
-        _ => panic!("{}: interpreter {:?}, JIT {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err()),
-    }
-    jitted
-}
-
-/// `text` with every hexadecimal number replaced by `0x_`.
-fn without_hex(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("0x") {
-        out.push_str(&rest[..i]);
-        out.push_str("0x_");
-        rest = rest[i + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
-    }
-    out + rest
+    let engine = if d.limits.threads == Some(1) { lockstep_jit() } else { jit() };
+    common::against_interpreter(d, engine, "JIT")
 }
 
 include!("../../emu-core/tests/shared/kernel_cases.rs");

@@ -28,26 +28,7 @@ pub const GROUP_TAG: u64 = 0x6A00_0000_0000;
 pub const CODE_OBJECT_TAG: u64 = 0xC0DE_0000_0000;
 pub const CODE_SYMBOL_TAG: u64 = 0xC05E_0000_0000;
 
-/// A hasher for handles (addresses and tagged numbers) looked up on every queue-index and signal operation,
-/// where SipHash showed in profiles of launch-bound programs. Not for keys an adversary chooses.
-#[derive(Default)]
-pub struct HandleHasher(u64);
-
-impl std::hash::Hasher for HandleHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-    }
-}
-
-pub type HandleHash = std::hash::BuildHasherDefault<HandleHasher>;
+pub use emu_core::hash::FastHash as HandleHash;
 
 /// Host memory the emulated system may hand out (fine- and coarse-grained system pools), bytes.
 pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;

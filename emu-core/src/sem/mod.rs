@@ -137,9 +137,9 @@ impl Flow<u32> {
 /// Why an instruction could not execute.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExecError {
-    #[error("{mnemonic} is not supported by wavejit's engine yet")]
+    #[error("{mnemonic} has no semantics in wavejit's engine")]
     Unsupported { mnemonic: &'static str },
-    #[error("{mnemonic}: {what} is not supported yet")]
+    #[error("{mnemonic}: {what} is not supported")]
     UnsupportedForm { mnemonic: &'static str, what: &'static str },
     #[error("{mnemonic}: {lane}{fault}", lane = lane.map(|l| format!("lane {l}: ")).unwrap_or_default())]
     Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },

@@ -201,7 +201,7 @@ pub(super) fn vec_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Res
     Ok((lo, hi))
 }
 
-/// Modifiers this engine does not implement yet (output clamp/omod, op_sel) fail loudly instead of being
+/// Modifiers this engine does not implement (output clamp/omod, op_sel) fail loudly instead of being
 /// ignored; input neg/abs are applied when sources are read.
 pub(super) fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
     if inst.encoding() == Encoding::Vop3 {
@@ -292,7 +292,7 @@ pub(super) fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, Exe
 }
 
 /// Source lane of every lane for a DPP control, and the mask of lanes whose source is in range. A source lane
-/// that is in range but disabled in EXEC is read as it stands (hardware counts it invalid): not yet modelled.
+/// that is in range but disabled in EXEC is read as it stands (hardware counts it invalid); wavejit does not model that.
 pub(super) fn dpp_sources(inst: &Inst, ctrl: u32) -> Result<([i32; 64], u64), ExecError> {
     let mut src = [0i32; 64];
     let mut valid = 0u64;

@@ -46,12 +46,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
             let ones = b.s_const(u32::MAX);
             let (rl, rh) = (b.s_op(SOp::Xor, lo, ones), b.s_op(SOp::Xor, hi, ones));
-            let d = inst.field(Field::Sdst);
-            b.s_set(d, rl);
-            b.s_set(d + 1, rh);
-            let any = b.s_op(SOp::Or, rl, rh);
-            let nz = b.s_nonzero(any);
-            b.set_scc(nz);
+            set_s64_scc_nonzero(b, inst, rl, rh);
             Ok(Flow::Next)
         }
         O::SBfeU32 => {
@@ -183,12 +178,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 _ => SOp::And,
             };
             let (rl, rh) = (b.s_op(op, al, cl), b.s_op(op, ah, ch));
-            let d = inst.field(Field::Sdst);
-            b.s_set(d, rl);
-            b.s_set(d + 1, rh);
-            let any = b.s_op(SOp::Or, rl, rh);
-            let nz = b.s_nonzero(any);
-            b.set_scc(nz);
+            set_s64_scc_nonzero(b, inst, rl, rh);
             Ok(Flow::Next)
         }
         O::SAndSaveexecB64 | O::SOrSaveexecB64 | O::SAndn2SaveexecB64 | O::SXorSaveexecB64 => {
@@ -220,12 +210,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 O::SLshrB64 => b.s_shr64(lo, hi, amount, false),
                 _ => b.s_shr64(lo, hi, amount, true),
             };
-            let d = inst.field(Field::Sdst);
-            b.s_set(d, rl);
-            b.s_set(d + 1, rh);
-            let any = b.s_op(SOp::Or, rl, rh);
-            let nz = b.s_nonzero(any);
-            b.set_scc(nz);
+            set_s64_scc_nonzero(b, inst, rl, rh);
             Ok(Flow::Next)
         }
 
@@ -442,4 +427,14 @@ fn compare<B: Backend>(b: &mut B, inst: &Inst, c: Compare) -> Result<Flow<B::S>,
     };
     b.set_scc(r);
     Ok(Flow::Next)
+}
+
+/// Writes a 64-bit result to SDST and sets SCC to whether it is non-zero (the 64-bit bitwise operations).
+fn set_s64_scc_nonzero<B: Backend>(b: &mut B, inst: &Inst, lo: B::S, hi: B::S) {
+    let d = inst.field(Field::Sdst);
+    b.s_set(d, lo);
+    b.s_set(d + 1, hi);
+    let any = b.s_op(SOp::Or, lo, hi);
+    let nz = b.s_nonzero(any);
+    b.set_scc(nz);
 }

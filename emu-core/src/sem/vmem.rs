@@ -135,6 +135,13 @@ fn access<B: Backend>(b: &mut B, inst: &Inst, t: Lanes<B>, acc: bool) -> Result<
     Ok(())
 }
 
+/// A compare-and-swap's data operands of `n` dwords each: the value to store, then the value to compare with.
+fn cmpswap_data<B: Backend>(b: &mut B, acc: bool, data: u32, n: u32) -> (Vec<B::V>, Vec<B::V>) {
+    let src = (0..n).map(|i| data_get(b, acc, data + i)).collect();
+    let cmp = (0..n).map(|i| data_get(b, acc, data + n + i)).collect();
+    (src, cmp)
+}
+
 /// A vector-memory atomic at `t`'s lanes with data from register `data`: compare-and-swap (data holds the new
 /// value, then the value to compare with) or a read-modify-write of 32 or 64 bits. Returns the old values.
 fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, data: u32) -> Result<Vec<B::V>, ExecError> {
@@ -142,8 +149,7 @@ fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, da
     let n = inst.info.mem.bytes as u32 / 4;
     Ok(match op {
         AtomicOp::CmpSwap => {
-            let src: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + i)).collect();
-            let cmp: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + n + i)).collect();
+            let (src, cmp) = cmpswap_data(b, acc, data, n);
             b.v_atomic_cmpswap(t.lo, t.hi, t.offset, &src, &cmp, t.m)?
         }
         _ if n == 2 => {
@@ -224,8 +230,7 @@ fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, 
     let n = inst.info.mem.bytes as u32 / 4;
     Ok(match op {
         AtomicOp::CmpSwap => {
-            let src: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + i)).collect();
-            let cmp: Vec<B::V> = (0..n).map(|i| data_get(b, acc, data + n + i)).collect();
+            let (src, cmp) = cmpswap_data(b, acc, data, n);
             b.lds_cmpst(addr, offset, &cmp, &src, m)?
         }
         _ if n == 2 => {
@@ -327,7 +332,7 @@ fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<Buffer
 }
 
 /// Per-lane offsets into the private segment of a SCRATCH instruction, or of a MUBUF instruction through the
-/// private segment buffer resource (ADD_TID set); other buffer resources are not supported yet.
+/// private segment buffer resource (ADD_TID set); other buffer resources take the global path.
 fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError> {
     let splat = |b: &mut B, s: B::S| b.v_splat(s);
     let (base_lo, _, _) = b.scratch();

@@ -1,0 +1,41 @@
+//! What the kernel-case tests share: a dispatch on the interpreter and on an engine from the same device
+//! memory, compared.
+
+use emu_core::engine::{EngineError, KernelDispatch, RunStats};
+
+/// Runs `d` on the interpreter, then on `engine` from the same memory: both must leave every buffer
+/// byte-identical and fail (if they fail) with the same report; on one host thread they run the same schedule
+/// and must also count the same statistics (on more, contended atomic retry loops may spin differently).
+/// `engine_name` names the engine in failure messages. Returns the engine's result.
+pub fn against_interpreter(d: &KernelDispatch<'_>, engine: &jit::Jit, engine_name: &str) -> Result<RunStats, EngineError> {
+    let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
+    let before = mem.snapshot_buffers().unwrap();
+    let interp = d.run();
+    let after_interp = mem.snapshot_buffers().unwrap();
+    mem.restore_buffers(&before).unwrap();
+    let jitted = d.run_with(engine, &emu_core::observe::NoObserver);
+    match (&interp, &jitted) {
+        (Ok(i), Ok(j)) => {
+            assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the {engine_name}'s memory differs from the interpreter's", kernel.name);
+            if limits.threads == Some(1) {
+                assert_eq!(i, j, "{}: statistics differ", kernel.name);
+            }
+        }
+        // the code is loaded at a different address for each dispatch: compare reports without addresses
+        (Err(i), Err(j)) => assert_eq!(without_hex(&i.to_string()), without_hex(&j.to_string()), "{}: the engines fail differently", kernel.name),
+        _ => panic!("{}: interpreter {:?}, {engine_name} {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err()),
+    }
+    jitted
+}
+
+/// `text` with every hexadecimal number replaced by `0x_`.
+fn without_hex(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        out.push_str("0x_");
+        rest = rest[i + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out + rest
+}
