@@ -95,11 +95,7 @@ impl Interp<'_> {
     /// private segment is a scratch access (whichever instruction made it).
     fn note(&mut self, lane: usize, space: Space, address: u64, bytes: u32, write: bool) {
         if let Some(v) = self.accesses.as_deref_mut() {
-            let private = self.wave.scratch_lane_bytes as u64 * LANES as u64;
-            let space = match space {
-                Space::Global if address.wrapping_sub(self.wave.scratch_base) < private => Space::Scratch,
-                s => s,
-            };
+            let space = crate::observe::space_of(space, address, self.wave);
             v.push(LaneAccess { lane: lane as u8, space, dir: if write { Dir::Write } else { Dir::Read }, bytes, address });
         }
     }

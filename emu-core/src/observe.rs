@@ -366,6 +366,16 @@ pub struct InstEvent<'a> {
     pub accesses: &'a [LaneAccess],
 }
 
+/// The space an engine records a lane access of `wave` in: a device-memory access inside the wave's private
+/// segment is a scratch access (whichever instruction made it).
+pub fn space_of(space: Space, address: u64, wave: &crate::wave::WaveState) -> Space {
+    let private = wave.scratch_lane_bytes as u64 * crate::wave::LANES as u64;
+    match space {
+        Space::Global if address.wrapping_sub(wave.scratch_base) < private => Space::Scratch,
+        s => s,
+    }
+}
+
 /// `accesses` of `inst` with FLAT device-memory lanes in [`Space::Flat`] and an atomic's lanes as
 /// [`Dir::Atomic`]: borrowed when nothing changes, else rewritten into `buf`.
 pub fn classify<'b>(inst: &Inst, accesses: &'b [LaneAccess], buf: &'b mut Vec<LaneAccess>) -> &'b [LaneAccess] {

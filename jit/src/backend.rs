@@ -22,7 +22,7 @@ use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, Ma
 
 use crate::call::{Call, Op};
 use crate::ctx::{window_field, window_slot};
-use crate::ctx::{Ctx, KEEP, MASK_TABLE, SLOTS, TMP};
+use crate::ctx::{AccessRecord, Ctx, KEEP, MASK_TABLE, REC_GLOBAL, REC_LDS, REC_SCALAR, SLOTS, TMP};
 
 const CHUNKS: usize = 16;
 const I32X4: Type = types::I32X4;
@@ -138,8 +138,12 @@ pub struct JitBackend<'a, 'f> {
     ctx: Value,
     /// The first operation this backend cannot emit, if any.
     pub unsupported: Option<&'static str>,
-    /// Memory goes through interpreter calls only (which record lane accesses for an observer).
-    pub calls_only: bool,
+    /// The block reports its instructions to an observer: compiled memory accesses leave records of their
+    /// lanes' addresses in the context ([`crate::ctx::AccessRecord`]; interpreter calls record their own), and
+    /// reads are not deferred past the instruction.
+    pub observed: bool,
+    /// Access records this instruction's code may leave (one per compiled access site).
+    records: usize,
     /// Highest VGPR / AGPR index touched (+1), so the caller can size the register files.
     pub vgprs_used: u32,
     pub agprs_used: u32,
@@ -179,7 +183,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, calls_only: false, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -193,7 +197,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             site: Some(site),
             ctx,
             unsupported: None,
-            calls_only: false,
+            observed: false,
+            records: 0,
             vgprs_used: 0,
             agprs_used: 0,
             lazies: Vec::new(),
@@ -212,6 +217,34 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.switch_to_block(end);
             b.seal_block(end);
         }
+    }
+
+    /// In an observed block, whether one more compiled access site may record its lanes (else it takes the
+    /// interpreter call, which records them itself); claims the record.
+    fn may_record(&mut self) -> bool {
+        if !self.observed {
+            return true;
+        }
+        self.records += 1;
+        self.records <= crate::ctx::RECORDS
+    }
+
+    /// In an observed block, leaves a record of an access made here (lanes in `m` at `hi:lo + offset`, or the
+    /// low half only without `hi`) in the context's next record slot.
+    fn record(&mut self, desc: u64, lo: &[Value; CHUNKS], hi: Option<&[Value; CHUNKS]>, offset: i64, m: Value) {
+        if !self.observed {
+            return;
+        }
+        let ctx = self.ctx;
+        let b = self.b.as_deref_mut().expect("emitting");
+        let at = record_slot(b, ctx);
+        for i in 0..CHUNKS {
+            b.ins().store(vflags(), lo[i], at, Ctx::RECS + AccessRecord::LO + 16 * i as i32);
+            if let Some(hi) = hi {
+                b.ins().store(vflags(), hi[i], at, Ctx::RECS + AccessRecord::HI + 16 * i as i32);
+            }
+        }
+        record_fields(b, ctx, at, m, offset, desc);
     }
 
     /// Calls the interpreter's implementation of `op` on spilled operands: vectors `vin`, scalars `sin`, masks
@@ -289,12 +322,24 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return vec![self.dv(); if data.is_some() { 0 } else { dwords as usize }];
         }
+        if !self.may_record() {
+            return match data {
+                None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0,
+                Some(d) => {
+                    let ins: Vec<Vv> = std::iter::once(addr).chain(d.iter().copied()).collect();
+                    self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &ins, &[], &[m], 0, 0);
+                    Vec::new()
+                }
+            };
+        }
         if dwords != 1 {
             return self.lds_lanes(addr, offset, dwords, m, data);
         }
-        if data.is_none() && self.tmps < TMP {
+        if data.is_none() && self.tmps < TMP && !self.observed {
             return vec![self.lds_read_lazy(addr, offset, m)];
         }
+        // an observed access records its lanes' addresses on the quick path: they are worked out first
+        let addr = if self.observed { self.mat(addr) } else { addr };
         // dword accesses through a regular address vector with EXEC all ones: whole chunks at once
         let pattern = self.lds_pattern(addr);
         let ctx = self.ctx;
@@ -336,6 +381,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // the data to store, loaded here (inside the quick path) if it is a register read
         let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
         let data = data.as_deref();
+        self.record(AccessRecord::desc(REC_LDS, data.is_some(), 4), &addr.c, None, offset as i64, m);
         let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let ptrs: Vec<Value> = pattern
@@ -601,6 +647,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // fast: lane by lane
         b.switch_to_block(fast);
         b.seal_block(fast);
+        self.record(AccessRecord::desc(REC_LDS, data.is_some(), 4 * dwords), &addr.c, None, offset as i64, m);
+        let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let loaded = lane_accesses(b, ctx, lds, &addr.c, offset as i32, 4 * dwords, false, &masks, data);
         jump_with(b, join, &loaded);
@@ -616,12 +664,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return vec![self.dv(); outs];
         }
-        if self.calls_only || !(i32::MIN as i64..=i32::MAX as i64).contains(&offset) {
+        if !(i32::MIN as i64..=i32::MAX as i64).contains(&offset) || !self.may_record() {
             let mut ins = vec![lo, hi];
             ins.extend(data.unwrap_or(&[]).iter().copied());
             return self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
         }
-        if data.is_none() && self.tmps + outs <= TMP {
+        if data.is_none() && self.tmps + outs <= TMP && !self.observed {
             return self.global_read_lazy(lo, hi, offset, bytes, signed, m, slow);
         }
         let (lo, hi) = (self.mat(lo), self.mat(hi));
@@ -688,6 +736,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         jump_with(b, join, &slow_out);
         b.switch_to_block(fast);
         b.seal_block(fast);
+        self.record(AccessRecord::desc(REC_GLOBAL, data.is_some(), bytes), &lo.c, Some(&hi.c), offset, m);
+        let b = self.b.as_deref_mut().expect("emitting");
         let host = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 2));
         let loaded = lane_accesses(b, ctx, host, &rels, 0, bytes, signed, &masks, data);
         jump_with(b, join, &loaded);
@@ -1665,6 +1715,25 @@ fn gather_chunk(b: &mut FunctionBuilder<'_>, a: Value, base: Value, offset: i64,
 /// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
 /// sink. Returns the loaded dword vectors (none for a store).
 #[allow(clippy::too_many_arguments)]
+/// The address of the context's next access record (see [`JitBackend::record`]).
+fn record_slot(b: &mut FunctionBuilder<'_>, ctx: Value) -> Value {
+    let n = b.ins().load(types::I64, trusted(), ctx, Ctx::REC_COUNT);
+    let at = b.ins().imul_imm(n, AccessRecord::SIZE);
+    b.ins().iadd(ctx, at)
+}
+
+/// Completes the access record at `at`: its lane mask, offset and descriptor; counts it.
+fn record_fields(b: &mut FunctionBuilder<'_>, ctx: Value, at: Value, m: Value, offset: i64, desc: u64) {
+    b.ins().store(trusted(), m, at, Ctx::RECS + AccessRecord::MASK);
+    let off = b.ins().iconst(types::I64, offset);
+    b.ins().store(trusted(), off, at, Ctx::RECS + AccessRecord::OFFSET);
+    let d = b.ins().iconst(types::I64, desc as i64);
+    b.ins().store(trusted(), d, at, Ctx::RECS + AccessRecord::DESC);
+    let n = b.ins().load(types::I64, trusted(), ctx, Ctx::REC_COUNT);
+    let n = b.ins().iadd_imm(n, 1);
+    b.ins().store(trusted(), n, ctx, Ctx::REC_COUNT);
+}
+
 fn lane_accesses(
     b: &mut FunctionBuilder<'_>,
     ctx: Value,
@@ -2348,7 +2417,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn v_shl64(&mut self, lo: Vv, hi: Vv, amount: Vv) -> (Vv, Vv) {
         // a shift amount the same in every lane (the common case: an address scaled by a constant) inline,
         // as 32-bit shifts of the halves; per-lane amounts on the interpreter
-        let Some(s) = amount.uniform.filter(|_| !self.calls_only) else {
+        let Some(s) = amount.uniform else {
             let r = self.call_v(Op::Shl64 {}, &[lo, hi, amount], &[], 2);
             return (r[0], r[1]);
         };
@@ -2441,7 +2510,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Vv { c, uniform: None, lazy: None }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
-        if let (Some(ra), Some(rx), Some(rc), false) = (self.reg_run(a), self.reg_run(x), self.reg_run(c), self.calls_only) {
+        if let (Some(ra), Some(rx), Some(rc)) = (self.reg_run(a), self.reg_run(x), self.reg_run(c)) {
             if self.fb().is_some() {
                 return self.mfma_direct(shape, [ra, rx, rc], [a, x, c].concat());
             }
@@ -2464,7 +2533,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok(vec![self.dv(); op.data_regs()])
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
-        if let (LaneFn::Word(emu_core::lanefn::WordOp::Perm), [a, x, sel], false) = (f, args, self.calls_only) {
+        if let (LaneFn::Word(emu_core::lanefn::WordOp::Perm), [a, x, sel]) = (f, args) {
             if let (Some(sel), true) = (sel.uniform, self.fb().is_some()) {
                 return vec![self.perm_uniform(*a, *x, sel)];
             }
@@ -2498,9 +2567,6 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok(())
     }
     fn lds_read(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
-        if self.calls_only {
-            return Ok(self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0);
-        }
         Ok(self.lds_inline(addr, offset, dwords, m, None))
     }
     fn lds_read_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
@@ -2523,21 +2589,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok((v[0], v[1]))
     }
     fn lds_write(&mut self, addr: Vv, offset: u32, data: &[Vv], m: Value) -> Result<(), ExecError> {
-        if self.calls_only {
-            let ins: Vec<Vv> = std::iter::once(addr).chain(data.iter().copied()).collect();
-            self.call_mem(Op::LdsWrite { offset, n: data.len() as u32 }, &ins, &[], &[m], 0, 0);
-            return Ok(());
-        }
         self.lds_inline(addr, offset, data.len() as u32, m, Some(data));
         Ok(())
     }
     fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {
-        if self.calls_only || self.fb().is_none() {
+        if self.fb().is_none() || !self.may_record() {
             return Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1);
         }
         // inside the allocation the wave's last interpreted scalar load read: straight from host memory
         let ctx = self.ctx;
-        let (fast, join, rel) = {
+        let observed = self.observed;
+        let (fast, join, rel, addr) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let (lo64, hi64) = (b.ins().uextend(types::I64, lo), b.ins().uextend(types::I64, hi));
             let hi64 = b.ins().ishl_imm(hi64, 32);
@@ -2557,7 +2619,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             b.ins().brif(bad, slow, &[], fast, &[]);
             b.switch_to_block(slow);
             b.seal_block(slow);
-            (fast, join, rel)
+            (fast, join, rel, addr)
         };
         let slow_out = self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1;
         let b = self.b.as_deref_mut().expect("emitting");
@@ -2565,6 +2627,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().jump(join, &args);
         b.switch_to_block(fast);
         b.seal_block(fast);
+        if observed {
+            // the wave's one scalar access, as lane 0 of a record
+            let at = record_slot(b, ctx);
+            let a_lo = b.ins().ireduce(types::I32, addr);
+            let a_hi = b.ins().ushr_imm(addr, 32);
+            let a_hi = b.ins().ireduce(types::I32, a_hi);
+            b.ins().store(trusted(), a_lo, at, Ctx::RECS + AccessRecord::LO);
+            b.ins().store(trusted(), a_hi, at, Ctx::RECS + AccessRecord::HI);
+            let one = b.ins().iconst(types::I64, 1);
+            record_fields(b, ctx, at, one, 0, AccessRecord::desc(REC_SCALAR, false, 4 * dwords));
+        }
         let host = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_HOST);
         let p = b.ins().iadd(host, rel);
         let words: Vec<_> = (0..dwords).map(|d| b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32).into()).collect();

@@ -53,6 +53,8 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         // SAFETY: the instruction lives in the block's own slice.
         let inst = unsafe { &*call.inst };
         let mem = env.mem;
+        // accesses compiled code made earlier in the instruction come first
+        ctx.take_records(wave, env.access_log());
         let log = env.access_log().map(|v| v as *mut Vec<emu_core::observe::LaneAccess>);
         // SAFETY: the log is the Env's own vector, not otherwise touched until this call returns.
         let mut b = Interp { wave, mem, lds, mnemonic: inst.info.name, accesses: log.map(|p| unsafe { &mut *p }) };

@@ -176,8 +176,8 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 }
                 let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
-                // an observer sees lane accesses through the interpreter calls
-                jb.calls_only = observe.is_some();
+                // an observer sees every lane access: compiled ones leave records in the context
+                jb.observed = observe.is_some();
                 let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
                 jb.finish();
                 if let Some(what) = jb.unsupported {

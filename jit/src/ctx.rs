@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 
 use emu_core::memory::DeviceMemory;
-use emu_core::observe::{InstEvent, LaneAccess, Observer};
+use emu_core::observe::{InstEvent, LaneAccess, Observer, Space};
 use emu_core::sem::ExecError;
 use emu_core::wave::{BufferWindow, Lanes, WaveState, BUFFER_WINDOWS};
 
@@ -16,6 +16,41 @@ pub const TMP: usize = 6;
 
 /// Vector slots for operands and results of interpreter calls (an MFMA 32x32 step needs 20 in, 16 out).
 pub const SLOTS: usize = 40;
+
+/// Lane-access records one instruction's compiled accesses may leave for an observer (two per access of the
+/// widest DS forms would be four; no instruction makes more than two compiled accesses).
+pub const RECORDS: usize = 4;
+
+/// Where compiled code leaves one memory access of an observed instruction: each active lane's address
+/// (`hi:lo + offset`; the low half only for LDS; lane 0 for a scalar access) and what the access was
+/// (`desc`: [`AccessRecord::desc`]). [`Ctx::take_records`] turns them into lane accesses.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AccessRecord {
+    pub lo: [u32; 64],
+    pub hi: [u32; 64],
+    pub mask: u64,
+    pub offset: i64,
+    pub desc: u64,
+}
+
+/// The kinds of memory an [`AccessRecord`] names.
+pub const REC_GLOBAL: u64 = 0;
+pub const REC_LDS: u64 = 1;
+pub const REC_SCALAR: u64 = 2;
+
+impl AccessRecord {
+    /// The descriptor of an access to `space` (`REC_*`) of `bytes` per lane, a write or a read.
+    pub const fn desc(space: u64, write: bool, bytes: u32) -> u64 {
+        space | (write as u64) << 8 | (bytes as u64) << 16
+    }
+    pub const LO: i32 = std::mem::offset_of!(AccessRecord, lo) as i32;
+    pub const HI: i32 = std::mem::offset_of!(AccessRecord, hi) as i32;
+    pub const MASK: i32 = std::mem::offset_of!(AccessRecord, mask) as i32;
+    pub const OFFSET: i32 = std::mem::offset_of!(AccessRecord, offset) as i32;
+    pub const DESC: i32 = std::mem::offset_of!(AccessRecord, desc) as i32;
+    pub const SIZE: i64 = std::mem::size_of::<AccessRecord>() as i64;
+}
 
 /// The window slot of the global access site at `offset` (from the code base): the slot it checks in compiled
 /// code and the one the interpreter's access fills when the check fails. Memory instructions are eight bytes, so
@@ -70,6 +105,9 @@ pub struct Ctx {
     pub swin_start: u64,
     pub swin_len: u64,
     pub swin_host: *mut u8,
+    /// Accesses the current instruction's compiled code made, for an observer (observed blocks only).
+    pub rec_count: u64,
+    pub recs: [AccessRecord; RECORDS],
     /// Copies of registers an instruction read before it overwrote them (see `backend::JitBackend::settle`).
     pub keep: [Lanes; KEEP],
     /// Operands of a register write computed in a loop over chunks that are not registers (put here so the
@@ -119,6 +157,32 @@ impl Ctx {
         self.swin_start = 0;
         self.swin_len = 0;
         self.swin_host = std::ptr::null_mut();
+        self.rec_count = 0;
+    }
+
+    /// Appends the accesses compiled code recorded since the last call to `log` (when there is one: the
+    /// observer wants accesses), in the order they were made, lane by lane, and forgets them.
+    pub fn take_records(&mut self, wave: &WaveState, log: Option<&mut Vec<LaneAccess>>) {
+        let n = std::mem::take(&mut self.rec_count) as usize;
+        let Some(log) = log else { return };
+        for r in &self.recs[..n.min(RECORDS)] {
+            let (space, write, bytes) = (r.desc & 0xff, r.desc >> 8 & 1 == 1, (r.desc >> 16) as u32);
+            let dir = if write { emu_core::observe::Dir::Write } else { emu_core::observe::Dir::Read };
+            for lane in 0..64 {
+                if r.mask >> lane & 1 == 0 {
+                    continue;
+                }
+                let (space, address) = match space {
+                    REC_LDS => (Space::Lds, (r.lo[lane] as u64).wrapping_add(r.offset as u64)),
+                    REC_SCALAR => (Space::Scalar, ((r.hi[lane] as u64) << 32 | r.lo[lane] as u64).wrapping_add(r.offset as u64)),
+                    _ => {
+                        let a = ((r.hi[lane] as u64) << 32 | r.lo[lane] as u64).wrapping_add(r.offset as u64);
+                        (emu_core::observe::space_of(Space::Global, a, wave), a)
+                    }
+                };
+                log.push(LaneAccess { lane: lane as u8, space, dir, bytes, address });
+            }
+        }
     }
 
     /// Keeps `ctx` for this thread's next [`Ctx::reused`].
@@ -148,6 +212,8 @@ impl Ctx {
             swin_start: 0,
             swin_len: 0,
             swin_host: std::ptr::null_mut(),
+            rec_count: 0,
+            recs: [AccessRecord { lo: [0; 64], hi: [0; 64], mask: 0, offset: 0, desc: 0 }; RECORDS],
             keep: [[0; 64]; KEEP],
             tmp: [[0; 64]; TMP],
             s: [0; 16],
@@ -222,6 +288,8 @@ impl Ctx {
     pub const SWIN_LEN: i32 = std::mem::offset_of!(Ctx, swin_len) as i32;
     pub const SWIN_HOST: i32 = std::mem::offset_of!(Ctx, swin_host) as i32;
     pub const KEEP: i32 = std::mem::offset_of!(Ctx, keep) as i32;
+    pub const REC_COUNT: i32 = std::mem::offset_of!(Ctx, rec_count) as i32;
+    pub const RECS: i32 = std::mem::offset_of!(Ctx, recs) as i32;
     pub const TMP: i32 = std::mem::offset_of!(Ctx, tmp) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;

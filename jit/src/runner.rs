@@ -723,6 +723,7 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         wave.scc = ctx.scc != 0;
         let issue_exec = wave.exec();
         let mem = env.mem;
+        ctx.take_records(wave, env.access_log());
         let log = env.access_log().map(|v| v as *mut Vec<emu_core::observe::LaneAccess>);
         // the log is the Env's own vector, untouched elsewhere while the interpreter runs
         let r = {
@@ -781,6 +782,8 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
         // SAFETY: the Env outlives the block call and nothing else touches it meanwhile.
         let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
         let Some(o) = env.observer else { return 0 };
+        // SAFETY: the wave behind the Env is the runner's, untouched by it while the block runs.
+        ctx.take_records(unsafe { &*env.wave }, env.access_log());
         let ev = InstEvent {
             workgroup: env.workgroup,
             wave: env.wave_index,

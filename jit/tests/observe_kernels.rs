@@ -1,0 +1,70 @@
+//! Every bundled-kernel test case (emu-core/tests/shared/kernel_cases.rs) observed on both engines: from the
+//! same device memory, the interpreter and the JIT must report the same instructions per wave, with the same
+//! EXEC and the same lane accesses (lane, space, direction, size, and the address — LDS offsets and device
+//! addresses of the case's buffers exactly; the kernel's code, its argument segment and its private memory
+//! are placed anew for each dispatch, so PCs count from the wave's first and scalar and scratch accesses are
+//! compared without their addresses). Compiled code records its own accesses, so this checks those records.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
+
+
+use emu_core::observe::{InstEvent, LaneAccess, Observer, Space};
+
+fn jit() -> &'static jit::Jit {
+    static JIT: OnceLock<jit::Jit> = OnceLock::new();
+    JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
+}
+
+type Events = BTreeMap<([u32; 3], u32), Vec<(u64, u64, Vec<LaneAccess>)>>;
+
+#[derive(Default)]
+struct WaveEvents(Mutex<Events>);
+
+impl Observer for WaveEvents {
+    const WANTS_ACCESSES: bool = true;
+    fn instruction(&self, ev: &InstEvent<'_>) {
+        self.0.lock().unwrap().entry((ev.workgroup, ev.wave)).or_default().push((ev.pc, ev.exec, ev.accesses.to_vec()));
+    }
+}
+
+/// An access as compared: addresses of memory placed per dispatch left out.
+fn comparable(a: &LaneAccess) -> (u8, Space, u32, emu_core::observe::Dir, Option<u64>) {
+    let address = match a.space {
+        Space::Scalar | Space::Scratch => None,
+        _ => Some(a.address),
+    };
+    (a.lane, a.space, a.bytes, a.dir, address)
+}
+
+fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    let (mem, kernel) = (d.mem, d.kernel);
+    let before = mem.snapshot_buffers().unwrap();
+    let (ri, rj) = (WaveEvents::default(), WaveEvents::default());
+    let interp = d.run_observed(&ri);
+    let after_interp = mem.snapshot_buffers().unwrap();
+    mem.restore_buffers(&before).unwrap();
+    let jitted = d.run_with(jit(), &rj);
+    assert_eq!(interp.is_ok(), jitted.is_ok(), "{}: interpreter {:?}, JIT {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err());
+    assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
+    let (ei, ej) = (ri.0.into_inner().unwrap(), rj.0.into_inner().unwrap());
+    assert_eq!(ei.keys().collect::<Vec<_>>(), ej.keys().collect::<Vec<_>>(), "{}: the waves observed", kernel.name);
+    let mut accesses = 0;
+    for (k, a) in &ei {
+        let b = &ej[k];
+        let n = a.len().min(b.len());
+        for i in 0..n {
+            let (x, y) = (&a[i], &b[i]);
+            assert_eq!((x.0 - a[0].0, x.1), (y.0 - b[0].0, y.1), "{} {k:?} instruction {i}: pc, exec", kernel.name);
+            let (cx, cy): (Vec<_>, Vec<_>) = (x.2.iter().map(comparable).collect(), y.2.iter().map(comparable).collect());
+            assert!(cx == cy, "{} {k:?} instruction {i} (pc +{:#x}): interpreter's accesses {:?}\nJIT's {:?}", kernel.name, x.0 - a[0].0, &x.2[..x.2.len().min(4)], &y.2[..y.2.len().min(4)]);
+            accesses += cx.len();
+        }
+        assert_eq!(a.len(), b.len(), "{} {k:?}: instructions", kernel.name);
+    }
+    // every bundled kernel reads its arguments at least
+    assert!(interp.is_err() || accesses > 0, "{}: no accesses reported", kernel.name);
+    jitted
+}
+
+include!("../../emu-core/tests/shared/kernel_cases.rs");
