@@ -163,6 +163,10 @@ pub struct JitBackend<'a, 'f> {
     guard_end: Option<cranelift_codegen::ir::Block>,
 }
 
+/// Chunks a register-write loop computes and stores per pass (a divisor of [`CHUNKS`]): fewer loop branches and
+/// NaN checks per chunk, and independent chunks for the host's pipelines.
+const STORE_UNROLL: usize = 4;
+
 fn dummy() -> Value {
     Value::new(0)
 }
@@ -1484,8 +1488,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(done);
     }
 
-    /// The write of `v` to the register at `base` as a loop over its chunks, from block `start` to `done`: from
-    /// chunk 0, or (when `start` has a parameter) from the chunk offset it is given. With `redo`, each stored
+    /// The write of `v` to the register at `base` as a loop over its chunks, [`STORE_UNROLL`] per pass, from
+    /// block `start` to `done`: from chunk 0, or (when `start` has a parameter) from the chunk offset it is given
+    /// (a pass's first). With `redo`, each stored
     /// chunk is checked for NaN (`checked`: `v` computed without its NaN rule) and a NaN chunk continues at
     /// `redo` with its offset; with `mask`, only the lanes it selects are written.
     #[allow(clippy::too_many_arguments)]
@@ -1505,36 +1510,53 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             head
         };
         let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
-        let x = self.ch_at(v, off, spill, !checked);
+        // STORE_UNROLL chunks per pass: all computed (and checked) before any is stored, so a NaN sends the
+        // pass's first chunk to `redo` with its sources untouched
+        let mut stores = Vec::with_capacity(STORE_UNROLL);
+        for k in 0..STORE_UNROLL {
+            let at = if k == 0 { off } else { self.b.as_deref_mut().expect("emitting").ins().iadd_imm(off, 16 * k as i64) };
+            let x = self.ch_at(v, at, spill, !checked);
+            let b = self.b.as_deref_mut().expect("emitting");
+            let p = b.ins().iadd(base, at);
+            let x = match mask {
+                None => x,
+                Some(m) => {
+                    // the four mask bits of this chunk pick its lane mask from the table
+                    let shift = b.ins().ushr_imm(at, 2);
+                    let bits = b.ins().ushr(m, shift);
+                    let idx = b.ins().band_imm(bits, 15);
+                    let idx = b.ins().imul_imm(idx, 16);
+                    let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
+                    let t = b.ins().iadd(table, idx);
+                    let lanes = b.ins().load(I32X4, vflags(), t, 0);
+                    let old = b.ins().load(I32X4, vflags(), p, 0);
+                    b.ins().bitselect(lanes, x, old)
+                }
+            };
+            stores.push((p, x));
+        }
         let b = self.b.as_deref_mut().expect("emitting");
-        let p = b.ins().iadd(base, off);
-        let x = match mask {
-            None => x,
-            Some(m) => {
-                // the four mask bits of this chunk pick its lane mask from the table
-                let shift = b.ins().ushr_imm(off, 2);
-                let bits = b.ins().ushr(m, shift);
-                let idx = b.ins().band_imm(bits, 15);
-                let idx = b.ins().imul_imm(idx, 16);
-                let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
-                let at = b.ins().iadd(table, idx);
-                let lanes = b.ins().load(I32X4, vflags(), at, 0);
-                let old = b.ins().load(I32X4, vflags(), p, 0);
-                b.ins().bitselect(lanes, x, old)
-            }
-        };
         if let Some(redo) = redo {
-            // checked before it is stored, so the chunk is redone from its sources as they are
-            let f = Self::to_f(b, x);
-            let nan = b.ins().fcmp(FloatCC::Unordered, f, f);
-            let any = b.ins().vany_true(nan);
+            // checked before they are stored, so the pass is redone from its sources as they are
+            let mut any = None;
+            for &(_, x) in &stores {
+                let f = Self::to_f(b, x);
+                let nan = b.ins().fcmp(FloatCC::Unordered, f, f);
+                any = Some(match any {
+                    None => nan,
+                    Some(a) => b.ins().bor(a, nan),
+                });
+            }
+            let any = b.ins().vany_true(any.expect("a pass has chunks"));
             let next = b.create_block();
             b.ins().brif(any, redo, &[off.into()], next, &[]);
             b.switch_to_block(next);
             b.seal_block(next);
         }
-        b.ins().store(vflags(), x, p, 0);
-        let next = b.ins().iadd_imm(off, 16);
+        for (p, x) in stores {
+            b.ins().store(vflags(), x, p, 0);
+        }
+        let next = b.ins().iadd_imm(off, 16 * STORE_UNROLL as i64);
         let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
         b.ins().brif(more, head, &[next.into()], done, &[]);
         b.seal_block(head);

@@ -17,8 +17,8 @@ pub const TMP: usize = 6;
 /// Vector slots for operands and results of interpreter calls (an MFMA 32x32 step needs 20 in, 16 out).
 pub const SLOTS: usize = 40;
 
-/// Lane-access records one instruction's compiled accesses may leave for an observer (two per access of the
-/// widest DS forms would be four; no instruction makes more than two compiled accesses).
+/// Lane-access records one observed instruction's compiled accesses may leave (no instruction makes more than
+/// two compiled accesses; a further one would take the interpreter call, which records its own lanes).
 pub const RECORDS: usize = 4;
 
 /// Where compiled code leaves one memory access of an observed instruction: each active lane's address

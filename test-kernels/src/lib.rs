@@ -27,6 +27,8 @@ prebuilt!(
     "mfma-gfx942.co",
     "alu_loop-gfx90a.co",
     "alu_loop-gfx942.co",
+    "alu_mixed-gfx90a.co",
+    "alu_mixed-gfx942.co",
     "histogram-gfx90a.co",
     "histogram-gfx942.co",
     "index3d-gfx90a.co",
@@ -321,6 +323,22 @@ pub mod reference {
                     y = y.mul_add(1.0001f32, -0.5f32 * x);
                 }
                 x + y
+            })
+            .collect()
+    }
+
+    /// `alu_mixed`: `alu_loop`'s rounds with h = h * 1664525 + 1013904223 (32-bit, wrapping) beside them, h
+    /// starting at i; the result is x + y + (h >> 16).
+    pub fn alu_mixed(n: usize, iters: u32) -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                let (mut x, mut y, mut h) = (i as f32 * 0.001f32, 1.0f32, i as u32);
+                for _ in 0..iters {
+                    x = x.mul_add(0.999f32, y);
+                    h = h.wrapping_mul(1664525).wrapping_add(1013904223);
+                    y = y.mul_add(1.0001f32, -0.5f32 * x);
+                }
+                x + y + (h >> 16) as f32
             })
             .collect()
     }

@@ -100,51 +100,61 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
     };
 
-    let alu = load("alu_loop")?;
+    // the FMA loop, and the same loop with a 32-bit integer multiply-add beside its FMAs
     let n = 64 * 1024u32;
-    let alu_out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
-    let alu_dispatch = |jit: &Jit, n: u32, iterations: u32, limits: Limits| -> Res<()> {
+    let alus = ["alu_loop", "alu_mixed"].map(|name| -> Res<(&str, CodeObject, u64)> { Ok((name, load(name)?, mem.allocate(n as u64 * 4, AllocKind::Buffer, name)?)) });
+    let alus = alus.into_iter().collect::<Res<Vec<_>>>()?;
+    let alu_dispatch = |jit: &Jit, k: usize, n: u32, iterations: u32, limits: Limits| -> Res<()> {
+        let (_, alu, alu_out) = &alus[k];
         let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-        let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
-        KernelDispatch { mem: &mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape, args: &args, limits }.run_with(jit, &NoObserver)?;
+        let args = [ArgValue::Pointer(*alu_out), ArgValue::U32(iterations)];
+        KernelDispatch { mem: &mem, device: dev, co: alu, kernel: &alu.kernels[0], shape, args: &args, limits }.run_with(jit, &NoObserver)?;
         Ok(())
     };
-    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
-    // the VALU instruction count, from an observed (interpreted) run
-    let d = KernelDispatch { mem: &mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape, args: &args, limits };
-    let counter = ClassCounter::default();
-    let s = d.run_observed(&counter)?;
-    let valu = counter.count(Unit::Valu) * 64;
-    let t = Instant::now();
-    d.run()?;
-    let interp = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    d.run_with(&jit, &NoObserver)?;
-    let first = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    d.run_with(&jit, &NoObserver)?;
-    let warm = t.elapsed().as_secs_f64();
-    let rate = |secs: f64| valu as f64 / secs / 1e6;
-    out.line(format!("alu_loop ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu));
-    out.line(format!("  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)", rate(interp), rate(interp) / host_threads as f64));
-    out.line(format!(
-        "  jit          {warm:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread), {:.1}x the interpreter (first run with translation {first:.3} s)",
-        rate(warm),
-        rate(warm) / host_threads as f64,
-        interp / warm
-    ));
-    let scale = scaling(&out, host_threads, |l| alu_dispatch(&jit, n, iterations, l))?;
-    report["alu_loop"] = json!({
-        "waves": s.waves, "wave_instructions": s.wave_instructions, "valu_lane_ops": valu,
-        "interpreter_s": interp, "interpreter_mlane_ops_per_s": rate(interp),
-        "jit_s": warm, "jit_mlane_ops_per_s": rate(warm), "jit_first_run_s": first,
-        "jit_vs_interpreter": interp / warm, "scaling": scale,
-    });
+    for (k, (name, alu, alu_out)) in alus.iter().enumerate() {
+        let (name, alu_out) = (*name, *alu_out);
+        let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
+        let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
+        // the VALU instruction count, from an observed (interpreted) run
+        let d = KernelDispatch { mem: &mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape, args: &args, limits };
+        let counter = ClassCounter::default();
+        let s = d.run_observed(&counter)?;
+        let valu = counter.count(Unit::Valu) * 64;
+        let t = Instant::now();
+        d.run()?;
+        let interp = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        d.run_with(&jit, &NoObserver)?;
+        let first = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        d.run_with(&jit, &NoObserver)?;
+        let warm = t.elapsed().as_secs_f64();
+        let rate = |secs: f64| valu as f64 / secs / 1e6;
+        out.line(format!("{name} ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu));
+        out.line(format!(
+            "  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)",
+            rate(interp),
+            rate(interp) / host_threads as f64
+        ));
+        out.line(format!(
+            "  jit          {warm:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread), {:.1}x the interpreter (first run with translation {first:.3} s)",
+            rate(warm),
+            rate(warm) / host_threads as f64,
+            interp / warm
+        ));
+        let scale = scaling(&out, host_threads, |l| alu_dispatch(&jit, k, n, iterations, l))?;
+        report[name] = json!({
+            "waves": s.waves, "wave_instructions": s.wave_instructions, "valu_lane_ops": valu,
+            "interpreter_s": interp, "interpreter_mlane_ops_per_s": rate(interp),
+            "jit_s": warm, "jit_mlane_ops_per_s": rate(warm), "jit_first_run_s": first,
+            "jit_vs_interpreter": interp / warm, "scaling": scale,
+        });
+    }
 
     let sgemm = load("sgemm")?;
     let bytes = (sgemm_n as u64).pow(2) * 4;
-    let (a32, b32, c32) = (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
+    let (a32, b32, c32) =
+        (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
     let sgemm_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
         let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev)?;
         let args = [ArgValue::Pointer(a32), ArgValue::Pointer(b32), ArgValue::Pointer(c32), ArgValue::U32(n)];
@@ -173,7 +183,11 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let mfma = load("mfma_gemm")?;
     let hgemm = mfma.kernel("hgemm").ok_or("hgemm kernel")?;
     let bytes16 = (sgemm_n as u64).pow(2) * 2;
-    let (a16, b16, c16) = (mem.allocate(bytes16, AllocKind::Buffer, "A16")?, mem.allocate(bytes16, AllocKind::Buffer, "B16")?, mem.allocate(bytes16 * 2, AllocKind::Buffer, "C32")?);
+    let (a16, b16, c16) = (
+        mem.allocate(bytes16, AllocKind::Buffer, "A16")?,
+        mem.allocate(bytes16, AllocKind::Buffer, "B16")?,
+        mem.allocate(bytes16 * 2, AllocKind::Buffer, "C32")?,
+    );
     let mfma_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
         let tiles = (n / 32) * (n / 32);
         let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev)?;
@@ -208,7 +222,9 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     ));
     // the same kernels (small shapes run the same blocks) on a fresh JIT that finds them in the disk cache
     let loader = Jit::with_options(JitOptions { disk: Some(disk), ..JitOptions::eager() })?;
-    alu_dispatch(&loader, 256, 2, limits)?;
+    for k in 0..alus.len() {
+        alu_dispatch(&loader, k, 256, 2, limits)?;
+    }
     sgemm_dispatch(Some(&loader), 32, limits)?;
     mfma_dispatch(Some(&loader), 32, limits)?;
     let ld = loader.stats();
@@ -280,7 +296,10 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
     let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
     let args = [ArgValue::Pointer(out), ArgValue::U32(iterations / 5)];
-    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
+    measure(
+        &format!("alu_loop ({} iterations)", iterations / 5),
+        KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits },
+    )?;
 
     let co = load("stream")?;
     let k = co.kernel("stream_read").ok_or("stream_read kernel")?;

@@ -373,6 +373,22 @@ fn alu_loop_matches_the_cpu_and_signed_scalar_arithmetic_sets_scc() {
 }
 
 #[test]
+fn alu_mixed_integer_multiply_adds_beside_fmas_match_the_cpu() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("alu_mixed", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 256usize;
+        let iters = 41u32;
+        let dout = upload(&mem, &vec![0.0; n], "out");
+        let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &[ArgValue::Pointer(dout), ArgValue::U32(iters)], limits: Limits::default() })
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let got = download(&mem, dout, n);
+        assert_eq!(bits(&got), bits(&test_kernels::reference::alu_mixed(n, iters)), "{target}");
+    }
+}
+
+#[test]
 fn histogram_with_lds_and_global_atomics_counts_exactly_with_any_thread_count() {
     for target in ["gfx90a", "gfx942"] {
         let (dev, co) = setup("histogram", target);
