@@ -41,6 +41,11 @@ fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engi
     jitted
 }
 
+/// The engine under test with an observer: the JIT (what it reports is the JIT's own view of the run).
+fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    d.run_with(jit(), observer)
+}
+
 /// `text` with every hexadecimal number replaced by `0x_`.
 fn without_hex(text: &str) -> String {
     let mut out = String::new();
