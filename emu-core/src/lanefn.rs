@@ -42,6 +42,9 @@ pub enum LaneFn {
     I16(I16Op),
     /// Scalar ALU bit and integer operations (bit counts, bit sets, masks, packs, sign extensions).
     Salu(SaluOp),
+    /// Vector ALU operations of up to three 32-bit sources: sums of absolute differences, dot products,
+    /// packing conversions, cube map coordinates, legacy multiplies.
+    Valu(ValuOp),
 }
 
 /// 32-bit lane operations (three-source min/max/median, byte permute, 24-bit high products, byte to float).
@@ -276,6 +279,7 @@ impl LaneFn {
             Word(op) => op.arity(),
             Bits(op) => op.arity(),
             Salu(op) => op.arity(),
+            Valu(op) => op.arity(),
             F16ToF32 => 1,
             I16(op) => match op {
                 I16Op::Mad => 3,
@@ -347,6 +351,7 @@ impl LaneFn {
             F16ToF32 => out[0] = (f16_to_f64(x[0] as u16) as f32).to_bits(),
             I16(op) => out[0] = i16_op(op, x) as u32,
             Salu(op) => op.eval(x, out),
+            Valu(op) => out[0] = op.eval(x),
         }
     }
 }
@@ -863,4 +868,168 @@ impl SaluOp {
             Bitcmp64 { one } => put(((v >> (arg(0) & 63) & 1 == 1) == one) as u64),
         }
     }
+}
+
+// ---- vector ALU operations ------------------------------------------------------------------------------------
+
+/// Vector ALU operations as the CDNA ISA guides define them, each of up to three 32-bit sources (S0, S1, S2)
+/// to one 32-bit result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValuOp {
+    /// !(S0 ^ S1).
+    Xnor,
+    /// S2 + the sum over the four bytes of |S0 byte - S1 byte|.
+    SadU8,
+    /// S2 + (SadU8 of S0 and S1) << 16.
+    SadHiU8,
+    /// S2 + the sum over the two halves of |S0 half - S1 half|.
+    SadU16,
+    /// S2 + |S0 - S1| (unsigned).
+    SadU32,
+    /// SadU8 over the bytes whose S1 byte (the reference) is not 0.
+    MsadU8,
+    /// Per byte: (S0 byte + S1 byte + bit 0 of the S2 byte) >> 1.
+    LerpU8,
+    /// S0[15:0] * S1[15:0] + S2, unsigned or (`signed`) signed.
+    Mad32x16 { signed: bool },
+    /// The low dword of {S0, S1} >> (8 * S2[1:0]).
+    Alignbyte,
+    /// (int) floor(S0) and (int) floor(S0 + 0.5), saturated, NaN to 0.
+    CvtFlrI32F32,
+    CvtRpiI32F32,
+    /// The signed 4-bit S0[3:0] / 16 as an f32 (v_cvt_off_f32_i4).
+    CvtOffF32I4,
+    /// S2 with byte S1[1:0] replaced by S0 converted to u8 (rounded to nearest even, saturated, NaN to 0).
+    CvtPkU8F32,
+    /// {S1, S0} each saturated to 16 bits, signed or unsigned.
+    CvtPk16 { signed: bool },
+    /// {S1, S0} each rounded toward zero to f16.
+    CvtPkrtzF16F32,
+    /// Cube map face id, major axis * 2, s and t coordinates of the direction (S0, S1, S2) = (x, y, z).
+    Cubeid,
+    Cubema,
+    Cubesc,
+    Cubetc,
+    /// S0 * S1 with 0 * anything = +0 (DX9 rules).
+    MulLegacyF32,
+    /// The legacy product rounded to f32, then + S2 rounded (not fused).
+    MadLegacyF32,
+    /// S2 + the dot product of S0 and S1 as 16-, 8- or 4-bit elements (`bits`), signed or unsigned, wrapping.
+    Dot { bits: u8, signed: bool },
+    /// The two signed halves of S0, each saturated to u8, in the low two bytes.
+    SatPkU8I16,
+}
+
+impl ValuOp {
+    fn arity(self) -> usize {
+        use ValuOp::*;
+        match self {
+            CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 => 1,
+            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 => 2,
+            _ => 3,
+        }
+    }
+    fn eval(self, x: &[u32]) -> u32 {
+        use ValuOp::*;
+        let f = |i: usize| f32::from_bits(x[i]);
+        let byte = |v: u32, i: u32| v >> (8 * i) & 0xff;
+        let sad8 = |a: u32, b: u32, masked: bool| (0..4).filter(|&i| !masked || byte(b, i) != 0).map(|i| byte(a, i).abs_diff(byte(b, i))).sum::<u32>();
+        // cube map: the major axis is z if |z| >= |x|, |y|; else y if |y| >= |x|; else x
+        let major = || {
+            let (ax, ay, az) = (f(0).abs(), f(1).abs(), f(2).abs());
+            if az >= ax && az >= ay {
+                2
+            } else if ay >= ax {
+                1
+            } else {
+                0
+            }
+        };
+        let legacy_mul = |a: f32, b: f32| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+        match self {
+            Xnor => !(x[0] ^ x[1]),
+            SadU8 => sad8(x[0], x[1], false).wrapping_add(x[2]),
+            SadHiU8 => (sad8(x[0], x[1], false) << 16).wrapping_add(x[2]),
+            SadU16 => ((x[0] & 0xffff).abs_diff(x[1] & 0xffff) + (x[0] >> 16).abs_diff(x[1] >> 16)).wrapping_add(x[2]),
+            SadU32 => x[0].abs_diff(x[1]).wrapping_add(x[2]),
+            MsadU8 => sad8(x[0], x[1], true).wrapping_add(x[2]),
+            LerpU8 => (0..4).map(|i| ((byte(x[0], i) + byte(x[1], i) + (byte(x[2], i) & 1)) >> 1) << (8 * i)).fold(0, |a, b| a | b),
+            Mad32x16 { signed: false } => (x[0] & 0xffff).wrapping_mul(x[1] & 0xffff).wrapping_add(x[2]),
+            Mad32x16 { signed: true } => ((x[0] as i16 as i32).wrapping_mul(x[1] as i16 as i32) as u32).wrapping_add(x[2]),
+            Alignbyte => (((x[0] as u64) << 32 | x[1] as u64) >> (8 * (x[2] & 3))) as u32,
+            CvtFlrI32F32 => f(0).floor() as i32 as u32,
+            CvtRpiI32F32 => (f(0) + 0.5).floor() as i32 as u32,
+            CvtOffF32I4 => (((x[0] << 28) as i32 >> 28) as f32 / 16.0).to_bits(),
+            CvtPkU8F32 => {
+                let sh = 8 * (x[1] & 3);
+                let v = f(0).round_ties_even().clamp(0.0, 255.0) as u32; // NaN casts to 0
+                x[2] & !(0xff << sh) | v << sh
+            }
+            CvtPk16 { signed: true } => (x[0] as i32).clamp(-32768, 32767) as u32 & 0xffff | ((x[1] as i32).clamp(-32768, 32767) as u32) << 16,
+            CvtPk16 { signed: false } => x[0].min(0xffff) | x[1].min(0xffff) << 16,
+            CvtPkrtzF16F32 => f32_to_f16_rtz(f(0)) as u32 | (f32_to_f16_rtz(f(1)) as u32) << 16,
+            Cubeid => (match major() {
+                2 => if f(2) < 0.0 { 5.0f32 } else { 4.0 },
+                1 => if f(1) < 0.0 { 3.0 } else { 2.0 },
+                _ => if f(0) < 0.0 { 1.0 } else { 0.0 },
+            })
+            .to_bits(),
+            Cubema => (2.0 * [f(0), f(1), f(2)][major()]).to_bits(),
+            Cubesc => (match major() {
+                2 => if f(2) < 0.0 { -f(0) } else { f(0) },
+                1 => f(0),
+                _ => if f(0) < 0.0 { f(2) } else { -f(2) },
+            })
+            .to_bits(),
+            Cubetc => (match major() {
+                1 => if f(1) < 0.0 { -f(2) } else { f(2) },
+                _ => -f(1),
+            })
+            .to_bits(),
+            MulLegacyF32 => legacy_mul(f(0), f(1)).to_bits(),
+            MadLegacyF32 => (legacy_mul(f(0), f(1)) + f(2)).to_bits(),
+            Dot { bits, signed } => {
+                let n = 32 / bits as u32;
+                let elem = |v: u32, i: u32| -> i64 {
+                    let e = (v >> (bits as u32 * i)) & ((1u64 << bits) - 1) as u32;
+                    if signed {
+                        ((e << (32 - bits as u32)) as i32 >> (32 - bits as u32)) as i64
+                    } else {
+                        e as i64
+                    }
+                };
+                let sum: i64 = (0..n).map(|i| elem(x[0], i) * elem(x[1], i)).sum();
+                (sum as u32).wrapping_add(x[2])
+            }
+            SatPkU8I16 => {
+                let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
+                sat(x[0] & 0xffff) | sat(x[0] >> 16) << 8
+            }
+        }
+    }
+}
+
+/// An f32 rounded toward zero to f16: subnormals kept, overflow to the largest finite value, infinities kept,
+/// NaNs quieted with their top payload bits.
+pub fn f32_to_f16_rtz(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = (bits >> 16 & 0x8000) as u16;
+    let a = x.abs();
+    if a.is_nan() {
+        return sign | 0x7e00 | (bits >> 13 & 0x1ff) as u16;
+    }
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    if a >= 65536.0 {
+        return sign | 0x7bff;
+    }
+    // a multiple of 2^-24 below 2^16: scale into f16 units of the value's own exponent and truncate
+    let e = (bits >> 23 & 0xff) as i32 - 127;
+    if e < -14 {
+        // subnormal (or zero): units of 2^-24
+        return sign | (a as f64 * 16_777_216.0).trunc() as u16;
+    }
+    let man = (bits & 0x7f_ffff) >> 13;
+    sign | ((e + 15) as u16) << 10 | man as u16
 }

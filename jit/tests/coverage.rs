@@ -119,6 +119,10 @@ fn built(row: &'static isa_amdgpu::OpInfo, target: Target) -> Option<Inst> {
         };
         b = b.clone().set(op.field, v).unwrap_or(b);
     }
+    // VOP3P: op_sel_hi as LLVM encodes it by default (every source's high element from its high half)
+    if row.encoding == isa_amdgpu::Encoding::Vop3p && row.mfma.is_none() {
+        b = b.clone().set(Field::OpSelHi, 3).and_then(|b| b.set(Field::OpSelHi2, 1)).unwrap_or(b);
+    }
     // GWS forms need their gds bit, v_madmk/v_madak their literal
     let tries = [b.clone(), b.clone().set(Field::Gds, 1).unwrap_or(b.clone()), b.clone().literal(0x3c00_3c00)];
     tries.into_iter().find_map(|b| decode(&b.encode().ok()?, 0x1000, target).ok().filter(|i| std::ptr::eq(i.info, row)))
@@ -145,18 +149,15 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
         for (i, row) in GFX9.iter().enumerate().filter(|(_, r)| r.on(target)) {
             let tally = by_encoding.entry(row.encoding.to_string()).or_default();
             tally.0 += 1;
-            let built: Vec<Inst> = built(row, target).into_iter().collect();
-            let list = match inst.get(&i) {
-                Some(list) => list,
-                None if !built.is_empty() => &built,
-                None => {
-                    problems.push(format!("{} {}: no LLVM vector decodes to it and it does not build", target.name(), row.name));
-                    continue;
-                }
-            };
+            // the LLVM vectors (random modifiers), then the plain encoding built from the row
+            let list: Vec<Inst> = inst.get(&i).into_iter().flatten().copied().chain(built(row, target)).collect();
+            if list.is_empty() {
+                problems.push(format!("{} {}: no LLVM vector decodes to it and it does not build", target.name(), row.name));
+                continue;
+            }
             let mut why = None;
             let mut runs = false;
-            for inst in list {
+            for inst in &list {
                 match run(inst, &mem) {
                     Outcome::Runs => runs = true,
                     Outcome::Refused(e) => {

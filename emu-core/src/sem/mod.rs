@@ -289,6 +289,9 @@ fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     if info.mfma.is_some() || matches!(info.opcode, Opcode::VAccvgprReadB32 | Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32) {
         return mfma::execute(b, inst);
     }
+    if valu32::lane_op(info.opcode) {
+        return valu32::more(b, inst);
+    }
     let types = [info.dst_type, info.src_type];
     if types.iter().flatten().any(|t| t.bits() == 64) {
         valu64::execute(b, inst)
