@@ -918,14 +918,26 @@ pub enum ValuOp {
     Dot { bits: u8, signed: bool },
     /// The two signed halves of S0, each saturated to u8, in the low two bytes.
     SatPkU8I16,
+    /// A mask of S0[4:0] ones shifted left by S1[4:0] (v_bfm_b32).
+    Bfm,
+    /// S0 + S1 and S0 - S1, wrapping (v_add_i32, v_sub_i32 without clamp).
+    AddI32,
+    SubI32,
+    /// Three-source min, max and median of the low 16 bits, signed or unsigned, zero-extended.
+    Min3_16 { signed: bool },
+    Max3_16 { signed: bool },
+    Med3_16 { signed: bool },
+    /// Byte 0 of S0 as a gfx942 8-bit float (E4M3, bias 8) or (`bf8`) "brain" float (E5M2, bias 16), to f32
+    /// (exact; 0x80 is NaN).
+    CvtF32F8 { bf8: bool },
 }
 
 impl ValuOp {
     fn arity(self) -> usize {
         use ValuOp::*;
         match self {
-            CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 => 1,
-            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 => 2,
+            CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 | CvtF32F8 { .. } => 1,
+            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 | Bfm | AddI32 | SubI32 => 2,
             _ => 3,
         }
     }
@@ -1005,6 +1017,20 @@ impl ValuOp {
                 let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
                 sat(x[0] & 0xffff) | sat(x[0] >> 16) << 8
             }
+            Bfm => (((1u64 << (x[0] & 31)) - 1) as u32) << (x[1] & 31),
+            AddI32 => x[0].wrapping_add(x[1]),
+            SubI32 => x[0].wrapping_sub(x[1]),
+            Min3_16 { signed } | Max3_16 { signed } | Med3_16 { signed } => {
+                let v = |i: usize| if signed { x[i] as u16 as i16 as i64 } else { x[i] as u16 as i64 };
+                let (a, b, c) = (v(0), v(1), v(2));
+                let r = match self {
+                    Min3_16 { .. } => a.min(b).min(c),
+                    Max3_16 { .. } => a.max(b).max(c),
+                    _ => a.max(b).min(a.min(b).max(c)),
+                };
+                r as u32 & 0xffff
+            }
+            CvtF32F8 { bf8 } => (crate::sem::mfma::f8_to_f64(x[0] as u8, if bf8 { 2 } else { 3 }, if bf8 { 16 } else { 8 }) as f32).to_bits(),
         }
     }
 }

@@ -110,7 +110,7 @@ fn try_execute(inst: &Inst, mem: &DeviceMemory) -> Result<Ran, String> {
     let mut interp = Interp { wave: &mut w, mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut interp, inst, 0x1000))) {
         Err(_) => Err("panicked".into()),
-        Ok(Err(e @ (ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. }))) => Err(e.to_string()),
+        Ok(Err(e @ (ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. }))) => Err(e.to_string()),
         Ok(Err(ExecError::Trap(_))) if inst.info.opcode == isa_amdgpu::Opcode::STrap => Ok(Ran::ToTheEnd),
         Ok(Err(e)) if matches!(inst.info.unit, Unit::Smem | Unit::Lds | Unit::Vmem | Unit::Flat) => Ok(Ran::MemoryFault(e.to_string())),
         Ok(Err(e)) => Err(format!("not a memory instruction, yet it stopped: {e}")),

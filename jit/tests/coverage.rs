@@ -62,7 +62,7 @@ fn run(inst: &Inst, mem: &DeviceMemory) -> Outcome {
         Err(_) => panic!("{text}: the interpreter panicked"),
         Ok(r) => r.map(|_| ()),
     };
-    let refused = matches!(interp, Err(ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. }));
+    let refused = matches!(interp, Err(ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. }));
     let interp_text = interp.as_ref().err().map(|e| format!("{text}: {e}"));
     let exit = jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, mem, &mut lds_j).unwrap_or_else(|e| panic!("{text}: the JIT failed: {e}"));
     match (&interp_text, &exit) {

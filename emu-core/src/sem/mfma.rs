@@ -229,7 +229,7 @@ fn element(t: MfmaInput, regs: &[[u32; 64]], lane: usize, e: usize) -> f64 {
 
 /// An 8-bit float of gfx942 with `mant` mantissa bits and exponent `bias`: 0x80 is NaN, there are no
 /// infinities and no negative zero; exponent field 0 holds subnormals.
-fn f8_to_f64(x: u8, mant: u32, bias: i32) -> f64 {
+pub(crate) fn f8_to_f64(x: u8, mant: u32, bias: i32) -> f64 {
     if x == 0x80 {
         return f64::NAN;
     }

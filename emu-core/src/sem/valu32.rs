@@ -564,6 +564,19 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         O::VDot8I32I4 | O::VDot8cI32I4 => V::Dot { bits: 4, signed: true },
         O::VDot8U32U4 => V::Dot { bits: 4, signed: false },
         O::VSatPkU8I16 => V::SatPkU8I16,
+        O::VBfmB32 => V::Bfm,
+        O::VAddI32 => V::AddI32,
+        O::VSubI32 => V::SubI32,
+        O::VMin3I16 => V::Min3_16 { signed: true },
+        O::VMin3U16 => V::Min3_16 { signed: false },
+        O::VMax3I16 => V::Max3_16 { signed: true },
+        O::VMax3U16 => V::Max3_16 { signed: false },
+        O::VMed3I16 => V::Med3_16 { signed: true },
+        O::VMed3U16 => V::Med3_16 { signed: false },
+        O::VCvtF32Fp8 => V::CvtF32F8 { bf8: false },
+        O::VCvtF32Bf8 => V::CvtF32F8 { bf8: true },
+        // no exceptions are recorded, so there are none to clear
+        O::VNop | O::VClrexcp => return Ok(Flow::Next),
         _ => return Err(unsupported(inst)),
     };
     no_modifiers(inst)?;
@@ -593,6 +606,21 @@ pub(super) fn lane_op(op: Opcode) -> bool {
     use Opcode as O;
     matches!(
         op,
-        O::VSadU16 | O::VMadU32U16 | O::VMadI32I16 | O::VCvtPkrtzF16F32 | O::VDot2I32I16 | O::VDot2cI32I16 | O::VDot2U32U16 | O::VSatPkU8I16 | O::VCvtPkI16I32 | O::VCvtPkU16U32
+        O::VSadU16
+            | O::VMadU32U16
+            | O::VMadI32I16
+            | O::VCvtPkrtzF16F32
+            | O::VDot2I32I16
+            | O::VDot2cI32I16
+            | O::VDot2U32U16
+            | O::VSatPkU8I16
+            | O::VCvtPkI16I32
+            | O::VCvtPkU16U32
+            | O::VMin3I16
+            | O::VMin3U16
+            | O::VMax3I16
+            | O::VMax3U16
+            | O::VMed3I16
+            | O::VMed3U16
     )
 }
