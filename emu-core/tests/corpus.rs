@@ -14,7 +14,6 @@ use std::path::Path;
 use emu_core::interp::Interp;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::sem::{execute, ExecError};
-use emu_core::wave::WaveState;
 use isa_amdgpu::codeobj::open_any;
 use isa_amdgpu::table::Unit;
 use isa_amdgpu::{decode, Inst, Target};
@@ -78,6 +77,8 @@ fn first_instances(lib: &str, every: usize, into: &mut BTreeMap<String, Inst>) -
     count
 }
 
+include!("shared/sandbox.rs");
+
 /// How a form ran.
 enum Ran {
     ToTheEnd,
@@ -87,25 +88,7 @@ enum Ran {
 /// Runs `inst` once on a wave with pseudo-random registers, all lanes on, a 64 KiB LDS and device memory in
 /// which the registers' addresses mostly are not mapped.
 fn try_execute(inst: &Inst, mem: &DeviceMemory) -> Result<Ran, String> {
-    let mut w = WaveState::new(0x1000, 256, 256);
-    let mut s = 0x9e37_79b9u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
-    for r in w.sgprs.iter_mut().take(102) {
-        *r = next() & 0xffff;
-    }
-    for v in w.vgprs.iter_mut().chain(w.agprs.iter_mut()) {
-        for x in v.iter_mut() {
-            *x = next() & 0xfff;
-        }
-    }
-    w.set_exec(u64::MAX);
-    w.scratch_lane_bytes = 256;
-    w.scratch_base = 0x10_0000;
+    let mut w = sandbox_wave();
     let mut lds = vec![0u8; 65536];
     let mut interp = Interp { wave: &mut w, mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut interp, inst, 0x1000))) {

@@ -15,7 +15,6 @@ use std::sync::OnceLock;
 use emu_core::interp::Interp;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::sem::{execute, ExecError};
-use emu_core::wave::WaveState;
 use isa_amdgpu::{decode, Form, Inst, Target, GFX9};
 
 fn jit() -> &'static jit::Jit {
@@ -23,28 +22,7 @@ fn jit() -> &'static jit::Jit {
     JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
 }
 
-fn wave() -> WaveState {
-    let mut w = WaveState::new(0x1000, 256, 256);
-    let mut s = 0x9e37_79b9u32;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s
-    };
-    for r in w.sgprs.iter_mut().take(102) {
-        *r = next() & 0xffff;
-    }
-    for v in w.vgprs.iter_mut().chain(w.agprs.iter_mut()) {
-        for x in v.iter_mut() {
-            *x = next() & 0xfff;
-        }
-    }
-    w.set_exec(u64::MAX);
-    w.scratch_lane_bytes = 256;
-    w.scratch_base = 0x10_0000;
-    w
-}
+include!("../../emu-core/tests/shared/sandbox.rs");
 
 /// How one encoding ended on both engines.
 enum Outcome {
@@ -54,7 +32,7 @@ enum Outcome {
 
 fn run(inst: &Inst, mem: &DeviceMemory) -> Outcome {
     let text = isa_amdgpu::disasm::text(inst);
-    let mut a = wave();
+    let mut a = sandbox_wave();
     let mut j = a.clone();
     let (mut lds_a, mut lds_j) = (vec![0u8; 65536], vec![0u8; 65536]);
     let mut b = Interp { wave: &mut a, mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
@@ -64,7 +42,7 @@ fn run(inst: &Inst, mem: &DeviceMemory) -> Outcome {
     };
     let refused = matches!(interp, Err(ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. }));
     let interp_text = interp.as_ref().err().map(|e| format!("{text}: {e}"));
-    let exit = jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, mem, &mut lds_j).unwrap_or_else(|e| panic!("{text}: the JIT failed: {e}"));
+    let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j, mem, &mut lds_j).unwrap_or_else(|e| panic!("{text}: the JIT failed: {e}"));
     match (&interp_text, &exit) {
         (None, jit::BlockExit::Fault { error, .. }) => panic!("{text}: the interpreter runs it, the JIT stops: {error}"),
         (Some(i), jit::BlockExit::Fault { error, .. }) => assert_eq!(i, error, "{text}: the engines stop differently"),

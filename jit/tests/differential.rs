@@ -113,7 +113,7 @@ fn build(row: &'static OpInfo, target: Target, picks: &[u32], lit: u32) -> Optio
                         e |= 1 << 15 | ((ext >> 19) % 5 * 2) << 8;
                     }
                 } else {
-                    e |= sels(ext >> 19) << 8 | (ext >> 22) % 3 << 11 | (ext >> 24 & 1) << 13;
+                    e |= sels(ext >> 19) << 8 | ((ext >> 22) % 3) << 11 | (ext >> 24 & 1) << 13;
                 }
                 b = b.set(Field::Src0, 0xf9).ok()?.ext(isa_amdgpu::Form::Sdwa, e);
             }
@@ -327,7 +327,7 @@ fn run_case_branching(
     }
     // the JIT, one block
     let mut j = wave_state(seed, exec, buffer);
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         // the buffer already in every access site's window, as after the block's first run: compiled code
         // takes its own paths (otherwise the first access at each site fills the window through the interpreter)
         let (start, len, host) = mem.buffer_at(buffer).expect("the test buffer");
@@ -445,7 +445,7 @@ fn the_generator_draws_from_hundreds_of_opcodes_and_the_jit_compiles_many() {
     let (mut sdwa, mut dpp, mut clamp, mut omod, mut op_sel) = (0, 0, 0, 0, 0);
     for (i, row) in rows.iter().enumerate() {
         for form in 0..12u32 {
-            let picks = [i as u32 * 7919, 3, 5, 7, 11, 13, form | (i as u32 % 3) << 4, 0x4000_0000 | i as u32 * 16];
+            let picks = [i as u32 * 7919, 3, 5, 7, 11, 13, form | (i as u32 % 3) << 4, 0x4000_0000 | (i as u32 * 16)];
             let Some(inst) = build(row, Target::Gfx942, &picks, 0x3f80_0000) else { continue };
             match inst.form {
                 isa_amdgpu::Form::Sdwa => sdwa += 1,
@@ -490,7 +490,7 @@ fn perm_with_every_selector_byte_matches_the_interpreter() {
             let (mut lds_a, mut lds_j) = (lds_image(), lds_image());
             let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
             execute(&mut b, &inst, 0x1000).unwrap();
-            jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+            jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
             assert_eq!(a.vgprs[0], j.vgprs[0], "selector {sel:#010x}");
             if sel.to_le_bytes().iter().any(|&b| b < 8) {
                 assert_ne!(a.vgprs[0].iter().min(), a.vgprs[0].iter().max(), "selector {sel:#010x}: lanes differ");
@@ -523,7 +523,7 @@ fn every_mfma_leaves_the_same_registers_on_both_engines() {
                         s ^= s >> 7;
                         s ^= s << 17;
                         // mostly small normal values of every width, now and then arbitrary bits
-                        *x = if s % 9 == 0 { word(s) } else { (s as u32 & 0x3fff_3fff) | 0x3c00_3c00 };
+                        *x = if s.is_multiple_of(9) { word(s) } else { (s as u32 & 0x3fff_3fff) | 0x3c00_3c00 };
                     }
                 }
                 a.set_exec(if case == 2 { 0xffff_0fff_ffff_fff0 } else { u64::MAX });
@@ -533,7 +533,7 @@ fn every_mfma_leaves_the_same_registers_on_both_engines() {
                 let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
                 let text = isa_amdgpu::disasm::text(&inst);
                 execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{text}: {e}"));
-                jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+                jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
                 assert!(a.vgprs == j.vgprs && a.agprs == j.agprs, "{text} (case {case}, {shape:?})");
                 assert!(a.vgprs != before.vgprs || a.agprs != before.agprs, "{text} wrote its result");
                 checked += 1;

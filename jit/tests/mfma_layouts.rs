@@ -178,13 +178,15 @@ fn run_both(r: &'static OpInfo, target: Target, s: Mfma, wave: &WaveState, neg: 
     let (mut lds_a, mut lds_j) = (vec![0u8; 64], vec![0u8; 64]);
     let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
     execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{text}: {e}"));
-    let exit = jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{text}: {exit:?}");
     let d = D_REG as usize..D_REG as usize + s.acc_regs();
     [a.vgprs[d.clone()].to_vec(), j.vgprs[d].to_vec()]
 }
 
 #[test]
+// the loops walk A, B, C and D by the same matrix coordinates
+#[allow(clippy::needless_range_loop)]
 fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculators_positions() {
     let mut runs = 0;
     for o in oracle() {
@@ -196,7 +198,7 @@ fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculato
         for (cbsz, abid, blgp) in settings {
             for &neg in negs {
                 let s = Mfma { cbsz, abid, blgp, neg, ..base };
-                let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (runs as u64 + 1) * 0x2545_f491);
+                let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((runs as u64 + 1) * 0x2545_f491));
                 // the logical matrices, by block
                 let a: Vec<Vec<Vec<i64>>> = (0..s.blocks).map(|_| (0..s.m).map(|_| (0..s.k).map(|_| rng.small()).collect()).collect()).collect();
                 let bm: Vec<Vec<Vec<i64>>> = (0..s.blocks).map(|_| (0..s.k).map(|_| (0..s.n).map(|_| rng.small()).collect()).collect()).collect();

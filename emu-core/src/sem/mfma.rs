@@ -495,7 +495,7 @@ mod tests {
     /// A random 16-bit A or B element: a finite f16 or bf16 of either sign, now and then a special.
     fn half(rng: &mut Rng, input: MfmaInput, specials: bool) -> u32 {
         let r = rng.next();
-        if specials && r % 16 == 0 {
+        if specials && r.is_multiple_of(16) {
             F16_SPECIAL[(r >> 8) as usize % F16_SPECIAL.len()]
         } else if input == MfmaInput::Bf16 {
             (0x3f80_0000 ^ (r as u32 & 0x807f_ffff)) >> 16
@@ -507,7 +507,7 @@ mod tests {
     fn word(rng: &mut Rng, input: MfmaInput, is_c: bool, specials: bool) -> u32 {
         if input == MfmaInput::F32 || is_c {
             let r = rng.next();
-            if specials && r % 16 == 0 {
+            if specials && r.is_multiple_of(16) {
                 F32_SPECIAL[(r >> 8) as usize % F32_SPECIAL.len()]
             } else {
                 (0x3f80_0000 | (r as u32 & 0x007f_ffff)) ^ (r as u32 & 0x8000_0000)
