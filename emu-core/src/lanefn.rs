@@ -40,6 +40,11 @@ pub enum LaneFn {
     Bits(BitOp),
     /// 16-bit integer operations, results zero-extended.
     I16(I16Op),
+    /// Scalar ALU bit and integer operations (bit counts, bit sets, masks, packs, sign extensions).
+    Salu(SaluOp),
+    /// Vector ALU operations of up to three 32-bit sources: sums of absolute differences, dot products,
+    /// packing conversions, cube map coordinates, legacy multiplies.
+    Valu(ValuOp),
 }
 
 /// 32-bit lane operations (three-source min/max/median, byte permute, 24-bit high products, byte to float).
@@ -273,6 +278,8 @@ impl LaneFn {
             FmaF32ToF16 => 3,
             Word(op) => op.arity(),
             Bits(op) => op.arity(),
+            Salu(op) => op.arity(),
+            Valu(op) => op.arity(),
             F16ToF32 => 1,
             I16(op) => match op {
                 I16Op::Mad => 3,
@@ -289,6 +296,7 @@ impl LaneFn {
             DivScaleF64 => 3,
             DivFmasF64 | DivFixupF64 | TrigPreopF64 | MinF64 | MaxF64 | Bits(BitOp::Bfe64 { .. }) => 2,
             F64Un(Unary64::FrexpExp) => 1,
+            Salu(op) => op.outputs(),
             F64Un(_) => 2,
             _ => 1,
         }
@@ -342,6 +350,8 @@ impl LaneFn {
             F16(op) => out[0] = f16_op(op, x) as u32,
             F16ToF32 => out[0] = (f16_to_f64(x[0] as u16) as f32).to_bits(),
             I16(op) => out[0] = i16_op(op, x) as u32,
+            Salu(op) => op.eval(x, out),
+            Valu(op) => out[0] = op.eval(x),
         }
     }
 }
@@ -760,4 +770,292 @@ mod tests {
         assert_eq!(min_num(f64::NAN, 2.0), 2.0);
         assert_eq!(max_num(3.0, f64::NAN), 3.0);
     }
+}
+
+// ---- scalar ALU operations ------------------------------------------------------------------------------------
+
+/// Scalar ALU operations as the CDNA ISA guides define them; 64-bit operands are (lo, hi) inputs/outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SaluOp {
+    /// Count of zero (`ones: false`) or one bits of a u32 or (`wide`) u64 (s_bcnt0/s_bcnt1).
+    Bcnt { ones: bool, wide: bool },
+    /// Index of the lowest zero bit of a u32 or u64, -1 if none (s_ff0).
+    Ff0 { wide: bool },
+    /// The bits of a u64 reversed (s_brev_b64).
+    Brev64,
+    /// (old value, bit index) -> the value with that bit cleared or set, of a u32 or u64 (s_bitset0/1).
+    Bitset { set: bool, wide: bool },
+    /// Each nibble of the source (four lanes of a quad) to one bit: set if any bit of the nibble is (s_quadmask).
+    Quadmask { wide: bool },
+    /// Each nibble set to all ones if any bit of it is (s_wqm: whole quad mode).
+    Wqm { wide: bool },
+    /// Sign extension of the low 8 or 16 bits.
+    Sext(u8),
+    /// |S0| (s_abs_i32), two's complement (|i32::MIN| = i32::MIN).
+    Abs,
+    /// |S0 - S1| (s_absdiff_i32), of the wrapped difference.
+    Absdiff,
+    /// (S0 << n) + S1 and the carry out of the 64-bit sum (s_lshlN_add_u32).
+    LshlAdd(u8),
+    /// Two 16-bit halves: low halves of S0 and S1 (`hi0`/`hi1` pick the high halves) as D's low and high halves.
+    Pack { hi0: bool, hi1: bool },
+    /// Every bit of a u32 twice, as a u64 (s_bitreplicate_b64_b32).
+    Bitreplicate,
+    /// SCC = bit S1[5:0] of a u64 is 0 (`one: false`) or 1 (s_bitcmp0/1_b64).
+    Bitcmp64 { one: bool },
+}
+
+impl SaluOp {
+    fn wide_in(self) -> bool {
+        use SaluOp::*;
+        matches!(self, Bcnt { wide: true, .. } | Ff0 { wide: true } | Brev64 | Bitset { wide: true, .. } | Quadmask { wide: true } | Wqm { wide: true } | Bitcmp64 { .. })
+    }
+    fn arity(self) -> usize {
+        use SaluOp::*;
+        let first = if self.wide_in() { 2 } else { 1 };
+        match self {
+            Bitset { .. } | Absdiff | LshlAdd(_) | Pack { .. } | Bitcmp64 { .. } => first + 1,
+            _ => first,
+        }
+    }
+    /// Number of 32-bit outputs.
+    pub fn outputs(self) -> usize {
+        use SaluOp::*;
+        match self {
+            Brev64 | Bitset { wide: true, .. } | Quadmask { wide: true } | Wqm { wide: true } | Bitreplicate | LshlAdd(_) => 2,
+            _ => 1,
+        }
+    }
+    fn eval(self, x: &[u32], out: &mut [u32]) {
+        use SaluOp::*;
+        let v = if self.wide_in() { (x[1] as u64) << 32 | x[0] as u64 } else { x[0] as u64 };
+        let arg = |i: usize| x[i + if self.wide_in() { 2 } else { 1 }];
+        let bits = if self.wide_in() { 64 } else { 32 };
+        let mut put = |r: u64| {
+            out[0] = r as u32;
+            if out.len() > 1 {
+                out[1] = (r >> 32) as u32;
+            }
+        };
+        let nibbles = |v: u64, n: u32| (0..n).map(|i| ((v >> (4 * i) & 0xf != 0) as u64) << i).fold(0, |a, b| a | b);
+        match self {
+            Bcnt { ones, .. } => put(if ones { v.count_ones() } else { bits - v.count_ones() } as u64),
+            Ff0 { .. } => put(if (!v).trailing_zeros() >= bits { u32::MAX as u64 } else { (!v).trailing_zeros() as u64 }),
+            Brev64 => put(v.reverse_bits()),
+            Bitset { set, .. } => {
+                let bit = 1u64 << (arg(0) & (bits - 1));
+                put(if set { v | bit } else { v & !bit })
+            }
+            Quadmask { wide } => put(nibbles(v, if wide { 16 } else { 8 })),
+            Wqm { wide } => {
+                let q = nibbles(v, if wide { 16 } else { 8 });
+                put((0..16).map(|i| if q >> i & 1 == 1 { 0xfu64 << (4 * i) } else { 0 }).fold(0, |a, b| a | b))
+            }
+            Sext(8) => put(v as u8 as i8 as i32 as u32 as u64),
+            Sext(_) => put(v as u16 as i16 as i32 as u32 as u64),
+            Abs => put((v as u32 as i32).wrapping_abs() as u32 as u64),
+            Absdiff => put((v as u32 as i32).wrapping_sub(arg(0) as i32).wrapping_abs() as u32 as u64),
+            LshlAdd(n) => {
+                // the sum and its carry out as the second output
+                let sum = ((v as u32 as u64) << n) + arg(0) as u64;
+                put(sum & 0xffff_ffff | ((sum >> 32 != 0) as u64) << 32)
+            }
+            Pack { hi0, hi1 } => {
+                let half = |w: u32, hi: bool| if hi { w >> 16 } else { w & 0xffff };
+                put((half(arg(0), hi1) << 16 | half(v as u32, hi0)) as u64)
+            }
+            Bitreplicate => put((0..32).map(|i| (v >> i & 1) * (3u64 << (2 * i))).fold(0, |a, b| a | b)),
+            Bitcmp64 { one } => put(((v >> (arg(0) & 63) & 1 == 1) == one) as u64),
+        }
+    }
+}
+
+// ---- vector ALU operations ------------------------------------------------------------------------------------
+
+/// Vector ALU operations as the CDNA ISA guides define them, each of up to three 32-bit sources (S0, S1, S2)
+/// to one 32-bit result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValuOp {
+    /// !(S0 ^ S1).
+    Xnor,
+    /// S2 + the sum over the four bytes of |S0 byte - S1 byte|.
+    SadU8,
+    /// S2 + (SadU8 of S0 and S1) << 16.
+    SadHiU8,
+    /// S2 + the sum over the two halves of |S0 half - S1 half|.
+    SadU16,
+    /// S2 + |S0 - S1| (unsigned).
+    SadU32,
+    /// SadU8 over the bytes whose S1 byte (the reference) is not 0.
+    MsadU8,
+    /// Per byte: (S0 byte + S1 byte + bit 0 of the S2 byte) >> 1.
+    LerpU8,
+    /// S0[15:0] * S1[15:0] + S2, unsigned or (`signed`) signed.
+    Mad32x16 { signed: bool },
+    /// The low dword of {S0, S1} >> (8 * S2[1:0]).
+    Alignbyte,
+    /// (int) floor(S0) and (int) floor(S0 + 0.5), saturated, NaN to 0.
+    CvtFlrI32F32,
+    CvtRpiI32F32,
+    /// The signed 4-bit S0[3:0] / 16 as an f32 (v_cvt_off_f32_i4).
+    CvtOffF32I4,
+    /// S2 with byte S1[1:0] replaced by S0 converted to u8 (rounded to nearest even, saturated, NaN to 0).
+    CvtPkU8F32,
+    /// {S1, S0} each saturated to 16 bits, signed or unsigned.
+    CvtPk16 { signed: bool },
+    /// {S1, S0} each rounded toward zero to f16.
+    CvtPkrtzF16F32,
+    /// Cube map face id, major axis * 2, s and t coordinates of the direction (S0, S1, S2) = (x, y, z).
+    Cubeid,
+    Cubema,
+    Cubesc,
+    Cubetc,
+    /// S0 * S1 with 0 * anything = +0 (DX9 rules).
+    MulLegacyF32,
+    /// The legacy product rounded to f32, then + S2 rounded (not fused).
+    MadLegacyF32,
+    /// S2 + the dot product of S0 and S1 as 16-, 8- or 4-bit elements (`bits`), signed or unsigned, wrapping.
+    Dot { bits: u8, signed: bool },
+    /// The two signed halves of S0, each saturated to u8, in the low two bytes.
+    SatPkU8I16,
+    /// A mask of S0[4:0] ones shifted left by S1[4:0] (v_bfm_b32).
+    Bfm,
+    /// S0 + S1 and S0 - S1, wrapping (v_add_i32, v_sub_i32 without clamp).
+    AddI32,
+    SubI32,
+    /// Three-source min, max and median of the low 16 bits, signed or unsigned, zero-extended.
+    Min3_16 { signed: bool },
+    Max3_16 { signed: bool },
+    Med3_16 { signed: bool },
+    /// Byte 0 of S0 as a gfx942 8-bit float (E4M3, bias 8) or (`bf8`) "brain" float (E5M2, bias 16), to f32
+    /// (exact; 0x80 is NaN).
+    CvtF32F8 { bf8: bool },
+}
+
+impl ValuOp {
+    fn arity(self) -> usize {
+        use ValuOp::*;
+        match self {
+            CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 | CvtF32F8 { .. } => 1,
+            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 | Bfm | AddI32 | SubI32 => 2,
+            _ => 3,
+        }
+    }
+    fn eval(self, x: &[u32]) -> u32 {
+        use ValuOp::*;
+        let f = |i: usize| f32::from_bits(x[i]);
+        let byte = |v: u32, i: u32| v >> (8 * i) & 0xff;
+        let sad8 = |a: u32, b: u32, masked: bool| (0..4).filter(|&i| !masked || byte(b, i) != 0).map(|i| byte(a, i).abs_diff(byte(b, i))).sum::<u32>();
+        // cube map: the major axis is z if |z| >= |x|, |y|; else y if |y| >= |x|; else x
+        let major = || {
+            let (ax, ay, az) = (f(0).abs(), f(1).abs(), f(2).abs());
+            if az >= ax && az >= ay {
+                2
+            } else if ay >= ax {
+                1
+            } else {
+                0
+            }
+        };
+        let legacy_mul = |a: f32, b: f32| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+        match self {
+            Xnor => !(x[0] ^ x[1]),
+            SadU8 => sad8(x[0], x[1], false).wrapping_add(x[2]),
+            SadHiU8 => (sad8(x[0], x[1], false) << 16).wrapping_add(x[2]),
+            SadU16 => ((x[0] & 0xffff).abs_diff(x[1] & 0xffff) + (x[0] >> 16).abs_diff(x[1] >> 16)).wrapping_add(x[2]),
+            SadU32 => x[0].abs_diff(x[1]).wrapping_add(x[2]),
+            MsadU8 => sad8(x[0], x[1], true).wrapping_add(x[2]),
+            LerpU8 => (0..4).map(|i| ((byte(x[0], i) + byte(x[1], i) + (byte(x[2], i) & 1)) >> 1) << (8 * i)).fold(0, |a, b| a | b),
+            Mad32x16 { signed: false } => (x[0] & 0xffff).wrapping_mul(x[1] & 0xffff).wrapping_add(x[2]),
+            Mad32x16 { signed: true } => ((x[0] as i16 as i32).wrapping_mul(x[1] as i16 as i32) as u32).wrapping_add(x[2]),
+            Alignbyte => (((x[0] as u64) << 32 | x[1] as u64) >> (8 * (x[2] & 3))) as u32,
+            CvtFlrI32F32 => f(0).floor() as i32 as u32,
+            CvtRpiI32F32 => (f(0) + 0.5).floor() as i32 as u32,
+            CvtOffF32I4 => (((x[0] << 28) as i32 >> 28) as f32 / 16.0).to_bits(),
+            CvtPkU8F32 => {
+                let sh = 8 * (x[1] & 3);
+                let v = f(0).round_ties_even().clamp(0.0, 255.0) as u32; // NaN casts to 0
+                x[2] & !(0xff << sh) | v << sh
+            }
+            CvtPk16 { signed: true } => (x[0] as i32).clamp(-32768, 32767) as u32 & 0xffff | ((x[1] as i32).clamp(-32768, 32767) as u32) << 16,
+            CvtPk16 { signed: false } => x[0].min(0xffff) | x[1].min(0xffff) << 16,
+            CvtPkrtzF16F32 => f32_to_f16_rtz(f(0)) as u32 | (f32_to_f16_rtz(f(1)) as u32) << 16,
+            Cubeid => (match major() {
+                2 => if f(2) < 0.0 { 5.0f32 } else { 4.0 },
+                1 => if f(1) < 0.0 { 3.0 } else { 2.0 },
+                _ => if f(0) < 0.0 { 1.0 } else { 0.0 },
+            })
+            .to_bits(),
+            Cubema => (2.0 * [f(0), f(1), f(2)][major()]).to_bits(),
+            Cubesc => (match major() {
+                2 => if f(2) < 0.0 { -f(0) } else { f(0) },
+                1 => f(0),
+                _ => if f(0) < 0.0 { f(2) } else { -f(2) },
+            })
+            .to_bits(),
+            Cubetc => (match major() {
+                1 => if f(1) < 0.0 { -f(2) } else { f(2) },
+                _ => -f(1),
+            })
+            .to_bits(),
+            MulLegacyF32 => legacy_mul(f(0), f(1)).to_bits(),
+            MadLegacyF32 => (legacy_mul(f(0), f(1)) + f(2)).to_bits(),
+            Dot { bits, signed } => {
+                let n = 32 / bits as u32;
+                let elem = |v: u32, i: u32| -> i64 {
+                    let e = (v >> (bits as u32 * i)) & ((1u64 << bits) - 1) as u32;
+                    if signed {
+                        ((e << (32 - bits as u32)) as i32 >> (32 - bits as u32)) as i64
+                    } else {
+                        e as i64
+                    }
+                };
+                let sum: i64 = (0..n).map(|i| elem(x[0], i) * elem(x[1], i)).sum();
+                (sum as u32).wrapping_add(x[2])
+            }
+            SatPkU8I16 => {
+                let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
+                sat(x[0] & 0xffff) | sat(x[0] >> 16) << 8
+            }
+            Bfm => (((1u64 << (x[0] & 31)) - 1) as u32) << (x[1] & 31),
+            AddI32 => x[0].wrapping_add(x[1]),
+            SubI32 => x[0].wrapping_sub(x[1]),
+            Min3_16 { signed } | Max3_16 { signed } | Med3_16 { signed } => {
+                let v = |i: usize| if signed { x[i] as u16 as i16 as i64 } else { x[i] as u16 as i64 };
+                let (a, b, c) = (v(0), v(1), v(2));
+                let r = match self {
+                    Min3_16 { .. } => a.min(b).min(c),
+                    Max3_16 { .. } => a.max(b).max(c),
+                    _ => a.max(b).min(a.min(b).max(c)),
+                };
+                r as u32 & 0xffff
+            }
+            CvtF32F8 { bf8 } => (crate::sem::mfma::f8_to_f64(x[0] as u8, if bf8 { 2 } else { 3 }, if bf8 { 16 } else { 8 }) as f32).to_bits(),
+        }
+    }
+}
+
+/// An f32 rounded toward zero to f16: subnormals kept, overflow to the largest finite value, infinities kept,
+/// NaNs quieted with their top payload bits.
+pub fn f32_to_f16_rtz(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = (bits >> 16 & 0x8000) as u16;
+    let a = x.abs();
+    if a.is_nan() {
+        return sign | 0x7e00 | (bits >> 13 & 0x1ff) as u16;
+    }
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    if a >= 65536.0 {
+        return sign | 0x7bff;
+    }
+    // a multiple of 2^-24 below 2^16: scale into f16 units of the value's own exponent and truncate
+    let e = (bits >> 23 & 0xff) as i32 - 127;
+    if e < -14 {
+        // subnormal (or zero): units of 2^-24
+        return sign | (a as f64 * 16_777_216.0).trunc() as u16;
+    }
+    let man = (bits & 0x7f_ffff) >> 13;
+    sign | ((e + 15) as u16) << 10 | man as u16
 }

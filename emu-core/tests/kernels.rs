@@ -7,4 +7,9 @@ fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engi
     d.run()
 }
 
+/// The engine under test with an observer: the interpreter.
+fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    d.run_observed(observer)
+}
+
 include!("shared/kernel_cases.rs");

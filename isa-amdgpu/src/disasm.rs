@@ -309,7 +309,8 @@ impl Printer<'_> {
             | Encoding::Mubuf
             | Encoding::Mtbuf
             | Encoding::Mimg => {
-                matches!(field, Field::Vdst | Field::Data | Field::Data0 | Field::Data1 | Field::Vdata)
+                (matches!(field, Field::Vdst | Field::Data | Field::Data0 | Field::Data1 | Field::Vdata)
+                    || field == Field::Addr && inst.info.name.starts_with("ds_gws"))
                     && inst.field(Field::Acc) == 1
             }
             Encoding::Vop3p if inst.info.name.starts_with("v_accvgpr") => {
@@ -587,6 +588,11 @@ impl Printer<'_> {
                 let opsel = self.m(Field::OpSel);
                 if opsel != 0 {
                     let mut bits: Vec<String> = (0..nsrc).map(|i| bit(opsel, i).to_string()).collect();
+                    // gfx942's stochastic-rounding fp8/bf8 conversions use bit 2 too (with bit 3, the byte
+                    // written): LLVM prints all four
+                    if inst.info.name.starts_with("v_cvt_sr_") {
+                        bits.push(bit(opsel, 2).to_string());
+                    }
                     bits.push(bit(opsel, 3).to_string());
                     let _ = write!(self.out, " op_sel:[{}]", bits.join(","));
                 }
@@ -605,7 +611,11 @@ impl Printer<'_> {
                 if abid != 0 {
                     let _ = write!(self.out, " abid:{abid}");
                 }
-                if blgp != 0 {
+                // gfx942's f64 MFMAs read these bits as neg for A, B and C
+                let f64_neg = gfx940 && inst.info.mfma.is_some_and(|m| m.input == crate::table::DataType::F64);
+                if blgp != 0 && f64_neg {
+                    let _ = write!(self.out, " neg:[{},{},{}]", bit(blgp, 0), bit(blgp, 1), bit(blgp, 2));
+                } else if blgp != 0 {
                     let _ = write!(self.out, " blgp:{blgp}");
                 }
             }
@@ -656,13 +666,16 @@ impl Printer<'_> {
                 } else {
                     let off = o0 | o1 << 8;
                     if inst.info.name == "ds_swizzle_b32" {
-                        self.out.push_str(" offset:");
-                        swizzle(&mut self.out, off);
+                        if off != 0 {
+                            self.out.push_str(" offset:");
+                            swizzle(&mut self.out, off);
+                        }
                     } else if off != 0 {
                         let _ = write!(self.out, " offset:{off}");
                     }
                 }
-                if self.m(Field::Gds) == 1 {
+                // (the GWS instructions' gds bit is fixed to 1, so it is no modifier of theirs, but LLVM prints it)
+                if self.m(Field::Gds) == 1 || inst.info.name.starts_with("ds_gws") {
                     self.out.push_str(" gds");
                 }
             }
@@ -835,7 +848,8 @@ impl Printer<'_> {
         let sys_ops = ["", "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", "SYSMSG_OP_HOST_TRAP_ACK", "SYSMSG_OP_TTRACE_PC"];
         let symbolic = match name {
             Some(_) if id == 2 || id == 3 => matches!((op, stream), (1..=3, _)) || (id == 3 && op == 0 && stream == 0),
-            Some(_) if id == 15 => matches!((op, stream), (1..=4, 0)),
+            // LLVM 19 names no SYSMSG_OP_HOST_TRAP_ACK (3) on gfx9
+            Some(_) if id == 15 => matches!((op, stream), (1 | 2 | 4, 0)),
             Some(_) => op == 0 && stream == 0,
             None => false,
         };
@@ -847,7 +861,7 @@ impl Printer<'_> {
                 _ => Some(format!("sendmsg({id}, {op}, {stream})")),
             },
             Some(n) if id == 15 => match (op, stream) {
-                (1..=4, 0) => Some(format!("sendmsg({n}, {})", sys_ops[op as usize])),
+                (1 | 2 | 4, 0) => Some(format!("sendmsg({n}, {})", sys_ops[op as usize])),
                 _ => Some(format!("sendmsg({id}, {op}, {stream})")),
             },
             Some(n) if op == 0 && stream == 0 => Some(format!("sendmsg({n})")),
@@ -888,6 +902,11 @@ impl Printer<'_> {
             17 => Some("HW_REG_TBA_HI"),
             18 => Some("HW_REG_TMA_LO"),
             19 => Some("HW_REG_TMA_HI"),
+            20 if self.inst.target.is_gfx940() => Some("HW_REG_XCC_ID"),
+            21 if self.inst.target.is_gfx940() => Some("HW_REG_SQ_PERF_SNAPSHOT_DATA"),
+            22 if self.inst.target.is_gfx940() => Some("HW_REG_SQ_PERF_SNAPSHOT_DATA1"),
+            23 if self.inst.target.is_gfx940() => Some("HW_REG_SQ_PERF_SNAPSHOT_PC_LO"),
+            24 if self.inst.target.is_gfx940() => Some("HW_REG_SQ_PERF_SNAPSHOT_PC_HI"),
             _ => None,
         };
         let idtext = name.map_or_else(|| id.to_string(), str::to_string);
@@ -911,7 +930,11 @@ impl Printer<'_> {
                 Field::Vdst if enc == Encoding::Vopc => {}
                 Field::Vdst => {
                     self.sep(&mut first);
-                    vector_reg(&mut self.out, 'v', inst.field(Field::Vdst), 1);
+                    let count = match o.kind {
+                        OperandKind::Reg { count, .. } => count as u32,
+                        _ => 1,
+                    };
+                    vector_reg(&mut self.out, 'v', inst.field(Field::Vdst), count);
                 }
                 Field::Src0 => {
                     self.sep(&mut first);
@@ -939,7 +962,9 @@ impl Printer<'_> {
                 }
             }
         }
-        if enc != Encoding::Vopc {
+        // gfx942's fp8/bf8 to f32 conversions have no destination select (nor clamp and omod)
+        let f8_to_f32 = matches!(base, "v_cvt_f32_fp8" | "v_cvt_f32_bf8" | "v_cvt_pk_f32_fp8" | "v_cvt_pk_f32_bf8");
+        if enc != Encoding::Vopc && !f8_to_f32 {
             if self.e(13) == 1 {
                 self.out.push_str(" clamp");
             }
@@ -988,7 +1013,12 @@ impl Printer<'_> {
         let info = inst.info;
         let e = inst.ext().unwrap_or(0);
         let base = info.name.strip_suffix("_e32").unwrap_or(info.name);
-        let _ = write!(self.out, "{base}_dpp");
+        // an instruction without operands (v_nop) keeps its name
+        if info.operands.is_empty() {
+            self.out.push_str(base);
+        } else {
+            let _ = write!(self.out, "{base}_dpp");
+        }
         let mut first = true;
         let mut wide = false;
         for o in info.operands {
@@ -1056,9 +1086,16 @@ fn dpp_ctrl(out: &mut String, c: u32) {
     };
 }
 
+/// A ds_swizzle_b32 offset as LLVM prints it: quad permutes (bit 15, bits 8..14 clear), or the bitmask mode's
+/// SWAP, REVERSE and BROADCAST forms, else its five lane-id bits as each comes out of `((id & and) | or) ^ xor`
+/// for id bit 0 and 1 (`0`, `1`, `p` kept, `i` inverted); any other value as a number.
 fn swizzle(out: &mut String, off: u32) {
     if off & 0x8000 != 0 {
-        let _ = write!(out, "swizzle(QUAD_PERM,{},{},{},{})", off & 3, (off >> 2) & 3, (off >> 4) & 3, (off >> 6) & 3);
+        if off & 0x7f00 != 0 {
+            let _ = write!(out, "{off}");
+        } else {
+            let _ = write!(out, "swizzle(QUAD_PERM,{},{},{},{})", off & 3, (off >> 2) & 3, (off >> 4) & 3, (off >> 6) & 3);
+        }
         return;
     }
     let and = off & 0x1f;
@@ -1073,17 +1110,15 @@ fn swizzle(out: &mut String, off: u32) {
         if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
             let _ = write!(out, "swizzle(BROADCAST,{group},{or})");
         } else {
+            let (probe0, probe1) = (or ^ xor, (and | or) ^ xor);
             out.push_str("swizzle(BITMASK_PERM,\"");
             for i in (0..5).rev() {
-                let m = 1 << i;
-                let c = if and & m == 0 {
-                    if or & m != 0 { '1' } else { '0' }
-                } else if xor & m != 0 {
-                    'i'
-                } else {
-                    'p'
-                };
-                out.push(c);
+                out.push(match (bit(probe0, i), bit(probe1, i)) {
+                    (0, 0) => '0',
+                    (1, 1) => '1',
+                    (0, _) => 'p',
+                    _ => 'i',
+                });
             }
             out.push_str("\")");
         }

@@ -112,7 +112,8 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
                 }
                 form = Form::Sdwa;
                 len += 1;
-            } else if src0 == 0xFA && info.operand(Field::Src0).is_some() {
+            } else if src0 == 0xFA && (info.operand(Field::Src0).is_some() || info.name == "v_nop") {
+                // (v_nop has no src0, but LLVM still reads its src0 field as selecting the DPP form)
                 if !info.flags.contains(OpFlags::DPP) {
                     return Err(invalid(vec![w0], "no DPP form of this opcode"));
                 }

@@ -2,7 +2,7 @@
 //! `CodeObject` reads is compared with `llvm-readelf-19` (header, symbols, metadata notes), `llvm-objdump-19`
 //! (kernel descriptors, instruction bytes, branch-target labels) and the `.amdhsa_*` directives clang emits
 //! with `-S`. Bundles are built with `clang-offload-bundler-19` and embedded with `llvm-objcopy-19`.
-//! Every test prints `SKIPPED ...` and returns if a tool it needs is missing.
+//! A test whose tool or package is missing fails, naming it (scripts/setup.sh installs them).
 
 mod common;
 
@@ -267,9 +267,7 @@ fn has_mfma(mcpu: &str) -> bool {
 
 #[test]
 fn compiled_code_objects_match_llvm_readelf_objdump_and_clang_directives() {
-    if !have_llvm("compiled_code_objects_match_llvm_readelf_objdump_and_clang_directives") {
-        return;
-    }
+    require_llvm();
     let scratch = Scratch::new("llvm");
     let configs: &[(&str, Option<u32>)] = &[
         ("gfx908", Some(4)),
@@ -310,9 +308,7 @@ fn compiled_code_objects_match_llvm_readelf_objdump_and_clang_directives() {
 
 #[test]
 fn mfma_kernel_reports_accvgprs_in_rsrc3_and_metadata() {
-    if !have_llvm("mfma_kernel_reports_accvgprs_in_rsrc3_and_metadata") {
-        return;
-    }
+    require_llvm();
     let scratch = Scratch::new("mfma");
     for mcpu in ["gfx90a", "gfx942"] {
         let out = scratch.path(&format!("{mcpu}.co"));
@@ -335,9 +331,7 @@ fn mfma_kernel_reports_accvgprs_in_rsrc3_and_metadata() {
 
 #[test]
 fn relocatable_object_entry_resolves_through_rel64() {
-    if !have_llvm("relocatable_object_entry_resolves_through_rel64") {
-        return;
-    }
+    require_llvm();
     let scratch = Scratch::new("rel");
     let src = scratch.path("k.cl");
     std::fs::write(&src, KERNELS_CL).unwrap();
@@ -372,13 +366,8 @@ struct FatFixture {
     device: Vec<Vec<(String, std::path::PathBuf)>>,
 }
 
-fn fat_fixture() -> Option<FatFixture> {
-    for t in ["clang-offload-bundler-19", "llvm-objcopy-19"] {
-        if !have_tool(t) {
-            println!("SKIPPED: {t} not installed");
-            return None;
-        }
-    }
+fn fat_fixture() -> FatFixture {
+    require_tools(&["clang-offload-bundler-19", "llvm-objcopy-19"]);
     let scratch = Scratch::new("fat");
     let compile = |mcpu: &str, name: &str| {
         let p = scratch.path(name);
@@ -439,15 +428,13 @@ fn fat_fixture() -> Option<FatFixture> {
         Ok(o) if o.status.success() => hosts.push(so),
         _ => println!("note: linking a shared library failed; testing the host object only"),
     }
-    Some(FatFixture { scratch, bundles, fat: fat_path, hosts, device })
+    FatFixture { scratch, bundles, fat: fat_path, hosts, device }
 }
 
 #[test]
 fn host_elf_and_bundle_files_yield_every_device_entry() {
-    if !have_llvm("host_elf_and_bundle_files_yield_every_device_entry") {
-        return;
-    }
-    let Some(fx) = fat_fixture() else { return };
+    require_llvm();
+    let fx = fat_fixture();
     // What clang-offload-bundler lists for each bundle on its own.
     let mut expected: Vec<(usize, String)> = Vec::new();
     for (b, path) in fx.bundles.iter().enumerate() {
@@ -497,10 +484,8 @@ fn host_elf_and_bundle_files_yield_every_device_entry() {
 
 #[test]
 fn target_selector_filters_bundle_entries() {
-    if !have_llvm("target_selector_filters_bundle_entries") {
-        return;
-    }
-    let Some(fx) = fat_fixture() else { return };
+    require_llvm();
+    let fx = fat_fixture();
     let ids = |sel: &str| -> BTreeSet<String> {
         codeobj::open_any(&fx.fat, Some(sel))
             .unwrap()
@@ -527,14 +512,9 @@ fn target_selector_filters_bundle_entries() {
 #[test]
 fn rocrand_gfx90a_kernels_match_clang_offload_bundler() {
     let lib = Path::new("/usr/lib/x86_64-linux-gnu/librocrand.so.1");
-    if !lib.exists() {
-        println!("SKIPPED rocrand_gfx90a_kernels_match_clang_offload_bundler: {} absent (apt-get install librocrand1)", lib.display());
-        return;
-    }
-    if !have_llvm("rocrand") || !have_tool("clang-offload-bundler-19") || !have_tool("llvm-objcopy-19") {
-        println!("SKIPPED rocrand_gfx90a_kernels_match_clang_offload_bundler: LLVM tools missing");
-        return;
-    }
+    require_file(lib, "librocrand1");
+    require_llvm();
+    require_tools(&["clang-offload-bundler-19", "llvm-objcopy-19"]);
     let lib = std::fs::canonicalize(lib).unwrap();
     let scratch = Scratch::new("rocrand");
     let fatbin = scratch.path("rocrand.hipfb");
@@ -601,10 +581,8 @@ fn rocrand_gfx90a_kernels_match_clang_offload_bundler() {
 #[ignore]
 fn rocsparse_all_bundles_match_clang_offload_bundler() {
     let lib = Path::new("/usr/lib/x86_64-linux-gnu/librocsparse.so.0");
-    if !lib.exists() || !have_tool("clang-offload-bundler-19") || !have_tool("llvm-readelf-19") {
-        println!("SKIPPED rocsparse_all_bundles_match_clang_offload_bundler: librocsparse0 or LLVM tools absent");
-        return;
-    }
+    require_file(lib, "librocsparse0");
+    require_tools(&["clang-offload-bundler-19", "llvm-readelf-19"]);
     let lib = std::fs::canonicalize(lib).unwrap();
     let scratch = Scratch::new("rocsparse");
     let t = std::time::Instant::now();
@@ -643,9 +621,7 @@ fn rocsparse_all_bundles_match_clang_offload_bundler() {
 
 #[test]
 fn malformed_inputs_give_errors_that_say_what_and_where() {
-    if !have_llvm("malformed_inputs_give_errors_that_say_what_and_where") {
-        return;
-    }
+    require_llvm();
     let scratch = Scratch::new("bad");
     let out = scratch.path("k.co");
     compile_cl(&scratch, KERNELS_CL, "gfx90a", Some(5), &out);
@@ -695,7 +671,8 @@ fn malformed_inputs_give_errors_that_say_what_and_where() {
     // Bundle whose entry runs past the end.
     let host = scratch.path("host.empty");
     std::fs::write(&host, b"").unwrap();
-    if have_tool("clang-offload-bundler-19") {
+    require_tools(&["clang-offload-bundler-19"]);
+    {
         let b = scratch.path("b.hipfb");
         run(Command::new("clang-offload-bundler-19")
             .arg("--type=o")

@@ -62,33 +62,16 @@ fn seeds() -> &'static [Seed] {
     SEEDS.get_or_init(|| {
         let mut seeds = Vec::new();
         let mut objects: Vec<(&'static str, Vec<u8>)> = Vec::new();
-        if have_tool("clang-19") {
-            let scratch = Scratch::new("fuzzseed");
-            for (name, mcpu, v) in [("gfx90a-v5", "gfx90a", 5), ("gfx1100-v4", "gfx1100", 4), ("gfx942-v6", "gfx942", 6)] {
-                let out = scratch.path(&format!("{name}.co"));
-                let mut src = KERNELS_CL.to_string();
-                if mcpu != "gfx1100" {
-                    src.push_str(MFMA_CL);
-                }
-                compile_cl(&scratch, &src, mcpu, Some(v), &out);
-                objects.push((name, std::fs::read(&out).unwrap()));
+        require_tools(&["clang-19"]);
+        let scratch = Scratch::new("fuzzseed");
+        for (name, mcpu, v) in [("gfx90a-v5", "gfx90a", 5), ("gfx1100-v4", "gfx1100", 4), ("gfx942-v6", "gfx942", 6)] {
+            let out = scratch.path(&format!("{name}.co"));
+            let mut src = KERNELS_CL.to_string();
+            if mcpu != "gfx1100" {
+                src.push_str(MFMA_CL);
             }
-        } else {
-            println!("note: clang-19 not installed; fuzzing synthetic seeds only");
-            let mut h = vec![0u8; 64];
-            h[..4].copy_from_slice(b"\x7fELF");
-            h[4] = 2; // ELFCLASS64
-            h[5] = 1; // little endian
-            h[6] = 1;
-            h[7] = 64; // AMDGPU_HSA
-            h[8] = 3; // v5
-            h[16] = 3; // ET_DYN
-            h[18] = 224; // EM_AMDGPU
-            h[20] = 1;
-            h[48..52].copy_from_slice(&0x53fu32.to_le_bytes());
-            h[52] = 64; // e_ehsize
-            h[58] = 64; // e_shentsize
-            objects.push(("synthetic-header", h));
+            compile_cl(&scratch, &src, mcpu, Some(v), &out);
+            objects.push((name, std::fs::read(&out).unwrap()));
         }
         let first = objects[0].1.clone();
         for (name, bytes) in objects {

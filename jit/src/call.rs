@@ -115,7 +115,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
 /// An MFMA ([`Op::Mfma`] in `call`) over operands read straight from the register files: A at `a`, B at `b`, C
 /// at `c` (each the first of a run of registers as long as the shape needs); D goes to the first vector slots.
 /// The arithmetic is [`emu_core::sem::mfma_lanes`], the interpreter's.
-pub extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *const Lanes, b: *const Lanes, c: *const Lanes) {
+pub(crate) extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *const Lanes, b: *const Lanes, c: *const Lanes) {
     // SAFETY: compiled code passes its context, a call record its block keeps alive, and the addresses of
     // register runs it checked against the register files (sized for every register the block names).
     let (ctx, call) = unsafe { (&mut *ctx, &*call) };

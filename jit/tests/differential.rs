@@ -1,10 +1,13 @@
 //! Differential property tests: random sequences of scalar and vector ALU instructions — drawn from the ISA
 //! table (every SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3 row of gfx90a and gfx942 outside control flow, memory
-//! and wave-level side effects), with random operands and modifiers, ending half the time in a random
-//! branch (s_branch, s_cbranch on SCC, VCC or EXEC) — run on random wave state (registers, EXEC, VCC, SCC, M0)
-//! once on the interpreter, instruction by instruction, and once as one JIT block; a fourth test mixes in
-//! global and LDS loads, stores and atomics (some of them out of range). The two engines must leave
-//! bit-identical registers, SCC, buffer and LDS, and continue at the same PC, or fault on the same instruction.
+//! and wave-level side effects, s_cselect, s_cmpk, readlane, writelane and readfirstlane among them), with
+//! random operands and modifiers (VOP3 neg, abs, clamp, omod and op_sel; VOP1/VOP2/VOPC as SDWA with random
+//! selects, sign extension, neg/abs and clamp, and as DPP with random controls, masks and bound_ctrl), ending
+//! half the time in a random branch (s_branch, s_cbranch on SCC, VCC or EXEC) — run on random wave state
+//! (registers, AGPRs, EXEC, VCC, SCC, M0) once on the interpreter, instruction by instruction, and once as one
+//! JIT block; a fourth test mixes in global and LDS loads, stores and atomics (some of them out of range). The
+//! two engines must leave bit-identical SGPRs, VGPRs, AGPRs, SCC, buffer and LDS, and continue at the same PC,
+//! or stop on the same instruction with the same error (an interpreter refusal never matches a JIT fault).
 
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
@@ -27,11 +30,10 @@ fn pool(target: Target) -> Vec<&'static OpInfo> {
         "s_waitcnt", "s_nop", "s_set_gpr_idx", "s_movrel", "v_movrel", "s_getreg", "s_setreg", "s_rfe", "s_call", "s_memtime",
         "s_memrealtime", "s_dcache", "s_icache", "s_setprio", "s_setkill", "s_wakeup", "s_ttrace", "s_incperflevel",
         "s_decperflevel", "s_cbranch_join", "s_set_mode", "s_denorm", "s_round", "v_nop", "s_version", "s_code_end",
-        "s_endpgm_saved", "s_endpgm_ordered", "v_clrexcp", "s_bitset", "s_setvskip", "s_mov_fed", "v_mov_fed", "s_cmpk",
-        "s_addk", "s_mulk", "s_movk", "s_cmovk", "s_andn1_wrexec", "s_andn2_wrexec", "s_wqm", "s_quadmask",
-        "s_cselect", "v_readlane", "v_writelane", "v_readfirstlane", "v_swap",
+        "s_endpgm_saved", "s_endpgm_ordered", "v_clrexcp", "s_bitset", "s_setvskip", "s_mov_fed", "v_mov_fed",
+        "s_andn1_wrexec", "s_andn2_wrexec", "s_wqm", "s_quadmask", "v_swap",
     ];
-    let encodings = [Encoding::Sop1, Encoding::Sop2, Encoding::Sopc, Encoding::Vop1, Encoding::Vop2, Encoding::Vopc, Encoding::Vop3];
+    let encodings = [Encoding::Sop1, Encoding::Sop2, Encoding::Sopc, Encoding::Sopk, Encoding::Vop1, Encoding::Vop2, Encoding::Vopc, Encoding::Vop3];
     GFX9.iter()
         .filter(|r| r.on(target) && encodings.contains(&r.encoding))
         .filter(|r| matches!(r.unit, Unit::Salu | Unit::Valu | Unit::Trans | Unit::F64))
@@ -83,14 +85,46 @@ fn build(row: &'static OpInfo, target: Target, picks: &[u32], lit: u32) -> Optio
         let v = operand_value(op.kind, op.field, picks[i % picks.len()], &mut literal, lit);
         b = b.set(op.field, v).ok()?;
     }
+    let (m, form, ext) = (picks[5 % picks.len()], picks[6 % picks.len()], picks[7 % picks.len()]);
     if row.encoding == Encoding::Vop3 {
-        let m = picks[picks.len() - 1];
-        // neg/abs on sources now and then; clamp/omod/op_sel left at 0 (refused alike by both engines anyway)
+        // neg/abs on sources now and then; clamp, omod or op_sel now and then
         if m.is_multiple_of(4) {
             b = b.set(Field::Neg, (m >> 4) & 7).ok().unwrap_or_else(|| Inst::build(row, target).expect("row"));
         }
         if row.operand(Field::Sdst).is_none() && m % 8 == 1 {
             b = b.set(Field::Abs, (m >> 8) & 7).ok()?;
+        }
+        match form % 12 {
+            0 | 1 => b = b.clone().set(Field::Clamp, 1).unwrap_or(b),
+            2 | 3 => b = b.clone().set(Field::Omod, 1 + (form >> 4) % 3).unwrap_or(b),
+            4 | 5 => b = b.clone().set(Field::OpSel, (form >> 4) & 0xf).unwrap_or(b),
+            _ => {}
+        }
+    } else if matches!(row.encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) && literal.is_none() {
+        // src0 from the SDWA/DPP dword: a VGPR among v0..v11
+        let vgpr = ext % 12;
+        match form % 8 {
+            0 | 1 => {
+                let sels = |x: u32| x % 7;
+                let mut e = vgpr | sels(ext >> 4) << 16 | (ext >> 8 & 1) << 19 | (ext >> 9 & 3) << 20 | sels(ext >> 12) << 24 | (ext >> 15 & 1) << 27 | (ext >> 16 & 3) << 28;
+                if row.encoding == Encoding::Vopc {
+                    // sdst: VCC (SD clear) or an SGPR pair
+                    if ext >> 18 & 1 == 1 {
+                        e |= 1 << 15 | ((ext >> 19) % 5 * 2) << 8;
+                    }
+                } else {
+                    e |= sels(ext >> 19) << 8 | ((ext >> 22) % 3) << 11 | (ext >> 24 & 1) << 13;
+                }
+                b = b.set(Field::Src0, 0xf9).ok()?.ext(isa_amdgpu::Form::Sdwa, e);
+            }
+            2 | 3 => {
+                const CTRLS: [u32; 16] = [0x000, 0x01b, 0x0e4, 0x0b1, 0x101, 0x10f, 0x111, 0x118, 0x121, 0x12f, 0x130, 0x134, 0x138, 0x13c, 0x140, 0x141];
+                let ctrl = if ext >> 30 == 0 { [0x142, 0x143][(ext >> 4) as usize & 1] } else { CTRLS[(ext >> 4) as usize % 16] };
+                let masks = if ext >> 20 & 1 == 1 { 0xff } else { ext >> 24 };
+                let e = vgpr | ctrl << 8 | (ext >> 21 & 1) << 19 | (ext >> 22 & 0xf) << 20 | masks << 24;
+                b = b.set(Field::Src0, 0xfa).ok()?.ext(isa_amdgpu::Form::Dpp, e);
+            }
+            _ => {}
         }
     }
     if let Some(l) = literal {
@@ -285,8 +319,7 @@ fn run_case_branching(
             Ok(Flow::Branch { cond, target }) => a.pc = if cond & 1 == 1 { target } else { next },
             Ok(other) => return Err(TestCaseError::fail(format!("{}: unexpected flow {other:?}", inst.info.name))),
             Err(e) => {
-                fault_a = Some(at);
-                let _ = e;
+                fault_a = Some((at, format!("{}: {e}", isa_amdgpu::disasm::text(inst))));
                 break;
             }
         }
@@ -294,7 +327,7 @@ fn run_case_branching(
     }
     // the JIT, one block
     let mut j = wave_state(seed, exec, buffer);
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         // the buffer already in every access site's window, as after the block's first run: compiled code
         // takes its own paths (otherwise the first access at each site fills the window through the interpreter)
         let (start, len, host) = mem.buffer_at(buffer).expect("the test buffer");
@@ -310,11 +343,12 @@ fn run_case_branching(
     prop_assert!(lds_a == lds_j, "LDS after {:?}", texts);
     // where the interpreter continues: after the last instruction, or where the branch went
     let interp_next = if br.is_some() { a.pc } else { at };
-    match (fault_a, &exit) {
+    match (&fault_a, &exit) {
         (None, jit::BlockExit::Continue { next_pc, .. }) => {
             prop_assert_eq!(*next_pc, interp_next, "next pc after {:?}", texts);
         }
-        (Some(pa), jit::BlockExit::Fault { pc, .. }) if pa == *pc => {}
+        // the same instruction stops both, with the same error (kind, instruction, lane, address)
+        (Some((pa, ea)), jit::BlockExit::Fault { pc, error }) if pa == pc && ea == error => {}
         _ => return Err(TestCaseError::fail(format!("{texts:?}: interpreter fault at {fault_a:?}, JIT {exit:?}"))),
     }
     prop_assert_eq!(a.scc, j.scc, "SCC after {:?}", texts);
@@ -327,6 +361,12 @@ fn run_case_branching(
             return Err(TestCaseError::fail(format!("v{r} lane {l}: interpreter {:#x}, JIT {:#x} after {texts:?}", x[l], y[l])));
         }
     }
+    for r in 0..a.agprs.len().max(j.agprs.len()) {
+        let (x, y) = (a.agprs.get(r).copied().unwrap_or([0; 64]), j.agprs.get(r).copied().unwrap_or([0; 64]));
+        if let Some(l) = (0..64).find(|&l| x[l] != y[l]) {
+            return Err(TestCaseError::fail(format!("a{r} lane {l}: interpreter {:#x}, JIT {:#x} after {texts:?}", x[l], y[l])));
+        }
+    }
     Ok(())
 }
 
@@ -335,7 +375,7 @@ fn exec_mask() -> impl Strategy<Value = u64> {
 }
 
 fn sequence() -> impl Strategy<Value = Vec<(usize, Vec<u32>, u32)>> {
-    prop::collection::vec((any::<usize>(), prop::collection::vec(any::<u32>(), 6), any::<u32>()), 1..6)
+    prop::collection::vec((any::<usize>(), prop::collection::vec(any::<u32>(), 8), any::<u32>()), 1..6)
 }
 
 proptest! {
@@ -401,6 +441,29 @@ fn the_generator_draws_from_hundreds_of_opcodes_and_the_jit_compiles_many() {
             None => unbuilt.push(row.name),
         }
     }
+    // the modifier forms the generator draws: SDWA and DPP forms, and VOP3 clamp, omod and op_sel
+    let (mut sdwa, mut dpp, mut clamp, mut omod, mut op_sel) = (0, 0, 0, 0, 0);
+    for (i, row) in rows.iter().enumerate() {
+        for form in 0..12u32 {
+            let picks = [i as u32 * 7919, 3, 5, 7, 11, 13, form | (i as u32 % 3) << 4, 0x4000_0000 | (i as u32 * 16)];
+            let Some(inst) = build(row, Target::Gfx942, &picks, 0x3f80_0000) else { continue };
+            match inst.form {
+                isa_amdgpu::Form::Sdwa => sdwa += 1,
+                isa_amdgpu::Form::Dpp => dpp += 1,
+                _ if row.encoding == Encoding::Vop3 => {
+                    clamp += (inst.field(Field::Clamp) != 0) as usize;
+                    omod += (inst.field(Field::Omod) != 0) as usize;
+                    op_sel += (inst.field(Field::OpSel) != 0) as usize;
+                }
+                _ => {}
+            }
+        }
+    }
+    println!("SDWA {sdwa}, DPP {dpp}, clamp {clamp}, omod {omod}, op_sel {op_sel} instructions from the pool");
+    assert!(sdwa > 100 && dpp > 100 && clamp > 100 && omod > 100 && op_sel > 20, "the modifier forms are drawn");
+    for name in ["s_cselect_b32", "s_cmpk_eq_u32", "v_readlane_b32", "v_writelane_b32"] {
+        assert!(rows.iter().any(|r| r.name == name), "{name} is in the pool");
+    }
     println!("not built: {unbuilt:?}");
     println!("{} rows, {built} built, {compiled} compiled by the JIT", rows.len());
     assert!(built * 10 > rows.len() * 9, "{built} of {} rows build", rows.len());
@@ -427,7 +490,7 @@ fn perm_with_every_selector_byte_matches_the_interpreter() {
             let (mut lds_a, mut lds_j) = (lds_image(), lds_image());
             let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
             execute(&mut b, &inst, 0x1000).unwrap();
-            jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+            jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
             assert_eq!(a.vgprs[0], j.vgprs[0], "selector {sel:#010x}");
             if sel.to_le_bytes().iter().any(|&b| b < 8) {
                 assert_ne!(a.vgprs[0].iter().min(), a.vgprs[0].iter().max(), "selector {sel:#010x}: lanes differ");
@@ -460,7 +523,7 @@ fn every_mfma_leaves_the_same_registers_on_both_engines() {
                         s ^= s >> 7;
                         s ^= s << 17;
                         // mostly small normal values of every width, now and then arbitrary bits
-                        *x = if s % 9 == 0 { word(s) } else { (s as u32 & 0x3fff_3fff) | 0x3c00_3c00 };
+                        *x = if s.is_multiple_of(9) { word(s) } else { (s as u32 & 0x3fff_3fff) | 0x3c00_3c00 };
                     }
                 }
                 a.set_exec(if case == 2 { 0xffff_0fff_ffff_fff0 } else { u64::MAX });
@@ -470,7 +533,7 @@ fn every_mfma_leaves_the_same_registers_on_both_engines() {
                 let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
                 let text = isa_amdgpu::disasm::text(&inst);
                 execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{text}: {e}"));
-                jit().run_block_once(vec![inst.clone()], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+                jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
                 assert!(a.vgprs == j.vgprs && a.agprs == j.agprs, "{text} (case {case}, {shape:?})");
                 assert!(a.vgprs != before.vgprs || a.agprs != before.agprs, "{text} wrote its result");
                 checked += 1;

@@ -13,8 +13,12 @@
 //! both) choose the targets of the cases after them; `#` starts a comment.
 //!
 //! Register syntax: `sN`, `vN` (every lane), `s[N:M]`/`v[N:M]` (a 64-bit value over a pair), `vcc`, `exec`,
-//! `scc`, `m0`. Values: hex, decimal (negative allowed), or an f32 written with a decimal point and `f`
-//! (`1.5f`).
+//! `scc`, `m0`; memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
+//! 32-bit word at that byte offset of a 4 KiB device buffer). Values: hex, decimal (negative allowed), an f32
+//! written with a decimal point and `f` (`1.5f`), the buffer's address `@buf+OFF` (its low and high halves
+//! `@buflo+OFF`, `@bufhi`), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
+//! one is compiled by clang-19 at test time (`ulong f(void) { return (ulong)(EXPR); }` at -O2 for gfx90a)
+//! and must fold to a constant, so the expected value comes from LLVM, not from wavejit.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +45,8 @@ enum Reg {
     Exec,
     Scc,
     M0,
+    Lds(u32),
+    Mem(u32),
 }
 
 #[derive(Debug)]
@@ -67,6 +73,8 @@ fn parse_reg(t: &str) -> Result<Reg, String> {
         "exec" => Reg::Exec,
         "scc" => Reg::Scc,
         "m0" => Reg::M0,
+        _ if t.starts_with("lds[") => Reg::Lds(parse_value(t[4..].trim_end_matches(']'))? as u32),
+        _ if t.starts_with("mem[") => Reg::Mem(parse_value(t[4..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("s[") => Reg::SPair(pair(&t[2..])?),
         _ if t.starts_with("v[") => Reg::VPair(pair(&t[2..])?),
         _ if t.starts_with('s') => Reg::S(t[1..].parse().map_err(|_| format!("bad register {t}"))?),
@@ -75,7 +83,27 @@ fn parse_reg(t: &str) -> Result<Reg, String> {
     })
 }
 
+/// The device memory every case runs with, and its 4 KiB test buffer (cleared before each run).
+fn memory() -> &'static (DeviceMemory, u64) {
+    static MEM: OnceLock<(DeviceMemory, u64)> = OnceLock::new();
+    MEM.get_or_init(|| {
+        let mem = DeviceMemory::new(1 << 20).expect("device memory");
+        let at = mem.allocate(4096, emu_core::memory::AllocKind::Buffer, "known").expect("the test buffer");
+        (mem, at)
+    })
+}
+
+fn buffer_address() -> u64 {
+    memory().1
+}
+
 fn parse_value(t: &str) -> Result<u64, String> {
+    for (name, value) in [("@buflo", buffer_address() & 0xffff_ffff), ("@bufhi", buffer_address() >> 32), ("@buf", buffer_address())] {
+        if let Some(rest) = t.strip_prefix(name) {
+            let off = if rest.is_empty() { 0 } else { parse_value(rest.strip_prefix('+').ok_or(format!("bad {t}"))?)? };
+            return Ok(value + off);
+        }
+    }
     if let Some(f) = t.strip_suffix('f').filter(|f| f.contains('.')) {
         return f.parse::<f32>().map(|x| x.to_bits() as u64).map_err(|_| format!("bad float {t}"));
     }
@@ -97,8 +125,61 @@ fn parse_assignments(s: &str) -> Result<Vec<(Reg, u64)>, String> {
         .collect()
 }
 
+/// The `{EXPR}` texts of `text`.
+fn expressions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        let mut rest = line;
+        while let Some(i) = rest.find('{') {
+            let j = rest[i..].find('}').map(|j| i + j).unwrap_or_else(|| panic!("unclosed {{ in `{line}`"));
+            out.push(rest[i + 1..j].to_string());
+            rest = &rest[j + 1..];
+        }
+    }
+    out
+}
+
+/// Every expression's value, as LLVM 19's constant folding computes it: one OpenCL C function per expression,
+/// compiled at -O2 for gfx90a, each of which must become `ret i64 CONSTANT`.
+fn fold(exprs: &[String]) -> std::collections::HashMap<String, u64> {
+    if exprs.is_empty() {
+        return Default::default();
+    }
+    let dir = std::env::temp_dir().join(format!("wavejit-known-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src: String = exprs.iter().enumerate().map(|(i, e)| format!("ulong f{i}(void) {{ return (ulong)({e}); }}\n")).collect();
+    let cl = dir.join("fold.cl");
+    std::fs::write(&cl, src).unwrap();
+    let out = Command::new("clang-19")
+        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2", "-emit-llvm", "-S", "-o", "-"])
+        .arg(&cl)
+        .output()
+        .unwrap_or_else(|e| panic!("clang-19 is needed for the known-answer tests (scripts/setup.sh installs clang-19): {e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "clang-19 rejected the expressions:\n{}", String::from_utf8_lossy(&out.stderr));
+    let ir = String::from_utf8_lossy(&out.stdout);
+    let mut values = std::collections::HashMap::new();
+    for (i, e) in exprs.iter().enumerate() {
+        let start = ir.find(&format!("@f{i}()")).unwrap_or_else(|| panic!("f{i} missing from clang's output"));
+        let body = &ir[start..start + ir[start..].find("\n}").expect("a function end")];
+        let v = body
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("ret i64 "))
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or_else(|| panic!("LLVM did not fold `{e}` to a constant:\n{body}"));
+        values.insert(e.clone(), v as u64);
+    }
+    values
+}
+
 fn parse_file(path: &Path) -> Vec<Case> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let folded = fold(&expressions(&text));
+    let mut text = text;
+    for (e, v) in &folded {
+        text = text.replace(&format!("{{{e}}}"), &format!("{v:#x}"));
+    }
     let file = path.file_name().unwrap().to_string_lossy().into_owned();
     let mut targets = Target::ALL.to_vec();
     let mut cases = Vec::new();
@@ -152,8 +233,18 @@ fn assemble(asm: &[&str], target: Target) -> Vec<Vec<u8>> {
     enc
 }
 
-fn set(w: &mut WaveState, r: Reg, v: u64) {
+/// A wave's registers and the memory a case can name.
+struct State {
+    w: WaveState,
+    lds: Vec<u8>,
+    mem: &'static DeviceMemory,
+}
+
+fn set(st: &mut State, r: Reg, v: u64) {
+    let w = &mut st.w;
     match r {
+        Reg::Lds(off) => st.lds[off as usize..off as usize + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        Reg::Mem(off) => st.mem.write(buffer_address() + off as u64, &(v as u32).to_le_bytes()).expect("inside the test buffer"),
         Reg::S(n) => w.sgprs[n as usize] = v as u32,
         Reg::SPair(n) => {
             w.sgprs[n as usize] = v as u32;
@@ -164,7 +255,7 @@ fn set(w: &mut WaveState, r: Reg, v: u64) {
             w.vgprs[n as usize] = [v as u32; 64];
             w.vgprs[n as usize + 1] = [(v >> 32) as u32; 64];
         }
-        Reg::Vcc => set(w, Reg::SPair(106), v),
+        Reg::Vcc => set(st, Reg::SPair(106), v),
         Reg::Exec => w.set_exec(v),
         Reg::Scc => w.scc = v != 0,
         Reg::M0 => w.sgprs[124] = v as u32,
@@ -172,7 +263,8 @@ fn set(w: &mut WaveState, r: Reg, v: u64) {
 }
 
 /// The value of `r`: vector registers must hold the same value in every lane the case enabled.
-fn get(w: &WaveState, r: Reg, lanes: u64) -> Result<u64, String> {
+fn get(st: &State, r: Reg, lanes: u64) -> Result<u64, String> {
+    let w = &st.w;
     let lane_value = |n: u32| -> Result<u32, String> {
         let regs = &w.vgprs[n as usize];
         let first = (0..64).find(|l| lanes >> l & 1 == 1).unwrap_or(0);
@@ -186,25 +278,37 @@ fn get(w: &WaveState, r: Reg, lanes: u64) -> Result<u64, String> {
         Reg::SPair(n) => (w.sgprs[n as usize + 1] as u64) << 32 | w.sgprs[n as usize] as u64,
         Reg::V(n) => lane_value(n)? as u64,
         Reg::VPair(n) => (lane_value(n + 1)? as u64) << 32 | lane_value(n)? as u64,
-        Reg::Vcc => get(w, Reg::SPair(106), lanes)?,
+        Reg::Vcc => get(st, Reg::SPair(106), lanes)?,
+        Reg::Lds(off) => u32::from_le_bytes(st.lds[off as usize..off as usize + 4].try_into().unwrap()) as u64,
+        Reg::Mem(off) => {
+            let mut b = [0u8; 4];
+            st.mem.read(buffer_address() + off as u64, &mut b).map_err(|e| e.to_string())?;
+            u32::from_le_bytes(b) as u64
+        }
         Reg::Exec => w.exec(),
         Reg::Scc => w.scc as u64,
         Reg::M0 => w.sgprs[124] as u64,
     })
 }
 
-fn fresh(c: &Case) -> WaveState {
+fn fresh(c: &Case) -> State {
     let mut w = WaveState::new(0x1000, 32, 0);
     w.set_exec(u64::MAX);
+    let mem = &memory().0;
+    mem.write(buffer_address(), &[0; 4096]).expect("the test buffer");
+    let mut st = State { w, lds: vec![0; 65536], mem };
     for &(r, v) in &c.inputs {
-        set(&mut w, r, v);
+        set(&mut st, r, v);
     }
-    w
+    st
 }
 
-fn check(c: &Case, t: Target, engine: &str, w: &WaveState, lanes: u64) -> Result<(), String> {
+fn check(c: &Case, t: Target, engine: &str, st: &State, lanes: u64) -> Result<(), String> {
     for &(r, want) in &c.outputs {
-        let got = get(w, r, lanes).map_err(|e| format!("{}:{} [{}] {engine}: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+        let got = get(st, r, lanes).map_err(|e| format!("{}:{} [{}] {engine}: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+        // a negative number for a 32-bit register means its 32-bit two's complement
+        let narrow = !matches!(r, Reg::SPair(_) | Reg::VPair(_) | Reg::Vcc | Reg::Exec);
+        let want = if narrow && want >> 32 == 0xffff_ffff { want & 0xffff_ffff } else { want };
         if got != want {
             return Err(format!("{}:{} [{}] {engine}: `{}`: {r:?} = {got:#x}, expected {want:#x}", c.file, c.line, t.name(), c.asm));
         }
@@ -213,18 +317,15 @@ fn check(c: &Case, t: Target, engine: &str, w: &WaveState, lanes: u64) -> Result
 }
 
 fn run_case(c: &Case, t: Target, inst: &Inst) -> Result<(), String> {
-    let mem = DeviceMemory::new(1 << 20).expect("device memory");
-    let lanes = fresh(c).exec();
     // the interpreter
     let mut a = fresh(c);
-    let mut lds = [0u8; 0];
-    let mut interp = Interp { wave: &mut a, mem: &mem, lds: &mut lds, mnemonic: "known", accesses: None };
+    let lanes = a.w.exec();
+    let mut interp = Interp { wave: &mut a.w, mem: a.mem, lds: &mut a.lds, mnemonic: "known", accesses: None };
     execute(&mut interp, inst, 0x1000).map_err(|e| format!("{}:{} [{}] interpreter: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
     check(c, t, "interpreter", &a, lanes)?;
-    // the JIT, as a one-instruction block
+    // the JIT, as a one-instruction block, from the same starting memory
     let mut j = fresh(c);
-    let mut lds = [0u8; 0];
-    let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j, &mem, &mut lds).map_err(|e| format!("{}:{} [{}] JIT: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+    let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j.w, j.mem, &mut j.lds).map_err(|e| format!("{}:{} [{}] JIT: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
     if !matches!(exit, jit::BlockExit::Continue { .. }) {
         return Err(format!("{}:{} [{}] JIT: `{}`: {exit:?}", c.file, c.line, t.name(), c.asm));
     }

@@ -67,4 +67,9 @@ fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engi
     jitted
 }
 
+/// The engine under test with an observer (the cases' own observers): the JIT.
+fn engine_run_observed<O: Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    d.run_with(jit(), observer)
+}
+
 include!("../../emu-core/tests/shared/kernel_cases.rs");

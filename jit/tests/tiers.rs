@@ -20,4 +20,9 @@ fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engi
     common::against_interpreter(d, tiered(), "tiered JIT")
 }
 
+/// The engine under test with an observer: the tiered JIT.
+fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    d.run_with(tiered(), observer)
+}
+
 include!("../../emu-core/tests/shared/kernel_cases.rs");

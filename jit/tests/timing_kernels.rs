@@ -60,4 +60,9 @@ fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
     }
 }
 
+/// The engine under test with an observer: the JIT in timing mode.
+fn engine_run_observed<O: emu_core::observe::Observer>(d: &KernelDispatch<'_>, observer: &O) -> Result<RunStats, EngineError> {
+    d.run_timed(jit(), observer).map(|(stats, _)| stats)
+}
+
 include!("../../emu-core/tests/shared/kernel_cases.rs");

@@ -449,11 +449,7 @@ mod rebuild {
             .iter()
             .all(|p| std::path::Path::new(p).exists())
             && std::path::Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc").exists();
-        if !have {
-            assert!(std::env::var_os("CI").is_none(), "the kernel toolchain must be installed in CI (scripts/setup.sh)");
-            eprintln!("SKIPPED: clang-19/llvm-mc-19/ld.lld-19, rocm-device-libs or libamdhip64-dev missing");
-            return;
-        }
+        assert!(have, "clang-19, llvm-mc-19, ld.lld-19, rocm-device-libs or libamdhip64-dev is missing: this test needs them (scripts/setup.sh installs them)");
         let out = std::env::temp_dir().join(format!("wavejit-rebuild-{}", std::process::id()));
         let status = std::process::Command::new("bash").arg(dir.join("build.sh")).arg(&out).status().unwrap();
         assert!(status.success(), "build.sh failed");

@@ -15,6 +15,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
     match inst.info.opcode {
         O::SEndpgm => Ok(Flow::End),
         O::SNop | O::SWaitcnt | O::SSetprio | O::SSleep => Ok(Flow::Next),
+        // hints and caches wavejit does not model (code is never written, performance levels and thread traces
+        // change nothing a kernel sees, and no wave sleeps to be woken)
+        O::SIcacheInv | O::SIncperflevel | O::SDecperflevel | O::STtracedata | O::SWakeup => Ok(Flow::Next),
+        // the debugger's conditional branches: no debugger sets the bits they test
+        O::SCbranchCdbgsys | O::SCbranchCdbguser | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => Ok(Flow::Next),
         O::SBarrier => Ok(Flow::Barrier),
         O::STrap => Err(ExecError::Trap(inst.field(Field::Simm16) & 0xff)),
         O::SBranch | O::SCbranchScc0 | O::SCbranchScc1 | O::SCbranchExecz | O::SCbranchExecnz | O::SCbranchVccz | O::SCbranchVccnz => {

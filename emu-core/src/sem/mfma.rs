@@ -34,10 +34,20 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
         _ if inst.info.mfma.is_some() => {
-            let shape = inst.info.mfma.and_then(Mfma::of).ok_or_else(|| form(inst, "this MFMA shape"))?;
-            // cbsz (NegHi), abid (OpSel, OpSelHi2) and blgp (Neg) broadcast and permute blocks: not modelled
-            if inst.field(Field::NegHi) | inst.field(Field::OpSel) | inst.field(Field::OpSelHi2) | inst.field(Field::Neg) != 0 {
-                return Err(form(inst, "MFMA cbsz/abid/blgp"));
+            let mut shape = inst.info.mfma.and_then(Mfma::of).ok_or_else(|| form(inst, "this MFMA shape"))?;
+            // CBSZ (bits 8..10), ABID (bits 11..14) and BLGP (bits 61..63, which gfx942's f64 MFMAs read as
+            // neg for A, B and C)
+            let (cbsz, abid, blgp) = (inst.field(Field::NegHi), inst.field(Field::OpSel) | inst.field(Field::OpSelHi2) << 3, inst.field(Field::Neg));
+            if shape.input == MfmaInput::F64 && inst.info.on(isa_amdgpu::Target::Gfx942) {
+                shape.neg = blgp as u8;
+            } else {
+                shape.blgp = blgp as u8;
+            }
+            if cbsz != 0 || abid != 0 {
+                if shape.blocks == 1 || 1 << cbsz > shape.blocks || abid >> cbsz != 0 {
+                    return Err(form(inst, "a CBSZ/ABID broadcast outside the instruction's blocks"));
+                }
+                (shape.cbsz, shape.abid) = (cbsz as u8, abid as u8);
             }
             let acc_ab = inst.field(Field::OpSelHi);
             let acc_cd = inst.field(Field::Clamp) == 1;
@@ -69,53 +79,94 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
 }
 
 /// Element type of an MFMA's A and B matrices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MfmaInput {
     F16,
     Bf16,
     F32,
     /// f64 inputs and an f64 accumulator.
     F64,
+    /// Signed 8-bit integers into an i32 accumulator.
+    I8,
+    /// gfx942's reduced-precision f32 inputs (`_xf32`): taken as f32 here, the hardware's narrower internal
+    /// precision is not modelled.
+    Xf32,
+    /// 8-bit floats of gfx942 (E4M3 with bias 8, 0x80 the only NaN, no infinities).
+    Fp8,
+    /// 8-bit "brain" floats of gfx942 (E5M2 with bias 16, 0x80 the only NaN, no infinities).
+    Bf8,
 }
 
-/// A single-block MFMA shape: D (m x n, f32) = A (m x k) * B (k x n) + C.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl MfmaInput {
+    fn bits(self) -> usize {
+        match self {
+            MfmaInput::F64 => 64,
+            MfmaInput::F32 | MfmaInput::Xf32 => 32,
+            MfmaInput::F16 | MfmaInput::Bf16 => 16,
+            MfmaInput::I8 | MfmaInput::Fp8 | MfmaInput::Bf8 => 8,
+        }
+    }
+}
+
+/// An MFMA: `blocks` independent products D (m x n) = A (m x k) * B (k x n) + C, with the instruction's
+/// broadcast and lane-pattern modifiers (CBSZ/ABID: block b reads A from block `(b >> cbsz << cbsz) + abid`;
+/// BLGP: B is read from other lanes; `neg`: gfx942's f64 MFMAs negate A, B, C by bits 0, 1, 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mfma {
     pub m: usize,
     pub n: usize,
     pub k: usize,
+    pub blocks: usize,
+    /// The type of A.
     pub input: MfmaInput,
+    /// The type of B (differs from A's only in the mixed fp8/bf8 MFMAs).
+    pub input_b: MfmaInput,
+    pub cbsz: u8,
+    pub abid: u8,
+    pub blgp: u8,
+    pub neg: u8,
 }
 
 impl Mfma {
-    /// The shape of a supported MFMA from the table's `mfma` column: single-block f16, bf16, f32 and f64
-    /// shapes.
+    /// The shape of an MFMA from the table's `mfma` column, without modifiers; `None` for SMFMAC (sparse A),
+    /// which the engines refuse.
     pub fn of(s: isa_amdgpu::table::MfmaShape) -> Option<Mfma> {
         use isa_amdgpu::table::DataType;
-        let input = match s.input {
-            DataType::F16 => MfmaInput::F16,
-            DataType::Bf16 => MfmaInput::Bf16,
-            DataType::F32 => MfmaInput::F32,
-            DataType::F64 => MfmaInput::F64,
+        let (input, input_b) = match s.input {
+            DataType::F16 => (MfmaInput::F16, MfmaInput::F16),
+            DataType::Bf16 => (MfmaInput::Bf16, MfmaInput::Bf16),
+            DataType::F32 => (MfmaInput::F32, MfmaInput::F32),
+            DataType::Xf32 => (MfmaInput::Xf32, MfmaInput::Xf32),
+            DataType::F64 => (MfmaInput::F64, MfmaInput::F64),
+            DataType::I8 => (MfmaInput::I8, MfmaInput::I8),
+            DataType::Fp8Fp8 => (MfmaInput::Fp8, MfmaInput::Fp8),
+            DataType::Fp8Bf8 => (MfmaInput::Fp8, MfmaInput::Bf8),
+            DataType::Bf8Fp8 => (MfmaInput::Bf8, MfmaInput::Fp8),
+            DataType::Bf8Bf8 => (MfmaInput::Bf8, MfmaInput::Bf8),
             _ => return None,
         };
-        if s.blocks != 1 || s.sparse || (input == MfmaInput::F64 && (s.m, s.k) != (16, 4)) {
+        if s.sparse {
             return None;
         }
-        let shape = Mfma { m: s.m as usize, n: s.n as usize, k: s.k as usize, input };
-        let fits = |rows: usize| 64 % rows == 0 && rows * shape.k <= MAX_ELEMS;
-        (fits(shape.m) && fits(shape.n) && shape.k <= MAX_ELEMS / 16).then_some(shape)
+        let shape = Mfma { m: s.m as usize, n: s.n as usize, k: s.k as usize, blocks: s.blocks as usize, input, input_b, cbsz: 0, abid: 0, blgp: 0, neg: 0 };
+        let fits = |outer: usize| 64 % (outer * shape.blocks) == 0 && (shape.k * outer * shape.blocks).is_multiple_of(64);
+        (fits(shape.m) && fits(shape.n)).then_some(shape)
+    }
+    /// A plain single-block f16/bf16/f32 product: what the SIMD routine computes.
+    fn simd(&self) -> bool {
+        matches!(self.input, MfmaInput::F16 | MfmaInput::Bf16 | MfmaInput::F32)
+            && self.blocks == 1
+            && (self.cbsz, self.abid, self.blgp) == (0, 0, 0)
+            && self.m * self.k <= MAX_ELEMS
+            && self.n * self.k <= MAX_ELEMS
+            && self.k <= MAX_ELEMS / 16
     }
     fn bits(&self) -> usize {
-        match self.input {
-            MfmaInput::F64 => 64,
-            MfmaInput::F32 => 32,
-            _ => 16,
-        }
+        self.input.bits()
     }
     /// A (and B) values each lane holds: consecutive k.
     fn per_lane(&self) -> usize {
-        self.m * self.k / 64
+        self.m * self.k * self.blocks / 64
     }
     /// Registers of the A (and B) operand.
     pub fn src_regs(&self) -> usize {
@@ -123,24 +174,139 @@ impl Mfma {
     }
     /// Registers of C and D.
     pub fn acc_regs(&self) -> usize {
-        self.m * self.n / 64 * if self.input == MfmaInput::F64 { 2 } else { 1 }
+        self.m * self.n * self.blocks / 64 * if self.input == MfmaInput::F64 { 2 } else { 1 }
+    }
+    /// Where A[i][kk] of block `b` lies (for B: B[kk][i], with n for m): (lane, element of the lane). Block b
+    /// takes lanes b*m.., each lane holds `per_lane` consecutive k values, and the next k values follow
+    /// after every block's.
+    pub fn input_at(&self, outer: usize, i: usize, kk: usize, b: usize) -> (usize, usize) {
+        let p = self.per_lane();
+        (b * outer + kk / p * outer * self.blocks + i, kk % p)
+    }
+    /// Where C[i][j] and D[i][j] of block `b` lie: (lane, register). A 32-bit result fills groups of four
+    /// registers n lanes wide (a 64-bit one register pairs one row tall, the register here counting pairs),
+    /// blocks that fit side by side in a register's 64 lanes sharing it.
+    pub fn output_at(&self, i: usize, j: usize, b: usize) -> (usize, usize) {
+        let (m, n) = (self.m, self.n);
+        let h = if self.input == MfmaInput::F64 { 1 } else { 4 };
+        let rows_per_reg = 64 / n;
+        let blocks_per_reg = 64usize.div_ceil(n * m / h);
+        let reg = b * (m * n / 64) + i / (h * rows_per_reg) * h + i % h;
+        let lane = b % blocks_per_reg * n + i / h % rows_per_reg * blocks_per_reg * n + j;
+        (lane, reg)
+    }
+    /// The lane BLGP reads B from for lane `lane`: 0 as is, 1 and 2 the lower or upper 32 lanes in both
+    /// halves, 3 rotated down by 16, 4..7 the first, second, third or fourth 16 lanes in every quarter.
+    pub fn blgp_lane(&self, lane: usize) -> usize {
+        match self.blgp {
+            1 => lane % 32,
+            2 => lane % 32 + 32,
+            3 => (lane + 16) % 64,
+            g @ 4..=7 => lane % 16 + 16 * (g as usize - 4),
+            _ => lane,
+        }
     }
 }
 
+/// Element `e` of an A or B lane value of type `t` (register `regs[e * bits / 32]`), as f64 (exact); an i8
+/// as its integer value.
+fn element(t: MfmaInput, regs: &[[u32; 64]], lane: usize, e: usize) -> f64 {
+    let bits = t.bits();
+    if t == MfmaInput::F64 {
+        return f64::from_bits((regs[2 * e + 1][lane] as u64) << 32 | regs[2 * e][lane] as u64);
+    }
+    let raw = regs[e * bits / 32][lane] >> (e * bits % 32);
+    match t {
+        MfmaInput::F16 => f16_to_f32(raw & 0xffff) as f64,
+        MfmaInput::Bf16 => f32::from_bits((raw & 0xffff) << 16) as f64,
+        MfmaInput::F32 | MfmaInput::Xf32 => f32::from_bits(raw) as f64,
+        MfmaInput::I8 => raw as u8 as i8 as f64,
+        MfmaInput::Fp8 => f8_to_f64(raw as u8, 3, 8),
+        MfmaInput::Bf8 => f8_to_f64(raw as u8, 2, 16),
+        MfmaInput::F64 => unreachable!("handled above"),
+    }
+}
 
-/// D = A * B + C for one single-block MFMA, lane layouts as the CDNA2/CDNA3 ISA gives them: A[i][kk] in lane
-/// i + m * (kk / p), element kk % p of the lane's registers (p = values per lane), B[kk][j] likewise with j;
-/// D[i][j] in lane j + n * ((i / 4) % (64 / n)), register i % 4 + 4 * (i / (4 * 64 / n)). Each dot product
-/// starts from C and adds the products in order of k, in f64: f16, bf16 and f32 products are exact there, so
+/// An 8-bit float of gfx942 with `mant` mantissa bits and exponent `bias`: 0x80 is NaN, there are no
+/// infinities and no negative zero; exponent field 0 holds subnormals.
+pub(crate) fn f8_to_f64(x: u8, mant: u32, bias: i32) -> f64 {
+    if x == 0x80 {
+        return f64::NAN;
+    }
+    let e = (x & 0x7f) as i32 >> mant;
+    let m = (x as u32 & ((1 << mant) - 1)) as f64 / (1u32 << mant) as f64;
+    let v = if e == 0 { m * 2f64.powi(1 - bias) } else { (1.0 + m) * 2f64.powi(e - bias) };
+    if x & 0x80 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// Any MFMA, one dot product at a time from the lane layouts ([`Mfma::input_at`], [`Mfma::output_at`]) with
+/// the modifiers: f32 results accumulate from C in f64 in order of k (products of the inputs are exact there)
+/// and round once to f32, a NaN becoming 0x7fc00000, as the SIMD routine does; i32 results wrap; f64
+/// results fuse each multiply-add in order of k.
+fn mfma_general(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+    let mut d = c[..s.acc_regs()].to_vec();
+    let sign = |bit: u8| if s.neg >> bit & 1 == 1 { -1.0 } else { 1.0 };
+    for blk in 0..s.blocks {
+        let a_blk = blk >> s.cbsz << s.cbsz | s.abid as usize;
+        for i in 0..s.m {
+            for j in 0..s.n {
+                let (lane, r) = s.output_at(i, j, blk);
+                let ab = |kk: usize| {
+                    let (la, ea) = s.input_at(s.m, i, kk, a_blk);
+                    let (lb, eb) = s.input_at(s.n, j, kk, blk);
+                    (element(s.input, a, la, ea), element(s.input_b, b, s.blgp_lane(lb), eb))
+                };
+                match s.input {
+                    MfmaInput::I8 => {
+                        let mut acc = c[r][lane] as i32;
+                        for kk in 0..s.k {
+                            let (x, y) = ab(kk);
+                            acc = acc.wrapping_add(x as i32 * y as i32);
+                        }
+                        d[r][lane] = acc as u32;
+                    }
+                    MfmaInput::F64 => {
+                        let mut acc = sign(2) * f64::from_bits((c[2 * r + 1][lane] as u64) << 32 | c[2 * r][lane] as u64);
+                        for kk in 0..s.k {
+                            let (x, y) = ab(kk);
+                            acc = (sign(0) * x).mul_add(sign(1) * y, acc);
+                        }
+                        (d[2 * r][lane], d[2 * r + 1][lane]) = (acc.to_bits() as u32, (acc.to_bits() >> 32) as u32);
+                    }
+                    _ => {
+                        let mut acc = f32::from_bits(c[r][lane]) as f64;
+                        for kk in 0..s.k {
+                            let (x, y) = ab(kk);
+                            acc += x * y;
+                        }
+                        d[r][lane] = round_f32(acc);
+                    }
+                }
+            }
+        }
+    }
+    d
+}
+
+/// D = A * B + C for any MFMA, lane layouts as the CDNA2/CDNA3 ISA and AMD's matrix instruction calculator
+/// give them ([`Mfma::input_at`], [`Mfma::output_at`]; for one block: A[i][kk] in lane i + m * (kk / p),
+/// element kk % p of the lane's registers (p = values per lane), B[kk][j] likewise with j; D[i][j] in lane
+/// j + n * ((i / 4) % (64 / n)), register i % 4 + 4 * (i / (4 * 64 / n))). Each f32 dot product starts from C
+/// and adds the products in order of k, in f64: f16, bf16, f32 and 8-bit float products are exact there, so
 /// only the sums round, and the result rounds once more to f32. A NaN result is the default NaN 0x7fc00000.
-/// The hardware's internal rounding is not modelled bit for bit.
+/// The hardware's internal rounding is not modelled bit for bit; i8 products sum exactly into a wrapping i32.
 ///
-/// Both engines call this; it runs in host SIMD code, AVX-512 or AVX2 with fused multiply-adds when the host
-/// has them (found at run time): a product of two f16, bf16 or f32 values is exact in f64, so fusing the add
-/// rounds the same.
+/// Both engines call this. A plain single-block f16, bf16 or f32 product runs in host SIMD code, AVX-512 or
+/// AVX2 with fused multiply-adds when the host has them (found at run time): a product of two such values is
+/// exact in f64, so fusing the add rounds the same; every other MFMA (blocks, modifiers, i8, 8-bit floats,
+/// xf32, f64) runs [`mfma_general`].
 pub fn mfma_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
-    if s.input == MfmaInput::F64 {
-        return mfma_f64_lanes(s, a, b, c);
+    if !s.simd() {
+        return mfma_general(s, a, b, c);
     }
     let mut d = c[..s.acc_regs()].to_vec();
     #[cfg(target_arch = "x86_64")]
@@ -186,7 +352,7 @@ fn elements(s: Mfma, regs: &[[u32; 64]], e: usize, out: &mut [f64; 64]) {
         *o = match s.input {
             MfmaInput::F16 => f16_to_f32(raw & 0xffff) as f64,
             MfmaInput::Bf16 => f32::from_bits((raw & 0xffff) << 16) as f64,
-            MfmaInput::F32 | MfmaInput::F64 => f32::from_bits(raw) as f64,
+            _ => f32::from_bits(raw) as f64,
         };
     }
 }
@@ -280,27 +446,6 @@ fn round_f32(x: f64) -> u32 {
     }
 }
 
-/// The f64 16x16x4 MFMA: A[i][kk] in lane i + 16 kk and B[kk][j] in lane j + 16 kk (one f64 per lane, in a
-/// register pair); D[i][j] in lane j + 16 (i % 4), f64 element i / 4 — rows interleave across the lane groups,
-/// unlike the f32 shapes (AMD's composable_kernel describes it with group_size 1). Each dot product is
-/// accumulated with fused multiply-adds in order of k.
-fn mfma_f64_lanes(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
-    let get = |regs: &[[u32; 64]], r: usize, lane: usize| f64::from_bits((regs[2 * r + 1][lane] as u64) << 32 | regs[2 * r][lane] as u64);
-    let mut d = c.to_vec();
-    for i in 0..s.m {
-        for j in 0..s.n {
-            let (lane, r) = (j + s.n * (i % 4), i / 4);
-            let mut acc = get(c, r, lane);
-            for kk in 0..s.k {
-                acc = get(a, 0, i + s.m * kk).mul_add(get(b, 0, j + s.n * kk), acc);
-            }
-            d[2 * r][lane] = acc.to_bits() as u32;
-            d[2 * r + 1][lane] = (acc.to_bits() >> 32) as u32;
-        }
-    }
-    d
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,7 +495,7 @@ mod tests {
     /// A random 16-bit A or B element: a finite f16 or bf16 of either sign, now and then a special.
     fn half(rng: &mut Rng, input: MfmaInput, specials: bool) -> u32 {
         let r = rng.next();
-        if specials && r % 16 == 0 {
+        if specials && r.is_multiple_of(16) {
             F16_SPECIAL[(r >> 8) as usize % F16_SPECIAL.len()]
         } else if input == MfmaInput::Bf16 {
             (0x3f80_0000 ^ (r as u32 & 0x807f_ffff)) >> 16
@@ -362,7 +507,7 @@ mod tests {
     fn word(rng: &mut Rng, input: MfmaInput, is_c: bool, specials: bool) -> u32 {
         if input == MfmaInput::F32 || is_c {
             let r = rng.next();
-            if specials && r % 16 == 0 {
+            if specials && r.is_multiple_of(16) {
                 F32_SPECIAL[(r >> 8) as usize % F32_SPECIAL.len()]
             } else {
                 (0x3f80_0000 | (r as u32 & 0x007f_ffff)) ^ (r as u32 & 0x8000_0000)
@@ -384,7 +529,7 @@ mod tests {
             (32, 32, 2, MfmaInput::F32),
             (16, 16, 4, MfmaInput::F32),
         ] {
-            let s = Mfma { m, n, k, input };
+            let s = Mfma { m, n, k, blocks: 1, input, input_b: input, cbsz: 0, abid: 0, blgp: 0, neg: 0 };
             for round in 0..20 {
                 let specials = round % 4 == 3;
                 let mut regs = |count: usize, is_c: bool| -> Vec<[u32; 64]> {

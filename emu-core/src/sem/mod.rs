@@ -19,6 +19,7 @@
 //! | [`vmem`] | GLOBAL, FLAT, SCRATCH, MUBUF/MTBUF |
 //! | [`image`] | MIMG |
 //! | [`mfma`] | MFMA, SMFMAC, AGPR moves |
+//! | `refused` | the instructions no compute kernel can use on wavejit, each with why |
 //!
 //! Control flow comes back as a [`Flow`] so that a block compiler can turn it into jumps.
 
@@ -34,6 +35,7 @@ mod image;
 mod lds;
 pub mod mfma;
 mod operand;
+mod refused;
 mod salu;
 mod smem;
 mod valu16;
@@ -152,6 +154,10 @@ pub enum ExecError {
     Private { mnemonic: &'static str, lane_bytes: u32 },
     #[error("{mnemonic}: lane {lane}: LDS {access} of {len} bytes at {address:#x} outside the workgroup's {size}-byte LDS allocation")]
     Lds { mnemonic: &'static str, lane: u32, access: crate::memory::Access, address: u64, len: u64, size: u64 },
+    /// An instruction that has no meaning in a compute kernel on wavejit (privileged, trap-handler or debugger
+    /// only, graphics), with why.
+    #[error("{mnemonic}: {why}")]
+    Refused { mnemonic: &'static str, why: &'static str },
 }
 
 fn unsupported(inst: &Inst) -> ExecError {
@@ -260,6 +266,7 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
 /// Executes `inst` (its modifiers already applied around it) in the family module its encoding and table
 /// columns select.
 fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    refused::check(inst)?;
     let info = inst.info;
     match info.encoding {
         Encoding::Sopp => control::execute(b, inst, pc),
@@ -288,6 +295,9 @@ fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     }
     if info.mfma.is_some() || matches!(info.opcode, Opcode::VAccvgprReadB32 | Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32) {
         return mfma::execute(b, inst);
+    }
+    if valu32::lane_op(info.opcode) {
+        return valu32::more(b, inst);
     }
     let types = [info.dst_type, info.src_type];
     if types.iter().flatten().any(|t| t.bits() == 64) {

@@ -8,7 +8,7 @@ use isa_amdgpu::{Inst, Opcode};
 use super::backend::*;
 use super::operand::*;
 use super::{form, unsupported, ExecError, Flow};
-use crate::lanefn::{BitOp, LaneFn};
+use crate::lanefn::{BitOp, LaneFn, SaluOp};
 
 /// Executes a scalar ALU instruction.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
@@ -328,7 +328,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         }
         _ => match scalar_bits(inst.info.opcode) {
             Some(op) => scalar(b, inst, op),
-            None => Err(unsupported(inst)),
+            None => more(b, inst),
         },
     }
 }
@@ -437,4 +437,160 @@ fn set_s64_scc_nonzero<B: Backend>(b: &mut B, inst: &Inst, lo: B::S, hi: B::S) {
     let any = b.s_op(SOp::Or, lo, hi);
     let nz = b.s_nonzero(any);
     b.set_scc(nz);
+}
+
+/// The SALU operations written as lane functions ([`SaluOp`]), the conditional moves and the other
+/// EXEC-saving forms.
+fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    use SaluOp as S;
+    let d = inst.field(Field::Sdst);
+    // (operation, SCC = result != 0)
+    let (op, scc) = match inst.info.opcode {
+        O::SBcnt0I32B32 => (S::Bcnt { ones: false, wide: false }, true),
+        O::SBcnt0I32B64 => (S::Bcnt { ones: false, wide: true }, true),
+        O::SBcnt1I32B32 => (S::Bcnt { ones: true, wide: false }, true),
+        O::SFf0I32B32 => (S::Ff0 { wide: false }, false),
+        O::SFf0I32B64 => (S::Ff0 { wide: true }, false),
+        O::SBrevB64 => (S::Brev64, false),
+        O::SBitset0B32 => (S::Bitset { set: false, wide: false }, false),
+        O::SBitset1B32 => (S::Bitset { set: true, wide: false }, false),
+        O::SBitset0B64 => (S::Bitset { set: false, wide: true }, false),
+        O::SBitset1B64 => (S::Bitset { set: true, wide: true }, false),
+        O::SQuadmaskB32 => (S::Quadmask { wide: false }, true),
+        O::SQuadmaskB64 => (S::Quadmask { wide: true }, true),
+        O::SWqmB32 => (S::Wqm { wide: false }, true),
+        O::SWqmB64 => (S::Wqm { wide: true }, true),
+        O::SSextI32I8 => (S::Sext(8), false),
+        O::SSextI32I16 => (S::Sext(16), false),
+        O::SAbsI32 => (S::Abs, true),
+        O::SAbsdiffI32 => (S::Absdiff, true),
+        O::SLshl1AddU32 => (S::LshlAdd(1), false),
+        O::SLshl2AddU32 => (S::LshlAdd(2), false),
+        O::SLshl3AddU32 => (S::LshlAdd(3), false),
+        O::SLshl4AddU32 => (S::LshlAdd(4), false),
+        O::SPackLlB32B16 => (S::Pack { hi0: false, hi1: false }, false),
+        O::SPackLhB32B16 => (S::Pack { hi0: false, hi1: true }, false),
+        O::SPackHhB32B16 => (S::Pack { hi0: true, hi1: true }, false),
+        O::SBitreplicateB64B32 => (S::Bitreplicate, false),
+        O::SBitcmp0B64 => (S::Bitcmp64 { one: false }, false),
+        O::SBitcmp1B64 => (S::Bitcmp64 { one: true }, false),
+        _ => return cmov_and_exec(b, inst),
+    };
+    let wide_src = matches!(
+        op,
+        S::Bcnt { wide: true, .. } | S::Ff0 { wide: true } | S::Brev64 | S::Quadmask { wide: true } | S::Wqm { wide: true } | S::Bitcmp64 { .. }
+    );
+    let mut args = Vec::with_capacity(3);
+    match op {
+        // s_bitset: D's own bits, the bit index in S0
+        S::Bitset { wide, .. } => {
+            args.push(b.s_get(d));
+            if wide {
+                args.push(b.s_get(d + 1));
+            }
+            args.push(scalar_src(b, inst, inst.field(Field::Ssrc0))?);
+        }
+        _ => {
+            if wide_src {
+                let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+                args.extend([lo, hi]);
+            } else {
+                args.push(scalar_src(b, inst, inst.field(Field::Ssrc0))?);
+            }
+            if matches!(op, S::Absdiff | S::LshlAdd(_) | S::Pack { .. } | S::Bitcmp64 { .. }) {
+                args.push(scalar_src(b, inst, inst.field(Field::Ssrc1))?);
+            }
+        }
+    }
+    let r = b.s_lanefn(LaneFn::Salu(op), &args);
+    match op {
+        S::Bitcmp64 { .. } => b.set_scc(r[0]),
+        // D = the sum, SCC = its carry out
+        S::LshlAdd(_) => {
+            b.s_set(d, r[0]);
+            b.set_scc(r[1]);
+        }
+        _ if r.len() == 2 => {
+            s_set64(b, d, r[0], r[1]);
+            if scc {
+                scc_nonzero64(b, r[0], r[1]);
+            }
+        }
+        _ => {
+            b.s_set(d, r[0]);
+            if scc {
+                let nz = b.s_nonzero(r[0]);
+                b.set_scc(nz);
+            }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// s_cmov/s_cmovk (D = S0 if SCC) and the EXEC-saving forms not in [`execute`]: `s_<op>_saveexec_b64` (D = EXEC,
+/// then EXEC = S0 op EXEC) and `s_andn1/andn2_wrexec_b64` (EXEC = S0 op EXEC, then D = EXEC); SCC = EXEC != 0.
+fn cmov_and_exec<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    let d = inst.field(Field::Sdst);
+    match inst.info.opcode {
+        O::SCmovB32 | O::SCmovkI32 => {
+            let v = if inst.info.opcode == O::SCmovkI32 {
+                b.s_const(inst.field(Field::Simm16) as u16 as i16 as i32 as u32)
+            } else {
+                scalar_src(b, inst, inst.field(Field::Ssrc0))?
+            };
+            let (old, scc) = (b.s_get(d), b.scc());
+            let r = b.s_select(scc, v, old);
+            b.s_set(d, r);
+        }
+        O::SCmovB64 => {
+            let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let (ol, oh, scc) = (b.s_get(d), b.s_get(d + 1), b.scc());
+            let (rl, rh) = (b.s_select(scc, lo, ol), b.s_select(scc, hi, oh));
+            s_set64(b, d, rl, rh);
+        }
+        O::SAndn1SaveexecB64 | O::SOrn1SaveexecB64 | O::SOrn2SaveexecB64 | O::SNandSaveexecB64 | O::SNorSaveexecB64 | O::SXnorSaveexecB64 | O::SAndn1WrexecB64 | O::SAndn2WrexecB64 => {
+            let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
+            let src = b.mask_from(sl, sh);
+            let exec = b.exec();
+            let ones = b.s_const(u32::MAX);
+            let all = b.mask_from(ones, ones);
+            let not = |b: &mut B, m: B::M| b.mask_op(MaskOp::Xor, m, all);
+            let m = match inst.info.opcode {
+                // ~S0 & EXEC
+                O::SAndn1SaveexecB64 | O::SAndn1WrexecB64 => b.mask_op(MaskOp::AndNot, exec, src),
+                // S0 & ~EXEC
+                O::SAndn2WrexecB64 => b.mask_op(MaskOp::AndNot, src, exec),
+                O::SOrn1SaveexecB64 => {
+                    let n = not(b, src);
+                    b.mask_op(MaskOp::Or, n, exec)
+                }
+                O::SOrn2SaveexecB64 => {
+                    let n = not(b, exec);
+                    b.mask_op(MaskOp::Or, src, n)
+                }
+                O::SNandSaveexecB64 => {
+                    let x = b.mask_op(MaskOp::And, src, exec);
+                    not(b, x)
+                }
+                O::SNorSaveexecB64 => {
+                    let x = b.mask_op(MaskOp::Or, src, exec);
+                    not(b, x)
+                }
+                _ => {
+                    let x = b.mask_op(MaskOp::Xor, src, exec);
+                    not(b, x)
+                }
+            };
+            let wrexec = matches!(inst.info.opcode, O::SAndn1WrexecB64 | O::SAndn2WrexecB64);
+            let (el, eh) = b.mask_parts(if wrexec { m } else { exec });
+            s_set64(b, d, el, eh);
+            b.set_exec(m);
+            let (nl, nh) = b.mask_parts(m);
+            scc_nonzero64(b, nl, nh);
+        }
+        _ => return Err(unsupported(inst)),
+    }
+    Ok(Flow::Next)
 }

@@ -53,6 +53,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             // caches are not modelled functionally: memory is always coherent
             Ok(Flow::Next)
         }
+        // the same for the volatile forms; discarding finds nothing dirty (no scalar store runs), and a probe of
+        // the address translation returns nothing
+        O::SDcacheWbVol | O::SDcacheInvVol | O::SDcacheDiscard | O::SDcacheDiscardX2 | O::SAtcProbe | O::SAtcProbeBuffer => Ok(Flow::Next),
         _ => Err(unsupported(inst)),
     }
 }

@@ -8,7 +8,7 @@ use isa_amdgpu::{Inst, Opcode};
 use super::backend::*;
 use super::operand::*;
 use super::{form, unsupported, ExecError, Flow};
-use crate::lanefn::{LaneFn, WordOp};
+use crate::lanefn::{BitOp, LaneFn, ValuOp, WordOp};
 
 /// Executes a 32-bit VALU instruction.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
@@ -459,7 +459,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::VDivScaleF32 => div_step(b, inst, LaneFn::DivScaleF32, false),
         O::VDivFmasF32 => div_step(b, inst, LaneFn::DivFmasF32, false),
         O::VDivFixupF32 => div_step(b, inst, LaneFn::DivFixupF32, false),
-        _ => Err(unsupported(inst)),
+        _ => more(b, inst),
     }
 }
 
@@ -509,4 +509,118 @@ pub(super) fn div_step<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, wide: bool
         write_lane_mask(b, inst, Field::Sdst, flag);
     }
     Ok(Flow::Next)
+}
+
+/// The VALU operations written as lane functions ([`ValuOp`]), v_subrev_f32 and v_ffbh_i32 (some of them
+/// name 16-bit types but work on whole 32-bit lanes: [`super::valu`] sends them here by [`lane_op`]).
+pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    use ValuOp as V;
+    let op = match inst.info.opcode {
+        O::VSubrevF32 => {
+            no_modifiers(inst)?;
+            let a = src(b, inst, 0)?;
+            let c = src(b, inst, 1)?;
+            let r = b.v_op(VOp::SubF32, c, a);
+            let m = b.exec();
+            b.v_set(vdst(inst), r, m);
+            return Ok(Flow::Next);
+        }
+        O::VFfbhI32 => {
+            no_modifiers(inst)?;
+            let a = src(b, inst, 0)?;
+            let r = b.v_lanefn(LaneFn::Bits(BitOp::Cls32), &[a]);
+            let m = b.exec();
+            b.v_set(vdst(inst), r[0], m);
+            return Ok(Flow::Next);
+        }
+        O::VXnorB32 => V::Xnor,
+        O::VSadU8 => V::SadU8,
+        O::VSadHiU8 => V::SadHiU8,
+        O::VSadU16 => V::SadU16,
+        O::VSadU32 => V::SadU32,
+        O::VMsadU8 => V::MsadU8,
+        O::VLerpU8 => V::LerpU8,
+        O::VMadU32U16 => V::Mad32x16 { signed: false },
+        O::VMadI32I16 => V::Mad32x16 { signed: true },
+        O::VAlignbyteB32 => V::Alignbyte,
+        O::VCvtFlrI32F32 => V::CvtFlrI32F32,
+        O::VCvtRpiI32F32 => V::CvtRpiI32F32,
+        O::VCvtOffF32I4 => V::CvtOffF32I4,
+        O::VCvtPkU8F32 => V::CvtPkU8F32,
+        O::VCvtPkI16I32 => V::CvtPk16 { signed: true },
+        O::VCvtPkU16U32 => V::CvtPk16 { signed: false },
+        O::VCvtPkrtzF16F32 => V::CvtPkrtzF16F32,
+        O::VCubeidF32 => V::Cubeid,
+        O::VCubemaF32 => V::Cubema,
+        O::VCubescF32 => V::Cubesc,
+        O::VCubetcF32 => V::Cubetc,
+        O::VMulLegacyF32 => V::MulLegacyF32,
+        O::VMadLegacyF32 => V::MadLegacyF32,
+        O::VDot2I32I16 | O::VDot2cI32I16 => V::Dot { bits: 16, signed: true },
+        O::VDot2U32U16 => V::Dot { bits: 16, signed: false },
+        O::VDot4I32I8 | O::VDot4cI32I8 => V::Dot { bits: 8, signed: true },
+        O::VDot4U32U8 => V::Dot { bits: 8, signed: false },
+        O::VDot8I32I4 | O::VDot8cI32I4 => V::Dot { bits: 4, signed: true },
+        O::VDot8U32U4 => V::Dot { bits: 4, signed: false },
+        O::VSatPkU8I16 => V::SatPkU8I16,
+        O::VBfmB32 => V::Bfm,
+        O::VAddI32 => V::AddI32,
+        O::VSubI32 => V::SubI32,
+        O::VMin3I16 => V::Min3_16 { signed: true },
+        O::VMin3U16 => V::Min3_16 { signed: false },
+        O::VMax3I16 => V::Max3_16 { signed: true },
+        O::VMax3U16 => V::Max3_16 { signed: false },
+        O::VMed3I16 => V::Med3_16 { signed: true },
+        O::VMed3U16 => V::Med3_16 { signed: false },
+        O::VCvtF32Fp8 => V::CvtF32F8 { bf8: false },
+        O::VCvtF32Bf8 => V::CvtF32F8 { bf8: true },
+        // no exceptions are recorded, so there are none to clear
+        O::VNop | O::VClrexcp => return Ok(Flow::Next),
+        _ => return Err(unsupported(inst)),
+    };
+    no_modifiers(inst)?;
+    if inst.encoding() == Encoding::Vop3p && (inst.field(Field::OpSel) != 0 || inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2 != 7 || inst.field(Field::Neg) | inst.field(Field::NegHi) != 0) {
+        return Err(form(inst, "op_sel, op_sel_hi or neg on a dot product"));
+    }
+    let f = LaneFn::Valu(op);
+    // the dot products of VOP2 ("c" forms) accumulate into the destination
+    let accumulate = matches!(inst.info.opcode, O::VDot2cI32I16 | O::VDot4cI32I8 | O::VDot8cI32I4);
+    let mut args = Vec::with_capacity(3);
+    for k in 0..f.inputs() {
+        args.push(match k {
+            2 if accumulate => b.v_get(vdst(inst)),
+            // VOP3P has no vsrc1: its sources are src0..src2
+            _ if inst.encoding() == Encoding::Vop3p => vec_src(b, inst, [Field::Src0, Field::Src1, Field::Src2][k])?,
+            _ => src(b, inst, k)?,
+        });
+    }
+    let r = b.v_lanefn(f, &args);
+    let m = b.exec();
+    b.v_set(vdst(inst), r[0], m);
+    Ok(Flow::Next)
+}
+
+/// Whether [`more`] executes `op` whatever the types its mnemonic names.
+pub(super) fn lane_op(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(
+        op,
+        O::VSadU16
+            | O::VMadU32U16
+            | O::VMadI32I16
+            | O::VCvtPkrtzF16F32
+            | O::VDot2I32I16
+            | O::VDot2cI32I16
+            | O::VDot2U32U16
+            | O::VSatPkU8I16
+            | O::VCvtPkI16I32
+            | O::VCvtPkU16U32
+            | O::VMin3I16
+            | O::VMin3U16
+            | O::VMax3I16
+            | O::VMax3U16
+            | O::VMed3I16
+            | O::VMed3U16
+    )
 }

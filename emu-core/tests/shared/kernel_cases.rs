@@ -1,5 +1,6 @@
 // The kernel test cases, shared by the engines: included by emu-core/tests/kernels.rs (interpreter) and
-// jit/tests/kernels.rs (JIT, checked against the interpreter), each of which defines `engine_run`.
+// jit/tests/kernels.rs (JIT, checked against the interpreter), each of which defines `engine_run` and
+// `engine_run_observed`; every dispatch here goes through one of them.
 
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{EngineError, KernelDispatch, Limits};
@@ -15,22 +16,27 @@ fn setup(kernel: &str, target: &str) -> (&'static DevicePreset, CodeObject) {
     (dev, co)
 }
 
-/// Runs a dispatch twice from the same buffer contents — on one host thread, then on all — and checks that
-/// both leave every buffer byte-identical; returns the second run's statistics. Every kernel test goes through
-/// here, so each proves its results independent of the thread count (and, under the JIT, equal to the
-/// interpreter's: see jit/tests/kernels.rs).
+/// Runs a dispatch at the host thread count its limits ask for (all threads when unset) and, from the same
+/// buffer contents, on one host thread, and checks that both leave every buffer byte-identical and fail alike;
+/// returns the statistics of the run at the asked count. Every kernel test goes through here, so each proves its
+/// results independent of the thread count (and, under the JIT, equal to the interpreter's: see
+/// jit/tests/kernels.rs).
 fn run_kernel(d: KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, EngineError> {
     let (mem, kernel) = (d.mem, d.kernel);
     let before = mem.snapshot_buffers().unwrap();
     let one = engine_run(&KernelDispatch { limits: Limits { threads: Some(1), ..d.limits }, ..d });
+    if d.limits.threads == Some(1) {
+        return one;
+    }
     let after_one = mem.snapshot_buffers().unwrap();
     mem.restore_buffers(&before).unwrap();
-    let all = engine_run(&KernelDispatch { limits: Limits { threads: None, ..d.limits }, ..d });
-    if one.is_ok() && all.is_ok() {
-        assert!(mem.snapshot_buffers().unwrap() == after_one, "{}: results differ between 1 and all host threads", kernel.name);
+    let asked = engine_run(&d);
+    let threads = d.limits.threads.map_or("all".to_string(), |t| t.to_string());
+    if one.is_ok() && asked.is_ok() {
+        assert!(mem.snapshot_buffers().unwrap() == after_one, "{}: results differ between 1 and {threads} host threads", kernel.name);
     }
-    assert_eq!(one.is_ok(), all.is_ok(), "{}: 1 and all host threads disagree on failing", kernel.name);
-    all
+    assert_eq!(one.is_ok(), asked.is_ok(), "{}: 1 and {threads} host threads disagree on failing", kernel.name);
+    asked
 }
 
 fn upload(mem: &DeviceMemory, data: &[f32], label: &str) -> u64 {
@@ -258,7 +264,7 @@ fn an_observer_sees_every_instruction_by_unit_without_changing_results() {
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
         let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
         let stats = match counter {
-            Some(c) => d.run_observed(c),
+            Some(c) => engine_run_observed(&d, c),
             None => run_kernel(d),
         }
         .unwrap();
@@ -305,7 +311,7 @@ fn an_observer_sees_each_lanes_addresses_and_can_interleave_waves_without_changi
     let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
     let rec = Recorder::default();
-    KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }.run_observed(&rec).unwrap();
+    engine_run_observed(&KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }, &rec).unwrap();
     assert_eq!(bits(&download(&mem, dc, n)), bits(&test_kernels::reference::vadd(&a, &b)));
     let acc = rec.accesses.into_inner().unwrap();
     // each work-item i reads a[i] and b[i] and writes c[i], as lane i % 64 of wave i / 64

@@ -101,15 +101,22 @@ pub fn have_tool(tool: &str) -> bool {
     Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
-/// True if clang-19, llvm-readelf-19 and llvm-objdump-19 are all present; prints a SKIPPED line otherwise.
-pub fn have_llvm(test: &str) -> bool {
-    for t in ["clang-19", "llvm-readelf-19", "llvm-objdump-19"] {
-        if !have_tool(t) {
-            println!("SKIPPED {test}: {t} not installed (apt-get install clang-19 llvm-19 lld-19)");
-            return false;
-        }
+/// Panics, naming the package, unless every tool runs: a missing test dependency fails the test
+/// (scripts/setup.sh installs them all).
+pub fn require_tools(tools: &[&str]) {
+    for t in tools {
+        assert!(have_tool(t), "{t} is not installed: this test needs it (scripts/setup.sh installs clang-19 llvm-19 lld-19)");
     }
-    true
+}
+
+/// Panics unless clang-19, llvm-readelf-19 and llvm-objdump-19 are all present.
+pub fn require_llvm() {
+    require_tools(&["clang-19", "llvm-readelf-19", "llvm-objdump-19"]);
+}
+
+/// Panics, naming the package, unless `path` exists.
+pub fn require_file(path: &std::path::Path, package: &str) {
+    assert!(path.exists(), "{} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)", path.display());
 }
 
 /// Runs a command, panicking with its stderr if it fails; returns stdout.
