@@ -34,6 +34,9 @@ enum Shape {
     FmaMix { out: MixOut },
     /// Packed 16-bit (VOP3P): two halves per register, each through the lane helper `f` of `n` sources.
     Pk { f: LaneFn, n: usize },
+    /// The minimum or maximum of three 16-bit integers (`lo`/`hi`: the two-source min and max of the type),
+    /// or with `med` their median.
+    Three { lo: I16Op, hi: I16Op, med: bool, max: bool },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -94,6 +97,12 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VMinU16 => i16(I::MinU),
         O::VMinI16 => i16(I::MinI),
         O::VMadU16 | O::VMadLegacyU16 => i16(I::Mad),
+        O::VMin3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: false },
+        O::VMax3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: true },
+        O::VMed3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: true, max: false },
+        O::VMin3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: false, max: false },
+        O::VMax3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: false, max: true },
+        O::VMed3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: true, max: false },
         O::VCvtF16F32 => Shape::HalfFromF32,
         O::VCvtF32F16 => Shape::F32FromHalf,
         O::VPackB32F16 => Shape::Pack,
@@ -159,6 +168,21 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
         }
         Shape::FmaMix { out } => fma_mix(b, inst, out)?,
         Shape::Pk { f, n } => packed(b, inst, f, n)?,
+        Shape::Three { lo, hi, med, max } => {
+            let (x, y, z) = (src16(b, inst, 0)?, src16(b, inst, 1)?, src16(b, inst, 2)?);
+            let mut two = |op: I16Op, a: B::V, c: B::V| b.v_lanefn(LaneFn::I16(op), &[a, c])[0];
+            let r = if med {
+                // max(min(x, y), min(max(x, y), z))
+                let (small, big) = (two(lo, x, y), two(hi, x, y));
+                let m = two(lo, big, z);
+                two(hi, small, m)
+            } else {
+                let op = if max { hi } else { lo };
+                let xy = two(op, x, y);
+                two(op, xy, z)
+            };
+            write16(b, inst, r);
+        }
     }
     Ok(Flow::Next)
 }

@@ -1,12 +1,13 @@
 // Device operations HIP's own tests reach: float atomics of every address form gfx90a has (GLOBAL, FLAT on
 // global and on LDS memory, DS, MUBUF; f64 add/min/max, f32 add, packed f16 add), packed 16-bit subtraction,
 // bit-mask generation, the shared aperture from SH_MEM_BASES (generic pointers into LDS), LDS addresses that
-// wrap around 32 bits, the clocks, and
+// wrap around 32 bits, the clocks, generic pointers into private arrays, 16-bit min3/max3/med3, and
 // __syncthreads_and/or/count in blocks that leave their last wave partly filled.
 // Instructions the compiler does not pick from C++ are written as inline assembly.
 #include "check.h"
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
 typedef _Float16 half2_t __attribute__((ext_vector_type(2)));
@@ -132,6 +133,32 @@ __global__ void scalar_and_packed(const uint32_t* a, const uint32_t* b, uint32_t
 #endif
 }
 
+// a generic pointer into a private array (FLAT accesses through the private aperture)
+__device__ __attribute__((noinline)) int sum_through(int* p, int n, int k) {
+  for (int i = 0; i < n; i++) p[i] = p[i] * k + i;
+  int s = 0;
+  for (int i = 0; i < n; i++) s += p[(i * 7) % n];
+  return s;
+}
+
+__global__ void private_flat(int* out, int k) {
+  int local[40];
+  for (int i = 0; i < 40; i++) local[i] = threadIdx.x + i;
+  out[threadIdx.x] = sum_through(local, 40 - (threadIdx.x & 7), k);
+}
+
+// 16-bit three-operand minimum, maximum and median, signed and unsigned: 6 per lane
+__global__ void three16(const uint32_t* a, uint32_t* out) {
+  const int t = threadIdx.x;
+  uint32_t x = a[t], y = a[(t + 17) % 64], z = a[(t + 40) % 64], r;
+  asm volatile("v_min3_u16 %0, %1, %2, %3" : "=v"(r) : "v"(x), "v"(y), "v"(z)); out[6 * t + 0] = r & 0xffff;
+  asm volatile("v_max3_u16 %0, %1, %2, %3" : "=v"(r) : "v"(x), "v"(y), "v"(z)); out[6 * t + 1] = r & 0xffff;
+  asm volatile("v_med3_u16 %0, %1, %2, %3" : "=v"(r) : "v"(x), "v"(y), "v"(z)); out[6 * t + 2] = r & 0xffff;
+  asm volatile("v_min3_i16 %0, %1, %2, %3" : "=v"(r) : "v"(x), "v"(y), "v"(z)); out[6 * t + 3] = r & 0xffff;
+  asm volatile("v_max3_i16 %0, %1, %2, %3" : "=v"(r) : "v"(x), "v"(y), "v"(z)); out[6 * t + 4] = r & 0xffff;
+  asm volatile("v_med3_i16 %0, %1, %2, %3" : "=v"(r) : "v"(x), "v"(y), "v"(z)); out[6 * t + 5] = r & 0xffff;
+}
+
 // results of __syncthreads_and/or/count per thread: 6 per thread
 __global__ void block_votes(int* out) {
   const int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
@@ -143,6 +170,8 @@ __global__ void block_votes(int* out) {
   o[4] = __syncthreads_or(0);
   o[5] = __syncthreads_count(t % 3 == 0);
 }
+
+template <typename T> static T med3(T p, T q, T s) { return std::max(std::min(p, q), std::min(std::max(p, q), s)); }
 
 static uint32_t pk_sub(uint32_t a, uint32_t b) {
   uint32_t lo = (a - b) & 0xffff, hi = ((a >> 16) - (b >> 16)) & 0xffff;
@@ -243,6 +272,43 @@ int main() {
   EXPECT((long long)hc[2] == acc);
   EXPECT(hc[0] > 1000);  // the shader clock counts at least one cycle per loop iteration
   std::printf("device ops: v_pk_sub, s_bfm, SH_MEM_BASES apertures, generic LDS pointers, wrapped LDS addresses, clock64 %llu cycles correct\n", (unsigned long long)hc[0]);
+
+  // ---- private arrays through generic pointers, 16-bit min3/max3/med3
+  {
+    int* o;
+    CHECK(hipMalloc(&o, 64 * 4));
+    hipLaunchKernelGGL(private_flat, dim3(1), dim3(64), 0, 0, o, 3);
+    CHECK(hipGetLastError());
+    int ho[64];
+    CHECK(hipMemcpy(ho, o, sizeof ho, hipMemcpyDeviceToHost));
+    for (int t = 0; t < 64; t++) {
+      int local[40], n = 40 - (t & 7);
+      for (int i = 0; i < 40; i++) local[i] = t + i;
+      for (int i = 0; i < n; i++) local[i] = local[i] * 3 + i;
+      int want = 0;
+      for (int i = 0; i < n; i++) want += local[(i * 7) % n];
+      EXPECT(ho[t] == want);
+    }
+    uint32_t* r;
+    CHECK(hipMalloc(&r, 64 * 6 * 4));
+    hipLaunchKernelGGL(three16, dim3(1), dim3(64), 0, 0, a, r);
+    CHECK(hipGetLastError());
+    std::vector<uint32_t> hr(64 * 6);
+    CHECK(hipMemcpy(hr.data(), r, 64 * 6 * 4, hipMemcpyDeviceToHost));
+    for (int t = 0; t < 64; t++) {
+      uint16_t ux = ha[t], uy = ha[(t + 17) % 64], uz = ha[(t + 40) % 64];
+      int16_t sx = ux, sy = uy, sz = uz;
+      EXPECT(hr[6 * t + 0] == std::min({ux, uy, uz}));
+      EXPECT(hr[6 * t + 1] == std::max({ux, uy, uz}));
+      EXPECT(hr[6 * t + 2] == med3(ux, uy, uz));
+      EXPECT(hr[6 * t + 3] == (uint16_t)std::min({sx, sy, sz}));
+      EXPECT(hr[6 * t + 4] == (uint16_t)std::max({sx, sy, sz}));
+      EXPECT(hr[6 * t + 5] == (uint16_t)med3(sx, sy, sz));
+    }
+    CHECK(hipFree(o));
+    CHECK(hipFree(r));
+  }
+  std::printf("device ops: private arrays through generic pointers and 16-bit min3/max3/med3 correct\n");
 
   // ---- block-wide votes with partly filled waves
   for (int block : {10, 40, 64, 70, 130, 723}) {
