@@ -333,6 +333,15 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             b.set_scc(borrow);
             Ok(Flow::Next)
         }
+        O::SSextI32I8 | O::SSextI32I16 => {
+            // D = sign-extended low byte / half of S0
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let k = b.s_const(if inst.info.opcode == O::SSextI32I8 { 24 } else { 16 });
+            let up = b.s_op(SOp::Shl, a, k);
+            let r = b.s_op(SOp::Ashr, up, k);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
         O::SBfmB32 => {
             // D = ((1 << S0[4:0]) - 1) << S1[4:0] (the shifts take 5 bits)
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;

@@ -74,7 +74,7 @@ __global__ void buffer_atomics(double* g, float* f) {
   asm volatile("buffer_atomic_pk_add_f16 %0, %1, %2, 0 offen\n\ts_waitcnt vmcnt(0)" : : "v"(one_two), "v"(f1), "s"(rf) : "memory");
 }
 
-// v_pk_sub_u16, v_pk_sub_i16, s_bfm_b32, s_bfm_b64, the shared aperture, generic pointers into LDS, clocks
+// v_pk_sub_u16, v_pk_sub_i16, s_bfm_b32, s_bfm_b64, s_sext_i32_i8/i16, the shared aperture, generic pointers into LDS, clocks
 __global__ void scalar_and_packed(const uint32_t* a, const uint32_t* b, uint32_t* pk, uint32_t n, uint32_t m,
                                   uint32_t* bfm, uint64_t* bfm64, int* shared_flags, uint64_t* clocks) {
   __shared__ int tile[64];
@@ -91,6 +91,10 @@ __global__ void scalar_and_packed(const uint32_t* a, const uint32_t* b, uint32_t
     bfm[0] = s;
     asm volatile("s_bfm_b64 %0, %1, %2" : "=s"(s64) : "s"(n + 20), "s"(m));
     bfm64[0] = s64;
+    asm volatile("s_sext_i32_i16 %0, %1" : "=s"(s) : "s"(n * 0x1234f0u));
+    bfm[6] = s;
+    asm volatile("s_sext_i32_i8 %0, %1" : "=s"(s) : "s"(n * 0x1234f0u));
+    bfm[7] = s;
     // the shared aperture as the hardware register holds it, and as the aperture register reads
     uint32_t bases;
     uint64_t aperture;
@@ -257,6 +261,8 @@ int main() {
   }
   EXPECT(hbfm[0] == ((1u << n) - 1) << m);
   EXPECT(hb64 == ((1ull << (n + 20)) - 1) << m);
+  EXPECT(hbfm[6] == (uint32_t)(int32_t)(int16_t)(n * 0x1234f0u) && (int32_t)hbfm[6] < 0);
+  EXPECT(hbfm[7] == (uint32_t)(int32_t)(int8_t)(n * 0x1234f0u) && (int32_t)hbfm[7] < 0);
   // SH_MEM_BASES holds bits 63:48 of the shared (high half) and private (low half) apertures
   EXPECT(hbfm[1] << 16 == hbfm[2] && hbfm[2] != 0);
   EXPECT(hbfm[3] << 16 == hbfm[4] && hbfm[4] != 0 && hbfm[4] != hbfm[2]);
@@ -271,7 +277,7 @@ int main() {
   for (uint32_t i = 0; i < 1000 + n; i++) acc += i * m;
   EXPECT((long long)hc[2] == acc);
   EXPECT(hc[0] > 1000);  // the shader clock counts at least one cycle per loop iteration
-  std::printf("device ops: v_pk_sub, s_bfm, SH_MEM_BASES apertures, generic LDS pointers, wrapped LDS addresses, clock64 %llu cycles correct\n", (unsigned long long)hc[0]);
+  std::printf("device ops: v_pk_sub, s_bfm, s_sext, SH_MEM_BASES apertures, generic LDS pointers, wrapped LDS addresses, clock64 %llu cycles correct\n", (unsigned long long)hc[0]);
 
   // ---- private arrays through generic pointers, 16-bit min3/max3/med3
   {
