@@ -91,9 +91,9 @@ __global__ void scalar_and_packed(const uint32_t* a, const uint32_t* b, uint32_t
     bfm[0] = s;
     asm volatile("s_bfm_b64 %0, %1, %2" : "=s"(s64) : "s"(n + 20), "s"(m));
     bfm64[0] = s64;
-    asm volatile("s_sext_i32_i16 %0, %1" : "=s"(s) : "s"(n * 0x1234f0u));
+    asm volatile("s_sext_i32_i16 %0, %1" : "=s"(s) : "s"(((n << 13) | 0x30080u)));
     bfm[6] = s;
-    asm volatile("s_sext_i32_i8 %0, %1" : "=s"(s) : "s"(n * 0x1234f0u));
+    asm volatile("s_sext_i32_i8 %0, %1" : "=s"(s) : "s"(((n << 13) | 0x30080u)));
     bfm[7] = s;
     // the shared aperture as the hardware register holds it, and as the aperture register reads
     uint32_t bases;
@@ -261,8 +261,8 @@ int main() {
   }
   EXPECT(hbfm[0] == ((1u << n) - 1) << m);
   EXPECT(hb64 == ((1ull << (n + 20)) - 1) << m);
-  EXPECT(hbfm[6] == (uint32_t)(int32_t)(int16_t)(n * 0x1234f0u) && (int32_t)hbfm[6] < 0);
-  EXPECT(hbfm[7] == (uint32_t)(int32_t)(int8_t)(n * 0x1234f0u) && (int32_t)hbfm[7] < 0);
+  EXPECT(hbfm[6] == (uint32_t)(int32_t)(int16_t)(((n << 13) | 0x30080u)) && (int32_t)hbfm[6] < 0);
+  EXPECT(hbfm[7] == (uint32_t)(int32_t)(int8_t)(((n << 13) | 0x30080u)) && (int32_t)hbfm[7] < 0);
   // SH_MEM_BASES holds bits 63:48 of the shared (high half) and private (low half) apertures
   EXPECT(hbfm[1] << 16 == hbfm[2] && hbfm[2] != 0);
   EXPECT(hbfm[3] << 16 == hbfm[4] && hbfm[4] != 0 && hbfm[4] != hbfm[2]);
