@@ -118,7 +118,7 @@ pub enum EngineError {
     GridSync { kernel: String, what: String },
     #[error("kernel {kernel}: timing model: {what}")]
     Timing { kernel: String, what: String },
-    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
+    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (a runaway kernel, or one longer than the per-wave instruction limit)")]
     Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
 }
 

@@ -565,7 +565,7 @@ impl Backend for Interp<'_> {
     fn lds_atomic(&mut self, op: AtomicOp, addr: Lanes, offset: u32, data: Lanes, m: u64) -> Result<Lanes, ExecError> {
         let mut old = [0u32; LANES];
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let r = self.lds_range(l, a, 1, crate::memory::Access::Write)?;
             let cell = &mut self.lds[r];
             let o = u32::from_le_bytes([cell[0], cell[1], cell[2], cell[3]]);
@@ -635,7 +635,7 @@ impl Backend for Interp<'_> {
     fn lds_read(&mut self, addr: Lanes, offset: u32, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mut out = vec![[0u32; LANES]; dwords as usize];
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let range = self.lds_range(l, a, dwords, crate::memory::Access::Read)?;
             for (d, o) in out.iter_mut().enumerate() {
                 let b = &self.lds[range.start + 4 * d..range.start + 4 * d + 4];
@@ -647,7 +647,7 @@ impl Backend for Interp<'_> {
     fn lds_read_narrow(&mut self, addr: Lanes, offset: u32, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
         let mut out = [0u32; LANES];
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let r = self.lds_bytes(l, a, bytes, crate::memory::Access::Read)?;
             let b = &self.lds[r];
             out[l] = match (bytes, signed) {
@@ -661,7 +661,7 @@ impl Backend for Interp<'_> {
     }
     fn lds_write_narrow(&mut self, addr: Lanes, offset: u32, bytes: u32, data: Lanes, m: u64) -> Result<(), ExecError> {
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let r = self.lds_bytes(l, a, bytes, crate::memory::Access::Write)?;
             self.lds[r].copy_from_slice(&data[l].to_le_bytes()[..bytes as usize]);
         }
@@ -670,7 +670,7 @@ impl Backend for Interp<'_> {
     fn lds_atomic64(&mut self, op: AtomicOp, addr: Lanes, offset: u32, data: (Lanes, Lanes), m: u64) -> Result<(Lanes, Lanes), ExecError> {
         let mut old = ([0u32; LANES], [0u32; LANES]);
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let r = self.lds_range(l, a, 2, crate::memory::Access::Write)?;
             let cell = &mut self.lds[r];
             let o = u64::from_le_bytes(cell[..8].try_into().unwrap_or_default());
@@ -684,7 +684,7 @@ impl Backend for Interp<'_> {
         let n = cmp.len();
         let mut old = vec![[0u32; LANES]; n];
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let r = self.lds_range(l, a, n as u32, crate::memory::Access::Write)?;
             let cell = &mut self.lds[r];
             let cur: Vec<u32> = cell.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
@@ -712,7 +712,7 @@ impl Backend for Interp<'_> {
     }
     fn lds_write(&mut self, addr: Lanes, offset: u32, data: &[Lanes], m: u64) -> Result<(), ExecError> {
         for l in Self::lanes(m) {
-            let a = addr[l] as u64 + offset as u64;
+            let a = lds_address(addr[l], offset);
             let range = self.lds_range(l, a, data.len() as u32, crate::memory::Access::Write)?;
             for (d, v) in data.iter().enumerate() {
                 self.lds[range.start + 4 * d..range.start + 4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
@@ -791,6 +791,12 @@ impl Backend for Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// The LDS address of a lane: the address register plus the instruction's offset in 32 bits, wrapping as the
+/// hardware adds them (compilers fold constant offsets into DS instructions whose base may be negative).
+fn lds_address(addr: u32, offset: u32) -> u64 {
+    addr.wrapping_add(offset) as u64
 }
 
 /// Lane `l`'s 64-bit address (lo, hi) plus a signed offset.

@@ -55,7 +55,9 @@ pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Stat
         }
         // a pointer to the text, as ROCm's runtime answers
         ffi::AMD_SYSTEM_INFO_BUILD_VERSION => put(out, concat!("wavejit ", env!("CARGO_PKG_VERSION"), "\0").as_ptr()),
-        ffi::AMD_SYSTEM_INFO_SVM_SUPPORTED => put(out, false),
+        // HIP's managed memory (hipMallocManaged) then is host memory it maps itself and gives the GPUs access
+        // to through the SVM attributes; pageable memory in general is not reachable by kernels
+        ffi::AMD_SYSTEM_INFO_SVM_SUPPORTED => put(out, true),
         ffi::AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(out, false),
         _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }

@@ -270,6 +270,13 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         eprintln!("wavejit: kernel {}: {e}", k.name);
         ffi::ERROR_INVALID_PACKET_FORMAT
     })?;
+    {
+        // managed memory the program has unmapped since (HIP frees it with munmap) is no longer reachable
+        let mut svm = rt.svm.lock().unwrap_or_else(|e| e.into_inner());
+        if !svm.maps_nothing() {
+            svm.forget_unmapped(rt);
+        }
+    }
     let mut kernarg = vec![0u8; k.props.kernarg_size as usize];
     if !kernarg.is_empty() {
         if let Err(e) = rt.mem.read(p.kernarg_address, &mut kernarg) {
@@ -295,7 +302,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     let start = rt.timestamp();
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
     let _busy = rt.smi.as_ref().zip(rt.gpu_ordinal(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
-    let limits = Limits { timing: rt.timing, ..Limits::default() };
+    let limits = Limits { timing: rt.timing, max_wave_instructions: rt.max_wave_instructions, ..Limits::default() };
     let result = match &rt.jit {
         Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
         None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
@@ -309,6 +316,9 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
+        if matches!(e, emu_core::engine::EngineError::Runaway { .. }) {
+            eprintln!("wavejit: WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`) sets the limit per wave; 0 removes it");
+        }
         fault_status(&e)
     })
 }

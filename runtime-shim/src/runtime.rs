@@ -88,17 +88,45 @@ pub struct Runtime {
     /// Timing mode (`WAVEJIT_TIMING=1`): dispatches run in the timing model, and the timestamps the runtime
     /// leaves in completion signals (dispatches, barriers, copies) are modeled nanoseconds.
     pub timing: bool,
-    /// The modeled device clock of timing mode, in nanoseconds: each dispatch advances it by its modeled
-    /// duration; barriers and copies take no modeled time.
+    /// Instructions one wave may execute before its dispatch stops as a runaway kernel
+    /// (`WAVEJIT_MAX_INSTRUCTIONS`; `u64::MAX` for no limit).
+    pub max_wave_instructions: u64,
+    /// The modeled device clock of timing mode, in nanoseconds from the `CLOCK_MONOTONIC` time the runtime
+    /// started at: each dispatch advances it by its modeled duration; barriers and copies take no modeled time.
     modeled_ns: AtomicU64,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
     pub changed: Changes,
     next_id: AtomicU64,
-    pub started: std::time::Instant,
     /// Copy engine: jobs run in order on one thread.
     pub copies: Mutex<Option<std::sync::mpsc::Sender<crate::memory::CopyJob>>>,
     /// This process's record in the SMI registry (memory use, busy time), if published.
     pub smi: Option<profiler_hooks::smi::Publisher>,
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+pub fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into `t`, which lives for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// The per-wave instruction limit of programs on the shim when `WAVEJIT_MAX_INSTRUCTIONS` is not set: ten
+/// billion, minutes of emulation for one wave, far beyond what the test suites of HIP and its libraries run,
+/// so only a kernel that never ends reaches it (the engine's own default, 100 million, suits single kernels
+/// run by `wavejit run`).
+pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 10_000_000_000;
+
+/// `WAVEJIT_MAX_INSTRUCTIONS`: instructions per wave (digits, `_` allowed), or 0 / `none` for no limit.
+fn max_instructions_from_env() -> Result<u64, String> {
+    match std::env::var("WAVEJIT_MAX_INSTRUCTIONS") {
+        Err(_) => Ok(DEFAULT_MAX_WAVE_INSTRUCTIONS),
+        Ok(v) => match v.trim() {
+            "" => Ok(DEFAULT_MAX_WAVE_INSTRUCTIONS),
+            "none" | "0" => Ok(u64::MAX),
+            n => n.replace('_', "").parse::<u64>().map_err(|_| format!("WAVEJIT_MAX_INSTRUCTIONS={v}: expected a number of instructions per wave, or 0 (none) for no limit")),
+        },
+    }
 }
 
 /// `WAVEJIT_DEVICES` (comma-separated preset names); default one MI210 — gfx90a, the newest target Debian's
@@ -164,6 +192,7 @@ impl Runtime {
             Ok("1") => true,
             Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
         };
+        let max_wave_instructions = max_instructions_from_env()?;
         Ok(Runtime {
             mem,
             agents,
@@ -181,10 +210,10 @@ impl Runtime {
             loader: Loader::default(),
             jit,
             timing,
-            modeled_ns: AtomicU64::new(1),
+            max_wave_instructions,
+            modeled_ns: AtomicU64::new(monotonic_ns()),
             changed: Changes::default(),
             next_id: AtomicU64::new(1),
-            started: std::time::Instant::now(),
             copies: Mutex::new(None),
             smi,
         })
@@ -194,9 +223,11 @@ impl Runtime {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Nanoseconds since the runtime started: the system timestamp (frequency 1 GHz).
+    /// The system timestamp (frequency 1 GHz): `CLOCK_MONOTONIC` in nanoseconds, the clock ROCclr stamps
+    /// the commands it completes on the host with (`amd::Os::timeNanos`), so HIP events timed by the host
+    /// and by completion signals compare.
     pub fn timestamp(&self) -> u64 {
-        self.started.elapsed().as_nanos() as u64 + 1
+        monotonic_ns()
     }
 
     /// The time to stamp a packet or copy with now: the system timestamp, or in timing mode the modeled

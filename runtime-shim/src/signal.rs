@@ -59,8 +59,7 @@ impl Signals {
         if !s.live.remove(&h) {
             return Err(ffi::ERROR_INVALID_SIGNAL);
         }
-        // its handlers go with it (the handle will be handed out again)
-        HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).retain(|a| a.signal != h);
+        drop_async_handlers(h);
         match s.adopted.remove(&h) {
             // another process's signal: its mapping goes (the signal lives on there)
             Some(mapping) => {
@@ -220,17 +219,39 @@ pub struct AsyncHandler {
     pub arg: usize,
 }
 
-static HANDLERS: Mutex<Vec<AsyncHandler>> = Mutex::new(Vec::new());
+/// The registered handlers, each with the number it was registered under. Other threads register handlers
+/// and drop those of a destroyed signal while the handler thread calls them, so the thread names handlers by
+/// that number, never by their position. Lock order: the signal table (`Signals::inner`), then this.
+static HANDLERS: Mutex<Handlers> = Mutex::new(Handlers { next: 0, list: Vec::new() });
 static HANDLER_THREAD: std::sync::Once = std::sync::Once::new();
+
+struct Handlers {
+    next: u64,
+    list: Vec<(u64, AsyncHandler)>,
+}
+
+fn handlers() -> std::sync::MutexGuard<'static, Handlers> {
+    HANDLERS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Forgets every handler (at `hsa_shut_down`: their signals are gone).
 pub fn clear_async_handlers() {
-    HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    handlers().list.clear();
+}
+
+/// Forgets the handlers of signal `h` (it is being destroyed; the handle will be handed out again).
+fn drop_async_handlers(h: u64) {
+    handlers().list.retain(|(_, a)| a.signal != h);
 }
 
 /// Registers `h`; one thread calls every handler whose condition holds (and drops those that return false).
 pub fn add_async_handler(h: AsyncHandler) {
-    HANDLERS.lock().unwrap_or_else(|e| e.into_inner()).push(h);
+    {
+        let mut hs = handlers();
+        let id = hs.next;
+        hs.next += 1;
+        hs.list.push((id, h));
+    }
     HANDLER_THREAD.call_once(|| {
         let _ = std::thread::Builder::new().name("wavejit-signals".into()).spawn(|| loop {
             let Ok(rt) = crate::runtime::rt() else {
@@ -238,31 +259,26 @@ pub fn add_async_handler(h: AsyncHandler) {
                 continue;
             };
             let seen = rt.changes();
-            let ready: Vec<(usize, i64)> = {
-                let hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
-                hs.iter()
-                    .enumerate()
-                    .filter_map(|(i, h)| value(&rt, h.signal).ok().map(|a| (i, a.load(Ordering::Acquire))).filter(|(_, v)| satisfied(h.condition, *v, h.value)))
-                    .collect()
-            };
+            // the conditions are read without the handler lock held: reading a signal takes the signal
+            // table's lock, which `Signals::destroy` holds while it drops handlers (the other order)
+            let watched: Vec<(u64, u64, u32, i64)> = handlers().list.iter().map(|(id, h)| (*id, h.signal, h.condition, h.value)).collect();
+            let ready: Vec<(u64, i64)> = watched
+                .into_iter()
+                .filter_map(|(id, signal, condition, want)| value(&rt, signal).ok().map(|a| (id, a.load(Ordering::Acquire))).filter(|(_, v)| satisfied(condition, *v, want)))
+                .collect();
             if ready.is_empty() {
                 rt.wait_since(seen, POLL);
                 continue;
             }
-            // call outside the lock (a handler may register another); remove those that asked to stop
-            let mut keep = Vec::new();
-            for (i, v) in ready.iter().rev() {
-                let (f, arg) = {
-                    let hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
-                    (hs[*i].handler, hs[*i].arg)
+            // call outside the lock (a handler may register another); a handler dropped meanwhile (its signal
+            // destroyed) is not called; remove those that asked to stop
+            for (id, v) in ready {
+                let Some((f, arg)) = handlers().list.iter().find(|(i, _)| *i == id).map(|(_, h)| (h.handler, h.arg)) else {
+                    continue;
                 };
-                let again = std::panic::catch_unwind(|| f(*v, arg as *mut std::ffi::c_void)).unwrap_or(false);
-                keep.push((*i, again));
-            }
-            let mut hs = HANDLERS.lock().unwrap_or_else(|e| e.into_inner());
-            for (i, again) in keep {
+                let again = std::panic::catch_unwind(|| f(v, arg as *mut std::ffi::c_void)).unwrap_or(false);
                 if !again {
-                    hs.remove(i);
+                    handlers().list.retain(|(i, _)| *i != id);
                 }
             }
         });

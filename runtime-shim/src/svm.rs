@@ -102,9 +102,36 @@ impl Svm {
         self.spans.insert(at, right);
     }
 
+    /// Forgets the spans of host memory made reachable here whose pages are no longer all mapped in this
+    /// process (`munmap`, as HIP frees managed memory, is not an HSA call): kernels lose them, so an access
+    /// after the free is a fault the emulator reports, never a read of unmapped host memory. Runs before
+    /// every dispatch and attribute change; one `msync` per such span.
+    pub fn forget_unmapped(&mut self, rt: &Runtime) {
+        let gone: Vec<u64> = self
+            .spans
+            .iter()
+            .filter(|(&s, sp)| {
+                // SAFETY: msync only inspects the mappings of [s, end) (MS_ASYNC on anonymous memory writes
+                // nothing back); it fails with ENOMEM when a page of the range is not mapped.
+                sp.mapped && unsafe { libc::msync(s as *mut libc::c_void, (sp.end - s) as usize, libc::MS_ASYNC) } != 0
+            })
+            .map(|(&s, _)| s)
+            .collect();
+        for s in gone {
+            let _ = rt.mem.unmap_host(s);
+            self.spans.remove(&s);
+        }
+    }
+
+    /// Whether no span makes host memory reachable (so a dispatch has nothing to check).
+    pub fn maps_nothing(&self) -> bool {
+        !self.spans.values().any(|sp| sp.mapped)
+    }
+
     /// Sets `pairs` on `[ptr, ptr + size)`.
     pub fn set(&mut self, rt: &Runtime, ptr: u64, size: u64, pairs: &[Pair]) -> Result<(), Status> {
         let (start, end) = pages(ptr, size)?;
+        self.forget_unmapped(rt);
         // check everything before changing anything
         for p in pairs {
             match p.attribute {

@@ -134,6 +134,10 @@ enum Command {
         /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
         #[arg(long)]
         timing: bool,
+        /// Stop a wave after this many instructions, 0 for no limit (also WAVEJIT_MAX_INSTRUCTIONS;
+        /// default 10 billion).
+        #[arg(long, value_name = "N")]
+        max_instructions: Option<u64>,
         /// The program and its arguments (after --).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
@@ -168,8 +172,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, command } = &cli.command {
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, command) {
+    if let Command::Exec { device, engine, timing, max_instructions, command } = &cli.command {
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");

@@ -140,6 +140,57 @@ fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass(
 }
 
 #[test]
+fn hsa_async_handlers_survive_signals_destroyed_while_they_run() {
+    // HIP's streams on two devices register handlers while destroying signals that carry some: the handler
+    // thread once lost its place in the list (an index past its end) or deadlocked against a destroy
+    let bin = scratch().join("async_stress");
+    let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/async_stress.c")).args(["-lhsa-runtime64", "-lpthread"]));
+    assert!(o.status.success(), "cc async_stress.c: {}", text(&o.stderr));
+    for _ in 0..3 {
+        let o = run(Command::new("timeout").arg("120").arg(wavejit()).args(["exec", "--"]).arg(&bin));
+        let (so, se) = (text(&o.stdout), text(&o.stderr));
+        assert!(o.status.success() && so.contains("async handlers: 6000 ran once each"), "({:?}, 124 = hung)\nstdout:\n{so}\nstderr:\n{se}", o.status);
+    }
+}
+
+#[test]
+fn hip_float_atomics_packed_integers_bit_masks_apertures_and_block_votes() {
+    let bin = hipcc("device_ops", &[]);
+    let so = exec_ok(None, &bin, &[]);
+    assert!(so.contains("device ops: float atomics (global, flat on global and LDS, ds, buffer) correct"), "{so}");
+    assert!(so.contains("device ops: v_pk_sub, s_bfm, s_sext, SH_MEM_BASES apertures, generic LDS pointers, wrapped LDS addresses, clock64"), "{so}");
+    assert!(so.contains("device ops: private arrays through generic pointers and 16-bit min3/max3/med3 correct"), "{so}");
+    assert!(so.contains("device ops: __syncthreads_and/or/count correct in blocks of 10 to 723 threads"), "{so}");
+    interp_ok(&bin, "__syncthreads_and/or/count correct");
+}
+
+#[test]
+fn hip_managed_memory_is_shared_by_host_and_kernels() {
+    let bin = hipcc("managed", &[]);
+    let so = exec_ok(None, &bin, &[]);
+    assert!(so.contains("managed: host and kernels share 65536 floats without copies, advice, prefetches and __managed__ correct"), "{so}");
+    interp_ok(&bin, "managed: host and kernels share");
+}
+
+#[test]
+fn a_long_kernel_runs_under_exec_and_the_instruction_limit_is_set_by_the_environment() {
+    let bin = hipcc("long_kernel", &[]);
+    // 30 million steps of 5 instructions: past the engine's own default of 100 million per wave
+    let so = exec_ok(None, &bin, &["30000000"]);
+    assert!(so.contains("long kernel: 30000000 steps in each of 64 lanes correct"), "{so}");
+    // a lower limit stops it, and the report says how to change the limit
+    let o = run(Command::new(wavejit()).env("WAVEJIT_MAX_INSTRUCTIONS", "1000000").args(["exec", "--"]).arg(&bin).arg("30000000"));
+    let se = text(&o.stderr);
+    assert!(!o.status.success(), "{se}");
+    assert!(se.contains("ran 1000000 instructions without ending"), "{se}");
+    assert!(se.contains("WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`)"), "{se}");
+    let o = run(Command::new(wavejit()).args(["exec", "--max-instructions", "2000000", "--"]).arg(&bin).arg("30000000"));
+    assert!(!o.status.success() && text(&o.stderr).contains("ran 2000000 instructions without ending"), "{}", text(&o.stderr));
+    let o = run(Command::new(wavejit()).env("WAVEJIT_MAX_INSTRUCTIONS", "many").args(["exec", "--"]).arg(&bin));
+    assert!(!o.status.success() && text(&o.stderr).contains("WAVEJIT_MAX_INSTRUCTIONS=many: expected a number"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn hip_vector_add_compiled_without_an_offload_arch_targets_the_emulated_gpu() {
     // under exec, rocm_agent_enumerator reports the emulated target, so hipcc picks gfx90a by itself
     let out = scratch().join("vadd_auto");

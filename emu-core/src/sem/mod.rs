@@ -199,11 +199,8 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
     if inst.info.writes.contains(Implicit::EXEC) {
         return Err(form(inst, "DPP on an instruction that writes EXEC"));
     }
-    let allowed = dpp_write_mask(inst)?;
     let exec = b.exec();
-    let (al, ah) = (b.s_const(allowed as u32), b.s_const((allowed >> 32) as u32));
-    let allowed = b.mask_from(al, ah);
-    let narrowed = b.mask_op(MaskOp::And, exec, allowed);
+    let narrowed = dpp_write_lanes(b, inst, exec)?;
     b.set_exec(narrowed);
     let flow = execute_plain(b, inst, pc);
     b.set_exec(exec);
@@ -287,7 +284,7 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
 
 /// The VALU families: compares and matrix instructions by their table columns, the rest by the widest value
 /// type the mnemonic names (64-bit lanes, 16-bit values, else 32-bit lanes). The mixed-precision fmas name f32
-/// but read f16 halves: they are 16-bit work.
+/// but read f16 halves, and the packed integer forms name b32 but work on 16-bit halves: they are 16-bit work.
 fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     let info = inst.info;
     if info.compare.is_some() {
@@ -302,7 +299,7 @@ fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     let types = [info.dst_type, info.src_type];
     if types.iter().flatten().any(|t| t.bits() == 64) {
         valu64::execute(b, inst)
-    } else if types.iter().flatten().any(|t| t.bits() == 16) || info.opcode == Opcode::VFmaMixF32 {
+    } else if types.iter().flatten().any(|t| t.bits() == 16) || info.opcode == Opcode::VFmaMixF32 || valu16::packed_integer(info.opcode) {
         valu16::execute(b, inst)
     } else {
         valu32::execute(b, inst)

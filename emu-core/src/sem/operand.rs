@@ -39,6 +39,13 @@ pub(super) fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> 
             Ok((b.s_get(r), b.s_get(r + 1)))
         }
         128..=208 | 240..=248 => Ok(pair(b, inline_value(v, FloatWidth::F64).unwrap_or(0))),
+        // the 4 GiB flat apertures as 64-bit addresses: base (src_shared_base, src_private_base) and last byte
+        // (src_shared_limit, src_private_limit)
+        235..=238 => {
+            let hi = if v <= 236 { super::SHARED_APERTURE_HI } else { super::PRIVATE_APERTURE_HI };
+            let lo = if v % 2 == 0 { u32::MAX } else { 0 };
+            Ok((b.s_const(lo), b.s_const(hi)))
+        }
         255 => {
             let lit = inst.literal().unwrap_or(0) as u64;
             Ok(pair(b, if is_f64 { lit << 32 } else { lit }))
@@ -117,10 +124,12 @@ pub(super) fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
         let data = b.v_get(e & 0xff);
         let (src, valid) = dpp_sources(inst, (e >> 8) & 0x1ff)?;
         let idx = b.v_const(&src.map(|x| x as u32));
+        // the source lane's register whether or not that lane is in EXEC (lanes whose source is outside EXEC
+        // are written only with bound_ctrl, which then reads the inactive lane's register rather than 0: see
+        // `dpp_write_lanes`); EXEC here is already narrowed to the lanes written
         let all = b.s_const(u32::MAX);
         let all = b.mask_from(all, all);
         let permuted = b.v_permute(data, idx, all);
-        // invalid source lanes read 0 (they are written only with bound_ctrl)
         let (vl, vh) = (b.s_const(valid as u32), b.s_const((valid >> 32) as u32));
         let vm = b.mask_from(vl, vh);
         let zero = b_zero(b);
@@ -324,10 +333,12 @@ pub(super) fn dpp_sources(inst: &Inst, ctrl: u32) -> Result<([i32; 64], u64), Ex
     Ok((src, valid))
 }
 
-/// Lanes a DPP instruction may write: row_mask and bank_mask, and (without bound_ctrl) valid sources only.
-pub(super) fn dpp_write_mask(inst: &Inst) -> Result<u64, ExecError> {
+/// Lanes a DPP instruction may write, given the EXEC it runs with: row_mask and bank_mask, and without
+/// bound_ctrl only lanes whose source lane is valid — inside the row or wave and itself in EXEC (the wave
+/// reductions of ROCm's device libraries rely on lanes whose source is inactive keeping their value).
+pub(super) fn dpp_write_lanes<B: Backend>(b: &mut B, inst: &Inst, exec: B::M) -> Result<B::M, ExecError> {
     let e = inst.ext().unwrap_or(0);
-    let (_, valid) = dpp_sources(inst, (e >> 8) & 0x1ff)?;
+    let (src, valid) = dpp_sources(inst, (e >> 8) & 0x1ff)?;
     let (row_mask, bank_mask, bound_ctrl) = ((e >> 28) & 0xf, (e >> 24) & 0xf, (e >> 19) & 1);
     let mut m = 0u64;
     for l in 0..64u32 {
@@ -335,7 +346,21 @@ pub(super) fn dpp_write_mask(inst: &Inst) -> Result<u64, ExecError> {
             m |= 1 << l;
         }
     }
-    Ok(if bound_ctrl == 1 { m } else { m & valid })
+    let fixed = if bound_ctrl == 1 { m } else { m & valid };
+    let (fl, fh) = (b.s_const(fixed as u32), b.s_const((fixed >> 32) as u32));
+    let fixed = b.mask_from(fl, fh);
+    let allowed = b.mask_op(MaskOp::And, exec, fixed);
+    if bound_ctrl == 1 {
+        return Ok(allowed);
+    }
+    // the source lane's EXEC bit, moved to the lane that reads it
+    let idx = b.v_const(&src.map(|x| x as u32));
+    let one = b.s_const(1);
+    let ones = b.v_splat(one);
+    let active = b.v_permute(ones, idx, exec);
+    let zero = b_zero(b);
+    let active = b.v_cmp(cmp::NE_U32, active, zero);
+    Ok(b.mask_op(MaskOp::And, allowed, active))
 }
 
 

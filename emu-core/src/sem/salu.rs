@@ -1,5 +1,6 @@
 //! The scalar ALU: SOP1, SOP2, SOPC and SOPK arithmetic, logic, shifts, compares, selects, bit counts and
-//! field extractions, 64-bit mask operations and the EXEC-saving forms.
+//! field extractions, bit masks (s_bfm), 64-bit mask operations, the EXEC-saving forms and the hardware
+//! register LLVM reads the apertures from (s_getreg of SH_MEM_BASES).
 
 use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::table::Implicit;
@@ -315,6 +316,53 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             b.s_set(inst.field(Field::Sdst), r);
             let borrow = b.s_op(SOp::Xor, carry, one);
             b.set_scc(borrow);
+            Ok(Flow::Next)
+        }
+        O::SSextI32I8 | O::SSextI32I16 => {
+            // D = sign-extended low byte / half of S0
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let k = b.s_const(if inst.info.opcode == O::SSextI32I8 { 24 } else { 16 });
+            let up = b.s_op(SOp::Shl, a, k);
+            let r = b.s_op(SOp::Ashr, up, k);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SBfmB32 => {
+            // D = ((1 << S0[4:0]) - 1) << S1[4:0] (the shifts take 5 bits)
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let one = b.s_const(1);
+            let bit = b.s_op(SOp::Shl, one, a);
+            let mask = b.s_op(SOp::Sub, bit, one);
+            let r = b.s_op(SOp::Shl, mask, c);
+            b.s_set(inst.field(Field::Sdst), r);
+            Ok(Flow::Next)
+        }
+        O::SBfmB64 => {
+            // D = ((1 << S0[5:0]) - 1) << S1[5:0], 64 bits
+            let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
+            let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
+            let (one, zero, ones) = (b.s_const(1), b.s_const(0), b.s_const(u32::MAX));
+            let (bl, bh) = b.s_shl64(one, zero, a);
+            // minus one: add all ones, carrying into the high word
+            let (ml, carry) = b.s_add_carry(bl, ones, zero);
+            let (mh, _) = b.s_add_carry(bh, ones, carry);
+            let (rl, rh) = b.s_shl64(ml, mh, c);
+            s_set64(b, inst.field(Field::Sdst), rl, rh);
+            Ok(Flow::Next)
+        }
+        O::SGetregB32 => {
+            // simm16: register id [5:0], bit offset [10:6], size - 1 [15:11]
+            let k = inst.field(Field::Simm16);
+            let (id, offset, size) = (k & 0x3f, k >> 6 & 0x1f, (k >> 11 & 0x1f) + 1);
+            let value = match id {
+                // SH_MEM_BASES: bits 63:48 of the shared aperture (31:16) and of the private aperture (15:0)
+                15 => (super::SHARED_APERTURE_HI >> 16) << 16 | super::PRIVATE_APERTURE_HI >> 16,
+                _ => return Err(form(inst, "hardware registers other than SH_MEM_BASES")),
+            };
+            let field = (value as u64 >> offset) & ((1u64 << size) - 1);
+            let r = b.s_const(field as u32);
+            b.s_set(inst.field(Field::Sdst), r);
             Ok(Flow::Next)
         }
         // ---- more vector ALU --------------------------------------------------------------------------

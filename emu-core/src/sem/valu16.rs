@@ -1,6 +1,6 @@
 //! The vector ALU on 16-bit values: f16 and 16-bit integer arithmetic (with VOP3 op_sel and SDWA operand
 //! selects), conversions between f16 and f32 or 16-bit integers, packed f16 (VOP3P), the mixed-precision fmas
-//! and v_pack_b32_f16. The per-lane work is a lane helper ([`crate::lanefn`]); [`shape_of`] says, per opcode,
+//! and v_pack_b32_f16, packed 16-bit integers (VOP3P). The per-lane work is a lane helper ([`crate::lanefn`]); [`shape_of`] says, per opcode,
 //! which helper and how the operands feed it.
 
 use isa_amdgpu::encoding::Field;
@@ -8,7 +8,7 @@ use isa_amdgpu::{Inst, Opcode};
 
 use super::backend::*;
 use super::operand::*;
-use super::{unsupported, ExecError, Flow};
+use super::{form, unsupported, ExecError, Flow};
 use crate::lanefn::{F16Op, I16Op, LaneFn};
 
 /// Executes a 16-bit VALU instruction.
@@ -32,8 +32,11 @@ enum Shape {
     Pack,
     /// Mixed-precision fma (VOP3P): f32 result, or f16 into the low/high half.
     FmaMix { out: MixOut },
-    /// Packed f16 (VOP3P): two halves per register.
-    PkHalf { op: F16Op, n: usize },
+    /// Packed 16-bit (VOP3P): two halves per register, each through the lane helper `f` of `n` sources.
+    Pk { f: LaneFn, n: usize },
+    /// The minimum or maximum of three 16-bit integers (`lo`/`hi`: the two-source min and max of the type),
+    /// or with `med` their median.
+    Three { lo: I16Op, hi: I16Op, med: bool, max: bool },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,7 @@ fn shape_of(op: Opcode) -> Option<Shape> {
     let half = |f: LaneFn, n: usize| Shape::Half { f, n, mac: false, swap: false };
     let f16 = |op: F16Op, n: usize| half(LaneFn::F16(op), n);
     let i16 = |op: I16Op| half(LaneFn::I16(op), if op == I::Mad { 3 } else { 2 });
+    let pk = |f: LaneFn, n: usize| Shape::Pk { f, n };
     Some(match op {
         O::VAddF16 => f16(H::Add, 2),
         O::VSubF16 => f16(H::Sub, 2),
@@ -93,17 +97,36 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VMinU16 => i16(I::MinU),
         O::VMinI16 => i16(I::MinI),
         O::VMadU16 | O::VMadLegacyU16 => i16(I::Mad),
+        O::VMin3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: false },
+        O::VMax3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: true },
+        O::VMed3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: true, max: false },
+        O::VMin3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: false, max: false },
+        O::VMax3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: false, max: true },
+        O::VMed3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: true, max: false },
         O::VCvtF16F32 => Shape::HalfFromF32,
         O::VCvtF32F16 => Shape::F32FromHalf,
         O::VPackB32F16 => Shape::Pack,
         O::VFmaMixF32 => Shape::FmaMix { out: MixOut::F32 },
         O::VFmaMixloF16 => Shape::FmaMix { out: MixOut::Lo },
         O::VFmaMixhiF16 => Shape::FmaMix { out: MixOut::Hi },
-        O::VPkFmaF16 => Shape::PkHalf { op: F16Op::Fma, n: 3 },
-        O::VPkAddF16 => Shape::PkHalf { op: F16Op::Add, n: 2 },
-        O::VPkMulF16 => Shape::PkHalf { op: F16Op::Mul, n: 2 },
-        O::VPkMinF16 => Shape::PkHalf { op: F16Op::Min, n: 2 },
-        O::VPkMaxF16 => Shape::PkHalf { op: F16Op::Max, n: 2 },
+        O::VPkFmaF16 => pk(LaneFn::F16(H::Fma), 3),
+        O::VPkAddF16 => pk(LaneFn::F16(H::Add), 2),
+        O::VPkMulF16 => pk(LaneFn::F16(H::Mul), 2),
+        O::VPkMinF16 => pk(LaneFn::F16(H::Min), 2),
+        O::VPkMaxF16 => pk(LaneFn::F16(H::Max), 2),
+        // packed 16-bit integers: modular per half (the signed and unsigned sums and differences agree
+        // without clamp)
+        O::VPkAddU16 | O::VPkAddI16 => pk(LaneFn::I16(I::Add), 2),
+        O::VPkSubU16 | O::VPkSubI16 => pk(LaneFn::I16(I::Sub), 2),
+        O::VPkMulLoU16 => pk(LaneFn::I16(I::MulLo), 2),
+        O::VPkLshlrevB16 => pk(LaneFn::I16(I::Lshlrev), 2),
+        O::VPkLshrrevB16 => pk(LaneFn::I16(I::Lshrrev), 2),
+        O::VPkAshrrevI16 => pk(LaneFn::I16(I::Ashrrev), 2),
+        O::VPkMaxU16 => pk(LaneFn::I16(I::MaxU), 2),
+        O::VPkMaxI16 => pk(LaneFn::I16(I::MaxI), 2),
+        O::VPkMinU16 => pk(LaneFn::I16(I::MinU), 2),
+        O::VPkMinI16 => pk(LaneFn::I16(I::MinI), 2),
+        O::VPkMadU16 | O::VPkMadI16 => pk(LaneFn::I16(I::Mad), 3),
         _ => return None,
     })
 }
@@ -144,7 +167,22 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
             b.v_set(vdst(inst), v, m);
         }
         Shape::FmaMix { out } => fma_mix(b, inst, out)?,
-        Shape::PkHalf { op, n } => pk_half(b, inst, op, n)?,
+        Shape::Pk { f, n } => packed(b, inst, f, n)?,
+        Shape::Three { lo, hi, med, max } => {
+            let (x, y, z) = (src16(b, inst, 0)?, src16(b, inst, 1)?, src16(b, inst, 2)?);
+            let mut two = |op: I16Op, a: B::V, c: B::V| b.v_lanefn(LaneFn::I16(op), &[a, c])[0];
+            let r = if med {
+                // max(min(x, y), min(max(x, y), z))
+                let (small, big) = (two(lo, x, y), two(hi, x, y));
+                let m = two(lo, big, z);
+                two(hi, small, m)
+            } else {
+                let op = if max { hi } else { lo };
+                let xy = two(op, x, y);
+                two(op, xy, z)
+            };
+            write16(b, inst, r);
+        }
     }
     Ok(Flow::Next)
 }
@@ -196,12 +234,15 @@ fn fma_mix<B: Backend>(b: &mut B, inst: &Inst, out: MixOut) -> Result<(), ExecEr
 }
 
 
-/// Packed f16: element j (0 = low half, 1 = high half) of source k is the half op_sel[k] (j = 0) or
-/// op_sel_hi[k] (j = 1) selects; neg_lo / neg_hi negate per element.
-fn pk_half<B: Backend>(b: &mut B, inst: &Inst, op: F16Op, n: usize) -> Result<(), ExecError> {
+/// Packed 16-bit: element j (0 = low half, 1 = high half) of source k is the half op_sel[k] (j = 0) or
+/// op_sel_hi[k] (j = 1) selects; for f16, neg_lo / neg_hi negate per element (integer forms have no neg).
+fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(), ExecError> {
     let opsel = inst.field(Field::OpSel);
     let opsel_hi = inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2;
     let (neg_lo, neg_hi) = (inst.field(Field::Neg), inst.field(Field::NegHi));
+    if !matches!(f, LaneFn::F16(_)) && (neg_lo | neg_hi) != 0 {
+        return Err(form(inst, "neg modifiers on packed integers"));
+    }
     let mut srcs = Vec::with_capacity(3);
     for field in [Field::Src0, Field::Src1, Field::Src2].into_iter().take(n) {
         srcs.push(raw_src(b, inst, field)?);
@@ -215,7 +256,7 @@ fn pk_half<B: Backend>(b: &mut B, inst: &Inst, op: F16Op, n: usize) -> Result<()
             let v = if sel >> k & 1 == 1 { b.v_op(VOp::Lshr, *s, sh) } else { *s };
             e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
         }
-        halves.push(b.v_lanefn(LaneFn::F16(op), &e)[0]);
+        halves.push(b.v_lanefn(f, &e)[0]);
     }
     let hi = b.v_op(VOp::Shl, halves[1], sh);
     let v = b.v_op(VOp::Or, halves[0], hi);
@@ -224,3 +265,8 @@ fn pk_half<B: Backend>(b: &mut B, inst: &Inst, op: F16Op, n: usize) -> Result<()
     Ok(())
 }
 
+
+/// Whether `op` is a packed 16-bit integer operation (the table names its operands b32).
+pub(super) fn packed_integer(op: Opcode) -> bool {
+    matches!(shape_of(op), Some(Shape::Pk { f: LaneFn::I16(_), .. }))
+}

@@ -50,7 +50,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         }
         Encoding::Scratch => {
             let p = private_offsets(b, inst)?;
-            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32)?;
+            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32, exec)?;
             Lanes { lo, hi, offset: 0, m: exec, in_range: None }
         }
         Encoding::Mtbuf => return Err(form(inst, "typed buffer accesses with the format in the instruction (MTBUF)")),
@@ -59,7 +59,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 return Err(form(inst, "a typed access through the private segment buffer"));
             }
             let p = private_offsets(b, inst)?;
-            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32)?;
+            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32, exec)?;
             Lanes { lo, hi, offset: 0, m: exec, in_range: None }
         }
         _ if mem.flags.contains(MemFlags::FORMAT) => return buffer_format(b, inst).map(|()| Flow::Next),
@@ -165,7 +165,8 @@ fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, da
 }
 
 /// FLAT: per lane, an address in the shared aperture goes to the workgroup's LDS (its low 32 bits are the LDS
-/// offset), one in the private aperture is refused (not emulated), anything else is global memory.
+/// offset), one in the private aperture to the lane's private segment (its low 32 bits are the private address
+/// a SCRATCH instruction would compute, relative to FLAT_SCRATCH), anything else is global memory.
 fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> {
     let mem = inst.info.mem;
     let bytes = mem.bytes as u32;
@@ -178,7 +179,16 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
     let in_lds = b.mask_op(MaskOp::And, in_lds, exec);
     let private = b.v_cmp(cmp::EQ_U32, hi, private_hi);
     let private = b.mask_op(MaskOp::And, private, exec);
-    b.fail_if_any(private, form(inst, "FLAT accesses to the private aperture"))?;
+    // private lanes become global accesses at their scratch address (the instruction's offset added later)
+    let (lo, hi) = {
+        let (base_lo, _, _) = b.scratch();
+        let fs = b.s_get(102);
+        let rel = b.s_op(SOp::Sub, fs, base_lo);
+        let rel = b.v_splat(rel);
+        let p = b.v_op(VOp::AddU32, rel, lo);
+        let (plo, phi) = private_addresses(b, inst, p, bytes + offset, private)?;
+        (b.v_select(private, lo, plo), b.v_select(private, hi, phi))
+    };
     let global = b.mask_op(MaskOp::AndNot, exec, in_lds);
     let (dst, data) = (inst.field(Field::Vdst), inst.field(Field::Data));
     let signed = mem.flags.contains(MemFlags::SIGNED);
@@ -388,7 +398,7 @@ fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError
 
 /// Device addresses of private offsets: lane l's segment starts at base + l * bytes-per-lane. An access past
 /// the end of a lane's segment faults.
-fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, bytes: u32) -> Result<(B::V, B::V), ExecError> {
+fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, bytes: u32, m: B::M) -> Result<(B::V, B::V), ExecError> {
     let (base_lo, base_hi, lane_bytes) = b.scratch();
     let lane_bytes_v = b.v_splat(lane_bytes);
     let end = b.s_const(bytes);
@@ -396,9 +406,8 @@ fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, bytes: u32) ->
     let last = b.v_op(VOp::AddU32, p, end);
     let too_far = b.v_cmp(cmp::GT_U32, last, lane_bytes_v);
     let wrapped = b.v_cmp(cmp::LT_U32, last, p);
-    let exec = b.exec();
     let bad = b.mask_op(MaskOp::Or, too_far, wrapped);
-    let bad = b.mask_op(MaskOp::And, bad, exec);
+    let bad = b.mask_op(MaskOp::And, bad, m);
     b.fail_if_any(bad, ExecError::Private { mnemonic: inst.info.name, lane_bytes: 0 })?;
     let ids = b.v_lane_ids();
     let lane_off = b.v_op(VOp::MulLoU32, ids, lane_bytes_v);

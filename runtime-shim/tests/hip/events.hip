@@ -1,5 +1,7 @@
 // Streams and events: kernels on two streams, an event recorded on one and waited for by the other, and
-// hipEventElapsedTime between two events around a kernel (positive, and no longer than the host measured).
+// hipEventElapsedTime between two events around a kernel (positive, and no longer than the host measured),
+// between two events recorded on an idle stream, and around a kernel when the first event is waited for alone
+// (HIP stamps some events on the host, with CLOCK_MONOTONIC, and others with the runtime's timestamps).
 #include "check.h"
 #include <chrono>
 #include <vector>
@@ -33,6 +35,42 @@ int main() {
   CHECK(hipEventCreate(&start));
   CHECK(hipEventCreate(&stop));
   CHECK(hipEventCreate(&ready));
+  {
+    // two events on an idle null stream, each waited for
+    auto h0 = std::chrono::steady_clock::now();
+    CHECK(hipEventRecord(start, nullptr));
+    CHECK(hipEventSynchronize(start));
+    CHECK(hipEventRecord(stop, nullptr));
+    CHECK(hipEventSynchronize(stop));
+    double idle_host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0).count();
+    float idle_ms = -1;
+    CHECK(hipEventElapsedTime(&idle_ms, start, stop));
+    if (!(idle_ms >= 0.0f && idle_ms <= idle_host_ms + 1.0)) {
+      std::fprintf(stderr, "events on an idle stream: %f ms apart, host measured %f ms\n", idle_ms, idle_host_ms);
+      return 1;
+    }
+    // around a kernel, waiting for the first event before the stream (HIP then stamps that one on the host)
+    hipEvent_t untimed;
+    CHECK(hipEventCreateWithFlags(&untimed, hipEventDisableTiming));
+    // a round left running, then one timed
+    for (int round = 0; round < 2; round++) {
+      CHECK(hipEventRecord(untimed, nullptr));
+      CHECK(hipEventRecord(start, nullptr));
+      hipLaunchKernelGGL(spin_add, dim3(n / 256), dim3(256), 0, 0, x, n, 200, 0.0f);
+      CHECK(hipEventRecord(stop, nullptr));
+    }
+    CHECK(hipEventSynchronize(start));
+    CHECK(hipStreamSynchronize(nullptr));
+    float around_ms = -1, back_ms = 1;
+    CHECK(hipEventElapsedTime(&around_ms, start, stop));
+    CHECK(hipEventElapsedTime(&back_ms, stop, start));
+    if (!(around_ms > 0.0f && back_ms == -around_ms)) {
+      std::fprintf(stderr, "events around a kernel: %f ms from start to stop, %f ms back\n", around_ms, back_ms);
+      return 1;
+    }
+    CHECK(hipEventDestroy(untimed));
+    CHECK(hipMemset(x, 0, n * 4));
+  }
   auto t0 = std::chrono::steady_clock::now();
   CHECK(hipEventRecord(start, s1));
   hipLaunchKernelGGL(spin_add, dim3(n / 256), dim3(256), 0, s1, x, n, 200, 1.0f);

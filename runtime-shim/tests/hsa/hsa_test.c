@@ -28,6 +28,12 @@ static int n_cpu, n_gpu;
 static hsa_amd_memory_pool_t kernarg_pool, device_pool, host_pool;
 static int have_kernarg, have_device, have_host;
 
+static uint64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -324,11 +330,20 @@ int main(int argc, char** argv) {
   OK(hsa_memory_copy(dev, host, n * 4));
   hsa_signal_t done;
   OK(hsa_signal_create(1, 0, NULL, &done));
+  // the timestamps count CLOCK_MONOTONIC nanoseconds, as HIP assumes when it mixes them with its own
+  uint64_t freq = 0, sys0 = 0, sys1 = 0;
+  OK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &freq));
+  EXPECT(freq == 1000000000ull);
+  uint64_t mono0 = mono_ns();
+  OK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &sys0));
   dispatch(q, add_one, dev, n, done);
   EXPECT(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
+  OK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &sys1));
+  uint64_t mono1 = mono_ns();
   hsa_amd_profiling_dispatch_time_t when;
   OK(hsa_amd_profiling_get_dispatch_time(gpu, done, &when));
   EXPECT(when.end > when.start);
+  EXPECT(mono0 <= sys0 && sys0 <= when.start && when.end <= sys1 && sys1 <= mono1);
   OK(hsa_memory_copy(host, dev, n * 4));
   int wrong = 0;
   for (int i = 0; i < n; i++) wrong += host[i] != i * 3 + 1;

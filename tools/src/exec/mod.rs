@@ -58,7 +58,7 @@ fn devices_for(program: &Path) -> Vec<&'static str> {
     found.iter().map(|p| p.id).collect()
 }
 
-pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let (program, args) = command.split_first().ok_or("wavejit exec needs a program to run: wavejit exec -- PROGRAM [ARGS…]")?;
     let devices = match devices {
         Some(d) => d.to_string(),
@@ -119,6 +119,9 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, command: &
         }
         if timing {
             cmd.env("WAVEJIT_TIMING", "1");
+        }
+        if let Some(n) = max_instructions {
+            cmd.env("WAVEJIT_MAX_INSTRUCTIONS", n.to_string());
         }
         let mut child = cmd.spawn().map_err(|e| format!("cannot run {program}: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
