@@ -108,6 +108,8 @@ pub const MODELED: &[CounterDef] = &[
     modeled("MALL_MISS", "Infinity Cache (MALL) misses"),
     modeled("HBM_READ_BYTES", "Bytes read from device memory (HBM)"),
     modeled("HBM_WRITE_BYTES", "Bytes written to device memory (HBM)"),
+    modeled("SQ_VALU_MFMA_BUSY_CYCLES", "Cycles the matrix cores were busy, summed over SIMDs"),
+    modeled("SQ_ACTIVE_INST_ANY", "Wave-cycles from a wave's start to its end minus its stalled cycles (issuing or executing)"),
 ];
 
 /// Every counter: the exact ones, then the modeled ones.

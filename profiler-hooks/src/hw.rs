@@ -291,6 +291,8 @@ impl HwCounters {
                 m.mall.misses,
                 m.hbm.bytes_read,
                 m.hbm.bytes_written,
+                t.busy.mfma,
+                spans.wave_cycles.saturating_sub(t.stalls.total()),
             ];
             debug_assert_eq!(modeled.len(), MODELED.len());
             out.extend(MODELED.iter().zip(modeled).map(|(c, v)| (c.name, v)));

@@ -399,7 +399,12 @@ pub fn init() -> Result<(), Status> {
     let mut g = RUNTIME.write().unwrap_or_else(|e| e.into_inner());
     if g.0 == 0 {
         match Runtime::new() {
-            Ok(rt) => g.1 = Some(Arc::new(rt)),
+            Ok(rt) => {
+                if let Some(p) = crate::profile::get() {
+                    p.process(&rt);
+                }
+                g.1 = Some(Arc::new(rt))
+            }
             Err(why) => {
                 eprintln!("wavejit: hsa_init failed: {why}");
                 return Err(ffi::ERROR_OUT_OF_RESOURCES);
