@@ -293,3 +293,65 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
     measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
     Ok(())
 }
+
+/// `wavejit bench --counters`: what collecting the exact hardware counters (`profiler_hooks::HwCounters`, every
+/// lane's access observed) costs against the same dispatch unobserved, on the interpreter and on the JIT, for
+/// the ALU loop and a streaming kernel (best of three each, after a first run that translates the code).
+pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
+    let dev = match device {
+        Some(d) => DevicePreset::by_name(d)?,
+        None => DevicePreset::default_device(),
+    };
+    println!("wavejit bench --counters on an emulated {dev}: exact counters on, against functional mode");
+    let jit = Jit::new()?;
+    let mem = DeviceMemory::new(dev.memory_bytes)?;
+    let load = |name: &str| -> Res<CodeObject> {
+        let file = format!("{name}-{}.co", dev.gfx);
+        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
+    };
+    let measure = |label: &str, d: KernelDispatch<'_>| -> Res<()> {
+        println!("{label}:");
+        for engine in ["interp", "jit"] {
+            let plain = |d: &KernelDispatch<'_>| -> Res<()> {
+                match engine {
+                    "interp" => d.run_with(&emu_core::engine::Interpreter, &NoObserver)?,
+                    _ => d.run_with(&jit, &NoObserver)?,
+                };
+                Ok(())
+            };
+            let counted = |d: &KernelDispatch<'_>| -> Res<()> {
+                let c = profiler_hooks::HwCounters::new(dev.id, 0);
+                match engine {
+                    "interp" => d.run_with(&emu_core::engine::Interpreter, &c)?,
+                    _ => d.run_with(&jit, &c)?,
+                };
+                std::hint::black_box(c.exact());
+                Ok(())
+            };
+            plain(&d)?;
+            counted(&d)?;
+            jit.settle();
+            let off = best_of(3, || plain(&d))?;
+            let on = best_of(3, || counted(&d))?;
+            println!("  {engine:6}  counters off {off:.3} s, on {on:.3} s: {:.2}x", on / off);
+        }
+        Ok(())
+    };
+    let limits = Limits::default();
+    let co = load("alu_loop")?;
+    let n = 64 * 1024u32;
+    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
+    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
+    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations / 5)];
+    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
+    let co = load("stream")?;
+    let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
+    let bytes = 64u64 << 20;
+    let threads = dev.compute_units * 4 * 8 * 64;
+    let input = mem.allocate(bytes, AllocKind::Buffer, "in")?;
+    let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
+    let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
+    let args = [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)];
+    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
+    Ok(())
+}

@@ -128,6 +128,10 @@ enum Command {
         /// a streaming kernel, against functional mode.
         #[arg(long)]
         timing: bool,
+        /// Measure what the exact hardware counters cost: the ALU loop and a streaming kernel with counters on
+        /// against off, on the interpreter and the JIT.
+        #[arg(long, conflicts_with = "timing")]
+        counters: bool,
         /// Also write every figure as JSON to this file (`-`: to stdout, the text then going to stderr).
         #[arg(long)]
         json: Option<String>,
@@ -256,8 +260,10 @@ fn main() -> ExitCode {
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
         Command::Demo { device, engine, timing } => demo::run(device.as_deref(), engine, timing),
-        Command::Bench { device, threads, sgemm_n, iterations, timing, json } => {
-            if timing {
+        Command::Bench { device, threads, sgemm_n, iterations, timing, counters, json } => {
+            if counters {
+                bench::run_counters(device.as_deref(), iterations)
+            } else if timing {
                 bench::run_timing(device.as_deref(), iterations)
             } else {
                 bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, json: json.as_deref() })
