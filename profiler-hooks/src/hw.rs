@@ -70,19 +70,22 @@ impl Default for Shard {
 /// What the counters need to know of an opcode, from its table row.
 #[derive(Clone, Copy, Default)]
 struct Class {
+    /// Counters one instruction adds 1 to (SQ_INSTS and its classes), the first `n` of them.
+    incs: [u8; 6],
+    n: u8,
+    /// A VALU instruction: its active lanes go to SQ_THREAD_INSTS_VALU.
     valu: bool,
-    salu: bool,
-    smem: bool,
-    branch: bool,
-    lds: bool,
-    flat: bool,
     /// FLAT, GLOBAL or SCRATCH encoding (the texture address unit's "flat" instructions).
     flat_family: bool,
-    mfma: bool,
-    /// Index into the VALU arithmetic counters.
-    arith: Option<usize>,
     /// (MOPS counter, math operations per instruction).
     mops: Option<(usize, u64)>,
+}
+
+impl Class {
+    fn push(&mut self, counter: usize) {
+        self.incs[self.n as usize] = counter as u8;
+        self.n += 1;
+    }
 }
 
 fn classes() -> &'static [Class] {
@@ -121,20 +124,29 @@ fn classes() -> &'static [Class] {
                     Some((idx::MFMA_MOPS + t, 2 * m.macs()))
                 });
                 let enc = row.encoding;
-                Class {
-                    valu: matches!(row.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma),
-                    // the sequencer's own instructions (s_nop, s_waitcnt, s_barrier, s_endpgm) are not SALU work,
-                    // as in the timing model
-                    salu: row.unit == Unit::Salu && timing.get(op).is_none_or(|t| t.pipe != Pipe::Internal),
-                    smem: row.unit == Unit::Smem,
-                    branch: row.unit == Unit::Branch,
-                    lds: enc == Encoding::Ds,
-                    flat: enc == Encoding::Flat,
-                    flat_family: matches!(enc, Encoding::Flat | Encoding::Global | Encoding::Scratch),
-                    mfma: row.mfma.is_some(),
-                    arith,
-                    mops,
+                let valu = matches!(row.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma);
+                let mut c = Class { valu, flat_family: matches!(enc, Encoding::Flat | Encoding::Global | Encoding::Scratch), mops, ..Class::default() };
+                c.push(idx::INSTS);
+                // the sequencer's own instructions (s_nop, s_waitcnt, s_barrier, s_endpgm) are not SALU work,
+                // as in the timing model
+                let salu = row.unit == Unit::Salu && timing.get(op).is_none_or(|t| t.pipe != Pipe::Internal);
+                for (is, counter) in [
+                    (valu, idx::VALU),
+                    (salu, idx::SALU),
+                    (row.unit == Unit::Smem, idx::SMEM),
+                    (row.unit == Unit::Branch, idx::BRANCH),
+                    (enc == Encoding::Ds, idx::LDS),
+                    (enc == Encoding::Flat, idx::FLAT),
+                    (row.mfma.is_some(), idx::MFMA),
+                ] {
+                    if is {
+                        c.push(counter);
+                    }
                 }
+                if let Some(a) = arith {
+                    c.push(a);
+                }
+                c
             })
             .collect()
     })
@@ -311,31 +323,11 @@ impl HwCounters {
         let add = |i: usize, n: u64| {
             s[i].fetch_add(n, Ordering::Relaxed);
         };
-        add(idx::INSTS, 1);
+        for &i in &c.incs[..c.n as usize] {
+            add(i as usize, 1);
+        }
         if c.valu {
-            add(idx::VALU, 1);
             add(idx::THREAD_INSTS_VALU, ev.exec.count_ones() as u64);
-        }
-        if c.salu {
-            add(idx::SALU, 1);
-        }
-        if c.smem {
-            add(idx::SMEM, 1);
-        }
-        if c.branch {
-            add(idx::BRANCH, 1);
-        }
-        if c.lds {
-            add(idx::LDS, 1);
-        }
-        if c.flat {
-            add(idx::FLAT, 1);
-        }
-        if c.mfma {
-            add(idx::MFMA, 1);
-        }
-        if let Some(i) = c.arith {
-            add(i, 1);
         }
         if let Some((i, ops)) = c.mops {
             add(i, ops);

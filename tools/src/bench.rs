@@ -276,20 +276,12 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
     };
 
     let co = load("alu_loop")?;
-    let n = 64 * 1024u32;
-    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
-    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations / 5)];
+    let (shape, args) = alu_loop_args(&mem, dev, iterations / 5)?;
     measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
 
     let co = load("stream")?;
     let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
-    let bytes = 64u64 << 20;
-    let threads = dev.compute_units * 4 * 8 * 64;
-    let input = mem.allocate(bytes, AllocKind::Buffer, "in")?;
-    let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
-    let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)];
+    let (shape, args) = stream_read_args(&mem, dev)?;
     measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
     Ok(())
 }
@@ -339,19 +331,28 @@ pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
     };
     let limits = Limits::default();
     let co = load("alu_loop")?;
-    let n = 64 * 1024u32;
-    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
-    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations / 5)];
+    let (shape, args) = alu_loop_args(&mem, dev, iterations / 5)?;
     measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
     let co = load("stream")?;
     let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
+    let (shape, args) = stream_read_args(&mem, dev)?;
+    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
+    Ok(())
+}
+
+/// The ALU loop of the timing and counter benchmarks: 64 Ki work-items, `iterations` rounds each.
+fn alu_loop_args(mem: &DeviceMemory, dev: &DevicePreset, iterations: u32) -> Res<(DispatchShape, [ArgValue; 2])> {
+    let n = 64 * 1024u32;
+    let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
+    Ok((DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?, [ArgValue::Pointer(out), ArgValue::U32(iterations)]))
+}
+
+/// The streaming kernel of the timing and counter benchmarks: `stream_read` over 64 MiB, 8 waves per SIMD.
+fn stream_read_args(mem: &DeviceMemory, dev: &DevicePreset) -> Res<(DispatchShape, [ArgValue; 5])> {
     let bytes = 64u64 << 20;
     let threads = dev.compute_units * 4 * 8 * 64;
     let input = mem.allocate(bytes, AllocKind::Buffer, "in")?;
     let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
     let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)];
-    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
-    Ok(())
+    Ok((shape, [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)]))
 }
