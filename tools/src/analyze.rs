@@ -136,7 +136,7 @@ fn metrics_of(name: &str, ds: &[&DispatchRecord], device: &DevicePreset) -> Kern
     x.insert("lds_bank_conflicts_per_access", ratio(c("SQ_LDS_BANK_CONFLICT") as f64, c("SQ_INSTS_LDS") as f64));
     x.insert("lds_bank_conflict_rate", ratio(c("SQ_LDS_BANK_CONFLICT") as f64, c("SQ_LDS_IDX_ACTIVE") as f64));
     x.insert("valu_active_lanes", ratio(c("SQ_THREAD_INSTS_VALU") as f64, c("SQ_INSTS_VALU") as f64));
-    let secs = (modeled && duration_ns > 0).then(|| duration_ns as f64 * 1e-9);
+    let secs = (modeled && duration_ns > 0).then_some(duration_ns as f64 * 1e-9);
     for (level, name_bw, name_ai) in [("l1", "l1_bandwidth", "ai_l1"), ("l2", "l2_bandwidth", "ai_l2"), ("hbm", "hbm_bandwidth", "ai_hbm")] {
         let b = bytes.get(level).map(|&b| b as f64);
         x.insert(name_bw, b.zip(secs).map(|(b, s)| b / s));

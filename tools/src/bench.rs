@@ -95,12 +95,8 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let disk = DiskConfig { dir: cache.clone(), max_bytes: 1 << 30 };
     let jit = Jit::with_options(JitOptions { disk: Some(disk.clone()), ..JitOptions::eager() })?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let load = |name: &str| -> Res<CodeObject> {
-        let file = format!("{name}-{}.co", dev.gfx);
-        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
-    };
 
-    let alu = load("alu_loop")?;
+    let alu = bundled(dev, "alu_loop")?;
     let n = 64 * 1024u32;
     let alu_out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
     let alu_dispatch = |jit: &Jit, n: u32, iterations: u32, limits: Limits| -> Res<()> {
@@ -142,7 +138,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         "jit_vs_interpreter": interp / warm, "scaling": scale,
     });
 
-    let sgemm = load("sgemm")?;
+    let sgemm = bundled(dev, "sgemm")?;
     let bytes = (sgemm_n as u64).pow(2) * 4;
     let (a32, b32, c32) = (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
     let sgemm_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
@@ -170,7 +166,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     });
 
     // MFMA GEMM: f16 inputs, f32 accumulation, 32x32 tiles per wave (the hgemm HIP kernel)
-    let mfma = load("mfma_gemm")?;
+    let mfma = bundled(dev, "mfma_gemm")?;
     let hgemm = mfma.kernel("hgemm").ok_or("hgemm kernel")?;
     let bytes16 = (sgemm_n as u64).pow(2) * 2;
     let (a16, b16, c16) = (mem.allocate(bytes16, AllocKind::Buffer, "A16")?, mem.allocate(bytes16, AllocKind::Buffer, "B16")?, mem.allocate(bytes16 * 2, AllocKind::Buffer, "C32")?);
@@ -250,10 +246,6 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
     println!("wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core");
     let jit = jit::Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
-        let file = format!("{name}-{}.co", dev.gfx);
-        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
-    };
     let limits = Limits { threads: Some(1), ..Limits::default() };
     let measure = |label: &str, d: KernelDispatch<'_>| -> Result<(), Box<dyn std::error::Error>> {
         let mut instructions = 0;
@@ -275,15 +267,7 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
         Ok(())
     };
 
-    let co = load("alu_loop")?;
-    let (shape, args) = alu_loop_args(&mem, dev, iterations / 5)?;
-    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
-
-    let co = load("stream")?;
-    let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
-    let (shape, args) = stream_read_args(&mem, dev)?;
-    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
-    Ok(())
+    alu_and_stream(&mem, dev, iterations, limits, measure)
 }
 
 /// `wavejit bench --counters`: what collecting the exact hardware counters (`profiler_hooks::HwCounters`, every
@@ -297,10 +281,6 @@ pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
     println!("wavejit bench --counters on an emulated {dev}: exact counters on, against functional mode");
     let jit = Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let load = |name: &str| -> Res<CodeObject> {
-        let file = format!("{name}-{}.co", dev.gfx);
-        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
-    };
     let measure = |label: &str, d: KernelDispatch<'_>| -> Res<()> {
         println!("{label}:");
         for engine in ["interp", "jit"] {
@@ -329,15 +309,25 @@ pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
         }
         Ok(())
     };
-    let limits = Limits::default();
-    let co = load("alu_loop")?;
-    let (shape, args) = alu_loop_args(&mem, dev, iterations / 5)?;
-    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
-    let co = load("stream")?;
+    alu_and_stream(&mem, dev, iterations, Limits::default(), measure)
+}
+
+/// The bundled code object of kernel file `name` for `dev`'s target.
+fn bundled(dev: &DevicePreset, name: &str) -> Res<CodeObject> {
+    let file = format!("{name}-{}.co", dev.gfx);
+    Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
+}
+
+/// Runs `measure` on the ALU loop (`iterations / 5` rounds) and on `stream_read`, the kernels of the timing and
+/// counter benchmarks, bundled for `dev`'s target.
+fn alu_and_stream(mem: &DeviceMemory, dev: &DevicePreset, iterations: u32, limits: Limits, measure: impl Fn(&str, KernelDispatch<'_>) -> Res<()>) -> Res<()> {
+    let co = bundled(dev, "alu_loop")?;
+    let (shape, args) = alu_loop_args(mem, dev, iterations / 5)?;
+    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
+    let co = bundled(dev, "stream")?;
     let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
-    let (shape, args) = stream_read_args(&mem, dev)?;
-    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
-    Ok(())
+    let (shape, args) = stream_read_args(mem, dev)?;
+    measure("stream_read (64 MiB)", KernelDispatch { mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })
 }
 
 /// The ALU loop of the timing and counter benchmarks: 64 Ki work-items, `iterations` rounds each.
