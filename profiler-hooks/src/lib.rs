@@ -10,7 +10,11 @@
 //!
 //! Observing never changes what a dispatch computes.
 
+pub mod catalog;
 mod counters;
+pub mod hw;
+pub mod record;
 pub mod smi;
 
 pub use counters::ClassCounter;
+pub use hw::HwCounters;

@@ -81,11 +81,36 @@ impl CopyJob {
         self.deps.iter().all(|&d| signal::value(rt, d).map_or(true, |v| v.load(Ordering::Acquire) == 0))
     }
 
+    /// The profile record of this copy, which ran from `start` (host time) until now.
+    fn record(&self, rt: &Runtime, prof: &crate::profile::Profile, start: u64) -> profiler_hooks::record::CopyRecord {
+        // the agent owning the pool an address was allocated from (host memory and system pools: the CPU)
+        let agent = |a: u64| {
+            let allocs = rt.allocs.lock().unwrap_or_else(|e| e.into_inner());
+            let owner = allocs.range(..=a).next_back().filter(|(&base, al)| a < base + al.size).map(|(_, al)| rt.pools[al.pool].agent);
+            owner.unwrap_or(0) as u32
+        };
+        let (src_agent, dst_agent) = (agent(self.src), agent(self.dst));
+        let side = |a: u32| if a == 0 { "HOST" } else { "DEVICE" };
+        profiler_hooks::record::CopyRecord {
+            id: prof.next_copy(),
+            pid: prof.pid,
+            bytes: self.row * self.rows * self.slices,
+            src: self.src,
+            dst: self.dst,
+            direction: format!("{}_TO_{}", side(src_agent), side(dst_agent)),
+            src_agent,
+            dst_agent,
+            start_ns: start,
+            end_ns: profiler_hooks::record::now_ns(),
+        }
+    }
+
     fn run(&self, rt: &Runtime) {
         for &d in &self.deps {
             let _ = signal::wait(rt, d, ffi::CONDITION_EQ, 0, u64::MAX);
         }
         let start = rt.stamp_time();
+        let host_start = profiler_hooks::record::now_ns();
         // the ranges were checked at submission; a range freed since then fails the copy, and the completion
         // signal then goes negative, as the API prescribes for a failed copy
         let mut ok = true;
@@ -95,6 +120,9 @@ impl CopyJob {
             }
         }
         let end = rt.stamp_time();
+        if let Some(prof) = crate::profile::get() {
+            prof.write(&profiler_hooks::record::Record::Copy(self.record(rt, prof, host_start)));
+        }
         if self.completion != 0 {
             if let Ok((s, e)) = signal::timestamps(rt, self.completion) {
                 s.store(start, Ordering::Relaxed);

@@ -12,7 +12,11 @@ use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{run_launch, Launch, Limits};
 use emu_core::memory::AllocKind;
 use emu_core::observe::NoObserver;
+use emu_core::timing::sched::run_timed;
+use emu_core::timing::TimingStats;
 use emu_core::DevicePreset;
+use profiler_hooks::record::{BarrierRecord, DispatchRecord, Record};
+use profiler_hooks::HwCounters;
 
 use crate::ffi::{self, BarrierPacket, DispatchPacket, HsaQueue, Status};
 use crate::runtime::Runtime;
@@ -198,9 +202,15 @@ fn process(rt: &Runtime, q: &Queue) {
                 // SAFETY: as above.
                 let p = unsafe { std::ptr::read_volatile(slot as *const BarrierPacket) };
                 let start = rt.stamp_time();
+                let host_start = profiler_hooks::record::now_ns();
                 let r = barrier(rt, q, &p, kind == ffi::PACKET_TYPE_BARRIER_AND);
                 // barriers are stamped too (HIP's events are barrier packets whose times it reads)
                 stamp(rt, p.completion_signal, start, rt.stamp_time());
+                if let Some(prof) = crate::profile::get() {
+                    let kind = if kind == ffi::PACKET_TYPE_BARRIER_AND { "and" } else { "or" };
+                    let b = BarrierRecord { id: prof.next_barrier(), pid: prof.pid, agent: q.agent as u32, queue: q.address, kind: kind.into(), start_ns: host_start, end_ns: profiler_hooks::record::now_ns() };
+                    prof.write(&Record::Barrier(b));
+                }
                 r.map(|()| p.completion_signal)
             }
             other => {
@@ -303,9 +313,21 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
     let _busy = rt.smi.as_ref().zip(rt.gpu_ordinal(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
     let limits = Limits { timing: rt.timing, max_wave_instructions: rt.max_wave_instructions, ..Limits::default() };
-    let result = match &rt.jit {
-        Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
-        None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
+    let profile = crate::profile::get();
+    let host_start = profile.map(|_| profiler_hooks::record::now_ns());
+    let (result, observed) = match profile {
+        None => (
+            match &rt.jit {
+                Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
+                None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
+            },
+            None,
+        ),
+        Some(prof) => {
+            let counters = HwCounters::new(q.device.id, prof.wave_trace);
+            let (result, timing) = observed_launch(rt, q.device, &launch, limits, &counters);
+            (result, Some((counters, timing)))
+        }
     };
     // in timing mode the dispatch takes its modeled time on the modeled clock
     let (start, end) = match &result {
@@ -313,6 +335,10 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         _ if rt.timing => (rt.stamp_time(), rt.stamp_time()),
         _ => (start, rt.timestamp()),
     };
+    if let (Some(prof), Some((counters, timing))) = (profile, observed) {
+        let host = (host_start.unwrap_or(0), profiler_hooks::record::now_ns());
+        record_dispatch(prof, q, &k, &launch, p, host, rt.timing.then_some((start - rt.started_ns, end - rt.started_ns)), &counters, timing.as_ref(), result.as_ref().err());
+    }
     stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
@@ -321,6 +347,65 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         }
         fault_status(&e)
     })
+}
+
+/// A profiled launch: observed by `counters`, with the timing model's statistics in timing mode.
+fn observed_launch(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, limits: Limits, counters: &HwCounters) -> (Result<emu_core::engine::RunStats, emu_core::engine::EngineError>, Option<TimingStats>) {
+    let timed = |r: Result<(emu_core::engine::RunStats, TimingStats), _>| match r {
+        Ok((s, t)) => (Ok(s), Some(t)),
+        Err(e) => (Err(e), None),
+    };
+    match (&rt.jit, limits.timing) {
+        (Some(j), true) => timed(run_timed(&rt.mem, device, launch, limits, j, counters)),
+        (None, true) => timed(run_timed(&rt.mem, device, launch, limits, &emu_core::engine::Interpreter, counters)),
+        (Some(j), false) => (run_launch(&rt.mem, device, launch, limits, j, counters), None),
+        (None, false) => (run_launch(&rt.mem, device, launch, limits, &emu_core::engine::Interpreter, counters), None),
+    }
+}
+
+/// Writes a dispatch's record (and its traced waves) to the profile.
+#[allow(clippy::too_many_arguments)]
+fn record_dispatch(
+    prof: &crate::profile::Profile,
+    q: &Queue,
+    k: &crate::loader::KernelEntry,
+    launch: &Launch<'_>,
+    p: &DispatchPacket,
+    host: (u64, u64),
+    modeled: Option<(u64, u64)>,
+    counters: &HwCounters,
+    timing: Option<&TimingStats>,
+    error: Option<&emu_core::engine::EngineError>,
+) {
+    let res = emu_core::engine::resources(q.device, launch);
+    let id = prof.next_dispatch();
+    let d = DispatchRecord {
+        id,
+        pid: prof.pid,
+        tid: crate::profile::tid(),
+        agent: q.agent as u32,
+        queue: q.address,
+        kernel: k.name.clone(),
+        kernel_object: p.kernel_object,
+        grid: launch.shape.grid,
+        workgroup: launch.shape.block,
+        lds_bytes: launch.group_segment_size,
+        scratch_bytes: launch.private_segment_size,
+        arch_vgprs: res.vgprs - res.agprs,
+        accum_vgprs: res.agprs,
+        sgprs: res.sgprs,
+        wave_size: q.device.wave_size,
+        start_ns: host.0,
+        end_ns: host.1,
+        modeled,
+        counters: prof.select(counters.values(timing)),
+        error: error.map(|e| e.to_string()),
+    };
+    prof.write(&Record::Dispatch(d));
+    let waves = counters.take_trace();
+    if !waves.is_empty() {
+        prof.write(&Record::Waves { pid: prof.pid, dispatch: id, waves });
+    }
 }
 
 /// The status a queue's error callback receives for a failed dispatch, as ROCm reports the hardware's events:

@@ -94,6 +94,8 @@ pub struct Runtime {
     /// The modeled device clock of timing mode, in nanoseconds from the `CLOCK_MONOTONIC` time the runtime
     /// started at: each dispatch advances it by its modeled duration; barriers and copies take no modeled time.
     modeled_ns: AtomicU64,
+    /// `CLOCK_MONOTONIC` when the runtime started, in nanoseconds (where the modeled clock starts).
+    pub started_ns: u64,
     /// Notified whenever the host changes a signal (waiters also poll for changes made by kernels).
     pub changed: Changes,
     next_id: AtomicU64,
@@ -193,6 +195,7 @@ impl Runtime {
             Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
         };
         let max_wave_instructions = max_instructions_from_env()?;
+        let started_ns = monotonic_ns();
         Ok(Runtime {
             mem,
             agents,
@@ -211,7 +214,8 @@ impl Runtime {
             jit,
             timing,
             max_wave_instructions,
-            modeled_ns: AtomicU64::new(monotonic_ns()),
+            modeled_ns: AtomicU64::new(started_ns),
+            started_ns,
             changed: Changes::default(),
             next_id: AtomicU64::new(1),
             copies: Mutex::new(None),
@@ -411,7 +415,12 @@ pub fn init() -> Result<(), Status> {
     let mut g = RUNTIME.write().unwrap_or_else(|e| e.into_inner());
     if g.0 == 0 {
         match Runtime::new() {
-            Ok(rt) => g.1 = Some(Arc::new(rt)),
+            Ok(rt) => {
+                if let Some(p) = crate::profile::get() {
+                    p.process(&rt);
+                }
+                g.1 = Some(Arc::new(rt))
+            }
             Err(why) => {
                 eprintln!("wavejit: hsa_init failed: {why}");
                 return Err(ffi::ERROR_OUT_OF_RESOURCES);

@@ -95,14 +95,10 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let disk = DiskConfig { dir: cache.clone(), max_bytes: 1 << 30 };
     let jit = Jit::with_options(JitOptions { disk: Some(disk.clone()), ..JitOptions::eager() })?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let load = |name: &str| -> Res<CodeObject> {
-        let file = format!("{name}-{}.co", dev.gfx);
-        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
-    };
 
     // the FMA loop, and the same loop with a 32-bit integer multiply-add beside its FMAs
     let n = 64 * 1024u32;
-    let alus = ["alu_loop", "alu_mixed"].map(|name| -> Res<(&str, CodeObject, u64)> { Ok((name, load(name)?, mem.allocate(n as u64 * 4, AllocKind::Buffer, name)?)) });
+    let alus = ["alu_loop", "alu_mixed"].map(|name| -> Res<(&str, CodeObject, u64)> { Ok((name, bundled(dev, name)?, mem.allocate(n as u64 * 4, AllocKind::Buffer, name)?)) });
     let alus = alus.into_iter().collect::<Res<Vec<_>>>()?;
     let alu_dispatch = |jit: &Jit, k: usize, n: u32, iterations: u32, limits: Limits| -> Res<()> {
         let (_, alu, alu_out) = &alus[k];
@@ -151,7 +147,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         });
     }
 
-    let sgemm = load("sgemm")?;
+    let sgemm = bundled(dev, "sgemm")?;
     let bytes = (sgemm_n as u64).pow(2) * 4;
     let (a32, b32, c32) =
         (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
@@ -180,7 +176,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     });
 
     // MFMA GEMM: f16 inputs, f32 accumulation, 32x32 tiles per wave (the hgemm HIP kernel)
-    let mfma = load("mfma_gemm")?;
+    let mfma = bundled(dev, "mfma_gemm")?;
     let hgemm = mfma.kernel("hgemm").ok_or("hgemm kernel")?;
     let bytes16 = (sgemm_n as u64).pow(2) * 2;
     let (a16, b16, c16) = (
@@ -266,10 +262,6 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
     println!("wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core");
     let jit = jit::Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let load = |name: &str| -> Result<CodeObject, Box<dyn std::error::Error>> {
-        let file = format!("{name}-{}.co", dev.gfx);
-        Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
-    };
     let limits = Limits { threads: Some(1), ..Limits::default() };
     let measure = |label: &str, d: KernelDispatch<'_>| -> Result<(), Box<dyn std::error::Error>> {
         let mut instructions = 0;
@@ -291,24 +283,82 @@ pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn s
         Ok(())
     };
 
-    let co = load("alu_loop")?;
+    alu_and_stream(&mem, dev, iterations, limits, measure)
+}
+
+/// `wavejit bench --counters`: what collecting the exact hardware counters (`profiler_hooks::HwCounters`, every
+/// lane's access observed) costs against the same dispatch unobserved, on the interpreter and on the JIT, for
+/// the ALU loop and a streaming kernel (best of three each, after a first run that translates the code).
+pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
+    let dev = match device {
+        Some(d) => DevicePreset::by_name(d)?,
+        None => DevicePreset::default_device(),
+    };
+    println!("wavejit bench --counters on an emulated {dev}: exact counters on, against functional mode");
+    let jit = Jit::new()?;
+    let mem = DeviceMemory::new(dev.memory_bytes)?;
+    let measure = |label: &str, d: KernelDispatch<'_>| -> Res<()> {
+        println!("{label}:");
+        for engine in ["interp", "jit"] {
+            let plain = |d: &KernelDispatch<'_>| -> Res<()> {
+                match engine {
+                    "interp" => d.run_with(&emu_core::engine::Interpreter, &NoObserver)?,
+                    _ => d.run_with(&jit, &NoObserver)?,
+                };
+                Ok(())
+            };
+            let counted = |d: &KernelDispatch<'_>| -> Res<()> {
+                let c = profiler_hooks::HwCounters::new(dev.id, 0);
+                match engine {
+                    "interp" => d.run_with(&emu_core::engine::Interpreter, &c)?,
+                    _ => d.run_with(&jit, &c)?,
+                };
+                std::hint::black_box(c.exact());
+                Ok(())
+            };
+            plain(&d)?;
+            counted(&d)?;
+            jit.settle();
+            let off = best_of(3, || plain(&d))?;
+            let on = best_of(3, || counted(&d))?;
+            println!("  {engine:6}  counters off {off:.3} s, on {on:.3} s: {:.2}x", on / off);
+        }
+        Ok(())
+    };
+    alu_and_stream(&mem, dev, iterations, Limits::default(), measure)
+}
+
+/// The bundled code object of kernel file `name` for `dev`'s target.
+fn bundled(dev: &DevicePreset, name: &str) -> Res<CodeObject> {
+    let file = format!("{name}-{}.co", dev.gfx);
+    Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
+}
+
+/// Runs `measure` on the ALU loop (`iterations / 5` rounds) and on `stream_read`, the kernels of the timing and
+/// counter benchmarks, bundled for `dev`'s target.
+fn alu_and_stream(mem: &DeviceMemory, dev: &DevicePreset, iterations: u32, limits: Limits, measure: impl Fn(&str, KernelDispatch<'_>) -> Res<()>) -> Res<()> {
+    let co = bundled(dev, "alu_loop")?;
+    let (shape, args) = alu_loop_args(mem, dev, iterations / 5)?;
+    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits })?;
+    let co = bundled(dev, "stream")?;
+    let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
+    let (shape, args) = stream_read_args(mem, dev)?;
+    measure("stream_read (64 MiB)", KernelDispatch { mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })
+}
+
+/// The ALU loop of the timing and counter benchmarks: 64 Ki work-items, `iterations` rounds each.
+fn alu_loop_args(mem: &DeviceMemory, dev: &DevicePreset, iterations: u32) -> Res<(DispatchShape, [ArgValue; 2])> {
     let n = 64 * 1024u32;
     let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
-    let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(out), ArgValue::U32(iterations / 5)];
-    measure(
-        &format!("alu_loop ({} iterations)", iterations / 5),
-        KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits },
-    )?;
+    Ok((DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?, [ArgValue::Pointer(out), ArgValue::U32(iterations)]))
+}
 
-    let co = load("stream")?;
-    let k = co.kernel("stream_read").ok_or("stream_read kernel")?;
+/// The streaming kernel of the timing and counter benchmarks: `stream_read` over 64 MiB, 8 waves per SIMD.
+fn stream_read_args(mem: &DeviceMemory, dev: &DevicePreset) -> Res<(DispatchShape, [ArgValue; 5])> {
     let bytes = 64u64 << 20;
     let threads = dev.compute_units * 4 * 8 * 64;
     let input = mem.allocate(bytes, AllocKind::Buffer, "in")?;
     let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
     let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
-    let args = [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)];
-    measure("stream_read (64 MiB)", KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits })?;
-    Ok(())
+    Ok((shape, [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)]))
 }

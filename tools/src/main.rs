@@ -3,16 +3,20 @@
 //! `disasm` (llvm-objdump-identical listings of code objects, HIP executables and libraries), `info` (targets,
 //! kernels, descriptors, metadata), `run` (one kernel dispatch, arguments from the command line and files),
 //! `demo` (the bundled kernels against their CPU references), `bench` (engine and timing-model throughput),
-//! `exec` (an unmodified ROCm program on emulated GPUs through the HSA runtime shim) and `smi` (the emulated
-//! devices of running programs). Kernels run on the JIT, the interpreter or both in crosscheck (`--engine`);
+//! `exec` (an unmodified ROCm program on emulated GPUs through the HSA runtime shim), `smi` (the emulated
+//! devices of running programs), `profile` (hardware counters, traces and a database of every dispatch of a
+//! program) and `analyze` (speed-of-light metrics and a roofline from a profile). Kernels run on the JIT, the interpreter or both in crosscheck (`--engine`);
 //! `--timing` runs dispatches in the timing model.
 
+mod analyze;
 mod bench;
 mod demo;
 mod disasm;
 mod engine;
 mod exec;
 mod info;
+mod profile;
+mod roofline;
 mod run;
 mod smi;
 mod timing;
@@ -86,6 +90,13 @@ enum Command {
         /// block on first use). Default: the tiered engine's threshold (or WAVEJIT_JIT_HOT).
         #[arg(long)]
         hot_after: Option<u32>,
+        /// Profile the dispatch: hardware counters (modeled ones too with --timing) into DIR as CSV, trace
+        /// JSON and a SQLite database, as `wavejit profile` writes them.
+        #[arg(long, value_name = "DIR")]
+        profile: Option<PathBuf>,
+        /// With --profile --timing: trace the instructions of the first N waves.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        wave_trace: usize,
     },
     /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
     Demo {
@@ -117,6 +128,10 @@ enum Command {
         /// a streaming kernel, against functional mode.
         #[arg(long)]
         timing: bool,
+        /// Measure what the exact hardware counters cost: the ALU loop and a streaming kernel with counters on
+        /// against off, on the interpreter and the JIT.
+        #[arg(long, conflicts_with = "timing")]
+        counters: bool,
         /// Also write every figure as JSON to this file (`-`: to stdout, the text then going to stderr).
         #[arg(long)]
         json: Option<String>,
@@ -158,6 +173,47 @@ enum Command {
         #[arg(long, value_name = "N")]
         iterations: Option<u64>,
     },
+    /// Profile every kernel dispatch of a ROCm program (and its child processes) on emulated GPUs.
+    #[command(after_help = "Examples:\n  wavejit profile --list-counters\n  wavejit profile -o prof -- ./my_hip_app\n  wavejit profile --timing --counters SQ_INSTS_VALU,TCC_HIT,TCC_MISS -o prof -- ./my_hip_app\n  wavejit profile --timing --wave-trace 4 --format json -o prof -- ./my_hip_app\n  wavejit analyze prof\n\nWrites into DIR: kernel_trace.csv, counter_collection.csv, memory_copy_trace.csv, hsa_api_trace.csv\n(rocprofv3's columns), trace.json (Chrome/Perfetto: chrome://tracing or ui.perfetto.dev) and profile.db\n(SQLite; schema in docs/profiling.md).")]
+    Profile {
+        /// Print every counter, its meaning and whether it is exact or modeled, and stop.
+        #[arg(long)]
+        list_counters: bool,
+        /// Counters to collect, comma-separated (default: every exact counter, and with --timing every
+        /// modeled one).
+        #[arg(long)]
+        counters: Option<String>,
+        /// Run every dispatch in the timing model: modeled timestamps and the modeled counters.
+        #[arg(long)]
+        timing: bool,
+        /// Output directory.
+        #[arg(short = 'o', long = "output", default_value = "wavejit-profile")]
+        output: PathBuf,
+        /// Output formats, comma-separated: csv, json, db.
+        #[arg(long, default_value = "csv,json,db")]
+        format: String,
+        /// With --timing: trace the instructions of the first N waves of every dispatch (trace JSON and DB).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        wave_trace: usize,
+        /// Emulated GPUs, comma-separated (as for exec).
+        #[arg(long)]
+        device: Option<String>,
+        /// jit (the default), interp or crosscheck.
+        #[arg(long)]
+        engine: Option<String>,
+        /// The program and its arguments (after --).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+    /// Speed-of-light metrics, instruction mix, top kernels and a roofline chart from a profile.
+    #[command(after_help = "Examples:\n  wavejit analyze prof\n  wavejit analyze prof/profile.db --json\n\nDB_OR_DIR: a profile.db or the directory `wavejit profile -o` wrote. The roofline (roofline.svg,\nroofline.png, written beside the database) needs a profile made with --timing.")]
+    Analyze {
+        /// profile.db, or the profile's directory.
+        path: PathBuf,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
         file: PathBuf,
@@ -181,21 +237,44 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Profile { list_counters, counters, timing, output, format, wave_trace, device, engine, command } = &cli.command {
+        if *list_counters {
+            print!("{}", profile::list_counters());
+            return ExitCode::SUCCESS;
+        }
+        let run = || -> Result<ExitCode, Box<dyn std::error::Error>> {
+            if command.is_empty() {
+                return Err("wavejit profile needs a program to run: wavejit profile [OPTIONS] -- PROGRAM [ARGS…] (or --list-counters)".into());
+            }
+            let formats = profile::Formats::parse(format)?;
+            profile::run(profile::ProfileArgs { counters: counters.clone(), timing: *timing, output: output.clone(), formats, wave_trace: *wave_trace, device: device.clone(), engine: engine.clone(), command: command.clone() })
+        };
+        return match run() {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("wavejit: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let result = match cli.command {
-        Command::Exec { .. } => unreachable!("handled above"),
+        Command::Exec { .. } | Command::Profile { .. } => unreachable!("handled above"),
+        Command::Analyze { path, json } => analyze::run(&path, json),
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
         Command::Demo { device, engine, timing } => demo::run(device.as_deref(), engine, timing),
-        Command::Bench { device, threads, sgemm_n, iterations, timing, json } => {
-            if timing {
+        Command::Bench { device, threads, sgemm_n, iterations, timing, counters, json } => {
+            if counters {
+                bench::run_counters(device.as_deref(), iterations)
+            } else if timing {
                 bench::run_timing(device.as_deref(), iterations)
             } else {
                 bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, json: json.as_deref() })
             }
         }
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after })
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace })
         }
     };
     match result {

@@ -11,7 +11,8 @@ use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj;
-use profiler_hooks::ClassCounter;
+use profiler_hooks::record::{AgentInfo, DispatchRecord, ProcessInfo, Session};
+use profiler_hooks::{ClassCounter, HwCounters};
 
 /// Options of `wavejit run`.
 pub struct RunArgs {
@@ -29,6 +30,10 @@ pub struct RunArgs {
     pub timing: bool,
     /// Block entries interpreted before the JIT translates a block (`None`: the default engine's).
     pub hot_after: Option<u32>,
+    /// Profile the dispatch into this directory.
+    pub profile: Option<PathBuf>,
+    /// Waves whose instructions are traced (with `profile` and `timing`).
+    pub wave_trace: usize,
 }
 
 fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
@@ -118,7 +123,26 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let jit = jit::Jit::with_options(options)?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
     let d = KernelDispatch { mem: &mem, device, co: &co, kernel, shape, args: &args, limits };
-    let (stats, jd, timing) = if a.engine == EngineKind::Interp && !a.timing {
+    if a.wave_trace > 0 && !(a.timing && a.profile.is_some()) {
+        return Err("--wave-trace traces instruction issue of a profiled timed dispatch: add --profile DIR and --timing".into());
+    }
+    let profiled = a.profile.as_ref().map(|_| HwCounters::new(device.id, a.wave_trace));
+    let host_start = profiler_hooks::record::now_ns();
+    let (stats, jd, timing) = if let Some(counters) = &profiled {
+        match (a.engine, a.timing) {
+            (EngineKind::Crosscheck, _) => return Err("--profile runs on one engine: --engine jit or --engine interp (both give the same counts)".into()),
+            (EngineKind::Interp, false) => (d.run_observed(counters)?, Default::default(), None),
+            (EngineKind::Jit, false) => (d.run_with(&jit, counters)?, Default::default(), None),
+            (EngineKind::Interp, true) => {
+                let (s, t) = d.run_timed(&emu_core::engine::Interpreter, counters)?;
+                (s, Default::default(), Some(t))
+            }
+            (EngineKind::Jit, true) => {
+                let (s, t) = d.run_timed(&jit, counters)?;
+                (s, Default::default(), Some(t))
+            }
+        }
+    } else if a.engine == EngineKind::Interp && !a.timing {
         (d.run_observed(&counter)?, Default::default(), None)
     } else {
         dispatch_timed(a.engine, &jit, &d)?
@@ -152,6 +176,11 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(t) = &timing {
         println!("{}", crate::timing::summary(t));
     }
+    if let (Some(dir), Some(counters)) = (&a.profile, &profiled) {
+        let session = one_dispatch_session(&a, device, kernel, &co, shape, host_start, counters, timing.as_ref());
+        let written = crate::profile::write_outputs(&session, dir, crate::profile::Formats::ALL)?;
+        println!("profile: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    }
     if let Some(p) = &a.stats_json {
         let mut j = serde_json::json!({
             "kernel": kernel.name,
@@ -184,4 +213,58 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
 
 fn write_json(p: &Path, j: &serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(p, serde_json::to_string_pretty(j)? + "\n").map_err(|e| format!("{}: {e}", p.display()).into())
+}
+
+/// The profile of `wavejit run --profile`: this process, its one device and the one dispatch.
+#[allow(clippy::too_many_arguments)]
+fn one_dispatch_session(
+    a: &RunArgs,
+    device: &emu_core::DevicePreset,
+    kernel: &codeobj::Kernel,
+    co: &codeobj::CodeObject,
+    shape: DispatchShape,
+    host_start: u64,
+    counters: &HwCounters,
+    timing: Option<&emu_core::timing::TimingStats>,
+) -> Session {
+    let pid = std::process::id();
+    let kd = &kernel.descriptor;
+    let (vgprs, agprs) = (kd.vgpr_alloc_count(), kd.agpr_alloc_count().unwrap_or(0));
+    let selected = profiler_hooks::catalog::select(None, timing.is_some()).unwrap_or_default();
+    let values = counters.values(timing).into_iter().filter(|(n, _)| selected.iter().any(|c| c.name == *n)).map(|(n, v)| (n.to_string(), v)).collect();
+    let end = profiler_hooks::record::now_ns();
+    let dispatch = DispatchRecord {
+        id: 1,
+        pid,
+        tid: 0,
+        agent: 1,
+        queue: 0,
+        kernel: kernel.name.clone(),
+        kernel_object: 0,
+        grid: shape.grid,
+        workgroup: shape.block,
+        lds_bytes: kd.group_segment_fixed_size,
+        scratch_bytes: kd.private_segment_fixed_size,
+        arch_vgprs: vgprs - agprs,
+        accum_vgprs: agprs,
+        sgprs: kd.sgpr_alloc_count().unwrap_or(0),
+        wave_size: device.wave_size,
+        start_ns: host_start,
+        end_ns: end,
+        modeled: timing.map(|t| (0, t.ns.round() as u64)),
+        counters: values,
+        error: None,
+    };
+    let agents = vec![
+        AgentInfo { index: 0, kind: "cpu".into(), name: "host".into(), gfx: String::new(), compute_units: 0 },
+        AgentInfo { index: 1, kind: device.id.into(), name: device.name.into(), gfx: co.target.processor.clone(), compute_units: device.compute_units },
+    ];
+    let command = format!("wavejit run {}", a.file.display());
+    let waves = counters.take_trace();
+    Session {
+        processes: vec![ProcessInfo { pid, ppid: 0, command, start_ns: host_start, timing: timing.is_some(), agents }],
+        dispatches: vec![dispatch],
+        waves: if waves.is_empty() { Vec::new() } else { vec![(pid, 1, waves)] },
+        ..Session::default()
+    }
 }

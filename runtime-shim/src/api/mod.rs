@@ -31,18 +31,22 @@ use crate::ffi::{self, Status};
 use crate::info::put;
 use crate::runtime::{rt, Runtime};
 
-/// Exports C functions with version `ROCR_1`; `= FAIL` is what a panic returns.
+/// Exports C functions with version `ROCR_1`; `= FAIL` is what a panic returns. Under `wavejit profile` each
+/// call is recorded (`crate::profile`).
 macro_rules! export {
     ($(fn $name:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty = $fail:expr; $body:block)*) => {$(
         #[no_mangle]
         pub extern "C" fn $name($($a: $t),*) -> $r {
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || -> $r { $body })) {
+            let start = crate::profile::api_begin();
+            let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || -> $r { $body })) {
                 Ok(v) => v,
                 Err(_) => {
                     eprintln!(concat!("wavejit: internal error in ", stringify!($name), " (reported as an error status)"));
                     $fail
                 }
-            }
+            };
+            crate::profile::api_end(stringify!($name), start);
+            r
         }
         std::arch::global_asm!(concat!(".symver ", stringify!($name), ",", stringify!($name), "@@ROCR_1"));
     )*};

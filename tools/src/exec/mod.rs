@@ -59,6 +59,11 @@ fn devices_for(program: &Path) -> Vec<&'static str> {
 }
 
 pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    run_with_env(devices, engine, timing, max_instructions, command, &[])
+}
+
+/// [`run`] with extra environment variables for the program (and so its child processes).
+pub fn run_with_env(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, command: &[String], env: &[(String, String)]) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let (program, args) = command.split_first().ok_or("wavejit exec needs a program to run: wavejit exec -- PROGRAM [ARGS…]")?;
     let devices = match devices {
         Some(d) => d.to_string(),
@@ -123,6 +128,7 @@ pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instru
         if let Some(n) = max_instructions {
             cmd.env("WAVEJIT_MAX_INSTRUCTIONS", n.to_string());
         }
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd.spawn().map_err(|e| format!("cannot run {program}: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let refresher = tree.map(|t| t.refresh_until(stop.clone()));

@@ -1,0 +1,180 @@
+//! The hardware counters wavejit reports, by their names on AMD's CDNA GPUs (rocprofv3's `--pmc` names), each
+//! with what it counts and where it comes from:
+//!
+//! - [`Source::Exact`]: counted from what the engines execute — every instruction's table columns, EXEC, and
+//!   every lane's address — identical on the interpreter and the JIT, in functional and in timing mode;
+//! - [`Source::Modeled`]: read from the timing model's statistics of a dispatch (`--timing`); they are the
+//!   model's figures, not the hardware's, and asking for one without the timing model is an error
+//!   ([`CounterError::NeedsTiming`]).
+//!
+//! Where a wavejit counter's definition differs from the hardware's (the hardware counts some of these per
+//! quad-cycle or per SE), the description says what wavejit counts.
+
+/// Where a counter's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Counted from executed instructions and lane addresses: the same on every engine.
+    Exact,
+    /// The timing model's figure (needs `--timing`).
+    Modeled,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Exact => "exact",
+            Source::Modeled => "modeled",
+        }
+    }
+}
+
+/// One counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterDef {
+    pub name: &'static str,
+    pub source: Source,
+    pub description: &'static str,
+}
+
+const fn exact(name: &'static str, description: &'static str) -> CounterDef {
+    CounterDef { name, source: Source::Exact, description }
+}
+
+const fn modeled(name: &'static str, description: &'static str) -> CounterDef {
+    CounterDef { name, source: Source::Modeled, description }
+}
+
+/// The exact counters, in the order of [`crate::hw::Exact`]'s indices.
+pub const EXACT: &[CounterDef] = &[
+    exact("SQ_WAVES", "Waves launched"),
+    exact("SQ_INSTS", "Wave instructions executed (every unit)"),
+    exact("SQ_INSTS_VALU", "VALU instructions, MFMA, transcendental and f64 ones included"),
+    exact("SQ_INSTS_SALU", "Scalar ALU instructions (not the sequencer's own: s_nop, s_waitcnt, s_barrier, s_endpgm)"),
+    exact("SQ_INSTS_SMEM", "Scalar memory instructions"),
+    exact("SQ_INSTS_VMEM_RD", "Vector memory read instructions (buffer, global, scratch, flat loads)"),
+    exact("SQ_INSTS_VMEM_WR", "Vector memory write instructions (stores and atomics)"),
+    exact("SQ_INSTS_LDS", "LDS (DS) instructions"),
+    exact("SQ_INSTS_FLAT", "FLAT instructions (flat_*; global_* and scratch_* are counted as VMEM)"),
+    exact("SQ_INSTS_BRANCH", "Branch instructions (s_branch, s_cbranch_*, s_setpc, s_swappc, s_call)"),
+    exact("SQ_INSTS_MFMA", "Matrix (MFMA/SMFMAC) instructions"),
+    exact("SQ_INSTS_VALU_ADD_F16", "VALU add/subtract instructions on f16"),
+    exact("SQ_INSTS_VALU_MUL_F16", "VALU multiply instructions on f16"),
+    exact("SQ_INSTS_VALU_FMA_F16", "VALU fused multiply-add instructions on f16"),
+    exact("SQ_INSTS_VALU_TRANS_F16", "VALU transcendental instructions on f16"),
+    exact("SQ_INSTS_VALU_ADD_F32", "VALU add/subtract instructions on f32"),
+    exact("SQ_INSTS_VALU_MUL_F32", "VALU multiply instructions on f32"),
+    exact("SQ_INSTS_VALU_FMA_F32", "VALU fused multiply-add instructions on f32"),
+    exact("SQ_INSTS_VALU_TRANS_F32", "VALU transcendental instructions on f32"),
+    exact("SQ_INSTS_VALU_ADD_F64", "VALU add/subtract instructions on f64"),
+    exact("SQ_INSTS_VALU_MUL_F64", "VALU multiply instructions on f64"),
+    exact("SQ_INSTS_VALU_FMA_F64", "VALU fused multiply-add instructions on f64"),
+    exact("SQ_INSTS_VALU_TRANS_F64", "VALU transcendental instructions on f64"),
+    exact("SQ_INSTS_VALU_MFMA_MOPS_F16", "Matrix math operations (2 per multiply-add) on f16 inputs, in units of 512"),
+    exact("SQ_INSTS_VALU_MFMA_MOPS_BF16", "Matrix math operations on bf16 inputs, in units of 512"),
+    exact("SQ_INSTS_VALU_MFMA_MOPS_F32", "Matrix math operations on f32 (and xf32) inputs, in units of 512"),
+    exact("SQ_INSTS_VALU_MFMA_MOPS_F64", "Matrix math operations on f64 inputs, in units of 512"),
+    exact("SQ_THREAD_INSTS_VALU", "Active lanes summed over VALU instructions (the lane-level view of SQ_THREAD_CYCLES_VALU)"),
+    exact(
+        "TCP_TOTAL_CACHE_ACCESSES",
+        "Vector L1 cache lines touched: per vector memory instruction to device memory, the distinct lines its active lanes' addresses fall in (coalescing); the line size is the preset's L1 line",
+    ),
+    exact("TA_FLAT_READ_WAVEFRONTS", "FLAT-encoded (flat_, global_, scratch_) load instructions reaching device memory"),
+    exact("TA_FLAT_WRITE_WAVEFRONTS", "FLAT-encoded store and atomic instructions reaching device memory"),
+    exact("SQ_LDS_IDX_ACTIVE", "Cycles the LDS banks serve indexed DS accesses (one per phase, plus conflicts), from the lanes' addresses"),
+    exact("SQ_LDS_BANK_CONFLICT", "Cycles lost to LDS bank conflicts (32 banks of 4 bytes, a broadcast of one dword free), from the lanes' addresses"),
+];
+
+/// The timing model's counters.
+pub const MODELED: &[CounterDef] = &[
+    modeled("GRBM_COUNT", "Shader-clock cycles of the dispatch (the model's clock)"),
+    modeled("GRBM_GUI_ACTIVE", "Cycles the GPU was busy with the dispatch"),
+    modeled("SQ_WAVE_CYCLES", "Wave-cycles: every wave's lifetime summed"),
+    modeled("SQ_BUSY_CYCLES", "Cycles from the first wave's start to the last wave's end"),
+    modeled("SQ_WAIT_INST_ANY", "Wave-cycles waiting to issue, any reason (dependencies, s_waitcnt, barriers, busy units, fetch, arbitration)"),
+    modeled("SQ_ACTIVE_INST_VALU", "Cycles the VALUs and matrix cores were busy, summed over SIMDs"),
+    modeled("SQ_ACTIVE_INST_SALU", "Cycles the scalar ALUs were busy"),
+    modeled("SQ_ACTIVE_INST_LDS", "Cycles the LDS was busy"),
+    modeled("SQ_ACTIVE_INST_VMEM", "Cycles the texture address units were busy issuing vector memory instructions"),
+    modeled("TCP_TCC_READ_REQ", "Vector L1 read misses sent to the L2"),
+    modeled("TCP_TCC_WRITE_REQ", "Vector L1 writes sent to the L2 (write-through)"),
+    modeled("TCP_TCC_ATOMIC_REQ", "Vector L1 atomics sent to the L2"),
+    modeled("TCC_REQ", "L2 requests (vector L1, scalar cache and instruction cache)"),
+    modeled("TCC_HIT", "L2 hits"),
+    modeled("TCC_MISS", "L2 misses"),
+    modeled("TCC_EA_RDREQ", "L2 read requests to memory (line fills), in 64-byte units"),
+    modeled("TCC_EA_WRREQ", "L2 write requests to memory (write-backs), in 64-byte units"),
+    modeled("MALL_HIT", "Infinity Cache (MALL) hits (0 where the device has none)"),
+    modeled("MALL_MISS", "Infinity Cache (MALL) misses"),
+    modeled("HBM_READ_BYTES", "Bytes read from device memory (HBM)"),
+    modeled("HBM_WRITE_BYTES", "Bytes written to device memory (HBM)"),
+    modeled("SQ_VALU_MFMA_BUSY_CYCLES", "Cycles the matrix cores were busy, summed over SIMDs"),
+    modeled("SQ_ACTIVE_INST_ANY", "Wave-cycles from a wave's start to its end minus its stalled cycles (issuing or executing)"),
+];
+
+/// Every counter: the exact ones, then the modeled ones.
+pub fn all() -> impl Iterator<Item = &'static CounterDef> {
+    EXACT.iter().chain(MODELED)
+}
+
+/// The counter named `name` (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static CounterDef> {
+    all().find(|c| c.name.eq_ignore_ascii_case(name))
+}
+
+/// A counter list that cannot be collected.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CounterError {
+    #[error("unknown counter `{name}` (`wavejit profile --list-counters` lists them)")]
+    Unknown { name: String },
+    #[error("{names} come from the timing model: add --timing to collect them")]
+    NeedsTiming { names: String },
+}
+
+/// The counters `list` names (comma- or space-separated), or every counter this mode has when `list` is
+/// `None` (the exact ones; the modeled ones too with `timing`). Modeled counters without `timing` are an error
+/// naming the flag.
+pub fn select(list: Option<&str>, timing: bool) -> Result<Vec<&'static CounterDef>, CounterError> {
+    let Some(list) = list else {
+        return Ok(all().filter(|c| timing || c.source == Source::Exact).collect());
+    };
+    let mut out: Vec<&'static CounterDef> = Vec::new();
+    for name in list.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()) {
+        let c = lookup(name).ok_or_else(|| CounterError::Unknown { name: name.to_string() })?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    let needs: Vec<&str> = out.iter().filter(|c| c.source == Source::Modeled).map(|c| c.name).collect();
+    if !timing && !needs.is_empty() {
+        return Err(CounterError::NeedsTiming { names: needs.join(", ") });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lookup_ignores_case() {
+        let mut names: Vec<&str> = all().map(|c| c.name).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert_eq!(lookup("tcc_hit").map(|c| c.source), Some(Source::Modeled));
+        assert_eq!(lookup("SQ_WAVES").map(|c| c.source), Some(Source::Exact));
+    }
+
+    #[test]
+    fn modeled_counters_without_timing_are_refused_by_name() {
+        let e = select(Some("SQ_WAVES,TCC_HIT,TCC_MISS"), false).unwrap_err();
+        assert_eq!(e, CounterError::NeedsTiming { names: "TCC_HIT, TCC_MISS".into() });
+        assert!(e.to_string().contains("--timing"), "{e}");
+        assert_eq!(select(Some("SQ_WAVES TCC_HIT"), true).unwrap().len(), 2);
+        assert!(matches!(select(Some("SQ_NOPE"), true), Err(CounterError::Unknown { .. })));
+        assert!(select(None, false).unwrap().iter().all(|c| c.source == Source::Exact));
+        assert_eq!(select(None, true).unwrap().len(), EXACT.len() + MODELED.len());
+    }
+}
