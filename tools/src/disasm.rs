@@ -38,10 +38,7 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
             }
             printed += 1;
             writeln!(out, "{}:", f.name)?;
-            // the function, then the padding up to the next function (or the end of the code section), which
-            // llvm-objdump lists under the function before it
-            let code = [f.code(), padding_after(co, f)].concat();
-            for item in listing::list(&code, f.address, tgt) {
+            for item in listing::list(f.code(), f.address, tgt) {
                 let line = match &item.inst {
                     Ok(inst) => {
                         let mut l = listing::line(&disasm::text(inst), item.address, &item.words);
@@ -63,22 +60,6 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
     }
     out.flush()?;
     Ok(())
-}
-
-/// The bytes after function `f` up to the next function of its section, or to the end of the code section.
-fn padding_after<'a>(co: &'a CodeObject, f: &isa_amdgpu::codeobj::Function) -> &'a [u8] {
-    let Some(text) = co.text.filter(|t| t.section_index == f.section_index) else { return &[] };
-    let end = co
-        .functions
-        .iter()
-        .filter(|g| g.section_index == f.section_index && g.address > f.address)
-        .map(|g| g.address)
-        .min()
-        .unwrap_or(text.address + text.size);
-    let from = f.address + f.size;
-    let bytes = co.text_bytes();
-    let range = from.checked_sub(text.address).zip(end.checked_sub(text.address));
-    range.and_then(|(a, b)| bytes.get(a as usize..b as usize)).unwrap_or(&[])
 }
 
 /// The target address of a direct branch.

