@@ -43,7 +43,7 @@ pub(super) fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> 
         // (src_shared_limit, src_private_limit)
         235..=238 => {
             let hi = if v <= 236 { super::SHARED_APERTURE_HI } else { super::PRIVATE_APERTURE_HI };
-            let lo = if v % 2 == 0 { u32::MAX } else { 0 };
+            let lo = if v.is_multiple_of(2) { u32::MAX } else { 0 };
             Ok((b.s_const(lo), b.s_const(hi)))
         }
         255 => {
