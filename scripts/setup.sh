@@ -6,8 +6,9 @@
 #   hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc   the runtime-shim tests: HIP programs, HSA C tests
 #                                and rocminfo run through `wavejit exec` (tools/tests/exec.rs)
 #   rocm-smi librocm-smi-dev     rocm-smi run unmodified through `wavejit exec` (tools/tests/smi.rs)
+#   chromium                     headless browser the wavefront explorer's page is tested in (inspect/tests/explorer.rs)
 set -euo pipefail
-want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev)
+want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev chromium)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -842,8 +842,8 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 let r = self.session.run(&Until { position: Some(self.origin), turn_of: Some(self.origin_wave), ..Until::default() });
                 self.focus = if self.origin_wave == focus { focus } else { self.origin_wave };
                 match r {
-                    Ok(r) => {
-                        let mut a = self.stopped(r, "reverse-continue");
+                    Ok(_) => {
+                        let mut a = self.stopped(Reason::Turn, "reverse-continue");
                         a.text = format!("no earlier breakpoint or watch hit: back at the start\n{}", a.text);
                         a
                     }

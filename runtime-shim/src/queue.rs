@@ -296,9 +296,12 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
     let _busy = rt.smi.as_ref().zip(rt.gpu_ordinal(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
     let limits = Limits { timing: rt.timing, ..Limits::default() };
-    let result = match &rt.jit {
-        Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
-        None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
+    let result = match crate::inspect::dispatch(rt, q.device, &launch, &k) {
+        Some(r) => r,
+        None => match &rt.jit {
+            Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
+            None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
+        },
     };
     // in timing mode the dispatch takes its modeled time on the modeled clock
     let (start, end) = match &result {

@@ -173,6 +173,25 @@ enum Command {
         /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
         #[arg(long)]
         timing: bool,
+        /// Run the first dispatch of this kernel under the step debugger (commands on stdin; a mangled
+        /// name's plain part is enough: vadd for _Z4vaddPfS_S_i).
+        #[arg(long, value_name = "KERNEL")]
+        debug: Option<String>,
+        /// With --debug: the wave to stop at first, WG_X,WG_Y,WG_Z:WAVE.
+        #[arg(long)]
+        wave: Option<String>,
+        /// With --debug: answer in JSON, one object per line.
+        #[arg(long)]
+        json: bool,
+        /// Record the first dispatch of --kernel and write the wavefront explorer page here.
+        #[arg(long, value_name = "OUT.html")]
+        trace_html: Option<PathBuf>,
+        /// The kernel --trace-html records.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// With --trace-html: instructions to record at most.
+        #[arg(long)]
+        max_recorded: Option<u64>,
         /// The program and its arguments (after --).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
@@ -238,8 +257,9 @@ impl KernelArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, command } = &cli.command {
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, command) {
+    if let Command::Exec { device, engine, timing, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
+        let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, &inspect, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
