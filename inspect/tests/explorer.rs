@@ -56,8 +56,9 @@ impl Observer for Record {
             Event::Instruction(i) => {
                 let base = g.0;
                 let key = format!("{},{},{}:{}", i.workgroup[0], i.workgroup[1], i.workgroup[2], i.wave);
+                // (scalar loads read the kernel arguments, which each launch places elsewhere)
                 let mut lanes = BTreeMap::new();
-                for a in i.accesses.iter() {
+                for a in i.accesses.iter().filter(|a| a.space != Space::Scalar) {
                     lanes.entry(a.lane).or_insert(a.address);
                 }
                 let lds = i.accesses.first().is_some_and(|a| a.space == Space::Lds);
@@ -99,7 +100,7 @@ fn as_records(t: &Trace) -> BTreeMap<String, Vec<Rec>> {
                 .iter()
                 .map(|s| {
                     let mut lanes = BTreeMap::new();
-                    for a in &s.a {
+                    for a in s.a.iter().filter(|_| s.s != Some("scalar")) {
                         lanes.entry(a.0).or_insert(a.1);
                     }
                     Rec { pc: s.pc, exec: u64::from_str_radix(&s.x, 16).unwrap(), lanes, lds: s.s == Some("lds") }
@@ -120,7 +121,9 @@ fn chromium() -> &'static str {
 }
 
 fn browser(args: &[&str], url: &str) -> std::process::Output {
-    let profile = tempdir("chromium-profile");
+    // a profile of its own for every run: tests run browsers side by side
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let profile = tempdir(&format!("chromium-profile-{}", RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let out = Command::new(chromium())
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--allow-file-access-from-files"])
         .arg(format!("--user-data-dir={}", profile.display()))
