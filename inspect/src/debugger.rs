@@ -292,6 +292,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             }
             Reason::WaveEnded { wave } => format!("wave {wave} ended"),
             Reason::DispatchEnded => "every wave of the dispatch has ended".into(),
+            Reason::Hook => "reached".into(),
         };
         // the watches watch for changes from the values they have here
         for (_, p) in self.points.iter_mut() {
@@ -722,7 +723,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 (Status::Running | Status::AtBarrier, Some(pc)) => format!(" at {pc:#x} <{}>", self.symbolize(pc)),
                 _ => String::new(),
             };
-            text += &format!("{mark} {k:<12} {:<11} {n:>8} instructions{at}\n", st.name());
+            text += &format!("{mark} {:<12} {:<11} {n:>8} instructions{at}\n", k.to_string(), st.name());
             j.push(json!({"wave": k.to_string(), "status": st.name(), "executed": n, "pc": pc.map(hex), "focus": k == self.focus}));
         }
         Answer::ok(text.trim_end().to_string(), json!({"waves": j}))
@@ -899,6 +900,7 @@ fn reason_name(r: &Reason) -> &'static str {
         Reason::Memory { .. } => "watch",
         Reason::WaveEnded { .. } => "wave_ended",
         Reason::DispatchEnded => "dispatch_ended",
+        Reason::Hook => "position",
     }
 }
 

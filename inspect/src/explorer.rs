@@ -229,10 +229,11 @@ pub fn record<R: WaveRunner>(session: &mut Session<'_, R>, engine: &str, opts: &
     let mut lines: Vec<LineUse> = Vec::new();
     let functions = FunctionNames(functions.to_vec());
     {
-        let mut hook = |seen: Seen<'_>| match seen {
+        let mut hook = |seen: Seen<'_>| -> bool {
+            match seen {
             Seen::WaveStart { wave, state } => {
                 if budget == 0 || !wanted(wave.workgroup) {
-                    return;
+                    return true;
                 }
                 index.insert(wave, trace.waves.len());
                 shadow.insert(wave, state.clone());
@@ -249,9 +250,9 @@ pub fn record<R: WaveRunner>(session: &mut Session<'_, R>, engine: &str, opts: &
             }
             Seen::Instruction { executed: ex, state, lds: _ } => {
                 trace.total = ex.time;
-                let Some(&wi) = index.get(&ex.wave) else { return };
+                let Some(&wi) = index.get(&ex.wave) else { return budget > 0 };
                 if budget == 0 {
-                    return;
+                    return false;
                 }
                 budget -= 1;
                 trace.recorded += 1;
@@ -313,15 +314,14 @@ pub fn record<R: WaveRunner>(session: &mut Session<'_, R>, engine: &str, opts: &
                 });
             }
             Seen::WorkgroupEnd { .. } => {}
+            }
+            true
         };
         session.rewind()?;
-        loop {
-            let r = session.run_hooked(&Until::default(), Some(&mut hook))?;
-            if r == crate::session::Reason::DispatchEnded {
-                break;
-            }
-        }
+        // recorded, then (the budget used up) the rest of the dispatch at the engine's pace
+        session.run_hooked(&Until::default(), Some(&mut hook))?;
     }
+    while session.run(&Until::default())? != crate::session::Reason::DispatchEnded {}
     trace.total = session.time();
     Ok(trace)
 }

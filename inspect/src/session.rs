@@ -135,6 +135,8 @@ pub enum Reason {
     WaveEnded { wave: WaveKey },
     /// Every wave of the dispatch ended.
     DispatchEnded,
+    /// The hook of [`Session::run_hooked`] asked to stop after an instruction.
+    Hook,
 }
 
 /// What the session reports to a hook while it runs with [`Session::run_hooked`].
@@ -433,8 +435,9 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         self.run_hooked(until, None)
     }
 
-    /// [`Session::run`], reporting every instruction, wave start and barrier release to `hook`.
-    pub fn run_hooked(&mut self, until: &Until, mut hook: Option<&mut dyn FnMut(Seen<'_>)>) -> Result<Reason, EngineError> {
+    /// [`Session::run`], reporting every instruction, wave start and barrier release to `hook`, which returns
+    /// false after an instruction to stop there ([`Reason::Hook`]).
+    pub fn run_hooked(&mut self, until: &Until, mut hook: Option<&mut dyn FnMut(Seen<'_>) -> bool>) -> Result<Reason, EngineError> {
         if self.done {
             return Ok(Reason::DispatchEnded);
         }
@@ -514,11 +517,15 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                     let mut st = self.probe.st.lock().unwrap_or_else(|e| e.into_inner());
                     (st.time, st.last.take(), st.writer.take(), st.last_pc)
                 };
-                if let (Some(h), Some(ex)) = (hook.as_mut(), &last) {
-                    h(Seen::Instruction { executed: ex, state: wave, lds: &g.lds });
-                }
+                let go_on = match (hook.as_mut(), &last) {
+                    (Some(h), Some(ex)) => h(Seen::Instruction { executed: ex, state: wave, lds: &g.lds }),
+                    _ => true,
+                };
                 // after the instruction
                 let here = Position { time, wave: key, before: false };
+                if !go_on {
+                    return Ok(self.stop(here, Reason::Hook));
+                }
                 let ended = wave.status == WaveStatus::Done;
                 let mut reason = None;
                 if until.position == Some(here) {
@@ -566,7 +573,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         self.probe.st.lock().unwrap_or_else(|e| e.into_inner()).stacks.get(&key).map_or(0, |s| s.len())
     }
 
-    fn start_group(&mut self, hook: &mut Option<&mut dyn FnMut(Seen<'_>)>) -> Result<(), EngineError> {
+    fn start_group(&mut self, hook: &mut Option<&mut dyn FnMut(Seen<'_>) -> bool>) -> Result<(), EngineError> {
         let i = self.next_group;
         let bytes = engine::group_private_bytes(self.device, self.launch, i);
         let private = if bytes > 0 {
@@ -605,7 +612,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
     }
 
     /// After every wave had its turn: releases the barrier, or ends the workgroup.
-    fn end_pass(&mut self, hook: &mut Option<&mut dyn FnMut(Seen<'_>)>) -> Result<(), EngineError> {
+    fn end_pass(&mut self, hook: &mut Option<&mut dyn FnMut(Seen<'_>) -> bool>) -> Result<(), EngineError> {
         let time = self.time();
         let g = self.group.as_mut().expect("a workgroup runs");
         self.cursor = 0;
