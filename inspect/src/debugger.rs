@@ -260,6 +260,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let why = match &reason {
             Reason::Position => "reached".to_string(),
             Reason::Turn => format!("wave {} is about to run its first instruction", self.focus),
+            Reason::Count if command.starts_with("reverse") => "stepped back".into(),
             Reason::Count => "stepped".into(),
             Reason::Pc => "returned".into(),
             Reason::Breakpoint { pc } => {
