@@ -118,6 +118,9 @@ pub enum EngineError {
     GridSync { kernel: String, what: String },
     #[error("kernel {kernel}: timing model: {what}")]
     Timing { kernel: String, what: String },
+    /// A dispatch run under a debugger or recorder (the `inspect` crate) could not go on.
+    #[error("kernel {kernel}: {what}")]
+    Inspect { kernel: String, what: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (runaway kernel? raise the limit)")]
     Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
 }

@@ -139,7 +139,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     pub fn start(mut session: Session<'a, R>, info: DebugInfo, wave: WaveKey) -> Result<(Self, Answer), EngineError> {
         if !session.has_wave(wave) {
             let what = format!("the dispatch has no wave {wave} (workgroups {:?}, block {:?})", session.launch().shape.workgroups(), session.launch().shape.block);
-            return Err(EngineError::Timing { kernel: info.kernel.clone(), what });
+            return Err(EngineError::Inspect { kernel: info.kernel.clone(), what });
         }
         let reason = session.run(&Until { turn_of: Some(wave), ..Until::default() })?;
         let origin = session.at;

@@ -293,7 +293,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                 what: "a cooperative launch that syncs the grid (ds_gws_barrier) runs its workgroups interleaved; the debugger runs one workgroup at a time".into(),
             });
         }
-        let start = mem.snapshot_buffers().map_err(|e| EngineError::Timing { kernel: launch.name.to_string(), what: format!("cannot copy device memory for replay: {e}") })?;
+        let start = mem.snapshot_buffers().map_err(|e| EngineError::Inspect { kernel: launch.name.to_string(), what: format!("cannot copy device memory for replay: {e}") })?;
         let limits = Limits { max_wave_instructions, threads: Some(1), slice: None, timing: false };
         let clock = WaveClock { base: engine::clock_base(), per_instruction: 4, shader_mhz: device.engine_clock_mhz };
         let first = WaveKey { workgroup: [0; 3], wave: 0 };
@@ -419,7 +419,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
     }
 
     fn error(&self, what: String) -> EngineError {
-        EngineError::Timing { kernel: self.launch.name.to_string(), what }
+        EngineError::Inspect { kernel: self.launch.name.to_string(), what }
     }
 
     fn drop_group(&mut self) {

@@ -47,7 +47,7 @@ pub fn dispatch(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, k: &Ke
 fn run<R: WaveRunner>(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, k: &KernelEntry, runner: &R, debug: bool) -> Result<RunStats, EngineError> {
     let max = emu_core::engine::Limits::default().max_wave_instructions;
     let mut session = Session::new(&rt.mem, device, launch, runner, max)?;
-    let fail = |what: String| EngineError::Timing { kernel: k.name.clone(), what };
+    let fail = |what: String| EngineError::Inspect { kernel: k.name.clone(), what };
     if debug {
         let wave: WaveKey = env("WAVEJIT_DEBUG_WAVE").unwrap_or_else(|| "0".into()).parse().map_err(fail)?;
         let json = env("WAVEJIT_DEBUG_JSON").is_some_and(|v| v == "1");
