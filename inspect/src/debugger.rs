@@ -240,7 +240,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let mut buf = [0u8; 12];
         let code = self.session.launch().code;
         let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
-        if avail < 4 || !self.session.memory().read(pc, &mut buf[..avail]).is_ok() {
+        if avail < 4 || self.session.memory().read(pc, &mut buf[..avail]).is_err() {
             return "(outside the code)".into();
         }
         match decode(&buf[..avail], pc, code.target) {

@@ -174,10 +174,9 @@ fn changes(a: &WaveState, b: &WaveState) -> Vec<(String, Value)> {
         out.push(("scc".into(), json!(b.scc as u32)));
     }
     for (file, x, y) in [("v", &a.vgprs, &b.vgprs), ("a", &a.agprs, &b.agprs)] {
-        for r in 0..y.len() {
-            let old = x.get(r).copied().unwrap_or([0; LANES]);
-            if old != y[r] {
-                out.push((format!("{file}{r}"), json!(y[r].to_vec())));
+        for (r, now) in y.iter().enumerate() {
+            if x.get(r).copied().unwrap_or([0; LANES]) != *now {
+                out.push((format!("{file}{r}"), json!(now.to_vec())));
             }
         }
     }
@@ -338,10 +337,14 @@ impl FunctionNames {
     }
 }
 
+/// What a [`TimelineRecorder`] has seen: the waves (id, CU, SIMD), their indices, the issued instructions and
+/// the code's base address.
+type Timeline = (Vec<(String, u32, u32)>, HashMap<WaveKey, u32>, Vec<Issued>, u64);
+
 /// Collects the timing model's issued instructions (an observer for `KernelDispatch::run_timed`).
 #[derive(Default)]
 pub struct TimelineRecorder {
-    inner: std::sync::Mutex<(Vec<(String, u32, u32)>, HashMap<WaveKey, u32>, Vec<Issued>, u64)>,
+    inner: std::sync::Mutex<Timeline>,
     /// Issued instructions to keep.
     pub max: u64,
 }

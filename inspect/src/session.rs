@@ -172,6 +172,10 @@ impl Status {
     }
 }
 
+/// A workgroup that ended: its id, its waves' final states (for the last [`KEEP_ENDED`] workgroups) and their
+/// instruction counts.
+type Ended = ([u32; 3], Option<Vec<WaveState>>, Vec<u64>);
+
 /// Final states of workgroups that ended, kept for `print` (only this many; older ones keep their statuses).
 const KEEP_ENDED: usize = 64;
 
@@ -243,7 +247,7 @@ impl Observer for Probe {
         }
         if st.every || wrote {
             let time = st.time;
-            st.last = Some(Executed { wave: key, pc: ev.pc, inst: inst.clone(), exec: ev.exec, accesses: ev.accesses.to_vec(), time });
+            st.last = Some(Executed { wave: key, pc: ev.pc, inst: *inst, exec: ev.exec, accesses: ev.accesses.to_vec(), time });
         }
         stop
     }
@@ -268,9 +272,8 @@ pub struct Session<'a, R: WaveRunner> {
     cursor: usize,
     /// Whether some wave executed an instruction in this pass over the workgroup.
     progress: bool,
-    /// Workgroups that ended: their id, and their waves' final states (the last [`KEEP_ENDED`] workgroups) or
-    /// instruction counts.
-    ended: Vec<([u32; 3], Option<Vec<WaveState>>, Vec<u64>)>,
+    /// Workgroups that ended.
+    ended: Vec<Ended>,
     probe: Probe,
     /// Do not stop at a breakpoint at this position (the run resumes from it).
     resume: Option<Position>,
