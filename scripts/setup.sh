@@ -8,8 +8,9 @@
 #   rocm-smi librocm-smi-dev     rocm-smi run unmodified through `wavejit exec` (tools/tests/smi.rs)
 #   sqlite3 fonts-dejavu-core    the profile database queried by the sqlite3 CLI, the roofline chart's font
 #                                (tools/tests/profile.rs)
+#   chromium                     headless browser the wavefront explorer's page is tested in (inspect/tests/explorer.rs)
 set -euo pipefail
-want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core)
+want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

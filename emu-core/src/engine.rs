@@ -118,7 +118,10 @@ pub enum EngineError {
     GridSync { kernel: String, what: String },
     #[error("kernel {kernel}: timing model: {what}")]
     Timing { kernel: String, what: String },
-    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (a runaway kernel, or one longer than the per-wave instruction limit)")]
+    /// A dispatch run under a debugger or recorder (the `inspect` crate) could not go on.
+    #[error("kernel {kernel}: {what}")]
+    Inspect { kernel: String, what: String },
+        #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (a runaway kernel, or one longer than the per-wave instruction limit)")]
     Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
 }
 
@@ -228,7 +231,7 @@ impl KernelDispatch<'_> {
     }
 
     /// Loads the code and the kernel arguments, runs `f` on the [`Launch`], frees both.
-    fn launch<T>(&self, f: impl FnOnce(&DeviceMemory, &DevicePreset, &Launch<'_>, Limits) -> Result<T, EngineError>) -> Result<T, EngineError> {
+    pub fn launch<T>(&self, f: impl FnOnce(&DeviceMemory, &DevicePreset, &Launch<'_>, Limits) -> Result<T, EngineError>) -> Result<T, EngineError> {
         let KernelDispatch { mem, device, co, kernel, shape, args, limits } = *self;
         let code = load_code(mem, co)?;
         let result = (|| {
@@ -431,7 +434,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
 static CLOCK: AtomicU64 = AtomicU64::new(0);
 
 /// Where the clocks of a dispatch start.
-pub(crate) fn clock_base() -> u64 {
+pub fn clock_base() -> u64 {
     CLOCK.load(Ordering::Relaxed)
 }
 
@@ -441,7 +444,7 @@ pub(crate) fn advance_clock(cycles: u64) {
 }
 
 /// The target and float-mode checks every launch passes first.
-pub(crate) fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result<(), EngineError> {
+pub fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result<(), EngineError> {
     if launch.code.target != device.target {
         return Err(EngineError::WrongTarget { kernel: launch.name.to_string(), found: format!("{:?}", launch.code.target), device: device.gfx });
     }
@@ -449,7 +452,7 @@ pub(crate) fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result
 }
 
 /// What every wave of a launch shares.
-pub(crate) fn dispatch_context<'a>(device: &'a DevicePreset, launch: &Launch<'a>) -> DispatchContext<'a> {
+pub fn dispatch_context<'a>(device: &'a DevicePreset, launch: &Launch<'a>) -> DispatchContext<'a> {
     DispatchContext {
         kernel: launch.name,
         kd: launch.descriptor,
@@ -492,7 +495,29 @@ pub(crate) fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch
 
 /// The waves of workgroup `i` (linear index) of `launch`, its LDS and private memory (freed by the caller),
 /// the waves' clocks reading `clock`.
-pub(crate) fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, cx: &DispatchContext<'_>, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+pub fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, cx: &DispatchContext<'_>, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+    build_group_in(mem, device, launch, cx, i, clock, None)
+}
+
+/// Bytes of private memory workgroup `i` of `launch` needs (0: none).
+pub fn group_private_bytes(device: &DevicePreset, launch: &Launch<'_>, i: u64) -> u64 {
+    let wg = launch.shape.workgroup_id(i);
+    let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
+    lane_bytes as u64 * device.wave_size as u64 * launch.shape.waves_in(wg, device.wave_size) as u64
+}
+
+/// [`build_group`] with the workgroup's private memory at `private` when given ([`group_private_bytes`]
+/// bytes the caller allocated and keeps: a replayed workgroup then sees the same addresses every time);
+/// `Group::scratch` is then `None`.
+pub fn build_group_in(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    cx: &DispatchContext<'_>,
+    i: u64,
+    clock: WaveClock,
+    private: Option<u64>,
+) -> Result<Group, EngineError> {
     let (shape, descriptor) = (launch.shape, launch.descriptor);
     let vgprs = descriptor.vgpr_alloc_count() as usize;
     let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
@@ -501,14 +526,15 @@ pub(crate) fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &La
     // private memory: every lane of every wave of this workgroup gets its own segment
     let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
     let wave_bytes = lane_bytes as u64 * device.wave_size as u64;
-    let scratch = if lane_bytes > 0 {
+    let scratch = if lane_bytes > 0 && private.is_none() {
         Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", launch.name))?)
     } else {
         None
     };
+    let base = if lane_bytes > 0 { scratch.or(private) } else { None };
     let mut waves = Vec::with_capacity(n as usize);
     for w in 0..n {
-        let wave_scratch = scratch.map_or(0, |s| s + w as u64 * wave_bytes);
+        let wave_scratch = base.map_or(0, |s| s + w as u64 * wave_bytes);
         let wcx = DispatchContext { addrs: DispatchAddresses { scratch_base: wave_scratch, wave_scratch, ..cx.addrs }, ..*cx };
         let init = match wcx.initial_wave_state(wg, w) {
             Ok(init) => init,
@@ -551,11 +577,12 @@ fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
 }
 
 /// One workgroup being run: its waves, LDS and private memory.
-pub(crate) struct Group {
-    pub(crate) wg: [u32; 3],
-    pub(crate) waves: Vec<WaveState>,
-    pub(crate) lds: Vec<u8>,
-    pub(crate) scratch: Option<u64>,
+pub struct Group {
+    pub wg: [u32; 3],
+    pub waves: Vec<WaveState>,
+    pub lds: Vec<u8>,
+    /// The private-memory allocation to free when the workgroup is done (`None`: none, or the caller's).
+    pub scratch: Option<u64>,
 }
 
 /// Runs `groups` until all their waves have ended: a wave runs until it waits or ends (or, in a cooperative

@@ -802,6 +802,38 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(compile::INTERNAL)
 }
 
+/// An observer passed on unchanged that notes whether it asked for another wave (the interpreted tier runs a
+/// block's worth of instructions, and a switch asked after the last of them must still end the wave's turn).
+struct Noting<'o, O: Observer> {
+    inner: &'o O,
+    switched: AtomicBool,
+}
+
+impl<O: Observer> Observer for Noting<'_, O> {
+    const ACTIVE: bool = O::ACTIVE;
+    const WANTS_ACCESSES: bool = O::WANTS_ACCESSES;
+
+    fn event(&self, ev: &emu_core::observe::Event<'_>) {
+        self.inner.event(ev);
+    }
+
+    fn instruction(&self, ev: &InstEvent<'_>) {
+        self.inner.instruction(ev);
+    }
+
+    fn switch_wave(&self, ev: &InstEvent<'_>) -> bool {
+        let s = self.inner.switch_wave(ev);
+        if s {
+            self.switched.store(true, Ordering::Relaxed);
+        }
+        s
+    }
+
+    fn wave_end(&self, workgroup: [u32; 3], wave: u32, instructions: u64) {
+        self.inner.wave_end(workgroup, wave, instructions);
+    }
+}
+
 impl WaveRunner for Jit {
     fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
         let kernel = || run.cx.kernel.to_string();
@@ -860,13 +892,14 @@ impl WaveRunner for Jit {
                         cache: run.cache,
                         limits: Limits { slice: Some(n), ..run.limits },
                     };
-                    if let Err(e) = emu_core::engine::Interpreter.run_wave(interp, observer) {
+                    let noting = Noting { inner: observer, switched: AtomicBool::new(false) };
+                    if let Err(e) = emu_core::engine::Interpreter.run_wave(interp, &noting) {
                         break Err(e);
                     }
                     // SAFETY: the interpreter has returned the wave.
                     let wave = unsafe { &*wave_ptr };
-                    if wave.status == WaveStatus::Running && wave.executed - before < n {
-                        // the observer asked for another wave
+                    if wave.status == WaveStatus::Running && (noting.switched.into_inner() || wave.executed - before < n) {
+                        // the observer asked for another wave (also after the last instruction of the run)
                         break Ok(());
                     }
                     continue;

@@ -24,6 +24,8 @@ pub struct KernelEntry {
     pub descriptor: KernelDescriptor,
     pub entry: u64,
     pub props: KernelProps,
+    /// Functions and arguments by name, for the debugger and the explorer.
+    pub info: inspect::DebugInfo,
 }
 
 /// What symbol queries report of a kernel.
@@ -176,6 +178,7 @@ impl Loader {
                 descriptor: k.descriptor.clone(),
                 entry: code.base + k.entry_address,
                 props: KernelProps::of(&co, k),
+                info: inspect::DebugInfo::of(&co, k),
             };
             self.kernels.write().unwrap_or_else(|e| e.into_inner()).insert(object, Arc::new(entry));
             new_symbols.push(Symbol { executable: exe, agent, name: k.descriptor_symbol.clone(), kernel: Some(object), address: object, size: 64 });

@@ -315,15 +315,17 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     let limits = Limits { timing: rt.timing, max_wave_instructions: rt.max_wave_instructions, ..Limits::default() };
     let profile = crate::profile::get();
     let host_start = profile.map(|_| profiler_hooks::record::now_ns());
-    let (result, observed) = match profile {
-        None => (
+    let (result, observed) = match (crate::inspect::dispatch(rt, q.device, &launch, &k), profile) {
+        // a dispatch the debugger or the explorer asked for runs under it
+        (Some(r), _) => (r, None),
+        (None, None) => (
             match &rt.jit {
                 Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
                 None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
             },
             None,
         ),
-        Some(prof) => {
+        (None, Some(prof)) => {
             let counters = HwCounters::new(q.device.id, prof.wave_trace);
             let (result, timing) = observed_launch(rt, q.device, &launch, limits, &counters);
             (result, Some((counters, timing)))

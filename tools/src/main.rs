@@ -10,6 +10,7 @@
 
 mod analyze;
 mod bench;
+mod debug;
 mod demo;
 mod disasm;
 mod engine;
@@ -20,6 +21,7 @@ mod roofline;
 mod run;
 mod smi;
 mod timing;
+mod trace;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -98,6 +100,43 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 0)]
         wave_trace: usize,
     },
+    /// Step through a kernel dispatch, forwards and backwards: breakpoints, watches, registers per lane.
+    #[command(after_help = "Example (the divergent kernel, stopping at its first instruction):\n  wavejit debug divergence-gfx90a.co --grid 64 --block 64 --arg out=/dev/null:512 --arg in=seeds.bin --arg u32=64\n\nOn a terminal: a full-screen view (an empty line repeats the last command). Otherwise one command per\nline on stdin, answers on stdout (one JSON object per line with --json). Commands: step [N], next,\nfinish, continue, break PC|SYMBOL+OFF, watch REG[LANE]|ADDRESS, print ..., disasm, wave, waves,\ninfo kernel, reverse-step [N], reverse-continue, history, help, quit.")]
+    Debug {
+        #[command(flatten)]
+        kernel: KernelArgs,
+        /// The wave to stop at first: WG_X,WG_Y,WG_Z:WAVE (default 0,0,0:0).
+        #[arg(long)]
+        wave: Option<String>,
+        /// jit (the default) or interp.
+        #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
+        engine: engine::EngineKind,
+        /// Answer every command with one JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record a dispatch and write the wavefront explorer: one self-contained HTML page.
+    #[command(after_help = "Example:\n  wavejit trace reduce-gfx942.co --grid 512 --block 256 --arg in=x.bin --arg out=sums.bin:8 --arg u32=512 --html reduce.html\n\nThe page shows every recorded wave's instructions with EXEC as a 64-lane grid per step, the registers\neach instruction changed, the lanes' memory addresses and cache lines, LDS bank conflicts, barrier waits and\nthe waves of a workgroup side by side; with --timing also the cycle timeline of the waves of a CU.")]
+    Trace {
+        #[command(flatten)]
+        kernel: KernelArgs,
+        /// Where to write the page.
+        #[arg(long)]
+        html: PathBuf,
+        /// Record only these workgroups (linear indices, comma-separated; default: from the first until the
+        /// instruction budget is used up).
+        #[arg(long)]
+        workgroups: Option<String>,
+        /// Instructions to record in all (the page stays responsive with hundreds of thousands).
+        #[arg(long, default_value_t = 50_000)]
+        max_recorded: u64,
+        /// Also run the dispatch in the timing model and draw the cycle timeline of the waves of a CU.
+        #[arg(long)]
+        timing: bool,
+        /// jit (the default) or interp.
+        #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
+        engine: engine::EngineKind,
+    },
     /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
     Demo {
         /// mi300x (default), mi210 or mi250x.
@@ -137,7 +176,7 @@ enum Command {
         json: Option<String>,
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
-    #[command(after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.")]
+    #[command(after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.")]
     Exec {
         /// Emulated GPUs, comma-separated (mi300x, mi210, mi250x).
         #[arg(long)]
@@ -153,6 +192,25 @@ enum Command {
         /// default 10 billion).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Run the first dispatch of this kernel under the step debugger (commands on stdin; a mangled
+        /// name's plain part is enough: vadd for _Z4vaddPfS_S_i).
+        #[arg(long, value_name = "KERNEL")]
+        debug: Option<String>,
+        /// With --debug: the wave to stop at first, WG_X,WG_Y,WG_Z:WAVE.
+        #[arg(long)]
+        wave: Option<String>,
+        /// With --debug: answer in JSON, one object per line.
+        #[arg(long)]
+        json: bool,
+        /// Record the first dispatch of --kernel and write the wavefront explorer page here.
+        #[arg(long, value_name = "OUT.html")]
+        trace_html: Option<PathBuf>,
+        /// The kernel --trace-html records.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// With --trace-html: instructions to record at most.
+        #[arg(long)]
+        max_recorded: Option<u64>,
         /// The program and its arguments (after --).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
@@ -226,10 +284,42 @@ enum Command {
     },
 }
 
+/// The dispatch `debug` and `trace` take: as for `run`.
+#[derive(clap::Args)]
+struct KernelArgs {
+    /// Code object (or HIP binary / library holding one).
+    file: PathBuf,
+    /// Kernel name (optional when the code object has one kernel).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Work-items per dimension: X[,Y[,Z]].
+    #[arg(long)]
+    grid: String,
+    /// Workgroup size: X[,Y[,Z]].
+    #[arg(long)]
+    block: String,
+    /// mi300x, mi210 or mi250x (default: the preset matching the code object's target).
+    #[arg(long)]
+    device: Option<String>,
+    /// Kernel arguments, in order, as for `run` (u32=V ... in=PATH out=PATH:BYTES inout=PATH).
+    #[arg(long = "arg")]
+    args: Vec<String>,
+    /// Stop a wave after this many instructions (runaway kernels).
+    #[arg(long, default_value_t = 100_000_000)]
+    max_instructions: u64,
+}
+
+impl KernelArgs {
+    fn prepare(&self) -> Result<run::Prepared, Box<dyn std::error::Error>> {
+        run::Prepared::new(&self.file, self.kernel.as_deref(), self.device.as_deref(), &self.grid, &self.block, &self.args)
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, max_instructions, command } = &cli.command {
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, command) {
+    if let Command::Exec { device, engine, timing, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
+        let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, &inspect, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
@@ -273,6 +363,12 @@ fn main() -> ExitCode {
                 bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, json: json.as_deref() })
             }
         }
+        Command::Debug { kernel, wave, engine, json } => kernel
+            .prepare()
+            .and_then(|prepared| debug::run(debug::DebugArgs { prepared, max_instructions: kernel.max_instructions, engine, wave, json })),
+        Command::Trace { kernel, html, workgroups, max_recorded, timing, engine } => kernel.prepare().and_then(|prepared| {
+            trace::run(trace::TraceArgs { prepared, html, workgroups, max_recorded, timing, engine, max_instructions: kernel.max_instructions })
+        }),
         Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace } => {
             run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace })
         }

@@ -36,7 +36,7 @@ pub struct RunArgs {
     pub wave_trace: usize,
 }
 
-fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
+pub fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("--{what} takes X[,Y[,Z]], got `{s}`"));
@@ -85,33 +85,72 @@ fn parse_arg(mem: &DeviceMemory, spec: &str, outputs: &mut Vec<Output>) -> Resul
     })
 }
 
+/// A kernel, its device and its arguments, ready to dispatch: what `run`, `debug` and `trace` share.
+pub struct Prepared {
+    pub co: codeobj::CodeObject,
+    pub kernel_index: usize,
+    pub device: &'static DevicePreset,
+    pub shape: DispatchShape,
+    pub mem: DeviceMemory,
+    pub args: Vec<ArgValue>,
+    outputs: Vec<Output>,
+}
+
+impl Prepared {
+    /// Loads `file`, chooses the kernel and device, allocates the buffer arguments and fills them.
+    pub fn new(file: &Path, kernel: Option<&str>, device: Option<&str>, grid: &str, block: &str, args: &[String]) -> Result<Prepared, Box<dyn std::error::Error>> {
+        let wanted = device.map(DevicePreset::by_name).transpose()?;
+        let objects = codeobj::open_any(file, wanted.map(|d| d.gfx))?;
+        let loaded = objects
+            .into_iter()
+            .find(|l| isa_amdgpu::Target::from_name(&l.code_object.target.processor).is_some())
+            .ok_or_else(|| format!("{}: no gfx90a/gfx942 code object{}", file.display(), wanted.map(|d| format!(" for {}", d.gfx)).unwrap_or_default()))?;
+        let co = loaded.code_object;
+        let device = match wanted {
+            Some(d) => d,
+            None => emu_core::PRESETS
+                .iter()
+                .find(|p| p.gfx == co.target.processor)
+                .ok_or_else(|| format!("no preset runs {}", co.target.processor))?,
+        };
+        let kernel_index = match kernel {
+            Some(k) => co.kernels.iter().position(|x| x.name == k).ok_or_else(|| {
+                format!("no kernel `{k}` in {} (kernels: {})", file.display(), co.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", "))
+            })?,
+            None if co.kernels.len() == 1 => 0,
+            None => return Err(format!("{} has {} kernels; choose one with --kernel", file.display(), co.kernels.len()).into()),
+        };
+        let shape = DispatchShape::new(dims("grid", grid)?, dims("block", block)?, device)?;
+        let mem = DeviceMemory::new(device.memory_bytes)?;
+        let mut outputs = Vec::new();
+        let args = args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Prepared { co, kernel_index, device, shape, mem, args, outputs })
+    }
+
+    pub fn kernel(&self) -> &codeobj::Kernel {
+        &self.co.kernels[self.kernel_index]
+    }
+
+    /// The dispatch with `limits`.
+    pub fn dispatch(&self, limits: Limits) -> KernelDispatch<'_> {
+        KernelDispatch { mem: &self.mem, device: self.device, co: &self.co, kernel: self.kernel(), shape: self.shape, args: &self.args, limits }
+    }
+
+    /// Writes the `out=` and `inout=` buffers to their files.
+    pub fn write_outputs(&self) -> Result<(), Box<dyn std::error::Error>> {
+        for o in &self.outputs {
+            let mut buf = vec![0u8; o.len];
+            self.mem.read(o.addr, &mut buf)?;
+            std::fs::write(&o.path, &buf).map_err(|e| format!("{}: {e}", o.path.display()))?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs the dispatch and reports.
 pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let wanted = a.device.as_deref().map(DevicePreset::by_name).transpose()?;
-    let objects = codeobj::open_any(&a.file, wanted.map(|d| d.gfx))?;
-    let loaded = objects
-        .into_iter()
-        .find(|l| isa_amdgpu::Target::from_name(&l.code_object.target.processor).is_some())
-        .ok_or_else(|| format!("{}: no gfx90a/gfx942 code object{}", a.file.display(), wanted.map(|d| format!(" for {}", d.gfx)).unwrap_or_default()))?;
-    let co = loaded.code_object;
-    let device = match wanted {
-        Some(d) => d,
-        None => emu_core::PRESETS
-            .iter()
-            .find(|p| p.gfx == co.target.processor)
-            .ok_or_else(|| format!("no preset runs {}", co.target.processor))?,
-    };
-    let kernel = match &a.kernel {
-        Some(k) => co.kernel(k).ok_or_else(|| {
-            format!("no kernel `{k}` in {} (kernels: {})", a.file.display(), co.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", "))
-        })?,
-        None if co.kernels.len() == 1 => &co.kernels[0],
-        None => return Err(format!("{} has {} kernels; choose one with --kernel", a.file.display(), co.kernels.len()).into()),
-    };
-    let shape = DispatchShape::new(dims("grid", &a.grid)?, dims("block", &a.block)?, device)?;
-    let mem = DeviceMemory::new(device.memory_bytes)?;
-    let mut outputs = Vec::new();
-    let args = a.args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
+    let p = Prepared::new(&a.file, a.kernel.as_deref(), a.device.as_deref(), &a.grid, &a.block, &a.args)?;
+    let (device, kernel) = (p.device, p.kernel());
     let t0 = Instant::now();
     let counter = ClassCounter::default();
     let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, timing: a.timing, ..Limits::default() };
@@ -122,7 +161,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let jit = jit::Jit::with_options(options)?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
-    let d = KernelDispatch { mem: &mem, device, co: &co, kernel, shape, args: &args, limits };
+    let d = p.dispatch(limits);
     if a.wave_trace > 0 && !(a.timing && a.profile.is_some()) {
         return Err("--wave-trace traces instruction issue of a profiled timed dispatch: add --profile DIR and --timing".into());
     }
@@ -148,11 +187,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         dispatch_timed(a.engine, &jit, &d)?
     };
     let seconds = t0.elapsed().as_secs_f64();
-    for o in &outputs {
-        let mut buf = vec![0u8; o.len];
-        mem.read(o.addr, &mut buf)?;
-        std::fs::write(&o.path, &buf).map_err(|e| format!("{}: {e}", o.path.display()))?;
-    }
+    p.write_outputs()?;
     println!(
         "{} on {}: {} workgroups, {} waves, {} wave instructions in {:.3} s ({})",
         kernel.name,
@@ -177,7 +212,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", crate::timing::summary(t));
     }
     if let (Some(dir), Some(counters)) = (&a.profile, &profiled) {
-        let session = one_dispatch_session(&a, device, kernel, &co, shape, host_start, counters, timing.as_ref());
+        let session = one_dispatch_session(&a, device, kernel, &p.co, p.shape, host_start, counters, timing.as_ref());
         let written = crate::profile::write_outputs(&session, dir, crate::profile::Formats::ALL)?;
         println!("profile: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
     }

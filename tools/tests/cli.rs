@@ -229,3 +229,74 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));
 }
+
+/// `wavejit ARGS` with `input` on stdin.
+fn wavejit_with_input(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wavejit"))
+        .args(args)
+        .env("WAVEJIT_CACHE", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_dispatch() {
+    let co = tmp("reduce-dbg.co", test_kernels::by_name("reduce-gfx90a.co").unwrap());
+    let input: Vec<u8> = (0..512).flat_map(|i| ((i % 13) as f32).to_le_bytes()).collect();
+    let inp = tmp("reduce-dbg-in.bin", &input);
+    let out = std::env::temp_dir().join(format!("wavejit-cli-{}/reduce-dbg-out.bin", std::process::id()));
+    let args = |json: bool| {
+        let mut a = vec!["debug".to_string(), co.to_str().unwrap().into(), "--grid".into(), "512".into(), "--block".into(), "256".into()];
+        a.extend(["--arg".into(), format!("in={}", inp.display()), "--arg".into(), format!("out={}:8", out.display()), "--arg".into(), "u32=512".into()]);
+        a.extend(["--wave".into(), "1,0,0:3".into(), "--engine".into(), "interp".into()]);
+        if json {
+            a.push("--json".into());
+        }
+        a
+    };
+    let script = "info kernel\nbreak reduce_sum+0x0\nwaves\nstep 5\nprint exec\nprint/f v3[2]\nreverse-step 5\nhistory\nbogus\nquit\n";
+    let o = wavejit_with_input(&args(false).iter().map(String::as_str).collect::<Vec<_>>(), script);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.starts_with("wave 1,0,0:3 is about to run its first instruction"), "{text}");
+    assert!(text.contains("arguments:") && text.contains("+16  (by_value)") && text.contains("= 512"), "info kernel names the arguments: {text}");
+    assert!(text.lines().any(|l| l.starts_with("  0,0,0:0 ") && l.contains(" ended ")), "workgroup 0 ran to its end before wave 1,0,0:3 started: {text}");
+    assert!(text.lines().any(|l| l.starts_with("  1,0,0:0 ") && l.contains(" at barrier ")), "its other waves wait at the first barrier: {text}");
+    assert!(text.contains("lanes  0-31 ################################"), "{text}");
+    assert!(text.contains("error: unknown command `bogus`"), "{text}");
+    // the dispatch ran to its end after quit: both block sums are written
+    let sums = std::fs::read(&out).unwrap();
+    let want: Vec<f32> = test_kernels::reference::reduce_sum(&(0..512).map(|i| (i % 13) as f32).collect::<Vec<_>>());
+    assert_eq!(sums, want.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+    let o = wavejit_with_input(&args(true).iter().map(String::as_str).collect::<Vec<_>>(), script);
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 11, "one JSON answer per command and the start");
+    assert_eq!(lines[0]["stop"]["wave"], "1,0,0:3");
+    assert_eq!(lines[4]["stop"]["executed"], 5);
+    assert_eq!(lines[7]["stop"]["executed"], 0, "reverse-step 5 goes back to the first instruction");
+    assert_eq!(lines[9]["ok"], false);
+    assert_eq!(lines[10]["quit"], true);
+}
+
+#[test]
+fn trace_writes_one_self_contained_page() {
+    let co = tmp("vadd-trace.co", test_kernels::by_name("vadd-gfx942.co").unwrap());
+    let a = tmp("vadd-trace-a.bin", &[0u8; 400]);
+    let page = std::env::temp_dir().join(format!("wavejit-cli-{}/vadd.html", std::process::id()));
+    let av = format!("in={}", a.display());
+    let o = wavejit(&["trace", co.to_str().unwrap(), "--grid", "100", "--block", "64", "--arg", &av, "--arg", &av, "--arg", "out=/dev/null:400", "--arg", "u32=100", "--html", page.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let msg = String::from_utf8_lossy(&o.stdout);
+    assert!(msg.starts_with("vadd: ") && msg.contains(" waves; wrote "), "{msg}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!doctype html>") && html.contains("\"kernel\":\"vadd\""));
+    assert!(!html.contains("<script src") && !html.contains("<link"), "nothing is loaded from elsewhere");
+    let o = wavejit(&["trace", co.to_str().unwrap(), "--grid", "100", "--block", "64", "--html", page.to_str().unwrap(), "--engine", "crosscheck"]);
+    assert!(!o.status.success());
+}

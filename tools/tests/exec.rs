@@ -354,3 +354,54 @@ fn exec_says_clearly_what_it_cannot_run() {
     let (o, _, _) = exec(None, Path::new("false"), &[]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// `wavejit exec ARGS -- program` with `input` on stdin.
+fn exec_with_input(args: &[&str], program: &Path, input: &str) -> (Output, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(wavejit())
+        .env("WAVEJIT_CACHE", scratch().join("translation-cache"))
+        .arg("exec")
+        .args(args)
+        .arg("--")
+        .arg(program)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    (o, so, se)
+}
+
+#[test]
+fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program() {
+    let prog = hipcc("vadd", &[]);
+    // where the kernel stores c[i], from wavejit's own disassembly of the program
+    let d = run(Command::new(wavejit()).arg("disasm").arg(&prog).args(["--target", "gfx90a"]));
+    let listing = text(&d.stdout);
+    let store = listing.lines().find(|l| l.trim_start().starts_with("global_store_dword ")).expect("vadd stores c[i]");
+    let addr = store.split("// ").nth(1).unwrap().split(':').next().unwrap().trim();
+    let data = store.trim().split(", ").nth(1).unwrap().to_string();
+    let script = format!("break 0x{addr}\ncontinue\nprint {data}\nquit\n");
+    let (o, so, se) = exec_with_input(&["--debug", "vadd", "--json", "--wave", "1,0,0:2"], &prog, &script);
+    assert!(o.status.success(), "stdout:\n{so}\nstderr:\n{se}");
+    let answers: Vec<serde_json::Value> = so.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), 5, "{so}");
+    assert_eq!(answers[2]["stop"]["reason"], "breakpoint", "{so}");
+    assert_eq!(answers[2]["stop"]["wave"], "1,0,0:2");
+    // c[i] = a[i] + b[i] with a[i] = i * 0.5 and b[i] = 1000 - i, for i = 256 + 128 + lane
+    let lanes = answers[3]["values"][0]["lanes"].as_array().unwrap();
+    for (lane, v) in lanes.iter().enumerate() {
+        let i = (384 + lane) as f32;
+        assert_eq!(v.as_u64().unwrap() as u32, (i * 0.5 + (1000.0 - i)).to_bits(), "lane {lane}");
+    }
+    assert!(so.contains("0 of 100000 wrong"), "the program goes on after the debugger: {so}");
+    let page = scratch().join("vadd.html");
+    let (o, so, se) = exec_with_input(&["--trace-html", page.to_str().unwrap(), "--kernel", "vadd", "--max-recorded", "3000"], &prog, "");
+    assert!(o.status.success() && so.contains("0 of 100000 wrong"), "stdout:\n{so}\nstderr:\n{se}");
+    assert!(se.contains("3000 of ") && se.contains("wrote"), "{se}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("\"recorded\":3000"), "the page holds the recorded instructions");
+}

@@ -58,12 +58,59 @@ fn devices_for(program: &Path) -> Vec<&'static str> {
     found.iter().map(|p| p.id).collect()
 }
 
-pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    run_with_env(devices, engine, timing, max_instructions, command, &[])
+/// `--debug KERNEL` and `--trace-html PATH`: what the shim runs its dispatches of a kernel under, as the
+/// environment variables it reads (`runtime_shim::inspect`).
+#[derive(Debug, Default, Clone)]
+pub struct Inspect {
+    pub debug: Option<String>,
+    pub wave: Option<String>,
+    pub json: bool,
+    pub trace_html: Option<PathBuf>,
+    pub kernel: Option<String>,
+    pub max_recorded: Option<u64>,
+}
+
+impl Inspect {
+    fn env(&self) -> Result<Vec<(&'static str, std::ffi::OsString)>, String> {
+        let mut v = Vec::new();
+        if let Some(k) = &self.debug {
+            v.push(("WAVEJIT_DEBUG", k.into()));
+            if let Some(w) = &self.wave {
+                v.push(("WAVEJIT_DEBUG_WAVE", w.into()));
+            }
+            if self.json {
+                v.push(("WAVEJIT_DEBUG_JSON", "1".into()));
+            }
+        }
+        if let Some(p) = &self.trace_html {
+            let k = self.kernel.as_ref().ok_or("--trace-html needs --kernel NAME (the kernel whose first dispatch is recorded)")?;
+            let p = if p.is_absolute() { p.clone() } else { std::env::current_dir().map_err(|e| e.to_string())?.join(p) };
+            v.push(("WAVEJIT_TRACE_HTML", p.into_os_string()));
+            v.push(("WAVEJIT_TRACE_KERNEL", k.into()));
+            if let Some(m) = self.max_recorded {
+                v.push(("WAVEJIT_TRACE_MAX", m.to_string().into()));
+            }
+        }
+        Ok(v)
+    }
+}
+
+pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    run_with_env(devices, engine, timing, max_instructions, inspect, command, &[])
 }
 
 /// [`run`] with extra environment variables for the program (and so its child processes).
-pub fn run_with_env(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, command: &[String], env: &[(String, String)]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+#[allow(clippy::too_many_arguments)]
+pub fn run_with_env(
+    devices: Option<&str>,
+    engine: Option<&str>,
+    timing: bool,
+    max_instructions: Option<u64>,
+    inspect: &Inspect,
+    command: &[String],
+    env: &[(String, String)],
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let inspect_env = inspect.env()?;
     let (program, args) = command.split_first().ok_or("wavejit exec needs a program to run: wavejit exec -- PROGRAM [ARGS…]")?;
     let devices = match devices {
         Some(d) => d.to_string(),
@@ -129,6 +176,7 @@ pub fn run_with_env(devices: Option<&str>, engine: Option<&str>, timing: bool, m
             cmd.env("WAVEJIT_MAX_INSTRUCTIONS", n.to_string());
         }
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        cmd.envs(inspect_env.iter().map(|(k, v)| (*k, v)));
         let mut child = cmd.spawn().map_err(|e| format!("cannot run {program}: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let refresher = tree.map(|t| t.refresh_until(stop.clone()));

@@ -85,7 +85,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         env.push((record::env::WAVE_TRACE.to_string(), a.wave_trace.to_string()));
     }
     let progress = Progress::start(&staging);
-    let code = crate::exec::run_with_env(a.device.as_deref(), a.engine.as_deref(), a.timing, None, &a.command, &env);
+    let code = crate::exec::run_with_env(a.device.as_deref(), a.engine.as_deref(), a.timing, None, &crate::exec::Inspect::default(), &a.command, &env);
     progress.finish();
     let code = code?;
     let session = Session::load(&staging)?;

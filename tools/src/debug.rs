@@ -1,0 +1,52 @@
+//! `wavejit debug`: the step debugger (with reverse execution) over one dispatch described as for `run`.
+//! On a terminal it shows the full-screen view; otherwise it reads one command per line from stdin and answers
+//! on stdout (as JSON objects with `--json`). See `inspect::debugger` for the commands.
+
+use std::io::{self, BufRead};
+
+use emu_core::engine::{Interpreter, KernelDispatch, Limits, WaveRunner};
+use inspect::{DebugInfo, Debugger, Session, WaveKey};
+
+use crate::engine::EngineKind;
+use crate::run::Prepared;
+
+/// Options of `wavejit debug`.
+pub struct DebugArgs {
+    pub prepared: Prepared,
+    pub max_instructions: u64,
+    pub engine: EngineKind,
+    pub wave: Option<String>,
+    pub json: bool,
+}
+
+pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let wave: WaveKey = a.wave.as_deref().unwrap_or("0").parse()?;
+    let p = &a.prepared;
+    let info = DebugInfo::of(&p.co, p.kernel());
+    let d = p.dispatch(Limits { max_wave_instructions: a.max_instructions, threads: Some(1), ..Limits::default() });
+    match a.engine {
+        EngineKind::Interp => interact(&d, &Interpreter, info, wave, a.json, a.max_instructions)?,
+        EngineKind::Jit => interact(&d, &jit::Jit::with_options(jit::JitOptions::from_env())?, info, wave, a.json, a.max_instructions)?,
+        EngineKind::Crosscheck => return Err("the debugger runs one engine: --engine jit or --engine interp".into()),
+    }
+    p.write_outputs()
+}
+
+/// Runs a debugger session over the dispatch `d` on `runner` until the input ends or `quit`, then the rest of
+/// the dispatch.
+pub fn interact<R: WaveRunner>(d: &KernelDispatch<'_>, runner: &R, info: DebugInfo, wave: WaveKey, json: bool, max: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let r = d.launch(|mem, device, launch, _| {
+        let session = Session::new(mem, device, launch, runner, max)?;
+        let (mut dbg, first) = Debugger::start(session, info, wave)?;
+        let talk = if !json && inspect::protocol::is_terminal(0) && inspect::protocol::is_terminal(1) {
+            inspect::protocol::terminal(&mut dbg, &first)
+        } else {
+            let stdin = io::stdin();
+            let mut input = stdin.lock();
+            inspect::protocol::serve(&mut dbg, &first, &mut input as &mut dyn BufRead, &mut io::stdout(), json)
+        };
+        dbg.finish_dispatch()?;
+        Ok(talk)
+    })?;
+    r.map_err(|e| e.into())
+}
