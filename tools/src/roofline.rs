@@ -2,7 +2,8 @@
 //! (FLOP/byte) against throughput (FLOP/s); the memory roofs (HBM, L2, vector L1: bandwidth × intensity,
 //! up to the compute peak) and the compute roofs (FP32 and FP64 vector, FP16 and FP32 matrix) of the
 //! device; every kernel with FLOPs placed three times, at its HBM, L2 and L1 intensity, at its modeled
-//! throughput (the markers of one kernel share a colour, the level is the marker's shape).
+//! throughput (the markers of one kernel share a colour, the level is the marker's shape; kernels are tagged
+//! K1, K2… in the order of `wavejit analyze`'s table, longest first, and the legend names them).
 //!
 //! Text is drawn with a system TrueType font (DejaVu Sans or Liberation Sans, Debian's `fonts-dejavu-core`).
 
@@ -47,19 +48,28 @@ where
     root.fill(&WHITE)?;
     let p = &a.peaks;
     let top = [p.fp64_vector, p.fp32_vector, p.fp32_matrix, p.fp16_matrix].into_iter().fold(0.0, f64::max);
-    let points: Vec<(&str, f64, [Option<f64>; 3])> = a
+    let points: Vec<(usize, &str, f64, [Option<f64>; 3])> = a
         .kernels
         .iter()
-        .filter_map(|k| {
+        .enumerate()
+        .filter_map(|(rank, k)| {
             let m = |n: &str| k.metrics.get(n).copied().flatten().filter(|v| *v > 0.0);
             let rate = m("flops_per_second")?;
-            Some((k.name.as_str(), rate, [m("ai_hbm"), m("ai_l2"), m("ai_l1")]))
+            Some((rank, k.name.as_str(), rate, [m("ai_hbm"), m("ai_l2"), m("ai_l1")]))
         })
         .collect();
-    let lowest = points.iter().map(|p| p.1).fold(top, f64::min);
+    // names of one library share long (mangled) prefixes: the legend shows what follows the common part
+    let common = match points.as_slice() {
+        [_, _, ..] => {
+            let shared = |a: &str, b: &str| a.char_indices().zip(b.chars()).take_while(|((_, x), y)| x == y).last().map_or(0, |((i, x), _)| i + x.len_utf8());
+            points.iter().map(|p| p.1).reduce(|a, b| &a[..shared(a, b)]).map_or(0, str::len)
+        }
+        _ => 0,
+    };
+    let lowest = points.iter().map(|p| p.2).fold(top, f64::min);
     let (y0, y1) = ((lowest / 10.0).min(1e9), top * 3.0);
-    let ai_lo = points.iter().flat_map(|p| p.2.iter().flatten().copied()).fold(0.01, f64::min) / 3.0;
-    let ai_hi = points.iter().flat_map(|p| p.2.iter().flatten().copied()).fold(1000.0, f64::max) * 3.0;
+    let ai_lo = points.iter().flat_map(|p| p.3.iter().flatten().copied()).fold(0.01, f64::min) / 3.0;
+    let ai_hi = points.iter().flat_map(|p| p.3.iter().flatten().copied()).fold(1000.0, f64::max) * 3.0;
     let mut c = ChartBuilder::on(&root)
         .caption(format!("Roofline: {} (modeled)", a.device), ("sans-serif", 28))
         .margin(20)
@@ -99,14 +109,15 @@ where
             .label(format!("{name} {:.1} TFLOP/s", peak / 1e12))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
-    for (i, (name, rate, ais)) in points.iter().enumerate() {
+    for (i, (rank, name, rate, ais)) in points.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let short: String = if name.chars().count() > 40 { name.chars().take(39).collect::<String>() + "…" } else { name.to_string() };
+        let rest: Vec<char> = name[if common > 8 { common } else { 0 }..].chars().collect();
+        let short: String = if common > 8 { "…".to_string() } else { String::new() } + &rest.iter().take(44).collect::<String>() + if rest.len() > 44 { "…" } else { "" };
+        let tag = format!("K{}", rank + 1);
         let [hbm, l2, l1] = *ais;
         if let Some(x) = hbm {
-            c.draw_series(std::iter::once(Circle::new((x, *rate), 7, color.filled())))?.label(format!("{short} (● HBM ▲ L2 ■ L1)")).legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
-            let label: String = short.chars().take(24).collect();
-            c.draw_series(std::iter::once(Text::new(label, (x * 1.15, *rate * 1.25), ("sans-serif", 15).into_font().color(&color))))?;
+            c.draw_series(std::iter::once(Circle::new((x, *rate), 7, color.filled())))?.label(format!("{tag} {short} (● HBM ▲ L2 ■ L1)")).legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
+            c.draw_series(std::iter::once(Text::new(tag.clone(), (x * 1.15, *rate * 1.25), ("sans-serif", 16).into_font().color(&color))))?;
         }
         if let Some(x) = l2 {
             c.draw_series(std::iter::once(TriangleMarker::new((x, *rate), 8, color.filled())))?;
