@@ -4,6 +4,7 @@
 //! addresses of the case's buffers exactly; the kernel's code, its argument segment and its private memory
 //! are placed anew for each dispatch, so PCs count from the wave's first and scalar and scratch accesses are
 //! compared without their addresses). Compiled code records its own accesses, so this checks those records.
+//! Each dispatch runs on one host thread, so both engines follow the same schedule.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
@@ -38,6 +39,9 @@ fn comparable(a: &LaneAccess) -> (u8, Space, u32, emu_core::observe::Dir, Option
 }
 
 fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    // one host thread: both engines then run the same schedule (contended atomic retry loops spin the same)
+    let one = emu_core::engine::KernelDispatch { limits: emu_core::engine::Limits { threads: Some(1), ..d.limits }, ..*d };
+    let d = &one;
     let (mem, kernel) = (d.mem, d.kernel);
     let before = mem.snapshot_buffers().unwrap();
     let (ri, rj) = (WaveEvents::default(), WaveEvents::default());
