@@ -1732,11 +1732,6 @@ fn gather_chunk(b: &mut FunctionBuilder<'_>, a: Value, base: Value, offset: i64,
     acc
 }
 
-/// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
-/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, else 4 per dword), loaded — inactive
-/// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
-/// sink. Returns the loaded dword vectors (none for a store).
-#[allow(clippy::too_many_arguments)]
 /// The address of the context's next access record (see [`JitBackend::record`]).
 fn record_slot(b: &mut FunctionBuilder<'_>, ctx: Value) -> Value {
     let n = b.ins().load(types::I64, trusted(), ctx, Ctx::REC_COUNT);
@@ -1756,6 +1751,11 @@ fn record_fields(b: &mut FunctionBuilder<'_>, ctx: Value, at: Value, m: Value, o
     b.ins().store(trusted(), n, ctx, Ctx::REC_COUNT);
 }
 
+/// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
+/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, else 4 per dword), loaded — inactive
+/// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
+/// sink. Returns the loaded dword vectors (none for a store).
+#[allow(clippy::too_many_arguments)]
 fn lane_accesses(
     b: &mut FunctionBuilder<'_>,
     ctx: Value,

@@ -42,6 +42,8 @@ thread_local! {
 }
 
 /// Runs `call` on the interpreter's backend over the context's slots.
+// called only by compiled blocks, with the runner's live context and pointers into the block's own data
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
     let run = || -> u32 {
         // SAFETY: compiled code passes the runner's live Ctx and a Call owned by its Block.
@@ -115,6 +117,8 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
 /// An MFMA ([`Op::Mfma`] in `call`) over operands read straight from the register files: A at `a`, B at `b`, C
 /// at `c` (each the first of a run of registers as long as the shape needs); D goes to the first vector slots.
 /// The arithmetic is [`emu_core::sem::mfma_lanes`], the interpreter's.
+// called only by compiled blocks, with the runner's live context and pointers into the block's own data
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub(crate) extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *const Lanes, b: *const Lanes, c: *const Lanes) {
     // SAFETY: compiled code passes its context, a call record its block keeps alive, and the addresses of
     // register runs it checked against the register files (sized for every register the block names).
