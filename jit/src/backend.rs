@@ -319,6 +319,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         (vo, so, mo)
     }
 
+    /// The interpreter's checked LDS access through a call: `dwords` per lane read (`data` None, the loaded
+    /// vectors returned) or `data` written.
+    fn lds_call(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
+        match data {
+            None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0,
+            Some(d) => {
+                let ins: Vec<Vv> = std::iter::once(addr).chain(d.iter().copied()).collect();
+                self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &ins, &[], &[m], 0, 0);
+                Vec::new()
+            }
+        }
+    }
+
     /// LDS reads (`data` None) and writes of 1-4 dwords per lane, inline: when every active lane's access lies
     /// inside the LDS, each lane is loaded or stored directly (inactive lanes read 0 and store to a sink);
     /// otherwise the interpreter's checked access runs and reports the fault. Returns the loaded vectors.
@@ -327,14 +340,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return vec![self.dv(); if data.is_some() { 0 } else { dwords as usize }];
         }
         if !self.may_record() {
-            return match data {
-                None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0,
-                Some(d) => {
-                    let ins: Vec<Vv> = std::iter::once(addr).chain(d.iter().copied()).collect();
-                    self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &ins, &[], &[m], 0, 0);
-                    Vec::new()
-                }
-            };
+            return self.lds_call(addr, offset, dwords, m, data);
         }
         if dwords != 1 {
             return self.lds_lanes(addr, offset, dwords, m, data);
@@ -370,13 +376,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let b = self.b.as_deref_mut().expect("emitting");
             b.switch_to_block(general);
             b.seal_block(general);
-            match data {
-                None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], 1, 0).0,
-                Some(d) => {
-                    self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &[addr, d[0]], &[], &[m], 0, 0);
-                    Vec::new()
-                }
-            }
+            self.lds_call(addr, offset, dwords, m, data)
         };
         let b = self.b.as_deref_mut().expect("emitting");
         jump_with(b, join, &general_out);
@@ -638,14 +638,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.switch_to_block(slow);
             b.seal_block(slow);
         }
-        let slow_out = match data {
-            None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0,
-            Some(d) => {
-                let ins: Vec<Vv> = std::iter::once(addr).chain(d.iter().copied()).collect();
-                self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &ins, &[], &[m], 0, 0);
-                Vec::new()
-            }
-        };
+        let slow_out = self.lds_call(addr, offset, dwords, m, data);
         let b = self.b.as_deref_mut().expect("emitting");
         jump_with(b, join, &slow_out);
         // fast: lane by lane
