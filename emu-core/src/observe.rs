@@ -366,6 +366,39 @@ pub struct InstEvent<'a> {
     pub accesses: &'a [LaneAccess],
 }
 
+/// Instructions a wave ran one after another that access no memory, reported together to an observer that
+/// takes batches ([`Observer::BATCHES`]): each one's EXEC at issue, at consecutive PCs from `pc` — `times`
+/// times in a row (the passes of a loop with the same EXECs come as one batch).
+#[derive(Debug, Clone, Copy)]
+pub struct InstBatch<'a> {
+    /// The dispatch's number ([`Dispatched`] sets it; 0 as an engine reports the batch).
+    pub dispatch: u64,
+    pub workgroup: [u32; 3],
+    pub wave: u32,
+    pub pc: u64,
+    pub insts: &'a [Inst],
+    pub execs: &'a [u64],
+    /// Passes, at least 1.
+    pub times: u64,
+}
+
+impl<'a> InstBatch<'a> {
+    /// Each instruction of one pass with its PC and EXEC at issue, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &'a Inst, u64)> + 'a {
+        let mut pc = self.pc;
+        self.insts.iter().zip(self.execs.iter().copied()).map(move |(inst, exec)| {
+            let at = pc;
+            pc += inst.size() as u64;
+            (at, inst, exec)
+        })
+    }
+
+    /// One instruction of the batch as the engine-side report it stands for.
+    fn inst_event(&self, pc: u64, inst: &'a Inst, exec: u64) -> InstEvent<'a> {
+        InstEvent { workgroup: self.workgroup, wave: self.wave, pc, inst, exec, accesses: &[] }
+    }
+}
+
 /// The space an engine records a lane access of `wave` in: a device-memory access inside the wave's private
 /// segment is a scratch access (whichever instruction made it).
 pub fn space_of(space: Space, address: u64, wave: &crate::wave::WaveState) -> Space {
@@ -416,6 +449,39 @@ pub trait Observer: Sync {
     }
     /// Engines' side: when a wave executes `s_endpgm`.
     fn wave_end(&self, _workgroup: [u32; 3], _wave: u32, _instructions: u64) {}
+    /// Whether engines may report a run of instructions that access no memory as one [`InstBatch`]
+    /// ([`Observer::batch`]) rather than one by one, at the end of the run: for observers that never ask to
+    /// switch waves and need no instruction before its run ends (counters). The JIT then keeps such runs, and
+    /// loops made of them, in compiled code. Each batched instruction is reported once, in the wave's order
+    /// among its other reports; a batch's `s_waitcnt` and `s_barrier` events follow its instructions.
+    const BATCHES: bool = false;
+    /// Engines' side, for observers with [`Observer::BATCHES`]: a run of instructions. By default each goes to
+    /// [`Observer::instruction`].
+    fn batch(&self, b: &InstBatch<'_>) {
+        for _ in 0..b.times {
+            for (pc, inst, exec) in b.iter() {
+                self.instruction(&b.inst_event(pc, inst, exec));
+            }
+        }
+    }
+    /// The observer's side of [`Observer::batch`] (through [`Dispatched`], with the dispatch's number): by
+    /// default each instruction as an [`Event::Instruction`].
+    fn batch_event(&self, b: &InstBatch<'_>) {
+        for (pc, inst, exec) in (0..b.times).flat_map(|_| b.iter()) {
+            self.event(&Event::Instruction(InstructionEvent {
+                dispatch: b.dispatch,
+                workgroup: b.workgroup,
+                wave: b.wave,
+                pc,
+                opcode: inst.info.opcode,
+                unit: inst.info.unit,
+                exec,
+                issue: None,
+                memory: None,
+                accesses: Cow::Borrowed(&[]),
+            }));
+        }
+    }
 }
 
 /// Observes nothing, at no cost.
@@ -445,6 +511,18 @@ thread_local! {
 impl<O: Observer> Observer for Dispatched<'_, O> {
     const ACTIVE: bool = O::ACTIVE;
     const WANTS_ACCESSES: bool = O::WANTS_ACCESSES;
+    const BATCHES: bool = O::BATCHES;
+
+    fn batch(&self, b: &InstBatch<'_>) {
+        let b = InstBatch { dispatch: self.dispatch, ..*b };
+        self.inner.batch(&b);
+        self.inner.batch_event(&b);
+        if b.insts.iter().any(|i| matches!(i.info.opcode, Opcode::SWaitcnt | Opcode::SBarrier)) {
+            for (pc, inst, _) in (0..b.times).flat_map(|_| b.iter()) {
+                self.side_events(&b.inst_event(pc, inst, 0));
+            }
+        }
+    }
 
     fn event(&self, ev: &Event<'_>) {
         self.inner.event(ev);
@@ -468,14 +546,7 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
                 accesses: Cow::Borrowed(accesses),
             }));
         });
-        if inst.info.opcode == Opcode::SWaitcnt {
-            let c = WaitCounts::of(inst);
-            let (dispatch, workgroup, wave, pc) = (self.dispatch, ev.workgroup, ev.wave, ev.pc);
-            self.inner.event(&Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt: c.vmcnt, lgkmcnt: c.lgkmcnt, expcnt: c.expcnt, waited: None });
-        }
-        if inst.info.flow == FlowControl::Barrier && inst.info.opcode == Opcode::SBarrier {
-            self.inner.event(&Event::BarrierArrive { dispatch: self.dispatch, workgroup: ev.workgroup, wave: ev.wave, cycle: None });
-        }
+        self.side_events(ev);
     }
 
     fn switch_wave(&self, ev: &InstEvent<'_>) -> bool {
@@ -485,6 +556,21 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
     fn wave_end(&self, workgroup: [u32; 3], wave: u32, instructions: u64) {
         self.inner.wave_end(workgroup, wave, instructions);
         self.inner.event(&Event::WaveEnd { dispatch: self.dispatch, workgroup, wave, instructions, cycle: None });
+    }
+}
+
+impl<O: Observer> Dispatched<'_, O> {
+    /// The events an instruction brings besides its own: an `s_waitcnt`'s counts, a wave arriving at a barrier.
+    fn side_events(&self, ev: &InstEvent<'_>) {
+        let inst = ev.inst;
+        if inst.info.opcode == Opcode::SWaitcnt {
+            let c = WaitCounts::of(inst);
+            let (dispatch, workgroup, wave, pc) = (self.dispatch, ev.workgroup, ev.wave, ev.pc);
+            self.inner.event(&Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt: c.vmcnt, lgkmcnt: c.lgkmcnt, expcnt: c.expcnt, waited: None });
+        }
+        if inst.info.flow == FlowControl::Barrier && inst.info.opcode == Opcode::SBarrier {
+            self.inner.event(&Event::BarrierArrive { dispatch: self.dispatch, workgroup: ev.workgroup, wave: ev.wave, cycle: None });
+        }
     }
 }
 

@@ -43,7 +43,32 @@ pub type InterpretOne = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: 
 
 /// The observation entry of observed blocks: reports the instruction at `ctx.code_base + offset` (EXEC at
 /// issue in `ctx.issue_exec`) to the dispatch's observer; non-zero if the observer wants another wave to run.
+/// With a null instruction it reports the pending batch instead ([`Ctx::batch_n`]).
 pub type Observe = extern "C" fn(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32;
+
+/// How a block reports its instructions to the dispatch's observer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Observed {
+    /// Not at all (an unobserved dispatch).
+    No,
+    /// Each instruction as it completes, so the observer may switch waves after any of them.
+    Each,
+    /// Runs of instructions without memory accesses as batches ([`emu_core::observe::Observer::BATCHES`]):
+    /// each one's EXEC is noted in the context, and the run is reported before the next instruction that is
+    /// reported on its own, before the block loops on itself, and by the runner when the block returns.
+    Batched,
+}
+
+impl Observed {
+    /// A distinct small number for each way (0 for [`Observed::No`]): part of a translation's keys.
+    pub fn tag(self) -> u64 {
+        match self {
+            Observed::No => 0,
+            Observed::Each => 1,
+            Observed::Batched => 2,
+        }
+    }
+}
 
 /// Status of a block an observer asked to leave after an instruction (continue at `next_pc`).
 pub const SWITCH: u32 = 6;
@@ -129,8 +154,9 @@ impl Built {
 
 /// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
 /// `module`: [`build`], [`codegen`] and [`load`] in one.
-pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>, name: &str) -> Result<Block, JitError> {
+pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<(Observe, Observed)>, name: &str) -> Result<Block, JitError> {
     let mut built = build(module.target_config().pointer_type(), insts, pc, base, interpret, observe)?;
+    let observe = observe.map(|o| o.0);
     let syms = built.symbols(interpret, observe);
     let code = codegen(module.isa(), &mut built, &syms, pc)?;
     let func = load(module, &code, &syms, pc, name)?;
@@ -138,8 +164,11 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
 }
 
 /// The front end: `insts` (at consecutive addresses from `pc`, in code loaded at `base`) as a Cranelift
-/// function. PCs the block produces are `ctx.code_base + (pc - base)`.
-pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<Observe>) -> Result<Built, JitError> {
+/// function. PCs the block produces are `ctx.code_base + (pc - base)`. An observed block reports its
+/// instructions through `observe`'s helper, in its way.
+pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<(Observe, Observed)>) -> Result<Built, JitError> {
+    let batched = matches!(observe, Some((_, Observed::Batched)));
+    let observe = observe.filter(|o| o.1 != Observed::No).map(|o| o.0);
     let insts = insts.into_boxed_slice();
     let mut func = ir::Function::with_name_signature(ir::UserFuncName::default(), signature(ptr));
     let mut fbc = FunctionBuilderContext::new();
@@ -164,11 +193,32 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         let helper_sig = b.import_signature(helper_sig);
         let mut at = pc;
         let mut ended = false;
+        // instructions of the pending batch (batched observation)
+        let mut pending = 0usize;
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
-            if !materializes_pc(inst) && translatable(inst, at) {
-                if observe.is_some() {
+            let compiles = !materializes_pc(inst) && translatable(inst, at);
+            let in_batch = batched && compiles && emu_core::observe::MemoryOp::of(inst).is_none();
+            if let (Some(observe), false, true) = (observe, in_batch, pending > 0) {
+                // this one is reported on its own: the batch before it goes first
+                flush_batch(&mut b, ctx, observe, helper_sig, ptr, i as i64);
+                pending = 0;
+            }
+            if in_batch {
+                // EXEC at issue, and the batch's start
+                let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
+                let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, emu_core::wave::sreg::EXEC_LO as i32 * 4);
+                b.ins().store(MemFlags::trusted(), exec, ctx, Ctx::BATCH_EXECS + 8 * pending as i32);
+                if pending == 0 {
+                    let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
+                    b.ins().store(MemFlags::trusted(), ip, ctx, Ctx::BATCH_INSTS);
+                    let off = b.ins().iconst(types::I64, (at - base) as i64);
+                    b.ins().store(MemFlags::trusted(), off, ctx, Ctx::BATCH_OFFSET);
+                }
+            }
+            if compiles {
+                if observe.is_some() && !in_batch {
                     // EXEC at issue, for the event
                     let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
                     let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, emu_core::wave::sreg::EXEC_LO as i32 * 4);
@@ -177,7 +227,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 // an observer sees every lane access: compiled ones leave records in the context
-                jb.observed = observe.is_some();
+                jb.observed = observe.is_some() && !in_batch;
                 let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
                 jb.finish();
                 if let Some(what) = jb.unsupported {
@@ -185,7 +235,12 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 }
                 (vgprs, agprs) = (vgprs.max(jb.vgprs_used), agprs.max(jb.agprs_used));
                 compiled += 1;
-                if let Some(observe) = observe {
+                if in_batch {
+                    // it ran (one that faults is not reported, as on the interpreter)
+                    pending += 1;
+                    let n = b.ins().iconst(types::I64, pending as i64);
+                    b.ins().store(MemFlags::trusted(), n, ctx, Ctx::BATCH_N);
+                } else if let Some(observe) = observe {
                     // report the instruction; after a straight-line one the observer may switch waves
                     let f = b.ins().iconst(ptr, observe as usize as i64);
                     let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
@@ -210,19 +265,28 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                     }
                     regs.clear();
                 }
+                // a block that reports each instruction returns after every pass (the observer may switch
+                // waves); a batched one reports its batch before going round again
+                let loops = observe.is_none() || batched;
                 let exit = match flow {
                     Flow::Next => None,
-                    Flow::Jump(t) if t == pc && observe.is_none() => {
+                    Flow::Jump(t) if t == pc && loops => {
+                        if let (Some(observe), true) = (observe, pending > 0) {
+                            flush_batch(&mut b, ctx, observe, helper_sig, ptr, executed);
+                        }
                         loop_back(&mut b, ctx, body, pc - base, executed);
                         ended = true;
                         break;
                     }
-                    Flow::Branch { cond, target } if target == pc && observe.is_none() => {
+                    Flow::Branch { cond, target } if target == pc && loops => {
                         // a loop that is this block: go round inside compiled code
                         let c = b.ins().band_imm(cond, 1);
                         let (back, out) = (b.create_block(), b.create_block());
                         b.ins().brif(c, back, &[], out, &[]);
                         b.switch_to_block(back);
+                        if let (Some(observe), true) = (observe, pending > 0) {
+                            flush_batch(&mut b, ctx, observe, helper_sig, ptr, executed);
+                        }
                         loop_back(&mut b, ctx, body, pc - base, executed);
                         b.switch_to_block(out);
                         Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
@@ -296,6 +360,22 @@ pub fn load(module: &mut JITModule, code: &Code, syms: &Symbols, pc: u64, name: 
     // `signature`, extern "C" fn(*mut Ctx) -> u32, with its relocations applied; the module keeps it mapped for
     // as long as the JIT lives.
     Ok(unsafe { std::mem::transmute::<*const u8, extern "C" fn(*mut Ctx) -> u32>(entry) })
+}
+
+/// Reports the pending batch (a call of the observation helper without an instruction); a failing helper ends
+/// the block with its status after `executed` instructions.
+fn flush_batch(b: &mut FunctionBuilder<'_>, ctx: Value, observe: Observe, sig: ir::SigRef, ptr: ir::Type, executed: i64) {
+    let f = b.ins().iconst(ptr, observe as usize as i64);
+    let null = b.ins().iconst(ptr, 0);
+    let zero = b.ins().iconst(types::I64, 0);
+    let call = b.ins().call_indirect(sig, f, &[ctx, null, zero]);
+    let status = b.inst_results(call)[0];
+    let (stop, go_on) = (b.create_block(), b.create_block());
+    b.ins().brif(status, stop, &[], go_on, &[]);
+    b.switch_to_block(stop);
+    add_executed(b, ctx, executed);
+    b.ins().return_(&[status]);
+    b.switch_to_block(go_on);
 }
 
 /// Ends the block: next PC, instructions executed, status.

@@ -4,7 +4,10 @@
 use std::ffi::c_void;
 
 use emu_core::memory::DeviceMemory;
-use emu_core::observe::{InstEvent, LaneAccess, Observer, Space};
+use emu_core::observe::{InstBatch, InstEvent, LaneAccess, Observer, Space};
+use isa_amdgpu::Inst;
+
+use crate::compile::MAX_BLOCK;
 use emu_core::sem::ExecError;
 use emu_core::wave::{BufferWindow, Lanes, WaveState, BUFFER_WINDOWS};
 
@@ -64,6 +67,16 @@ pub fn window_field(slot: usize, field: usize) -> i32 {
     Ctx::WINDOWS + (slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
 }
 
+/// A batch of instructions taken from compiled code, waiting to be reported: a loop's passes with the same
+/// EXECs are reported once, with their count.
+pub struct HeldBatch {
+    pub insts: *const Inst,
+    pub offset: u64,
+    pub n: usize,
+    pub times: u64,
+    pub execs: [u64; MAX_BLOCK],
+}
+
 /// The context a compiled block receives (its only parameter).
 #[repr(C)]
 pub struct Ctx {
@@ -91,6 +104,14 @@ pub struct Ctx {
     pub issue_exec: u64,
     /// Set when the observer asked to let other waves run: the runner leaves the wave after the block.
     pub switch: u32,
+    /// The pending batch of an observed block whose observer takes batches ([`Observer::BATCHES`]): its first
+    /// instruction, that one's offset from the code base, how many ran, and EXEC at each one's issue.
+    pub batch_insts: *const Inst,
+    pub batch_offset: u64,
+    pub batch_n: u64,
+    pub batch_execs: [u64; MAX_BLOCK],
+    /// A batch taken from compiled code and not yet reported (see [`Ctx::take_batch`]).
+    pub held: HeldBatch,
     /// The workgroup's LDS, for inline accesses (bounds-checked by the code against `lds_len`).
     pub lds_ptr: *mut u8,
     pub lds_len: u64,
@@ -151,6 +172,8 @@ impl Ctx {
         self.code_base = 0;
         self.issue_exec = 0;
         self.switch = 0;
+        self.batch_n = 0;
+        self.held.n = 0;
         self.lds_ptr = std::ptr::null_mut();
         self.lds_len = 0;
         self.windows = wave.windows;
@@ -168,21 +191,64 @@ impl Ctx {
         for r in &self.recs[..n.min(RECORDS)] {
             let (space, write, bytes) = (r.desc & 0xff, r.desc >> 8 & 1 == 1, (r.desc >> 16) as u32);
             let dir = if write { emu_core::observe::Dir::Write } else { emu_core::observe::Dir::Read };
-            for lane in 0..64 {
-                if r.mask >> lane & 1 == 0 {
-                    continue;
-                }
+            log.reserve(r.mask.count_ones() as usize);
+            let offset = r.offset as u64;
+            // the active lanes, lowest first
+            let mut m = r.mask;
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let low = r.lo[lane] as u64;
                 let (space, address) = match space {
-                    REC_LDS => (Space::Lds, (r.lo[lane] as u64).wrapping_add(r.offset as u64)),
-                    REC_SCALAR => (Space::Scalar, ((r.hi[lane] as u64) << 32 | r.lo[lane] as u64).wrapping_add(r.offset as u64)),
+                    REC_LDS => (Space::Lds, low.wrapping_add(offset)),
+                    REC_SCALAR => (Space::Scalar, ((r.hi[lane] as u64) << 32 | low).wrapping_add(offset)),
                     _ => {
-                        let a = ((r.hi[lane] as u64) << 32 | r.lo[lane] as u64).wrapping_add(r.offset as u64);
+                        let a = ((r.hi[lane] as u64) << 32 | low).wrapping_add(offset);
                         (emu_core::observe::space_of(Space::Global, a, wave), a)
                     }
                 };
                 log.push(LaneAccess { lane: lane as u8, space, dir, bytes, address });
             }
         }
+    }
+
+    /// Takes the pending batch compiled code left (see [`Ctx::batch_n`]): another pass of the held batch when
+    /// it has the same instructions and EXECs (a loop going round), else held in its place once the held one is
+    /// reported to `observer`.
+    pub fn take_batch(&mut self, observer: &dyn DynObserver, workgroup: [u32; 3], wave: u32) {
+        let n = (std::mem::take(&mut self.batch_n) as usize).min(MAX_BLOCK);
+        if n == 0 {
+            return;
+        }
+        let h = &self.held;
+        if h.n == n && h.insts == self.batch_insts && h.offset == self.batch_offset && h.execs[..n] == self.batch_execs[..n] {
+            self.held.times += 1;
+            return;
+        }
+        self.report_held(observer, workgroup, wave);
+        let h = &mut self.held;
+        (h.insts, h.offset, h.n, h.times) = (self.batch_insts, self.batch_offset, n, 1);
+        h.execs[..n].copy_from_slice(&self.batch_execs[..n]);
+    }
+
+    /// Reports the held batch, if any, to `observer` as the wave's (before anything else of the wave is).
+    pub fn report_held(&mut self, observer: &dyn DynObserver, workgroup: [u32; 3], wave: u32) {
+        let h = &mut self.held;
+        if h.n == 0 {
+            return;
+        }
+        // SAFETY: compiled code sets batch_insts to an instruction of the running block's slice, with at least
+        // `n` instructions from it (n never exceeds the block's length), and blocks live as long as the JIT.
+        let insts = unsafe { std::slice::from_raw_parts(h.insts, h.n) };
+        let b = InstBatch { dispatch: 0, workgroup, wave, pc: self.code_base.wrapping_add(h.offset), insts, execs: &h.execs[..h.n], times: h.times };
+        h.n = 0;
+        observer.batch(&b);
+    }
+
+    /// Every batch compiled code left, reported.
+    pub fn report_batches(&mut self, observer: &dyn DynObserver, workgroup: [u32; 3], wave: u32) {
+        self.take_batch(observer, workgroup, wave);
+        self.report_held(observer, workgroup, wave);
     }
 
     /// Keeps `ctx` for this thread's next [`Ctx::reused`].
@@ -205,6 +271,11 @@ impl Ctx {
             code_base: 0,
             issue_exec: 0,
             switch: 0,
+            batch_insts: std::ptr::null(),
+            batch_offset: 0,
+            batch_n: 0,
+            batch_execs: [0; MAX_BLOCK],
+            held: HeldBatch { insts: std::ptr::null(), offset: 0, n: 0, times: 0, execs: [0; MAX_BLOCK] },
             lds_ptr: std::ptr::null_mut(),
             lds_len: 0,
             sink: [0; 4],
@@ -245,6 +316,7 @@ pub trait DynObserver: Sync {
     fn wants_accesses(&self) -> bool;
     fn instruction(&self, ev: &InstEvent<'_>);
     fn switch_wave(&self, ev: &InstEvent<'_>) -> bool;
+    fn batch(&self, b: &InstBatch<'_>);
 }
 
 impl<O: Observer> DynObserver for O {
@@ -256,6 +328,9 @@ impl<O: Observer> DynObserver for O {
     }
     fn switch_wave(&self, ev: &InstEvent<'_>) -> bool {
         Observer::switch_wave(self, ev)
+    }
+    fn batch(&self, b: &InstBatch<'_>) {
+        Observer::batch(self, b)
     }
 }
 
@@ -280,6 +355,10 @@ impl Ctx {
     pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
     pub const ISSUE_EXEC: i32 = std::mem::offset_of!(Ctx, issue_exec) as i32;
     pub const SWITCH: i32 = std::mem::offset_of!(Ctx, switch) as i32;
+    pub const BATCH_INSTS: i32 = std::mem::offset_of!(Ctx, batch_insts) as i32;
+    pub const BATCH_OFFSET: i32 = std::mem::offset_of!(Ctx, batch_offset) as i32;
+    pub const BATCH_N: i32 = std::mem::offset_of!(Ctx, batch_n) as i32;
+    pub const BATCH_EXECS: i32 = std::mem::offset_of!(Ctx, batch_execs) as i32;
     pub const LDS_PTR: i32 = std::mem::offset_of!(Ctx, lds_ptr) as i32;
     pub const LDS_LEN: i32 = std::mem::offset_of!(Ctx, lds_len) as i32;
     pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;

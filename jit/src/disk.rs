@@ -69,7 +69,7 @@ impl DiskConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockKey {
     pub target: Target,
-    pub observed: bool,
+    pub observed: crate::compile::Observed,
     /// The block's first PC relative to the code base.
     pub offset: u64,
     /// The instruction words of the block, in order.
@@ -77,14 +77,14 @@ pub struct BlockKey {
 }
 
 impl BlockKey {
-    pub fn of(insts: &[Inst], offset: u64, observed: bool) -> BlockKey {
+    pub fn of(insts: &[Inst], offset: u64, observed: crate::compile::Observed) -> BlockKey {
         let target = insts.first().map_or(Target::Gfx90a, |i| i.target);
         BlockKey { target, observed, offset, words: insts.iter().flat_map(|i| i.words().iter().copied()).collect() }
     }
 
     fn write(&self, out: &mut Vec<u8>) {
         out.push(self.target as u8);
-        out.push(self.observed as u8);
+        out.push(self.observed.tag() as u8);
         out.extend_from_slice(&self.offset.to_le_bytes());
         out.extend_from_slice(&(self.words.len() as u32).to_le_bytes());
         for w in &self.words {
@@ -396,7 +396,7 @@ mod tests {
     }
 
     fn key() -> BlockKey {
-        BlockKey { target: Target::Gfx90a, observed: false, offset: 0x100, words: vec![0xbf810000, 0x7e000280] }
+        BlockKey { target: Target::Gfx90a, observed: crate::compile::Observed::No, offset: 0x100, words: vec![0xbf810000, 0x7e000280] }
     }
 
     #[test]

@@ -24,7 +24,7 @@ use emu_core::sem::{execute, ExecError, Flow, Stop};
 use emu_core::wave::{WaveState, WaveStatus};
 use isa_amdgpu::{disasm, Inst};
 
-use crate::compile::{self, Block, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
+use crate::compile::{self, Block, Observed, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
 use crate::ctx::{Ctx, Env};
 use crate::disk::{BlockKey, DiskCache, DiskConfig};
 use crate::JitError;
@@ -155,7 +155,7 @@ struct Slot {
     /// Where it was first met (its code serves every load address).
     pc: u64,
     base: u64,
-    observed: bool,
+    observed: Observed,
     insts: Vec<Inst>,
     /// The disk cache held it when it was first met.
     cached: bool,
@@ -358,10 +358,10 @@ impl Jit {
 
     /// What to do at `pc`: run its translated block, or interpret it (translating it first, or handing it to
     /// the background translator, once it is hot).
-    fn step(&self, run: &WaveRun<'_>, pc: u64, observed: bool) -> Result<Step, EngineError> {
+    fn step(&self, run: &WaveRun<'_>, pc: u64, observed: Observed) -> Result<Step, EngineError> {
         // translations are keyed by the code's content and the offset (so one serves every dispatch and load
-        // address of the code); observed blocks (which report every instruction) apart from plain ones
-        let key = (run.code.key ^ observed as u64, pc.wrapping_sub(run.code.base));
+        // address of the code); observed blocks (each way of reporting) apart from plain ones
+        let key = (run.code.key ^ observed.tag(), pc.wrapping_sub(run.code.base));
         let id = self.shared.id;
         let local = ENTRIES.with_borrow(|m| m.get(&(id, key)).cloned());
         let slot = match local {
@@ -440,7 +440,7 @@ impl Jit {
     }
 
     /// A block met for the first time: decoded and given a slot under `key`.
-    fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: bool, key: Key) -> Result<Arc<Slot>, EngineError> {
+    fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: Observed, key: Key) -> Result<Arc<Slot>, EngineError> {
         let mut insts = Vec::new();
         let mut at = pc;
         while insts.len() < MAX_BLOCK {
@@ -504,10 +504,10 @@ impl Shared {
 
     fn translate(&self, slot: &Slot) -> Result<Entry, JitError> {
         let t = std::time::Instant::now();
-        let obs: Option<compile::Observe> = if slot.observed { Some(observe) } else { None };
+        let obs = (slot.observed != Observed::No).then_some((observe as compile::Observe, slot.observed));
         let (pc, base) = (slot.pc, slot.base);
         let mut built = compile::build(self.isa.pointer_type(), slot.insts.clone(), pc, base, interpret_one, obs)?;
-        let syms = built.symbols(interpret_one, obs);
+        let syms = built.symbols(interpret_one, obs.map(|o| o.0));
         let n = built.insts.len() as u64;
         let disk = self.disk.as_ref();
         let key = disk.map(|_| BlockKey::of(&built.insts, built.offset, slot.observed));
@@ -718,6 +718,10 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         let pc = ctx.code_base + offset;
         // SAFETY: as above: `env` outlives the call and nothing else accesses it meanwhile.
         let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
+        if let Some(o) = env.observer {
+            // the batches before it first
+            ctx.report_batches(o, env.workgroup, env.wave_index);
+        }
         // SAFETY: the wave and the LDS behind `env` are the runner's, untouched by it during the block.
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
         wave.scc = ctx.scc != 0;
@@ -774,14 +778,22 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(compile::INTERNAL)
 }
 
-/// Reports a compiled instruction to the observer of an observed block (see [`compile::Observe`]).
+/// Reports a compiled instruction, or without one the pending batch, to the observer of an observed block (see
+/// [`compile::Observe`]).
 extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
     let run = || {
-        // SAFETY: called by an observed block with the runner's Ctx and an instruction of the block.
-        let (ctx, inst) = unsafe { (&mut *ctx, &*inst) };
+        // SAFETY: called by an observed block with the runner's Ctx.
+        let ctx = unsafe { &mut *ctx };
         // SAFETY: the Env outlives the block call and nothing else touches it meanwhile.
         let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
         let Some(o) = env.observer else { return 0 };
+        if inst.is_null() {
+            ctx.take_batch(o, env.workgroup, env.wave_index);
+            return 0;
+        }
+        ctx.report_batches(o, env.workgroup, env.wave_index);
+        // SAFETY: not null: an instruction of the block.
+        let inst = unsafe { &*inst };
         // SAFETY: the wave behind the Env is the runner's, untouched by it while the block runs.
         ctx.take_records(unsafe { &*env.wave }, env.access_log());
         let ev = InstEvent {
@@ -812,6 +824,11 @@ struct Noting<'o, O: Observer> {
 impl<O: Observer> Observer for Noting<'_, O> {
     const ACTIVE: bool = O::ACTIVE;
     const WANTS_ACCESSES: bool = O::WANTS_ACCESSES;
+    const BATCHES: bool = O::BATCHES;
+
+    fn batch(&self, b: &emu_core::observe::InstBatch<'_>) {
+        self.inner.batch(b);
+    }
 
     fn event(&self, ev: &emu_core::observe::Event<'_>) {
         self.inner.event(ev);
@@ -843,6 +860,11 @@ impl WaveRunner for Jit {
         let lds_ptr: *mut [u8] = &mut *run.lds;
         // an observed dispatch runs blocks that report every instruction (translated separately)
         let observed: Option<&dyn crate::ctx::DynObserver> = if O::ACTIVE { Some(observer) } else { None };
+        let mode = match (O::ACTIVE, O::BATCHES) {
+            (false, _) => Observed::No,
+            (true, false) => Observed::Each,
+            (true, true) => Observed::Batched,
+        };
         let mut env = Env {
             mem: run.mem,
             wave: wave_ptr,
@@ -873,7 +895,7 @@ impl WaveRunner for Jit {
                 });
             }
             let block_pc = wave.pc;
-            let block = match self.step(&run, wave.pc, O::ACTIVE) {
+            let block = match self.step(&run, wave.pc, mode) {
                 Ok(Step::Run(b)) => b,
                 Ok(Step::Interpret(n)) => {
                     // not hot yet: the interpreter runs the block's instructions (fewer when the wave's turn
@@ -952,6 +974,10 @@ impl WaveRunner for Jit {
             let lds = unsafe { &mut *lds_ptr };
             (ctx.lds_ptr, ctx.lds_len) = (lds.as_mut_ptr(), lds.len() as u64);
             let status = (block.func)(&mut *ctx);
+            if let (Some(o), true) = (observed, ctx.batch_n != 0 || ctx.held.n != 0) {
+                // the batches the block ended with, before what the status brings (the wave's end)
+                ctx.report_batches(o, run.workgroup, run.wave_index);
+            }
             // SAFETY: the block has returned; the wave is ours again.
             let wave = unsafe { &mut *wave_ptr };
             wave.scc = ctx.scc != 0;

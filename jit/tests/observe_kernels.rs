@@ -4,7 +4,8 @@
 //! addresses of the case's buffers exactly; the kernel's code, its argument segment and its private memory
 //! are placed anew for each dispatch, so PCs count from the wave's first and scalar and scratch accesses are
 //! compared without their addresses). Compiled code records its own accesses, so this checks those records.
-//! Each dispatch runs on one host thread, so both engines follow the same schedule.
+//! Each dispatch runs on one host thread, so both engines follow the same schedule. The JIT runs twice: for
+//! an observer that takes each instruction, and for one that takes batches (`Observer::BATCHES`).
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
@@ -26,6 +27,21 @@ impl Observer for WaveEvents {
     const WANTS_ACCESSES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
         self.0.lock().unwrap().entry((ev.workgroup, ev.wave)).or_default().push((ev.pc, ev.exec, ev.accesses.to_vec()));
+    }
+}
+
+/// The same record from an observer that takes runs of instructions without memory accesses as batches
+/// (`Observer::BATCHES`: the JIT keeps such runs, and loops of them, in compiled code and reports them at the
+/// run's end, a loop's identical passes as one batch with a count); the default `batch` passes each instruction
+/// of each pass to `instruction`.
+#[derive(Default)]
+struct BatchedWaveEvents(WaveEvents);
+
+impl Observer for BatchedWaveEvents {
+    const WANTS_ACCESSES: bool = true;
+    const BATCHES: bool = true;
+    fn instruction(&self, ev: &InstEvent<'_>) {
+        self.0.instruction(ev)
     }
 }
 
@@ -51,25 +67,38 @@ fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engi
     let jitted = d.run_with(jit(), &rj);
     assert_eq!(interp.is_ok(), jitted.is_ok(), "{}: interpreter {:?}, JIT {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err());
     assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
-    let (ei, ej) = (ri.0.into_inner().unwrap(), rj.0.into_inner().unwrap());
-    assert_eq!(ei.keys().collect::<Vec<_>>(), ej.keys().collect::<Vec<_>>(), "{}: the waves observed", kernel.name);
+    mem.restore_buffers(&before).unwrap();
+    let rb = BatchedWaveEvents::default();
+    let batched = d.run_with(jit(), &rb);
+    assert_eq!(interp.is_ok(), batched.is_ok(), "{}: interpreter {:?}, JIT with batches {:?}", kernel.name, interp.as_ref().err(), batched.as_ref().err());
+    assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory (batches) differs from the interpreter's", kernel.name);
+    let ei = ri.0.into_inner().unwrap();
+    let accesses = same_events(&ei, &rj.0.into_inner().unwrap(), &format!("{}, JIT", kernel.name));
+    same_events(&ei, &rb.0 .0.into_inner().unwrap(), &format!("{}, JIT with batches", kernel.name));
+    // every bundled kernel reads its arguments at least
+    assert!(interp.is_err() || accesses > 0, "{}: no accesses reported", kernel.name);
+    jitted
+}
+
+/// Asserts that `ej` holds the interpreter's events `ei` (PCs relative to each wave's first); the number of
+/// accesses compared.
+fn same_events(ei: &Events, ej: &Events, name: &str) -> usize {
+    assert_eq!(ei.keys().collect::<Vec<_>>(), ej.keys().collect::<Vec<_>>(), "{name}: the waves observed");
     let mut accesses = 0;
-    for (k, a) in &ei {
+    for (k, a) in ei {
         let b = &ej[k];
         let n = a.len().min(b.len());
         for i in 0..n {
             let (x, y) = (&a[i], &b[i]);
             // device functions may sit below the kernel's entry: offsets are taken modulo 2^64
-            assert_eq!((x.0.wrapping_sub(a[0].0), x.1), (y.0.wrapping_sub(b[0].0), y.1), "{} {k:?} instruction {i}: pc, exec", kernel.name);
+            assert_eq!((x.0.wrapping_sub(a[0].0), x.1), (y.0.wrapping_sub(b[0].0), y.1), "{name} {k:?} instruction {i}: pc, exec");
             let (cx, cy): (Vec<_>, Vec<_>) = (x.2.iter().map(comparable).collect(), y.2.iter().map(comparable).collect());
-            assert!(cx == cy, "{} {k:?} instruction {i} (pc +{:#x}): interpreter's accesses {:?}\nJIT's {:?}", kernel.name, x.0.wrapping_sub(a[0].0), &x.2[..x.2.len().min(4)], &y.2[..y.2.len().min(4)]);
+            assert!(cx == cy, "{name} {k:?} instruction {i} (pc +{:#x}): interpreter's accesses {:?}\nJIT's {:?}", x.0.wrapping_sub(a[0].0), &x.2[..x.2.len().min(4)], &y.2[..y.2.len().min(4)]);
             accesses += cx.len();
         }
-        assert_eq!(a.len(), b.len(), "{} {k:?}: instructions", kernel.name);
+        assert_eq!(a.len(), b.len(), "{name} {k:?}: instructions");
     }
-    // every bundled kernel reads its arguments at least
-    assert!(interp.is_err() || accesses > 0, "{}: no accesses reported", kernel.name);
-    jitted
+    accesses
 }
 
 /// The engine under test with an observer (the cases' own observers): the JIT.

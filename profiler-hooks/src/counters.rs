@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use emu_core::observe::{Event, Observer};
+use emu_core::observe::{Event, InstBatch, Observer};
 use isa_amdgpu::table::Unit;
 
 /// Counts executed instructions per functional unit, and active lanes of vector instructions. Workgroups on
@@ -32,6 +32,28 @@ impl ClassCounter {
 }
 
 impl Observer for ClassCounter {
+    const BATCHES: bool = true;
+
+    /// Counted from [`Observer::batch_event`] alone.
+    fn batch(&self, _b: &InstBatch<'_>) {}
+
+    fn batch_event(&self, b: &InstBatch<'_>) {
+        let (mut units, mut lanes) = ([0u64; Unit::ALL.len()], 0u64);
+        for (inst, &exec) in b.insts.iter().zip(b.execs) {
+            let unit = inst.info.unit;
+            units[unit as usize] += 1;
+            if unit.is_vector() {
+                lanes += exec.count_ones() as u64;
+            }
+        }
+        for (c, n) in self.counts.iter().zip(units) {
+            if n > 0 {
+                c.fetch_add(n * b.times, Ordering::Relaxed);
+            }
+        }
+        self.vector_lanes.fetch_add(lanes * b.times, Ordering::Relaxed);
+    }
+
     fn event(&self, ev: &Event<'_>) {
         let Event::Instruction(ev) = ev else { return };
         let unit = ev.unit;

@@ -10,15 +10,17 @@
 //! ([`crate::catalog::MODELED`]) are read from a dispatch's `TimingStats` and the waves' modeled start and end
 //! cycles.
 //!
-//! Counting is sharded per host thread (workgroups run on a pool), so threads do not fight over one cache
-//! line; reading sums the shards.
+//! Counting is sharded per host thread (workgroups run on a pool): each thread adds to counts only it writes,
+//! with plain loads and stores rather than locked read-modify-writes, and reading sums the shards. Runs of
+//! instructions without memory accesses arrive from the JIT as batches ([`Observer::batch_event`]), counted
+//! in one go.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use emu_core::observe::{Dir, Event, InstructionEvent, LaneAccess, Observer, Placement, Space, Stalls};
+use emu_core::observe::{Dir, Event, InstBatch, InstructionEvent, LaneAccess, Observer, Placement, Space, Stalls};
 use emu_core::timing::cache::{coalesce, LineUse};
 use emu_core::timing::inst::{Pipe, TimingTable};
 use emu_core::timing::lds::bank_cycles;
@@ -56,8 +58,7 @@ pub mod idx {
     pub const COUNT: usize = 33;
 }
 
-const SHARDS: usize = 8;
-
+/// One host thread's counts for one [`HwCounters`]: that thread is the only writer.
 #[repr(align(128))]
 struct Shard([AtomicU64; idx::COUNT]);
 
@@ -66,6 +67,17 @@ impl Default for Shard {
         Shard(std::array::from_fn(|_| AtomicU64::new(0)))
     }
 }
+
+impl Shard {
+    /// Adds `n` to counter `i` (a load and a store: only the owning thread writes).
+    fn add(&self, i: usize, n: u64) {
+        let c = &self.0[i];
+        c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+}
+
+/// The shards a thread writes, by the number of their [`HwCounters`], most recently created first.
+const MINE: usize = 4;
 
 /// What the counters need to know of an opcode, from its table row.
 #[derive(Clone, Copy, Default)]
@@ -152,6 +164,64 @@ fn classes() -> &'static [Class] {
     })
 }
 
+/// What a run of instructions without memory accesses adds whatever EXEC is (summed over its instructions'
+/// classes), and which of them add their active lanes (bit k: instruction k): runs recur (a block's, a loop's),
+/// so each is summed once per thread.
+struct RunClass {
+    /// The run's instructions, by address and opcode (an address alone could be another block's later).
+    first: usize,
+    ops: Vec<Opcode>,
+    adds: Vec<(u8, u64)>,
+    valu: u64,
+}
+
+impl RunClass {
+    /// The class of the run `insts` (at most 64 instructions: a block's), from `runs` or made there.
+    fn of<'r>(runs: &'r mut [Option<RunClass>; RUN_SLOTS], insts: &[isa_amdgpu::Inst]) -> &'r RunClass {
+        let first = insts.as_ptr() as usize;
+        let slot = (first >> 4 ^ insts.len()) % RUN_SLOTS;
+        let hit = runs[slot].as_ref().is_some_and(|r| r.first == first && r.ops.len() == insts.len() && r.ops.iter().zip(insts).all(|(&o, i)| o == i.info.opcode));
+        if !hit {
+            let mut sums = [0u64; idx::COUNT];
+            let mut valu = 0u64;
+            for (k, inst) in insts.iter().enumerate().take(64) {
+                let c = classes()[inst.info.opcode as usize];
+                for &i in &c.incs[..c.n as usize] {
+                    sums[i as usize] += 1;
+                }
+                if let Some((i, ops)) = c.mops {
+                    sums[i] += ops;
+                }
+                if c.valu {
+                    valu |= 1 << k;
+                }
+            }
+            let adds = sums.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (i as u8, n)).collect();
+            runs[slot] = Some(RunClass { first, ops: insts.iter().map(|i| i.info.opcode).collect(), adds, valu });
+        }
+        runs[slot].as_ref().expect("found or made")
+    }
+}
+
+/// Slots of a thread's cache of run classes.
+const RUN_SLOTS: usize = 256;
+
+/// How many `line_bytes` lines a round of lane accesses touches ([`coalesce`]'s count): a whole wave reading
+/// or writing one contiguous range (each lane `bytes` after the one before) by arithmetic, anything else
+/// through `coalesce` (with `lines` as its buffer).
+fn lines_touched(addrs: &[u64; 64], exec: u64, bytes: u32, line_bytes: u32, lines: &mut Vec<LineUse>) -> u64 {
+    if exec == u64::MAX {
+        let (first, step) = (addrs[0], bytes as u64);
+        let last = first.wrapping_add(64 * step - 1);
+        if last > first && (1..64).all(|l| addrs[l] == first.wrapping_add(l as u64 * step)) {
+            let shift = line_bytes.trailing_zeros();
+            return (last >> shift) - (first >> shift) + 1;
+        }
+    }
+    coalesce(addrs, exec, bytes, line_bytes, lines);
+    lines.len() as u64
+}
+
 /// A memory instruction's lane accesses as rounds of at most one access per lane (two-address DS forms make
 /// two).
 struct Rounds {
@@ -183,10 +253,8 @@ impl Rounds {
 thread_local! {
     static SCRATCH: RefCell<(Box<Rounds>, Vec<LineUse>)> =
         RefCell::new((Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], read: [false; 4] }), Vec::new()));
-    static SHARD_OF_THREAD: usize = {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS
-    };
+    static RUNS: RefCell<Box<[Option<RunClass>; RUN_SLOTS]>> = RefCell::new(Box::new(std::array::from_fn(|_| None)));
+    static SHARDS_OF_THREAD: RefCell<[(u64, Option<Arc<Shard>>); MINE]> = const { RefCell::new([(0, None), (0, None), (0, None), (0, None)]) };
 }
 
 /// One traced instruction of a wave (timing mode).
@@ -236,7 +304,9 @@ struct WaveSpans {
 /// lane's access. Make one per dispatch to get per-dispatch counts.
 pub struct HwCounters {
     line_bytes: u32,
-    shards: Box<[Shard]>,
+    /// Tells this one's shards from other counters' in a thread's [`SHARDS_OF_THREAD`].
+    id: u64,
+    shards: Mutex<Vec<Arc<Shard>>>,
     spans: Mutex<WaveSpans>,
     trace: Option<Mutex<WaveTrace>>,
 }
@@ -248,20 +318,38 @@ impl HwCounters {
         let line_bytes = emu_core::timing::machine::Machine::by_preset(device).map_or(128, |m| m.l1.line_bytes);
         HwCounters {
             line_bytes,
-            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            id: {
+                static NEXT: AtomicU64 = AtomicU64::new(1);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
+            shards: Mutex::default(),
             spans: Mutex::default(),
             trace: (wave_trace > 0).then(|| Mutex::new(WaveTrace { limit: wave_trace, ..WaveTrace::default() })),
         }
     }
 
-    fn shard(&self) -> &[AtomicU64; idx::COUNT] {
-        &self.shards[SHARD_OF_THREAD.with(|s| *s)].0
+    /// `f` on this thread's shard (made and registered on first use; a thread that has since written to
+    /// [`MINE`] newer counters gets another, which is as good).
+    fn with_shard<R>(&self, f: impl FnOnce(&Shard) -> R) -> R {
+        SHARDS_OF_THREAD.with_borrow_mut(|mine| {
+            let k = match mine.iter().position(|(id, s)| *id == self.id && s.is_some()) {
+                Some(k) => k,
+                None => {
+                    let s = Arc::new(Shard::default());
+                    self.shards.lock().unwrap_or_else(|e| e.into_inner()).push(s.clone());
+                    mine.rotate_right(1);
+                    mine[0] = (self.id, Some(s));
+                    0
+                }
+            };
+            f(mine[k].1.as_deref().expect("found or made"))
+        })
     }
 
     /// The exact counts, in the order of [`EXACT`] (MOPS counters in units of 512 operations).
     pub fn exact(&self) -> [u64; idx::COUNT] {
         let mut v = [0u64; idx::COUNT];
-        for s in self.shards.iter() {
+        for s in self.shards.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             for (i, c) in s.0.iter().enumerate() {
                 v[i] += c.load(Ordering::Relaxed);
             }
@@ -317,21 +405,27 @@ impl HwCounters {
         self.trace.as_ref().map(|t| std::mem::take(&mut t.lock().unwrap_or_else(|e| e.into_inner()).waves)).unwrap_or_default()
     }
 
-    fn instruction(&self, ev: &InstructionEvent<'_>) {
-        let c = classes()[ev.opcode as usize];
-        let s = self.shard();
-        let add = |i: usize, n: u64| {
-            s[i].fetch_add(n, Ordering::Relaxed);
-        };
+    /// What an instruction without memory accesses adds: its classes, active VALU lanes, math operations.
+    fn count_class(s: &Shard, c: &Class, exec: u64) {
         for &i in &c.incs[..c.n as usize] {
-            add(i as usize, 1);
+            s.add(i as usize, 1);
         }
         if c.valu {
-            add(idx::THREAD_INSTS_VALU, ev.exec.count_ones() as u64);
+            s.add(idx::THREAD_INSTS_VALU, exec.count_ones() as u64);
         }
         if let Some((i, ops)) = c.mops {
-            add(i, ops);
+            s.add(i, ops);
         }
+    }
+
+    fn instruction(&self, ev: &InstructionEvent<'_>) {
+        self.with_shard(|s| self.count_instruction(s, ev))
+    }
+
+    fn count_instruction(&self, s: &Shard, ev: &InstructionEvent<'_>) {
+        let c = classes()[ev.opcode as usize];
+        let add = |i: usize, n: u64| s.add(i, n);
+        Self::count_class(s, &c, ev.exec);
         let Some(mem) = ev.memory else { return };
         let write = mem.dir != Dir::Read;
         if matches!(mem.space, Space::Global | Space::Scratch | Space::Flat) {
@@ -340,19 +434,32 @@ impl HwCounters {
         if ev.accesses.is_empty() {
             return;
         }
+        if let Some(n) = self.contiguous_lines(&ev.accesses) {
+            // the common case of a whole wave moving one range of device memory, counted without rounds
+            if c.flat_family {
+                add(if write { idx::TA_FLAT_WRITE } else { idx::TA_FLAT_READ }, 1);
+            }
+            add(idx::TCP_ACCESSES, n);
+            return;
+        }
         SCRATCH.with_borrow_mut(|(rounds, lines)| {
-            let device = |a: &LaneAccess| !matches!(a.space, Space::Lds | Space::Scalar);
-            rounds.fill(&ev.accesses, device);
-            if rounds.n > 0 {
-                if c.flat_family {
-                    add(if write { idx::TA_FLAT_WRITE } else { idx::TA_FLAT_READ }, 1);
+            // lanes of a DS instruction are all LDS, of a scalar load all scalar; FLAT lanes may be either
+            if !matches!(mem.space, Space::Lds | Space::Scalar) {
+                let device = |a: &LaneAccess| !matches!(a.space, Space::Lds | Space::Scalar);
+                rounds.fill(&ev.accesses, device);
+                if rounds.n > 0 {
+                    if c.flat_family {
+                        add(if write { idx::TA_FLAT_WRITE } else { idx::TA_FLAT_READ }, 1);
+                    }
+                    let mut n = 0u64;
+                    for r in 0..rounds.n {
+                        n += lines_touched(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, self.line_bytes), self.line_bytes, lines);
+                    }
+                    add(idx::TCP_ACCESSES, n);
                 }
-                let mut n = 0u64;
-                for r in 0..rounds.n {
-                    coalesce(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, self.line_bytes), self.line_bytes, lines);
-                    n += lines.len() as u64;
-                }
-                add(idx::TCP_ACCESSES, n);
+            }
+            if !matches!(mem.space, Space::Lds | Space::Flat) {
+                return;
             }
             rounds.fill(&ev.accesses, |a| a.space == Space::Lds);
             let (mut cycles, mut conflicts) = (0u64, 0u64);
@@ -369,6 +476,25 @@ impl HwCounters {
         });
     }
 
+    /// When `accesses` are one access per lane of all 64 lanes in lane order, to device memory (not LDS, not
+    /// scalar), of one size and direction, each lane's right after the one before: the lines they touch.
+    fn contiguous_lines(&self, accesses: &[LaneAccess]) -> Option<u64> {
+        let [a0, ..] = accesses else { return None };
+        let step = a0.bytes as u64;
+        if accesses.len() != 64 || a0.bytes > self.line_bytes || matches!(a0.space, Space::Lds | Space::Scalar) {
+            return None;
+        }
+        let same = accesses.iter().enumerate().all(|(l, a)| {
+            a.lane as usize == l && a.address == a0.address.wrapping_add(l as u64 * step) && a.bytes == a0.bytes && a.dir == a0.dir && a.space == a0.space
+        });
+        let last = a0.address.wrapping_add(64 * step).wrapping_sub(1);
+        if !same || last <= a0.address {
+            return None;
+        }
+        let shift = self.line_bytes.trailing_zeros();
+        Some((last >> shift) - (a0.address >> shift) + 1)
+    }
+
     fn trace_instruction(&self, ev: &InstructionEvent<'_>) {
         let (Some(trace), Some(issue)) = (&self.trace, ev.issue) else { return };
         let mut t = trace.lock().unwrap_or_else(|e| e.into_inner());
@@ -382,6 +508,33 @@ impl HwCounters {
 
 impl Observer for HwCounters {
     const WANTS_ACCESSES: bool = true;
+    const BATCHES: bool = true;
+
+    /// Counted from [`Observer::batch_event`] alone.
+    fn batch(&self, _b: &InstBatch<'_>) {}
+
+    fn batch_event(&self, b: &InstBatch<'_>) {
+        RUNS.with_borrow_mut(|runs| {
+            let run = RunClass::of(runs, b.insts);
+            self.with_shard(|s| {
+                for &(i, n) in &run.adds {
+                    s.add(i as usize, n * b.times);
+                }
+                // EXEC seldom changes within a run: count its lanes again only when it does (without the
+                // host's popcnt instruction in the baseline target, counting costs a dozen instructions)
+                let (mut valu, mut lanes, mut last, mut active) = (run.valu, 0u64, 0u64, 0u64);
+                while valu != 0 {
+                    let exec = b.execs[valu.trailing_zeros() as usize];
+                    if exec != last {
+                        (last, active) = (exec, exec.count_ones() as u64);
+                    }
+                    lanes += active;
+                    valu &= valu - 1;
+                }
+                s.add(idx::THREAD_INSTS_VALU, lanes * b.times);
+            })
+        });
+    }
 
     fn event(&self, ev: &Event<'_>) {
         match ev {
@@ -392,7 +545,7 @@ impl Observer for HwCounters {
                 }
             }
             Event::WaveStart { workgroup, wave, placement, cycle, .. } => {
-                self.shard()[idx::WAVES].fetch_add(1, Ordering::Relaxed);
+                self.with_shard(|s| s.add(idx::WAVES, 1));
                 let Some(cycle) = *cycle else { return };
                 let mut s = self.spans.lock().unwrap_or_else(|e| e.into_inner());
                 s.started.insert((*workgroup, *wave), cycle);
@@ -423,5 +576,33 @@ impl Observer for HwCounters {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_waves_touch_the_lines_coalescing_finds() {
+        // contiguous ranges at every alignment and lane size, and ranges broken by one lane or one missing lane
+        let mut lines = Vec::new();
+        let mut checked = 0;
+        for line_bytes in [64u32, 128] {
+            for bytes in [1u32, 2, 4, 8, 12, 16] {
+                for start in [0u64, 4, 60, 64, 100, 127, 0x1000_0000 - 8] {
+                    let base: [u64; 64] = std::array::from_fn(|l| start + l as u64 * bytes as u64);
+                    let mut gap = base;
+                    gap[40] += 4096;
+                    for (addrs, exec) in [(base, u64::MAX), (gap, u64::MAX), (base, u64::MAX >> 1), (base, u64::MAX & !(1 << 17))] {
+                        coalesce(&addrs, exec, bytes, line_bytes, &mut lines);
+                        let want = lines.len() as u64;
+                        assert_eq!(lines_touched(&addrs, exec, bytes, line_bytes, &mut lines), want, "start {start:#x}, {bytes} B per lane, {line_bytes} B lines, exec {exec:#x}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 6 * 7 * 4);
     }
 }
