@@ -10,6 +10,7 @@
 
 pub mod backend;
 pub mod call;
+pub mod code_memory;
 pub mod compile;
 pub mod ctx;
 pub mod disk;

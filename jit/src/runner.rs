@@ -24,6 +24,7 @@ use emu_core::sem::{execute, ExecError, Flow, Stop};
 use emu_core::wave::{WaveState, WaveStatus};
 use isa_amdgpu::{disasm, Inst};
 
+use crate::code_memory::CodeMemory;
 use crate::compile::{self, Block, Observed, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
 use crate::ctx::{Ctx, Env};
 use crate::disk::{BlockKey, DiskCache, DiskConfig};
@@ -265,7 +266,9 @@ impl Jit {
         set("enable_verifier", "false")?;
         let host = cranelift_native::builder().map_err(|why| JitError::NoHost { why })?;
         let isa = host.finish(settings::Flags::new(flags)).map_err(|error| JitError::HostIsa { error })?;
-        let module = JITModule::new(JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names()));
+        let mut builder = JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
+        builder.memory_provider(Box::new(CodeMemory::new()));
+        let module = JITModule::new(builder);
         let disk = options.disk.clone().map(|c| DiskCache::new(c, &*isa));
         let shared = Arc::new(Shared {
             id: NEXT_JIT_ID.fetch_add(1, Ordering::Relaxed),

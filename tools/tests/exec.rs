@@ -199,8 +199,10 @@ fn hip_dynamic_shared_memory_symbols_shuffles_and_occupancy_queries() {
 
 #[test]
 fn hip_host_register_stream_callbacks_graphs_and_2d_memset() {
-    let so = exec_ok(None, &hipcc("streams", &[]), &[]);
-    assert!(so.contains("streams: host register, stream callback, graph, 2-D memset"), "{so}");
+    let bin = hipcc("streams", &[]);
+    let so = exec_ok(None, &bin, &[]);
+    assert!(so.contains("streams: host register, stream callback, graphs, 2-D memset"), "{so}");
+    interp_ok(&bin, "streams: host register, stream callback, graphs, 2-D memset");
 }
 
 #[test]
