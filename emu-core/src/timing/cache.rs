@@ -2,8 +2,8 @@
 //! counters; and the coalescer that turns a wave instruction's lane addresses into the cache lines it touches.
 //!
 //! Invariants: no allocation after [`Cache::new`] (arrays are zero-initialised, so a large cache costs memory
-//! only for the sets it touches); the outcome of an access depends only on the sequence of accesses (LRU by a
-//! per-cache use counter, the lowest way wins ties), never on the host.
+//! only for the sets it touches); the outcome of an access depends only on the sequence of accesses (LRU by
+//! each set's recency order, an empty way before any valid one), never on the host.
 //!
 //! Each line also carries a `ready_at` cycle: when a miss's data arrives. The memory pipeline sets it after a
 //! miss, so a later access to a line still being filled is a hit that waits for the fill ("hit-on-miss", as
@@ -62,40 +62,46 @@ pub struct Outcome {
 }
 
 /// A set-associative, LRU, tag-only cache.
+///
+/// Each set is one block of `u64`s, so a lookup touches the set's own cache lines only: its recency order
+/// (way numbers, most recent first, four bits each), then its tags, then the cycles its lines' data arrive.
+/// Ways fill in order (a line only leaves to make room for another), so the valid ways are always a prefix
+/// of the set: a lookup stops at the first empty way, and a full set's victim is the last of its order.
 pub struct Cache {
     cfg: CacheConfig,
     line_shift: u32,
     sets: u64,
     set_bits: u32,
     ways: usize,
-    /// Per slot: line number << 2 | DIRTY | VALID; 0 = empty.
-    tags: Vec<u64>,
-    /// Per slot: value of `clock` at the last use (LRU).
-    stamps: Vec<u64>,
-    /// Per slot: cycle the line's data arrives.
-    ready: Vec<u64>,
-    clock: u64,
+    /// `u64`s per set: the order, `ways` tags, `ways` ready cycles.
+    stride: usize,
+    /// The mask of the order's `ways` nibbles.
+    order_mask: u64,
+    /// Per set: order; per way: line number << 2 | DIRTY | VALID (0 = empty); per way: the cycle the line's
+    /// data arrives.
+    blocks: Vec<u64>,
     stats: CacheStats,
 }
 
 impl Cache {
-    /// An empty cache. `bytes / line_bytes / ways` must be a power of two, `line_bytes` too.
+    /// An empty cache. `bytes / line_bytes / ways` must be a power of two, `line_bytes` too, and there are at
+    /// most 16 ways.
     pub fn new(cfg: CacheConfig) -> Cache {
-        assert!(cfg.line_bytes.is_power_of_two() && cfg.ways > 0, "bad cache geometry {cfg:?}");
+        assert!(cfg.line_bytes.is_power_of_two() && cfg.ways > 0 && cfg.ways <= 16, "bad cache geometry {cfg:?}");
         let lines = cfg.bytes / cfg.line_bytes as u64;
         let sets = lines / cfg.ways as u64;
         assert!(sets.is_power_of_two() && sets * cfg.ways as u64 == lines, "bad cache geometry {cfg:?}");
-        let n = lines as usize;
+        let ways = cfg.ways as usize;
+        let stride = 1 + 2 * ways;
         Cache {
             cfg,
             line_shift: cfg.line_bytes.trailing_zeros(),
             sets,
             set_bits: sets.trailing_zeros(),
-            ways: cfg.ways as usize,
-            tags: vec![0; n],
-            stamps: vec![0; n],
-            ready: vec![0; n],
-            clock: 0,
+            ways,
+            stride,
+            order_mask: if ways == 16 { u64::MAX } else { (1u64 << (4 * ways)) - 1 },
+            blocks: vec![0; sets as usize * stride],
             stats: CacheStats::default(),
         }
     }
@@ -114,6 +120,7 @@ impl Cache {
         addr & !((self.cfg.line_bytes as u64) - 1)
     }
 
+    /// The line number of `addr` and the index of its set's block.
     #[inline]
     fn locate(&self, addr: u64) -> (u64, usize) {
         let line = addr >> self.line_shift;
@@ -123,14 +130,14 @@ impl Cache {
             line
         };
         let set = (index & (self.sets - 1)) as usize;
-        (line, set * self.ways)
+        (line, set * self.stride)
     }
 
     /// Is the line holding `addr` present? Changes nothing.
     pub fn contains(&self, addr: u64) -> bool {
         let (line, base) = self.locate(addr);
         let want = line << 2 | VALID;
-        self.tags[base..base + self.ways].iter().any(|t| t & !DIRTY == want)
+        self.blocks[base + 1..base + 1 + self.ways].iter().any(|t| t & !DIRTY == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
@@ -138,37 +145,40 @@ impl Cache {
     pub fn access(&mut self, addr: u64, write: bool) -> Outcome {
         let (line, base) = self.locate(addr);
         let want = line << 2 | VALID;
-        self.clock += 1;
         if write {
             self.stats.writes += 1;
         } else {
             self.stats.reads += 1;
         }
         let dirty_on_write = write && self.cfg.write == WritePolicy::WriteBack;
-        let mut victim = base;
-        let mut oldest = u64::MAX;
-        for i in base..base + self.ways {
-            let t = self.tags[i];
-            if t & !DIRTY == want {
+        let ways = self.ways;
+        let set = &mut self.blocks[base..base + self.stride];
+        let (order, rest) = set.split_first_mut().expect("a set has its order");
+        let (tags, ready) = rest.split_at_mut(ways);
+        let mut filled = ways;
+        for (w, t) in tags.iter_mut().enumerate() {
+            let tag = *t;
+            if tag & !DIRTY == want {
                 self.stats.hits += 1;
-                self.stamps[i] = self.clock;
                 if dirty_on_write {
-                    self.tags[i] = t | DIRTY;
+                    *t = tag | DIRTY;
                 }
-                return Outcome { hit: true, allocated: true, slot: i as u32, ready_at: self.ready[i], writeback: None };
+                *order = to_front(*order, w as u64);
+                let slot = (base + 1 + w) as u32;
+                return Outcome { hit: true, allocated: true, slot, ready_at: ready[w], writeback: None };
             }
-            // Empty slots have stamp 0 and tag 0: take the first empty one, else the least recently used.
-            let age = if t == 0 { 0 } else { self.stamps[i] };
-            if age < oldest {
-                oldest = age;
-                victim = i;
+            if tag == 0 {
+                filled = w;
+                break;
             }
         }
         self.stats.misses += 1;
         if write && self.cfg.alloc == AllocPolicy::NoWriteAllocate {
             return Outcome { hit: false, allocated: false, slot: u32::MAX, ready_at: 0, writeback: None };
         }
-        let old = self.tags[victim];
+        // the first empty way, else the least recently used (the last of the order)
+        let victim = if filled < ways { filled } else { (*order >> (4 * (ways - 1)) & 15) as usize };
+        let old = tags[victim];
         let mut writeback = None;
         if old != 0 {
             self.stats.evictions += 1;
@@ -177,24 +187,40 @@ impl Cache {
                 writeback = Some((old >> 2) << self.line_shift);
             }
         }
-        self.tags[victim] = want | if dirty_on_write { DIRTY } else { 0 };
-        self.stamps[victim] = self.clock;
-        self.ready[victim] = 0;
-        Outcome { hit: false, allocated: true, slot: victim as u32, ready_at: 0, writeback }
+        tags[victim] = want | if dirty_on_write { DIRTY } else { 0 };
+        ready[victim] = 0;
+        // the victim (last of a full order, or a way not in it yet) becomes the most recent
+        *order = (*order << 4 | victim as u64) & self.order_mask;
+        Outcome { hit: false, allocated: true, slot: (base + 1 + victim) as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
     #[inline]
     pub fn set_ready(&mut self, slot: u32, ready_at: u64) {
-        self.ready[slot as usize] = ready_at;
+        // a slot indexes its tag: the ready cycle is `ways` further on
+        self.blocks[slot as usize + self.ways] = ready_at;
     }
 
     /// Drops every line (dirty ones without writing them back) and keeps the counters.
     pub fn invalidate_all(&mut self) {
-        self.tags.fill(0);
-        self.stamps.fill(0);
-        self.ready.fill(0);
+        self.blocks.fill(0);
     }
+}
+
+/// `order` (way numbers, most recent first, four bits each) with way `w`, which it holds, moved to the front.
+#[inline]
+fn to_front(order: u64, w: u64) -> u64 {
+    if order & 15 == w {
+        return order;
+    }
+    // the first nibble equal to `w` (positions past the valid ways hold 0, but `w` is among the valid ones,
+    // so the lowest match is it): nibbles of `x` that are zero
+    let x = order ^ (w * 0x1111_1111_1111_1111);
+    let zero = x.wrapping_sub(0x1111_1111_1111_1111) & !x & 0x8888_8888_8888_8888;
+    let p = zero.trailing_zeros() / 4;
+    let below = order & ((1u64 << (4 * p)) - 1);
+    let above = if p >= 15 { 0 } else { order & !((1u64 << (4 * (p + 1))) - 1) };
+    above | below << 4 | w
 }
 
 /// One cache line a wave instruction touches and how many of its bytes the instruction uses.
@@ -381,6 +407,67 @@ mod tests {
         let h = c.access(32, false);
         assert!(h.hit);
         assert_eq!(h.ready_at, 500);
+    }
+
+    /// The cache as a list per set, most recent line first: what the recency order must reproduce.
+    struct Reference {
+        sets: Vec<Vec<(u64, bool)>>,
+        ways: usize,
+        line_shift: u32,
+        write_back: bool,
+        allocate_writes: bool,
+    }
+
+    impl Reference {
+        fn access(&mut self, addr: u64, write: bool) -> (bool, Option<u64>) {
+            let line = addr >> self.line_shift;
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(line & (n - 1)) as usize];
+            if let Some(i) = set.iter().position(|l| l.0 == line) {
+                let (l, dirty) = set.remove(i);
+                set.insert(0, (l, dirty || (write && self.write_back)));
+                return (true, None);
+            }
+            if write && !self.allocate_writes {
+                return (false, None);
+            }
+            let evicted = if set.len() == self.ways { set.pop() } else { None };
+            set.insert(0, (line, write && self.write_back));
+            (false, evicted.filter(|e| e.1).map(|e| e.0 << self.line_shift))
+        }
+    }
+
+    #[test]
+    fn lru_by_recency_order_evicts_what_a_list_of_recent_lines_does() {
+        for (ways, write, alloc) in [
+            (4, WritePolicy::WriteBack, AllocPolicy::WriteAllocate),
+            (16, WritePolicy::WriteBack, AllocPolicy::WriteAllocate),
+            (4, WritePolicy::WriteThrough, AllocPolicy::NoWriteAllocate),
+            (8, WritePolicy::WriteBack, AllocPolicy::NoWriteAllocate),
+            (1, WritePolicy::WriteBack, AllocPolicy::WriteAllocate),
+        ] {
+            let sets = 4u64;
+            let mut c = cache(sets * ways as u64 * 64, 64, ways, write, alloc);
+            let mut r = Reference {
+                sets: vec![Vec::new(); sets as usize],
+                ways: ways as usize,
+                line_shift: 6,
+                write_back: write == WritePolicy::WriteBack,
+                allocate_writes: alloc == AllocPolicy::WriteAllocate,
+            };
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            for i in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // a working set a little larger than the cache, so sets fill, hit and evict
+                let addr = (x % (sets * ways as u64 * 3 / 2 + 1)) * 64 + (x >> 40) % 64;
+                let is_write = (x >> 20) % 4 == 0;
+                let o = c.access(addr, is_write);
+                let (hit, writeback) = r.access(addr, is_write);
+                assert_eq!((o.hit, o.writeback), (hit, writeback), "{ways} ways, access {i} at {addr:#x}");
+            }
+        }
     }
 
     fn lanes(f: impl Fn(u64) -> u64) -> Vec<u64> {
