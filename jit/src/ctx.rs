@@ -168,10 +168,11 @@ impl Ctx {
         for r in &self.recs[..n.min(RECORDS)] {
             let (space, write, bytes) = (r.desc & 0xff, r.desc >> 8 & 1 == 1, (r.desc >> 16) as u32);
             let dir = if write { emu_core::observe::Dir::Write } else { emu_core::observe::Dir::Read };
-            for lane in 0..64 {
-                if r.mask >> lane & 1 == 0 {
-                    continue;
-                }
+            let mut active = r.mask;
+            log.reserve(active.count_ones() as usize);
+            while active != 0 {
+                let lane = active.trailing_zeros() as usize;
+                active &= active - 1;
                 let (space, address) = match space {
                     REC_LDS => (Space::Lds, (r.lo[lane] as u64).wrapping_add(r.offset as u64)),
                     REC_SCALAR => (Space::Scalar, ((r.hi[lane] as u64) << 32 | r.lo[lane] as u64).wrapping_add(r.offset as u64)),

@@ -185,6 +185,12 @@ thread_local! {
     static ENTRIES: std::cell::RefCell<HashMap<(u64, Key), Local, Hasher>> = std::cell::RefCell::new(HashMap::default());
 }
 
+thread_local! {
+    /// The lane-access buffer of this thread's last observed wave run, kept for the next one (an observed run
+    /// of one block at a time, as in timing mode, would otherwise grow a new one each time).
+    static ACCESSES: std::cell::Cell<Vec<emu_core::observe::LaneAccess>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// What to do with the block at a wave's PC.
@@ -852,7 +858,7 @@ impl WaveRunner for Jit {
             observer: observed,
             workgroup: run.workgroup,
             wave_index: run.wave_index,
-            accesses: Vec::new(),
+            accesses: if O::WANTS_ACCESSES { ACCESSES.take() } else { Vec::new() },
         };
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
@@ -1003,6 +1009,10 @@ impl WaveRunner for Jit {
         // SAFETY: no block is running; the wave is ours.
         unsafe { (*wave_ptr).windows = ctx.windows };
         Ctx::give_back(ctx);
+        if O::WANTS_ACCESSES {
+            env.accesses.clear();
+            ACCESSES.set(std::mem::take(&mut env.accesses));
+        }
         self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);
