@@ -35,7 +35,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::cell::RefCell;
 
 use isa_amdgpu::table::FlowControl;
@@ -1401,12 +1401,15 @@ impl Rounds {
 }
 
 /// The turns to come, by cycle: a ring of buckets for the next [`Wheel::SPAN`] cycles and a heap beyond.
-/// Entries of one cycle come out in the order they went in.
+/// Entries of one cycle come out in the order they went in. A bucket is a plain vector read from a cursor
+/// (only the current cycle's is being read) and emptied, keeping its room, once its cycle has passed.
 struct Wheel {
-    buckets: Vec<VecDeque<u32>>,
+    buckets: Vec<Vec<u32>>,
     /// The cycle of the bucket at the front; every entry is at this cycle or later.
     now: u64,
-    /// Entries in the buckets.
+    /// How many of the front bucket's entries were taken.
+    cursor: usize,
+    /// Entries in the buckets not taken yet.
     near: usize,
     far: BinaryHeap<Reverse<(u64, u64, u32)>>,
     /// Orders far entries of one cycle by arrival.
@@ -1417,13 +1420,14 @@ impl Wheel {
     const SPAN: u64 = 4096;
 
     fn new() -> Wheel {
-        Wheel { buckets: (0..Self::SPAN).map(|_| VecDeque::new()).collect(), now: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
+        Wheel { buckets: (0..Self::SPAN).map(|_| Vec::new()).collect(), now: 0, cursor: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
     }
 
+    #[inline]
     fn push(&mut self, at: u64, x: u32) {
         debug_assert!(at >= self.now, "turns are never scheduled in the past");
         if at < self.now + Self::SPAN {
-            self.buckets[(at % Self::SPAN) as usize].push_back(x);
+            self.buckets[(at % Self::SPAN) as usize].push(x);
             self.near += 1;
         } else {
             self.seq += 1;
@@ -1432,31 +1436,38 @@ impl Wheel {
     }
 
     /// The first entry (its cycle and value), without taking it.
+    #[inline]
     fn peek(&mut self) -> Option<(u64, u32)> {
         loop {
+            let front = &mut self.buckets[(self.now % Self::SPAN) as usize];
+            if let Some(&x) = front.get(self.cursor) {
+                return Some((self.now, x));
+            }
+            // the front cycle is done: on to the next one with entries
+            front.clear();
+            self.cursor = 0;
             if self.near == 0 {
                 let Reverse((at, _, _)) = *self.far.peek()?;
                 self.now = at;
+            } else {
+                self.now += 1;
             }
+            // far entries now within the ring go in before any entry pushed from here on
             while let Some(&Reverse((at, _, x))) = self.far.peek() {
                 if at >= self.now + Self::SPAN {
                     break;
                 }
                 self.far.pop();
-                self.buckets[(at % Self::SPAN) as usize].push_back(x);
+                self.buckets[(at % Self::SPAN) as usize].push(x);
                 self.near += 1;
             }
-            if let Some(&x) = self.buckets[(self.now % Self::SPAN) as usize].front() {
-                return Some((self.now, x));
-            }
-            self.now += 1;
         }
     }
 
     /// Takes the entry [`Wheel::peek`] showed.
+    #[inline]
     fn pop(&mut self) {
-        if self.buckets[(self.now % Self::SPAN) as usize].pop_front().is_some() {
-            self.near -= 1;
-        }
+        self.cursor += 1;
+        self.near -= 1;
     }
 }
