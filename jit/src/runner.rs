@@ -588,7 +588,7 @@ impl Jit {
         }
         let wave_ptr: *mut WaveState = wave;
         let lds_ptr: *mut [u8] = lds;
-        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, observer: None, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
+        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, observer: None, wants_accesses: false, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
         // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
         let w = unsafe { &mut *wave_ptr };
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
@@ -798,8 +798,7 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
             exec: ctx.issue_exec,
             accesses: &env.accesses,
         };
-        o.instruction(&ev);
-        if o.switch_wave(&ev) {
+        if o.instruction_then_switch(&ev) {
             ctx.switch = 1;
         }
         env.accesses.clear();
@@ -856,6 +855,7 @@ impl WaveRunner for Jit {
             error: None,
             fallbacks: 0,
             observer: observed,
+            wants_accesses: O::ACTIVE && O::WANTS_ACCESSES,
             workgroup: run.workgroup,
             wave_index: run.wave_index,
             accesses: if O::WANTS_ACCESSES { ACCESSES.take() } else { Vec::new() },
