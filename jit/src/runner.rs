@@ -1013,7 +1013,9 @@ impl WaveRunner for Jit {
             env.accesses.clear();
             ACCESSES.set(std::mem::take(&mut env.accesses));
         }
-        self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        if env.fallbacks > 0 {
+            self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        }
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);
         }
