@@ -1053,11 +1053,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut stall = [0u64; 8];
         let mut covered = base;
         for (k, &until) in reasons.iter().enumerate() {
+            // the cycles from what is covered to `until` (none when it is covered already), without a branch
             let u = until.min(t);
-            if u > covered {
-                stall[k] = u - covered;
-                covered = u;
-            }
+            stall[k] = u.saturating_sub(covered);
+            covered = covered.max(u);
         }
         stall[7] = t.saturating_sub(covered);
         let stalls = Stalls { vmcnt: stall[0], lgkmcnt: stall[1], barrier: stall[2], dependency: stall[3], unit_busy: stall[4], fetch: stall[5], sleep: stall[6], arbitration: stall[7] };
