@@ -1259,6 +1259,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// of its FLAT lanes in the shared aperture.
     fn vector_work(&mut self, w: usize, lanes: &[LaneAccess], scratch: Option<(u64, u64)>) -> Work {
         let line = self.m.l1.line_bytes;
+        let reqs = &mut self.waves[w].reqs;
+        let start = reqs.len();
+        let places = &self.places;
+        if contiguous_lines(lanes, |a| places.of(a, None), line as u64, reqs) {
+            return Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None };
+        }
         let mut rounds = self.rounds.take().expect("the lane scratch");
         let places = &self.places;
         rounds.fill(lanes, |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)), |a| a.space != Space::Lds);
@@ -1349,6 +1355,39 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         self.busy.lds += cycles;
         start + self.m.lds.latency + cycles
     }
+}
+
+/// The line requests of a vector memory instruction whose lanes 0..n each access the `bytes` after the
+/// previous one's (at the places `place` gives their addresses) outside private memory and the LDS, one
+/// access each, alike in size and direction, appended to `out`: the lines of the range they cover, as
+/// [`coalesce`] finds them (each line once, in address order, with the bytes of the range inside it), without
+/// going lane by lane through rounds and coalescing. False, with `out` untouched, for any other pattern.
+fn contiguous_lines(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, line: u64, out: &mut Vec<LineRequest>) -> bool {
+    let Some(first) = lanes.first() else { return false };
+    let (space, dir, bytes) = (first.space, first.dir, first.bytes as u64);
+    if lanes.len() > 64 || matches!(space, Space::Lds | Space::Scratch) || bytes == 0 || bytes > line {
+        return false;
+    }
+    let start = place(first.address);
+    for (i, a) in lanes.iter().enumerate() {
+        let at = start.wrapping_add(i as u64 * bytes);
+        if a.lane as usize != i || a.space != space || a.dir != dir || a.bytes as u64 != bytes || place(a.address) != at {
+            return false;
+        }
+    }
+    let Some(end) = start.checked_add(lanes.len() as u64 * bytes) else { return false };
+    let kind = match dir {
+        Dir::Read => Kind::Read,
+        Dir::Write => Kind::Write,
+        Dir::Atomic => Kind::Atomic,
+    };
+    let mut l = start & !(line - 1);
+    while l < end {
+        let next = l.saturating_add(line);
+        out.push(LineRequest { addr: l, bytes: (next.min(end) - l.max(start)) as u32, kind });
+        l = next;
+    }
+    true
 }
 
 /// The bank cycles and conflict cycles of `rounds`' lanes, summed over rounds.
@@ -1468,5 +1507,59 @@ impl Wheel {
     fn pop(&mut self) {
         self.cursor += 1;
         self.near -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general path: rounds of the lanes, coalesced.
+    fn coalesced(lanes: &[LaneAccess], line: u32) -> Vec<LineRequest> {
+        let mut rounds = Rounds::new();
+        rounds.fill(lanes, |a| a.address, |a| a.space != Space::Lds);
+        let (mut lines, mut out) = (Vec::new(), Vec::new());
+        for r in 0..rounds.n {
+            coalesce(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, line), line, &mut lines);
+            let kind = match rounds.dir[r] {
+                Dir::Read => Kind::Read,
+                Dir::Write => Kind::Write,
+                Dir::Atomic => Kind::Atomic,
+            };
+            out.extend(lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
+        }
+        out
+    }
+
+    #[test]
+    fn contiguous_lanes_give_the_lines_coalescing_gives() {
+        let mut seen = 0;
+        for line in [64u32, 128] {
+            for bytes in [1u32, 2, 4, 8, 12, 16] {
+                for n in [1usize, 2, 7, 31, 32, 63, 64] {
+                    for offset in [0u64, 1, 4, 12, 60, 62, 124] {
+                        for dir in [Dir::Read, Dir::Write, Dir::Atomic] {
+                            let base = 0x10_0000 + offset;
+                            let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
+                            let mut fast = Vec::new();
+                            assert!(contiguous_lines(&lanes, |a| a, line as u64, &mut fast));
+                            assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                            seen += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen > 1000);
+        // anything else takes the general path
+        let lane = |i: u8, address: u64| LaneAccess { lane: i, space: Space::Global, dir: Dir::Read, bytes: 4, address };
+        let mut out = Vec::new();
+        assert!(!contiguous_lines(&[lane(0, 0x100), lane(1, 0x108)], |a| a, 64, &mut out), "a gap");
+        assert!(!contiguous_lines(&[lane(1, 0x100), lane(2, 0x104)], |a| a, 64, &mut out), "lane 0 inactive");
+        assert!(!contiguous_lines(&[lane(0, 0x104), lane(1, 0x100)], |a| a, 64, &mut out), "descending");
+        let scratch = LaneAccess { space: Space::Scratch, ..lane(0, 0x100) };
+        assert!(!contiguous_lines(&[scratch], |a| a, 64, &mut out), "private memory has places of its own");
+        assert!(!contiguous_lines(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, 64, &mut out), "mixed directions");
+        assert!(out.is_empty());
     }
 }
