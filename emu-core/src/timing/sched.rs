@@ -24,9 +24,10 @@
 //! cycles, worked out from their accesses when the block runs; the cycles they cost are decided at issue).
 //! When the model issues the head of a wave whose queue is empty (known beforehand from the decoded
 //! instruction at the wave's PC), it runs the wave's next block on the [`WaveRunner`] (one block of compiled
-//! code on the JIT, one instruction on the interpreter), which fills the queue. So a wave's effects on memory happen when its block starts issuing: functional
-//! execution runs ahead of modeled time by at most one block. Instructions that read a clock start a block,
-//! and the wave's clock is set to the modeled issue cycle before it runs.
+//! code on the JIT, one instruction on the interpreter), which fills the queue. So a wave's effects on memory
+//! happen when its block starts issuing: functional execution runs ahead of modeled time by at most one
+//! block. Instructions that read a clock start a block, and the wave's clock is set to the modeled issue
+//! cycle before it runs.
 //!
 //! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
 //! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
