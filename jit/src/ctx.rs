@@ -306,6 +306,8 @@ pub struct Env<'a> {
     /// The observer of an observed dispatch, with the wave's identity and its accesses of the current
     /// instruction (when the observer wants them).
     pub observer: Option<&'a dyn DynObserver>,
+    /// Whether the observer wants lane accesses (asked once per run, not per instruction).
+    pub wants_accesses: bool,
     pub workgroup: [u32; 3],
     pub wave_index: u32,
     pub accesses: Vec<LaneAccess>,
@@ -313,16 +315,14 @@ pub struct Env<'a> {
 
 /// [`Observer`] behind a pointer (its associated constants make it unusable as `dyn`).
 pub trait DynObserver: Sync {
-    fn wants_accesses(&self) -> bool;
     fn instruction(&self, ev: &InstEvent<'_>);
     fn switch_wave(&self, ev: &InstEvent<'_>) -> bool;
     fn batch(&self, b: &InstBatch<'_>);
+    /// [`Observer::instruction`], then [`Observer::switch_wave`]: one call through the pointer per instruction.
+    fn instruction_then_switch(&self, ev: &InstEvent<'_>) -> bool;
 }
 
 impl<O: Observer> DynObserver for O {
-    fn wants_accesses(&self) -> bool {
-        O::WANTS_ACCESSES
-    }
     fn instruction(&self, ev: &InstEvent<'_>) {
         Observer::instruction(self, ev)
     }
@@ -332,14 +332,19 @@ impl<O: Observer> DynObserver for O {
     fn batch(&self, b: &InstBatch<'_>) {
         Observer::batch(self, b)
     }
+    fn instruction_then_switch(&self, ev: &InstEvent<'_>) -> bool {
+        Observer::instruction(self, ev);
+        Observer::switch_wave(self, ev)
+    }
 }
 
 impl Env<'_> {
     /// Where an interpreter call records lane accesses: only in an observed dispatch whose observer asks.
     pub fn access_log(&mut self) -> Option<&mut Vec<LaneAccess>> {
-        match self.observer {
-            Some(o) if o.wants_accesses() => Some(&mut self.accesses),
-            _ => None,
+        if self.wants_accesses {
+            Some(&mut self.accesses)
+        } else {
+            None
         }
     }
 }

@@ -186,6 +186,12 @@ thread_local! {
     static ENTRIES: std::cell::RefCell<HashMap<(u64, Key), Local, Hasher>> = std::cell::RefCell::new(HashMap::default());
 }
 
+thread_local! {
+    /// The lane-access buffer of this thread's last observed wave run, kept for the next one (an observed run
+    /// of one block at a time, as in timing mode, would otherwise grow a new one each time).
+    static ACCESSES: std::cell::Cell<Vec<emu_core::observe::LaneAccess>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// What to do with the block at a wave's PC.
@@ -585,7 +591,7 @@ impl Jit {
         }
         let wave_ptr: *mut WaveState = wave;
         let lds_ptr: *mut [u8] = lds;
-        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, observer: None, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
+        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, observer: None, wants_accesses: false, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
         // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
         let w = unsafe { &mut *wave_ptr };
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
@@ -807,8 +813,7 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
             exec: ctx.issue_exec,
             accesses: &env.accesses,
         };
-        o.instruction(&ev);
-        if o.switch_wave(&ev) {
+        if o.instruction_then_switch(&ev) {
             ctx.switch = 1;
         }
         env.accesses.clear();
@@ -875,9 +880,10 @@ impl WaveRunner for Jit {
             error: None,
             fallbacks: 0,
             observer: observed,
+            wants_accesses: O::ACTIVE && O::WANTS_ACCESSES,
             workgroup: run.workgroup,
             wave_index: run.wave_index,
-            accesses: Vec::new(),
+            accesses: if O::WANTS_ACCESSES { ACCESSES.take() } else { Vec::new() },
         };
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
@@ -1032,7 +1038,13 @@ impl WaveRunner for Jit {
         // SAFETY: no block is running; the wave is ours.
         unsafe { (*wave_ptr).windows = ctx.windows };
         Ctx::give_back(ctx);
-        self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        if O::WANTS_ACCESSES {
+            env.accesses.clear();
+            ACCESSES.set(std::mem::take(&mut env.accesses));
+        }
+        if env.fallbacks > 0 {
+            self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        }
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);
         }

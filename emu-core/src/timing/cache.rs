@@ -462,7 +462,7 @@ mod tests {
                 x ^= x << 17;
                 // a working set a little larger than the cache, so sets fill, hit and evict
                 let addr = (x % (sets * ways as u64 * 3 / 2 + 1)) * 64 + (x >> 40) % 64;
-                let is_write = (x >> 20) % 4 == 0;
+                let is_write = (x >> 20).is_multiple_of(4);
                 let o = c.access(addr, is_write);
                 let (hit, writeback) = r.access(addr, is_write);
                 assert_eq!((o.hit, o.writeback), (hit, writeback), "{ways} ways, access {i} at {addr:#x}");

@@ -256,22 +256,38 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
     (reads, writes)
 }
 
-/// A wave's results in flight and its outstanding counted operations.
-#[derive(Debug, Clone, Default)]
+/// A wave's results in flight and its outstanding counted operations. What an issue reads first comes first:
+/// the earliest completions (so retiring looks at the queues only when something completed) and how many
+/// results are in flight.
+#[derive(Debug, Clone)]
 #[repr(C)]
 pub struct WaveWaits {
+    /// Completion cycle of the oldest outstanding vector memory operation (`u64::MAX`: none).
+    vm_first: u64,
+    /// The earliest completion cycle of the outstanding LDS, scalar memory and message operations
+    /// (`u64::MAX`: none).
+    lgkm_first: u64,
     pending_len: usize,
-    /// Registers still being computed: (start, end, cycle the value is there); at most 8 (the oldest dropped).
-    pending: [(u16, u16, u64); 8],
+    /// The last of the pending results' cycles: once it has passed, none can hold anyone.
+    pending_until: u64,
     /// Completion cycles of outstanding vector memory operations, in issue order and non-decreasing (they
     /// return in order).
     vm: std::collections::VecDeque<u64>,
     /// Completion cycles of outstanding LDS, scalar memory and message operations, sorted.
     lgkm: Vec<u64>,
+    /// Registers still being computed: (start, end, cycle the value is there); at most 8 (the oldest dropped).
+    pending: [(u16, u16, u64); 8],
+}
+
+impl Default for WaveWaits {
+    fn default() -> WaveWaits {
+        WaveWaits { vm_first: u64::MAX, lgkm_first: u64::MAX, pending_len: 0, pending_until: 0, vm: Default::default(), lgkm: Vec::new(), pending: [(0, 0, 0); 8] }
+    }
 }
 
 impl WaveWaits {
     /// The cycle at which every register `reads` names is there.
+    #[inline]
     pub fn operands_ready(&self, reads: &Regs) -> u64 {
         if self.pending_len == 0 {
             return 0;
@@ -296,6 +312,7 @@ impl WaveWaits {
             }
         }
         self.pending_len = k;
+        self.pending_until = self.pending_until.max(ready);
         for (s, e) in writes.iter() {
             if self.pending_len == self.pending.len() {
                 // full: drop the one arriving first (the least likely to hold anyone)
@@ -312,21 +329,46 @@ impl WaveWaits {
     pub fn push_vm(&mut self, done: u64) {
         let done = done.max(self.vm.back().copied().unwrap_or(0));
         self.vm.push_back(done);
+        if self.vm.len() == 1 {
+            self.vm_first = done;
+        }
     }
 
     /// An LDS, scalar memory or message operation completing at `done`.
     pub fn push_lgkm(&mut self, done: u64) {
         let at = self.lgkm.partition_point(|&x| x <= done);
         self.lgkm.insert(at, done);
+        self.lgkm_first = self.lgkm_first.min(done);
     }
 
-    /// Forgets operations complete by `now`.
+    /// Forgets operations complete by `now`, and the results in flight once all have arrived (an instruction
+    /// issuing after `now` starts its turn later than they arrived, so they could hold it for no cycle).
+    #[inline]
     pub fn retire(&mut self, now: u64) {
-        while self.vm.front().is_some_and(|&d| d <= now) {
-            self.vm.pop_front();
+        if self.pending_until <= now {
+            self.pending_len = 0;
         }
-        let done = self.lgkm.partition_point(|&x| x <= now);
-        self.lgkm.drain(..done);
+        if self.vm_first <= now {
+            while self.vm.front().is_some_and(|&d| d <= now) {
+                self.vm.pop_front();
+            }
+            self.vm_first = self.vm.front().copied().unwrap_or(u64::MAX);
+        }
+        if self.lgkm_first <= now {
+            let done = self.lgkm.partition_point(|&x| x <= now);
+            self.lgkm.drain(..done);
+            self.lgkm_first = self.lgkm.first().copied().unwrap_or(u64::MAX);
+        }
+    }
+
+    /// Forgets everything (a new wave).
+    pub fn clear(&mut self) {
+        self.vm_first = u64::MAX;
+        self.lgkm_first = u64::MAX;
+        self.pending_len = 0;
+        self.pending_until = 0;
+        self.vm.clear();
+        self.lgkm.clear();
     }
 
     /// The cycle at which at most `vmcnt` vector memory operations remain outstanding.

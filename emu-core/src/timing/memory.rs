@@ -186,12 +186,15 @@ impl InFlight {
     }
     #[inline]
     fn release_at(&mut self, t: u64) {
-        let at = self.done.partition_point(|&d| d <= t);
-        self.done.insert(at, t);
+        // after the last one due no later than `t`: requests mostly complete in the order they go out, so
+        // the place is found from the back
+        let later = self.done.iter().rev().take_while(|&&d| d > t).count();
+        self.done.insert(self.done.len() - later, t);
     }
     /// The first cycle from `t` at which `n` more requests get slots without waiting.
     fn room_at(&self, t: u64, n: usize) -> u64 {
-        let busy = self.done.len() - self.done.partition_point(|&d| d <= t);
+        let done = if self.done.front().is_some_and(|&d| d <= t) { self.done.partition_point(|&d| d <= t) } else { 0 };
+        let busy = self.done.len() - done;
         let excess = (busy + n.min(self.limit)).saturating_sub(self.limit);
         if excess == 0 {
             return t;

@@ -20,12 +20,14 @@
 //! ([`super::memory`]) or the LDS bank model ([`super::lds`]) at issue, which gives their completion cycles.
 //!
 //! **Functional execution.** Each wave has a queue of instructions the engine has executed but the model
-//! has not issued yet (with their lanes' accesses). When the model issues the head of a wave whose queue is
-//! empty (known beforehand from the decoded instruction at the wave's PC), it runs the wave's next block on
-//! the [`WaveRunner`] (one block of compiled code on the JIT, one instruction on the interpreter), which
-//! fills the queue. So a wave's effects on memory happen when its block starts issuing: functional
-//! execution runs ahead of modeled time by at most one block. Instructions that read a clock start a block,
-//! and the wave's clock is set to the modeled issue cycle before it runs.
+//! has not issued yet, with what their lanes ask of the memory pipeline and the LDS (line requests and bank
+//! cycles, worked out from their accesses when the block runs; the cycles they cost are decided at issue).
+//! When the model issues the head of a wave whose queue is empty (known beforehand from the decoded
+//! instruction at the wave's PC), it runs the wave's next block on the [`WaveRunner`] (one block of compiled
+//! code on the JIT, one instruction on the interpreter), which fills the queue. So a wave's effects on memory
+//! happen when its block starts issuing: functional execution runs ahead of modeled time by at most one
+//! block. Instructions that read a clock start a block, and the wave's clock is set to the modeled issue
+//! cycle before it runs.
 //!
 //! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
 //! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
@@ -34,7 +36,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::cell::RefCell;
 
 use isa_amdgpu::table::FlowControl;
@@ -92,41 +94,79 @@ enum State {
     Done,
 }
 
-/// An instruction the engine executed and the model has not issued yet.
+/// An instruction the engine executed and the model has not issued yet (16 bytes: a block's queue takes few
+/// host cache lines).
 #[derive(Debug, Clone, Copy)]
 struct Executed {
-    pc: u64,
-    exec: u64,
+    /// The PC the wave went on at.
+    next_pc: u64,
     /// Index into [`Model::infos`].
     info: u32,
+    /// [`FETCH`] and [`TAKEN`], and the index of its memory work in the wave's `work` ([`NO_WORK`]: none).
+    flags: u32,
+}
+
+/// The instruction's issue fetches the next instruction's line: a taken branch, or a new line.
+const FETCH: u32 = 1 << 31;
+/// The instruction is a taken branch (the instruction buffer refills).
+const TAKEN: u32 = 1 << 30;
+/// The bits of [`Executed::flags`] that index the wave's `work`; all set: no memory work.
+const NO_WORK: u32 = TAKEN - 1;
+
+/// What a memory instruction's lanes ask of the memory pipeline and the LDS, worked out from its lane
+/// accesses when its block ran (while they are fresh in the host's caches): its line requests and the LDS bank
+/// cycles of its LDS lanes. The cycles they cost are decided at issue.
+#[derive(Debug, Clone, Copy)]
+struct Work {
+    /// Its line requests: `reqs[start..start + len]` of the wave.
+    start: u32,
+    len: u32,
+    /// Its LDS lanes' bank cycles and conflict cycles (summed over rounds), when it has LDS lanes.
+    banks: Option<(u64, u64)>,
+}
+
+/// What an observer is told about a queued instruction (kept only for an active observer).
+#[derive(Debug, Clone, Copy)]
+struct Observed {
+    pc: u64,
+    exec: u64,
     /// Its lane accesses: `acc[start..start + len]` of the wave.
     acc_start: u32,
     acc_len: u32,
-    /// The PC the wave went on at.
-    next_pc: u64,
 }
 
-/// A resident wave's timing state; what every issue turn reads comes first (one cache line).
-#[repr(C)]
+/// A resident wave's timing state. What every issue reads sits in the first two host cache lines (one
+/// 128-byte block, which the host fetches as a pair): the head, the queue, the turn and holds, and the first
+/// words of `waits` (earliest completions, results in flight); the rest is read when a block runs, a memory
+/// instruction issues, or the wave starts and ends.
+#[repr(C, align(128))]
 struct Wave {
     /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
     /// (`u32::MAX`: not looked up yet).
     head: u32,
     state: State,
     hold_why: Hold,
-    simd: u32,
+    /// The queue is `queue[pos..len]`.
+    pos: u32,
+    len: u32,
     /// The wave's next issue turn.
     next_turn: u64,
     hold: u64,
+    /// Instructions executed and not issued yet.
+    queue: Vec<Executed>,
     waits: WaveWaits,
+    /// The memory work of the queue's memory instructions, and their line requests.
+    work: Vec<Work>,
+    reqs: Vec<LineRequest>,
+    /// Per queued instruction, what the observer is told (an active observer only), and the lane accesses
+    /// it names (an observer that wants them).
+    observed: Vec<Observed>,
+    acc: Vec<LaneAccess>,
     slot: u32,
     index: u32,
+    simd: u32,
     vgprs: u32,
     sgprs: u32,
-    queue: VecDeque<Executed>,
-    acc: Vec<LaneAccess>,
-    /// Instruction-cache line of the wave's next instruction.
-    line: u64,
     /// The PC the engine continues at (where the queue ends).
     peek_pc: u64,
     start: u64,
@@ -158,37 +198,59 @@ struct Cu {
     lds_free: u64,
 }
 
+/// A SIMD: what its turn reads first (its units, its live turn, its waves' bounds), then its waves.
+#[repr(C, align(64))]
 struct Simd {
-    cu: u32,
+    len: usize,
+    /// The cycle of this SIMD's live entry in the turn heap (`u64::MAX`: none).
+    scheduled: u64,
+    valu_free: u64,
+    mfma_free: u64,
     /// Turns come on cycles ≡ phase (mod cadence).
     phase: u64,
-    /// Resident waves, oldest first (the first `len`).
-    waves: [u32; MAX_WAVES],
+    cu: u32,
+    vgprs: u32,
+    sgprs: u32,
     /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
     /// has ended). A lower bound: the times it comes from only move later, except when a barrier releases,
     /// which sets it anew.
     lbs: [u64; MAX_WAVES],
-    len: usize,
-    vgprs: u32,
-    sgprs: u32,
-    valu_free: u64,
-    mfma_free: u64,
-    /// The cycle of this SIMD's live entry in the turn heap (`u64::MAX`: none).
-    scheduled: u64,
+    /// Resident waves, oldest first (the first `len`).
+    waves: [u32; MAX_WAVES],
 }
 
-/// What the engine reports while running a block: each executed instruction (PC, EXEC, the instruction, its
-/// accesses as a range of `acc`).
+/// An instruction the engine executed in the block being run.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    pc: u64,
+    exec: u64,
+    /// Its index into [`Model::infos`] + 1, or 0 when the model had none for it yet (the instruction is then
+    /// in [`Log::new`]).
+    info: u32,
+    /// Its accesses: `acc[acc_start..acc_start + acc_len]` of the log.
+    acc_start: u32,
+    acc_len: u32,
+}
+
+/// What the engine reports while running a block: each executed instruction, the instructions the model has
+/// not seen yet (by entry), their lane accesses.
 struct Log {
-    entries: Vec<(u64, u64, Inst, u32, u32)>,
+    entries: Vec<Entry>,
+    new: Vec<(u32, Inst)>,
     acc: Vec<LaneAccess>,
     buf: Vec<LaneAccess>,
+    /// The model's [`Model::info_at`], lent for the block's run, and the code's base: an instruction the
+    /// model knows is logged by its info alone.
+    known: Vec<u32>,
+    base: u64,
 }
 
 thread_local! {
     /// The log of the block being run: engines run a wave's block on the thread that asks them to, so the
     /// model finds the block's instructions here when `run_wave` returns.
-    static LOG: RefCell<Log> = const { RefCell::new(Log { entries: Vec::new(), acc: Vec::new(), buf: Vec::new() }) };
+    static LOG: RefCell<Log> = const {
+        RefCell::new(Log { entries: Vec::new(), new: Vec::new(), acc: Vec::new(), buf: Vec::new(), known: Vec::new(), base: 0 })
+    };
 }
 
 /// The observer the model runs blocks with: it records each executed instruction and its lane accesses.
@@ -198,11 +260,15 @@ impl Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
         LOG.with_borrow_mut(|log| {
-            let Log { entries, acc, buf } = log;
+            let Log { entries, new, acc, buf, known, base } = log;
             let a = classify(ev.inst, ev.accesses, buf);
-            let start = acc.len() as u32;
+            let acc_start = acc.len() as u32;
             acc.extend_from_slice(a);
-            entries.push((ev.pc, ev.exec, *ev.inst, start, a.len() as u32));
+            let info = known.get((ev.pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
+            if info == 0 {
+                new.push((entries.len() as u32, *ev.inst));
+            }
+            entries.push(Entry { pc: ev.pc, exec: ev.exec, info, acc_start, acc_len: a.len() as u32 });
         });
     }
 }
@@ -258,15 +324,16 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     se_free: Vec<u64>,
     workgroups: u64,
     groups_done: u64,
-    /// The block just run, taken from [`LOG`].
-    entries: Vec<(u64, u64, Inst, u32, u32)>,
+    /// The block just run, taken from [`LOG`]: its instructions, those new to the model, their lane accesses.
+    entries: Vec<Entry>,
+    new_insts: Vec<(u32, Inst)>,
+    block_acc: Vec<LaneAccess>,
     infos_of_block: Vec<u32>,
     /// Lane scratch of memory instructions.
     rounds: Option<Box<Rounds>>,
     /// Scratch of placement: the SIMD of each wave of a workgroup.
     plan: Vec<u32>,
     lines: Vec<LineUse>,
-    reqs: Vec<LineRequest>,
     // what the dispatch needs per workgroup and wave
     wave_vgprs: u32,
     wave_sgprs: u32,
@@ -340,7 +407,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .collect();
         let per = m.core.simds_per_cu;
         let simds = (0..topo.cus() * per)
-            .map(|s| Simd { cu: s / per, phase: (s % per) as u64, waves: [0; MAX_WAVES], lbs: [0; MAX_WAVES], len: 0, vgprs: 0, sgprs: 0, valu_free: 0, mfma_free: 0, scheduled: u64::MAX })
+            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], waves: [0; MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
         let dispatch = next_dispatch_id();
@@ -383,11 +450,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             workgroups: launch.shape.workgroup_count(),
             groups_done: 0,
             entries: Vec::new(),
+            new_insts: Vec::new(),
+            block_acc: Vec::new(),
             infos_of_block: Vec::new(),
             rounds: Some(Rounds::new()),
             plan: Vec::new(),
             lines: Vec::with_capacity(128),
-            reqs: Vec::with_capacity(128),
             wave_vgprs: round_up(kd.vgpr_alloc_count(), m.core.vgpr_granule),
             wave_sgprs: round_up(kd.sgpr_alloc_count().unwrap_or(0), m.core.sgpr_granule),
             group_lds: round_up(launch.group_segment_size, m.core.lds_granule),
@@ -613,39 +681,46 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let entry = self.launch.entry;
             let fetched = self.memsys.fetch_instruction(start, cu as u32, self.places.of(entry, None));
             let penalty = fetched.saturating_sub(start + self.m.icache.hit_latency);
-            let w = Wave {
-                slot: slot_index,
-                index: index as u32,
-                simd,
-                vgprs: self.wave_vgprs,
-                sgprs: self.wave_sgprs,
-                state: State::Active,
-                queue: VecDeque::new(),
-                acc: Vec::new(),
-                waits: WaveWaits::default(),
-                next_turn: start,
-                hold: start + penalty,
-                hold_why: if penalty > 0 { Hold::Fetch } else { Hold::None },
-                line: entry >> self.icache_line_shift,
-                peek_pc: entry,
-                head: u32::MAX,
-                start,
-                placement,
-            };
+            let hold_why = if penalty > 0 { Hold::Fetch } else { Hold::None };
             let id = match self.free_waves.pop() {
                 Some(i) => {
-                    let mut w = w;
                     // keep the old wave's buffers
-                    let old = &mut self.waves[i as usize];
-                    std::mem::swap(&mut w.queue, &mut old.queue);
-                    std::mem::swap(&mut w.acc, &mut old.acc);
+                    let w = &mut self.waves[i as usize];
+                    (w.head, w.state, w.hold_why, w.pos, w.len, w.next_turn, w.hold) = (u32::MAX, State::Active, hold_why, 0, 0, start, start + penalty);
+                    w.waits.clear();
                     w.queue.clear();
+                    w.work.clear();
+                    w.reqs.clear();
+                    w.observed.clear();
                     w.acc.clear();
-                    *old = w;
+                    (w.slot, w.index, w.simd, w.vgprs, w.sgprs) = (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
+                    (w.peek_pc, w.start, w.placement) = (entry, start, placement);
                     i
                 }
                 None => {
-                    self.waves.push(w);
+                    self.waves.push(Wave {
+                        head: u32::MAX,
+                        state: State::Active,
+                        hold_why,
+                        pos: 0,
+                        len: 0,
+                        next_turn: start,
+                        hold: start + penalty,
+                        waits: WaveWaits::default(),
+                        queue: Vec::new(),
+                        work: Vec::new(),
+                        reqs: Vec::new(),
+                        observed: Vec::new(),
+                        acc: Vec::new(),
+                        slot: slot_index,
+                        index: index as u32,
+                        simd,
+                        vgprs: self.wave_vgprs,
+                        sgprs: self.wave_sgprs,
+                        peek_pc: entry,
+                        start,
+                        placement,
+                    });
                     (self.waves.len() - 1) as u32
                 }
             };
@@ -766,10 +841,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(info)
     }
 
-    fn constraints(&self, w: usize, info: u32) -> Constraints {
+    fn constraints(&self, w: usize, s: usize, info: u32) -> Constraints {
         let wave = &self.waves[w];
-        let simd = &self.simds[wave.simd as usize];
-        let cu = &self.cus[simd.cu as usize];
+        let simd = &self.simds[s];
         let i = &self.infos[info as usize];
         let mut c = Constraints::default();
         if let Sequencer::Waitcnt(n) = i.sequencer {
@@ -784,9 +858,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // (a wave64 access of `bytes` per lane at unit stride: the lines are known only once it executes)
             Pipe::Vmem | Pipe::Flat => {
                 let lines = (64 * i.inst.info.mem.bytes as u32).div_ceil(self.m.l1.line_bytes).max(1);
-                cu.vmem_free.max(self.memsys.l1_room_at(0, simd.cu, lines))
+                self.cus[simd.cu as usize].vmem_free.max(self.memsys.l1_room_at(0, simd.cu, lines))
             }
-            Pipe::Lds => cu.lds_free,
+            Pipe::Lds => self.cus[simd.cu as usize].lds_free,
             _ => 0,
         };
         if i.timing.pipe == Pipe::Mfma {
@@ -811,7 +885,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let w = self.simds[s].waves[k] as usize;
             debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
             let info = self.head(w)?;
-            let c = self.constraints(w, info);
+            let c = self.constraints(w, s, info);
             let ready = c.ready();
             if ready > t {
                 self.simds[s].lbs[k] = ready;
@@ -823,7 +897,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(t + 1);
                 continue;
             }
-            self.issue(t, w, info, c)?;
+            self.issue(t, s, w, info, c)?;
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
@@ -837,10 +911,13 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(())
     }
 
-    /// Runs the wave's next block on the engine at cycle `t`, filling its queue.
+    /// Runs the wave's next block on the engine at cycle `t`, filling its queue (which is empty): each
+    /// instruction with its next-line fetch and, for a memory instruction, its line requests and LDS bank
+    /// cycles worked out from its lane accesses.
     fn run_block(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, index) = (self.waves[w].slot as usize, self.waves[w].index);
         let sl = self.slots[slot].as_mut().expect("resident");
+        let (linear, scratch) = (sl.linear, sl.group.scratch);
         let Group { wg, waves, lds, .. } = &mut sl.group;
         let wave = &mut waves[index as usize];
         wave.clock = WaveClock { base: self.clock.base + t, ..self.clock };
@@ -855,61 +932,120 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             cache: self.launch.cache,
             limits: self.block_limits,
         };
+        let known = std::mem::take(&mut self.info_at);
         LOG.with_borrow_mut(|log| {
             log.entries.clear();
+            log.new.clear();
             log.acc.clear();
+            log.known = known;
+            log.base = self.launch.code.base;
         });
-        self.runner.run_wave(run, &Recorder)?;
+        let ran = self.runner.run_wave(run, &Recorder);
+        // the block's instructions and their accesses (the buffers swap places with the log's)
+        LOG.with_borrow_mut(|log| {
+            self.info_at = std::mem::take(&mut log.known);
+            std::mem::swap(&mut self.entries, &mut log.entries);
+            std::mem::swap(&mut self.new_insts, &mut log.new);
+            std::mem::swap(&mut self.block_acc, &mut log.acc);
+        });
+        ran?;
         let wg = *wg;
         let (next_pc, gws) = (waves[index as usize].pc, waves[index as usize].gws);
         if gws.is_some() {
             return Err(self.fail(format!("workgroup {wg:?} reached ds_gws_barrier: grid-wide sync is not modeled")));
         }
-        // the block's instructions, and its accesses into the wave's buffer (the buffers swap places)
-        let wave = &mut self.waves[w];
-        LOG.with_borrow_mut(|log| {
-            std::mem::swap(&mut self.entries, &mut log.entries);
-            std::mem::swap(&mut wave.acc, &mut log.acc);
-        });
         if self.entries.is_empty() {
             return Err(self.fail(format!("workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}")));
         }
         let mut infos = std::mem::take(&mut self.infos_of_block);
         infos.clear();
+        let mut new = 0;
         for k in 0..self.entries.len() {
-            let (pc, inst) = (self.entries[k].0, self.entries[k].2);
-            infos.push(self.info_at_pc(pc, Some(&inst), (wg, index))?);
+            let e = self.entries[k];
+            let info = if e.info != 0 {
+                e.info - 1
+            } else {
+                let (at, inst) = self.new_insts[new];
+                debug_assert_eq!(at as usize, k);
+                new += 1;
+                self.info_at_pc(e.pc, Some(&inst), (wg, index))?
+            };
+            infos.push(info);
+        }
+        let entries = std::mem::take(&mut self.entries);
+        let acc = std::mem::take(&mut self.block_acc);
+        let scratch = scratch.map(|base| (base, linear));
+        let wave = &mut self.waves[w];
+        wave.queue.clear();
+        wave.work.clear();
+        wave.reqs.clear();
+        wave.observed.clear();
+        wave.acc.clear();
+        for (k, &Entry { pc, exec, acc_start, acc_len, .. }) in entries.iter().enumerate() {
+            let next = entries.get(k + 1).map_or(next_pc, |e| e.pc);
+            let i = &self.infos[infos[k] as usize];
+            // the wave's instruction buffer holds the line of `pc`: a taken branch refetches, and so does going on
+            // into another line
+            let taken = i.inst.info.flow != FlowControl::Next && next != pc + i.inst.size() as u64;
+            let mut flags = if taken { TAKEN | FETCH } else { 0 };
+            if next >> self.icache_line_shift != pc >> self.icache_line_shift {
+                flags |= FETCH;
+            }
+            let lanes = &acc[acc_start as usize..(acc_start + acc_len) as usize];
+            let work = match i.timing.pipe {
+                Pipe::Smem => Some(self.scalar_work(w, lanes)),
+                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, lanes, scratch)),
+                Pipe::Lds => Some(self.lds_work(lanes)),
+                _ => None,
+            };
+            let wave = &mut self.waves[w];
+            flags |= match work {
+                Some(work) => {
+                    wave.work.push(work);
+                    wave.work.len() as u32 - 1
+                }
+                None => NO_WORK,
+            };
+            wave.queue.push(Executed { next_pc: next, info: infos[k], flags });
+            if O::ACTIVE {
+                let acc_start = wave.acc.len() as u32;
+                if O::WANTS_ACCESSES {
+                    wave.acc.extend_from_slice(lanes);
+                }
+                wave.observed.push(Observed { pc, exec, acc_start, acc_len: wave.acc.len() as u32 - acc_start });
+            }
         }
         let wave = &mut self.waves[w];
-        for (k, &(pc, exec, _, acc_start, acc_len)) in self.entries.iter().enumerate() {
-            let next = self.entries.get(k + 1).map_or(next_pc, |e| e.0);
-            wave.queue.push_back(Executed { pc, exec, info: infos[k], acc_start, acc_len, next_pc: next });
-        }
+        wave.pos = 0;
+        wave.len = wave.queue.len() as u32;
         wave.peek_pc = next_pc;
-        wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
+        wave.head = wave.queue[0].info;
+        self.entries = entries;
+        self.block_acc = acc;
         self.infos_of_block = infos;
         Ok(())
     }
 
-    /// Issues wave `w`'s head (instruction info `info`) at cycle `t`.
-    fn issue(&mut self, t: u64, w: usize, info: u32, c: Constraints) -> Result<(), EngineError> {
+    /// Issues wave `w`'s head (instruction info `info`) at cycle `t` on SIMD `s`.
+    fn issue(&mut self, t: u64, s: usize, w: usize, info: u32, c: Constraints) -> Result<(), EngineError> {
         if self.infos[info as usize].sequencer == Sequencer::GridSync {
             return Err(self.fail("ds_gws_* (grid-wide sync) is not modeled; run this dispatch without timing".into()));
         }
-        if self.waves[w].queue.is_empty() {
+        if self.waves[w].pos == self.waves[w].len {
             self.run_block(t, w)?;
         }
         let wave = &mut self.waves[w];
-        let e = wave.queue.pop_front().expect("the block filled the queue");
-        wave.head = wave.queue.front().map_or(u32::MAX, |e| e.info);
+        let at = wave.pos as usize;
+        let e = wave.queue[at];
+        wave.pos += 1;
+        wave.head = if wave.pos < wave.len { wave.queue[at + 1].info } else { u32::MAX };
         debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
-        let (pipe, issue, latency, wait, sequencer, writes, flows, size) = {
+        let (pipe, issue, latency, wait, sequencer, writes) = {
             let i = &self.infos[e.info as usize];
-            (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer, i.writes, i.inst.info.flow != FlowControl::Next, i.inst.size() as u64)
+            (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer, i.writes)
         };
+        let cu_index = self.simds[s].cu as usize;
         let wave = &mut self.waves[w];
-        let simd_index = wave.simd as usize;
-        let cu_index = self.simds[simd_index].cu as usize;
         wave.waits.retire(t);
         // stalls: each cycle from the wave's turn to issue, for the first reason holding it then
         let base = wave.next_turn;
@@ -918,11 +1054,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut stall = [0u64; 8];
         let mut covered = base;
         for (k, &until) in reasons.iter().enumerate() {
+            // the cycles from what is covered to `until` (none when it is covered already), without a branch
             let u = until.min(t);
-            if u > covered {
-                stall[k] = u - covered;
-                covered = u;
-            }
+            stall[k] = u.saturating_sub(covered);
+            covered = covered.max(u);
         }
         stall[7] = t.saturating_sub(covered);
         let stalls = Stalls { vmcnt: stall[0], lgkmcnt: stall[1], barrier: stall[2], dependency: stall[3], unit_busy: stall[4], fetch: stall[5], sleep: stall[6], arbitration: stall[7] };
@@ -932,14 +1067,15 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.hold_why = Hold::None;
         // the unit
         let mut done = t + issue;
+        let work = e.flags & NO_WORK;
         match pipe {
             Pipe::Valu => {
-                self.simds[simd_index].valu_free = t + issue;
+                self.simds[s].valu_free = t + issue;
                 self.issued.valu += 1;
                 self.busy.valu += issue;
             }
             Pipe::Mfma | Pipe::MfmaExclusive => {
-                let simd = &mut self.simds[simd_index];
+                let simd = &mut self.simds[s];
                 simd.mfma_free = t + issue;
                 simd.valu_free = if pipe == Pipe::Mfma { t + self.cadence } else { t + issue };
                 self.issued.mfma += 1;
@@ -950,16 +1086,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 self.busy.salu += issue;
             }
             Pipe::Smem => {
-                done = self.scalar_memory(t, cu_index, w, &e);
+                done = self.scalar_memory(t, cu_index, w, work);
                 self.issued.smem += 1;
                 self.busy.smem += issue;
             }
             Pipe::Vmem | Pipe::Flat => {
-                done = self.vector_memory(t, cu_index, w, &e, issue);
+                done = self.vector_memory(t, cu_index, w, work, issue);
                 self.issued.vmem += 1;
             }
             Pipe::Lds => {
-                done = self.lds(t, cu_index, w, &e);
+                done = self.lds(t, cu_index, w, work);
                 self.issued.lds += 1;
             }
             Pipe::Branch | Pipe::Msg => {
@@ -988,22 +1124,17 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             wave.hold_why = Hold::Sleep;
         }
         // the next instruction's fetch: a taken branch refills the instruction buffer; a new line may miss
-        if !matches!(sequencer, Sequencer::End) {
-            let taken = flows && e.next_pc != e.pc + size;
-            let line = e.next_pc >> self.icache_line_shift;
-            if taken || line != wave.line {
-                wave.line = line;
-                let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(e.next_pc, None));
-                let penalty = fetched.saturating_sub(t + self.m.icache.hit_latency);
-                let extra = if taken { self.m.overheads.taken_branch } else { 0 } + penalty;
-                let wave = &mut self.waves[w];
-                if extra > 0 && t + self.cadence + extra > wave.hold {
-                    wave.hold = t + self.cadence + extra;
-                    wave.hold_why = Hold::Fetch;
-                }
+        if !matches!(sequencer, Sequencer::End) && e.flags & FETCH != 0 {
+            let taken = e.flags & TAKEN != 0;
+            let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(e.next_pc, None));
+            let penalty = fetched.saturating_sub(t + self.m.icache.hit_latency);
+            let extra = if taken { self.m.overheads.taken_branch } else { 0 } + penalty;
+            if extra > 0 && t + self.cadence + extra > wave.hold {
+                wave.hold = t + self.cadence + extra;
+                wave.hold_why = Hold::Fetch;
             }
         }
-        self.report(t, w, &e, e.info, stalls);
+        self.report(t, w, at, e.info, stalls);
         match sequencer {
             Sequencer::Barrier => {
                 self.waves[w].state = State::AtBarrier;
@@ -1026,13 +1157,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(())
     }
 
-    /// Reports an issued instruction to the observer.
-    fn report(&self, t: u64, w: usize, e: &Executed, info: u32, stalls: Stalls) {
+    /// Reports an issued instruction (the wave's queue entry `at`) to the observer.
+    fn report(&self, t: u64, w: usize, at: usize, info: u32, stalls: Stalls) {
         if !O::ACTIVE {
             return;
         }
         let i = &self.infos[info as usize];
         let wave = &self.waves[w];
+        let e = wave.observed[at];
         let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
         let accesses: &[LaneAccess] = if O::WANTS_ACCESSES { &wave.acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize] } else { &[] };
         let (dispatch, index) = (self.dispatch, wave.index);
@@ -1104,45 +1236,41 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
     }
 
-    /// A scalar memory instruction's trip through the scalar cache; its completion cycle.
-    fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, e: &Executed) -> u64 {
-        let acc = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
+    /// A scalar memory instruction's lines for the scalar cache, from its lane accesses.
+    fn scalar_work(&mut self, w: usize, acc: &[LaneAccess]) -> Work {
         let line = self.m.scalar.line_bytes as u64;
-        self.reqs.clear();
+        let reqs = &mut self.waves[w].reqs;
+        let start = reqs.len();
         for a in acc {
-            let start = self.places.of(a.address, None);
-            let end = start + a.bytes as u64;
-            let mut l = start & !(line - 1);
+            let first = self.places.of(a.address, None);
+            let end = first + a.bytes as u64;
+            let mut l = first & !(line - 1);
             while l < end {
-                let bytes = (end.min(l + line) - start.max(l)) as u32;
+                let bytes = (end.min(l + line) - first.max(l)) as u32;
                 let kind = if a.dir == Dir::Read { Kind::Read } else { Kind::Write };
-                self.reqs.push(LineRequest { addr: l, bytes, kind });
+                reqs.push(LineRequest { addr: l, bytes, kind });
                 l += line;
             }
         }
-        if self.reqs.is_empty() {
-            // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
-            return t + self.m.scalar.hit_latency;
-        }
-        self.memsys.access_scalar(t, cu as u32, &self.reqs).complete_at
+        Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None }
     }
 
-    /// A vector memory instruction: addresses through the texture address unit, device-memory lanes
-    /// coalesced into L1 lines for the memory pipeline, FLAT lanes in the shared aperture to the LDS; its
-    /// completion cycle.
-    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, e: &Executed, issue: u64) -> u64 {
-        let sent = t + issue;
-        self.busy.vmem += issue;
-        let mut done = sent;
-        let mut accepted = sent;
+    /// A vector memory instruction's device-memory lanes coalesced into L1 lines (private lanes at their
+    /// workgroup's place: `scratch` is its private memory's base and linear index), and the LDS bank cycles
+    /// of its FLAT lanes in the shared aperture.
+    fn vector_work(&mut self, w: usize, lanes: &[LaneAccess], scratch: Option<(u64, u64)>) -> Work {
         let line = self.m.l1.line_bytes;
+        let reqs = &mut self.waves[w].reqs;
+        let start = reqs.len();
+        let places = &self.places;
+        if contiguous_lines(lanes, |a| places.of(a, None), line as u64, reqs) {
+            return Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None };
+        }
         let mut rounds = self.rounds.take().expect("the lane scratch");
-        let lanes = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
-        let slot = self.slots[self.waves[w].slot as usize].as_ref().expect("resident");
-        let scratch = slot.group.scratch.map(|base| (base, slot.linear));
         let places = &self.places;
         rounds.fill(lanes, |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)), |a| a.space != Space::Lds);
-        self.reqs.clear();
+        let reqs = &mut self.waves[w].reqs;
+        let start = reqs.len();
         for r in 0..rounds.n {
             let bytes = rounds.bytes[r].clamp(1, line);
             coalesce(&rounds.addrs[r], rounds.exec[r], bytes, line, &mut self.lines);
@@ -1151,51 +1279,76 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 Dir::Write => Kind::Write,
                 Dir::Atomic => Kind::Atomic,
             };
-            self.reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
+            reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
         }
-        if !self.reqs.is_empty() {
-            let r = self.memsys.access(sent, cu as u32, &self.reqs);
+        let len = reqs.len() - start;
+        rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
+        let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
+        self.rounds = Some(rounds);
+        Work { start: start as u32, len: len as u32, banks }
+    }
+
+    /// A DS instruction's bank cycles (none for lane permutes and swizzles, which touch no bank).
+    fn lds_work(&mut self, lanes: &[LaneAccess]) -> Work {
+        let mut rounds = self.rounds.take().expect("the lane scratch");
+        rounds.fill(lanes, |a| a.address, |_| true);
+        let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
+        self.rounds = Some(rounds);
+        Work { start: 0, len: 0, banks }
+    }
+
+    /// A scalar memory instruction's trip through the scalar cache (its work: `work` of wave `w`); its
+    /// completion cycle.
+    fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, work: u32) -> u64 {
+        let Work { start, len, .. } = self.waves[w].work[work as usize];
+        if len == 0 {
+            // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
+            return t + self.m.scalar.hit_latency;
+        }
+        let reqs = &self.waves[w].reqs[start as usize..(start + len) as usize];
+        self.memsys.access_scalar(t, cu as u32, reqs).complete_at
+    }
+
+    /// A vector memory instruction: addresses through the texture address unit, its lines to the memory
+    /// pipeline, its FLAT lanes in the shared aperture to the LDS; its completion cycle.
+    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, work: u32, issue: u64) -> u64 {
+        let sent = t + issue;
+        self.busy.vmem += issue;
+        let mut done = sent;
+        let mut accepted = sent;
+        let Work { start, len, banks } = self.waves[w].work[work as usize];
+        if len > 0 {
+            let reqs = &self.waves[w].reqs[start as usize..(start + len) as usize];
+            let r = self.memsys.access(sent, cu as u32, reqs);
             done = done.max(r.complete_at);
             accepted = accepted.max(r.accepted_at);
         }
-        rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
-        if rounds.n > 0 {
-            done = done.max(self.lds_banks(t, cu, &rounds));
+        if let Some(banks) = banks {
+            done = done.max(self.lds_banks(t, cu, banks));
         }
-        self.rounds = Some(rounds);
         let unit = &mut self.cus[cu];
         unit.vmem_free = unit.vmem_free.max(accepted).max(t + issue);
         done
     }
 
     /// A DS instruction: its lanes' bank conflicts on the CU's LDS; its completion cycle.
-    fn lds(&mut self, t: u64, cu: usize, w: usize, e: &Executed) -> u64 {
-        let mut rounds = self.rounds.take().expect("the lane scratch");
-        let lanes = &self.waves[w].acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize];
-        rounds.fill(lanes, |a| a.address, |_| true);
-        let done = if rounds.n > 0 {
-            self.lds_banks(t, cu, &rounds)
-        } else {
-            // lane permutes and swizzles pass through the LDS crossbar without touching banks
-            let unit = &mut self.cus[cu];
-            let cycles = 2;
-            unit.lds_free = unit.lds_free.max(t + cycles);
-            self.busy.lds += cycles;
-            t + self.m.lds.latency + cycles
-        };
-        self.rounds = Some(rounds);
-        done
+    fn lds(&mut self, t: u64, cu: usize, w: usize, work: u32) -> u64 {
+        match self.waves[w].work[work as usize].banks {
+            Some(banks) => self.lds_banks(t, cu, banks),
+            None => {
+                // lane permutes and swizzles pass through the LDS crossbar without touching banks
+                let unit = &mut self.cus[cu];
+                let cycles = 2;
+                unit.lds_free = unit.lds_free.max(t + cycles);
+                self.busy.lds += cycles;
+                t + self.m.lds.latency + cycles
+            }
+        }
     }
 
-    /// LDS bank cycles of the lanes' accesses from cycle `t`; the completion cycle.
-    fn lds_banks(&mut self, t: u64, cu: usize, rounds: &Rounds) -> u64 {
-        let mut cycles = 0u64;
-        for r in 0..rounds.n {
-            let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
-            let b = bank_cycles(&addrs, rounds.exec[r], rounds.bytes[r].max(1), rounds.dir[r] == Dir::Read);
-            cycles += b.cycles as u64;
-            self.lds_conflicts += b.conflict_cycles as u64;
-        }
+    /// The LDS busy for `banks` (bank cycles, conflict cycles) from cycle `t`; the completion cycle.
+    fn lds_banks(&mut self, t: u64, cu: usize, (cycles, conflicts): (u64, u64)) -> u64 {
+        self.lds_conflicts += conflicts;
         let cycles = cycles.max(1);
         let unit = &mut self.cus[cu];
         let start = t.max(unit.lds_free);
@@ -1203,6 +1356,51 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         self.busy.lds += cycles;
         start + self.m.lds.latency + cycles
     }
+}
+
+/// The line requests of a vector memory instruction whose lanes 0..n each access the `bytes` after the
+/// previous one's (at the places `place` gives their addresses) outside private memory and the LDS, one
+/// access each, alike in size and direction, appended to `out`: the lines of the range they cover, as
+/// [`coalesce`] finds them (each line once, in address order, with the bytes of the range inside it), without
+/// going lane by lane through rounds and coalescing. False, with `out` untouched, for any other pattern.
+fn contiguous_lines(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, line: u64, out: &mut Vec<LineRequest>) -> bool {
+    let Some(first) = lanes.first() else { return false };
+    let (space, dir, bytes) = (first.space, first.dir, first.bytes as u64);
+    if lanes.len() > 64 || matches!(space, Space::Lds | Space::Scratch) || bytes == 0 || bytes > line {
+        return false;
+    }
+    let start = place(first.address);
+    for (i, a) in lanes.iter().enumerate() {
+        let at = start.wrapping_add(i as u64 * bytes);
+        if a.lane as usize != i || a.space != space || a.dir != dir || a.bytes as u64 != bytes || place(a.address) != at {
+            return false;
+        }
+    }
+    let Some(end) = start.checked_add(lanes.len() as u64 * bytes) else { return false };
+    let kind = match dir {
+        Dir::Read => Kind::Read,
+        Dir::Write => Kind::Write,
+        Dir::Atomic => Kind::Atomic,
+    };
+    let mut l = start & !(line - 1);
+    while l < end {
+        let next = l.saturating_add(line);
+        out.push(LineRequest { addr: l, bytes: (next.min(end) - l.max(start)) as u32, kind });
+        l = next;
+    }
+    true
+}
+
+/// The bank cycles and conflict cycles of `rounds`' lanes, summed over rounds.
+fn bank_sums(rounds: &Rounds) -> (u64, u64) {
+    let (mut cycles, mut conflicts) = (0u64, 0u64);
+    for r in 0..rounds.n {
+        let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
+        let b = bank_cycles(&addrs, rounds.exec[r], rounds.bytes[r].max(1), rounds.dir[r] == Dir::Read);
+        cycles += b.cycles as u64;
+        conflicts += b.conflict_cycles as u64;
+    }
+    (cycles, conflicts)
 }
 
 /// A memory instruction's lane accesses split into rounds of at most one access per lane (two-address DS
@@ -1242,12 +1440,15 @@ impl Rounds {
 }
 
 /// The turns to come, by cycle: a ring of buckets for the next [`Wheel::SPAN`] cycles and a heap beyond.
-/// Entries of one cycle come out in the order they went in.
+/// Entries of one cycle come out in the order they went in. A bucket is a plain vector read from a cursor
+/// (only the current cycle's is being read) and emptied, keeping its room, once its cycle has passed.
 struct Wheel {
-    buckets: Vec<VecDeque<u32>>,
+    buckets: Vec<Vec<u32>>,
     /// The cycle of the bucket at the front; every entry is at this cycle or later.
     now: u64,
-    /// Entries in the buckets.
+    /// How many of the front bucket's entries were taken.
+    cursor: usize,
+    /// Entries in the buckets not taken yet.
     near: usize,
     far: BinaryHeap<Reverse<(u64, u64, u32)>>,
     /// Orders far entries of one cycle by arrival.
@@ -1258,13 +1459,14 @@ impl Wheel {
     const SPAN: u64 = 4096;
 
     fn new() -> Wheel {
-        Wheel { buckets: (0..Self::SPAN).map(|_| VecDeque::new()).collect(), now: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
+        Wheel { buckets: (0..Self::SPAN).map(|_| Vec::new()).collect(), now: 0, cursor: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
     }
 
+    #[inline]
     fn push(&mut self, at: u64, x: u32) {
         debug_assert!(at >= self.now, "turns are never scheduled in the past");
         if at < self.now + Self::SPAN {
-            self.buckets[(at % Self::SPAN) as usize].push_back(x);
+            self.buckets[(at % Self::SPAN) as usize].push(x);
             self.near += 1;
         } else {
             self.seq += 1;
@@ -1273,31 +1475,92 @@ impl Wheel {
     }
 
     /// The first entry (its cycle and value), without taking it.
+    #[inline]
     fn peek(&mut self) -> Option<(u64, u32)> {
         loop {
+            let front = &mut self.buckets[(self.now % Self::SPAN) as usize];
+            if let Some(&x) = front.get(self.cursor) {
+                return Some((self.now, x));
+            }
+            // the front cycle is done: on to the next one with entries
+            front.clear();
+            self.cursor = 0;
             if self.near == 0 {
                 let Reverse((at, _, _)) = *self.far.peek()?;
                 self.now = at;
+            } else {
+                self.now += 1;
             }
+            // far entries now within the ring go in before any entry pushed from here on
             while let Some(&Reverse((at, _, x))) = self.far.peek() {
                 if at >= self.now + Self::SPAN {
                     break;
                 }
                 self.far.pop();
-                self.buckets[(at % Self::SPAN) as usize].push_back(x);
+                self.buckets[(at % Self::SPAN) as usize].push(x);
                 self.near += 1;
             }
-            if let Some(&x) = self.buckets[(self.now % Self::SPAN) as usize].front() {
-                return Some((self.now, x));
-            }
-            self.now += 1;
         }
     }
 
     /// Takes the entry [`Wheel::peek`] showed.
+    #[inline]
     fn pop(&mut self) {
-        if self.buckets[(self.now % Self::SPAN) as usize].pop_front().is_some() {
-            self.near -= 1;
+        self.cursor += 1;
+        self.near -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general path: rounds of the lanes, coalesced.
+    fn coalesced(lanes: &[LaneAccess], line: u32) -> Vec<LineRequest> {
+        let mut rounds = Rounds::new();
+        rounds.fill(lanes, |a| a.address, |a| a.space != Space::Lds);
+        let (mut lines, mut out) = (Vec::new(), Vec::new());
+        for r in 0..rounds.n {
+            coalesce(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, line), line, &mut lines);
+            let kind = match rounds.dir[r] {
+                Dir::Read => Kind::Read,
+                Dir::Write => Kind::Write,
+                Dir::Atomic => Kind::Atomic,
+            };
+            out.extend(lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
         }
+        out
+    }
+
+    #[test]
+    fn contiguous_lanes_give_the_lines_coalescing_gives() {
+        let mut seen = 0;
+        for line in [64u32, 128] {
+            for bytes in [1u32, 2, 4, 8, 12, 16] {
+                for n in [1usize, 2, 7, 31, 32, 63, 64] {
+                    for offset in [0u64, 1, 4, 12, 60, 62, 124] {
+                        for dir in [Dir::Read, Dir::Write, Dir::Atomic] {
+                            let base = 0x10_0000 + offset;
+                            let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
+                            let mut fast = Vec::new();
+                            assert!(contiguous_lines(&lanes, |a| a, line as u64, &mut fast));
+                            assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                            seen += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen > 1000);
+        // anything else takes the general path
+        let lane = |i: u8, address: u64| LaneAccess { lane: i, space: Space::Global, dir: Dir::Read, bytes: 4, address };
+        let mut out = Vec::new();
+        assert!(!contiguous_lines(&[lane(0, 0x100), lane(1, 0x108)], |a| a, 64, &mut out), "a gap");
+        assert!(!contiguous_lines(&[lane(1, 0x100), lane(2, 0x104)], |a| a, 64, &mut out), "lane 0 inactive");
+        assert!(!contiguous_lines(&[lane(0, 0x104), lane(1, 0x100)], |a| a, 64, &mut out), "descending");
+        let scratch = LaneAccess { space: Space::Scratch, ..lane(0, 0x100) };
+        assert!(!contiguous_lines(&[scratch], |a| a, 64, &mut out), "private memory has places of its own");
+        assert!(!contiguous_lines(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, 64, &mut out), "mixed directions");
+        assert!(out.is_empty());
     }
 }
