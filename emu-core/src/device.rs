@@ -52,6 +52,21 @@ pub struct DevicePreset {
     pub l2_bytes: u64,
     /// Last-level (Infinity Cache / MALL) bytes; 0 where there is none.
     pub mall_bytes: u64,
+    /// What a floating-point atomic does to fine-grained memory.
+    pub fine_grained_float_atomics: FineGrainedFloatAtomics,
+}
+
+/// What a floating-point read-modify-write atomic (f32 and packed-f16/bf16 add, f64 add, min and max) does when
+/// it reaches fine-grained (host-coherent) memory. ROCm's "Hardware atomics operation support" page: on MI200
+/// only the L2 cache performs float atomics; fine-grained memory is write-uncached through the page tables,
+/// the atomic goes to the Infinity Fabric, which cannot carry it, and it is a NOP whose requesting lane gets 0.
+/// On MI300 the Infinity Fabric performs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FineGrainedFloatAtomics {
+    #[default]
+    Performed,
+    /// Memory is left unchanged and the returned old value is 0.
+    Dropped,
 }
 
 /// Every preset, the default first.
@@ -78,6 +93,7 @@ pub static PRESETS: &[DevicePreset] = &[
         cus_per_scalar_cache: 2,
         l2_bytes: 32 * MIB,
         mall_bytes: 256 * MIB,
+        fine_grained_float_atomics: FineGrainedFloatAtomics::Performed,
     },
     DevicePreset {
         id: "mi210",
@@ -101,6 +117,7 @@ pub static PRESETS: &[DevicePreset] = &[
         cus_per_scalar_cache: 2,
         l2_bytes: 8 * MIB,
         mall_bytes: 0,
+        fine_grained_float_atomics: FineGrainedFloatAtomics::Dropped,
     },
     DevicePreset {
         id: "mi250x-gcd",
@@ -124,6 +141,7 @@ pub static PRESETS: &[DevicePreset] = &[
         cus_per_scalar_cache: 2,
         l2_bytes: 8 * MIB,
         mall_bytes: 0,
+        fine_grained_float_atomics: FineGrainedFloatAtomics::Dropped,
     },
 ];
 

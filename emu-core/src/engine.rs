@@ -557,6 +557,7 @@ pub fn build_group_in(
         wave.scratch_base = wave_scratch;
         wave.scratch_lane_bytes = lane_bytes;
         wave.clock = clock;
+        wave.fine_grained_float_atomics = device.fine_grained_float_atomics;
         waves.push(wave);
     }
     Ok(Group { wg, waves, lds: vec![0u8; launch.group_segment_size as usize], scratch })

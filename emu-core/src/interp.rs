@@ -580,6 +580,10 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = data[l];
             self.note(l, Space::Global, addr, 4, true);
+            if crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
+                self.mem.check(addr, 4, crate::memory::Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+                continue;
+            }
             old[l] = self.mem.atomic_u32(addr, |o| atomic32(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
         }
         Ok(old)
@@ -705,6 +709,10 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
             self.note(l, Space::Global, addr, 8, true);
+            if crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
+                self.mem.check(addr, 8, crate::memory::Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+                continue;
+            }
             let o = self.mem.atomic_u64(addr, |o| atomic64(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
             (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
         }

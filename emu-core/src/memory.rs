@@ -63,6 +63,8 @@ struct Allocation {
     alias: Option<u64>,
     /// For memory shared with other processes ([`DeviceMemory::share`]): the memfd now backing its pages.
     shared: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+    /// Fine-grained (coherent with the host during a kernel): see [`DeviceMemory::set_fine_grained`].
+    fine_grained: bool,
 }
 
 /// A read or a write.
@@ -416,7 +418,7 @@ impl DeviceMemory {
             st.allocs.remove(&reuse);
             reuse
         };
-        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new(), alias: None, shared: None });
+        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new(), alias: None, shared: None, fine_grained: false });
         st.used += span;
         self.generation.fetch_add(1, Ordering::Release);
         Ok(self.base + offset)
@@ -452,6 +454,21 @@ impl DeviceMemory {
         a.writable = ranges.to_vec();
         self.generation.fetch_add(1, Ordering::Release);
         Ok(())
+    }
+
+    /// Marks the allocation starting at `address` fine-grained: memory the host and the device share coherently
+    /// while a kernel runs (HSA's fine-grained pools), which the device does not cache for writes.
+    pub fn set_fine_grained(&self, address: u64) -> Result<(), AllocError> {
+        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let a = st.allocs.get_mut(&off).filter(|a| a.live).ok_or(AllocError::NotAllocated { address })?;
+        a.fine_grained = true;
+        Ok(())
+    }
+
+    /// Whether `address` lies in a live fine-grained allocation.
+    pub fn fine_grained(&self, address: u64) -> bool {
+        self.holding(address, |_, a| Some(a.fine_grained)).unwrap_or(false)
     }
 
     /// Frees the allocation starting at `address`; its pages go back to the host.

@@ -8,6 +8,8 @@ use std::cmp::Ordering;
 
 use isa_amdgpu::table::{AtomicOp, CmpPred, Compare, DataType};
 
+use crate::device::FineGrainedFloatAtomics;
+
 /// The orderings for which a compare predicate holds: less, equal, greater, unordered (a NaN operand).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Truth {
@@ -353,6 +355,16 @@ pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
     Some(r & mask)
 }
 
+/// Whether an atomic of `op` at `address` is a NOP that returns 0: a floating-point atomic on fine-grained
+/// memory of a device that drops those ([`FineGrainedFloatAtomics`]).
+pub fn atomic_dropped(op: AtomicOp, policy: FineGrainedFloatAtomics, mem: &crate::memory::DeviceMemory, address: u64) -> bool {
+    let float = matches!(
+        op,
+        AtomicOp::AddF32 | AtomicOp::AddF64 | AtomicOp::MinF32 | AtomicOp::MaxF32 | AtomicOp::MinF64 | AtomicOp::MaxF64 | AtomicOp::PkAddF16 | AtomicOp::PkAddBf16
+    );
+    float && policy == FineGrainedFloatAtomics::Dropped && mem.fine_grained(address)
+}
+
 /// An f32 rounded to bf16 (nearest even; NaN stays NaN).
 fn bf16_round(x: f32) -> u16 {
     let b = x.to_bits();
@@ -400,5 +412,26 @@ mod tests {
         assert!(compare(Compare { pred: CmpPred::Lt, ty: DataType::I16 }, 0xffff, 1));
         assert!(!compare(Compare { pred: CmpPred::Lt, ty: DataType::U16 }, 0xffff, 1));
         assert!(compare(Compare { pred: CmpPred::Gt, ty: DataType::I64 }, 1, u64::MAX));
+    }
+
+    #[test]
+    fn float_atomics_on_fine_grained_memory_are_dropped_only_where_the_device_drops_them() {
+        let mem = crate::memory::DeviceMemory::new(1 << 20).unwrap();
+        let coarse = mem.allocate(64, crate::memory::AllocKind::Buffer, "coarse").unwrap();
+        let fine = mem.allocate(64, crate::memory::AllocKind::Buffer, "fine").unwrap();
+        mem.set_fine_grained(fine).unwrap();
+        let policy = |id| crate::DevicePreset::by_name(id).unwrap().fine_grained_float_atomics;
+        let (mi210, mi300x) = (policy("mi210"), policy("mi300x"));
+        for op in [AtomicOp::AddF32, AtomicOp::AddF64, AtomicOp::MinF64, AtomicOp::MaxF64, AtomicOp::PkAddF16] {
+            assert!(atomic_dropped(op, mi210, &mem, fine + 8), "{op:?} on MI210 fine-grained memory");
+            assert!(!atomic_dropped(op, mi210, &mem, coarse + 8), "{op:?} on coarse-grained memory");
+            assert!(!atomic_dropped(op, mi300x, &mem, fine + 8), "{op:?} on MI300X");
+        }
+        for op in [AtomicOp::Add, AtomicOp::CmpSwap, AtomicOp::Swap, AtomicOp::UMax] {
+            assert!(!atomic_dropped(op, mi210, &mem, fine), "integer {op:?} reaches fine-grained memory");
+        }
+        // the mark goes with the allocation
+        mem.free(fine).unwrap();
+        assert!(!mem.fine_grained(fine));
     }
 }

@@ -76,6 +76,8 @@ pub struct WaveState {
     pub windows: [BufferWindow; BUFFER_WINDOWS],
     /// What `s_memtime` and `s_memrealtime` read.
     pub clock: WaveClock,
+    /// What the device does with floating-point atomics on fine-grained memory.
+    pub fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics,
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
@@ -126,6 +128,7 @@ impl WaveState {
             gws: None,
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
             clock: WaveClock::default(),
+            fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
         }
     }
 

@@ -303,6 +303,9 @@ impl Runtime {
         }
         let kind = if p.flags & ffi::GLOBAL_FLAG_KERNARG != 0 { AllocKind::Kernarg } else { AllocKind::Buffer };
         let address = self.mem.allocate(size, kind, p.label).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+        if p.flags & ffi::GLOBAL_FLAG_FINE_GRAINED != 0 {
+            self.mem.set_fine_grained(address).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+        }
         self.allocs.lock().unwrap_or_else(|e| e.into_inner()).insert(address, Alloc { size, pool });
         if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_ordinal(p.agent)) {
             smi.vram_allocated(gpu, size);

@@ -143,7 +143,8 @@ fn hip_float_atomics_packed_integers_bit_masks_apertures_and_block_votes() {
     assert!(so.contains("device ops: v_pk_sub, s_bfm, s_sext, SH_MEM_BASES apertures, generic LDS pointers, wrapped LDS addresses, clock64"), "{so}");
     assert!(so.contains("device ops: private arrays through generic pointers and 16-bit min3/max3/med3 correct"), "{so}");
     assert!(so.contains("device ops: __syncthreads_and/or/count correct in blocks of 10 to 723 threads"), "{so}");
-    interp_ok(&bin, "__syncthreads_and/or/count correct");
+    assert!(so.contains("device ops: float atomics on coherent host memory dropped as on MI200, performed on non-coherent"), "{so}");
+    interp_ok(&bin, "float atomics on coherent host memory dropped as on MI200");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 // global and on LDS memory, DS, MUBUF; f64 add/min/max, f32 add, packed f16 add), packed 16-bit subtraction,
 // bit-mask generation, the shared aperture from SH_MEM_BASES (generic pointers into LDS), LDS addresses that
 // wrap around 32 bits, the clocks, generic pointers into private arrays, 16-bit min3/max3/med3, and
-// __syncthreads_and/or/count in blocks that leave their last wave partly filled.
+// __syncthreads_and/or/count in blocks that leave their last wave partly filled, and float atomics on
+// fine-grained (coherent) host memory, which an MI200 drops.
 // Instructions the compiler does not pick from C++ are written as inline assembly.
 #include "check.h"
 #include <cstdint>
@@ -182,6 +183,14 @@ static uint32_t pk_sub(uint32_t a, uint32_t b) {
   return hi << 16 | lo;
 }
 
+// Float and integer atomics on host memory; `old` gets each lane's returned value.
+__global__ void host_atomics(double* d, float* f, int* i, double* old_d, float* old_f) {
+  const int t = threadIdx.x;
+  old_d[t] = __builtin_amdgcn_global_atomic_fadd_f64(d, 1.0);
+  old_f[t] = __builtin_amdgcn_global_atomic_fadd_f32(f, 1.0f);
+  atomicAdd(i, 1);
+}
+
 int main() {
   // ---- float atomics
   double* g; float* f; half2_t* h; double* out;
@@ -337,5 +346,32 @@ int main() {
     CHECK(hipFree(votes));
   }
   std::printf("device ops: __syncthreads_and/or/count correct in blocks of 10 to 723 threads\n");
+
+  // ---- float atomics on host memory. MI200 performs float atomics in its L2 only; fine-grained memory is not
+  // cached for writes, so there they are NOPs that return 0 (ROCm's "Hardware atomics operation support").
+  // Integer atomics reach host memory either way.
+  for (int coherent = 0; coherent < 2; coherent++) {
+    const unsigned flag = coherent ? hipHostMallocCoherent : hipHostMallocNonCoherent;
+    double *d, *old_d; float *f, *old_f; int* i;
+    CHECK(hipHostMalloc(&d, 8, flag)); CHECK(hipHostMalloc(&f, 4, flag)); CHECK(hipHostMalloc(&i, 4, flag));
+    CHECK(hipMalloc(&old_d, 64 * 8)); CHECK(hipMalloc(&old_f, 64 * 4));
+    *d = 5; *f = 7; *i = 0;
+    hipLaunchKernelGGL(host_atomics, dim3(1), dim3(64), 0, 0, d, f, i, old_d, old_f);
+    CHECK(hipDeviceSynchronize());
+    std::vector<double> od(64); std::vector<float> of(64);
+    CHECK(hipMemcpy(od.data(), old_d, 64 * 8, hipMemcpyDeviceToHost));
+    CHECK(hipMemcpy(of.data(), old_f, 64 * 4, hipMemcpyDeviceToHost));
+    EXPECT(*i == 64);
+    if (coherent) {
+      EXPECT(*d == 5 && *f == 7);
+      for (int t = 0; t < 64; t++) EXPECT(od[t] == 0 && of[t] == 0);
+    } else {
+      EXPECT(*d == 69 && *f == 71);
+      std::sort(od.begin(), od.end()); std::sort(of.begin(), of.end());
+      for (int t = 0; t < 64; t++) EXPECT(od[t] == 5 + t && of[t] == 7 + t);
+    }
+    CHECK(hipHostFree(d)); CHECK(hipHostFree(f)); CHECK(hipHostFree(i)); CHECK(hipFree(old_d)); CHECK(hipFree(old_f));
+  }
+  std::printf("device ops: float atomics on coherent host memory dropped as on MI200, performed on non-coherent\n");
   return 0;
 }
