@@ -2394,7 +2394,53 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         (r[0], r[1])
     }
     fn v_cmp64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
-        self.call(Op::Cmp64 { c }, &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0]
+        // 64-bit integer compares inline from the predicate's truth table (rules::truth): the high halves decide
+        // (signed or not), equal high halves leave it to the low halves (unsigned); f64 and the class test on
+        // the interpreter
+        let signed = match c.ty {
+            _ if c.pred == CmpPred::Class => None,
+            DataType::I64 => Some(true),
+            DataType::U64 | DataType::B64 => Some(false),
+            _ => None,
+        };
+        let Some(signed) = signed else {
+            return self.call(Op::Cmp64 { c }, &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0];
+        };
+        let t = rules::truth(c.pred);
+        let Some(b) = self.fb() else { return dummy() };
+        if !(t.lt || t.eq || t.gt) || (t.lt && t.eq && t.gt) {
+            return b.ins().iconst(types::I64, if t.lt { -1 } else { 0 });
+        }
+        let (hlt, hgt) = if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
+        let mut masks = [dummy(); CHUNKS];
+        for i in 0..CHUNKS {
+            let (alo, ahi, xlo, xhi) = (self.ch(&a.0, i), self.ch(&a.1, i), self.ch(&x.0, i), self.ch(&x.1, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            let hi_eq = b.ins().icmp(IntCC::Equal, ahi, xhi);
+            let mut m = None;
+            let mut or = |b: &mut FunctionBuilder, v: Value| {
+                m = Some(match m {
+                    None => v,
+                    Some(p) => b.ins().bor(p, v),
+                })
+            };
+            if t.eq {
+                let lo_eq = b.ins().icmp(IntCC::Equal, alo, xlo);
+                let e = b.ins().band(hi_eq, lo_eq);
+                or(b, e);
+            }
+            for (want, hcc, lcc) in [(t.lt, hlt, IntCC::UnsignedLessThan), (t.gt, hgt, IntCC::UnsignedGreaterThan)] {
+                if want {
+                    let h = b.ins().icmp(hcc, ahi, xhi);
+                    let l = b.ins().icmp(lcc, alo, xlo);
+                    let l = b.ins().band(hi_eq, l);
+                    let v = b.ins().bor(h, l);
+                    or(b, v);
+                }
+            }
+            masks[i] = m.expect("a predicate that is not constant");
+        }
+        self.collapse(masks)
     }
     fn v_select(&mut self, m: Value, a: Vv, x: Vv) -> Vv {
         if self.fb().is_none() {

@@ -92,10 +92,12 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                     let l = m[0].trailing_zeros() as usize;
                     let addr = (v[1][l] as u64) << 32 | v[0][l] as u64;
                     if let Some((start, len, host)) = env.mem.buffer_at(addr) {
-                        // the fast path compares high halves: the buffer must not cross a 4 GiB boundary
-                        if start >> 32 == (start + len - 1) >> 32 {
-                            ctx.windows[crate::ctx::window_slot(call.offset)] = BufferWindow { start, len, host: host as usize };
-                        }
+                        // the fast path compares high halves: the window is the part of the buffer in the lane's
+                        // 4 GiB half (a buffer crossing a boundary gets the half its lanes are in now)
+                        let half = addr & !0xffff_ffff;
+                        let (from, to) = (start.max(half), (start + len).min(half + (1 << 32)));
+                        let host = host as usize + (from - start) as usize;
+                        ctx.windows[crate::ctx::window_slot(call.offset)] = BufferWindow { start: from, len: to - from, host };
                     }
                 }
             }

@@ -90,3 +90,58 @@ fn accesses_inside_and_past_a_buffer_match_the_interpreter() {
     let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
     assert!(error.contains("past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
 }
+
+/// A buffer that crosses a 4 GiB boundary of the device address space: compiled accesses check lanes against
+/// the part of the buffer in their 4 GiB half, so a grid-stride loop over it stays on the fast path on both
+/// sides of the boundary and must write exactly what the interpreter writes.
+#[test]
+fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
+    use emu_core::dispatch::DispatchShape;
+    use emu_core::engine::{Interpreter, KernelDispatch, Limits};
+    use emu_core::kernarg::ArgValue;
+    use emu_core::observe::NoObserver;
+    use isa_amdgpu::codeobj::CodeObject;
+
+    let dev = emu_core::DevicePreset::by_name("mi210").unwrap();
+    let mem = DeviceMemory::new(16 << 30).unwrap();
+    let n = 1u32 << 16; // float4s: 1 MiB per array
+    let bytes = n as u64 * 16;
+    // the arena is filled from its start, one guard page after each allocation: pad up to half a buffer
+    // before the first 4 GiB boundary past the base
+    let boundary = (mem.base() | 0xffff_ffff) + 1;
+    let pad = boundary - mem.base() - bytes / 2 - emu_core::memory::PAGE;
+    mem.allocate(pad, AllocKind::Buffer, "pad").unwrap();
+    let a = mem.allocate(bytes, AllocKind::Buffer, "a").unwrap();
+    assert!(a < boundary && a + bytes > boundary, "a at {a:#x} crosses {boundary:#x}");
+    let b = mem.allocate(bytes, AllocKind::Buffer, "b").unwrap();
+    let c = mem.allocate(bytes, AllocKind::Buffer, "c").unwrap();
+    let floats = |f: &dyn Fn(u32) -> f32| (0..4 * n).flat_map(|i| f(i).to_le_bytes()).collect::<Vec<u8>>();
+    mem.write(b, &floats(&|i| i as f32)).unwrap();
+    mem.write(c, &floats(&|i| (i % 7) as f32 - 3.0)).unwrap();
+    let co = CodeObject::parse(test_kernels::by_name("stream-gfx90a.co").unwrap(), "stream").unwrap();
+    let threads = 256u32;
+    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::F32(0.5), ArgValue::U32(n), ArgValue::U32(threads)];
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: co.kernel("stream_triad").unwrap(),
+        shape: DispatchShape::new([threads, 1, 1], [threads, 1, 1], dev).unwrap(),
+        args: &args,
+        limits: Limits { threads: Some(1), ..Limits::default() },
+    };
+    d.run_with(&Interpreter, &NoObserver).unwrap();
+    let mut expected = vec![0u8; bytes as usize];
+    mem.read(a, &mut expected).unwrap();
+    mem.write(a, &vec![0u8; bytes as usize]).unwrap();
+    let jit = jit::Jit::new().unwrap();
+    d.run_with(&jit, &NoObserver).unwrap();
+    let mut got = vec![0u8; bytes as usize];
+    mem.read(a, &mut got).unwrap();
+    assert!(got == expected, "the JIT's a[] differs from the interpreter's");
+    // and both are the triad (b + 0.5 c is exact for these values)
+    for i in [0u32, 1, 4 * n / 2 - 1, 4 * n / 2, 4 * n - 1] {
+        let v = f32::from_le_bytes(got[4 * i as usize..4 * i as usize + 4].try_into().unwrap());
+        assert_eq!(v, i as f32 + 0.5 * ((i % 7) as f32 - 3.0), "a[{i}]");
+    }
+}
