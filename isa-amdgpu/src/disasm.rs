@@ -199,7 +199,7 @@ impl Printer<'_> {
             .info
             .operands
             .iter()
-            .filter_map(|o| enc.layout().iter().chain(enc.aliases()).find(|x| x.field == o.field))
+            .filter_map(|o| enc.field_def(o.field))
             .filter(|x| x.dword == d.dword)
             .fold(0, |m, x| m | x.mask());
         let live = inst.info.live[d.dword as usize] & !operand_bits;

@@ -279,6 +279,24 @@ impl Encoding {
         }
     }
 
+    /// Where `field` lives in this encoding: its [`Encoding::layout`] entry, else its [`Encoding::aliases`] entry
+    /// (a table lookup; decoding and the engines ask for fields of every instruction they run).
+    #[inline]
+    pub fn field_def(self, field: Field) -> Option<&'static FieldDef> {
+        const FIELDS: usize = Field::Reserved1 as usize + 1;
+        static INDEX: std::sync::LazyLock<[[Option<&'static FieldDef>; FIELDS]; Encoding::ALL.len()]> = std::sync::LazyLock::new(|| {
+            let mut t = [[None; FIELDS]; Encoding::ALL.len()];
+            for e in Encoding::ALL {
+                // the first entry for a field wins, as in a search of the layout then the aliases
+                for d in e.layout().iter().chain(e.aliases()).rev() {
+                    t[e as usize][d.field as usize] = Some(d);
+                }
+            }
+            t
+        });
+        INDEX[self as usize][field as usize]
+    }
+
     /// Fields that overlay others in some rows: VOP3's "b" form keeps its carry-out SGPR (`sdst`) where the
     /// "a" form has `abs` and `op_sel`. Decoding reads them; the layout stays a partition of the bits.
     pub fn aliases(self) -> &'static [FieldDef] {

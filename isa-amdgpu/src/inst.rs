@@ -263,9 +263,9 @@ impl Inst {
         self.words().iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 
+    #[inline]
     fn def(&self, field: Field) -> Option<&'static FieldDef> {
-        let enc = self.info.encoding;
-        enc.layout().iter().chain(enc.aliases()).find(|d| d.field == field)
+        self.info.encoding.field_def(field)
     }
 
     /// Value of a field of the base encoding (0 if the encoding has no such field).
@@ -309,7 +309,7 @@ impl InstBuilder {
     /// Sets a field of the base encoding.
     pub fn set(mut self, field: Field, value: u32) -> Result<InstBuilder, EncodeError> {
         let enc = self.info.encoding;
-        let d = enc.layout().iter().chain(enc.aliases()).find(|d| d.field == field).ok_or(EncodeError::NoSuchField { encoding: enc, field })?;
+        let d = enc.field_def(field).ok_or(EncodeError::NoSuchField { encoding: enc, field })?;
         if d.width < 32 && value >> d.width != 0 {
             return Err(EncodeError::TooWide { field, value, width: d.width });
         }
