@@ -38,7 +38,21 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
             }
             printed += 1;
             writeln!(out, "{}:", f.name)?;
-            for item in listing::list(f.code(), f.address, tgt) {
+            // the function, then the padding up to the next symbol, as llvm-objdump lists them
+            let bytes = [f.code(), f.padding()].concat();
+            let mut skip_to = f.address;
+            for item in listing::list(&bytes, f.address, tgt) {
+                if item.address < skip_to {
+                    continue;
+                }
+                // a run of 8 or more zero bytes prints as `...` and is skipped in whole dwords (llvm-objdump's
+                // rule without --disassemble-zeroes)
+                let zeros = bytes[(item.address - f.address) as usize..].iter().take_while(|b| **b == 0).count();
+                if zeros >= 8 {
+                    writeln!(out, "\t\t...")?;
+                    skip_to = item.address + (zeros & !3) as u64;
+                    continue;
+                }
                 let line = match &item.inst {
                     Ok(inst) => {
                         let mut l = listing::line(&disasm::text(inst), item.address, &item.words);

@@ -18,7 +18,8 @@ fn tmpdir(tag: &str) -> PathBuf {
     d
 }
 
-/// Instruction lines per function: objdump's output restricted to each function's address range.
+/// Instruction lines per function: objdump's output under each function's header, the padding after the
+/// function up to the next symbol included.
 fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> {
     let out = Command::new("llvm-objdump-19")
         .args(["-d", &format!("--mcpu={}", co.target.processor)])
@@ -28,13 +29,17 @@ fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> 
     assert!(out.status.success(), "llvm-objdump-19 failed on {}", path.display());
     let text = String::from_utf8_lossy(&out.stdout);
     let mut by_fn: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix('\t') else { continue };
-        let Some(pos) = rest.rfind("// ") else { continue };
-        let addr_hex = &rest[pos + 3..pos + 15];
-        let Ok(addr) = u64::from_str_radix(addr_hex, 16) else { continue };
-        if let Some(f) = co.functions.iter().find(|f| addr >= f.address && addr < f.address + f.size) {
-            by_fn.entry(f.name.clone()).or_default().push(line.to_string());
+        // `0000000000002500 <stream_read>:` starts a symbol's listing
+        if let Some(name) = line.strip_suffix(">:").and_then(|l| l.split_once(" <")).map(|(_, n)| n) {
+            current = co.functions.iter().any(|f| f.name == name).then(|| name.to_string());
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        // instructions, and `...` for a skipped run of zero bytes
+        if line.starts_with('\t') && (line.contains("// ") || line.trim() == "...") {
+            by_fn.entry(name.clone()).or_default().push(line.to_string());
         }
     }
     by_fn

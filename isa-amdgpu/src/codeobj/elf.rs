@@ -162,12 +162,21 @@ pub struct Function {
     pub is_local: bool,
     #[serde(skip)]
     code: SharedBytes,
+    /// The bytes after the function up to the next symbol of its section (or the section's end): alignment
+    /// padding, which listings show as instructions the way llvm-objdump does.
+    #[serde(skip)]
+    padding: SharedBytes,
 }
 
 impl Function {
     /// The function's machine code (`size` bytes from `address`).
     pub fn code(&self) -> &[u8] {
         &self.code
+    }
+
+    /// The padding after the function ([`Function::code`] ends where it starts).
+    pub fn padding(&self) -> &[u8] {
+        &self.padding
     }
     /// The code as a shared range (cheap to clone, keeps the file alive).
     pub fn code_shared(&self) -> &SharedBytes {
@@ -430,6 +439,19 @@ impl CodeObject {
         for s in symbols.iter().filter(|s| s.kind == SymbolKind::Func) {
             let off = locate(s).map_err(|w| cx.malformed(0, format!("function {}: {w}", s.name)))?;
             let code = image.slice_u64(off, s.size).unwrap_or_default();
+            // padding: up to the next symbol placed after the function's end in its section, else the section end
+            let sec = &sections[s.section_index];
+            let base = if is_rel { 0 } else { sec.address };
+            let end = s.address.saturating_add(s.size);
+            let next = symbols
+                .iter()
+                .filter(|o| o.section_index == s.section_index && matches!(o.kind, SymbolKind::Func | SymbolKind::Object | SymbolKind::NoType))
+                .map(|o| o.address)
+                .filter(|&a| a >= end && a > s.address)
+                .min()
+                .unwrap_or(u64::MAX)
+                .min(base.saturating_add(sec.size));
+            let padding = image.slice_u64(off.saturating_add(s.size), next.saturating_sub(end)).unwrap_or_default();
             functions.push(Function {
                 name: s.name.clone(),
                 section_index: s.section_index,
@@ -438,6 +460,7 @@ impl CodeObject {
                 file_offset: off,
                 is_local: s.binding == E::STB_LOCAL,
                 code,
+                padding,
             });
         }
 
