@@ -22,6 +22,12 @@ export! {
                 return Ok(());
             }
             nonnull(list)?;
+            // memory from the runtime's pools is not shared virtual memory, and an SVM query of it fails as it
+            // does on AMD's driver (HIP's own tests expect hipMemRangeGetAttribute of hipHostMalloc memory to);
+            // managed memory and plain host memory are SVM
+            if r.allocation_of(ptr as u64).is_some() {
+                return Err(ffi::ERROR_INVALID_ARGUMENT);
+            }
             // SAFETY: checked non-null; the API requires `count` pairs the call may rewrite.
             let pairs = unsafe { std::slice::from_raw_parts_mut(list, count) };
             r.svm.lock().unwrap_or_else(|e| e.into_inner()).get(r, ptr as u64, size as u64, pairs)

@@ -47,6 +47,11 @@ int main() {
   CHECK(hipMemRangeGetAttribute(&read_mostly, sizeof read_mostly, hipMemRangeAttributeReadMostly, x, n * sizeof(float)));
   EXPECT(read_mostly == 1);
   CHECK(hipMemAdvise(x, n * sizeof(float), hipMemAdviseUnsetReadMostly, dev));
+  // pinned host memory from hipHostMalloc is not managed: its attributes cannot be queried
+  void* pinned = nullptr;
+  CHECK(hipHostMalloc(&pinned, 4096, 0));
+  EXPECT(hipMemRangeGetAttribute(&read_mostly, sizeof read_mostly, hipMemRangeAttributeReadMostly, pinned, 4096) != hipSuccess);
+  CHECK(hipHostFree(pinned));
   hipStream_t s;
   CHECK(hipStreamCreate(&s));
   CHECK(hipMemPrefetchAsync(x, n * sizeof(float), dev, s));
