@@ -2537,10 +2537,26 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.seal_block(fast);
         false
     }
-    fn s_clock(&mut self, _clock: emu_core::sem::Clock) -> (Value, Value) {
-        // the wave's clock lives outside the registers the JIT keeps
-        self.no("reading a clock");
-        (dummy(), dummy())
+    fn s_clock(&mut self, clock: emu_core::sem::Clock) -> (Value, Value) {
+        // the shader clock from the run's start value and the instructions executed since (earlier passes of
+        // the block, then those of this pass before this one); the real-time clock on the interpreter
+        if clock != emu_core::sem::Clock::Shader {
+            self.no("reading the real-time clock");
+            return (dummy(), dummy());
+        }
+        let before = self.site.as_ref().map_or(0, |s| s.executed - 1);
+        let ctx = self.ctx;
+        let Some(b) = self.fb() else { return (dummy(), dummy()) };
+        let now = b.ins().load(types::I64, trusted(), ctx, Ctx::CLOCK_NOW);
+        let step = b.ins().load(types::I64, trusted(), ctx, Ctx::CLOCK_STEP);
+        let e = b.ins().load(types::I64, trusted(), ctx, Ctx::EXECUTED);
+        let n = b.ins().iadd_imm(e, before);
+        let t = b.ins().imul(step, n);
+        let v = b.ins().iadd(now, t);
+        let lo = b.ins().ireduce(types::I32, v);
+        let hi = b.ins().ushr_imm(v, 32);
+        let hi = b.ins().ireduce(types::I32, hi);
+        (lo, hi)
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set

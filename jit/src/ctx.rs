@@ -102,6 +102,11 @@ pub struct Ctx {
     pub code_base: u64,
     /// EXEC when the instruction being observed issued.
     pub issue_exec: u64,
+    /// The shader clock when the run started ([`emu_core::wave::WaveClock::read`] after the wave's executed
+    /// instructions) and the cycles each instruction adds: compiled `s_memtime` reads `clock_now + clock_step ×
+    /// instructions executed since`.
+    pub clock_now: u64,
+    pub clock_step: u64,
     /// Set when the observer asked to let other waves run: the runner leaves the wave after the block.
     pub switch: u32,
     /// The pending batch of an observed block whose observer takes batches ([`Observer::BATCHES`]): its first
@@ -171,6 +176,7 @@ impl Ctx {
         self.budget = budget;
         self.code_base = 0;
         self.issue_exec = 0;
+        (self.clock_now, self.clock_step) = clock_of(wave);
         self.switch = 0;
         self.batch_n = 0;
         self.held.n = 0;
@@ -270,6 +276,8 @@ impl Ctx {
             budget,
             code_base: 0,
             issue_exec: 0,
+            clock_now: clock_of(wave).0,
+            clock_step: clock_of(wave).1,
             switch: 0,
             batch_insts: std::ptr::null(),
             batch_offset: 0,
@@ -359,6 +367,8 @@ impl Ctx {
     pub const BUDGET: i32 = 56;
     pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
     pub const ISSUE_EXEC: i32 = std::mem::offset_of!(Ctx, issue_exec) as i32;
+    pub const CLOCK_NOW: i32 = std::mem::offset_of!(Ctx, clock_now) as i32;
+    pub const CLOCK_STEP: i32 = std::mem::offset_of!(Ctx, clock_step) as i32;
     pub const SWITCH: i32 = std::mem::offset_of!(Ctx, switch) as i32;
     pub const BATCH_INSTS: i32 = std::mem::offset_of!(Ctx, batch_insts) as i32;
     pub const BATCH_OFFSET: i32 = std::mem::offset_of!(Ctx, batch_offset) as i32;
@@ -378,6 +388,12 @@ impl Ctx {
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;
+}
+
+/// The wave's shader clock before its next instruction, and the cycles each instruction adds (set before every
+/// block: [`Ctx::clock_now`]).
+pub(crate) fn clock_of(wave: &WaveState) -> (u64, u64) {
+    (wave.clock.read(emu_core::sem::Clock::Shader, wave.executed), wave.clock.per_instruction)
 }
 
 /// 16-byte aligned rows of four lane masks.

@@ -976,6 +976,7 @@ impl WaveRunner for Jit {
             ctx.scc = wave.scc as u32;
             ctx.next_pc = wave.pc;
             ctx.executed = 0;
+            (ctx.clock_now, ctx.clock_step) = crate::ctx::clock_of(wave);
             ctx.switch = 0;
             ctx.budget = budget;
             ctx.code_base = run.code.base;
