@@ -170,8 +170,6 @@ impl Runtime {
             let agent = agents.len();
             agents.push(Agent { gpu: Some(g), cpu_name: String::new() });
             pools.push(Pool { agent, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: g.memory_bytes, alloc_allowed: true, label: "device memory" });
-            // device memory the host sees coherently while kernels run (HIP's hipDeviceMallocFinegrained)
-            pools.push(Pool { agent, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_FINE_GRAINED, size: g.memory_bytes, alloc_allowed: true, label: "device fine-grained" });
             pools.push(Pool { agent, segment: ffi::SEGMENT_GROUP, flags: 0, size: g.lds_bytes, alloc_allowed: false, label: "LDS" });
             if !isas.iter().any(|(d, _)| d.target == g.target) {
                 isas.push((g, isa_name(g)));
