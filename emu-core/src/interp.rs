@@ -144,6 +144,12 @@ impl Backend for Interp<'_> {
             self.wave.sgprs[i] = v;
         }
     }
+    fn s_get_at(&mut self, index: u32) -> u32 {
+        self.s_get(index & 127)
+    }
+    fn s_set_at(&mut self, index: u32, v: u32) {
+        self.s_set(index & 127, v)
+    }
     fn s_op(&mut self, op: SOp, a: u32, b: u32) -> u32 {
         match op {
             SOp::Add => a.wrapping_add(b),
@@ -471,6 +477,13 @@ impl Backend for Interp<'_> {
         for l in 0..LANES {
             let src = (index[l] & 63) as usize;
             r[l] = if m >> src & 1 == 1 { data[src] } else { 0 };
+        }
+        r
+    }
+    fn v_permute_forward(&mut self, data: Lanes, index: Lanes, m: u64) -> Lanes {
+        let mut r = [0u32; LANES];
+        for l in Self::lanes(m) {
+            r[(index[l] & 63) as usize] = data[l];
         }
         r
     }

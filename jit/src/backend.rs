@@ -167,6 +167,16 @@ pub struct JitBackend<'a, 'f> {
 /// NaN checks per chunk, and independent chunks for the host's pipelines.
 const STORE_UNROLL: usize = 4;
 
+/// The address of SGPR slot `index & 127` (as [`sgpr_slot`] wraps it) in the file at `sg`, and whether it is the
+/// null register.
+fn sgpr_at(b: &mut FunctionBuilder<'_>, sg: Value, index: Value) -> (Value, Value) {
+    let slot = b.ins().band_imm(index, 127);
+    let null = b.ins().icmp_imm(IntCC::Equal, slot, sreg::NULL as i64);
+    let off = b.ins().uextend(types::I64, slot);
+    let off = b.ins().ishl_imm(off, 2);
+    (b.ins().iadd(sg, off), null)
+}
+
 fn dummy() -> Value {
     Value::new(0)
 }
@@ -1977,6 +1987,29 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().store(trusted(), v, sg, reg as i32 * 4);
     }
+    fn s_get_at(&mut self, index: Value) -> Value {
+        if self.fb().is_none() {
+            return dummy();
+        }
+        let sg = self.ptr_field(Ctx::SGPRS);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let (at, null) = sgpr_at(b, sg, index);
+        let v = b.ins().load(types::I32, trusted(), at, 0);
+        let zero = b.ins().iconst(types::I32, 0);
+        b.ins().select(null, zero, v)
+    }
+    fn s_set_at(&mut self, index: Value, v: Value) {
+        if self.fb().is_none() {
+            return;
+        }
+        let sg = self.ptr_field(Ctx::SGPRS);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let (at, null) = sgpr_at(b, sg, index);
+        // the null register keeps what it holds
+        let old = b.ins().load(types::I32, trusted(), at, 0);
+        let v = b.ins().select(null, old, v);
+        b.ins().store(trusted(), v, at, 0);
+    }
     fn s_op(&mut self, op: SOp, a: Value, x: Value) -> Value {
         let Some(b) = self.fb() else { return dummy() };
         match op {
@@ -2509,6 +2542,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
         self.call_v(Op::Permute {}, &[data, index], &[m], 1)[0]
+    }
+    fn v_permute_forward(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
+        self.call_v(Op::PermuteForward {}, &[data, index], &[m], 1)[0]
     }
     fn v_lane_ids(&mut self) -> Vv {
         let ids: [u32; 64] = std::array::from_fn(|i| i as u32);

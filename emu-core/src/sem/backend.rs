@@ -190,6 +190,10 @@ pub trait Backend {
     fn s_const(&mut self, x: u32) -> Self::S;
     fn s_get(&mut self, reg: u32) -> Self::S;
     fn s_set(&mut self, reg: u32, v: Self::S);
+    /// SGPR number `index & 127`, chosen at run time (M0-relative moves); slot 125 (null) reads 0.
+    fn s_get_at(&mut self, index: Self::S) -> Self::S;
+    /// Writes SGPR number `index & 127`, chosen at run time; writes to slot 125 (null) are dropped.
+    fn s_set_at(&mut self, index: Self::S, v: Self::S);
     fn s_op(&mut self, op: SOp, a: Self::S, b: Self::S) -> Self::S;
     /// (a + b + carry_in) and its carry out (0/1).
     fn s_add_carry(&mut self, a: Self::S, b: Self::S, carry_in: Self::S) -> (Self::S, Self::S);
@@ -260,6 +264,10 @@ pub trait Backend {
     /// `data` in the lanes of `v` selected per lane: result[l] = data[index[l] & 63] if that source lane is in
     /// `m`, else 0.
     fn v_permute(&mut self, data: Self::V, index: Self::V, m: Self::M) -> Self::V;
+    /// `data` sent to the lanes selected per lane (ds_permute's forward permute): each lane of `m`, in lane
+    /// order, puts data[l] into result[index[l] & 63], so of several lanes naming the same destination the
+    /// highest wins; lanes no lane of `m` names are 0.
+    fn v_permute_forward(&mut self, data: Self::V, index: Self::V, m: Self::M) -> Self::V;
     /// The lane numbers 0..63.
     fn v_lane_ids(&mut self) -> Self::V;
     /// A vector of 64 constants.

@@ -160,6 +160,7 @@ calls! {
     LaneFn { f: LaneFn } => |b, i| b.v_lanefn(f, i.vs(f.inputs()));
     SLaneFn { f: LaneFn } => |b, i| b.s_lanefn(f, i.ss(f.inputs()));
     Permute {} => |b, i| b.v_permute(i.v(), i.v(), i.m());
+    PermuteForward {} => |b, i| b.v_permute_forward(i.v(), i.v(), i.m());
     LaneRead {} => |b, i| b.v_lane_read(i.v(), i.s());
     FirstLane {} => |b, i| b.v_first_lane(i.v(), i.m());
     Mfma { shape: Mfma } => |b, i| b.v_mfma(shape, i.vs(shape.src_regs()), i.vs(shape.src_regs()), i.vs(shape.acc_regs()));

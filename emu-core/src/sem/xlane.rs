@@ -57,8 +57,8 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     let ids = b.v_lane_ids();
                     (data, swizzle_sources(b, ids, offset))
                 }
-                O::DsBpermuteB32 => {
-                    // index = (addr + offset) / 4
+                _ => {
+                    // the lane = (addr + offset) / 4 (mod 64): bpermute reads from it, permute writes to it
                     let addr = b.v_get(inst.field(Field::Addr));
                     let off = b.s_const(offset);
                     let off = b.v_splat(off);
@@ -67,9 +67,8 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     let two = b.v_splat(two);
                     (b.v_get(inst.field(Field::Data0)), b.v_op(VOp::Lshr, byte, two))
                 }
-                _ => return Err(form(inst, "ds_permute (forward permute)")),
             };
-            let r = b.v_permute(data, index, m);
+            let r = if inst.info.opcode == O::DsPermuteB32 { b.v_permute_forward(data, index, m) } else { b.v_permute(data, index, m) };
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }

@@ -1,0 +1,84 @@
+//! Instructions whose results differ from lane to lane, on both engines and targets, against CPU references
+//! written from the CDNA3 ISA guide's definitions: each instruction (assembled by llvm-mc-19) runs once on the
+//! interpreter and once as a JIT block from the same wave, and both must leave what the reference computes.
+
+use std::sync::OnceLock;
+
+use emu_core::interp::Interp;
+use emu_core::memory::DeviceMemory;
+use emu_core::sem::execute;
+use emu_core::wave::{Lanes, WaveState};
+use isa_amdgpu::{decode, Target};
+
+mod common;
+
+fn jit() -> &'static jit::Jit {
+    static JIT: OnceLock<jit::Jit> = OnceLock::new();
+    JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
+}
+
+/// Pseudo-random lane values (a fixed 64-bit LCG), the same on every run.
+fn lanes(seed: u64, f: impl Fn(u64) -> u32) -> Lanes {
+    let mut x = seed;
+    std::array::from_fn(|_| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        f(x >> 33)
+    })
+}
+
+/// Runs the one instruction `asm` on `wave` for `target`: on the interpreter and as a JIT block, each from a copy;
+/// both must leave the same registers. Returns the interpreter's wave.
+fn run_both(asm: &str, target: Target, wave: &WaveState) -> WaveState {
+    let bytes = &common::assemble(&[asm], target)[0];
+    let inst = decode(bytes, 0x1000, target).unwrap_or_else(|e| panic!("{asm}: {e}"));
+    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+    let (mut a, mut j) = (wave.clone(), wave.clone());
+    let (mut lds_a, mut lds_j) = (vec![0u8; 65536], vec![0u8; 65536]);
+    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: "per_lane", accesses: None };
+    execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{asm} [{}] interpreter: {e}", target.name()));
+    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{asm} [{}] JIT: {exit:?}", target.name());
+    assert!(a.vgprs == j.vgprs && a.sgprs == j.sgprs, "{asm} [{}]: the engines leave different registers", target.name());
+    a
+}
+
+/// ds_permute_b32 (forward permute): every lane of EXEC, in lane order, sends its DATA0 to lane
+/// ((ADDR + offset) / 4) mod 64 of a temporary that starts at 0 (so of several senders the highest lane wins);
+/// VDST takes the temporary in EXEC's lanes and keeps its value in the others.
+#[test]
+fn ds_permute_sends_each_active_lane_to_the_lane_its_address_names_and_the_highest_sender_wins() {
+    for target in Target::ALL {
+        for (seed, exec) in [(1u64, u64::MAX), (2, 0x0f0f_3c3c_ffff_0001), (3, 0x8000_0000_0000_0001)] {
+            let mut w = WaveState::new(0x1000, 8, 0);
+            w.set_exec(exec);
+            // destination lanes with collisions (a byte address below 0, in high bits, or past lane 63 included)
+            let dest = lanes(seed, |x| (x % 80) as u32);
+            w.vgprs[1] = std::array::from_fn(|l| (dest[l] * 4).wrapping_sub(4) | if l % 7 == 0 { 0x100 } else { 0 });
+            w.vgprs[2] = std::array::from_fn(|l| 0x1000 * l as u32 + 7);
+            w.vgprs[0] = [0xdead_beef; 64];
+            let out = run_both("ds_permute_b32 v0, v1, v2 offset:4", target, &w);
+            let mut tmp = [0u32; 64];
+            for l in (0..64).filter(|l| exec >> l & 1 == 1) {
+                tmp[((w.vgprs[1][l].wrapping_add(4) / 4) % 64) as usize] = w.vgprs[2][l];
+            }
+            let want: Lanes = std::array::from_fn(|l| if exec >> l & 1 == 1 { tmp[l] } else { 0xdead_beef });
+            assert_eq!(out.vgprs[0], want, "[{}] exec {exec:#x}", target.name());
+        }
+    }
+}
+
+/// A forward permute by a permutation p followed by a backward permute (ds_bpermute_b32: lane l reads lane
+/// ADDR / 4) by the same p gives every lane its own value back.
+#[test]
+fn ds_bpermute_undoes_ds_permute_by_the_same_permutation() {
+    for target in Target::ALL {
+        let mut w = WaveState::new(0x1000, 8, 0);
+        w.set_exec(u64::MAX);
+        // a permutation of the lanes: l -> (l * 37 + 11) mod 64 (37 is odd, so it is one-to-one)
+        w.vgprs[1] = std::array::from_fn(|l| ((l as u32 * 37 + 11) % 64) * 4);
+        w.vgprs[2] = lanes(9, |x| x as u32);
+        let sent = run_both("ds_permute_b32 v3, v1, v2", target, &w);
+        let back = run_both("ds_bpermute_b32 v4, v1, v3", target, &sent);
+        assert_eq!(back.vgprs[4], w.vgprs[2], "[{}]", target.name());
+    }
+}
