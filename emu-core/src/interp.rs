@@ -753,6 +753,46 @@ impl Backend for Interp<'_> {
         self.mem.read(addr, buf).map_err(|e| self.fault(None, e))?;
         Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
+    fn s_load_part(&mut self, lo: u32, hi: u32, dwords: u32, valid: u32) -> Result<Vec<u32>, ExecError> {
+        let n = valid.min(dwords);
+        let mut out = if n == 0 { Vec::new() } else { self.s_load(lo, hi, n)? };
+        out.resize(dwords as usize, 0);
+        Ok(out)
+    }
+    fn s_store(&mut self, lo: u32, hi: u32, data: &[u32], valid: u32) -> Result<(), ExecError> {
+        let n = (valid as usize).min(data.len());
+        if n == 0 {
+            return Ok(());
+        }
+        let addr = ((hi as u64) << 32 | lo as u64) & !3;
+        self.note(0, Space::Scalar, addr, 4 * n as u32, true);
+        let bytes: Vec<u8> = data[..n].iter().flat_map(|d| d.to_le_bytes()).collect();
+        self.mem.write(addr, &bytes).map_err(|e| self.fault(None, e))
+    }
+    fn s_atomic(&mut self, op: AtomicOp, lo: u32, hi: u32, data: &[u32], cmp: &[u32], valid: u32) -> Result<Vec<u32>, ExecError> {
+        if valid == 0 {
+            return Ok(vec![0; data.len()]);
+        }
+        let addr = ((hi as u64) << 32 | lo as u64) & !3;
+        self.note(0, Space::Scalar, addr, 4 * data.len() as u32, true);
+        let pair = |v: &[u32]| (v[1] as u64) << 32 | v[0] as u64;
+        if let [d] = *data {
+            let old = match (op, cmp) {
+                (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| if o == c { d } else { o }),
+                _ => self.mem.atomic_u32(addr, |o| atomic32(op, o, d)),
+            };
+            return Ok(vec![old.map_err(|e| self.fault(None, e))?]);
+        }
+        let d = pair(data);
+        let old = if op == AtomicOp::CmpSwap {
+            let c = pair(cmp);
+            self.mem.atomic_u64(addr, |o| if o == c { d } else { o })
+        } else {
+            self.mem.atomic_u64(addr, |o| atomic64(op, o, d))
+        };
+        let old = old.map_err(|e| self.fault(None, e))?;
+        Ok(vec![old as u32, (old >> 32) as u32])
+    }
     fn v_load(&mut self, lo: Lanes, hi: Lanes, offset: i64, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mut out = vec![[0u32; LANES]; dwords as usize];
         let mut buf = [0u8; 16];

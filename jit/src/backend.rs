@@ -2697,6 +2697,20 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.seal_block(join);
         Ok(b.block_params(join).to_vec())
     }
+    fn s_load_part(&mut self, lo: Value, hi: Value, dwords: u32, valid: Value) -> Result<Vec<Value>, ExecError> {
+        Ok(self.call_mem(Op::SLoadPart { dwords }, &[], &[lo, hi, valid], &[], 0, dwords as usize).1)
+    }
+    fn s_store(&mut self, lo: Value, hi: Value, data: &[Value], valid: Value) -> Result<(), ExecError> {
+        let ins: Vec<Value> = [lo, hi].into_iter().chain(data.iter().copied()).chain([valid]).collect();
+        self.call_mem(Op::SStore { n: data.len() as u32 }, &[], &ins, &[], 0, 0);
+        Ok(())
+    }
+    fn s_atomic(&mut self, op: AtomicOp, lo: Value, hi: Value, data: &[Value], cmp: &[Value], valid: Value) -> Result<Vec<Value>, ExecError> {
+        // compare-and-swap passes its compare values, the others as many copies of the data (unused)
+        let cmp = if cmp.len() == data.len() { cmp } else { data };
+        let ins: Vec<Value> = [lo, hi].into_iter().chain(data.iter().copied()).chain(cmp.iter().copied()).chain([valid]).collect();
+        Ok(self.call_mem(Op::SAtomic { op, n: data.len() as u32 }, &[], &ins, &[], 0, data.len()).1)
+    }
     fn v_load(&mut self, lo: Vv, hi: Vv, offset: i64, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
         Ok(self.global_inline(lo, hi, offset, 4 * dwords, false, m, None, Op::VLoad { offset, dwords }))
     }

@@ -330,8 +330,17 @@ pub trait Backend {
     fn v_atomic64(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
 
-    /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) + offset.
+    /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) (its two low bits ignored).
     fn s_load(&mut self, lo: Self::S, hi: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
+    /// Scalar memory: the first `valid` of `dwords` dwords from (lo, hi), the others 0 without being read (a
+    /// buffer load's dwords out of range).
+    fn s_load_part(&mut self, lo: Self::S, hi: Self::S, dwords: u32, valid: Self::S) -> Result<Vec<Self::S>, ExecError>;
+    /// Scalar store of the first `valid` dwords of `data` at (lo, hi) (its two low bits ignored).
+    fn s_store(&mut self, lo: Self::S, hi: Self::S, data: &[Self::S], valid: Self::S) -> Result<(), ExecError>;
+    /// Scalar atomic at (lo, hi) (its two low bits ignored) on 32-bit (`data` one dword) or 64-bit values (two,
+    /// low first); `cmp` is compare-and-swap's value compared with (memory equal to it becomes `data`). Nothing
+    /// happens when `valid` is 0 (a buffer atomic out of range), and the old value reads 0. Returns the old value.
+    fn s_atomic(&mut self, op: AtomicOp, lo: Self::S, hi: Self::S, data: &[Self::S], cmp: &[Self::S], valid: Self::S) -> Result<Vec<Self::S>, ExecError>;
     /// Vector memory: per active lane, `dwords` dwords from address (lo, hi) + offset.
     fn v_load(&mut self, lo: Self::V, hi: Self::V, offset: i64, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     fn v_store(&mut self, lo: Self::V, hi: Self::V, offset: i64, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;

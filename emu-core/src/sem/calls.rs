@@ -181,6 +181,9 @@ calls! {
     LdsAtomic64 { op: AtomicOp, offset: u32 } => |b, i| b.lds_atomic64(op, i.v(), offset, i.pair(), i.m())?;
     LdsCmpst { offset: u32, n: u32 } => |b, i| b.lds_cmpst(i.v(), offset, i.vs(n as usize), i.vs(n as usize), i.m())?;
     SLoad { dwords: u32 } => |b, i| b.s_load(i.s(), i.s(), dwords)?;
+    SLoadPart { dwords: u32 } => |b, i| b.s_load_part(i.s(), i.s(), dwords, i.s())?;
+    SStore { n: u32 } => |b, i| b.s_store(i.s(), i.s(), i.ss(n as usize), i.s())?;
+    SAtomic { op: AtomicOp, n: u32 } => |b, i| b.s_atomic(op, i.s(), i.s(), i.ss(n as usize), i.ss(n as usize), i.s())?;
     /// The whole instruction, on the interpreter (a compiled write that met a NaN redoes it this way).
     Instruction {} => |b, i| {
         super::execute(b, i.inst, i.pc)?;

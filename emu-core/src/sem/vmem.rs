@@ -290,10 +290,17 @@ fn buffer_format<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
 
 type BufferLanes<B> = (<B as Backend>::V, <B as Backend>::V, <B as Backend>::M);
 
-/// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
-fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
-    let r = inst.field(Field::Srsrc) * 4;
-    let (d0, d1, d2) = (b.s_get(r), b.s_get(r + 1), b.s_get(r + 2));
+/// The fields of a buffer resource (V#) that address memory, read from the four SGPRs from `first`: the 48-bit
+/// base (dword 0, and bits 15:0 of dword 1), the stride (bits 29:16 of dword 1) and num_records (dword 2).
+pub(super) struct BufferResource<S> {
+    pub base_lo: S,
+    pub base_hi: S,
+    pub stride: S,
+    pub num_records: S,
+}
+
+pub(super) fn buffer_resource<B: Backend>(b: &mut B, first: u32) -> BufferResource<B::S> {
+    let (d0, d1, d2) = (b.s_get(first), b.s_get(first + 1), b.s_get(first + 2));
     let base_hi = {
         let m = b.s_const(0xffff);
         b.s_op(SOp::And, d1, m)
@@ -303,6 +310,12 @@ fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<Buffer
         let s = b.s_op(SOp::Lshr, d1, sh);
         b.s_op(SOp::And, s, m)
     };
+    BufferResource { base_lo: d0, base_hi, stride, num_records: d2 }
+}
+
+/// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
+fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
+    let BufferResource { base_lo: d0, base_hi, stride, num_records: d2 } = buffer_resource(b, inst.field(Field::Srsrc) * 4);
     let so = inst.field(Field::Soffset);
     let soffset = match so {
         0..=127 => b.s_get(so),
