@@ -457,6 +457,18 @@ impl Backend for Interp<'_> {
         let v = self.wave.clock.read(clock, self.wave.executed);
         (v as u32, (v >> 32) as u32)
     }
+    fn index_mode(&mut self) -> bool {
+        self.wave.gpr_idx
+    }
+    fn set_index_mode(&mut self, on: bool) {
+        self.wave.gpr_idx = on;
+    }
+    fn v_get_at(&mut self, reg: u32) -> Lanes {
+        self.v_get(reg)
+    }
+    fn v_set_at(&mut self, reg: u32, v: Lanes, m: u64) {
+        self.v_set(reg, v, m)
+    }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {
             return Ok(());

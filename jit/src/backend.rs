@@ -2529,6 +2529,22 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.no("reading a clock");
         (dummy(), dummy())
     }
+    fn index_mode(&mut self) -> bool {
+        // compiled code never runs in index mode (see the trait)
+        false
+    }
+    fn set_index_mode(&mut self, _on: bool) {
+        // the mode lives outside the registers the JIT keeps; the interpreter switches it, and the runner
+        // interprets while it is on
+        self.no("switching VGPR index mode");
+    }
+    fn v_get_at(&mut self, _reg: Value) -> Vv {
+        self.no("a VGPR chosen at run time (index mode)");
+        self.dv()
+    }
+    fn v_set_at(&mut self, _reg: Value, _v: Vv, _m: Value) {
+        self.no("a VGPR chosen at run time (index mode)");
+    }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
         self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);

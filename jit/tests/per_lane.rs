@@ -82,3 +82,58 @@ fn ds_bpermute_undoes_ds_permute_by_the_same_permutation() {
         assert_eq!(back.vgprs[4], w.vgprs[2], "[{}]", target.name());
     }
 }
+
+/// Runs `asm` on the interpreter alone (the JIT's runner hands a wave in VGPR index mode to it).
+fn interpret(asm: &str, target: Target, wave: &mut WaveState) -> Result<(), String> {
+    let bytes = &common::assemble(&[asm], target)[0];
+    let inst = decode(bytes, 0x1000, target).unwrap_or_else(|e| panic!("{asm}: {e}"));
+    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+    let mut lds = vec![0u8; 65536];
+    let mut b = Interp { wave, mem: &mem, lds: &mut lds, mnemonic: "per_lane", accesses: None };
+    execute(&mut b, &inst, 0x1000).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// VGPR index mode (CDNA3 ISA guide, "VGPR Indexing"): s_set_gpr_idx_on sets M0[7:0] = S0[7:0] and M0[15:12] =
+/// the mode and turns the mode on (both engines); v_mov_b32 then adds the index to its VGPR source (mode bit 12)
+/// and destination (bit 15); s_set_gpr_idx_idx/mode change the fields, s_set_gpr_idx_off ends the mode.
+#[test]
+fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instructions() {
+    for target in Target::ALL {
+        let mut w = WaveState::new(0x1000, 40, 0);
+        w.set_exec(0xffff_0000_ffff_00ff);
+        w.sgprs[124] = 0xabcd_0000;
+        w.sgprs[2] = 0x1234_5605;
+        for r in 0..40 {
+            w.vgprs[r] = std::array::from_fn(|l| (r * 1000 + l) as u32);
+        }
+        // SRC0 and DST: mode 0b1001
+        let mut w = run_both("s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)", target, &w);
+        assert!(w.gpr_idx, "[{}]", target.name());
+        assert_eq!(w.sgprs[124], 0xabcd_9005, "[{}] M0", target.name());
+        let before = w.vgprs.clone();
+        interpret("v_mov_b32 v10, v20", target, &mut w).unwrap();
+        let exec = w.exec();
+        for r in 0..40 {
+            let want: Lanes = if r == 15 { std::array::from_fn(|l| if exec >> l & 1 == 1 { before[25][l] } else { before[15][l] }) } else { before[r] };
+            assert_eq!(w.vgprs[r], want, "[{}] v{r}", target.name());
+        }
+        // only the source indexed; an SGPR source is not
+        let w2 = run_both("s_set_gpr_idx_mode gpr_idx(SRC0)", target, &w);
+        assert_eq!(w2.sgprs[124], 0xabcd_1005, "[{}] M0", target.name());
+        let mut w2 = run_both("s_set_gpr_idx_idx s3", target, &WaveState { sgprs: { let mut s = w2.sgprs; s[3] = 0x102; s }, ..w2 });
+        assert_eq!(w2.sgprs[124], 0xabcd_1002, "[{}] M0", target.name());
+        interpret("v_mov_b32 v1, v3", target, &mut w2).unwrap();
+        assert_eq!(w2.vgprs[1][3], before[5][3], "[{}]", target.name());
+        interpret("v_mov_b32 v1, s2", target, &mut w2).unwrap();
+        assert_eq!(w2.vgprs[1][3], 0x1234_5605, "[{}]", target.name());
+        // other VALU instructions stop, and so does an index past v255
+        let e = interpret("v_add_u32 v1, v2, v3", target, &mut w2.clone()).unwrap_err();
+        assert!(e.contains("v_add_u32_e32: VGPR index mode (s_set_gpr_idx_on) on an instruction other than v_mov_b32"), "{e}");
+        let mut far = w2.clone();
+        far.sgprs[124] = 0x8080;
+        let e = interpret("v_mov_b32 v200, v1", target, &mut far).unwrap_err();
+        assert!(e.contains("VGPR index mode reaches past v255, which the ISA guide calls illegal"), "{e}");
+        let off = run_both("s_set_gpr_idx_off", target, &w2);
+        assert!(!off.gpr_idx, "[{}]", target.name());
+    }
+}

@@ -254,6 +254,15 @@ pub trait Backend {
     /// The 64-bit value (lo, hi) of a clock the wave reads (`s_memtime`, `s_memrealtime`), as
     /// [`crate::wave::WaveClock`] defines it.
     fn s_clock(&mut self, clock: Clock) -> (Self::S, Self::S);
+    /// Whether VGPR index mode is on ([`crate::wave::WaveState::gpr_idx`]). Compiled code never runs while it is:
+    /// `s_set_gpr_idx_on` ends a block and the JIT's runner interprets instructions until the mode is off again.
+    fn index_mode(&mut self) -> bool;
+    /// Turns VGPR index mode on or off.
+    fn set_index_mode(&mut self, on: bool);
+    /// VGPR number `reg`, chosen at run time (index mode).
+    fn v_get_at(&mut self, reg: Self::S) -> Self::V;
+    /// Writes VGPR number `reg`, chosen at run time (index mode), in the lanes of `m`.
+    fn v_set_at(&mut self, reg: Self::S, v: Self::V, m: Self::M);
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 

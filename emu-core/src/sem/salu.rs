@@ -95,6 +95,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             b.s_set(d + 1, hi);
             Ok(Flow::Next)
         }
+        O::SSetGprIdxOn | O::SSetGprIdxIdx => super::index::execute(b, inst),
         O::SMovrelsB32 | O::SMovrelsB64 => {
             // D = SGPR[S0 + M0] (and SGPR[S0 + M0 + 1])
             let n = if inst.info.opcode == O::SMovrelsB64 { 2 } else { 1 };
