@@ -705,21 +705,22 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
-    fn lds_cmpst(&mut self, addr: Lanes, offset: u32, cmp: &[Lanes], src: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
-        let n = cmp.len();
+    fn lds_atomic2(&mut self, op: AtomicOp, addr: Lanes, offset: u32, a: &[Lanes], b: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let n = a.len();
+        let bits = 32 * n as u32;
         let mut old = vec![[0u32; LANES]; n];
+        let value = |v: &[Lanes], l: usize| if n == 2 { (v[1][l] as u64) << 32 | v[0][l] as u64 } else { v[0][l] as u64 };
         for l in Self::lanes(m) {
-            let a = lds_address(addr[l], offset);
-            let r = self.lds_range(l, a, n as u32, crate::memory::Access::Write)?;
+            let at = lds_address(addr[l], offset);
+            let r = self.lds_range(l, at, n as u32, crate::memory::Access::Write)?;
             let cell = &mut self.lds[r];
-            let cur: Vec<u32> = cell.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            if (0..n).all(|i| cur[i] == cmp[i][l]) {
-                for i in 0..n {
-                    cell[4 * i..4 * i + 4].copy_from_slice(&src[i][l].to_le_bytes());
-                }
-            }
-            for i in 0..n {
-                old[i][l] = cur[i];
+            let mut bytes = [0u8; 8];
+            bytes[..4 * n].copy_from_slice(cell);
+            let cur = u64::from_le_bytes(bytes);
+            let new = crate::rules::atomic2(op, cur, value(a, l), value(b, l), bits).unwrap_or(cur);
+            cell.copy_from_slice(&new.to_le_bytes()[..4 * n]);
+            for (i, o) in old.iter_mut().enumerate() {
+                o[l] = (cur >> (32 * i)) as u32;
             }
         }
         Ok(old)

@@ -2647,9 +2647,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let v = self.call_mem(Op::LdsAtomic64 { op, offset }, &[addr, data.0, data.1], &[], &[m], 2, 0).0;
         Ok((v[0], v[1]))
     }
-    fn lds_cmpst(&mut self, addr: Vv, offset: u32, cmp: &[Vv], src: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
-        let ins: Vec<Vv> = std::iter::once(addr).chain(cmp.iter().copied()).chain(src.iter().copied()).collect();
-        Ok(self.call_mem(Op::LdsCmpst { offset, n: cmp.len() as u32 }, &ins, &[], &[m], cmp.len(), 0).0)
+    fn lds_atomic2(&mut self, op: AtomicOp, addr: Vv, offset: u32, a: &[Vv], b: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
+        let ins: Vec<Vv> = std::iter::once(addr).chain(a.iter().copied()).chain(b.iter().copied()).collect();
+        Ok(self.call_mem(Op::LdsAtomic2 { op, offset, n: a.len() as u32 }, &ins, &[], &[m], a.len(), 0).0)
     }
     fn v_atomic64(&mut self, op: AtomicOp, lo: Vv, hi: Vv, offset: i64, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {
         let v = self.call_mem(Op::VAtomic64 { op, offset }, &[lo, hi, data.0, data.1], &[], &[m], 2, 0).0;

@@ -333,8 +333,9 @@ pub trait Backend {
     fn lds_write_narrow(&mut self, addr: Self::V, offset: u32, bytes: u32, data: Self::V, m: Self::M) -> Result<(), ExecError>;
     /// 64-bit LDS atomics on (lo, hi) data; returns the old values.
     fn lds_atomic64(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
-    /// LDS compare-and-store of 1 or 2 dwords: memory becomes `src` where it equals `cmp`; returns the old values.
-    fn lds_cmpst(&mut self, addr: Self::V, offset: u32, cmp: &[Self::V], src: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    /// LDS atomic with two operands `a` and `b` of 1 or 2 dwords each, as [`crate::rules::atomic2`] defines it
+    /// (compare-and-store: memory equal to `a` becomes `b`; masked or; wrap); returns the old values.
+    fn lds_atomic2(&mut self, op: AtomicOp, addr: Self::V, offset: u32, a: &[Self::V], b: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// 64-bit global atomics; returns the old values.
     fn v_atomic64(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;

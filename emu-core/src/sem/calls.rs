@@ -179,7 +179,7 @@ calls! {
     LdsWriteNarrow { offset: u32, bytes: u32 } => |b, i| b.lds_write_narrow(i.v(), offset, bytes, i.v(), i.m())?;
     LdsAtomic { op: AtomicOp, offset: u32 } => |b, i| b.lds_atomic(op, i.v(), offset, i.v(), i.m())?;
     LdsAtomic64 { op: AtomicOp, offset: u32 } => |b, i| b.lds_atomic64(op, i.v(), offset, i.pair(), i.m())?;
-    LdsCmpst { offset: u32, n: u32 } => |b, i| b.lds_cmpst(i.v(), offset, i.vs(n as usize), i.vs(n as usize), i.m())?;
+    LdsAtomic2 { op: AtomicOp, offset: u32, n: u32 } => |b, i| b.lds_atomic2(op, i.v(), offset, i.vs(n as usize), i.vs(n as usize), i.m())?;
     SLoad { dwords: u32 } => |b, i| b.s_load(i.s(), i.s(), dwords)?;
     SLoadPart { dwords: u32 } => |b, i| b.s_load_part(i.s(), i.s(), dwords, i.s())?;
     SStore { n: u32 } => |b, i| b.s_store(i.s(), i.s(), i.ss(n as usize), i.s())?;

@@ -241,7 +241,7 @@ fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, 
     Ok(match op {
         AtomicOp::CmpSwap => {
             let (src, cmp) = cmpswap_data(b, acc, data, n);
-            b.lds_cmpst(addr, offset, &cmp, &src, m)?
+            b.lds_atomic2(AtomicOp::CmpSwap, addr, offset, &cmp, &src, m)?
         }
         _ if n == 2 => {
             let d = (data_get(b, acc, data), data_get(b, acc, data + 1));
