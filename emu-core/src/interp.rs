@@ -894,6 +894,18 @@ fn frexp_f32(x: f32) -> (f32, i32) {
     (f32::from_bits(bits & 0x807f_ffff | 126 << 23), exp - bias)
 }
 
+
+
+/// A one-operand 32-bit atomic ([`crate::rules::atomic`]); the semantics never pass the two-operand ones.
+fn atomic32(op: AtomicOp, old: u32, data: u32) -> u32 {
+    crate::rules::atomic(op, old as u64, data as u64, 32).unwrap_or(old as u64) as u32
+}
+
+/// A one-operand 64-bit atomic.
+fn atomic64(op: AtomicOp, old: u64, data: u64) -> u64 {
+    crate::rules::atomic(op, old, data, 64).unwrap_or(old)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -925,15 +937,4 @@ mod tests {
         let (hi, _) = b.v_add_carry([0; LANES], [0; LANES], Some(carry));
         assert_eq!(hi[63], 1);
     }
-}
-
-
-/// A one-operand 32-bit atomic ([`crate::rules::atomic`]); the semantics never pass the two-operand ones.
-fn atomic32(op: AtomicOp, old: u32, data: u32) -> u32 {
-    crate::rules::atomic(op, old as u64, data as u64, 32).unwrap_or(old as u64) as u32
-}
-
-/// A one-operand 64-bit atomic.
-fn atomic64(op: AtomicOp, old: u64, data: u64) -> u64 {
-    crate::rules::atomic(op, old, data, 64).unwrap_or(old)
 }
