@@ -137,3 +137,21 @@ fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instruct
         assert!(!off.gpr_idx, "[{}]", target.name());
     }
 }
+
+/// ds_swizzle_b32's FFT and rotate modes (offset 0xe000 and up, 0xc000 and up) read the lanes of the ISA guide's
+/// examples (written there as the values 1..=0x20 of the lanes read), in each group of 32 lanes, on both engines.
+#[test]
+fn ds_swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
+    let fft0 = [1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16, 0xe, 0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20];
+    let right1 = [0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20];
+    for target in Target::ALL {
+        for (offset, table) in [(0xe000u32, fft0), (0xc000 | 1 << 10 | 1 << 5 | 1, right1)] {
+            let mut w = WaveState::new(0x1000, 4, 0);
+            w.set_exec(u64::MAX);
+            w.vgprs[1] = std::array::from_fn(|l| 0x100 * l as u32 + 3);
+            let out = run_both(&format!("ds_swizzle_b32 v0, v1 offset:{offset}"), target, &w);
+            let want: Lanes = std::array::from_fn(|l| w.vgprs[1][(l & 0x20) + table[l & 0x1f] as usize - 1]);
+            assert_eq!(out.vgprs[0], want, "[{}] offset {offset:#x}", target.name());
+        }
+    }
+}
