@@ -821,10 +821,8 @@ impl FormatAccess {
         if !mem.flags.contains(MemFlags::FORMAT) || !matches!(mem.dir, MemDir::Load | MemDir::Store) {
             return Err("this buffer instruction");
         }
-        if mem.flags.contains(MemFlags::D16_HI) {
-            return Err("d16_hi typed buffer accesses");
-        }
-        let d16 = mem.flags.contains(MemFlags::D16_LO);
+        // d16_hi forms move one 16-bit component as d16 forms do; the caller puts it in the high half
+        let d16 = mem.flags.contains(MemFlags::D16_LO) || mem.flags.contains(MemFlags::D16_HI);
         let components = mem.bytes as u32 / if d16 { 2 } else { 4 };
         Ok(FormatAccess { load: mem.dir == MemDir::Load, components, d16 })
     }
@@ -969,7 +967,8 @@ mod tests {
     fn typed_buffer_accesses_convert_and_select_like_images() {
         let op = format_access("buffer_load_format_xy").unwrap();
         assert_eq!((op.load, op.components, op.d16), (true, 2, false));
-        assert!(format_access("buffer_load_format_d16_hi_x").is_err());
+        let hi = format_access("buffer_load_format_d16_hi_x").unwrap();
+        assert_eq!((hi.load, hi.components, hi.d16), (true, 1, true));
         // BGRA unorm8: word 3 selects z, y, x, w of 8_8_8_8 unorm
         let word3 = SEL_Z as u32 | (SEL_Y as u32) << 3 | (SEL_X as u32) << 6 | (SEL_W as u32) << 9 | 10 << 15;
         let (f, sel) = FormatAccess::format(word3).unwrap();

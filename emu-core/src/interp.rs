@@ -144,6 +144,12 @@ impl Backend for Interp<'_> {
             self.wave.sgprs[i] = v;
         }
     }
+    fn s_get_at(&mut self, index: u32) -> u32 {
+        self.s_get(index & 127)
+    }
+    fn s_set_at(&mut self, index: u32, v: u32) {
+        self.s_set(index & 127, v)
+    }
     fn s_op(&mut self, op: SOp, a: u32, b: u32) -> u32 {
         match op {
             SOp::Add => a.wrapping_add(b),
@@ -451,6 +457,18 @@ impl Backend for Interp<'_> {
         let v = self.wave.clock.read(clock, self.wave.executed);
         (v as u32, (v >> 32) as u32)
     }
+    fn index_mode(&mut self) -> bool {
+        self.wave.gpr_idx
+    }
+    fn set_index_mode(&mut self, on: bool) {
+        self.wave.gpr_idx = on;
+    }
+    fn v_get_at(&mut self, reg: u32) -> Lanes {
+        self.v_get(reg)
+    }
+    fn v_set_at(&mut self, reg: u32, v: Lanes, m: u64) {
+        self.v_set(reg, v, m)
+    }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {
             return Ok(());
@@ -471,6 +489,13 @@ impl Backend for Interp<'_> {
         for l in 0..LANES {
             let src = (index[l] & 63) as usize;
             r[l] = if m >> src & 1 == 1 { data[src] } else { 0 };
+        }
+        r
+    }
+    fn v_permute_forward(&mut self, data: Lanes, index: Lanes, m: u64) -> Lanes {
+        let mut r = [0u32; LANES];
+        for l in Self::lanes(m) {
+            r[(index[l] & 63) as usize] = data[l];
         }
         r
     }
@@ -684,21 +709,22 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
-    fn lds_cmpst(&mut self, addr: Lanes, offset: u32, cmp: &[Lanes], src: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
-        let n = cmp.len();
+    fn lds_atomic2(&mut self, op: AtomicOp, addr: Lanes, offset: u32, a: &[Lanes], b: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+        let n = a.len();
+        let bits = 32 * n as u32;
         let mut old = vec![[0u32; LANES]; n];
+        let value = |v: &[Lanes], l: usize| if n == 2 { (v[1][l] as u64) << 32 | v[0][l] as u64 } else { v[0][l] as u64 };
         for l in Self::lanes(m) {
-            let a = lds_address(addr[l], offset);
-            let r = self.lds_range(l, a, n as u32, crate::memory::Access::Write)?;
+            let at = lds_address(addr[l], offset);
+            let r = self.lds_range(l, at, n as u32, crate::memory::Access::Write)?;
             let cell = &mut self.lds[r];
-            let cur: Vec<u32> = cell.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            if (0..n).all(|i| cur[i] == cmp[i][l]) {
-                for i in 0..n {
-                    cell[4 * i..4 * i + 4].copy_from_slice(&src[i][l].to_le_bytes());
-                }
-            }
-            for i in 0..n {
-                old[i][l] = cur[i];
+            let mut bytes = [0u8; 8];
+            bytes[..4 * n].copy_from_slice(cell);
+            let cur = u64::from_le_bytes(bytes);
+            let new = crate::rules::atomic2(op, cur, value(a, l), value(b, l), bits).unwrap_or(cur);
+            cell.copy_from_slice(&new.to_le_bytes()[..4 * n]);
+            for (i, o) in old.iter_mut().enumerate() {
+                o[l] = (cur >> (32 * i)) as u32;
             }
         }
         Ok(old)
@@ -747,6 +773,46 @@ impl Backend for Interp<'_> {
         let buf = buf.get_mut(..dwords as usize * 4).ok_or(ExecError::Unsupported { mnemonic: self.mnemonic })?;
         self.mem.read(addr, buf).map_err(|e| self.fault(None, e))?;
         Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+    fn s_load_part(&mut self, lo: u32, hi: u32, dwords: u32, valid: u32) -> Result<Vec<u32>, ExecError> {
+        let n = valid.min(dwords);
+        let mut out = if n == 0 { Vec::new() } else { self.s_load(lo, hi, n)? };
+        out.resize(dwords as usize, 0);
+        Ok(out)
+    }
+    fn s_store(&mut self, lo: u32, hi: u32, data: &[u32], valid: u32) -> Result<(), ExecError> {
+        let n = (valid as usize).min(data.len());
+        if n == 0 {
+            return Ok(());
+        }
+        let addr = ((hi as u64) << 32 | lo as u64) & !3;
+        self.note(0, Space::Scalar, addr, 4 * n as u32, true);
+        let bytes: Vec<u8> = data[..n].iter().flat_map(|d| d.to_le_bytes()).collect();
+        self.mem.write(addr, &bytes).map_err(|e| self.fault(None, e))
+    }
+    fn s_atomic(&mut self, op: AtomicOp, lo: u32, hi: u32, data: &[u32], cmp: &[u32], valid: u32) -> Result<Vec<u32>, ExecError> {
+        if valid == 0 {
+            return Ok(vec![0; data.len()]);
+        }
+        let addr = ((hi as u64) << 32 | lo as u64) & !3;
+        self.note(0, Space::Scalar, addr, 4 * data.len() as u32, true);
+        let pair = |v: &[u32]| (v[1] as u64) << 32 | v[0] as u64;
+        if let [d] = *data {
+            let old = match (op, cmp) {
+                (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| if o == c { d } else { o }),
+                _ => self.mem.atomic_u32(addr, |o| atomic32(op, o, d)),
+            };
+            return Ok(vec![old.map_err(|e| self.fault(None, e))?]);
+        }
+        let d = pair(data);
+        let old = if op == AtomicOp::CmpSwap {
+            let c = pair(cmp);
+            self.mem.atomic_u64(addr, |o| if o == c { d } else { o })
+        } else {
+            self.mem.atomic_u64(addr, |o| atomic64(op, o, d))
+        };
+        let old = old.map_err(|e| self.fault(None, e))?;
+        Ok(vec![old as u32, (old >> 32) as u32])
     }
     fn v_load(&mut self, lo: Lanes, hi: Lanes, offset: i64, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mut out = vec![[0u32; LANES]; dwords as usize];
@@ -836,6 +902,18 @@ fn frexp_f32(x: f32) -> (f32, i32) {
     (f32::from_bits(bits & 0x807f_ffff | 126 << 23), exp - bias)
 }
 
+
+
+/// A one-operand 32-bit atomic ([`crate::rules::atomic`]); the semantics never pass the two-operand ones.
+fn atomic32(op: AtomicOp, old: u32, data: u32) -> u32 {
+    crate::rules::atomic(op, old as u64, data as u64, 32).unwrap_or(old as u64) as u32
+}
+
+/// A one-operand 64-bit atomic.
+fn atomic64(op: AtomicOp, old: u64, data: u64) -> u64 {
+    crate::rules::atomic(op, old, data, 64).unwrap_or(old)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -867,15 +945,4 @@ mod tests {
         let (hi, _) = b.v_add_carry([0; LANES], [0; LANES], Some(carry));
         assert_eq!(hi[63], 1);
     }
-}
-
-
-/// A one-operand 32-bit atomic ([`crate::rules::atomic`]); the semantics never pass the two-operand ones.
-fn atomic32(op: AtomicOp, old: u32, data: u32) -> u32 {
-    crate::rules::atomic(op, old as u64, data as u64, 32).unwrap_or(old as u64) as u32
-}
-
-/// A one-operand 64-bit atomic.
-fn atomic64(op: AtomicOp, old: u64, data: u64) -> u64 {
-    crate::rules::atomic(op, old, data, 64).unwrap_or(old)
 }

@@ -350,6 +350,15 @@ pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
         AtomicOp::MaxF32 | AtomicOp::MaxF64 => back(max_num64(f(old), f(data))),
         AtomicOp::PkAddF16 => halves(|a, b| crate::lanefn::f64_to_f16(crate::lanefn::f16_to_f64(a) + crate::lanefn::f16_to_f64(b))),
         AtomicOp::PkAddBf16 => halves(|a, b| bf16_round(f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16))),
+        // two conditional 32-bit writes: each half of data whose top bit is set replaces that half of memory,
+        // without the top bit (64-bit only)
+        AtomicOp::CondXchg if wide => {
+            let half = |shift: u32| {
+                let d = data >> shift & 0xffff_ffff;
+                (if d >> 31 == 1 { d & 0x7fff_ffff } else { old >> shift & 0xffff_ffff }) << shift
+            };
+            half(0) | half(32)
+        }
         AtomicOp::CmpSwap | AtomicOp::MskOr | AtomicOp::Wrap | AtomicOp::CondXchg => return None,
     };
     Some(r & mask)
@@ -363,6 +372,33 @@ pub fn atomic_dropped(op: AtomicOp, policy: FineGrainedFloatAtomics, mem: &crate
         AtomicOp::AddF32 | AtomicOp::AddF64 | AtomicOp::MinF32 | AtomicOp::MaxF32 | AtomicOp::MinF64 | AtomicOp::MaxF64 | AtomicOp::PkAddF16 | AtomicOp::PkAddBf16
     );
     float && policy == FineGrainedFloatAtomics::Dropped && mem.fine_grained(address)
+}
+
+/// The new value of an atomic with two operands `a` and `b` on `bits`-bit values (the ISA guides' DS
+/// definitions): compare-and-swap, memory equal to `a` becomes `b`; masked or, (old & !a) | b; wrap,
+/// old >= a ? old - a : old + b. None for the one-operand operations ([`atomic`]).
+pub fn atomic2(op: AtomicOp, old: u64, a: u64, b: u64, bits: u32) -> Option<u64> {
+    let mask = if bits == 64 { u64::MAX } else { u32::MAX as u64 };
+    let (old, a, b) = (old & mask, a & mask, b & mask);
+    let r = match op {
+        AtomicOp::CmpSwap => {
+            if old == a {
+                b
+            } else {
+                old
+            }
+        }
+        AtomicOp::MskOr => (old & !a) | b,
+        AtomicOp::Wrap => {
+            if old >= a {
+                old - a
+            } else {
+                old.wrapping_add(b)
+            }
+        }
+        _ => return None,
+    };
+    Some(r & mask)
 }
 
 /// An f32 rounded to bf16 (nearest even; NaN stays NaN).

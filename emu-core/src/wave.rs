@@ -71,6 +71,9 @@ pub struct WaveState {
     pub scratch_lane_bytes: u32,
     /// At a global wave sync barrier (`ds_gws_barrier`): how many waves it waits for.
     pub gws: Option<u32>,
+    /// VGPR index mode (MODE.gpr_idx_en, set by `s_set_gpr_idx_on`, cleared by `s_set_gpr_idx_off`): VALU
+    /// instructions add M0[7:0] to the VGPR operands M0[15:12] selects.
+    pub gpr_idx: bool,
     /// The buffers this wave's global accesses found, by access site: what compiled code checks its lanes
     /// against before reaching memory directly (the JIT keeps them; the interpreter does not need them).
     pub windows: [BufferWindow; BUFFER_WINDOWS],
@@ -126,6 +129,7 @@ impl WaveState {
             scratch_base: 0,
             scratch_lane_bytes: 0,
             gws: None,
+            gpr_idx: false,
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,

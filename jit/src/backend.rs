@@ -167,6 +167,16 @@ pub struct JitBackend<'a, 'f> {
 /// NaN checks per chunk, and independent chunks for the host's pipelines.
 const STORE_UNROLL: usize = 4;
 
+/// The address of SGPR slot `index & 127` (as [`sgpr_slot`] wraps it) in the file at `sg`, and whether it is the
+/// null register.
+fn sgpr_at(b: &mut FunctionBuilder<'_>, sg: Value, index: Value) -> (Value, Value) {
+    let slot = b.ins().band_imm(index, 127);
+    let null = b.ins().icmp_imm(IntCC::Equal, slot, sreg::NULL as i64);
+    let off = b.ins().uextend(types::I64, slot);
+    let off = b.ins().ishl_imm(off, 2);
+    (b.ins().iadd(sg, off), null)
+}
+
 fn dummy() -> Value {
     Value::new(0)
 }
@@ -1977,6 +1987,29 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().store(trusted(), v, sg, reg as i32 * 4);
     }
+    fn s_get_at(&mut self, index: Value) -> Value {
+        if self.fb().is_none() {
+            return dummy();
+        }
+        let sg = self.ptr_field(Ctx::SGPRS);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let (at, null) = sgpr_at(b, sg, index);
+        let v = b.ins().load(types::I32, trusted(), at, 0);
+        let zero = b.ins().iconst(types::I32, 0);
+        b.ins().select(null, zero, v)
+    }
+    fn s_set_at(&mut self, index: Value, v: Value) {
+        if self.fb().is_none() {
+            return;
+        }
+        let sg = self.ptr_field(Ctx::SGPRS);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let (at, null) = sgpr_at(b, sg, index);
+        // the null register keeps what it holds
+        let old = b.ins().load(types::I32, trusted(), at, 0);
+        let v = b.ins().select(null, old, v);
+        b.ins().store(trusted(), v, at, 0);
+    }
     fn s_op(&mut self, op: SOp, a: Value, x: Value) -> Value {
         let Some(b) = self.fb() else { return dummy() };
         match op {
@@ -2558,6 +2591,22 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let hi = b.ins().ireduce(types::I32, hi);
         (lo, hi)
     }
+    fn index_mode(&mut self) -> bool {
+        // compiled code never runs in index mode (see the trait)
+        false
+    }
+    fn set_index_mode(&mut self, _on: bool) {
+        // the mode lives outside the registers the JIT keeps; the interpreter switches it, and the runner
+        // interprets while it is on
+        self.no("switching VGPR index mode");
+    }
+    fn v_get_at(&mut self, _reg: Value) -> Vv {
+        self.no("a VGPR chosen at run time (index mode)");
+        self.dv()
+    }
+    fn v_set_at(&mut self, _reg: Value, _v: Vv, _m: Value) {
+        self.no("a VGPR chosen at run time (index mode)");
+    }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
         self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);
@@ -2571,6 +2620,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
         self.call_v(Op::Permute {}, &[data, index], &[m], 1)[0]
+    }
+    fn v_permute_forward(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
+        self.call_v(Op::PermuteForward {}, &[data, index], &[m], 1)[0]
     }
     fn v_lane_ids(&mut self) -> Vv {
         let ids: [u32; 64] = std::array::from_fn(|i| i as u32);
@@ -2657,9 +2709,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let v = self.call_mem(Op::LdsAtomic64 { op, offset }, &[addr, data.0, data.1], &[], &[m], 2, 0).0;
         Ok((v[0], v[1]))
     }
-    fn lds_cmpst(&mut self, addr: Vv, offset: u32, cmp: &[Vv], src: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
-        let ins: Vec<Vv> = std::iter::once(addr).chain(cmp.iter().copied()).chain(src.iter().copied()).collect();
-        Ok(self.call_mem(Op::LdsCmpst { offset, n: cmp.len() as u32 }, &ins, &[], &[m], cmp.len(), 0).0)
+    fn lds_atomic2(&mut self, op: AtomicOp, addr: Vv, offset: u32, a: &[Vv], b: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
+        let ins: Vec<Vv> = std::iter::once(addr).chain(a.iter().copied()).chain(b.iter().copied()).collect();
+        Ok(self.call_mem(Op::LdsAtomic2 { op, offset, n: a.len() as u32 }, &ins, &[], &[m], a.len(), 0).0)
     }
     fn v_atomic64(&mut self, op: AtomicOp, lo: Vv, hi: Vv, offset: i64, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {
         let v = self.call_mem(Op::VAtomic64 { op, offset }, &[lo, hi, data.0, data.1], &[], &[m], 2, 0).0;
@@ -2722,6 +2774,20 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.switch_to_block(join);
         b.seal_block(join);
         Ok(b.block_params(join).to_vec())
+    }
+    fn s_load_part(&mut self, lo: Value, hi: Value, dwords: u32, valid: Value) -> Result<Vec<Value>, ExecError> {
+        Ok(self.call_mem(Op::SLoadPart { dwords }, &[], &[lo, hi, valid], &[], 0, dwords as usize).1)
+    }
+    fn s_store(&mut self, lo: Value, hi: Value, data: &[Value], valid: Value) -> Result<(), ExecError> {
+        let ins: Vec<Value> = [lo, hi].into_iter().chain(data.iter().copied()).chain([valid]).collect();
+        self.call_mem(Op::SStore { n: data.len() as u32 }, &[], &ins, &[], 0, 0);
+        Ok(())
+    }
+    fn s_atomic(&mut self, op: AtomicOp, lo: Value, hi: Value, data: &[Value], cmp: &[Value], valid: Value) -> Result<Vec<Value>, ExecError> {
+        // compare-and-swap passes its compare values, the others as many copies of the data (unused)
+        let cmp = if cmp.len() == data.len() { cmp } else { data };
+        let ins: Vec<Value> = [lo, hi].into_iter().chain(data.iter().copied()).chain(cmp.iter().copied()).chain([valid]).collect();
+        Ok(self.call_mem(Op::SAtomic { op, n: data.len() as u32 }, &[], &ins, &[], 0, data.len()).1)
     }
     fn v_load(&mut self, lo: Vv, hi: Vv, offset: i64, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
         Ok(self.global_inline(lo, hi, offset, 4 * dwords, false, m, None, Op::VLoad { offset, dwords }))

@@ -103,10 +103,11 @@ pub fn writes_memory(inst: &Inst) -> bool {
     inst.info.mem.writes()
 }
 
-/// Whether an instruction ends a block: it may leave the straight line (the table's `flow` column), or reads
-/// its own PC.
+/// Whether an instruction ends a block: it may leave the straight line (the table's `flow` column), reads its
+/// own PC, or turns VGPR index mode on (the runner interprets what follows until the mode is off).
 pub fn ends_block(inst: &Inst) -> bool {
-    inst.info.flow != FlowControl::Next || inst.info.opcode == isa_amdgpu::Opcode::SGetpcB64
+    use isa_amdgpu::Opcode as O;
+    inst.info.flow != FlowControl::Next || matches!(inst.info.opcode, O::SGetpcB64 | O::SSetGprIdxOn)
 }
 
 /// Whether the JIT backend can emit all of `inst`.

@@ -904,7 +904,9 @@ impl WaveRunner for Jit {
                 });
             }
             let block_pc = wave.pc;
-            let block = match self.step(&run, wave.pc, mode) {
+            // in VGPR index mode the interpreter runs the wave, one instruction at a time
+            let step = if wave.gpr_idx { Ok(Step::Interpret(1)) } else { self.step(&run, wave.pc, mode) };
+            let block = match step {
                 Ok(Step::Run(b)) => b,
                 Ok(Step::Interpret(n)) => {
                     // not hot yet: the interpreter runs the block's instructions (fewer when the wave's turn

@@ -27,7 +27,7 @@ fn jit() -> &'static jit::Jit {
 fn pool(target: Target) -> Vec<&'static OpInfo> {
     let excluded = [
         "s_cbranch", "s_branch", "s_setpc", "s_swappc", "s_getpc", "s_endpgm", "s_barrier", "s_trap", "s_sendmsg", "s_sleep",
-        "s_waitcnt", "s_nop", "s_set_gpr_idx", "s_movrel", "v_movrel", "s_getreg", "s_setreg", "s_rfe", "s_call", "s_memtime",
+        "s_waitcnt", "s_nop", "s_set_gpr_idx", "v_movrel", "s_getreg", "s_setreg", "s_rfe", "s_call", "s_memtime",
         "s_memrealtime", "s_dcache", "s_icache", "s_setprio", "s_setkill", "s_wakeup", "s_ttrace", "s_incperflevel",
         "s_decperflevel", "s_cbranch_join", "s_set_mode", "s_denorm", "s_round", "v_nop", "s_version", "s_code_end",
         "s_endpgm_saved", "s_endpgm_ordered", "v_clrexcp", "s_bitset", "s_setvskip", "s_mov_fed", "v_mov_fed",

@@ -13,7 +13,7 @@
 //! both) choose the targets of the cases after them; `#` starts a comment.
 //!
 //! Register syntax: `sN`, `vN` (every lane), `s[N:M]`/`v[N:M]` (a 64-bit value over a pair), `vcc`, `exec`,
-//! `scc`, `m0`; memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
+//! `scc`, `m0`, `pc` (an output only: where the wave goes next; the case's instruction is at 0x1000); memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
 //! 32-bit word at that byte offset of a 4 KiB device buffer). Values: hex, decimal (negative allowed), an f32
 //! written with a decimal point and `f` (`1.5f`), the buffer's address `@buf+OFF` (its low and high halves
 //! `@buflo+OFF`, `@bufhi`), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
@@ -30,6 +30,9 @@ use emu_core::sem::execute;
 use emu_core::wave::WaveState;
 use isa_amdgpu::{decode, Inst, Target};
 
+mod common;
+use common::assemble;
+
 fn jit() -> &'static jit::Jit {
     static JIT: OnceLock<jit::Jit> = OnceLock::new();
     JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
@@ -45,6 +48,7 @@ enum Reg {
     Exec,
     Scc,
     M0,
+    Pc,
     Lds(u32),
     Mem(u32),
 }
@@ -73,6 +77,7 @@ fn parse_reg(t: &str) -> Result<Reg, String> {
         "exec" => Reg::Exec,
         "scc" => Reg::Scc,
         "m0" => Reg::M0,
+        "pc" => Reg::Pc,
         _ if t.starts_with("lds[") => Reg::Lds(parse_value(t[4..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("mem[") => Reg::Mem(parse_value(t[4..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("s[") => Reg::SPair(pair(&t[2..])?),
@@ -209,33 +214,11 @@ fn parse_file(path: &Path) -> Vec<Case> {
     cases
 }
 
-/// Assembles every line of `asm` for `target` with llvm-mc-19, one encoding per line.
-fn assemble(asm: &[&str], target: Target) -> Vec<Vec<u8>> {
-    let out = Command::new("llvm-mc-19")
-        .args(["-triple", "amdgcn-amd-amdhsa", &format!("-mcpu={}", target.name()), "-show-encoding"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().expect("stdin").write_all(asm.join("\n").as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap_or_else(|e| panic!("llvm-mc-19 is needed for the known-answer tests (scripts/setup.sh installs llvm-19): {e}"));
-    assert!(out.status.success(), "llvm-mc-19 rejected the cases for {}:\n{}", target.name(), String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let enc: Vec<Vec<u8>> = text
-        .lines()
-        .filter_map(|l| l.split_once("encoding: [").map(|(_, e)| e.trim_end_matches(']').split(',').map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("a byte")).collect()))
-        .collect();
-    assert_eq!(enc.len(), asm.len(), "llvm-mc-19 gave {} encodings for {} lines", enc.len(), asm.len());
-    enc
-}
-
 /// A wave's registers and the memory a case can name.
 struct State {
     w: WaveState,
+    /// Where the wave goes after the instruction.
+    next_pc: u64,
     lds: Vec<u8>,
     mem: &'static DeviceMemory,
 }
@@ -259,6 +242,7 @@ fn set(st: &mut State, r: Reg, v: u64) {
         Reg::Exec => w.set_exec(v),
         Reg::Scc => w.scc = v != 0,
         Reg::M0 => w.sgprs[124] = v as u32,
+        Reg::Pc => panic!("pc is an output only"),
     }
 }
 
@@ -288,6 +272,7 @@ fn get(st: &State, r: Reg, lanes: u64) -> Result<u64, String> {
         Reg::Exec => w.exec(),
         Reg::Scc => w.scc as u64,
         Reg::M0 => w.sgprs[124] as u64,
+        Reg::Pc => st.next_pc,
     })
 }
 
@@ -296,7 +281,7 @@ fn fresh(c: &Case) -> State {
     w.set_exec(u64::MAX);
     let mem = &memory().0;
     mem.write(buffer_address(), &[0; 4096]).expect("the test buffer");
-    let mut st = State { w, lds: vec![0; 65536], mem };
+    let mut st = State { w, next_pc: 0, lds: vec![0; 65536], mem };
     for &(r, v) in &c.inputs {
         set(&mut st, r, v);
     }
@@ -321,14 +306,16 @@ fn run_case(c: &Case, t: Target, inst: &Inst) -> Result<(), String> {
     let mut a = fresh(c);
     let lanes = a.w.exec();
     let mut interp = Interp { wave: &mut a.w, mem: a.mem, lds: &mut a.lds, mnemonic: "known", accesses: None };
-    execute(&mut interp, inst, 0x1000).map_err(|e| format!("{}:{} [{}] interpreter: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+    let flow = execute(&mut interp, inst, 0x1000).map_err(|e| format!("{}:{} [{}] interpreter: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+    a.next_pc = flow.next_pc(0x1000, inst.size() as u64).0;
     check(c, t, "interpreter", &a, lanes)?;
     // the JIT, as a one-instruction block, from the same starting memory
     let mut j = fresh(c);
     let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j.w, j.mem, &mut j.lds).map_err(|e| format!("{}:{} [{}] JIT: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
-    if !matches!(exit, jit::BlockExit::Continue { .. }) {
+    let jit::BlockExit::Continue { next_pc, .. } = exit else {
         return Err(format!("{}:{} [{}] JIT: `{}`: {exit:?}", c.file, c.line, t.name(), c.asm));
-    }
+    };
+    j.next_pc = next_pc;
     check(c, t, "JIT", &j, lanes)
 }
 

@@ -69,6 +69,8 @@ prebuilt!(
     "lds_banks-gfx942.co",
     "chains-gfx90a.co",
     "chains-gfx942.co",
+    "gpr_index-gfx90a.co",
+    "gpr_index-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -168,6 +170,23 @@ pub mod reference {
             }
         }
         out
+    }
+
+    /// `gpr_index`: per work-item i, with v its 32 inputs and d = idx[i] & 31: out[2i] = v[k & 31] and
+    /// out[2i + 1] = v[d] (read before the writes); then v[(k + 3) & 31] = 42, v[(d + 5) & 31] = -1, and the 32
+    /// values go to io. Returns (out, io).
+    pub fn gpr_index(input: &[f32], idx: &[i32], k: i32) -> (Vec<f32>, Vec<f32>) {
+        let mut out = Vec::new();
+        let mut io = Vec::new();
+        for (v, &d) in input.chunks(32).zip(idx) {
+            let (k, d) = ((k & 31) as usize, (d & 31) as usize);
+            out.extend([v[k], v[d]]);
+            let mut v = v.to_vec();
+            v[(k + 3) & 31] = 42.0;
+            v[(d + 5) & 31] = -1.0;
+            io.extend(v);
+        }
+        (out, io)
     }
 
     /// `shuffle`: per wave of 64, out = 3 rot + first - v[5] + 1000 popcount(v > 0) + 7 swap, where rot reads

@@ -190,6 +190,10 @@ pub trait Backend {
     fn s_const(&mut self, x: u32) -> Self::S;
     fn s_get(&mut self, reg: u32) -> Self::S;
     fn s_set(&mut self, reg: u32, v: Self::S);
+    /// SGPR number `index & 127`, chosen at run time (M0-relative moves); slot 125 (null) reads 0.
+    fn s_get_at(&mut self, index: Self::S) -> Self::S;
+    /// Writes SGPR number `index & 127`, chosen at run time; writes to slot 125 (null) are dropped.
+    fn s_set_at(&mut self, index: Self::S, v: Self::S);
     fn s_op(&mut self, op: SOp, a: Self::S, b: Self::S) -> Self::S;
     /// (a + b + carry_in) and its carry out (0/1).
     fn s_add_carry(&mut self, a: Self::S, b: Self::S, carry_in: Self::S) -> (Self::S, Self::S);
@@ -250,6 +254,15 @@ pub trait Backend {
     /// The 64-bit value (lo, hi) of a clock the wave reads (`s_memtime`, `s_memrealtime`), as
     /// [`crate::wave::WaveClock`] defines it.
     fn s_clock(&mut self, clock: Clock) -> (Self::S, Self::S);
+    /// Whether VGPR index mode is on ([`crate::wave::WaveState::gpr_idx`]). Compiled code never runs while it is:
+    /// `s_set_gpr_idx_on` ends a block and the JIT's runner interprets instructions until the mode is off again.
+    fn index_mode(&mut self) -> bool;
+    /// Turns VGPR index mode on or off.
+    fn set_index_mode(&mut self, on: bool);
+    /// VGPR number `reg`, chosen at run time (index mode).
+    fn v_get_at(&mut self, reg: Self::S) -> Self::V;
+    /// Writes VGPR number `reg`, chosen at run time (index mode), in the lanes of `m`.
+    fn v_set_at(&mut self, reg: Self::S, v: Self::V, m: Self::M);
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 
@@ -260,6 +273,10 @@ pub trait Backend {
     /// `data` in the lanes of `v` selected per lane: result[l] = data[index[l] & 63] if that source lane is in
     /// `m`, else 0.
     fn v_permute(&mut self, data: Self::V, index: Self::V, m: Self::M) -> Self::V;
+    /// `data` sent to the lanes selected per lane (ds_permute's forward permute): each lane of `m`, in lane
+    /// order, puts data[l] into result[index[l] & 63], so of several lanes naming the same destination the
+    /// highest wins; lanes no lane of `m` names are 0.
+    fn v_permute_forward(&mut self, data: Self::V, index: Self::V, m: Self::M) -> Self::V;
     /// The lane numbers 0..63.
     fn v_lane_ids(&mut self) -> Self::V;
     /// A vector of 64 constants.
@@ -316,14 +333,24 @@ pub trait Backend {
     fn lds_write_narrow(&mut self, addr: Self::V, offset: u32, bytes: u32, data: Self::V, m: Self::M) -> Result<(), ExecError>;
     /// 64-bit LDS atomics on (lo, hi) data; returns the old values.
     fn lds_atomic64(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
-    /// LDS compare-and-store of 1 or 2 dwords: memory becomes `src` where it equals `cmp`; returns the old values.
-    fn lds_cmpst(&mut self, addr: Self::V, offset: u32, cmp: &[Self::V], src: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    /// LDS atomic with two operands `a` and `b` of 1 or 2 dwords each, as [`crate::rules::atomic2`] defines it
+    /// (compare-and-store: memory equal to `a` becomes `b`; masked or; wrap); returns the old values.
+    fn lds_atomic2(&mut self, op: AtomicOp, addr: Self::V, offset: u32, a: &[Self::V], b: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// 64-bit global atomics; returns the old values.
     fn v_atomic64(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
 
-    /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) + offset.
+    /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) (its two low bits ignored).
     fn s_load(&mut self, lo: Self::S, hi: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
+    /// Scalar memory: the first `valid` of `dwords` dwords from (lo, hi), the others 0 without being read (a
+    /// buffer load's dwords out of range).
+    fn s_load_part(&mut self, lo: Self::S, hi: Self::S, dwords: u32, valid: Self::S) -> Result<Vec<Self::S>, ExecError>;
+    /// Scalar store of the first `valid` dwords of `data` at (lo, hi) (its two low bits ignored).
+    fn s_store(&mut self, lo: Self::S, hi: Self::S, data: &[Self::S], valid: Self::S) -> Result<(), ExecError>;
+    /// Scalar atomic at (lo, hi) (its two low bits ignored) on 32-bit (`data` one dword) or 64-bit values (two,
+    /// low first); `cmp` is compare-and-swap's value compared with (memory equal to it becomes `data`). Nothing
+    /// happens when `valid` is 0 (a buffer atomic out of range), and the old value reads 0. Returns the old value.
+    fn s_atomic(&mut self, op: AtomicOp, lo: Self::S, hi: Self::S, data: &[Self::S], cmp: &[Self::S], valid: Self::S) -> Result<Vec<Self::S>, ExecError>;
     /// Vector memory: per active lane, `dwords` dwords from address (lo, hi) + offset.
     fn v_load(&mut self, lo: Self::V, hi: Self::V, offset: i64, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     fn v_store(&mut self, lo: Self::V, hi: Self::V, offset: i64, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;

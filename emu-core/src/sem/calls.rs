@@ -160,6 +160,7 @@ calls! {
     LaneFn { f: LaneFn } => |b, i| b.v_lanefn(f, i.vs(f.inputs()));
     SLaneFn { f: LaneFn } => |b, i| b.s_lanefn(f, i.ss(f.inputs()));
     Permute {} => |b, i| b.v_permute(i.v(), i.v(), i.m());
+    PermuteForward {} => |b, i| b.v_permute_forward(i.v(), i.v(), i.m());
     LaneRead {} => |b, i| b.v_lane_read(i.v(), i.s());
     FirstLane {} => |b, i| b.v_first_lane(i.v(), i.m());
     Mfma { shape: Mfma } => |b, i| b.v_mfma(shape, i.vs(shape.src_regs()), i.vs(shape.src_regs()), i.vs(shape.acc_regs()));
@@ -178,8 +179,11 @@ calls! {
     LdsWriteNarrow { offset: u32, bytes: u32 } => |b, i| b.lds_write_narrow(i.v(), offset, bytes, i.v(), i.m())?;
     LdsAtomic { op: AtomicOp, offset: u32 } => |b, i| b.lds_atomic(op, i.v(), offset, i.v(), i.m())?;
     LdsAtomic64 { op: AtomicOp, offset: u32 } => |b, i| b.lds_atomic64(op, i.v(), offset, i.pair(), i.m())?;
-    LdsCmpst { offset: u32, n: u32 } => |b, i| b.lds_cmpst(i.v(), offset, i.vs(n as usize), i.vs(n as usize), i.m())?;
+    LdsAtomic2 { op: AtomicOp, offset: u32, n: u32 } => |b, i| b.lds_atomic2(op, i.v(), offset, i.vs(n as usize), i.vs(n as usize), i.m())?;
     SLoad { dwords: u32 } => |b, i| b.s_load(i.s(), i.s(), dwords)?;
+    SLoadPart { dwords: u32 } => |b, i| b.s_load_part(i.s(), i.s(), dwords, i.s())?;
+    SStore { n: u32 } => |b, i| b.s_store(i.s(), i.s(), i.ss(n as usize), i.s())?;
+    SAtomic { op: AtomicOp, n: u32 } => |b, i| b.s_atomic(op, i.s(), i.s(), i.ss(n as usize), i.ss(n as usize), i.s())?;
     /// The whole instruction, on the interpreter (a compiled write that met a NaN redoes it this way).
     Instruction {} => |b, i| {
         super::execute(b, i.inst, i.pc)?;

@@ -1,5 +1,5 @@
 //! Program control: the end of a wave, barriers, traps, waits, branches, and the PC-reading and PC-setting
-//! scalar instructions (s_getpc_b64, s_setpc_b64, s_swappc_b64). Control flow returns as a [`Flow`].
+//! scalar instructions (s_getpc_b64, s_setpc_b64, s_swappc_b64, s_call_b64). Control flow returns as a [`Flow`].
 
 use isa_amdgpu::encoding::Field;
 use isa_amdgpu::{Inst, Opcode};
@@ -21,10 +21,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
         // the debugger's conditional branches: no debugger sets the bits they test
         O::SCbranchCdbgsys | O::SCbranchCdbguser | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => Ok(Flow::Next),
         O::SBarrier => Ok(Flow::Barrier),
+        O::SSetGprIdxOff | O::SSetGprIdxMode => super::index::execute(b, inst),
         O::STrap => Err(ExecError::Trap(inst.field(Field::Simm16) & 0xff)),
         O::SBranch | O::SCbranchScc0 | O::SCbranchScc1 | O::SCbranchExecz | O::SCbranchExecnz | O::SCbranchVccz | O::SCbranchVccnz => {
             let simm = inst.field(Field::Simm16) as u16 as i16 as i64;
-            let target = (next_pc as i64 + simm * 4) as u64;
+            let target = (next_pc as i64).wrapping_add(simm * 4) as u64;
             let cond = match inst.info.opcode {
                 O::SBranch => return Ok(Flow::Jump(target)),
                 O::SCbranchScc1 => b.scc(),
@@ -77,6 +78,15 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
                 b.s_set(d + 1, rh);
             }
             Ok(Flow::Indirect { lo, hi })
+        }
+        O::SCallB64 => {
+            // D = PC + 4 (the next instruction), PC = PC + 4 + signext(SIMM16) * 4
+            let simm = inst.field(Field::Simm16) as u16 as i16 as i64;
+            let (rl, rh) = (b.s_const(next_pc as u32), b.s_const((next_pc >> 32) as u32));
+            let d = inst.field(Field::Sdst);
+            b.s_set(d, rl);
+            b.s_set(d + 1, rh);
+            Ok(Flow::Jump((next_pc as i64).wrapping_add(simm * 4) as u64))
         }
         _ => Err(unsupported(inst)),
     }

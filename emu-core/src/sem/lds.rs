@@ -1,7 +1,8 @@
 //! LDS (DS) instructions, from the table's `mem` and `atomic` columns: loads and stores of 1 to 16 bytes
 //! (sign- or zero-extended, or into one half of a register: d16), the two-address forms (offsets in elements,
-//! or in 64-element strides), atomics of 32 and 64 bits with or without the old value, compare-and-store, and
-//! the global wave sync barrier. Data may be VGPRs or (gfx90a, gfx942) AGPRs. The cross-lane DS instructions
+//! or in 64-element strides), the lane-id forms (addtid: M0[15:0] + lane × 4), atomics of 32 and 64 bits with
+//! or without the old value, the two-operand ones (compare-and-store, masked or, wrap), the conditional
+//! exchange, and the global wave sync barrier. Data may be VGPRs or (gfx90a, gfx942) AGPRs. The cross-lane DS instructions
 //! are in [`super::xlane`].
 
 use isa_amdgpu::encoding::Field;
@@ -25,11 +26,20 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     if inst.field(Field::Gds) == 1 {
         return Err(form(inst, "GDS"));
     }
-    if mem.flags.contains(MemFlags::LANE_ID) {
-        return Err(form(inst, "lane-id addressing (addtid)"));
-    }
     let acc = inst.field(Field::Acc) == 1;
-    let addr = b.v_get(inst.field(Field::Addr));
+    let addr = if mem.flags.contains(MemFlags::LANE_ID) {
+        // addtid: M0[15:0] + lane id * 4 (then the offset as for any DS address)
+        let m0 = b.s_get(crate::wave::sreg::M0);
+        let k = b.s_const(0xffff);
+        let base = b.s_op(SOp::And, m0, k);
+        let base = b.v_splat(base);
+        let ids = b.v_lane_ids();
+        let four = splat(b, 4);
+        let at = b.v_op(VOp::MulLoU32, ids, four);
+        b.v_op(VOp::AddU32, base, at)
+    } else {
+        b.v_get(inst.field(Field::Addr))
+    };
     let m = b.exec();
     let bytes = mem.bytes as u32;
     let (o0, o1) = (inst.field(Field::Offset0), inst.field(Field::Offset1));
@@ -76,8 +86,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     }
 }
 
-/// A DS atomic: compare-and-store (data0 the value compared with, data1 the value stored), a two-address
-/// exchange, or a read-modify-write of 32 or 64 bits; the old value goes to vdst when the table says it returns.
+/// A DS atomic: one with two operands (compare-and-store, masked or, wrap: [`crate::rules::atomic2`]), the
+/// conditional exchange of two dwords, a two-address exchange, or a read-modify-write of 32 or 64 bits; the old
+/// value goes to vdst when the table says it returns.
 fn atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offsets: &[u32], acc: bool, m: B::M) -> Result<Flow<B::S>, ExecError> {
     let mem = inst.info.mem;
     let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
@@ -86,17 +97,32 @@ fn atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offsets: &[u32], acc: 
     let (d0, d1) = (inst.field(Field::Data0), inst.field(Field::Data1));
     let dst = vdst(inst);
     match op {
-        AtomicOp::CmpSwap => {
-            let cmp: Vec<B::V> = (0..n).map(|i| data_get(b, acc, d0 + i)).collect();
-            let src: Vec<B::V> = (0..n).map(|i| data_get(b, acc, d1 + i)).collect();
-            let old = b.lds_cmpst(addr, offsets[0], &cmp, &src, m)?;
+        AtomicOp::CmpSwap | AtomicOp::MskOr | AtomicOp::Wrap => {
+            // data0 is the first operand (the value compared with, the mask, the amount subtracted), data1 the
+            // second (the value stored, the bits or-ed in, the amount added)
+            let first: Vec<B::V> = (0..n).map(|i| data_get(b, acc, d0 + i)).collect();
+            let second: Vec<B::V> = (0..n).map(|i| data_get(b, acc, d1 + i)).collect();
+            let old = b.lds_atomic2(op, addr, offsets[0], &first, &second, m)?;
             if returns {
                 for (i, v) in old.into_iter().enumerate() {
                     data_set(b, acc, dst + i as u32, v, m);
                 }
             }
         }
-        AtomicOp::MskOr | AtomicOp::Wrap | AtomicOp::CondXchg => return Err(form(inst, "this two-operand LDS atomic")),
+        AtomicOp::CondXchg => {
+            // the two dwords at (ADDR + offset) & 0xfff8, each written from its half of data0 when that half's top
+            // bit is set
+            let off = splat(b, offsets[0]);
+            let at = b.v_op(VOp::AddU32, addr, off);
+            let align = splat(b, 0xfff8);
+            let at = b.v_op(VOp::And, at, align);
+            let data = (data_get(b, acc, d0), data_get(b, acc, d0 + 1));
+            let (lo, hi) = b.lds_atomic64(op, at, 0, data, m)?;
+            if returns {
+                data_set(b, acc, dst, lo, m);
+                data_set(b, acc, dst + 1, hi, m);
+            }
+        }
         _ => {
             // two-address exchanges swap data0 at the first address and data1 at the second
             for (k, &off) in offsets.iter().enumerate() {

@@ -19,6 +19,7 @@
 //! | [`vmem`] | GLOBAL, FLAT, SCRATCH, MUBUF/MTBUF |
 //! | [`image`] | MIMG |
 //! | [`mfma`] | MFMA, SMFMAC, AGPR moves |
+//! | [`index`] | VGPR index mode: its state instructions, and VALU instructions while it is on |
 //! | `refused` | the instructions no compute kernel can use on wavejit, each with why |
 //!
 //! Control flow comes back as a [`Flow`] so that a block compiler can turn it into jumps.
@@ -32,6 +33,7 @@ pub mod calls;
 mod compare;
 mod control;
 mod image;
+mod index;
 mod lds;
 pub mod mfma;
 mod operand;
@@ -154,6 +156,9 @@ pub enum ExecError {
     Private { mnemonic: &'static str, lane_bytes: u32 },
     #[error("{mnemonic}: lane {lane}: LDS {access} of {len} bytes at {address:#x} outside the workgroup's {size}-byte LDS allocation")]
     Lds { mnemonic: &'static str, lane: u32, access: crate::memory::Access, address: u64, len: u64, size: u64 },
+    /// An instruction the ISA guide calls illegal in the state it meets.
+    #[error("{mnemonic}: {what}, which the ISA guide calls illegal")]
+    Illegal { mnemonic: &'static str, what: &'static str },
     /// An instruction that has no meaning in a compute kernel on wavejit (privileged, trap-handler or debugger
     /// only, graphics), with why.
     #[error("{mnemonic}: {why}")]
@@ -177,6 +182,9 @@ pub fn reads_clock(inst: &Inst) -> bool {
 
 /// Executes one instruction at `pc`.
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    if index::applies(inst) && b.index_mode() {
+        return index::valu(b, inst);
+    }
     if inst.form == isa_amdgpu::Form::Sdwa {
         return execute_sdwa(b, inst, pc);
     }

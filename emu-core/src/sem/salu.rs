@@ -95,6 +95,30 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             b.s_set(d + 1, hi);
             Ok(Flow::Next)
         }
+        O::SSetGprIdxOn | O::SSetGprIdxIdx => super::index::execute(b, inst),
+        O::SMovrelsB32 | O::SMovrelsB64 => {
+            // D = SGPR[S0 + M0] (and SGPR[S0 + M0 + 1])
+            let n = if inst.info.opcode == O::SMovrelsB64 { 2 } else { 1 };
+            let d = inst.field(Field::Sdst);
+            let v: Vec<B::S> = (0..n).map(|k| relative_get(b, inst.field(Field::Ssrc0) + k)).collect();
+            for (k, v) in v.into_iter().enumerate() {
+                b.s_set(d + k as u32, v);
+            }
+            Ok(Flow::Next)
+        }
+        O::SMovreldB32 | O::SMovreldB64 => {
+            // SGPR[D + M0] (and SGPR[D + M0 + 1]) = S0
+            let v = if inst.info.opcode == O::SMovreldB64 {
+                let (lo, hi) = scalar_src64(b, inst, Field::Ssrc0)?;
+                vec![lo, hi]
+            } else {
+                vec![scalar_src(b, inst, inst.field(Field::Ssrc0))?]
+            };
+            for (k, v) in v.into_iter().enumerate() {
+                relative_set(b, inst.field(Field::Sdst) + k as u32, v);
+            }
+            Ok(Flow::Next)
+        }
         O::SAndn2B32 | O::SOrn2B32 | O::SNandB32 | O::SNorB32 | O::SXnorB32 => {
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
@@ -641,4 +665,36 @@ fn cmov_and_exec<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecE
         _ => return Err(unsupported(inst)),
     }
     Ok(Flow::Next)
+}
+
+/// SGPRs an M0-relative move reaches: s0..s101. The ISA guide's rule for SGPR numbers out of range: a source
+/// reads SGPR 0 instead, a destination is not written.
+const RELATIVE_SGPRS: u32 = 102;
+
+/// The register number `base + M0` and whether it is one of [`RELATIVE_SGPRS`].
+fn relative_index<B: Backend>(b: &mut B, base: u32) -> (B::S, B::S) {
+    let m0 = b.s_get(crate::wave::sreg::M0);
+    let k = b.s_const(base);
+    let index = b.s_op(SOp::Add, m0, k);
+    let limit = b.s_const(RELATIVE_SGPRS);
+    let ok = b.s_op(SOp::LtU, index, limit);
+    (index, ok)
+}
+
+/// SGPR[base + M0], or SGPR 0 when that is out of range.
+fn relative_get<B: Backend>(b: &mut B, base: u32) -> B::S {
+    let (index, ok) = relative_index(b, base);
+    let zero = b.s_const(0);
+    let index = b.s_select(ok, index, zero);
+    b.s_get_at(index)
+}
+
+/// SGPR[base + M0] = v, nothing when that is out of range (SGPR 0 rewritten with its own value).
+fn relative_set<B: Backend>(b: &mut B, base: u32, v: B::S) {
+    let (index, ok) = relative_index(b, base);
+    let zero = b.s_const(0);
+    let index = b.s_select(ok, index, zero);
+    let old = b.s_get_at(index);
+    let v = b.s_select(ok, v, old);
+    b.s_set_at(index, v);
 }

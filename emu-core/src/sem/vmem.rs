@@ -3,7 +3,7 @@
 //! AGPRs, with their address forms — a VGPR pair or an SGPR base plus a VGPR offset (GLOBAL), per-lane
 //! apertures (FLAT: the workgroup's LDS or global memory), each lane's private segment (SCRATCH, and MUBUF
 //! through the private segment buffer resource), buffer resources with the hardware's out-of-range rules
-//! (MUBUF, typed accesses included) — and vector cache control.
+//! (MUBUF and MTBUF, typed accesses included) — and vector cache control.
 
 use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::table::{MemDir, MemFlags, OperandKind};
@@ -53,7 +53,6 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32, exec)?;
             Lanes { lo, hi, offset: 0, m: exec, in_range: None }
         }
-        Encoding::Mtbuf => return Err(form(inst, "typed buffer accesses with the format in the instruction (MTBUF)")),
         _ if is_private_resource(b, inst)? => {
             if mem.flags.contains(MemFlags::FORMAT) {
                 return Err(form(inst, "a typed access through the private segment buffer"));
@@ -241,7 +240,7 @@ fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, 
     Ok(match op {
         AtomicOp::CmpSwap => {
             let (src, cmp) = cmpswap_data(b, acc, data, n);
-            b.lds_cmpst(addr, offset, &cmp, &src, m)?
+            b.lds_atomic2(AtomicOp::CmpSwap, addr, offset, &cmp, &src, m)?
         }
         _ if n == 2 => {
             let d = (data_get(b, acc, data), data_get(b, acc, data + 1));
@@ -262,27 +261,41 @@ fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<bool, ExecE
     Ok(b.uniform_bit(d3, 23))
 }
 
-/// A typed buffer access: elements in the format of the resource's word 3 (1-D buffer images); indexed
-/// (structured) accesses only, where the index decides what is in range.
+/// A typed buffer access: elements in the format of the resource's word 3 (MUBUF) or of the instruction's
+/// DFMT/NFMT fields (MTBUF, the channel selects still the resource's), converted as for 1-D buffer images.
+/// An indexed (structured) access is in range where the index is below num_records, one without an index where
+/// its offset is (the check is all or nothing for the element).
 fn buffer_format<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     let op = crate::image::FormatAccess::of(inst.info.mem).map_err(|what| form(inst, what))?;
-    if inst.field(Field::Idxen) == 0 {
-        return Err(form(inst, "a typed buffer access without an index"));
-    }
     let (lo, hi, ok) = buffer_lanes(b, inst, 1)?;
     let word3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
+    let word3 = if inst.encoding() == Encoding::Mtbuf {
+        // the format fields of word 3 (NFMT bits 14:12, DFMT bits 18:15) from the instruction
+        let keep = b.s_const(!(0x7f << 12));
+        let kept = b.s_op(SOp::And, word3, keep);
+        let format = b.s_const(inst.field(Field::Dfmt) << 15 | inst.field(Field::Nfmt) << 12);
+        b.s_op(SOp::Or, kept, format)
+    } else {
+        word3
+    };
     let acc = inst.field(Field::Acc) == 1;
     let exec = b.exec();
     let m = b.mask_op(MaskOp::And, exec, ok);
     let d = inst.field(Field::Vdata);
+    // d16_hi: the one 16-bit component goes to (comes from) the high half of the register, the low half kept
+    let high = inst.info.mem.flags.contains(MemFlags::D16_HI);
     if op.load {
         let out = b.v_buffer_format(&op, word3, lo, hi, &[], m)?;
         for (i, v) in out.into_iter().enumerate() {
             let v = in_range(b, Some(ok), v);
-            data_set(b, acc, d + i as u32, v, exec);
+            if high {
+                write_narrow(b, acc, d, v, Some(true), exec);
+            } else {
+                data_set(b, acc, d + i as u32, v, exec);
+            }
         }
     } else {
-        let data: Vec<B::V> = (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect();
+        let data: Vec<B::V> = (0..op.data_regs() as u32).map(|i| store_data(b, acc, d + i, high)).collect();
         b.v_buffer_format(&op, word3, lo, hi, &data, m)?;
     }
     Ok(())
@@ -290,10 +303,17 @@ fn buffer_format<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
 
 type BufferLanes<B> = (<B as Backend>::V, <B as Backend>::V, <B as Backend>::M);
 
-/// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
-fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
-    let r = inst.field(Field::Srsrc) * 4;
-    let (d0, d1, d2) = (b.s_get(r), b.s_get(r + 1), b.s_get(r + 2));
+/// The fields of a buffer resource (V#) that address memory, read from the four SGPRs from `first`: the 48-bit
+/// base (dword 0, and bits 15:0 of dword 1), the stride (bits 29:16 of dword 1) and num_records (dword 2).
+pub(super) struct BufferResource<S> {
+    pub base_lo: S,
+    pub base_hi: S,
+    pub stride: S,
+    pub num_records: S,
+}
+
+pub(super) fn buffer_resource<B: Backend>(b: &mut B, first: u32) -> BufferResource<B::S> {
+    let (d0, d1, d2) = (b.s_get(first), b.s_get(first + 1), b.s_get(first + 2));
     let base_hi = {
         let m = b.s_const(0xffff);
         b.s_op(SOp::And, d1, m)
@@ -303,6 +323,12 @@ fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<Buffer
         let s = b.s_op(SOp::Lshr, d1, sh);
         b.s_op(SOp::And, s, m)
     };
+    BufferResource { base_lo: d0, base_hi, stride, num_records: d2 }
+}
+
+/// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
+fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
+    let BufferResource { base_lo: d0, base_hi, stride, num_records: d2 } = buffer_resource(b, inst.field(Field::Srsrc) * 4);
     let so = inst.field(Field::Soffset);
     let soffset = match so {
         0..=127 => b.s_get(so),

@@ -54,11 +54,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let (data, index) = match inst.info.opcode {
                 O::DsSwizzleB32 => {
                     let data = b.v_get(inst.field(Field::Addr));
-                    let ids = b.v_lane_ids();
-                    (data, swizzle_sources(b, ids, offset))
+                    let sources: [u32; 64] = std::array::from_fn(|i| swizzle_source(offset, i as u32));
+                    (data, b.v_const(&sources))
                 }
-                O::DsBpermuteB32 => {
-                    // index = (addr + offset) / 4
+                _ => {
+                    // the lane = (addr + offset) / 4 (mod 64): bpermute reads from it, permute writes to it
                     let addr = b.v_get(inst.field(Field::Addr));
                     let off = b.s_const(offset);
                     let off = b.v_splat(off);
@@ -67,9 +67,8 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     let two = b.v_splat(two);
                     (b.v_get(inst.field(Field::Data0)), b.v_op(VOp::Lshr, byte, two))
                 }
-                _ => return Err(form(inst, "ds_permute (forward permute)")),
             };
-            let r = b.v_permute(data, index, m);
+            let r = if inst.info.opcode == O::DsPermuteB32 { b.v_permute_forward(data, index, m) } else { b.v_permute(data, index, m) };
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
@@ -77,35 +76,64 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     }
 }
 
-/// Source lane of every lane for a ds_swizzle pattern: QUAD_PERM (bit 15: lanes within a quad), or BITMASK
-/// (((lane & and) | or) ^ xor within groups of 32).
-fn swizzle_sources<B: Backend>(b: &mut B, ids: B::V, pattern: u32) -> B::V {
-    let splat = |b: &mut B, x: u32| {
-        let s = b.s_const(x);
-        b.v_splat(s)
-    };
-    if pattern & 0x8000 != 0 {
-        // quad base + the 2-bit selector for (lane & 3)
-        let three = splat(b, 3);
-        let pos = b.v_op(VOp::And, ids, three);
-        let two = splat(b, 2);
-        let shift = b.v_op(VOp::Shl, pos, two);
-        let sel = splat(b, pattern & 0xff);
-        let sel = b.v_op(VOp::Lshr, sel, shift);
-        let sel = b.v_op(VOp::And, sel, three);
-        let not3 = splat(b, !3);
-        let base = b.v_op(VOp::And, ids, not3);
-        b.v_op(VOp::Or, base, sel)
+/// The lane a ds_swizzle with offset `pattern` reads for lane `i`, as the ISA guide's DS_SWIZZLE_B32 pseudocode
+/// says: FFT (0xe000 and up: the 5-bit lane number reversed, shifted right by the number of mask bits, the mask
+/// bits of the lane kept), rotate (0xc000 and up: by offset[9:5] lanes, right when offset[10] is set, the mask
+/// bits of the lane kept), QUAD_PERM (offset[15]: lanes within a quad), or BITMASK (((lane & and) | or) ^ xor);
+/// all within groups of 32 lanes.
+fn swizzle_source(pattern: u32, i: u32) -> u32 {
+    let (mask, group) = (pattern & 0x1f, i & 0x20);
+    let within = if pattern >= 0xe000 {
+        ((i & 0x1f).reverse_bits() >> 27 >> mask.count_ones()) | (i & mask)
+    } else if pattern >= 0xc000 {
+        let rotate = (pattern >> 5) & 0x1f;
+        let rotated = if pattern >> 10 & 1 == 1 { i.wrapping_sub(rotate) } else { i.wrapping_add(rotate) };
+        (i & mask) | (rotated & !mask)
+    } else if pattern & 0x8000 != 0 {
+        (i & !3) | (pattern >> (2 * (i & 3))) & 3
     } else {
         let (and, or, xor) = (pattern & 0x1f, (pattern >> 5) & 0x1f, (pattern >> 10) & 0x1f);
-        let group = splat(b, !0x1f);
-        let base = b.v_op(VOp::And, ids, group);
-        let m_and = splat(b, and);
-        let m_or = splat(b, or);
-        let m_xor = splat(b, xor);
-        let low = b.v_op(VOp::And, ids, m_and);
-        let low = b.v_op(VOp::Or, low, m_or);
-        let low = b.v_op(VOp::Xor, low, m_xor);
-        b.v_op(VOp::Or, base, low)
+        ((i & and) | or) ^ xor
+    };
+    (within & 0x1f) | group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::swizzle_source;
+
+    /// The 32 lanes a pattern reads, as the ISA guide writes them: lane values 1..=0x20.
+    fn read(pattern: u32) -> Vec<u32> {
+        (0..32).map(|i| swizzle_source(pattern, i) + 1).collect()
+    }
+
+    #[test]
+    fn swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
+        // DS_SWIZZLE_B32's examples, input {1, 2, ... 0x20}
+        let fft0 = [1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16, 0xe, 0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20];
+        assert_eq!(read(0xe000), fft0);
+        let fft10 = [1, 9, 5, 0xd, 3, 0xb, 7, 0xf, 2, 0xa, 6, 0xe, 4, 0xc, 8, 0x10, 0x11, 0x19, 0x15, 0x1d, 0x13, 0x1b, 0x17, 0x1f, 0x12, 0x1a, 0x16, 0x1e, 0x14, 0x1c, 0x18, 0x20];
+        assert_eq!(read(0xe010), fft10);
+        assert_eq!(read(0xe01f), (1..=32).collect::<Vec<u32>>());
+        // rotate by 1 (offset[9:5] = 1), left and right (offset[10]), with mask 0 and 1
+        let left: Vec<u32> = (2..=32).chain([1]).collect();
+        assert_eq!(read(0xc000 | 1 << 5), left);
+        let right: Vec<u32> = [32].into_iter().chain(1..=31).collect();
+        assert_eq!(read(0xc000 | 1 << 10 | 1 << 5), right);
+        let left1 = [1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20, 0x1f, 2];
+        assert_eq!(read(0xc000 | 1 << 5 | 1), left1);
+        let right1 = [0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20];
+        assert_eq!(read(0xc000 | 1 << 10 | 1 << 5 | 1), right1);
+        // the second group of 32 lanes does the same among itself
+        assert_eq!(swizzle_source(0xc000 | 1 << 5, 63), 32);
+    }
+
+    #[test]
+    fn swizzle_quad_perm_and_bitmask_modes_follow_the_isa_guide() {
+        // QUAD_PERM [3, 2, 1, 0]: each quad reversed
+        assert_eq!(read(0x8000 | 0b00_01_10_11)[..8], [4, 3, 2, 1, 8, 7, 6, 5]);
+        // BITMASK SWAPX1 (xor 1, and 0x1f) and BCASTX32 of lane 5 (or 5, and 0)
+        assert_eq!(read(1 << 10 | 0x1f)[..4], [2, 1, 4, 3]);
+        assert!(read(5 << 5).iter().all(|&l| l == 6));
     }
 }

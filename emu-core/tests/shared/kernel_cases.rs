@@ -456,6 +456,35 @@ fn cross_lane_permute_swizzle_readlane_and_ballot_match_the_cpu() {
 }
 
 #[test]
+fn dynamic_vector_element_access_in_vgpr_index_mode_matches_the_cpu() {
+    // a uniform index (s_set_gpr_idx_on around v_mov_b32, reading and writing) and a per-lane one, several k
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("gpr_index", target);
+        let f = co.kernel_function(&co.kernels[0]).unwrap();
+        let t = isa_amdgpu::Target::from_name(target).unwrap();
+        let uses = isa_amdgpu::listing::list(f.code(), f.address, t).iter().any(|l| l.inst.as_ref().is_ok_and(|i| i.info.opcode == isa_amdgpu::Opcode::SSetGprIdxOn));
+        assert!(uses, "{target}: the kernel uses VGPR index mode");
+        for k in [0, 7, 30, 31 + 32] {
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let n = 64 * 3usize;
+            let input: Vec<f32> = (0..32 * n).map(|i| i as f32 * 0.25 - 50.0).collect();
+            let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 % 97 - 40).collect();
+            let din = upload(&mem, &input, "in");
+            let didx = upload_i32(&mem, &idx, "idx");
+            let dout = upload(&mem, &vec![0.0; 2 * n], "out");
+            let dio = upload(&mem, &vec![0.0; 32 * n], "io");
+            let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(din), ArgValue::Pointer(didx), ArgValue::Pointer(dout), ArgValue::Pointer(dio), ArgValue::I32(k)];
+            run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() })
+                .unwrap_or_else(|e| panic!("{target}: {e}"));
+            let (out, io) = test_kernels::reference::gpr_index(&input, &idx, k);
+            assert_eq!(bits(&download(&mem, dout, 2 * n)), bits(&out), "{target} k={k}: out");
+            assert_eq!(bits(&download(&mem, dio, 32 * n)), bits(&io), "{target} k={k}: io");
+        }
+    }
+}
+
+#[test]
 fn dpp_row_shifts_quad_permutes_mirrors_and_row_masks_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {
         let (dev, co) = setup("dpp", target);

@@ -1,0 +1,157 @@
+//! Instructions whose results differ from lane to lane, on both engines and targets, against CPU references
+//! written from the CDNA3 ISA guide's definitions: each instruction (assembled by llvm-mc-19) runs once on the
+//! interpreter and once as a JIT block from the same wave, and both must leave what the reference computes.
+
+use std::sync::OnceLock;
+
+use emu_core::interp::Interp;
+use emu_core::memory::DeviceMemory;
+use emu_core::sem::execute;
+use emu_core::wave::{Lanes, WaveState};
+use isa_amdgpu::{decode, Target};
+
+mod common;
+
+fn jit() -> &'static jit::Jit {
+    static JIT: OnceLock<jit::Jit> = OnceLock::new();
+    JIT.get_or_init(|| jit::Jit::new().expect("a JIT for this host"))
+}
+
+/// Pseudo-random lane values (a fixed 64-bit LCG), the same on every run.
+fn lanes(seed: u64, f: impl Fn(u64) -> u32) -> Lanes {
+    let mut x = seed;
+    std::array::from_fn(|_| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        f(x >> 33)
+    })
+}
+
+/// Runs the one instruction `asm` on `wave` for `target`: on the interpreter and as a JIT block, each from a copy;
+/// both must leave the same registers. Returns the interpreter's wave.
+fn run_both(asm: &str, target: Target, wave: &WaveState) -> WaveState {
+    let bytes = &common::assemble(&[asm], target)[0];
+    let inst = decode(bytes, 0x1000, target).unwrap_or_else(|e| panic!("{asm}: {e}"));
+    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+    let (mut a, mut j) = (wave.clone(), wave.clone());
+    let (mut lds_a, mut lds_j) = (vec![0u8; 65536], vec![0u8; 65536]);
+    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: "per_lane", accesses: None };
+    execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{asm} [{}] interpreter: {e}", target.name()));
+    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{asm} [{}] JIT: {exit:?}", target.name());
+    assert!(a.vgprs == j.vgprs && a.sgprs == j.sgprs, "{asm} [{}]: the engines leave different registers", target.name());
+    a
+}
+
+/// ds_permute_b32 (forward permute): every lane of EXEC, in lane order, sends its DATA0 to lane
+/// ((ADDR + offset) / 4) mod 64 of a temporary that starts at 0 (so of several senders the highest lane wins);
+/// VDST takes the temporary in EXEC's lanes and keeps its value in the others.
+#[test]
+fn ds_permute_sends_each_active_lane_to_the_lane_its_address_names_and_the_highest_sender_wins() {
+    for target in Target::ALL {
+        for (seed, exec) in [(1u64, u64::MAX), (2, 0x0f0f_3c3c_ffff_0001), (3, 0x8000_0000_0000_0001)] {
+            let mut w = WaveState::new(0x1000, 8, 0);
+            w.set_exec(exec);
+            // destination lanes with collisions (a byte address below 0, in high bits, or past lane 63 included)
+            let dest = lanes(seed, |x| (x % 80) as u32);
+            w.vgprs[1] = std::array::from_fn(|l| (dest[l] * 4).wrapping_sub(4) | if l % 7 == 0 { 0x100 } else { 0 });
+            w.vgprs[2] = std::array::from_fn(|l| 0x1000 * l as u32 + 7);
+            w.vgprs[0] = [0xdead_beef; 64];
+            let out = run_both("ds_permute_b32 v0, v1, v2 offset:4", target, &w);
+            let mut tmp = [0u32; 64];
+            for l in (0..64).filter(|l| exec >> l & 1 == 1) {
+                tmp[((w.vgprs[1][l].wrapping_add(4) / 4) % 64) as usize] = w.vgprs[2][l];
+            }
+            let want: Lanes = std::array::from_fn(|l| if exec >> l & 1 == 1 { tmp[l] } else { 0xdead_beef });
+            assert_eq!(out.vgprs[0], want, "[{}] exec {exec:#x}", target.name());
+        }
+    }
+}
+
+/// A forward permute by a permutation p followed by a backward permute (ds_bpermute_b32: lane l reads lane
+/// ADDR / 4) by the same p gives every lane its own value back.
+#[test]
+fn ds_bpermute_undoes_ds_permute_by_the_same_permutation() {
+    for target in Target::ALL {
+        let mut w = WaveState::new(0x1000, 8, 0);
+        w.set_exec(u64::MAX);
+        // a permutation of the lanes: l -> (l * 37 + 11) mod 64 (37 is odd, so it is one-to-one)
+        w.vgprs[1] = std::array::from_fn(|l| ((l as u32 * 37 + 11) % 64) * 4);
+        w.vgprs[2] = lanes(9, |x| x as u32);
+        let sent = run_both("ds_permute_b32 v3, v1, v2", target, &w);
+        let back = run_both("ds_bpermute_b32 v4, v1, v3", target, &sent);
+        assert_eq!(back.vgprs[4], w.vgprs[2], "[{}]", target.name());
+    }
+}
+
+/// Runs `asm` on the interpreter alone (the JIT's runner hands a wave in VGPR index mode to it).
+fn interpret(asm: &str, target: Target, wave: &mut WaveState) -> Result<(), String> {
+    let bytes = &common::assemble(&[asm], target)[0];
+    let inst = decode(bytes, 0x1000, target).unwrap_or_else(|e| panic!("{asm}: {e}"));
+    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+    let mut lds = vec![0u8; 65536];
+    let mut b = Interp { wave, mem: &mem, lds: &mut lds, mnemonic: "per_lane", accesses: None };
+    execute(&mut b, &inst, 0x1000).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// VGPR index mode (CDNA3 ISA guide, "VGPR Indexing"): s_set_gpr_idx_on sets M0[7:0] = S0[7:0] and M0[15:12] =
+/// the mode and turns the mode on (both engines); v_mov_b32 then adds the index to its VGPR source (mode bit 12)
+/// and destination (bit 15); s_set_gpr_idx_idx/mode change the fields, s_set_gpr_idx_off ends the mode.
+#[test]
+fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instructions() {
+    for target in Target::ALL {
+        let mut w = WaveState::new(0x1000, 40, 0);
+        w.set_exec(0xffff_0000_ffff_00ff);
+        w.sgprs[124] = 0xabcd_0000;
+        w.sgprs[2] = 0x1234_5605;
+        for r in 0..40 {
+            w.vgprs[r] = std::array::from_fn(|l| (r * 1000 + l) as u32);
+        }
+        // SRC0 and DST: mode 0b1001
+        let mut w = run_both("s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)", target, &w);
+        assert!(w.gpr_idx, "[{}]", target.name());
+        assert_eq!(w.sgprs[124], 0xabcd_9005, "[{}] M0", target.name());
+        let before = w.vgprs.clone();
+        interpret("v_mov_b32 v10, v20", target, &mut w).unwrap();
+        let exec = w.exec();
+        for r in 0..40 {
+            let want: Lanes = if r == 15 { std::array::from_fn(|l| if exec >> l & 1 == 1 { before[25][l] } else { before[15][l] }) } else { before[r] };
+            assert_eq!(w.vgprs[r], want, "[{}] v{r}", target.name());
+        }
+        // only the source indexed; an SGPR source is not
+        let w2 = run_both("s_set_gpr_idx_mode gpr_idx(SRC0)", target, &w);
+        assert_eq!(w2.sgprs[124], 0xabcd_1005, "[{}] M0", target.name());
+        let mut w2 = run_both("s_set_gpr_idx_idx s3", target, &WaveState { sgprs: { let mut s = w2.sgprs; s[3] = 0x102; s }, ..w2 });
+        assert_eq!(w2.sgprs[124], 0xabcd_1002, "[{}] M0", target.name());
+        interpret("v_mov_b32 v1, v3", target, &mut w2).unwrap();
+        assert_eq!(w2.vgprs[1][3], before[5][3], "[{}]", target.name());
+        interpret("v_mov_b32 v1, s2", target, &mut w2).unwrap();
+        assert_eq!(w2.vgprs[1][3], 0x1234_5605, "[{}]", target.name());
+        // other VALU instructions stop, and so does an index past v255
+        let e = interpret("v_add_u32 v1, v2, v3", target, &mut w2.clone()).unwrap_err();
+        assert!(e.contains("v_add_u32_e32: VGPR index mode (s_set_gpr_idx_on) on an instruction other than v_mov_b32"), "{e}");
+        let mut far = w2.clone();
+        far.sgprs[124] = 0x8080;
+        let e = interpret("v_mov_b32 v200, v1", target, &mut far).unwrap_err();
+        assert!(e.contains("VGPR index mode reaches past v255, which the ISA guide calls illegal"), "{e}");
+        let off = run_both("s_set_gpr_idx_off", target, &w2);
+        assert!(!off.gpr_idx, "[{}]", target.name());
+    }
+}
+
+/// ds_swizzle_b32's FFT and rotate modes (offset 0xe000 and up, 0xc000 and up) read the lanes of the ISA guide's
+/// examples (written there as the values 1..=0x20 of the lanes read), in each group of 32 lanes, on both engines.
+#[test]
+fn ds_swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
+    let fft0 = [1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16, 0xe, 0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20];
+    let right1 = [0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20];
+    for target in Target::ALL {
+        for (offset, table) in [(0xe000u32, fft0), (0xc000 | 1 << 10 | 1 << 5 | 1, right1)] {
+            let mut w = WaveState::new(0x1000, 4, 0);
+            w.set_exec(u64::MAX);
+            w.vgprs[1] = std::array::from_fn(|l| 0x100 * l as u32 + 3);
+            let out = run_both(&format!("ds_swizzle_b32 v0, v1 offset:{offset}"), target, &w);
+            let want: Lanes = std::array::from_fn(|l| w.vgprs[1][(l & 0x20) + table[l & 0x1f] as usize - 1]);
+            assert_eq!(out.vgprs[0], want, "[{}] offset {offset:#x}", target.name());
+        }
+    }
+}
