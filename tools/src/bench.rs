@@ -112,7 +112,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
         let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
         // the VALU instruction count, from an observed (interpreted) run
-        let d = KernelDispatch { mem: &mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape, args: &args, limits };
+        let d = KernelDispatch { mem: &mem, device: dev, co: alu, kernel: &alu.kernels[0], shape, args: &args, limits };
         let counter = ClassCounter::default();
         let s = d.run_observed(&counter)?;
         let valu = counter.count(Unit::Valu) * 64;
