@@ -198,7 +198,32 @@ struct Cu {
     lds_free: u64,
 }
 
-/// A SIMD: what its turn reads first (its units, its live turn, its waves' bounds), then its waves.
+/// A resident wave as its SIMD's turn sees it: whether it can issue is decided from here and the units' state,
+/// without reading the wave, until it issues.
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    /// No earlier than this cycle can the wave issue (`u64::MAX` while it waits at a barrier or has ended). A
+    /// lower bound: the times it comes from only move later, except when a barrier releases, which sets it
+    /// anew.
+    lb: u64,
+    /// The cycle the head's `s_waitcnt` counts and source registers allow it to issue (meaningful while `head`
+    /// is set: they change only when the wave issues).
+    waits: u64,
+    wave: u32,
+    /// The info of the wave's head ([`UNKNOWN`]: not looked up since the wave last issued).
+    head: u32,
+}
+
+/// A [`Resident`] whose head is to be looked up.
+const UNKNOWN: u32 = u32::MAX;
+
+impl Resident {
+    fn new(wave: u32, lb: u64) -> Resident {
+        Resident { lb, waits: 0, wave, head: UNKNOWN }
+    }
+}
+
+/// A SIMD: what its turn reads first (its units, its live turn), then its resident waves.
 #[repr(C, align(64))]
 struct Simd {
     len: usize,
@@ -211,12 +236,8 @@ struct Simd {
     cu: u32,
     vgprs: u32,
     sgprs: u32,
-    /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
-    /// has ended). A lower bound: the times it comes from only move later, except when a barrier releases,
-    /// which sets it anew.
-    lbs: [u64; MAX_WAVES],
     /// Resident waves, oldest first (the first `len`).
-    waves: [u32; MAX_WAVES],
+    resident: [Resident; MAX_WAVES],
 }
 
 /// An instruction the engine executed in the block being run.
@@ -407,7 +428,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .collect();
         let per = m.core.simds_per_cu;
         let simds = (0..topo.cus() * per)
-            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], waves: [0; MAX_WAVES] })
+            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, resident: [Resident::new(0, 0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
         let dispatch = next_dispatch_id();
@@ -725,8 +746,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
             };
             let s = &mut self.simds[simd as usize];
-            s.waves[s.len] = id;
-            s.lbs[s.len] = start + penalty;
+            s.resident[s.len] = Resident::new(id, start + penalty);
             s.len += 1;
             s.vgprs += self.wave_vgprs;
             s.sgprs += self.wave_sgprs;
@@ -760,9 +780,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn end_wave(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
         let s = &mut self.simds[simd];
-        let k = s.waves[..s.len].iter().position(|&x| x as usize == w).expect("resident on its SIMD");
-        s.waves.copy_within(k + 1..s.len, k);
-        s.lbs.copy_within(k + 1..s.len, k);
+        let k = s.resident[..s.len].iter().position(|r| r.wave as usize == w).expect("resident on its SIMD");
+        s.resident.copy_within(k + 1..s.len, k);
         s.len -= 1;
         s.vgprs -= self.waves[w].vgprs;
         s.sgprs -= self.waves[w].sgprs;
@@ -841,9 +860,21 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(info)
     }
 
-    fn constraints(&self, w: usize, s: usize, info: u32) -> Constraints {
+    /// Whether [`Model::head`] finds wave `w`'s head without decoding.
+    fn known_head(&self, w: usize) -> bool {
         let wave = &self.waves[w];
-        let simd = &self.simds[s];
+        wave.head != u32::MAX || self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0)
+    }
+
+    /// The constraints on wave `w`'s head (instruction info `info`) on SIMD `s`.
+    fn constraints(&self, w: usize, s: usize, info: u32) -> Constraints {
+        Constraints { unit: self.unit_ready(s, info), ..self.waits(w, info) }
+    }
+
+    /// The constraints on wave `w`'s head (instruction info `info`) that only the wave's own issues move: its
+    /// `s_waitcnt` counts and its source registers (`unit` left at 0).
+    fn waits(&self, w: usize, info: u32) -> Constraints {
+        let wave = &self.waves[w];
         let i = &self.infos[info as usize];
         let mut c = Constraints::default();
         if let Sequencer::Waitcnt(n) = i.sequencer {
@@ -851,7 +882,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             c.lgkm = wave.waits.lgkm_ready(n.lgkmcnt);
         }
         c.dependency = wave.waits.operands_ready(&i.reads);
-        c.unit = match i.timing.pipe {
+        c
+    }
+
+    /// When the unit of instruction info `info` on SIMD `s` is free for it: the part of its constraints that
+    /// other waves' issues move.
+    #[inline]
+    fn unit_ready(&self, s: usize, info: u32) -> u64 {
+        let simd = &self.simds[s];
+        let i = &self.infos[info as usize];
+        let unit = match i.timing.pipe {
             Pipe::Valu | Pipe::Mfma => simd.valu_free,
             Pipe::MfmaExclusive => simd.valu_free.max(simd.mfma_free),
             // the texture address unit, and room for the instruction's lines among the CU's misses in flight
@@ -864,9 +904,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             _ => 0,
         };
         if i.timing.pipe == Pipe::Mfma {
-            c.unit = c.unit.max(simd.mfma_free);
+            unit.max(simd.mfma_free)
+        } else {
+            unit
         }
-        c
+    }
+
+    /// Looks up the head of the wave on slot `k` of SIMD `s` and the cycle its [`Model::waits`] allow.
+    fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, u64), EngineError> {
+        let w = self.simds[s].resident[k].wave as usize;
+        let info = self.head(w)?;
+        let waits = self.waits(w, info).ready();
+        let r = &mut self.simds[s].resident[k];
+        (r.head, r.waits) = (info, waits);
+        Ok((info, waits))
     }
 
     /// SIMD `s`'s issue turn at cycle `t`; schedules its next turn worth taking (the earliest cycle one of its
@@ -875,20 +926,19 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut used = 0u8;
         let mut next = u64::MAX;
         for k in 0..self.simds[s].len {
-            let lb = self.simds[s].lbs[k];
-            if lb > t {
-                next = next.min(lb);
+            let r = self.simds[s].resident[k];
+            if r.lb > t {
+                next = next.min(r.lb);
                 continue;
             }
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
-            // constraints remain to check
-            let w = self.simds[s].waves[k] as usize;
-            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
-            let info = self.head(w)?;
-            let c = self.constraints(w, s, info);
-            let ready = c.ready();
+            // constraints remain to check: its waits, known since it last issued, and its unit's state
+            let w = r.wave as usize;
+            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= r.lb, "the bound covers the turn and holds");
+            let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, k)? } else { (r.head, r.waits) };
+            let ready = waits.max(self.unit_ready(s, info));
             if ready > t {
-                self.simds[s].lbs[k] = ready;
+                self.simds[s].resident[k].lb = ready;
                 next = next.min(ready);
                 continue;
             }
@@ -897,11 +947,18 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(t + 1);
                 continue;
             }
+            let c = self.constraints(w, s, info);
+            debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
             self.issue(t, s, w, info, c)?;
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
-            self.simds[s].lbs[k] = lb;
+            let r = &mut self.simds[s].resident[k];
+            (r.lb, r.head) = (lb, UNKNOWN);
+            // the next head's waits while the wave is at hand, when it is known without decoding
+            if lb != u64::MAX && self.known_head(w) {
+                self.look_up_head(s, k)?;
+            }
             next = next.min(lb);
         }
         if next != u64::MAX {
@@ -1222,8 +1279,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let lb = wave.next_turn.max(wave.hold);
             let (simd, index) = (wave.simd as usize, wave.index as usize);
             let sd = &mut self.simds[simd];
-            let k = sd.waves[..sd.len].iter().position(|&x| x == id).expect("resident on its SIMD");
-            sd.lbs[k] = lb;
+            let k = sd.resident[..sd.len].iter().position(|r| r.wave == id).expect("resident on its SIMD");
+            sd.resident[k].lb = lb;
             let functional = &mut self.slots[slot].as_mut().expect("resident").group.waves[index];
             if functional.status == WaveStatus::AtBarrier {
                 functional.status = WaveStatus::Running;
