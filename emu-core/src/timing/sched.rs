@@ -53,7 +53,7 @@ use crate::device::DevicePreset;
 use crate::dispatch::DispatchContext;
 use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
 use crate::memory::DeviceMemory;
-use crate::observe::{classify, next_dispatch_id, Dir, Event, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
+use crate::observe::{classify, next_dispatch_id, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
 use crate::wave::{WaveClock, WaveStatus};
 
 /// Runs `launch` in the timing model: the results of a functional dispatch, its modeled cycles and the model's
@@ -274,22 +274,38 @@ thread_local! {
     };
 }
 
-/// The observer the model runs blocks with: it records each executed instruction and its lane accesses.
+/// The observer the model runs blocks with: it records each executed instruction and its lane accesses. It
+/// never asks to switch waves and reads the log only once the block has run, so it takes runs of instructions
+/// without memory accesses as batches.
 struct Recorder;
+
+impl Log {
+    fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &[LaneAccess]) {
+        let Log { entries, new, acc, buf, known, base } = self;
+        let a = classify(inst, accesses, buf);
+        let acc_start = acc.len() as u32;
+        acc.extend_from_slice(a);
+        let info = known.get((pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
+        if info == 0 {
+            new.push((entries.len() as u32, *inst));
+        }
+        entries.push(Entry { pc, exec, info, acc_start, acc_len: a.len() as u32 });
+    }
+}
 
 impl Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
+    const BATCHES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
+        LOG.with_borrow_mut(|log| log.record(ev.pc, ev.inst, ev.exec, ev.accesses));
+    }
+    fn batch(&self, b: &InstBatch<'_>) {
         LOG.with_borrow_mut(|log| {
-            let Log { entries, new, acc, buf, known, base } = log;
-            let a = classify(ev.inst, ev.accesses, buf);
-            let acc_start = acc.len() as u32;
-            acc.extend_from_slice(a);
-            let info = known.get((ev.pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
-            if info == 0 {
-                new.push((entries.len() as u32, *ev.inst));
+            for _ in 0..b.times {
+                for (pc, inst, exec) in b.iter() {
+                    log.record(pc, inst, exec, &[]);
+                }
             }
-            entries.push(Entry { pc: ev.pc, exec: ev.exec, info, acc_start, acc_len: a.len() as u32 });
         });
     }
 }
