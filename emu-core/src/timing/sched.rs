@@ -118,11 +118,27 @@ const NO_WORK: u32 = TAKEN - 1;
 /// cycles of its LDS lanes. The cycles they cost are decided at issue.
 #[derive(Debug, Clone, Copy)]
 struct Work {
-    /// Its line requests: `reqs[start..start + len]` of the wave.
-    start: u32,
-    len: u32,
+    lines: Lines,
     /// Its LDS lanes' bank cycles and conflict cycles (summed over rounds), when it has LDS lanes.
     banks: Option<(u64, u64)>,
+}
+
+/// A memory instruction's line requests.
+#[derive(Debug, Clone, Copy)]
+enum Lines {
+    /// `reqs[start..start + len]` of the wave.
+    Listed { start: u32, len: u32 },
+    /// The L1 lines of the range `[start, end)`, all of one kind: the lanes of a vector memory instruction
+    /// access one contiguous range ([`contiguous_range`]). [`range_lines`] makes them at issue.
+    Range { start: u64, end: u64, kind: Kind },
+}
+
+impl Work {
+    const NONE: Work = Work { lines: Lines::Listed { start: 0, len: 0 }, banks: None };
+
+    fn listed(start: usize, end: usize, banks: Option<(u64, u64)>) -> Work {
+        Work { lines: Lines::Listed { start: start as u32, len: (end - start) as u32 }, banks }
+    }
 }
 
 /// What an observer is told about a queued instruction (kept only for an active observer).
@@ -371,6 +387,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     /// Scratch of placement: the SIMD of each wave of a workgroup.
     plan: Vec<u32>,
     lines: Vec<LineUse>,
+    /// Scratch of issue: the line requests of a [`Lines::Range`].
+    range_reqs: Vec<LineRequest>,
     // what the dispatch needs per workgroup and wave
     wave_vgprs: u32,
     wave_sgprs: u32,
@@ -493,6 +511,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             rounds: Some(Rounds::new()),
             plan: Vec::new(),
             lines: Vec::with_capacity(128),
+            range_reqs: Vec::with_capacity(128),
             wave_vgprs: round_up(kd.vgpr_alloc_count(), m.core.vgpr_granule),
             wave_sgprs: round_up(kd.sgpr_alloc_count().unwrap_or(0), m.core.sgpr_granule),
             group_lds: round_up(launch.group_segment_size, m.core.lds_granule),
@@ -1325,7 +1344,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 l += line;
             }
         }
-        Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None }
+        Work::listed(start, reqs.len(), None)
     }
 
     /// A vector memory instruction's device-memory lanes coalesced into L1 lines (private lanes at their
@@ -1333,11 +1352,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// of its FLAT lanes in the shared aperture.
     fn vector_work(&mut self, w: usize, lanes: &[LaneAccess], scratch: Option<(u64, u64)>) -> Work {
         let line = self.m.l1.line_bytes;
-        let reqs = &mut self.waves[w].reqs;
-        let start = reqs.len();
         let places = &self.places;
-        if contiguous_lines(lanes, |a| places.of(a, None), line as u64, reqs) {
-            return Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None };
+        if let Some((start, end, kind)) = contiguous_range(lanes, |a| places.of(a, None), line as u64) {
+            return Work { lines: Lines::Range { start, end, kind }, banks: None };
         }
         let mut rounds = self.rounds.take().expect("the lane scratch");
         let places = &self.places;
@@ -1354,11 +1371,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             };
             reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
         }
-        let len = reqs.len() - start;
+        let end = reqs.len();
         rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
         let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
         self.rounds = Some(rounds);
-        Work { start: start as u32, len: len as u32, banks }
+        Work::listed(start, end, banks)
     }
 
     /// A DS instruction's bank cycles (none for lane permutes and swizzles, which touch no bank).
@@ -1367,18 +1384,18 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         rounds.fill(lanes, |a| a.address, |_| true);
         let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
         self.rounds = Some(rounds);
-        Work { start: 0, len: 0, banks }
+        Work { banks, ..Work::NONE }
     }
 
     /// A scalar memory instruction's trip through the scalar cache (its work: `work` of wave `w`); its
     /// completion cycle.
     fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, work: u32) -> u64 {
-        let Work { start, len, .. } = self.waves[w].work[work as usize];
-        if len == 0 {
+        let lines = self.waves[w].work[work as usize].lines;
+        let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.scalar.line_bytes as u64);
+        if reqs.is_empty() {
             // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
             return t + self.m.scalar.hit_latency;
         }
-        let reqs = &self.waves[w].reqs[start as usize..(start + len) as usize];
         self.memsys.access_scalar(t, cu as u32, reqs).complete_at
     }
 
@@ -1389,9 +1406,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         self.busy.vmem += issue;
         let mut done = sent;
         let mut accepted = sent;
-        let Work { start, len, banks } = self.waves[w].work[work as usize];
-        if len > 0 {
-            let reqs = &self.waves[w].reqs[start as usize..(start + len) as usize];
+        let Work { lines, banks } = self.waves[w].work[work as usize];
+        let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.l1.line_bytes as u64);
+        if !reqs.is_empty() {
             let r = self.memsys.access(sent, cu as u32, reqs);
             done = done.max(r.complete_at);
             accepted = accepted.max(r.accepted_at);
@@ -1431,37 +1448,54 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 }
 
-/// The line requests of a vector memory instruction whose lanes 0..n each access the `bytes` after the
-/// previous one's (at the places `place` gives their addresses) outside private memory and the LDS, one
-/// access each, alike in size and direction, appended to `out`: the lines of the range they cover, as
-/// [`coalesce`] finds them (each line once, in address order, with the bytes of the range inside it), without
-/// going lane by lane through rounds and coalescing. False, with `out` untouched, for any other pattern.
-fn contiguous_lines(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, line: u64, out: &mut Vec<LineRequest>) -> bool {
-    let Some(first) = lanes.first() else { return false };
+/// The range `[start, end)` (at the places `place` gives addresses) and the kind of access of a vector memory
+/// instruction whose lanes 0..n each access the `bytes` after the previous one's, outside private memory and
+/// the LDS, one access each, alike in size and direction, at most a `line` each; `None` for any other pattern.
+/// [`range_lines`] gives its line requests as coalescing lane by lane would.
+fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, line: u64) -> Option<(u64, u64, Kind)> {
+    let first = lanes.first()?;
     let (space, dir, bytes) = (first.space, first.dir, first.bytes as u64);
     if lanes.len() > 64 || matches!(space, Space::Lds | Space::Scratch) || bytes == 0 || bytes > line {
-        return false;
+        return None;
     }
     let start = place(first.address);
     for (i, a) in lanes.iter().enumerate() {
         let at = start.wrapping_add(i as u64 * bytes);
         if a.lane as usize != i || a.space != space || a.dir != dir || a.bytes as u64 != bytes || place(a.address) != at {
-            return false;
+            return None;
         }
     }
-    let Some(end) = start.checked_add(lanes.len() as u64 * bytes) else { return false };
+    let end = start.checked_add(lanes.len() as u64 * bytes)?;
     let kind = match dir {
         Dir::Read => Kind::Read,
         Dir::Write => Kind::Write,
         Dir::Atomic => Kind::Atomic,
     };
+    Some((start, end, kind))
+}
+
+/// The line requests of the range `[start, end)` of `kind`, appended to `out`: the `line`-byte lines it
+/// covers, as [`coalesce`] finds them for lanes that cover it one after the other (each line once, in address
+/// order, with the bytes of the range inside it).
+fn range_lines(start: u64, end: u64, kind: Kind, line: u64, out: &mut Vec<LineRequest>) {
     let mut l = start & !(line - 1);
     while l < end {
         let next = l.saturating_add(line);
         out.push(LineRequest { addr: l, bytes: (next.min(end) - l.max(start)) as u32, kind });
         l = next;
     }
-    true
+}
+
+/// The line requests `lines` stands for: listed in `reqs` (a wave's), or made into `scratch` (`line`-byte lines).
+fn requests<'a>(lines: Lines, reqs: &'a [LineRequest], scratch: &'a mut Vec<LineRequest>, line: u64) -> &'a [LineRequest] {
+    match lines {
+        Lines::Listed { start, len } => &reqs[start as usize..(start + len) as usize],
+        Lines::Range { start, end, kind } => {
+            scratch.clear();
+            range_lines(start, end, kind, line, scratch);
+            scratch
+        }
+    }
 }
 
 /// The bank cycles and conflict cycles of `rounds`' lanes, summed over rounds.
@@ -1616,7 +1650,8 @@ mod tests {
                             let base = 0x10_0000 + offset;
                             let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
                             let mut fast = Vec::new();
-                            assert!(contiguous_lines(&lanes, |a| a, line as u64, &mut fast));
+                            let (start, end, kind) = contiguous_range(&lanes, |a| a, line as u64).expect("contiguous");
+                            range_lines(start, end, kind, line as u64, &mut fast);
                             assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
                             seen += 1;
                         }
@@ -1627,13 +1662,11 @@ mod tests {
         assert!(seen > 1000);
         // anything else takes the general path
         let lane = |i: u8, address: u64| LaneAccess { lane: i, space: Space::Global, dir: Dir::Read, bytes: 4, address };
-        let mut out = Vec::new();
-        assert!(!contiguous_lines(&[lane(0, 0x100), lane(1, 0x108)], |a| a, 64, &mut out), "a gap");
-        assert!(!contiguous_lines(&[lane(1, 0x100), lane(2, 0x104)], |a| a, 64, &mut out), "lane 0 inactive");
-        assert!(!contiguous_lines(&[lane(0, 0x104), lane(1, 0x100)], |a| a, 64, &mut out), "descending");
+        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x108)], |a| a, 64).is_none(), "a gap");
+        assert!(contiguous_range(&[lane(1, 0x100), lane(2, 0x104)], |a| a, 64).is_none(), "lane 0 inactive");
+        assert!(contiguous_range(&[lane(0, 0x104), lane(1, 0x100)], |a| a, 64).is_none(), "descending");
         let scratch = LaneAccess { space: Space::Scratch, ..lane(0, 0x100) };
-        assert!(!contiguous_lines(&[scratch], |a| a, 64, &mut out), "private memory has places of its own");
-        assert!(!contiguous_lines(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, 64, &mut out), "mixed directions");
-        assert!(out.is_empty());
+        assert!(contiguous_range(&[scratch], |a| a, 64).is_none(), "private memory has places of its own");
+        assert!(contiguous_range(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, 64).is_none(), "mixed directions");
     }
 }
