@@ -304,6 +304,11 @@ impl MemorySystem {
         let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
         let cu = cu as usize;
         let xcd = self.m.topology.xcd_of(cu as u32) as usize;
+        // the sets the lines look up, fetched by the host all at once rather than one miss after another
+        for l in lines {
+            self.l1[cu].prefetch(l.addr);
+            self.l2[xcd].prefetch(l.addr);
+        }
         for l in lines {
             let (accepted, done) = match l.kind {
                 Kind::Read => self.l1_read(now, cu, xcd, l.addr, l.bytes, &mut r),
