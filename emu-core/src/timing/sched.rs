@@ -151,10 +151,10 @@ struct Observed {
     acc_len: u32,
 }
 
-/// A resident wave's timing state. What every issue reads sits in the first two host cache lines (one
-/// 128-byte block, which the host fetches as a pair): the head, the queue, the turn and holds, and the first
-/// words of `waits` (earliest completions, results in flight); the rest is read when a block runs, a memory
-/// instruction issues, or the wave starts and ends.
+/// A resident wave's timing state. What an issue reads sits in the first two 128-byte blocks (which the host
+/// fetches as pairs of cache lines): the head, the turn and holds, the queue and its memory work, and `waits`
+/// (earliest completions, outstanding operations, the first results in flight); the rest is read when a block
+/// runs, a memory instruction that is not one contiguous range issues, or the wave starts and ends.
 #[repr(C, align(128))]
 struct Wave {
     /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
@@ -165,26 +165,27 @@ struct Wave {
     /// The queue is `queue[pos..len]`.
     pos: u32,
     len: u32,
+    slot: u32,
+    index: u32,
     /// The wave's next issue turn.
     next_turn: u64,
     hold: u64,
+    /// The PC the engine continues at (where the queue ends).
+    peek_pc: u64,
     /// Instructions executed and not issued yet.
     queue: Vec<Executed>,
-    waits: WaveWaits,
-    /// The memory work of the queue's memory instructions, and their line requests.
+    /// The memory work of the queue's memory instructions.
     work: Vec<Work>,
+    waits: WaveWaits,
+    /// The line requests of the queue's memory instructions that are not one contiguous range.
     reqs: Vec<LineRequest>,
     /// Per queued instruction, what the observer is told (an active observer only), and the lane accesses
     /// it names (an observer that wants them).
     observed: Vec<Observed>,
     acc: Vec<LaneAccess>,
-    slot: u32,
-    index: u32,
     simd: u32,
     vgprs: u32,
     sgprs: u32,
-    /// The PC the engine continues at (where the queue ends).
-    peek_pc: u64,
     start: u64,
     placement: Placement,
 }
@@ -214,14 +215,10 @@ struct Cu {
     lds_free: u64,
 }
 
-/// A resident wave as its SIMD's turn sees it: whether it can issue is decided from here and the units' state,
-/// without reading the wave, until it issues.
+/// A resident wave as its SIMD's turn sees it (with its bound, [`Simd::lbs`]): whether it can issue is decided
+/// from here and the units' state, without reading the wave, until it issues.
 #[derive(Debug, Clone, Copy)]
 struct Resident {
-    /// No earlier than this cycle can the wave issue (`u64::MAX` while it waits at a barrier or has ended). A
-    /// lower bound: the times it comes from only move later, except when a barrier releases, which sets it
-    /// anew.
-    lb: u64,
     /// The cycle the head's `s_waitcnt` counts and source registers allow it to issue (meaningful while `head`
     /// is set: they change only when the wave issues).
     waits: u64,
@@ -234,13 +231,14 @@ struct Resident {
 const UNKNOWN: u32 = u32::MAX;
 
 impl Resident {
-    fn new(wave: u32, lb: u64) -> Resident {
-        Resident { lb, waits: 0, wave, head: UNKNOWN }
+    fn new(wave: u32) -> Resident {
+        Resident { waits: 0, wave, head: UNKNOWN }
     }
 }
 
-/// A SIMD: what its turn reads first (its units, its live turn), then its resident waves.
-#[repr(C, align(64))]
+/// A SIMD: what its turn reads first (its units, its live turn, its resident waves' bounds: together in one
+/// 128-byte block for up to 8 waves), then its resident waves.
+#[repr(C, align(128))]
 struct Simd {
     len: usize,
     /// The cycle of this SIMD's live entry in the turn heap (`u64::MAX`: none).
@@ -252,6 +250,10 @@ struct Simd {
     cu: u32,
     vgprs: u32,
     sgprs: u32,
+    /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
+    /// has ended). A lower bound: the times it comes from only move later, except when a barrier releases,
+    /// which sets it anew.
+    lbs: [u64; MAX_WAVES],
     /// Resident waves, oldest first (the first `len`).
     resident: [Resident; MAX_WAVES],
 }
@@ -437,6 +439,16 @@ impl Places {
             addr.wrapping_sub(self.arena)
         }
     }
+
+    /// Whether [`Places::of`] maps the `len` bytes from `addr` (outside private memory) as one piece: each at
+    /// the place of `addr` plus its offset from it.
+    fn one_piece(&self, addr: u64, len: u64) -> bool {
+        let Some(end) = addr.checked_add(len) else { return false };
+        let within = |base: u64, bytes: u64| addr.wrapping_sub(base) < bytes && end - addr <= bytes - addr.wrapping_sub(base);
+        let overlaps = |base: u64, bytes: u64| end > base && addr < base.saturating_add(bytes);
+        let (code, kernarg) = (overlaps(self.code, self.code_bytes), overlaps(self.kernarg, self.kernarg_bytes));
+        (within(self.code, self.code_bytes) && !kernarg) || (within(self.kernarg, self.kernarg_bytes) && !code) || !(code || kernarg)
+    }
 }
 
 /// Wave slots a SIMD can have (8 on CDNA2 and CDNA3).
@@ -462,7 +474,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .collect();
         let per = m.core.simds_per_cu;
         let simds = (0..topo.cus() * per)
-            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, resident: [Resident::new(0, 0); MAX_WAVES] })
+            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
         let dispatch = next_dispatch_id();
@@ -781,7 +793,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
             };
             let s = &mut self.simds[simd as usize];
-            s.resident[s.len] = Resident::new(id, start + penalty);
+            s.lbs[s.len] = start + penalty;
+            s.resident[s.len] = Resident::new(id);
             s.len += 1;
             s.vgprs += self.wave_vgprs;
             s.sgprs += self.wave_sgprs;
@@ -816,6 +829,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
         let s = &mut self.simds[simd];
         let k = s.resident[..s.len].iter().position(|r| r.wave as usize == w).expect("resident on its SIMD");
+        s.lbs.copy_within(k + 1..s.len, k);
         s.resident.copy_within(k + 1..s.len, k);
         s.len -= 1;
         s.vgprs -= self.waves[w].vgprs;
@@ -961,19 +975,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut used = 0u8;
         let mut next = u64::MAX;
         for k in 0..self.simds[s].len {
-            let r = self.simds[s].resident[k];
-            if r.lb > t {
-                next = next.min(r.lb);
+            let lb = self.simds[s].lbs[k];
+            if lb > t {
+                next = next.min(lb);
                 continue;
             }
+            let r = self.simds[s].resident[k];
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
             // constraints remain to check: its waits, known since it last issued, and its unit's state
             let w = r.wave as usize;
-            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= r.lb, "the bound covers the turn and holds");
+            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
             let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, k)? } else { (r.head, r.waits) };
             let ready = waits.max(self.unit_ready(s, info));
             if ready > t {
-                self.simds[s].resident[k].lb = ready;
+                self.simds[s].lbs[k] = ready;
                 next = next.min(ready);
                 continue;
             }
@@ -988,8 +1003,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
-            let r = &mut self.simds[s].resident[k];
-            (r.lb, r.head) = (lb, UNKNOWN);
+            self.simds[s].lbs[k] = lb;
+            self.simds[s].resident[k].head = UNKNOWN;
             // the next head's waits while the wave is at hand, when it is known without decoding
             if lb != u64::MAX && self.known_head(w) {
                 self.look_up_head(s, k)?;
@@ -1315,7 +1330,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let (simd, index) = (wave.simd as usize, wave.index as usize);
             let sd = &mut self.simds[simd];
             let k = sd.resident[..sd.len].iter().position(|r| r.wave == id).expect("resident on its SIMD");
-            sd.resident[k].lb = lb;
+            sd.lbs[k] = lb;
             let functional = &mut self.slots[slot].as_mut().expect("resident").group.waves[index];
             if functional.status == WaveStatus::AtBarrier {
                 functional.status = WaveStatus::Running;
@@ -1353,7 +1368,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn vector_work(&mut self, w: usize, lanes: &[LaneAccess], scratch: Option<(u64, u64)>) -> Work {
         let line = self.m.l1.line_bytes;
         let places = &self.places;
-        if let Some((start, end, kind)) = contiguous_range(lanes, |a| places.of(a, None), line as u64) {
+        if let Some((start, end, kind)) = contiguous_range(lanes, |a| places.of(a, None), |a, n| places.one_piece(a, n), line as u64) {
             return Work { lines: Lines::Range { start, end, kind }, banks: None };
         }
         let mut rounds = self.rounds.take().expect("the lane scratch");
@@ -1451,21 +1466,27 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 /// The range `[start, end)` (at the places `place` gives addresses) and the kind of access of a vector memory
 /// instruction whose lanes 0..n each access the `bytes` after the previous one's, outside private memory and
 /// the LDS, one access each, alike in size and direction, at most a `line` each; `None` for any other pattern.
-/// [`range_lines`] gives its line requests as coalescing lane by lane would.
-fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, line: u64) -> Option<(u64, u64, Kind)> {
+/// [`range_lines`] gives its line requests as coalescing lane by lane would. `one_piece(addr, len)` says
+/// whether `place` maps the `len` bytes from `addr` as one piece; lanes contiguous in such a piece are
+/// contiguous places without each lane's place worked out.
+fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, one_piece: impl Fn(u64, u64) -> bool, line: u64) -> Option<(u64, u64, Kind)> {
     let first = lanes.first()?;
     let (space, dir, bytes) = (first.space, first.dir, first.bytes as u64);
     if lanes.len() > 64 || matches!(space, Space::Lds | Space::Scratch) || bytes == 0 || bytes > line {
         return None;
     }
-    let start = place(first.address);
-    for (i, a) in lanes.iter().enumerate() {
-        let at = start.wrapping_add(i as u64 * bytes);
-        if a.lane as usize != i || a.space != space || a.dir != dir || a.bytes as u64 != bytes || place(a.address) != at {
-            return None;
+    let alike = |i: usize, a: &LaneAccess| a.lane as usize == i && a.space == space && a.dir == dir && a.bytes as u64 == bytes;
+    let (raw, len) = (first.address, lanes.len() as u64 * bytes);
+    let raw_contiguous = || lanes.iter().enumerate().all(|(i, a)| alike(i, a) && a.address == raw.wrapping_add(i as u64 * bytes));
+    let start = place(raw);
+    if !(one_piece(raw, len) && raw_contiguous()) {
+        for (i, a) in lanes.iter().enumerate() {
+            if !alike(i, a) || place(a.address) != start.wrapping_add(i as u64 * bytes) {
+                return None;
+            }
         }
     }
-    let end = start.checked_add(lanes.len() as u64 * bytes)?;
+    let end = start.checked_add(len)?;
     let kind = match dir {
         Dir::Read => Kind::Read,
         Dir::Write => Kind::Write,
@@ -1640,6 +1661,28 @@ mod tests {
     }
 
     #[test]
+    fn places_map_a_range_as_one_piece_only_inside_one_region() {
+        let places = Places { arena: 0x1000, code: 0x5000, code_bytes: 0x100, kernarg: 0x6000, kernarg_bytes: 0x40, scratch_group: 0 };
+        let cases = [
+            ((0x5000, 0x100), true),
+            ((0x5010, 0x10), true),
+            ((0x4ff0, 0x20), false),
+            ((0x50f0, 0x20), false),
+            ((0x2000, 0x100), true),
+            ((0x6000, 0x40), true),
+            ((0x5f00, 0x200), false),
+            ((u64::MAX - 4, 8), false),
+        ];
+        for ((addr, len), one) in cases {
+            assert_eq!(places.one_piece(addr, len), one, "{len:#x} bytes from {addr:#x}");
+            if one {
+                let first = places.of(addr, None);
+                assert!((0..len).all(|k| places.of(addr + k, None) == first + k), "{len:#x} bytes from {addr:#x}");
+            }
+        }
+    }
+
+    #[test]
     fn contiguous_lanes_give_the_lines_coalescing_gives() {
         let mut seen = 0;
         for line in [64u32, 128] {
@@ -1649,10 +1692,12 @@ mod tests {
                         for dir in [Dir::Read, Dir::Write, Dir::Atomic] {
                             let base = 0x10_0000 + offset;
                             let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
-                            let mut fast = Vec::new();
-                            let (start, end, kind) = contiguous_range(&lanes, |a| a, line as u64).expect("contiguous");
-                            range_lines(start, end, kind, line as u64, &mut fast);
-                            assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                            for one_piece in [true, false] {
+                                let mut fast = Vec::new();
+                                let (start, end, kind) = contiguous_range(&lanes, |a| a, |_, _| one_piece, line as u64).expect("contiguous");
+                                range_lines(start, end, kind, line as u64, &mut fast);
+                                assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                            }
                             seen += 1;
                         }
                     }
@@ -1662,11 +1707,16 @@ mod tests {
         assert!(seen > 1000);
         // anything else takes the general path
         let lane = |i: u8, address: u64| LaneAccess { lane: i, space: Space::Global, dir: Dir::Read, bytes: 4, address };
-        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x108)], |a| a, 64).is_none(), "a gap");
-        assert!(contiguous_range(&[lane(1, 0x100), lane(2, 0x104)], |a| a, 64).is_none(), "lane 0 inactive");
-        assert!(contiguous_range(&[lane(0, 0x104), lane(1, 0x100)], |a| a, 64).is_none(), "descending");
+        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x108)], |a| a, |_, _| true, 64).is_none(), "a gap");
+        assert!(contiguous_range(&[lane(1, 0x100), lane(2, 0x104)], |a| a, |_, _| true, 64).is_none(), "lane 0 inactive");
+        assert!(contiguous_range(&[lane(0, 0x104), lane(1, 0x100)], |a| a, |_, _| true, 64).is_none(), "descending");
         let scratch = LaneAccess { space: Space::Scratch, ..lane(0, 0x100) };
-        assert!(contiguous_range(&[scratch], |a| a, 64).is_none(), "private memory has places of its own");
-        assert!(contiguous_range(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, 64).is_none(), "mixed directions");
+        assert!(contiguous_range(&[scratch], |a| a, |_, _| true, 64).is_none(), "private memory has places of its own");
+        assert!(contiguous_range(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, |_, _| true, 64).is_none(), "mixed directions");
+        // lanes that are contiguous only at their places, across two pieces of the map
+        let place = |a: u64| if a >= 0x1000 { a - 0x1000 + 0x104 } else { a };
+        let across = [lane(0, 0x100), lane(1, 0x1000)];
+        assert_eq!(contiguous_range(&across, place, |a, n| a + n <= 0x1000, 64), Some((0x100, 0x108, Kind::Read)));
+        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x104)], |a| a, |_, _| true, 64).is_some());
     }
 }
