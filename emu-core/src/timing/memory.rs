@@ -189,7 +189,11 @@ impl InFlight {
         // after the last one due no later than `t`: requests mostly complete in the order they go out, so
         // the place is found from the back
         let later = self.done.iter().rev().take_while(|&&d| d > t).count();
-        self.done.insert(self.done.len() - later, t);
+        if later == 0 {
+            self.done.push_back(t);
+        } else {
+            self.done.insert(self.done.len() - later, t);
+        }
     }
     /// The first cycle from `t` at which `n` more requests get slots without waiting.
     fn room_at(&self, t: u64, n: usize) -> u64 {

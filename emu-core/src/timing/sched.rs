@@ -974,21 +974,28 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn turn(&mut self, t: u64, s: usize) -> Result<(), EngineError> {
         let mut used = 0u8;
         let mut next = u64::MAX;
-        for k in 0..self.simds[s].len {
-            let lb = self.simds[s].lbs[k];
-            if lb > t {
-                next = next.min(lb);
-                continue;
+        let mut k = 0;
+        loop {
+            // past the waves that cannot issue yet (each bound read as the turn reaches it: an issue before it
+            // may have released a barrier)
+            let simd = &self.simds[s];
+            while k < simd.len && simd.lbs[k] > t {
+                next = next.min(simd.lbs[k]);
+                k += 1;
             }
-            let r = self.simds[s].resident[k];
+            if k == simd.len {
+                break;
+            }
+            let (i, lb, r) = (k, simd.lbs[k], simd.resident[k]);
+            k += 1;
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
             // constraints remain to check: its waits, known since it last issued, and its unit's state
             let w = r.wave as usize;
             debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
-            let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, k)? } else { (r.head, r.waits) };
+            let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits) };
             let ready = waits.max(self.unit_ready(s, info));
             if ready > t {
-                self.simds[s].lbs[k] = ready;
+                self.simds[s].lbs[i] = ready;
                 next = next.min(ready);
                 continue;
             }
@@ -1003,11 +1010,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
-            self.simds[s].lbs[k] = lb;
-            self.simds[s].resident[k].head = UNKNOWN;
+            self.simds[s].lbs[i] = lb;
+            self.simds[s].resident[i].head = UNKNOWN;
             // the next head's waits while the wave is at hand, when it is known without decoding
             if lb != u64::MAX && self.known_head(w) {
-                self.look_up_head(s, k)?;
+                self.look_up_head(s, i)?;
             }
             next = next.min(lb);
         }
