@@ -10,6 +10,7 @@
 //! AMD's L1 and L2 count it: rocprofiler-compute docs, 'Vector L1 cache' and 'L2 cache' footnotes).
 
 use super::machine::{AllocPolicy, WritePolicy};
+use super::prefetch;
 
 const VALID: u64 = 1;
 const DIRTY: u64 = 2;
@@ -219,18 +220,6 @@ impl Cache {
     pub fn invalidate_all(&mut self) {
         self.blocks.fill(0);
     }
-}
-
-/// A hint to the host to bring the cache line holding `p` into its caches.
-#[inline]
-fn prefetch(p: *const u64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// `order` (way numbers, most recent first, four bits each) with way `w`, which it holds, moved to the front.

@@ -1140,6 +1140,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(())
     }
 
+    /// Asks the host to bring wave `w`'s functional state (registers, PC, status) into its caches: the wave's
+    /// next issue runs its next block on the engine, a few turns from now.
+    fn prefetch_state(&self, w: usize) {
+        let wave = &self.waves[w];
+        let Some(sl) = self.slots[wave.slot as usize].as_ref() else { return };
+        let Some(state) = sl.group.waves.get(wave.index as usize) else { return };
+        super::prefetch_bytes(state, std::mem::size_of_val(state));
+        super::prefetch_bytes(state.vgprs.as_ptr(), std::mem::size_of_val(state.vgprs.as_slice()));
+    }
+
     /// Issues wave `w`'s head (instruction info `info`) at cycle `t` on SIMD `s`.
     fn issue(&mut self, t: u64, s: usize, w: usize, info: u32, c: Constraints) -> Result<(), EngineError> {
         if self.infos[info as usize].sequencer == Sequencer::GridSync {
@@ -1153,6 +1163,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let e = wave.queue[at];
         wave.pos += 1;
         wave.head = if wave.pos < wave.len { wave.queue[at + 1].info } else { u32::MAX };
+        if wave.pos == wave.len {
+            self.prefetch_state(w);
+        }
         debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
         let (pipe, issue, latency, wait, sequencer, writes) = {
             let i = &self.infos[e.info as usize];
