@@ -172,6 +172,8 @@ struct Wave {
     hold: u64,
     /// The PC the engine continues at (where the queue ends).
     peek_pc: u64,
+    /// The cycle the queue's block ran.
+    ran_at: u64,
     /// Instructions executed and not issued yet.
     queue: Vec<Executed>,
     /// The memory work of the queue's memory instructions.
@@ -219,9 +221,9 @@ struct Cu {
 /// from here and the units' state, without reading the wave, until it issues.
 #[derive(Debug, Clone, Copy)]
 struct Resident {
-    /// The cycle the head's `s_waitcnt` counts and source registers allow it to issue (meaningful while `head`
-    /// is set: they change only when the wave issues).
-    waits: u64,
+    /// The head's constraints from its `s_waitcnt` counts and source registers ([`Model::waits`]; meaningful
+    /// while `head` is set: they change only when the wave issues).
+    waits: Constraints,
     wave: u32,
     /// The info of the wave's head ([`UNKNOWN`]: not looked up since the wave last issued).
     head: u32,
@@ -232,7 +234,7 @@ const UNKNOWN: u32 = u32::MAX;
 
 impl Resident {
     fn new(wave: u32) -> Resident {
-        Resident { waits: 0, wave, head: UNKNOWN }
+        Resident { waits: Constraints::default(), wave, head: UNKNOWN }
     }
 }
 
@@ -329,7 +331,7 @@ impl Observer for Recorder {
 }
 
 /// The constraints on a wave's head instruction at one cycle.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Constraints {
     vm: u64,
     lgkm: u64,
@@ -453,6 +455,10 @@ impl Places {
 
 /// Wave slots a SIMD can have (8 on CDNA2 and CDNA3).
 const MAX_WAVES: usize = 16;
+
+/// Cycles after which a wave's functional state, last touched when its block ran, is taken to have left the
+/// host's caches (the block waited for memory meanwhile): the model then asks for it ahead of the next block.
+const STATE_COLD_AFTER: u64 = 256;
 
 /// Marks a wave's end among the turns.
 const RETIRE: u32 = 1 << 31;
@@ -762,7 +768,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                     w.observed.clear();
                     w.acc.clear();
                     (w.slot, w.index, w.simd, w.vgprs, w.sgprs) = (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
-                    (w.peek_pc, w.start, w.placement) = (entry, start, placement);
+                    (w.peek_pc, w.ran_at, w.start, w.placement) = (entry, start, start, placement);
                     i
                 }
                 None => {
@@ -786,6 +792,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                         vgprs: self.wave_vgprs,
                         sgprs: self.wave_sgprs,
                         peek_pc: entry,
+                        ran_at: start,
                         start,
                         placement,
                     });
@@ -959,11 +966,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
     }
 
-    /// Looks up the head of the wave on slot `k` of SIMD `s` and the cycle its [`Model::waits`] allow.
-    fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, u64), EngineError> {
+    /// Looks up the head of the wave on slot `k` of SIMD `s` and its [`Model::waits`].
+    fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, Constraints), EngineError> {
         let w = self.simds[s].resident[k].wave as usize;
         let info = self.head(w)?;
-        let waits = self.waits(w, info).ready();
+        let waits = self.waits(w, info);
         let r = &mut self.simds[s].resident[k];
         (r.head, r.waits) = (info, waits);
         Ok((info, waits))
@@ -993,7 +1000,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let w = r.wave as usize;
             debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
             let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits) };
-            let ready = waits.max(self.unit_ready(s, info));
+            let unit = self.unit_ready(s, info);
+            let ready = waits.ready().max(unit);
             if ready > t {
                 self.simds[s].lbs[i] = ready;
                 next = next.min(ready);
@@ -1004,8 +1012,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(t + 1);
                 continue;
             }
-            let c = self.constraints(w, s, info);
-            debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
+            let c = Constraints { unit, ..waits };
+            debug_assert_eq!(c, self.constraints(w, s, info), "the waits stay as they are until the wave issues");
             self.issue(t, s, w, info, c)?;
             used |= cat.bit();
             let wave = &self.waves[w];
@@ -1133,6 +1141,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.pos = 0;
         wave.len = wave.queue.len() as u32;
         wave.peek_pc = next_pc;
+        wave.ran_at = t;
         wave.head = wave.queue[0].info;
         self.entries = entries;
         self.block_acc = acc;
@@ -1141,7 +1150,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// Asks the host to bring wave `w`'s functional state (registers, PC, status) into its caches: the wave's
-    /// next issue runs its next block on the engine, a few turns from now.
+    /// next issue runs its next block on the engine, a few turns from now ([`STATE_COLD_AFTER`]).
     fn prefetch_state(&self, w: usize) {
         let wave = &self.waves[w];
         let Some(sl) = self.slots[wave.slot as usize].as_ref() else { return };
@@ -1163,7 +1172,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let e = wave.queue[at];
         wave.pos += 1;
         wave.head = if wave.pos < wave.len { wave.queue[at + 1].info } else { u32::MAX };
-        if wave.pos == wave.len {
+        if wave.pos == wave.len && t.saturating_sub(wave.ran_at) > STATE_COLD_AFTER {
             self.prefetch_state(w);
         }
         debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
