@@ -10,6 +10,7 @@
 //! AMD's L1 and L2 count it: rocprofiler-compute docs, 'Vector L1 cache' and 'L2 cache' footnotes).
 
 use super::machine::{AllocPolicy, WritePolicy};
+use super::prefetch;
 
 const VALID: u64 = 1;
 const DIRTY: u64 = 2;
@@ -131,6 +132,20 @@ impl Cache {
         };
         let set = (index & (self.sets - 1)) as usize;
         (line, set * self.stride)
+    }
+
+    /// Asks the host to bring the set of `addr` (its recency order and tags) into its caches ahead of an
+    /// access. Changes nothing.
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        let (_, base) = self.locate(addr);
+        let set = &self.blocks[base..base + self.stride];
+        // the order and the tags; the ready cycles follow them
+        prefetch(set.as_ptr());
+        if self.ways > 4 {
+            prefetch(set[8..].as_ptr());
+            prefetch(set[self.ways..].as_ptr());
+        }
     }
 
     /// Is the line holding `addr` present? Changes nothing.

@@ -258,7 +258,7 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
 
 /// A wave's results in flight and its outstanding counted operations. What an issue reads first comes first:
 /// the earliest completions (so retiring looks at the queues only when something completed) and how many
-/// results are in flight.
+/// results are in flight (80 bytes before the results themselves).
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct WaveWaits {
@@ -267,9 +267,9 @@ pub struct WaveWaits {
     /// The earliest completion cycle of the outstanding LDS, scalar memory and message operations
     /// (`u64::MAX`: none).
     lgkm_first: u64,
-    pending_len: usize,
     /// The last of the pending results' cycles: once it has passed, none can hold anyone.
     pending_until: u64,
+    pending_len: u32,
     /// Completion cycles of outstanding vector memory operations, in issue order and non-decreasing (they
     /// return in order).
     vm: std::collections::VecDeque<u64>,
@@ -293,7 +293,7 @@ impl WaveWaits {
             return 0;
         }
         let mut t = 0;
-        for &(s, e, ready) in &self.pending[..self.pending_len] {
+        for &(s, e, ready) in &self.pending[..self.pending_len as usize] {
             if reads.overlaps(s, e) {
                 t = t.max(ready);
             }
@@ -305,21 +305,21 @@ impl WaveWaits {
     pub fn write(&mut self, now: u64, writes: &Regs, ready: u64) {
         // forget what has arrived
         let mut k = 0;
-        for i in 0..self.pending_len {
+        for i in 0..self.pending_len as usize {
             if self.pending[i].2 > now {
                 self.pending[k] = self.pending[i];
                 k += 1;
             }
         }
-        self.pending_len = k;
+        self.pending_len = k as u32;
         self.pending_until = self.pending_until.max(ready);
         for (s, e) in writes.iter() {
-            if self.pending_len == self.pending.len() {
+            if self.pending_len as usize == self.pending.len() {
                 // full: drop the one arriving first (the least likely to hold anyone)
                 let (i, _) = self.pending.iter().enumerate().min_by_key(|(_, p)| p.2).expect("full");
                 self.pending[i] = (s, e, ready);
             } else {
-                self.pending[self.pending_len] = (s, e, ready);
+                self.pending[self.pending_len as usize] = (s, e, ready);
                 self.pending_len += 1;
             }
         }

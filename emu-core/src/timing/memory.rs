@@ -189,7 +189,11 @@ impl InFlight {
         // after the last one due no later than `t`: requests mostly complete in the order they go out, so
         // the place is found from the back
         let later = self.done.iter().rev().take_while(|&&d| d > t).count();
-        self.done.insert(self.done.len() - later, t);
+        if later == 0 {
+            self.done.push_back(t);
+        } else {
+            self.done.insert(self.done.len() - later, t);
+        }
     }
     /// The first cycle from `t` at which `n` more requests get slots without waiting.
     fn room_at(&self, t: u64, n: usize) -> u64 {
@@ -304,6 +308,11 @@ impl MemorySystem {
         let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
         let cu = cu as usize;
         let xcd = self.m.topology.xcd_of(cu as u32) as usize;
+        // the sets the lines look up, fetched by the host all at once rather than one miss after another
+        for l in lines {
+            self.l1[cu].prefetch(l.addr);
+            self.l2[xcd].prefetch(l.addr);
+        }
         for l in lines {
             let (accepted, done) = match l.kind {
                 Kind::Read => self.l1_read(now, cu, xcd, l.addr, l.bytes, &mut r),

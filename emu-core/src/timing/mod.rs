@@ -27,3 +27,24 @@ pub mod sched;
 pub mod stats;
 
 pub use stats::TimingStats;
+
+/// A hint to the host to bring the cache line holding `p` into its caches, for the model's data it is about to
+/// read (a cache set, a wave's state). Changes nothing the program sees.
+#[inline]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// [`prefetch`] of the `bytes` from `p`.
+#[inline]
+fn prefetch_bytes<T>(p: *const T, bytes: usize) {
+    for offset in (0..bytes).step_by(64) {
+        prefetch(p.cast::<u8>().wrapping_add(offset));
+    }
+}

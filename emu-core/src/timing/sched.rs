@@ -53,7 +53,7 @@ use crate::device::DevicePreset;
 use crate::dispatch::DispatchContext;
 use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
 use crate::memory::DeviceMemory;
-use crate::observe::{classify, next_dispatch_id, Dir, Event, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
+use crate::observe::{classify, next_dispatch_id, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
 use crate::wave::{WaveClock, WaveStatus};
 
 /// Runs `launch` in the timing model: the results of a functional dispatch, its modeled cycles and the model's
@@ -118,11 +118,27 @@ const NO_WORK: u32 = TAKEN - 1;
 /// cycles of its LDS lanes. The cycles they cost are decided at issue.
 #[derive(Debug, Clone, Copy)]
 struct Work {
-    /// Its line requests: `reqs[start..start + len]` of the wave.
-    start: u32,
-    len: u32,
+    lines: Lines,
     /// Its LDS lanes' bank cycles and conflict cycles (summed over rounds), when it has LDS lanes.
     banks: Option<(u64, u64)>,
+}
+
+/// A memory instruction's line requests.
+#[derive(Debug, Clone, Copy)]
+enum Lines {
+    /// `reqs[start..start + len]` of the wave.
+    Listed { start: u32, len: u32 },
+    /// The L1 lines of the range `[start, end)`, all of one kind: the lanes of a vector memory instruction
+    /// access one contiguous range ([`contiguous_range`]). [`range_lines`] makes them at issue.
+    Range { start: u64, end: u64, kind: Kind },
+}
+
+impl Work {
+    const NONE: Work = Work { lines: Lines::Listed { start: 0, len: 0 }, banks: None };
+
+    fn listed(start: usize, end: usize, banks: Option<(u64, u64)>) -> Work {
+        Work { lines: Lines::Listed { start: start as u32, len: (end - start) as u32 }, banks }
+    }
 }
 
 /// What an observer is told about a queued instruction (kept only for an active observer).
@@ -135,10 +151,10 @@ struct Observed {
     acc_len: u32,
 }
 
-/// A resident wave's timing state. What every issue reads sits in the first two host cache lines (one
-/// 128-byte block, which the host fetches as a pair): the head, the queue, the turn and holds, and the first
-/// words of `waits` (earliest completions, results in flight); the rest is read when a block runs, a memory
-/// instruction issues, or the wave starts and ends.
+/// A resident wave's timing state. What an issue reads sits in the first two 128-byte blocks (which the host
+/// fetches as pairs of cache lines): the head, the turn and holds, the queue and its memory work, and `waits`
+/// (earliest completions, outstanding operations, the first results in flight); the rest is read when a block
+/// runs, a memory instruction that is not one contiguous range issues, or the wave starts and ends.
 #[repr(C, align(128))]
 struct Wave {
     /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
@@ -149,26 +165,29 @@ struct Wave {
     /// The queue is `queue[pos..len]`.
     pos: u32,
     len: u32,
+    slot: u32,
+    index: u32,
     /// The wave's next issue turn.
     next_turn: u64,
     hold: u64,
+    /// The PC the engine continues at (where the queue ends).
+    peek_pc: u64,
+    /// The cycle the queue's block ran.
+    ran_at: u64,
     /// Instructions executed and not issued yet.
     queue: Vec<Executed>,
-    waits: WaveWaits,
-    /// The memory work of the queue's memory instructions, and their line requests.
+    /// The memory work of the queue's memory instructions.
     work: Vec<Work>,
+    waits: WaveWaits,
+    /// The line requests of the queue's memory instructions that are not one contiguous range.
     reqs: Vec<LineRequest>,
     /// Per queued instruction, what the observer is told (an active observer only), and the lane accesses
     /// it names (an observer that wants them).
     observed: Vec<Observed>,
     acc: Vec<LaneAccess>,
-    slot: u32,
-    index: u32,
     simd: u32,
     vgprs: u32,
     sgprs: u32,
-    /// The PC the engine continues at (where the queue ends).
-    peek_pc: u64,
     start: u64,
     placement: Placement,
 }
@@ -198,8 +217,30 @@ struct Cu {
     lds_free: u64,
 }
 
-/// A SIMD: what its turn reads first (its units, its live turn, its waves' bounds), then its waves.
-#[repr(C, align(64))]
+/// A resident wave as its SIMD's turn sees it (with its bound, [`Simd::lbs`]): whether it can issue is decided
+/// from here and the units' state, without reading the wave, until it issues.
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    /// The head's constraints from its `s_waitcnt` counts and source registers ([`Model::waits`]; meaningful
+    /// while `head` is set: they change only when the wave issues).
+    waits: Constraints,
+    wave: u32,
+    /// The info of the wave's head ([`UNKNOWN`]: not looked up since the wave last issued).
+    head: u32,
+}
+
+/// A [`Resident`] whose head is to be looked up.
+const UNKNOWN: u32 = u32::MAX;
+
+impl Resident {
+    fn new(wave: u32) -> Resident {
+        Resident { waits: Constraints::default(), wave, head: UNKNOWN }
+    }
+}
+
+/// A SIMD: what its turn reads first (its units, its live turn, its resident waves' bounds: together in one
+/// 128-byte block for up to 8 waves), then its resident waves.
+#[repr(C, align(128))]
 struct Simd {
     len: usize,
     /// The cycle of this SIMD's live entry in the turn heap (`u64::MAX`: none).
@@ -216,7 +257,7 @@ struct Simd {
     /// which sets it anew.
     lbs: [u64; MAX_WAVES],
     /// Resident waves, oldest first (the first `len`).
-    waves: [u32; MAX_WAVES],
+    resident: [Resident; MAX_WAVES],
 }
 
 /// An instruction the engine executed in the block being run.
@@ -253,28 +294,44 @@ thread_local! {
     };
 }
 
-/// The observer the model runs blocks with: it records each executed instruction and its lane accesses.
+/// The observer the model runs blocks with: it records each executed instruction and its lane accesses. It
+/// never asks to switch waves and reads the log only once the block has run, so it takes runs of instructions
+/// without memory accesses as batches.
 struct Recorder;
+
+impl Log {
+    fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &[LaneAccess]) {
+        let Log { entries, new, acc, buf, known, base } = self;
+        let a = classify(inst, accesses, buf);
+        let acc_start = acc.len() as u32;
+        acc.extend_from_slice(a);
+        let info = known.get((pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
+        if info == 0 {
+            new.push((entries.len() as u32, *inst));
+        }
+        entries.push(Entry { pc, exec, info, acc_start, acc_len: a.len() as u32 });
+    }
+}
 
 impl Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
+    const BATCHES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
+        LOG.with_borrow_mut(|log| log.record(ev.pc, ev.inst, ev.exec, ev.accesses));
+    }
+    fn batch(&self, b: &InstBatch<'_>) {
         LOG.with_borrow_mut(|log| {
-            let Log { entries, new, acc, buf, known, base } = log;
-            let a = classify(ev.inst, ev.accesses, buf);
-            let acc_start = acc.len() as u32;
-            acc.extend_from_slice(a);
-            let info = known.get((ev.pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
-            if info == 0 {
-                new.push((entries.len() as u32, *ev.inst));
+            for _ in 0..b.times {
+                for (pc, inst, exec) in b.iter() {
+                    log.record(pc, inst, exec, &[]);
+                }
             }
-            entries.push(Entry { pc: ev.pc, exec: ev.exec, info, acc_start, acc_len: a.len() as u32 });
         });
     }
 }
 
 /// The constraints on a wave's head instruction at one cycle.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Constraints {
     vm: u64,
     lgkm: u64,
@@ -334,6 +391,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     /// Scratch of placement: the SIMD of each wave of a workgroup.
     plan: Vec<u32>,
     lines: Vec<LineUse>,
+    /// Scratch of issue: the line requests of a [`Lines::Range`].
+    range_reqs: Vec<LineRequest>,
     // what the dispatch needs per workgroup and wave
     wave_vgprs: u32,
     wave_sgprs: u32,
@@ -382,10 +441,24 @@ impl Places {
             addr.wrapping_sub(self.arena)
         }
     }
+
+    /// Whether [`Places::of`] maps the `len` bytes from `addr` (outside private memory) as one piece: each at
+    /// the place of `addr` plus its offset from it.
+    fn one_piece(&self, addr: u64, len: u64) -> bool {
+        let Some(end) = addr.checked_add(len) else { return false };
+        let within = |base: u64, bytes: u64| addr.wrapping_sub(base) < bytes && end - addr <= bytes - addr.wrapping_sub(base);
+        let overlaps = |base: u64, bytes: u64| end > base && addr < base.saturating_add(bytes);
+        let (code, kernarg) = (overlaps(self.code, self.code_bytes), overlaps(self.kernarg, self.kernarg_bytes));
+        (within(self.code, self.code_bytes) && !kernarg) || (within(self.kernarg, self.kernarg_bytes) && !code) || !(code || kernarg)
+    }
 }
 
 /// Wave slots a SIMD can have (8 on CDNA2 and CDNA3).
 const MAX_WAVES: usize = 16;
+
+/// Cycles after which a wave's functional state, last touched when its block ran, is taken to have left the
+/// host's caches (the block waited for memory meanwhile): the model then asks for it ahead of the next block.
+const STATE_COLD_AFTER: u64 = 256;
 
 /// Marks a wave's end among the turns.
 const RETIRE: u32 = 1 << 31;
@@ -407,7 +480,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .collect();
         let per = m.core.simds_per_cu;
         let simds = (0..topo.cus() * per)
-            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], waves: [0; MAX_WAVES] })
+            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
         let dispatch = next_dispatch_id();
@@ -456,6 +529,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             rounds: Some(Rounds::new()),
             plan: Vec::new(),
             lines: Vec::with_capacity(128),
+            range_reqs: Vec::with_capacity(128),
             wave_vgprs: round_up(kd.vgpr_alloc_count(), m.core.vgpr_granule),
             wave_sgprs: round_up(kd.sgpr_alloc_count().unwrap_or(0), m.core.sgpr_granule),
             group_lds: round_up(launch.group_segment_size, m.core.lds_granule),
@@ -694,7 +768,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                     w.observed.clear();
                     w.acc.clear();
                     (w.slot, w.index, w.simd, w.vgprs, w.sgprs) = (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
-                    (w.peek_pc, w.start, w.placement) = (entry, start, placement);
+                    (w.peek_pc, w.ran_at, w.start, w.placement) = (entry, start, start, placement);
                     i
                 }
                 None => {
@@ -718,6 +792,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                         vgprs: self.wave_vgprs,
                         sgprs: self.wave_sgprs,
                         peek_pc: entry,
+                        ran_at: start,
                         start,
                         placement,
                     });
@@ -725,8 +800,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
             };
             let s = &mut self.simds[simd as usize];
-            s.waves[s.len] = id;
             s.lbs[s.len] = start + penalty;
+            s.resident[s.len] = Resident::new(id);
             s.len += 1;
             s.vgprs += self.wave_vgprs;
             s.sgprs += self.wave_sgprs;
@@ -760,9 +835,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn end_wave(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
         let s = &mut self.simds[simd];
-        let k = s.waves[..s.len].iter().position(|&x| x as usize == w).expect("resident on its SIMD");
-        s.waves.copy_within(k + 1..s.len, k);
+        let k = s.resident[..s.len].iter().position(|r| r.wave as usize == w).expect("resident on its SIMD");
         s.lbs.copy_within(k + 1..s.len, k);
+        s.resident.copy_within(k + 1..s.len, k);
         s.len -= 1;
         s.vgprs -= self.waves[w].vgprs;
         s.sgprs -= self.waves[w].sgprs;
@@ -841,9 +916,21 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(info)
     }
 
-    fn constraints(&self, w: usize, s: usize, info: u32) -> Constraints {
+    /// Whether [`Model::head`] finds wave `w`'s head without decoding.
+    fn known_head(&self, w: usize) -> bool {
         let wave = &self.waves[w];
-        let simd = &self.simds[s];
+        wave.head != u32::MAX || self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0)
+    }
+
+    /// The constraints on wave `w`'s head (instruction info `info`) on SIMD `s`.
+    fn constraints(&self, w: usize, s: usize, info: u32) -> Constraints {
+        Constraints { unit: self.unit_ready(s, info), ..self.waits(w, info) }
+    }
+
+    /// The constraints on wave `w`'s head (instruction info `info`) that only the wave's own issues move: its
+    /// `s_waitcnt` counts and its source registers (`unit` left at 0).
+    fn waits(&self, w: usize, info: u32) -> Constraints {
+        let wave = &self.waves[w];
         let i = &self.infos[info as usize];
         let mut c = Constraints::default();
         if let Sequencer::Waitcnt(n) = i.sequencer {
@@ -851,7 +938,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             c.lgkm = wave.waits.lgkm_ready(n.lgkmcnt);
         }
         c.dependency = wave.waits.operands_ready(&i.reads);
-        c.unit = match i.timing.pipe {
+        c
+    }
+
+    /// When the unit of instruction info `info` on SIMD `s` is free for it: the part of its constraints that
+    /// other waves' issues move.
+    #[inline]
+    fn unit_ready(&self, s: usize, info: u32) -> u64 {
+        let simd = &self.simds[s];
+        let i = &self.infos[info as usize];
+        let unit = match i.timing.pipe {
             Pipe::Valu | Pipe::Mfma => simd.valu_free,
             Pipe::MfmaExclusive => simd.valu_free.max(simd.mfma_free),
             // the texture address unit, and room for the instruction's lines among the CU's misses in flight
@@ -864,9 +960,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             _ => 0,
         };
         if i.timing.pipe == Pipe::Mfma {
-            c.unit = c.unit.max(simd.mfma_free);
+            unit.max(simd.mfma_free)
+        } else {
+            unit
         }
-        c
+    }
+
+    /// Looks up the head of the wave on slot `k` of SIMD `s` and its [`Model::waits`].
+    fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, Constraints), EngineError> {
+        let w = self.simds[s].resident[k].wave as usize;
+        let info = self.head(w)?;
+        let waits = self.waits(w, info);
+        let r = &mut self.simds[s].resident[k];
+        (r.head, r.waits) = (info, waits);
+        Ok((info, waits))
     }
 
     /// SIMD `s`'s issue turn at cycle `t`; schedules its next turn worth taking (the earliest cycle one of its
@@ -874,21 +981,29 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn turn(&mut self, t: u64, s: usize) -> Result<(), EngineError> {
         let mut used = 0u8;
         let mut next = u64::MAX;
-        for k in 0..self.simds[s].len {
-            let lb = self.simds[s].lbs[k];
-            if lb > t {
-                next = next.min(lb);
-                continue;
+        let mut k = 0;
+        loop {
+            // past the waves that cannot issue yet (each bound read as the turn reaches it: an issue before it
+            // may have released a barrier)
+            let simd = &self.simds[s];
+            while k < simd.len && simd.lbs[k] > t {
+                next = next.min(simd.lbs[k]);
+                k += 1;
             }
+            if k == simd.len {
+                break;
+            }
+            let (i, lb, r) = (k, simd.lbs[k], simd.resident[k]);
+            k += 1;
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
-            // constraints remain to check
-            let w = self.simds[s].waves[k] as usize;
+            // constraints remain to check: its waits, known since it last issued, and its unit's state
+            let w = r.wave as usize;
             debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
-            let info = self.head(w)?;
-            let c = self.constraints(w, s, info);
-            let ready = c.ready();
+            let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits) };
+            let unit = self.unit_ready(s, info);
+            let ready = waits.ready().max(unit);
             if ready > t {
-                self.simds[s].lbs[k] = ready;
+                self.simds[s].lbs[i] = ready;
                 next = next.min(ready);
                 continue;
             }
@@ -897,11 +1012,18 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(t + 1);
                 continue;
             }
+            let c = Constraints { unit, ..waits };
+            debug_assert_eq!(c, self.constraints(w, s, info), "the waits stay as they are until the wave issues");
             self.issue(t, s, w, info, c)?;
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
-            self.simds[s].lbs[k] = lb;
+            self.simds[s].lbs[i] = lb;
+            self.simds[s].resident[i].head = UNKNOWN;
+            // the next head's waits while the wave is at hand, when it is known without decoding
+            if lb != u64::MAX && self.known_head(w) {
+                self.look_up_head(s, i)?;
+            }
             next = next.min(lb);
         }
         if next != u64::MAX {
@@ -1019,11 +1141,22 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.pos = 0;
         wave.len = wave.queue.len() as u32;
         wave.peek_pc = next_pc;
+        wave.ran_at = t;
         wave.head = wave.queue[0].info;
         self.entries = entries;
         self.block_acc = acc;
         self.infos_of_block = infos;
         Ok(())
+    }
+
+    /// Asks the host to bring wave `w`'s functional state (registers, PC, status) into its caches: the wave's
+    /// next issue runs its next block on the engine, a few turns from now ([`STATE_COLD_AFTER`]).
+    fn prefetch_state(&self, w: usize) {
+        let wave = &self.waves[w];
+        let Some(sl) = self.slots[wave.slot as usize].as_ref() else { return };
+        let Some(state) = sl.group.waves.get(wave.index as usize) else { return };
+        super::prefetch_bytes(state, std::mem::size_of_val(state));
+        super::prefetch_bytes(state.vgprs.as_ptr(), std::mem::size_of_val(state.vgprs.as_slice()));
     }
 
     /// Issues wave `w`'s head (instruction info `info`) at cycle `t` on SIMD `s`.
@@ -1039,6 +1172,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let e = wave.queue[at];
         wave.pos += 1;
         wave.head = if wave.pos < wave.len { wave.queue[at + 1].info } else { u32::MAX };
+        if wave.pos == wave.len && t.saturating_sub(wave.ran_at) > STATE_COLD_AFTER {
+            self.prefetch_state(w);
+        }
         debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
         let (pipe, issue, latency, wait, sequencer, writes) = {
             let i = &self.infos[e.info as usize];
@@ -1222,7 +1358,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let lb = wave.next_turn.max(wave.hold);
             let (simd, index) = (wave.simd as usize, wave.index as usize);
             let sd = &mut self.simds[simd];
-            let k = sd.waves[..sd.len].iter().position(|&x| x == id).expect("resident on its SIMD");
+            let k = sd.resident[..sd.len].iter().position(|r| r.wave == id).expect("resident on its SIMD");
             sd.lbs[k] = lb;
             let functional = &mut self.slots[slot].as_mut().expect("resident").group.waves[index];
             if functional.status == WaveStatus::AtBarrier {
@@ -1252,7 +1388,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 l += line;
             }
         }
-        Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None }
+        Work::listed(start, reqs.len(), None)
     }
 
     /// A vector memory instruction's device-memory lanes coalesced into L1 lines (private lanes at their
@@ -1260,11 +1396,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// of its FLAT lanes in the shared aperture.
     fn vector_work(&mut self, w: usize, lanes: &[LaneAccess], scratch: Option<(u64, u64)>) -> Work {
         let line = self.m.l1.line_bytes;
-        let reqs = &mut self.waves[w].reqs;
-        let start = reqs.len();
         let places = &self.places;
-        if contiguous_lines(lanes, |a| places.of(a, None), line as u64, reqs) {
-            return Work { start: start as u32, len: (reqs.len() - start) as u32, banks: None };
+        if let Some((start, end, kind)) = contiguous_range(lanes, |a| places.of(a, None), |a, n| places.one_piece(a, n), line as u64) {
+            return Work { lines: Lines::Range { start, end, kind }, banks: None };
         }
         let mut rounds = self.rounds.take().expect("the lane scratch");
         let places = &self.places;
@@ -1281,11 +1415,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             };
             reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
         }
-        let len = reqs.len() - start;
+        let end = reqs.len();
         rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
         let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
         self.rounds = Some(rounds);
-        Work { start: start as u32, len: len as u32, banks }
+        Work::listed(start, end, banks)
     }
 
     /// A DS instruction's bank cycles (none for lane permutes and swizzles, which touch no bank).
@@ -1294,18 +1428,18 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         rounds.fill(lanes, |a| a.address, |_| true);
         let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
         self.rounds = Some(rounds);
-        Work { start: 0, len: 0, banks }
+        Work { banks, ..Work::NONE }
     }
 
     /// A scalar memory instruction's trip through the scalar cache (its work: `work` of wave `w`); its
     /// completion cycle.
     fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, work: u32) -> u64 {
-        let Work { start, len, .. } = self.waves[w].work[work as usize];
-        if len == 0 {
+        let lines = self.waves[w].work[work as usize].lines;
+        let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.scalar.line_bytes as u64);
+        if reqs.is_empty() {
             // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
             return t + self.m.scalar.hit_latency;
         }
-        let reqs = &self.waves[w].reqs[start as usize..(start + len) as usize];
         self.memsys.access_scalar(t, cu as u32, reqs).complete_at
     }
 
@@ -1316,9 +1450,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         self.busy.vmem += issue;
         let mut done = sent;
         let mut accepted = sent;
-        let Work { start, len, banks } = self.waves[w].work[work as usize];
-        if len > 0 {
-            let reqs = &self.waves[w].reqs[start as usize..(start + len) as usize];
+        let Work { lines, banks } = self.waves[w].work[work as usize];
+        let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.l1.line_bytes as u64);
+        if !reqs.is_empty() {
             let r = self.memsys.access(sent, cu as u32, reqs);
             done = done.max(r.complete_at);
             accepted = accepted.max(r.accepted_at);
@@ -1358,37 +1492,60 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 }
 
-/// The line requests of a vector memory instruction whose lanes 0..n each access the `bytes` after the
-/// previous one's (at the places `place` gives their addresses) outside private memory and the LDS, one
-/// access each, alike in size and direction, appended to `out`: the lines of the range they cover, as
-/// [`coalesce`] finds them (each line once, in address order, with the bytes of the range inside it), without
-/// going lane by lane through rounds and coalescing. False, with `out` untouched, for any other pattern.
-fn contiguous_lines(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, line: u64, out: &mut Vec<LineRequest>) -> bool {
-    let Some(first) = lanes.first() else { return false };
+/// The range `[start, end)` (at the places `place` gives addresses) and the kind of access of a vector memory
+/// instruction whose lanes 0..n each access the `bytes` after the previous one's, outside private memory and
+/// the LDS, one access each, alike in size and direction, at most a `line` each; `None` for any other pattern.
+/// [`range_lines`] gives its line requests as coalescing lane by lane would. `one_piece(addr, len)` says
+/// whether `place` maps the `len` bytes from `addr` as one piece; lanes contiguous in such a piece are
+/// contiguous places without each lane's place worked out.
+fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, one_piece: impl Fn(u64, u64) -> bool, line: u64) -> Option<(u64, u64, Kind)> {
+    let first = lanes.first()?;
     let (space, dir, bytes) = (first.space, first.dir, first.bytes as u64);
     if lanes.len() > 64 || matches!(space, Space::Lds | Space::Scratch) || bytes == 0 || bytes > line {
-        return false;
+        return None;
     }
-    let start = place(first.address);
-    for (i, a) in lanes.iter().enumerate() {
-        let at = start.wrapping_add(i as u64 * bytes);
-        if a.lane as usize != i || a.space != space || a.dir != dir || a.bytes as u64 != bytes || place(a.address) != at {
-            return false;
+    let alike = |i: usize, a: &LaneAccess| a.lane as usize == i && a.space == space && a.dir == dir && a.bytes as u64 == bytes;
+    let (raw, len) = (first.address, lanes.len() as u64 * bytes);
+    let raw_contiguous = || lanes.iter().enumerate().all(|(i, a)| alike(i, a) && a.address == raw.wrapping_add(i as u64 * bytes));
+    let start = place(raw);
+    if !(one_piece(raw, len) && raw_contiguous()) {
+        for (i, a) in lanes.iter().enumerate() {
+            if !alike(i, a) || place(a.address) != start.wrapping_add(i as u64 * bytes) {
+                return None;
+            }
         }
     }
-    let Some(end) = start.checked_add(lanes.len() as u64 * bytes) else { return false };
+    let end = start.checked_add(len)?;
     let kind = match dir {
         Dir::Read => Kind::Read,
         Dir::Write => Kind::Write,
         Dir::Atomic => Kind::Atomic,
     };
+    Some((start, end, kind))
+}
+
+/// The line requests of the range `[start, end)` of `kind`, appended to `out`: the `line`-byte lines it
+/// covers, as [`coalesce`] finds them for lanes that cover it one after the other (each line once, in address
+/// order, with the bytes of the range inside it).
+fn range_lines(start: u64, end: u64, kind: Kind, line: u64, out: &mut Vec<LineRequest>) {
     let mut l = start & !(line - 1);
     while l < end {
         let next = l.saturating_add(line);
         out.push(LineRequest { addr: l, bytes: (next.min(end) - l.max(start)) as u32, kind });
         l = next;
     }
-    true
+}
+
+/// The line requests `lines` stands for: listed in `reqs` (a wave's), or made into `scratch` (`line`-byte lines).
+fn requests<'a>(lines: Lines, reqs: &'a [LineRequest], scratch: &'a mut Vec<LineRequest>, line: u64) -> &'a [LineRequest] {
+    match lines {
+        Lines::Listed { start, len } => &reqs[start as usize..(start + len) as usize],
+        Lines::Range { start, end, kind } => {
+            scratch.clear();
+            range_lines(start, end, kind, line, scratch);
+            scratch
+        }
+    }
 }
 
 /// The bank cycles and conflict cycles of `rounds`' lanes, summed over rounds.
@@ -1533,6 +1690,28 @@ mod tests {
     }
 
     #[test]
+    fn places_map_a_range_as_one_piece_only_inside_one_region() {
+        let places = Places { arena: 0x1000, code: 0x5000, code_bytes: 0x100, kernarg: 0x6000, kernarg_bytes: 0x40, scratch_group: 0 };
+        let cases = [
+            ((0x5000, 0x100), true),
+            ((0x5010, 0x10), true),
+            ((0x4ff0, 0x20), false),
+            ((0x50f0, 0x20), false),
+            ((0x2000, 0x100), true),
+            ((0x6000, 0x40), true),
+            ((0x5f00, 0x200), false),
+            ((u64::MAX - 4, 8), false),
+        ];
+        for ((addr, len), one) in cases {
+            assert_eq!(places.one_piece(addr, len), one, "{len:#x} bytes from {addr:#x}");
+            if one {
+                let first = places.of(addr, None);
+                assert!((0..len).all(|k| places.of(addr + k, None) == first + k), "{len:#x} bytes from {addr:#x}");
+            }
+        }
+    }
+
+    #[test]
     fn contiguous_lanes_give_the_lines_coalescing_gives() {
         let mut seen = 0;
         for line in [64u32, 128] {
@@ -1542,9 +1721,12 @@ mod tests {
                         for dir in [Dir::Read, Dir::Write, Dir::Atomic] {
                             let base = 0x10_0000 + offset;
                             let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
-                            let mut fast = Vec::new();
-                            assert!(contiguous_lines(&lanes, |a| a, line as u64, &mut fast));
-                            assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                            for one_piece in [true, false] {
+                                let mut fast = Vec::new();
+                                let (start, end, kind) = contiguous_range(&lanes, |a| a, |_, _| one_piece, line as u64).expect("contiguous");
+                                range_lines(start, end, kind, line as u64, &mut fast);
+                                assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                            }
                             seen += 1;
                         }
                     }
@@ -1554,13 +1736,16 @@ mod tests {
         assert!(seen > 1000);
         // anything else takes the general path
         let lane = |i: u8, address: u64| LaneAccess { lane: i, space: Space::Global, dir: Dir::Read, bytes: 4, address };
-        let mut out = Vec::new();
-        assert!(!contiguous_lines(&[lane(0, 0x100), lane(1, 0x108)], |a| a, 64, &mut out), "a gap");
-        assert!(!contiguous_lines(&[lane(1, 0x100), lane(2, 0x104)], |a| a, 64, &mut out), "lane 0 inactive");
-        assert!(!contiguous_lines(&[lane(0, 0x104), lane(1, 0x100)], |a| a, 64, &mut out), "descending");
+        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x108)], |a| a, |_, _| true, 64).is_none(), "a gap");
+        assert!(contiguous_range(&[lane(1, 0x100), lane(2, 0x104)], |a| a, |_, _| true, 64).is_none(), "lane 0 inactive");
+        assert!(contiguous_range(&[lane(0, 0x104), lane(1, 0x100)], |a| a, |_, _| true, 64).is_none(), "descending");
         let scratch = LaneAccess { space: Space::Scratch, ..lane(0, 0x100) };
-        assert!(!contiguous_lines(&[scratch], |a| a, 64, &mut out), "private memory has places of its own");
-        assert!(!contiguous_lines(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, 64, &mut out), "mixed directions");
-        assert!(out.is_empty());
+        assert!(contiguous_range(&[scratch], |a| a, |_, _| true, 64).is_none(), "private memory has places of its own");
+        assert!(contiguous_range(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, |_, _| true, 64).is_none(), "mixed directions");
+        // lanes that are contiguous only at their places, across two pieces of the map
+        let place = |a: u64| if a >= 0x1000 { a - 0x1000 + 0x104 } else { a };
+        let across = [lane(0, 0x100), lane(1, 0x1000)];
+        assert_eq!(contiguous_range(&across, place, |a, n| a + n <= 0x1000, 64), Some((0x100, 0x108, Kind::Read)));
+        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x104)], |a| a, |_, _| true, 64).is_some());
     }
 }
