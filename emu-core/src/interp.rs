@@ -103,6 +103,16 @@ impl Interp<'_> {
     fn fault(&self, lane: Option<u32>, fault: crate::memory::MemoryFault) -> ExecError {
         ExecError::Memory { mnemonic: self.mnemonic, lane, fault }
     }
+
+    /// Whether lane `l`'s atomic of `op` on `bytes` at `addr` is one the device drops
+    /// ([`crate::rules::atomic_dropped`]); the access is still checked.
+    fn dropped(&self, op: AtomicOp, addr: u64, bytes: u64, l: usize) -> Result<bool, ExecError> {
+        if !crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
+            return Ok(false);
+        }
+        self.mem.check(addr, bytes, crate::memory::Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+        Ok(true)
+    }
 }
 
 /// One lane's texel accesses, checked and noted like its other global accesses.
@@ -605,8 +615,7 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = data[l];
             self.note(l, Space::Global, addr, 4, true);
-            if crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
-                self.mem.check(addr, 4, crate::memory::Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+            if self.dropped(op, addr, 4, l)? {
                 continue;
             }
             old[l] = self.mem.atomic_u32(addr, |o| atomic32(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
@@ -735,8 +744,7 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let d = (data.1[l] as u64) << 32 | data.0[l] as u64;
             self.note(l, Space::Global, addr, 8, true);
-            if crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
-                self.mem.check(addr, 8, crate::memory::Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+            if self.dropped(op, addr, 8, l)? {
                 continue;
             }
             let o = self.mem.atomic_u64(addr, |o| atomic64(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
@@ -797,9 +805,10 @@ impl Backend for Interp<'_> {
         let addr = ((hi as u64) << 32 | lo as u64) & !3;
         self.note(0, Space::Scalar, addr, 4 * data.len() as u32, true);
         let pair = |v: &[u32]| (v[1] as u64) << 32 | v[0] as u64;
+        // compare-and-swap through the two-operand rule (memory equal to cmp becomes data)
         if let [d] = *data {
             let old = match (op, cmp) {
-                (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| if o == c { d } else { o }),
+                (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| crate::rules::atomic2(op, o as u64, c as u64, d as u64, 32).unwrap_or(o as u64) as u32),
                 _ => self.mem.atomic_u32(addr, |o| atomic32(op, o, d)),
             };
             return Ok(vec![old.map_err(|e| self.fault(None, e))?]);
@@ -807,7 +816,7 @@ impl Backend for Interp<'_> {
         let d = pair(data);
         let old = if op == AtomicOp::CmpSwap {
             let c = pair(cmp);
-            self.mem.atomic_u64(addr, |o| if o == c { d } else { o })
+            self.mem.atomic_u64(addr, |o| crate::rules::atomic2(op, o, c, d, 64).unwrap_or(o))
         } else {
             self.mem.atomic_u64(addr, |o| atomic64(op, o, d))
         };

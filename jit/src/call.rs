@@ -95,7 +95,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                         // the fast path compares high halves: the window is the part of the buffer in the lane's
                         // 4 GiB half (a buffer crossing a boundary gets the half its lanes are in now)
                         let half = addr & !0xffff_ffff;
-                        let (from, to) = (start.max(half), (start + len).min(half + (1 << 32)));
+                        let (from, to) = (start.max(half), (start + len).min(half.saturating_add(1 << 32)));
                         let host = host as usize + (from - start) as usize;
                         ctx.windows[crate::ctx::window_slot(call.offset)] = BufferWindow { start: from, len: to - from, host };
                     }

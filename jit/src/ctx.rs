@@ -176,7 +176,6 @@ impl Ctx {
         self.budget = budget;
         self.code_base = 0;
         self.issue_exec = 0;
-        (self.clock_now, self.clock_step) = clock_of(wave);
         self.switch = 0;
         self.batch_n = 0;
         self.held.n = 0;
@@ -276,8 +275,9 @@ impl Ctx {
             budget,
             code_base: 0,
             issue_exec: 0,
+            // the runner sets these before each block (see `clock_of`); a lone block reads the wave's clock
             clock_now: clock_of(wave).0,
-            clock_step: clock_of(wave).1,
+            clock_step: wave.clock.per_instruction,
             switch: 0,
             batch_insts: std::ptr::null(),
             batch_offset: 0,

@@ -435,6 +435,13 @@ impl CodeObject {
             Ok(off)
         };
 
+        // where each section's symbols start, sorted: a function's padding runs to the next one
+        let mut starts: Vec<(usize, u64)> = symbols
+            .iter()
+            .filter(|o| matches!(o.kind, SymbolKind::Func | SymbolKind::Object | SymbolKind::NoType))
+            .map(|o| (o.section_index, o.address))
+            .collect();
+        starts.sort_unstable();
         let mut functions = Vec::new();
         for s in symbols.iter().filter(|s| s.kind == SymbolKind::Func) {
             let off = locate(s).map_err(|w| cx.malformed(0, format!("function {}: {w}", s.name)))?;
@@ -443,13 +450,11 @@ impl CodeObject {
             let sec = &sections[s.section_index];
             let base = if is_rel { 0 } else { sec.address };
             let end = s.address.saturating_add(s.size);
-            let next = symbols
-                .iter()
-                .filter(|o| o.section_index == s.section_index && matches!(o.kind, SymbolKind::Func | SymbolKind::Object | SymbolKind::NoType))
-                .map(|o| o.address)
-                .filter(|&a| a >= end && a > s.address)
-                .min()
-                .unwrap_or(u64::MAX)
+            let from = (s.section_index, end.max(s.address.saturating_add(1)));
+            let next = starts
+                .get(starts.partition_point(|k| *k < from))
+                .filter(|(section, _)| *section == s.section_index)
+                .map_or(u64::MAX, |&(_, a)| a)
                 .min(base.saturating_add(sec.size));
             let padding = image.slice_u64(off.saturating_add(s.size), next.saturating_sub(end)).unwrap_or_default();
             functions.push(Function {
