@@ -291,8 +291,8 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
 }
 
 /// v_dot2_f32_f16: element j (0 low, 1 high) of src0 and src1 is the half op_sel[k] (j = 0) or op_sel_hi[k]
-/// (j = 1) selects, negated by neg_lo[k] / neg_hi[k]; src2 is an f32, which neg_lo[2] negates and neg_hi[2]
-/// takes the absolute value of (as for the f32 sources of v_fma_mix); clamp clamps the f32 result to [0, 1].
+/// (j = 1) selects, negated by neg_lo[k] / neg_hi[k]; src2 is an f32, which neg_lo[2] negates (neg_hi[2], which
+/// has no element to negate, is refused); clamp clamps the f32 result to [0, 1].
 fn dot2<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     let opsel = inst.field(Field::OpSel);
     let opsel_hi = inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2;
@@ -310,11 +310,10 @@ fn dot2<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
         let hi = b.v_op(VOp::Shl, e[1], sh);
         packed.push(b.v_op(VOp::Or, e[0], hi));
     }
-    let mut c = raw_src(b, inst, Field::Src2)?;
     if neg_hi >> 2 & 1 == 1 {
-        let m = splat(b, 0x7fff_ffff);
-        c = b.v_op(VOp::And, c, m);
+        return Err(form(inst, "neg_hi on the f32 accumulator"));
     }
+    let mut c = raw_src(b, inst, Field::Src2)?;
     if neg_lo >> 2 & 1 == 1 {
         let m = splat(b, 0x8000_0000);
         c = b.v_op(VOp::Xor, c, m);
