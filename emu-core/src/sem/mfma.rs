@@ -1,4 +1,5 @@
-//! Matrix instructions: MFMA on VGPR or AGPR operands, and the AGPR moves (v_accvgpr_read/write/mov).
+//! Matrix instructions: MFMA and gfx942's sparse SMFMAC on VGPR or AGPR operands, and the AGPR moves
+//! (v_accvgpr_read/write/mov).
 
 use isa_amdgpu::encoding::Field;
 use isa_amdgpu::{Inst, Opcode};
