@@ -305,7 +305,7 @@ fn every_smfmac_computes_the_sparse_product_on_both_engines_for_each_index_set()
             w.set_exec(u64::MAX);
             // random bits everywhere in the index register, the selected set written below
             for lane in 0..64 {
-                w.vgprs[INDEX_REG as usize][lane] = (rng.small() as u32).wrapping_mul(0x9e37_79b9) ^ lane as u32 * 0x0101_0101;
+                w.vgprs[INDEX_REG as usize][lane] = (rng.small() as u32).wrapping_mul(0x9e37_79b9) ^ (lane as u32 * 0x0101_0101);
             }
             // A: in each group of four k of a row, two values at two distinct random positions
             let mut a = vec![vec![0i64; s.k]; s.m];
