@@ -1121,8 +1121,9 @@ impl ValuOp {
             }
             Dot2F32F16 => {
                 let h = |w: u32, i: u32| f16_to_f64((w >> (16 * i)) as u16);
-                // each product of two f16s is exact in f64, and so is their sum (at most 80 bits apart)
-                // unless it rounds below any f32 ulp of interest; the sum with S2 rounds to odd, then once to f32
+                // each product of two f16s is exact in f64; their sum rounds in f64 only when the products lie
+                // more than 31 bits apart; the sum with S2 rounds to odd in f64, then once to f32 (the hardware's
+                // internal rounding is not modelled bit for bit beyond that)
                 let p = h(x[0], 0) * h(x[1], 0) + h(x[0], 1) * h(x[1], 1);
                 (round_to_odd_sum(p, f(2) as f64) as f32).to_bits()
             }
