@@ -126,9 +126,9 @@ pub(crate) extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *co
     // register runs it checked against the register files (sized for every register the block names).
     let (ctx, call) = unsafe { (&mut *ctx, &*call) };
     let Op::Mfma { shape } = call.op else { unreachable!("an MFMA call record") };
-    let (n, acc) = (shape.src_regs(), shape.acc_regs());
-    // SAFETY: as above: runs of n, n and acc registers.
-    let (a, b, c) = unsafe { (std::slice::from_raw_parts(a, n), std::slice::from_raw_parts(b, n), std::slice::from_raw_parts(c, acc)) };
+    let (na, nb, nc) = (shape.a_regs(), shape.b_regs(), shape.c_regs());
+    // SAFETY: as above: runs of na, nb and nc registers.
+    let (a, b, c) = unsafe { (std::slice::from_raw_parts(a, na), std::slice::from_raw_parts(b, nb), std::slice::from_raw_parts(c, nc)) };
     let d = emu_core::sem::mfma_lanes(shape, a, b, c);
     ctx.v[..d.len()].copy_from_slice(&d);
 }

@@ -285,7 +285,9 @@ pub trait Backend {
     fn a_get(&mut self, reg: u32) -> Self::V;
     /// Writes AGPR `reg` in the lanes of `m`.
     fn a_set(&mut self, reg: u32, v: Self::V, m: Self::M);
-    /// One matrix fused multiply-add over whole registers; the arithmetic is [`mfma_lanes`]'s.
+    /// One matrix fused multiply-add over whole registers: `a`, `b` and `c` hold [`Mfma::a_regs`],
+    /// [`Mfma::b_regs`] and [`Mfma::c_regs`] registers (C, then a sparse shape's index register); returns D. The
+    /// arithmetic is [`mfma_lanes`]'s.
     fn v_mfma(&mut self, shape: Mfma, a: &[Self::V], b: &[Self::V], c: &[Self::V]) -> Vec<Self::V>;
     /// A typed buffer access at per-lane addresses (lo, hi) in the lanes of `m`: `word3` is the buffer
     /// resource's word 3 (format and channel selects), `data` what a store writes; returns a load's registers.
