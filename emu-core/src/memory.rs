@@ -274,6 +274,11 @@ pub struct DeviceMemory {
     base: u64,
     /// Bumped whenever an allocation is made or freed: a [`LAST_HIT`] of an older generation is stale.
     generation: AtomicU64,
+    /// Whether accesses may run past the end of a device buffer into the rest of its last page
+    /// ([`DeviceMemory::set_page_bounds`]).
+    page_bounds: std::sync::atomic::AtomicBool,
+    /// Accesses that did so since the last [`DeviceMemory::take_page_slack`], and the first of them.
+    slack: std::sync::Mutex<Option<(u64, MemoryFault)>>,
 }
 
 /// The allocation a host thread's last successful check landed in: (memory id, generation, arena start, arena
@@ -310,7 +315,25 @@ impl DeviceMemory {
             state: RwLock::new(State { allocs: BTreeMap::new(), host: BTreeMap::new(), bump: 0, used: 0 }),
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
+            page_bounds: std::sync::atomic::AtomicBool::new(false),
+            slack: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Bounds as a GPU has them: an access to a device buffer ([`AllocKind::Buffer`]) may run past the buffer's
+    /// end into the rest of its last page. Allocations are page-granular (ROCm's runtime hands out device
+    /// memory in whole 4 KiB pages too), so such an access touches only bytes of the same allocation, which a
+    /// GPU's page tables map; by default (`false`) it is a fault, reported with where it lies, because it is
+    /// almost always a bug. Each such access is counted ([`DeviceMemory::take_page_slack`]).
+    pub fn set_page_bounds(&self, on: bool) {
+        self.page_bounds.store(on, Ordering::Relaxed);
+    }
+
+    /// The accesses that ran past the end of a buffer within its last page since the last call (with
+    /// [`DeviceMemory::set_page_bounds`] on): how many, and the first, described as the fault it would have
+    /// been without the setting.
+    pub fn take_page_slack(&self) -> Option<(u64, MemoryFault)> {
+        self.slack.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// The host pointer of offset `off` from the base (offsets of mapped host memory wrap around).
@@ -567,6 +590,27 @@ impl DeviceMemory {
                 LAST_HIT.set(Some(LastHit { id: self.id, generation, start, end, kind: a.kind }));
                 return Ok(off);
             }
+            if a.live
+                && a.kind == AllocKind::Buffer
+                && a.alias.is_none()
+                && self.page_bounds.load(Ordering::Relaxed)
+                && off + len <= start + round_up(a.size, PAGE)
+            {
+                // within the allocation's last page: a GPU maps it (not cached in LAST_HIT, so each is counted)
+                let mut slack = self.slack.lock().unwrap_or_else(|e| e.into_inner());
+                match slack.as_mut() {
+                    Some((n, _)) => *n += 1,
+                    None => {
+                        let location = if off < end {
+                            format!("runs {} bytes past the end of the {}-byte {} at {:#x} ({})", off + len - end, a.size, a.kind, self.base + start, a.label)
+                        } else {
+                            self.describe_gap(&st, off)
+                        };
+                        *slack = Some((1, fault(location)));
+                    }
+                }
+                return Ok(off);
+            }
             if off < end {
                 let at = self.base + start;
                 return Err(fault(if !a.live {
@@ -786,6 +830,32 @@ mod tests {
         let e = mem.read_u32(0x1000).unwrap_err();
         assert_eq!(e.location, "outside device memory");
         assert!(e.to_string().starts_with("read of 4 bytes at 0x1000"), "{e}");
+    }
+
+    #[test]
+    fn page_bounds_let_buffer_accesses_run_into_the_rest_of_their_last_page_and_count_them() {
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let a = mem.allocate(8, AllocKind::Buffer, "tmp").unwrap();
+        let k = mem.allocate(8, AllocKind::Kernarg, "kernarg").unwrap();
+        assert!(mem.write_u32(a + 8, 1).is_err(), "strict by default");
+        assert!(mem.take_page_slack().is_none());
+        mem.set_page_bounds(true);
+        mem.write_u32(a + 8, 7).unwrap();
+        mem.write(a + 6, &[1, 2, 3, 4]).unwrap();
+        assert_eq!(mem.read_u32(a + 8).unwrap(), 0x0403, "the bytes past the end are kept");
+        mem.read_u32(a + 4092).unwrap();
+        let e = mem.read_u32(a + 4094).unwrap_err();
+        assert!(e.location.contains("past the end of the 8-byte allocation"), "past the page: {}", e.location);
+        assert!(mem.read_u32(k + 8).is_err(), "only device buffers");
+        let (n, first) = mem.take_page_slack().unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(first.access, Access::Write);
+        assert_eq!(first.location, format!("just past the end of the 8-byte allocation at {a:#x} (tmp)"));
+        assert!(mem.take_page_slack().is_none(), "taken");
+        mem.write(a + 6, &[0; 4]).unwrap();
+        assert!(mem.take_page_slack().unwrap().1.location.starts_with("runs 2 bytes past the end of the 8-byte allocation"));
+        mem.set_page_bounds(false);
+        assert!(mem.read_u32(a + 8).is_err());
     }
 
     #[test]

@@ -192,6 +192,11 @@ enum Command {
         /// default 10 billion).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// What a kernel's access past the end of a device buffer does: allocation (the default) faults, with
+        /// where it lies; page lets it run on to the end of the buffer's last 4 KiB page, as a GPU does, and
+        /// reports it once per kernel (also WAVEJIT_BOUNDS).
+        #[arg(long, value_name = "MODE", value_parser = ["allocation", "page"])]
+        bounds: Option<String>,
         /// Run the first dispatch of this kernel under the step debugger (commands on stdin; a mangled
         /// name's plain part is enough: vadd for _Z4vaddPfS_S_i).
         #[arg(long, value_name = "KERNEL")]
@@ -317,9 +322,9 @@ impl KernelArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
+    if let Command::Exec { device, engine, timing, max_instructions, bounds, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
         let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, &inspect, command) {
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, bounds.as_deref(), &inspect, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");

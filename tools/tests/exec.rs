@@ -344,6 +344,28 @@ fn a_kernel_fault_is_reported_with_its_address_and_hip_aborts_as_on_hardware() {
 }
 
 #[test]
+fn stores_past_the_end_of_a_buffer_fault_by_default_and_run_within_its_last_page_with_page_bounds() {
+    // rocPRIM 5.3's merge writes one index per thread past its temporary storage: a GPU maps the rest of the page
+    let bin = hipcc("page_bounds", &[]);
+    let (o, _, se) = exec(None, &bin, &["near"]);
+    assert!(!o.status.success());
+    assert!(se.contains("lane 2: write of 4 bytes at") && se.contains("just past the end of the 8-byte allocation"), "{se}");
+    for engine in ["jit", "interp"] {
+        let o = run(Command::new(wavejit()).args(["exec", "--bounds", "page", "--engine", engine, "--"]).arg(&bin).arg("near"));
+        let (so, se) = (text(&o.stdout), text(&o.stderr));
+        assert!(o.status.success() && so.contains("page bounds: near stores ran, the two wanted entries are 0 and 1024"), "{engine}: {so}\n{se}");
+        assert!(se.contains("kernel _Z9partitionPjjj accessed memory past the end of a device buffer, within the buffer's last page"), "{engine}: {se}");
+        assert!(se.contains("without it this would have faulted: write of") && se.contains("past the end of the 8-byte allocation at"), "{engine}: {se}");
+        // past the last page it is a fault as before
+        let o = run(Command::new(wavejit()).args(["exec", "--bounds", "page", "--engine", engine, "--"]).arg(&bin).arg("far"));
+        let se = text(&o.stderr);
+        assert!(!o.status.success() && se.contains("past the end of the 8-byte allocation") && se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{engine}: {se}");
+    }
+    let o = run(Command::new(wavejit()).env("WAVEJIT_BOUNDS", "pages").args(["exec", "--"]).arg(&bin));
+    assert!(!o.status.success() && text(&o.stderr).contains("WAVEJIT_BOUNDS=pages: expected allocation"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn exec_says_clearly_what_it_cannot_run() {
     let (o, _, se) = exec(None, Path::new("/nonexistent/program"), &[]);
     assert!(!o.status.success());

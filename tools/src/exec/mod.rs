@@ -95,8 +95,9 @@ impl Inspect {
     }
 }
 
-pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    run_with_env(devices, engine, timing, max_instructions, inspect, command, &[])
+pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, bounds: Option<&str>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let env: Vec<(String, String)> = bounds.map(|b| ("WAVEJIT_BOUNDS".to_string(), b.to_string())).into_iter().collect();
+    run_with_env(devices, engine, timing, max_instructions, inspect, command, &env)
 }
 
 /// [`run`] with extra environment variables for the program (and so its child processes).
