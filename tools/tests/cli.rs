@@ -225,6 +225,9 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     assert!(out.status.success());
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["device"], "mi210");
+    assert_eq!(j["repeat"], 3, "each engine's fastest of three runs by default");
+    let out = wavejit(&["bench", "--sgemm-n", "32", "--repeat", "0"]);
+    assert!(!out.status.success(), "at least one run");
     let out = wavejit(&["bench", "--sgemm-n", "20"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));
