@@ -8,7 +8,8 @@
 //! LDS) ([`timing`]).
 //!
 //! Invariants: instruction semantics live in one place shared with the JIT; the functional model never
-//! depends on the timing model (a timed dispatch computes what a functional one does); every guest memory access is checked, and a bad kernel yields a fault report,
+//! depends on the timing model (a timed dispatch computes what a functional one does, except what a kernel reads
+//! of its placement in HW_ID and XCC_ID); every guest memory access is checked, and a bad kernel yields a fault report,
 //! never a host crash.
 
 pub mod device;

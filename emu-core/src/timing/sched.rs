@@ -32,7 +32,7 @@
 //! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
 //! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
 //! host's thread count or on the engine, and results are those of a functional dispatch of a race-free
-//! kernel.
+//! kernel (one that does not store what HW_ID and XCC_ID say of the model's placement).
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
