@@ -155,6 +155,7 @@ pub fn unwritable(target: Target, field: Field) -> Option<&'static str> {
 }
 
 /// A field of MODE: name, first bit, width, and why a new value is refused (`None`: any value is taken).
+#[derive(Debug, PartialEq, Eq)]
 pub struct ModeField {
     pub name: &'static str,
     pub lo: u32,
