@@ -250,7 +250,7 @@ impl HwRegs {
             hw_id: hw_id(target, at),
             xcc_id: at.xcd & 0xf,
             gpr_alloc: (kd.rsrc1.granulated_workitem_vgpr_count as u32 & 0x3f) << 8 | (sgprs.div_ceil(16).saturating_sub(1) & 0xf) << 24,
-            lds_alloc: (lds_bytes.div_ceil(512) * 2 & 0x1ff) << 12,
+            lds_alloc: ((lds_bytes.div_ceil(512) * 2) & 0x1ff) << 12,
         }
     }
 }
