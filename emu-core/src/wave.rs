@@ -81,6 +81,8 @@ pub struct WaveState {
     pub clock: WaveClock,
     /// What the device does with floating-point atomics on fine-grained memory.
     pub fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics,
+    /// The hardware registers s_getreg reads beyond the general registers (MODE, HW_ID, ...).
+    pub hw: crate::hwreg::HwRegs,
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
@@ -133,6 +135,7 @@ impl WaveState {
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
+            hw: crate::hwreg::HwRegs::default(),
         }
     }
 

@@ -2652,6 +2652,15 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn v_set_at(&mut self, _reg: Value, _v: Vv, _m: Value) {
         self.no("a VGPR chosen at run time (index mode)");
     }
+    fn s_hwreg(&mut self, reg: emu_core::hwreg::Held) -> Value {
+        // the hardware registers live in the wave state, outside the registers the JIT keeps
+        self.call(Op::HwReg { reg }, &[], &[], &[], 0, 1, 0, false).1[0]
+    }
+    fn s_set_mode(&mut self, value: Value, mask: u32) -> Result<(), ExecError> {
+        // checked when the code runs: a refused change faults (and ends the block)
+        self.call(Op::SetMode { mask }, &[], &[value], &[], 0, 0, 0, true);
+        Ok(())
+    }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
         self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);
