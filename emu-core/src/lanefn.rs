@@ -6,7 +6,7 @@
 //! Inputs and outputs are 32-bit register values: a 64-bit operand is two inputs (low, high), a 16-bit
 //! operand is the low half of one input, a flag (VCC bit) is 0 or 1.
 
-use crate::rules::{max_num64 as max_num, min_num64 as min_num};
+use crate::rules::{max_num64 as max_num, min_num64 as min_num, Lane, LaneAlgebra};
 
 /// A per-lane helper function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -564,10 +564,49 @@ fn exp_f64(x: f64) -> i32 {
     (x.to_bits() >> 52 & 0x7ff) as i32
 }
 
+/// The biased exponent field of an f32 (bits 23..30).
+fn exp_field<A: LaneAlgebra>(a: &mut A, x: A::W) -> A::W {
+    let (e, m) = (a.shr(x, 23), a.constant(0xff));
+    a.and(e, m)
+}
+
+/// lo <= x <= hi, in wrapping 32-bit arithmetic (so `lo` may be a negative number's two's complement).
+fn within<A: LaneAlgebra>(a: &mut A, x: A::W, lo: u32, hi: u32) -> A::C {
+    let (l, n) = (a.constant(lo), a.constant(hi.wrapping_sub(lo).wrapping_add(1)));
+    let d = a.sub(x, l);
+    a.gt_u(n, d)
+}
+
+/// Where v_div_scale_f32 returns its operand unchanged and clears VCC for either operand, by the exponent
+/// fields alone: both operands normal (so neither zero, infinite nor NaN), the denominator's field at most 252
+/// (its reciprocal is then at least 2^-126, not subnormal), the numerator's at least 24, and the difference of
+/// the fields from -125 (the quotient is then above 2^-126) to 95 (below the guide's 96). Every other case
+/// takes [`div_scale_f32`]'s full definition.
+pub fn div_scale_f32_unscaled<A: LaneAlgebra>(a: &mut A, den: A::W, num: A::W) -> A::C {
+    let (ed, en) = (exp_field(a, den), exp_field(a, num));
+    let d_ok = within(a, ed, 1, 252);
+    let n_ok = within(a, en, 24, 254);
+    let diff = a.sub(en, ed);
+    let diff_ok = within(a, diff, (-125i32) as u32, 95);
+    let both = a.both(d_ok, n_ok);
+    a.both(both, diff_ok)
+}
+
 /// v_div_scale_f32: scales the numerator or denominator (whichever `x` is) by 2^±64 where the quotient, the
 /// reciprocal of the denominator or the operands themselves would otherwise be subnormal or overflow, and
 /// sets VCC when the final v_div_fmas must scale the quotient back.
 fn div_scale_f32(x: f32, den: f32, num: f32) -> (f32, bool) {
+    if div_scale_f32_unscaled(&mut Lane, den.to_bits(), num.to_bits()) {
+        return (x, false);
+    }
+    div_scale_f32_cases(x, den, num)
+}
+
+/// The guide's definition of v_div_scale_f32, case by case. Where both the reciprocal and the quotient
+/// are subnormal the guide's pseudocode writes ldexp(S0, 64) for the denominator; the compiler's division
+/// sequence returns the correctly rounded quotient (1 / FLT_MAX, for one) only with 2^-64, the scale of the
+/// case after it, which is what this implements (`the_division_sequence_rounds_like_ieee_division_...`).
+fn div_scale_f32_cases(x: f32, den: f32, num: f32) -> (f32, bool) {
     let two = |e: i32| (2f32).powi(e);
     let subnormal32 = |v: f64| v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64;
     let quot_sub = subnormal32(num as f64 / den as f64);
@@ -687,7 +726,41 @@ fn ilogb(x: f64) -> i32 {
     frexp_f64(x).1 - 1
 }
 
+/// Where v_div_fixup_f32 is the quotient's magnitude with the division's sign (neither operand zero,
+/// infinite, NaN or subnormal, their exponent fields at most 151 apart downwards, the quotient not NaN): the
+/// plain case of [`div_fixup`], by bits alone.
+pub fn div_fixup_f32_plain<A: LaneAlgebra>(a: &mut A, q: A::W, den: A::W, num: A::W) -> A::C {
+    let (ed, en) = (exp_field(a, den), exp_field(a, num));
+    let d_ok = within(a, ed, 1, 254);
+    let n_ok = within(a, en, 1, 254);
+    let diff = a.sub(en, ed);
+    let diff_ok = within(a, diff, (-151i32) as u32, 253);
+    let (abs, nan) = (a.constant(0x7fff_ffff), a.constant(0x7f80_0001));
+    let qa = a.and(q, abs);
+    let q_ok = a.gt_u(nan, qa);
+    let ops = a.both(d_ok, n_ok);
+    let ops = a.both(ops, diff_ok);
+    a.both(ops, q_ok)
+}
+
+/// |q| with the sign of den ^ num: v_div_fixup_f32 in its plain case.
+pub fn div_fixup_f32_signed<A: LaneAlgebra>(a: &mut A, q: A::W, den: A::W, num: A::W) -> A::W {
+    let (abs, sign) = (a.constant(0x7fff_ffff), a.constant(0x8000_0000));
+    let s = a.xor(den, num);
+    let s = a.and(s, sign);
+    let m = a.and(q, abs);
+    a.or(m, s)
+}
+
 fn div_fixup_f32(q: f32, den: f32, num: f32) -> f32 {
+    let (qb, db, nb) = (q.to_bits(), den.to_bits(), num.to_bits());
+    if div_fixup_f32_plain(&mut Lane, qb, db, nb) {
+        return f32::from_bits(div_fixup_f32_signed(&mut Lane, qb, db, nb));
+    }
+    div_fixup_f32_cases(q, den, num)
+}
+
+fn div_fixup_f32_cases(q: f32, den: f32, num: f32) -> f32 {
     let nan = f32::from_bits(0xffc0_0000) as f64;
     let r = div_fixup(q as f64, den as f64, num as f64, -151, nan);
     if num.is_nan() || den.is_nan() {
@@ -758,6 +831,48 @@ fn trig_preop(x: f64, seg: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_division_shortcuts_agree_with_the_case_by_case_definitions() {
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        // random bits, and values at every exponent field, so the edges of each range are met
+        let mut vals: Vec<u32> = (0..1500).map(|_| next()).collect();
+        for e in 0..=255u32 {
+            for m in [0, 1, 0x40_0000, 0x7f_ffff] {
+                for s in [0, 0x8000_0000] {
+                    vals.push(s | e << 23 | m);
+                }
+            }
+        }
+        let mut taken = [0usize; 2];
+        for &den in &vals {
+            for (k, &num) in vals.iter().enumerate() {
+                let (df, nf) = (f32::from_bits(den), f32::from_bits(num));
+                if div_scale_f32_unscaled(&mut Lane, den, num) {
+                    taken[0] += 1;
+                    for x in [df, nf] {
+                        let (r, vcc) = div_scale_f32_cases(x, df, nf);
+                        assert!(r.to_bits() == x.to_bits() && !vcc, "div_scale of {:#x}, den {den:#x}, num {num:#x}", x.to_bits());
+                    }
+                }
+                let x = vals[(k * 7 + 3) % vals.len()];
+                if div_fixup_f32_plain(&mut Lane, x, den, num) {
+                    taken[1] += 1;
+                    let full = div_fixup_f32_cases(f32::from_bits(x), df, nf);
+                    assert_eq!(full.to_bits(), div_fixup_f32_signed(&mut Lane, x, den, num), "div_fixup of q {x:#x}, den {den:#x}, num {num:#x}");
+                }
+            }
+        }
+        // both shortcuts are taken often, and not always
+        let pairs = vals.len() * vals.len();
+        assert!(taken.iter().all(|&t| t > pairs / 10 && t < pairs), "{taken:?} of {pairs}");
+    }
 
     fn div32(a: f32, b: f32) -> f32 {
         // the compiler's sequence for a / b with f32 denormals enabled

@@ -152,8 +152,15 @@ pub trait LaneAlgebra {
     fn constant(&mut self, x: u32) -> Self::W;
     fn and(&mut self, a: Self::W, b: Self::W) -> Self::W;
     fn or(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    fn xor(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    /// a - b, wrapping.
+    fn sub(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    /// a shifted right by `n` bits, zeros coming in.
+    fn shr(&mut self, a: Self::W, n: u32) -> Self::W;
     /// a > b as unsigned integers.
     fn gt_u(&mut self, a: Self::W, b: Self::W) -> Self::C;
+    /// Both conditions.
+    fn both(&mut self, a: Self::C, b: Self::C) -> Self::C;
     /// c ? a : b.
     fn select(&mut self, c: Self::C, a: Self::W, b: Self::W) -> Self::W;
     /// The smaller of two f32 that are not NaN, -0 below +0 (IEEE 754-2019 minimum on ordered operands).
@@ -234,8 +241,24 @@ impl LaneAlgebra for Lane {
         a | b
     }
     #[inline(always)]
+    fn xor(&mut self, a: u32, b: u32) -> u32 {
+        a ^ b
+    }
+    #[inline(always)]
+    fn sub(&mut self, a: u32, b: u32) -> u32 {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    fn shr(&mut self, a: u32, n: u32) -> u32 {
+        a >> n
+    }
+    #[inline(always)]
     fn gt_u(&mut self, a: u32, b: u32) -> bool {
         a > b
+    }
+    #[inline(always)]
+    fn both(&mut self, a: bool, b: bool) -> bool {
+        a && b
     }
     #[inline(always)]
     fn select(&mut self, c: bool, a: u32, b: u32) -> u32 {

@@ -1085,6 +1085,85 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
     }
 
+    /// An f32 division step (v_div_scale, v_div_fmas, v_div_fixup: [`LaneFn`]) inline where every lane is a
+    /// plain case, else the interpreter's implementation through a call. Plain: for div_scale and div_fixup the
+    /// cases [`emu_core::lanefn::div_scale_f32_unscaled`] and [`emu_core::lanefn::div_fixup_f32_plain`] define
+    /// (the operand unchanged, VCC clear; the quotient with the division's sign); for div_fmas VCC clear and no
+    /// NaN among the operands and the result, where it is the fused multiply-add, rounded once.
+    fn div_step_f32(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
+        let outs = f.outputs();
+        let args: Vec<Vv> = args.iter().map(|a| self.mat(*a)).collect();
+        let mut fast = vec![[dummy(); CHUNKS]; outs];
+        let mut all: Option<Value> = None;
+        for i in 0..CHUNKS {
+            let x: Vec<Value> = args.iter().map(|a| self.ch(a, i)).collect();
+            let b = self.b.as_deref_mut().expect("emitting");
+            let mut al = Chunks(b);
+            let ok = match f {
+                LaneFn::DivScaleF32 => {
+                    fast[0][i] = x[0];
+                    fast[1][i] = rules::LaneAlgebra::constant(&mut al, 0);
+                    emu_core::lanefn::div_scale_f32_unscaled(&mut al, x[1], x[2])
+                }
+                LaneFn::DivFixupF32 => {
+                    fast[0][i] = emu_core::lanefn::div_fixup_f32_signed(&mut al, x[0], x[1], x[2]);
+                    emu_core::lanefn::div_fixup_f32_plain(&mut al, x[0], x[1], x[2])
+                }
+                _ => {
+                    let fl: Vec<Value> = x[..3].iter().map(|&v| al.0.ins().bitcast(F32X4, little(), v)).collect();
+                    let r = al.0.ins().fma(fl[0], fl[1], fl[2]);
+                    let r = al.0.ins().bitcast(I32X4, little(), r);
+                    fast[0][i] = r;
+                    // VCC (bit 0 of the fourth operand) clear, and nothing NaN
+                    let one = rules::LaneAlgebra::constant(&mut al, 1);
+                    let vcc = al.0.ins().band(x[3], one);
+                    let zero = rules::LaneAlgebra::constant(&mut al, 0);
+                    let mut ok = al.0.ins().icmp(IntCC::Equal, vcc, zero);
+                    for v in [x[0], x[1], x[2], r] {
+                        let n = rules::is_nan32(&mut al, v);
+                        ok = al.0.ins().band_not(ok, n);
+                    }
+                    ok
+                }
+            };
+            all = Some(match all {
+                Some(a) => b.ins().band(a, ok),
+                None => ok,
+            });
+        }
+        let (slow, join) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let all = b.ins().vall_true(all.expect("chunks"));
+            let (fast_blk, slow, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..outs * CHUNKS {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(all, fast_blk, &[], slow, &[]);
+            b.switch_to_block(fast_blk);
+            b.seal_block(fast_blk);
+            let vals: Vec<_> = fast.iter().flatten().map(|&v| v.into()).collect();
+            b.ins().jump(join, &vals);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (slow, join)
+        };
+        let _ = slow;
+        let r = self.call_v(Op::LaneFn { f }, &args, &[], outs);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let vals: Vec<_> = r.iter().flat_map(|v| v.c).map(|v| v.into()).collect();
+        b.ins().jump(join, &vals);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        let params = b.block_params(join).to_vec();
+        (0..outs)
+            .map(|k| {
+                let mut c = [dummy(); CHUNKS];
+                c.copy_from_slice(&params[k * CHUNKS..(k + 1) * CHUNKS]);
+                Vv { c, uniform: None, lazy: None }
+            })
+            .collect()
+    }
+
     fn dv(&self) -> Vv {
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }
     }
@@ -1883,8 +1962,20 @@ impl rules::LaneAlgebra for Chunks<'_, '_> {
     fn or(&mut self, a: Value, b: Value) -> Value {
         self.0.ins().bor(a, b)
     }
+    fn xor(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().bxor(a, b)
+    }
+    fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().isub(a, b)
+    }
+    fn shr(&mut self, a: Value, n: u32) -> Value {
+        self.0.ins().ushr_imm(a, n as i64)
+    }
     fn gt_u(&mut self, a: Value, b: Value) -> Value {
         self.0.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+    }
+    fn both(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().band(a, b)
     }
     fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
         self.0.ins().bitselect(c, a, b)
@@ -2720,6 +2811,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             if let (Some(sel), true) = (sel.uniform, self.fb().is_some()) {
                 return vec![self.perm_uniform(*a, *x, sel)];
             }
+        }
+        if matches!(f, LaneFn::DivScaleF32 | LaneFn::DivFmasF32 | LaneFn::DivFixupF32) && self.fb().is_some() {
+            return self.div_step_f32(f, args);
         }
         self.call_v(Op::LaneFn { f }, args, &[], f.outputs())
     }
