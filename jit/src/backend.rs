@@ -2591,16 +2591,21 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
-    fn uniform_bit(&mut self, s: Value, bit: u32) -> bool {
+    fn uniform_bit(&mut self, s: Value, bit: u32, likely: bool) -> bool {
+        // compiled the likely way; the other runs on the interpreter
         if self.fb().is_none() {
-            return false;
+            return likely;
         }
         let (slow, fast) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let shifted = b.ins().ushr_imm(s, bit as i64);
             let set = b.ins().band_imm(shifted, 1);
             let (slow, fast) = (b.create_block(), b.create_block());
-            b.ins().brif(set, slow, &[], fast, &[]);
+            if likely {
+                b.ins().brif(set, fast, &[], slow, &[]);
+            } else {
+                b.ins().brif(set, slow, &[], fast, &[]);
+            }
             b.switch_to_block(slow);
             b.seal_block(slow);
             (slow, fast)
@@ -2613,7 +2618,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().jump(end, &[]);
         b.switch_to_block(fast);
         b.seal_block(fast);
-        false
+        likely
     }
     fn s_clock(&mut self, clock: emu_core::sem::Clock) -> (Value, Value) {
         // the shader clock from the run's start value and the instructions executed since (earlier passes of
