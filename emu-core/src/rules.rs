@@ -172,6 +172,8 @@ pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -
     match c.ty {
         DataType::U32 | DataType::B32 => mask(n, t, lane, |a, b| int(a as u32, b as u32)),
         DataType::I32 => mask(n, t, lane, |a, b| int(a as u32 as i32, b as u32 as i32)),
+        DataType::U16 | DataType::B16 => mask(n, t, lane, |a, b| int(a as u16, b as u16)),
+        DataType::I16 => mask(n, t, lane, |a, b| int(a as u16 as i16, b as u16 as i16)),
         DataType::U64 | DataType::B64 => mask(n, t, lane, int),
         DataType::I64 => mask(n, t, lane, |a, b| int(a as i64, b as i64)),
         DataType::F32 => mask(n, t, lane, |a, b| float(f32::from_bits(a as u32), f32::from_bits(b as u32))),

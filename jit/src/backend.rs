@@ -2288,6 +2288,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // types and the class test on the interpreter
         enum P {
             I(IntCC),
+            /// 16-bit integers in the low halves, compared as 32-bit ones after sign or zero extension
+            I16(IntCC, bool),
             F(FloatCC, Option<FloatCC>, bool),
             Const(bool),
         }
@@ -2296,6 +2298,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             _ if c.pred == CmpPred::Class => None,
             DataType::U32 | DataType::I32 | DataType::B32 => Some(match int_cond(t, c.ty.is_signed_int()) {
                 Ok(cc) => P::I(cc),
+                Err(k) => P::Const(k),
+            }),
+            DataType::U16 | DataType::I16 | DataType::B16 => Some(match int_cond(t, c.ty.is_signed_int()) {
+                Ok(cc) => P::I16(cc, c.ty.is_signed_int()),
                 Err(k) => P::Const(k),
             }),
             DataType::F32 => Some(match float_cond(t) {
@@ -2317,6 +2323,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let b = self.b.as_deref_mut().expect("emitting");
             masks[i] = match p {
                 P::I(cc) => b.ins().icmp(cc, ai, xi),
+                P::I16(cc, signed) => {
+                    let [ai, xi] = [ai, xi].map(|v| {
+                        let up = b.ins().ishl_imm(v, 16);
+                        if signed {
+                            b.ins().sshr_imm(up, 16)
+                        } else {
+                            b.ins().ushr_imm(up, 16)
+                        }
+                    });
+                    b.ins().icmp(cc, ai, xi)
+                }
                 P::F(cc, and, not) => {
                     let (f, g) = (Self::to_f(b, ai), Self::to_f(b, xi));
                     let mut m = b.ins().fcmp(cc, f, g);
