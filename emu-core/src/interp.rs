@@ -270,11 +270,7 @@ impl Backend for Interp<'_> {
         r
     }
     fn v_cmp(&mut self, c: Compare, a: Lanes, b: Lanes) -> u64 {
-        let mut m = 0u64;
-        for i in 0..LANES {
-            m |= (crate::rules::compare(c, a[i] as u64, b[i] as u64) as u64) << i;
-        }
-        m
+        crate::rules::compare_lanes(c, LANES, |i| (a[i] as u64, b[i] as u64))
     }
     fn v_add_carry(&mut self, a: Lanes, b: Lanes, carry_in: Option<u64>) -> (Lanes, u64) {
         let cin = carry_in.unwrap_or(0);
@@ -396,13 +392,7 @@ impl Backend for Interp<'_> {
         r
     }
     fn v_cmp64(&mut self, c: Compare, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> u64 {
-        let mut m = 0u64;
-        for i in 0..LANES {
-            let x = (a.1[i] as u64) << 32 | a.0[i] as u64;
-            let y = (b.1[i] as u64) << 32 | b.0[i] as u64;
-            m |= (crate::rules::compare(c, x, y) as u64) << i;
-        }
-        m
+        crate::rules::compare_lanes(c, LANES, |i| ((a.1[i] as u64) << 32 | a.0[i] as u64, (b.1[i] as u64) << 32 | b.0[i] as u64))
     }
     fn v_select(&mut self, m: u64, a: Lanes, b: Lanes) -> Lanes {
         let mut r = a;
@@ -460,7 +450,7 @@ impl Backend for Interp<'_> {
     fn scratch(&mut self) -> (u32, u32, u32) {
         (self.wave.scratch_base as u32, (self.wave.scratch_base >> 32) as u32, self.wave.scratch_lane_bytes)
     }
-    fn uniform_bit(&mut self, s: u32, bit: u32) -> bool {
+    fn uniform_bit(&mut self, s: u32, bit: u32, _likely: bool) -> bool {
         s >> bit & 1 == 1
     }
     fn s_clock(&mut self, clock: crate::sem::Clock) -> (u32, u32) {

@@ -141,6 +141,50 @@ pub fn compare(c: Compare, a: u64, b: u64) -> bool {
     truth(c.pred).holds(ordering(c.ty, a, b))
 }
 
+/// [`compare`] of `n` lanes at once, as a lane mask (bit i: lane i): `lane(i)` gives lane i's operands. The
+/// type and predicate are resolved once, not per lane (the interpreter compares whole waves this way, also
+/// for the address checks of the accesses the JIT hands it); every lane's bit is [`compare`]'s.
+#[inline]
+pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -> u64 {
+    // branch-free per lane: (less, equal, greater) of the pair; none of them is unordered
+    #[inline(always)]
+    fn mask(n: usize, t: Truth, lane: impl Fn(usize) -> (u64, u64), ord: impl Fn(u64, u64) -> (bool, bool, bool)) -> u64 {
+        let mut m = 0u64;
+        for i in 0..n {
+            let (a, b) = lane(i);
+            let (lt, eq, gt) = ord(a, b);
+            let holds = (lt & t.lt) | (eq & t.eq) | (gt & t.gt) | (!(lt | eq | gt) & t.unordered);
+            m |= (holds as u64) << i;
+        }
+        m
+    }
+    fn int<T: Ord>(a: T, b: T) -> (bool, bool, bool) {
+        (a < b, a == b, a > b)
+    }
+    fn float<T: PartialOrd>(a: T, b: T) -> (bool, bool, bool) {
+        (a < b, a == b, a > b)
+    }
+    if c.pred == CmpPred::Class {
+        let t = Truth { lt: true, eq: false, gt: false, unordered: false };
+        return mask(n, t, lane, |a, b| (b >> class_of(a, c.ty) & 1 == 1, false, true));
+    }
+    let t = truth(c.pred);
+    match c.ty {
+        DataType::U32 | DataType::B32 => mask(n, t, lane, |a, b| int(a as u32, b as u32)),
+        DataType::I32 => mask(n, t, lane, |a, b| int(a as u32 as i32, b as u32 as i32)),
+        DataType::U16 | DataType::B16 => mask(n, t, lane, |a, b| int(a as u16, b as u16)),
+        DataType::I16 => mask(n, t, lane, |a, b| int(a as u16 as i16, b as u16 as i16)),
+        DataType::U64 | DataType::B64 => mask(n, t, lane, int),
+        DataType::I64 => mask(n, t, lane, |a, b| int(a as i64, b as i64)),
+        DataType::F32 => mask(n, t, lane, |a, b| float(f32::from_bits(a as u32), f32::from_bits(b as u32))),
+        DataType::F64 => mask(n, t, lane, |a, b| float(f64::from_bits(a), f64::from_bits(b))),
+        ty => mask(n, t, lane, |a, b| match ordering(ty, a, b) {
+            Some(o) => (o == Ordering::Less, o == Ordering::Equal, o == Ordering::Greater),
+            None => (false, false, false),
+        }),
+    }
+}
+
 /// Operations on 32-bit lane words that the float rules below are written over. The interpreter provides them
 /// on one lane's `u32` ([`Lane`]), the JIT on vectors of lanes as Cranelift values, so each rule has one
 /// definition that both engines run.
@@ -471,6 +515,29 @@ mod tests {
         assert!(compare(Compare { pred: CmpPred::Lt, ty: DataType::I16 }, 0xffff, 1));
         assert!(!compare(Compare { pred: CmpPred::Lt, ty: DataType::U16 }, 0xffff, 1));
         assert!(compare(Compare { pred: CmpPred::Gt, ty: DataType::I64 }, 1, u64::MAX));
+    }
+
+    #[test]
+    fn whole_wave_compares_give_every_lane_the_bit_of_the_one_lane_compare() {
+        use CmpPred::*;
+        let preds = [F, Lt, Eq, Le, Gt, Lg, Ne, Ge, O, U, Nge, Nlg, Ngt, Nle, Neq, Nlt, Tru, Class];
+        let types = [DataType::F16, DataType::Bf16, DataType::F32, DataType::F64, DataType::I16, DataType::U16, DataType::I32, DataType::U32, DataType::B32, DataType::I64, DataType::U64, DataType::B64];
+        // specials of each width (zeros, ones, sign bits, infinities, NaNs, denormals) and bits above a type's width
+        let values: Vec<u64> = [0u64, 1, 2, 0x8000, 0x7c00, 0x7e00, 0xfc00, 0x3c00, 0xffff, 0x8000_0000, 0x7f80_0000, 0x7fc0_0000, 0xff80_0000, 0x3f80_0000, 0xffff_ffff, 0x1_0000_0001, 0x3ff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0000, 0x8000_0000_0000_0000, u64::MAX, 0x3ff]
+            .into_iter()
+            .collect();
+        let pairs: Vec<(u64, u64)> = values.iter().flat_map(|&a| values.iter().map(move |&b| (a, b))).collect();
+        for ty in types {
+            for pred in preds {
+                let c = Compare { pred, ty };
+                for chunk in pairs.chunks(64) {
+                    let m = compare_lanes(c, chunk.len(), |i| chunk[i]);
+                    for (i, &(a, b)) in chunk.iter().enumerate() {
+                        assert_eq!(m >> i & 1 == 1, compare(c, a, b), "{pred:?} {ty:?} {a:#x} {b:#x}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

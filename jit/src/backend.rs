@@ -2379,6 +2379,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // types and the class test on the interpreter
         enum P {
             I(IntCC),
+            /// 16-bit integers in the low halves, compared as 32-bit ones after sign or zero extension
+            I16(IntCC, bool),
             F(FloatCC, Option<FloatCC>, bool),
             Const(bool),
         }
@@ -2387,6 +2389,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             _ if c.pred == CmpPred::Class => None,
             DataType::U32 | DataType::I32 | DataType::B32 => Some(match int_cond(t, c.ty.is_signed_int()) {
                 Ok(cc) => P::I(cc),
+                Err(k) => P::Const(k),
+            }),
+            DataType::U16 | DataType::I16 | DataType::B16 => Some(match int_cond(t, c.ty.is_signed_int()) {
+                Ok(cc) => P::I16(cc, c.ty.is_signed_int()),
                 Err(k) => P::Const(k),
             }),
             DataType::F32 => Some(match float_cond(t) {
@@ -2408,6 +2414,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let b = self.b.as_deref_mut().expect("emitting");
             masks[i] = match p {
                 P::I(cc) => b.ins().icmp(cc, ai, xi),
+                P::I16(cc, signed) => {
+                    let [ai, xi] = [ai, xi].map(|v| {
+                        let up = b.ins().ishl_imm(v, 16);
+                        if signed {
+                            b.ins().sshr_imm(up, 16)
+                        } else {
+                            b.ins().ushr_imm(up, 16)
+                        }
+                    });
+                    b.ins().icmp(cc, ai, xi)
+                }
                 P::F(cc, and, not) => {
                     let (f, g) = (Self::to_f(b, ai), Self::to_f(b, xi));
                     let mut m = b.ins().fcmp(cc, f, g);
@@ -2682,16 +2699,21 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
-    fn uniform_bit(&mut self, s: Value, bit: u32) -> bool {
+    fn uniform_bit(&mut self, s: Value, bit: u32, likely: bool) -> bool {
+        // compiled the likely way; the other runs on the interpreter
         if self.fb().is_none() {
-            return false;
+            return likely;
         }
         let (slow, fast) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let shifted = b.ins().ushr_imm(s, bit as i64);
             let set = b.ins().band_imm(shifted, 1);
             let (slow, fast) = (b.create_block(), b.create_block());
-            b.ins().brif(set, slow, &[], fast, &[]);
+            if likely {
+                b.ins().brif(set, fast, &[], slow, &[]);
+            } else {
+                b.ins().brif(set, slow, &[], fast, &[]);
+            }
             b.switch_to_block(slow);
             b.seal_block(slow);
             (slow, fast)
@@ -2704,7 +2726,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().jump(end, &[]);
         b.switch_to_block(fast);
         b.seal_block(fast);
-        false
+        likely
     }
     fn s_clock(&mut self, clock: emu_core::sem::Clock) -> (Value, Value) {
         // the shader clock from the run's start value and the instructions executed since (earlier passes of

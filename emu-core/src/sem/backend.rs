@@ -248,9 +248,9 @@ pub trait Backend {
     /// This wave's private memory: (base lo, base hi, bytes per lane).
     fn scratch(&mut self) -> (Self::S, Self::S, Self::S);
     /// Whether bit `bit` of the uniform `s` is set, for a choice between two ways of executing the instruction.
-    /// The interpreter reads it. The JIT, which knows it only at run time, answers "clear" and compiles that
-    /// way, guarded: where the bit is set when the code runs, the interpreter executes the instruction instead.
-    fn uniform_bit(&mut self, s: Self::S, bit: u32) -> bool;
+    /// The interpreter reads it. The JIT, which knows it only at run time, answers `likely` and compiles that
+    /// way, guarded: where the bit is otherwise when the code runs, the interpreter executes the instruction.
+    fn uniform_bit(&mut self, s: Self::S, bit: u32, likely: bool) -> bool;
     /// The 64-bit value (lo, hi) of a clock the wave reads (`s_memtime`, `s_memrealtime`), as
     /// [`crate::wave::WaveClock`] defines it.
     fn s_clock(&mut self, clock: Clock) -> (Self::S, Self::S);

@@ -296,10 +296,12 @@ fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, 
 }
 
 /// Whether a MUBUF instruction's resource is the private segment buffer (ADD_TID_ENABLE, bit 23 of dword 3),
-/// which addresses each lane's scratch; anything else is an ordinary buffer.
+/// which addresses each lane's scratch; anything else is an ordinary buffer. Likely when the resource is
+/// s[0:3], where the kernel's private segment buffer arrives (LLVM addresses scratch through it: on gfx90a every
+/// spill and private array), so the JIT compiles that case and leaves the other to the interpreter.
 fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<bool, ExecError> {
     let d3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
-    Ok(b.uniform_bit(d3, 23))
+    Ok(b.uniform_bit(d3, 23, inst.field(Field::Srsrc) == 0))
 }
 
 /// A typed buffer access: elements in the format of the resource's word 3 (MUBUF) or of the instruction's
