@@ -133,6 +133,13 @@ impl Texels for LaneTexels<'_, '_> {
         i.note(l, Space::Global, address, data.len() as u32, true);
         i.mem.write(address, data).map_err(|e| i.fault(Some(l as u32), e))
     }
+    /// A host atomic, as global atomics are, so workgroups on other threads never lose an update.
+    fn atomic(&mut self, address: u64, bytes: u32, f: &dyn Fn(u64) -> u64) -> Result<u64, ExecError> {
+        let (i, l) = (&mut *self.interp, self.lane);
+        i.note(l, Space::Global, address, bytes, true);
+        let old = if bytes == 8 { i.mem.atomic_u64(address, f) } else { i.mem.atomic_u32(address, |o| f(o as u64) as u32).map(|o| o as u64) };
+        old.map_err(|e| i.fault(Some(l as u32), e))
+    }
 }
 
 impl Backend for Interp<'_> {
@@ -566,7 +573,8 @@ impl Backend for Interp<'_> {
         if sampler.is_some() && r.format.num.integer() && sampler.is_some_and(|s| s.linear) {
             return Err(bad(format!("linear filtering of an integer ({:?}) image is not valid", r.format.num)));
         }
-        let mut out = vec![[0u32; LANES]; op.data_regs()];
+        op.check(&r).map_err(bad)?;
+        let mut out = vec![[0u32; LANES]; op.result_regs(&r)];
         for l in Self::lanes(m) {
             let a: Vec<u32> = addr.iter().map(|v| v[l]).collect();
             let d: Vec<u32> = data.iter().map(|v| v[l]).collect();

@@ -2826,6 +2826,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn v_image(&mut self, op: &ImageInst, _t: [Value; 8], _s: [Value; 4], _addr: &[Vv], _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
         // texel formats and filtering stay with the interpreter
         self.no("image access");
+        // (the count is the interpreter's to decide: the instruction is never compiled)
         Ok(vec![self.dv(); op.data_regs()])
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {

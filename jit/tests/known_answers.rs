@@ -17,7 +17,7 @@
 //! MODE hardware register; waves start with clang's default, 0x3f0), `hwid` (HW_ID, an input only); memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
 //! 32-bit word at that byte offset of a 4 KiB device buffer). Values: hex, decimal (negative allowed), an f32
 //! written with a decimal point and `f` (`1.5f`), the buffer's address `@buf+OFF` (its low and high halves
-//! `@buflo+OFF`, `@bufhi`), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
+//! `@buflo+OFF`, `@bufhi`; shifted right by N bits `@buf>>N+OFF`, as an image resource holds it), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
 //! one is compiled by clang-19 at test time (`ulong f(void) { return (ulong)(EXPR); }` at -O2 for gfx90a)
 //! and must fold to a constant, so the expected value comes from LLVM, not from wavejit.
 
@@ -112,6 +112,13 @@ fn buffer_address() -> u64 {
 fn parse_value(t: &str) -> Result<u64, String> {
     for (name, value) in [("@buflo", buffer_address() & 0xffff_ffff), ("@bufhi", buffer_address() >> 32), ("@buf", buffer_address())] {
         if let Some(rest) = t.strip_prefix(name) {
+            let (value, rest) = match rest.strip_prefix(">>") {
+                Some(r) => {
+                    let end = r.find('+').unwrap_or(r.len());
+                    (value >> r[..end].parse::<u32>().map_err(|_| format!("bad shift in {t}"))?, &r[end..])
+                }
+                None => (value, rest),
+            };
             let off = if rest.is_empty() { 0 } else { parse_value(rest.strip_prefix('+').ok_or(format!("bad {t}"))?)? };
             return Ok(value + off);
         }

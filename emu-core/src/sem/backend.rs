@@ -298,8 +298,9 @@ pub trait Backend {
     /// resource's word 3 (format and channel selects), `data` what a store writes; returns a load's registers.
     fn v_buffer_format(&mut self, op: &crate::image::FormatAccess, word3: Self::S, lo: Self::V, hi: Self::V, data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// One MIMG instruction: `t` is the image resource, `s` the sampler (for sampling forms), `addr` the
-    /// address registers from VADDR on (as many as the longest form reads), `data` the registers a store
-    /// writes; returns the registers a load or sample gives. The per-lane work is [`crate::image`]'s.
+    /// address registers from VADDR on (as many as the longest form reads), `data` the registers a store writes
+    /// or an atomic combines with memory; returns the registers to write from VDATA on (a load's or sample's
+    /// result, an atomic's old value with GLC, none for stores). The per-lane work is [`crate::image`]'s.
     fn v_image(&mut self, op: &crate::image::ImageInst, t: [Self::S; 8], s: [Self::S; 4], addr: &[Self::V], data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// A per-lane helper function over `f.inputs()` vectors, giving `f.outputs()` vectors.
     fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;
