@@ -614,6 +614,7 @@ pub fn build_group_in(
         None
     };
     let base = if lane_bytes > 0 { scratch.or(private) } else { None };
+    let layout = crate::hwreg::Layout::of(device);
     let mut waves = Vec::with_capacity(n as usize);
     for w in 0..n {
         let wave_scratch = base.map_or(0, |s| s + w as u64 * wave_bytes);
@@ -640,6 +641,9 @@ pub fn build_group_in(
         wave.scratch_lane_bytes = lane_bytes;
         wave.clock = clock;
         wave.fine_grained_float_atomics = device.fine_grained_float_atomics;
+        // the fixed placement of a functional dispatch; the timing model places the wave again
+        let at = crate::hwreg::placement(&layout, i, w);
+        wave.hw = crate::hwreg::HwRegs::for_wave(device.target, descriptor, launch.group_segment_size, n, at);
         waves.push(wave);
     }
     Ok(Group { wg, waves, lds: vec![0u8; launch.group_segment_size as usize], scratch })

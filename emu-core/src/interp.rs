@@ -514,6 +514,19 @@ impl Backend for Interp<'_> {
     fn v_set_at(&mut self, reg: u32, v: Lanes, m: u64) {
         self.v_set(reg, v, m)
     }
+    fn s_hwreg(&mut self, reg: crate::hwreg::Held) -> u32 {
+        self.wave.hw.get(reg, self.wave.gpr_idx)
+    }
+    fn s_set_mode(&mut self, value: u32, mask: u32) -> Result<(), ExecError> {
+        let old = self.wave.hw.get(crate::hwreg::Held::Mode, self.wave.gpr_idx);
+        match crate::hwreg::mode_write(old, value, mask) {
+            Ok(new) => {
+                self.wave.hw.mode = new & !crate::hwreg::MODE_GPR_IDX_EN;
+                Ok(())
+            }
+            Err((fd, value)) => Err(ExecError::ModeField { mnemonic: self.mnemonic, field: fd.name, value, why: fd.refused.unwrap_or_default() }),
+        }
+    }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {
             return Ok(());

@@ -914,6 +914,27 @@ mod tests {
     }
 
     #[test]
+    fn guest_accesses_run_into_the_rest_of_their_allocations_last_page_unless_memcheck_is_on() {
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let a = mem.allocate(8, AllocKind::Buffer, "tmp").unwrap();
+        assert!(mem.write_u32(a + 8, 1).is_err(), "the host's accesses are exact");
+        assert_eq!(mem.write_guest(a + 8, &7u32.to_le_bytes()).unwrap(), Within::Pages);
+        assert_eq!(mem.write_guest(a + 6, &[1, 2, 3, 4]).unwrap(), Within::Pages);
+        let mut b = [0u8; 4];
+        assert_eq!(mem.read_guest(a + 8, &mut b).unwrap(), Within::Pages);
+        assert_eq!(u32::from_le_bytes(b), 0x0403, "the bytes past the end are kept");
+        assert_eq!(mem.read_guest(a + 4092, &mut b).unwrap(), Within::Pages);
+        let e = mem.read_guest(a + 4094, &mut b).unwrap_err();
+        assert!(e.location.contains("past the end of the 8-byte allocation"), "past the page: {}", e.location);
+        assert_eq!(mem.read_guest(a, &mut b).unwrap(), Within::Allocation);
+        mem.set_memcheck(true);
+        assert!(mem.memcheck());
+        assert_eq!(mem.read_guest(a + 8, &mut b).unwrap_err().location, format!("just past the end of the 8-byte allocation at {a:#x} (tmp)"));
+        assert!(mem.write_guest(a + 6, &[0; 4]).unwrap_err().location.starts_with("runs 2 bytes past the end of the 8-byte allocation"));
+        assert_eq!(mem.read_guest(a, &mut b).unwrap(), Within::Allocation);
+    }
+
+    #[test]
     fn use_after_free_is_reported_as_such_and_addresses_are_not_reused() {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let a = mem.allocate(8192, AllocKind::Buffer, "tmp").unwrap();
@@ -1024,33 +1045,18 @@ mod tests {
     }
 
     #[test]
-    fn kernels_reach_the_rest_of_an_allocations_last_page_unless_memcheck_is_on() {
+    fn slack_accesses_say_how_far_past_the_end_they_reach_and_faults_outside_the_pages_stay_as_they_were() {
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let a = mem.allocate(288, AllocKind::Buffer, "tiles").unwrap();
         // the bsrilu0 pattern: a full tile read whose last 8 bytes lie past the end
         assert_eq!(mem.read_guest(a + 280, &mut [0u8; 16]).unwrap(), Within::Pages);
-        assert_eq!(mem.read_guest(a + 288, &mut [0u8; 8]).unwrap(), Within::Pages);
-        assert_eq!(mem.read_guest(a, &mut [0u8; 288]).unwrap(), Within::Allocation);
-        assert_eq!(mem.write_guest(a + 4092, &7u32.to_le_bytes()).unwrap(), Within::Pages);
-        let mut b = [0u8; 4];
-        assert_eq!(mem.read_guest(a + 4092, &mut b).unwrap(), Within::Pages);
-        assert_eq!(u32::from_le_bytes(b), 7, "slack keeps what was written");
         assert_eq!(mem.slack(Access::Read, a + 288, 8).to_string(), format!("read of 8 bytes at {:#x}: 8 bytes past the end of the 288-byte allocation at {a:#x} (tiles)", a + 288));
         assert_eq!(mem.slack(Access::Write, a + 286, 4).location, format!("2 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
-        // the host's view is exact
-        assert!(mem.read(a + 288, &mut [0u8; 8]).unwrap_err().location.starts_with("just past the end of the 288-byte allocation"));
-        // outside the pages: today's faults, word for word
+        assert_eq!(mem.slack(Access::Read, a + 300, 1).location, format!("13 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
+        // outside the pages: the host's report, word for word
         let e = mem.read_guest(a + 4094, &mut [0u8; 4]).unwrap_err();
         assert_eq!(e, mem.read(a + 4094, &mut [0u8; 4]).unwrap_err());
         assert_eq!(e.location, format!("3806 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
-        assert_eq!(mem.read_guest(a + 4096, &mut [0u8; 4]).unwrap_err().location, format!("3808 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
-        // memcheck: every byte outside the allocation faults, with the host's report
-        mem.set_memcheck(true);
-        assert!(mem.memcheck());
-        let e = mem.read_guest(a + 288, &mut [0u8; 8]).unwrap_err();
-        assert_eq!(e.location, format!("just past the end of the 288-byte allocation at {a:#x} (tiles)"));
-        assert!(mem.write_guest(a + 286, &[0; 4]).unwrap_err().location.starts_with("runs 2 bytes past the end"));
-        assert_eq!(mem.read_guest(a, &mut [0u8; 8]).unwrap(), Within::Allocation);
     }
 
     #[test]

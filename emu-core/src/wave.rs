@@ -113,6 +113,8 @@ pub struct WaveState {
     pub fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics,
     /// Accesses in an allocation's slack so far.
     pub slack: SlackSeen,
+    /// The hardware registers s_getreg reads beyond the general registers (MODE, HW_ID, ...).
+    pub hw: crate::hwreg::HwRegs,
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
@@ -166,6 +168,7 @@ impl WaveState {
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
             slack: SlackSeen::default(),
+            hw: crate::hwreg::HwRegs::default(),
         }
     }
 

@@ -751,6 +751,48 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         join_vectors(b, join)
     }
 
+    /// An f64 compare of (lo, hi) register pairs, lowered from the predicate's truth table (rules::truth) as
+    /// the f32 compares are: lanes regrouped into f64x2 vectors as in [`Self::f64_op`], two mask bits from each.
+    fn v_cmp_f64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
+        let cond = float_cond(rules::truth(c.pred));
+        if self.fb().is_none() {
+            return dummy();
+        }
+        let (cc, and, not) = match cond {
+            Ok(p) => p,
+            Err(k) => return self.fb().expect("emitting").ins().iconst(types::I64, if k { -1 } else { 0 }),
+        };
+        let srcs = [a, x].map(|(l, h)| (self.mat(l), self.mat(h)));
+        let b = self.b.as_deref_mut().expect("emitting");
+        let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
+        // (lo, hi) chunk -> two f64x2: lanes 0,1 and lanes 2,3
+        let join = [imm(b, [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23]), imm(b, [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31])];
+        let bytes = |b: &mut FunctionBuilder<'f>, v: Value| b.ins().bitcast(types::I8X16, little(), v);
+        let mut m = b.ins().iconst(types::I64, 0);
+        for i in 0..CHUNKS {
+            for (half, mask) in join.into_iter().enumerate() {
+                let [f, g] = srcs.map(|(l, h)| {
+                    let (l8, h8) = (bytes(b, l.c[i]), bytes(b, h.c[i]));
+                    let s = b.ins().shuffle(l8, h8, mask);
+                    b.ins().bitcast(types::F64X2, little(), s)
+                });
+                let mut r = b.ins().fcmp(cc, f, g);
+                if let Some(cc2) = and {
+                    let r2 = b.ins().fcmp(cc2, f, g);
+                    r = b.ins().band(r, r2);
+                }
+                if not {
+                    r = b.ins().bnot(r);
+                }
+                let bits = b.ins().vhigh_bits(types::I64, r);
+                let shift = 4 * i + 2 * half;
+                let bits = if shift == 0 { bits } else { b.ins().ishl_imm(bits, shift as i64) };
+                m = b.ins().bor(m, bits);
+            }
+        }
+        m
+    }
+
     /// An f64 operation on (lo, hi) register pairs: lanes regrouped into f64x2 vectors, `op` applied, results
     /// split back; a lane whose result is NaN gets the interpreter's NaN (first NaN source quieted) on a side
     /// path.
@@ -2430,6 +2472,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // 64-bit integer compares inline from the predicate's truth table (rules::truth): the high halves decide
         // (signed or not), equal high halves leave it to the low halves (unsigned); f64 and the class test on
         // the interpreter
+        if c.ty == DataType::F64 && c.pred != CmpPred::Class {
+            return self.v_cmp_f64(c, a, x);
+        }
         let signed = match c.ty {
             _ if c.pred == CmpPred::Class => None,
             DataType::I64 => Some(true),
@@ -2606,6 +2651,15 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     }
     fn v_set_at(&mut self, _reg: Value, _v: Vv, _m: Value) {
         self.no("a VGPR chosen at run time (index mode)");
+    }
+    fn s_hwreg(&mut self, reg: emu_core::hwreg::Held) -> Value {
+        // the hardware registers live in the wave state, outside the registers the JIT keeps
+        self.call(Op::HwReg { reg }, &[], &[], &[], 0, 1, 0, false).1[0]
+    }
+    fn s_set_mode(&mut self, value: Value, mask: u32) -> Result<(), ExecError> {
+        // checked when the code runs: a refused change faults (and ends the block)
+        self.call(Op::SetMode { mask }, &[], &[value], &[], 0, 0, 0, true);
+        Ok(())
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set

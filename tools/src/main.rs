@@ -170,6 +170,10 @@ enum Command {
         /// Loop iterations of the ALU-loop kernel (more: more ALU-bound).
         #[arg(long, default_value_t = 1000)]
         iterations: u32,
+        /// Times each engine runs each kernel; the fastest run counts, for both engines alike (the machine
+        /// may be shared: the fastest is the least disturbed).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: u32,
         /// Measure the timing model instead: wave-instructions per second per host core on the ALU loop and on
         /// a streaming kernel, against functional mode.
         #[arg(long)]
@@ -365,13 +369,13 @@ fn main() -> ExitCode {
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
         Command::Demo { device, engine, timing, memcheck } => demo::run(device.as_deref(), engine, timing, memcheck),
-        Command::Bench { device, threads, sgemm_n, iterations, timing, counters, json } => {
+        Command::Bench { device, threads, sgemm_n, iterations, repeat, timing, counters, json } => {
             if counters {
                 bench::run_counters(device.as_deref(), iterations)
             } else if timing {
                 bench::run_timing(device.as_deref(), iterations)
             } else {
-                bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, json: json.as_deref() })
+                bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, repeat, json: json.as_deref() })
             }
         }
         Command::Debug { kernel, wave, engine, json } => kernel

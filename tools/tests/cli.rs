@@ -161,7 +161,7 @@ fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("kernel vadd") && err.contains("global_load_dword") && err.contains("just past the end of the 64-byte allocation"), "{err}");
-    // 4096 elements: past the inputs' pages, a fault in any mode
+    // 4160 work-items: from element 1024 on, the reads lie past the inputs' pages, a fault in any mode
     let mut args: Vec<&str> = base.to_vec();
     args[3] = "4160";
     args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=4160"]);
@@ -260,6 +260,9 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     assert!(out.status.success());
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["device"], "mi210");
+    assert_eq!(j["repeat"], 3, "each engine's fastest of three runs by default");
+    let out = wavejit(&["bench", "--sgemm-n", "32", "--repeat", "0"]);
+    assert!(!out.status.success(), "at least one run");
     let out = wavejit(&["bench", "--sgemm-n", "20"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));

@@ -263,6 +263,11 @@ pub trait Backend {
     fn v_get_at(&mut self, reg: Self::S) -> Self::V;
     /// Writes VGPR number `reg`, chosen at run time (index mode), in the lanes of `m`.
     fn v_set_at(&mut self, reg: Self::S, v: Self::V, m: Self::M);
+    /// A hardware register the wave holds ([`crate::hwreg::HwRegs`]; MODE with the index-mode bit), whole.
+    fn s_hwreg(&mut self, reg: crate::hwreg::Held) -> Self::S;
+    /// Writes MODE's bits `mask` from `value` (in place), as [`crate::hwreg::mode_write`] allows: a change the
+    /// engines do not model stops the wave, naming the field and value.
+    fn s_set_mode(&mut self, value: Self::S, mask: u32) -> Result<(), ExecError>;
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 

@@ -32,7 +32,7 @@
 //! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
 //! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
 //! host's thread count or on the engine, and results are those of a functional dispatch of a race-free
-//! kernel.
+//! kernel (one that does not store what HW_ID and XCC_ID say of the model's placement).
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -190,6 +190,8 @@ struct Wave {
     sgprs: u32,
     start: u64,
     placement: Placement,
+    /// The wave slot of its SIMD that HW_ID names (the lowest no other resident wave held when it started).
+    hw_slot: u32,
 }
 
 /// A resident workgroup.
@@ -738,7 +740,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
-        let group = engine::build_group(self.mem, self.device, self.launch, &self.cx, linear, self.clock)?;
+        let mut group = engine::build_group(self.mem, self.device, self.launch, &self.cx, linear, self.clock)?;
         let wg = group.wg;
         let multi = plan.len() > 1;
         let slot_index = match self.free_slots.pop() {
@@ -757,6 +759,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut ids = Vec::with_capacity(plan.len());
         for (index, &simd) in plan.iter().enumerate() {
             let placement = Placement { xcd, se, cu: cu as u32, simd: simd % self.m.core.simds_per_cu };
+            // HW_ID names where the model put the wave: its CU within the SE and the lowest free wave slot
+            let taken = {
+                let s = &self.simds[simd as usize];
+                s.resident[..s.len].iter().fold(0u32, |m, r| m | 1 << self.waves[r.wave as usize].hw_slot)
+            };
+            let hw_slot = (!taken).trailing_zeros();
+            let cu_in_se = (cu as u32 % self.m.topology.cus_per_xcd) / self.m.topology.ses_per_xcd;
+            let at = crate::hwreg::Place { xcd, se, cu: cu_in_se, simd: placement.simd, slot: hw_slot };
+            let hw = &mut group.waves[index].hw;
+            (hw.hw_id, hw.xcc_id) = (crate::hwreg::hw_id(self.device.target, at), xcd);
             // the wave's first instructions come through the instruction cache
             let entry = self.launch.entry;
             let fetched = self.memsys.fetch_instruction(start, cu as u32, self.places.of(entry, None));
@@ -774,7 +786,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                     w.observed.clear();
                     w.acc.clear();
                     (w.slot, w.index, w.simd, w.vgprs, w.sgprs) = (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
-                    (w.peek_pc, w.ran_at, w.start, w.placement) = (entry, start, start, placement);
+                    (w.peek_pc, w.ran_at, w.start, w.placement, w.hw_slot) = (entry, start, start, placement, hw_slot);
                     i
                 }
                 None => {
@@ -801,6 +813,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                         ran_at: start,
                         start,
                         placement,
+                        hw_slot,
                     });
                     (self.waves.len() - 1) as u32
                 }
