@@ -74,6 +74,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         // hand back pointers derived from the wave and LDS as borrowed here (they stay where they are)
         // SAFETY: as above; nothing else holds the wave or the LDS while the block runs.
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
+        wave.slack.locate(ctx.code_base + call.offset, || disasm::text(inst));
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();

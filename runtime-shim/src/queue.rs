@@ -341,13 +341,9 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         let host = (host_start.unwrap_or(0), profiler_hooks::record::now_ns());
         record_dispatch(prof, q, &k, &launch, p, host, rt.timing.then_some((start - rt.started_ns, end - rt.started_ns)), &counters, timing.as_ref(), result.as_ref().err());
     }
-    if let Some((_, first)) = rt.mem.take_page_slack() {
-        if rt.page_slack_reported.lock().unwrap_or_else(|e| e.into_inner()).insert(k.name.clone()) {
-            eprintln!(
-                "wavejit: kernel {} accessed memory past the end of a device buffer, within the buffer's last page, which a GPU maps (WAVEJIT_BOUNDS=page; without it this would have faulted: {first})",
-                k.name
-            );
-        }
+    // before the completion signal: the program may exit as soon as it sees the dispatch done
+    if let Some(w) = result.as_ref().ok().and_then(|s| s.slack_warning()) {
+        eprintln!("wavejit: warning on agent {} ({}): {w}", q.agent, q.device.name);
     }
     stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {

@@ -91,9 +91,6 @@ pub struct Runtime {
     /// Instructions one wave may execute before its dispatch stops as a runaway kernel
     /// (`WAVEJIT_MAX_INSTRUCTIONS`; `u64::MAX` for no limit).
     pub max_wave_instructions: u64,
-    /// The kernels already reported for accesses past the end of a buffer within its last page
-    /// (`WAVEJIT_BOUNDS=page`): each is reported once.
-    pub page_slack_reported: Mutex<std::collections::HashSet<String>>,
     /// The modeled device clock of timing mode, in nanoseconds from the `CLOCK_MONOTONIC` time the runtime
     /// started at: each dispatch advances it by its modeled duration; barriers and copies take no modeled time.
     modeled_ns: AtomicU64,
@@ -198,10 +195,11 @@ impl Runtime {
             Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
         };
         let max_wave_instructions = max_instructions_from_env()?;
-        match std::env::var("WAVEJIT_BOUNDS").as_deref() {
-            Err(_) | Ok("" | "allocation") => {}
-            Ok("page") => mem.set_page_bounds(true),
-            Ok(other) => return Err(format!("WAVEJIT_BOUNDS={other}: expected allocation (the default: an access past the end of an allocation faults) or page (as a GPU: it faults past the allocation's last page)")),
+        // memcheck: kernels' accesses outside their allocations' bytes fault even inside the allocations' pages
+        match std::env::var("WAVEJIT_MEMCHECK").as_deref() {
+            Err(_) | Ok("" | "0") => {}
+            Ok("1") => mem.set_memcheck(true),
+            Ok(other) => return Err(format!("WAVEJIT_MEMCHECK={other}: expected 1 (every byte outside an allocation faults) or 0")),
         }
         let started_ns = monotonic_ns();
         Ok(Runtime {
@@ -222,7 +220,6 @@ impl Runtime {
             jit,
             timing,
             max_wave_instructions,
-            page_slack_reported: Mutex::new(std::collections::HashSet::new()),
             modeled_ns: AtomicU64::new(started_ns),
             started_ns,
             changed: Changes::default(),

@@ -78,6 +78,10 @@ enum Command {
         /// Stop a wave after this many instructions (runaway kernels).
         #[arg(long, default_value_t = 100_000_000)]
         max_instructions: u64,
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
+        /// where a GPU (and wavejit by default, with a warning) lets it through.
+        #[arg(long)]
+        memcheck: bool,
         /// Host threads running workgroups (default: all cores); results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
@@ -148,6 +152,9 @@ enum Command {
         /// Run every kernel in the timing model and show its modeled time.
         #[arg(long)]
         timing: bool,
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page.
+        #[arg(long)]
+        memcheck: bool,
     },
     /// Measure engine throughput: VALU lane-ops/s on an ALU loop, emulated GFLOP/s on a tiled SGEMM.
     Bench {
@@ -192,15 +199,14 @@ enum Command {
         /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
         #[arg(long)]
         timing: bool,
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
+        /// where a GPU (and wavejit by default, with a warning) lets it through (also WAVEJIT_MEMCHECK=1).
+        #[arg(long)]
+        memcheck: bool,
         /// Stop a wave after this many instructions, 0 for no limit (also WAVEJIT_MAX_INSTRUCTIONS;
         /// default 10 billion).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
-        /// What a kernel's access past the end of a device buffer does: allocation (the default) faults, with
-        /// where it lies; page lets it run on to the end of the buffer's last 4 KiB page, as a GPU does, and
-        /// reports it once per kernel (also WAVEJIT_BOUNDS).
-        #[arg(long, value_name = "MODE", value_parser = ["allocation", "page"])]
-        bounds: Option<String>,
         /// Run the first dispatch of this kernel under the step debugger (commands on stdin; a mangled
         /// name's plain part is enough: vadd for _Z4vaddPfS_S_i).
         #[arg(long, value_name = "KERNEL")]
@@ -326,9 +332,9 @@ impl KernelArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, max_instructions, bounds, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
+    if let Command::Exec { device, engine, timing, memcheck, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
         let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, bounds.as_deref(), &inspect, command) {
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *memcheck, *max_instructions, &inspect, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
@@ -362,7 +368,7 @@ fn main() -> ExitCode {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
-        Command::Demo { device, engine, timing } => demo::run(device.as_deref(), engine, timing),
+        Command::Demo { device, engine, timing, memcheck } => demo::run(device.as_deref(), engine, timing, memcheck),
         Command::Bench { device, threads, sgemm_n, iterations, repeat, timing, counters, json } => {
             if counters {
                 bench::run_counters(device.as_deref(), iterations)
@@ -378,8 +384,8 @@ fn main() -> ExitCode {
         Command::Trace { kernel, html, workgroups, max_recorded, timing, engine } => kernel.prepare().and_then(|prepared| {
             trace::run(trace::TraceArgs { prepared, html, workgroups, max_recorded, timing, engine, max_instructions: kernel.max_instructions })
         }),
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace })
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, memcheck, threads, engine, timing, hot_after, profile, wave_trace } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, memcheck, threads, engine, timing, hot_after, profile, wave_trace })
         }
     };
     match result {

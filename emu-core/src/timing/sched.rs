@@ -404,6 +404,9 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     wave_cycles: u128,
     waves_run: u64,
     instructions: u64,
+    /// Slack accesses ([`engine::group_slack`]), and the first with its workgroup's linear index.
+    slack: u64,
+    first_slack: Option<(u64, Box<engine::SlackReport>)>,
     issued: PerUnit,
     busy: PerUnit,
     stalls: Stalls,
@@ -538,6 +541,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             end: 0,
             wave_cycles: 0,
             waves_run: 0,
+            slack: 0,
+            first_slack: None,
             instructions: 0,
             issued: PerUnit::default(),
             busy: PerUnit::default(),
@@ -586,7 +591,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let cycles = self.end;
         engine::advance_clock(self.clock.base + cycles);
-        let stats = RunStats { workgroups: self.workgroups, waves: self.waves_run, wave_instructions: self.instructions, cycles: Some(cycles) };
+        let first_slack = self.first_slack.take().map(|(_, f)| f);
+        let stats = RunStats { workgroups: self.workgroups, waves: self.waves_run, wave_instructions: self.instructions, cycles: Some(cycles), slack: self.slack, first_slack };
         if O::ACTIVE {
             let RunStats { workgroups, waves, wave_instructions, .. } = stats;
             self.observer.event(&Event::DispatchEnd { dispatch: self.dispatch, workgroups, waves, wave_instructions, cycles: Some(cycles) });
@@ -881,6 +887,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         self.waves_run += sl.group.waves.len() as u64;
         self.instructions += sl.group.waves.iter().map(|w| w.executed).sum::<u64>();
+        let (slack, first) = engine::group_slack(self.launch.name, &sl.group);
+        self.slack += slack;
+        if let Some(f) = first.filter(|_| self.first_slack.as_ref().is_none_or(|(l, _)| sl.linear < *l)) {
+            self.first_slack = Some((sl.linear, f));
+        }
         self.groups_done += 1;
         if O::ACTIVE {
             self.observer.event(&Event::WorkgroupEnd { dispatch: self.dispatch, workgroup: wg, cycle: Some(t) });

@@ -1,7 +1,7 @@
 // Writes past the end of a small device buffer, as rocPRIM 5.3's merge does to its temporary storage (one
 // index per thread of its partition kernel, into an array sized for the partitions): a GPU maps the rest of the
-// buffer's last page, so such stores do not fault there. Under `wavejit exec` they fault by default and run
-// with `--bounds page`; a store past the last page faults either way. Argument: `near` (within the page,
+// buffer's last page, so such stores do not fault there. Under `wavejit exec` they run (with a warning), and
+// fault with `--memcheck`; a store past the last page faults either way. Argument: `near` (within the page,
 // 64 threads into a 2-element array) or `far` (one page further).
 #include "check.h"
 #include <cstring>

@@ -95,8 +95,11 @@ impl Inspect {
     }
 }
 
-pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, bounds: Option<&str>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let env: Vec<(String, String)> = bounds.map(|b| ("WAVEJIT_BOUNDS".to_string(), b.to_string())).into_iter().collect();
+/// Runs `command` on emulated GPUs; `memcheck` sets `WAVEJIT_MEMCHECK=1` for it (every byte outside an
+/// allocation faults).
+#[allow(clippy::too_many_arguments)]
+pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, memcheck: bool, max_instructions: Option<u64>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let env = if memcheck { vec![("WAVEJIT_MEMCHECK".to_string(), "1".to_string())] } else { Vec::new() };
     run_with_env(devices, engine, timing, max_instructions, inspect, command, &env)
 }
 
