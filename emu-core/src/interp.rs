@@ -172,8 +172,8 @@ impl Texels for LaneTexels<'_, '_> {
     fn atomic(&mut self, address: u64, bytes: u32, f: &dyn Fn(u64) -> u64) -> Result<u64, ExecError> {
         let (i, l) = (&mut *self.interp, self.lane);
         i.note(l, Space::Global, address, bytes, true);
-        let old = if bytes == 8 { i.mem.atomic_u64(address, f) } else { i.mem.atomic_u32(address, |o| f(o as u64) as u32).map(|o| o as u64) };
-        old.map_err(|e| i.fault(Some(l as u32), e))
+        let old = if bytes == 8 { i.mem.atomic_u64(address, f) } else { i.mem.atomic_u32(address, |o| f(o as u64) as u32).map(|(o, w)| (o as u64, w)) };
+        i.atomic(Some(l as u32), address, bytes as u64, old)
     }
 }
 
