@@ -109,6 +109,41 @@ pub const fn class_of(bits: u64, ty: DataType) -> u32 {
     }
 }
 
+/// `1 << class_of(x, ty)` for a float type of at most 32 bits (f16 and bf16 in the low bits of the word), over
+/// [`LaneAlgebra`] so that compiled code decides the class test as [`class_of`] does: each class's condition
+/// implies the one before it (nonzero, normal, infinite, NaN), so later selects override earlier ones.
+pub fn class_bit<A: LaneAlgebra>(a: &mut A, x: A::W, ty: DataType) -> A::W {
+    let (e, m) = float_format(ty);
+    assert!(e + m < 32, "class_bit is for floats of at most 32 bits");
+    let abs_mask = (1u32 << (e + m)) - 1;
+    let inf = ((1u32 << e) - 1) << m;
+    let word = if e + m == 31 { u32::MAX } else { (1u32 << (e + m + 1)) - 1 };
+    let (abs_c, word_c) = (a.constant(abs_mask), a.constant(word));
+    let abs = a.and(x, abs_c);
+    let low = a.and(x, word_c);
+    let mut thresholds = |v: u32| a.constant(v);
+    let (t_zero, t_normal, t_inf, t_nan, t_quiet) = (thresholds(0), thresholds((1 << m) - 1), thresholds(inf - 1), thresholds(inf), thresholds(inf | (1 << (m - 1)) - 1));
+    let neg = a.gt_u(low, abs_c);
+    let nonzero = a.gt_u(abs, t_zero);
+    let normal = a.gt_u(abs, t_normal);
+    let infinite = a.gt_u(abs, t_inf);
+    let nan = a.gt_u(abs, t_nan);
+    let quiet = a.gt_u(abs, t_quiet);
+    let mut pick = |a: &mut A, c: A::C, neg_class: u32, pos_class: u32| {
+        let (n, p) = (a.constant(1 << neg_class), a.constant(1 << pos_class));
+        a.select(c, n, p)
+    };
+    let zero = pick(a, neg, class::NEG_ZERO, class::POS_ZERO);
+    let sub = pick(a, neg, class::NEG_SUBNORMAL, class::POS_SUBNORMAL);
+    let norm = pick(a, neg, class::NEG_NORMAL, class::POS_NORMAL);
+    let inf_bit = pick(a, neg, class::NEG_INF, class::POS_INF);
+    let nan_bit = pick(a, quiet, class::QUIET_NAN, class::SIGNALING_NAN);
+    let r = a.select(nonzero, sub, zero);
+    let r = a.select(normal, norm, r);
+    let r = a.select(infinite, inf_bit, r);
+    a.select(nan, nan_bit, r)
+}
+
 /// The ordering of two lane values of type `ty` (raw bits in the low bits of each u64): integers by their
 /// signedness, floats by value (`None` when either is NaN).
 pub fn ordering(ty: DataType, a: u64, b: u64) -> Option<Ordering> {
@@ -481,6 +516,27 @@ fn bf16_round(x: f32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_class_bit_over_lane_algebra_is_class_of() {
+        for ty in [DataType::F32, DataType::F16, DataType::Bf16] {
+            let mut check = |x: u32| {
+                let narrow = match ty {
+                    DataType::F32 => x as u64,
+                    _ => (x & 0xffff) as u64,
+                };
+                assert_eq!(class_bit(&mut Lane, x, ty), 1 << class_of(narrow, ty), "{ty:?} {x:#x}");
+            };
+            for x in (0..=u32::MAX).step_by(65_537) {
+                check(x);
+            }
+            for edge in [0u32, 1, 0x7f_ffff, 0x80_0000, 0x7f7f_ffff, 0x7f80_0000, 0x7f80_0001, 0x7fbf_ffff, 0x7fc0_0000, 0x7fff_ffff, 0x3ff, 0x400, 0x7bff, 0x7c00, 0x7c01, 0x7dff, 0x7e00, 0x7fff, 0x7f, 0x80, 0x7f7f, 0x7f80, 0x7f81, 0x7fbf, 0x7fc0] {
+                for sign in [0, 0x8000, 0x8000_0000, 0xffff_0000] {
+                    check(edge | sign);
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_class_of_every_f16_f32_f64_kind_is_decided_on_its_own_bits() {

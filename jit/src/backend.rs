@@ -1085,6 +1085,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
     }
 
+    /// The class test of f32 or f16 values `a` against the class masks `x`, inline: the class's bit
+    /// ([`rules::class_bit`], the rule the interpreter's [`rules::class_of`] is checked against) and the mask.
+    fn v_cmp_class(&mut self, ty: DataType, a: Vv, x: Vv) -> Value {
+        if self.fb().is_none() {
+            return dummy();
+        }
+        let mut masks = [dummy(); CHUNKS];
+        for i in 0..CHUNKS {
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            let mut al = Chunks(b);
+            let bit = rules::class_bit(&mut al, ai, ty);
+            let zero = rules::LaneAlgebra::constant(&mut al, 0);
+            let hit = al.0.ins().band(bit, xi);
+            masks[i] = al.0.ins().icmp(IntCC::NotEqual, hit, zero);
+        }
+        self.collapse(masks)
+    }
+
     /// An f32 division step (v_div_scale, v_div_fmas, v_div_fixup: [`LaneFn`]) inline where every lane is a
     /// plain case, else the interpreter's implementation through a call. Plain: for div_scale and div_fixup the
     /// cases [`emu_core::lanefn::div_scale_f32_unscaled`] and [`emu_core::lanefn::div_fixup_f32_plain`] define
@@ -2383,6 +2402,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             I16(IntCC, bool),
             F(FloatCC, Option<FloatCC>, bool),
             Const(bool),
+        }
+        if c.pred == CmpPred::Class && matches!(c.ty, DataType::F32 | DataType::F16) {
+            return self.v_cmp_class(c.ty, a, x);
         }
         let t = rules::truth(c.pred);
         let p = match c.ty {
