@@ -832,15 +832,19 @@ fn trig_preop(x: f64, seg: u32) -> f64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_division_shortcuts_agree_with_the_case_by_case_definitions() {
-        let mut seed = 0x9e37_79b9u32;
-        let mut next = || {
+    /// Marsaglia's xorshift32 from `seed`: reproducible bits for the sampled tests.
+    fn xorshift(mut seed: u32) -> impl FnMut() -> u32 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
             seed
-        };
+        }
+    }
+
+    #[test]
+    fn the_division_shortcuts_agree_with_the_case_by_case_definitions() {
+        let mut next = xorshift(0x9e37_79b9);
         // random bits, and values at every exponent field, so the edges of each range are met
         let mut vals: Vec<u32> = (0..1500).map(|_| next()).collect();
         for e in 0..=255u32 {
@@ -890,13 +894,7 @@ mod tests {
 
     #[test]
     fn the_division_sequence_rounds_like_ieee_division_across_the_exponent_range() {
-        let mut seed = 0x1234_5678u32;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed
-        };
+        let mut next = xorshift(0x1234_5678);
         let specials = [0.0f32, -0.0, 1.0, -3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, f32::MAX, 3e38];
         let mut cases: Vec<(f32, f32)> = specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))).collect();
         for _ in 0..200_000 {
