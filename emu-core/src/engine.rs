@@ -230,16 +230,22 @@ pub struct LoadedCode {
     /// A hash of the loaded bytes: the same code object loaded again (at another address) has the same key,
     /// so translations keyed by (key, offset from base) are shared across dispatches.
     pub key: u64,
-    /// The code may hold `ds_gws_barrier` (grid-wide sync): its dispatches need a cooperative launch.
+    /// The code may hold `ds_gws_barrier` or a GWS semaphore instruction (grid-wide sync): its dispatches
+    /// need a cooperative launch.
     pub grid_sync: bool,
 }
 
-/// Whether machine code `bytes` may hold `ds_gws_barrier`: some dword has its DS opcode. A literal that happens
-/// to look like one only makes a cooperative dispatch interleave its workgroups, which changes no result.
+/// Whether machine code `bytes` may hold `ds_gws_barrier` or a global wave sync semaphore instruction
+/// (`ds_gws_sema_v`, `_br`, `_p`, `_release_all`): some dword has one of their DS opcodes. A literal that
+/// happens to look like one only makes a cooperative dispatch interleave its workgroups, which changes no
+/// result. (`ds_gws_init` alone syncs nothing.)
 pub fn may_grid_sync(bytes: &[u8]) -> bool {
     const MASK: u32 = 0xfdfe_0000; // encoding and opcode, not the ACC and GDS bits
-    const GWS_BARRIER: u32 = 0xd800_0000 | 0x9d << 17;
-    bytes.chunks_exact(4).any(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & MASK == GWS_BARRIER)
+    const OPCODES: [u32; 5] = [0x98, 0x9a, 0x9b, 0x9c, 0x9d];
+    bytes.chunks_exact(4).any(|w| {
+        let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & MASK;
+        w & 0xfc00_0000 == 0xd800_0000 && OPCODES.contains(&(w >> 17 & 0xff))
+    })
 }
 
 /// Copies the code object's allocated sections to device memory at their addresses (relative to `base`).
@@ -675,8 +681,10 @@ pub struct Group {
 /// Runs `groups` until all their waves have ended: a wave runs until it waits or ends (or, in a cooperative
 /// launch, has used its turn); `s_barrier` releases within a workgroup once every wave not ended waits at it.
 /// In a cooperative launch, where every workgroup is resident, `ds_gws_barrier` releases once its count of
-/// waves of the grid have arrived, and waves that can no longer all be released are a deadlock, reported;
-/// elsewhere it is a fault.
+/// waves of the grid have arrived, the global wave sync semaphores ([`crate::gws`]: the dispatch's 64
+/// resources live here) are carried out as each wave reaches one, a wave waiting at `ds_gws_sema_p` is left
+/// out of the turns until its resource lets it go, and waves that can no longer all be released are a
+/// deadlock, reported; elsewhere the barrier and the semaphores (but `ds_gws_init`) are a fault.
 #[allow(clippy::too_many_arguments)]
 fn run_groups<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,
@@ -691,28 +699,39 @@ fn run_groups<R: WaveRunner, O: Observer>(
     dispatch: u64,
 ) -> Result<(), EngineError> {
     let limits = if cooperative { Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits } } else { limits };
+    let mut semaphores = crate::gws::Semaphores::default();
     loop {
         let mut turned = false;
-        for g in groups.iter_mut() {
-            for (wi, wave) in g.waves.iter_mut().enumerate() {
+        for gi in 0..groups.len() {
+            for wi in 0..groups[gi].waves.len() {
+                let g = &mut groups[gi];
+                let wave = &mut g.waves[wi];
                 if wave.status == WaveStatus::Running {
                     let before = wave.executed;
                     let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
                     runner.run_wave(run, observer)?;
-                    turned |= wave.executed > before;
+                    turned |= g.waves[wi].executed > before;
+                    if cooperative {
+                        semaphores.serve(groups, (gi, wi));
+                    }
                 }
             }
+            let g = &mut groups[gi];
             if !cooperative && g.waves.iter().any(|w| w.gws.is_some()) {
                 return Err(EngineError::GridSync {
                     kernel: cx.kernel.to_string(),
                     what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg),
                 });
             }
+            if !cooperative {
+                let resumed = crate::gws::outside_cooperative(g.wg, &mut g.waves).map_err(|what| EngineError::GridSync { kernel: cx.kernel.to_string(), what })?;
+                turned |= resumed;
+            }
         }
         let mut released = false;
         // workgroup barriers: every wave of the workgroup not ended waits at s_barrier
         for g in groups.iter_mut() {
-            let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier && w.gws.is_none();
+            let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier && !w.at_grid_sync();
             let all = g.waves.iter().all(|w| waiting(w) || w.status == WaveStatus::Done);
             if all && g.waves.iter().any(waiting) {
                 for w in g.waves.iter_mut().filter(|w| waiting(w)) {
@@ -745,10 +764,17 @@ fn run_groups<R: WaveRunner, O: Observer>(
         if !released && !turned && !all().any(|w| w.status == WaveStatus::Running) {
             let waiting = at_gws.len();
             let want = at_gws.first().copied().unwrap_or(0);
-            return Err(EngineError::GridSync {
-                kernel: cx.kernel.to_string(),
-                what: format!("grid-wide sync never completes: {waiting} wave(s) wait at ds_gws_barrier for {want}, the rest have ended or wait at s_barrier"),
-            });
+            let at_barrier = all().filter(|w| w.status == WaveStatus::AtBarrier && !w.at_grid_sync()).count();
+            let ended = all().filter(|w| w.status == WaveStatus::Done).count();
+            let mut what = String::from("grid-wide sync never completes: ");
+            if semaphores.waiting() > 0 {
+                what += &format!("{}; ", semaphores.deadlock(groups));
+            }
+            if waiting > 0 {
+                what += &format!("{waiting} wave(s) wait at ds_gws_barrier for {want}; ");
+            }
+            what += &format!("of the rest, {ended} wave(s) have ended and {at_barrier} wait at s_barrier");
+            return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what });
         }
     }
 }

@@ -582,6 +582,15 @@ impl Backend for Interp<'_> {
     fn gws_barrier(&mut self, count: u32) {
         self.wave.gws = Some(count);
     }
+    fn gws_sema(&mut self, op: crate::gws::SemaOp, m0: u32, offset0: u32, value: u32) {
+        use crate::gws::SemaOp;
+        let op = match op {
+            SemaOp::Init(_) => SemaOp::Init(value),
+            SemaOp::Br(_) => SemaOp::Br(value),
+            op => op,
+        };
+        self.wave.sema = Some(crate::gws::SemaRequest { op, resource: crate::gws::resource_id(m0, offset0) });
+    }
     fn v_buffer_format(&mut self, op: &FormatAccess, word3: u32, lo: Lanes, hi: Lanes, data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mnemonic = self.mnemonic;
         let (format, swizzle) = FormatAccess::format(word3).map_err(|what| ExecError::Image { mnemonic, what })?;

@@ -15,6 +15,7 @@
 pub mod device;
 pub mod dispatch;
 pub mod engine;
+pub mod gws;
 pub mod hash;
 pub mod hwreg;
 pub mod image;

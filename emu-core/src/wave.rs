@@ -32,7 +32,8 @@ pub const fn sgpr_slot(reg: u32) -> Option<usize> {
 pub enum WaveStatus {
     Running,
     /// Waiting at `s_barrier` for the rest of its workgroup, or (with [`WaveState::gws`] set) at
-    /// `ds_gws_barrier` for waves of the whole grid.
+    /// `ds_gws_barrier` for waves of the whole grid, or (with [`WaveState::sema`] set) at a global wave sync
+    /// semaphore instruction for the dispatch to carry it out.
     AtBarrier,
     /// Executed `s_endpgm`.
     Done,
@@ -101,6 +102,10 @@ pub struct WaveState {
     pub scratch_lane_bytes: u32,
     /// At a global wave sync barrier (`ds_gws_barrier`): how many waves it waits for.
     pub gws: Option<u32>,
+    /// At a global wave sync semaphore instruction (`ds_gws_init`, `ds_gws_sema_*`): what it asks of the
+    /// dispatch's resources, which the scheduler carries out ([`crate::gws`]); a `ds_gws_sema_p` keeps it
+    /// until the resource's count lets the wave go on.
+    pub sema: Option<crate::gws::SemaRequest>,
     /// VGPR index mode (MODE.gpr_idx_en, set by `s_set_gpr_idx_on`, cleared by `s_set_gpr_idx_off`): VALU
     /// instructions add M0[7:0] to the VGPR operands M0[15:12] selects.
     pub gpr_idx: bool,
@@ -163,6 +168,7 @@ impl WaveState {
             scratch_base: 0,
             scratch_lane_bytes: 0,
             gws: None,
+            sema: None,
             gpr_idx: false,
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
             clock: WaveClock::default(),
@@ -170,6 +176,11 @@ impl WaveState {
             slack: SlackSeen::default(),
             hw: crate::hwreg::HwRegs::default(),
         }
+    }
+
+    /// Waiting for waves of other workgroups: at `ds_gws_barrier` or a global wave sync semaphore.
+    pub fn at_grid_sync(&self) -> bool {
+        self.gws.is_some() || self.sema.is_some()
     }
 
     pub fn exec(&self) -> u64 {

@@ -13,3 +13,16 @@ fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::Ker
 }
 
 include!("shared/kernel_cases.rs");
+
+#[test]
+fn gws_semaphores_are_refused_by_the_timing_model_with_the_reason() {
+    let (dev, co) = setup("gws_sema", "gfx942");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let buf = upload_i32(&mem, &[0; 16], "buf");
+    let shape = DispatchShape::new([7 * 64, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(buf), ArgValue::Pointer(buf), ArgValue::Pointer(buf), ArgValue::U32(3), ArgValue::U32(5), ArgValue::U32(7), ArgValue::U32(11)];
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let r = d.run_timed(&emu_core::engine::Interpreter, &emu_core::observe::NoObserver);
+    let Err(EngineError::Timing { what, .. }) = r else { panic!("{:?}", r.err()) };
+    assert_eq!(what, "grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled; run this dispatch without timing");
+}

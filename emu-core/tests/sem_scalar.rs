@@ -434,4 +434,9 @@ fn grid_sync_is_found_in_machine_code_by_its_opcode() {
     assert!(emu_core::engine::may_grid_sync(&[&init[..], &barrier[..]].concat()));
     assert!(!emu_core::engine::may_grid_sync(&init));
     assert!(!emu_core::engine::may_grid_sync(&[0u8; 64]));
+    // the semaphores sync the grid too: ds_gws_sema_p gds = 00 00 39 d9 00 00 00 00, ds_gws_sema_v gds =
+    // 00 00 35 d9 .., ds_gws_sema_release_all offset:63 gds = 3f 00 31 d9 ..
+    for sema in [[0x00, 0x00, 0x39, 0xd9], [0x00, 0x00, 0x35, 0xd9], [0x3f, 0x00, 0x31, 0xd9]] {
+        assert!(emu_core::engine::may_grid_sync(&[&init[..], &sema[..], &[0; 4]].concat()), "{sema:x?}");
+    }
 }

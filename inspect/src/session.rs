@@ -293,7 +293,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         if launch.cooperative && launch.code.grid_sync {
             return Err(EngineError::GridSync {
                 kernel: launch.name.to_string(),
-                what: "a cooperative launch that syncs the grid (ds_gws_barrier) runs its workgroups interleaved; the debugger runs one workgroup at a time".into(),
+                what: "a cooperative launch that syncs the grid (ds_gws_barrier, GWS semaphores) runs its workgroups interleaved; the debugger runs one workgroup at a time".into(),
             });
         }
         let start = mem.snapshot_buffers().map_err(|e| EngineError::Inspect { kernel: launch.name.to_string(), what: format!("cannot copy device memory for replay: {e}") })?;
@@ -637,6 +637,9 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         }
         if g.waves.iter().any(|w| w.gws.is_some()) {
             return Err(EngineError::GridSync { kernel: self.launch.name.to_string(), what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg) });
+        }
+        if let Err(what) = emu_core::gws::outside_cooperative(g.wg, &mut g.waves) {
+            return Err(EngineError::GridSync { kernel: self.launch.name.to_string(), what });
         }
         let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier;
         if g.waves.iter().all(|w| waiting(w) || w.status == WaveStatus::Done) {

@@ -2840,6 +2840,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // the wave's barrier state lives outside the registers the JIT keeps
         self.no("global wave sync");
     }
+    fn gws_sema(&mut self, _op: emu_core::gws::SemaOp, _m0: Value, _offset0: u32, _value: Value) {
+        // as the barrier: the request goes to the dispatch through the interpreter's wave state
+        self.no("global wave sync");
+    }
     fn v_buffer_format(&mut self, op: &FormatAccess, _word3: Value, _lo: Vv, _hi: Vv, _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
         // format conversion stays with the interpreter
         self.no("typed buffer access");

@@ -73,6 +73,8 @@ prebuilt!(
     "gpr_index-gfx942.co",
     "hwid-gfx90a.co",
     "hwid-gfx942.co",
+    "gws_sema-gfx90a.co",
+    "gws_sema-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
@@ -325,6 +327,15 @@ pub mod reference {
         let out = input.chunks(64).flat_map(|b| (0..b.len()).map(move |l| b[63 - l])).collect();
         let dout = d.chunks(64).flat_map(|b| (0..b.len()).map(move |l| b[(l + 5) & 63] + (b[l] + 1.0))).collect();
         (out, dout)
+    }
+
+    /// `gws_sema` with `pairs` producer/consumer pairs of `per` items each (and the releaser): the items the
+    /// producers write (p * 1000 + j * 7 + base), what the consumers write for them (item * 2 + 1) and woke[0]
+    /// (every consumer).
+    pub fn gws_sema(pairs: u32, per: u32, base: u32) -> (Vec<u32>, Vec<u32>, u32) {
+        let items: Vec<u32> = (0..pairs).flat_map(|p| (0..per).map(move |j| p * 1000 + j * 7 + base)).collect();
+        let out = items.iter().map(|x| x * 2 + 1).collect();
+        (items, out, pairs)
     }
 
     /// `histogram`: counts of `byte & 63`.

@@ -309,6 +309,11 @@ pub trait Backend {
     /// Marks the wave as entering a global wave sync barrier that releases once `count` waves of the grid have
     /// arrived (the instruction then yields [`Flow::Barrier`]).
     fn gws_barrier(&mut self, count: Self::S);
+    /// Marks the wave as stopped at a global wave sync semaphore instruction (or `ds_gws_init`): `op` (its
+    /// value, for init and sema_br, is `value`) on the resource M0 and `offset0` name
+    /// ([`crate::gws::resource_id`]), for the dispatch to carry out (the instruction then yields
+    /// [`Flow::Barrier`]).
+    fn gws_sema(&mut self, op: crate::gws::SemaOp, m0: Self::S, offset0: u32, value: Self::S);
     /// Population count of a 64-bit value.
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 

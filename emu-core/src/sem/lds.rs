@@ -2,7 +2,7 @@
 //! (sign- or zero-extended, or into one half of a register: d16), the two-address forms (offsets in elements,
 //! or in 64-element strides), the lane-id forms (addtid: M0[15:0] + lane × 4), atomics of 32 and 64 bits with
 //! or without the old value, the two-operand ones (compare-and-store, masked or, wrap), the conditional
-//! exchange, and the global wave sync barrier. Data may be VGPRs or (gfx90a, gfx942) AGPRs. The cross-lane DS instructions
+//! exchange, and global wave sync (barrier and semaphores). Data may be VGPRs or (gfx90a, gfx942) AGPRs. The cross-lane DS instructions
 //! are in [`super::xlane`].
 
 use isa_amdgpu::encoding::Field;
@@ -147,20 +147,37 @@ fn atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offsets: &[u32], acc: 
 }
 
 /// Global wave sync: `ds_gws_barrier` waits for (value + 1) waves of the grid, the value from the first active
-/// lane of its VGPR; `ds_gws_init` sets up the resource the barrier counts in (the barrier carries its count,
-/// so nothing is kept). The semaphores are not emulated.
+/// lane of its data register (the instruction's ADDR field, a VGPR or with ACC an AGPR); the semaphore
+/// instructions and `ds_gws_init` hand their resource (M0 and offset0: [`crate::gws::resource_id`]) and value to
+/// the dispatch, which carries them out ([`crate::gws`]). Both stop the wave's turn.
 fn gws<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
-    let v = b.v_get(inst.field(Field::Addr));
-    let exec = b.exec();
-    match inst.info.opcode {
-        Opcode::DsGwsInit => Ok(Flow::Next),
+    use crate::gws::SemaOp;
+    let reg = inst.field(Field::Addr);
+    let data = |b: &mut B| {
+        let v = if inst.field(Field::Acc) == 1 { b.a_get(reg) } else { b.v_get(reg) };
+        let exec = b.exec();
+        b.v_first_lane(v, exec)
+    };
+    let op = match inst.info.opcode {
         Opcode::DsGwsBarrier => {
-            let n = b.v_first_lane(v, exec);
+            let n = data(b);
             let one = b.s_const(1);
             let count = b.s_op(SOp::Add, n, one);
             b.gws_barrier(count);
-            Ok(Flow::Barrier)
+            return Ok(Flow::Barrier);
         }
-        _ => Err(form(inst, "global wave sync semaphores")),
-    }
+        Opcode::DsGwsInit => SemaOp::Init(0),
+        Opcode::DsGwsSemaV => SemaOp::V,
+        Opcode::DsGwsSemaBr => SemaOp::Br(0),
+        Opcode::DsGwsSemaP => SemaOp::P,
+        Opcode::DsGwsSemaReleaseAll => SemaOp::ReleaseAll,
+        _ => return Err(form(inst, "global wave sync")),
+    };
+    let value = match op {
+        SemaOp::Init(_) | SemaOp::Br(_) => data(b),
+        _ => b.s_const(0),
+    };
+    let m0 = b.s_get(crate::wave::sreg::M0);
+    b.gws_sema(op, m0, inst.field(Field::Offset0), value);
+    Ok(Flow::Barrier)
 }

@@ -69,7 +69,7 @@ pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     engine::check_launch(device, launch)?;
     let fail = |what: String| EngineError::Timing { kernel: launch.name.to_string(), what };
     if launch.cooperative && launch.code.grid_sync {
-        return Err(fail("grid-wide sync (ds_gws_barrier) is not modeled; run this dispatch without timing".into()));
+        return Err(fail("grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled; run this dispatch without timing".into()));
     }
     let machine = Machine::by_preset(device.id).ok_or_else(|| fail(format!("no machine description for device {}", device.id)))?;
     let mut model = Model::new(mem, device, launch, limits, runner, observer, machine)?;
@@ -1096,9 +1096,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         });
         ran?;
         let wg = *wg;
-        let (next_pc, gws) = (waves[index as usize].pc, waves[index as usize].gws);
-        if gws.is_some() {
-            return Err(self.fail(format!("workgroup {wg:?} reached ds_gws_barrier: grid-wide sync is not modeled")));
+        let (next_pc, gws) = (waves[index as usize].pc, waves[index as usize].at_grid_sync());
+        if gws {
+            return Err(self.fail(format!("workgroup {wg:?} reached ds_gws_barrier or a GWS semaphore: grid-wide sync is not modeled")));
         }
         if self.entries.is_empty() {
             return Err(self.fail(format!("workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}")));

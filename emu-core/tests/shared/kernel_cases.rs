@@ -993,3 +993,51 @@ fn buffer_resources_built_by_the_kernel_follow_the_out_of_range_rules() {
         assert_eq!(download_bytes(&mem, dbytes, items), bytes, "{target}");
     }
 }
+
+/// Runs `gws_sema` (test-kernels/src/kernels/gws_sema.cl) with 3 producer/consumer pairs of 5 items each (base 11) on
+/// `target`, with the releaser workgroup or without it; returns the outcome and (items, out, woke[0]).
+fn gws_sema(target: &str, releaser: bool) -> (Result<emu_core::engine::RunStats, EngineError>, Vec<u32>, Vec<u32>, u32) {
+    let (dev, co) = setup("gws_sema", target);
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let (pairs, per) = (3u32, 5u32);
+    let n = (pairs * per) as usize;
+    let items = upload_i32(&mem, &vec![0; n], "items");
+    let out = upload_i32(&mem, &vec![0; n], "out");
+    let woke = upload_i32(&mem, &[0], "woke");
+    let groups = 2 * pairs + releaser as u32;
+    let shape = DispatchShape::new([groups * 64, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(items), ArgValue::Pointer(out), ArgValue::Pointer(woke), ArgValue::U32(pairs), ArgValue::U32(per), ArgValue::U32(groups), ArgValue::U32(11)];
+    let r = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() });
+    let u = |v: Vec<i32>| v.into_iter().map(|x| x as u32).collect::<Vec<u32>>();
+    (r, u(download_i32(&mem, items, n)), u(download_i32(&mem, out, n)), download_i32(&mem, woke, 1)[0] as u32)
+}
+
+#[test]
+fn gws_semaphores_hand_items_from_producers_to_consumers_across_workgroups() {
+    for target in ["gfx90a", "gfx942"] {
+        let (r, items, out, woke) = gws_sema(target, true);
+        let stats = r.unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(stats.workgroups, 7);
+        let (want_items, want_out, want_woke) = test_kernels::reference::gws_sema(3, 5, 11);
+        assert_eq!(items, want_items, "{target}");
+        assert_eq!(out, want_out, "{target}: every consumer read its items after their producer's sema_v/sema_br");
+        assert_eq!(woke, want_woke, "{target}: ds_gws_sema_release_all woke every consumer");
+    }
+}
+
+#[test]
+fn gws_consumers_no_wave_can_release_are_a_deadlock_naming_the_resource_and_its_count() {
+    for target in ["gfx90a", "gfx942"] {
+        let (r, items, out, woke) = gws_sema(target, false);
+        let Err(EngineError::GridSync { kernel, what }) = r else { panic!("{target}: {r:?}") };
+        assert_eq!(kernel, "gws_sema");
+        assert!(
+            what.starts_with("grid-wide sync never completes: resource 63: 3 wave(s) wait at ds_gws_sema_p with its count at 0 (workgroup [0, 0, 0] wave 0, workgroup [1, 0, 0] wave 0, workgroup [2, 0, 0] wave 0)"),
+            "{target}: {what}"
+        );
+        assert!(what.ends_with("of the rest, 3 wave(s) have ended and 0 wait at s_barrier"), "{target}: {what}");
+        // the items went through before the consumers got stuck
+        let (want_items, want_out, _) = test_kernels::reference::gws_sema(3, 5, 11);
+        assert_eq!((items, out, woke), (want_items, want_out, 0), "{target}");
+    }
+}
