@@ -461,6 +461,22 @@ pub(super) fn raw_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
 }
 
 
+/// A packed 16-bit source (VOP3P v2f16/v2i16): a register's 32 bits, or an inline constant as its 16-bit value
+/// (the f16 encoding of a float constant, an integer's low 16 bits) in the low half with the high half zero.
+/// LLVM relies on the zero high half: SIFoldOperands folds a packed immediate whose high half is zero keeping
+/// op_sel_hi, and one with both halves set only by clearing op_sel_hi so that the high element reads the low
+/// half.
+pub(super) fn packed_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, ExecError> {
+    let v = inst.field(field);
+    match inline_value(v, FloatWidth::F16) {
+        Some(c) if v < 256 => {
+            let c = b.s_const(c as u32 & 0xffff);
+            Ok(b.v_splat(c))
+        }
+        _ => raw_src(b, inst, field),
+    }
+}
+
 /// For match arms that the enclosing pattern already excludes.
 pub(super) fn unreachable_arm<T>(inst: &Inst) -> Result<T, ExecError> {
     Err(super::unsupported(inst))

@@ -300,7 +300,7 @@ fn dot2<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     let (sh, lo16, sign) = (splat(b, 16), splat(b, 0xffff), splat(b, 0x8000));
     let mut packed = Vec::with_capacity(2);
     for (k, field) in [Field::Src0, Field::Src1].into_iter().enumerate() {
-        let s = raw_src(b, inst, field)?;
+        let s = packed_src(b, inst, field)?;
         let mut e = Vec::with_capacity(2);
         for (sel, neg) in [(opsel, neg_lo), (opsel_hi, neg_hi)] {
             let v = if sel >> k & 1 == 1 { b.v_op(VOp::Lshr, s, sh) } else { s };
@@ -387,7 +387,7 @@ fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(),
     }
     let mut srcs = Vec::with_capacity(3);
     for field in [Field::Src0, Field::Src1, Field::Src2].into_iter().take(n) {
-        srcs.push(raw_src(b, inst, field)?);
+        srcs.push(packed_src(b, inst, field)?);
     }
     let (sh, sign) = (splat(b, 16), splat(b, 0x8000));
     let mut halves = Vec::with_capacity(2);
