@@ -50,17 +50,19 @@ impl Out {
     }
 }
 
-/// One line on how the JIT scales: `dispatch` on one host thread and on `threads`, alternately, best of three.
-fn scaling(out: &Out, threads: usize, mut dispatch: impl FnMut(Limits) -> Res<()>) -> Res<Value> {
+/// One line on how the JIT scales: `dispatch` on one host thread and on `threads`, alternately, the best of
+/// `rounds` (at least three) each.
+fn scaling(out: &Out, threads: usize, rounds: u32, mut dispatch: impl FnMut(Limits) -> Res<()>) -> Res<Value> {
     if threads < 2 {
         return Ok(Value::Null);
     }
+    let rounds = rounds.max(3);
     let (mut one, mut all) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..3 {
+    for _ in 0..rounds {
         one = one.min(best_of(1, || dispatch(Limits { threads: Some(1), ..Limits::default() }))?);
         all = all.min(best_of(1, || dispatch(Limits { threads: Some(threads), ..Limits::default() }))?);
     }
-    out.line(format!("  jit scaling  {one:.3} s on 1 host thread, {all:.3} s on {threads}: {:.2}x (best of 3 each, alternating)", one / all));
+    out.line(format!("  jit scaling  {one:.3} s on 1 host thread, {all:.3} s on {threads}: {:.2}x (best of {rounds} each, alternating)", one / all));
     Ok(json!({ "one_thread_s": one, "threads": threads, "all_threads_s": all, "speedup": one / all }))
 }
 
@@ -135,7 +137,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
             rate(warm) / host_threads as f64,
             interp / warm
         ));
-        let scale = scaling(&out, host_threads, |l| alu_dispatch(&jit, k, n, iterations, l))?;
+        let scale = scaling(&out, host_threads, repeat, |l| alu_dispatch(&jit, k, n, iterations, l))?;
         report[name] = json!({
             "waves": s.waves, "wave_instructions": s.wave_instructions, "valu_lane_ops": valu,
             "interpreter_s": interp, "interpreter_mlane_ops_per_s": rate(interp),
@@ -165,7 +167,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     out.line(format!("sgemm {sgemm_n}^3"));
     out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
     out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
-    let scale = scaling(&out, host_threads, |l| sgemm_dispatch(Some(&jit), sgemm_n, l))?;
+    let scale = scaling(&out, host_threads, repeat, |l| sgemm_dispatch(Some(&jit), sgemm_n, l))?;
     report["sgemm"] = json!({
         "interpreter_s": interp, "interpreter_gflops": flop / interp / 1e9,
         "jit_s": warm, "jit_gflops": flop / warm / 1e9, "jit_first_run_s": first,
@@ -199,7 +201,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         out.line(format!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)"));
         out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
         out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
-        let scale = scaling(&out, host_threads, |l| mfma_dispatch(Some(&jit), sgemm_n, l))?;
+        let scale = scaling(&out, host_threads, repeat, |l| mfma_dispatch(Some(&jit), sgemm_n, l))?;
         report["mfma_gemm"] = json!({
             "interpreter_s": interp, "interpreter_gflops": flop / interp / 1e9,
             "jit_s": warm, "jit_gflops": flop / warm / 1e9, "jit_first_run_s": first,
