@@ -11,7 +11,7 @@
 
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, ConstantData, InstBuilder, MemFlags, Type, Value};
+use cranelift_codegen::ir::{types, ConstantData, Immediate, InstBuilder, MemFlags, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use emu_core::image::{FormatAccess, ImageInst};
@@ -764,26 +764,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         let srcs = [a, x].map(|(l, h)| (self.mat(l), self.mat(h)));
         let b = self.b.as_deref_mut().expect("emitting");
-        let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
-        // (lo, hi) chunk -> two f64x2: lanes 0,1 and lanes 2,3
-        let join = [imm(b, [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23]), imm(b, [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31])];
-        let bytes = |b: &mut FunctionBuilder<'f>, v: Value| b.ins().bitcast(types::I8X16, little(), v);
+        let joins = f64x2_joins(b);
         let mut m = b.ins().iconst(types::I64, 0);
         for i in 0..CHUNKS {
-            for (half, mask) in join.into_iter().enumerate() {
-                let [f, g] = srcs.map(|(l, h)| {
-                    let (l8, h8) = (bytes(b, l.c[i]), bytes(b, h.c[i]));
-                    let s = b.ins().shuffle(l8, h8, mask);
-                    b.ins().bitcast(types::F64X2, little(), s)
-                });
-                let mut r = b.ins().fcmp(cc, f, g);
-                if let Some(cc2) = and {
-                    let r2 = b.ins().fcmp(cc2, f, g);
-                    r = b.ins().band(r, r2);
-                }
-                if not {
-                    r = b.ins().bnot(r);
-                }
+            let [fs, gs] = srcs.map(|(l, h)| f64x2_pair(b, joins, l.c[i], h.c[i]));
+            for (half, (f, g)) in fs.into_iter().zip(gs).enumerate() {
+                let r = float_mask(b, (cc, and, not), f, g);
                 let bits = b.ins().vhigh_bits(types::I64, r);
                 let shift = 4 * i + 2 * half;
                 let bits = if shift == 0 { bits } else { b.ins().ishl_imm(bits, shift as i64) };
@@ -804,9 +790,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let srcs = &srcs[..];
         let b = self.b.as_deref_mut().expect("emitting");
         let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
-        // (lo, hi) chunk -> two f64x2: lanes 0,1 and lanes 2,3
-        let join0 = imm(b, [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23]);
-        let join1 = imm(b, [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31]);
+        let joins = f64x2_joins(b);
         let split_lo = imm(b, [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
         let split_hi = imm(b, [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]);
         let bytes = |b: &mut FunctionBuilder<'f>, v: Value| b.ins().bitcast(types::I8X16, little(), v);
@@ -815,11 +799,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for i in 0..CHUNKS {
             let mut halves = [[dummy(); 3]; 2];
             for (k, (l, h)) in srcs.iter().enumerate() {
-                let (l8, h8) = (bytes(b, l.c[i]), bytes(b, h.c[i]));
-                for (half, mask) in [join0, join1].into_iter().enumerate() {
-                    let s = b.ins().shuffle(l8, h8, mask);
-                    halves[half][k] = b.ins().bitcast(types::F64X2, little(), s);
-                }
+                let [h0, h1] = f64x2_pair(b, joins, l.c[i], h.c[i]);
+                (halves[0][k], halves[1][k]) = (h0, h1);
             }
             let r: Vec<Value> = (0..2).map(|h| op(b, &halves[h][..srcs.len()])).collect();
             for v in &r {
@@ -1150,7 +1131,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 None => ok,
             });
         }
-        let (slow, join) = {
+        let fast: Vec<Vv> = fast.into_iter().map(|c| Vv { c, uniform: None, lazy: None }).collect();
+        let join = {
             let b = self.b.as_deref_mut().expect("emitting");
             let all = b.ins().vall_true(all.expect("chunks"));
             let (fast_blk, slow, join) = (b.create_block(), b.create_block(), b.create_block());
@@ -1160,27 +1142,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().brif(all, fast_blk, &[], slow, &[]);
             b.switch_to_block(fast_blk);
             b.seal_block(fast_blk);
-            let vals: Vec<_> = fast.iter().flatten().map(|&v| v.into()).collect();
-            b.ins().jump(join, &vals);
+            jump_with(b, join, &fast);
             b.switch_to_block(slow);
             b.seal_block(slow);
-            (slow, join)
+            join
         };
-        let _ = slow;
         let r = self.call_v(Op::LaneFn { f }, &args, &[], outs);
         let b = self.b.as_deref_mut().expect("emitting");
-        let vals: Vec<_> = r.iter().flat_map(|v| v.c).map(|v| v.into()).collect();
-        b.ins().jump(join, &vals);
-        b.switch_to_block(join);
-        b.seal_block(join);
-        let params = b.block_params(join).to_vec();
-        (0..outs)
-            .map(|k| {
-                let mut c = [dummy(); CHUNKS];
-                c.copy_from_slice(&params[k * CHUNKS..(k + 1) * CHUNKS]);
-                Vv { c, uniform: None, lazy: None }
-            })
-            .collect()
+        jump_with(b, join, &r);
+        join_vectors(b, join)
     }
 
     fn dv(&self) -> Vv {
@@ -2049,6 +2019,35 @@ fn float_cond(t: rules::Truth) -> Result<(FloatCC, Option<FloatCC>, bool), bool>
     Ok((cc, and, not))
 }
 
+/// A float predicate's mask over two float vectors, from [`float_cond`]'s (compare, and-compare, negate).
+fn float_mask(b: &mut FunctionBuilder<'_>, (cc, and, not): (FloatCC, Option<FloatCC>, bool), f: Value, g: Value) -> Value {
+    let mut m = b.ins().fcmp(cc, f, g);
+    if let Some(cc2) = and {
+        let m2 = b.ins().fcmp(cc2, f, g);
+        m = b.ins().band(m, m2);
+    }
+    if not {
+        m = b.ins().bnot(m);
+    }
+    m
+}
+
+/// The byte shuffles [`f64x2_pair`] takes, made once per function use.
+fn f64x2_joins(b: &mut FunctionBuilder<'_>) -> [Immediate; 2] {
+    [[0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23], [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31]]
+        .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
+}
+
+/// A chunk of four lanes' f64 values, given as their low and high dwords, as two f64x2 vectors: lanes 0 and 1,
+/// then lanes 2 and 3 (`joins` from [`f64x2_joins`]).
+fn f64x2_pair(b: &mut FunctionBuilder<'_>, joins: [Immediate; 2], lo: Value, hi: Value) -> [Value; 2] {
+    let (l8, h8) = (b.ins().bitcast(types::I8X16, little(), lo), b.ins().bitcast(types::I8X16, little(), hi));
+    joins.map(|mask| {
+        let s = b.ins().shuffle(l8, h8, mask);
+        b.ins().bitcast(types::F64X2, little(), s)
+    })
+}
+
 fn jump_with(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block, values: &[Vv]) {
     let args: Vec<_> = values.iter().flat_map(|v| v.c).map(|x| x.into()).collect();
     b.ins().jump(join, &args);
@@ -2449,14 +2448,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 }
                 P::F(cc, and, not) => {
                     let (f, g) = (Self::to_f(b, ai), Self::to_f(b, xi));
-                    let mut m = b.ins().fcmp(cc, f, g);
-                    if let Some(cc2) = and {
-                        let m2 = b.ins().fcmp(cc2, f, g);
-                        m = b.ins().band(m, m2);
-                    }
-                    if not {
-                        m = b.ins().bnot(m);
-                    }
+                    let m = float_mask(b, (cc, and, not), f, g);
                     Self::to_i(b, m)
                 }
                 P::Const(_) => unreachable!("constants return above"),
