@@ -160,6 +160,12 @@ impl std::fmt::Display for SlackReport {
     }
 }
 
+/// What workgroup `g`'s waves did, once they have all ended (a functional dispatch: no cycles).
+fn group_stats(kernel: &str, g: &Group) -> RunStats {
+    let (slack, first_slack) = group_slack(kernel, g);
+    RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum(), cycles: None, slack, first_slack }
+}
+
 /// The slack accesses of workgroup `g`'s waves: how many, and the first in wave order.
 pub fn group_slack(kernel: &str, g: &Group) -> (u64, Option<Box<SlackReport>>) {
     let count = g.waves.iter().map(|w| w.slack.count).sum();
@@ -457,8 +463,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         }
         result?;
         done(&g);
-        let (slack, first_slack) = group_slack(launch.name, &g);
-        Ok(RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum(), cycles: None, slack, first_slack })
+        Ok(group_stats(launch.name, &g))
     };
     let finish = |stats: RunStats| {
         // the clocks of later dispatches go on from where this one's longest wave left them
@@ -493,9 +498,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         groups.iter().for_each(done);
         let mut stats = RunStats::default();
         for g in &groups {
-            let (slack, first_slack) = group_slack(launch.name, g);
-            let wave_instructions = g.waves.iter().map(|w| w.executed).sum();
-            stats.add(RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions, cycles: None, slack, first_slack });
+            stats.add(group_stats(launch.name, g));
         }
         return Ok(finish(stats));
     }

@@ -121,15 +121,15 @@ pub fn class_bit<A: LaneAlgebra>(a: &mut A, x: A::W, ty: DataType) -> A::W {
     let (abs_c, word_c) = (a.constant(abs_mask), a.constant(word));
     let abs = a.and(x, abs_c);
     let low = a.and(x, word_c);
-    let mut thresholds = |v: u32| a.constant(v);
-    let (t_zero, t_normal, t_inf, t_nan, t_quiet) = (thresholds(0), thresholds((1 << m) - 1), thresholds(inf - 1), thresholds(inf), thresholds(inf | (1 << (m - 1)) - 1));
+    let (t_zero, t_normal, t_inf) = (a.constant(0), a.constant((1 << m) - 1), a.constant(inf - 1));
+    let (t_nan, t_quiet) = (a.constant(inf), a.constant(inf | ((1 << (m - 1)) - 1)));
     let neg = a.gt_u(low, abs_c);
     let nonzero = a.gt_u(abs, t_zero);
     let normal = a.gt_u(abs, t_normal);
     let infinite = a.gt_u(abs, t_inf);
     let nan = a.gt_u(abs, t_nan);
     let quiet = a.gt_u(abs, t_quiet);
-    let mut pick = |a: &mut A, c: A::C, neg_class: u32, pos_class: u32| {
+    let pick = |a: &mut A, c: A::C, neg_class: u32, pos_class: u32| {
         let (n, p) = (a.constant(1 << neg_class), a.constant(1 << pos_class));
         a.select(c, n, p)
     };
@@ -193,10 +193,8 @@ pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -
         }
         m
     }
-    fn int<T: Ord>(a: T, b: T) -> (bool, bool, bool) {
-        (a < b, a == b, a > b)
-    }
-    fn float<T: PartialOrd>(a: T, b: T) -> (bool, bool, bool) {
+    // (less, equal, greater): all false for an unordered (NaN) pair
+    fn ord<T: PartialOrd>(a: T, b: T) -> (bool, bool, bool) {
         (a < b, a == b, a > b)
     }
     if c.pred == CmpPred::Class {
@@ -205,14 +203,14 @@ pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -
     }
     let t = truth(c.pred);
     match c.ty {
-        DataType::U32 | DataType::B32 => mask(n, t, lane, |a, b| int(a as u32, b as u32)),
-        DataType::I32 => mask(n, t, lane, |a, b| int(a as u32 as i32, b as u32 as i32)),
-        DataType::U16 | DataType::B16 => mask(n, t, lane, |a, b| int(a as u16, b as u16)),
-        DataType::I16 => mask(n, t, lane, |a, b| int(a as u16 as i16, b as u16 as i16)),
-        DataType::U64 | DataType::B64 => mask(n, t, lane, int),
-        DataType::I64 => mask(n, t, lane, |a, b| int(a as i64, b as i64)),
-        DataType::F32 => mask(n, t, lane, |a, b| float(f32::from_bits(a as u32), f32::from_bits(b as u32))),
-        DataType::F64 => mask(n, t, lane, |a, b| float(f64::from_bits(a), f64::from_bits(b))),
+        DataType::U32 | DataType::B32 => mask(n, t, lane, |a, b| ord(a as u32, b as u32)),
+        DataType::I32 => mask(n, t, lane, |a, b| ord(a as u32 as i32, b as u32 as i32)),
+        DataType::U16 | DataType::B16 => mask(n, t, lane, |a, b| ord(a as u16, b as u16)),
+        DataType::I16 => mask(n, t, lane, |a, b| ord(a as u16 as i16, b as u16 as i16)),
+        DataType::U64 | DataType::B64 => mask(n, t, lane, ord),
+        DataType::I64 => mask(n, t, lane, |a, b| ord(a as i64, b as i64)),
+        DataType::F32 => mask(n, t, lane, |a, b| ord(f32::from_bits(a as u32), f32::from_bits(b as u32))),
+        DataType::F64 => mask(n, t, lane, |a, b| ord(f64::from_bits(a), f64::from_bits(b))),
         ty => mask(n, t, lane, |a, b| match ordering(ty, a, b) {
             Some(o) => (o == Ordering::Less, o == Ordering::Equal, o == Ordering::Greater),
             None => (false, false, false),
@@ -520,7 +518,7 @@ mod tests {
     #[test]
     fn the_class_bit_over_lane_algebra_is_class_of() {
         for ty in [DataType::F32, DataType::F16, DataType::Bf16] {
-            let mut check = |x: u32| {
+            let check = |x: u32| {
                 let narrow = match ty {
                     DataType::F32 => x as u64,
                     _ => (x & 0xffff) as u64,

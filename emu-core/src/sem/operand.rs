@@ -467,13 +467,12 @@ pub(super) fn raw_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
 /// op_sel_hi, and one with both halves set only by clearing op_sel_hi so that the high element reads the low
 /// half.
 pub(super) fn packed_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, ExecError> {
-    let v = inst.field(field);
-    match inline_value(v, FloatWidth::F16) {
-        Some(c) if v < 256 => {
+    match inline_value(inst.field(field), FloatWidth::F16) {
+        Some(c) => {
             let c = b.s_const(c as u32 & 0xffff);
             Ok(b.v_splat(c))
         }
-        _ => raw_src(b, inst, field),
+        None => raw_src(b, inst, field),
     }
 }
 
