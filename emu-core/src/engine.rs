@@ -34,6 +34,10 @@ pub struct Limits {
     /// launches that sync the grid take turns (of this many, or 20,000 when `None`), so a wave spinning on a
     /// flag another workgroup sets lets that workgroup run.
     pub slice: Option<u64>,
+    /// A turn also ends before an instruction that reads a clock, unless that instruction is the turn's
+    /// first ([`crate::sem::reads_clock`]): the timing model sets the wave's clock to the modeled cycle at
+    /// which a turn starts issuing.
+    pub clock_ends_turn: bool,
     /// Run the dispatch in the timing model ([`crate::timing::sched`]): one host thread, modeled cycles,
     /// the same results.
     pub timing: bool,
@@ -41,7 +45,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None, timing: false }
+        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None, clock_ends_turn: false, timing: false }
     }
 }
 
@@ -787,6 +791,7 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
     let WaveRun { mem, code, cx, workgroup: wg, wave_index: wi, wave, lds, cache, limits } = run;
     let kernel = || cx.kernel.to_string();
     let mut accesses = Vec::new();
+    let turn_starts = wave.executed;
     let turn_ends = limits.slice.map_or(u64::MAX, |s| wave.executed.saturating_add(s));
     while wave.status == WaveStatus::Running && wave.executed < turn_ends {
         if wave.executed >= limits.max_wave_instructions {
@@ -796,6 +801,9 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
         let inst = cache
             .get(mem, code, pc)
             .map_err(|error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error })?;
+        if limits.clock_ends_turn && wave.executed > turn_starts && crate::sem::reads_clock(&inst) {
+            break;
+        }
         let exec = wave.exec();
         accesses.clear();
         let record = if O::WANTS_ACCESSES { Some(&mut accesses) } else { None };

@@ -877,6 +877,7 @@ impl WaveRunner for Jit {
     fn run_wave<O: Observer>(&self, run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
         let kernel = || run.cx.kernel.to_string();
         // a turn (cooperative launches): the wave returns, still running, once it has used it
+        let turn_starts = run.wave.executed;
         let turn_ends = run.limits.slice.map_or(u64::MAX, |s| run.wave.executed.saturating_add(s));
         let wave_ptr: *mut WaveState = &mut *run.wave;
         let lds_ptr: *mut [u8] = &mut *run.lds;
@@ -907,6 +908,10 @@ impl WaveRunner for Jit {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
             let wave = unsafe { &mut *wave_ptr };
             if wave.status != WaveStatus::Running || wave.executed >= turn_ends {
+                break Ok(());
+            }
+            // blocks start at clock-reading instructions, so a turn that ends before one ends between blocks
+            if run.limits.clock_ends_turn && wave.executed > turn_starts && run.cache.get(run.mem, run.code, wave.pc).is_ok_and(|i| emu_core::sem::reads_clock(&i)) {
                 break Ok(());
             }
             if wave.executed >= run.limits.max_wave_instructions {

@@ -23,11 +23,12 @@
 //! has not issued yet, with what their lanes ask of the memory pipeline and the LDS (line requests and bank
 //! cycles, worked out from their accesses when the block runs; the cycles they cost are decided at issue).
 //! When the model issues the head of a wave whose queue is empty (known beforehand from the decoded
-//! instruction at the wave's PC), it runs the wave's next block on the [`WaveRunner`] (one block of compiled
-//! code on the JIT, one instruction on the interpreter), which fills the queue. So a wave's effects on memory
-//! happen when its block starts issuing: functional execution runs ahead of modeled time by at most one
-//! block. Instructions that read a clock start a block, and the wave's clock is set to the modeled issue
-//! cycle before it runs.
+//! instruction at the wave's PC), it runs the wave on the [`WaveRunner`] for [`RUN_AHEAD`] instructions
+//! (whole blocks of compiled code on the JIT), which fills the queue; the run stops early at a barrier, at the
+//! wave's end and before an instruction that reads a clock. So a wave's effects on memory happen when the
+//! run's first instruction issues: functional execution runs ahead of modeled time by at most one run. A
+//! clock-reading instruction starts a run, and the wave's clock is set to its modeled issue cycle before it
+//! executes.
 //!
 //! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
 //! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
@@ -376,6 +377,9 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     free_waves: Vec<u32>,
     /// SIMD turns (SIMD index) and wave ends ([`RETIRE`] | wave index) to come.
     turns: Wheel,
+    /// Per SIMD, the wave its next turn most likely issues (the one with the earliest bound when its last turn
+    /// ended): the dispatch loop asks the host to fetch it a few turns ahead ([`Model::prefetch_turn`]).
+    likely: Vec<u32>,
     /// Per XCD: the next workgroup (linear index) it places, and its next shader engine.
     xcd_next: Vec<u64>,
     se_next: Vec<u32>,
@@ -465,6 +469,14 @@ const MAX_WAVES: usize = 16;
 /// host's caches (the block waited for memory meanwhile): the model then asks for it ahead of the next block.
 const STATE_COLD_AFTER: u64 = 256;
 
+/// Instructions a wave runs on the engine each time its queue is empty (blocks on the JIT, so a few more;
+/// fewer when it reaches a barrier, its end or a clock-reading instruction): the wave's state is in the host's
+/// caches while it runs, and one run serves many issues.
+const RUN_AHEAD: u64 = 64;
+
+/// How many turns ahead [`Model::prefetch_turn`] fetches a SIMD and its likely wave.
+const PREFETCH_AHEAD: usize = 4;
+
 /// Marks a wave's end among the turns.
 const RETIRE: u32 = 1 << 31;
 
@@ -484,7 +496,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .map(|cu| Cu { xcd: topo.xcd_of(cu), se: topo.se_of(cu), waves: 0, multi_groups: 0, lds: 0, vmem_free: 0, lds_free: 0 })
             .collect();
         let per = m.core.simds_per_cu;
-        let simds = (0..topo.cus() * per)
+        let simds: Vec<Simd> = (0..topo.cus() * per)
             .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
@@ -497,7 +509,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             cx: engine::dispatch_context(device, launch),
             runner,
             observer,
-            block_limits: Limits { slice: Some(1), threads: Some(1), timing: false, ..limits },
+            block_limits: Limits { slice: Some(RUN_AHEAD), clock_ends_turn: true, threads: Some(1), timing: false, ..limits },
             m,
             table: TimingTable::of(device.target),
             memsys: MemorySystem::new(m),
@@ -516,6 +528,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             infos: Vec::new(),
             info_at: vec![0; code_words],
             cus,
+            likely: vec![0; simds.len()],
             simds,
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -574,6 +587,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // turns and wave ends in cycle order
         while let Some((t, x)) = self.turns.peek() {
             self.turns.pop();
+            self.prefetch_turn();
             if x & RETIRE != 0 {
                 self.end_wave(t, (x & !RETIRE) as usize)?;
                 continue;
@@ -1053,13 +1067,33 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         if next != u64::MAX {
             let phase = self.simds[s].phase;
             self.schedule(s, align_up(next.max(t + 1), phase, self.cadence));
+            let simd = &self.simds[s];
+            if let Some(k) = (0..simd.len).min_by_key(|&k| simd.lbs[k]) {
+                self.likely[s] = simd.resident[k].wave;
+            }
         }
         Ok(())
     }
 
-    /// Runs the wave's next block on the engine at cycle `t`, filling its queue (which is empty): each
-    /// instruction with its next-line fetch and, for a memory instruction, its line requests and LDS bank
-    /// cycles worked out from its lane accesses.
+    /// Asks the host to fetch what the turns a few entries ahead will read: the SIMD's bounds and residents,
+    /// the wave it most likely issues ([`Model::likely`]) and that wave's queue head (from the wave, fetched
+    /// a turn earlier). Turns take about as long as a host cache miss, so two turns ahead is early enough.
+    #[inline]
+    fn prefetch_turn(&self) {
+        if let Some(x) = self.turns.ahead(PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
+            let simd = &self.simds[x as usize];
+            super::prefetch_bytes(simd, 256);
+            super::prefetch_bytes(&self.waves[self.likely[x as usize] as usize], 128);
+        }
+        if let Some(x) = self.turns.ahead(PREFETCH_AHEAD / 2).filter(|x| x & RETIRE == 0) {
+            let wave = &self.waves[self.likely[x as usize] as usize];
+            super::prefetch(wave.queue.as_ptr().wrapping_add(wave.pos as usize));
+        }
+    }
+
+    /// Runs the wave on the engine at cycle `t` for up to [`RUN_AHEAD`] instructions, filling its queue
+    /// (which is empty): each instruction with its next-line fetch and, for a memory instruction, its line
+    /// requests and LDS bank cycles worked out from its lane accesses.
     fn run_block(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, index) = (self.waves[w].slot as usize, self.waves[w].index);
         let sl = self.slots[slot].as_mut().expect("resident");
@@ -1682,6 +1716,12 @@ impl Wheel {
                 self.near += 1;
             }
         }
+    }
+
+    /// The entry `d` places after the one [`Wheel::peek`] showed, when it is in the same cycle.
+    #[inline]
+    fn ahead(&self, d: usize) -> Option<u32> {
+        self.buckets[(self.now % Self::SPAN) as usize].get(self.cursor + d - 1).copied()
     }
 
     /// Takes the entry [`Wheel::peek`] showed.
