@@ -129,96 +129,178 @@ pub struct DispatchContext<'a> {
 impl DispatchContext<'_> {
     /// The state wave `wave` of workgroup `wg` starts with.
     pub fn initial_wave_state(&self, wg: [u32; 3], wave: u32) -> Result<InitialWaveState, DispatchError> {
-        initial_wave_state(self, wg, wave)
+        let t = WaveTemplate::new(self)?;
+        let mut sgprs = t.sgprs.clone();
+        t.patch(&mut sgprs, wg, self.addrs.scratch_base, self.addrs.wave_scratch);
+        let (vgprs, exec) = t.lanes(self.shape.workgroup_size(wg), wave).into_owned();
+        Ok(InitialWaveState { sgprs, sgpr_map: t.map, vgprs, exec })
     }
 }
 
-fn initial_wave_state(cx: &DispatchContext<'_>, wg: [u32; 3], wave: u32) -> Result<InitialWaveState, DispatchError> {
-    let DispatchContext { kernel, kd, device, shape, kernarg, addrs } = *cx;
-    let user = kd.user_sgprs();
-    let enabled: u32 = user.iter().map(|s| s.count as u32).sum();
-    if enabled != kd.rsrc2.user_sgpr_count as u32 {
-        return Err(DispatchError::UserSgprMismatch { kernel: kernel.into(), declared: kd.rsrc2.user_sgpr_count as u32, enabled });
-    }
-    let mut sgprs = Vec::new();
-    let mut map = Vec::new();
-    let lo = |x: u64| x as u32;
-    let hi = |x: u64| (x >> 32) as u32;
-    for s in &user {
-        map.push((s.name, sgprs.len() as u32));
-        match s.name {
-            // a buffer resource over this wave's scratch, marked ADD_TID (bit 23 of dword 3) like the hardware's
-            // swizzled private resource; wavejit's MUBUF maps offsets through it to per-lane private memory
-            "private_segment_buffer" => {
-                sgprs.extend([lo(addrs.scratch_base), hi(addrs.scratch_base) & 0xffff, u32::MAX, PRIVATE_RESOURCE_DWORD3])
-            }
-            "dispatch_ptr" => sgprs.extend([lo(addrs.dispatch_packet), hi(addrs.dispatch_packet)]),
-            "queue_ptr" => sgprs.extend([lo(addrs.queue), hi(addrs.queue)]),
-            "kernarg_segment_ptr" => sgprs.extend([lo(addrs.kernarg), hi(addrs.kernarg)]),
-            "dispatch_id" => sgprs.extend([lo(addrs.dispatch_id), hi(addrs.dispatch_id)]),
-            "flat_scratch_init" => sgprs.extend([lo(addrs.wave_scratch), hi(addrs.wave_scratch)]),
-            "private_segment_size" => sgprs.push(kd.private_segment_fixed_size),
-            "kernarg_preload" => {
-                let off = kd.preload.offset as usize * 4;
-                for i in 0..s.count as usize {
-                    let b = |k: usize| kernarg.get(off + 4 * i + k).copied().unwrap_or(0);
-                    sgprs.push(u32::from_le_bytes([b(0), b(1), b(2), b(3)]));
+/// What differs from one wave's initial SGPRs to the next.
+#[derive(Debug, Clone, Copy)]
+enum Varying {
+    /// `workgroup_id_x`, `_y`, `_z`.
+    WorkgroupId(usize),
+    /// The private segment buffer's base address, low dword and high 16 bits.
+    ScratchBaseLo,
+    ScratchBaseHi,
+    /// `flat_scratch_init`: the wave's scratch address.
+    WaveScratchLo,
+    WaveScratchHi,
+}
+
+/// The initial state of a dispatch's waves, worked out once per dispatch: the SGPRs in order with the places of
+/// those that differ per workgroup or wave, and the work-item ids and EXEC of each wave of a full workgroup.
+#[derive(Debug, Clone)]
+pub struct WaveTemplate {
+    sgprs: Vec<u32>,
+    map: Vec<(&'static str, u32)>,
+    varying: Vec<(u32, Varying)>,
+    /// VGPRs holding work-item ids (1 to 3), and whether they are packed into v0.
+    ids: u32,
+    packed: bool,
+    wave_size: u32,
+    block: [u32; 3],
+    /// Per wave of a workgroup of the full block size: its initial VGPRs and EXEC.
+    full: Vec<(Vec<[u32; 64]>, u64)>,
+}
+
+impl WaveTemplate {
+    pub fn new(cx: &DispatchContext<'_>) -> Result<WaveTemplate, DispatchError> {
+        let DispatchContext { kernel, kd, device, shape, kernarg, addrs } = *cx;
+        let user = kd.user_sgprs();
+        let enabled: u32 = user.iter().map(|s| s.count as u32).sum();
+        if enabled != kd.rsrc2.user_sgpr_count as u32 {
+            return Err(DispatchError::UserSgprMismatch { kernel: kernel.into(), declared: kd.rsrc2.user_sgpr_count as u32, enabled });
+        }
+        let (mut sgprs, mut map, mut varying) = (Vec::new(), Vec::new(), Vec::new());
+        let lo = |x: u64| x as u32;
+        let hi = |x: u64| (x >> 32) as u32;
+        for s in &user {
+            let at = sgprs.len() as u32;
+            map.push((s.name, at));
+            match s.name {
+                // a buffer resource over this wave's scratch, marked ADD_TID (bit 23 of dword 3) like the hardware's
+                // swizzled private resource; wavejit's MUBUF maps offsets through it to per-lane private memory
+                "private_segment_buffer" => {
+                    sgprs.extend([0, 0, u32::MAX, PRIVATE_RESOURCE_DWORD3]);
+                    varying.extend([(at, Varying::ScratchBaseLo), (at + 1, Varying::ScratchBaseHi)]);
+                }
+                "dispatch_ptr" => sgprs.extend([lo(addrs.dispatch_packet), hi(addrs.dispatch_packet)]),
+                "queue_ptr" => sgprs.extend([lo(addrs.queue), hi(addrs.queue)]),
+                "kernarg_segment_ptr" => sgprs.extend([lo(addrs.kernarg), hi(addrs.kernarg)]),
+                "dispatch_id" => sgprs.extend([lo(addrs.dispatch_id), hi(addrs.dispatch_id)]),
+                "flat_scratch_init" => {
+                    sgprs.extend([0, 0]);
+                    varying.extend([(at, Varying::WaveScratchLo), (at + 1, Varying::WaveScratchHi)]);
+                }
+                "private_segment_size" => sgprs.push(kd.private_segment_fixed_size),
+                "kernarg_preload" => {
+                    let off = kd.preload.offset as usize * 4;
+                    for i in 0..s.count as usize {
+                        let b = |k: usize| kernarg.get(off + 4 * i + k).copied().unwrap_or(0);
+                        sgprs.push(u32::from_le_bytes([b(0), b(1), b(2), b(3)]));
+                    }
+                }
+                other => {
+                    return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("user SGPR {other}") })
                 }
             }
-            other => {
-                return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("user SGPR {other}") })
+        }
+        for s in kd.system_sgprs() {
+            let at = sgprs.len() as u32;
+            map.push((s.name, at));
+            let id = match s.name {
+                "workgroup_id_x" => Some(0),
+                "workgroup_id_y" => Some(1),
+                "workgroup_id_z" => Some(2),
+                _ => None,
+            };
+            if let Some(d) = id {
+                varying.push((at, Varying::WorkgroupId(d)));
             }
+            sgprs.push(match s.name {
+                _ if id.is_some() => 0,
+                // not modelled: no compiler-generated kernel we know of enables it
+                "workgroup_info" => 0,
+                "private_segment_wavefront_offset" => addrs.wave_scratch_offset,
+                other => {
+                    return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("system SGPR {other}") })
+                }
+            });
+        }
+        let ids = kd.workitem_id_vgprs().ok_or_else(|| DispatchError::Unsupported {
+            kernel: kernel.into(),
+            what: "enable_vgpr_workitem_id = 3 is undefined".into(),
+        })?;
+        let mut t = WaveTemplate { sgprs, map, varying, ids, packed: packed_workitem_ids(device), wave_size: device.wave_size, block: shape.block, full: Vec::new() };
+        let threads = shape.block.iter().product::<u32>();
+        t.full = (0..threads.div_ceil(device.wave_size)).map(|w| t.lane_ids(shape.block, w)).collect();
+        Ok(t)
+    }
+
+    /// The SGPRs s0, s1, ... every wave starts with, before [`WaveTemplate::patch`].
+    pub fn sgprs(&self) -> &[u32] {
+        &self.sgprs
+    }
+
+    /// Sets the SGPRs of `sgprs` (a copy of [`WaveTemplate::sgprs`]) that depend on the wave: its workgroup id
+    /// and its scratch.
+    pub fn patch(&self, sgprs: &mut [u32], wg: [u32; 3], scratch_base: u64, wave_scratch: u64) {
+        for &(at, v) in &self.varying {
+            sgprs[at as usize] = match v {
+                Varying::WorkgroupId(d) => wg[d],
+                Varying::ScratchBaseLo => scratch_base as u32,
+                Varying::ScratchBaseHi => (scratch_base >> 32) as u32 & 0xffff,
+                Varying::WaveScratchLo => wave_scratch as u32,
+                Varying::WaveScratchHi => (wave_scratch >> 32) as u32,
+            };
         }
     }
-    for s in kd.system_sgprs() {
-        map.push((s.name, sgprs.len() as u32));
-        sgprs.push(match s.name {
-            "workgroup_id_x" => wg[0],
-            "workgroup_id_y" => wg[1],
-            "workgroup_id_z" => wg[2],
-            // not modelled: no compiler-generated kernel we know of enables it
-            "workgroup_info" => 0,
-            "private_segment_wavefront_offset" => addrs.wave_scratch_offset,
-            other => {
-                return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("system SGPR {other}") })
-            }
-        });
-    }
-    // work-item ids of the lanes of this wave (x fastest, like the hardware's wave packing)
-    let size = shape.workgroup_size(wg);
-    let ids = kd.workitem_id_vgprs().ok_or_else(|| DispatchError::Unsupported {
-        kernel: kernel.into(),
-        what: "enable_vgpr_workitem_id = 3 is undefined".into(),
-    })?;
-    let threads = size[0] * size[1] * size[2];
-    let packed = packed_workitem_ids(device);
-    let mut vgprs = vec![[0u32; 64]; if packed { 1 } else { ids as usize }];
-    let mut exec = 0u64;
-    for lane in 0..device.wave_size {
-        let t = wave * device.wave_size + lane;
-        if t >= threads {
-            break;
-        }
-        exec |= 1 << lane;
-        let x = t % size[0];
-        let y = (t / size[0]) % size[1];
-        let z = t / (size[0] * size[1]);
-        if packed {
-            let mut v = x;
-            if ids >= 2 {
-                v |= y << 10;
-            }
-            if ids >= 3 {
-                v |= z << 20;
-            }
-            vgprs[0][lane as usize] = v;
-        } else {
-            for (i, id) in [x, y, z].into_iter().take(ids as usize).enumerate() {
-                vgprs[i][lane as usize] = id;
-            }
+
+    /// The initial VGPRs (v0, and v1/v2 when ids are not packed) and EXEC of wave `wave` of a workgroup of
+    /// `size` work-items per dimension.
+    pub fn lanes(&self, size: [u32; 3], wave: u32) -> std::borrow::Cow<'_, (Vec<[u32; 64]>, u64)> {
+        match self.full.get(wave as usize) {
+            Some(l) if size == self.block => std::borrow::Cow::Borrowed(l),
+            _ => std::borrow::Cow::Owned(self.lane_ids(size, wave)),
         }
     }
-    Ok(InitialWaveState { sgprs, sgpr_map: map, vgprs, exec })
+
+    /// Work-item ids of the lanes of wave `wave` (x fastest, like the hardware's wave packing) of a workgroup of
+    /// `size`, and the lanes that hold work-items.
+    fn lane_ids(&self, size: [u32; 3], wave: u32) -> (Vec<[u32; 64]>, u64) {
+        let (ids, packed) = (self.ids, self.packed);
+        let threads = size[0] * size[1] * size[2];
+        let mut vgprs = vec![[0u32; 64]; if packed { 1 } else { ids as usize }];
+        let mut exec = 0u64;
+        for lane in 0..self.wave_size {
+            let t = wave * self.wave_size + lane;
+            if t >= threads {
+                break;
+            }
+            exec |= 1 << lane;
+            let x = t % size[0];
+            let y = (t / size[0]) % size[1];
+            let z = t / (size[0] * size[1]);
+            if packed {
+                let mut v = x;
+                if ids >= 2 {
+                    v |= y << 10;
+                }
+                if ids >= 3 {
+                    v |= z << 20;
+                }
+                vgprs[0][lane as usize] = v;
+            } else {
+                for (i, id) in [x, y, z].into_iter().take(ids as usize).enumerate() {
+                    vgprs[i][lane as usize] = id;
+                }
+            }
+        }
+        (vgprs, exec)
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use isa_amdgpu::codeobj::{CodeObject, Kernel};
 use isa_amdgpu::{decode, disasm, Inst, Target};
 
 use crate::device::DevicePreset;
-use crate::dispatch::{DispatchAddresses, DispatchContext, DispatchError, DispatchShape};
+use crate::dispatch::{DispatchAddresses, DispatchContext, DispatchError, DispatchShape, WaveTemplate};
 use crate::interp::Interp;
 use crate::kernarg::{build_kernarg, ArgValue, HiddenValues, KernargError};
 use crate::memory::{AllocError, AllocKind, DeviceMemory};
@@ -443,8 +443,9 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     if O::ACTIVE {
         observer.event(&dispatch_begin(dispatch, device, launch, false));
     }
+    let template = WaveTemplate::new(&cx)?;
     let build = |i: u64| -> Result<Group, EngineError> {
-        let g = build_group(mem, device, launch, &cx, i, clock)?;
+        let g = build_group(mem, device, launch, &template, i, clock)?;
         if O::ACTIVE {
             observer.event(&Event::WorkgroupStart { dispatch, workgroup: g.wg, waves: g.waves.len() as u32, placement: None, cycle: None });
             for w in 0..g.waves.len() as u32 {
@@ -590,8 +591,8 @@ pub(crate) fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch
 
 /// The waves of workgroup `i` (linear index) of `launch`, its LDS and private memory (freed by the caller),
 /// the waves' clocks reading `clock`.
-pub fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, cx: &DispatchContext<'_>, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
-    build_group_in(mem, device, launch, cx, i, clock, None)
+pub fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, template: &WaveTemplate, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+    build_group_in(mem, device, launch, template, i, clock, None)
 }
 
 /// Bytes of private memory workgroup `i` of `launch` needs (0: none).
@@ -608,7 +609,7 @@ pub fn build_group_in(
     mem: &DeviceMemory,
     device: &DevicePreset,
     launch: &Launch<'_>,
-    cx: &DispatchContext<'_>,
+    template: &WaveTemplate,
     i: u64,
     clock: WaveClock,
     private: Option<u64>,
@@ -617,6 +618,7 @@ pub fn build_group_in(
     let vgprs = descriptor.vgpr_alloc_count() as usize;
     let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
     let wg = shape.workgroup_id(i);
+    let size = shape.workgroup_size(wg);
     let n = shape.waves_in(wg, device.wave_size);
     // private memory: every lane of every wave of this workgroup gets its own segment
     let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
@@ -631,22 +633,15 @@ pub fn build_group_in(
     let mut waves = Vec::with_capacity(n as usize);
     for w in 0..n {
         let wave_scratch = base.map_or(0, |s| s + w as u64 * wave_bytes);
-        let wcx = DispatchContext { addrs: DispatchAddresses { scratch_base: wave_scratch, wave_scratch, ..cx.addrs }, ..*cx };
-        let init = match wcx.initial_wave_state(wg, w) {
-            Ok(init) => init,
-            Err(e) => {
-                if let Some(s) = scratch {
-                    let _ = mem.free(s);
-                }
-                return Err(e.into());
-            }
-        };
         let mut wave = WaveState::new(launch.entry, vgprs, agprs);
-        wave.sgprs[..init.sgprs.len()].copy_from_slice(&init.sgprs);
-        for (i, v) in init.vgprs.iter().enumerate() {
+        let init = template.sgprs().len();
+        wave.sgprs[..init].copy_from_slice(template.sgprs());
+        template.patch(&mut wave.sgprs[..init], wg, wave_scratch, wave_scratch);
+        let lanes = template.lanes(size, w);
+        for (i, v) in lanes.0.iter().enumerate() {
             wave.vgprs[i] = *v;
         }
-        wave.set_exec(init.exec);
+        wave.set_exec(lanes.1);
         // architected flat scratch (gfx942) and the value gfx90a prologues build from flat_scratch_init
         wave.sgprs[102] = wave_scratch as u32;
         wave.sgprs[103] = (wave_scratch >> 32) as u32;

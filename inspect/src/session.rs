@@ -595,7 +595,8 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         } else {
             None
         };
-        let g = engine::build_group_in(self.mem, self.device, self.launch, &self.cx, i, self.clock, private)?;
+        let template = emu_core::dispatch::WaveTemplate::new(&self.cx).map_err(EngineError::from)?;
+        let g = engine::build_group_in(self.mem, self.device, self.launch, &template, i, self.clock, private)?;
         // a watched register of a wave that starts now changes from its initial value
         for r in self.registers.iter_mut().filter(|r| r.wave.workgroup == g.wg) {
             if let Some(s) = g.waves.get(r.wave.wave as usize) {

@@ -51,7 +51,7 @@ use super::machine::Machine;
 use super::memory::{Kind, LineRequest, MemorySystem};
 use super::stats::{Occupancy, PerUnit, TimingStats};
 use crate::device::DevicePreset;
-use crate::dispatch::DispatchContext;
+use crate::dispatch::{DispatchContext, WaveTemplate};
 use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
 use crate::memory::DeviceMemory;
 use crate::observe::{classify, next_dispatch_id, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
@@ -353,6 +353,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     device: &'a DevicePreset,
     launch: &'a Launch<'a>,
     cx: DispatchContext<'a>,
+    /// The waves' initial state.
+    template: WaveTemplate,
     runner: &'a R,
     observer: &'a O,
     block_limits: Limits,
@@ -500,13 +502,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
+        let cx = engine::dispatch_context(device, launch);
+        let template = WaveTemplate::new(&cx).map_err(EngineError::from)?;
         let dispatch = next_dispatch_id();
         let code_words = launch.code.size.div_ceil(4) as usize;
         Ok(Model {
             mem,
             device,
             launch,
-            cx: engine::dispatch_context(device, launch),
+            cx,
+            template,
             runner,
             observer,
             block_limits: Limits { slice: Some(RUN_AHEAD), clock_ends_turn: true, threads: Some(1), timing: false, ..limits },
@@ -754,7 +759,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
-        let mut group = engine::build_group(self.mem, self.device, self.launch, &self.cx, linear, self.clock)?;
+        let mut group = engine::build_group(self.mem, self.device, self.launch, &self.template, linear, self.clock)?;
         let wg = group.wg;
         let multi = plan.len() > 1;
         let slot_index = match self.free_slots.pop() {
