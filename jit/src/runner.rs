@@ -186,6 +186,16 @@ thread_local! {
     static ENTRIES: std::cell::RefCell<HashMap<(u64, Key), Local, Hasher>> = std::cell::RefCell::new(HashMap::default());
 }
 
+/// Ways of [`NEAR`].
+const NEAR_WAYS: usize = 512;
+
+thread_local! {
+    /// In front of [`ENTRIES`], the translated blocks this thread ran last, one per way of their code offset:
+    /// kernels of straight-line code run each block once per wave, so a wave's next block is found without
+    /// hashing.
+    static NEAR: std::cell::RefCell<[Option<(u64, Key, Entry)>; NEAR_WAYS]> = const { std::cell::RefCell::new([None; NEAR_WAYS]) };
+}
+
 thread_local! {
     /// The lane-access buffer of this thread's last observed wave run, kept for the next one (an observed run
     /// of one block at a time, as in timing mode, would otherwise grow a new one each time).
@@ -372,9 +382,17 @@ impl Jit {
         // address of the code); observed blocks (each way of reporting) apart from plain ones
         let key = (run.code.key ^ observed.tag(), pc.wrapping_sub(run.code.base));
         let id = self.shared.id;
+        let way = (key.1 >> 2) as usize % NEAR_WAYS;
+        if let Some(e) = NEAR.with_borrow(|n| n[way].filter(|&(i, k, _)| i == id && k == key).map(|(.., e)| e)) {
+            return Ok(Step::Run(e));
+        }
+        let near = |e: Entry| NEAR.with_borrow_mut(|n| n[way] = Some((id, key, e)));
         let local = ENTRIES.with_borrow(|m| m.get(&(id, key)).cloned());
         let slot = match local {
-            Some(Local::Ready(e)) => return Ok(Step::Run(e)),
+            Some(Local::Ready(e)) => {
+                near(e);
+                return Ok(Step::Run(e));
+            }
             Some(Local::Warm(slot)) => slot,
             None => {
                 let found = self.shared.slots.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
@@ -389,6 +407,7 @@ impl Jit {
         if let Some(e) = slot.entry.get() {
             let e = *e;
             ENTRIES.with_borrow_mut(|m| m.insert((id, key), Local::Ready(e)));
+            near(e);
             return Ok(Step::Run(e));
         }
         let translation_error = |why: &String| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why: why.clone() };
