@@ -1,12 +1,14 @@
 //! Images: the gfx9 image resource (T#, eight dwords) and sampler (S#, four dwords) as the hardware reads
-//! them, texel formats, and the per-lane work of the MIMG instructions (load, store, sample, gather, size
-//! query). The functions here take a resource and coordinates and reach memory through [`Texels`], so the
+//! them, texel formats, and the per-lane work of the MIMG instructions (load, store, their packed `_pck`
+//! forms, atomics, sample, gather, size query). The functions here take a resource and coordinates and reach memory through [`Texels`], so the
 //! engine (which checks every access) and the runtime's host-side image copies share one texel layout.
 //!
 //! Images are linear (swizzle mode 0): texel (x, y, z) of a level-0 image lives at
 //! `base + ((z * height + y) * pitch + x) * bytes_per_texel`, where array layers take the place of z (of y
-//! for 1-D arrays). Tiled swizzle modes, mipmaps, cube maps, depth compares and image atomics are refused with
-//! a message naming them.
+//! for 1-D arrays). Tiled swizzle modes, mipmaps, cube maps and depth compares are refused with a message
+//! naming them.
+
+use isa_amdgpu::table::AtomicOp;
 
 use crate::lanefn::{f16_to_f64, f64_to_f16};
 
@@ -15,6 +17,19 @@ pub trait Texels {
     type Error;
     fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), Self::Error>;
     fn write(&mut self, address: u64, data: &[u8]) -> Result<(), Self::Error>;
+    /// Replaces the little-endian value of `bytes` (4 or 8) bytes at `address` with `f(old)` in one step and
+    /// returns the old value. The default reads and writes, for memory no other agent touches meanwhile; the
+    /// engine's memory does it as one host atomic.
+    fn atomic(&mut self, address: u64, bytes: u32, f: &dyn Fn(u64) -> u64) -> Result<u64, Self::Error> {
+        let mut b = [0u8; 8];
+        let b = &mut b[..bytes as usize];
+        self.read(address, b)?;
+        let mut v = [0u8; 8];
+        v[..b.len()].copy_from_slice(b);
+        let old = u64::from_le_bytes(v);
+        self.write(address, &f(old).to_le_bytes()[..bytes as usize])?;
+        Ok(old)
+    }
 }
 
 /// Resource types of the T# (`TYPE`, dword 3 bits 28-31).
@@ -388,6 +403,76 @@ impl Resource {
         mem.write(self.texel_address(c), raw)
     }
 
+    /// `image_load_pck` (`_sgn`): the raw bits of the channels `dmask` enables at integer coordinates `c`, with
+    /// no format conversion and no channel selects, packed low channel first into dwords (channels of 8, 16 or
+    /// 32 bits never straddle one); `sign` fills the bits above the last channel with its sign bit, else they are
+    /// zero ([`ImageInst::result_regs`] counts the dwords). Zeros outside the image.
+    pub fn load_packed<M: Texels>(&self, mem: &mut M, c: [u32; 3], dmask: u32, sign: bool) -> Result<[u32; 4], M::Error> {
+        let bits = self.format.bits;
+        let mut out = [0u32; 4];
+        if !self.contains(c) {
+            return Ok(out);
+        }
+        let mut raw = [0u8; 16];
+        let raw = &mut raw[..self.format.bytes() as usize];
+        mem.read(self.texel_address(c), raw)?;
+        let bytes = (bits / 8) as usize;
+        let mut top = 0;
+        for (k, ch) in (0..self.format.channels).filter(|ch| dmask >> ch & 1 == 1).enumerate() {
+            let mut b = [0u8; 4];
+            b[..bytes].copy_from_slice(&raw[ch as usize * bytes..(ch as usize + 1) * bytes]);
+            let at = k as u32 * bits;
+            out[(at / 32) as usize] |= u32::from_le_bytes(b) << (at % 32);
+            top = at + bits;
+        }
+        if sign && top % 32 != 0 && out[(top / 32) as usize] >> (top % 32 - 1) & 1 == 1 {
+            out[(top / 32) as usize] |= u32::MAX << (top % 32);
+        }
+        Ok(out)
+    }
+
+    /// `image_store_pck`: writes the texel at integer coordinates `c` from dwords packed as
+    /// [`Resource::load_packed`] reads them, with no format conversion; channels `dmask` does not enable are
+    /// written 0 (as `image_store` writes the components it is not given); stores outside the image are dropped.
+    pub fn store_packed<M: Texels>(&self, mem: &mut M, c: [u32; 3], dmask: u32, data: &[u32]) -> Result<(), M::Error> {
+        if !self.contains(c) {
+            return Ok(());
+        }
+        let bits = self.format.bits;
+        let bytes = (bits / 8) as usize;
+        let mut raw = [0u8; 16];
+        let raw = &mut raw[..self.format.bytes() as usize];
+        for (k, ch) in (0..self.format.channels).filter(|ch| dmask >> ch & 1 == 1).enumerate() {
+            let at = k as u32 * bits;
+            let v = data.get((at / 32) as usize).copied().unwrap_or(0) >> (at % 32);
+            raw[ch as usize * bytes..(ch as usize + 1) * bytes].copy_from_slice(&v.to_le_bytes()[..bytes]);
+        }
+        mem.write(self.texel_address(c), raw)
+    }
+
+    /// `image_atomic_*`: the atomic `op` on the texel at integer coordinates `c` as one 32- or 64-bit integer (the
+    /// width of the texel, checked by [`ImageInst::check`]), its operands from `data` (compare-and-swap: the new
+    /// value, then the value to compare with, each of the texel's width; 64-bit values low dword first), by the
+    /// one definition of atomic arithmetic ([`crate::rules::atomic`], [`crate::rules::atomic2`]). Returns the
+    /// texel's old value as dwords. Outside the image nothing changes and it returns 0, as a load reads there
+    /// (the guides leave this case open).
+    pub fn atomic<M: Texels>(&self, mem: &mut M, c: [u32; 3], op: AtomicOp, data: &[u32]) -> Result<[u32; 4], M::Error> {
+        if !self.contains(c) {
+            return Ok([0; 4]);
+        }
+        let bytes = self.format.bytes();
+        let d = |i: usize| data.get(i).copied().unwrap_or(0) as u64;
+        let (x, y) = if bytes == 8 { (d(1) << 32 | d(0), d(3) << 32 | d(2)) } else { (d(0), d(1)) };
+        let bits = bytes * 8;
+        let f = |old: u64| match op {
+            AtomicOp::CmpSwap => crate::rules::atomic2(op, old, y, x, bits),
+            _ => crate::rules::atomic(op, old, x, bits),
+        }
+        .expect("an image atomic the table names");
+        let old = mem.atomic(self.texel_address(c), bytes, &f)?;
+        Ok([old as u32, (old >> 32) as u32, 0, 0])
+    }
+
     /// `image_get_resinfo` at mip level `mip`: width, height, depth or layers, level count.
     pub fn size_info(&self, mip: u32) -> [u32; 4] {
         let e = self.extent();
@@ -614,6 +699,8 @@ pub enum ImageKind {
     Sample,
     Gather,
     ResInfo,
+    /// `image_atomic_*`, the operation from the table's `atomic` column.
+    Atomic(AtomicOp),
 }
 
 /// An MIMG instruction as the per-lane work needs it: its kind, which address registers it reads around the
@@ -636,6 +723,12 @@ pub struct ImageInst {
     pub d16: bool,
     /// The `unorm` bit: coordinates are texel positions.
     pub unorm: bool,
+    /// `_pck` loads and stores: channels move as raw bits packed into dwords ([`Resource::load_packed`]).
+    pub packed: bool,
+    /// `_pck_sgn` loads: the bits above the last packed channel copy its sign.
+    pub sign: bool,
+    /// The `glc` bit: an atomic returns the texel's old value.
+    pub glc: bool,
 }
 
 /// The most address registers an emulated MIMG form reads (offsets, bias, 3-D derivatives, three coordinates
@@ -643,15 +736,23 @@ pub struct ImageInst {
 pub const MAX_ADDRESS: usize = 12;
 
 impl ImageInst {
-    /// The instruction `op` with its DMASK, D16 and UNORM fields; `Err` names what is not emulated. The form
-    /// each opcode names is worked out once, the first time any image instruction runs.
-    pub fn of(op: isa_amdgpu::Opcode, dmask: u32, d16: bool, unorm: bool) -> Result<ImageInst, &'static str> {
+    /// The instruction `op` (its table row's `atomic` column for an image atomic) with its DMASK, D16, UNORM and
+    /// GLC fields; `Err` names what is not emulated. The form each opcode names is worked out once, the first
+    /// time any image instruction runs.
+    pub fn of(op: isa_amdgpu::Opcode, atomic: Option<AtomicOp>, dmask: u32, d16: bool, unorm: bool, glc: bool) -> Result<ImageInst, &'static str> {
         static FORMS: std::sync::OnceLock<Vec<Result<ImageInst, &'static str>>> = std::sync::OnceLock::new();
         let forms = FORMS.get_or_init(|| isa_amdgpu::Opcode::ALL.iter().map(|o| Self::parse(o.mnemonic())).collect());
         let mut inst = forms.get(op as usize).copied().unwrap_or(Err("this image instruction"))?;
-        (inst.dmask, inst.d16, inst.unorm) = (dmask, d16, unorm);
+        if let ImageKind::Atomic(_) = inst.kind {
+            inst.kind = ImageKind::Atomic(atomic.ok_or("an image atomic without its operation in the table")?);
+        }
+        (inst.dmask, inst.d16, inst.unorm, inst.glc) = (dmask, d16, unorm, glc);
         if inst.kind == ImageKind::Gather && dmask.count_ones() != 1 {
             return Err("image_gather4 with a DMASK of other than one channel");
+        }
+        // the ISA guides allow D16 only with sampling, gathers and the converting loads and stores
+        if d16 && (inst.packed || matches!(inst.kind, ImageKind::Atomic(_))) {
+            return Err("D16 with an image atomic or a packed (_pck) load or store");
         }
         Ok(inst)
     }
@@ -659,15 +760,35 @@ impl ImageInst {
     /// The form a mnemonic names (fields zero); `Err` names what is not emulated.
     fn parse(name: &str) -> Result<ImageInst, &'static str> {
         let (dmask, d16, unorm) = (0, false, false);
-        let plain = |kind, mip| ImageInst { kind, mip, offsets: false, bias: false, derivatives: false, lod: false, dmask, d16, unorm };
+        let plain = |kind, mip| ImageInst {
+            kind,
+            mip,
+            offsets: false,
+            bias: false,
+            derivatives: false,
+            lod: false,
+            dmask,
+            d16,
+            unorm,
+            packed: false,
+            sign: false,
+            glc: false,
+        };
+        let packed = |kind, mip, sign| ImageInst { packed: true, sign, ..plain(kind, mip) };
         let (kind, rest) = match name {
             "image_load" => return Ok(plain(ImageKind::Load, false)),
             "image_load_mip" => return Ok(plain(ImageKind::Load, true)),
             "image_store" => return Ok(plain(ImageKind::Store, false)),
             "image_store_mip" => return Ok(plain(ImageKind::Store, true)),
             "image_get_resinfo" => return Ok(plain(ImageKind::ResInfo, true)),
-            _ if name.contains("_pck") => return Err("packed (_pck) image loads and stores"),
-            _ if name.starts_with("image_atomic") => return Err("image atomics"),
+            "image_load_pck" => return Ok(packed(ImageKind::Load, false, false)),
+            "image_load_pck_sgn" => return Ok(packed(ImageKind::Load, false, true)),
+            "image_load_mip_pck" => return Ok(packed(ImageKind::Load, true, false)),
+            "image_load_mip_pck_sgn" => return Ok(packed(ImageKind::Load, true, true)),
+            "image_store_pck" => return Ok(packed(ImageKind::Store, false, false)),
+            "image_store_mip_pck" => return Ok(packed(ImageKind::Store, true, false)),
+            // the operation comes from the table row ([`ImageInst::of`]); swap stands for it here
+            _ if name.starts_with("image_atomic") => return Ok(plain(ImageKind::Atomic(AtomicOp::Swap), false)),
             _ if name.starts_with("image_get_lod") => return Err("image_get_lod"),
             _ => match (name.strip_prefix("image_sample"), name.strip_prefix("image_gather4")) {
                 (Some(rest), _) => (ImageKind::Sample, rest),
@@ -707,6 +828,50 @@ impl ImageInst {
         } else {
             n
         }
+    }
+
+    /// Data registers written for a lane of `r`: none by stores, nor by atomics without GLC; an atomic's old value
+    /// (one dword, two for a 64-bit texel); the dwords a packed load's channels fill (VDATA registers past them
+    /// keep their values: the guides say nothing of them); otherwise [`ImageInst::data_regs`].
+    pub fn result_regs(&self, r: &Resource) -> usize {
+        match self.kind {
+            ImageKind::Store => 0,
+            ImageKind::Atomic(_) if !self.glc => 0,
+            ImageKind::Atomic(_) => r.format.bytes() as usize / 4,
+            ImageKind::Load if self.packed => {
+                let n = (0..r.format.channels).filter(|c| self.dmask >> c & 1 == 1).count() as u32;
+                (n * r.format.bits).div_ceil(32) as usize
+            }
+            _ => self.data_regs(),
+        }
+    }
+
+    /// Whether the instruction may run on resource `r`, as the ISA guides' image chapter states: atomics work on
+    /// one 32- or 64-bit integer per texel (wavejit: formats 32 and 32_32, UINT or SINT), with the DMASK that
+    /// counts their data dwords (32-bit: 0x1, compare-and-swap 0x3; 64-bit: 0x3, compare-and-swap 0xf) and
+    /// UNORM set. `Err` says what is wrong.
+    pub fn check(&self, r: &Resource) -> Result<(), String> {
+        let ImageKind::Atomic(op) = self.kind else { return Ok(()) };
+        let f = &r.format;
+        if !(f.num.integer() && (f.data == 4 || f.data == 11)) {
+            return Err(format!(
+                "image atomics work on 32- or 64-bit integer texels (data format 32 or 32_32, UINT or SINT); this image is {} {:?}",
+                data_format_name(f.data),
+                f.num
+            ));
+        }
+        let legal = match (f.bytes(), op == AtomicOp::CmpSwap) {
+            (4, false) => 0x1,
+            (4, true) | (8, false) => 0x3,
+            _ => 0xf,
+        };
+        if self.dmask != legal {
+            return Err(format!("DMASK {:#x} is not valid for this atomic on a {}-bit texel: the ISA guide allows {legal:#x}", self.dmask, f.bytes() * 8));
+        }
+        if !self.unorm {
+            return Err("image atomics need UNORM set (the ISA guide requires it for image stores and atomics)".into());
+        }
+        Ok(())
     }
 
     /// Components moved to or from registers `regs` (d16 halves unpacked).
@@ -767,6 +932,23 @@ impl ImageInst {
         let mip = if self.mip { addr[at + nc] } else { 0 };
         let values: [u32; 4] = match self.kind {
             ImageKind::ResInfo => r.size_info(addr[0]),
+            ImageKind::Atomic(op) => {
+                let mut c = [0u32; 3];
+                c[..nc].copy_from_slice(coords);
+                return r.atomic(mem, c, op, data);
+            }
+            ImageKind::Load | ImageKind::Store if self.packed => {
+                let mut c = [0u32; 3];
+                c[..nc].copy_from_slice(coords);
+                // one level: other levels read zeros and drop stores, as the converting forms do
+                if self.kind == ImageKind::Store {
+                    if mip == 0 {
+                        r.store_packed(mem, c, self.dmask, data)?;
+                    }
+                    return Ok([0; 4]);
+                }
+                return Ok(if mip == 0 { r.load_packed(mem, c, self.dmask, self.sign)? } else { [0; 4] });
+            }
             ImageKind::Load | ImageKind::Store => {
                 let mut c = [0u32; 3];
                 c[..nc].copy_from_slice(coords);
@@ -845,7 +1027,20 @@ impl FormatAccess {
 
     fn as_image(&self) -> ImageInst {
         let dmask = (1 << self.components) - 1;
-        ImageInst { kind: if self.load { ImageKind::Load } else { ImageKind::Store }, mip: false, offsets: false, bias: false, derivatives: false, lod: false, dmask, d16: self.d16, unorm: true }
+        ImageInst {
+            kind: if self.load { ImageKind::Load } else { ImageKind::Store },
+            mip: false,
+            offsets: false,
+            bias: false,
+            derivatives: false,
+            lod: false,
+            dmask,
+            d16: self.d16,
+            unorm: true,
+            packed: false,
+            sign: false,
+            glc: false,
+        }
     }
 
     /// One lane: the element at `address`; returns its result registers (meaningless for stores).
@@ -986,6 +1181,75 @@ mod tests {
         let mut m = Host(vec![0, 0]);
         st.lane(&mut m, &f, sel, 0, &[0xffff]).unwrap();
         assert_eq!(m.0, vec![0xff, 0xff]);
+    }
+
+    /// A 2x2 image of `format` at 0 (pitch 2), its texels' bytes `bytes`.
+    fn tiny(format: Format, bytes: &[u8]) -> (Resource, Host) {
+        let r = Resource { format, width: 2, height: 2, pitch: 2, ..rgba8(2, 2) };
+        (r, Host(bytes.to_vec()))
+    }
+
+    #[test]
+    fn packed_loads_move_raw_channel_bits_and_stores_take_them_back() {
+        let f = Format::of(4, 8, Num::Unorm).unwrap();
+        let (r, mut m) = tiny(f, &[0; 16]);
+        // texel (1, 1): bytes 12..16
+        m.0[12..16].copy_from_slice(&[0x01, 0x7f, 0xff, 0x80]);
+        assert_eq!(r.load_packed(&mut m, [1, 1, 0], 0xf, false).unwrap()[0], 0x80ff_7f01);
+        assert_eq!(r.load_packed(&mut m, [1, 1, 0], 0xa, false).unwrap()[0], 0x807f);
+        assert_eq!(r.load_packed(&mut m, [1, 1, 0], 0xa, true).unwrap()[0], 0xffff_807f);
+        assert_eq!(r.load_packed(&mut m, [2, 1, 0], 0xf, true).unwrap(), [0; 4]);
+        let op = ImageInst::of(isa_amdgpu::Opcode::ImageLoadPck, None, 0xa, false, true, false).unwrap();
+        assert_eq!(op.result_regs(&r), 1);
+        r.store_packed(&mut m, [0, 1, 0], 0x6, &[0x2211]).unwrap();
+        assert_eq!(&m.0[8..12], &[0, 0x11, 0x22, 0]);
+        // 32-bit channels fill a dword each
+        let f = Format::of(4, 32, Num::Float).unwrap();
+        let (r, mut m) = tiny(f, &[0; 64]);
+        r.store_packed(&mut m, [1, 0, 0], 0xf, &[1, 2, 3, 4]).unwrap();
+        assert_eq!(r.load_packed(&mut m, [1, 0, 0], 0xc, true).unwrap(), [3, 4, 0, 0]);
+        let op = ImageInst::of(isa_amdgpu::Opcode::ImageLoadPck, None, 0xc, false, true, false).unwrap();
+        assert_eq!(op.result_regs(&r), 2);
+    }
+
+    #[test]
+    fn image_atomics_combine_one_integer_per_texel_by_the_shared_rules() {
+        use isa_amdgpu::Opcode as O;
+        let u32f = Format::new(4, Num::Uint as u32).unwrap();
+        let (r, mut m) = tiny(u32f, &[0; 16]);
+        m.0[4..8].copy_from_slice(&10u32.to_le_bytes());
+        assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::Add, &[5]).unwrap()[0], 10);
+        assert_eq!(&m.0[4..8], &15u32.to_le_bytes());
+        // compare-and-swap: the new value first, then the one to compare with
+        assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::CmpSwap, &[99, 15]).unwrap()[0], 15);
+        assert_eq!(&m.0[4..8], &99u32.to_le_bytes());
+        assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::CmpSwap, &[7, 15]).unwrap()[0], 99);
+        assert_eq!(&m.0[4..8], &99u32.to_le_bytes());
+        // outside the image: nothing changes, 0 returns
+        assert_eq!(r.atomic(&mut m, [0, 2, 0], AtomicOp::Swap, &[1]).unwrap(), [0; 4]);
+        // 64-bit texels: one integer, low dword first
+        let u64f = Format::new(11, Num::Uint as u32).unwrap();
+        let (r, mut m) = tiny(u64f, &[0; 32]);
+        m.0[8..16].copy_from_slice(&0xffff_ffffu64.to_le_bytes());
+        assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::Add, &[1, 1]).unwrap(), [0xffff_ffff, 0, 0, 0]);
+        assert_eq!(&m.0[8..16], &0x2_0000_0000u64.to_le_bytes());
+        // what the ISA guide allows: integer 32/64-bit texels, the DMASK counting the data dwords, UNORM
+        let atomic = |op, a, dmask, unorm, glc| ImageInst::of(op, Some(a), dmask, false, unorm, glc).unwrap();
+        let (r32, _) = tiny(u32f, &[]);
+        assert_eq!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&r32), Ok(()));
+        assert_eq!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).result_regs(&r32), 1);
+        assert_eq!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, false).result_regs(&r32), 0);
+        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 3, true, true).check(&r32), Ok(()));
+        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 3, true, true).result_regs(&r32), 1);
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 3, true, true).check(&r32).unwrap_err().contains("allows 0x1"));
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, false, true).check(&r32).unwrap_err().contains("UNORM"));
+        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 0xf, true, true).check(&r), Ok(()));
+        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 0xf, true, true).result_regs(&r), 2);
+        let (float, _) = tiny(Format::of(1, 32, Num::Float).unwrap(), &[]);
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&float).unwrap_err().contains("integer texels"));
+        let (rgba, _) = tiny(Format::of(4, 8, Num::Uint).unwrap(), &[]);
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&rgba).is_err());
+        assert!(ImageInst::of(O::ImageAtomicAdd, Some(AtomicOp::Add), 1, true, true, true).is_err(), "no D16 atomics");
     }
 
     /// A 4x2 single-channel float image holding x + 10 y.

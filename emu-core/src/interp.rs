@@ -1,11 +1,11 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::image::{FormatAccess, ImageInst, ImageKind, Resource, Sampler, Texels};
-use crate::memory::DeviceMemory;
+use crate::memory::{Access, DeviceMemory, Within};
 use crate::observe::{Dir, LaneAccess, Space};
 use crate::lanefn::LaneFn;
 use crate::sem::{AtomicOp, Backend, Compare, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
-use crate::wave::{Lanes, WaveState, LANES};
+use crate::wave::{Lanes, SlackAccess, WaveState, LANES};
 
 /// A wave being interpreted, with the memory it reads and writes.
 pub struct Interp<'a> {
@@ -104,13 +104,48 @@ impl Interp<'_> {
         ExecError::Memory { mnemonic: self.mnemonic, lane, fault }
     }
 
+    /// Counts an access of `lane` (`None`: scalar) that landed in an allocation's slack, describing the wave's
+    /// first.
+    fn landed(&mut self, lane: Option<u32>, access: Access, address: u64, len: u64, within: Within) {
+        if within == Within::Pages {
+            let seen = &mut self.wave.slack;
+            seen.count += 1;
+            if seen.first.is_none() {
+                let slack = self.mem.slack(access, address, len);
+                seen.first = Some(Box::new(SlackAccess { at: None, mnemonic: self.mnemonic, lane, slack }));
+            }
+        }
+    }
+
+    /// A kernel's read of `buf.len()` bytes at `address` by `lane` (`None`: scalar).
+    fn read(&mut self, lane: Option<u32>, address: u64, buf: &mut [u8]) -> Result<(), ExecError> {
+        let within = self.mem.read_guest(address, buf).map_err(|e| self.fault(lane, e))?;
+        self.landed(lane, Access::Read, address, buf.len() as u64, within);
+        Ok(())
+    }
+
+    /// A kernel's write of `data` at `address` by `lane` (`None`: scalar).
+    fn write(&mut self, lane: Option<u32>, address: u64, data: &[u8]) -> Result<(), ExecError> {
+        let within = self.mem.write_guest(address, data).map_err(|e| self.fault(lane, e))?;
+        self.landed(lane, Access::Write, address, data.len() as u64, within);
+        Ok(())
+    }
+
+    /// The outcome of a kernel's atomic of `bytes` at `address` by `lane` (`None`: scalar).
+    fn atomic<T>(&mut self, lane: Option<u32>, address: u64, bytes: u64, r: Result<(T, Within), crate::memory::MemoryFault>) -> Result<T, ExecError> {
+        let (old, within) = r.map_err(|e| self.fault(lane, e))?;
+        self.landed(lane, Access::Write, address, bytes, within);
+        Ok(old)
+    }
+
     /// Whether lane `l`'s atomic of `op` on `bytes` at `addr` is one the device drops
     /// ([`crate::rules::atomic_dropped`]); the access is still checked.
-    fn dropped(&self, op: AtomicOp, addr: u64, bytes: u64, l: usize) -> Result<bool, ExecError> {
+    fn dropped(&mut self, op: AtomicOp, addr: u64, bytes: u64, l: usize) -> Result<bool, ExecError> {
         if !crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
             return Ok(false);
         }
-        self.mem.check(addr, bytes, crate::memory::Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+        let (_, within) = self.mem.check_guest(addr, bytes, Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+        self.landed(Some(l as u32), Access::Write, addr, bytes, within);
         Ok(true)
     }
 }
@@ -126,12 +161,19 @@ impl Texels for LaneTexels<'_, '_> {
     fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), ExecError> {
         let (i, l) = (&mut *self.interp, self.lane);
         i.note(l, Space::Global, address, buf.len() as u32, false);
-        i.mem.read(address, buf).map_err(|e| i.fault(Some(l as u32), e))
+        i.read(Some(l as u32), address, buf)
     }
     fn write(&mut self, address: u64, data: &[u8]) -> Result<(), ExecError> {
         let (i, l) = (&mut *self.interp, self.lane);
         i.note(l, Space::Global, address, data.len() as u32, true);
-        i.mem.write(address, data).map_err(|e| i.fault(Some(l as u32), e))
+        i.write(Some(l as u32), address, data)
+    }
+    /// A host atomic, as global atomics are, so workgroups on other threads never lose an update.
+    fn atomic(&mut self, address: u64, bytes: u32, f: &dyn Fn(u64) -> u64) -> Result<u64, ExecError> {
+        let (i, l) = (&mut *self.interp, self.lane);
+        i.note(l, Space::Global, address, bytes, true);
+        let old = if bytes == 8 { i.mem.atomic_u64(address, f) } else { i.mem.atomic_u32(address, |o| f(o as u64) as u32).map(|(o, w)| (o as u64, w)) };
+        i.atomic(Some(l as u32), address, bytes as u64, old)
     }
 }
 
@@ -270,11 +312,7 @@ impl Backend for Interp<'_> {
         r
     }
     fn v_cmp(&mut self, c: Compare, a: Lanes, b: Lanes) -> u64 {
-        let mut m = 0u64;
-        for i in 0..LANES {
-            m |= (crate::rules::compare(c, a[i] as u64, b[i] as u64) as u64) << i;
-        }
-        m
+        crate::rules::compare_lanes(c, LANES, |i| (a[i] as u64, b[i] as u64))
     }
     fn v_add_carry(&mut self, a: Lanes, b: Lanes, carry_in: Option<u64>) -> (Lanes, u64) {
         let cin = carry_in.unwrap_or(0);
@@ -396,13 +434,7 @@ impl Backend for Interp<'_> {
         r
     }
     fn v_cmp64(&mut self, c: Compare, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> u64 {
-        let mut m = 0u64;
-        for i in 0..LANES {
-            let x = (a.1[i] as u64) << 32 | a.0[i] as u64;
-            let y = (b.1[i] as u64) << 32 | b.0[i] as u64;
-            m |= (crate::rules::compare(c, x, y) as u64) << i;
-        }
-        m
+        crate::rules::compare_lanes(c, LANES, |i| ((a.1[i] as u64) << 32 | a.0[i] as u64, (b.1[i] as u64) << 32 | b.0[i] as u64))
     }
     fn v_select(&mut self, m: u64, a: Lanes, b: Lanes) -> Lanes {
         let mut r = a;
@@ -460,7 +492,7 @@ impl Backend for Interp<'_> {
     fn scratch(&mut self) -> (u32, u32, u32) {
         (self.wave.scratch_base as u32, (self.wave.scratch_base >> 32) as u32, self.wave.scratch_lane_bytes)
     }
-    fn uniform_bit(&mut self, s: u32, bit: u32) -> bool {
+    fn uniform_bit(&mut self, s: u32, bit: u32, _likely: bool) -> bool {
         s >> bit & 1 == 1
     }
     fn s_clock(&mut self, clock: crate::sem::Clock) -> (u32, u32) {
@@ -478,6 +510,19 @@ impl Backend for Interp<'_> {
     }
     fn v_set_at(&mut self, reg: u32, v: Lanes, m: u64) {
         self.v_set(reg, v, m)
+    }
+    fn s_hwreg(&mut self, reg: crate::hwreg::Held) -> u32 {
+        self.wave.hw.get(reg, self.wave.gpr_idx)
+    }
+    fn s_set_mode(&mut self, value: u32, mask: u32) -> Result<(), ExecError> {
+        let old = self.wave.hw.get(crate::hwreg::Held::Mode, self.wave.gpr_idx);
+        match crate::hwreg::mode_write(old, value, mask) {
+            Ok(new) => {
+                self.wave.hw.mode = new & !crate::hwreg::MODE_GPR_IDX_EN;
+                Ok(())
+            }
+            Err((fd, value)) => Err(ExecError::ModeField { mnemonic: self.mnemonic, field: fd.name, value, why: fd.refused.unwrap_or_default() }),
+        }
     }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
         if bad == 0 {
@@ -563,7 +608,8 @@ impl Backend for Interp<'_> {
         if sampler.is_some() && r.format.num.integer() && sampler.is_some_and(|s| s.linear) {
             return Err(bad(format!("linear filtering of an integer ({:?}) image is not valid", r.format.num)));
         }
-        let mut out = vec![[0u32; LANES]; op.data_regs()];
+        op.check(&r).map_err(bad)?;
+        let mut out = vec![[0u32; LANES]; op.result_regs(&r)];
         for l in Self::lanes(m) {
             let a: Vec<u32> = addr.iter().map(|v| v[l]).collect();
             let d: Vec<u32> = data.iter().map(|v| v[l]).collect();
@@ -618,7 +664,8 @@ impl Backend for Interp<'_> {
             if self.dropped(op, addr, 4, l)? {
                 continue;
             }
-            old[l] = self.mem.atomic_u32(addr, |o| atomic32(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
+            let r = self.mem.atomic_u32(addr, |o| atomic32(op, o, d));
+            old[l] = self.atomic(Some(l as u32), addr, 4, r)?;
         }
         Ok(old)
     }
@@ -637,10 +684,12 @@ impl Backend for Interp<'_> {
             self.note(l, Space::Global, addr, 4 * src.len() as u32, true);
             if src.len() == 1 {
                 let (s, c) = (src[0][l], cmp[0][l]);
-                old[0][l] = self.mem.atomic_u32(addr, |o| if o == c { s } else { o }).map_err(|e| self.fault(Some(l as u32), e))?;
+                let r = self.mem.atomic_u32(addr, |o| if o == c { s } else { o });
+                old[0][l] = self.atomic(Some(l as u32), addr, 4, r)?;
             } else {
                 let (s, c) = ((src[1][l] as u64) << 32 | src[0][l] as u64, (cmp[1][l] as u64) << 32 | cmp[0][l] as u64);
-                let o = self.mem.atomic_u64(addr, |o| if o == c { s } else { o }).map_err(|e| self.fault(Some(l as u32), e))?;
+                let r = self.mem.atomic_u64(addr, |o| if o == c { s } else { o });
+                let o = self.atomic(Some(l as u32), addr, 8, r)?;
                 (old[0][l], old[1][l]) = (o as u32, (o >> 32) as u32);
             }
         }
@@ -652,7 +701,7 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             let mut b = [0u8; 2];
             self.note(l, Space::Global, addr, bytes, false);
-            self.mem.read(addr, &mut b[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
+            self.read(Some(l as u32), addr, &mut b[..bytes as usize])?;
             out[l] = match (bytes, signed) {
                 (1, false) => b[0] as u32,
                 (1, true) => b[0] as i8 as i32 as u32,
@@ -666,7 +715,7 @@ impl Backend for Interp<'_> {
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
             self.note(l, Space::Global, addr, bytes, true);
-            self.mem.write(addr, &data[l].to_le_bytes()[..bytes as usize]).map_err(|e| self.fault(Some(l as u32), e))?;
+            self.write(Some(l as u32), addr, &data[l].to_le_bytes()[..bytes as usize])?;
         }
         Ok(())
     }
@@ -747,7 +796,8 @@ impl Backend for Interp<'_> {
             if self.dropped(op, addr, 8, l)? {
                 continue;
             }
-            let o = self.mem.atomic_u64(addr, |o| atomic64(op, o, d)).map_err(|e| self.fault(Some(l as u32), e))?;
+            let r = self.mem.atomic_u64(addr, |o| atomic64(op, o, d));
+            let o = self.atomic(Some(l as u32), addr, 8, r)?;
             (old.0[l], old.1[l]) = (o as u32, (o >> 32) as u32);
         }
         Ok(old)
@@ -779,7 +829,7 @@ impl Backend for Interp<'_> {
         // at most 16 dwords: read them through a stack buffer
         let mut buf = [0u8; 64];
         let buf = buf.get_mut(..dwords as usize * 4).ok_or(ExecError::Unsupported { mnemonic: self.mnemonic })?;
-        self.mem.read(addr, buf).map_err(|e| self.fault(None, e))?;
+        self.read(None, addr, buf)?;
         Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
     fn s_load_part(&mut self, lo: u32, hi: u32, dwords: u32, valid: u32) -> Result<Vec<u32>, ExecError> {
@@ -796,7 +846,7 @@ impl Backend for Interp<'_> {
         let addr = ((hi as u64) << 32 | lo as u64) & !3;
         self.note(0, Space::Scalar, addr, 4 * n as u32, true);
         let bytes: Vec<u8> = data[..n].iter().flat_map(|d| d.to_le_bytes()).collect();
-        self.mem.write(addr, &bytes).map_err(|e| self.fault(None, e))
+        self.write(None, addr, &bytes)
     }
     fn s_atomic(&mut self, op: AtomicOp, lo: u32, hi: u32, data: &[u32], cmp: &[u32], valid: u32) -> Result<Vec<u32>, ExecError> {
         if valid == 0 {
@@ -811,7 +861,7 @@ impl Backend for Interp<'_> {
                 (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| crate::rules::atomic2(op, o as u64, c as u64, d as u64, 32).unwrap_or(o as u64) as u32),
                 _ => self.mem.atomic_u32(addr, |o| atomic32(op, o, d)),
             };
-            return Ok(vec![old.map_err(|e| self.fault(None, e))?]);
+            return Ok(vec![self.atomic(None, addr, 4, old)?]);
         }
         let d = pair(data);
         let old = if op == AtomicOp::CmpSwap {
@@ -820,7 +870,7 @@ impl Backend for Interp<'_> {
         } else {
             self.mem.atomic_u64(addr, |o| atomic64(op, o, d))
         };
-        let old = old.map_err(|e| self.fault(None, e))?;
+        let old = self.atomic(None, addr, 8, old)?;
         Ok(vec![old as u32, (old >> 32) as u32])
     }
     fn v_load(&mut self, lo: Lanes, hi: Lanes, offset: i64, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
@@ -843,7 +893,7 @@ impl Backend for Interp<'_> {
             let addr = lane_address(&lo, &hi, l, offset);
             self.note(l, Space::Global, addr, dwords * 4, false);
             let b = &mut buf[..dwords as usize * 4];
-            self.mem.read(addr, b).map_err(|e| self.fault(Some(l as u32), e))?;
+            self.read(Some(l as u32), addr, b)?;
             for (d, o) in out.iter_mut().enumerate() {
                 o[l] = u32::from_le_bytes([b[4 * d], b[4 * d + 1], b[4 * d + 2], b[4 * d + 3]]);
             }
@@ -870,7 +920,7 @@ impl Backend for Interp<'_> {
                 buf[4 * d..4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
             }
             self.note(l, Space::Global, addr, data.len() as u32 * 4, true);
-            self.mem.write(addr, &buf[..data.len() * 4]).map_err(|e| self.fault(Some(l as u32), e))?;
+            self.write(Some(l as u32), addr, &buf[..data.len() * 4])?;
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 //! Inputs and outputs are 32-bit register values: a 64-bit operand is two inputs (low, high), a 16-bit
 //! operand is the low half of one input, a flag (VCC bit) is 0 or 1.
 
-use crate::rules::{max_num64 as max_num, min_num64 as min_num};
+use crate::rules::{max_num64 as max_num, min_num64 as min_num, Lane, LaneAlgebra};
 
 /// A per-lane helper function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,12 @@ pub enum LaneFn {
     /// Vector ALU operations of up to three 32-bit sources: sums of absolute differences, dot products,
     /// packing conversions, cube map coordinates, legacy multiplies.
     Valu(ValuOp),
+    /// Four sums of absolute differences of the reference S1 against the byte windows of the 64-bit S0 that
+    /// start at bytes 0..3, each plus its accumulator of S2 (v_qsad_pk_u16_u8, v_mqsad_pk_u16_u8,
+    /// v_mqsad_u32_u8): inputs S0 (lo, hi), S1, then S2 (two registers of four 16-bit accumulators, or with
+    /// `wide` four 32-bit ones); outputs the four results packed the same way. `masked` skips the bytes whose
+    /// reference byte is 0 (v_msad_u8). 16-bit results keep their low 16 bits.
+    QuadSad { masked: bool, wide: bool },
 }
 
 /// 32-bit lane operations (three-source min/max/median, byte permute, 24-bit high products, byte to float).
@@ -238,6 +244,15 @@ pub enum F16Op {
     Cos,
     /// Division fix-up (quotient, denominator, numerator), like the f32 form.
     DivFixup,
+    /// Three-source minimum, maximum and median, as the f32 forms (IEEE minNum/maxNum; the median of sources
+    /// one of which is NaN is their minimum).
+    Min3,
+    Max3,
+    Med3,
+    /// The f16 as a signed (`NormI16`) or unsigned normalized 16-bit integer: x * 32767 (or 65535) rounded to
+    /// nearest even, saturated to [-32767, 32767] (or [0, 65535]), NaN to 0.
+    NormI16,
+    NormU16,
 }
 
 /// 16-bit integer operations.
@@ -256,6 +271,10 @@ pub enum I16Op {
     MinI,
     /// a * b + c (low 16 bits)
     Mad,
+    /// The signed sum, difference and a * b + c, saturated to [-32768, 32767] (the clamp modifier).
+    AddSatI,
+    SubSatI,
+    MadSatI,
 }
 
 impl LaneFn {
@@ -271,7 +290,7 @@ impl LaneFn {
             F64Un(_) => 2,
             MinF64 | MaxF64 => 4,
             F16(op) => match op {
-                F16Op::Fma | F16Op::Mad | F16Op::DivFixup => 3,
+                F16Op::Fma | F16Op::Mad | F16Op::DivFixup | F16Op::Min3 | F16Op::Max3 | F16Op::Med3 => 3,
                 F16Op::Add | F16Op::Sub | F16Op::Mul | F16Op::Min | F16Op::Max | F16Op::Ldexp => 2,
                 _ => 1,
             },
@@ -282,9 +301,10 @@ impl LaneFn {
             Valu(op) => op.arity(),
             F16ToF32 => 1,
             I16(op) => match op {
-                I16Op::Mad => 3,
+                I16Op::Mad | I16Op::MadSatI => 3,
                 _ => 2,
             },
+            QuadSad { wide, .. } => if wide { 7 } else { 5 },
         }
     }
 
@@ -298,6 +318,7 @@ impl LaneFn {
             F64Un(Unary64::FrexpExp) => 1,
             Salu(op) => op.outputs(),
             F64Un(_) => 2,
+            QuadSad { wide, .. } => if wide { 4 } else { 2 },
             _ => 1,
         }
     }
@@ -352,6 +373,21 @@ impl LaneFn {
             I16(op) => out[0] = i16_op(op, x) as u32,
             Salu(op) => op.eval(x, out),
             Valu(op) => out[0] = op.eval(x),
+            QuadSad { masked, wide } => {
+                let src = (x[1] as u64) << 32 | x[0] as u64;
+                let sad = if masked { ValuOp::MsadU8 } else { ValuOp::SadU8 };
+                let r: [u32; 4] = std::array::from_fn(|n| {
+                    let window = (src >> (8 * n)) as u32;
+                    let acc = if wide { x[3 + n] } else { x[3 + n / 2] >> (16 * (n % 2)) & 0xffff };
+                    sad.eval(&[window, x[2], acc])
+                });
+                if wide {
+                    out.copy_from_slice(&r);
+                } else {
+                    out[0] = r[0] & 0xffff | r[1] << 16;
+                    out[1] = r[2] & 0xffff | r[3] << 16;
+                }
+            }
         }
     }
 }
@@ -445,6 +481,14 @@ fn f16_op(op: F16Op, x: &[u32]) -> u16 {
             let (q, den, num) = (h(0), h(1), h(2));
             r(div_fixup(q, den, num, -25, f64::NAN))
         }
+        F16Op::Min3 => r(min_num(min_num(h(0), h(1)), h(2))),
+        F16Op::Max3 => r(max_num(max_num(h(0), h(1)), h(2))),
+        F16Op::Med3 => {
+            let (a, b, c) = (h(0), h(1), h(2));
+            r(if a.is_nan() || b.is_nan() || c.is_nan() { min_num(min_num(a, b), c) } else { max_num(min_num(a, b), min_num(max_num(a, b), c)) })
+        }
+        F16Op::NormI16 => norm16(h(0), true) as u16,
+        F16Op::NormU16 => norm16(h(0), false) as u16,
     }
 }
 
@@ -462,6 +506,23 @@ fn i16_op(op: I16Op, x: &[u32]) -> u16 {
         I16Op::MinU => a.min(b),
         I16Op::MinI => (a as i16).min(b as i16) as u16,
         I16Op::Mad => a.wrapping_mul(b).wrapping_add(x[2] as u16),
+        I16Op::AddSatI => (a as i16).saturating_add(b as i16) as u16,
+        I16Op::SubSatI => (a as i16).saturating_sub(b as i16) as u16,
+        I16Op::MadSatI => (a as i16 as i32 * b as i16 as i32 + x[2] as u16 as i16 as i32).clamp(-32768, 32767) as u16,
+    }
+}
+
+/// A float as a signed or unsigned normalized 16-bit integer (the low 16 bits of the result): x * 32767 (signed)
+/// or x * 65535 rounded to nearest even and saturated to [-32767, 32767] or [0, 65535]; NaN gives 0.
+pub fn norm16(x: f64, signed: bool) -> u32 {
+    if x.is_nan() {
+        return 0;
+    }
+    // x is an f16 or f32 value: the product is exact in f64
+    if signed {
+        (x * 32767.0).round_ties_even().clamp(-32767.0, 32767.0) as i32 as u32 & 0xffff
+    } else {
+        (x * 65535.0).round_ties_even().clamp(0.0, 65535.0) as u32
     }
 }
 
@@ -503,10 +564,49 @@ fn exp_f64(x: f64) -> i32 {
     (x.to_bits() >> 52 & 0x7ff) as i32
 }
 
+/// The biased exponent field of an f32 (bits 23..30).
+fn exp_field<A: LaneAlgebra>(a: &mut A, x: A::W) -> A::W {
+    let (e, m) = (a.shr(x, 23), a.constant(0xff));
+    a.and(e, m)
+}
+
+/// lo <= x <= hi, in wrapping 32-bit arithmetic (so `lo` may be a negative number's two's complement).
+fn within<A: LaneAlgebra>(a: &mut A, x: A::W, lo: u32, hi: u32) -> A::C {
+    let (l, n) = (a.constant(lo), a.constant(hi.wrapping_sub(lo).wrapping_add(1)));
+    let d = a.sub(x, l);
+    a.gt_u(n, d)
+}
+
+/// Where v_div_scale_f32 returns its operand unchanged and clears VCC for either operand, by the exponent
+/// fields alone: both operands normal (so neither zero, infinite nor NaN), the denominator's field at most 252
+/// (its reciprocal is then at least 2^-126, not subnormal), the numerator's at least 24, and the difference of
+/// the fields from -125 (the quotient is then above 2^-126) to 95 (below the guide's 96). Every other case
+/// takes [`div_scale_f32`]'s full definition.
+pub fn div_scale_f32_unscaled<A: LaneAlgebra>(a: &mut A, den: A::W, num: A::W) -> A::C {
+    let (ed, en) = (exp_field(a, den), exp_field(a, num));
+    let d_ok = within(a, ed, 1, 252);
+    let n_ok = within(a, en, 24, 254);
+    let diff = a.sub(en, ed);
+    let diff_ok = within(a, diff, (-125i32) as u32, 95);
+    let both = a.both(d_ok, n_ok);
+    a.both(both, diff_ok)
+}
+
 /// v_div_scale_f32: scales the numerator or denominator (whichever `x` is) by 2^±64 where the quotient, the
 /// reciprocal of the denominator or the operands themselves would otherwise be subnormal or overflow, and
 /// sets VCC when the final v_div_fmas must scale the quotient back.
 fn div_scale_f32(x: f32, den: f32, num: f32) -> (f32, bool) {
+    if div_scale_f32_unscaled(&mut Lane, den.to_bits(), num.to_bits()) {
+        return (x, false);
+    }
+    div_scale_f32_cases(x, den, num)
+}
+
+/// The guide's definition of v_div_scale_f32, case by case. Where both the reciprocal and the quotient
+/// are subnormal the guide's pseudocode writes ldexp(S0, 64) for the denominator; the compiler's division
+/// sequence returns the correctly rounded quotient (1 / FLT_MAX, for one) only with 2^-64, the scale of the
+/// case after it, which is what this implements (`the_division_sequence_rounds_like_ieee_division_...`).
+fn div_scale_f32_cases(x: f32, den: f32, num: f32) -> (f32, bool) {
     let two = |e: i32| (2f32).powi(e);
     let subnormal32 = |v: f64| v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64;
     let quot_sub = subnormal32(num as f64 / den as f64);
@@ -626,7 +726,41 @@ fn ilogb(x: f64) -> i32 {
     frexp_f64(x).1 - 1
 }
 
+/// Where v_div_fixup_f32 is the quotient's magnitude with the division's sign (neither operand zero,
+/// infinite, NaN or subnormal, their exponent fields at most 151 apart downwards, the quotient not NaN): the
+/// plain case of [`div_fixup`], by bits alone.
+pub fn div_fixup_f32_plain<A: LaneAlgebra>(a: &mut A, q: A::W, den: A::W, num: A::W) -> A::C {
+    let (ed, en) = (exp_field(a, den), exp_field(a, num));
+    let d_ok = within(a, ed, 1, 254);
+    let n_ok = within(a, en, 1, 254);
+    let diff = a.sub(en, ed);
+    let diff_ok = within(a, diff, (-151i32) as u32, 253);
+    let (abs, nan) = (a.constant(0x7fff_ffff), a.constant(0x7f80_0001));
+    let qa = a.and(q, abs);
+    let q_ok = a.gt_u(nan, qa);
+    let ops = a.both(d_ok, n_ok);
+    let ops = a.both(ops, diff_ok);
+    a.both(ops, q_ok)
+}
+
+/// |q| with the sign of den ^ num: v_div_fixup_f32 in its plain case.
+pub fn div_fixup_f32_signed<A: LaneAlgebra>(a: &mut A, q: A::W, den: A::W, num: A::W) -> A::W {
+    let (abs, sign) = (a.constant(0x7fff_ffff), a.constant(0x8000_0000));
+    let s = a.xor(den, num);
+    let s = a.and(s, sign);
+    let m = a.and(q, abs);
+    a.or(m, s)
+}
+
 fn div_fixup_f32(q: f32, den: f32, num: f32) -> f32 {
+    let (qb, db, nb) = (q.to_bits(), den.to_bits(), num.to_bits());
+    if div_fixup_f32_plain(&mut Lane, qb, db, nb) {
+        return f32::from_bits(div_fixup_f32_signed(&mut Lane, qb, db, nb));
+    }
+    div_fixup_f32_cases(q, den, num)
+}
+
+fn div_fixup_f32_cases(q: f32, den: f32, num: f32) -> f32 {
     let nan = f32::from_bits(0xffc0_0000) as f64;
     let r = div_fixup(q as f64, den as f64, num as f64, -151, nan);
     if num.is_nan() || den.is_nan() {
@@ -698,6 +832,52 @@ fn trig_preop(x: f64, seg: u32) -> f64 {
 mod tests {
     use super::*;
 
+    /// Marsaglia's xorshift32 from `seed`: reproducible bits for the sampled tests.
+    fn xorshift(mut seed: u32) -> impl FnMut() -> u32 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        }
+    }
+
+    #[test]
+    fn the_division_shortcuts_agree_with_the_case_by_case_definitions() {
+        let mut next = xorshift(0x9e37_79b9);
+        // random bits, and values at every exponent field, so the edges of each range are met
+        let mut vals: Vec<u32> = (0..1500).map(|_| next()).collect();
+        for e in 0..=255u32 {
+            for m in [0, 1, 0x40_0000, 0x7f_ffff] {
+                for s in [0, 0x8000_0000] {
+                    vals.push(s | e << 23 | m);
+                }
+            }
+        }
+        let mut taken = [0usize; 2];
+        for &den in &vals {
+            for (k, &num) in vals.iter().enumerate() {
+                let (df, nf) = (f32::from_bits(den), f32::from_bits(num));
+                if div_scale_f32_unscaled(&mut Lane, den, num) {
+                    taken[0] += 1;
+                    for x in [df, nf] {
+                        let (r, vcc) = div_scale_f32_cases(x, df, nf);
+                        assert!(r.to_bits() == x.to_bits() && !vcc, "div_scale of {:#x}, den {den:#x}, num {num:#x}", x.to_bits());
+                    }
+                }
+                let x = vals[(k * 7 + 3) % vals.len()];
+                if div_fixup_f32_plain(&mut Lane, x, den, num) {
+                    taken[1] += 1;
+                    let full = div_fixup_f32_cases(f32::from_bits(x), df, nf);
+                    assert_eq!(full.to_bits(), div_fixup_f32_signed(&mut Lane, x, den, num), "div_fixup of q {x:#x}, den {den:#x}, num {num:#x}");
+                }
+            }
+        }
+        // both shortcuts are taken often, and not always
+        let pairs = vals.len() * vals.len();
+        assert!(taken.iter().all(|&t| t > pairs / 10 && t < pairs), "{taken:?} of {pairs}");
+    }
+
     fn div32(a: f32, b: f32) -> f32 {
         // the compiler's sequence for a / b with f32 denormals enabled
         let (den, _) = div_scale_f32(b, b, a);
@@ -714,13 +894,7 @@ mod tests {
 
     #[test]
     fn the_division_sequence_rounds_like_ieee_division_across_the_exponent_range() {
-        let mut seed = 0x1234_5678u32;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed
-        };
+        let mut next = xorshift(0x1234_5678);
         let specials = [0.0f32, -0.0, 1.0, -3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, f32::MAX, 3e38];
         let mut cases: Vec<(f32, f32)> = specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))).collect();
         for _ in 0..200_000 {
@@ -930,14 +1104,29 @@ pub enum ValuOp {
     /// Byte 0 of S0 as a gfx942 8-bit float (E4M3, bias 8) or (`bf8`) "brain" float (E5M2, bias 16), to f32
     /// (exact; 0x80 is NaN).
     CvtF32F8 { bf8: bool },
+    /// {S1, S0} as normalized 16-bit integers ([`norm16`]) of two f32s (v_cvt_pknorm_i16_f32, _u16_f32) or
+    /// (`half`) of the f16s in their low halves.
+    CvtPkNorm { signed: bool, half: bool },
+    /// 2^S0 of an f32, 0 below -126 and for NaN (v_exp_legacy_f32).
+    ExpLegacyF32,
+    /// log2 S0 of an f32 with subnormal inputs taken as 0 (so -inf), a negative input giving -NaN
+    /// (v_log_legacy_f32).
+    LogLegacyF32,
+    /// S2 (f32) + S0.f16[0] * S1.f16[0] + S0.f16[1] * S1.f16[1], rounded once to f32 (v_dot2_f32_f16).
+    Dot2F32F16,
+    /// {S1, S0} each rounded to nearest even to gfx942's 8-bit float (E4M3, bias 8) or (`bf8`) E5M2 (bias 16),
+    /// in the low 16 bits ([`f32_to_f8`]).
+    CvtPkF8 { bf8: bool },
+    /// S0 rounded stochastically to an 8-bit float with the random bits S1 ([`f32_to_f8`]), in the low byte.
+    CvtSrF8 { bf8: bool },
 }
 
 impl ValuOp {
     fn arity(self) -> usize {
         use ValuOp::*;
         match self {
-            CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 | CvtF32F8 { .. } => 1,
-            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 | Bfm | AddI32 | SubI32 => 2,
+            CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 | CvtF32F8 { .. } | ExpLegacyF32 | LogLegacyF32 => 1,
+            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 | Bfm | AddI32 | SubI32 | CvtPkNorm { .. } | CvtPkF8 { .. } | CvtSrF8 { .. } => 2,
             _ => 3,
         }
     }
@@ -1031,8 +1220,90 @@ impl ValuOp {
                 r as u32 & 0xffff
             }
             CvtF32F8 { bf8 } => (crate::sem::mfma::f8_to_f64(x[0] as u8, if bf8 { 2 } else { 3 }, if bf8 { 16 } else { 8 }) as f32).to_bits(),
+            CvtPkNorm { signed, half } => {
+                let v = |w: u32| if half { f16_to_f64(w as u16) } else { f32::from_bits(w) as f64 };
+                norm16(v(x[0]), signed) | norm16(v(x[1]), signed) << 16
+            }
+            // CLRX's description of the GCN instruction (the ISA guides give no special cases): 2^x for
+            // x >= -126, else 0
+            ExpLegacyF32 => if f(0) >= -126.0 { f(0).exp2().to_bits() } else { 0 },
+            // CLRX's description: log2 without subnormal inputs; 1 gives +0, a negative input -NaN
+            LogLegacyF32 => {
+                let v = if f(0).is_subnormal() { 0.0f32.copysign(f(0)) } else { f(0) };
+                if v < 0.0 { 0xffc0_0000 } else { v.log2().to_bits() }
+            }
+            Dot2F32F16 => {
+                let h = |w: u32, i: u32| f16_to_f64((w >> (16 * i)) as u16);
+                // each product of two f16s is exact in f64; their sum rounds in f64 only when the products lie
+                // more than 31 bits apart; the sum with S2 rounds to odd in f64, then once to f32 (the hardware's
+                // internal rounding is not modelled bit for bit beyond that)
+                let p = h(x[0], 0) * h(x[1], 0) + h(x[0], 1) * h(x[1], 1);
+                (round_to_odd_sum(p, f(2) as f64) as f32).to_bits()
+            }
+            CvtPkF8 { bf8 } => f32_to_f8(f(0), bf8, None) as u32 | (f32_to_f8(f(1), bf8, None) as u32) << 8,
+            CvtSrF8 { bf8 } => f32_to_f8(f(0), bf8, Some(x[1])) as u32,
         }
     }
+}
+
+/// An f32 as gfx942's 8-bit float, E4M3 with bias 8 or (`bf8`) E5M2 with bias 16: 0x80 is the only NaN, there
+/// are no infinities or negative zero. Rounds to nearest even, or with `random` stochastically: the random bits
+/// are added below the kept mantissa bits, which are then truncated. NaN, infinities and magnitudes above the
+/// largest finite value (240, 57344) give 0x80. This is AMD's reference conversion for these types
+/// (`cast_to_f8` of HIP's `amd_hip_fp8.h`, from rocBLAS), which the HIP headers use on the host where gfx942
+/// devices use `v_cvt_pk_fp8_f32` and `v_cvt_sr_fp8_f32`.
+pub fn f32_to_f8(x: f32, bf8: bool, random: Option<u32>) -> u8 {
+    let (mant_bits, bias, max) = if bf8 { (2u32, 16i32, 57344.0f32) } else { (3, 8, 240.0) };
+    let bits = x.to_bits();
+    let sign = (bits >> 31) as u8;
+    if !x.is_finite() || x.abs() > max {
+        return 0x80;
+    }
+    if x == 0.0 {
+        return 0;
+    }
+    // the magnitude as mantissa * 2^(exp - 23) with the implicit bit, aligned to the 8-bit float's exponent
+    // (its subnormals have the exponent 1 - bias)
+    let (e, mut man) = match bits >> 23 & 0xff {
+        0 => (-126, (bits & 0x7f_ffff) as u64),
+        e => (e as i32 - 127, (bits & 0x7f_ffff | 0x80_0000) as u64),
+    };
+    let min_exp = 1 - bias;
+    let shift = (min_exp - e).max(0) as u32; // further right shift into the subnormal range
+    let drop = 23 - mant_bits; // bits below the kept mantissa
+    let e8 = e.max(min_exp);
+    let total = drop + shift;
+    if total >= 64 {
+        return 0;
+    }
+    let (kept, rest) = (man >> total, man & ((1u64 << total) - 1));
+    man = match random {
+        // the random bits in the dropped positions of the aligned value: a carry into the kept bits
+        // rounds up with probability proportional to what is dropped
+        Some(r) => {
+            let aligned = man >> shift;
+            let dropped = aligned & ((1u64 << drop) - 1);
+            (aligned >> drop) + ((dropped + (r as u64 & ((1u64 << drop) - 1))) >> drop)
+        }
+        None => {
+            let half = 1u64 << (total - 1);
+            kept + (rest > half || (rest == half && kept & 1 == 1)) as u64
+        }
+    };
+    // man now counts units of 2^(e8 - mant_bits); normalize the carry out of the mantissa
+    let (mut e8, mut man) = (e8, man);
+    if man >= 2 << mant_bits {
+        man >>= 1;
+        e8 += 1;
+    }
+    let field = if man >> mant_bits == 0 { 0 } else { e8 + bias };
+    if man == 0 {
+        return 0;
+    }
+    if field > (1 << (7 - mant_bits)) - 1 {
+        return 0x80;
+    }
+    sign << 7 | (field as u8) << mant_bits | (man as u8 & ((1 << mant_bits) - 1))
 }
 
 /// An f32 rounded toward zero to f16: subnormals kept, overflow to the largest finite value, infinities kept,

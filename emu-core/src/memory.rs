@@ -9,6 +9,12 @@
 //! address outside the live allocations becomes a [`MemoryFault`] that says where the address lies relative to
 //! the nearest allocation. No guest address can reach host memory outside the arena.
 //!
+//! Kernels' accesses are checked by the device's rule, [`DeviceMemory::check_guest`]: a GPU maps memory by the
+//! page, so an access outside its allocation's bytes but inside the allocation's pages (its *slack*: the rest of
+//! its last page) does not fault; it reads and writes those bytes, and the result says so ([`Within::Pages`]),
+//! for the engine to count. In memcheck mode ([`DeviceMemory::set_memcheck`]) every byte outside the allocation
+//! faults, as host-side accesses always do. Slack stays inside the allocation's own span, so the invariant holds.
+//!
 //! A device address is the host address of the same byte in the arena (one unified virtual address space, as
 //! ROCm gives a process): host code handed a device pointer — a HIP program through the HSA runtime shim —
 //! reads and writes it directly, and kernels reach host-visible memory (kernel arguments, signals, pinned host
@@ -17,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 /// Allocation granularity and the guard gap left after every allocation.
@@ -91,6 +97,26 @@ pub struct MemoryFault {
     pub address: u64,
     pub len: u64,
     /// Where the address lies: "12 bytes past the end of the 4096-byte allocation at 0x… (x)", ...
+    pub location: String,
+}
+
+/// Where a guest access that did not fault lies ([`DeviceMemory::check_guest`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Within {
+    /// Inside its allocation's bytes.
+    Allocation,
+    /// Partly or wholly outside its allocation's bytes, inside the allocation's pages (its slack).
+    Pages,
+}
+
+/// A guest access in an allocation's slack ([`Within::Pages`]), described as a [`MemoryFault`] would be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{access} of {len} bytes at {address:#x}: {location}")]
+pub struct Slack {
+    pub access: Access,
+    pub address: u64,
+    pub len: u64,
+    /// How far past the end the access reaches: "8 bytes past the end of the 288-byte allocation at 0x… (x)".
     pub location: String,
 }
 
@@ -274,6 +300,8 @@ pub struct DeviceMemory {
     base: u64,
     /// Bumped whenever an allocation is made or freed: a [`LAST_HIT`] of an older generation is stale.
     generation: AtomicU64,
+    /// Guest accesses get no slack ([`DeviceMemory::set_memcheck`]).
+    memcheck: AtomicBool,
 }
 
 /// The allocation a host thread's last successful check landed in: (memory id, generation, arena start, arena
@@ -310,6 +338,7 @@ impl DeviceMemory {
             state: RwLock::new(State { allocs: BTreeMap::new(), host: BTreeMap::new(), bump: 0, used: 0 }),
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
+            memcheck: AtomicBool::new(false),
         })
     }
 
@@ -430,20 +459,37 @@ impl DeviceMemory {
         st.allocs.iter().filter(|(_, a)| a.live && a.kind == kind).map(|(o, a)| (self.base + o, a.size)).collect()
     }
 
-    /// A copy of every live device buffer: (address, contents) — to run a dispatch twice from the same state.
+    /// A copy of every live device buffer: (address, contents of its pages, slack included) — to run a dispatch
+    /// twice from the same state.
     pub fn snapshot_buffers(&self) -> Result<Vec<(u64, Vec<u8>)>, MemoryFault> {
         self.allocations(AllocKind::Buffer)
             .into_iter()
             .map(|(a, n)| {
-                let mut b = vec![0u8; n as usize];
-                self.read(a, &mut b).map(|()| (a, b))
+                let mut b = vec![0u8; round_up(n.max(1), PAGE) as usize];
+                let off = self.check_span(a, b.len() as u64, Access::Read)?;
+                // SAFETY: `check_span` proved [off, off+len) is the page span of a live buffer inside the arena.
+                unsafe { std::ptr::copy_nonoverlapping(self.ptr(off), b.as_mut_ptr(), b.len()) };
+                Ok((a, b))
             })
             .collect()
     }
 
     /// Writes the buffers of a [`DeviceMemory::snapshot_buffers`] back.
     pub fn restore_buffers(&self, snapshot: &[(u64, Vec<u8>)]) -> Result<(), MemoryFault> {
-        snapshot.iter().try_for_each(|(a, b)| self.write(*a, b))
+        snapshot.iter().try_for_each(|(a, b)| {
+            let off = self.check_span(*a, b.len() as u64, Access::Write)?;
+            // SAFETY: as in `snapshot_buffers`.
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), self.ptr(off), b.len()) };
+            Ok(())
+        })
+    }
+
+    /// Arena offset of `[address, address + len)` when it lies inside the pages of one live buffer.
+    fn check_span(&self, address: u64, len: u64, access: Access) -> Result<u64, MemoryFault> {
+        match self.check(address, len, access) {
+            Ok(off) => Ok(off),
+            Err(fault) => self.in_pages(address, len, access).ok_or(fault),
+        }
     }
 
     /// Lets kernels write the (offset, length) `ranges` of the code allocation at `address` (its data sections).
@@ -522,6 +568,67 @@ impl DeviceMemory {
         let raw = fd.as_raw_fd();
         a.shared = Some(std::sync::Arc::new(fd));
         Ok((raw, span))
+    }
+
+    /// Guest accesses get no slack: in memcheck mode any byte outside its allocation is a fault. Off by
+    /// default: a GPU faults only outside the allocation's pages.
+    pub fn set_memcheck(&self, on: bool) {
+        self.memcheck.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether memcheck mode is on ([`DeviceMemory::set_memcheck`]).
+    pub fn memcheck(&self) -> bool {
+        self.memcheck.load(Ordering::Relaxed)
+    }
+
+    /// Checks a kernel's access by the device's rule; returns its arena offset and where it lies. Outside
+    /// memcheck mode an access outside its allocation's bytes but inside the allocation's pages — the slack
+    /// after the end of a device buffer or kernarg segment, or of code for reads — is let through as
+    /// [`Within::Pages`]. Pinned host memory (its bytes are the host's), scratch (its bound is the lane's
+    /// segment) and writes into code get no slack. Anything else is [`DeviceMemory::check`]'s answer, fault
+    /// report included.
+    pub fn check_guest(&self, address: u64, len: u64, access: Access) -> Result<(u64, Within), MemoryFault> {
+        match self.check(address, len, access) {
+            Ok(off) => Ok((off, Within::Allocation)),
+            Err(fault) if self.memcheck() => Err(fault),
+            Err(fault) => self.in_pages(address, len, access).map(|off| (off, Within::Pages)).ok_or(fault),
+        }
+    }
+
+    /// Arena offset of `[address, address + len)` when it lies inside the pages of one live allocation that has
+    /// slack for `access` (see [`DeviceMemory::check_guest`]).
+    fn in_pages(&self, address: u64, len: u64, access: Access) -> Option<u64> {
+        let off = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64)?;
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let (&start, a) = st.allocs.range(..=off).next_back()?;
+        let slack = match a.kind {
+            AllocKind::Buffer | AllocKind::Kernarg => true,
+            AllocKind::Code => access == Access::Read,
+            AllocKind::Scratch | AllocKind::Pinned => false,
+        };
+        let inside = off.checked_add(len).is_some_and(|end| end <= start + round_up(a.size.max(1), PAGE));
+        (a.live && a.alias.is_none() && slack && inside).then_some(off)
+    }
+
+    /// What a [`Within::Pages`] access did: how far past its allocation's end it reaches.
+    pub fn slack(&self, access: Access, address: u64, len: u64) -> Slack {
+        let off = address.wrapping_sub(self.base);
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let location = match st.allocs.range(..=off).next_back() {
+            Some((&start, a)) => {
+                let past = (off + len).saturating_sub(start + a.size);
+                format!(
+                    "{} past the end of the {}-byte {} at {:#x} ({})",
+                    if past == 1 { "1 byte".to_string() } else { format!("{past} bytes") },
+                    a.size,
+                    a.kind,
+                    self.base + start,
+                    a.label
+                )
+            }
+            None => "outside every allocation".to_string(),
+        };
+        Slack { access, address, len, location }
     }
 
     /// Checks that `[address, address+len)` lies inside one live allocation; returns its arena offset.
@@ -658,7 +765,6 @@ impl DeviceMemory {
         Ok(())
     }
 
-    /// Writes `data` at `address`.
     /// Places code: like [`DeviceMemory::write`], but into a code allocation (which guest writes may not touch).
     pub fn load_code_bytes(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, data.len() as u64, Access::Read)?;
@@ -667,6 +773,7 @@ impl DeviceMemory {
         Ok(())
     }
 
+    /// Writes `data` at `address`.
     pub fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
         let off = self.check(address, data.len() as u64, Access::Write)?;
         // SAFETY: as in `read`: the range is inside a live allocation inside the arena. Concurrent guest writes
@@ -676,8 +783,25 @@ impl DeviceMemory {
         Ok(())
     }
 
-    /// Arena offset of a naturally aligned `len`-byte atomic at `address`, checked like any write.
-    fn atomic_offset(&self, address: u64, len: u64) -> Result<u64, MemoryFault> {
+    /// A kernel's read of `buf.len()` bytes at `address`, checked by [`DeviceMemory::check_guest`].
+    pub fn read_guest(&self, address: u64, buf: &mut [u8]) -> Result<Within, MemoryFault> {
+        let (off, within) = self.check_guest(address, buf.len() as u64, Access::Read)?;
+        // SAFETY: `check_guest` proved [off, off+len) lies inside a live allocation's pages inside the arena, or
+        // inside host memory as in `read`; concurrent writes as in `read`.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr(off), buf.as_mut_ptr(), buf.len()) };
+        Ok(within)
+    }
+
+    /// A kernel's write of `data` at `address`, checked by [`DeviceMemory::check_guest`].
+    pub fn write_guest(&self, address: u64, data: &[u8]) -> Result<Within, MemoryFault> {
+        let (off, within) = self.check_guest(address, data.len() as u64, Access::Write)?;
+        // SAFETY: as in `read_guest`; concurrent writes as in `write`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr(off), data.len()) };
+        Ok(within)
+    }
+
+    /// Arena offset of a kernel's naturally aligned `len`-byte atomic at `address`, checked like its writes.
+    fn atomic_offset(&self, address: u64, len: u64) -> Result<(u64, Within), MemoryFault> {
         if !address.is_multiple_of(len) {
             return Err(MemoryFault {
                 access: Access::Write,
@@ -686,35 +810,36 @@ impl DeviceMemory {
                 location: format!("misaligned atomic ({}-bit atomics need {len}-byte alignment)", len * 8),
             });
         }
-        self.check(address, len, Access::Write)
+        self.check_guest(address, len, Access::Write)
     }
 
-    /// Atomically replaces the u32 at `address` (4-byte aligned) with `f(old)` and returns the old value.
-    /// Atomic with respect to every other atomic of every host thread, as device atomics are.
-    pub fn atomic_u32(&self, address: u64, f: impl Fn(u32) -> u32) -> Result<u32, MemoryFault> {
-        let off = self.atomic_offset(address, 4)?;
-        // SAFETY: `atomic_offset` proved the 4 bytes lie in a live allocation inside the arena; the arena is page
-        // aligned and `address` is 4-aligned, so the pointer is valid and aligned for AtomicU32 for as long as
+    /// A kernel's atomic: replaces the u32 at `address` (4-byte aligned) with `f(old)` and returns the old value
+    /// (and where the access lies, [`DeviceMemory::check_guest`]). Atomic with respect to every other atomic of
+    /// every host thread, as device atomics are.
+    pub fn atomic_u32(&self, address: u64, f: impl Fn(u32) -> u32) -> Result<(u32, Within), MemoryFault> {
+        let (off, within) = self.atomic_offset(address, 4)?;
+        // SAFETY: `atomic_offset` proved the 4 bytes lie in a live allocation's pages inside the arena; the arena is
+        // page aligned and `address` is 4-aligned, so the pointer is valid and aligned for AtomicU32 for as long as
         // `self` lives. All atomic accesses to these bytes go through AtomicU32.
         let cell = unsafe { std::sync::atomic::AtomicU32::from_ptr(self.ptr(off).cast::<u32>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
             match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {
-                Ok(v) => return Ok(v),
+                Ok(v) => return Ok((v, within)),
                 Err(v) => old = v,
             }
         }
     }
 
-    /// Atomically replaces the u64 at `address` (8-aligned) by `f(old)`; returns the old value.
-    pub fn atomic_u64(&self, address: u64, f: impl Fn(u64) -> u64) -> Result<u64, MemoryFault> {
-        let off = self.atomic_offset(address, 8)?;
+    /// A kernel's atomic on the u64 at `address` (8-aligned): replaces it by `f(old)`; returns the old value.
+    pub fn atomic_u64(&self, address: u64, f: impl Fn(u64) -> u64) -> Result<(u64, Within), MemoryFault> {
+        let (off, within) = self.atomic_offset(address, 8)?;
         // SAFETY: as in `atomic_u32`, for 8 bytes at an 8-aligned address.
         let cell = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr(off).cast::<u64>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
             match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {
-                Ok(v) => return Ok(v),
+                Ok(v) => return Ok((v, within)),
                 Err(v) => old = v,
             }
         }
@@ -789,6 +914,27 @@ mod tests {
     }
 
     #[test]
+    fn guest_accesses_run_into_the_rest_of_their_allocations_last_page_unless_memcheck_is_on() {
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let a = mem.allocate(8, AllocKind::Buffer, "tmp").unwrap();
+        assert!(mem.write_u32(a + 8, 1).is_err(), "the host's accesses are exact");
+        assert_eq!(mem.write_guest(a + 8, &7u32.to_le_bytes()).unwrap(), Within::Pages);
+        assert_eq!(mem.write_guest(a + 6, &[1, 2, 3, 4]).unwrap(), Within::Pages);
+        let mut b = [0u8; 4];
+        assert_eq!(mem.read_guest(a + 8, &mut b).unwrap(), Within::Pages);
+        assert_eq!(u32::from_le_bytes(b), 0x0403, "the bytes past the end are kept");
+        assert_eq!(mem.read_guest(a + 4092, &mut b).unwrap(), Within::Pages);
+        let e = mem.read_guest(a + 4094, &mut b).unwrap_err();
+        assert!(e.location.contains("past the end of the 8-byte allocation"), "past the page: {}", e.location);
+        assert_eq!(mem.read_guest(a, &mut b).unwrap(), Within::Allocation);
+        mem.set_memcheck(true);
+        assert!(mem.memcheck());
+        assert_eq!(mem.read_guest(a + 8, &mut b).unwrap_err().location, format!("just past the end of the 8-byte allocation at {a:#x} (tmp)"));
+        assert!(mem.write_guest(a + 6, &[0; 4]).unwrap_err().location.starts_with("runs 2 bytes past the end of the 8-byte allocation"));
+        assert_eq!(mem.read_guest(a, &mut b).unwrap(), Within::Allocation);
+    }
+
+    #[test]
     fn use_after_free_is_reported_as_such_and_addresses_are_not_reused() {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let a = mem.allocate(8192, AllocKind::Buffer, "tmp").unwrap();
@@ -845,7 +991,8 @@ mod tests {
         let d = mem.alias_host(h, 1024, "pinned").unwrap();
         assert_ne!(d, h);
         mem.write_u32(d + 8, 0xabcd).unwrap();
-        assert_eq!(mem.atomic_u32(d + 12, |x| x + 5).unwrap(), 0);
+        assert_eq!(mem.atomic_u32(d + 12, |x| x + 5).unwrap(), (0, Within::Allocation));
+        assert!(mem.atomic_u32(d + 1024, |x| x).is_err(), "pinned host memory has no slack");
         assert_eq!(mem.host_address(d + 8), h + 8);
         assert_eq!(mem.host_address(h), h);
         assert!(mem.read_u32(d + 1024).is_err());
@@ -869,6 +1016,9 @@ mod tests {
         });
         assert_eq!(mem.read_u32(a).unwrap(), 40_000);
         assert!(mem.atomic_u32(a + 2, |x| x).unwrap_err().location.contains("misaligned"));
+        assert_eq!(mem.atomic_u32(a + 64, |x| x).unwrap(), (0, Within::Pages));
+        assert!(mem.atomic_u32(a + 4096, |x| x).unwrap_err().location.contains("past the end"));
+        mem.set_memcheck(true);
         assert!(mem.atomic_u32(a + 64, |x| x).unwrap_err().location.contains("past the end"));
     }
 
@@ -892,5 +1042,46 @@ mod tests {
                 assert_eq!(mem.read_u32(b + 4 * k).unwrap(), (i as u32) << 16 | k as u32);
             }
         }
+    }
+
+    #[test]
+    fn slack_accesses_say_how_far_past_the_end_they_reach_and_faults_outside_the_pages_stay_as_they_were() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let a = mem.allocate(288, AllocKind::Buffer, "tiles").unwrap();
+        // the bsrilu0 pattern: a full tile read whose last 8 bytes lie past the end
+        assert_eq!(mem.read_guest(a + 280, &mut [0u8; 16]).unwrap(), Within::Pages);
+        assert_eq!(mem.slack(Access::Read, a + 288, 8).to_string(), format!("read of 8 bytes at {:#x}: 8 bytes past the end of the 288-byte allocation at {a:#x} (tiles)", a + 288));
+        assert_eq!(mem.slack(Access::Write, a + 286, 4).location, format!("2 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
+        assert_eq!(mem.slack(Access::Read, a + 300, 1).location, format!("13 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
+        // outside the pages: the host's report, word for word
+        let e = mem.read_guest(a + 4094, &mut [0u8; 4]).unwrap_err();
+        assert_eq!(e, mem.read(a + 4094, &mut [0u8; 4]).unwrap_err());
+        assert_eq!(e.location, format!("3806 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
+    }
+
+    #[test]
+    fn slack_is_for_buffers_kernargs_and_code_reads_of_live_allocations_only() {
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let k = mem.allocate(100, AllocKind::Kernarg, "kernarg").unwrap();
+        assert_eq!(mem.read_guest(k + 96, &mut [0u8; 32]).unwrap(), Within::Pages);
+        let c = mem.allocate(256, AllocKind::Code, "co").unwrap();
+        assert_eq!(mem.read_guest(c + 256, &mut [0u8; 12]).unwrap(), Within::Pages);
+        assert!(mem.write_guest(c + 256, &[0; 4]).unwrap_err().location.starts_with("just past the end of the 256-byte code object"));
+        let s = mem.allocate(64, AllocKind::Scratch, "scratch").unwrap();
+        assert!(mem.read_guest(s + 64, &mut [0u8; 4]).is_err());
+        let f = mem.allocate(100, AllocKind::Buffer, "freed").unwrap();
+        mem.free(f).unwrap();
+        assert!(mem.read_guest(f + 100, &mut [0u8; 4]).is_err());
+        // a snapshot holds the slack too, so runs compared byte for byte compare it
+        let b = mem.allocate(10, AllocKind::Buffer, "b").unwrap();
+        mem.write_guest(b + 100, &[9]).unwrap();
+        let snap = mem.snapshot_buffers().unwrap();
+        let (_, bytes) = snap.iter().find(|(a, _)| *a == b).unwrap();
+        assert_eq!((bytes.len(), bytes[100]), (4096, 9));
+        mem.write_guest(b + 100, &[1]).unwrap();
+        mem.restore_buffers(&snap).unwrap();
+        let mut x = [0u8];
+        mem.read_guest(b + 100, &mut x).unwrap();
+        assert_eq!(x, [9]);
     }
 }

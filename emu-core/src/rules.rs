@@ -109,6 +109,41 @@ pub const fn class_of(bits: u64, ty: DataType) -> u32 {
     }
 }
 
+/// `1 << class_of(x, ty)` for a float type of at most 32 bits (f16 and bf16 in the low bits of the word), over
+/// [`LaneAlgebra`] so that compiled code decides the class test as [`class_of`] does: each class's condition
+/// implies the one before it (nonzero, normal, infinite, NaN), so later selects override earlier ones.
+pub fn class_bit<A: LaneAlgebra>(a: &mut A, x: A::W, ty: DataType) -> A::W {
+    let (e, m) = float_format(ty);
+    assert!(e + m < 32, "class_bit is for floats of at most 32 bits");
+    let abs_mask = (1u32 << (e + m)) - 1;
+    let inf = ((1u32 << e) - 1) << m;
+    let word = if e + m == 31 { u32::MAX } else { (1u32 << (e + m + 1)) - 1 };
+    let (abs_c, word_c) = (a.constant(abs_mask), a.constant(word));
+    let abs = a.and(x, abs_c);
+    let low = a.and(x, word_c);
+    let mut thresholds = |v: u32| a.constant(v);
+    let (t_zero, t_normal, t_inf, t_nan, t_quiet) = (thresholds(0), thresholds((1 << m) - 1), thresholds(inf - 1), thresholds(inf), thresholds(inf | (1 << (m - 1)) - 1));
+    let neg = a.gt_u(low, abs_c);
+    let nonzero = a.gt_u(abs, t_zero);
+    let normal = a.gt_u(abs, t_normal);
+    let infinite = a.gt_u(abs, t_inf);
+    let nan = a.gt_u(abs, t_nan);
+    let quiet = a.gt_u(abs, t_quiet);
+    let mut pick = |a: &mut A, c: A::C, neg_class: u32, pos_class: u32| {
+        let (n, p) = (a.constant(1 << neg_class), a.constant(1 << pos_class));
+        a.select(c, n, p)
+    };
+    let zero = pick(a, neg, class::NEG_ZERO, class::POS_ZERO);
+    let sub = pick(a, neg, class::NEG_SUBNORMAL, class::POS_SUBNORMAL);
+    let norm = pick(a, neg, class::NEG_NORMAL, class::POS_NORMAL);
+    let inf_bit = pick(a, neg, class::NEG_INF, class::POS_INF);
+    let nan_bit = pick(a, quiet, class::QUIET_NAN, class::SIGNALING_NAN);
+    let r = a.select(nonzero, sub, zero);
+    let r = a.select(normal, norm, r);
+    let r = a.select(infinite, inf_bit, r);
+    a.select(nan, nan_bit, r)
+}
+
 /// The ordering of two lane values of type `ty` (raw bits in the low bits of each u64): integers by their
 /// signedness, floats by value (`None` when either is NaN).
 pub fn ordering(ty: DataType, a: u64, b: u64) -> Option<Ordering> {
@@ -141,6 +176,50 @@ pub fn compare(c: Compare, a: u64, b: u64) -> bool {
     truth(c.pred).holds(ordering(c.ty, a, b))
 }
 
+/// [`compare`] of `n` lanes at once, as a lane mask (bit i: lane i): `lane(i)` gives lane i's operands. The
+/// type and predicate are resolved once, not per lane (the interpreter compares whole waves this way, also
+/// for the address checks of the accesses the JIT hands it); every lane's bit is [`compare`]'s.
+#[inline]
+pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -> u64 {
+    // branch-free per lane: (less, equal, greater) of the pair; none of them is unordered
+    #[inline(always)]
+    fn mask(n: usize, t: Truth, lane: impl Fn(usize) -> (u64, u64), ord: impl Fn(u64, u64) -> (bool, bool, bool)) -> u64 {
+        let mut m = 0u64;
+        for i in 0..n {
+            let (a, b) = lane(i);
+            let (lt, eq, gt) = ord(a, b);
+            let holds = (lt & t.lt) | (eq & t.eq) | (gt & t.gt) | (!(lt | eq | gt) & t.unordered);
+            m |= (holds as u64) << i;
+        }
+        m
+    }
+    fn int<T: Ord>(a: T, b: T) -> (bool, bool, bool) {
+        (a < b, a == b, a > b)
+    }
+    fn float<T: PartialOrd>(a: T, b: T) -> (bool, bool, bool) {
+        (a < b, a == b, a > b)
+    }
+    if c.pred == CmpPred::Class {
+        let t = Truth { lt: true, eq: false, gt: false, unordered: false };
+        return mask(n, t, lane, |a, b| (b >> class_of(a, c.ty) & 1 == 1, false, true));
+    }
+    let t = truth(c.pred);
+    match c.ty {
+        DataType::U32 | DataType::B32 => mask(n, t, lane, |a, b| int(a as u32, b as u32)),
+        DataType::I32 => mask(n, t, lane, |a, b| int(a as u32 as i32, b as u32 as i32)),
+        DataType::U16 | DataType::B16 => mask(n, t, lane, |a, b| int(a as u16, b as u16)),
+        DataType::I16 => mask(n, t, lane, |a, b| int(a as u16 as i16, b as u16 as i16)),
+        DataType::U64 | DataType::B64 => mask(n, t, lane, int),
+        DataType::I64 => mask(n, t, lane, |a, b| int(a as i64, b as i64)),
+        DataType::F32 => mask(n, t, lane, |a, b| float(f32::from_bits(a as u32), f32::from_bits(b as u32))),
+        DataType::F64 => mask(n, t, lane, |a, b| float(f64::from_bits(a), f64::from_bits(b))),
+        ty => mask(n, t, lane, |a, b| match ordering(ty, a, b) {
+            Some(o) => (o == Ordering::Less, o == Ordering::Equal, o == Ordering::Greater),
+            None => (false, false, false),
+        }),
+    }
+}
+
 /// Operations on 32-bit lane words that the float rules below are written over. The interpreter provides them
 /// on one lane's `u32` ([`Lane`]), the JIT on vectors of lanes as Cranelift values, so each rule has one
 /// definition that both engines run.
@@ -152,8 +231,15 @@ pub trait LaneAlgebra {
     fn constant(&mut self, x: u32) -> Self::W;
     fn and(&mut self, a: Self::W, b: Self::W) -> Self::W;
     fn or(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    fn xor(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    /// a - b, wrapping.
+    fn sub(&mut self, a: Self::W, b: Self::W) -> Self::W;
+    /// a shifted right by `n` bits, zeros coming in.
+    fn shr(&mut self, a: Self::W, n: u32) -> Self::W;
     /// a > b as unsigned integers.
     fn gt_u(&mut self, a: Self::W, b: Self::W) -> Self::C;
+    /// Both conditions.
+    fn both(&mut self, a: Self::C, b: Self::C) -> Self::C;
     /// c ? a : b.
     fn select(&mut self, c: Self::C, a: Self::W, b: Self::W) -> Self::W;
     /// The smaller of two f32 that are not NaN, -0 below +0 (IEEE 754-2019 minimum on ordered operands).
@@ -234,8 +320,24 @@ impl LaneAlgebra for Lane {
         a | b
     }
     #[inline(always)]
+    fn xor(&mut self, a: u32, b: u32) -> u32 {
+        a ^ b
+    }
+    #[inline(always)]
+    fn sub(&mut self, a: u32, b: u32) -> u32 {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    fn shr(&mut self, a: u32, n: u32) -> u32 {
+        a >> n
+    }
+    #[inline(always)]
     fn gt_u(&mut self, a: u32, b: u32) -> bool {
         a > b
+    }
+    #[inline(always)]
+    fn both(&mut self, a: bool, b: bool) -> bool {
+        a && b
     }
     #[inline(always)]
     fn select(&mut self, c: bool, a: u32, b: u32) -> u32 {
@@ -416,6 +518,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_class_bit_over_lane_algebra_is_class_of() {
+        for ty in [DataType::F32, DataType::F16, DataType::Bf16] {
+            let mut check = |x: u32| {
+                let narrow = match ty {
+                    DataType::F32 => x as u64,
+                    _ => (x & 0xffff) as u64,
+                };
+                assert_eq!(class_bit(&mut Lane, x, ty), 1 << class_of(narrow, ty), "{ty:?} {x:#x}");
+            };
+            for x in (0..=u32::MAX).step_by(65_537) {
+                check(x);
+            }
+            for edge in [0u32, 1, 0x7f_ffff, 0x80_0000, 0x7f7f_ffff, 0x7f80_0000, 0x7f80_0001, 0x7fbf_ffff, 0x7fc0_0000, 0x7fff_ffff, 0x3ff, 0x400, 0x7bff, 0x7c00, 0x7c01, 0x7dff, 0x7e00, 0x7fff, 0x7f, 0x80, 0x7f7f, 0x7f80, 0x7f81, 0x7fbf, 0x7fc0] {
+                for sign in [0, 0x8000, 0x8000_0000, 0xffff_0000] {
+                    check(edge | sign);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_class_of_every_f16_f32_f64_kind_is_decided_on_its_own_bits() {
         use class::*;
         // (f16, f32, f64) bit patterns of each class
@@ -448,6 +571,29 @@ mod tests {
         assert!(compare(Compare { pred: CmpPred::Lt, ty: DataType::I16 }, 0xffff, 1));
         assert!(!compare(Compare { pred: CmpPred::Lt, ty: DataType::U16 }, 0xffff, 1));
         assert!(compare(Compare { pred: CmpPred::Gt, ty: DataType::I64 }, 1, u64::MAX));
+    }
+
+    #[test]
+    fn whole_wave_compares_give_every_lane_the_bit_of_the_one_lane_compare() {
+        use CmpPred::*;
+        let preds = [F, Lt, Eq, Le, Gt, Lg, Ne, Ge, O, U, Nge, Nlg, Ngt, Nle, Neq, Nlt, Tru, Class];
+        let types = [DataType::F16, DataType::Bf16, DataType::F32, DataType::F64, DataType::I16, DataType::U16, DataType::I32, DataType::U32, DataType::B32, DataType::I64, DataType::U64, DataType::B64];
+        // specials of each width (zeros, ones, sign bits, infinities, NaNs, denormals) and bits above a type's width
+        let values: Vec<u64> = [0u64, 1, 2, 0x8000, 0x7c00, 0x7e00, 0xfc00, 0x3c00, 0xffff, 0x8000_0000, 0x7f80_0000, 0x7fc0_0000, 0xff80_0000, 0x3f80_0000, 0xffff_ffff, 0x1_0000_0001, 0x3ff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0000, 0x8000_0000_0000_0000, u64::MAX, 0x3ff]
+            .into_iter()
+            .collect();
+        let pairs: Vec<(u64, u64)> = values.iter().flat_map(|&a| values.iter().map(move |&b| (a, b))).collect();
+        for ty in types {
+            for pred in preds {
+                let c = Compare { pred, ty };
+                for chunk in pairs.chunks(64) {
+                    let m = compare_lanes(c, chunk.len(), |i| chunk[i]);
+                    for (i, &(a, b)) in chunk.iter().enumerate() {
+                        assert_eq!(m >> i & 1 == 1, compare(c, a, b), "{pred:?} {ty:?} {a:#x} {b:#x}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

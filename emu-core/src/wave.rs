@@ -53,6 +53,36 @@ pub struct BufferWindow {
 /// instructions, eight bytes each, never share one).
 pub const BUFFER_WINDOWS: usize = 16;
 
+/// A wave's accesses that landed in an allocation's slack ([`crate::memory::Within::Pages`]): outside the
+/// allocation's bytes, inside its pages, so not a fault on a GPU. Counted by lane access; the first described.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlackSeen {
+    pub count: u64,
+    pub first: Option<Box<SlackAccess>>,
+}
+
+/// A wave's first slack access.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlackAccess {
+    /// The instruction's PC and text, set by the engine that ran it ([`SlackSeen::locate`]).
+    pub at: Option<(u64, String)>,
+    pub mnemonic: &'static str,
+    /// The lane (`None`: a scalar access).
+    pub lane: Option<u32>,
+    pub slack: crate::memory::Slack,
+}
+
+impl SlackSeen {
+    /// Names the instruction just executed (at `pc`, reading `text`) as the first slack access's, if that
+    /// access is new. Engines call it after every instruction they leave to the interpreter's memory path.
+    #[inline]
+    pub fn locate(&mut self, pc: u64, text: impl FnOnce() -> String) {
+        if let Some(f) = self.first.as_mut().filter(|f| f.at.is_none()) {
+            f.at = Some((pc, text()));
+        }
+    }
+}
+
 /// One wavefront.
 #[derive(Debug, Clone)]
 pub struct WaveState {
@@ -81,6 +111,10 @@ pub struct WaveState {
     pub clock: WaveClock,
     /// What the device does with floating-point atomics on fine-grained memory.
     pub fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics,
+    /// Accesses in an allocation's slack so far.
+    pub slack: SlackSeen,
+    /// The hardware registers s_getreg reads beyond the general registers (MODE, HW_ID, ...).
+    pub hw: crate::hwreg::HwRegs,
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
@@ -133,6 +167,8 @@ impl WaveState {
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
+            slack: SlackSeen::default(),
+            hw: crate::hwreg::HwRegs::default(),
         }
     }
 

@@ -751,6 +751,48 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         join_vectors(b, join)
     }
 
+    /// An f64 compare of (lo, hi) register pairs, lowered from the predicate's truth table (rules::truth) as
+    /// the f32 compares are: lanes regrouped into f64x2 vectors as in [`Self::f64_op`], two mask bits from each.
+    fn v_cmp_f64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
+        let cond = float_cond(rules::truth(c.pred));
+        if self.fb().is_none() {
+            return dummy();
+        }
+        let (cc, and, not) = match cond {
+            Ok(p) => p,
+            Err(k) => return self.fb().expect("emitting").ins().iconst(types::I64, if k { -1 } else { 0 }),
+        };
+        let srcs = [a, x].map(|(l, h)| (self.mat(l), self.mat(h)));
+        let b = self.b.as_deref_mut().expect("emitting");
+        let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
+        // (lo, hi) chunk -> two f64x2: lanes 0,1 and lanes 2,3
+        let join = [imm(b, [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23]), imm(b, [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31])];
+        let bytes = |b: &mut FunctionBuilder<'f>, v: Value| b.ins().bitcast(types::I8X16, little(), v);
+        let mut m = b.ins().iconst(types::I64, 0);
+        for i in 0..CHUNKS {
+            for (half, mask) in join.into_iter().enumerate() {
+                let [f, g] = srcs.map(|(l, h)| {
+                    let (l8, h8) = (bytes(b, l.c[i]), bytes(b, h.c[i]));
+                    let s = b.ins().shuffle(l8, h8, mask);
+                    b.ins().bitcast(types::F64X2, little(), s)
+                });
+                let mut r = b.ins().fcmp(cc, f, g);
+                if let Some(cc2) = and {
+                    let r2 = b.ins().fcmp(cc2, f, g);
+                    r = b.ins().band(r, r2);
+                }
+                if not {
+                    r = b.ins().bnot(r);
+                }
+                let bits = b.ins().vhigh_bits(types::I64, r);
+                let shift = 4 * i + 2 * half;
+                let bits = if shift == 0 { bits } else { b.ins().ishl_imm(bits, shift as i64) };
+                m = b.ins().bor(m, bits);
+            }
+        }
+        m
+    }
+
     /// An f64 operation on (lo, hi) register pairs: lanes regrouped into f64x2 vectors, `op` applied, results
     /// split back; a lane whose result is NaN gets the interpreter's NaN (first NaN source quieted) on a side
     /// path.
@@ -1041,6 +1083,104 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.unsupported.is_none() {
             self.unsupported = Some(what);
         }
+    }
+
+    /// The class test of f32 or f16 values `a` against the class masks `x`, inline: the class's bit
+    /// ([`rules::class_bit`], the rule the interpreter's [`rules::class_of`] is checked against) and the mask.
+    fn v_cmp_class(&mut self, ty: DataType, a: Vv, x: Vv) -> Value {
+        if self.fb().is_none() {
+            return dummy();
+        }
+        let mut masks = [dummy(); CHUNKS];
+        for i in 0..CHUNKS {
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            let mut al = Chunks(b);
+            let bit = rules::class_bit(&mut al, ai, ty);
+            let zero = rules::LaneAlgebra::constant(&mut al, 0);
+            let hit = al.0.ins().band(bit, xi);
+            masks[i] = al.0.ins().icmp(IntCC::NotEqual, hit, zero);
+        }
+        self.collapse(masks)
+    }
+
+    /// An f32 division step (v_div_scale, v_div_fmas, v_div_fixup: [`LaneFn`]) inline where every lane is a
+    /// plain case, else the interpreter's implementation through a call. Plain: for div_scale and div_fixup the
+    /// cases [`emu_core::lanefn::div_scale_f32_unscaled`] and [`emu_core::lanefn::div_fixup_f32_plain`] define
+    /// (the operand unchanged, VCC clear; the quotient with the division's sign); for div_fmas VCC clear and no
+    /// NaN among the operands and the result, where it is the fused multiply-add, rounded once.
+    fn div_step_f32(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
+        let outs = f.outputs();
+        let args: Vec<Vv> = args.iter().map(|a| self.mat(*a)).collect();
+        let mut fast = vec![[dummy(); CHUNKS]; outs];
+        let mut all: Option<Value> = None;
+        for i in 0..CHUNKS {
+            let x: Vec<Value> = args.iter().map(|a| self.ch(a, i)).collect();
+            let b = self.b.as_deref_mut().expect("emitting");
+            let mut al = Chunks(b);
+            let ok = match f {
+                LaneFn::DivScaleF32 => {
+                    fast[0][i] = x[0];
+                    fast[1][i] = rules::LaneAlgebra::constant(&mut al, 0);
+                    emu_core::lanefn::div_scale_f32_unscaled(&mut al, x[1], x[2])
+                }
+                LaneFn::DivFixupF32 => {
+                    fast[0][i] = emu_core::lanefn::div_fixup_f32_signed(&mut al, x[0], x[1], x[2]);
+                    emu_core::lanefn::div_fixup_f32_plain(&mut al, x[0], x[1], x[2])
+                }
+                _ => {
+                    let fl: Vec<Value> = x[..3].iter().map(|&v| al.0.ins().bitcast(F32X4, little(), v)).collect();
+                    let r = al.0.ins().fma(fl[0], fl[1], fl[2]);
+                    let r = al.0.ins().bitcast(I32X4, little(), r);
+                    fast[0][i] = r;
+                    // VCC (bit 0 of the fourth operand) clear, and nothing NaN
+                    let one = rules::LaneAlgebra::constant(&mut al, 1);
+                    let vcc = al.0.ins().band(x[3], one);
+                    let zero = rules::LaneAlgebra::constant(&mut al, 0);
+                    let mut ok = al.0.ins().icmp(IntCC::Equal, vcc, zero);
+                    for v in [x[0], x[1], x[2], r] {
+                        let n = rules::is_nan32(&mut al, v);
+                        ok = al.0.ins().band_not(ok, n);
+                    }
+                    ok
+                }
+            };
+            all = Some(match all {
+                Some(a) => b.ins().band(a, ok),
+                None => ok,
+            });
+        }
+        let (slow, join) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let all = b.ins().vall_true(all.expect("chunks"));
+            let (fast_blk, slow, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..outs * CHUNKS {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(all, fast_blk, &[], slow, &[]);
+            b.switch_to_block(fast_blk);
+            b.seal_block(fast_blk);
+            let vals: Vec<_> = fast.iter().flatten().map(|&v| v.into()).collect();
+            b.ins().jump(join, &vals);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (slow, join)
+        };
+        let _ = slow;
+        let r = self.call_v(Op::LaneFn { f }, &args, &[], outs);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let vals: Vec<_> = r.iter().flat_map(|v| v.c).map(|v| v.into()).collect();
+        b.ins().jump(join, &vals);
+        b.switch_to_block(join);
+        b.seal_block(join);
+        let params = b.block_params(join).to_vec();
+        (0..outs)
+            .map(|k| {
+                let mut c = [dummy(); CHUNKS];
+                c.copy_from_slice(&params[k * CHUNKS..(k + 1) * CHUNKS]);
+                Vv { c, uniform: None, lazy: None }
+            })
+            .collect()
     }
 
     fn dv(&self) -> Vv {
@@ -1841,8 +1981,20 @@ impl rules::LaneAlgebra for Chunks<'_, '_> {
     fn or(&mut self, a: Value, b: Value) -> Value {
         self.0.ins().bor(a, b)
     }
+    fn xor(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().bxor(a, b)
+    }
+    fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().isub(a, b)
+    }
+    fn shr(&mut self, a: Value, n: u32) -> Value {
+        self.0.ins().ushr_imm(a, n as i64)
+    }
     fn gt_u(&mut self, a: Value, b: Value) -> Value {
         self.0.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+    }
+    fn both(&mut self, a: Value, b: Value) -> Value {
+        self.0.ins().band(a, b)
     }
     fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
         self.0.ins().bitselect(c, a, b)
@@ -2246,14 +2398,23 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // types and the class test on the interpreter
         enum P {
             I(IntCC),
+            /// 16-bit integers in the low halves, compared as 32-bit ones after sign or zero extension
+            I16(IntCC, bool),
             F(FloatCC, Option<FloatCC>, bool),
             Const(bool),
+        }
+        if c.pred == CmpPred::Class && matches!(c.ty, DataType::F32 | DataType::F16) {
+            return self.v_cmp_class(c.ty, a, x);
         }
         let t = rules::truth(c.pred);
         let p = match c.ty {
             _ if c.pred == CmpPred::Class => None,
             DataType::U32 | DataType::I32 | DataType::B32 => Some(match int_cond(t, c.ty.is_signed_int()) {
                 Ok(cc) => P::I(cc),
+                Err(k) => P::Const(k),
+            }),
+            DataType::U16 | DataType::I16 | DataType::B16 => Some(match int_cond(t, c.ty.is_signed_int()) {
+                Ok(cc) => P::I16(cc, c.ty.is_signed_int()),
                 Err(k) => P::Const(k),
             }),
             DataType::F32 => Some(match float_cond(t) {
@@ -2275,6 +2436,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let b = self.b.as_deref_mut().expect("emitting");
             masks[i] = match p {
                 P::I(cc) => b.ins().icmp(cc, ai, xi),
+                P::I16(cc, signed) => {
+                    let [ai, xi] = [ai, xi].map(|v| {
+                        let up = b.ins().ishl_imm(v, 16);
+                        if signed {
+                            b.ins().sshr_imm(up, 16)
+                        } else {
+                            b.ins().ushr_imm(up, 16)
+                        }
+                    });
+                    b.ins().icmp(cc, ai, xi)
+                }
                 P::F(cc, and, not) => {
                     let (f, g) = (Self::to_f(b, ai), Self::to_f(b, xi));
                     let mut m = b.ins().fcmp(cc, f, g);
@@ -2430,6 +2602,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // 64-bit integer compares inline from the predicate's truth table (rules::truth): the high halves decide
         // (signed or not), equal high halves leave it to the low halves (unsigned); f64 and the class test on
         // the interpreter
+        if c.ty == DataType::F64 && c.pred != CmpPred::Class {
+            return self.v_cmp_f64(c, a, x);
+        }
         let signed = match c.ty {
             _ if c.pred == CmpPred::Class => None,
             DataType::I64 => Some(true),
@@ -2546,16 +2721,21 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
         (s[0], s[1], s[2])
     }
-    fn uniform_bit(&mut self, s: Value, bit: u32) -> bool {
+    fn uniform_bit(&mut self, s: Value, bit: u32, likely: bool) -> bool {
+        // compiled the likely way; the other runs on the interpreter
         if self.fb().is_none() {
-            return false;
+            return likely;
         }
         let (slow, fast) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let shifted = b.ins().ushr_imm(s, bit as i64);
             let set = b.ins().band_imm(shifted, 1);
             let (slow, fast) = (b.create_block(), b.create_block());
-            b.ins().brif(set, slow, &[], fast, &[]);
+            if likely {
+                b.ins().brif(set, fast, &[], slow, &[]);
+            } else {
+                b.ins().brif(set, slow, &[], fast, &[]);
+            }
             b.switch_to_block(slow);
             b.seal_block(slow);
             (slow, fast)
@@ -2568,7 +2748,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().jump(end, &[]);
         b.switch_to_block(fast);
         b.seal_block(fast);
-        false
+        likely
     }
     fn s_clock(&mut self, clock: emu_core::sem::Clock) -> (Value, Value) {
         // the shader clock from the run's start value and the instructions executed since (earlier passes of
@@ -2606,6 +2786,15 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     }
     fn v_set_at(&mut self, _reg: Value, _v: Vv, _m: Value) {
         self.no("a VGPR chosen at run time (index mode)");
+    }
+    fn s_hwreg(&mut self, reg: emu_core::hwreg::Held) -> Value {
+        // the hardware registers live in the wave state, outside the registers the JIT keeps
+        self.call(Op::HwReg { reg }, &[], &[], &[], 0, 1, 0, false).1[0]
+    }
+    fn s_set_mode(&mut self, value: Value, mask: u32) -> Result<(), ExecError> {
+        // checked when the code runs: a refused change faults (and ends the block)
+        self.call(Op::SetMode { mask }, &[], &[value], &[], 0, 0, 0, true);
+        Ok(())
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: the call faults (and ends the block) if any lane is set
@@ -2659,6 +2848,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn v_image(&mut self, op: &ImageInst, _t: [Value; 8], _s: [Value; 4], _addr: &[Vv], _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
         // texel formats and filtering stay with the interpreter
         self.no("image access");
+        // (the count is the interpreter's to decide: the instruction is never compiled)
         Ok(vec![self.dv(); op.data_regs()])
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
@@ -2666,6 +2856,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             if let (Some(sel), true) = (sel.uniform, self.fb().is_some()) {
                 return vec![self.perm_uniform(*a, *x, sel)];
             }
+        }
+        if matches!(f, LaneFn::DivScaleF32 | LaneFn::DivFmasF32 | LaneFn::DivFixupF32) && self.fb().is_some() {
+            return self.div_step_f32(f, args);
         }
         self.call_v(Op::LaneFn { f }, args, &[], f.outputs())
     }

@@ -74,6 +74,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         // hand back pointers derived from the wave and LDS as borrowed here (they stay where they are)
         // SAFETY: as above; nothing else holds the wave or the LDS while the block runs.
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
+        wave.slack.locate(ctx.code_base + call.offset, || disasm::text(inst));
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
@@ -126,9 +127,9 @@ pub(crate) extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *co
     // register runs it checked against the register files (sized for every register the block names).
     let (ctx, call) = unsafe { (&mut *ctx, &*call) };
     let Op::Mfma { shape } = call.op else { unreachable!("an MFMA call record") };
-    let (n, acc) = (shape.src_regs(), shape.acc_regs());
-    // SAFETY: as above: runs of n, n and acc registers.
-    let (a, b, c) = unsafe { (std::slice::from_raw_parts(a, n), std::slice::from_raw_parts(b, n), std::slice::from_raw_parts(c, acc)) };
+    let (na, nb, nc) = (shape.a_regs(), shape.b_regs(), shape.c_regs());
+    // SAFETY: as above: runs of na, nb and nc registers.
+    let (a, b, c) = unsafe { (std::slice::from_raw_parts(a, na), std::slice::from_raw_parts(b, nb), std::slice::from_raw_parts(c, nc)) };
     let d = emu_core::sem::mfma_lanes(shape, a, b, c);
     ctx.v[..d.len()].copy_from_slice(&d);
 }

@@ -629,7 +629,10 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
         text.push(disasm::text(&inst));
         let mut b = Interp { wave: interp, mem, lds, mnemonic: inst.info.name, accesses: None };
         match execute(&mut b, &inst, pc) {
-            Ok(flow) => interp.pc = flow.next_pc(pc, inst.size() as u64).0,
+            Ok(flow) => {
+                interp.slack.locate(pc, || disasm::text(&inst));
+                interp.pc = flow.next_pc(pc, inst.size() as u64).0
+            }
             // both engines stop at the same fault (the JIT's report is the interpreter's own)
             Err(_) if status == crate::compile::FAULT => return Ok(()),
             Err(error) => return Err(JitError::InterpreterFaults { pc, error }),
@@ -694,10 +697,20 @@ pub(crate) fn diff_memory(interp: &[(u64, Vec<u8>)], jit: &[(u64, Vec<u8>)], int
 }
 
 /// The first difference between the interpreter's and the JIT's wave state (next PC, SCC, SGPRs, VGPRs,
-/// AGPRs), in words.
+/// AGPRs, slack accesses), in words.
 pub(crate) fn diff_waves(interp: &WaveState, jit: &WaveState) -> Option<String> {
     if interp.pc != jit.pc {
         return Some(format!("next pc: interpreter {:#x}, JIT {:#x}", interp.pc, jit.pc));
+    }
+    if interp.slack != jit.slack {
+        let first = |w: &WaveState| w.slack.first.as_ref().map_or("none".to_string(), |f| format!("{:?} lane {:?}: {}", f.at, f.lane, f.slack));
+        return Some(format!(
+            "slack accesses: interpreter {} (first {}), JIT {} (first {})",
+            interp.slack.count,
+            first(interp),
+            jit.slack.count,
+            first(jit)
+        ));
     }
     if interp.scc != jit.scc {
         return Some(format!("SCC: interpreter {}, JIT {}", interp.scc, jit.scc));
@@ -761,6 +774,7 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         // the interpreter may have grown the register files: hand back fresh pointers
         // SAFETY: the interpreter backend is gone; the wave is reached only through the Env until we return.
         let wave = unsafe { &mut *env.wave };
+        wave.slack.locate(pc, || disasm::text(inst));
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();

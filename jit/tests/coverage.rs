@@ -82,7 +82,7 @@ fn instances(target: Target, file: &str, per_row: usize) -> BTreeMap<usize, Vec<
     by_row
 }
 
-/// An encoding of `row` built from its operand fields (registers 4.., VGPR sources), for rows the LLVM vectors
+/// An encoding of `row` built from its operand fields (registers 4.., VGPR sources, `hwreg(HW_REG_MODE, 29, 3)`), for rows the LLVM vectors
 /// do not cover (most VOP3 forms of VOP1/VOP2/VOPC opcodes): checked by decoding it again.
 fn built(row: &'static isa_amdgpu::OpInfo, target: Target) -> Option<Inst> {
     use isa_amdgpu::table::OperandKind;
@@ -93,6 +93,8 @@ fn built(row: &'static isa_amdgpu::OpInfo, target: Target) -> Option<Inst> {
             OperandKind::Reg { .. } => 4,
             OperandKind::Src { .. } if matches!(op.field, Field::Src0 | Field::Src1 | Field::Src2) => 256 + 4,
             OperandKind::Src { .. } => 4,
+            // s_getreg/s_setreg: MODE.CSP (bits 31:29), which a kernel may read and write
+            OperandKind::Hwreg => 1 | 29 << 6 | 2 << 11,
             _ => continue,
         };
         b = b.clone().set(op.field, v).unwrap_or(b);

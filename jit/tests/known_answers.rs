@@ -13,10 +13,11 @@
 //! both) choose the targets of the cases after them; `#` starts a comment.
 //!
 //! Register syntax: `sN`, `vN` (every lane), `s[N:M]`/`v[N:M]` (a 64-bit value over a pair), `vcc`, `exec`,
-//! `scc`, `m0`, `pc` (an output only: where the wave goes next; the case's instruction is at 0x1000); memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
+//! `scc`, `m0`, `pc` (an output only: where the wave goes next; the case's instruction is at 0x1000), `mode` (the
+//! MODE hardware register; waves start with clang's default, 0x3f0), `hwid` (HW_ID, an input only); memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
 //! 32-bit word at that byte offset of a 4 KiB device buffer). Values: hex, decimal (negative allowed), an f32
 //! written with a decimal point and `f` (`1.5f`), the buffer's address `@buf+OFF` (its low and high halves
-//! `@buflo+OFF`, `@bufhi`), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
+//! `@buflo+OFF`, `@bufhi`; shifted right by N bits `@buf>>N+OFF`, as an image resource holds it), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
 //! one is compiled by clang-19 at test time (`ulong f(void) { return (ulong)(EXPR); }` at -O2 for gfx90a)
 //! and must fold to a constant, so the expected value comes from LLVM, not from wavejit.
 
@@ -49,6 +50,10 @@ enum Reg {
     Scc,
     M0,
     Pc,
+    /// The wave's MODE register.
+    Mode,
+    /// The wave's HW_ID register (an input only).
+    HwId,
     Lds(u32),
     Mem(u32),
 }
@@ -78,6 +83,8 @@ fn parse_reg(t: &str) -> Result<Reg, String> {
         "scc" => Reg::Scc,
         "m0" => Reg::M0,
         "pc" => Reg::Pc,
+        "mode" => Reg::Mode,
+        "hwid" => Reg::HwId,
         _ if t.starts_with("lds[") => Reg::Lds(parse_value(t[4..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("mem[") => Reg::Mem(parse_value(t[4..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("s[") => Reg::SPair(pair(&t[2..])?),
@@ -105,6 +112,13 @@ fn buffer_address() -> u64 {
 fn parse_value(t: &str) -> Result<u64, String> {
     for (name, value) in [("@buflo", buffer_address() & 0xffff_ffff), ("@bufhi", buffer_address() >> 32), ("@buf", buffer_address())] {
         if let Some(rest) = t.strip_prefix(name) {
+            let (value, rest) = match rest.strip_prefix(">>") {
+                Some(r) => {
+                    let end = r.find('+').unwrap_or(r.len());
+                    (value >> r[..end].parse::<u32>().map_err(|_| format!("bad shift in {t}"))?, &r[end..])
+                }
+                None => (value, rest),
+            };
             let off = if rest.is_empty() { 0 } else { parse_value(rest.strip_prefix('+').ok_or(format!("bad {t}"))?)? };
             return Ok(value + off);
         }
@@ -243,6 +257,8 @@ fn set(st: &mut State, r: Reg, v: u64) {
         Reg::Scc => w.scc = v != 0,
         Reg::M0 => w.sgprs[124] = v as u32,
         Reg::Pc => panic!("pc is an output only"),
+        Reg::Mode => w.hw.mode = v as u32,
+        Reg::HwId => w.hw.hw_id = v as u32,
     }
 }
 
@@ -273,6 +289,8 @@ fn get(st: &State, r: Reg, lanes: u64) -> Result<u64, String> {
         Reg::Scc => w.scc as u64,
         Reg::M0 => w.sgprs[124] as u64,
         Reg::Pc => st.next_pc,
+        Reg::Mode => w.hw.mode as u64,
+        Reg::HwId => return Err("hwid is an input only".into()),
     })
 }
 

@@ -86,9 +86,49 @@ fn accesses_inside_and_past_a_buffer_match_the_interpreter() {
     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
     assert_eq!(a.vgprs[1], j.vgprs[1]);
     assert_eq!(j.vgprs[1][0], 63);
-    let (fault, exit, _, _) = both(&[load(0), load(256)], u64::MAX, buf, 0, &mem);
+    // past the end, inside the buffer's page: both engines read the page and count every lane
+    mem.write(buf + 252, &[0; 4]).unwrap();
+    mem.write_guest(buf + 256, &0x55u32.to_le_bytes()).unwrap();
+    let (fault, exit, a, j) = both(&[load(0), load(256)], u64::MAX, buf, 0, &mem);
+    assert_eq!(fault, None);
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
+    assert_eq!((a.vgprs[1][0], j.vgprs[1][0]), (0x55, 0x55));
+    assert_eq!((a.slack.count, j.slack.count), (64, 64));
+    let (fa, fj) = (a.slack.first.unwrap(), j.slack.first.unwrap());
+    assert_eq!((fa.lane, &fa.slack), (fj.lane, &fj.slack));
+    assert_eq!(fj.at.as_ref().map(|(pc, _)| *pc), Some(0x1008), "the JIT names the instruction");
+    assert!(fj.slack.location.starts_with("4 bytes past the end of the 256-byte allocation"), "{}", fj.slack);
+    // outside the page: both fault, as they do under memcheck inside it
+    let (fault, exit, _, _) = both(&[load(0)], u64::MAX, buf + 4096, 0, &mem);
     let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
     assert!(error.contains("past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+    mem.set_memcheck(true);
+    let (fault, exit, _, _) = both(&[load(0), load(256)], u64::MAX, buf, 0, &mem);
+    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
+    assert!(error.contains("just past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+}
+
+#[test]
+fn stores_past_the_end_inside_the_page_land_there_on_both_engines_and_fault_under_memcheck() {
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let buf = mem.allocate(100, AllocKind::Buffer, "buf").unwrap();
+    let store = |offset: u32| build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, offset)]);
+    // the first store sets the window, the second leaves the buffer for its page
+    let (fault, exit, a, j) = both(&[store(0), store(200)], 0b1011, buf, 0, &mem);
+    assert_eq!(fault, None);
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
+    assert_eq!((a.slack.count, j.slack.count), (3, 3));
+    let mut b = [0u8; 4];
+    mem.read_guest(buf + 200, &mut b).unwrap();
+    assert_eq!(u32::from_le_bytes(b), 7);
+    let f = j.slack.first.unwrap();
+    assert_eq!((f.lane, f.mnemonic), (Some(0), "global_store_dword"));
+    assert_eq!(f.slack.to_string(), format!("write of 4 bytes at {:#x}: 104 bytes past the end of the 100-byte allocation at {buf:#x} (buf)", buf + 200));
+    mem.set_memcheck(true);
+    let (fault, exit, a, j) = both(&[store(0), store(200)], 0b1011, buf, 0, &mem);
+    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
+    assert!(error.contains("write of 4 bytes") && error.contains("100 bytes past the end of the 100-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+    assert_eq!((a.slack.count, j.slack.count), (0, 0));
 }
 
 /// A buffer that crosses a 4 GiB boundary of the device address space: compiled accesses check lanes against

@@ -1,9 +1,12 @@
-//! Every dense MFMA of gfx90a and gfx942 against AMD's matrix instruction calculator: the register layouts
+//! Every MFMA and SMFMAC of gfx90a and gfx942 against AMD's matrix instruction calculator: the register layouts
 //! `tests/data/mfma_layouts.txt` holds (sampled from the calculator, run locally as an oracle; with CBSZ/ABID
 //! broadcasts and every BLGP lane pattern) must equal where `emu_core::sem::Mfma` puts A, B, C and D, exactly;
 //! then each instruction runs on both engines, on every modifier setting the file names, with small integer
 //! inputs (exact in every input type, i8, fp8 and bf8 included) placed at those positions, and must leave
 //! D = A * B + C of the plain matrix product, block by block. gfx942's f64 MFMAs run with every neg:[a,b,c].
+//! SMFMACs run on random 4:2-sparse A matrices, compressed to their two stored values per group of four k with
+//! the index bits in the index set each CBSZ/ABID setting selects (the other sets random), and must leave
+//! D = A * B + D of the dense product.
 
 use std::sync::OnceLock;
 
@@ -33,6 +36,8 @@ struct Oracle {
     target: Target,
     name: String,
     dims: [usize; 4],
+    /// An SMFMAC: sparse A, with `K` layouts of the index register.
+    sparse: bool,
     layouts: Vec<Layout>,
 }
 
@@ -44,7 +49,8 @@ fn oracle() -> Vec<Oracle> {
         let w: Vec<&str> = line.split_whitespace().collect();
         if w[0] == "inst" {
             let target = if w[1] == "gfx942" { Target::Gfx942 } else { Target::Gfx90a };
-            out.push(Oracle { target, name: w[2].to_string(), dims: [num(w[3]), num(w[4]), num(w[5]), num(w[6])], layouts: Vec::new() });
+            let sparse = w.contains(&"sparse");
+            out.push(Oracle { target, name: w[2].to_string(), dims: [num(w[3]), num(w[4]), num(w[5]), num(w[6])], sparse, layouts: Vec::new() });
             continue;
         }
         let samples = w[4..]
@@ -98,6 +104,16 @@ fn mfma_layouts_equal_amds_matrix_instruction_calculator() {
             (s.cbsz, s.abid, s.blgp) = (l.cbsz, l.abid, l.blgp);
             for &((x, y, b), want) in &l.samples {
                 let got = match l.matrix {
+                    // a sparse A entry: where its group's two stored values lie
+                    'A' if o.sparse => {
+                        let (lane, e, _) = s.sparse_at(x, y, 0);
+                        input_place(s.input, (lane, e))
+                    }
+                    // the first index bit of its group
+                    'K' => {
+                        let (lane, _, bit) = s.sparse_at(x, y, 0);
+                        (0, lane, bit)
+                    }
                     'A' => input_place(s.input, s.input_at(s.m, x, y, b >> s.cbsz << s.cbsz | s.abid as usize)),
                     'B' => {
                         let (lane, e) = s.input_at(s.n, y, x, b);
@@ -156,15 +172,18 @@ const A_REG: u32 = 80;
 const B_REG: u32 = 88;
 const C_REG: u32 = 0;
 const D_REG: u32 = 40;
+const INDEX_REG: u32 = 70;
 
 /// Runs `row` with the modifiers of `s` on both engines from `wave`; returns both D register runs.
 fn run_both(r: &'static OpInfo, target: Target, s: Mfma, wave: &WaveState, neg: u8) -> [Vec<[u32; 64]>; 2] {
     let blgp_or_neg = if s.input == MfmaInput::F64 { neg } else { s.blgp };
+    // an SMFMAC accumulates into its destination and reads the index register as src2
+    let c = if s.sparse { INDEX_REG } else { C_REG };
     let fields = [
         (Field::Vdst, D_REG),
         (Field::Src0, 256 + A_REG),
         (Field::Src1, 256 + B_REG),
-        (Field::Src2, 256 + C_REG),
+        (Field::Src2, 256 + c),
         (Field::NegHi, s.cbsz as u32),
         (Field::OpSel, s.abid as u32 & 7),
         (Field::OpSelHi2, s.abid as u32 >> 3),
@@ -189,7 +208,7 @@ fn run_both(r: &'static OpInfo, target: Target, s: Mfma, wave: &WaveState, neg: 
 #[allow(clippy::needless_range_loop)]
 fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculators_positions() {
     let mut runs = 0;
-    for o in oracle() {
+    for o in oracle().into_iter().filter(|o| !o.sparse) {
         let r = row(o.target, &o.name);
         let base = Mfma::of(r.mfma.unwrap()).unwrap();
         let mut settings: Vec<(u8, u8, u8)> = o.layouts.iter().map(|l| (l.cbsz, l.abid, l.blgp)).collect();
@@ -265,4 +284,73 @@ fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculato
     }
     println!("{runs} MFMA runs");
     assert!(runs > 100, "{runs} runs");
+}
+
+#[test]
+// the loops walk A, B and D by the same matrix coordinates
+#[allow(clippy::needless_range_loop)]
+fn every_smfmac_computes_the_sparse_product_on_both_engines_for_each_index_set() {
+    let mut runs = 0;
+    for o in oracle().into_iter().filter(|o| o.sparse) {
+        let r = row(o.target, &o.name);
+        let base = Mfma::of(r.mfma.unwrap()).unwrap();
+        assert!(base.sparse, "{}: a sparse shape", o.name);
+        // CBSZ 0 with every ABID, and a nonzero CBSZ (which reads the first set whatever ABID says)
+        let mut settings: Vec<(u8, u8)> = (0..base.index_sets() as u8).map(|a| (0, a)).collect();
+        settings.push((1, base.index_sets() as u8 - 1));
+        for (cbsz, abid) in settings {
+            let s = Mfma { cbsz, abid, ..base };
+            let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ ((runs as u64 + 1) * 0x9e37_79b9));
+            let mut w = WaveState::new(0x1000, 96, 0);
+            w.set_exec(u64::MAX);
+            // random bits everywhere in the index register, the selected set written below
+            for lane in 0..64 {
+                w.vgprs[INDEX_REG as usize][lane] = (rng.small() as u32).wrapping_mul(0x9e37_79b9) ^ (lane as u32 * 0x0101_0101);
+            }
+            // A: in each group of four k of a row, two values at two distinct random positions
+            let mut a = vec![vec![0i64; s.k]; s.m];
+            for i in 0..s.m {
+                for group in (0..s.k).step_by(4) {
+                    let first = (rng.small() + 4) as usize % 4;
+                    let second = (first + 1 + (rng.small() + 4) as usize % 3) % 4;
+                    for (slot, pos) in [first, second].into_iter().enumerate() {
+                        let v = rng.small();
+                        a[i][group + pos] = v;
+                        let (lane, e, bit) = s.sparse_at(i, group, slot);
+                        put(&mut w.vgprs[A_REG as usize..], input_place(s.input, (lane, e)), bits(s.input), encode(s.input, v));
+                        let idx = &mut w.vgprs[INDEX_REG as usize][lane];
+                        *idx = *idx & !(3 << bit) | (pos as u32) << bit;
+                    }
+                }
+            }
+            let bm: Vec<Vec<i64>> = (0..s.k).map(|_| (0..s.n).map(|_| rng.small()).collect()).collect();
+            for kk in 0..s.k {
+                for j in 0..s.n {
+                    put(&mut w.vgprs[B_REG as usize..], input_place(s.input_b, s.input_at(s.n, j, kk, 0)), bits(s.input_b), encode(s.input_b, bm[kk][j]));
+                }
+            }
+            let int = s.input == MfmaInput::I8;
+            let out_bits = |v: i64| if int { v as i32 as u32 as u64 } else { encode(MfmaInput::F32, v) };
+            let c: Vec<Vec<i64>> = (0..s.m).map(|_| (0..s.n).map(|_| rng.small() * 2 + 1).collect()).collect();
+            for i in 0..s.m {
+                for j in 0..s.n {
+                    let (lane, reg) = s.output_at(i, j, 0);
+                    put(&mut w.vgprs[D_REG as usize..], (reg, lane, 0), 32, out_bits(c[i][j]));
+                }
+            }
+            let [interp, jitted] = run_both(r, o.target, s, &w, 0);
+            for i in 0..s.m {
+                for j in 0..s.n {
+                    let want = c[i][j] + (0..s.k).map(|kk| a[i][kk] * bm[kk][j]).sum::<i64>();
+                    let (lane, reg) = s.output_at(i, j, 0);
+                    for (engine, d) in [("interpreter", &interp), ("JIT", &jitted)] {
+                        assert_eq!(d[reg][lane] as u64, out_bits(want), "{} cbsz {cbsz} abid {abid}: D[{i}][{j}] on the {engine}", o.name);
+                    }
+                }
+            }
+            runs += 1;
+        }
+    }
+    println!("{runs} SMFMAC runs");
+    assert!(runs >= 12 * 3, "{runs} runs");
 }

@@ -78,7 +78,7 @@ fn run<R: WaveRunner>(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, 
 
 fn stats<R: WaveRunner>(s: &Session<'_, R>) -> Result<RunStats, EngineError> {
     let waves = s.waves();
-    Ok(RunStats { workgroups: s.launch().shape.workgroup_count(), waves: waves.len() as u64, wave_instructions: waves.iter().map(|w| w.2).sum(), cycles: None })
+    Ok(RunStats { workgroups: s.launch().shape.workgroup_count(), waves: waves.len() as u64, wave_instructions: waves.iter().map(|w| w.2).sum(), ..RunStats::default() })
 }
 
 #[cfg(test)]

@@ -341,6 +341,10 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         let host = (host_start.unwrap_or(0), profiler_hooks::record::now_ns());
         record_dispatch(prof, q, &k, &launch, p, host, rt.timing.then_some((start - rt.started_ns, end - rt.started_ns)), &counters, timing.as_ref(), result.as_ref().err());
     }
+    // before the completion signal: the program may exit as soon as it sees the dispatch done
+    if let Some(w) = result.as_ref().ok().and_then(|s| s.slack_warning()) {
+        eprintln!("wavejit: warning on agent {} ({}): {w}", q.agent, q.device.name);
+    }
     stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);

@@ -195,6 +195,12 @@ impl Runtime {
             Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
         };
         let max_wave_instructions = max_instructions_from_env()?;
+        // memcheck: kernels' accesses outside their allocations' bytes fault even inside the allocations' pages
+        match std::env::var("WAVEJIT_MEMCHECK").as_deref() {
+            Err(_) | Ok("" | "0") => {}
+            Ok("1") => mem.set_memcheck(true),
+            Ok(other) => return Err(format!("WAVEJIT_MEMCHECK={other}: expected 1 (every byte outside an allocation faults) or 0")),
+        }
         let started_ns = monotonic_ns();
         Ok(Runtime {
             mem,

@@ -71,6 +71,8 @@ prebuilt!(
     "chains-gfx942.co",
     "gpr_index-gfx90a.co",
     "gpr_index-gfx942.co",
+    "hwid-gfx90a.co",
+    "hwid-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).

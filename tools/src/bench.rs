@@ -1,6 +1,7 @@
 //! `wavejit bench`: engine throughput on the bundled ALU-loop and SGEMM kernels, as VALU lane-operations per
-//! second and emulated GFLOP/s, for the interpreter and the JIT in the same run, with their ratio (one run
-//! each; use the criterion benches for statistics), and what translation costs: per instruction translated,
+//! second and emulated GFLOP/s, for the interpreter and the JIT in the same run, with their ratio (the fastest
+//! of `--repeat` runs of each engine, alike for both; use the criterion benches for statistics), and what
+//! translation costs: per instruction translated,
 //! and per instruction loaded from the disk cache instead. `--json PATH` writes every figure (`-`: to stdout,
 //! the text going to stderr).
 
@@ -69,6 +70,8 @@ pub struct BenchArgs<'a> {
     pub threads: Option<usize>,
     pub sgemm_n: u32,
     pub iterations: u32,
+    /// Runs of each kernel on each engine; the fastest counts.
+    pub repeat: u32,
     /// Write every figure as JSON here (`-`: stdout).
     pub json: Option<&'a str>,
 }
@@ -79,7 +82,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
-    let (threads, sgemm_n, iterations) = (a.threads, a.sgemm_n, a.iterations);
+    let (threads, sgemm_n, iterations, repeat) = (a.threads, a.sgemm_n, a.iterations, a.repeat.max(1));
     if sgemm_n == 0 || !sgemm_n.is_multiple_of(16) {
         return Err(format!("--sgemm-n must be a positive multiple of 16, got {sgemm_n}").into());
     }
@@ -87,7 +90,7 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let limits = Limits { threads, ..Limits::default() };
     let host_threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     out.line(format!("wavejit bench on an emulated {dev}, {host_threads} host thread(s)"));
-    let mut report = json!({ "device": dev.id, "host_threads": host_threads, "sgemm_n": sgemm_n, "iterations": iterations });
+    let mut report = json!({ "device": dev.id, "host_threads": host_threads, "sgemm_n": sgemm_n, "iterations": iterations, "repeat": repeat });
     // every block translated on first use (the bench measures compiled code), and kept in a cache directory of
     // its own, from which a second JIT loads them at the end
     let cache = std::env::temp_dir().join(format!("wavejit-bench-cache-{}", std::process::id()));
@@ -116,15 +119,9 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         let counter = ClassCounter::default();
         let s = d.run_observed(&counter)?;
         let valu = counter.count(Unit::Valu) * 64;
-        let t = Instant::now();
-        d.run()?;
-        let interp = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        d.run_with(&jit, &NoObserver)?;
-        let first = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        d.run_with(&jit, &NoObserver)?;
-        let warm = t.elapsed().as_secs_f64();
+        let interp = best_of(repeat, || Ok(d.run().map(drop)?))?;
+        let first = best_of(1, || Ok(d.run_with(&jit, &NoObserver).map(drop)?))?;
+        let warm = best_of(repeat, || Ok(d.run_with(&jit, &NoObserver).map(drop)?))?;
         let rate = |secs: f64| valu as f64 / secs / 1e6;
         out.line(format!("{name} ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu));
         out.line(format!(
@@ -162,9 +159,9 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         Ok(())
     };
     let flop = 2.0 * (sgemm_n as f64).powi(3);
-    let interp = best_of(1, || sgemm_dispatch(None, sgemm_n, limits))?;
+    let interp = best_of(repeat, || sgemm_dispatch(None, sgemm_n, limits))?;
     let first = best_of(1, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
-    let warm = best_of(1, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
+    let warm = best_of(repeat, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
     out.line(format!("sgemm {sgemm_n}^3"));
     out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
     out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
@@ -196,9 +193,9 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         Ok(())
     };
     if sgemm_n.is_multiple_of(32) {
-        let interp = best_of(1, || mfma_dispatch(None, sgemm_n, limits))?;
+        let interp = best_of(repeat, || mfma_dispatch(None, sgemm_n, limits))?;
         let first = best_of(1, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
-        let warm = best_of(1, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
+        let warm = best_of(repeat, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
         out.line(format!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)"));
         out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
         out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));

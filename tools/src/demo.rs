@@ -30,8 +30,9 @@ fn f32_bytes(x: f32) -> Vec<u8> {
     x.to_le_bytes().to_vec()
 }
 
-/// Runs the demo on `device` (default: MI300X), in the timing model when `timing`.
-pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(), Box<dyn std::error::Error>> {
+/// Runs the demo on `device` (default: MI300X), in the timing model when `timing`, with every byte outside an
+/// allocation a fault when `memcheck`.
+pub fn run(device: Option<&str>, engine: EngineKind, timing: bool, memcheck: bool) -> Result<(), Box<dyn std::error::Error>> {
     let jit = jit::Jit::new()?;
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
@@ -41,6 +42,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let modeled = if timing { format!(" {:>11}", "modeled us") } else { String::new() };
     println!("{:<12} {:>10} {:>7} {:>12} {:>9}{modeled}  result", "kernel", "work-items", "waves", "wave instr", "ms");
     let mem = DeviceMemory::new(dev.memory_bytes)?;
+    mem.set_memcheck(memcheck);
     let run_kernel = |co: &CodeObject, kernel: &Kernel, shape: DispatchShape, args: &[ArgValue]| {
         dispatch(engine, &jit, &KernelDispatch { mem: &mem, device: dev, co, kernel, shape, args, limits: Limits { timing, ..Limits::default() } }).map(|(s, _)| s)
     };
@@ -48,10 +50,13 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
         let file = format!("{name}-{}.co", dev.gfx);
         Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
     };
-    let report = |name: &str, items: u32, stats: RunStats, ms: f64, ok: bool, sample: String| {
+    let report = |name: &str, items: u32, stats: &RunStats, ms: f64, ok: bool, sample: String| {
         let verdict = if ok { "matches the CPU reference" } else { "DIFFERS from the CPU reference" };
         let modeled = stats.cycles.map(|c| format!(" {:>11.2}", c as f64 / dev.engine_clock_mhz as f64)).unwrap_or_default();
         println!("{name:<12} {items:>10} {:>7} {:>12} {ms:>9.2}{modeled}  {verdict}; {sample}", stats.waves, stats.wave_instructions);
+        if let Some(w) = stats.slack_warning() {
+            println!("{:<12} warning: {w}", "");
+        }
     };
     let mut all_ok = true;
 
@@ -68,7 +73,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let c = download_f32(&mem, dc, n)?;
     let ok = c == reference::vadd(&a, &b);
     all_ok &= ok;
-    report("vadd", n as u32, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("c[99999] = {} + {} = {}", a[n - 1], b[n - 1], c[n - 1]));
+    report("vadd", n as u32, &s, t.elapsed().as_secs_f64() * 1e3, ok, format!("c[99999] = {} + {} = {}", a[n - 1], b[n - 1], c[n - 1]));
 
     // saxpy
     let co = load("saxpy")?;
@@ -78,7 +83,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let y = download_f32(&mem, dy, n)?;
     let ok = y == reference::saxpy(2.5, &a, &b);
     all_ok &= ok;
-    report("saxpy", n as u32, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("y[7] = 2.5 * {} + {} = {}", a[7], b[7], y[7]));
+    report("saxpy", n as u32, &s, t.elapsed().as_secs_f64() * 1e3, ok, format!("y[7] = 2.5 * {} + {} = {}", a[7], b[7], y[7]));
 
     // reduce_sum
     let co = load("reduce")?;
@@ -90,7 +95,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let sums = download_f32(&mem, dsum, groups)?;
     let ok = sums == reference::reduce_sum(&a);
     all_ok &= ok;
-    report("reduce_sum", (groups * 256) as u32, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("block 0 sums to {}", sums[0]));
+    report("reduce_sum", (groups * 256) as u32, &s, t.elapsed().as_secs_f64() * 1e3, ok, format!("block 0 sums to {}", sums[0]));
 
     // divergence
     let co = load("divergence")?;
@@ -107,7 +112,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let out: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
     let ok = out == reference::divergence(&seeds);
     all_ok &= ok;
-    report("divergence", m as u32, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("seed {} -> {}", seeds[2], out[2]));
+    report("divergence", m as u32, &s, t.elapsed().as_secs_f64() * 1e3, ok, format!("seed {} -> {}", seeds[2], out[2]));
 
     // alu_loop
     let co = load("alu_loop")?;
@@ -120,7 +125,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let l = download_f32(&mem, dl, items)?;
     let ok = l == reference::alu_loop(items, iters);
     all_ok &= ok;
-    report("alu_loop", items as u32, s, secs * 1e3, ok, format!("{:.0} M wave instructions/s", s.wave_instructions as f64 / secs / 1e6));
+    report("alu_loop", items as u32, &s, secs * 1e3, ok, format!("{:.0} M wave instructions/s", s.wave_instructions as f64 / secs / 1e6));
 
     // IEEE division compiled from HIP (v_div_scale / v_rcp / v_div_fmas / v_div_fixup), f32 and f64
     let co = load("divide")?;
@@ -142,7 +147,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let (wq, wr) = reference::divide(&a, &q, &qd, &rd);
     let ok = quot == wq && r64 == wr;
     all_ok &= ok;
-    report("divide (HIP)", n as u32, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("{} / {} = {}", a[n - 1], q[n - 1], quot[n - 1]));
+    report("divide (HIP)", n as u32, &s, t.elapsed().as_secs_f64() * 1e3, ok, format!("{} / {} = {}", a[n - 1], q[n - 1], quot[n - 1]));
 
     // one 32x32x2 f32 matrix-core step (MFMA, accumulating in AGPRs)
     let co = load("mfma")?;
@@ -157,7 +162,7 @@ pub fn run(device: Option<&str>, engine: EngineKind, timing: bool) -> Result<(),
     let d = download_f32(&mem, dc, 64 * 16)?;
     let ok = d == reference::mfma(32, 32, 2, &ma, &mb, &mc);
     all_ok &= ok;
-    report("mfma_f32", 64, s, t.elapsed().as_secs_f64() * 1e3, ok, format!("D[0][0] = {}", d[0]));
+    report("mfma_f32", 64, &s, t.elapsed().as_secs_f64() * 1e3, ok, format!("D[0][0] = {}", d[0]));
 
     if !all_ok {
         return Err("a kernel differed from its CPU reference".into());

@@ -78,6 +78,10 @@ enum Command {
         /// Stop a wave after this many instructions (runaway kernels).
         #[arg(long, default_value_t = 100_000_000)]
         max_instructions: u64,
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
+        /// where a GPU (and wavejit by default, with a warning) lets it through.
+        #[arg(long)]
+        memcheck: bool,
         /// Host threads running workgroups (default: all cores); results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
@@ -148,6 +152,9 @@ enum Command {
         /// Run every kernel in the timing model and show its modeled time.
         #[arg(long)]
         timing: bool,
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page.
+        #[arg(long)]
+        memcheck: bool,
     },
     /// Measure engine throughput: VALU lane-ops/s on an ALU loop, emulated GFLOP/s on a tiled SGEMM.
     Bench {
@@ -163,6 +170,10 @@ enum Command {
         /// Loop iterations of the ALU-loop kernel (more: more ALU-bound).
         #[arg(long, default_value_t = 1000)]
         iterations: u32,
+        /// Times each engine runs each kernel; the fastest run counts, for both engines alike (the machine
+        /// may be shared: the fastest is the least disturbed).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: u32,
         /// Measure the timing model instead: wave-instructions per second per host core on the ALU loop and on
         /// a streaming kernel, against functional mode.
         #[arg(long)]
@@ -188,6 +199,10 @@ enum Command {
         /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
         #[arg(long)]
         timing: bool,
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
+        /// where a GPU (and wavejit by default, with a warning) lets it through (also WAVEJIT_MEMCHECK=1).
+        #[arg(long)]
+        memcheck: bool,
         /// Stop a wave after this many instructions, 0 for no limit (also WAVEJIT_MAX_INSTRUCTIONS;
         /// default 10 billion).
         #[arg(long, value_name = "N")]
@@ -317,9 +332,9 @@ impl KernelArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
+    if let Command::Exec { device, engine, timing, memcheck, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
         let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *max_instructions, &inspect, command) {
+        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *memcheck, *max_instructions, &inspect, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
@@ -353,14 +368,14 @@ fn main() -> ExitCode {
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
         Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
-        Command::Demo { device, engine, timing } => demo::run(device.as_deref(), engine, timing),
-        Command::Bench { device, threads, sgemm_n, iterations, timing, counters, json } => {
+        Command::Demo { device, engine, timing, memcheck } => demo::run(device.as_deref(), engine, timing, memcheck),
+        Command::Bench { device, threads, sgemm_n, iterations, repeat, timing, counters, json } => {
             if counters {
                 bench::run_counters(device.as_deref(), iterations)
             } else if timing {
                 bench::run_timing(device.as_deref(), iterations)
             } else {
-                bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, json: json.as_deref() })
+                bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, repeat, json: json.as_deref() })
             }
         }
         Command::Debug { kernel, wave, engine, json } => kernel
@@ -369,8 +384,8 @@ fn main() -> ExitCode {
         Command::Trace { kernel, html, workgroups, max_recorded, timing, engine } => kernel.prepare().and_then(|prepared| {
             trace::run(trace::TraceArgs { prepared, html, workgroups, max_recorded, timing, engine, max_instructions: kernel.max_instructions })
         }),
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, threads, engine, timing, hot_after, profile, wave_trace })
+        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, memcheck, threads, engine, timing, hot_after, profile, wave_trace } => {
+            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, memcheck, threads, engine, timing, hot_after, profile, wave_trace })
         }
     };
     match result {

@@ -24,6 +24,8 @@ pub struct RunArgs {
     pub args: Vec<String>,
     pub stats_json: Option<PathBuf>,
     pub max_instructions: u64,
+    /// Every byte outside an allocation is a fault ([`DeviceMemory::set_memcheck`]).
+    pub memcheck: bool,
     pub threads: Option<usize>,
     pub engine: EngineKind,
     /// Run in the timing model.
@@ -150,6 +152,7 @@ impl Prepared {
 /// Runs the dispatch and reports.
 pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let p = Prepared::new(&a.file, a.kernel.as_deref(), a.device.as_deref(), &a.grid, &a.block, &a.args)?;
+    p.mem.set_memcheck(a.memcheck);
     let (device, kernel) = (p.device, p.kernel());
     let t0 = Instant::now();
     let counter = ClassCounter::default();
@@ -208,6 +211,9 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             ),
         }
     );
+    if let Some(w) = stats.slack_warning() {
+        println!("warning: {w}");
+    }
     if let Some(t) = &timing {
         println!("{}", crate::timing::summary(t));
     }
@@ -224,6 +230,8 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             "workgroups": stats.workgroups,
             "waves": stats.waves,
             "wave_instructions": stats.wave_instructions,
+            "slack_accesses": stats.slack,
+            "memcheck": a.memcheck,
             "seconds": seconds,
             "jit_blocks": jd.blocks,
             "jit_compiled_instructions": jd.compiled,

@@ -156,11 +156,17 @@ fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
     let arg_out = format!("out={}:64", small.with_file_name("o.bin").display());
     let base = ["run", co.to_str().unwrap(), "--grid", "256", "--block", "64"];
     let mut args: Vec<&str> = base.to_vec();
-    args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=256"]);
+    args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=256", "--memcheck"]);
     let out = wavejit(&args);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("kernel vadd") && err.contains("global_load_dword") && err.contains("past the end of the 64-byte allocation"), "{err}");
+    assert!(err.contains("kernel vadd") && err.contains("global_load_dword") && err.contains("just past the end of the 64-byte allocation"), "{err}");
+    // 4160 work-items: from element 1024 on, the reads lie past the inputs' pages, a fault in any mode
+    let mut args: Vec<&str> = base.to_vec();
+    args[3] = "4160";
+    args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=4160"]);
+    let err = String::from_utf8_lossy(&wavejit(&args).stderr).into_owned();
+    assert!(err.contains("global_load_dword") && err.contains("4032 bytes past the end of the 64-byte allocation"), "{err}");
 
     let mut args: Vec<&str> = base.to_vec();
     args.extend(["--arg", "float=1"]);
@@ -170,6 +176,35 @@ fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
 
     let out = wavejit(&["run", co.to_str().unwrap(), "--grid", "256", "--block", "2048"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("allows at most 1024"));
+}
+
+#[test]
+fn run_lets_accesses_past_the_end_inside_the_last_page_through_counts_them_and_warns_on_every_engine() {
+    let co = tmp("vadd-gfx90a.co", test_kernels::by_name("vadd-gfx90a.co").unwrap());
+    // 64-byte inputs, 300 elements: lanes 16..299 read the rest of the inputs' pages (zeros) and write the rest of c's
+    let small = tmp("small-in.bin", &[1u8; 64]);
+    let arg_in = format!("in={}", small.display());
+    let arg_out = format!("out={}:64", co.with_file_name("small-out.bin").display());
+    let mut warnings = Vec::new();
+    for engine in ["jit", "interp", "crosscheck"] {
+        let json = co.with_file_name(format!("slack-{engine}.json"));
+        let (json_s, arg_out) = (json.to_str().unwrap(), arg_out.as_str());
+        let args = ["run", co.to_str().unwrap(), "--grid", "300", "--block", "64", "--engine", engine, "--stats-json", json_s];
+        let out = wavejit(&args.into_iter().chain(["--arg", &arg_in, "--arg", &arg_in, "--arg", arg_out, "--arg", "u32=300"]).collect::<Vec<_>>());
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{engine}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        let warning = text.lines().find(|l| l.starts_with("warning: ")).unwrap_or_else(|| panic!("{engine}: no warning in {text}")).to_string();
+        assert!(warning.starts_with("warning: 852 accesses past the end of allocations, inside their last pages; the first: kernel vadd, workgroup [0, 0, 0], wave 0, pc 0x"), "{warning}");
+        assert!(warning.contains("global_load_dword: lane 16: read of 4 bytes at 0x") && warning.contains(": 4 bytes past the end of the 64-byte allocation at 0x"), "{warning}");
+        assert!(warning.ends_with("; the GPU reads the allocation's last page, so the dispatch went on; --memcheck stops at such accesses"), "{warning}");
+        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!((stats["slack_accesses"].as_u64(), stats["memcheck"].as_bool()), (Some(852), Some(false)), "{engine}: {stats}");
+        // the output file holds the allocation's 64 bytes: 16 sums of two 0x01010101 words
+        let sums = std::fs::read(co.with_file_name("small-out.bin")).unwrap();
+        assert!(sums.chunks(4).all(|w| f32::from_le_bytes(w.try_into().unwrap()) == 2.0 * f32::from_le_bytes([1; 4])), "{engine}");
+        warnings.push(warning.split(" pc ").next().unwrap().to_string());
+    }
+    assert!(warnings.windows(2).all(|w| w[0] == w[1]), "{warnings:?}");
 }
 
 #[test]
@@ -225,6 +260,9 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     assert!(out.status.success());
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["device"], "mi210");
+    assert_eq!(j["repeat"], 3, "each engine's fastest of three runs by default");
+    let out = wavejit(&["bench", "--sgemm-n", "32", "--repeat", "0"]);
+    assert!(!out.status.success(), "at least one run");
     let out = wavejit(&["bench", "--sgemm-n", "20"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));

@@ -343,6 +343,73 @@ fn a_kernel_fault_is_reported_with_its_address_and_hip_aborts_as_on_hardware() {
     assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
 }
 
+/// Runs `program args` under `wavejit exec` with `flags` and `env`; returns (output, stdout, stderr).
+fn exec_with(flags: &[&str], env: &[(&str, &str)], program: &Path, args: &[&str]) -> (Output, String, String) {
+    let mut cmd = Command::new(wavejit());
+    cmd.env("WAVEJIT_CACHE", scratch().join("translation-cache")).envs(env.iter().copied()).arg("exec").args(flags).arg("--").arg(program).args(args);
+    let o = run(&mut cmd);
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    (o, so, se)
+}
+
+#[test]
+fn reads_and_writes_past_the_end_inside_the_last_page_pass_with_a_warning_and_fault_under_memcheck() {
+    let bin = hipcc("overread", &[]);
+    let mut warnings = Vec::new();
+    for engine in ["jit", "interp", "crosscheck"] {
+        let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &[]);
+        assert!(o.status.success() && so.contains("overread: 35 doubles scaled from 18 pairs; the double written past the end reads back 42"), "{engine}: {so}\n{se}");
+        let lines: Vec<&str> = se.lines().filter(|l| l.starts_with("wavejit: warning on agent 1 (AMD Instinct MI210): 1 access past the end of an allocation, inside its last page; the first: kernel ")).collect();
+        assert_eq!(lines.len(), 3, "{engine}: one warning per dispatch with such an access:\n{se}");
+        for (line, (kernel, what)) in lines.iter().zip([
+            ("scale_pairs", "global_load_dwordx4: lane 17: read of 16 bytes at 0x_: 8 bytes past the end of the 280-byte allocation at 0x_ (device memory); the GPU reads"),
+            ("write_last_pair", "global_store_dwordx4: lane 0: write of 16 bytes at 0x_: 8 bytes past the end of the 280-byte allocation at 0x_ (device memory); the GPU writes"),
+            ("read_past_end", "s_load_dwordx2: read of 8 bytes at 0x_: 8 bytes past the end of the 280-byte allocation at 0x_ (device memory); the GPU reads"),
+        ]) {
+            let line = without_hex(line);
+            assert!(line.contains(kernel) && line.contains("workgroup [0, 0, 0], wave 0, pc 0x_ (`"), "{engine}: {line}");
+            assert!(line.ends_with(&format!("{what} the allocation's last page, so the dispatch went on; --memcheck stops at such accesses")), "{engine}: {line}");
+        }
+        warnings.push(lines.iter().map(|l| without_hex(l)).collect::<Vec<_>>());
+    }
+    assert!(warnings.windows(2).all(|w| w[0] == w[1]), "the engines warn alike: {warnings:?}");
+    // memcheck: the first of them is a fault, with the report of any access outside an allocation
+    for (flags, env) in [(&["--memcheck"][..], &[][..]), (&["--engine", "interp"][..], &[("WAVEJIT_MEMCHECK", "1")][..])] {
+        let (o, so, se) = exec_with(flags, env, &bin, &[]);
+        assert!(!o.status.success() && !so.contains("overread:") && !se.contains("warning"), "{flags:?} {env:?}: {so}\n{se}");
+        let fault = "global_load_dwordx4: lane 17: read of 16 bytes at 0x_: runs 8 bytes past the end of the 280-byte allocation at 0x_ (device memory)";
+        assert!(without_hex(&se).contains(&format!("wavejit: GPU fault on agent 1 (AMD Instinct MI210): kernel _Z11scale_pairsPKdPdi, workgroup [0, 0, 0], wave 0, pc 0x_ (`global_load_dwordx4 v[2:5], v1, s[0:1]`): {fault}")), "{se}");
+        assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
+    }
+    let (o, _, se) = exec_with(&[], &[("WAVEJIT_MEMCHECK", "yes")], &bin, &[]);
+    assert!(!o.status.success() && se.contains("WAVEJIT_MEMCHECK=yes: expected 1"), "{se}");
+}
+
+/// `text` with every hexadecimal number replaced by `0x_` (addresses differ from run to run).
+fn without_hex(text: &str) -> String {
+    let parts = text.split("0x").enumerate().map(|(i, p)| if i == 0 { p } else { p.trim_start_matches(|c: char| c.is_ascii_hexdigit()) });
+    parts.collect::<Vec<_>>().join("0x_")
+}
+
+#[test]
+fn stores_past_the_end_of_a_buffer_run_within_its_last_page_and_fault_past_it_or_under_memcheck() {
+    // rocPRIM 5.3's merge writes one index per thread past its temporary storage: a GPU maps the rest of the page
+    let bin = hipcc("page_bounds", &[]);
+    for engine in ["jit", "interp"] {
+        let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &["near"]);
+        assert!(o.status.success() && so.contains("page bounds: near stores ran, the two wanted entries are 0 and 1024"), "{engine}: {so}\n{se}");
+        // lanes 2 to 63 store past the end of the 8-byte array
+        let warning = "wavejit: warning on agent 1 (AMD Instinct MI210): 62 accesses past the end of allocations, inside their last pages; the first: kernel _Z9partitionPjjj";
+        assert!(se.contains(warning) && se.contains("lane 2: write of 4 bytes at") && se.contains(": 4 bytes past the end of the 8-byte allocation at"), "{engine}: {se}");
+        // past the last page it is a fault as before
+        let (o, _, se) = exec_with(&["--engine", engine], &[], &bin, &["far"]);
+        assert!(!o.status.success() && se.contains("past the end of the 8-byte allocation") && se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{engine}: {se}");
+    }
+    let (o, _, se) = exec_with(&["--memcheck"], &[], &bin, &["near"]);
+    assert!(!o.status.success());
+    assert!(se.contains("lane 2: write of 4 bytes at") && se.contains("just past the end of the 8-byte allocation"), "{se}");
+}
+
 #[test]
 fn exec_says_clearly_what_it_cannot_run() {
     let (o, _, se) = exec(None, Path::new("/nonexistent/program"), &[]);

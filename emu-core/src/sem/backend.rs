@@ -248,9 +248,9 @@ pub trait Backend {
     /// This wave's private memory: (base lo, base hi, bytes per lane).
     fn scratch(&mut self) -> (Self::S, Self::S, Self::S);
     /// Whether bit `bit` of the uniform `s` is set, for a choice between two ways of executing the instruction.
-    /// The interpreter reads it. The JIT, which knows it only at run time, answers "clear" and compiles that
-    /// way, guarded: where the bit is set when the code runs, the interpreter executes the instruction instead.
-    fn uniform_bit(&mut self, s: Self::S, bit: u32) -> bool;
+    /// The interpreter reads it. The JIT, which knows it only at run time, answers `likely` and compiles that
+    /// way, guarded: where the bit is otherwise when the code runs, the interpreter executes the instruction.
+    fn uniform_bit(&mut self, s: Self::S, bit: u32, likely: bool) -> bool;
     /// The 64-bit value (lo, hi) of a clock the wave reads (`s_memtime`, `s_memrealtime`), as
     /// [`crate::wave::WaveClock`] defines it.
     fn s_clock(&mut self, clock: Clock) -> (Self::S, Self::S);
@@ -263,6 +263,11 @@ pub trait Backend {
     fn v_get_at(&mut self, reg: Self::S) -> Self::V;
     /// Writes VGPR number `reg`, chosen at run time (index mode), in the lanes of `m`.
     fn v_set_at(&mut self, reg: Self::S, v: Self::V, m: Self::M);
+    /// A hardware register the wave holds ([`crate::hwreg::HwRegs`]; MODE with the index-mode bit), whole.
+    fn s_hwreg(&mut self, reg: crate::hwreg::Held) -> Self::S;
+    /// Writes MODE's bits `mask` from `value` (in place), as [`crate::hwreg::mode_write`] allows: a change the
+    /// engines do not model stops the wave, naming the field and value.
+    fn s_set_mode(&mut self, value: Self::S, mask: u32) -> Result<(), ExecError>;
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
 
@@ -285,14 +290,17 @@ pub trait Backend {
     fn a_get(&mut self, reg: u32) -> Self::V;
     /// Writes AGPR `reg` in the lanes of `m`.
     fn a_set(&mut self, reg: u32, v: Self::V, m: Self::M);
-    /// One matrix fused multiply-add over whole registers; the arithmetic is [`mfma_lanes`]'s.
+    /// One matrix fused multiply-add over whole registers: `a`, `b` and `c` hold [`Mfma::a_regs`],
+    /// [`Mfma::b_regs`] and [`Mfma::c_regs`] registers (C, then a sparse shape's index register); returns D. The
+    /// arithmetic is [`mfma_lanes`]'s.
     fn v_mfma(&mut self, shape: Mfma, a: &[Self::V], b: &[Self::V], c: &[Self::V]) -> Vec<Self::V>;
     /// A typed buffer access at per-lane addresses (lo, hi) in the lanes of `m`: `word3` is the buffer
     /// resource's word 3 (format and channel selects), `data` what a store writes; returns a load's registers.
     fn v_buffer_format(&mut self, op: &crate::image::FormatAccess, word3: Self::S, lo: Self::V, hi: Self::V, data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// One MIMG instruction: `t` is the image resource, `s` the sampler (for sampling forms), `addr` the
-    /// address registers from VADDR on (as many as the longest form reads), `data` the registers a store
-    /// writes; returns the registers a load or sample gives. The per-lane work is [`crate::image`]'s.
+    /// address registers from VADDR on (as many as the longest form reads), `data` the registers a store writes
+    /// or an atomic combines with memory; returns the registers to write from VDATA on (a load's or sample's
+    /// result, an atomic's old value with GLC, none for stores). The per-lane work is [`crate::image`]'s.
     fn v_image(&mut self, op: &crate::image::ImageInst, t: [Self::S; 8], s: [Self::S; 4], addr: &[Self::V], data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// A per-lane helper function over `f.inputs()` vectors, giving `f.outputs()` vectors.
     fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;

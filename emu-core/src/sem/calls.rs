@@ -163,8 +163,10 @@ calls! {
     PermuteForward {} => |b, i| b.v_permute_forward(i.v(), i.v(), i.m());
     LaneRead {} => |b, i| b.v_lane_read(i.v(), i.s());
     FirstLane {} => |b, i| b.v_first_lane(i.v(), i.m());
-    Mfma { shape: Mfma } => |b, i| b.v_mfma(shape, i.vs(shape.src_regs()), i.vs(shape.src_regs()), i.vs(shape.acc_regs()));
+    Mfma { shape: Mfma } => |b, i| b.v_mfma(shape, i.vs(shape.a_regs()), i.vs(shape.b_regs()), i.vs(shape.c_regs()));
     Scratch {} => |b, _i| b.scratch();
+    HwReg { reg: crate::hwreg::Held } => |b, _i| b.s_hwreg(reg);
+    SetMode { mask: u32 } => |b, i| b.s_set_mode(i.s(), mask)?;
     FailIfAny { err: ExecError } => |b, i| b.fail_if_any(i.m(), err)?;
     VLoad { offset: i64, dwords: u32 } => |b, i| b.v_load(i.v(), i.v(), offset, dwords, i.m())?;
     VStore { offset: i64, n: u32 } => |b, i| b.v_store(i.v(), i.v(), offset, i.vs(n as usize), i.m())?;

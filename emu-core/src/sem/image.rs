@@ -22,7 +22,8 @@ fn image<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     if inst.field(Field::A16) == 1 {
         return Err(form(inst, "16-bit image addresses (A16)"));
     }
-    let op = ImageInst::of(inst.info.opcode, inst.field(Field::Dmask), inst.field(Field::D16) == 1, inst.field(Field::Unorm) == 1)
+    let field = |f| inst.field(f) == 1;
+    let op = ImageInst::of(inst.info.opcode, inst.info.atomic, inst.field(Field::Dmask), field(Field::D16), field(Field::Unorm), field(Field::Glc))
         .map_err(|what| form(inst, what))?;
     let acc = inst.field(Field::Acc) == 1;
     let (r, sr) = (inst.field(Field::Srsrc) * 4, inst.field(Field::Ssamp) * 4);
@@ -33,14 +34,12 @@ fn image<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     let addr: Vec<B::V> = (0..MAX_ADDRESS as u32).map(|i| b.v_get((va + i).min(255))).collect();
     let d = inst.field(Field::Vdata);
     let exec = b.exec();
-    if op.kind == ImageKind::Store {
-        let data: Vec<B::V> = (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect();
-        b.v_image(&op, t, s, &addr, &data, exec)?;
-    } else {
-        let out = b.v_image(&op, t, s, &addr, &[], exec)?;
-        for (i, v) in out.into_iter().enumerate() {
-            data_set(b, acc, d + i as u32, v, exec);
-        }
+    // stores and atomics read their data from VDATA; what comes back (an atomic's old value with GLC) goes there
+    let reads = matches!(op.kind, ImageKind::Store | ImageKind::Atomic(_));
+    let data: Vec<B::V> = if reads { (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect() } else { Vec::new() };
+    let out = b.v_image(&op, t, s, &addr, &data, exec)?;
+    for (i, v) in out.into_iter().enumerate() {
+        data_set(b, acc, d + i as u32, v, exec);
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! Matrix instructions: MFMA on VGPR or AGPR operands, and the AGPR moves (v_accvgpr_read/write/mov).
+//! Matrix instructions: MFMA and gfx942's sparse SMFMAC on VGPR or AGPR operands, and the AGPR moves
+//! (v_accvgpr_read/write/mov).
 
 use isa_amdgpu::encoding::Field;
 use isa_amdgpu::{Inst, Opcode};
@@ -43,7 +44,16 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             } else {
                 shape.blgp = blgp as u8;
             }
-            if cbsz != 0 || abid != 0 {
+            if shape.sparse {
+                // SMFMAC: CBSZ 0 lets ABID choose the set of index bits, any other CBSZ the first set
+                if blgp != 0 {
+                    return Err(form(inst, "BLGP on a sparse MFMA"));
+                }
+                if cbsz == 0 && abid as usize >= shape.index_sets() {
+                    return Err(form(inst, "an ABID beyond the sparse MFMA's index sets"));
+                }
+                (shape.cbsz, shape.abid) = (cbsz as u8, abid as u8);
+            } else if cbsz != 0 || abid != 0 {
                 if shape.blocks == 1 || 1 << cbsz > shape.blocks || abid >> cbsz != 0 {
                     return Err(form(inst, "a CBSZ/ABID broadcast outside the instruction's blocks"));
                 }
@@ -64,9 +74,16 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 }
                 Ok((0..n as u32).map(|i| data_get(b, acc, r - 256 + i)).collect())
             };
-            let a = read(b, Field::Src0, acc_ab & 1 == 1, shape.src_regs())?;
-            let bb = read(b, Field::Src1, acc_ab >> 1 & 1 == 1, shape.src_regs())?;
-            let c = read(b, Field::Src2, acc_cd, shape.acc_regs())?;
+            let a = read(b, Field::Src0, acc_ab & 1 == 1, shape.a_regs())?;
+            let bb = read(b, Field::Src1, acc_ab >> 1 & 1 == 1, shape.b_regs())?;
+            let c = if shape.sparse {
+                // SMFMAC accumulates in place: C is the destination, src2 the index register (a VGPR)
+                let mut c: Vec<B::V> = (0..shape.acc_regs() as u32).map(|i| data_get(b, acc_cd, vdst(inst) + i)).collect();
+                c.extend(read(b, Field::Src2, false, 1)?);
+                c
+            } else {
+                read(b, Field::Src2, acc_cd, shape.acc_regs())?
+            };
             let d = b.v_mfma(shape, &a, &bb, &c);
             let m = b.exec();
             for (i, v) in d.into_iter().enumerate() {
@@ -111,6 +128,12 @@ impl MfmaInput {
 /// An MFMA: `blocks` independent products D (m x n) = A (m x k) * B (k x n) + C, with the instruction's
 /// broadcast and lane-pattern modifiers (CBSZ/ABID: block b reads A from block `(b >> cbsz << cbsz) + abid`;
 /// BLGP: B is read from other lanes; `neg`: gfx942's f64 MFMAs negate A, B, C by bits 0, 1, 2).
+///
+/// `sparse` (SMFMAC, one block): A is 4:2 structured-sparse. Of every four consecutive k of a row, two values
+/// are stored, in the lane and k group the dense layout gives them ([`Mfma::sparse_at`]); an index register
+/// (after C in [`Mfma::c_regs`]) holds, per lane, two bits per stored value saying which of the four k it is.
+/// CBSZ 0 lets ABID pick the set of index bits ([`Mfma::index_sets`]), another CBSZ the first set; D = A * B
+/// + D (C is the destination).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mfma {
     pub m: usize,
@@ -125,11 +148,12 @@ pub struct Mfma {
     pub abid: u8,
     pub blgp: u8,
     pub neg: u8,
+    pub sparse: bool,
 }
 
 impl Mfma {
-    /// The shape of an MFMA from the table's `mfma` column, without modifiers; `None` for SMFMAC (sparse A),
-    /// which the engines refuse.
+    /// The shape of an MFMA or SMFMAC from the table's `mfma` column, without modifiers; `None` for shapes
+    /// whose layout does not fill the wave.
     pub fn of(s: isa_amdgpu::table::MfmaShape) -> Option<Mfma> {
         use isa_amdgpu::table::DataType;
         let (input, input_b) = match s.input {
@@ -145,16 +169,15 @@ impl Mfma {
             DataType::Bf8Bf8 => (MfmaInput::Bf8, MfmaInput::Bf8),
             _ => return None,
         };
-        if s.sparse {
-            return None;
-        }
-        let shape = Mfma { m: s.m as usize, n: s.n as usize, k: s.k as usize, blocks: s.blocks as usize, input, input_b, cbsz: 0, abid: 0, blgp: 0, neg: 0 };
+        let (m, n, k, blocks) = (s.m as usize, s.n as usize, s.k as usize, s.blocks as usize);
+        let shape = Mfma { m, n, k, blocks, input, input_b, cbsz: 0, abid: 0, blgp: 0, neg: 0, sparse: s.sparse };
         let fits = |outer: usize| 64 % (outer * shape.blocks) == 0 && (shape.k * outer * shape.blocks).is_multiple_of(64);
         (fits(shape.m) && fits(shape.n)).then_some(shape)
     }
     /// A plain single-block f16/bf16/f32 product: what the SIMD routine computes.
     fn simd(&self) -> bool {
         matches!(self.input, MfmaInput::F16 | MfmaInput::Bf16 | MfmaInput::F32)
+            && !self.sparse
             && self.blocks == 1
             && (self.cbsz, self.abid, self.blgp) == (0, 0, 0)
             && self.m * self.k <= MAX_ELEMS
@@ -168,13 +191,48 @@ impl Mfma {
     fn per_lane(&self) -> usize {
         self.m * self.k * self.blocks / 64
     }
-    /// Registers of the A (and B) operand.
-    pub fn src_regs(&self) -> usize {
+    /// Registers of the B operand, and of a dense A.
+    pub fn b_regs(&self) -> usize {
         (self.per_lane() * self.bits()).div_ceil(32)
+    }
+    /// Registers of the A operand: half of a dense one's when sparse.
+    pub fn a_regs(&self) -> usize {
+        if self.sparse {
+            self.b_regs() / 2
+        } else {
+            self.b_regs()
+        }
     }
     /// Registers of C and D.
     pub fn acc_regs(&self) -> usize {
         self.m * self.n * self.blocks / 64 * if self.input == MfmaInput::F64 { 2 } else { 1 }
+    }
+    /// The registers the C operand of [`Backend::v_mfma`] holds: C, then for a sparse shape the index register.
+    pub fn c_regs(&self) -> usize {
+        self.acc_regs() + self.sparse as usize
+    }
+    /// How many sets of index bits a sparse shape's index register holds: a lane's stored A values take 2 bits
+    /// each.
+    pub fn index_sets(&self) -> usize {
+        32 / self.per_lane()
+    }
+    /// The first index bit of the set a sparse shape reads.
+    fn index_base(&self) -> usize {
+        if self.cbsz == 0 {
+            self.abid as usize * self.per_lane()
+        } else {
+            0
+        }
+    }
+    /// Where the stored value `slot` (0, 1) of the k group of four holding A[i][kk] of a sparse shape lies:
+    /// (lane, element of the lane's A registers, first index bit in the index register). The lane is the dense
+    /// layout's; a lane's groups of four k are stored as two consecutive elements each, and the two index bits
+    /// of each element follow in the same order.
+    pub fn sparse_at(&self, i: usize, kk: usize, slot: usize) -> (usize, usize, usize) {
+        let p = self.per_lane();
+        let (lane, _) = self.input_at(self.m, i, kk, 0);
+        let e = kk % p / 4 * 2 + slot;
+        (lane, e, self.index_base() + 2 * e)
     }
     /// Where A[i][kk] of block `b` lies (for B: B[kk][i], with n for m): (lane, element of the lane). Block b
     /// takes lanes b*m.., each lane holds `per_lane` consecutive k values, and the next k values follow
@@ -248,6 +306,9 @@ pub(crate) fn f8_to_f64(x: u8, mant: u32, bias: i32) -> f64 {
 /// and round once to f32, a NaN becoming 0x7fc00000, as the SIMD routine does; i32 results wrap; f64
 /// results fuse each multiply-add in order of k.
 fn mfma_general(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+    if s.sparse {
+        return smfmac(s, a, b, c);
+    }
     let mut d = c[..s.acc_regs()].to_vec();
     let sign = |bit: u8| if s.neg >> bit & 1 == 1 { -1.0 } else { 1.0 };
     for blk in 0..s.blocks {
@@ -287,6 +348,31 @@ fn mfma_general(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> V
                     }
                 }
             }
+        }
+    }
+    d
+}
+
+/// A sparse MFMA ([`Mfma`]'s `sparse`): each dot product adds, in order of k group, the two stored A values of
+/// the group times the B values at the k their index bits name, rounding as [`mfma_general`] does (a
+/// repeated index adds both products).
+fn smfmac(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u32; 64]> {
+    let mut d = c[..s.acc_regs()].to_vec();
+    let index = &c[s.acc_regs()];
+    for i in 0..s.m {
+        for j in 0..s.n {
+            let (lane, r) = s.output_at(i, j, 0);
+            let terms = (0..s.k).step_by(4).flat_map(|group| (0..2).map(move |slot| (group, slot))).map(|(group, slot)| {
+                let (la, ea, bit) = s.sparse_at(i, group, slot);
+                let kk = group + (index[la] >> bit & 3) as usize;
+                let (lb, eb) = s.input_at(s.n, j, kk, 0);
+                (element(s.input, a, la, ea), element(s.input_b, b, lb, eb))
+            });
+            d[r][lane] = if s.input == MfmaInput::I8 {
+                terms.fold(c[r][lane] as i32, |acc, (x, y)| acc.wrapping_add(x as i32 * y as i32)) as u32
+            } else {
+                round_f32(terms.fold(f32::from_bits(c[r][lane]) as f64, |acc, (x, y)| acc + x * y))
+            };
         }
     }
     d
@@ -529,13 +615,13 @@ mod tests {
             (32, 32, 2, MfmaInput::F32),
             (16, 16, 4, MfmaInput::F32),
         ] {
-            let s = Mfma { m, n, k, blocks: 1, input, input_b: input, cbsz: 0, abid: 0, blgp: 0, neg: 0 };
+            let s = Mfma { m, n, k, blocks: 1, input, input_b: input, cbsz: 0, abid: 0, blgp: 0, neg: 0, sparse: false };
             for round in 0..20 {
                 let specials = round % 4 == 3;
                 let mut regs = |count: usize, is_c: bool| -> Vec<[u32; 64]> {
                     (0..count).map(|_| std::array::from_fn(|_| word(&mut rng, input, is_c, specials))).collect()
                 };
-                let (a, b, c) = (regs(s.src_regs(), false), regs(s.src_regs(), false), regs(s.acc_regs(), true));
+                let (a, b, c) = (regs(s.a_regs(), false), regs(s.b_regs(), false), regs(s.acc_regs(), true));
                 let want = plain(s, &a, &b, &c);
                 assert_eq!(mfma_lanes(s, &a, &b, &c), want, "{s:?} round {round}");
                 for fused in [false, true] {

@@ -159,6 +159,9 @@ pub enum ExecError {
     /// An instruction the ISA guide calls illegal in the state it meets.
     #[error("{mnemonic}: {what}, which the ISA guide calls illegal")]
     Illegal { mnemonic: &'static str, what: &'static str },
+    /// A write to MODE that changes a field the engines do not model ([`crate::hwreg::MODE_FIELDS`]).
+    #[error("{mnemonic}: sets MODE.{field} to {value}, and {why}")]
+    ModeField { mnemonic: &'static str, field: &'static str, value: u32, why: &'static str },
     /// An instruction that has no meaning in a compute kernel on wavejit (privileged, trap-handler or debugger
     /// only, graphics), with why.
     #[error("{mnemonic}: {why}")]

@@ -1,6 +1,6 @@
 //! The scalar ALU: SOP1, SOP2, SOPC and SOPK arithmetic, logic, shifts, compares, selects, bit counts and
 //! field extractions, bit masks (s_bfm), 64-bit mask operations, the EXEC-saving forms and the hardware
-//! register LLVM reads the apertures from (s_getreg of SH_MEM_BASES).
+//! registers (s_getreg, s_setreg: what each holds and which writes are taken is [`crate::hwreg`]'s).
 
 use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::table::Implicit;
@@ -9,6 +9,7 @@ use isa_amdgpu::{Inst, Opcode};
 use super::backend::*;
 use super::operand::*;
 use super::{form, unsupported, ExecError, Flow};
+use crate::hwreg::{self, Held, Readable};
 use crate::lanefn::{BitOp, LaneFn, SaluOp};
 
 /// Executes a scalar ALU instruction.
@@ -376,17 +377,36 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
         O::SGetregB32 => {
-            // simm16: register id [5:0], bit offset [10:6], size - 1 [15:11]
-            let k = inst.field(Field::Simm16);
-            let (id, offset, size) = (k & 0x3f, k >> 6 & 0x1f, (k >> 11 & 0x1f) + 1);
-            let value = match id {
-                // SH_MEM_BASES: bits 63:48 of the shared aperture (31:16) and of the private aperture (15:0)
-                15 => (super::SHARED_APERTURE_HI >> 16) << 16 | super::PRIVATE_APERTURE_HI >> 16,
-                _ => return Err(form(inst, "hardware registers other than SH_MEM_BASES")),
+            // D = the hardware register's bits offset .. offset + size, at bit 0
+            let f = hwreg::Field::decode(inst.field(Field::Simm16));
+            let value = match hwreg::readable(inst.target, f).map_err(|why| ExecError::Refused { mnemonic: inst.info.name, why })? {
+                Readable::Held(h) => b.s_hwreg(h),
+                Readable::Constant(c) => b.s_const(c),
+                Readable::Status => status(b),
             };
-            let field = (value as u64 >> offset) & ((1u64 << size) - 1);
-            let r = b.s_const(field as u32);
-            b.s_set(inst.field(Field::Sdst), r);
+            let field = if f.offset == 0 && f.size == 32 {
+                value
+            } else {
+                let (sh, mask) = (b.s_const(f.offset), b.s_const(f.mask() >> f.offset));
+                let down = b.s_op(SOp::Lshr, value, sh);
+                b.s_op(SOp::And, down, mask)
+            };
+            b.s_set(inst.field(Field::Sdst), field);
+            Ok(Flow::Next)
+        }
+        O::SSetregB32 | O::SSetregImm32B32 => {
+            // the register's bits offset .. offset + size = the source's low bits
+            let f = hwreg::Field::decode(inst.field(Field::Simm16));
+            if let Some(why) = hwreg::unwritable(inst.target, f) {
+                return Err(ExecError::Refused { mnemonic: inst.info.name, why });
+            }
+            let src = match inst.literal() {
+                Some(k) if inst.info.opcode == O::SSetregImm32B32 => b.s_const(k),
+                _ => scalar_src(b, inst, inst.field(Field::Sdst))?,
+            };
+            let sh = b.s_const(f.offset);
+            let placed = b.s_op(SOp::Shl, src, sh);
+            b.s_set_mode(placed, f.mask())?;
             Ok(Flow::Next)
         }
         // ---- more vector ALU --------------------------------------------------------------------------
@@ -403,6 +423,30 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             None => more(b, inst),
         },
     }
+}
+
+/// STATUS: its held bits (VALID, IN_TG) with SCC, EXECZ and VCCZ from the registers.
+fn status<B: Backend>(b: &mut B) -> B::S {
+    let fixed = b.s_hwreg(Held::StatusFixed);
+    let scc = b.scc();
+    let exec = b.exec();
+    let (lo, hi) = b.mask_parts(exec);
+    let execz = zero_bit(b, lo, hi, 9);
+    let (lo, hi) = (b.s_get(crate::wave::sreg::VCC_LO), b.s_get(crate::wave::sreg::VCC_LO + 1));
+    let vccz = zero_bit(b, lo, hi, 10);
+    let r = b.s_op(SOp::Or, fixed, scc);
+    let r = b.s_op(SOp::Or, r, execz);
+    b.s_op(SOp::Or, r, vccz)
+}
+
+/// `1 << bit` if the 64-bit (lo, hi) is 0, else 0.
+fn zero_bit<B: Backend>(b: &mut B, lo: B::S, hi: B::S, bit: u32) -> B::S {
+    let any = b.s_op(SOp::Or, lo, hi);
+    let nz = b.s_nonzero(any);
+    let one = b.s_const(1);
+    let z = b.s_op(SOp::Xor, nz, one);
+    let k = b.s_const(bit);
+    b.s_op(SOp::Shl, z, k)
 }
 
 /// Scalar bit counts and field extractions.

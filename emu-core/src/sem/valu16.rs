@@ -9,7 +9,7 @@ use isa_amdgpu::{Inst, Opcode};
 use super::backend::*;
 use super::operand::*;
 use super::{form, unsupported, ExecError, Flow};
-use crate::lanefn::{F16Op, I16Op, LaneFn};
+use crate::lanefn::{F16Op, I16Op, LaneFn, ValuOp};
 
 /// Executes a 16-bit VALU instruction.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
@@ -37,6 +37,19 @@ enum Shape {
     /// The minimum or maximum of three 16-bit integers (`lo`/`hi`: the two-source min and max of the type),
     /// or with `med` their median.
     Three { lo: I16Op, hi: I16Op, med: bool, max: bool },
+    /// 16-bit integer sources (2 or 3) -> `f`, or with VOP3 clamp `sat` (the saturating form).
+    HalfSat { f: I16Op, sat: I16Op },
+    /// f16 multiply-add (rounded twice, as v_mad_f16) with the instruction's 16-bit literal K: src0 * K + vsrc1
+    /// (`k_mul`, v_madmk_f16) or src0 * vsrc1 + K (v_madak_f16).
+    MadK { k_mul: bool },
+    /// Packed f16 fused multiply-add into the destination (VOP2 v_pk_fmac_f16): both halves of src0 and vsrc1.
+    PkMac,
+    /// v_dot2_f32_f16 (VOP3P): two f16 products summed into the f32 src2.
+    Dot2,
+    /// v_dot2c_f32_f16 (VOP2/VOP3): the same into the destination.
+    Dot2c,
+    /// Two sources (f32, or with `half` f16 halves) as normalized 16-bit integers packed into one register.
+    PkNorm { signed: bool, half: bool },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -127,12 +140,44 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VPkMinU16 => pk(LaneFn::I16(I::MinU), 2),
         O::VPkMinI16 => pk(LaneFn::I16(I::MinI), 2),
         O::VPkMadU16 | O::VPkMadI16 => pk(LaneFn::I16(I::Mad), 3),
+        O::VAddI16 => Shape::HalfSat { f: I::Add, sat: I::AddSatI },
+        O::VSubI16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatI },
+        O::VMadI16 | O::VMadLegacyI16 => Shape::HalfSat { f: I::Mad, sat: I::MadSatI },
+        O::VMin3F16 => f16(H::Min3, 3),
+        O::VMax3F16 => f16(H::Max3, 3),
+        O::VMed3F16 => f16(H::Med3, 3),
+        O::VFmaLegacyF16 => f16(H::Fma, 3),
+        O::VCvtNormI16F16 => f16(H::NormI16, 1),
+        O::VCvtNormU16F16 => f16(H::NormU16, 1),
+        O::VMadmkF16 => Shape::MadK { k_mul: true },
+        O::VMadakF16 => Shape::MadK { k_mul: false },
+        O::VPkFmacF16 => Shape::PkMac,
+        O::VDot2F32F16 => Shape::Dot2,
+        O::VDot2cF32F16 => Shape::Dot2c,
+        O::VCvtPknormI16F32 => Shape::PkNorm { signed: true, half: false },
+        O::VCvtPknormU16F32 => Shape::PkNorm { signed: false, half: false },
+        O::VCvtPknormI16F16 => Shape::PkNorm { signed: true, half: true },
+        O::VCvtPknormU16F16 => Shape::PkNorm { signed: false, half: true },
         _ => return None,
     })
 }
 
 fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, ExecError> {
-    no_output_mods(inst)?;
+    match shape {
+        Shape::HalfSat { .. } | Shape::Dot2 => {
+            // clamp is the instruction's own (saturation, or the f32 clamp of the dot product)
+            if inst.encoding() == isa_amdgpu::Encoding::Vop3 && inst.field(Field::Omod) != 0 {
+                return Err(form(inst, "output modifiers (omod)"));
+            }
+        }
+        // VOP3 f32 results (v_dot2c_f32_f16_e64) are clamped by `sem::execute`
+        _ if clamps_f32(inst) => {
+            if inst.field(Field::Omod) != 0 {
+                return Err(form(inst, "output modifiers (omod)"));
+            }
+        }
+        _ => no_output_mods(inst)?,
+    }
     match shape {
         Shape::Half { f, n, mac, swap } => {
             let mut args = Vec::with_capacity(3);
@@ -183,8 +228,105 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
             };
             write16(b, inst, r);
         }
+        Shape::HalfSat { f, sat } => {
+            let op = if inst.field(Field::Clamp) == 1 { sat } else { f };
+            let f = LaneFn::I16(op);
+            let mut args = Vec::with_capacity(3);
+            for k in 0..f.inputs() {
+                args.push(src16(b, inst, k)?);
+            }
+            let r = b.v_lanefn(f, &args);
+            write16(b, inst, r[0]);
+        }
+        Shape::MadK { k_mul } => {
+            let a = src16(b, inst, 0)?;
+            let c = b.v_get(inst.field(Field::Vsrc1));
+            // the literal's low 16 bits are the f16 constant
+            let k = splat(b, inst.literal().unwrap_or(0) & 0xffff);
+            let args = if k_mul { [a, k, c] } else { [a, c, k] };
+            let r = b.v_lanefn(LaneFn::F16(F16Op::Mad), &args);
+            write16(b, inst, r[0]);
+        }
+        Shape::PkMac => {
+            // an inline constant is its f16 value in both halves: LLVM folds a constant into a packed operand
+            // only where both halves are equal
+            let a = match inst.field(Field::Src0) {
+                v @ 240..=248 => {
+                    let h = isa_amdgpu::constants::inline_float(v, isa_amdgpu::constants::FloatWidth::F16).unwrap_or(0) as u32;
+                    splat(b, h & 0xffff | h << 16)
+                }
+                _ => vec_src(b, inst, Field::Src0)?,
+            };
+            let (c, d) = (b.v_get(inst.field(Field::Vsrc1)), b.v_get(vdst(inst)));
+            let sh = splat(b, 16);
+            let mut halves = Vec::with_capacity(2);
+            for j in 0..2 {
+                let [x, y, z] = [a, c, d].map(|v| if j == 1 { b.v_op(VOp::Lshr, v, sh) } else { v });
+                halves.push(b.v_lanefn(LaneFn::F16(F16Op::Fma), &[x, y, z])[0]);
+            }
+            let hi = b.v_op(VOp::Shl, halves[1], sh);
+            let v = b.v_op(VOp::Or, halves[0], hi);
+            let m = b.exec();
+            b.v_set(vdst(inst), v, m);
+        }
+        Shape::Dot2 => dot2(b, inst)?,
+        Shape::Dot2c => {
+            let (x, y) = (src(b, inst, 0)?, src(b, inst, 1)?);
+            let acc = b.v_get(vdst(inst));
+            let r = b.v_lanefn(LaneFn::Valu(ValuOp::Dot2F32F16), &[x, y, acc]);
+            let m = b.exec();
+            b.v_set(vdst(inst), r[0], m);
+        }
+        Shape::PkNorm { signed, half } => {
+            if inst.encoding() == isa_amdgpu::Encoding::Vop3 && inst.field(Field::OpSel) >> 3 & 1 == 1 {
+                return Err(form(inst, "op_sel on the destination of a 32-bit result"));
+            }
+            let (x, y) = if half { (src16(b, inst, 0)?, src16(b, inst, 1)?) } else { (src(b, inst, 0)?, src(b, inst, 1)?) };
+            let r = b.v_lanefn(LaneFn::Valu(ValuOp::CvtPkNorm { signed, half }), &[x, y]);
+            let m = b.exec();
+            b.v_set(vdst(inst), r[0], m);
+        }
     }
     Ok(Flow::Next)
+}
+
+/// v_dot2_f32_f16: element j (0 low, 1 high) of src0 and src1 is the half op_sel[k] (j = 0) or op_sel_hi[k]
+/// (j = 1) selects, negated by neg_lo[k] / neg_hi[k]; src2 is an f32, which neg_lo[2] negates (neg_hi[2], which
+/// has no element to negate, is refused); clamp clamps the f32 result to [0, 1].
+fn dot2<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
+    let opsel = inst.field(Field::OpSel);
+    let opsel_hi = inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2;
+    let (neg_lo, neg_hi) = (inst.field(Field::Neg), inst.field(Field::NegHi));
+    let (sh, lo16, sign) = (splat(b, 16), splat(b, 0xffff), splat(b, 0x8000));
+    let mut packed = Vec::with_capacity(2);
+    for (k, field) in [Field::Src0, Field::Src1].into_iter().enumerate() {
+        let s = raw_src(b, inst, field)?;
+        let mut e = Vec::with_capacity(2);
+        for (sel, neg) in [(opsel, neg_lo), (opsel_hi, neg_hi)] {
+            let v = if sel >> k & 1 == 1 { b.v_op(VOp::Lshr, s, sh) } else { s };
+            let v = b.v_op(VOp::And, v, lo16);
+            e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
+        }
+        let hi = b.v_op(VOp::Shl, e[1], sh);
+        packed.push(b.v_op(VOp::Or, e[0], hi));
+    }
+    if neg_hi >> 2 & 1 == 1 {
+        return Err(form(inst, "neg_hi on the f32 accumulator"));
+    }
+    let mut c = raw_src(b, inst, Field::Src2)?;
+    if neg_lo >> 2 & 1 == 1 {
+        let m = splat(b, 0x8000_0000);
+        c = b.v_op(VOp::Xor, c, m);
+    }
+    let mut r = b.v_lanefn(LaneFn::Valu(ValuOp::Dot2F32F16), &[packed[0], packed[1], c])[0];
+    if inst.field(Field::Clamp) == 1 {
+        let (zero, one) = (splat(b, 0), splat(b, 0x3f80_0000));
+        r = b.v_op(VOp::MaxF32, r, zero);
+        r = b.v_op(VOp::MinF32, r, one);
+    }
+    let m = b.exec();
+    b.v_set(vdst(inst), r, m);
+    Ok(())
 }
 
 

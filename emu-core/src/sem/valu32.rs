@@ -526,6 +526,47 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
             b.v_set(vdst(inst), r, m);
             return Ok(Flow::Next);
         }
+        O::VQsadPkU16U8 | O::VMqsadPkU16U8 | O::VMqsadU32U8 => {
+            no_modifiers(inst)?;
+            let wide = inst.info.opcode == O::VMqsadU32U8;
+            let f = LaneFn::QuadSad { masked: inst.info.opcode != O::VQsadPkU16U8, wide };
+            let (lo, hi) = vec_src64(b, inst, Field::Src0)?;
+            let mut args = vec![lo, hi, vec_src(b, inst, Field::Src1)?];
+            let c = inst.field(Field::Src2);
+            if wide && c < 256 {
+                // a constant or SGPR accumulator: its value in each of the four dwords
+                let v = vec_src(b, inst, Field::Src2)?;
+                args.extend([v; 4]);
+            } else if wide {
+                args.extend((0..4).map(|i| b.v_get(c - 256 + i)));
+            } else {
+                let (lo, hi) = vec_src64(b, inst, Field::Src2)?;
+                args.extend([lo, hi]);
+            }
+            let r = b.v_lanefn(f, &args);
+            let m = b.exec();
+            for (i, v) in r.into_iter().enumerate() {
+                b.v_set(vdst(inst) + i as u32, v, m);
+            }
+            return Ok(Flow::Next);
+        }
+        O::VCvtPkF32Fp8 | O::VCvtPkF32Bf8 => {
+            // the two 8-bit floats of src0's low word (SDWA's src0_sel picks the word), to two f32s
+            no_modifiers(inst)?;
+            let bf8 = inst.info.opcode == O::VCvtPkF32Bf8;
+            let a = src(b, inst, 0)?;
+            let hi = {
+                let sh = splat(b, 8);
+                b.v_op(VOp::Lshr, a, sh)
+            };
+            let m = b.exec();
+            for (i, v) in [a, hi].into_iter().enumerate() {
+                let r = b.v_lanefn(LaneFn::Valu(V::CvtF32F8 { bf8 }), &[v]);
+                b.v_set(vdst(inst) + i as u32, r[0], m);
+            }
+            return Ok(Flow::Next);
+        }
+        O::VCvtPkFp8F32 | O::VCvtPkBf8F32 | O::VCvtSrFp8F32 | O::VCvtSrBf8F32 => return f8_convert(b, inst),
         O::VFfbhI32 => {
             no_modifiers(inst)?;
             let a = src(b, inst, 0)?;
@@ -575,6 +616,10 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         O::VMed3U16 => V::Med3_16 { signed: false },
         O::VCvtF32Fp8 => V::CvtF32F8 { bf8: false },
         O::VCvtF32Bf8 => V::CvtF32F8 { bf8: true },
+        O::VExpLegacyF32 => V::ExpLegacyF32,
+        O::VLogLegacyF32 => V::LogLegacyF32,
+        // v_cvt_pk_u8_f32 into the destination's byte
+        O::VCvtPkaccumU8F32 => V::CvtPkU8F32,
         // no exceptions are recorded, so there are none to clear
         O::VNop | O::VClrexcp => return Ok(Flow::Next),
         _ => return Err(unsupported(inst)),
@@ -585,7 +630,7 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
     }
     let f = LaneFn::Valu(op);
     // the dot products of VOP2 ("c" forms) accumulate into the destination
-    let accumulate = matches!(inst.info.opcode, O::VDot2cI32I16 | O::VDot4cI32I8 | O::VDot8cI32I4);
+    let accumulate = matches!(inst.info.opcode, O::VDot2cI32I16 | O::VDot4cI32I8 | O::VDot8cI32I4 | O::VCvtPkaccumU8F32);
     let mut args = Vec::with_capacity(3);
     for k in 0..f.inputs() {
         args.push(match k {
@@ -598,6 +643,35 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
     let r = b.v_lanefn(f, &args);
     let m = b.exec();
     b.v_set(vdst(inst), r[0], m);
+    Ok(Flow::Next)
+}
+
+/// gfx942's conversions to 8-bit floats ([`crate::lanefn::f32_to_f8`]), into part of the destination, the rest
+/// kept: v_cvt_pk_fp8_f32 / _bf8_f32 round src0 and src1 to nearest even into the word op_sel[3] selects;
+/// v_cvt_sr_fp8_f32 / _bf8_f32 round src0 stochastically with the random bits of src1 into the byte
+/// op_sel[3:2] selects.
+fn f8_convert<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
+    use Opcode as O;
+    if inst.field(Field::Omod) | inst.field(Field::Clamp) | inst.field(Field::OpSel) & 3 != 0 {
+        return Err(form(inst, "output modifiers or op_sel on a source"));
+    }
+    let op = inst.info.opcode;
+    let bf8 = matches!(op, O::VCvtPkBf8F32 | O::VCvtSrBf8F32);
+    let sr = matches!(op, O::VCvtSrFp8F32 | O::VCvtSrBf8F32);
+    let (x, y) = (src(b, inst, 0)?, src(b, inst, 1)?);
+    let f = if sr { ValuOp::CvtSrF8 { bf8 } } else { ValuOp::CvtPkF8 { bf8 } };
+    let r = b.v_lanefn(LaneFn::Valu(f), &[x, y])[0];
+    let opsel = inst.field(Field::OpSel);
+    let (shift, width) = if sr { (8 * (opsel >> 2), 8) } else { (16 * (opsel >> 3), 16) };
+    let d = vdst(inst);
+    let old = b.v_get(d);
+    let keep = splat(b, !(((1u32 << width) - 1) << shift));
+    let old = b.v_op(VOp::And, old, keep);
+    let sh = splat(b, shift);
+    let r = b.v_op(VOp::Shl, r, sh);
+    let v = b.v_op(VOp::Or, old, r);
+    let m = b.exec();
+    b.v_set(d, v, m);
     Ok(Flow::Next)
 }
 
@@ -622,5 +696,7 @@ pub(super) fn lane_op(op: Opcode) -> bool {
             | O::VMax3U16
             | O::VMed3I16
             | O::VMed3U16
+            | O::VQsadPkU16U8
+            | O::VMqsadPkU16U8
     )
 }

@@ -3,7 +3,8 @@
 //! AGPRs, with their address forms — a VGPR pair or an SGPR base plus a VGPR offset (GLOBAL), per-lane
 //! apertures (FLAT: the workgroup's LDS or global memory), each lane's private segment (SCRATCH, and MUBUF
 //! through the private segment buffer resource), buffer resources with the hardware's out-of-range rules
-//! (MUBUF and MTBUF, typed accesses included) — and vector cache control.
+//! (MUBUF and MTBUF, typed accesses included) — LDS DMA (loads into the workgroup's LDS instead of VGPRs) and
+//! vector cache control.
 
 use isa_amdgpu::encoding::{Encoding, Field};
 use isa_amdgpu::table::{MemDir, MemFlags, OperandKind};
@@ -36,8 +37,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         };
     }
     let mubuf = matches!(inst.encoding(), Encoding::Mubuf | Encoding::Mtbuf);
-    if mem.flags.contains(MemFlags::TO_LDS) || (mubuf && inst.field(Field::Lds) == 1) {
-        return Err(form(inst, "LDS DMA"));
+    let to_lds = mem.flags.contains(MemFlags::TO_LDS) || (mubuf && inst.field(Field::Lds) == 1);
+    if to_lds && (mem.dir != MemDir::Load || mem.bytes > 4 || mem.flags.contains(MemFlags::FORMAT)) {
+        return Err(form(inst, "LDS DMA of anything but an untyped load of up to a dword"));
     }
     let acc = inst.field(Field::Acc) == 1;
     let exec = b.exec();
@@ -68,8 +70,47 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Lanes { lo, hi, offset: 0, m, in_range: Some(ok) }
         }
     };
-    access(b, inst, lanes, acc)?;
+    if to_lds {
+        lds_dma(b, inst, lanes)?;
+    } else {
+        access(b, inst, lanes, acc)?;
+    }
     Ok(Flow::Next)
+}
+
+/// LDS DMA (GLOBAL/SCRATCH `*_load_lds_*`, MUBUF loads with the `lds` bit): each active lane's value, loaded
+/// as the load without the bit would load it (sign- or zero-extended to a dword; 0 for a buffer lane out of
+/// range), is written to the LDS dword at M0 + the instruction's offset + 4 × the lane's id, not to a VGPR.
+///
+/// The rule is LLVM's ("AMDGPU DMA Operations", llvm.amdgcn.global.load.lds and the buffer forms: M0 holds the
+/// wave-uniform LDS base, the immediate offset applies to both addresses, "the LDS address is implicitly
+/// offset by 4 * lane_id bytes for sizes up to 4 bytes") and the GCN guides' MUBUF rule (LDS_ADDR = LDS base +
+/// LDS offset + instruction offset + TID × 4). That a byte or short lands as its extended dword is not stated
+/// there; the guides' separate signed and unsigned forms differ only in that, so wavejit writes the dword.
+/// A lane whose dword lies outside the workgroup's LDS faults as a DS access would.
+fn lds_dma<B: Backend>(b: &mut B, inst: &Inst, t: Lanes<B>) -> Result<(), ExecError> {
+    let mem = inst.info.mem;
+    let bytes = mem.bytes as u32;
+    let v = if bytes < 4 {
+        b.v_load_narrow(t.lo, t.hi, t.offset, bytes, mem.flags.contains(MemFlags::SIGNED), t.m)?
+    } else {
+        b.v_load(t.lo, t.hi, t.offset, 1, t.m)?.remove(0)
+    };
+    let v = in_range(b, t.in_range, v);
+    let offset = match inst.encoding() {
+        Encoding::Global | Encoding::Scratch => (((inst.field(Field::Offset) << 19) as i32) >> 19) as u32,
+        _ => inst.field(Field::Offset),
+    };
+    let m0 = b.s_get(crate::wave::sreg::M0);
+    let k = b.s_const(offset);
+    let base = b.s_op(SOp::Add, m0, k);
+    let base = b.v_splat(base);
+    let ids = b.v_lane_ids();
+    let four = splat(b, 4);
+    let slots = b.v_op(VOp::MulLoU32, ids, four);
+    let addr = b.v_op(VOp::AddU32, base, slots);
+    let exec = b.exec();
+    b.lds_write(addr, 0, &[v], exec)
 }
 
 /// The registers of a vector memory instruction: (loaded into / old value to, data from).
@@ -255,10 +296,12 @@ fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, 
 }
 
 /// Whether a MUBUF instruction's resource is the private segment buffer (ADD_TID_ENABLE, bit 23 of dword 3),
-/// which addresses each lane's scratch; anything else is an ordinary buffer.
+/// which addresses each lane's scratch; anything else is an ordinary buffer. Likely when the resource is
+/// s[0:3], where the kernel's private segment buffer arrives (LLVM addresses scratch through it: on gfx90a every
+/// spill and private array), so the JIT compiles that case and leaves the other to the interpreter.
 fn is_private_resource<B: Backend>(b: &mut B, inst: &Inst) -> Result<bool, ExecError> {
     let d3 = b.s_get(inst.field(Field::Srsrc) * 4 + 3);
-    Ok(b.uniform_bit(d3, 23))
+    Ok(b.uniform_bit(d3, 23, inst.field(Field::Srsrc) == 0))
 }
 
 /// A typed buffer access: elements in the format of the resource's word 3 (MUBUF) or of the instruction's

@@ -32,7 +32,7 @@
 //! **Time.** Events are processed in cycle order (a SIMD's next turn is the earliest cycle one of its waves
 //! can issue, so idle cycles are skipped), on one thread, in a fixed order: the cycles do not depend on the
 //! host's thread count or on the engine, and results are those of a functional dispatch of a race-free
-//! kernel.
+//! kernel (one that does not store what HW_ID and XCC_ID say of the model's placement).
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -225,6 +225,8 @@ struct Wave {
     sgprs: u32,
     start: u64,
     placement: Placement,
+    /// The wave slot of its SIMD that HW_ID names (the lowest no other resident wave held when it started).
+    hw_slot: u32,
 }
 
 /// A resident workgroup.
@@ -438,6 +440,9 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     wave_cycles: u128,
     waves_run: u64,
     instructions: u64,
+    /// Slack accesses ([`engine::group_slack`]), and the first with its workgroup's linear index.
+    slack: u64,
+    first_slack: Option<(u64, Box<engine::SlackReport>)>,
     issued: PerUnit,
     busy: PerUnit,
     stalls: Stalls,
@@ -574,6 +579,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             end: 0,
             wave_cycles: 0,
             waves_run: 0,
+            slack: 0,
+            first_slack: None,
             instructions: 0,
             issued: PerUnit::default(),
             busy: PerUnit::default(),
@@ -622,7 +629,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let cycles = self.end;
         engine::advance_clock(self.clock.base + cycles);
-        let stats = RunStats { workgroups: self.workgroups, waves: self.waves_run, wave_instructions: self.instructions, cycles: Some(cycles) };
+        let first_slack = self.first_slack.take().map(|(_, f)| f);
+        let stats = RunStats { workgroups: self.workgroups, waves: self.waves_run, wave_instructions: self.instructions, cycles: Some(cycles), slack: self.slack, first_slack };
         if O::ACTIVE {
             let RunStats { workgroups, waves, wave_instructions, .. } = stats;
             self.observer.event(&Event::DispatchEnd { dispatch: self.dispatch, workgroups, waves, wave_instructions, cycles: Some(cycles) });
@@ -770,7 +778,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
-        let group = engine::build_group(self.mem, self.device, self.launch, &self.cx, linear, self.clock)?;
+        let mut group = engine::build_group(self.mem, self.device, self.launch, &self.cx, linear, self.clock)?;
         let wg = group.wg;
         let multi = plan.len() > 1;
         let slot_index = match self.free_slots.pop() {
@@ -789,6 +797,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut ids = Vec::with_capacity(plan.len());
         for (index, &simd) in plan.iter().enumerate() {
             let placement = Placement { xcd, se, cu: cu as u32, simd: simd % self.m.core.simds_per_cu };
+            // HW_ID names where the model put the wave: its CU within the SE and the lowest free wave slot
+            let taken = {
+                let s = &self.simds[simd as usize];
+                s.resident[..s.len].iter().fold(0u32, |m, r| m | 1 << self.waves[r.wave as usize].hw_slot)
+            };
+            let hw_slot = (!taken).trailing_zeros();
+            let cu_in_se = (cu as u32 % self.m.topology.cus_per_xcd) / self.m.topology.ses_per_xcd;
+            let at = crate::hwreg::Place { xcd, se, cu: cu_in_se, simd: placement.simd, slot: hw_slot };
+            let hw = &mut group.waves[index].hw;
+            (hw.hw_id, hw.xcc_id) = (crate::hwreg::hw_id(self.device.target, at), xcd);
             // the wave's first instructions come through the instruction cache
             let entry = self.launch.entry;
             let fetched = self.memsys.fetch_instruction(start, cu as u32, self.places.of(entry, None));
@@ -806,7 +824,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                     w.observed.clear();
                     w.acc.clear();
                     (w.slot, w.index, w.simd, w.vgprs, w.sgprs) = (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
-                    (w.peek_pc, w.ran_at, w.start, w.placement) = (entry, start, start, placement);
+                    (w.peek_pc, w.ran_at, w.start, w.placement, w.hw_slot) = (entry, start, start, placement, hw_slot);
                     i
                 }
                 None => {
@@ -834,6 +852,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                         ran_at: start,
                         start,
                         placement,
+                        hw_slot,
                     });
                     (self.waves.len() - 1) as u32
                 }
@@ -907,6 +926,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         self.waves_run += sl.group.waves.len() as u64;
         self.instructions += sl.group.waves.iter().map(|w| w.executed).sum::<u64>();
+        let (slack, first) = engine::group_slack(self.launch.name, &sl.group);
+        self.slack += slack;
+        if let Some(f) = first.filter(|_| self.first_slack.as_ref().is_none_or(|(l, _)| sl.linear < *l)) {
+            self.first_slack = Some((sl.linear, f));
+        }
         self.groups_done += 1;
         if O::ACTIVE {
             self.observer.event(&Event::WorkgroupEnd { dispatch: self.dispatch, workgroup: wg, cycle: Some(t) });

@@ -111,23 +111,77 @@ fn saxpy_matches_a_fused_multiply_add_reference() {
     }
 }
 
-#[test]
-fn an_out_of_bounds_store_faults_with_kernel_pc_lane_and_allocation() {
+/// vadd over 300 elements into a `c` of 256 (1024 bytes) on `mem`: (a, b, c's address, the run's outcome).
+fn vadd_into_a_too_small_c(mem: &DeviceMemory) -> (Vec<f32>, Vec<f32>, u64, Result<emu_core::engine::RunStats, EngineError>) {
     let (dev, co) = setup("vadd", "gfx90a");
-    let mem = DeviceMemory::new(1 << 30).unwrap();
     let n = 300;
     let (a, b) = inputs(n);
-    let (da, db) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"));
-    let dc = upload(&mem, &vec![0.0; 256], "c (too small)");
+    let (da, db) = (upload(mem, &a, "a"), upload(mem, &b, "b"));
+    let dc = upload(mem, &vec![0.0; 256], "c (too small)");
     let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
-    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_err();
+    let result = run_kernel(KernelDispatch { mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() });
+    (a, b, dc, result)
+}
+
+#[test]
+fn an_out_of_bounds_store_faults_with_kernel_pc_lane_and_allocation_under_memcheck() {
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    mem.set_memcheck(true);
+    let (a, b, dc, result) = vadd_into_a_too_small_c(&mem);
+    let err = result.unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, EngineError::Fault { .. }), "{text}");
     assert!(text.contains("kernel vadd") && text.contains("global_store_dword") && text.contains("lane 0"), "{text}");
     assert!(text.contains("past the end of the 1024-byte allocation") && text.contains("(c (too small))"), "{text}");
     // the host and the device memory are intact: the earlier workgroups' results are there
     assert_eq!(download(&mem, dc, 1)[0], a[0] + b[0]);
+}
+
+#[test]
+fn a_store_past_the_end_inside_the_last_page_lands_there_and_is_counted_and_described() {
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let (a, b, dc, result) = vadd_into_a_too_small_c(&mem);
+    let stats = result.unwrap();
+    // lanes 0..43 of workgroup 4 write the 176 bytes after the 1024-byte allocation: on the GPU they land in its page
+    assert_eq!(stats.slack, 44);
+    let mut past = vec![0u8; 176];
+    mem.read_guest(dc + 1024, &mut past).unwrap();
+    let want: Vec<u8> = (256..300).flat_map(|i| (a[i] + b[i]).to_le_bytes()).collect();
+    assert_eq!(past, want);
+    let first = stats.first_slack.as_deref().unwrap();
+    assert_eq!((first.workgroup, first.wave, first.lane, first.mnemonic), ([4, 0, 0], 0, Some(0), "global_store_dword"));
+    assert!(first.text.starts_with("global_store_dword ") && first.pc > 0, "{first}");
+    let place = format!("write of 4 bytes at {:#x}: 4 bytes past the end of the 1024-byte allocation at {dc:#x} (c (too small))", dc + 1024);
+    assert_eq!(first.slack.to_string(), place);
+    let warning = stats.slack_warning().unwrap();
+    assert!(warning.starts_with("44 accesses past the end of allocations, inside their last pages; the first: kernel vadd, workgroup [4, 0, 0], wave 0, pc 0x"), "{warning}");
+    assert!(warning.ends_with(&format!("global_store_dword: lane 0: {place}; the GPU writes the allocation's last page, so the dispatch went on; --memcheck stops at such accesses")), "{warning}");
+}
+
+#[test]
+fn reads_past_the_end_inside_the_last_page_read_zeros_and_are_counted() {
+    let (dev, co) = setup("vadd", "gfx942");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let n = 300;
+    let (a, b) = inputs(n);
+    // a and b hold 256 elements: the last 44 lanes read the rest of their pages (zeros)
+    let (da, db) = (upload(&mem, &a[..256], "a"), upload(&mem, &b[..256], "b"));
+    let dc = upload(&mem, &vec![0.0; n], "c");
+    let shape = DispatchShape::new([n as u32, 1, 1], [128, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n as u32)];
+    let stats = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap();
+    assert_eq!(stats.slack, 88);
+    let c = download(&mem, dc, n);
+    assert_eq!(&c[..256], &test_kernels::reference::vadd(&a[..256], &b[..256])[..]);
+    assert!(c[256..].iter().all(|&x| x == 0.0), "{:?}", &c[256..]);
+    let first = stats.first_slack.as_deref().unwrap();
+    assert_eq!((first.workgroup, first.lane, first.slack.access), ([2, 0, 0], Some(0), emu_core::memory::Access::Read));
+    assert!(first.to_string().contains("the GPU reads the allocation's last page"), "{first}");
+    // under memcheck the first of them is a fault
+    mem.set_memcheck(true);
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_err();
+    assert!(err.to_string().contains(&format!("lane 0: read of 4 bytes at {:#x}: just past the end of the 1024-byte allocation at {da:#x} (a)", da + 1024)), "{err}");
 }
 
 #[test]

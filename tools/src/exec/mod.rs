@@ -95,8 +95,12 @@ impl Inspect {
     }
 }
 
-pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, max_instructions: Option<u64>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    run_with_env(devices, engine, timing, max_instructions, inspect, command, &[])
+/// Runs `command` on emulated GPUs; `memcheck` sets `WAVEJIT_MEMCHECK=1` for it (every byte outside an
+/// allocation faults).
+#[allow(clippy::too_many_arguments)]
+pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, memcheck: bool, max_instructions: Option<u64>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let env = if memcheck { vec![("WAVEJIT_MEMCHECK".to_string(), "1".to_string())] } else { Vec::new() };
+    run_with_env(devices, engine, timing, max_instructions, inspect, command, &env)
 }
 
 /// [`run`] with extra environment variables for the program (and so its child processes).
