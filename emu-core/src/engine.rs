@@ -18,7 +18,7 @@ use crate::kernarg::{build_kernarg, ArgValue, HiddenValues, KernargError};
 use crate::memory::{AllocError, AllocKind, DeviceMemory};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::observe::{next_dispatch_id, Dispatched, Event, InstEvent, NoObserver, Observer, Resources};
+use crate::observe::{next_dispatch_id, Accesses, Dispatched, Event, InstEvent, NoObserver, Observer, Resources};
 use crate::wave::WaveClock;
 use crate::sem::{execute, ExecError, Stop};
 use crate::wave::{WaveState, WaveStatus};
@@ -814,7 +814,7 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
         wave.slack.locate(pc, || disasm::text(&inst));
         // counted once executed: a clock reads the instructions before it
         wave.executed += 1;
-        let ev = InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec, accesses: &accesses };
+        let ev = InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec, accesses: Accesses::of(&accesses) };
         observer.instruction(&ev);
         let switch = observer.switch_wave(&ev);
         let (next, stop) = flow.next_pc(pc, inst.size() as u64);

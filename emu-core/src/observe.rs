@@ -3,9 +3,13 @@
 //! timing mode), every instruction with its unit, EXEC, every lane's memory access and (in timing mode) its
 //! issue cycle and stalls, barriers and `s_waitcnt` waits — without touching results.
 //!
-//! Events hold no references into the engine: numbers, names, and the lane accesses of one instruction as a
-//! borrowed slice of plain records ([`Event::into_owned`] keeps one). They serialize with serde, the opcode
-//! as its mnemonic and the unit as its table name, so a trace written as JSON reads on its own.
+//! Events hold no references into the engine: numbers, names, and the lane accesses of one instruction
+//! ([`Accesses`]): a borrowed slice of plain records, or — the common case of a vector memory instruction
+//! whose lanes access consecutive elements — one [`LaneRange`] (base, element size, lanes), which both engines
+//! deliver by the same rule ([`LaneRange::of`]) and which reads lane by lane like the records it stands for
+//! ([`Accesses::iter`]). [`Event::into_owned`] keeps an event. They serialize with serde, the opcode as its
+//! mnemonic, the unit as its table name and the accesses lane by lane, so a trace written as JSON reads on its
+//! own.
 //!
 //! The engines are generic over the [`Observer`]: with [`NoObserver`] every call compiles to nothing and no
 //! event is built. Engines report executed instructions through [`Observer::instruction`] (an [`InstEvent`]
@@ -60,6 +64,227 @@ pub struct LaneAccess {
     pub dir: Dir,
     pub bytes: u32,
     pub address: u64,
+}
+
+/// Accesses of one instruction to consecutive elements of device memory: each lane `l` of `lanes` (lowest first)
+/// accesses the `bytes` at `base + l × bytes` (wrapping), in `space` ([`Space::Global`] or [`Space::Flat`]) and
+/// direction `dir`. A whole wave reading or writing a contiguous range is one `LaneRange` instead of 64 records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LaneRange {
+    pub space: Space,
+    pub dir: Dir,
+    /// Bytes per lane (the element size), at least 1.
+    pub bytes: u32,
+    /// The address lane 0's element would have.
+    pub base: u64,
+    /// The lanes that access memory (not 0).
+    pub lanes: u64,
+}
+
+impl LaneRange {
+    /// The address of lane `lane`'s element.
+    pub fn address(&self, lane: u32) -> u64 {
+        self.base.wrapping_add(lane as u64 * self.bytes as u64)
+    }
+
+    /// The accesses `accesses` stand for when they are one range: one access per lane, lanes ascending, all to
+    /// [`Space::Global`] or all to [`Space::Flat`], alike in direction and size (at least 1 byte), each lane at
+    /// its element. The engines deliver an instruction's accesses as a range exactly when this holds (compiled
+    /// code checks the same in [`LaneRange::of_lanes`]).
+    pub fn of(accesses: &[LaneAccess]) -> Option<LaneRange> {
+        let first = accesses.first()?;
+        let (space, dir, bytes) = (first.space, first.dir, first.bytes);
+        if accesses.len() > 64 || !matches!(space, Space::Global | Space::Flat) || bytes == 0 {
+            return None;
+        }
+        let base = first.address.wrapping_sub(first.lane as u64 * bytes as u64);
+        let r = LaneRange { space, dir, bytes, base, lanes: 0 };
+        let mut lanes = 0u64;
+        let mut next = 0u32;
+        for a in accesses {
+            let lane = a.lane as u32;
+            if lane < next || lane > 63 || a.space != space || a.dir != dir || a.bytes != bytes || a.address != r.address(lane) {
+                return None;
+            }
+            lanes |= 1 << lane;
+            next = lane + 1;
+        }
+        Some(LaneRange { lanes, ..r })
+    }
+
+    /// [`LaneRange::of`] for accesses given lane by lane: `lanes` (not 0) each accessing `bytes` at `address(l)`
+    /// in device memory, none in private memory (`private(address)` false) — the range those accesses are, or
+    /// `None`. Equal to [`LaneRange::of`] of the records they make.
+    pub fn of_lanes(dir: Dir, bytes: u32, lanes: u64, address: impl Fn(usize) -> u64, private: impl Fn(u64) -> bool) -> Option<LaneRange> {
+        if lanes == 0 || bytes == 0 {
+            return None;
+        }
+        let first = lanes.trailing_zeros();
+        let base = address(first as usize).wrapping_sub(first as u64 * bytes as u64);
+        // every lane checked without an early exit: a loop the compiler turns into vector compares
+        let mut off = false;
+        for l in 0..64 {
+            let a = address(l);
+            let want = base.wrapping_add(l as u64 * bytes as u64);
+            off |= lanes >> l & 1 == 1 && (a != want || private(a));
+        }
+        (!off).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes })
+    }
+
+    /// `n` when the lanes are lanes 0..n.
+    pub fn leading(&self) -> Option<u32> {
+        (self.lanes & self.lanes.wrapping_add(1) == 0).then(|| self.lanes.count_ones())
+    }
+
+    /// Each lane's access, lowest lane first.
+    pub fn iter(&self) -> impl Iterator<Item = LaneAccess> + '_ {
+        let mut m = self.lanes;
+        std::iter::from_fn(move || {
+            if m == 0 {
+                return None;
+            }
+            let lane = m.trailing_zeros();
+            m &= m - 1;
+            Some(LaneAccess { lane: lane as u8, space: self.space, dir: self.dir, bytes: self.bytes, address: self.address(lane) })
+        })
+    }
+}
+
+/// The lane accesses of one instruction, in the order it made them: records, or one [`LaneRange`] when they
+/// form one ([`LaneRange::of`]). Either form reads as records ([`Accesses::iter`]); equality compares what
+/// they stand for, and they serialize as records.
+#[derive(Debug, Clone)]
+pub enum Accesses<'a> {
+    Lanes(Cow<'a, [LaneAccess]>),
+    Range(LaneRange),
+}
+
+impl Default for Accesses<'_> {
+    fn default() -> Self {
+        Accesses::NONE
+    }
+}
+
+impl<'a> Accesses<'a> {
+    /// No access.
+    pub const NONE: Accesses<'static> = Accesses::Lanes(Cow::Borrowed(&[]));
+
+    /// `accesses` in their compact form: one range when they are one ([`LaneRange::of`]), else borrowed.
+    pub fn of(accesses: &'a [LaneAccess]) -> Accesses<'a> {
+        match LaneRange::of(accesses) {
+            Some(r) => Accesses::Range(r),
+            None => Accesses::Lanes(Cow::Borrowed(accesses)),
+        }
+    }
+
+    /// The range, when the accesses are one.
+    pub fn range(&self) -> Option<&LaneRange> {
+        match self {
+            Accesses::Range(r) => Some(r),
+            Accesses::Lanes(_) => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Accesses::Lanes(l) => l.len(),
+            Accesses::Range(r) => r.lanes.count_ones() as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each access as a record, in order.
+    pub fn iter(&self) -> AccessIter<'_> {
+        match self {
+            Accesses::Lanes(l) => AccessIter::Lanes(l.iter()),
+            Accesses::Range(r) => AccessIter::Range(*r, r.lanes),
+        }
+    }
+
+    pub fn first(&self) -> Option<LaneAccess> {
+        self.iter().next()
+    }
+
+    pub fn to_vec(&self) -> Vec<LaneAccess> {
+        self.iter().collect()
+    }
+
+    /// The accesses as records: borrowed, or a range's written into `buf`.
+    pub fn lanes_in<'b>(&'b self, buf: &'b mut Vec<LaneAccess>) -> &'b [LaneAccess] {
+        match self {
+            Accesses::Lanes(l) => l,
+            Accesses::Range(r) => {
+                buf.clear();
+                buf.extend(r.iter());
+                buf
+            }
+        }
+    }
+
+    /// The same accesses borrowed (a range copied).
+    pub fn borrowed(&self) -> Accesses<'_> {
+        match self {
+            Accesses::Lanes(l) => Accesses::Lanes(Cow::Borrowed(l)),
+            Accesses::Range(r) => Accesses::Range(*r),
+        }
+    }
+
+    pub fn into_owned(self) -> Accesses<'static> {
+        match self {
+            Accesses::Lanes(l) => Accesses::Lanes(Cow::Owned(l.into_owned())),
+            Accesses::Range(r) => Accesses::Range(r),
+        }
+    }
+}
+
+/// The records of [`Accesses::iter`].
+#[derive(Debug, Clone)]
+pub enum AccessIter<'b> {
+    Lanes(std::slice::Iter<'b, LaneAccess>),
+    /// The range and its lanes still to come.
+    Range(LaneRange, u64),
+}
+
+impl Iterator for AccessIter<'_> {
+    type Item = LaneAccess;
+    fn next(&mut self) -> Option<LaneAccess> {
+        match self {
+            AccessIter::Lanes(i) => i.next().copied(),
+            AccessIter::Range(r, m) => {
+                if *m == 0 {
+                    return None;
+                }
+                let lane = m.trailing_zeros();
+                *m &= *m - 1;
+                Some(LaneAccess { lane: lane as u8, space: r.space, dir: r.dir, bytes: r.bytes, address: r.address(lane) })
+            }
+        }
+    }
+}
+
+impl PartialEq for Accesses<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Accesses::Lanes(a), Accesses::Lanes(b)) => a == b,
+            (Accesses::Range(a), Accesses::Range(b)) => a == b,
+            _ => self.len() == other.len() && self.iter().eq(other.iter()),
+        }
+    }
+}
+
+impl Serialize for Accesses<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Accesses<'_> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Accesses::Lanes(Cow::Owned(Vec::<LaneAccess>::deserialize(d)?)))
+    }
 }
 
 /// The cache-policy bits of a memory instruction, by their CDNA3 names: on gfx90a `sc0` is `glc`, `nt` is `slc`
@@ -204,9 +429,9 @@ pub struct InstructionEvent<'a> {
     /// Issue cycle and stalls (timing mode).
     pub issue: Option<Issue>,
     pub memory: Option<MemoryOp>,
-    /// Every active lane's accesses, in the order the instruction made them (empty unless the observer asks,
+    /// Every active lane's accesses, in the order the instruction made them (none unless the observer asks,
     /// [`Observer::WANTS_ACCESSES`]).
-    pub accesses: Cow<'a, [LaneAccess]>,
+    pub accesses: Accesses<'a>,
 }
 
 /// Something that happened in a dispatch. `cycle` fields are shader-clock cycles from the dispatch's start in
@@ -310,7 +535,7 @@ impl Event<'_> {
             Event::WorkgroupEnd { dispatch, workgroup, cycle } => Event::WorkgroupEnd { dispatch, workgroup, cycle },
             Event::WaveStart { dispatch, workgroup, wave, placement, cycle } => Event::WaveStart { dispatch, workgroup, wave, placement, cycle },
             Event::WaveEnd { dispatch, workgroup, wave, instructions, cycle } => Event::WaveEnd { dispatch, workgroup, wave, instructions, cycle },
-            Event::Instruction(i) => Event::Instruction(InstructionEvent { accesses: Cow::Owned(i.accesses.into_owned()), ..i }),
+            Event::Instruction(i) => Event::Instruction(InstructionEvent { accesses: i.accesses.into_owned(), ..i }),
             Event::BarrierArrive { dispatch, workgroup, wave, cycle } => Event::BarrierArrive { dispatch, workgroup, wave, cycle },
             Event::BarrierRelease { dispatch, workgroup, cycle } => Event::BarrierRelease { dispatch, workgroup, cycle },
             Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt, lgkmcnt, expcnt, waited } => Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt, lgkmcnt, expcnt, waited },
@@ -351,7 +576,7 @@ impl WaitCounts {
 
 /// One executed instruction as an engine reports it (the engines' side of the seam; observers receive it as
 /// an [`Event::Instruction`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct InstEvent<'a> {
     pub workgroup: [u32; 3],
     pub wave: u32,
@@ -361,9 +586,9 @@ pub struct InstEvent<'a> {
     /// EXEC when the instruction issued.
     pub exec: u64,
     /// Every lane's memory accesses, in lane order, when the observer asks for them
-    /// ([`Observer::WANTS_ACCESSES`]); empty otherwise. FLAT lanes to device memory and atomics are recorded
+    /// ([`Observer::WANTS_ACCESSES`]); none otherwise. FLAT lanes to device memory and atomics are recorded
     /// as [`Space::Global`] reads or writes; [`classify`] gives them their space and direction.
-    pub accesses: &'a [LaneAccess],
+    pub accesses: Accesses<'a>,
 }
 
 /// Instructions a wave ran one after another that access no memory, reported together to an observer that
@@ -395,12 +620,13 @@ impl<'a> InstBatch<'a> {
 
     /// One instruction of the batch as the engine-side report it stands for.
     fn inst_event(&self, pc: u64, inst: &'a Inst, exec: u64) -> InstEvent<'a> {
-        InstEvent { workgroup: self.workgroup, wave: self.wave, pc, inst, exec, accesses: &[] }
+        InstEvent { workgroup: self.workgroup, wave: self.wave, pc, inst, exec, accesses: Accesses::NONE }
     }
 }
 
 /// The space an engine records a lane access of `wave` in: a device-memory access inside the wave's private
 /// segment is a scratch access (whichever instruction made it).
+#[inline]
 pub fn space_of(space: Space, address: u64, wave: &crate::wave::WaveState) -> Space {
     let private = wave.scratch_lane_bytes as u64 * crate::wave::LANES as u64;
     match space {
@@ -410,8 +636,25 @@ pub fn space_of(space: Space, address: u64, wave: &crate::wave::WaveState) -> Sp
 }
 
 /// `accesses` of `inst` with FLAT device-memory lanes in [`Space::Flat`] and an atomic's lanes as
-/// [`Dir::Atomic`]: borrowed when nothing changes, else rewritten into `buf`.
-pub fn classify<'b>(inst: &Inst, accesses: &'b [LaneAccess], buf: &'b mut Vec<LaneAccess>) -> &'b [LaneAccess] {
+/// [`Dir::Atomic`]: a range as such, records borrowed when nothing changes, else rewritten into `buf`.
+pub fn classify<'b>(inst: &Inst, accesses: &'b Accesses<'_>, buf: &'b mut Vec<LaneAccess>) -> Accesses<'b> {
+    match accesses {
+        Accesses::Lanes(l) => Accesses::Lanes(Cow::Borrowed(classify_lanes(inst, l, buf))),
+        Accesses::Range(r) => {
+            let mut r = *r;
+            if inst.info.encoding == Encoding::Flat && r.space == Space::Global {
+                r.space = Space::Flat;
+            }
+            if inst.info.mem.dir == MemDir::Atomic {
+                r.dir = Dir::Atomic;
+            }
+            Accesses::Range(r)
+        }
+    }
+}
+
+/// [`classify`] of records.
+fn classify_lanes<'b>(inst: &Inst, accesses: &'b [LaneAccess], buf: &'b mut Vec<LaneAccess>) -> &'b [LaneAccess] {
     let flat = inst.info.encoding == Encoding::Flat;
     let atomic = inst.info.mem.dir == MemDir::Atomic;
     if !(flat || atomic) || accesses.is_empty() {
@@ -478,7 +721,7 @@ pub trait Observer: Sync {
                 exec,
                 issue: None,
                 memory: None,
-                accesses: Cow::Borrowed(&[]),
+                accesses: Accesses::NONE,
             }));
         }
     }
@@ -532,7 +775,7 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
         self.inner.instruction(ev);
         let inst = ev.inst;
         CLASSIFIED.with_borrow_mut(|buf| {
-            let accesses = classify(inst, ev.accesses, buf);
+            let accesses = classify(inst, &ev.accesses, buf);
             self.inner.event(&Event::Instruction(InstructionEvent {
                 dispatch: self.dispatch,
                 workgroup: ev.workgroup,
@@ -543,7 +786,7 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
                 exec: ev.exec,
                 issue: None,
                 memory: MemoryOp::of(inst),
-                accesses: Cow::Borrowed(accesses),
+                accesses,
             }));
         });
         self.side_events(ev);
@@ -621,7 +864,7 @@ mod tests {
             exec: u64::MAX,
             issue: Some(Issue { cycle: 99, stalls: Stalls { vmcnt: 5, ..Stalls::default() } }),
             memory: Some(MemoryOp { space: Space::Flat, dir: Dir::Atomic, bytes: 4, policy: CachePolicy { sc0: true, ..CachePolicy::default() } }),
-            accesses: Cow::Borrowed(&acc),
+            accesses: Accesses::Lanes(Cow::Borrowed(&acc)),
         });
         let json = serde_json::to_string(&ev).unwrap();
         assert!(json.contains(r#""event":"instruction""#), "{json}");
@@ -630,6 +873,62 @@ mod tests {
         let back: Event<'static> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, ev.clone().into_owned());
         assert_eq!(back.dispatch(), 7);
+    }
+
+    #[test]
+    fn lanes_at_consecutive_elements_come_as_one_range_that_reads_as_them() {
+        let lane = |l: u8, address: u64| LaneAccess { lane: l, space: Space::Global, dir: Dir::Read, bytes: 4, address };
+        let mut ranges = 0;
+        for bytes in [1u32, 4, 12, 16] {
+            for lanes in [u64::MAX, u64::MAX >> 1, 1 << 63, 1, 0b1011_0000, u64::MAX & !(1 << 17)] {
+                for base in [0x1000u64, 0, u64::MAX - 100] {
+                    for (space, dir) in [(Space::Global, Dir::Read), (Space::Global, Dir::Write), (Space::Flat, Dir::Atomic)] {
+                        let r = LaneRange { space, dir, bytes, base, lanes };
+                        let records: Vec<LaneAccess> = r.iter().collect();
+                        assert_eq!(records.len(), lanes.count_ones() as usize);
+                        assert!(records.iter().all(|a| a.address == base.wrapping_add(a.lane as u64 * bytes as u64)));
+                        assert_eq!(LaneRange::of(&records), Some(r), "{r:?}");
+                        let at = |l: usize| base.wrapping_add(l as u64 * bytes as u64);
+                        let global = LaneRange { space: Space::Global, ..r };
+                        assert_eq!(LaneRange::of_lanes(dir, bytes, lanes, at, |_| false), Some(global), "{r:?}");
+                        assert_eq!(LaneRange::of_lanes(dir, bytes, lanes, at, |a| a == r.address(63 - lanes.leading_zeros())), None, "a lane in private memory");
+                        let moved = |l: usize| at(l) + (l == (lanes.trailing_zeros() as usize + 1) % 64) as u64;
+                        assert_eq!(LaneRange::of_lanes(dir, bytes, lanes | 1 << ((lanes.trailing_zeros() + 1) % 64), moved, |_| false), None, "{r:?}: a lane off its element");
+                        let a = Accesses::Range(r);
+                        assert_eq!(a.to_vec(), records);
+                        assert_eq!(a, Accesses::Lanes(Cow::Borrowed(&records)), "equal to the records it stands for");
+                        assert_eq!(Accesses::of(&records), a);
+                        ranges += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(ranges, 4 * 6 * 3 * 3);
+        // what is not one range stays as records
+        for records in [
+            vec![lane(0, 0x100), lane(1, 0x108)],
+            vec![lane(1, 0x104), lane(0, 0x100)],
+            vec![lane(0, 0x100), lane(0, 0x100)],
+            vec![lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }],
+            vec![lane(0, 0x100), LaneAccess { bytes: 8, ..lane(1, 0x104) }],
+            vec![LaneAccess { space: Space::Lds, ..lane(0, 0x100) }],
+            vec![LaneAccess { space: Space::Scalar, ..lane(0, 0x100) }],
+            vec![LaneAccess { space: Space::Scratch, ..lane(0, 0x100) }],
+            vec![LaneAccess { bytes: 0, ..lane(0, 0x100) }],
+            vec![],
+        ] {
+            assert_eq!(LaneRange::of(&records), None, "{records:?}");
+            assert!(matches!(Accesses::of(&records), Accesses::Lanes(_)));
+        }
+    }
+
+    #[test]
+    fn a_range_serializes_as_its_lanes() {
+        let r = LaneRange { space: Space::Global, dir: Dir::Write, bytes: 8, base: 0x2000, lanes: 0b101 };
+        let json = serde_json::to_string(&Accesses::Range(r)).unwrap();
+        assert_eq!(json, r#"[{"lane":0,"space":"global","dir":"write","bytes":8,"address":8192},{"lane":2,"space":"global","dir":"write","bytes":8,"address":8208}]"#);
+        let back: Accesses<'static> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, Accesses::Range(r));
     }
 
     #[test]

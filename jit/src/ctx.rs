@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 
 use emu_core::memory::DeviceMemory;
-use emu_core::observe::{InstBatch, InstEvent, LaneAccess, Observer, Space};
+use emu_core::observe::{Accesses, Dir, InstBatch, InstEvent, LaneAccess, LaneRange, Observer, Space};
 use isa_amdgpu::Inst;
 
 use crate::compile::MAX_BLOCK;
@@ -53,6 +53,27 @@ impl AccessRecord {
     pub const OFFSET: i32 = std::mem::offset_of!(AccessRecord, offset) as i32;
     pub const DESC: i32 = std::mem::offset_of!(AccessRecord, desc) as i32;
     pub const SIZE: i64 = std::mem::size_of::<AccessRecord>() as i64;
+
+    /// The kind (`REC_*`), direction and bytes per lane of the access.
+    fn parts(&self) -> (u64, Dir, u32) {
+        let dir = if self.desc >> 8 & 1 == 1 { Dir::Write } else { Dir::Read };
+        (self.desc & 0xff, dir, (self.desc >> 16) as u32)
+    }
+
+    /// Lane `lane`'s device address (a global or scalar access).
+    fn address(&self, lane: usize) -> u64 {
+        ((self.hi[lane] as u64) << 32 | self.lo[lane] as u64).wrapping_add(self.offset as u64)
+    }
+
+    /// The access as one range when its lanes make one ([`LaneRange::of_lanes`]: a global access of `wave`'s
+    /// lanes to consecutive elements outside its private memory), without a record per lane.
+    pub fn range(&self, wave: &WaveState) -> Option<LaneRange> {
+        let (space, dir, bytes) = self.parts();
+        if space != REC_GLOBAL {
+            return None;
+        }
+        LaneRange::of_lanes(dir, bytes, self.mask, |l| self.address(l), |a| emu_core::observe::space_of(Space::Global, a, wave) != Space::Global)
+    }
 }
 
 /// The window slot of the global access site at `offset` (from the code base): the slot it checks in compiled
@@ -194,27 +215,42 @@ impl Ctx {
         let n = std::mem::take(&mut self.rec_count) as usize;
         let Some(log) = log else { return };
         for r in &self.recs[..n.min(RECORDS)] {
-            let (space, write, bytes) = (r.desc & 0xff, r.desc >> 8 & 1 == 1, (r.desc >> 16) as u32);
-            let dir = if write { emu_core::observe::Dir::Write } else { emu_core::observe::Dir::Read };
+            let (space, dir, bytes) = r.parts();
             log.reserve(r.mask.count_ones() as usize);
-            let offset = r.offset as u64;
             // the active lanes, lowest first
             let mut m = r.mask;
             while m != 0 {
                 let lane = m.trailing_zeros() as usize;
                 m &= m - 1;
-                let low = r.lo[lane] as u64;
                 let (space, address) = match space {
-                    REC_LDS => (Space::Lds, low.wrapping_add(offset)),
-                    REC_SCALAR => (Space::Scalar, ((r.hi[lane] as u64) << 32 | low).wrapping_add(offset)),
+                    REC_LDS => (Space::Lds, (r.lo[lane] as u64).wrapping_add(r.offset as u64)),
+                    REC_SCALAR => (Space::Scalar, r.address(lane)),
                     _ => {
-                        let a = ((r.hi[lane] as u64) << 32 | low).wrapping_add(offset);
+                        let a = r.address(lane);
                         (emu_core::observe::space_of(Space::Global, a, wave), a)
                     }
                 };
                 log.push(LaneAccess { lane: lane as u8, space, dir, bytes, address });
             }
         }
+    }
+
+    /// The accesses of the instruction being reported, in their compact form ([`Accesses::of`]): compiled code's
+    /// records appended to `log` after an interpreter call's lanes there, or — one record of lanes that make
+    /// a range, and nothing else — that range without a record per lane. None without a log.
+    pub fn take_accesses<'l>(&mut self, wave: &WaveState, log: Option<&'l mut Vec<LaneAccess>>) -> Accesses<'l> {
+        let Some(log) = log else {
+            self.rec_count = 0;
+            return Accesses::NONE;
+        };
+        if log.is_empty() && self.rec_count == 1 {
+            if let Some(r) = self.recs[0].range(wave) {
+                self.rec_count = 0;
+                return Accesses::Range(r);
+            }
+        }
+        self.take_records(wave, Some(&mut *log));
+        Accesses::of(log)
     }
 
     /// Takes the pending batch compiled code left (see [`Ctx::batch_n`]): another pass of the held batch when
@@ -426,6 +462,45 @@ pub static MASK_TABLE: MaskTable = MaskTable({
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_is_a_range_exactly_when_its_lane_accesses_are_one() {
+        let mut wave = WaveState::new(0, 1, 0);
+        (wave.scratch_base, wave.scratch_lane_bytes) = (0x9000_0000, 256);
+        let mut ctx = Ctx::new(&mut wave, std::ptr::null_mut(), 0);
+        let (mut ranges, mut total) = (0, 0);
+        let mut log = Vec::new();
+        for space in [REC_GLOBAL, REC_LDS, REC_SCALAR] {
+            for bytes in [4u32, 16] {
+                for mask in [u64::MAX, u64::MAX >> 3, 0b1101, 1 << 40, 0] {
+                    for (start, step, off) in [(0x1_0000_0ff0u64, bytes as u64, 0i64), (0x1000, bytes as u64, -16), (0x1000, 2 * bytes as u64, 0), (0x9000_3ff0, bytes as u64, 0), (0xffff_fff0, bytes as u64, 8)] {
+                        for write in [false, true] {
+                            let mut r = AccessRecord { lo: [0; 64], hi: [0; 64], mask, offset: off, desc: AccessRecord::desc(space, write, bytes) };
+                            for l in 0..64 {
+                                // inactive lanes hold what the register held
+                                let a = if mask >> l & 1 == 1 { start + l as u64 * step } else { 0x5555 * l as u64 };
+                                (r.lo[l], r.hi[l]) = (a as u32, (a >> 32) as u32);
+                            }
+                            ctx.recs[0] = r;
+                            ctx.rec_count = 1;
+                            log.clear();
+                            ctx.take_records(&wave, Some(&mut log));
+                            let want = LaneRange::of(&log);
+                            assert_eq!(r.range(&wave), want, "space {space}, {bytes} B, mask {mask:#x}, from {start:#x} by {step} + {off}");
+                            ctx.rec_count = 1;
+                            let mut fresh = Vec::new();
+                            let got = ctx.take_accesses(&wave, Some(&mut fresh)).into_owned();
+                            assert_eq!((got.range().copied(), got.to_vec()), (want, log.clone()));
+                            assert_eq!(ctx.rec_count, 0, "records are taken once");
+                            ranges += want.is_some() as usize;
+                            total += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(ranges > 30 && ranges < total / 2, "{ranges} of {total}");
+    }
 
     #[test]
     fn the_context_layout_matches_the_offsets_compiled_code_uses() {

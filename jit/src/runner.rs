@@ -19,7 +19,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use emu_core::engine::{EngineError, Limits, WaveRun, WaveRunner};
 use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
-use emu_core::observe::{InstEvent, Observer};
+use emu_core::observe::{Accesses, InstEvent, Observer};
 use emu_core::sem::{execute, ExecError, Flow, Stop};
 use emu_core::wave::{WaveState, WaveStatus};
 use isa_amdgpu::{disasm, Inst};
@@ -779,7 +779,7 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         env.fallbacks += 1;
         let switch = match (&r, env.observer) {
             (Ok(_), Some(o)) => {
-                let ev = InstEvent { workgroup: env.workgroup, wave: env.wave_index, pc, inst, exec: issue_exec, accesses: &env.accesses };
+                let ev = InstEvent { workgroup: env.workgroup, wave: env.wave_index, pc, inst, exec: issue_exec, accesses: Accesses::of(&env.accesses) };
                 o.instruction(&ev);
                 let s = o.switch_wave(&ev);
                 env.accesses.clear();
@@ -836,19 +836,14 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
         ctx.report_batches(o, env.workgroup, env.wave_index);
         // SAFETY: not null: an instruction of the block.
         let inst = unsafe { &*inst };
+        let (workgroup, wave) = (env.workgroup, env.wave_index);
         // SAFETY: the wave behind the Env is the runner's, untouched by it while the block runs.
-        ctx.take_records(unsafe { &*env.wave }, env.access_log());
-        let ev = InstEvent {
-            workgroup: env.workgroup,
-            wave: env.wave_index,
-            pc: ctx.code_base + offset,
-            inst,
-            exec: ctx.issue_exec,
-            accesses: &env.accesses,
-        };
+        let accesses = ctx.take_accesses(unsafe { &*env.wave }, env.access_log());
+        let ev = InstEvent { workgroup, wave, pc: ctx.code_base + offset, inst, exec: ctx.issue_exec, accesses };
         if o.instruction_then_switch(&ev) {
             ctx.switch = 1;
         }
+        drop(ev);
         env.accesses.clear();
         0
     };

@@ -87,7 +87,7 @@ mod tests {
                 exec,
                 issue: None,
                 memory: None,
-                accesses: std::borrow::Cow::Borrowed(&[]),
+                accesses: emu_core::observe::Accesses::NONE,
             })
         };
         counter.event(&event(&v_add, 0xff));

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use emu_core::observe::{Dir, Event, InstBatch, InstructionEvent, LaneAccess, Observer, Placement, Space, Stalls};
+use emu_core::observe::{Dir, Event, InstBatch, InstructionEvent, LaneAccess, LaneRange, Observer, Placement, Space, Stalls};
 use emu_core::timing::cache::{coalesce, LineUse};
 use emu_core::timing::inst::{Pipe, TimingTable};
 use emu_core::timing::lds::bank_cycles;
@@ -251,8 +251,8 @@ impl Rounds {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<(Box<Rounds>, Vec<LineUse>)> =
-        RefCell::new((Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], read: [false; 4] }), Vec::new()));
+    static SCRATCH: RefCell<(Box<Rounds>, Vec<LineUse>, Vec<LaneAccess>)> =
+        RefCell::new((Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], read: [false; 4] }), Vec::new(), Vec::new()));
     static RUNS: RefCell<Box<[Option<RunClass>; RUN_SLOTS]>> = RefCell::new(Box::new(std::array::from_fn(|_| None)));
     static SHARDS_OF_THREAD: RefCell<[(u64, Option<Arc<Shard>>); MINE]> = const { RefCell::new([(0, None), (0, None), (0, None), (0, None)]) };
 }
@@ -434,7 +434,7 @@ impl HwCounters {
         if ev.accesses.is_empty() {
             return;
         }
-        if let Some(n) = self.contiguous_lines(&ev.accesses) {
+        if let Some(n) = ev.accesses.range().and_then(|r| self.contiguous_lines(r)) {
             // the common case of a whole wave moving one range of device memory, counted without rounds
             if c.flat_family {
                 add(if write { idx::TA_FLAT_WRITE } else { idx::TA_FLAT_READ }, 1);
@@ -442,11 +442,12 @@ impl HwCounters {
             add(idx::TCP_ACCESSES, n);
             return;
         }
-        SCRATCH.with_borrow_mut(|(rounds, lines)| {
+        SCRATCH.with_borrow_mut(|(rounds, lines, buf)| {
+            let accesses = ev.accesses.lanes_in(buf);
             // lanes of a DS instruction are all LDS, of a scalar load all scalar; FLAT lanes may be either
             if !matches!(mem.space, Space::Lds | Space::Scalar) {
                 let device = |a: &LaneAccess| !matches!(a.space, Space::Lds | Space::Scalar);
-                rounds.fill(&ev.accesses, device);
+                rounds.fill(accesses, device);
                 if rounds.n > 0 {
                     if c.flat_family {
                         add(if write { idx::TA_FLAT_WRITE } else { idx::TA_FLAT_READ }, 1);
@@ -461,7 +462,7 @@ impl HwCounters {
             if !matches!(mem.space, Space::Lds | Space::Flat) {
                 return;
             }
-            rounds.fill(&ev.accesses, |a| a.space == Space::Lds);
+            rounds.fill(accesses, |a| a.space == Space::Lds);
             let (mut cycles, mut conflicts) = (0u64, 0u64);
             for r in 0..rounds.n {
                 let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
@@ -476,23 +477,15 @@ impl HwCounters {
         });
     }
 
-    /// When `accesses` are one access per lane of all 64 lanes in lane order, to device memory (not LDS, not
-    /// scalar), of one size and direction, each lane's right after the one before: the lines they touch.
-    fn contiguous_lines(&self, accesses: &[LaneAccess]) -> Option<u64> {
-        let [a0, ..] = accesses else { return None };
-        let step = a0.bytes as u64;
-        if accesses.len() != 64 || a0.bytes > self.line_bytes || matches!(a0.space, Space::Lds | Space::Scalar) {
-            return None;
-        }
-        let same = accesses.iter().enumerate().all(|(l, a)| {
-            a.lane as usize == l && a.address == a0.address.wrapping_add(l as u64 * step) && a.bytes == a0.bytes && a.dir == a0.dir && a.space == a0.space
-        });
-        let last = a0.address.wrapping_add(64 * step).wrapping_sub(1);
-        if !same || last <= a0.address {
+    /// When `r` is all 64 lanes' elements, each at most a line, in one range that does not wrap: the lines
+    /// they touch (what [`lines_touched`] finds for its lanes).
+    fn contiguous_lines(&self, r: &LaneRange) -> Option<u64> {
+        let last = r.base.wrapping_add(64 * r.bytes as u64).wrapping_sub(1);
+        if r.lanes != u64::MAX || r.bytes > self.line_bytes || last <= r.base {
             return None;
         }
         let shift = self.line_bytes.trailing_zeros();
-        Some((last >> shift) - (a0.address >> shift) + 1)
+        Some((last >> shift) - (r.base >> shift) + 1)
     }
 
     fn trace_instruction(&self, ev: &InstructionEvent<'_>) {

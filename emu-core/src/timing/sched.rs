@@ -54,7 +54,7 @@ use crate::device::DevicePreset;
 use crate::dispatch::{DispatchContext, WaveTemplate};
 use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
 use crate::memory::DeviceMemory;
-use crate::observe::{classify, next_dispatch_id, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess, Observer, Placement, Space, Stalls};
+use crate::observe::{classify, next_dispatch_id, Accesses, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess, LaneRange, Observer, Placement, Space, Stalls};
 use crate::wave::{WaveClock, WaveStatus};
 
 /// Runs `launch` in the timing model: the results of a functional dispatch, its modeled cycles and the model's
@@ -142,14 +142,48 @@ impl Work {
     }
 }
 
+/// Where an instruction's lane accesses are kept beside it: records `acc[start..start + len]`, or (`len` is
+/// [`AccAt::RANGE`]) the range `ranges[start]`.
+#[derive(Debug, Clone, Copy)]
+struct AccAt {
+    start: u32,
+    len: u32,
+}
+
+impl AccAt {
+    const RANGE: u32 = u32::MAX;
+    const NONE: AccAt = AccAt { start: 0, len: 0 };
+
+    /// `a` appended to `acc` or `ranges`.
+    fn push(a: &Accesses<'_>, acc: &mut Vec<LaneAccess>, ranges: &mut Vec<LaneRange>) -> AccAt {
+        match a {
+            Accesses::Range(r) => {
+                ranges.push(*r);
+                AccAt { start: ranges.len() as u32 - 1, len: AccAt::RANGE }
+            }
+            Accesses::Lanes(l) => {
+                acc.extend_from_slice(l);
+                AccAt { start: (acc.len() - l.len()) as u32, len: l.len() as u32 }
+            }
+        }
+    }
+
+    /// The accesses kept at `self`.
+    fn get<'b>(self, acc: &'b [LaneAccess], ranges: &[LaneRange]) -> Accesses<'b> {
+        match self.len {
+            AccAt::RANGE => Accesses::Range(ranges[self.start as usize]),
+            len => Accesses::Lanes(Cow::Borrowed(&acc[self.start as usize..(self.start + len) as usize])),
+        }
+    }
+}
+
 /// What an observer is told about a queued instruction (kept only for an active observer).
 #[derive(Debug, Clone, Copy)]
 struct Observed {
     pc: u64,
     exec: u64,
-    /// Its lane accesses: `acc[start..start + len]` of the wave.
-    acc_start: u32,
-    acc_len: u32,
+    /// Its lane accesses, in the wave's `acc` and `ranges`.
+    acc: AccAt,
 }
 
 /// A resident wave's timing state. What an issue reads sits in the first two 128-byte blocks (which the host
@@ -186,6 +220,7 @@ struct Wave {
     /// it names (an observer that wants them).
     observed: Vec<Observed>,
     acc: Vec<LaneAccess>,
+    ranges: Vec<LaneRange>,
     simd: u32,
     vgprs: u32,
     sgprs: u32,
@@ -271,9 +306,8 @@ struct Entry {
     /// Its index into [`Model::infos`] + 1, or 0 when the model had none for it yet (the instruction is then
     /// in [`Log::new`]).
     info: u32,
-    /// Its accesses: `acc[acc_start..acc_start + acc_len]` of the log.
-    acc_start: u32,
-    acc_len: u32,
+    /// Its accesses, in the log's `acc` and `ranges`.
+    acc: AccAt,
 }
 
 /// What the engine reports while running a block: each executed instruction, the instructions the model has
@@ -282,6 +316,7 @@ struct Log {
     entries: Vec<Entry>,
     new: Vec<(u32, Inst)>,
     acc: Vec<LaneAccess>,
+    ranges: Vec<LaneRange>,
     buf: Vec<LaneAccess>,
     /// The model's [`Model::info_at`], lent for the block's run, and the code's base: an instruction the
     /// model knows is logged by its info alone.
@@ -293,7 +328,7 @@ thread_local! {
     /// The log of the block being run: engines run a wave's block on the thread that asks them to, so the
     /// model finds the block's instructions here when `run_wave` returns.
     static LOG: RefCell<Log> = const {
-        RefCell::new(Log { entries: Vec::new(), new: Vec::new(), acc: Vec::new(), buf: Vec::new(), known: Vec::new(), base: 0 })
+        RefCell::new(Log { entries: Vec::new(), new: Vec::new(), acc: Vec::new(), ranges: Vec::new(), buf: Vec::new(), known: Vec::new(), base: 0 })
     };
 }
 
@@ -303,16 +338,14 @@ thread_local! {
 struct Recorder;
 
 impl Log {
-    fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &[LaneAccess]) {
-        let Log { entries, new, acc, buf, known, base } = self;
-        let a = classify(inst, accesses, buf);
-        let acc_start = acc.len() as u32;
-        acc.extend_from_slice(a);
+    fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &Accesses<'_>) {
+        let Log { entries, new, acc, ranges, buf, known, base } = self;
+        let at = AccAt::push(&classify(inst, accesses, buf), acc, ranges);
         let info = known.get((pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
         if info == 0 {
             new.push((entries.len() as u32, *inst));
         }
-        entries.push(Entry { pc, exec, info, acc_start, acc_len: a.len() as u32 });
+        entries.push(Entry { pc, exec, info, acc: at });
     }
 }
 
@@ -320,13 +353,13 @@ impl Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
     const BATCHES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
-        LOG.with_borrow_mut(|log| log.record(ev.pc, ev.inst, ev.exec, ev.accesses));
+        LOG.with_borrow_mut(|log| log.record(ev.pc, ev.inst, ev.exec, &ev.accesses));
     }
     fn batch(&self, b: &InstBatch<'_>) {
         LOG.with_borrow_mut(|log| {
             for _ in 0..b.times {
                 for (pc, inst, exec) in b.iter() {
-                    log.record(pc, inst, exec, &[]);
+                    log.record(pc, inst, exec, &Accesses::NONE);
                 }
             }
         });
@@ -393,6 +426,9 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     entries: Vec<Entry>,
     new_insts: Vec<(u32, Inst)>,
     block_acc: Vec<LaneAccess>,
+    block_ranges: Vec<LaneRange>,
+    /// Lane scratch: the records of a range.
+    lanes_buf: Vec<LaneAccess>,
     infos_of_block: Vec<u32>,
     /// Lane scratch of memory instructions.
     rounds: Option<Box<Rounds>>,
@@ -548,6 +584,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             entries: Vec::new(),
             new_insts: Vec::new(),
             block_acc: Vec::new(),
+            block_ranges: Vec::new(),
+            lanes_buf: Vec::new(),
             infos_of_block: Vec::new(),
             rounds: Some(Rounds::new()),
             plan: Vec::new(),
@@ -823,6 +861,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                         reqs: Vec::new(),
                         observed: Vec::new(),
                         acc: Vec::new(),
+                        ranges: Vec::new(),
                         slot: slot_index,
                         index: index as u32,
                         simd,
@@ -1122,6 +1161,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             log.entries.clear();
             log.new.clear();
             log.acc.clear();
+            log.ranges.clear();
             log.known = known;
             log.base = self.launch.code.base;
         });
@@ -1132,6 +1172,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             std::mem::swap(&mut self.entries, &mut log.entries);
             std::mem::swap(&mut self.new_insts, &mut log.new);
             std::mem::swap(&mut self.block_acc, &mut log.acc);
+            std::mem::swap(&mut self.block_ranges, &mut log.ranges);
         });
         ran?;
         let wg = *wg;
@@ -1159,6 +1200,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let entries = std::mem::take(&mut self.entries);
         let acc = std::mem::take(&mut self.block_acc);
+        let ranges = std::mem::take(&mut self.block_ranges);
         let scratch = scratch.map(|base| (base, linear));
         let wave = &mut self.waves[w];
         wave.queue.clear();
@@ -1166,7 +1208,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.reqs.clear();
         wave.observed.clear();
         wave.acc.clear();
-        for (k, &Entry { pc, exec, acc_start, acc_len, .. }) in entries.iter().enumerate() {
+        wave.ranges.clear();
+        for (k, &Entry { pc, exec, acc: at, .. }) in entries.iter().enumerate() {
             let next = entries.get(k + 1).map_or(next_pc, |e| e.pc);
             let i = &self.infos[infos[k] as usize];
             // the wave's instruction buffer holds the line of `pc`: a taken branch refetches, and so does going on
@@ -1176,11 +1219,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             if next >> self.icache_line_shift != pc >> self.icache_line_shift {
                 flags |= FETCH;
             }
-            let lanes = &acc[acc_start as usize..(acc_start + acc_len) as usize];
+            let lanes = at.get(&acc, &ranges);
             let work = match i.timing.pipe {
-                Pipe::Smem => Some(self.scalar_work(w, lanes)),
-                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, lanes, scratch)),
-                Pipe::Lds => Some(self.lds_work(lanes)),
+                Pipe::Smem => Some(self.scalar_work(w, &lanes)),
+                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &lanes, scratch)),
+                Pipe::Lds => Some(self.lds_work(&lanes)),
                 _ => None,
             };
             let wave = &mut self.waves[w];
@@ -1193,11 +1236,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             };
             wave.queue.push(Executed { next_pc: next, info: infos[k], flags });
             if O::ACTIVE {
-                let acc_start = wave.acc.len() as u32;
-                if O::WANTS_ACCESSES {
-                    wave.acc.extend_from_slice(lanes);
-                }
-                wave.observed.push(Observed { pc, exec, acc_start, acc_len: wave.acc.len() as u32 - acc_start });
+                let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes, &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
+                wave.observed.push(Observed { pc, exec, acc });
             }
         }
         let wave = &mut self.waves[w];
@@ -1208,6 +1248,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.head = wave.queue[0].info;
         self.entries = entries;
         self.block_acc = acc;
+        self.block_ranges = ranges;
         self.infos_of_block = infos;
         Ok(())
     }
@@ -1365,7 +1406,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let wave = &self.waves[w];
         let e = wave.observed[at];
         let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
-        let accesses: &[LaneAccess] = if O::WANTS_ACCESSES { &wave.acc[e.acc_start as usize..(e.acc_start + e.acc_len) as usize] } else { &[] };
+        let accesses = if O::WANTS_ACCESSES { e.acc.get(&wave.acc, &wave.ranges) } else { Accesses::NONE };
         let (dispatch, index) = (self.dispatch, wave.index);
         self.observer.event(&Event::Instruction(InstructionEvent {
             dispatch,
@@ -1377,7 +1418,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             exec: e.exec,
             issue: Some(Issue { cycle: t, stalls }),
             memory: i.memory,
-            accesses: Cow::Borrowed(accesses),
+            accesses,
         }));
         match i.sequencer {
             Sequencer::Waitcnt(n) => self.observer.event(&Event::Waitcnt {
@@ -1436,11 +1477,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// A scalar memory instruction's lines for the scalar cache, from its lane accesses.
-    fn scalar_work(&mut self, w: usize, acc: &[LaneAccess]) -> Work {
+    fn scalar_work(&mut self, w: usize, acc: &Accesses<'_>) -> Work {
         let line = self.m.scalar.line_bytes as u64;
         let reqs = &mut self.waves[w].reqs;
         let start = reqs.len();
-        for a in acc {
+        for a in acc.iter() {
             let first = self.places.of(a.address, None);
             let end = first + a.bytes as u64;
             let mut l = first & !(line - 1);
@@ -1457,12 +1498,19 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// A vector memory instruction's device-memory lanes coalesced into L1 lines (private lanes at their
     /// workgroup's place: `scratch` is its private memory's base and linear index), and the LDS bank cycles
     /// of its FLAT lanes in the shared aperture.
-    fn vector_work(&mut self, w: usize, lanes: &[LaneAccess], scratch: Option<(u64, u64)>) -> Work {
+    fn vector_work(&mut self, w: usize, accesses: &Accesses<'_>, scratch: Option<(u64, u64)>) -> Work {
         let line = self.m.l1.line_bytes;
         let places = &self.places;
-        if let Some((start, end, kind)) = contiguous_range(lanes, |a| places.of(a, None), |a, n| places.one_piece(a, n), line as u64) {
+        let (place, one_piece) = (|a| places.of(a, None), |a, n| places.one_piece(a, n));
+        let range = match accesses {
+            Accesses::Range(r) => contiguous_places(r, place, one_piece, line as u64),
+            Accesses::Lanes(l) => contiguous_range(l, place, one_piece, line as u64),
+        };
+        if let Some((start, end, kind)) = range {
             return Work { lines: Lines::Range { start, end, kind }, banks: None };
         }
+        let mut buf = std::mem::take(&mut self.lanes_buf);
+        let lanes = accesses.lanes_in(&mut buf);
         let mut rounds = self.rounds.take().expect("the lane scratch");
         let places = &self.places;
         rounds.fill(lanes, |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)), |a| a.space != Space::Lds);
@@ -1471,24 +1519,23 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         for r in 0..rounds.n {
             let bytes = rounds.bytes[r].clamp(1, line);
             coalesce(&rounds.addrs[r], rounds.exec[r], bytes, line, &mut self.lines);
-            let kind = match rounds.dir[r] {
-                Dir::Read => Kind::Read,
-                Dir::Write => Kind::Write,
-                Dir::Atomic => Kind::Atomic,
-            };
+            let kind = kind_of(rounds.dir[r]);
             reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
         }
         let end = reqs.len();
         rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
         let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
         self.rounds = Some(rounds);
+        self.lanes_buf = buf;
         Work::listed(start, end, banks)
     }
 
     /// A DS instruction's bank cycles (none for lane permutes and swizzles, which touch no bank).
-    fn lds_work(&mut self, lanes: &[LaneAccess]) -> Work {
+    fn lds_work(&mut self, accesses: &Accesses<'_>) -> Work {
+        let mut buf = std::mem::take(&mut self.lanes_buf);
         let mut rounds = self.rounds.take().expect("the lane scratch");
-        rounds.fill(lanes, |a| a.address, |_| true);
+        rounds.fill(accesses.lanes_in(&mut buf), |a| a.address, |_| true);
+        self.lanes_buf = buf;
         let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
         self.rounds = Some(rounds);
         Work { banks, ..Work::NONE }
@@ -1579,12 +1626,33 @@ fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, one_piece:
         }
     }
     let end = start.checked_add(len)?;
-    let kind = match dir {
+    Some((start, end, kind_of(dir)))
+}
+
+/// [`contiguous_range`] of the lanes of `r` (whose device addresses are contiguous already): lanes 0..n at
+/// most a `line` each, contiguous at their places too.
+fn contiguous_places(r: &LaneRange, place: impl Fn(u64) -> u64, one_piece: impl Fn(u64, u64) -> bool, line: u64) -> Option<(u64, u64, Kind)> {
+    let n = r.leading()?;
+    let bytes = r.bytes as u64;
+    if bytes > line {
+        return None;
+    }
+    let len = n as u64 * bytes;
+    let start = place(r.base);
+    if !one_piece(r.base, len) && (0..n).any(|i| place(r.address(i)) != start.wrapping_add(i as u64 * bytes)) {
+        return None;
+    }
+    let end = start.checked_add(len)?;
+    Some((start, end, kind_of(r.dir)))
+}
+
+/// The line requests' kind of an access's direction.
+fn kind_of(dir: Dir) -> Kind {
+    match dir {
         Dir::Read => Kind::Read,
         Dir::Write => Kind::Write,
         Dir::Atomic => Kind::Atomic,
-    };
-    Some((start, end, kind))
+    }
 }
 
 /// The line requests of the range `[start, end)` of `kind`, appended to `out`: the `line`-byte lines it
@@ -1748,11 +1816,7 @@ mod tests {
         let (mut lines, mut out) = (Vec::new(), Vec::new());
         for r in 0..rounds.n {
             coalesce(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, line), line, &mut lines);
-            let kind = match rounds.dir[r] {
-                Dir::Read => Kind::Read,
-                Dir::Write => Kind::Write,
-                Dir::Atomic => Kind::Atomic,
-            };
+            let kind = kind_of(rounds.dir[r]);
             out.extend(lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
         }
         out
@@ -1790,12 +1854,22 @@ mod tests {
                         for dir in [Dir::Read, Dir::Write, Dir::Atomic] {
                             let base = 0x10_0000 + offset;
                             let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
+                            let range = LaneRange::of(&lanes).expect("one range");
                             for one_piece in [true, false] {
                                 let mut fast = Vec::new();
                                 let (start, end, kind) = contiguous_range(&lanes, |a| a, |_, _| one_piece, line as u64).expect("contiguous");
                                 range_lines(start, end, kind, line as u64, &mut fast);
                                 assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                                // the range the engines deliver for these lanes finds the same
+                                assert_eq!(contiguous_places(&range, |a| a, |_, _| one_piece, line as u64), Some((start, end, kind)));
                             }
+                            // a lane missing, or lanes that are contiguous only in device memory, not at their places
+                            if n > 1 {
+                                let without_lane_0 = LaneRange { lanes: range.lanes & !1, ..range };
+                                assert_eq!(contiguous_places(&without_lane_0, |a| a, |_, _| true, line as u64), None);
+                            }
+                            let place = |a: u64| if a >= base + bytes as u64 { a + 4096 } else { a };
+                            assert_eq!(contiguous_places(&range, place, |_, _| false, line as u64).is_some(), n == 1);
                             seen += 1;
                         }
                     }

@@ -347,7 +347,7 @@ impl emu_core::observe::Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
     fn instruction(&self, ev: &emu_core::observe::InstEvent<'_>) {
         self.order.lock().unwrap().push(ev.wave);
-        self.accesses.lock().unwrap().extend(ev.accesses.iter().map(|a| (ev.wave, *a)));
+        self.accesses.lock().unwrap().extend(ev.accesses.iter().map(|a| (ev.wave, a)));
     }
     fn switch_wave(&self, _ev: &emu_core::observe::InstEvent<'_>) -> bool {
         true
