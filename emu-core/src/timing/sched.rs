@@ -24,7 +24,8 @@
 //! cycles, worked out from their accesses when the block runs; the cycles they cost are decided at issue).
 //! When the model issues the head of a wave whose queue is empty (known beforehand from the decoded
 //! instruction at the wave's PC), it runs the wave on the [`WaveRunner`] for [`RUN_AHEAD`] instructions
-//! (whole blocks of compiled code on the JIT), which fills the queue; the run stops early at a barrier, at the
+//! (whole blocks of compiled code on the JIT; one block after a run that left more than [`MAX_QUEUED_LANES`]
+//! line requests or lane accesses), which fills the queue; the run stops early at a barrier, at the
 //! wave's end and before an instruction that reads a clock. So a wave's effects on memory happen when the
 //! run's first instruction issues: functional execution runs ahead of modeled time by at most one run. A
 //! clock-reading instruction starts a run, and the wave's clock is set to its modeled issue cycle before it
@@ -511,6 +512,10 @@ const STATE_COLD_AFTER: u64 = 256;
 /// fewer when it reaches a barrier, its end or a clock-reading instruction): the wave's state is in the host's
 /// caches while it runs, and one run serves many issues.
 const RUN_AHEAD: u64 = 64;
+
+/// The line requests and lane accesses a wave's run may leave before its next run is one block
+/// ([`Model::run_block`]).
+const MAX_QUEUED_LANES: usize = 512;
 
 /// How many turns ahead [`Model::prefetch_turn`] fetches a SIMD and its likely wave.
 const PREFETCH_AHEAD: usize = 4;
@@ -1140,6 +1145,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// requests and LDS bank cycles worked out from its lane accesses.
     fn run_block(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, index) = (self.waves[w].slot as usize, self.waves[w].index);
+        // a wave whose last run left many line requests or lane accesses runs one block at a time, so what
+        // thousands of resident waves keep queued stays small
+        let last = &self.waves[w];
+        let limits = if last.reqs.len() + last.acc.len() > MAX_QUEUED_LANES { Limits { slice: Some(1), ..self.block_limits } } else { self.block_limits };
         let sl = self.slots[slot].as_mut().expect("resident");
         let (linear, scratch) = (sl.linear, sl.group.scratch);
         let Group { wg, waves, lds, .. } = &mut sl.group;
@@ -1154,7 +1163,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             wave,
             lds,
             cache: self.launch.cache,
-            limits: self.block_limits,
+            limits,
         };
         let known = std::mem::take(&mut self.info_at);
         LOG.with_borrow_mut(|log| {
