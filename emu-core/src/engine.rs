@@ -513,7 +513,12 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         // one host thread, or one workgroup (no point handing it to the pool and back)
         _ if limits.threads == Some(1) || count == 1 => (0..count).map(one).collect(),
         threads => match pool(threads.unwrap_or(0)) {
-            Some(pool) => pool.install(|| (0..count as usize).into_par_iter().with_max_len(1).map(|i| one(i as u64)).collect()),
+            // runs of at most 1/64 of a thread's share: a host thread the machine takes away holds few workgroups
+            // back, and a grid of millions of small workgroups is not split one by one
+            Some(pool) => {
+                let run = (count as usize / (pool.current_num_threads() * 64)).max(1);
+                pool.install(|| (0..count as usize).into_par_iter().with_max_len(run).map(|i| one(i as u64)).collect())
+            }
             // no threads to be had: the dispatch still runs, on this one
             None => (0..count).map(one).collect(),
         },
