@@ -201,9 +201,9 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             let executed = i as i64 + 1;
             let compiles = !materializes_pc(inst) && translatable(inst, at);
             let in_batch = batched && compiles && emu_core::observe::MemoryOp::of(inst).is_none();
-            if let (Some(observe), false, true) = (observe, in_batch, pending > 0) {
-                // this one is reported on its own: the batch before it goes first
-                flush_batch(&mut b, ctx, observe, helper_sig, ptr, i as i64);
+            if observe.is_some() && !in_batch {
+                // this one is reported on its own (or run by the interpreter): that report takes the batch before
+                // it first, and the runner takes it should the instruction fault
                 pending = 0;
             }
             if in_batch {
