@@ -1124,9 +1124,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(())
     }
 
-    /// Asks the host to fetch what the turns a few entries ahead will read: the SIMD's bounds and residents,
-    /// the wave it most likely issues ([`Model::likely`]) and that wave's queue head (from the wave, fetched
-    /// a turn earlier). Turns take about as long as a host cache miss, so two turns ahead is early enough.
+    /// Asks the host to fetch what the turns a few entries ahead will read: [`PREFETCH_AHEAD`] entries ahead,
+    /// the SIMD's bounds and residents and the wave it most likely issues ([`Model::likely`]); half as far
+    /// ahead, that wave's queue head (read from the wave, fetched by then). A turn takes about as long as a
+    /// host cache miss.
     #[inline]
     fn prefetch_turn(&self) {
         if let Some(x) = self.turns.ahead(PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
@@ -1800,7 +1801,7 @@ impl Wheel {
         }
     }
 
-    /// The entry `d` places after the one [`Wheel::peek`] showed, when it is in the same cycle.
+    /// The entry `d` places after the one [`Wheel::pop`] took last, when it is in the same cycle.
     #[inline]
     fn ahead(&self, d: usize) -> Option<u32> {
         self.buckets[(self.now % Self::SPAN) as usize].get(self.cursor + d - 1).copied()
