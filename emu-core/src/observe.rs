@@ -137,16 +137,8 @@ impl LaneRange {
     }
 
     /// Each lane's access, lowest lane first.
-    pub fn iter(&self) -> impl Iterator<Item = LaneAccess> + '_ {
-        let mut m = self.lanes;
-        std::iter::from_fn(move || {
-            if m == 0 {
-                return None;
-            }
-            let lane = m.trailing_zeros();
-            m &= m - 1;
-            Some(LaneAccess { lane: lane as u8, space: self.space, dir: self.dir, bytes: self.bytes, address: self.address(lane) })
-        })
+    pub fn iter(&self) -> AccessIter<'static> {
+        AccessIter::Range(*self, self.lanes)
     }
 }
 
@@ -200,7 +192,7 @@ impl<'a> Accesses<'a> {
     pub fn iter(&self) -> AccessIter<'_> {
         match self {
             Accesses::Lanes(l) => AccessIter::Lanes(l.iter()),
-            Accesses::Range(r) => AccessIter::Range(*r, r.lanes),
+            Accesses::Range(r) => r.iter(),
         }
     }
 
