@@ -685,8 +685,9 @@ pub trait Observer: Sync {
     /// Engines' side: when a wave executes `s_endpgm`.
     fn wave_end(&self, _workgroup: [u32; 3], _wave: u32, _instructions: u64) {}
     /// Whether engines may report a run of instructions that access no memory as one [`InstBatch`]
-    /// ([`Observer::batch`]) rather than one by one, at the end of the run: for observers that never ask to
-    /// switch waves and need no instruction before its run ends (counters). The JIT then keeps such runs, and
+    /// ([`Observer::batch`]) rather than one by one, at the end of the run: for observers that ask to switch
+    /// waves only after an instruction that accesses memory (never within a run) and need no instruction
+    /// before its run ends (counters, the timing model's recorder). The JIT then keeps such runs, and
     /// loops made of them, in compiled code. Each batched instruction is reported once, in the wave's order
     /// among its other reports; a batch's `s_waitcnt` and `s_barrier` events follow its instructions.
     const BATCHES: bool = false;

@@ -24,9 +24,9 @@
 //! cycles, worked out from their accesses when the block runs; the cycles they cost are decided at issue).
 //! When the model issues the head of a wave whose queue is empty (known beforehand from the decoded
 //! instruction at the wave's PC), it runs the wave on the [`WaveRunner`] for [`RUN_AHEAD`] instructions
-//! (whole blocks of compiled code on the JIT; one block after a run that left more than [`MAX_QUEUED_LANES`]
-//! line requests or lane accesses), which fills the queue; the run stops early at a barrier, at the
-//! wave's end and before an instruction that reads a clock. So a wave's effects on memory happen when the
+//! (whole blocks of compiled code on the JIT), which fills the queue; the run stops early at a barrier, at
+//! the wave's end, before an instruction that reads a clock, and after the memory instruction that takes its
+//! lane accesses past [`MAX_QUEUED_LANES`]. So a wave's effects on memory happen when the
 //! run's first instruction issues: functional execution runs ahead of modeled time by at most one run. A
 //! clock-reading instruction starts a run, and the wave's clock is set to its modeled issue cycle before it
 //! executes.
@@ -334,8 +334,9 @@ thread_local! {
 }
 
 /// The observer the model runs blocks with: it records each executed instruction and its lane accesses. It
-/// never asks to switch waves and reads the log only once the block has run, so it takes runs of instructions
-/// without memory accesses as batches.
+/// reads the log only once the run has ended, so it takes runs of instructions without memory accesses as
+/// batches; it ends the run (asks to switch waves) once the run has recorded more than [`MAX_QUEUED_LANES`]
+/// lane accesses, which only a memory instruction's report can bring about.
 struct Recorder;
 
 impl Log {
@@ -355,6 +356,9 @@ impl Observer for Recorder {
     const BATCHES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
         LOG.with_borrow_mut(|log| log.record(ev.pc, ev.inst, ev.exec, &ev.accesses));
+    }
+    fn switch_wave(&self, _ev: &InstEvent<'_>) -> bool {
+        LOG.with_borrow(|log| log.acc.len() > MAX_QUEUED_LANES)
     }
     fn batch(&self, b: &InstBatch<'_>) {
         LOG.with_borrow_mut(|log| {
@@ -513,8 +517,8 @@ const STATE_COLD_AFTER: u64 = 256;
 /// caches while it runs, and one run serves many issues.
 const RUN_AHEAD: u64 = 64;
 
-/// The line requests and lane accesses a wave's run may leave before its next run is one block
-/// ([`Model::run_block`]).
+/// Lane accesses (records, not ranges) after which a wave's run ends ([`Recorder`]): gathers of thousands of
+/// resident waves keep little queued.
 const MAX_QUEUED_LANES: usize = 512;
 
 /// How many turns ahead [`Model::prefetch_turn`] fetches a SIMD and its likely wave.
@@ -1146,10 +1150,6 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// requests and LDS bank cycles worked out from its lane accesses.
     fn run_block(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, index) = (self.waves[w].slot as usize, self.waves[w].index);
-        // a wave whose last run left many line requests or lane accesses runs one block at a time, so what
-        // thousands of resident waves keep queued stays small
-        let last = &self.waves[w];
-        let limits = if last.reqs.len() + last.acc.len() > MAX_QUEUED_LANES { Limits { slice: Some(1), ..self.block_limits } } else { self.block_limits };
         let sl = self.slots[slot].as_mut().expect("resident");
         let (linear, scratch) = (sl.linear, sl.group.scratch);
         let Group { wg, waves, lds, .. } = &mut sl.group;
@@ -1164,7 +1164,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             wave,
             lds,
             cache: self.launch.cache,
-            limits,
+            limits: self.block_limits,
         };
         let known = std::mem::take(&mut self.info_at);
         LOG.with_borrow_mut(|log| {
@@ -1818,6 +1818,33 @@ impl Wheel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recorder_ends_a_run_after_the_memory_instruction_that_passes_the_lane_bound() {
+        // ds_read_b32 v1, v2 (gfx90a): 64 lane records per wave-wide access
+        let inst = isa_amdgpu::decode(&[0x00, 0x00, 0x6c, 0xd8, 0x02, 0x00, 0x00, 0x01], 0, isa_amdgpu::Target::Gfx90a).expect("ds_read_b32");
+        let lanes: Vec<LaneAccess> = (0..64).map(|l| LaneAccess { lane: l as u8, space: Space::Lds, dir: Dir::Read, bytes: 4, address: 4 * l * 7 }).collect();
+        let range = Accesses::Range(LaneRange { space: Space::Global, dir: Dir::Read, bytes: 4, base: 0x1000, lanes: u64::MAX });
+        LOG.with_borrow_mut(|log| log.acc.clear());
+        let mut ended_at = None;
+        for k in 1..=20 {
+            // a range between the records: it counts no lane records
+            for accesses in [Accesses::Lanes(Cow::Borrowed(&lanes)), range.clone()] {
+                let ev = InstEvent { workgroup: [0; 3], wave: 0, pc: 0, inst: &inst, exec: u64::MAX, accesses };
+                Recorder.instruction(&ev);
+                if Recorder.switch_wave(&ev) && ended_at.is_none() {
+                    ended_at = Some(k);
+                }
+            }
+        }
+        LOG.with_borrow_mut(|log| {
+            log.entries.clear();
+            log.new.clear();
+            log.acc.clear();
+            log.ranges.clear();
+        });
+        assert_eq!(ended_at, Some(MAX_QUEUED_LANES / 64 + 1), "the run ends after the access that passes {MAX_QUEUED_LANES} lanes");
+    }
 
     /// The general path: rounds of the lanes, coalesced.
     fn coalesced(lanes: &[LaneAccess], line: u32) -> Vec<LineRequest> {
