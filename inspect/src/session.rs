@@ -259,6 +259,8 @@ pub struct Session<'a, R: WaveRunner> {
     device: &'a DevicePreset,
     launch: &'a Launch<'a>,
     cx: DispatchContext<'a>,
+    /// The waves' initial state.
+    template: emu_core::dispatch::WaveTemplate,
     runner: &'a R,
     limits: Limits,
     clock: WaveClock,
@@ -300,11 +302,14 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         let limits = Limits { max_wave_instructions, threads: Some(1), slice: None, clock_ends_turn: false, timing: false };
         let clock = WaveClock { base: engine::clock_base(), per_instruction: 4, shader_mhz: device.engine_clock_mhz };
         let first = WaveKey { workgroup: [0; 3], wave: 0 };
+        let cx = engine::dispatch_context(device, launch);
+        let template = emu_core::dispatch::WaveTemplate::new(&cx).map_err(EngineError::from)?;
         Ok(Session {
             mem,
             device,
             launch,
-            cx: engine::dispatch_context(device, launch),
+            cx,
+            template,
             runner,
             limits,
             clock,
@@ -595,8 +600,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         } else {
             None
         };
-        let template = emu_core::dispatch::WaveTemplate::new(&self.cx).map_err(EngineError::from)?;
-        let g = engine::build_group_in(self.mem, self.device, self.launch, &template, i, self.clock, private)?;
+        let g = engine::build_group_in(self.mem, self.device, self.launch, &self.template, i, self.clock, private)?;
         // a watched register of a wave that starts now changes from its initial value
         for r in self.registers.iter_mut().filter(|r| r.wave.workgroup == g.wg) {
             if let Some(s) = g.waves.get(r.wave.wave as usize) {
