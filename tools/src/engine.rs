@@ -38,6 +38,20 @@ pub struct JitDelta {
     pub interpreted: u64,
 }
 
+impl JitDelta {
+    /// What `jit` did since its statistics were `before`.
+    pub fn since(before: &jit::JitStats, jit: &jit::Jit) -> JitDelta {
+        let after = jit.stats();
+        JitDelta {
+            blocks: after.blocks - before.blocks,
+            compiled: after.compiled - before.compiled,
+            fallbacks: after.fallbacks - before.fallbacks,
+            loaded: after.loaded - before.loaded,
+            interpreted: after.interpreted - before.interpreted,
+        }
+    }
+}
+
 /// Runs `d` on `kind` (in the timing model when `d.limits.timing`: on the JIT or the interpreter).
 pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
     let (s, delta, _) = dispatch_timed(kind, jit, d)?;
@@ -48,16 +62,7 @@ pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Res
 pub fn dispatch_timed(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta, Option<TimingStats>), Box<dyn std::error::Error>> {
     let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
     let before = jit.stats();
-    let delta = |jit: &jit::Jit| {
-        let after = jit.stats();
-        JitDelta {
-            blocks: after.blocks - before.blocks,
-            compiled: after.compiled - before.compiled,
-            fallbacks: after.fallbacks - before.fallbacks,
-            loaded: after.loaded - before.loaded,
-            interpreted: after.interpreted - before.interpreted,
-        }
-    };
+    let delta = |jit: &jit::Jit| JitDelta::since(&before, jit);
     if limits.timing {
         return match kind {
             EngineKind::Jit => {
@@ -102,10 +107,7 @@ fn functional(
             // wave changes memory between the two runs of a block)
             let lockstep = jit::Jit::crosscheck()?;
             let jitted = KernelDispatch { limits: Limits { threads: Some(1), ..limits }, ..*d }.run_with(&lockstep, &NoObserver);
-            let jd = {
-                let s = lockstep.stats();
-                JitDelta { blocks: s.blocks, compiled: s.compiled, fallbacks: s.fallbacks, loaded: s.loaded, interpreted: s.interpreted }
-            };
+            let jd = JitDelta::since(&jit::JitStats::default(), &lockstep);
             match (interp, jitted) {
                 (Ok(i), Ok(j)) => {
                     let after_jit = mem.snapshot_buffers()?;

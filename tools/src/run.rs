@@ -6,7 +6,7 @@ use std::time::Instant;
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
 
-use crate::engine::{dispatch_timed, EngineKind};
+use crate::engine::{dispatch_timed, EngineKind, JitDelta};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -171,17 +171,18 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let profiled = a.profile.as_ref().map(|_| HwCounters::new(device.id, a.wave_trace));
     let host_start = profiler_hooks::record::now_ns();
     let (stats, jd, timing) = if let Some(counters) = &profiled {
+        let before = jit.stats();
         match (a.engine, a.timing) {
             (EngineKind::Crosscheck, _) => return Err("--profile runs on one engine: --engine jit or --engine interp (both give the same counts)".into()),
             (EngineKind::Interp, false) => (d.run_observed(counters)?, Default::default(), None),
-            (EngineKind::Jit, false) => (d.run_with(&jit, counters)?, Default::default(), None),
+            (EngineKind::Jit, false) => (d.run_with(&jit, counters)?, JitDelta::since(&before, &jit), None),
             (EngineKind::Interp, true) => {
                 let (s, t) = d.run_timed(&emu_core::engine::Interpreter, counters)?;
                 (s, Default::default(), Some(t))
             }
             (EngineKind::Jit, true) => {
                 let (s, t) = d.run_timed(&jit, counters)?;
-                (s, Default::default(), Some(t))
+                (s, JitDelta::since(&before, &jit), Some(t))
             }
         }
     } else if a.engine == EngineKind::Interp && !a.timing {
