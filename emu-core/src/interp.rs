@@ -59,9 +59,9 @@ fn ldexp(x: f64, e: i32) -> f64 {
     x * f64::powi(2.0, e)
 }
 
-impl Interp<'_> {
+impl<'a> Interp<'a> {
     /// One window over every active lane's `bytes` at its address, when they all fall in one allocation.
-    fn span(&self, lo: &Lanes, hi: &Lanes, offset: i64, bytes: u32, m: u64, access: crate::memory::Access) -> Option<crate::memory::Window<'_>> {
+    fn span(&self, lo: &Lanes, hi: &Lanes, offset: i64, bytes: u32, m: u64, access: crate::memory::Access) -> Option<crate::memory::Window<'a>> {
         let (mut min, mut max) = (u64::MAX, 0u64);
         for l in Self::lanes(m) {
             let a = lane_address(lo, hi, l, offset);
@@ -885,18 +885,18 @@ impl Backend for Interp<'_> {
     fn v_load(&mut self, lo: Lanes, hi: Lanes, offset: i64, dwords: u32, m: u64) -> Result<Vec<Lanes>, ExecError> {
         let mut out = vec![[0u32; LANES]; dwords as usize];
         let mut buf = [0u8; 16];
-        if self.accesses.is_none() {
-            if let Some(w) = self.span(&lo, &hi, offset, dwords * 4, m, crate::memory::Access::Read) {
-                for l in Self::lanes(m) {
-                    let b = &mut buf[..dwords as usize * 4];
-                    let ok = w.read(lane_address(&lo, &hi, l, offset), b);
-                    debug_assert!(ok, "inside the span");
-                    for (d, o) in out.iter_mut().enumerate() {
-                        o[l] = u32::from_le_bytes([b[4 * d], b[4 * d + 1], b[4 * d + 2], b[4 * d + 3]]);
-                    }
+        if let Some(w) = self.span(&lo, &hi, offset, dwords * 4, m, crate::memory::Access::Read) {
+            for l in Self::lanes(m) {
+                let addr = lane_address(&lo, &hi, l, offset);
+                self.note(l, Space::Global, addr, dwords * 4, false);
+                let b = &mut buf[..dwords as usize * 4];
+                let ok = w.read(addr, b);
+                debug_assert!(ok, "inside the span");
+                for (d, o) in out.iter_mut().enumerate() {
+                    o[l] = u32::from_le_bytes([b[4 * d], b[4 * d + 1], b[4 * d + 2], b[4 * d + 3]]);
                 }
-                return Ok(out);
             }
+            return Ok(out);
         }
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
@@ -911,17 +911,17 @@ impl Backend for Interp<'_> {
     }
     fn v_store(&mut self, lo: Lanes, hi: Lanes, offset: i64, data: &[Lanes], m: u64) -> Result<(), ExecError> {
         let mut buf = [0u8; 16];
-        if self.accesses.is_none() {
-            if let Some(w) = self.span(&lo, &hi, offset, data.len() as u32 * 4, m, crate::memory::Access::Write) {
-                for l in Self::lanes(m) {
-                    for (d, v) in data.iter().enumerate() {
-                        buf[4 * d..4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
-                    }
-                    let ok = w.write(lane_address(&lo, &hi, l, offset), &buf[..data.len() * 4]);
-                    debug_assert!(ok, "inside the span");
+        if let Some(w) = self.span(&lo, &hi, offset, data.len() as u32 * 4, m, crate::memory::Access::Write) {
+            for l in Self::lanes(m) {
+                let addr = lane_address(&lo, &hi, l, offset);
+                for (d, v) in data.iter().enumerate() {
+                    buf[4 * d..4 * d + 4].copy_from_slice(&v[l].to_le_bytes());
                 }
-                return Ok(());
+                self.note(l, Space::Global, addr, data.len() as u32 * 4, true);
+                let ok = w.write(addr, &buf[..data.len() * 4]);
+                debug_assert!(ok, "inside the span");
             }
+            return Ok(());
         }
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);

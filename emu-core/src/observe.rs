@@ -126,7 +126,7 @@ impl LaneRange {
         for l in 0..64 {
             let a = address(l);
             let want = base.wrapping_add(l as u64 * bytes as u64);
-            off |= lanes >> l & 1 == 1 && (a != want || private(a));
+            off |= (lanes >> l & 1 == 1) & ((a != want) | private(a));
         }
         (!off).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes })
     }
@@ -691,6 +691,10 @@ pub trait Observer: Sync {
     /// loops made of them, in compiled code. Each batched instruction is reported once, in the wave's order
     /// among its other reports; a batch's `s_waitcnt` and `s_barrier` events follow its instructions.
     const BATCHES: bool = false;
+    /// Whether a functional dispatch (through [`Dispatched`]) tells the observer of each `s_waitcnt`'s counts
+    /// ([`Event::Waitcnt`]) and each wave's arrival at `s_barrier` ([`Event::BarrierArrive`]). False for
+    /// observers that ignore both: the dispatch then skips looking for them.
+    const SIDE_EVENTS: bool = true;
     /// Engines' side, for observers with [`Observer::BATCHES`]: a run of instructions. By default each goes to
     /// [`Observer::instruction`].
     fn batch(&self, b: &InstBatch<'_>) {
@@ -753,7 +757,7 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
         let b = InstBatch { dispatch: self.dispatch, ..*b };
         self.inner.batch(&b);
         self.inner.batch_event(&b);
-        if b.insts.iter().any(|i| matches!(i.info.opcode, Opcode::SWaitcnt | Opcode::SBarrier)) {
+        if O::SIDE_EVENTS && b.insts.iter().any(|i| matches!(i.info.opcode, Opcode::SWaitcnt | Opcode::SBarrier)) {
             for (pc, inst, _) in (0..b.times).flat_map(|_| b.iter()) {
                 self.side_events(&b.inst_event(pc, inst, 0));
             }
@@ -782,7 +786,9 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
                 accesses,
             }));
         });
-        self.side_events(ev);
+        if O::SIDE_EVENTS {
+            self.side_events(ev);
+        }
     }
 
     fn switch_wave(&self, ev: &InstEvent<'_>) -> bool {

@@ -65,12 +65,35 @@ impl AccessRecord {
         ((self.hi[lane] as u64) << 32 | self.lo[lane] as u64).wrapping_add(self.offset as u64)
     }
 
+    /// [`AccessRecord::range`]'s common case, checked on the 32-bit halves of the lanes' addresses (compares
+    /// the host does four lanes at a time): every lane active, their addresses before the offset stepping by
+    /// `bytes` from lane 0's without carrying into the high half, and the range outside the wave's private
+    /// memory. None when any of that fails, which [`LaneRange::of_lanes`] then decides lane by lane.
+    fn full_range(&self, dir: Dir, bytes: u32, wave: &WaveState) -> Option<LaneRange> {
+        let (lo0, hi0) = (self.lo[0], self.hi[0]);
+        if self.mask != u64::MAX || bytes == 0 || lo0 as u64 + 63 * bytes as u64 > u32::MAX as u64 {
+            return None;
+        }
+        let mut off = 0u32;
+        for l in 0..64 {
+            off |= (self.lo[l] ^ lo0.wrapping_add(l as u32 * bytes)) | (self.hi[l] ^ hi0);
+        }
+        let base = self.address(0);
+        let end = base.checked_add(64 * bytes as u64)?;
+        let private = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
+        let in_private = private > 0 && base < wave.scratch_base.checked_add(private)? && wave.scratch_base < end;
+        (off == 0 && !in_private).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes: u64::MAX })
+    }
+
     /// The access as one range when its lanes make one ([`LaneRange::of_lanes`]: a global access of `wave`'s
     /// lanes to consecutive elements outside its private memory), without a record per lane.
     pub fn range(&self, wave: &WaveState) -> Option<LaneRange> {
         let (space, dir, bytes) = self.parts();
         if space != REC_GLOBAL {
             return None;
+        }
+        if let Some(r) = self.full_range(dir, bytes, wave) {
+            return Some(r);
         }
         LaneRange::of_lanes(dir, bytes, self.mask, |l| self.address(l), |a| emu_core::observe::space_of(Space::Global, a, wave) != Space::Global)
     }
@@ -473,7 +496,7 @@ mod tests {
         for space in [REC_GLOBAL, REC_LDS, REC_SCALAR] {
             for bytes in [4u32, 16] {
                 for mask in [u64::MAX, u64::MAX >> 3, 0b1101, 1 << 40, 0] {
-                    for (start, step, off) in [(0x1_0000_0ff0u64, bytes as u64, 0i64), (0x1000, bytes as u64, -16), (0x1000, 2 * bytes as u64, 0), (0x9000_3ff0, bytes as u64, 0), (0xffff_fff0, bytes as u64, 8)] {
+                    for (start, step, off) in [(0x1_0000_0ff0u64, bytes as u64, 0i64), (0x1000, bytes as u64, -16), (0x1000, 2 * bytes as u64, 0), (0x9000_3ff0, bytes as u64, 0), (0xffff_fff0, bytes as u64, 8), (0xffff_f000, bytes as u64, 0x2000), (0x8fff_ff00, bytes as u64, 0)] {
                         for write in [false, true] {
                             let mut r = AccessRecord { lo: [0; 64], hi: [0; 64], mask, offset: off, desc: AccessRecord::desc(space, write, bytes) };
                             for l in 0..64 {

@@ -502,6 +502,8 @@ impl HwCounters {
 impl Observer for HwCounters {
     const WANTS_ACCESSES: bool = true;
     const BATCHES: bool = true;
+    /// The counters take neither `s_waitcnt` counts nor barrier arrivals (they count those instructions).
+    const SIDE_EVENTS: bool = false;
 
     /// Counted from [`Observer::batch_event`] alone.
     fn batch(&self, _b: &InstBatch<'_>) {}
