@@ -257,8 +257,9 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
 }
 
 /// A wave's results in flight and its outstanding counted operations. What an issue reads first comes first:
-/// the earliest completions (so retiring looks at the queues only when something completed) and how many
-/// results are in flight (80 bytes before the results themselves).
+/// the earliest and the latest completions (so retiring looks at the queues only when something completed, and
+/// a wait for all of them reads no queue) and how many results are in flight (104 bytes before the results
+/// themselves).
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct WaveWaits {
@@ -267,6 +268,10 @@ pub struct WaveWaits {
     /// The earliest completion cycle of the outstanding LDS, scalar memory and message operations
     /// (`u64::MAX`: none).
     lgkm_first: u64,
+    /// Completion cycles of the newest vector memory operation and of the last LDS, scalar memory or message
+    /// operation to complete (meaningful while they are outstanding).
+    vm_last: u64,
+    lgkm_last: u64,
     /// The last of the pending results' cycles: once it has passed, none can hold anyone.
     pending_until: u64,
     pending_len: u32,
@@ -281,11 +286,14 @@ pub struct WaveWaits {
 
 impl Default for WaveWaits {
     fn default() -> WaveWaits {
-        WaveWaits { vm_first: u64::MAX, lgkm_first: u64::MAX, pending_len: 0, pending_until: 0, vm: Default::default(), lgkm: Vec::new(), pending: [(0, 0, 0); 8] }
+        WaveWaits { vm_first: u64::MAX, lgkm_first: u64::MAX, vm_last: 0, lgkm_last: 0, pending_len: 0, pending_until: 0, vm: Default::default(), lgkm: Vec::new(), pending: [(0, 0, 0); 8] }
     }
 }
 
 impl WaveWaits {
+    /// The bytes from its start to the end of its second result in flight: what an issue usually reads.
+    pub const HOT_BYTES: usize = std::mem::offset_of!(WaveWaits, pending) + 2 * std::mem::size_of::<(u16, u16, u64)>();
+
     /// The cycle at which every register `reads` names is there.
     #[inline]
     pub fn operands_ready(&self, reads: &Regs) -> u64 {
@@ -327,8 +335,9 @@ impl WaveWaits {
 
     /// A vector memory operation completing at `done`.
     pub fn push_vm(&mut self, done: u64) {
-        let done = done.max(self.vm.back().copied().unwrap_or(0));
+        let done = if self.vm.is_empty() { done } else { done.max(self.vm_last) };
         self.vm.push_back(done);
+        self.vm_last = done;
         if self.vm.len() == 1 {
             self.vm_first = done;
         }
@@ -338,6 +347,7 @@ impl WaveWaits {
     pub fn push_lgkm(&mut self, done: u64) {
         let at = self.lgkm.partition_point(|&x| x <= done);
         self.lgkm.insert(at, done);
+        self.lgkm_last = if self.lgkm.len() == 1 { done } else { self.lgkm_last.max(done) };
         self.lgkm_first = self.lgkm_first.min(done);
     }
 
@@ -374,26 +384,26 @@ impl WaveWaits {
     /// The cycle at which at most `vmcnt` vector memory operations remain outstanding.
     pub fn vm_ready(&self, vmcnt: u8) -> u64 {
         let (n, c) = (self.vm.len(), vmcnt as usize);
-        if n > c {
-            self.vm[n - c - 1]
-        } else {
-            0
+        match n > c {
+            true if c == 0 => self.vm_last,
+            true => self.vm[n - c - 1],
+            false => 0,
         }
     }
 
     /// The cycle at which at most `lgkmcnt` LDS/scalar/message operations remain outstanding.
     pub fn lgkm_ready(&self, lgkmcnt: u8) -> u64 {
         let (n, c) = (self.lgkm.len(), lgkmcnt as usize);
-        if n > c {
-            self.lgkm[n - c - 1]
-        } else {
-            0
+        match n > c {
+            true if c == 0 => self.lgkm_last,
+            true => self.lgkm[n - c - 1],
+            false => 0,
         }
     }
 
     /// When every outstanding operation is complete.
     pub fn all_done(&self) -> u64 {
-        self.vm.back().copied().unwrap_or(0).max(self.lgkm.last().copied().unwrap_or(0))
+        self.vm_ready(0).max(self.lgkm_ready(0))
     }
 }
 

@@ -102,10 +102,15 @@ enum State {
 struct Executed {
     /// The PC the wave went on at.
     next_pc: u64,
-    /// Index into [`Model::infos`].
+    /// Index into [`Model::infos`] (`u32::MAX` in [`Executed::UNKNOWN`]).
     info: u32,
     /// [`FETCH`] and [`TAKEN`], and the index of its memory work in the wave's `work` ([`NO_WORK`]: none).
     flags: u32,
+}
+
+impl Executed {
+    /// A wave's head not looked up yet.
+    const UNKNOWN: Executed = Executed { next_pc: 0, info: u32::MAX, flags: 0 };
 }
 
 /// The instruction's issue fetches the next instruction's line: a taken branch, or a new line.
@@ -187,34 +192,36 @@ struct Observed {
     acc: AccAt,
 }
 
-/// A resident wave's timing state. What an issue reads sits in the first two 128-byte blocks (which the host
-/// fetches as pairs of cache lines): the head, the turn and holds, the queue and its memory work, and `waits`
-/// (earliest completions, outstanding operations, the first results in flight); the rest is read when a block
-/// runs, a memory instruction that is not one contiguous range issues, or the wave starts and ends.
+/// A resident wave's timing state. What looking up its head and issuing it read sits in the first two
+/// 128-byte blocks (which the host fetches as pairs of cache lines): the head, the turn and holds, where the
+/// queue and its memory work are, and `waits` (earliest and latest completions, outstanding operations, the
+/// first results in flight); the rest is read when a block runs, a memory instruction that is not one
+/// contiguous range issues, or the wave starts and ends.
 #[repr(C, align(128))]
 struct Wave {
-    /// The info of the next instruction to issue: the queue's head, or the instruction at `peek_pc`
-    /// (`u32::MAX`: not looked up yet).
-    head: u32,
+    /// The next instruction to issue, copied from the queue when it is looked up so that its issue reads the
+    /// queue no more: the queue's head, or (only its info, the queue being empty) the instruction at
+    /// `peek_pc`; [`Executed::UNKNOWN`]: not looked up yet.
+    head: Executed,
     state: State,
     hold_why: Hold,
     /// The queue is `queue[pos..len]`.
     pos: u32,
     len: u32,
     slot: u32,
-    index: u32,
     /// The wave's next issue turn.
     next_turn: u64,
     hold: u64,
-    /// The PC the engine continues at (where the queue ends).
-    peek_pc: u64,
-    /// The cycle the queue's block ran.
-    ran_at: u64,
     /// Instructions executed and not issued yet.
     queue: Vec<Executed>,
     /// The memory work of the queue's memory instructions.
     work: Vec<Work>,
     waits: WaveWaits,
+    index: u32,
+    /// The PC the engine continues at (where the queue ends).
+    peek_pc: u64,
+    /// The cycle the queue's block ran.
+    ran_at: u64,
     /// The line requests of the queue's memory instructions that are not one contiguous range.
     reqs: Vec<LineRequest>,
     /// Per queued instruction, what the observer is told (an active observer only), and the lane accesses
@@ -257,12 +264,13 @@ struct Cu {
 }
 
 /// A resident wave as its SIMD's turn sees it (with its bound, [`Simd::lbs`]): whether it can issue is decided
-/// from here and the units' state, without reading the wave, until it issues.
+/// from here and the units' state, without reading the wave, until it issues (16 bytes: a SIMD's eight take
+/// two host cache lines).
 #[derive(Debug, Clone, Copy)]
 struct Resident {
-    /// The head's constraints from its `s_waitcnt` counts and source registers ([`Model::waits`]; meaningful
-    /// while `head` is set: they change only when the wave issues).
-    waits: Constraints,
+    /// The cycle the head's `s_waitcnt` counts and source registers allow it ([`Model::waits`]; meaningful while
+    /// `head` is set: they change only when the wave issues).
+    waits_ready: u64,
     wave: u32,
     /// The info of the wave's head ([`UNKNOWN`]: not looked up since the wave last issued).
     head: u32,
@@ -273,12 +281,12 @@ const UNKNOWN: u32 = u32::MAX;
 
 impl Resident {
     fn new(wave: u32) -> Resident {
-        Resident { waits: Constraints::default(), wave, head: UNKNOWN }
+        Resident { waits_ready: 0, wave, head: UNKNOWN }
     }
 }
 
 /// A SIMD: what its turn reads first (its units, its live turn, its resident waves' bounds: together in one
-/// 128-byte block for up to 8 waves), then its resident waves.
+/// 128-byte block), then its resident waves (another).
 #[repr(C, align(128))]
 struct Simd {
     len: usize,
@@ -505,8 +513,9 @@ impl Places {
     }
 }
 
-/// Wave slots a SIMD can have (8 on CDNA2 and CDNA3).
-const MAX_WAVES: usize = 16;
+/// Wave slots a SIMD can have (8 on CDNA2 and CDNA3: every machine description's `waves_per_simd` is at most
+/// this, which a test checks).
+pub(super) const MAX_WAVES: usize = 8;
 
 /// Cycles after which a wave's functional state, last touched when its block ran, is taken to have left the
 /// host's caches (the block waited for memory meanwhile): the model then asks for it ahead of the next block.
@@ -844,7 +853,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 Some(i) => {
                     // keep the old wave's buffers
                     let w = &mut self.waves[i as usize];
-                    (w.head, w.state, w.hold_why, w.pos, w.len, w.next_turn, w.hold) = (u32::MAX, State::Active, hold_why, 0, 0, start, start + penalty);
+                    (w.head, w.state, w.hold_why, w.pos, w.len, w.next_turn, w.hold) = (Executed::UNKNOWN, State::Active, hold_why, 0, 0, start, start + penalty);
                     w.waits.clear();
                     w.queue.clear();
                     w.work.clear();
@@ -857,7 +866,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
                 None => {
                     self.waves.push(Wave {
-                        head: u32::MAX,
+                        head: Executed::UNKNOWN,
                         state: State::Active,
                         hold_why,
                         pos: 0,
@@ -995,27 +1004,34 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(i)
     }
 
-    /// The wave's next instruction to issue: the head of its queue, or the instruction at its PC.
+    /// The wave's next instruction to issue (its info): the head of its queue, or the instruction at its PC.
     fn head(&mut self, w: usize) -> Result<u32, EngineError> {
-        let wave = &self.waves[w];
-        if wave.head != u32::MAX {
-            return Ok(wave.head);
+        let wave = &mut self.waves[w];
+        if wave.head.info != u32::MAX {
+            return Ok(wave.head.info);
         }
-        let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
-        let info = self.info_at_pc(wave.peek_pc, None, (wg, wave.index))?;
-        self.waves[w].head = info;
+        if wave.pos < wave.len {
+            let e = wave.queue[wave.pos as usize];
+            wave.head = e;
+            if e.flags & NO_WORK != NO_WORK {
+                // for its issue: a memory instruction's head waits a while
+                super::prefetch(wave.work.as_ptr().wrapping_add((e.flags & NO_WORK) as usize));
+            }
+            return Ok(e.info);
+        }
+        let (slot, pc, index) = (wave.slot as usize, wave.peek_pc, wave.index);
+        let wg = self.slots[slot].as_ref().expect("resident").group.wg;
+        let info = self.info_at_pc(pc, None, (wg, index))?;
+        self.waves[w].head = Executed { info, ..Executed::UNKNOWN };
         Ok(info)
     }
 
-    /// Whether [`Model::head`] finds wave `w`'s head without decoding.
-    fn known_head(&self, w: usize) -> bool {
+    /// Whether [`Model::head`] finds wave `w`'s head at once: known already, or (its queue empty) at a PC the
+    /// model has seen. A head in the queue is left to be looked up at a later turn, once the host has fetched
+    /// the queue entry that [`Model::issue`] asked for.
+    fn head_at_hand(&self, w: usize) -> bool {
         let wave = &self.waves[w];
-        wave.head != u32::MAX || self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0)
-    }
-
-    /// The constraints on wave `w`'s head (instruction info `info`) on SIMD `s`.
-    fn constraints(&self, w: usize, s: usize, info: u32) -> Constraints {
-        Constraints { unit: self.unit_ready(s, info), ..self.waits(w, info) }
+        wave.head.info != u32::MAX || (wave.pos == wave.len && self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0))
     }
 
     /// The constraints on wave `w`'s head (instruction info `info`) that only the wave's own issues move: its
@@ -1057,14 +1073,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
     }
 
-    /// Looks up the head of the wave on slot `k` of SIMD `s` and its [`Model::waits`].
-    fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, Constraints), EngineError> {
+    /// Looks up the head of the wave on slot `k` of SIMD `s` and the cycle its [`Model::waits`] allow it.
+    fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, u64), EngineError> {
         let w = self.simds[s].resident[k].wave as usize;
         let info = self.head(w)?;
-        let waits = self.waits(w, info);
+        let ready = self.waits(w, info).ready();
         let r = &mut self.simds[s].resident[k];
-        (r.head, r.waits) = (info, waits);
-        Ok((info, waits))
+        (r.head, r.waits_ready) = (info, ready);
+        Ok((info, ready))
     }
 
     /// SIMD `s`'s issue turn at cycle `t`; schedules its next turn worth taking (the earliest cycle one of its
@@ -1090,9 +1106,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // constraints remain to check: its waits, known since it last issued, and its unit's state
             let w = r.wave as usize;
             debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
-            let (info, waits) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits) };
+            let (info, waits_ready) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits_ready) };
             let unit = self.unit_ready(s, info);
-            let ready = waits.ready().max(unit);
+            let ready = waits_ready.max(unit);
             if ready > t {
                 self.simds[s].lbs[i] = ready;
                 next = next.min(ready);
@@ -1103,16 +1119,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 next = next.min(t + 1);
                 continue;
             }
-            let c = Constraints { unit, ..waits };
-            debug_assert_eq!(c, self.constraints(w, s, info), "the waits stay as they are until the wave issues");
+            let c = Constraints { unit, ..self.waits(w, info) };
+            debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
             self.issue(t, s, w, info, c)?;
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
             self.simds[s].lbs[i] = lb;
             self.simds[s].resident[i].head = UNKNOWN;
-            // the next head's waits while the wave is at hand, when it is known without decoding
-            if lb != u64::MAX && self.known_head(w) {
+            // the next head's waits while the wave is at hand, when they need no queue entry or decoding
+            if lb != u64::MAX && self.head_at_hand(w) {
                 self.look_up_head(s, i)?;
             }
             next = next.min(lb);
@@ -1128,20 +1144,15 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(())
     }
 
-    /// Asks the host to fetch what the turns a few entries ahead will read: [`PREFETCH_AHEAD`] entries ahead,
-    /// the SIMD's bounds and residents and the wave it most likely issues ([`Model::likely`]); half as far
-    /// ahead, that wave's queue head (read from the wave, fetched by then). A turn takes about as long as a
-    /// host cache miss.
+    /// Asks the host to fetch what the turn a few entries ahead will read: [`PREFETCH_AHEAD`] entries ahead,
+    /// the SIMD's bounds and residents and the first block of the wave it most likely issues
+    /// ([`Model::likely`]): its head, holds and where its queue is. A turn takes about as long as a host cache miss.
     #[inline]
     fn prefetch_turn(&self) {
         if let Some(x) = self.turns.ahead(PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
             let simd = &self.simds[x as usize];
             super::prefetch_bytes(simd, 256);
             super::prefetch_bytes(&self.waves[self.likely[x as usize] as usize], 128);
-        }
-        if let Some(x) = self.turns.ahead(PREFETCH_AHEAD / 2).filter(|x| x & RETIRE == 0) {
-            let wave = &self.waves[self.likely[x as usize] as usize];
-            super::prefetch(wave.queue.as_ptr().wrapping_add(wave.pos as usize));
         }
     }
 
@@ -1255,7 +1266,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.len = wave.queue.len() as u32;
         wave.peek_pc = next_pc;
         wave.ran_at = t;
-        wave.head = wave.queue[0].info;
+        wave.head = wave.queue[0];
         self.entries = entries;
         self.block_acc = acc;
         self.block_ranges = ranges;
@@ -1283,9 +1294,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let wave = &mut self.waves[w];
         let at = wave.pos as usize;
-        let e = wave.queue[at];
+        debug_assert_eq!(wave.head.info, wave.queue[at].info, "the head was looked up");
+        let e = wave.head;
         wave.pos += 1;
-        wave.head = if wave.pos < wave.len { wave.queue[at + 1].info } else { u32::MAX };
+        wave.head = Executed::UNKNOWN;
+        if wave.pos < wave.len {
+            // for the head's look-up at a later turn
+            super::prefetch(wave.queue.as_ptr().wrapping_add(at + 1));
+        }
         if wave.pos == wave.len && t.saturating_sub(wave.ran_at) > STATE_COLD_AFTER {
             self.prefetch_state(w);
         }
@@ -1847,6 +1863,17 @@ mod tests {
     }
 
     /// The general path: rounds of the lanes, coalesced.
+    #[test]
+    fn what_a_turn_reads_lies_where_the_prefetches_reach() {
+        // a SIMD in 256 bytes; a wave's head, holds, queue and work pointers and the start of its waits (up to
+        // the first two results in flight) in its first 256
+        assert_eq!(std::mem::size_of::<Resident>(), 16);
+        assert_eq!(std::mem::size_of::<Simd>(), 256);
+        assert_eq!(std::mem::offset_of!(Wave, waits), 96);
+        assert!(std::mem::offset_of!(Wave, waits) + WaveWaits::HOT_BYTES <= 256);
+        assert_eq!(std::mem::size_of::<Executed>(), 16);
+    }
+
     fn coalesced(lanes: &[LaneAccess], line: u32) -> Vec<LineRequest> {
         let mut rounds = Rounds::new();
         rounds.fill(lanes, |a| a.address, |a| a.space != Space::Lds);
