@@ -291,8 +291,8 @@ impl Default for WaveWaits {
 }
 
 impl WaveWaits {
-    /// The bytes from its start to the end of its second result in flight: what an issue usually reads.
-    pub const HOT_BYTES: usize = std::mem::offset_of!(WaveWaits, pending) + 2 * std::mem::size_of::<(u16, u16, u64)>();
+    /// The bytes every issue reads (the earliest and latest completions, the last result's cycle), at its start.
+    pub const FIRST_BYTES: usize = std::mem::offset_of!(WaveWaits, pending_len);
 
     /// The cycle at which every register `reads` names is there.
     #[inline]

@@ -192,22 +192,26 @@ struct Observed {
     acc: AccAt,
 }
 
-/// A resident wave's timing state. What looking up its head and issuing it read sits in the first two
-/// 128-byte blocks (which the host fetches as pairs of cache lines): the head, the turn and holds, where the
-/// queue and its memory work are, and `waits` (earliest and latest completions, outstanding operations, the
-/// first results in flight); the rest is read when a block runs, a memory instruction that is not one
-/// contiguous range issues, or the wave starts and ends.
+/// A resident wave's timing state. What issuing its head reads sits in the first 192 bytes ([`WAVE_PREFETCH`]):
+/// the head and its memory work, the turn and holds, where the queue and its memory work are, and the start
+/// of `waits` (earliest and latest completions); looking up a head reads the rest of `waits` (outstanding
+/// operations, results in flight) and the queue; the rest is read when a block runs, a memory instruction that
+/// is not one contiguous range issues, or the wave starts and ends.
 #[repr(C, align(128))]
 struct Wave {
     /// The next instruction to issue, copied from the queue when it is looked up so that its issue reads the
     /// queue no more: the queue's head, or (only its info, the queue being empty) the instruction at
     /// `peek_pc`; [`Executed::UNKNOWN`]: not looked up yet.
     head: Executed,
+    /// The head's memory work, copied with it (meaningful when the head has some).
+    head_work: Work,
     state: State,
     hold_why: Hold,
     /// The queue is `queue[pos..len]`.
     pos: u32,
     len: u32,
+    /// The next memory instruction's entry in `work`.
+    next_work: u32,
     slot: u32,
     /// The wave's next issue turn.
     next_turn: u64,
@@ -533,6 +537,10 @@ const MAX_QUEUED_LANES: usize = 512;
 /// How many turns ahead [`Model::prefetch_turn`] fetches a SIMD and its likely wave.
 const PREFETCH_AHEAD: usize = 4;
 
+/// The bytes of a wave's timing state [`Model::prefetch_turn`] fetches: its head, holds and the completions
+/// an issue reads.
+const WAVE_PREFETCH: usize = 192;
+
 /// Marks a wave's end among the turns.
 const RETIRE: u32 = 1 << 31;
 
@@ -853,7 +861,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 Some(i) => {
                     // keep the old wave's buffers
                     let w = &mut self.waves[i as usize];
-                    (w.head, w.state, w.hold_why, w.pos, w.len, w.next_turn, w.hold) = (Executed::UNKNOWN, State::Active, hold_why, 0, 0, start, start + penalty);
+                    (w.head, w.state, w.hold_why, w.pos, w.len, w.next_work, w.next_turn, w.hold) = (Executed::UNKNOWN, State::Active, hold_why, 0, 0, 0, start, start + penalty);
                     w.waits.clear();
                     w.queue.clear();
                     w.work.clear();
@@ -867,6 +875,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 None => {
                     self.waves.push(Wave {
                         head: Executed::UNKNOWN,
+                        head_work: Work::NONE,
+                        next_work: 0,
                         state: State::Active,
                         hold_why,
                         pos: 0,
@@ -1014,8 +1024,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let e = wave.queue[wave.pos as usize];
             wave.head = e;
             if e.flags & NO_WORK != NO_WORK {
-                // for its issue: a memory instruction's head waits a while
-                super::prefetch(wave.work.as_ptr().wrapping_add((e.flags & NO_WORK) as usize));
+                wave.head_work = wave.work[(e.flags & NO_WORK) as usize];
             }
             return Ok(e.info);
         }
@@ -1145,14 +1154,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// Asks the host to fetch what the turn a few entries ahead will read: [`PREFETCH_AHEAD`] entries ahead,
-    /// the SIMD's bounds and residents and the first block of the wave it most likely issues
-    /// ([`Model::likely`]): its head, holds and where its queue is. A turn takes about as long as a host cache miss.
+    /// the SIMD's bounds and residents and the start of the wave it most likely issues ([`Model::likely`]):
+    /// [`WAVE_PREFETCH`] bytes. A turn takes about as long as a host cache miss.
     #[inline]
     fn prefetch_turn(&self) {
         if let Some(x) = self.turns.ahead(PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
             let simd = &self.simds[x as usize];
             super::prefetch_bytes(simd, 256);
-            super::prefetch_bytes(&self.waves[self.likely[x as usize] as usize], 128);
+            super::prefetch_bytes(&self.waves[self.likely[x as usize] as usize], WAVE_PREFETCH);
         }
     }
 
@@ -1267,6 +1276,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.peek_pc = next_pc;
         wave.ran_at = t;
         wave.head = wave.queue[0];
+        wave.next_work = 0;
+        if let Some(&work) = wave.work.first().filter(|_| wave.head.flags & NO_WORK != NO_WORK) {
+            wave.head_work = work;
+        }
         self.entries = entries;
         self.block_acc = acc;
         self.block_ranges = ranges;
@@ -1298,9 +1311,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let e = wave.head;
         wave.pos += 1;
         wave.head = Executed::UNKNOWN;
+        let work = (e.flags & NO_WORK != NO_WORK).then_some(wave.head_work);
+        if work.is_some() {
+            wave.next_work = (e.flags & NO_WORK) + 1;
+        }
         if wave.pos < wave.len {
-            // for the head's look-up at a later turn
+            // for the head's look-up at a later turn: its entry, and the next memory instruction's work
             super::prefetch(wave.queue.as_ptr().wrapping_add(at + 1));
+            if (wave.next_work as usize) < wave.work.len() {
+                super::prefetch(wave.work.as_ptr().wrapping_add(wave.next_work as usize));
+            }
         }
         if wave.pos == wave.len && t.saturating_sub(wave.ran_at) > STATE_COLD_AFTER {
             self.prefetch_state(w);
@@ -1333,7 +1353,6 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.hold_why = Hold::None;
         // the unit
         let mut done = t + issue;
-        let work = e.flags & NO_WORK;
         match pipe {
             Pipe::Valu => {
                 self.simds[s].valu_free = t + issue;
@@ -1352,16 +1371,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 self.busy.salu += issue;
             }
             Pipe::Smem => {
-                done = self.scalar_memory(t, cu_index, w, work);
+                done = self.scalar_memory(t, cu_index, w, work.expect("a memory instruction's work"));
                 self.issued.smem += 1;
                 self.busy.smem += issue;
             }
             Pipe::Vmem | Pipe::Flat => {
-                done = self.vector_memory(t, cu_index, w, work, issue);
+                done = self.vector_memory(t, cu_index, w, work.expect("a memory instruction's work"), issue);
                 self.issued.vmem += 1;
             }
             Pipe::Lds => {
-                done = self.lds(t, cu_index, w, work);
+                done = self.lds(t, cu_index, work.expect("a memory instruction's work"));
                 self.issued.lds += 1;
             }
             Pipe::Branch | Pipe::Msg => {
@@ -1567,10 +1586,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Work { banks, ..Work::NONE }
     }
 
-    /// A scalar memory instruction's trip through the scalar cache (its work: `work` of wave `w`); its
-    /// completion cycle.
-    fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, work: u32) -> u64 {
-        let lines = self.waves[w].work[work as usize].lines;
+    /// A scalar memory instruction's trip through the scalar cache (its work: `work`, its lines listed in wave
+    /// `w`'s requests); its completion cycle.
+    fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, work: Work) -> u64 {
+        let lines = work.lines;
         let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.scalar.line_bytes as u64);
         if reqs.is_empty() {
             // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
@@ -1581,12 +1600,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// A vector memory instruction: addresses through the texture address unit, its lines to the memory
     /// pipeline, its FLAT lanes in the shared aperture to the LDS; its completion cycle.
-    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, work: u32, issue: u64) -> u64 {
+    fn vector_memory(&mut self, t: u64, cu: usize, w: usize, work: Work, issue: u64) -> u64 {
         let sent = t + issue;
         self.busy.vmem += issue;
         let mut done = sent;
         let mut accepted = sent;
-        let Work { lines, banks } = self.waves[w].work[work as usize];
+        let Work { lines, banks } = work;
         let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.l1.line_bytes as u64);
         if !reqs.is_empty() {
             let r = self.memsys.access(sent, cu as u32, reqs);
@@ -1602,8 +1621,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// A DS instruction: its lanes' bank conflicts on the CU's LDS; its completion cycle.
-    fn lds(&mut self, t: u64, cu: usize, w: usize, work: u32) -> u64 {
-        match self.waves[w].work[work as usize].banks {
+    fn lds(&mut self, t: u64, cu: usize, work: Work) -> u64 {
+        match work.banks {
             Some(banks) => self.lds_banks(t, cu, banks),
             None => {
                 // lane permutes and swizzles pass through the LDS crossbar without touching banks
@@ -1865,12 +1884,12 @@ mod tests {
     /// The general path: rounds of the lanes, coalesced.
     #[test]
     fn what_a_turn_reads_lies_where_the_prefetches_reach() {
-        // a SIMD in 256 bytes; a wave's head, holds, queue and work pointers and the start of its waits (up to
-        // the first two results in flight) in its first 256
+        // a SIMD in 256 bytes; a wave's head and its work in one host cache line, then its holds and where its
+        // queue and work are, then the completions every issue reads, in the first 192 bytes
         assert_eq!(std::mem::size_of::<Resident>(), 16);
         assert_eq!(std::mem::size_of::<Simd>(), 256);
-        assert_eq!(std::mem::offset_of!(Wave, waits), 96);
-        assert!(std::mem::offset_of!(Wave, waits) + WaveWaits::HOT_BYTES <= 256);
+        assert_eq!(std::mem::offset_of!(Wave, head_work) + std::mem::size_of::<Work>(), 64);
+        assert!(std::mem::offset_of!(Wave, waits) + WaveWaits::FIRST_BYTES <= WAVE_PREFETCH);
         assert_eq!(std::mem::size_of::<Executed>(), 16);
     }
 
