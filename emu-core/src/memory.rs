@@ -741,6 +741,24 @@ impl DeviceMemory {
         self.holding(address, |start, a| (a.kind == AllocKind::Buffer).then(|| (self.base + start, a.size, self.ptr(start))))
     }
 
+    /// The memory holding `address` that compiled vector accesses may read and write directly after checking
+    /// their lanes against it: a device buffer, pinned host memory's device range, or mapped host memory (as
+    /// HIP's managed memory is). (start address, length, host pointer to its first byte). Buffers are only
+    /// freed between dispatches; the other two stay valid while their owner keeps them (see
+    /// [`DeviceMemory::map_host`], [`DeviceMemory::alias_host`]), as for any access.
+    pub fn direct_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
+        if address.checked_sub(self.base).is_some_and(|o| o < self.arena.len as u64) {
+            return self.holding(address, |start, a| match (a.kind, a.alias) {
+                (AllocKind::Buffer, _) => Some((self.base + start, a.size, self.ptr(start))),
+                (AllocKind::Pinned, Some(host)) => Some((self.base + start, a.size, host as *mut u8)),
+                _ => None,
+            });
+        }
+        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let (&start, &(n, _)) = st.host.range(..=address).next_back()?;
+        (address < start + n).then_some((start, n, start as *mut u8))
+    }
+
     /// The live allocation holding `address` that compiled scalar loads may read directly: (start address,
     /// length, host pointer to its first byte). Any kind but pinned host memory (whose bytes are elsewhere);
     /// allocations are only freed between dispatches.

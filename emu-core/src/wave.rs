@@ -39,9 +39,11 @@ pub enum WaveStatus {
     Done,
 }
 
-/// A device buffer a wave's memory accesses found ([`crate::memory::DeviceMemory::buffer_at`]): compiled code
-/// that checks every active lane against it reads and writes the host bytes directly. Buffers are only freed
-/// between dispatches, and a wave lives within one, so the host address stays valid (empty: `len` 0).
+/// Memory a wave's accesses found (a device buffer, pinned or mapped host memory:
+/// [`crate::memory::DeviceMemory::direct_at`]; or the wave's own private segment): compiled code that checks
+/// every active lane against it reads and writes the host bytes directly. Buffers are only freed between
+/// dispatches and a wave lives within one, its private segment lives as long as it does, and host memory as
+/// long as its owner keeps it mapped, so the host address stays valid (empty: `len` 0).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct BufferWindow {

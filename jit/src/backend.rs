@@ -2710,8 +2710,15 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         (rl, rh)
     }
     fn scratch(&mut self) -> (Value, Value, Value) {
-        let s = self.call(Op::Scratch {}, &[], &[], &[], 0, 3, 0, false).1;
-        (s[0], s[1], s[2])
+        // the wave's, in its context (set from the wave for every block)
+        let ctx = self.ctx;
+        let Some(b) = self.fb() else { return (dummy(), dummy(), dummy()) };
+        let base = b.ins().load(types::I64, trusted(), ctx, Ctx::SCRATCH_BASE);
+        let lo = b.ins().ireduce(types::I32, base);
+        let hi = b.ins().ushr_imm(base, 32);
+        let hi = b.ins().ireduce(types::I32, hi);
+        let lane_bytes = b.ins().load(types::I32, trusted(), ctx, Ctx::SCRATCH_LANE_BYTES);
+        (lo, hi, lane_bytes)
     }
     fn uniform_bit(&mut self, s: Value, bit: u32, likely: bool) -> bool {
         // compiled the likely way; the other runs on the interpreter
@@ -2789,8 +2796,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok(())
     }
     fn fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
-        // checked when the code runs: the call faults (and ends the block) if any lane is set
+        // checked when the code runs: with any lane set, the call faults (and ends the block)
+        let Some(b) = self.fb() else { return Ok(()) };
+        let (fail, go_on) = (b.create_block(), b.create_block());
+        b.ins().brif(bad, fail, &[], go_on, &[]);
+        b.switch_to_block(fail);
+        b.seal_block(fail);
         self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);
+        let b = self.b.as_deref_mut().expect("emitting");
+        b.ins().jump(go_on, &[]);
+        b.switch_to_block(go_on);
+        b.seal_block(go_on);
         Ok(())
     }
     fn v_lane_read(&mut self, v: Vv, lane: Value) -> Value {

@@ -54,6 +54,9 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         let (wave, lds) = unsafe { (&mut *env.wave, &mut *env.lds) };
         // SAFETY: the instruction lives in the block's own slice.
         let inst = unsafe { &*call.inst };
+        if is_memory(&call.op) {
+            env.checked_accesses += 1;
+        }
         let mem = env.mem;
         // accesses compiled code made earlier in the instruction come first
         ctx.take_records(wave, env.access_log());
@@ -92,7 +95,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 if m[0] != 0 {
                     let l = m[0].trailing_zeros() as usize;
                     let addr = (v[1][l] as u64) << 32 | v[0][l] as u64;
-                    if let Some((start, len, host)) = env.mem.buffer_at(addr) {
+                    if let Some((start, len, host)) = env.mem.direct_at(addr).or_else(|| own_private(env.mem, wave, addr)) {
                         // the fast path compares high halves: the window is the part of the buffer in the lane's
                         // 4 GiB half (a buffer crossing a boundary gets the half its lanes are in now)
                         let half = addr & !0xffff_ffff;
@@ -115,6 +118,48 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         }
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(crate::compile::INTERNAL)
+}
+
+/// Whether `op` is a memory access (what [`crate::JitStats::checked_accesses`] counts).
+fn is_memory(op: &Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        VLoad { .. }
+            | VStore { .. }
+            | VLoadNarrow { .. }
+            | VStoreNarrow { .. }
+            | VAtomic { .. }
+            | VAtomic64 { .. }
+            | CmpSwap { .. }
+            | LdsRead { .. }
+            | LdsWrite { .. }
+            | LdsReadNarrow { .. }
+            | LdsWriteNarrow { .. }
+            | LdsAtomic { .. }
+            | LdsAtomic64 { .. }
+            | LdsAtomic2 { .. }
+            | SLoad { .. }
+            | SLoadPart { .. }
+            | SStore { .. }
+            | SAtomic { .. }
+    )
+}
+
+/// The wave's own private segment (its 64 lanes' scratch, which lives as long as the wave) as a window, when
+/// `addr` lies in it: (start address, length, host pointer to its first byte). The semantics check each lane's
+/// private access against its own part before it reaches memory, so compiled code may read and write the
+/// segment directly; another workgroup's scratch stays on the checked path.
+fn own_private(mem: &emu_core::memory::DeviceMemory, wave: &emu_core::wave::WaveState, addr: u64) -> Option<(u64, u64, *mut u8)> {
+    let bytes = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
+    if bytes == 0 || addr.wrapping_sub(wave.scratch_base) >= bytes {
+        return None;
+    }
+    let (start, len, host) = mem.readable_at(addr)?;
+    let from = wave.scratch_base.max(start);
+    let to = (wave.scratch_base + bytes).min(start + len);
+    // SAFETY: `from` lies inside the allocation that starts at `start`, whose bytes begin at `host`.
+    (from < to).then(|| (from, to - from, unsafe { host.add((from - start) as usize) }))
 }
 
 /// An MFMA ([`Op::Mfma`] in `call`) over operands read straight from the register files: A at `a`, B at `b`, C

@@ -164,6 +164,9 @@ pub struct Ctx {
     /// The workgroup's LDS, for inline accesses (bounds-checked by the code against `lds_len`).
     pub lds_ptr: *mut u8,
     pub lds_len: u64,
+    /// The wave's private segment: its base and each lane's bytes (what the interpreter's `scratch` answers).
+    pub scratch_base: u64,
+    pub scratch_lane_bytes: u64,
     /// Where inline stores of inactive lanes go.
     pub sink: [u32; 4],
     /// Device buffers the wave's global accesses through the interpreter found, one per access site (the site's
@@ -225,6 +228,7 @@ impl Ctx {
         self.held.n = 0;
         self.lds_ptr = std::ptr::null_mut();
         self.lds_len = 0;
+        (self.scratch_base, self.scratch_lane_bytes) = (wave.scratch_base, wave.scratch_lane_bytes as u64);
         self.windows = wave.windows;
         self.swin_start = 0;
         self.swin_len = 0;
@@ -345,6 +349,8 @@ impl Ctx {
             held: HeldBatch { insts: std::ptr::null(), offset: 0, n: 0, times: 0, execs: [0; MAX_BLOCK] },
             lds_ptr: std::ptr::null_mut(),
             lds_len: 0,
+            scratch_base: wave.scratch_base,
+            scratch_lane_bytes: wave.scratch_lane_bytes as u64,
             sink: [0; 4],
             windows: wave.windows,
             swin_start: 0,
@@ -370,6 +376,8 @@ pub struct Env<'a> {
     /// The first fault: PC, instruction text, error.
     pub error: Option<(u64, String, ExecError)>,
     pub fallbacks: u64,
+    /// Memory accesses compiled code made through the interpreter ([`crate::JitStats::checked_accesses`]).
+    pub checked_accesses: u64,
     /// The observer of an observed dispatch, with the wave's identity and its accesses of the current
     /// instruction (when the observer wants them).
     pub observer: Option<&'a dyn DynObserver>,
@@ -435,6 +443,8 @@ impl Ctx {
     pub const BATCH_EXECS: i32 = std::mem::offset_of!(Ctx, batch_execs) as i32;
     pub const LDS_PTR: i32 = std::mem::offset_of!(Ctx, lds_ptr) as i32;
     pub const LDS_LEN: i32 = std::mem::offset_of!(Ctx, lds_len) as i32;
+    pub const SCRATCH_BASE: i32 = std::mem::offset_of!(Ctx, scratch_base) as i32;
+    pub const SCRATCH_LANE_BYTES: i32 = std::mem::offset_of!(Ctx, scratch_lane_bytes) as i32;
     pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;
     pub const WINDOWS: i32 = std::mem::offset_of!(Ctx, windows) as i32;
     pub const SWIN_START: i32 = std::mem::offset_of!(Ctx, swin_start) as i32;

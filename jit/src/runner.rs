@@ -40,6 +40,10 @@ pub struct JitStats {
     pub not_compiled: u64,
     /// Instructions executed by the interpreter on behalf of compiled blocks.
     pub fallbacks: u64,
+    /// Memory accesses of compiled instructions made through the interpreter's checked path: a site's first
+    /// access in a wave, lanes outside the memory its last access found, or memory compiled code does not
+    /// reach directly (another workgroup's private memory, an access that needs more than a lane check).
+    pub checked_accesses: u64,
     /// Nanoseconds spent translating (front end and code generation of the `blocks`).
     pub translate_ns: u64,
     /// Blocks whose code came from the disk cache, their instructions, and the nanoseconds spent loading them
@@ -59,7 +63,7 @@ impl std::fmt::Display for JitStats {
         let insts = self.compiled + self.not_compiled;
         write!(
             f,
-            "{} blocks translated ({} instructions, {:.1} ms, {:.1} us per instruction), {} loaded from the disk cache ({} instructions, {:.1} ms), {} stored, {} block runs interpreted before their blocks were hot, {} instructions left to the interpreter by compiled blocks",
+            "{} blocks translated ({} instructions, {:.1} ms, {:.1} us per instruction), {} loaded from the disk cache ({} instructions, {:.1} ms), {} stored, {} block runs interpreted before their blocks were hot, {} instructions left to the interpreter by compiled blocks, {} of their memory accesses through the interpreter's checked path",
             self.blocks,
             insts,
             self.translate_ns as f64 / 1e6,
@@ -69,7 +73,8 @@ impl std::fmt::Display for JitStats {
             self.load_ns as f64 / 1e6,
             self.stored,
             self.interpreted,
-            self.fallbacks
+            self.fallbacks,
+            self.checked_accesses
         )
     }
 }
@@ -225,6 +230,7 @@ struct Shared {
     compiled: AtomicU64,
     not_compiled: AtomicU64,
     fallbacks: AtomicU64,
+    checked_accesses: AtomicU64,
     translate_ns: AtomicU64,
     loaded: AtomicU64,
     loaded_insts: AtomicU64,
@@ -297,6 +303,7 @@ impl Jit {
             compiled: AtomicU64::new(0),
             not_compiled: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            checked_accesses: AtomicU64::new(0),
             translate_ns: AtomicU64::new(0),
             loaded: AtomicU64::new(0),
             loaded_insts: AtomicU64::new(0),
@@ -357,6 +364,7 @@ impl Jit {
             compiled: get(&s.compiled),
             not_compiled: get(&s.not_compiled),
             fallbacks: get(&s.fallbacks),
+            checked_accesses: get(&s.checked_accesses),
             translate_ns: get(&s.translate_ns),
             loaded: get(&s.loaded),
             loaded_insts: get(&s.loaded_insts),
@@ -610,7 +618,7 @@ impl Jit {
         }
         let wave_ptr: *mut WaveState = wave;
         let lds_ptr: *mut [u8] = lds;
-        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, observer: None, wants_accesses: false, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
+        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, checked_accesses: 0, observer: None, wants_accesses: false, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
         // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
         let w = unsafe { &mut *wave_ptr };
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
@@ -908,6 +916,7 @@ impl WaveRunner for Jit {
             lds: lds_ptr,
             error: None,
             fallbacks: 0,
+            checked_accesses: 0,
             observer: observed,
             wants_accesses: O::ACTIVE && O::WANTS_ACCESSES,
             workgroup: run.workgroup,
@@ -1080,6 +1089,9 @@ impl WaveRunner for Jit {
         }
         if env.fallbacks > 0 {
             self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
+        }
+        if env.checked_accesses > 0 {
+            self.shared.checked_accesses.fetch_add(env.checked_accesses, Ordering::Relaxed);
         }
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);

@@ -36,6 +36,8 @@ pub struct JitDelta {
     /// Blocks loaded from the disk cache, and block runs on the interpreter tier.
     pub loaded: u64,
     pub interpreted: u64,
+    /// Memory accesses of compiled code through the interpreter's checked path.
+    pub checked_accesses: u64,
 }
 
 impl JitDelta {
@@ -48,6 +50,7 @@ impl JitDelta {
             fallbacks: after.fallbacks - before.fallbacks,
             loaded: after.loaded - before.loaded,
             interpreted: after.interpreted - before.interpreted,
+            checked_accesses: after.checked_accesses - before.checked_accesses,
         }
     }
 }

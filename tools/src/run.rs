@@ -203,12 +203,13 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         match a.engine {
             EngineKind::Interp => "interpreter".to_string(),
             e => format!(
-                "{}: {} blocks translated, {} loaded from the disk cache, {} block runs interpreted before their blocks were hot, {} instructions executed by the interpreter for compiled blocks",
+                "{}: {} blocks translated, {} loaded from the disk cache, {} block runs interpreted before their blocks were hot, {} instructions executed by the interpreter for compiled blocks, {} memory accesses through its checked path",
                 e.name(),
                 jd.blocks,
                 jd.loaded,
                 jd.interpreted,
-                jd.fallbacks
+                jd.fallbacks,
+                jd.checked_accesses
             ),
         }
     );

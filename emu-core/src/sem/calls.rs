@@ -164,7 +164,6 @@ calls! {
     LaneRead {} => |b, i| b.v_lane_read(i.v(), i.s());
     FirstLane {} => |b, i| b.v_first_lane(i.v(), i.m());
     Mfma { shape: Mfma } => |b, i| b.v_mfma(shape, i.vs(shape.a_regs()), i.vs(shape.b_regs()), i.vs(shape.c_regs()));
-    Scratch {} => |b, _i| b.scratch();
     HwReg { reg: crate::hwreg::Held } => |b, _i| b.s_hwreg(reg);
     SetMode { mask: u32 } => |b, i| b.s_set_mode(i.s(), mask)?;
     FailIfAny { err: ExecError } => |b, i| b.fail_if_any(i.m(), err)?;
