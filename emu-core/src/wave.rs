@@ -52,9 +52,10 @@ pub struct BufferWindow {
     pub host: usize,
 }
 
-/// How many [`BufferWindow`]s a wave keeps (one per access site modulo this: sixteen consecutive memory
-/// instructions, eight bytes each, never share one).
-pub const BUFFER_WINDOWS: usize = 16;
+/// How many [`BufferWindow`]s a wave keeps (one per access site modulo this: 64 consecutive memory
+/// instructions, eight bytes each, never share one, so the sites of a loop body of up to 512 bytes, an unrolled
+/// loop's among them, keep a window each).
+pub const BUFFER_WINDOWS: usize = 64;
 
 /// A wave's accesses that landed in an allocation's slack ([`crate::memory::Within::Pages`]): outside the
 /// allocation's bytes, inside its pages, so not a fault on a GPU. Counted by lane access; the first described.
@@ -111,9 +112,6 @@ pub struct WaveState {
     /// VGPR index mode (MODE.gpr_idx_en, set by `s_set_gpr_idx_on`, cleared by `s_set_gpr_idx_off`): VALU
     /// instructions add M0[7:0] to the VGPR operands M0[15:12] selects.
     pub gpr_idx: bool,
-    /// The buffers this wave's global accesses found, by access site: what compiled code checks its lanes
-    /// against before reaching memory directly (the JIT keeps them; the interpreter does not need them).
-    pub windows: [BufferWindow; BUFFER_WINDOWS],
     /// What `s_memtime` and `s_memrealtime` read.
     pub clock: WaveClock,
     /// What the device does with floating-point atomics on fine-grained memory.
@@ -122,6 +120,10 @@ pub struct WaveState {
     pub slack: SlackSeen,
     /// The hardware registers s_getreg reads beyond the general registers (MODE, HW_ID, ...).
     pub hw: crate::hwreg::HwRegs,
+    /// The memory this wave's accesses found, by access site: what compiled code checks its lanes against
+    /// before reaching memory directly (the JIT keeps them; the interpreter does not need them). Last: the
+    /// rest of the state is what a wave's instructions read.
+    pub windows: [BufferWindow; BUFFER_WINDOWS],
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`

@@ -497,9 +497,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let w = window_slot(self.site.as_ref().expect("emitting").offset);
         let (quick, general, join, base, lim) = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let start = b.ins().load(types::I64, trusted(), ctx, window_field(w, 0));
-            let len = b.ins().load(types::I64, trusted(), ctx, window_field(w, 1));
-            let host = b.ins().load(types::I64, trusted(), ctx, window_field(w, 2));
+            let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
+            let start = b.ins().load(types::I64, trusted(), wins, window_field(w, 0));
+            let len = b.ins().load(types::I64, trusted(), wins, window_field(w, 1));
+            let host = b.ins().load(types::I64, trusted(), wins, window_field(w, 2));
             let start_lo = b.ins().band_imm(start, 0xffff_ffff);
             let start_hi = b.ins().ushr_imm(start, 32);
             let start_hi = b.ins().ireduce(types::I32, start_hi);
@@ -685,10 +686,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let masks = self.expand(m);
         let slot = window_slot(self.site.as_ref().expect("emitting").offset);
-        let (fast, slow_blk, join, rels) = {
+        let (fast, slow_blk, join, rels, wins) = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let start = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 0));
-            let len = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 1));
+            let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
+            let start = b.ins().load(types::I64, trusted(), wins, window_field(slot, 0));
+            let len = b.ins().load(types::I64, trusted(), wins, window_field(slot, 1));
             let room = b.ins().iadd_imm(len, -(bytes as i64));
             let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
             let room32 = b.ins().ireduce(types::I32, room);
@@ -733,7 +735,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().brif(bad, slow_blk, &[], fast, &[]);
             b.switch_to_block(slow_blk);
             b.seal_block(slow_blk);
-            (fast, slow_blk, join, rels)
+            (fast, slow_blk, join, rels, wins)
         };
         let _ = slow_blk;
         let mut ins = vec![lo, hi];
@@ -745,7 +747,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(fast);
         self.record(AccessRecord::desc(REC_GLOBAL, data.is_some(), bytes), &lo.c, Some(&hi.c), offset, m);
         let b = self.b.as_deref_mut().expect("emitting");
-        let host = b.ins().load(types::I64, trusted(), ctx, window_field(slot, 2));
+        let host = b.ins().load(types::I64, trusted(), wins, window_field(slot, 2));
         let loaded = lane_accesses(b, ctx, host, &rels, 0, bytes, signed, &masks, data);
         jump_with(b, join, &loaded);
         join_vectors(b, join)

@@ -7,7 +7,7 @@
 use emu_core::interp::Interp;
 use emu_core::sem::calls::{run_call, Inputs, Outputs};
 use emu_core::sem::ExecError;
-use emu_core::wave::{BufferWindow, Lanes};
+use emu_core::wave::{BufferWindow, Lanes, BUFFER_WINDOWS};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::ctx::{Ctx, Env, SLOTS};
@@ -101,7 +101,16 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                         let half = addr & !0xffff_ffff;
                         let (from, to) = (start.max(half), (start + len).min(half.saturating_add(1 << 32)));
                         let host = host as usize + (from - start) as usize;
-                        ctx.windows[crate::ctx::window_slot(call.offset)] = BufferWindow { start: from, len: to - from, host };
+                        // SAFETY: `windows` points at the running wave's window table, which the block call
+                        // leaves to compiled code and this helper
+                        let table = unsafe { std::slice::from_raw_parts_mut(ctx.windows, BUFFER_WINDOWS) };
+                        let found = BufferWindow { start: from, len: to - from, host };
+                        table[crate::ctx::window_slot(call.offset)] = found;
+                        // slots no site has filled yet take it too: straight-line code (each site reached once by
+                        // a wave) mostly goes on in the memory it is in
+                        for w in table.iter_mut().filter(|w| w.len == 0) {
+                            *w = found;
+                        }
                     }
                 }
             }

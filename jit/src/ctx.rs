@@ -106,9 +106,10 @@ pub fn window_slot(offset: u64) -> usize {
     ((offset >> 3) as usize) % BUFFER_WINDOWS
 }
 
-/// Byte offsets of a window slot's fields in the [`Ctx`].
+/// Byte offsets of a window slot's fields from the start of the window table ([`Ctx::windows`]: `BUFFER_WINDOWS`
+/// slots).
 pub fn window_field(slot: usize, field: usize) -> i32 {
-    Ctx::WINDOWS + (slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
+    (slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
 }
 
 /// A batch of instructions taken from compiled code, waiting to be reported: a loop's passes with the same
@@ -169,10 +170,10 @@ pub struct Ctx {
     pub scratch_lane_bytes: u64,
     /// Where inline stores of inactive lanes go.
     pub sink: [u32; 4],
-    /// Device buffers the wave's global accesses through the interpreter found, one per access site (the site's
-    /// offset picks the slot: [`window_slot`]): compiled accesses whose every active lane falls inside their
-    /// site's window go straight to its host bytes. Copied from and back to the wave around its blocks.
-    pub windows: [BufferWindow; BUFFER_WINDOWS],
+    /// The wave's window table ([`WaveState::windows`]: the memory its accesses through the interpreter found,
+    /// one window per access site, the site's offset picking the slot: [`window_slot`]): compiled accesses whose
+    /// every active lane falls inside their site's window go straight to its host bytes.
+    pub windows: *mut BufferWindow,
     /// The same for scalar loads: the allocation the wave's last `s_load` through the interpreter read
     /// (kernel arguments, constant tables), which compiled scalar loads inside it read directly.
     pub swin_start: u64,
@@ -229,7 +230,7 @@ impl Ctx {
         self.lds_ptr = std::ptr::null_mut();
         self.lds_len = 0;
         (self.scratch_base, self.scratch_lane_bytes) = (wave.scratch_base, wave.scratch_lane_bytes as u64);
-        self.windows = wave.windows;
+        self.windows = wave.windows.as_mut_ptr();
         self.swin_start = 0;
         self.swin_len = 0;
         self.swin_host = std::ptr::null_mut();
@@ -352,7 +353,7 @@ impl Ctx {
             scratch_base: wave.scratch_base,
             scratch_lane_bytes: wave.scratch_lane_bytes as u64,
             sink: [0; 4],
-            windows: wave.windows,
+            windows: wave.windows.as_mut_ptr(),
             swin_start: 0,
             swin_len: 0,
             swin_host: std::ptr::null_mut(),

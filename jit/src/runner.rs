@@ -1079,9 +1079,6 @@ impl WaveRunner for Jit {
                 }
             }
         };
-        // the windows the wave's accesses found serve its next turn
-        // SAFETY: no block is running; the wave is ours.
-        unsafe { (*wave_ptr).windows = ctx.windows };
         Ctx::give_back(ctx);
         if O::WANTS_ACCESSES {
             env.accesses.clear();

@@ -218,11 +218,11 @@ fn private_arrays_stay_in_compiled_code_after_each_sites_first_access() {
         let want: Vec<u32> = test_kernels::reference::private_array(&idx, items).iter().map(|x| x.to_bits()).collect();
         assert_eq!(got, want, "{target}");
         // each wave executes about 100 memory instructions, 80 of them private: with every private access on
-        // the checked path, 96 of them per wave take it on gfx90a. A site whose window slot holds the wave's
-        // segment accesses it directly; the 16 loads from `idx` take slots from private sites and back
+        // the checked path, 96 of them per wave take it on gfx90a. Once the wave's segment is found, the
+        // private sites access it directly; the 16 loads from `idx` find their buffer each
         let s = jit.stats();
         let per_wave = s.checked_accesses as f64 / waves as f64;
-        assert!(per_wave <= 50.0, "{target}: {} accesses through the interpreter, {per_wave:.1} per wave", s.checked_accesses);
+        assert!(per_wave <= 30.0, "{target}: {} accesses through the interpreter, {per_wave:.1} per wave", s.checked_accesses);
         assert_eq!(s.fallbacks, 0, "{target}");
     }
 }

@@ -1293,7 +1293,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let wave = &self.waves[w];
         let Some(sl) = self.slots[wave.slot as usize].as_ref() else { return };
         let Some(state) = sl.group.waves.get(wave.index as usize) else { return };
-        super::prefetch_bytes(state, std::mem::size_of_val(state));
+        super::prefetch_bytes(state, std::mem::offset_of!(crate::wave::WaveState, windows));
         super::prefetch_bytes(state.vgprs.as_ptr(), std::mem::size_of_val(state.vgprs.as_slice()));
     }
 
