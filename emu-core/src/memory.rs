@@ -392,6 +392,13 @@ impl DeviceMemory {
         Ok(())
     }
 
+    /// What tells this memory's allocations apart from another's, and from themselves earlier: its number and
+    /// how many times allocations were made, freed, mapped or unmapped. While both stay the same, every
+    /// allocation and mapping is as it was.
+    pub fn version(&self) -> (u64, u64) {
+        (self.id, self.generation.load(Ordering::Acquire))
+    }
+
     /// Device address of the first byte of the arena (also its host address: see the module documentation).
     pub fn base(&self) -> u64 {
         self.base

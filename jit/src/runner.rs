@@ -21,7 +21,7 @@ use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
 use emu_core::observe::{Accesses, InstEvent, Observer};
 use emu_core::sem::{execute, ExecError, Flow, Stop};
-use emu_core::wave::{WaveState, WaveStatus};
+use emu_core::wave::{BufferWindow, WaveState, WaveStatus, BUFFER_WINDOWS};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::code_memory::CodeMemory;
@@ -858,6 +858,50 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(compile::INTERNAL)
 }
 
+/// A window table left by a wave that ended, without its private windows, and the version of the memory it
+/// was found in ([`DeviceMemory::version`]).
+struct Bequest {
+    memory: (u64, u64),
+    windows: [BufferWindow; BUFFER_WINDOWS],
+    /// The allocation its scalar loads read (start, length, host bytes: [`Ctx::swin_start`]).
+    scalar: (u64, u64, *mut u8),
+}
+
+thread_local! {
+    /// The windows of the last wave that ended on this thread.
+    static BEQUEATHED: std::cell::RefCell<Option<Box<Bequest>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the windows of `wave`, which ended, for the next wave this thread starts: a grid's waves mostly
+/// access the same buffers at the same sites, and each site's first access would otherwise take the
+/// interpreter's checked path again. The wave's own private segment is left out (it is no other wave's).
+fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState, ctx: &Ctx) {
+    let private = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
+    let own = |w: &BufferWindow| private > 0 && w.start < wave.scratch_base.saturating_add(private) && wave.scratch_base < w.start + w.len;
+    BEQUEATHED.with_borrow_mut(|b| {
+        let b = b.get_or_insert_with(|| Box::new(Bequest { memory: (0, 0), windows: [BufferWindow::default(); BUFFER_WINDOWS], scalar: (0, 0, std::ptr::null_mut()) }));
+        b.memory = mem.version();
+        b.scalar = (ctx.swin_start, ctx.swin_len, ctx.swin_host);
+        for (to, from) in b.windows.iter_mut().zip(&wave.windows) {
+            *to = if own(from) { BufferWindow::default() } else { *from };
+        }
+    });
+}
+
+/// Starts `wave` (which has executed nothing) with the windows (and its context with the scalar window) the last
+/// wave that ended on this thread found,
+/// when the memory's allocations and mappings are still as they were then: every window still lies in live
+/// memory of a kind compiled code may access, and where the new wave's lanes fall is checked, as always.
+fn inherit_windows(mem: &DeviceMemory, wave: &mut WaveState, ctx: &mut Ctx) {
+    let now = mem.version();
+    BEQUEATHED.with_borrow(|b| {
+        if let Some(b) = b.as_ref().filter(|b| b.memory == now) {
+            wave.windows = b.windows;
+            (ctx.swin_start, ctx.swin_len, ctx.swin_host) = b.scalar;
+        }
+    });
+}
+
 /// An observer passed on unchanged that notes whether it asked for another wave (the interpreted tier runs a
 /// block's worth of instructions, and a switch asked after the last of them must still end the wave's turn).
 struct Noting<'o, O: Observer> {
@@ -926,6 +970,10 @@ impl WaveRunner for Jit {
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
         let mut ctx = Ctx::reused(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
+        // SAFETY: as above; no block is running yet.
+        if unsafe { (*wave_ptr).executed } == 0 {
+            inherit_windows(run.mem, unsafe { &mut *wave_ptr }, &mut ctx);
+        }
         let mut near_limit = false;
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
@@ -1079,6 +1127,11 @@ impl WaveRunner for Jit {
                 }
             }
         };
+        // SAFETY: no block is running; the wave is ours again.
+        let wave = unsafe { &*wave_ptr };
+        if wave.status == WaveStatus::Done {
+            bequeath_windows(run.mem, wave, &ctx);
+        }
         Ctx::give_back(ctx);
         if O::WANTS_ACCESSES {
             env.accesses.clear();

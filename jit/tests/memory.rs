@@ -271,3 +271,44 @@ fn host_memory_mapped_or_pinned_is_accessed_directly_and_as_the_interpreter_does
         assert!(s.checked_accesses <= 6 * waves as u64, "pinned {pinned}: {} accesses through the interpreter for {waves} waves", s.checked_accesses);
     }
 }
+
+#[test]
+fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_unchanged() {
+    use emu_core::dispatch::DispatchShape;
+    use emu_core::engine::{Interpreter, KernelDispatch, Limits};
+    use emu_core::kernarg::ArgValue;
+    use emu_core::observe::NoObserver;
+    use emu_core::DevicePreset;
+    use isa_amdgpu::codeobj::CodeObject;
+    // vadd (c[i] = a[i] + b[i]) over 256 waves on one host thread: each wave makes one access at each of its
+    // three sites and one scalar load, so only the first wave's go through the interpreter
+    let dev = DevicePreset::by_name("mi210").unwrap();
+    let co = CodeObject::parse(test_kernels::by_name("vadd-gfx90a.co").unwrap(), "vadd-gfx90a.co").unwrap();
+    let n = 64 * 256usize;
+    let mem = DeviceMemory::new(1 << 26).unwrap();
+    let f32s = |k: usize| -> Vec<u8> { (0..n).flat_map(|i| ((i * k) as f32).to_le_bytes()).collect() };
+    let (a, b, c) = (mem.allocate(4 * n as u64, AllocKind::Buffer, "a").unwrap(), mem.allocate(4 * n as u64, AllocKind::Buffer, "b").unwrap(), mem.allocate(4 * n as u64, AllocKind::Buffer, "c").unwrap());
+    mem.write(a, &f32s(1)).unwrap();
+    mem.write(b, &f32s(3)).unwrap();
+    let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n as u32)];
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
+    let jit = jit::Jit::with_options(jit::JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }).unwrap();
+    d.run_with(&jit, &NoObserver).unwrap();
+    let mut out = vec![0u8; 4 * n];
+    mem.read(c, &mut out).unwrap();
+    assert_eq!(out, f32s(4));
+    let first = jit.stats().checked_accesses;
+    assert!(first <= 8, "{first} accesses through the interpreter for 256 waves");
+    // the same dispatch again (its kernel arguments are a new allocation): again only its first wave's
+    d.run_with(&jit, &NoObserver).unwrap();
+    assert!(jit.stats().checked_accesses - first <= 8);
+    // once a buffer is freed, no window outlives it: a kernel given its address faults on both engines alike
+    mem.free(b).unwrap();
+    let jit_fault = d.run_with(&jit, &NoObserver).unwrap_err().to_string();
+    let interp_fault = d.run_with(&Interpreter, &NoObserver).unwrap_err().to_string();
+    // (each dispatch places its code anew, so the PCs differ)
+    let without_pc = |f: &str| f.split_once(", pc ").map(|(a, b)| (a.to_string(), b.split_once(' ').map_or(String::new(), |(_, r)| r.to_string()))).unwrap();
+    assert_eq!(without_pc(&jit_fault), without_pc(&interp_fault));
+    assert!(jit_fault.contains("freed earlier"), "{jit_fault}");
+}
