@@ -970,9 +970,12 @@ impl WaveRunner for Jit {
         let env_ptr: *mut Env<'_> = &mut env;
         // SAFETY: reached only through `wave_ptr` here and in the helpers the blocks call.
         let mut ctx = Ctx::reused(unsafe { &mut *wave_ptr }, env_ptr.cast(), 0);
-        // SAFETY: as above; no block is running yet.
-        if unsafe { (*wave_ptr).executed } == 0 {
-            inherit_windows(run.mem, unsafe { &mut *wave_ptr }, &mut ctx);
+        {
+            // SAFETY: as above; no block is running yet.
+            let wave = unsafe { &mut *wave_ptr };
+            if wave.executed == 0 {
+                inherit_windows(run.mem, wave, &mut ctx);
+            }
         }
         let mut near_limit = false;
         let result = loop {
