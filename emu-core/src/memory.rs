@@ -766,6 +766,12 @@ impl DeviceMemory {
         (address < start + n).then_some((start, n, start as *mut u8))
     }
 
+    /// The scratch area holding `address` (an allocation of kind [`AllocKind::Scratch`]): (start address,
+    /// length, host pointer to its first byte).
+    pub fn scratch_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
+        self.holding(address, |start, a| (a.kind == AllocKind::Scratch).then(|| (self.base + start, a.size, self.ptr(start))))
+    }
+
     /// The live allocation holding `address` that compiled scalar loads may read directly: (start address,
     /// length, host pointer to its first byte). Any kind but pinned host memory (whose bytes are elsewhere);
     /// allocations are only freed between dispatches.

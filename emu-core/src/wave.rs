@@ -124,6 +124,9 @@ pub struct WaveState {
     /// before reaching memory directly (the JIT keeps them; the interpreter does not need them). Last: the
     /// rest of the state is what a wave's instructions read.
     pub windows: [BufferWindow; BUFFER_WINDOWS],
+    /// The memory's version ([`crate::memory::DeviceMemory::version`]) when the wave started: its windows
+    /// were all found at it while the memory still has it.
+    pub windows_version: (u64, u64),
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
@@ -175,6 +178,7 @@ impl WaveState {
             sema: None,
             gpr_idx: false,
             windows: [BufferWindow::default(); BUFFER_WINDOWS],
+            windows_version: (0, 0),
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
             slack: SlackSeen::default(),

@@ -81,6 +81,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
+        ctx.windows = wave.windows.as_mut_ptr();
         ctx.lds_ptr = lds.as_mut_ptr();
         if r.is_ok() {
             if let Op::SLoad { .. } = call.op {
@@ -164,7 +165,7 @@ fn own_private(mem: &emu_core::memory::DeviceMemory, wave: &emu_core::wave::Wave
     if bytes == 0 || addr.wrapping_sub(wave.scratch_base) >= bytes {
         return None;
     }
-    let (start, len, host) = mem.readable_at(addr)?;
+    let (start, len, host) = mem.scratch_at(addr)?;
     let from = wave.scratch_base.max(start);
     let to = (wave.scratch_base + bytes).min(start + len);
     // SAFETY: `from` lies inside the allocation that starts at `start`, whose bytes begin at `host`.

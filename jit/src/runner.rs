@@ -805,6 +805,7 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
+        ctx.windows = wave.windows.as_mut_ptr();
         ctx.scc = wave.scc as u32;
         match r {
             Ok(Flow::Next) if !switch => 0,
@@ -876,6 +877,10 @@ thread_local! {
 /// access the same buffers at the same sites, and each site's first access would otherwise take the
 /// interpreter's checked path again. The wave's own private segment is left out (it is no other wave's).
 fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState, ctx: &Ctx) {
+    if mem.version() != wave.windows_version {
+        // an allocation changed while the wave ran: a window it found may lie in memory that is gone
+        return;
+    }
     let private = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
     let own = |w: &BufferWindow| private > 0 && w.start < wave.scratch_base.saturating_add(private) && wave.scratch_base < w.start + w.len;
     BEQUEATHED.with_borrow_mut(|b| {
@@ -974,7 +979,9 @@ impl WaveRunner for Jit {
             // SAFETY: as above; no block is running yet.
             let wave = unsafe { &mut *wave_ptr };
             if wave.executed == 0 {
+                wave.windows_version = run.mem.version();
                 inherit_windows(run.mem, wave, &mut ctx);
+                ctx.windows = wave.windows.as_mut_ptr();
             }
         }
         let mut near_limit = false;
@@ -1068,6 +1075,7 @@ impl WaveRunner for Jit {
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
             ctx.agprs = wave.agprs.as_mut_ptr();
+            ctx.windows = wave.windows.as_mut_ptr();
             ctx.scc = wave.scc as u32;
             ctx.next_pc = wave.pc;
             ctx.executed = 0;
