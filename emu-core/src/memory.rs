@@ -741,11 +741,11 @@ impl DeviceMemory {
         (a.live && off < start + a.size).then(|| f(start, a)).flatten()
     }
 
-    /// The device buffer (an allocation of kind [`AllocKind::Buffer`]) holding `address`: (start address,
-    /// length, host pointer to its first byte). Compiled code reads and writes inside such a range directly
-    /// after checking its lanes against it; buffers are only freed between dispatches.
-    pub fn buffer_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        self.holding(address, |start, a| (a.kind == AllocKind::Buffer).then(|| (self.base + start, a.size, self.ptr(start))))
+    /// The live allocation of kind `kind` holding `address` (a device buffer, a scratch area, ...): (start
+    /// address, length, host pointer to its first byte). Not for pinned host memory, whose bytes are elsewhere
+    /// ([`DeviceMemory::direct_at`] answers for it).
+    pub fn kind_at(&self, address: u64, kind: AllocKind) -> Option<(u64, u64, *mut u8)> {
+        self.holding(address, |start, a| (a.kind == kind && a.alias.is_none()).then(|| (self.base + start, a.size, self.ptr(start))))
     }
 
     /// The memory holding `address` that compiled vector accesses may read and write directly after checking
@@ -756,7 +756,7 @@ impl DeviceMemory {
     pub fn direct_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
         if address.checked_sub(self.base).is_some_and(|o| o < self.arena.len as u64) {
             return self.holding(address, |start, a| match (a.kind, a.alias) {
-                (AllocKind::Buffer, _) => Some((self.base + start, a.size, self.ptr(start))),
+                (AllocKind::Buffer, None) => Some((self.base + start, a.size, self.ptr(start))),
                 (AllocKind::Pinned, Some(host)) => Some((self.base + start, a.size, host as *mut u8)),
                 _ => None,
             });
@@ -764,12 +764,6 @@ impl DeviceMemory {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let (&start, &(n, _)) = st.host.range(..=address).next_back()?;
         (address < start + n).then_some((start, n, start as *mut u8))
-    }
-
-    /// The scratch area holding `address` (an allocation of kind [`AllocKind::Scratch`]): (start address,
-    /// length, host pointer to its first byte).
-    pub fn scratch_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        self.holding(address, |start, a| (a.kind == AllocKind::Scratch).then(|| (self.base + start, a.size, self.ptr(start))))
     }
 
     /// The live allocation holding `address` that compiled scalar loads may read directly: (start address,

@@ -620,7 +620,7 @@ impl<'a> InstBatch<'a> {
 /// segment is a scratch access (whichever instruction made it).
 #[inline]
 pub fn space_of(space: Space, address: u64, wave: &crate::wave::WaveState) -> Space {
-    let private = wave.scratch_lane_bytes as u64 * crate::wave::LANES as u64;
+    let private = wave.private_bytes();
     match space {
         Space::Global if address.wrapping_sub(wave.scratch_base) < private => Space::Scratch,
         s => s,
@@ -879,7 +879,7 @@ mod tests {
         let lane = |l: u8, address: u64| LaneAccess { lane: l, space: Space::Global, dir: Dir::Read, bytes: 4, address };
         let mut ranges = 0;
         for bytes in [1u32, 4, 12, 16] {
-            for lanes in [u64::MAX, u64::MAX >> 1, 1 << 63, 1, 0b1011_0000, u64::MAX & !(1 << 17)] {
+            for lanes in [u64::MAX, u64::MAX >> 1, 1 << 63, 1, 0b1011_0000, !(1u64 << 17)] {
                 for base in [0x1000u64, 0, u64::MAX - 100] {
                     for (space, dir) in [(Space::Global, Dir::Read), (Space::Global, Dir::Write), (Space::Flat, Dir::Atomic)] {
                         let r = LaneRange { space, dir, bytes, base, lanes };

@@ -162,6 +162,18 @@ impl WaveClock {
 }
 
 impl WaveState {
+    /// The bytes of the wave's private segment (its 64 lanes' scratch, from `scratch_base`; 0: none).
+    pub fn private_bytes(&self) -> u64 {
+        self.scratch_lane_bytes as u64 * LANES as u64
+    }
+
+    /// Whether `[start, end)` may overlap the wave's private segment (true also when the segment's end does not
+    /// fit in 64 bits).
+    pub fn touches_private(&self, start: u64, end: u64) -> bool {
+        let bytes = self.private_bytes();
+        bytes > 0 && self.scratch_base.checked_add(bytes).is_none_or(|top| start < top && self.scratch_base < end)
+    }
+
     /// A wave with `vgprs` vector and `agprs` accumulation registers, starting at `pc`.
     pub fn new(pc: u64, vgprs: usize, agprs: usize) -> WaveState {
         WaveState {

@@ -161,11 +161,11 @@ fn is_memory(op: &Op) -> bool {
 /// private access against its own part before it reaches memory, so compiled code may read and write the
 /// segment directly; another workgroup's scratch stays on the checked path.
 fn own_private(mem: &emu_core::memory::DeviceMemory, wave: &emu_core::wave::WaveState, addr: u64) -> Option<(u64, u64, *mut u8)> {
-    let bytes = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
+    let bytes = wave.private_bytes();
     if bytes == 0 || addr.wrapping_sub(wave.scratch_base) >= bytes {
         return None;
     }
-    let (start, len, host) = mem.scratch_at(addr)?;
+    let (start, len, host) = mem.kind_at(addr, emu_core::memory::AllocKind::Scratch)?;
     let from = wave.scratch_base.max(start);
     let to = (wave.scratch_base + bytes).min(start + len);
     // SAFETY: `from` lies inside the allocation that starts at `start`, whose bytes begin at `host`.

@@ -80,9 +80,7 @@ impl AccessRecord {
         }
         let base = self.address(0);
         let end = base.checked_add(64 * bytes as u64)?;
-        let private = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
-        let in_private = private > 0 && base < wave.scratch_base.checked_add(private)? && wave.scratch_base < end;
-        (off == 0 && !in_private).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes: u64::MAX })
+        (off == 0 && !wave.touches_private(base, end)).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes: u64::MAX })
     }
 
     /// The access as one range when its lanes make one ([`LaneRange::of_lanes`]: a global access of `wave`'s

@@ -881,22 +881,20 @@ fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState, ctx: &Ctx) {
         // an allocation changed while the wave ran: a window it found may lie in memory that is gone
         return;
     }
-    let private = wave.scratch_lane_bytes as u64 * emu_core::wave::LANES as u64;
-    let own = |w: &BufferWindow| private > 0 && w.start < wave.scratch_base.saturating_add(private) && wave.scratch_base < w.start + w.len;
     BEQUEATHED.with_borrow_mut(|b| {
         let b = b.get_or_insert_with(|| Box::new(Bequest { memory: (0, 0), windows: [BufferWindow::default(); BUFFER_WINDOWS], scalar: (0, 0, std::ptr::null_mut()) }));
-        b.memory = mem.version();
+        b.memory = wave.windows_version;
         b.scalar = (ctx.swin_start, ctx.swin_len, ctx.swin_host);
         for (to, from) in b.windows.iter_mut().zip(&wave.windows) {
-            *to = if own(from) { BufferWindow::default() } else { *from };
+            *to = if wave.touches_private(from.start, from.start + from.len) { BufferWindow::default() } else { *from };
         }
     });
 }
 
 /// Starts `wave` (which has executed nothing) with the windows (and its context with the scalar window) the last
-/// wave that ended on this thread found,
-/// when the memory's allocations and mappings are still as they were then: every window still lies in live
-/// memory of a kind compiled code may access, and where the new wave's lanes fall is checked, as always.
+/// wave that ended on this thread found, when the memory's allocations and mappings are still as they were
+/// then: every window still lies in live memory of a kind compiled code may access, and where the new wave's
+/// lanes fall is checked, as always.
 fn inherit_windows(mem: &DeviceMemory, wave: &mut WaveState, ctx: &mut Ctx) {
     let now = mem.version();
     BEQUEATHED.with_borrow(|b| {

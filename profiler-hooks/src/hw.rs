@@ -589,7 +589,7 @@ mod tests {
                     let base: [u64; 64] = std::array::from_fn(|l| start + l as u64 * bytes as u64);
                     let mut gap = base;
                     gap[40] += 4096;
-                    for (addrs, exec) in [(base, u64::MAX), (gap, u64::MAX), (base, u64::MAX >> 1), (base, u64::MAX & !(1 << 17))] {
+                    for (addrs, exec) in [(base, u64::MAX), (gap, u64::MAX), (base, u64::MAX >> 1), (base, !(1u64 << 17))] {
                         coalesce(&addrs, exec, bytes, line_bytes, &mut lines);
                         let want = lines.len() as u64;
                         assert_eq!(lines_touched(&addrs, exec, bytes, line_bytes, &mut lines), want, "start {start:#x}, {bytes} B per lane, {line_bytes} B lines, exec {exec:#x}");
