@@ -468,7 +468,9 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         }
         result?;
         done(&g);
-        Ok(group_stats(launch.name, &g))
+        let stats = group_stats(launch.name, &g);
+        recycle(g);
+        Ok(stats)
     };
     let finish = |stats: RunStats| {
         // the clocks of later dispatches go on from where this one's longest wave left them
@@ -635,10 +637,10 @@ pub fn build_group_in(
     };
     let base = if lane_bytes > 0 { scratch.or(private) } else { None };
     let layout = crate::hwreg::Layout::of(device);
-    let mut waves = Vec::with_capacity(n as usize);
-    for w in 0..n {
+    let (mut waves, lds) = spare_parts(n as usize, launch.entry, vgprs, agprs, launch.group_segment_size as usize);
+    for (w, wave) in waves.iter_mut().enumerate() {
+        let w = w as u32;
         let wave_scratch = base.map_or(0, |s| s + w as u64 * wave_bytes);
-        let mut wave = WaveState::new(launch.entry, vgprs, agprs);
         let init = template.sgprs().len();
         wave.sgprs[..init].copy_from_slice(template.sgprs());
         template.patch(&mut wave.sgprs[..init], wg, wave_scratch, wave_scratch);
@@ -657,9 +659,45 @@ pub fn build_group_in(
         // the fixed placement of a functional dispatch; the timing model places the wave again
         let at = crate::hwreg::placement(&layout, i, w);
         wave.hw = crate::hwreg::HwRegs::for_wave(device.target, descriptor, launch.group_segment_size, n, at);
-        waves.push(wave);
     }
-    Ok(Group { wg, waves, lds: vec![0u8; launch.group_segment_size as usize], scratch })
+    Ok(Group { wg, waves, lds, scratch })
+}
+
+/// Most wave states a host thread keeps for its next workgroups ([`recycle`]): a workgroup's largest count.
+const SPARE_WAVES: usize = 16;
+
+thread_local! {
+    /// Wave states and an LDS this thread's finished workgroups left ([`recycle`]), for its next ones.
+    static SPARE: std::cell::RefCell<(Vec<WaveState>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `n` fresh wave states starting at `entry` and a zeroed LDS of `lds` bytes, made of what this thread's
+/// finished workgroups left where there is some ([`WaveState::reuse`]: their windows stay).
+fn spare_parts(n: usize, entry: u64, vgprs: usize, agprs: usize, lds: usize) -> (Vec<WaveState>, Vec<u8>) {
+    let mut waves = Vec::with_capacity(n);
+    let mut bytes = SPARE.with_borrow_mut(|(spare, lds)| {
+        let k = spare.len().min(n);
+        waves.extend(spare.drain(spare.len() - k..).map(|s| s.reuse(entry, vgprs, agprs)));
+        std::mem::take(lds)
+    });
+    while waves.len() < n {
+        waves.push(WaveState::new(entry, vgprs, agprs));
+    }
+    bytes.clear();
+    bytes.resize(lds, 0);
+    (waves, bytes)
+}
+
+/// Keeps a finished workgroup's wave states and LDS for this thread's next workgroups (whose private memory
+/// the caller has freed): making them anew costs more than many a short kernel's instructions.
+pub fn recycle(g: Group) {
+    SPARE.with_borrow_mut(|(spare, lds)| {
+        let room = SPARE_WAVES.saturating_sub(spare.len());
+        spare.extend(g.waves.into_iter().take(room));
+        if g.lds.capacity() > lds.capacity() {
+            *lds = g.lds;
+        }
+    });
 }
 
 /// The process's pool of `threads` host threads (0: one per core), made on first use and kept: dispatches are

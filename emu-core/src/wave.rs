@@ -57,6 +57,27 @@ pub struct BufferWindow {
 /// loop's among them, keep a window each).
 pub const BUFFER_WINDOWS: usize = 64;
 
+/// How many [`BufferWindow`]s a wave keeps for its scalar loads (one per scalar load site modulo this: sites
+/// less than 256 bytes apart never share one, so a kernel's prologue, which reads the dispatch packet and the
+/// kernel arguments, two allocations, keeps a window for each).
+pub const SCALAR_WINDOWS: usize = 32;
+
+/// The memory a wave's accesses found, by access site (the site's offset picks the slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct Windows {
+    /// Vector accesses: device buffers, pinned or mapped host memory, the wave's private segment.
+    pub vector: [BufferWindow; BUFFER_WINDOWS],
+    /// Scalar loads: any allocation they may read (kernel arguments, the dispatch packet, constant tables).
+    pub scalar: [BufferWindow; SCALAR_WINDOWS],
+}
+
+impl Default for Windows {
+    fn default() -> Windows {
+        Windows { vector: [BufferWindow::default(); BUFFER_WINDOWS], scalar: [BufferWindow::default(); SCALAR_WINDOWS] }
+    }
+}
+
 /// A wave's accesses that landed in an allocation's slack ([`crate::memory::Within::Pages`]): outside the
 /// allocation's bytes, inside its pages, so not a fault on a GPU. Counted by lane access; the first described.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -121,12 +142,18 @@ pub struct WaveState {
     /// The hardware registers s_getreg reads beyond the general registers (MODE, HW_ID, ...).
     pub hw: crate::hwreg::HwRegs,
     /// The memory this wave's accesses found, by access site: what compiled code checks its lanes against
-    /// before reaching memory directly (the JIT keeps them; the interpreter does not need them). Last: the
-    /// rest of the state is what a wave's instructions read.
-    pub windows: [BufferWindow; BUFFER_WINDOWS],
+    /// before reaching memory directly (the JIT keeps them; the interpreter does not need them). Boxed: a wave
+    /// state that moves, or is reused for another wave ([`WaveState::reset`]), does not copy them.
+    pub windows: Box<Windows>,
     /// The memory's version ([`crate::memory::DeviceMemory::version`]) when the wave started: its windows
     /// were all found at it while the memory still has it.
     pub windows_version: (u64, u64),
+}
+
+/// Whether `[start, end)` may overlap the `bytes` from `base` (true also when their end does not fit in 64 bits;
+/// never when `bytes` is 0).
+fn overlaps_segment(base: u64, bytes: u64, start: u64, end: u64) -> bool {
+    bytes > 0 && base.checked_add(bytes).is_none_or(|top| start < top && base < end)
 }
 
 /// The clocks a wave reads. The shader clock reads `base + per_instruction × executed` cycles, `executed`
@@ -170,16 +197,42 @@ impl WaveState {
     /// Whether `[start, end)` may overlap the wave's private segment (true also when the segment's end does not
     /// fit in 64 bits).
     pub fn touches_private(&self, start: u64, end: u64) -> bool {
-        let bytes = self.private_bytes();
-        bytes > 0 && self.scratch_base.checked_add(bytes).is_none_or(|top| start < top && self.scratch_base < end)
+        overlaps_segment(self.scratch_base, self.private_bytes(), start, end)
     }
 
     /// A wave with `vgprs` vector and `agprs` accumulation registers, starting at `pc`.
     pub fn new(pc: u64, vgprs: usize, agprs: usize) -> WaveState {
+        WaveState::made_of(pc, vec![[0; LANES]; vgprs.max(1)], vec![[0; LANES]; agprs], Box::default(), (0, 0))
+    }
+
+    /// [`WaveState::new`]'s state for another wave, made of this one's memory (its register files' and its
+    /// windows'). Its windows and their version stay (what a later wave's accesses at the same sites find,
+    /// valid while the memory's version is unchanged: [`WaveState::windows_version`]), but those over its
+    /// private segment, which are no other wave's.
+    pub fn reuse(mut self, pc: u64, vgprs: usize, agprs: usize) -> WaveState {
+        let (base, bytes) = (self.scratch_base, self.private_bytes());
+        if bytes > 0 {
+            let w = &mut *self.windows;
+            for w in w.vector.iter_mut().chain(w.scalar.iter_mut()) {
+                if overlaps_segment(base, bytes, w.start, w.start + w.len) {
+                    *w = BufferWindow::default();
+                }
+            }
+        }
+        let WaveState { vgprs: mut v, agprs: mut a, windows, windows_version, .. } = self;
+        v.clear();
+        v.resize(vgprs.max(1), [0; LANES]);
+        a.clear();
+        a.resize(agprs, [0; LANES]);
+        WaveState::made_of(pc, v, a, windows, windows_version)
+    }
+
+    /// A wave starting at `pc` with these register files (zeroed) and windows.
+    fn made_of(pc: u64, vgprs: Vec<Lanes>, agprs: Vec<Lanes>, windows: Box<Windows>, windows_version: (u64, u64)) -> WaveState {
         WaveState {
             sgprs: [0; 128],
-            vgprs: vec![[0; LANES]; vgprs.max(1)],
-            agprs: vec![[0; LANES]; agprs],
+            vgprs,
+            agprs,
             scc: false,
             pc,
             status: WaveStatus::Running,
@@ -189,8 +242,8 @@ impl WaveState {
             gws: None,
             sema: None,
             gpr_idx: false,
-            windows: [BufferWindow::default(); BUFFER_WINDOWS],
-            windows_version: (0, 0),
+            windows,
+            windows_version,
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
             slack: SlackSeen::default(),

@@ -21,7 +21,7 @@ use emu_core::wave::{sgpr_slot, sreg};
 use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 
 use crate::call::{Call, Op};
-use crate::ctx::{window_field, window_slot};
+use crate::ctx::{scalar_window_field, scalar_window_slot, window_field, window_slot};
 use crate::ctx::{AccessRecord, Ctx, KEEP, MASK_TABLE, REC_GLOBAL, REC_LDS, REC_SCALAR, SLOTS, TMP};
 
 const CHUNKS: usize = 16;
@@ -59,6 +59,9 @@ enum Lazy<'f> {
     Slot { at: i32 },
     /// A register read a call took straight from the register file: read, so writes need not keep it.
     Spent,
+    /// The lanes of lane mask `m` (an `i64`), all ones where its bit is set: chunk i from bits 4i..4i+4 through
+    /// [`MASK_TABLE`].
+    Mask { m: Value },
 }
 
 /// A read of one register's worth from LDS or global memory (see `JitBackend::lds_read_lazy`,
@@ -900,6 +903,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let off = b.ins().iconst(types::I64, 16 * i as i64);
                 Self::read_chunk(b, ctx, a, off, &r)
             }
+            Lazy::Mask { m } => {
+                let m = *m;
+                let b = self.b.as_deref_mut().expect("emitting");
+                let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
+                mask_chunk(b, bits)
+            }
         }
     }
 
@@ -968,7 +977,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     match &self.lazies[k as usize] {
                         Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
                         Lazy::Read(r) => todo.push(r.addr),
-                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent => {}
+                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. } => {}
                     }
                 }
             }
@@ -1327,28 +1336,28 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The sixteen `i32x4` lane masks (all ones where the mask bit is set) of a lane mask.
     fn expand(&mut self, m: Value) -> [Value; CHUNKS] {
         let Some(b) = self.fb() else { return [dummy(); CHUNKS] };
-        let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
         let mut out = [dummy(); CHUNKS];
         for (i, o) in out.iter_mut().enumerate() {
             let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
-            let idx = b.ins().band_imm(bits, 15);
-            let off = b.ins().imul_imm(idx, 16);
-            let addr = b.ins().iadd(table, off);
-            *o = b.ins().load(I32X4, vflags(), addr, 0);
+            *o = mask_chunk(b, bits);
         }
         out
+    }
+
+    /// The lanes of lane mask `m` as a lazy vector ([`Lazy::Mask`]): each chunk made where it is used.
+    fn mask_lanes(&mut self, m: Value) -> Vv {
+        self.lazies.push(Lazy::Mask { m });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
     /// The lane mask of sixteen `i32x4` lane masks.
     fn collapse(&mut self, v: [Value; CHUNKS]) -> Value {
         let Some(b) = self.fb() else { return dummy() };
-        let mut m = b.ins().iconst(types::I64, 0);
+        let mut m = None;
         for (i, c) in v.iter().enumerate() {
-            let bits = b.ins().vhigh_bits(types::I64, *c);
-            let bits = if i == 0 { bits } else { b.ins().ishl_imm(bits, 4 * i as i64) };
-            m = b.ins().bor(m, bits);
+            m = Some(collapse_into(b, m, *c, i));
         }
-        m
+        m.expect("chunks")
     }
 
     fn to_f(b: &mut FunctionBuilder<'f>, v: Value) -> Value {
@@ -1439,7 +1448,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
                 Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
-                Some(Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent) => {}
+                Some(Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. }) => {}
                 Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
                 Some(Lazy::Read(r)) => todo.push(r.addr),
             }
@@ -1491,6 +1500,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let a = self.ch_at(&r.addr, off, spill, true);
                 let b = self.b.as_deref_mut().expect("emitting");
                 Self::read_chunk(b, ctx, a, off, &r)
+            }
+            Lazy::Mask { m } => {
+                let m = *m;
+                let b = self.b.as_deref_mut().expect("emitting");
+                // chunk off / 16 takes bits 4 (off / 16) and up: a shift by off / 4
+                let by = b.ins().ushr_imm(off, 2);
+                let bits = b.ins().ushr(m, by);
+                mask_chunk(b, bits)
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
@@ -1812,6 +1829,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 }
 
 /// An `i32x4` of zeros.
+/// Lane mask `m` (none yet: 0) with the lanes of chunk `i` from `i32x4` lane mask `c` (all ones where set).
+fn collapse_into(b: &mut FunctionBuilder<'_>, m: Option<Value>, c: Value, i: usize) -> Value {
+    let bits = b.ins().vhigh_bits(types::I64, c);
+    let bits = if i == 0 { bits } else { b.ins().ishl_imm(bits, 4 * i as i64) };
+    match m {
+        Some(m) => b.ins().bor(m, bits),
+        None => bits,
+    }
+}
+
+/// The `i32x4` lane mask (all ones where set) of the low 4 bits of `bits` (an `i64`), from [`MASK_TABLE`].
+fn mask_chunk(b: &mut FunctionBuilder<'_>, bits: Value) -> Value {
+    let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
+    let idx = b.ins().band_imm(bits, 15);
+    let off = b.ins().imul_imm(idx, 16);
+    let addr = b.ins().iadd(table, off);
+    b.ins().load(I32X4, vflags(), addr, 0)
+}
+
 fn zero_vec(b: &mut FunctionBuilder<'_>) -> Value {
     let z = b.ins().iconst(types::I32, 0);
     b.ins().splat(I32X4, z)
@@ -2462,54 +2498,71 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return (self.dv(), dummy());
         }
-        let cin = carry_in.map(|m| self.expand(m));
-        let mut sum = [dummy(); CHUNKS];
-        let mut carry = [dummy(); CHUNKS];
+        // the carry-in lane mask is all ones (-1) where set: subtracting it adds 1
+        let cin = carry_in.map(|m| self.mask_lanes(m));
+        // the carries, chunk by chunk; the sum stays lazy, computed again where it is written
+        let mut carry = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let mi = cin.map(|m| self.ch(&m, i));
             let b = self.b.as_deref_mut().expect("emitting");
             let s = b.ins().iadd(ai, xi);
-            let c = b.ins().icmp(IntCC::UnsignedLessThan, s, ai);
-            (sum[i], carry[i]) = match cin {
-                None => (s, c),
-                Some(m) => {
-                    // the carry-in lane mask is all ones (-1) where set: subtracting it adds 1
-                    let s2 = b.ins().isub(s, m[i]);
-                    let c2 = b.ins().icmp(IntCC::UnsignedLessThan, s2, s);
-                    (s2, b.ins().bor(c, c2))
-                }
-            };
+            let mut c = b.ins().icmp(IntCC::UnsignedLessThan, s, ai);
+            if let Some(mi) = mi {
+                let s2 = b.ins().isub(s, mi);
+                let c2 = b.ins().icmp(IntCC::UnsignedLessThan, s2, s);
+                c = b.ins().bor(c, c2);
+            }
+            carry = Some(collapse_into(b, carry, c, i));
         }
-        let m = self.collapse(carry);
-        (Vv { c: sum, uniform: None, lazy: None }, m)
+        let sum = match cin {
+            None => self.zip_chunks(a, x, |b, p, q| b.ins().iadd(p, q)),
+            Some(m) => self.lazy_op(
+                vec![a, x, m],
+                std::rc::Rc::new(|b, v| {
+                    let s = b.ins().iadd(v[0], v[1]);
+                    b.ins().isub(s, v[2])
+                }),
+                Vec::new(),
+            ),
+        };
+        (sum, carry.expect("chunks"))
     }
     fn v_sub_borrow(&mut self, a: Vv, x: Vv, borrow_in: Option<Value>) -> (Vv, Value) {
         if self.fb().is_none() {
             return (self.dv(), dummy());
         }
-        let bin = borrow_in.map(|m| self.expand(m));
-        let mut diff = [dummy(); CHUNKS];
-        let mut borrow = [dummy(); CHUNKS];
+        // d + m subtracts 1 where the borrow-in mask is set; it borrows when d was 0 there
+        let bin = borrow_in.map(|m| self.mask_lanes(m));
+        // the borrows, chunk by chunk; the difference stays lazy, computed again where it is written
+        let mut borrow = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let mi = bin.map(|m| self.ch(&m, i));
             let b = self.b.as_deref_mut().expect("emitting");
-            let d = b.ins().isub(ai, xi);
-            let w = b.ins().icmp(IntCC::UnsignedLessThan, ai, xi);
-            (diff[i], borrow[i]) = match bin {
-                None => (d, w),
-                Some(m) => {
-                    // d + m subtracts 1 where the borrow-in mask is set; it borrows when d was 0 there
-                    let d2 = b.ins().iadd(d, m[i]);
-                    let zero = b.ins().iconst(types::I32, 0);
-                    let zero = b.ins().splat(I32X4, zero);
-                    let d_zero = b.ins().icmp(IntCC::Equal, d, zero);
-                    let w2 = b.ins().band(d_zero, m[i]);
-                    (d2, b.ins().bor(w, w2))
-                }
-            };
+            let mut w = b.ins().icmp(IntCC::UnsignedLessThan, ai, xi);
+            if let Some(mi) = mi {
+                let d = b.ins().isub(ai, xi);
+                let zero = b.ins().iconst(types::I32, 0);
+                let zero = b.ins().splat(I32X4, zero);
+                let d_zero = b.ins().icmp(IntCC::Equal, d, zero);
+                let w2 = b.ins().band(d_zero, mi);
+                w = b.ins().bor(w, w2);
+            }
+            borrow = Some(collapse_into(b, borrow, w, i));
         }
-        let m = self.collapse(borrow);
-        (Vv { c: diff, uniform: None, lazy: None }, m)
+        let diff = match bin {
+            None => self.zip_chunks(a, x, |b, p, q| b.ins().isub(p, q)),
+            Some(m) => self.lazy_op(
+                vec![a, x, m],
+                std::rc::Rc::new(|b, v| {
+                    let d = b.ins().isub(v[0], v[1]);
+                    b.ins().iadd(d, v[2])
+                }),
+                Vec::new(),
+            ),
+        };
+        (diff, borrow.expect("chunks"))
     }
     fn v_un(&mut self, op: VUn, a: Vv) -> Vv {
         match op {
@@ -2648,14 +2701,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return self.dv();
         }
-        let masks = self.expand(m);
-        let mut c = [dummy(); CHUNKS];
-        for i in 0..CHUNKS {
-            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
-            let b = self.b.as_deref_mut().expect("emitting");
-            c[i] = b.ins().bitselect(masks[i], xi, ai);
-        }
-        Vv { c, uniform: None, lazy: None }
+        let lanes = self.mask_lanes(m);
+        self.lazy_op(vec![lanes, a, x], std::rc::Rc::new(|b, v| b.ins().bitselect(v[0], v[2], v[1])), Vec::new())
     }
     fn v_mad_u64_u32(&mut self, a: Vv, x: Vv, c: (Vv, Vv), signed: bool) -> ((Vv, Vv), Value) {
         let (v, _, m) = self.call(Op::Mad64 { signed }, &[a, x, c.0, c.1], &[], &[], 2, 0, 1, false);
@@ -2932,17 +2979,19 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() || !self.may_record() {
             return Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1);
         }
-        // inside the allocation the wave's last interpreted scalar load read: straight from host memory
+        // inside the allocation this site's last interpreted scalar load read: straight from host memory
         let ctx = self.ctx;
         let observed = self.observed;
-        let (fast, join, rel, addr) = {
+        let slot = scalar_window_slot(self.site.as_ref().expect("emitting").offset);
+        let (fast, join, rel, addr, wins) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let (lo64, hi64) = (b.ins().uextend(types::I64, lo), b.ins().uextend(types::I64, hi));
             let hi64 = b.ins().ishl_imm(hi64, 32);
             let addr = b.ins().bor(hi64, lo64);
             let addr = b.ins().band_imm(addr, !3);
-            let start = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_START);
-            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_LEN);
+            let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
+            let start = b.ins().load(types::I64, trusted(), wins, scalar_window_field(slot, 0));
+            let len = b.ins().load(types::I64, trusted(), wins, scalar_window_field(slot, 1));
             let rel = b.ins().isub(addr, start);
             let room = b.ins().iadd_imm(len, -(4 * dwords as i64));
             let short = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
@@ -2955,7 +3004,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             b.ins().brif(bad, slow, &[], fast, &[]);
             b.switch_to_block(slow);
             b.seal_block(slow);
-            (fast, join, rel, addr)
+            (fast, join, rel, addr, wins)
         };
         let slow_out = self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1;
         let b = self.b.as_deref_mut().expect("emitting");
@@ -2974,7 +3023,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let one = b.ins().iconst(types::I64, 1);
             record_fields(b, ctx, at, one, 0, AccessRecord::desc(REC_SCALAR, false, 4 * dwords));
         }
-        let host = b.ins().load(types::I64, trusted(), ctx, Ctx::SWIN_HOST);
+        let host = b.ins().load(types::I64, trusted(), wins, scalar_window_field(slot, 2));
         let p = b.ins().iadd(host, rel);
         let words: Vec<_> = (0..dwords).map(|d| b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32).into()).collect();
         b.ins().jump(join, &words);

@@ -7,7 +7,7 @@
 use emu_core::interp::Interp;
 use emu_core::sem::calls::{run_call, Inputs, Outputs};
 use emu_core::sem::ExecError;
-use emu_core::wave::{BufferWindow, Lanes, BUFFER_WINDOWS};
+use emu_core::wave::{BufferWindow, Lanes};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::ctx::{Ctx, Env, SLOTS};
@@ -81,14 +81,23 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
-        ctx.windows = wave.windows.as_mut_ptr();
+        ctx.windows = &mut *wave.windows;
         ctx.lds_ptr = lds.as_mut_ptr();
         if r.is_ok() {
             if let Op::SLoad { .. } = call.op {
-                // remember the allocation for compiled scalar loads
+                // remember the allocation for this site's compiled scalar loads
                 let addr = ((s[1] as u64) << 32 | s[0] as u64) & !3;
-                if let Some((start, len, host)) = env.mem.readable_at(addr) {
-                    (ctx.swin_start, ctx.swin_len, ctx.swin_host) = (start, len, host);
+                // (pinned host memory, which readable_at leaves out, has its bytes where direct_at says)
+                if let Some((start, len, host)) = env.mem.readable_at(addr).or_else(|| env.mem.direct_at(addr)) {
+                    // SAFETY: `windows` points at the running wave's window tables, which the block call leaves
+                    // to compiled code and this helper
+                    let table = unsafe { &mut (*ctx.windows).scalar };
+                    let found = BufferWindow { start, len, host: host as usize };
+                    table[crate::ctx::scalar_window_slot(call.offset)] = found;
+                    // slots no site has filled yet take it too (see the vector windows below)
+                    for w in table.iter_mut().filter(|w| w.len == 0) {
+                        *w = found;
+                    }
                 }
             }
             if let Op::VLoad { .. } | Op::VStore { .. } | Op::VLoadNarrow { .. } | Op::VStoreNarrow { .. } = call.op {
@@ -104,7 +113,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                         let host = host as usize + (from - start) as usize;
                         // SAFETY: `windows` points at the running wave's window table, which the block call
                         // leaves to compiled code and this helper
-                        let table = unsafe { std::slice::from_raw_parts_mut(ctx.windows, BUFFER_WINDOWS) };
+                        let table = unsafe { &mut (*ctx.windows).vector };
                         let found = BufferWindow { start: from, len: to - from, host };
                         table[crate::ctx::window_slot(call.offset)] = found;
                         // slots no site has filled yet take it too: straight-line code (each site reached once by

@@ -9,7 +9,7 @@ use isa_amdgpu::Inst;
 
 use crate::compile::MAX_BLOCK;
 use emu_core::sem::ExecError;
-use emu_core::wave::{BufferWindow, Lanes, WaveState, BUFFER_WINDOWS};
+use emu_core::wave::{BufferWindow, Lanes, WaveState, Windows, BUFFER_WINDOWS, SCALAR_WINDOWS};
 
 /// Registers an instruction may keep a copy of (a read it still uses after writing the register).
 pub const KEEP: usize = 4;
@@ -104,10 +104,20 @@ pub fn window_slot(offset: u64) -> usize {
     ((offset >> 3) as usize) % BUFFER_WINDOWS
 }
 
-/// Byte offsets of a window slot's fields from the start of the window table ([`Ctx::windows`]: `BUFFER_WINDOWS`
-/// slots).
+/// Byte offsets of a window slot's fields from the start of the window table ([`Ctx::windows`]).
 pub fn window_field(slot: usize, field: usize) -> i32 {
-    (slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
+    (std::mem::offset_of!(Windows, vector) + slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
+}
+
+/// The scalar window slot of the scalar load site at `offset` (from the code base), as [`window_slot`] for
+/// vector sites.
+pub fn scalar_window_slot(offset: u64) -> usize {
+    ((offset >> 3) as usize) % SCALAR_WINDOWS
+}
+
+/// Byte offsets of a scalar window slot's fields from the start of the window table ([`Ctx::windows`]).
+pub fn scalar_window_field(slot: usize, field: usize) -> i32 {
+    (std::mem::offset_of!(Windows, scalar) + slot * std::mem::size_of::<BufferWindow>() + 8 * field) as i32
 }
 
 /// A batch of instructions taken from compiled code, waiting to be reported: a loop's passes with the same
@@ -168,15 +178,11 @@ pub struct Ctx {
     pub scratch_lane_bytes: u64,
     /// Where inline stores of inactive lanes go.
     pub sink: [u32; 4],
-    /// The wave's window table ([`WaveState::windows`]: the memory its accesses through the interpreter found,
-    /// one window per access site, the site's offset picking the slot: [`window_slot`]): compiled accesses whose
-    /// every active lane falls inside their site's window go straight to its host bytes.
-    pub windows: *mut BufferWindow,
-    /// The same for scalar loads: the allocation the wave's last `s_load` through the interpreter read
-    /// (kernel arguments, constant tables), which compiled scalar loads inside it read directly.
-    pub swin_start: u64,
-    pub swin_len: u64,
-    pub swin_host: *mut u8,
+    /// The wave's window tables ([`WaveState::windows`]: the memory its accesses through the interpreter found,
+    /// one window per access site, the site's offset picking the slot: [`window_slot`], and for scalar loads
+    /// [`scalar_window_slot`]): compiled accesses whose every active lane (or whose scalar address) falls inside
+    /// their site's window go straight to its host bytes.
+    pub windows: *mut Windows,
     /// Accesses the current instruction's compiled code made, for an observer (observed blocks only).
     pub rec_count: u64,
     pub recs: [AccessRecord; RECORDS],
@@ -228,10 +234,7 @@ impl Ctx {
         self.lds_ptr = std::ptr::null_mut();
         self.lds_len = 0;
         (self.scratch_base, self.scratch_lane_bytes) = (wave.scratch_base, wave.scratch_lane_bytes as u64);
-        self.windows = wave.windows.as_mut_ptr();
-        self.swin_start = 0;
-        self.swin_len = 0;
-        self.swin_host = std::ptr::null_mut();
+        self.windows = &mut *wave.windows;
         self.rec_count = 0;
     }
 
@@ -351,10 +354,7 @@ impl Ctx {
             scratch_base: wave.scratch_base,
             scratch_lane_bytes: wave.scratch_lane_bytes as u64,
             sink: [0; 4],
-            windows: wave.windows.as_mut_ptr(),
-            swin_start: 0,
-            swin_len: 0,
-            swin_host: std::ptr::null_mut(),
+            windows: &mut *wave.windows,
             rec_count: 0,
             recs: [AccessRecord { lo: [0; 64], hi: [0; 64], mask: 0, offset: 0, desc: 0 }; RECORDS],
             keep: [[0; 64]; KEEP],
@@ -446,9 +446,6 @@ impl Ctx {
     pub const SCRATCH_LANE_BYTES: i32 = std::mem::offset_of!(Ctx, scratch_lane_bytes) as i32;
     pub const SINK: i32 = std::mem::offset_of!(Ctx, sink) as i32;
     pub const WINDOWS: i32 = std::mem::offset_of!(Ctx, windows) as i32;
-    pub const SWIN_START: i32 = std::mem::offset_of!(Ctx, swin_start) as i32;
-    pub const SWIN_LEN: i32 = std::mem::offset_of!(Ctx, swin_len) as i32;
-    pub const SWIN_HOST: i32 = std::mem::offset_of!(Ctx, swin_host) as i32;
     pub const KEEP: i32 = std::mem::offset_of!(Ctx, keep) as i32;
     pub const REC_COUNT: i32 = std::mem::offset_of!(Ctx, rec_count) as i32;
     pub const RECS: i32 = std::mem::offset_of!(Ctx, recs) as i32;

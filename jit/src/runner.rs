@@ -21,7 +21,7 @@ use emu_core::interp::Interp;
 use emu_core::memory::DeviceMemory;
 use emu_core::observe::{Accesses, InstEvent, Observer};
 use emu_core::sem::{execute, ExecError, Flow, Stop};
-use emu_core::wave::{BufferWindow, WaveState, WaveStatus, BUFFER_WINDOWS};
+use emu_core::wave::{BufferWindow, WaveState, WaveStatus, Windows};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::code_memory::CodeMemory;
@@ -805,7 +805,7 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
-        ctx.windows = wave.windows.as_mut_ptr();
+        ctx.windows = &mut *wave.windows;
         ctx.scc = wave.scc as u32;
         match r {
             Ok(Flow::Next) if !switch => 0,
@@ -863,9 +863,9 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
 /// was found in ([`DeviceMemory::version`]).
 struct Bequest {
     memory: (u64, u64),
-    windows: [BufferWindow; BUFFER_WINDOWS],
-    /// The allocation its scalar loads read (start, length, host bytes: [`Ctx::swin_start`]).
-    scalar: (u64, u64, *mut u8),
+    windows: Windows,
+    /// Every slot holds a window (a later wave's windows at the same version replace them until then).
+    full: bool,
 }
 
 thread_local! {
@@ -873,35 +873,45 @@ thread_local! {
     static BEQUEATHED: std::cell::RefCell<Option<Box<Bequest>>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Keeps the windows of `wave`, which ended, for the next wave this thread starts: a grid's waves mostly
-/// access the same buffers at the same sites, and each site's first access would otherwise take the
-/// interpreter's checked path again. The wave's own private segment is left out (it is no other wave's).
-fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState, ctx: &Ctx) {
+/// Keeps the windows of `wave`, which ended, for the next wave this thread starts with none of its own (see
+/// [`start_windows`]): a grid's waves mostly access the same buffers at the same sites, and each site's first
+/// access would otherwise take the interpreter's checked path again. The wave's own private segment is left out
+/// (it is no other wave's). A wave leaves its windows unless a wave that ended before it at the same memory
+/// version left windows in every slot.
+fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState) {
     if mem.version() != wave.windows_version {
         // an allocation changed while the wave ran: a window it found may lie in memory that is gone
         return;
     }
     BEQUEATHED.with_borrow_mut(|b| {
-        let b = b.get_or_insert_with(|| Box::new(Bequest { memory: (0, 0), windows: [BufferWindow::default(); BUFFER_WINDOWS], scalar: (0, 0, std::ptr::null_mut()) }));
-        b.memory = wave.windows_version;
-        b.scalar = (ctx.swin_start, ctx.swin_len, ctx.swin_host);
-        for (to, from) in b.windows.iter_mut().zip(&wave.windows) {
-            *to = if wave.touches_private(from.start, from.start + from.len) { BufferWindow::default() } else { *from };
+        if b.as_ref().is_some_and(|b| b.memory == wave.windows_version && b.full) {
+            return;
         }
+        let b = b.get_or_insert_with(|| Box::new(Bequest { memory: (0, 0), windows: Windows::default(), full: false }));
+        b.memory = wave.windows_version;
+        let (to, from) = (&mut b.windows, &*wave.windows);
+        let mut full = true;
+        for (to, from) in to.vector.iter_mut().zip(&from.vector).chain(to.scalar.iter_mut().zip(&from.scalar)) {
+            *to = if wave.touches_private(from.start, from.start + from.len) { BufferWindow::default() } else { *from };
+            full &= to.len != 0;
+        }
+        b.full = full;
     });
 }
 
-/// Starts `wave` (which has executed nothing) with the windows (and its context with the scalar window) the last
-/// wave that ended on this thread found, when the memory's allocations and mappings are still as they were
-/// then: every window still lies in live memory of a kind compiled code may access, and where the new wave's
-/// lanes fall is checked, as always.
-fn inherit_windows(mem: &DeviceMemory, wave: &mut WaveState, ctx: &mut Ctx) {
+/// The windows `wave` (which has executed nothing) starts with: its own when they were found at the memory's
+/// present version (a state made over from a wave of an earlier workgroup, [`WaveState::reuse`]), else those the
+/// first wave to end on this thread at that version left, else none. Either way every window still lies in
+/// live memory of a kind compiled code may access, and where the new wave's lanes fall is checked, as always.
+fn start_windows(mem: &DeviceMemory, wave: &mut WaveState) {
     let now = mem.version();
-    BEQUEATHED.with_borrow(|b| {
-        if let Some(b) = b.as_ref().filter(|b| b.memory == now) {
-            wave.windows = b.windows;
-            (ctx.swin_start, ctx.swin_len, ctx.swin_host) = b.scalar;
-        }
+    if wave.windows_version == now {
+        return;
+    }
+    wave.windows_version = now;
+    BEQUEATHED.with_borrow(|b| match b.as_ref().filter(|b| b.memory == now) {
+        Some(b) => *wave.windows = b.windows,
+        None => *wave.windows = Windows::default(),
     });
 }
 
@@ -977,9 +987,8 @@ impl WaveRunner for Jit {
             // SAFETY: as above; no block is running yet.
             let wave = unsafe { &mut *wave_ptr };
             if wave.executed == 0 {
-                wave.windows_version = run.mem.version();
-                inherit_windows(run.mem, wave, &mut ctx);
-                ctx.windows = wave.windows.as_mut_ptr();
+                start_windows(run.mem, wave);
+                ctx.windows = &mut *wave.windows;
             }
         }
         let mut near_limit = false;
@@ -1073,7 +1082,7 @@ impl WaveRunner for Jit {
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
             ctx.agprs = wave.agprs.as_mut_ptr();
-            ctx.windows = wave.windows.as_mut_ptr();
+            ctx.windows = &mut *wave.windows;
             ctx.scc = wave.scc as u32;
             ctx.next_pc = wave.pc;
             ctx.executed = 0;
@@ -1139,7 +1148,7 @@ impl WaveRunner for Jit {
         // SAFETY: no block is running; the wave is ours again.
         let wave = unsafe { &*wave_ptr };
         if wave.status == WaveStatus::Done {
-            bequeath_windows(run.mem, wave, &ctx);
+            bequeath_windows(run.mem, wave);
         }
         Ctx::give_back(ctx);
         if O::WANTS_ACCESSES {
