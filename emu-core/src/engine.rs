@@ -338,6 +338,17 @@ impl KernelDispatch<'_> {
             let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
             let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
             mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
+            // the AQL packet a runtime would have put in its queue: kernels of HIP's code object v4 read their
+            // workgroup size from it
+            let packet = dispatch_packet(&shape, kernel, code.base + kernel.descriptor_address, kernarg_addr);
+            let packet_addr = match mem.allocate(packet.len() as u64, AllocKind::Kernarg, &format!("{} dispatch packet", kernel.name)) {
+                Ok(a) => a,
+                Err(e) => {
+                    let _ = mem.free(kernarg_addr);
+                    return Err(e.into());
+                }
+            };
+            mem.write(packet_addr, &packet).expect("fits its allocation");
             let cache = DecodeCache::new(&code);
             let launch = Launch {
                 code: &code,
@@ -350,18 +361,48 @@ impl KernelDispatch<'_> {
                 kernarg_addr,
                 group_segment_size: kernel.descriptor.group_segment_fixed_size,
                 private_segment_size: kernel.descriptor.private_segment_fixed_size,
-                dispatch_packet: 0,
+                dispatch_packet: packet_addr,
                 queue: 0,
                 // without a queue to say so, a kernel that syncs the grid is launched cooperatively
                 cooperative: code.grid_sync,
             };
             let result = f(mem, device, &launch, limits);
             let _ = mem.free(kernarg_addr);
+            let _ = mem.free(packet_addr);
             result
         })();
         let _ = mem.free(code.base);
         result
     }
+}
+
+/// The 64 bytes of the AQL kernel-dispatch packet (HSA's `hsa_kernel_dispatch_packet_t`, little-endian) of a
+/// dispatch of `kernel` (its descriptor at `descriptor`) over `shape` with its arguments at `kernarg`: header
+/// (kernel dispatch, system-scope acquire and release fences), dimensions, workgroup and grid sizes, segment
+/// sizes, kernel object, kernel arguments; no completion signal.
+pub fn dispatch_packet(shape: &DispatchShape, kernel: &isa_amdgpu::codeobj::Kernel, descriptor: u64, kernarg: u64) -> [u8; 64] {
+    const KERNEL_DISPATCH: u16 = 2;
+    const SYSTEM_SCOPE: u16 = 2;
+    let header = KERNEL_DISPATCH | SYSTEM_SCOPE << 9 | SYSTEM_SCOPE << 11;
+    let dims: u16 = if shape.grid[2] > 1 || shape.block[2] > 1 {
+        3
+    } else if shape.grid[1] > 1 || shape.block[1] > 1 {
+        2
+    } else {
+        1
+    };
+    let mut p = [0u8; 64];
+    p[0..2].copy_from_slice(&header.to_le_bytes());
+    p[2..4].copy_from_slice(&dims.to_le_bytes());
+    for d in 0..3 {
+        p[4 + 2 * d..6 + 2 * d].copy_from_slice(&(shape.block[d] as u16).to_le_bytes());
+        p[12 + 4 * d..16 + 4 * d].copy_from_slice(&shape.grid[d].to_le_bytes());
+    }
+    p[24..28].copy_from_slice(&kernel.descriptor.private_segment_fixed_size.to_le_bytes());
+    p[28..32].copy_from_slice(&kernel.descriptor.group_segment_fixed_size.to_le_bytes());
+    p[32..40].copy_from_slice(&descriptor.to_le_bytes());
+    p[40..48].copy_from_slice(&kernarg.to_le_bytes());
+    p
 }
 
 /// Executes waves: the interpreter here, compiled code in the `jit` crate. A runner takes a wave from where it

@@ -274,3 +274,32 @@ impl WaveState {
         self.sgprs[sreg::VCC_LO as usize + 1] = (m >> 32) as u32;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reused_state_is_a_new_one_with_the_windows_outside_its_private_segment() {
+        let mut w = WaveState::new(0x1000, 4, 2);
+        w.sgprs = [7; 128];
+        w.vgprs[3] = [9; LANES];
+        w.agprs[1] = [5; LANES];
+        (w.scc, w.status, w.executed, w.gpr_idx, w.gws) = (true, WaveStatus::Done, 1234, true, Some(3));
+        (w.scratch_base, w.scratch_lane_bytes) = (0x10_0000, 16);
+        w.clock.base = 99;
+        w.slack.count = 2;
+        let buffer = BufferWindow { start: 0x20_0000, len: 0x1000, host: 0x5000 };
+        let private = BufferWindow { start: 0x10_0100, len: 0x100, host: 0x6000 };
+        w.windows.vector[0] = buffer;
+        w.windows.vector[1] = private;
+        w.windows.scalar[2] = buffer;
+        w.windows_version = (4, 5);
+        let r = w.reuse(0x2000, 6, 1);
+        let mut fresh = WaveState::new(0x2000, 6, 1);
+        fresh.windows.vector[0] = buffer;
+        fresh.windows.scalar[2] = buffer;
+        fresh.windows_version = (4, 5);
+        assert_eq!(format!("{r:?}"), format!("{fresh:?}"));
+    }
+}

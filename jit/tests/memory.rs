@@ -312,3 +312,39 @@ fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_u
     assert_eq!(without_pc(&jit_fault), without_pc(&interp_fault));
     assert!(jit_fault.contains("freed earlier"), "{jit_fault}");
 }
+
+#[test]
+fn scalar_loads_from_the_dispatch_packet_and_the_arguments_keep_a_window_each() {
+    use emu_core::dispatch::DispatchShape;
+    use emu_core::engine::{KernelDispatch, Limits};
+    use emu_core::kernarg::ArgValue;
+    use emu_core::observe::NoObserver;
+    use emu_core::DevicePreset;
+    use isa_amdgpu::codeobj::CodeObject;
+    // the bundled packet kernel reads its workgroup size and the grid's from the dispatch packet, as HIP's code
+    // object v4 kernels do, beside its kernel arguments: four scalar load sites taking turns between the two
+    // allocations. With one scalar window per wave, two of them went through the interpreter in every wave
+    for (target, preset) in [("gfx90a", "mi210"), ("gfx942", "mi300x")] {
+        let dev = DevicePreset::by_name(preset).unwrap();
+        let name = format!("packet-{target}.co");
+        let co = CodeObject::parse(test_kernels::by_name(&name).unwrap(), &name).unwrap();
+        let mem = DeviceMemory::new(1 << 26).unwrap();
+        let (waves, n) = (256usize, 64 * 256 - 5);
+        let input: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
+        let din = mem.allocate(4 * n as u64, AllocKind::Buffer, "in").unwrap();
+        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let dout = mem.allocate(4 * n as u64, AllocKind::Buffer, "out").unwrap();
+        let shape = DispatchShape::new([64 * waves as u32, 1, 1], [128, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
+        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
+        let jit = jit::Jit::with_options(jit::JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }).unwrap();
+        d.run_with(&jit, &NoObserver).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut out = vec![0u8; 4 * n];
+        mem.read(dout, &mut out).unwrap();
+        let got: Vec<u32> = out.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let want: Vec<u32> = input.iter().map(|x| x * 128 + 64 * waves as u32).collect();
+        assert_eq!(got, want, "{target}");
+        let checked = jit.stats().checked_accesses;
+        assert!(checked <= 12, "{target}: {checked} accesses through the interpreter for {waves} waves");
+    }
+}

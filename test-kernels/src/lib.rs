@@ -75,6 +75,8 @@ prebuilt!(
     "hwid-gfx942.co",
     "gws_sema-gfx90a.co",
     "gws_sema-gfx942.co",
+    "packet-gfx90a.co",
+    "packet-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).
