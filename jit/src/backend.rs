@@ -689,7 +689,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let masks = self.expand(m);
         let slot = window_slot(self.site.as_ref().expect("emitting").offset);
-        let (fast, slow_blk, join, rels, wins) = {
+        let (fast, slow_blk, join, rels, wins, seq) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
             let start = b.ins().load(types::I64, trusted(), wins, window_field(slot, 0));
@@ -705,6 +705,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let off_v = b.ins().splat(I32X4, off);
             let mut any = None;
             let mut rels = [dummy(); CHUNKS];
+            // a one-dword store whose every chunk is four consecutive dwords (checked below) stores chunk by chunk
+            let chunked = matches!(data, Some([_])) && bytes == 4;
+            let steps = chunked.then(|| {
+                let c = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+                b.ins().vconst(I32X4, c)
+            });
+            let mut seq = None;
             for i in 0..CHUNKS {
                 // lane address (hi:lo) + offset must stay in the window's 4 GiB half and inside it
                 let lo2 = b.ins().iadd(lo.c[i], off_v);
@@ -726,7 +733,22 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     Some(a) => b.ins().bor(a, bad),
                 });
                 rels[i] = rel;
+                if let Some(steps) = steps {
+                    let first = b.ins().extractlane(rel, 0);
+                    let first = b.ins().splat(I32X4, first);
+                    let want = b.ins().iadd(first, steps);
+                    let s = b.ins().icmp(IntCC::Equal, rel, want);
+                    seq = Some(match seq {
+                        None => s,
+                        Some(q) => b.ins().band(q, s),
+                    });
+                }
             }
+            let seq = seq.map(|q| {
+                let q = b.ins().vall_true(q);
+                let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+                b.ins().band(q, full)
+            });
             let any = b.ins().vany_true(any.expect("chunks"));
             // no window yet (or one smaller than the access): the slow path, even with no lane active — the
             // fast path would still touch the window's first bytes for inactive lanes
@@ -738,7 +760,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().brif(bad, slow_blk, &[], fast, &[]);
             b.switch_to_block(slow_blk);
             b.seal_block(slow_blk);
-            (fast, slow_blk, join, rels, wins)
+            (fast, slow_blk, join, rels, wins, seq)
         };
         let _ = slow_blk;
         let mut ins = vec![lo, hi];
@@ -751,6 +773,21 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         self.record(AccessRecord::desc(REC_GLOBAL, data.is_some(), bytes), &lo.c, Some(&hi.c), offset, m);
         let b = self.b.as_deref_mut().expect("emitting");
         let host = b.ins().load(types::I64, trusted(), wins, window_field(slot, 2));
+        if let (Some(seq), Some([d])) = (seq, data) {
+            let (chunked, lanes) = (b.create_block(), b.create_block());
+            b.ins().brif(seq, chunked, &[], lanes, &[]);
+            b.switch_to_block(chunked);
+            b.seal_block(chunked);
+            for i in 0..CHUNKS {
+                let first = b.ins().extractlane(rels[i], 0);
+                let first = b.ins().uextend(types::I64, first);
+                let p = b.ins().iadd(host, first);
+                b.ins().store(MemFlags::new(), d.c[i], p, 0);
+            }
+            b.ins().jump(join, &[]);
+            b.switch_to_block(lanes);
+            b.seal_block(lanes);
+        }
         let loaded = lane_accesses(b, ctx, host, &rels, 0, bytes, signed, &masks, data);
         jump_with(b, join, &loaded);
         join_vectors(b, join)
@@ -1083,7 +1120,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return dummy();
         }
-        let mut masks = [dummy(); CHUNKS];
+        let mut mask = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
             let b = self.b.as_deref_mut().expect("emitting");
@@ -1091,9 +1128,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let bit = rules::class_bit(&mut al, ai, ty);
             let zero = rules::LaneAlgebra::constant(&mut al, 0);
             let hit = al.0.ins().band(bit, xi);
-            masks[i] = al.0.ins().icmp(IntCC::NotEqual, hit, zero);
+            let lanes = al.0.ins().icmp(IntCC::NotEqual, hit, zero);
+            mask = Some(self.collapse_step(mask, lanes, i));
         }
-        self.collapse(masks)
+        mask.expect("chunks")
     }
 
     /// An f32 division step (v_div_scale, v_div_fmas, v_div_fixup: [`LaneFn`]) inline where every lane is a
@@ -1350,14 +1388,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
-    /// The lane mask of sixteen `i32x4` lane masks.
-    fn collapse(&mut self, v: [Value; CHUNKS]) -> Value {
-        let Some(b) = self.fb() else { return dummy() };
-        let mut m = None;
-        for (i, c) in v.iter().enumerate() {
-            m = Some(collapse_into(b, m, *c, i));
-        }
-        m.expect("chunks")
+    /// Lane mask `m` (none yet: 0) with chunk `i`'s lanes from `i32x4` lane mask `c`, computed here: the partial
+    /// mask is stored (to the context's sink), which makes Cranelift compute each chunk's part between its loads
+    /// and the next chunk's instead of after all of them, with sixteen vectors of loads live (and spilled).
+    fn collapse_step(&mut self, m: Option<Value>, c: Value, i: usize) -> Value {
+        let ctx = self.ctx;
+        let b = self.b.as_deref_mut().expect("emitting");
+        let m = collapse_into(b, m, c, i);
+        b.ins().store(trusted(), m, ctx, Ctx::SINK);
+        m
     }
 
     fn to_f(b: &mut FunctionBuilder<'f>, v: Value) -> Value {
@@ -2467,11 +2506,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if let P::Const(k) = p {
             return b.ins().iconst(types::I64, if k { -1 } else { 0 });
         }
-        let mut masks = [dummy(); CHUNKS];
+        let mut mask = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
             let b = self.b.as_deref_mut().expect("emitting");
-            masks[i] = match p {
+            let lanes = match p {
                 P::I(cc) => b.ins().icmp(cc, ai, xi),
                 P::I16(cc, signed) => {
                     let [ai, xi] = [ai, xi].map(|v| {
@@ -2491,8 +2530,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 }
                 P::Const(_) => unreachable!("constants return above"),
             };
+            mask = Some(self.collapse_step(mask, lanes, i));
         }
-        self.collapse(masks)
+        mask.expect("chunks")
     }
     fn v_add_carry(&mut self, a: Vv, x: Vv, carry_in: Option<Value>) -> (Vv, Value) {
         if self.fb().is_none() {
@@ -2513,7 +2553,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 let c2 = b.ins().icmp(IntCC::UnsignedLessThan, s2, s);
                 c = b.ins().bor(c, c2);
             }
-            carry = Some(collapse_into(b, carry, c, i));
+            carry = Some(self.collapse_step(carry, c, i));
         }
         let sum = match cin {
             None => self.zip_chunks(a, x, |b, p, q| b.ins().iadd(p, q)),
@@ -2549,7 +2589,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 let w2 = b.ins().band(d_zero, mi);
                 w = b.ins().bor(w, w2);
             }
-            borrow = Some(collapse_into(b, borrow, w, i));
+            borrow = Some(self.collapse_step(borrow, w, i));
         }
         let diff = match bin {
             None => self.zip_chunks(a, x, |b, p, q| b.ins().isub(p, q)),
@@ -2667,7 +2707,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             return b.ins().iconst(types::I64, if t.lt { -1 } else { 0 });
         }
         let (hlt, hgt) = if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
-        let mut masks = [dummy(); CHUNKS];
+        let mut mask = None;
         for i in 0..CHUNKS {
             let (alo, ahi, xlo, xhi) = (self.ch(&a.0, i), self.ch(&a.1, i), self.ch(&x.0, i), self.ch(&x.1, i));
             let b = self.b.as_deref_mut().expect("emitting");
@@ -2693,9 +2733,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                     or(b, v);
                 }
             }
-            masks[i] = m.expect("a predicate that is not constant");
+            let lanes = m.expect("a predicate that is not constant");
+            mask = Some(self.collapse_step(mask, lanes, i));
         }
-        self.collapse(masks)
+        mask.expect("chunks")
     }
     fn v_select(&mut self, m: Value, a: Vv, x: Vv) -> Vv {
         if self.fb().is_none() {

@@ -348,3 +348,56 @@ fn scalar_loads_from_the_dispatch_packet_and_the_arguments_keep_a_window_each() 
         assert!(checked <= 12, "{target}: {checked} accesses through the interpreter for {waves} waves");
     }
 }
+
+#[test]
+fn dword_stores_chunk_by_chunk_or_lane_by_lane_leave_what_the_interpreter_leaves() {
+    // a one-dword store whose lanes come four consecutive dwords at a time is stored a chunk at a time; every
+    // other shape lane by lane. Lanes write in order, so where lanes share an address the last one's value stays
+    let mem = DeviceMemory::new(1 << 20).unwrap();
+    let buf = mem.allocate(1024, AllocKind::Buffer, "buf").unwrap();
+    let load = build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 6), (Field::Saddr, 0x7f)]);
+    let store = build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, 8)]);
+    let patterns: [(&str, fn(u64) -> u64); 6] = [
+        ("consecutive", |l| 4 * l),
+        ("chunks overlapping", |l| 4 * (l % 4) + 8 * (l / 4)),
+        ("chunks in reverse", |l| 16 * (15 - l / 4) + 4 * (l % 4)),
+        ("one chunk's four dwords", |l| 4 * (l % 4)),
+        ("one dword", |_| 20),
+        ("every other dword", |l| 8 * l),
+    ];
+    for (name, at) in patterns {
+        for exec in [u64::MAX, 0xffff_fffe_ffff_ffff, 0x00ff_0000_0000_00ff] {
+            let mut outcomes = Vec::new();
+            for engine in ["interp", "jit"] {
+                mem.write(buf, &[0xee; 1024]).unwrap();
+                let mut w = WaveState::new(0x1000, 8, 0);
+                for l in 0..64 {
+                    let a = buf + at(l as u64);
+                    (w.vgprs[2][l], w.vgprs[3][l], w.vgprs[4][l]) = (a as u32, (a >> 32) as u32, 1000 + l as u32);
+                    (w.vgprs[6][l], w.vgprs[7][l]) = (buf as u32, (buf >> 32) as u32);
+                }
+                w.set_exec(exec);
+                let mut lds = Vec::new();
+                if engine == "interp" {
+                    let mut pc = 0x1000;
+                    for inst in [&load, &store] {
+                        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
+                        assert_eq!(execute(&mut b, inst, pc).unwrap(), Flow::Next);
+                        pc += inst.size() as u64;
+                    }
+                } else {
+                    // the load fills the store site's window too, so the store runs compiled
+                    let jit = jit::Jit::new().unwrap();
+                    let exit = jit.run_block_once(vec![load, store], 0x1000, &mut w, &mem, &mut lds).unwrap();
+                    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
+                    assert!(w.windows.vector.iter().all(|x| x.start == buf && x.len == 1024), "{name}: the load filled every window");
+                }
+                let mut bytes = vec![0u8; 1024];
+                mem.read(buf, &mut bytes).unwrap();
+                outcomes.push(bytes);
+            }
+            let first = outcomes[0].iter().zip(&outcomes[1]).position(|(a, b)| a != b);
+            assert_eq!(first, None, "{name}, exec {exec:#x}: the engines' memory differs from this byte on");
+        }
+    }
+}
