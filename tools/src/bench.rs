@@ -50,20 +50,26 @@ impl Out {
     }
 }
 
+/// Seconds of one-thread runs a scaling figure takes at least: a dispatch of a few milliseconds is measured over
+/// many rounds, so that the best of them is not one a neighbour on a shared machine happened to slow down.
+const SCALING_SECONDS: f64 = 1.0;
+
 /// One line on how the JIT scales: `dispatch` on one host thread and on `threads`, alternately, the best of
-/// `rounds` (at least three) each.
+/// `rounds` (at least three, and as many as [`SCALING_SECONDS`] of one-thread runs take) each.
 fn scaling(out: &Out, threads: usize, rounds: u32, mut dispatch: impl FnMut(Limits) -> Res<()>) -> Res<Value> {
     if threads < 2 {
         return Ok(Value::Null);
     }
-    let rounds = rounds.max(3);
     let (mut one, mut all) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..rounds {
-        one = one.min(best_of(1, || dispatch(Limits { threads: Some(1), ..Limits::default() }))?);
+    let (mut done, mut spent) = (0u32, 0.0);
+    while done < rounds.max(3) || spent < SCALING_SECONDS {
+        let t = best_of(1, || dispatch(Limits { threads: Some(1), ..Limits::default() }))?;
+        (one, spent, done) = (one.min(t), spent + t, done + 1);
         all = all.min(best_of(1, || dispatch(Limits { threads: Some(threads), ..Limits::default() }))?);
     }
+    let rounds = done;
     out.line(format!("  jit scaling  {one:.3} s on 1 host thread, {all:.3} s on {threads}: {:.2}x (best of {rounds} each, alternating)", one / all));
-    Ok(json!({ "one_thread_s": one, "threads": threads, "all_threads_s": all, "speedup": one / all }))
+    Ok(json!({ "one_thread_s": one, "threads": threads, "all_threads_s": all, "speedup": one / all, "rounds": rounds }))
 }
 
 /// What `wavejit bench` measures.

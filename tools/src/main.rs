@@ -172,7 +172,8 @@ enum Command {
         iterations: u32,
         /// Times each engine runs each kernel; the fastest run counts, for both engines alike (the machine
         /// may be shared: the fastest is the least disturbed). The scaling figures take the fastest of as many
-        /// rounds (at least three) at one and at all host threads.
+        /// rounds (at least three, and at least a second's worth of one-thread runs) at one and at all host
+        /// threads.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: u32,
         /// Measure the timing model instead: wave-instructions per second per host core on the ALU loop and on
