@@ -22,7 +22,7 @@ use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, Ma
 
 use crate::call::{Call, Op};
 use crate::ctx::{scalar_window_field, scalar_window_slot, window_field, window_slot};
-use crate::ctx::{AccessRecord, Ctx, KEEP, MASK_TABLE, REC_GLOBAL, REC_LDS, REC_SCALAR, SLOTS, TMP};
+use crate::ctx::{AccessRecord, Ctx, KEEP, MASK_TABLE, PARKED, REC_GLOBAL, REC_LDS, REC_SCALAR, SLOTS, TMP};
 
 const CHUNKS: usize = 16;
 const I32X4: Type = types::I32X4;
@@ -39,6 +39,24 @@ pub struct Vv {
     c: [Value; CHUNKS],
     uniform: Option<Value>,
     lazy: Option<u32>,
+}
+
+/// Where a loop over the chunks writes a value: a register of the file at a field of the context, or a parked
+/// slot at a byte offset of it.
+#[derive(Clone, Copy)]
+enum Dest {
+    Reg(i32, u32),
+    Parked(i32),
+}
+
+/// How a flush loop computes a chunk of the pending writes ([`JitBackend::fuse_at`]): each lazy vector once
+/// (`memo`, by index), blends as their new value alone when every lane is on (`full`), and without the NaN rule
+/// (`raw`: each such result's NaN lanes gathered in `nan`) or with it.
+struct Fuse {
+    memo: std::collections::HashMap<u32, Value>,
+    full: bool,
+    raw: bool,
+    nan: Option<Value>,
 }
 
 /// A chunk-wise operation: chunk i of the result from chunk i of each argument.
@@ -62,6 +80,11 @@ enum Lazy<'f> {
     /// The lanes of lane mask `m` (an `i64`), all ones where its bit is set: chunk i from bits 4i..4i+4 through
     /// [`MASK_TABLE`].
     Mask { m: Value },
+    /// A deferred register write: `new` in the lanes of mask `m`, `old` (the register before it) elsewhere.
+    Blend { m: Value, new: Vv, old: Vv },
+    /// A deferred write's value kept in the context's parked slot at byte offset `at` (see
+    /// [`JitBackend::defer_write`]).
+    Parked { at: i32 },
 }
 
 /// A read of one register's worth from LDS or global memory (see `JitBackend::lds_read_lazy`,
@@ -96,18 +119,48 @@ enum PatternKey {
 /// What the block being compiled knows across instructions: the lane patterns of LDS address vectors. Vector
 /// register values are not kept (every read loads where it is used: see [`Vv`]); the block compiler clears the
 /// cache where code it does not see runs (interpreter fallbacks) and at a loop's head.
+///
+/// It also holds the block's *deferred register writes*: consecutive instructions that only compute on
+/// registers ([`crate::compile::defers`]) leave their vector register writes pending, as lazy expressions over
+/// the registers as they were before the first of them (a later read of a pending register gets its
+/// expression), and the block writes them all at once, in one loop over the chunks ([`JitBackend::flush`]):
+/// chunk i of every pending register is computed from chunk i of the registers, and each value that feeds
+/// several is computed once, so a chain of instructions keeps its values in host registers instead of storing
+/// and reloading each one.
 #[derive(Default)]
-pub struct RegCache {
+pub struct RegCache<'f> {
     /// The lane pattern of LDS address vectors already classified, so each read or write through the same
     /// address register reuses it (dropped when the register is written).
     lds: std::collections::HashMap<PatternKey, LdsPattern>,
+    /// The lazy vectors of the instructions since the last flush (the pending writes' expressions point here).
+    lazies: Vec<Lazy<'f>>,
+    /// Pending writes: (register file field, register) and the register's value, in the order first written.
+    pending: Vec<((i32, u32), Vv)>,
+    /// The instruction being emitted defers its register writes.
+    pub defer: bool,
+    /// Parked slots taken by pending writes.
+    parked: usize,
 }
 
-impl RegCache {
+impl RegCache<'_> {
     pub fn clear(&mut self) {
         self.lds.clear();
     }
+
+    /// Whether there are pending writes.
+    pub fn pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Parked slots still free: an instruction that defers its writes needs up to four.
+    pub fn parked_free(&self) -> usize {
+        PARKED - self.parked
+    }
 }
+
+/// Most lazy vectors a pending write's expression may have: beyond it the value is parked, so that code
+/// computing it outside the block's flush loop (a compare, an operand handed to the interpreter) stays short.
+const PENDING_TREE: usize = 128;
 
 /// How the lanes of an LDS address vector lie, worked out once per vector: whether every chunk of four lanes
 /// addresses four consecutive dwords (`seq`) or one dword (`same`), each chunk's first address, and the
@@ -136,7 +189,7 @@ pub struct CallSite<'a> {
 /// Emits (or, with no builder, probes) one instruction at a time.
 pub struct JitBackend<'a, 'f> {
     b: Option<&'a mut FunctionBuilder<'f>>,
-    cache: Option<&'a mut RegCache>,
+    cache: Option<&'a mut RegCache<'f>>,
     site: Option<CallSite<'a>>,
     ctx: Value,
     /// The first operation this backend cannot emit, if any.
@@ -164,6 +217,10 @@ pub struct JitBackend<'a, 'f> {
     /// Where a guard's interpreter path rejoins ([`Backend::uniform_bit`]): the end of the instruction, which
     /// [`JitBackend::finish`] places.
     guard_end: Option<cranelift_codegen::ir::Block>,
+    /// The chunks already computed in the chunk computation under way ([`JitBackend::chunk`]), by lazy vector
+    /// and NaN rule: a value that feeds several others (as an operand and as a NaN source, or through several
+    /// pending writes) is computed once.
+    chunk_memo: Option<std::collections::HashMap<(u32, bool), Value>>,
 }
 
 /// Chunks a register-write loop computes and stores per pass (a divisor of [`CHUNKS`]): fewer loop branches and
@@ -200,14 +257,19 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
     /// interpreter calls of this instruction are recorded.
-    pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache, site: CallSite<'a>, ctx: Value) -> JitBackend<'a, 'f> {
+    pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache<'f>, site: CallSite<'a>, ctx: Value) -> JitBackend<'a, 'f> {
         let v = b.ins().load(types::I64, trusted(), ctx, Ctx::VGPRS);
         let a = b.ins().load(types::I64, trusted(), ctx, Ctx::AGPRS);
+        // the lazy vectors live on while writes are pending (their expressions point into them)
+        let mut lazies = std::mem::take(&mut cache.lazies);
+        if cache.pending.is_empty() {
+            lazies.clear();
+        }
         JitBackend {
             b: Some(b),
             cache: Some(cache),
@@ -218,21 +280,26 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             records: 0,
             vgprs_used: 0,
             agprs_used: 0,
-            lazies: Vec::new(),
+            lazies,
             kept: 0,
             tmps: 0,
             stores: 0,
             file_base: Some((v, a)),
             guard_end: None,
+            chunk_memo: None,
         }
     }
 
     /// Ends the instruction's code: where a guard sent the instruction to the interpreter, both paths meet here.
+    /// The lazy vectors go back to the block's cache.
     pub fn finish(&mut self) {
         if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
             b.ins().jump(end, &[]);
             b.switch_to_block(end);
             b.seal_block(end);
+        }
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.lazies = std::mem::take(&mut self.lazies);
         }
     }
 
@@ -306,18 +373,22 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let status = b.inst_results(inst)[0];
         // a fault (or a panic caught in the helper) ends the block with the helper's status
         let _ = faults;
-        {
+        let go_on = {
             let (stop, go_on) = (b.create_block(), b.create_block());
             b.ins().brif(status, stop, &[], go_on, &[]);
             b.switch_to_block(stop);
             b.seal_block(stop);
-            let e = b.ins().load(types::I64, trusted(), ctx, Ctx::EXECUTED);
-            let e = b.ins().iadd_imm(e, executed);
-            b.ins().store(trusted(), e, ctx, Ctx::EXECUTED);
-            b.ins().return_(&[status]);
-            b.switch_to_block(go_on);
-            b.seal_block(go_on);
-        }
+            go_on
+        };
+        // the block ends here: pending register writes are made first
+        self.emit_flush();
+        let b = self.b.as_deref_mut().expect("emitting");
+        let e = b.ins().load(types::I64, trusted(), ctx, Ctx::EXECUTED);
+        let e = b.ins().iadd_imm(e, executed);
+        b.ins().store(trusted(), e, ctx, Ctx::EXECUTED);
+        b.ins().return_(&[status]);
+        b.switch_to_block(go_on);
+        b.seal_block(go_on);
         let vo = (0..vout)
             .map(|k| {
                 let mut c = [dummy(); CHUNKS];
@@ -903,6 +974,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     fn chunk(&mut self, v: &Vv, i: usize, nan_rule: bool) -> Value {
         let Some(k) = v.lazy else { return v.c[i] };
+        // one memo per top-level chunk computation: its code is straight-line, so what it computed first
+        // dominates every later use within it
+        let top = self.chunk_memo.is_none();
+        if top {
+            self.chunk_memo = Some(std::collections::HashMap::new());
+        } else if let Some(x) = self.chunk_memo.as_ref().and_then(|m| m.get(&(k, nan_rule))) {
+            return *x;
+        }
+        let x = self.chunk_lazy(k, i, nan_rule);
+        if top {
+            self.chunk_memo = None;
+        } else if let Some(m) = self.chunk_memo.as_mut() {
+            m.insert((k, nan_rule), x);
+        }
+        x
+    }
+
+    /// [`Self::chunk`] of lazy vector `k`.
+    fn chunk_lazy(&mut self, k: u32, i: usize, nan_rule: bool) -> Value {
         match &self.lazies[k as usize] {
             Lazy::Slot { at } => {
                 let (ctx, at) = (self.ctx, *at);
@@ -945,6 +1035,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let b = self.b.as_deref_mut().expect("emitting");
                 let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
                 mask_chunk(b, bits)
+            }
+            Lazy::Blend { m, new, old } => {
+                let (m, new, old) = (*m, *new, *old);
+                let (x, y) = (self.chunk(&new, i, nan_rule), self.chunk(&old, i, nan_rule));
+                let b = self.b.as_deref_mut().expect("emitting");
+                let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
+                let lanes = mask_chunk(b, bits);
+                b.ins().bitselect(lanes, x, y)
+            }
+            Lazy::Parked { at } => {
+                let (ctx, at) = (self.ctx, *at);
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32)
             }
         }
     }
@@ -1014,7 +1117,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     match &self.lazies[k as usize] {
                         Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
                         Lazy::Read(r) => todo.push(r.addr),
-                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. } => {}
+                        Lazy::Blend { new, old, .. } => todo.extend([*new, *old]),
+                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. } | Lazy::Parked { .. } => {}
                     }
                 }
             }
@@ -1093,6 +1197,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     fn load_reg(&mut self, base_field: i32, reg: u32) -> Vv {
+        if let Some(c) = self.cache.as_deref() {
+            if let Some((_, v)) = c.pending.iter().find(|(k, _)| *k == (base_field, reg)) {
+                return *v;
+            }
+        }
         self.lazies.push(Lazy::Reg { field: base_field, reg, kept: None, loaded: None });
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
@@ -1487,7 +1596,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
                 Some(Lazy::Reg { loaded: Some(_), .. }) => return None,
-                Some(Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. }) => {}
+                Some(Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. } | Lazy::Parked { .. }) => {}
+                Some(Lazy::Blend { new, old, .. }) => todo.extend([*new, *old]),
                 Some(Lazy::Expr { args, nan, .. }) => todo.extend(args.iter().chain(nan.iter()).copied()),
                 Some(Lazy::Read(r)) => todo.push(r.addr),
             }
@@ -1543,10 +1653,20 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             Lazy::Mask { m } => {
                 let m = *m;
                 let b = self.b.as_deref_mut().expect("emitting");
-                // chunk off / 16 takes bits 4 (off / 16) and up: a shift by off / 4
-                let by = b.ins().ushr_imm(off, 2);
-                let bits = b.ins().ushr(m, by);
-                mask_chunk(b, bits)
+                mask_chunk_at(b, m, off)
+            }
+            Lazy::Blend { m, new, old } => {
+                let (m, new, old) = (*m, *new, *old);
+                let (x, y) = (self.ch_at(&new, off, spill, nan_rule), self.ch_at(&old, off, spill, nan_rule));
+                let b = self.b.as_deref_mut().expect("emitting");
+                let lanes = mask_chunk_at(b, m, off);
+                b.ins().bitselect(lanes, x, y)
+            }
+            Lazy::Parked { at } => {
+                let at = *at;
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(ctx, off);
+                b.ins().load(I32X4, vflags(), p, at)
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
@@ -1733,8 +1853,285 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(head);
     }
 
+    /// Leaves the write of `v` (the lanes of `m`) to register `reg` of the file at `field` pending (see
+    /// [`RegCache`]): the register's pending value becomes a blend of `v` over its value so far. `v` stays a
+    /// lazy expression when it is one of registers (and of values that stay valid: uniform ones, lane masks,
+    /// parked values) no larger than [`PENDING_TREE`]; any other value is computed now into a parked slot.
+    fn defer_write(&mut self, field: i32, reg: u32, v: Vv, m: Value) {
+        let mut seen = std::collections::HashSet::new();
+        let v = if self.stays_lazy(&v, &mut seen) { v } else { self.park(v) };
+        let old = self.load_reg(field, reg);
+        self.lazies.push(Lazy::Blend { m, new: v, old });
+        let w = Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) };
+        let c = self.cache.as_deref_mut().expect("emitting");
+        match c.pending.iter_mut().find(|(k, _)| *k == (field, reg)) {
+            Some(p) => p.1 = w,
+            None => c.pending.push(((field, reg), w)),
+        }
+        c.lds.remove(&PatternKey::Reg(field, reg));
+    }
+
+    /// Whether `v` may stay a lazy expression in a pending write (`seen`: the lazy vectors counted so far, at
+    /// most [`PENDING_TREE`]).
+    fn stays_lazy(&self, v: &Vv, seen: &mut std::collections::HashSet<u32>) -> bool {
+        let Some(k) = v.lazy else { return v.uniform.is_some() || v.c.iter().all(|c| *c == v.c[0]) };
+        if !seen.insert(k) {
+            return true;
+        }
+        if seen.len() > PENDING_TREE {
+            return false;
+        }
+        match &self.lazies[k as usize] {
+            Lazy::Reg { kept: None, loaded: None, .. } | Lazy::Mask { .. } | Lazy::Parked { .. } => true,
+            Lazy::Expr { args, nan, .. } => args.iter().chain(nan.iter()).all(|a| self.stays_lazy(a, seen)),
+            Lazy::Blend { new, old, .. } => self.stays_lazy(new, seen) && self.stays_lazy(old, seen),
+            Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Read(_) => false,
+        }
+    }
+
+    /// `v` computed now into the next parked slot of the context, as a lazy vector: a lazy expression in a loop
+    /// over the chunks (as the block's pending writes are: [`Self::emit_writes`]), anything else chunk by chunk.
+    fn park(&mut self, v: Vv) -> Vv {
+        let c = self.cache.as_deref_mut().expect("emitting");
+        assert!(c.parked < PARKED, "an instruction that defers its writes starts with parked slots free");
+        let at = Ctx::PARKED + 256 * c.parked as i32;
+        c.parked += 1;
+        let ctx = self.ctx;
+        let mut seen = std::collections::HashSet::new();
+        if v.lazy.is_some() && self.loops_over(&v, &mut seen) {
+            self.emit_writes(&[(Dest::Parked(at), v)]);
+        } else {
+            for i in 0..CHUNKS {
+                let x = self.ch(&v, i);
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.ins().store(vflags(), x, ctx, at + 16 * i as i32);
+            }
+        }
+        self.lazies.push(Lazy::Parked { at });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+    }
+
+    /// Whether a loop over the chunks can compute `v` ([`Self::fuse_at`]): as [`Self::stays_lazy`], whatever
+    /// its size.
+    fn loops_over(&self, v: &Vv, seen: &mut std::collections::HashSet<u32>) -> bool {
+        let Some(k) = v.lazy else { return v.uniform.is_some() || v.c.iter().all(|c| *c == v.c[0]) };
+        if !seen.insert(k) {
+            return true;
+        }
+        match &self.lazies[k as usize] {
+            Lazy::Reg { kept: None, loaded: None, .. } | Lazy::Mask { .. } | Lazy::Parked { .. } => true,
+            Lazy::Expr { args, nan, .. } => args.iter().chain(nan.iter()).all(|a| self.loops_over(a, seen)),
+            Lazy::Blend { new, old, .. } => self.loops_over(new, seen) && self.loops_over(old, seen),
+            Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Read(_) => false,
+        }
+    }
+
+    /// Writes the pending registers (see [`RegCache`]) and forgets them.
+    pub fn flush(&mut self) {
+        if self.fb().is_none() {
+            return;
+        }
+        self.emit_flush();
+        let c = self.cache.as_deref_mut().expect("emitting");
+        c.pending.clear();
+        c.parked = 0;
+    }
+
+    /// The code writing the pending registers, which stay pending at compile time (a side exit writes them too):
+    /// one loop over the chunks when every pending write's lanes are all on, another that blends them in when
+    /// some are off.
+    fn emit_flush(&mut self) {
+        let pending: Vec<(Dest, Vv)> = match self.cache.as_deref() {
+            Some(c) if !c.pending.is_empty() => c.pending.iter().map(|&((field, reg), v)| (Dest::Reg(field, reg), v)).collect(),
+            _ => return,
+        };
+        self.emit_writes(&pending);
+    }
+
+    /// The code writing `writes` (values of lazy vectors that [`Self::loops_over`] accepts): a loop over the
+    /// chunks when every blend's lanes are all on, another that blends them in when some are off.
+    fn emit_writes(&mut self, pending: &[(Dest, Vv)]) {
+        // the masks of the blends
+        let mut masks: Vec<Value> = Vec::new();
+        let mut todo: Vec<Vv> = pending.iter().map(|(_, v)| *v).collect();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(v) = todo.pop() {
+            let Some(k) = v.lazy else { continue };
+            if !seen.insert(k) {
+                continue;
+            }
+            match &self.lazies[k as usize] {
+                Lazy::Blend { m, new, old } => {
+                    if !masks.contains(m) {
+                        masks.push(*m);
+                    }
+                    todo.extend([*new, *old]);
+                }
+                Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
+                _ => {}
+            }
+        }
+        let (full, masked, done) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let mut all = None;
+            for m in &masks {
+                let on = b.ins().icmp_imm(IntCC::Equal, *m, -1);
+                all = Some(match all {
+                    None => on,
+                    Some(a) => b.ins().band(a, on),
+                });
+            }
+            let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
+            match all {
+                Some(all) => b.ins().brif(all, full, &[], masked, &[]),
+                None => b.ins().jump(full, &[]),
+            };
+            (full, masked, done)
+        };
+        self.fused_loop(full, done, pending, true);
+        self.fused_loop(masked, done, pending, false);
+        let b = self.b.as_deref_mut().expect("emitting");
+        b.switch_to_block(done);
+        b.seal_block(done);
+    }
+
+    /// The loop over the chunks writing `pending`, from block `start` to `done` (`full`: every blend's lanes
+    /// all on). Each chunk's values are computed without their NaN rules and checked: a NaN among them computes
+    /// the chunk again with the rules (exact), before any of it is stored.
+    fn fused_loop(&mut self, start: cranelift_codegen::ir::Block, done: cranelift_codegen::ir::Block, pending: &[(Dest, Vv)], full: bool) {
+        let (head, off) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            b.switch_to_block(start);
+            b.seal_block(start);
+            let head = b.create_block();
+            let off = b.append_block_param(head, types::I64);
+            let zero = b.ins().iconst(types::I64, 0);
+            b.ins().jump(head, &[zero.into()]);
+            b.switch_to_block(head);
+            (head, off)
+        };
+        let mut redo = None;
+        for raw in [true, false] {
+            if !raw {
+                let Some(r) = redo else { break };
+                let b = self.b.as_deref_mut().expect("emitting");
+                b.switch_to_block(r);
+                b.seal_block(r);
+            }
+            let mut f = Fuse { memo: std::collections::HashMap::new(), full, raw, nan: None };
+            let vals: Vec<Value> = pending.iter().map(|(_, v)| self.fuse_at(v, off, &mut f)).collect();
+            if let Some(nan) = f.nan {
+                let b = self.b.as_deref_mut().expect("emitting");
+                let any = b.ins().vany_true(nan);
+                let (again, store) = (b.create_block(), b.create_block());
+                b.ins().brif(any, again, &[], store, &[]);
+                b.switch_to_block(store);
+                b.seal_block(store);
+                redo = Some(again);
+            }
+            let ctx = self.ctx;
+            for (&(dest, _), x) in pending.iter().zip(vals) {
+                let (base, at) = match dest {
+                    Dest::Reg(field, reg) => (self.reg_base(field, reg), 0),
+                    Dest::Parked(at) => (ctx, at),
+                };
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(base, off);
+                b.ins().store(vflags(), x, p, at);
+            }
+            let b = self.b.as_deref_mut().expect("emitting");
+            let next = b.ins().iadd_imm(off, 16);
+            let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
+            b.ins().brif(more, head, &[next.into()], done, &[]);
+        }
+        self.b.as_deref_mut().expect("emitting").seal_block(head);
+    }
+
+    /// Whether `v` is computed without operands of its own (a register, a parked value, a mask, a uniform value).
+    fn is_leaf(&self, v: &Vv) -> bool {
+        !matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { .. } | Lazy::Blend { .. }))
+    }
+
+    /// Chunk `off / 16` of a pending write's value `v` in the flush loop (see [`Fuse`]).
+    fn fuse_at(&mut self, v: &Vv, off: Value, f: &mut Fuse) -> Value {
+        let Some(k) = v.lazy else {
+            // a uniform value (the only concrete ones that stay lazy)
+            return v.c[0];
+        };
+        if let Some(x) = f.memo.get(&k) {
+            return *x;
+        }
+        let ctx = self.ctx;
+        let x = match &self.lazies[k as usize] {
+            Lazy::Reg { field, reg, .. } => {
+                let base = self.reg_base(*field, *reg);
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(base, off);
+                b.ins().load(I32X4, vflags(), p, 0)
+            }
+            Lazy::Parked { at } => {
+                let at = *at;
+                let b = self.b.as_deref_mut().expect("emitting");
+                let p = b.ins().iadd(ctx, off);
+                b.ins().load(I32X4, vflags(), p, at)
+            }
+            Lazy::Mask { m } => {
+                let m = *m;
+                mask_chunk_at(self.b.as_deref_mut().expect("emitting"), m, off)
+            }
+            Lazy::Blend { m, new, old } => {
+                let (m, new, old) = (*m, *new, *old);
+                let x = self.fuse_at(&new, off, f);
+                if f.full {
+                    x
+                } else {
+                    let y = self.fuse_at(&old, off, f);
+                    let b = self.b.as_deref_mut().expect("emitting");
+                    let lanes = mask_chunk_at(b, m, off);
+                    b.ins().bitselect(lanes, x, y)
+                }
+            }
+            Lazy::Expr { args, f: op, nan } => {
+                let (args, op, nan) = (args.clone(), op.clone(), nan.clone());
+                // operands that are expressions first, then loads: a chain's loads come just before the
+                // operation that uses them instead of all at its start, where they would stay live
+                let mut vals = vec![dummy(); args.len()];
+                for leaves in [false, true] {
+                    for (a, val) in args.iter().zip(vals.iter_mut()) {
+                        if self.is_leaf(a) == leaves {
+                            *val = self.fuse_at(a, off, f);
+                        }
+                    }
+                }
+                let r = op(self.b.as_deref_mut().expect("emitting"), &vals);
+                if nan.is_empty() {
+                    r
+                } else if f.raw {
+                    let b = self.b.as_deref_mut().expect("emitting");
+                    let x = Self::to_f(b, r);
+                    let is = b.ins().fcmp(FloatCC::Unordered, x, x);
+                    f.nan = Some(match f.nan {
+                        None => is,
+                        Some(a) => b.ins().bor(a, is),
+                    });
+                    r
+                } else {
+                    let srcs: Vec<Value> = nan.iter().map(|a| self.fuse_at(a, off, f)).collect();
+                    rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
+                }
+            }
+            Lazy::Slot { .. } | Lazy::Spent | Lazy::Read(_) => unreachable!("pending writes hold none"),
+        };
+        f.memo.insert(k, x);
+        x
+    }
+
     fn store_reg(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
         if self.fb().is_none() {
+            return;
+        }
+        if self.cache.as_deref().is_some_and(|c| c.defer) {
+            self.defer_write(base_field, reg, v, m);
             return;
         }
         let (sdwa, one_dst) = self.site.as_ref().map_or((true, false), |s| {
@@ -1885,6 +2282,14 @@ fn mask_chunk(b: &mut FunctionBuilder<'_>, bits: Value) -> Value {
     let off = b.ins().imul_imm(idx, 16);
     let addr = b.ins().iadd(table, off);
     b.ins().load(I32X4, vflags(), addr, 0)
+}
+
+/// The `i32x4` lane mask of the chunk at byte offset `off` (an `i64`) of lane mask `m`: its bits 4 (off / 16)
+/// and up, a shift by off / 4.
+fn mask_chunk_at(b: &mut FunctionBuilder<'_>, m: Value, off: Value) -> Value {
+    let by = b.ins().ushr_imm(off, 2);
+    let bits = b.ins().ushr(m, by);
+    mask_chunk(b, bits)
 }
 
 fn zero_vec(b: &mut FunctionBuilder<'_>) -> Value {

@@ -110,6 +110,18 @@ pub fn ends_block(inst: &Inst) -> bool {
     inst.info.flow != FlowControl::Next || matches!(inst.info.opcode, O::SGetpcB64 | O::SSetGprIdxOn)
 }
 
+/// Whether an instruction may leave its vector register writes pending (see [`RegCache`]): a vector or scalar
+/// ALU instruction (not a matrix one) that goes on to the next and touches no memory, so nothing but compiled
+/// register reads sees the registers before the block writes them. (Its calls into the interpreter take their
+/// operands from the context, and one that fails writes the pending registers before the block ends.)
+pub fn defers(inst: &Inst) -> bool {
+    use isa_amdgpu::table::{MemDir, Unit};
+    matches!(inst.info.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Salu)
+        && inst.info.flow == FlowControl::Next
+        && inst.info.mem.dir == MemDir::None
+        && inst.info.mfma.is_none()
+}
+
 /// Whether the JIT backend can emit all of `inst`.
 pub fn translatable(inst: &Inst, pc: u64) -> bool {
     let mut probe = JitBackend::probe();
@@ -188,6 +200,9 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         b.ins().jump(body, &[]);
         b.switch_to_block(body);
         let mut regs = RegCache::default();
+        // register writes are deferred where no observer sees the wave between instructions: an observer
+        // taking batches hears of instructions without memory accesses only as EXECs noted in the context
+        let fuse = observe.is_none() || batched;
         let mut helper_sig = Signature::new(CallConv::SystemV);
         helper_sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(types::I64)]);
         helper_sig.returns.push(AbiParam::new(types::I32));
@@ -199,6 +214,8 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
+            // the instruction's number, which WAVEJIT_JIT_DUMP's .locs gives for each range of machine code
+            b.set_srcloc(ir::SourceLoc::new(i as u32 + 1));
             let compiles = !materializes_pc(inst) && translatable(inst, at);
             let in_batch = batched && compiles && emu_core::observe::MemoryOp::of(inst).is_none();
             if observe.is_some() && !in_batch {
@@ -218,6 +235,16 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                     b.ins().store(MemFlags::trusted(), off, ctx, Ctx::BATCH_OFFSET);
                 }
             }
+            // pending register writes are made before an instruction that does not defer its own, and before
+            // an instruction that might need more parked slots than are free
+            let defer = fuse && compiles && defers(inst) && regs.parked_free() >= 4;
+            if !defer && regs.pending() {
+                let site = CallSite { calls: &mut calls, inst, offset: at - base, executed: i as i64 };
+                let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
+                jb.flush();
+                jb.finish();
+            }
+            regs.defer = defer;
             if compiles {
                 if observe.is_some() && !in_batch {
                     // EXEC at issue, for the event
@@ -326,6 +353,13 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             at = next;
         }
         if !ended {
+            if regs.pending() {
+                let last = insts.last().expect("a block has instructions");
+                let site = CallSite { calls: &mut calls, inst: last, offset: at - base - last.size() as u64, executed: insts.len() as i64 };
+                let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
+                jb.flush();
+                jb.finish();
+            }
             let t = rel_pc(&mut b, ctx, at - base);
             leave(&mut b, ctx, t, insts.len() as i64, CONTINUE);
         }
@@ -337,12 +371,28 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
 
 /// Cranelift's code generation for a built block: its addresses of this process become relocations of
 /// `syms` first (so the code may be kept on disk when nothing else ties it to this process).
+///
+/// With `WAVEJIT_JIT_DUMP=DIR`, each block translated (not loaded from the disk cache) leaves in DIR, named by
+/// its first PC in hex: its Cranelift IR (`.clif`), its machine code (`.bin`, for `objdump -D -b binary
+/// -m i386:x86-64`) and which guest instruction each range of the machine code came from (`.locs`: start and
+/// end offset in hex, then the instruction's number in the block from 1; 4294967295 for code of none) — what
+/// a profile of compiled code (`perf`, whose samples name the block) needs to charge its samples to guest
+/// instructions.
 pub fn codegen(isa: &dyn TargetIsa, built: &mut Built, syms: &Symbols, pc: u64) -> Result<Code, JitError> {
     let persistable = crate::reloc::make_relocatable(&mut built.func, syms);
+    let dump = std::env::var_os("WAVEJIT_JIT_DUMP").map(std::path::PathBuf::from);
+    if let Some(d) = &dump {
+        let _ = std::fs::write(d.join(format!("{pc:x}.clif")), built.func.display().to_string());
+    }
     let mut cx = cranelift_codegen::Context::for_function(std::mem::replace(&mut built.func, ir::Function::new()));
     cx.compile(isa, &mut ControlPlane::default())
         .map_err(|e| JitError::Module { pc, step: "compile", error: Box::new(ModuleError::Compilation(e.inner)) })?;
     let compiled = cx.compiled_code().expect("just compiled");
+    if let Some(d) = &dump {
+        let _ = std::fs::write(d.join(format!("{pc:x}.bin")), compiled.code_buffer());
+        let locs: String = compiled.buffer.get_srclocs_sorted().iter().map(|l| format!("{:x} {:x} {}\n", l.start, l.end, l.loc.bits())).collect();
+        let _ = std::fs::write(d.join(format!("{pc:x}.locs")), locs);
+    }
     let align = (compiled.buffer.alignment as u64).max(isa.function_alignment().minimum as u64);
     Code::from_compiled(compiled.code_buffer(), align, compiled.buffer.relocs(), &cx.func, persistable).map_err(|error| JitError::Reloc { pc, error })
 }

@@ -17,6 +17,10 @@ pub const KEEP: usize = 4;
 /// Vectors a looped register write may take from memory besides registers.
 pub const TMP: usize = 6;
 
+/// Values of deferred register writes that are not lazy expressions of registers (see
+/// `backend::JitBackend::defer_write`): each is kept here until the block writes its pending registers.
+pub const PARKED: usize = 16;
+
 /// Vector slots for operands and results of interpreter calls (an MFMA 32x32 step needs 20 in, 16 out).
 pub const SLOTS: usize = 40;
 
@@ -191,6 +195,8 @@ pub struct Ctx {
     /// Operands of a register write computed in a loop over chunks that are not registers (put here so the
     /// loop can index them).
     pub tmp: [Lanes; TMP],
+    /// Values of deferred register writes, until the block writes its pending registers.
+    pub parked: [Lanes; PARKED],
     /// Operands and results of calls into the interpreter ([`crate::call`]).
     pub s: [u32; 16],
     pub m: [u64; 8],
@@ -359,6 +365,7 @@ impl Ctx {
             recs: [AccessRecord { lo: [0; 64], hi: [0; 64], mask: 0, offset: 0, desc: 0 }; RECORDS],
             keep: [[0; 64]; KEEP],
             tmp: [[0; 64]; TMP],
+            parked: [[0; 64]; PARKED],
             s: [0; 16],
             m: [0; 8],
             v: [[0; 64]; SLOTS],
@@ -450,6 +457,7 @@ impl Ctx {
     pub const REC_COUNT: i32 = std::mem::offset_of!(Ctx, rec_count) as i32;
     pub const RECS: i32 = std::mem::offset_of!(Ctx, recs) as i32;
     pub const TMP: i32 = std::mem::offset_of!(Ctx, tmp) as i32;
+    pub const PARKED: i32 = std::mem::offset_of!(Ctx, parked) as i32;
     pub const S: i32 = std::mem::offset_of!(Ctx, s) as i32;
     pub const M: i32 = std::mem::offset_of!(Ctx, m) as i32;
     pub const V: i32 = std::mem::offset_of!(Ctx, v) as i32;
