@@ -3087,8 +3087,52 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.f64_op(&[a, x, c], |b, v| b.ins().fma(v[0], v[1], v[2]))
     }
     fn v_cvt(&mut self, op: VCvt, a: (Vv, Vv)) -> (Vv, Vv) {
-        let r = self.call_v(Op::Cvt { op }, &[a.0, a.1], &[], 2);
-        (r[0], r[1])
+        // between f32 and f64 inline, with the host's conversions (those the interpreter's `as` makes: round to
+        // nearest even, a NaN quieted with its payload); the others on the interpreter
+        if !matches!(op, VCvt::F64FromF32 | VCvt::F32FromF64) {
+            let r = self.call_v(Op::Cvt { op }, &[a.0, a.1], &[], 2);
+            return (r[0], r[1]);
+        }
+        if self.fb().is_none() {
+            return (self.dv(), self.dv());
+        }
+        let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
+        let b = self.b.as_deref_mut().expect("emitting");
+        if op == VCvt::F32FromF64 {
+            // each f64x2 pair demoted into the low half of an f32x4; the two low halves joined
+            let joins = f64x2_joins(b);
+            let low_halves = imm(b, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+            let f: ChunkFn<'f> = std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| {
+                let [p0, p1] = f64x2_pair(b, joins, v[0], v[1]);
+                let (d0, d1) = (b.ins().fvdemote(p0), b.ins().fvdemote(p1));
+                let (d0, d1) = (b.ins().bitcast(types::I8X16, little(), d0), b.ins().bitcast(types::I8X16, little(), d1));
+                let r = b.ins().shuffle(d0, d1, low_halves);
+                b.ins().bitcast(I32X4, little(), r)
+            });
+            let r = self.lazy_op(vec![a.0, a.1], f, Vec::new());
+            return (r, r);
+        }
+        // to f64: lanes 0 and 1, then lanes 2 and 3 moved down, promoted; the dwords split into low and high
+        let upper = imm(b, [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]);
+        let split_lo = imm(b, [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
+        let split_hi = imm(b, [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]);
+        let half = move |split: Immediate| -> ChunkFn<'f> {
+            std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| {
+                let x8 = b.ins().bitcast(types::I8X16, little(), v[0]);
+                let up = b.ins().shuffle(x8, x8, upper);
+                let wide = |b: &mut FunctionBuilder<'f>, x: Value| {
+                    let x = b.ins().bitcast(F32X4, little(), x);
+                    b.ins().fvpromote_low(x)
+                };
+                let (r0, r1) = (wide(b, x8), wide(b, up));
+                let (r0, r1) = (b.ins().bitcast(types::I8X16, little(), r0), b.ins().bitcast(types::I8X16, little(), r1));
+                let r = b.ins().shuffle(r0, r1, split);
+                b.ins().bitcast(I32X4, little(), r)
+            })
+        };
+        let lo = self.lazy_op(vec![a.0], half(split_lo), Vec::new());
+        let hi = self.lazy_op(vec![a.0], half(split_hi), Vec::new());
+        (lo, hi)
     }
     fn v_cmp64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
         // 64-bit integer compares inline from the predicate's truth table (rules::truth): the high halves decide
