@@ -704,23 +704,19 @@ pub fn build_group_in(
     Ok(Group { wg, waves, lds, scratch })
 }
 
-/// Most wave states a host thread keeps for its next workgroups ([`recycle`]): a workgroup's largest count.
-const SPARE_WAVES: usize = 16;
-
 thread_local! {
-    /// Wave states and an LDS this thread's finished workgroups left ([`recycle`]), for its next ones.
+    /// The wave states and the LDS of the last workgroup this thread finished ([`recycle`]), for its next one.
     static SPARE: std::cell::RefCell<(Vec<WaveState>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// `n` fresh wave states starting at `entry` and a zeroed LDS of `lds` bytes, made of what this thread's
-/// finished workgroups left where there is some ([`WaveState::reuse`]: their windows stay).
+/// `n` fresh wave states starting at `entry` and a zeroed LDS of `lds` bytes, made in place of what this thread's
+/// last finished workgroup left where there is some ([`WaveState::reset`]: their windows stay).
 fn spare_parts(n: usize, entry: u64, vgprs: usize, agprs: usize, lds: usize) -> (Vec<WaveState>, Vec<u8>) {
-    let mut waves = Vec::with_capacity(n);
-    let mut bytes = SPARE.with_borrow_mut(|(spare, lds)| {
-        let k = spare.len().min(n);
-        waves.extend(spare.drain(spare.len() - k..).map(|s| s.reuse(entry, vgprs, agprs)));
-        std::mem::take(lds)
-    });
+    let (mut waves, mut bytes) = SPARE.with_borrow_mut(|(w, l)| (std::mem::take(w), std::mem::take(l)));
+    waves.truncate(n);
+    for w in waves.iter_mut() {
+        w.reset(entry, vgprs, agprs);
+    }
     while waves.len() < n {
         waves.push(WaveState::new(entry, vgprs, agprs));
     }
@@ -729,13 +725,14 @@ fn spare_parts(n: usize, entry: u64, vgprs: usize, agprs: usize, lds: usize) -> 
     (waves, bytes)
 }
 
-/// Keeps a finished workgroup's wave states and LDS for this thread's next workgroups (whose private memory
+/// Keeps a finished workgroup's wave states and LDS for this thread's next workgroup (whose private memory
 /// the caller has freed): making them anew costs more than many a short kernel's instructions.
 pub fn recycle(g: Group) {
-    SPARE.with_borrow_mut(|(spare, lds)| {
-        let room = SPARE_WAVES.saturating_sub(spare.len());
-        spare.extend(g.waves.into_iter().take(room));
-        if g.lds.capacity() > lds.capacity() {
+    SPARE.with_borrow_mut(|(waves, lds)| {
+        if g.waves.len() >= waves.len() {
+            *waves = g.waves;
+        }
+        if g.lds.capacity() >= lds.capacity() {
             *lds = g.lds;
         }
     });

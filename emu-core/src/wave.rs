@@ -142,12 +142,16 @@ pub struct WaveState {
     /// The hardware registers s_getreg reads beyond the general registers (MODE, HW_ID, ...).
     pub hw: crate::hwreg::HwRegs,
     /// The memory this wave's accesses found, by access site: what compiled code checks its lanes against
-    /// before reaching memory directly (the JIT keeps them; the interpreter does not need them). Boxed: a wave
-    /// state that moves, or is reused for another wave ([`WaveState::reset`]), does not copy them.
-    pub windows: Box<Windows>,
+    /// before reaching memory directly (the JIT keeps them, [`WaveState::windows_mut`]; the interpreter does not
+    /// need them). Boxed, and made on first use: a wave state that moves, or is made over for another wave
+    /// ([`WaveState::reset`]), does not copy them.
+    pub windows: Option<Box<Windows>>,
     /// The memory's version ([`crate::memory::DeviceMemory::version`]) when the wave started: its windows
     /// were all found at it while the memory still has it.
     pub windows_version: (u64, u64),
+    /// The wave found a window of its own (through the interpreter) since it started: only then has it any
+    /// to hand on to later waves.
+    pub windows_found: bool,
 }
 
 /// Whether `[start, end)` may overlap the `bytes` from `base` (true also when their end does not fit in 64 bits;
@@ -202,33 +206,37 @@ impl WaveState {
 
     /// A wave with `vgprs` vector and `agprs` accumulation registers, starting at `pc`.
     pub fn new(pc: u64, vgprs: usize, agprs: usize) -> WaveState {
-        WaveState::made_of(pc, vec![[0; LANES]; vgprs.max(1)], vec![[0; LANES]; agprs], Box::default(), (0, 0))
+        WaveState::made_of(pc, vec![[0; LANES]; vgprs.max(1)], vec![[0; LANES]; agprs], None, (0, 0))
     }
 
-    /// [`WaveState::new`]'s state for another wave, made of this one's memory (its register files' and its
-    /// windows'). Its windows and their version stay (what a later wave's accesses at the same sites find,
-    /// valid while the memory's version is unchanged: [`WaveState::windows_version`]), but those over its
-    /// private segment, which are no other wave's.
-    pub fn reuse(mut self, pc: u64, vgprs: usize, agprs: usize) -> WaveState {
+    /// The wave's window tables, made (empty) on first use.
+    pub fn windows_mut(&mut self) -> &mut Windows {
+        self.windows.get_or_insert_with(Box::default)
+    }
+
+    /// Makes this state over into [`WaveState::new`]'s for another wave, in place, reusing its memory (its
+    /// register files' and its windows'). Its windows and their version stay (what a later wave's accesses at
+    /// the same sites find, valid while the memory's version is unchanged: [`WaveState::windows_version`]), but
+    /// those over its private segment, which are no other wave's.
+    pub fn reset(&mut self, pc: u64, vgprs: usize, agprs: usize) {
         let (base, bytes) = (self.scratch_base, self.private_bytes());
-        if bytes > 0 {
-            let w = &mut *self.windows;
+        if let (Some(w), true) = (self.windows.as_deref_mut(), bytes > 0) {
             for w in w.vector.iter_mut().chain(w.scalar.iter_mut()) {
                 if overlaps_segment(base, bytes, w.start, w.start + w.len) {
                     *w = BufferWindow::default();
                 }
             }
         }
-        let WaveState { vgprs: mut v, agprs: mut a, windows, windows_version, .. } = self;
+        let (mut v, mut a) = (std::mem::take(&mut self.vgprs), std::mem::take(&mut self.agprs));
         v.clear();
         v.resize(vgprs.max(1), [0; LANES]);
         a.clear();
         a.resize(agprs, [0; LANES]);
-        WaveState::made_of(pc, v, a, windows, windows_version)
+        *self = WaveState::made_of(pc, v, a, self.windows.take(), self.windows_version);
     }
 
     /// A wave starting at `pc` with these register files (zeroed) and windows.
-    fn made_of(pc: u64, vgprs: Vec<Lanes>, agprs: Vec<Lanes>, windows: Box<Windows>, windows_version: (u64, u64)) -> WaveState {
+    fn made_of(pc: u64, vgprs: Vec<Lanes>, agprs: Vec<Lanes>, windows: Option<Box<Windows>>, windows_version: (u64, u64)) -> WaveState {
         WaveState {
             sgprs: [0; 128],
             vgprs,
@@ -244,6 +252,7 @@ impl WaveState {
             gpr_idx: false,
             windows,
             windows_version,
+            windows_found: false,
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
             slack: SlackSeen::default(),
@@ -291,15 +300,15 @@ mod tests {
         w.slack.count = 2;
         let buffer = BufferWindow { start: 0x20_0000, len: 0x1000, host: 0x5000 };
         let private = BufferWindow { start: 0x10_0100, len: 0x100, host: 0x6000 };
-        w.windows.vector[0] = buffer;
-        w.windows.vector[1] = private;
-        w.windows.scalar[2] = buffer;
-        w.windows_version = (4, 5);
-        let r = w.reuse(0x2000, 6, 1);
+        w.windows_mut().vector[0] = buffer;
+        w.windows_mut().vector[1] = private;
+        w.windows_mut().scalar[2] = buffer;
+        (w.windows_version, w.windows_found) = ((4, 5), true);
+        w.reset(0x2000, 6, 1);
         let mut fresh = WaveState::new(0x2000, 6, 1);
-        fresh.windows.vector[0] = buffer;
-        fresh.windows.scalar[2] = buffer;
+        fresh.windows_mut().vector[0] = buffer;
+        fresh.windows_mut().scalar[2] = buffer;
         fresh.windows_version = (4, 5);
-        assert_eq!(format!("{r:?}"), format!("{fresh:?}"));
+        assert_eq!(format!("{w:?}"), format!("{fresh:?}"));
     }
 }

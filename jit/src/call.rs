@@ -81,7 +81,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
-        ctx.windows = &mut *wave.windows;
+        ctx.windows = wave.windows_mut();
         ctx.lds_ptr = lds.as_mut_ptr();
         if r.is_ok() {
             if let Op::SLoad { .. } = call.op {
@@ -94,6 +94,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                     let table = unsafe { &mut (*ctx.windows).scalar };
                     let found = BufferWindow { start, len, host: host as usize };
                     table[crate::ctx::scalar_window_slot(call.offset)] = found;
+                    wave.windows_found = true;
                     // slots no site has filled yet take it too (see the vector windows below)
                     for w in table.iter_mut().filter(|w| w.len == 0) {
                         *w = found;
@@ -116,6 +117,7 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                         let table = unsafe { &mut (*ctx.windows).vector };
                         let found = BufferWindow { start: from, len: to - from, host };
                         table[crate::ctx::window_slot(call.offset)] = found;
+                        wave.windows_found = true;
                         // slots no site has filled yet take it too: straight-line code (each site reached once by
                         // a wave) mostly goes on in the memory it is in
                         for w in table.iter_mut().filter(|w| w.len == 0) {

@@ -240,7 +240,7 @@ impl Ctx {
         self.lds_ptr = std::ptr::null_mut();
         self.lds_len = 0;
         (self.scratch_base, self.scratch_lane_bytes) = (wave.scratch_base, wave.scratch_lane_bytes as u64);
-        self.windows = &mut *wave.windows;
+        self.windows = wave.windows_mut();
         self.rec_count = 0;
     }
 
@@ -360,7 +360,7 @@ impl Ctx {
             scratch_base: wave.scratch_base,
             scratch_lane_bytes: wave.scratch_lane_bytes as u64,
             sink: [0; 4],
-            windows: &mut *wave.windows,
+            windows: wave.windows_mut(),
             rec_count: 0,
             recs: [AccessRecord { lo: [0; 64], hi: [0; 64], mask: 0, offset: 0, desc: 0 }; RECORDS],
             keep: [[0; 64]; KEEP],

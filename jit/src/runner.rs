@@ -805,7 +805,7 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         ctx.sgprs = wave.sgprs.as_mut_ptr();
         ctx.vgprs = wave.vgprs.as_mut_ptr();
         ctx.agprs = wave.agprs.as_mut_ptr();
-        ctx.windows = &mut *wave.windows;
+        ctx.windows = wave.windows_mut();
         ctx.scc = wave.scc as u32;
         match r {
             Ok(Flow::Next) if !switch => 0,
@@ -879,6 +879,10 @@ thread_local! {
 /// (it is no other wave's). A wave leaves its windows unless a wave that ended before it at the same memory
 /// version left windows in every slot.
 fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState) {
+    if !wave.windows_found {
+        // nothing it did not start with
+        return;
+    }
     if mem.version() != wave.windows_version {
         // an allocation changed while the wave ran: a window it found may lie in memory that is gone
         return;
@@ -889,7 +893,8 @@ fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState) {
         }
         let b = b.get_or_insert_with(|| Box::new(Bequest { memory: (0, 0), windows: Windows::default(), full: false }));
         b.memory = wave.windows_version;
-        let (to, from) = (&mut b.windows, &*wave.windows);
+        let Some(from) = wave.windows.as_deref() else { return };
+        let to = &mut b.windows;
         let mut full = true;
         for (to, from) in to.vector.iter_mut().zip(&from.vector).chain(to.scalar.iter_mut().zip(&from.scalar)) {
             *to = if wave.touches_private(from.start, from.start + from.len) { BufferWindow::default() } else { *from };
@@ -910,8 +915,8 @@ fn start_windows(mem: &DeviceMemory, wave: &mut WaveState) {
     }
     wave.windows_version = now;
     BEQUEATHED.with_borrow(|b| match b.as_ref().filter(|b| b.memory == now) {
-        Some(b) => *wave.windows = b.windows,
-        None => *wave.windows = Windows::default(),
+        Some(b) => *wave.windows_mut() = b.windows,
+        None => wave.windows = None,
     });
 }
 
@@ -988,7 +993,7 @@ impl WaveRunner for Jit {
             let wave = unsafe { &mut *wave_ptr };
             if wave.executed == 0 {
                 start_windows(run.mem, wave);
-                ctx.windows = &mut *wave.windows;
+                ctx.windows = wave.windows_mut();
             }
         }
         let mut near_limit = false;
@@ -1082,7 +1087,7 @@ impl WaveRunner for Jit {
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
             ctx.agprs = wave.agprs.as_mut_ptr();
-            ctx.windows = &mut *wave.windows;
+            ctx.windows = wave.windows_mut();
             ctx.scc = wave.scc as u32;
             ctx.next_pc = wave.pc;
             ctx.executed = 0;

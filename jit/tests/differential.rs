@@ -331,7 +331,7 @@ fn run_case_branching(
         // the buffer already in every access site's window, as after the block's first run: compiled code
         // takes its own paths (otherwise the first access at each site fills the window through the interpreter)
         let (start, len, host) = mem.kind_at(buffer, emu_core::memory::AllocKind::Buffer).expect("the test buffer");
-        j.windows.vector = [emu_core::wave::BufferWindow { start, len, host: host as usize }; emu_core::wave::BUFFER_WINDOWS];
+        j.windows_mut().vector = [emu_core::wave::BufferWindow { start, len, host: host as usize }; emu_core::wave::BUFFER_WINDOWS];
     }
     let mut lds_j = lds_image();
     // the same memory (addresses are the same), set back to the starting contents

@@ -390,7 +390,7 @@ fn dword_stores_chunk_by_chunk_or_lane_by_lane_leave_what_the_interpreter_leaves
                     let jit = jit::Jit::new().unwrap();
                     let exit = jit.run_block_once(vec![load, store], 0x1000, &mut w, &mem, &mut lds).unwrap();
                     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
-                    assert!(w.windows.vector.iter().all(|x| x.start == buf && x.len == 1024), "{name}: the load filled every window");
+                    assert!(w.windows_mut().vector.iter().all(|x| x.start == buf && x.len == 1024), "{name}: the load filled every window");
                 }
                 let mut bytes = vec![0u8; 1024];
                 mem.read(buf, &mut bytes).unwrap();
