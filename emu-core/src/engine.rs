@@ -782,7 +782,8 @@ fn run_groups<R: WaveRunner, O: Observer>(
     dispatch: u64,
 ) -> Result<(), EngineError> {
     let limits = if cooperative { Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits } } else { limits };
-    let mut semaphores = crate::gws::Semaphores::default();
+    // the semaphores (64 resources) only where waves can use them
+    let mut semaphores = cooperative.then(crate::gws::Semaphores::default);
     loop {
         let mut turned = false;
         for gi in 0..groups.len() {
@@ -794,8 +795,8 @@ fn run_groups<R: WaveRunner, O: Observer>(
                     let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
                     runner.run_wave(run, observer)?;
                     turned |= g.waves[wi].executed > before;
-                    if cooperative {
-                        semaphores.serve(groups, (gi, wi));
+                    if let Some(s) = semaphores.as_mut() {
+                        s.serve(groups, (gi, wi));
                     }
                 }
             }
@@ -850,8 +851,8 @@ fn run_groups<R: WaveRunner, O: Observer>(
             let at_barrier = all().filter(|w| w.status == WaveStatus::AtBarrier && !w.at_grid_sync()).count();
             let ended = all().filter(|w| w.status == WaveStatus::Done).count();
             let mut what = String::from("grid-wide sync never completes: ");
-            if semaphores.waiting() > 0 {
-                what += &format!("{}; ", semaphores.deadlock(groups));
+            if let Some(s) = semaphores.as_ref().filter(|s| s.waiting() > 0) {
+                what += &format!("{}; ", s.deadlock(groups));
             }
             if waiting > 0 {
                 what += &format!("{waiting} wave(s) wait at ds_gws_barrier for {want}; ");
