@@ -761,14 +761,14 @@ fn div_fixup_f32(q: f32, den: f32, num: f32) -> f32 {
 }
 
 fn div_fixup_f32_cases(q: f32, den: f32, num: f32) -> f32 {
-    let nan = f32::from_bits(0xffc0_0000) as f64;
-    let r = div_fixup(q as f64, den as f64, num as f64, -151, nan);
     if num.is_nan() || den.is_nan() {
         // quiet the NaN operand, keeping its payload
         let src = if num.is_nan() { num } else { den };
         return f32::from_bits(src.to_bits() | 0x0040_0000);
     }
-    r as f32
+    let r = div_fixup(q as f64, den as f64, num as f64, -151, f64::NAN);
+    // The default NaN by its bits: a cast of a NaN between widths may give either sign.
+    if r.is_nan() { f32::from_bits(0xffc0_0000) } else { r as f32 }
 }
 
 fn div_fixup_f64(q: f64, den: f64, num: f64) -> f64 {

@@ -1497,6 +1497,32 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
+    /// An add or subtract of `a` and `x` with a carry (borrow) lane mask in and out: the mask out chunk by chunk
+    /// (`carries` of a chunk of each, and of the mask in's lanes, all ones where set), the result lazy, computed
+    /// again where it is written (`result` of the chunks of a, x and, with a mask in, its lanes).
+    fn carry_op(
+        &mut self,
+        a: Vv,
+        x: Vv,
+        carry_in: Option<Value>,
+        carries: impl Fn(&mut FunctionBuilder<'f>, Value, Value, Option<Value>) -> Value,
+        result: impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value + 'static,
+    ) -> (Vv, Value) {
+        if self.fb().is_none() {
+            return (self.dv(), dummy());
+        }
+        let cin = carry_in.map(|m| self.mask_lanes(m));
+        let mut out = None;
+        for i in 0..CHUNKS {
+            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
+            let mi = cin.map(|m| self.ch(&m, i));
+            let c = carries(self.b.as_deref_mut().expect("emitting"), ai, xi, mi);
+            out = Some(self.collapse_step(out, c, i));
+        }
+        let args = std::iter::once(a).chain([x]).chain(cin).collect();
+        (self.lazy_op(args, std::rc::Rc::new(result), Vec::new()), out.expect("chunks"))
+    }
+
     /// Lane mask `m` (none yet: 0) with chunk `i`'s lanes from `i32x4` lane mask `c`, computed here: the partial
     /// mask is stored (to the context's sink), which makes Cranelift compute each chunk's part between its loads
     /// and the next chunk's instead of after all of them, with sixteen vectors of loads live (and spilled).
@@ -2940,74 +2966,53 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         mask.expect("chunks")
     }
     fn v_add_carry(&mut self, a: Vv, x: Vv, carry_in: Option<Value>) -> (Vv, Value) {
-        if self.fb().is_none() {
-            return (self.dv(), dummy());
-        }
         // the carry-in lane mask is all ones (-1) where set: subtracting it adds 1
-        let cin = carry_in.map(|m| self.mask_lanes(m));
-        // the carries, chunk by chunk; the sum stays lazy, computed again where it is written
-        let mut carry = None;
-        for i in 0..CHUNKS {
-            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
-            let mi = cin.map(|m| self.ch(&m, i));
-            let b = self.b.as_deref_mut().expect("emitting");
-            let s = b.ins().iadd(ai, xi);
-            let mut c = b.ins().icmp(IntCC::UnsignedLessThan, s, ai);
-            if let Some(mi) = mi {
-                let s2 = b.ins().isub(s, mi);
+        self.carry_op(
+            a,
+            x,
+            carry_in,
+            |b, p, q, m| {
+                let s = b.ins().iadd(p, q);
+                let c = b.ins().icmp(IntCC::UnsignedLessThan, s, p);
+                let Some(m) = m else { return c };
+                let s2 = b.ins().isub(s, m);
                 let c2 = b.ins().icmp(IntCC::UnsignedLessThan, s2, s);
-                c = b.ins().bor(c, c2);
-            }
-            carry = Some(self.collapse_step(carry, c, i));
-        }
-        let sum = match cin {
-            None => self.zip_chunks(a, x, |b, p, q| b.ins().iadd(p, q)),
-            Some(m) => self.lazy_op(
-                vec![a, x, m],
-                std::rc::Rc::new(|b, v| {
-                    let s = b.ins().iadd(v[0], v[1]);
+                b.ins().bor(c, c2)
+            },
+            |b, v| {
+                let s = b.ins().iadd(v[0], v[1]);
+                if v.len() == 2 {
+                    s
+                } else {
                     b.ins().isub(s, v[2])
-                }),
-                Vec::new(),
-            ),
-        };
-        (sum, carry.expect("chunks"))
+                }
+            },
+        )
     }
     fn v_sub_borrow(&mut self, a: Vv, x: Vv, borrow_in: Option<Value>) -> (Vv, Value) {
-        if self.fb().is_none() {
-            return (self.dv(), dummy());
-        }
         // d + m subtracts 1 where the borrow-in mask is set; it borrows when d was 0 there
-        let bin = borrow_in.map(|m| self.mask_lanes(m));
-        // the borrows, chunk by chunk; the difference stays lazy, computed again where it is written
-        let mut borrow = None;
-        for i in 0..CHUNKS {
-            let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
-            let mi = bin.map(|m| self.ch(&m, i));
-            let b = self.b.as_deref_mut().expect("emitting");
-            let mut w = b.ins().icmp(IntCC::UnsignedLessThan, ai, xi);
-            if let Some(mi) = mi {
-                let d = b.ins().isub(ai, xi);
-                let zero = b.ins().iconst(types::I32, 0);
-                let zero = b.ins().splat(I32X4, zero);
+        self.carry_op(
+            a,
+            x,
+            borrow_in,
+            |b, p, q, m| {
+                let w = b.ins().icmp(IntCC::UnsignedLessThan, p, q);
+                let Some(m) = m else { return w };
+                let d = b.ins().isub(p, q);
+                let zero = zero_vec(b);
                 let d_zero = b.ins().icmp(IntCC::Equal, d, zero);
-                let w2 = b.ins().band(d_zero, mi);
-                w = b.ins().bor(w, w2);
-            }
-            borrow = Some(self.collapse_step(borrow, w, i));
-        }
-        let diff = match bin {
-            None => self.zip_chunks(a, x, |b, p, q| b.ins().isub(p, q)),
-            Some(m) => self.lazy_op(
-                vec![a, x, m],
-                std::rc::Rc::new(|b, v| {
-                    let d = b.ins().isub(v[0], v[1]);
+                let w2 = b.ins().band(d_zero, m);
+                b.ins().bor(w, w2)
+            },
+            |b, v| {
+                let d = b.ins().isub(v[0], v[1]);
+                if v.len() == 2 {
+                    d
+                } else {
                     b.ins().iadd(d, v[2])
-                }),
-                Vec::new(),
-            ),
-        };
-        (diff, borrow.expect("chunks"))
+                }
+            },
+        )
     }
     fn v_un(&mut self, op: VUn, a: Vv) -> Vv {
         match op {

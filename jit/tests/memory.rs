@@ -2,8 +2,14 @@
 //! accesses that leave the window — the JIT must neither touch host memory it has not checked nor differ from
 //! the interpreter.
 
+use emu_core::dispatch::DispatchShape;
+use emu_core::engine::{Interpreter, KernelDispatch, Limits};
 use emu_core::interp::Interp;
+use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
+use emu_core::observe::NoObserver;
+use emu_core::DevicePreset;
+use isa_amdgpu::codeobj::CodeObject;
 use emu_core::sem::{execute, Flow};
 use emu_core::wave::WaveState;
 use isa_amdgpu::table::rows_of;
@@ -16,6 +22,14 @@ fn build(op: Opcode, enc: Encoding, fields: &[(Field, u32)]) -> Inst {
         b = b.set(f, v).unwrap();
     }
     decode(&b.encode().unwrap(), 0x1000, Target::Gfx942).unwrap()
+}
+
+/// The bundled code object of kernel file `name` for gfx90a (run on an MI210) and for gfx942 (on an MI300X).
+fn on_both_targets(name: &str) -> impl Iterator<Item = (&'static str, &'static DevicePreset, CodeObject)> + '_ {
+    [("gfx90a", "mi210"), ("gfx942", "mi300x")].into_iter().map(move |(target, preset)| {
+        let file = format!("{name}-{target}.co");
+        (target, DevicePreset::by_name(preset).unwrap(), CodeObject::parse(test_kernels::by_name(&file).unwrap(), &file).unwrap())
+    })
 }
 
 /// Runs `insts` once on each engine from the same wave (EXEC `exec`, v[2:3] = `addr` in every lane, v4 = 7)
@@ -136,11 +150,6 @@ fn stores_past_the_end_inside_the_page_land_there_on_both_engines_and_fault_unde
 /// sides of the boundary and must write exactly what the interpreter writes.
 #[test]
 fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
-    use emu_core::dispatch::DispatchShape;
-    use emu_core::engine::{Interpreter, KernelDispatch, Limits};
-    use emu_core::kernarg::ArgValue;
-    use emu_core::observe::NoObserver;
-    use isa_amdgpu::codeobj::CodeObject;
 
     let dev = emu_core::DevicePreset::by_name("mi210").unwrap();
     let mem = DeviceMemory::new(16 << 30).unwrap();
@@ -188,18 +197,9 @@ fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
 
 #[test]
 fn private_arrays_stay_in_compiled_code_after_each_sites_first_access() {
-    use emu_core::dispatch::DispatchShape;
-    use emu_core::engine::{KernelDispatch, Limits};
-    use emu_core::kernarg::ArgValue;
-    use emu_core::observe::NoObserver;
-    use emu_core::DevicePreset;
-    use isa_amdgpu::codeobj::CodeObject;
     // the bundled private_array kernel: 64 private stores and 16 private loads per lane, all of one wave's
     // segment; on gfx90a MUBUF through the private segment buffer, on gfx942 scratch_* instructions
-    for (target, preset) in [("gfx90a", "mi210"), ("gfx942", "mi300x")] {
-        let dev = DevicePreset::by_name(preset).unwrap();
-        let name = format!("private_array-{target}.co");
-        let co = CodeObject::parse(test_kernels::by_name(&name).unwrap(), &name).unwrap();
+    for (target, dev, co) in on_both_targets("private_array") {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let waves = 40usize;
         let items = 64 * waves;
@@ -209,7 +209,7 @@ fn private_arrays_stay_in_compiled_code_after_each_sites_first_access() {
         let dout = mem.allocate(items as u64 * 4, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new([items as u32, 1, 1], [64, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(dout), ArgValue::Pointer(didx), ArgValue::U32(idx.len() as u32)];
-        let jit = jit::Jit::with_options(jit::JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }).unwrap();
+        let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
         let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
         d.run_with(&jit, &NoObserver).unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut out = vec![0u8; items * 4];
@@ -229,12 +229,6 @@ fn private_arrays_stay_in_compiled_code_after_each_sites_first_access() {
 
 #[test]
 fn host_memory_mapped_or_pinned_is_accessed_directly_and_as_the_interpreter_does() {
-    use emu_core::dispatch::DispatchShape;
-    use emu_core::engine::{Interpreter, KernelDispatch, Limits};
-    use emu_core::kernarg::ArgValue;
-    use emu_core::observe::NoObserver;
-    use emu_core::DevicePreset;
-    use isa_amdgpu::codeobj::CodeObject;
     // stream_triad (a[i] = b[i] + s * c[i] over float4s, each lane 8 elements apart a wave's width) with its
     // three arrays in host memory, as HIP's managed memory is (mapped) or as pinned host memory is (aliased)
     let dev = DevicePreset::by_name("mi210").unwrap();
@@ -262,7 +256,7 @@ fn host_memory_mapped_or_pinned_is_accessed_directly_and_as_the_interpreter_does
         let a = if pinned { mem.alias_host(p0, len, "pinned a").unwrap() } else { mem.map_host(p0, len, "mapped a").map(|_| p0).unwrap() };
         let args = [p(a), p(addr[1]), p(addr[2]), f(2.5), u((threads * passes) as u32), u(threads as u32)];
         let d = KernelDispatch { args: &args, ..d };
-        let jit = jit::Jit::with_options(jit::JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }).unwrap();
+        let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
         d.run_with(&jit, &NoObserver).unwrap();
         assert_eq!(host[0], by_interpreter, "pinned {pinned}");
         assert!(host[0].iter().any(|&x| x != 0));
@@ -274,12 +268,6 @@ fn host_memory_mapped_or_pinned_is_accessed_directly_and_as_the_interpreter_does
 
 #[test]
 fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_unchanged() {
-    use emu_core::dispatch::DispatchShape;
-    use emu_core::engine::{Interpreter, KernelDispatch, Limits};
-    use emu_core::kernarg::ArgValue;
-    use emu_core::observe::NoObserver;
-    use emu_core::DevicePreset;
-    use isa_amdgpu::codeobj::CodeObject;
     // vadd (c[i] = a[i] + b[i]) over 256 waves on one host thread: each wave makes one access at each of its
     // three sites and one scalar load, so only the first wave's go through the interpreter
     let dev = DevicePreset::by_name("mi210").unwrap();
@@ -293,7 +281,7 @@ fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_u
     let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n as u32)];
     let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
-    let jit = jit::Jit::with_options(jit::JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }).unwrap();
+    let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
     d.run_with(&jit, &NoObserver).unwrap();
     let mut out = vec![0u8; 4 * n];
     mem.read(c, &mut out).unwrap();
@@ -315,19 +303,10 @@ fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_u
 
 #[test]
 fn scalar_loads_from_the_dispatch_packet_and_the_arguments_keep_a_window_each() {
-    use emu_core::dispatch::DispatchShape;
-    use emu_core::engine::{KernelDispatch, Limits};
-    use emu_core::kernarg::ArgValue;
-    use emu_core::observe::NoObserver;
-    use emu_core::DevicePreset;
-    use isa_amdgpu::codeobj::CodeObject;
     // the bundled packet kernel reads its workgroup size and the grid's from the dispatch packet, as HIP's code
     // object v4 kernels do, beside its kernel arguments: four scalar load sites taking turns between the two
     // allocations. With one scalar window per wave, two of them went through the interpreter in every wave
-    for (target, preset) in [("gfx90a", "mi210"), ("gfx942", "mi300x")] {
-        let dev = DevicePreset::by_name(preset).unwrap();
-        let name = format!("packet-{target}.co");
-        let co = CodeObject::parse(test_kernels::by_name(&name).unwrap(), &name).unwrap();
+    for (target, dev, co) in on_both_targets("packet") {
         let mem = DeviceMemory::new(1 << 26).unwrap();
         let (waves, n) = (256usize, 64 * 256 - 5);
         let input: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
@@ -337,7 +316,7 @@ fn scalar_loads_from_the_dispatch_packet_and_the_arguments_keep_a_window_each() 
         let shape = DispatchShape::new([64 * waves as u32, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
         let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
-        let jit = jit::Jit::with_options(jit::JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }).unwrap();
+        let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
         d.run_with(&jit, &NoObserver).unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut out = vec![0u8; 4 * n];
         mem.read(dout, &mut out).unwrap();
@@ -357,7 +336,8 @@ fn dword_stores_chunk_by_chunk_or_lane_by_lane_leave_what_the_interpreter_leaves
     let buf = mem.allocate(1024, AllocKind::Buffer, "buf").unwrap();
     let load = build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 6), (Field::Saddr, 0x7f)]);
     let store = build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, 8)]);
-    let patterns: [(&str, fn(u64) -> u64); 6] = [
+    type Pattern = (&'static str, fn(u64) -> u64);
+    let patterns: [Pattern; 6] = [
         ("consecutive", |l| 4 * l),
         ("chunks overlapping", |l| 4 * (l % 4) + 8 * (l / 4)),
         ("chunks in reverse", |l| 16 * (15 - l / 4) + 4 * (l % 4)),
