@@ -1761,25 +1761,35 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 head
             };
             let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
-            let a = self.ch_at(&r.addr, off, spill, true);
-            let b = self.b.as_deref_mut().expect("emitting");
-            let x = match kind {
-                Kind::Lanes => gather_chunk(b, a, r.base, r.offset, r.bytes, r.signed, None),
-                _ => {
-                    let first = b.ins().extractlane(a, 0);
-                    let first = b.ins().uextend(types::I64, first);
-                    let p = b.ins().iadd(r.base, first);
-                    if kind == Kind::Seq {
-                        b.ins().load(I32X4, MemFlags::new(), p, r.offset as i32)
-                    } else {
-                        let x = b.ins().load(types::I32, MemFlags::new(), p, r.offset as i32);
-                        b.ins().splat(I32X4, x)
+            // STORE_UNROLL chunks per pass, every address read and every load made before the first store
+            // (the destination may be the address register)
+            let mut loaded = Vec::with_capacity(STORE_UNROLL);
+            for k in 0..STORE_UNROLL {
+                let at = if k == 0 { off } else { self.b.as_deref_mut().expect("emitting").ins().iadd_imm(off, 16 * k as i64) };
+                let a = self.ch_at(&r.addr, at, spill, true);
+                let b = self.b.as_deref_mut().expect("emitting");
+                let x = match kind {
+                    Kind::Lanes => gather_chunk(b, a, r.base, r.offset, r.bytes, r.signed, None),
+                    _ => {
+                        let first = b.ins().extractlane(a, 0);
+                        let first = b.ins().uextend(types::I64, first);
+                        let p = b.ins().iadd(r.base, first);
+                        if kind == Kind::Seq {
+                            b.ins().load(I32X4, MemFlags::new(), p, r.offset as i32)
+                        } else {
+                            let x = b.ins().load(types::I32, MemFlags::new(), p, r.offset as i32);
+                            b.ins().splat(I32X4, x)
+                        }
                     }
-                }
-            };
-            let d = b.ins().iadd(base, off);
-            b.ins().store(vflags(), x, d, 0);
-            let next = b.ins().iadd_imm(off, 16);
+                };
+                loaded.push((at, x));
+            }
+            let b = self.b.as_deref_mut().expect("emitting");
+            for (at, x) in loaded {
+                let d = b.ins().iadd(base, at);
+                b.ins().store(vflags(), x, d, 0);
+            }
+            let next = b.ins().iadd_imm(off, 16 * STORE_UNROLL as i64);
             let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
             b.ins().brif(more, head, &[next.into()], done, &[]);
             b.seal_block(head);
