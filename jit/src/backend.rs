@@ -254,6 +254,13 @@ fn vflags() -> MemFlags {
     MemFlags::new().with_notrap()
 }
 
+/// Register loads of a flush pass ([`JitBackend::fused_loop`]): read-only there, since a pass stores only after
+/// all its loads, so Cranelift may place each where it is used (in a chain of operations, next to the operation)
+/// instead of keeping the order they were emitted in, all before the first operation.
+fn pass_flags() -> MemFlags {
+    vflags().with_readonly()
+}
+
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
@@ -1696,7 +1703,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
-                let vals: Vec<Value> = args.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
+                // operations among the arguments first, register loads after: a chain of operations then
+                // keeps few values live (its leaves are loaded where they are used) instead of loading
+                // every leaf up front and spilling them
+                let mut vals = vec![dummy(); args.len()];
+                for ops_first in [true, false] {
+                    for (i, a) in args.iter().enumerate() {
+                        let op = matches!(a.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { .. } | Lazy::Blend { .. }));
+                        if op == ops_first {
+                            vals[i] = self.ch_at(a, off, spill, true);
+                        }
+                    }
+                }
                 let r = f(self.b.as_deref_mut().expect("emitting"), &vals);
                 if nan.is_empty() {
                     return r;
@@ -1705,6 +1723,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
         }
+    }
+
+    /// The first lane of chunk `off / 16` of `v`: loaded alone when `v` is a register, else from the chunk.
+    fn first_lane_at(&mut self, v: &Vv, off: Value, spill: &[(Value, usize)]) -> Value {
+        if let Some(Lazy::Reg { field, reg, kept: None, .. }) = v.lazy.map(|k| &self.lazies[k as usize]) {
+            let base = self.reg_base(*field, *reg);
+            let b = self.b.as_deref_mut().expect("emitting");
+            let p = b.ins().iadd(base, off);
+            return b.ins().load(types::I32, vflags(), p, 0);
+        }
+        let a = self.ch_at(v, off, spill, true);
+        self.b.as_deref_mut().expect("emitting").ins().extractlane(a, 0)
     }
 
     /// The write of a read ([`ReadAt`]) to the register at `base`: decided once, a loop of four-dword loads
@@ -1766,12 +1796,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let mut loaded = Vec::with_capacity(STORE_UNROLL);
             for k in 0..STORE_UNROLL {
                 let at = if k == 0 { off } else { self.b.as_deref_mut().expect("emitting").ins().iadd_imm(off, 16 * k as i64) };
-                let a = self.ch_at(&r.addr, at, spill, true);
-                let b = self.b.as_deref_mut().expect("emitting");
                 let x = match kind {
-                    Kind::Lanes => gather_chunk(b, a, r.base, r.offset, r.bytes, r.signed, None),
+                    Kind::Lanes => {
+                        let a = self.ch_at(&r.addr, at, spill, true);
+                        let b = self.b.as_deref_mut().expect("emitting");
+                        gather_chunk(b, a, r.base, r.offset, r.bytes, r.signed, None)
+                    }
                     _ => {
-                        let first = b.ins().extractlane(a, 0);
+                        let first = self.first_lane_at(&r.addr, at, spill);
+                        let b = self.b.as_deref_mut().expect("emitting");
                         let first = b.ins().uextend(types::I64, first);
                         let p = b.ins().iadd(r.base, first);
                         if kind == Kind::Seq {
@@ -2103,13 +2136,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let base = self.reg_base(*field, *reg);
                 let b = self.b.as_deref_mut().expect("emitting");
                 let p = b.ins().iadd(base, off);
-                b.ins().load(I32X4, vflags(), p, 0)
+                b.ins().load(I32X4, pass_flags(), p, 0)
             }
             Lazy::Parked { at } => {
                 let at = *at;
                 let b = self.b.as_deref_mut().expect("emitting");
                 let p = b.ins().iadd(ctx, off);
-                b.ins().load(I32X4, vflags(), p, at)
+                b.ins().load(I32X4, pass_flags(), p, at)
             }
             Lazy::Mask { m } => {
                 let m = *m;
@@ -2140,16 +2173,29 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
                 let r = op(self.b.as_deref_mut().expect("emitting"), &vals);
+                // an operation over operations (a link of a chain) is stored to the context's sink (or the NaN
+                // flags so far, which it goes into), so that Cranelift computes it here, after the loads of
+                // its own operands, instead of after the loads of the whole chain, which would all be live at
+                // once (and spilled)
+                let anchor = !args.iter().all(|a| self.is_leaf(a));
+                let ctx = self.ctx;
                 if nan.is_empty() {
+                    if anchor {
+                        self.b.as_deref_mut().expect("emitting").ins().store(trusted(), r, ctx, Ctx::SINK);
+                    }
                     r
                 } else if f.raw {
                     let b = self.b.as_deref_mut().expect("emitting");
                     let x = Self::to_f(b, r);
                     let is = b.ins().fcmp(FloatCC::Unordered, x, x);
-                    f.nan = Some(match f.nan {
+                    let flags = match f.nan {
                         None => is,
                         Some(a) => b.ins().bor(a, is),
-                    });
+                    };
+                    if anchor {
+                        b.ins().store(trusted(), flags, ctx, Ctx::SINK);
+                    }
+                    f.nan = Some(flags);
                     r
                 } else {
                     let srcs: Vec<Value> = nan.iter().map(|a| self.fuse_at(a, off, f)).collect();
