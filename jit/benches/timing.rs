@@ -29,6 +29,8 @@ fn bench(c: &mut Criterion) {
     let bytes = 16u64 << 20;
     let threads = dev.compute_units * 4 * 8 * 64;
     let input = mem.allocate(bytes, AllocKind::Buffer, "in").unwrap();
+    // written, as a program's data is (unwritten device memory reads as the host's zero page, always cached)
+    mem.write(input, &(0..bytes / 4).flat_map(|i| ((i % 251) as f32).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
     let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums").unwrap();
     let stream_args = [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)];
     let stream_shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev).unwrap();

@@ -156,6 +156,8 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let bytes = (sgemm_n as u64).pow(2) * 4;
     let (a32, b32, c32) =
         (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
+    fill(&mem, a32, bytes, 1, f32_word)?;
+    fill(&mem, b32, bytes, 2, f32_word)?;
     let sgemm_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
         let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev)?;
         let args = [ArgValue::Pointer(a32), ArgValue::Pointer(b32), ArgValue::Pointer(c32), ArgValue::U32(n)];
@@ -189,6 +191,8 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         mem.allocate(bytes16, AllocKind::Buffer, "B16")?,
         mem.allocate(bytes16 * 2, AllocKind::Buffer, "C32")?,
     );
+    fill(&mem, a16, bytes16, 3, f16_pair)?;
+    fill(&mem, b16, bytes16, 4, f16_pair)?;
     let mfma_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
         let tiles = (n / 32) * (n / 32);
         let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev)?;
@@ -334,6 +338,33 @@ pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
 }
 
 /// The bundled code object of kernel file `name` for `dev`'s target.
+/// Fills `bytes` at `address` with 32-bit words made by `word` from a xorshift sequence seeded by `seed`: inputs
+/// live in host memory of their own, as a program's data does (device memory never written reads as the host's
+/// shared zero page, which stays in the host's caches however large the buffer).
+fn fill(mem: &DeviceMemory, address: u64, bytes: u64, seed: u64, word: fn(u64) -> u32) -> Res<()> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ seed;
+    let mut data = Vec::with_capacity(bytes as usize);
+    for _ in 0..bytes / 4 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        data.extend_from_slice(&word(x).to_le_bytes());
+    }
+    mem.write(address, &data).map_err(|e| format!("filling a benchmark input: {e}"))?;
+    Ok(())
+}
+
+/// An f32 in [-1, 1) from random bits.
+fn f32_word(r: u64) -> u32 {
+    ((r >> 40) as f32 / (1u64 << 23) as f32 - 1.0).to_bits()
+}
+
+/// Two f16s of magnitude in [1/8, 2) with random signs and mantissas.
+fn f16_pair(r: u64) -> u32 {
+    let half = |r: u64| ((r & 1) << 15 | (12 + (r >> 1) % 4) << 10 | (r >> 3) & 0x3ff) as u32;
+    half(r >> 8) | half(r >> 32) << 16
+}
+
 fn bundled(dev: &DevicePreset, name: &str) -> Res<CodeObject> {
     let file = format!("{name}-{}.co", dev.gfx);
     Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
@@ -363,6 +394,7 @@ fn stream_read_args(mem: &DeviceMemory, dev: &DevicePreset) -> Res<(DispatchShap
     let bytes = 64u64 << 20;
     let threads = dev.compute_units * 4 * 8 * 64;
     let input = mem.allocate(bytes, AllocKind::Buffer, "in")?;
+    fill(mem, input, bytes, 5, f32_word)?;
     let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
     let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
     Ok((shape, [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)]))

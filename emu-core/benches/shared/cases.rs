@@ -32,7 +32,14 @@ fn alu_loop_case(mem: &DeviceMemory, dev: &'static DevicePreset, iters: u32, lim
 /// The tiled SGEMM kernel at n^3, with its 2 n^3 floating-point operations per run.
 fn sgemm_case(mem: &DeviceMemory, dev: &'static DevicePreset, n: u32) -> (Case, u64) {
     let co = CodeObject::parse(test_kernels::by_name("sgemm-gfx942.co").unwrap(), "sgemm").unwrap();
-    let matrix = |label| mem.allocate((n * n * 4) as u64, AllocKind::Buffer, label).unwrap();
+    // filled, so that the matrices live in host memory of their own (unwritten device memory reads as the host's
+    // zero page, which stays in its caches)
+    let values: Vec<u8> = (0..n * n).flat_map(|i| ((i % 251) as f32 / 251.0 - 0.5).to_le_bytes()).collect();
+    let matrix = |label| {
+        let m = mem.allocate((n * n * 4) as u64, AllocKind::Buffer, label).unwrap();
+        mem.write(m, &values).unwrap();
+        m
+    };
     let (a, b, c) = (matrix("A"), matrix("B"), matrix("C"));
     let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev).unwrap();
     let case = Case { co, shape, args: vec![ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n)] };
