@@ -254,13 +254,6 @@ fn vflags() -> MemFlags {
     MemFlags::new().with_notrap()
 }
 
-/// Register loads of a flush pass ([`JitBackend::fused_loop`]): read-only there, since a pass stores only after
-/// all its loads, so Cranelift may place each where it is used (in a chain of operations, next to the operation)
-/// instead of keeping the order they were emitted in, all before the first operation.
-fn pass_flags() -> MemFlags {
-    vflags().with_readonly()
-}
-
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
@@ -2136,13 +2129,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let base = self.reg_base(*field, *reg);
                 let b = self.b.as_deref_mut().expect("emitting");
                 let p = b.ins().iadd(base, off);
-                b.ins().load(I32X4, pass_flags(), p, 0)
+                b.ins().load(I32X4, vflags(), p, 0)
             }
             Lazy::Parked { at } => {
                 let at = *at;
                 let b = self.b.as_deref_mut().expect("emitting");
                 let p = b.ins().iadd(ctx, off);
-                b.ins().load(I32X4, pass_flags(), p, at)
+                b.ins().load(I32X4, vflags(), p, at)
             }
             Lazy::Mask { m } => {
                 let m = *m;
