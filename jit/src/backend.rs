@@ -2174,7 +2174,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let ctx = self.ctx;
                 if nan.is_empty() {
                     if anchor {
-                        self.b.as_deref_mut().expect("emitting").ins().store(trusted(), r, ctx, Ctx::SINK);
+                        self.b.as_deref_mut().expect("emitting").ins().store(vflags(), r, ctx, Ctx::SINK);
                     }
                     r
                 } else if f.raw {
@@ -2186,7 +2186,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                         Some(a) => b.ins().bor(a, is),
                     };
                     if anchor {
-                        b.ins().store(trusted(), flags, ctx, Ctx::SINK);
+                        b.ins().store(vflags(), flags, ctx, Ctx::SINK);
                     }
                     f.nan = Some(flags);
                     r
