@@ -899,6 +899,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return (self.dv(), self.dv());
         }
+        if let Some(r) = self.f64_loop(srcs, &op) {
+            return r;
+        }
         let srcs: Vec<(Vv, Vv)> = srcs.iter().map(|(l, h)| (self.mat(*l), self.mat(*h))).collect();
         let srcs = &srcs[..];
         let b = self.b.as_deref_mut().expect("emitting");
@@ -949,6 +952,97 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(done);
         let p = b.block_params(done).to_vec();
         (Vv { c: p[..CHUNKS].try_into().expect("16"), uniform: None, lazy: None }, Vv { c: p[CHUNKS..].try_into().expect("16"), uniform: None, lazy: None })
+    }
+
+    /// [`JitBackend::f64_op`] as a loop over the chunks into two of the context's tmp slots (the result's low and
+    /// high dwords, returned as lazy vectors that read them): each pass computes one chunk of the sources and
+    /// the result, so no chunk waits in a host register for the others. A NaN in any lane redoes the whole
+    /// result on the interpreter's rule after the loop. `None` (nothing emitted that matters) when the sources
+    /// cannot be read in a loop or the tmp slots run out.
+    fn f64_loop(&mut self, srcs: &[(Vv, Vv)], op: &impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value) -> Option<(Vv, Vv)> {
+        let tmps = self.tmps;
+        let mut spill = Vec::new();
+        for v in srcs.iter().flat_map(|(l, h)| [l, h]) {
+            match self.loop_operands(v) {
+                Some(s) => spill.extend(s),
+                None => {
+                    self.tmps = tmps;
+                    return None;
+                }
+            }
+        }
+        if self.tmps + 2 > TMP {
+            self.tmps = tmps;
+            return None;
+        }
+        let out = self.tmps;
+        self.tmps += 2;
+        let ctx = self.ctx;
+        let (head, off, flag) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let head = b.create_block();
+            let off = b.append_block_param(head, types::I64);
+            let flag = b.append_block_param(head, types::I8);
+            let (zero, none) = (b.ins().iconst(types::I64, 0), b.ins().iconst(types::I8, 0));
+            b.ins().jump(head, &[zero.into(), none.into()]);
+            b.switch_to_block(head);
+            (head, off, flag)
+        };
+        let chunks: Vec<(Value, Value)> = srcs.iter().map(|(l, h)| (self.ch_at(l, off, &spill, true), self.ch_at(h, off, &spill, true))).collect();
+        let b = self.b.as_deref_mut().expect("emitting");
+        let joins = f64x2_joins(b);
+        let mut halves = [[dummy(); 3]; 2];
+        for (k, &(l, h)) in chunks.iter().enumerate() {
+            [halves[0][k], halves[1][k]] = f64x2_pair(b, joins, l, h);
+        }
+        let r: Vec<Value> = (0..2).map(|h| op(b, &halves[h][..srcs.len()])).collect();
+        let (n0, n1) = (b.ins().fcmp(FloatCC::Unordered, r[0], r[0]), b.ins().fcmp(FloatCC::Unordered, r[1], r[1]));
+        let n = b.ins().bor(n0, n1);
+        let any = b.ins().vany_true(n);
+        let flag = b.ins().bor(flag, any);
+        let split = [[0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27], [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]];
+        let (r0, r1) = (b.ins().bitcast(types::I8X16, little(), r[0]), b.ins().bitcast(types::I8X16, little(), r[1]));
+        let p = b.ins().iadd(ctx, off);
+        for (d, mask) in split.into_iter().enumerate() {
+            let mask = b.func.dfg.immediates.push(ConstantData::from(mask.to_vec()));
+            let x = b.ins().shuffle(r0, r1, mask);
+            let x = b.ins().bitcast(I32X4, little(), x);
+            b.ins().store(vflags(), x, p, Ctx::TMP + 256 * (out + d) as i32);
+        }
+        let next = b.ins().iadd_imm(off, 16);
+        let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
+        let (after, slow, done) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().brif(more, head, &[next.into(), flag.into()], after, &[]);
+        b.seal_block(head);
+        b.switch_to_block(after);
+        b.seal_block(after);
+        b.ins().brif(flag, slow, &[], done, &[]);
+        b.switch_to_block(slow);
+        b.seal_block(slow);
+        // NaN results: the whole result again on the interpreter's rule (first NaN source quieted), through a call
+        let mut slot_vv = |s: usize| {
+            let at = Ctx::TMP + 256 * s as i32;
+            let c: [Value; CHUNKS] = std::array::from_fn(|i| b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32));
+            Vv { c, uniform: None, lazy: None }
+        };
+        let result = [slot_vv(out), slot_vv(out + 1)];
+        let mut ins: Vec<Vv> = srcs.iter().flat_map(|(l, h)| [self.mat(*l), self.mat(*h)]).collect();
+        ins.extend(result);
+        let fixed = self.call_v(Op::Nan64 { sources: srcs.len() as u8 }, &ins, &[], 2);
+        let b = self.b.as_deref_mut().expect("emitting");
+        for (d, v) in fixed.iter().enumerate() {
+            for i in 0..CHUNKS {
+                b.ins().store(vflags(), v.c[i], ctx, Ctx::TMP + (256 * (out + d) + 16 * i) as i32);
+            }
+        }
+        b.ins().jump(done, &[]);
+        b.switch_to_block(done);
+        b.seal_block(done);
+        let mut slot = |d: usize| {
+            self.lazies.push(Lazy::Slot { at: Ctx::TMP + 256 * (out + d) as i32 });
+            Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        };
+        Some((slot(0), slot(1)))
     }
 
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
