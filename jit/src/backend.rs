@@ -905,32 +905,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let srcs: Vec<(Vv, Vv)> = srcs.iter().map(|(l, h)| (self.mat(*l), self.mat(*h))).collect();
         let srcs = &srcs[..];
         let b = self.b.as_deref_mut().expect("emitting");
-        let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
-        let joins = f64x2_joins(b);
-        let split_lo = imm(b, [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
-        let split_hi = imm(b, [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]);
-        let bytes = |b: &mut FunctionBuilder<'f>, v: Value| b.ins().bitcast(types::I8X16, little(), v);
+        let shuffles = (f64x2_joins(b), f64x2_splits(b));
         let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
         let mut any_nan = None;
         for i in 0..CHUNKS {
-            let mut halves = [[dummy(); 3]; 2];
-            for (k, (l, h)) in srcs.iter().enumerate() {
-                let [h0, h1] = f64x2_pair(b, joins, l.c[i], h.c[i]);
-                (halves[0][k], halves[1][k]) = (h0, h1);
-            }
-            let r: Vec<Value> = (0..2).map(|h| op(b, &halves[h][..srcs.len()])).collect();
-            for v in &r {
-                let n = b.ins().fcmp(FloatCC::Unordered, *v, *v);
-                any_nan = Some(match any_nan {
-                    None => n,
-                    Some(a) => b.ins().bor(a, n),
-                });
-            }
-            let (r0, r1) = (bytes(b, r[0]), bytes(b, r[1]));
-            let l = b.ins().shuffle(r0, r1, split_lo);
-            let h = b.ins().shuffle(r0, r1, split_hi);
-            lo[i] = b.ins().bitcast(I32X4, little(), l);
-            hi[i] = b.ins().bitcast(I32X4, little(), h);
+            let chunks: Vec<(Value, Value)> = srcs.iter().map(|(l, h)| (l.c[i], h.c[i])).collect();
+            let (n, [l, h]) = f64_chunk(b, shuffles, &op, &chunks);
+            any_nan = Some(match any_nan {
+                None => n,
+                Some(a) => b.ins().bor(a, n),
+            });
+            (lo[i], hi[i]) = (l, h);
         }
         let result = (Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None });
         // NaN results: redo the lanes on the interpreter's rule through a call (rare)
@@ -990,23 +975,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         let chunks: Vec<(Value, Value)> = srcs.iter().map(|(l, h)| (self.ch_at(l, off, &spill, true), self.ch_at(h, off, &spill, true))).collect();
         let b = self.b.as_deref_mut().expect("emitting");
-        let joins = f64x2_joins(b);
-        let mut halves = [[dummy(); 3]; 2];
-        for (k, &(l, h)) in chunks.iter().enumerate() {
-            [halves[0][k], halves[1][k]] = f64x2_pair(b, joins, l, h);
-        }
-        let r: Vec<Value> = (0..2).map(|h| op(b, &halves[h][..srcs.len()])).collect();
-        let (n0, n1) = (b.ins().fcmp(FloatCC::Unordered, r[0], r[0]), b.ins().fcmp(FloatCC::Unordered, r[1], r[1]));
-        let n = b.ins().bor(n0, n1);
+        let shuffles = (f64x2_joins(b), f64x2_splits(b));
+        let (n, result) = f64_chunk(b, shuffles, op, &chunks);
         let any = b.ins().vany_true(n);
         let flag = b.ins().bor(flag, any);
-        let split = [[0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27], [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]];
-        let (r0, r1) = (b.ins().bitcast(types::I8X16, little(), r[0]), b.ins().bitcast(types::I8X16, little(), r[1]));
         let p = b.ins().iadd(ctx, off);
-        for (d, mask) in split.into_iter().enumerate() {
-            let mask = b.func.dfg.immediates.push(ConstantData::from(mask.to_vec()));
-            let x = b.ins().shuffle(r0, r1, mask);
-            let x = b.ins().bitcast(I32X4, little(), x);
+        for (d, x) in result.into_iter().enumerate() {
             b.ins().store(vflags(), x, p, Ctx::TMP + 256 * (out + d) as i32);
         }
         let next = b.ins().iadd_imm(off, 16);
@@ -1790,18 +1764,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
-                // operations among the arguments first, register loads after: a chain of operations then
-                // keeps few values live (its leaves are loaded where they are used) instead of loading
-                // every leaf up front and spilling them
-                let mut vals = vec![dummy(); args.len()];
-                for ops_first in [true, false] {
-                    for (i, a) in args.iter().enumerate() {
-                        let op = matches!(a.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { .. } | Lazy::Blend { .. }));
-                        if op == ops_first {
-                            vals[i] = self.ch_at(a, off, spill, true);
-                        }
-                    }
-                }
+                let vals: Vec<Value> = args.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
                 let r = f(self.b.as_deref_mut().expect("emitting"), &vals);
                 if nan.is_empty() {
                     return r;
@@ -2697,6 +2660,37 @@ fn f64x2_pair(b: &mut FunctionBuilder<'_>, joins: [Immediate; 2], lo: Value, hi:
         let s = b.ins().shuffle(l8, h8, mask);
         b.ins().bitcast(types::F64X2, little(), s)
     })
+}
+
+/// The shuffles that split two f64x2 vectors (lanes 0 and 1, lanes 2 and 3) back into a chunk's low and high
+/// dwords: [`f64x2_pair`] undone.
+fn f64x2_splits(b: &mut FunctionBuilder<'_>) -> [Immediate; 2] {
+    [[0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27], [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]]
+        .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
+}
+
+/// One chunk of an f64 operation on (lo, hi) dword chunks of its sources: `op` on the two f64x2 halves, the
+/// result's NaN lanes (an `i64x2` mask, either half), and its low and high dwords (`shuffles` from
+/// [`f64x2_joins`] and [`f64x2_splits`]).
+fn f64_chunk<'f>(
+    b: &mut FunctionBuilder<'f>,
+    (joins, splits): ([Immediate; 2], [Immediate; 2]),
+    op: &impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value,
+    chunks: &[(Value, Value)],
+) -> (Value, [Value; 2]) {
+    let mut halves = [[dummy(); 3]; 2];
+    for (k, &(l, h)) in chunks.iter().enumerate() {
+        [halves[0][k], halves[1][k]] = f64x2_pair(b, joins, l, h);
+    }
+    let r: [Value; 2] = std::array::from_fn(|h| op(b, &halves[h][..chunks.len()]));
+    let nan = r.map(|v| b.ins().fcmp(FloatCC::Unordered, v, v));
+    let nan = b.ins().bor(nan[0], nan[1]);
+    let bytes = r.map(|v| b.ins().bitcast(types::I8X16, little(), v));
+    let dwords = splits.map(|m| {
+        let x = b.ins().shuffle(bytes[0], bytes[1], m);
+        b.ins().bitcast(I32X4, little(), x)
+    });
+    (nan, dwords)
 }
 
 fn jump_with(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block, values: &[Vv]) {
