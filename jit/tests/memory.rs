@@ -150,8 +150,7 @@ fn stores_past_the_end_inside_the_page_land_there_on_both_engines_and_fault_unde
 /// sides of the boundary and must write exactly what the interpreter writes.
 #[test]
 fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
-
-    let dev = emu_core::DevicePreset::by_name("mi210").unwrap();
+    let dev = DevicePreset::by_name("mi210").unwrap();
     let mem = DeviceMemory::new(16 << 30).unwrap();
     let n = 1u32 << 16; // float4s: 1 MiB per array
     let bytes = n as u64 * 16;
