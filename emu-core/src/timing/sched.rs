@@ -527,8 +527,11 @@ const STATE_COLD_AFTER: u64 = 256;
 
 /// Instructions a wave runs on the engine each time its queue is empty (blocks on the JIT, so a few more;
 /// fewer when it reaches a barrier, its end or a clock-reading instruction): the wave's state is in the host's
-/// caches while it runs, and one run serves many issues.
-const RUN_AHEAD: u64 = 64;
+/// caches while it runs, and one run serves many issues. With 64, `stream_read` over every wave slot of an
+/// MI210 (about 340 instructions a wave) took 1.1x the time it takes with 512 (`wavejit bench --timing`,
+/// alternating runs). The queue it fills takes 16 bytes an instruction (and its memory instructions' work
+/// 48 bytes each): at most about 8 KiB a resident wave, 80 MiB over the 9,728 wave slots of an MI300X.
+const RUN_AHEAD: u64 = 512;
 
 /// Lane accesses (records, not ranges) after which a wave's run ends ([`Recorder`]): gathers of thousands of
 /// resident waves keep little queued.
