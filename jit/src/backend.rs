@@ -1012,11 +1012,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().jump(done, &[]);
         b.switch_to_block(done);
         b.seal_block(done);
-        let mut slot = |d: usize| {
-            self.lazies.push(Lazy::Slot { at: Ctx::TMP + 256 * (out + d) as i32 });
-            Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
-        };
-        Some((slot(0), slot(1)))
+        Some((self.slot_vv(Ctx::TMP + 256 * out as i32), self.slot_vv(Ctx::TMP + 256 * (out + 1) as i32)))
+    }
+
+    /// A vector read lazily, chunk by chunk where it is used, from the context's 256 bytes at `at`.
+    fn slot_vv(&mut self, at: i32) -> Vv {
+        self.lazies.push(Lazy::Slot { at });
+        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
     }
 
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
@@ -1431,12 +1433,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 self.lazies[k as usize] = Lazy::Spent;
             }
         }
-        (0..shape.acc_regs())
-            .map(|k| {
-                self.lazies.push(Lazy::Slot { at: Ctx::V + 256 * k as i32 });
-                Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
-            })
-            .collect()
+        (0..shape.acc_regs()).map(|k| self.slot_vv(Ctx::V + 256 * k as i32)).collect()
     }
 
     /// v_perm_b32 with one selector `sel` for every lane, lazily: byte shuffles of each chunk of `a` (the high
@@ -1777,7 +1774,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// The first lane of chunk `off / 16` of `v`: loaded alone when `v` is a register, else from the chunk.
     fn first_lane_at(&mut self, v: &Vv, off: Value, spill: &[(Value, usize)]) -> Value {
-        if let Some(Lazy::Reg { field, reg, kept: None, .. }) = v.lazy.map(|k| &self.lazies[k as usize]) {
+        if let Some(Lazy::Reg { field, reg, kept: None, loaded: None }) = v.lazy.map(|k| &self.lazies[k as usize]) {
             let base = self.reg_base(*field, *reg);
             let b = self.b.as_deref_mut().expect("emitting");
             let p = b.ins().iadd(base, off);

@@ -337,7 +337,6 @@ pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
     alu_and_stream(&mem, dev, iterations, Limits::default(), measure)
 }
 
-/// The bundled code object of kernel file `name` for `dev`'s target.
 /// Fills `bytes` at `address` with 32-bit words made by `word` from a xorshift sequence seeded by `seed`: inputs
 /// live in host memory of their own, as a program's data does (device memory never written reads as the host's
 /// shared zero page, which stays in the host's caches however large the buffer).
@@ -365,6 +364,7 @@ fn f16_pair(r: u64) -> u32 {
     half(r >> 8) | half(r >> 32) << 16
 }
 
+/// The bundled code object of kernel file `name` for `dev`'s target.
 fn bundled(dev: &DevicePreset, name: &str) -> Res<CodeObject> {
     let file = format!("{name}-{}.co", dev.gfx);
     Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
