@@ -65,21 +65,25 @@ pub struct Outcome {
 /// A set-associative, LRU, tag-only cache.
 ///
 /// Each set is one block of `u64`s, so a lookup touches the set's own cache lines only: its recency order
-/// (way numbers, most recent first, four bits each), then its tags, then the cycles its lines' data arrive.
-/// Ways fill in order (a line only leaves to make room for another), so the valid ways are always a prefix
-/// of the set: a lookup stops at the first empty way, and a full set's victim is the last of its order.
+/// (way numbers, most recent first, four bits each), a byte per way that fingerprints its line (0: empty),
+/// then its tags, then the cycles its lines' data arrive. A lookup compares the fingerprints eight at a time
+/// and reads the tags only of the ways whose fingerprint matches. Ways fill in order (a line only leaves to
+/// make room for another), so the valid ways are always a prefix of the set: the first empty way is the first
+/// zero fingerprint, and a full set's victim is the last of its order.
 pub struct Cache {
     cfg: CacheConfig,
     line_shift: u32,
     sets: u64,
     set_bits: u32,
     ways: usize,
-    /// `u64`s per set: the order, `ways` tags, `ways` ready cycles.
+    /// `u64`s per set: the order, [`Cache::fp_words`] of fingerprints, `ways` tags, `ways` ready cycles.
     stride: usize,
+    /// `u64`s of fingerprints per set (a byte per way).
+    fp_words: usize,
     /// The mask of the order's `ways` nibbles.
     order_mask: u64,
-    /// Per set: order; per way: line number << 2 | DIRTY | VALID (0 = empty); per way: the cycle the line's
-    /// data arrives.
+    /// Per set: order; fingerprints (a byte per way, [`fingerprint`]); per way: line number << 2 | DIRTY |
+    /// VALID (0 = empty); per way: the cycle the line's data arrives.
     blocks: Vec<u64>,
     stats: CacheStats,
 }
@@ -93,7 +97,8 @@ impl Cache {
         let sets = lines / cfg.ways as u64;
         assert!(sets.is_power_of_two() && sets * cfg.ways as u64 == lines, "bad cache geometry {cfg:?}");
         let ways = cfg.ways as usize;
-        let stride = 1 + 2 * ways;
+        let fp_words = ways.div_ceil(8);
+        let stride = 1 + fp_words + 2 * ways;
         Cache {
             cfg,
             line_shift: cfg.line_bytes.trailing_zeros(),
@@ -101,6 +106,7 @@ impl Cache {
             set_bits: sets.trailing_zeros(),
             ways,
             stride,
+            fp_words,
             order_mask: if ways == 16 { u64::MAX } else { (1u64 << (4 * ways)) - 1 },
             blocks: vec![0; sets as usize * stride],
             stats: CacheStats::default(),
@@ -140,7 +146,7 @@ impl Cache {
     pub fn prefetch(&self, addr: u64) {
         let (_, base) = self.locate(addr);
         let set = &self.blocks[base..base + self.stride];
-        // the order and the tags; the ready cycles follow them
+        // the order, the fingerprints and the tags; the ready cycles follow them
         prefetch(set.as_ptr());
         if self.ways > 4 {
             prefetch(set[8..].as_ptr());
@@ -152,7 +158,8 @@ impl Cache {
     pub fn contains(&self, addr: u64) -> bool {
         let (line, base) = self.locate(addr);
         let want = line << 2 | VALID;
-        self.blocks[base + 1..base + 1 + self.ways].iter().any(|t| t & !DIRTY == want)
+        let tags = base + 1 + self.fp_words;
+        self.blocks[tags..tags + self.ways].iter().any(|t| t & !DIRTY == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
@@ -166,24 +173,33 @@ impl Cache {
             self.stats.reads += 1;
         }
         let dirty_on_write = write && self.cfg.write == WritePolicy::WriteBack;
-        let ways = self.ways;
+        let (ways, fp_words) = (self.ways, self.fp_words);
+        let fp = fingerprint(line);
         let set = &mut self.blocks[base..base + self.stride];
-        let (order, rest) = set.split_first_mut().expect("a set has its order");
+        let (head, rest) = set.split_at_mut(1 + fp_words);
+        let (order, fps) = head.split_first_mut().expect("a set has its order");
         let (tags, ready) = rest.split_at_mut(ways);
+        // the ways whose fingerprint is the line's (a tag then tells), and the first empty way
         let mut filled = ways;
-        for (w, t) in tags.iter_mut().enumerate() {
-            let tag = *t;
-            if tag & !DIRTY == want {
-                self.stats.hits += 1;
-                if dirty_on_write {
-                    *t = tag | DIRTY;
+        for (k, &word) in fps.iter().enumerate() {
+            let mut candidates = zero_bytes(word ^ fp * BYTES);
+            while candidates != 0 {
+                let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
+                candidates &= candidates - 1;
+                let tag = tags[w];
+                if tag & !DIRTY == want {
+                    self.stats.hits += 1;
+                    if dirty_on_write {
+                        tags[w] = tag | DIRTY;
+                    }
+                    *order = to_front(*order, w as u64);
+                    let slot = (base + 1 + fp_words + w) as u32;
+                    return Outcome { hit: true, allocated: true, slot, ready_at: ready[w], writeback: None };
                 }
-                *order = to_front(*order, w as u64);
-                let slot = (base + 1 + w) as u32;
-                return Outcome { hit: true, allocated: true, slot, ready_at: ready[w], writeback: None };
             }
-            if tag == 0 {
-                filled = w;
+            let empty = zero_bytes(word);
+            if empty != 0 {
+                filled = (8 * k + (empty.trailing_zeros() / 8) as usize).min(ways);
                 break;
             }
         }
@@ -204,9 +220,12 @@ impl Cache {
         }
         tags[victim] = want | if dirty_on_write { DIRTY } else { 0 };
         ready[victim] = 0;
+        let shift = 8 * (victim % 8);
+        let word = &mut fps[victim / 8];
+        *word = *word & !(0xff << shift) | fp << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         *order = (*order << 4 | victim as u64) & self.order_mask;
-        Outcome { hit: false, allocated: true, slot: (base + 1 + victim) as u32, ready_at: 0, writeback }
+        Outcome { hit: false, allocated: true, slot: (base + 1 + fp_words + victim) as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
@@ -220,6 +239,22 @@ impl Cache {
     pub fn invalidate_all(&mut self) {
         self.blocks.fill(0);
     }
+}
+
+/// A byte repeated in each byte of a `u64`.
+const BYTES: u64 = 0x0101_0101_0101_0101;
+
+/// A line's fingerprint byte: never 0 (an empty way's), from the line number's bits mixed.
+#[inline]
+fn fingerprint(line: u64) -> u64 {
+    line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57 | 0x80
+}
+
+/// The high bit of each byte of `x` that is zero (exactly those: no borrow runs between bytes).
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
 /// `order` (way numbers, most recent first, four bits each) with way `w`, which it holds, moved to the front.

@@ -361,6 +361,16 @@ impl Log {
         }
         entries.push(Entry { pc, exec, info, acc: at });
     }
+
+    /// [`Log::record`] of an instruction without accesses (one of a batch).
+    #[inline]
+    fn record_plain(&mut self, pc: u64, inst: &Inst, exec: u64) {
+        let info = self.known.get((pc.wrapping_sub(self.base) / 4) as usize).copied().unwrap_or(0);
+        if info == 0 {
+            self.new.push((self.entries.len() as u32, *inst));
+        }
+        self.entries.push(Entry { pc, exec, info, acc: AccAt::NONE });
+    }
 }
 
 impl Observer for Recorder {
@@ -376,7 +386,7 @@ impl Observer for Recorder {
         LOG.with_borrow_mut(|log| {
             for _ in 0..b.times {
                 for (pc, inst, exec) in b.iter() {
-                    log.record(pc, inst, exec, &Accesses::NONE);
+                    log.record_plain(pc, inst, exec);
                 }
             }
         });
@@ -1252,11 +1262,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             if next >> self.icache_line_shift != pc >> self.icache_line_shift {
                 flags |= FETCH;
             }
-            let lanes = at.get(&acc, &ranges);
             let work = match i.timing.pipe {
-                Pipe::Smem => Some(self.scalar_work(w, &lanes)),
-                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &lanes, scratch)),
-                Pipe::Lds => Some(self.lds_work(&lanes)),
+                Pipe::Smem => Some(self.scalar_work(w, &at.get(&acc, &ranges))),
+                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &at.get(&acc, &ranges), scratch)),
+                Pipe::Lds => Some(self.lds_work(&at.get(&acc, &ranges))),
                 _ => None,
             };
             let wave = &mut self.waves[w];
@@ -1269,7 +1278,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             };
             wave.queue.push(Executed { next_pc: next, info: infos[k], flags });
             if O::ACTIVE {
-                let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes, &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
+                let acc = if O::WANTS_ACCESSES { AccAt::push(&at.get(&acc, &ranges), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
                 wave.observed.push(Observed { pc, exec, acc });
             }
         }
