@@ -161,50 +161,58 @@ fn channel(addr: u64, interleave_bits: u32, channels: u32) -> usize {
     (h & (channels as u64 - 1)) as usize
 }
 
-/// Requests in flight, retired by completion time (kept sorted: at most a few hundred).
+/// Requests in flight, retired by completion time: `done[start..]`, sorted (at most a few hundred). Retired
+/// ones stay before `start` until they are as many as the limit, then leave in one move.
 struct InFlight {
     limit: usize,
-    done: std::collections::VecDeque<u64>,
+    start: usize,
+    done: Vec<u64>,
 }
 
 impl InFlight {
     fn new(limit: u32) -> InFlight {
-        InFlight { limit: limit.max(1) as usize, done: std::collections::VecDeque::with_capacity(limit.max(1) as usize + 1) }
+        let limit = limit.max(1) as usize;
+        InFlight { limit, start: 0, done: Vec::with_capacity(2 * limit + 1) }
+    }
+    /// The completion cycles of the requests in flight, earliest first.
+    #[inline]
+    fn live(&self) -> &[u64] {
+        &self.done[self.start..]
     }
     /// The cycle a request arriving at `t` gets a slot.
     #[inline]
     fn acquire(&mut self, t: u64) -> u64 {
-        while self.done.front().is_some_and(|&d| d <= t) {
-            self.done.pop_front();
-        }
-        if self.done.len() >= self.limit {
-            let d = self.done.pop_front().expect("full");
-            t.max(d)
+        let retired = self.live().iter().take_while(|&&d| d <= t).count();
+        self.start += retired;
+        let slot = if self.live().len() >= self.limit {
+            self.start += 1;
+            t.max(self.done[self.start - 1])
         } else {
             t
+        };
+        if self.start >= self.limit {
+            self.done.drain(..self.start);
+            self.start = 0;
         }
+        slot
     }
     #[inline]
     fn release_at(&mut self, t: u64) {
         // after the last one due no later than `t`: requests mostly complete in the order they go out, so
         // the place is found from the back
-        let later = self.done.iter().rev().take_while(|&&d| d > t).count();
-        if later == 0 {
-            self.done.push_back(t);
-        } else {
-            self.done.insert(self.done.len() - later, t);
-        }
+        let later = self.live().iter().rev().take_while(|&&d| d > t).count();
+        self.done.insert(self.done.len() - later, t);
     }
     /// The first cycle from `t` at which `n` more requests get slots without waiting.
     fn room_at(&self, t: u64, n: usize) -> u64 {
-        let done = if self.done.front().is_some_and(|&d| d <= t) { self.done.partition_point(|&d| d <= t) } else { 0 };
-        let busy = self.done.len() - done;
+        let live = self.live();
+        let done = if live.first().is_some_and(|&d| d <= t) { live.partition_point(|&d| d <= t) } else { 0 };
+        let busy = live.len() - done;
         let excess = (busy + n.min(self.limit)).saturating_sub(self.limit);
         if excess == 0 {
             return t;
         }
-        let first = self.done.len() - busy;
-        self.done[first + excess - 1]
+        live[done + excess - 1]
     }
 }
 

@@ -304,7 +304,7 @@ struct Simd {
     vgprs: u32,
     sgprs: u32,
     /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
-    /// has ended). A lower bound: the times it comes from only move later, except when a barrier releases,
+    /// has ended, and past the first `len`). A lower bound: the times it comes from only move later, except when a barrier releases,
     /// which sets it anew.
     lbs: [u64; MAX_WAVES],
     /// Resident waves, oldest first (the first `len`).
@@ -428,6 +428,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     /// Cycles between a SIMD's issue turns (a power of two).
     cadence: u64,
     icache_line_shift: u32,
+    /// log2 of the vector L1's line bytes.
+    l1_line_shift: u32,
     infos: Vec<InstInfo>,
     /// Per dword of the code: index into `infos` + 1 (0: not seen yet).
     info_at: Vec<u32>,
@@ -574,7 +576,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .collect();
         let per = m.core.simds_per_cu;
         let simds: Vec<Simd> = (0..topo.cus() * per)
-            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [0; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
+            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [u64::MAX; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
         let cx = engine::dispatch_context(device, launch);
@@ -605,6 +607,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             clock: WaveClock { base: engine::clock_base(), per_instruction: 0, shader_mhz: m.clocks.shader_mhz },
             cadence: m.core.issue_cadence.max(1).next_power_of_two() as u64,
             icache_line_shift: m.icache.line_bytes.trailing_zeros(),
+            l1_line_shift: m.l1.line_bytes.trailing_zeros(),
             infos: Vec::new(),
             info_at: vec![0; code_words],
             cus,
@@ -957,6 +960,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         s.lbs.copy_within(k + 1..s.len, k);
         s.resident.copy_within(k + 1..s.len, k);
         s.len -= 1;
+        s.lbs[s.len] = u64::MAX;
         s.vgprs -= self.waves[w].vgprs;
         s.sgprs -= self.waves[w].sgprs;
         let cu = s.cu as usize;
@@ -1082,7 +1086,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // the texture address unit, and room for the instruction's lines among the CU's misses in flight
             // (a wave64 access of `bytes` per lane at unit stride: the lines are known only once it executes)
             Pipe::Vmem | Pipe::Flat => {
-                let lines = (64 * i.inst.info.mem.bytes as u32).div_ceil(self.m.l1.line_bytes).max(1);
+                let lines = ((64 * i.inst.info.mem.bytes as u32 + (1 << self.l1_line_shift) - 1) >> self.l1_line_shift).max(1);
                 self.cus[simd.cu as usize].vmem_free.max(self.memsys.l1_room_at(0, simd.cu, lines))
             }
             Pipe::Lds => self.cus[simd.cu as usize].lds_free,
@@ -1158,10 +1162,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         if next != u64::MAX {
             let phase = self.simds[s].phase;
             self.schedule(s, align_up(next.max(t + 1), phase, self.cadence));
-            let simd = &self.simds[s];
-            if let Some(k) = (0..simd.len).min_by_key(|&k| simd.lbs[k]) {
-                self.likely[s] = simd.resident[k].wave;
-            }
+            // the first of the earliest bounds (the slots past `len` hold u64::MAX)
+            let lbs = &self.simds[s].lbs;
+            let k = (1..MAX_WAVES).fold(0, |k, j| if lbs[j] < lbs[k] { j } else { k });
+            self.likely[s] = self.simds[s].resident[k].wave;
         }
         Ok(())
     }
