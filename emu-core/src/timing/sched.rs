@@ -1113,36 +1113,28 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// waves might issue).
     fn turn(&mut self, t: u64, s: usize) -> Result<(), EngineError> {
         let mut used = 0u8;
-        let mut next = u64::MAX;
-        let mut k = 0;
-        loop {
-            // past the waves that cannot issue yet (each bound read as the turn reaches it: an issue before it
-            // may have released a barrier)
-            let simd = &self.simds[s];
-            while k < simd.len && simd.lbs[k] > t {
-                next = next.min(simd.lbs[k]);
-                k += 1;
-            }
-            if k == simd.len {
-                break;
-            }
-            let (i, lb, r) = (k, simd.lbs[k], simd.resident[k]);
-            k += 1;
+        // the waves whose bounds allow them this turn, oldest first: an issue moves only its own wave's bound
+        // (a barrier it releases sets the others' bounds past `t`), so the set is known from the start
+        let lbs = &self.simds[s].lbs;
+        let mut due = (0..MAX_WAVES).fold(0u32, |m, j| m | ((lbs[j] <= t) as u32) << j);
+        while due != 0 {
+            let i = due.trailing_zeros() as usize;
+            due &= due - 1;
+            let r = self.simds[s].resident[i];
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
             // constraints remain to check: its waits, known since it last issued, and its unit's state
             let w = r.wave as usize;
-            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= lb, "the bound covers the turn and holds");
+            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= self.simds[s].lbs[i], "the bound covers the turn and holds");
             let (info, waits_ready) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits_ready) };
             let unit = self.unit_ready(s, info);
             let ready = waits_ready.max(unit);
             if ready > t {
                 self.simds[s].lbs[i] = ready;
-                next = next.min(ready);
                 continue;
             }
             let cat = self.infos[info as usize].category;
             if used & cat.bit() != 0 {
-                next = next.min(t + 1);
+                // its bound stays at or before `t`: the next turn comes at `t + 1` or the next on the cadence
                 continue;
             }
             let c = Constraints { unit, ..self.waits(w, info) };
@@ -1157,14 +1149,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             if lb != u64::MAX && self.head_at_hand(w) {
                 self.look_up_head(s, i)?;
             }
-            next = next.min(lb);
         }
+        // the next turn worth taking: at the earliest bound (slots past the resident waves hold u64::MAX); its
+        // wave (the first with that bound) is the one the SIMD most likely issues then
+        let lbs = &self.simds[s].lbs;
+        let (next, k) = (1..MAX_WAVES).fold((lbs[0], 0), |(m, k), j| if lbs[j] < m { (lbs[j], j) } else { (m, k) });
         if next != u64::MAX {
             let phase = self.simds[s].phase;
             self.schedule(s, align_up(next.max(t + 1), phase, self.cadence));
-            // the first of the earliest bounds (the slots past `len` hold u64::MAX)
-            let lbs = &self.simds[s].lbs;
-            let k = (1..MAX_WAVES).fold(0, |k, j| if lbs[j] < lbs[k] { j } else { k });
             self.likely[s] = self.simds[s].resident[k].wave;
         }
         Ok(())
