@@ -64,27 +64,27 @@ pub struct Outcome {
 
 /// A set-associative, LRU, tag-only cache.
 ///
-/// Each set is one block of `u64`s, so a lookup touches the set's own cache lines only: its recency order
-/// (way numbers, most recent first, four bits each), a byte per way that fingerprints its line (0: empty),
-/// then its tags, then the cycles its lines' data arrive. A lookup compares the fingerprints eight at a time
-/// and reads the tags only of the ways whose fingerprint matches. Ways fill in order (a line only leaves to
-/// make room for another), so the valid ways are always a prefix of the set: the first empty way is the first
-/// zero fingerprint, and a full set's victim is the last of its order.
+/// Each set has a head, in one dense array: its recency order (way numbers, most recent first, four bits
+/// each) and a byte per way that fingerprints its line (0: empty); and its ways, in another: each way's tag
+/// beside the cycle its line's data arrives. A lookup compares the fingerprints eight at a time and reads only
+/// the ways whose fingerprint matches, so it touches the set's head (the heads of all sets take a small part of
+/// the tags' memory) and, mostly, one way.
+/// Ways fill in order (a line only leaves to make room for another), so the valid ways are always a prefix of
+/// the set: the first empty way is the first zero fingerprint, and a full set's victim is the last of its order.
 pub struct Cache {
     cfg: CacheConfig,
     line_shift: u32,
     sets: u64,
     set_bits: u32,
     ways: usize,
-    /// `u64`s per set: the order, [`Cache::fp_words`] of fingerprints, `ways` tags, `ways` ready cycles.
-    stride: usize,
     /// `u64`s of fingerprints per set (a byte per way).
     fp_words: usize,
     /// The mask of the order's `ways` nibbles.
     order_mask: u64,
-    /// Per set: order; fingerprints (a byte per way, [`fingerprint`]); per way: line number << 2 | DIRTY |
-    /// VALID (0 = empty); per way: the cycle the line's data arrives.
-    blocks: Vec<u64>,
+    /// Per set, `1 + fp_words` `u64`s: the order, then the fingerprints (a byte per way, [`fingerprint`]).
+    heads: Vec<u64>,
+    /// Per set, per way: line number << 2 | DIRTY | VALID (0 = empty), then the cycle the line's data arrives.
+    lines: Vec<u64>,
     stats: CacheStats,
 }
 
@@ -98,17 +98,16 @@ impl Cache {
         assert!(sets.is_power_of_two() && sets * cfg.ways as u64 == lines, "bad cache geometry {cfg:?}");
         let ways = cfg.ways as usize;
         let fp_words = ways.div_ceil(8);
-        let stride = 1 + fp_words + 2 * ways;
         Cache {
             cfg,
             line_shift: cfg.line_bytes.trailing_zeros(),
             sets,
             set_bits: sets.trailing_zeros(),
             ways,
-            stride,
             fp_words,
             order_mask: if ways == 16 { u64::MAX } else { (1u64 << (4 * ways)) - 1 },
-            blocks: vec![0; sets as usize * stride],
+            heads: vec![0; sets as usize * (1 + fp_words)],
+            lines: vec![0; lines as usize * 2],
             stats: CacheStats::default(),
         }
     }
@@ -127,7 +126,7 @@ impl Cache {
         addr & !((self.cfg.line_bytes as u64) - 1)
     }
 
-    /// The line number of `addr` and the index of its set's block.
+    /// The line number of `addr` and its set.
     #[inline]
     fn locate(&self, addr: u64) -> (u64, usize) {
         let line = addr >> self.line_shift;
@@ -136,36 +135,28 @@ impl Cache {
         } else {
             line
         };
-        let set = (index & (self.sets - 1)) as usize;
-        (line, set * self.stride)
+        (line, (index & (self.sets - 1)) as usize)
     }
 
-    /// Asks the host to bring the set of `addr` (its recency order and tags) into its caches ahead of an
-    /// access. Changes nothing.
+    /// Asks the host to bring the head of the set of `addr` into its caches ahead of an access. Changes
+    /// nothing.
     #[inline]
     pub fn prefetch(&self, addr: u64) {
-        let (_, base) = self.locate(addr);
-        let set = &self.blocks[base..base + self.stride];
-        // the order, the fingerprints and the tags; the ready cycles follow them
-        prefetch(set.as_ptr());
-        if self.ways > 4 {
-            prefetch(set[8..].as_ptr());
-            prefetch(set[self.ways..].as_ptr());
-        }
+        let (_, set) = self.locate(addr);
+        prefetch(self.heads[set * (1 + self.fp_words)..].as_ptr());
     }
 
     /// Is the line holding `addr` present? Changes nothing.
     pub fn contains(&self, addr: u64) -> bool {
-        let (line, base) = self.locate(addr);
+        let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;
-        let tags = base + 1 + self.fp_words;
-        self.blocks[tags..tags + self.ways].iter().any(|t| t & !DIRTY == want)
+        self.lines[2 * set * self.ways..2 * (set + 1) * self.ways].iter().step_by(2).any(|t| t & !DIRTY == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
     #[inline]
     pub fn access(&mut self, addr: u64, write: bool) -> Outcome {
-        let (line, base) = self.locate(addr);
+        let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;
         if write {
             self.stats.writes += 1;
@@ -175,10 +166,10 @@ impl Cache {
         let dirty_on_write = write && self.cfg.write == WritePolicy::WriteBack;
         let (ways, fp_words) = (self.ways, self.fp_words);
         let fp = fingerprint(line);
-        let set = &mut self.blocks[base..base + self.stride];
-        let (head, rest) = set.split_at_mut(1 + fp_words);
+        let head = &mut self.heads[set * (1 + fp_words)..(set + 1) * (1 + fp_words)];
         let (order, fps) = head.split_first_mut().expect("a set has its order");
-        let (tags, ready) = rest.split_at_mut(ways);
+        let first = 2 * set * ways;
+        let entries = &mut self.lines[first..first + 2 * ways];
         // the ways whose fingerprint is the line's (a tag then tells), and the first empty way
         let mut filled = ways;
         for (k, &word) in fps.iter().enumerate() {
@@ -186,15 +177,15 @@ impl Cache {
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
-                let tag = tags[w];
+                let tag = entries[2 * w];
                 if tag & !DIRTY == want {
                     self.stats.hits += 1;
                     if dirty_on_write {
-                        tags[w] = tag | DIRTY;
+                        entries[2 * w] = tag | DIRTY;
                     }
                     *order = to_front(*order, w as u64);
-                    let slot = (base + 1 + fp_words + w) as u32;
-                    return Outcome { hit: true, allocated: true, slot, ready_at: ready[w], writeback: None };
+                    let slot = (first + 2 * w) as u32;
+                    return Outcome { hit: true, allocated: true, slot, ready_at: entries[2 * w + 1], writeback: None };
                 }
             }
             let empty = zero_bytes(word);
@@ -209,7 +200,7 @@ impl Cache {
         }
         // the first empty way, else the least recently used (the last of the order)
         let victim = if filled < ways { filled } else { (*order >> (4 * (ways - 1)) & 15) as usize };
-        let old = tags[victim];
+        let old = entries[2 * victim];
         let mut writeback = None;
         if old != 0 {
             self.stats.evictions += 1;
@@ -218,26 +209,27 @@ impl Cache {
                 writeback = Some((old >> 2) << self.line_shift);
             }
         }
-        tags[victim] = want | if dirty_on_write { DIRTY } else { 0 };
-        ready[victim] = 0;
+        entries[2 * victim] = want | if dirty_on_write { DIRTY } else { 0 };
+        entries[2 * victim + 1] = 0;
         let shift = 8 * (victim % 8);
         let word = &mut fps[victim / 8];
         *word = *word & !(0xff << shift) | fp << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         *order = (*order << 4 | victim as u64) & self.order_mask;
-        Outcome { hit: false, allocated: true, slot: (base + 1 + fp_words + victim) as u32, ready_at: 0, writeback }
+        Outcome { hit: false, allocated: true, slot: (first + 2 * victim) as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
     #[inline]
     pub fn set_ready(&mut self, slot: u32, ready_at: u64) {
-        // a slot indexes its tag: the ready cycle is `ways` further on
-        self.blocks[slot as usize + self.ways] = ready_at;
+        // a slot indexes its tag: the ready cycle is beside it
+        self.lines[slot as usize + 1] = ready_at;
     }
 
     /// Drops every line (dirty ones without writing them back) and keeps the counters.
     pub fn invalidate_all(&mut self) {
-        self.blocks.fill(0);
+        self.heads.fill(0);
+        self.lines.fill(0);
     }
 }
 
