@@ -77,14 +77,14 @@ pub struct Cache {
     sets: u64,
     set_bits: u32,
     ways: usize,
-    /// `u64`s of fingerprints per set (a byte per way).
+    /// Words of fingerprints per set (a byte per way): 1 or 2.
     fp_words: usize,
     /// The mask of the order's `ways` nibbles.
     order_mask: u64,
-    /// Per set, `1 + fp_words` `u64`s: the order, then the fingerprints (a byte per way, [`fingerprint`]).
-    heads: Vec<u64>,
-    /// Per set, per way: line number << 2 | DIRTY | VALID (0 = empty), then the cycle the line's data arrives.
-    lines: Vec<u64>,
+    /// Per set.
+    heads: Vec<Head>,
+    /// Per set, per way.
+    lines: Vec<Way>,
     stats: CacheStats,
 }
 
@@ -106,8 +106,8 @@ impl Cache {
             ways,
             fp_words,
             order_mask: if ways == 16 { u64::MAX } else { (1u64 << (4 * ways)) - 1 },
-            heads: vec![0; sets as usize * (1 + fp_words)],
-            lines: vec![0; lines as usize * 2],
+            heads: vec![Head::default(); sets as usize],
+            lines: vec![Way::default(); lines as usize],
             stats: CacheStats::default(),
         }
     }
@@ -143,14 +143,14 @@ impl Cache {
     #[inline]
     pub fn prefetch(&self, addr: u64) {
         let (_, set) = self.locate(addr);
-        prefetch(self.heads[set * (1 + self.fp_words)..].as_ptr());
+        prefetch(&self.heads[set]);
     }
 
     /// Is the line holding `addr` present? Changes nothing.
     pub fn contains(&self, addr: u64) -> bool {
         let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;
-        self.lines[2 * set * self.ways..2 * (set + 1) * self.ways].iter().step_by(2).any(|t| t & !DIRTY == want)
+        self.lines[set * self.ways..(set + 1) * self.ways].iter().any(|l| l.tag & !DIRTY == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
@@ -166,26 +166,24 @@ impl Cache {
         let dirty_on_write = write && self.cfg.write == WritePolicy::WriteBack;
         let (ways, fp_words) = (self.ways, self.fp_words);
         let fp = fingerprint(line);
-        let head = &mut self.heads[set * (1 + fp_words)..(set + 1) * (1 + fp_words)];
-        let (order, fps) = head.split_first_mut().expect("a set has its order");
-        let first = 2 * set * ways;
-        let entries = &mut self.lines[first..first + 2 * ways];
+        let head = &mut self.heads[set];
+        let first = set * ways;
         // the ways whose fingerprint is the line's (a tag then tells), and the first empty way
         let mut filled = ways;
-        for (k, &word) in fps.iter().enumerate() {
+        for k in 0..fp_words {
+            let word = head.fps[k];
             let mut candidates = zero_bytes(word ^ fp * BYTES);
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
-                let tag = entries[2 * w];
-                if tag & !DIRTY == want {
+                let way = &mut self.lines[first + w];
+                if way.tag & !DIRTY == want {
                     self.stats.hits += 1;
                     if dirty_on_write {
-                        entries[2 * w] = tag | DIRTY;
+                        way.tag |= DIRTY;
                     }
-                    *order = to_front(*order, w as u64);
-                    let slot = (first + 2 * w) as u32;
-                    return Outcome { hit: true, allocated: true, slot, ready_at: entries[2 * w + 1], writeback: None };
+                    head.order = to_front(head.order, w as u64);
+                    return Outcome { hit: true, allocated: true, slot: (first + w) as u32, ready_at: way.ready, writeback: None };
                 }
             }
             let empty = zero_bytes(word);
@@ -199,8 +197,9 @@ impl Cache {
             return Outcome { hit: false, allocated: false, slot: u32::MAX, ready_at: 0, writeback: None };
         }
         // the first empty way, else the least recently used (the last of the order)
-        let victim = if filled < ways { filled } else { (*order >> (4 * (ways - 1)) & 15) as usize };
-        let old = entries[2 * victim];
+        let victim = if filled < ways { filled } else { (head.order >> (4 * (ways - 1)) & 15) as usize };
+        let way = &mut self.lines[first + victim];
+        let old = way.tag;
         let mut writeback = None;
         if old != 0 {
             self.stats.evictions += 1;
@@ -209,28 +208,41 @@ impl Cache {
                 writeback = Some((old >> 2) << self.line_shift);
             }
         }
-        entries[2 * victim] = want | if dirty_on_write { DIRTY } else { 0 };
-        entries[2 * victim + 1] = 0;
+        *way = Way { tag: want | if dirty_on_write { DIRTY } else { 0 }, ready: 0 };
         let shift = 8 * (victim % 8);
-        let word = &mut fps[victim / 8];
+        let word = &mut head.fps[victim / 8];
         *word = *word & !(0xff << shift) | fp << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
-        *order = (*order << 4 | victim as u64) & self.order_mask;
-        Outcome { hit: false, allocated: true, slot: (first + 2 * victim) as u32, ready_at: 0, writeback }
+        head.order = (head.order << 4 | victim as u64) & self.order_mask;
+        Outcome { hit: false, allocated: true, slot: (first + victim) as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
     #[inline]
     pub fn set_ready(&mut self, slot: u32, ready_at: u64) {
-        // a slot indexes its tag: the ready cycle is beside it
-        self.lines[slot as usize + 1] = ready_at;
+        self.lines[slot as usize].ready = ready_at;
     }
 
     /// Drops every line (dirty ones without writing them back) and keeps the counters.
     pub fn invalidate_all(&mut self) {
-        self.heads.fill(0);
-        self.lines.fill(0);
+        self.heads.fill(Head::default());
+        self.lines.fill(Way::default());
     }
+}
+
+/// A set's head: its recency order (way numbers, most recent first, four bits each) and its ways'
+/// fingerprints (a byte per way, [`fingerprint`]; 0: empty).
+#[derive(Debug, Clone, Copy, Default)]
+struct Head {
+    order: u64,
+    fps: [u64; 2],
+}
+
+/// A way: its line number << 2 | DIRTY | VALID (0 = empty), and the cycle its data arrives.
+#[derive(Debug, Clone, Copy, Default)]
+struct Way {
+    tag: u64,
+    ready: u64,
 }
 
 /// A byte repeated in each byte of a `u64`.
