@@ -2496,11 +2496,35 @@ fn lane_accesses(
     let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
     let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
     let mut loaded = vec![Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }; outs];
+    // four dwords a lane: a load of each lane's 16 bytes, the 4x4 block then transposed into the four
+    // registers' chunks (32-bit interleaves of lanes 0 and 1 and of lanes 2 and 3, then 64-bit ones of those)
+    let quads = (data.is_none() && bytes == 16).then(|| {
+        let [lo32, hi32] = f64x2_joins(b);
+        let [lo64, hi64] = [[0u8, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23], [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]]
+            .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())));
+        [lo32, hi32, lo64, hi64]
+    });
     for i in 0..CHUNKS {
         let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
         if data.is_none() && bytes == 4 {
             let v = load_chunk_dword(b, base, safe, imm);
             loaded[0].c[i] = b.ins().bitselect(masks[i], v, zero_v);
+            continue;
+        }
+        if let Some([lo32, hi32, lo64, hi64]) = quads {
+            let rows: [Value; 4] = std::array::from_fn(|j| {
+                let r = b.ins().extractlane(safe, j as u8);
+                let r = b.ins().uextend(types::I64, r);
+                let p = b.ins().iadd(base, r);
+                let row = b.ins().load(I32X4, MemFlags::new(), p, imm);
+                b.ins().bitcast(types::I8X16, little(), row)
+            });
+            let t = [(0, lo32), (0, hi32), (2, lo32), (2, hi32)].map(|(j, m)| b.ins().shuffle(rows[j], rows[j + 1], m));
+            let cols = [(0, lo64), (0, hi64), (1, lo64), (1, hi64)].map(|(k, m)| b.ins().shuffle(t[k], t[k + 2], m));
+            for (d, col) in cols.into_iter().enumerate() {
+                let v = b.ins().bitcast(I32X4, little(), col);
+                loaded[d].c[i] = b.ins().bitselect(masks[i], v, zero_v);
+            }
             continue;
         }
         let mut acc = vec![zero_v; outs];
