@@ -154,7 +154,7 @@ impl Cache {
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, addr: u64, write: bool) -> Outcome {
         let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;

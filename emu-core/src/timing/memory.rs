@@ -180,7 +180,7 @@ impl InFlight {
         &self.done[self.start..]
     }
     /// The cycle a request arriving at `t` gets a slot.
-    #[inline]
+    #[inline(always)]
     fn acquire(&mut self, t: u64) -> u64 {
         let retired = self.live().iter().take_while(|&&d| d <= t).count();
         self.start += retired;
@@ -196,7 +196,7 @@ impl InFlight {
         }
         slot
     }
-    #[inline]
+    #[inline(always)]
     fn release_at(&mut self, t: u64) {
         // after the last one due no later than `t`: requests mostly complete in the order they go out, so
         // the place is found from the back
@@ -204,6 +204,7 @@ impl InFlight {
         self.done.insert(self.done.len() - later, t);
     }
     /// The first cycle from `t` at which `n` more requests get slots without waiting.
+    #[inline(always)]
     fn room_at(&self, t: u64, n: usize) -> u64 {
         let live = self.live();
         let done = if live.first().is_some_and(|&d| d <= t) { live.partition_point(|&d| d <= t) } else { 0 };
@@ -307,6 +308,7 @@ impl MemorySystem {
     /// The first cycle from `now` at which compute unit `cu` can have `lines` more L1 misses in flight
     /// without waiting for earlier ones: a CU holds a memory instruction back until then, so requests reach
     /// the shared levels in time order.
+    #[inline(always)]
     pub fn l1_room_at(&self, now: u64, cu: u32, lines: u32) -> u64 {
         self.l1_inflight[cu as usize].room_at(now, lines as usize)
     }
@@ -586,6 +588,7 @@ impl MemorySystem {
         self.hbm_read_at(t, addr, bytes, latency)
     }
 
+    #[inline(always)]
     fn hbm_read_at(&mut self, t: u64, addr: u64, bytes: u32, latency: u64) -> u64 {
         let h = &self.m.hbm;
         let ch = channel(addr, h.interleave_bits, h.channels);

@@ -403,6 +403,7 @@ struct Constraints {
 }
 
 impl Constraints {
+    #[inline(always)]
     fn ready(&self) -> u64 {
         self.vm.max(self.lgkm).max(self.dependency).max(self.unit)
     }
@@ -943,6 +944,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         Ok(())
     }
 
+    #[inline(always)]
     fn schedule(&mut self, simd: usize, at: u64) {
         let s = &mut self.simds[simd];
         if at < s.scheduled {
@@ -1062,6 +1064,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// The constraints on wave `w`'s head (instruction info `info`) that only the wave's own issues move: its
     /// `s_waitcnt` counts and its source registers (`unit` left at 0).
+    #[inline(always)]
     fn waits(&self, w: usize, info: u32) -> Constraints {
         let wave = &self.waves[w];
         let i = &self.infos[info as usize];
@@ -1100,6 +1103,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// Looks up the head of the wave on slot `k` of SIMD `s` and the cycle its [`Model::waits`] allow it.
+    #[inline(always)]
     fn look_up_head(&mut self, s: usize, k: usize) -> Result<(u32, u64), EngineError> {
         let w = self.simds[s].resident[k].wave as usize;
         let info = self.head(w)?;
@@ -1803,7 +1807,7 @@ impl Wheel {
         Wheel { buckets: (0..Self::SPAN).map(|_| Vec::new()).collect(), now: 0, cursor: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, at: u64, x: u32) {
         debug_assert!(at >= self.now, "turns are never scheduled in the past");
         if at < self.now + Self::SPAN {
@@ -1816,7 +1820,7 @@ impl Wheel {
     }
 
     /// The first entry (its cycle and value), without taking it.
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Option<(u64, u32)> {
         loop {
             let front = &mut self.buckets[(self.now % Self::SPAN) as usize];
