@@ -493,6 +493,7 @@ impl MemorySystem {
     /// A read (or atomic) of `bytes` at `addr` reaching L2 at `t`; `above` is the latency of the level that
     /// sent it. Returns the cycle the data is back at the requester.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn l2_read(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64, atomic: bool, r: &mut AccessResult) -> u64 {
         let l2 = &self.m.l2;
         let ch = xcd * l2.channels as usize + channel(addr, l2.interleave_bits, l2.channels);

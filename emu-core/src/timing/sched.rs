@@ -1034,6 +1034,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     /// The wave's next instruction to issue (its info): the head of its queue, or the instruction at its PC.
+    #[inline(always)]
     fn head(&mut self, w: usize) -> Result<u32, EngineError> {
         let wave = &mut self.waves[w];
         if wave.head.info != u32::MAX {
@@ -1725,6 +1726,7 @@ fn range_lines(start: u64, end: u64, kind: Kind, line: u64, out: &mut Vec<LineRe
 }
 
 /// The line requests `lines` stands for: listed in `reqs` (a wave's), or made into `scratch` (`line`-byte lines).
+#[inline(always)]
 fn requests<'a>(lines: Lines, reqs: &'a [LineRequest], scratch: &'a mut Vec<LineRequest>, line: u64) -> &'a [LineRequest] {
     match lines {
         Lines::Listed { start, len } => &reqs[start as usize..(start + len) as usize],
