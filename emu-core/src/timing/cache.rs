@@ -81,10 +81,12 @@ pub struct Cache {
     fp_words: usize,
     /// The mask of the order's `ways` nibbles.
     order_mask: u64,
-    /// Per set.
-    heads: Vec<Head>,
-    /// Per set, per way.
-    lines: Vec<Way>,
+    /// Per set: its recency order (way numbers, most recent first, four bits each), then its ways'
+    /// fingerprints (a byte per way, [`fingerprint`]; 0: empty). Plain words, so that the allocation is
+    /// zeroed pages the host provides as they are touched.
+    heads: Vec<[u64; 3]>,
+    /// Per set, per way: its line number << 2 | DIRTY | VALID (0 = empty), and the cycle its data arrives.
+    lines: Vec<[u64; 2]>,
     stats: CacheStats,
 }
 
@@ -106,8 +108,8 @@ impl Cache {
             ways,
             fp_words,
             order_mask: if ways == 16 { u64::MAX } else { (1u64 << (4 * ways)) - 1 },
-            heads: vec![Head::default(); sets as usize],
-            lines: vec![Way::default(); lines as usize],
+            heads: vec![[0; 3]; sets as usize],
+            lines: vec![[0; 2]; lines as usize],
             stats: CacheStats::default(),
         }
     }
@@ -150,7 +152,7 @@ impl Cache {
     pub fn contains(&self, addr: u64) -> bool {
         let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;
-        self.lines[set * self.ways..(set + 1) * self.ways].iter().any(|l| l.tag & !DIRTY == want)
+        self.lines[set * self.ways..(set + 1) * self.ways].iter().any(|l| l[TAG] & !DIRTY == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
@@ -171,19 +173,19 @@ impl Cache {
         // the ways whose fingerprint is the line's (a tag then tells), and the first empty way
         let mut filled = ways;
         for k in 0..fp_words {
-            let word = head.fps[k];
+            let word = head[1 + k];
             let mut candidates = zero_bytes(word ^ fp * BYTES);
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
                 let way = &mut self.lines[first + w];
-                if way.tag & !DIRTY == want {
+                if way[TAG] & !DIRTY == want {
                     self.stats.hits += 1;
                     if dirty_on_write {
-                        way.tag |= DIRTY;
+                        way[TAG] |= DIRTY;
                     }
-                    head.order = to_front(head.order, w as u64);
-                    return Outcome { hit: true, allocated: true, slot: (first + w) as u32, ready_at: way.ready, writeback: None };
+                    head[ORDER] = to_front(head[ORDER], w as u64);
+                    return Outcome { hit: true, allocated: true, slot: (first + w) as u32, ready_at: way[READY], writeback: None };
                 }
             }
             let empty = zero_bytes(word);
@@ -197,9 +199,9 @@ impl Cache {
             return Outcome { hit: false, allocated: false, slot: u32::MAX, ready_at: 0, writeback: None };
         }
         // the first empty way, else the least recently used (the last of the order)
-        let victim = if filled < ways { filled } else { (head.order >> (4 * (ways - 1)) & 15) as usize };
+        let victim = if filled < ways { filled } else { (head[ORDER] >> (4 * (ways - 1)) & 15) as usize };
         let way = &mut self.lines[first + victim];
-        let old = way.tag;
+        let old = way[TAG];
         let mut writeback = None;
         if old != 0 {
             self.stats.evictions += 1;
@@ -208,42 +210,32 @@ impl Cache {
                 writeback = Some((old >> 2) << self.line_shift);
             }
         }
-        *way = Way { tag: want | if dirty_on_write { DIRTY } else { 0 }, ready: 0 };
+        *way = [want | if dirty_on_write { DIRTY } else { 0 }, 0];
         let shift = 8 * (victim % 8);
-        let word = &mut head.fps[victim / 8];
+        let word = &mut head[1 + victim / 8];
         *word = *word & !(0xff << shift) | fp << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
-        head.order = (head.order << 4 | victim as u64) & self.order_mask;
+        head[ORDER] = (head[ORDER] << 4 | victim as u64) & self.order_mask;
         Outcome { hit: false, allocated: true, slot: (first + victim) as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
     #[inline]
     pub fn set_ready(&mut self, slot: u32, ready_at: u64) {
-        self.lines[slot as usize].ready = ready_at;
+        self.lines[slot as usize][READY] = ready_at;
     }
 
     /// Drops every line (dirty ones without writing them back) and keeps the counters.
     pub fn invalidate_all(&mut self) {
-        self.heads.fill(Head::default());
-        self.lines.fill(Way::default());
+        self.heads.fill([0; 3]);
+        self.lines.fill([0; 2]);
     }
 }
 
-/// A set's head: its recency order (way numbers, most recent first, four bits each) and its ways'
-/// fingerprints (a byte per way, [`fingerprint`]; 0: empty).
-#[derive(Debug, Clone, Copy, Default)]
-struct Head {
-    order: u64,
-    fps: [u64; 2],
-}
-
-/// A way: its line number << 2 | DIRTY | VALID (0 = empty), and the cycle its data arrives.
-#[derive(Debug, Clone, Copy, Default)]
-struct Way {
-    tag: u64,
-    ready: u64,
-}
+/// Where a set's head keeps its recency order (its fingerprints follow), and a way its tag and ready cycle.
+const ORDER: usize = 0;
+const TAG: usize = 0;
+const READY: usize = 1;
 
 /// A byte repeated in each byte of a `u64`.
 const BYTES: u64 = 0x0101_0101_0101_0101;
