@@ -322,6 +322,9 @@ impl MemorySystem {
         for l in lines {
             self.l1[cu].prefetch(l.addr);
             self.l2[xcd].prefetch(l.addr);
+            if let Some(mall) = &self.mall {
+                mall.prefetch(l.addr);
+            }
         }
         for l in lines {
             let (accepted, done) = match l.kind {
