@@ -1504,6 +1504,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         // the last wave arrived (or the last one that had not ended ended) at `t`
         let release = sl.last_arrival.max(t) + self.m.overheads.barrier_release;
+        // a turn decides which of its waves are due once, at its start: a release must come after it
+        debug_assert!(release > t, "a barrier releases after the turn in which its last wave arrives");
         sl.at_barrier = 0;
         let wg = sl.group.wg;
         let ids = sl.waves.clone();
