@@ -408,7 +408,7 @@ fn sixteen_byte_lane_reads_from_scattered_addresses_match_the_interpreter() {
         let exit = jit::Jit::new().unwrap().run_block_once(vec![read], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
         assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
         assert_eq!(a.vgprs[8..12], j.vgprs[8..12], "EXEC {exec:#x}");
-        // the interpreter's values are the bytes at each active lane's address: the test reads what it means to
+        // and both are the LDS bytes at the lane's address (lane 3 is active under both masks)
         let l = 3usize;
         let at = (a.vgprs[5][l] + 12) as usize;
         assert_eq!(a.vgprs[10][l], u32::from_le_bytes(lds[at + 8..at + 12].try_into().unwrap()));

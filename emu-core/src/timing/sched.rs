@@ -304,8 +304,8 @@ struct Simd {
     vgprs: u32,
     sgprs: u32,
     /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
-    /// has ended, and past the first `len`). A lower bound: the times it comes from only move later, except when a barrier releases,
-    /// which sets it anew.
+    /// has ended, and past the first `len`). A lower bound: the times it comes from only move later, except
+    /// when a barrier releases, which sets it anew.
     lbs: [u64; MAX_WAVES],
     /// Resident waves, oldest first (the first `len`).
     resident: [Resident; MAX_WAVES],
@@ -353,23 +353,24 @@ struct Recorder;
 
 impl Log {
     fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &Accesses<'_>) {
-        let Log { entries, new, acc, ranges, buf, known, base } = self;
-        let at = AccAt::push(&classify(inst, accesses, buf), acc, ranges);
-        let info = known.get((pc.wrapping_sub(*base) / 4) as usize).copied().unwrap_or(0);
-        if info == 0 {
-            new.push((entries.len() as u32, *inst));
-        }
-        entries.push(Entry { pc, exec, info, acc: at });
+        let at = AccAt::push(&classify(inst, accesses, &mut self.buf), &mut self.acc, &mut self.ranges);
+        self.entry(pc, inst, exec, at);
     }
 
     /// [`Log::record`] of an instruction without accesses (one of a batch).
     #[inline]
     fn record_plain(&mut self, pc: u64, inst: &Inst, exec: u64) {
+        self.entry(pc, inst, exec, AccAt::NONE);
+    }
+
+    /// The entry of an instruction whose accesses are at `at`, by its info when the model knows it.
+    #[inline(always)]
+    fn entry(&mut self, pc: u64, inst: &Inst, exec: u64, at: AccAt) {
         let info = self.known.get((pc.wrapping_sub(self.base) / 4) as usize).copied().unwrap_or(0);
         if info == 0 {
             self.new.push((self.entries.len() as u32, *inst));
         }
-        self.entries.push(Entry { pc, exec, info, acc: AccAt::NONE });
+        self.entries.push(Entry { pc, exec, info, acc: at });
     }
 }
 
@@ -1263,10 +1264,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             if next >> self.icache_line_shift != pc >> self.icache_line_shift {
                 flags |= FETCH;
             }
+            // the instruction's lane accesses, looked up only where they are used
+            let lanes = || at.get(&acc, &ranges);
             let work = match i.timing.pipe {
-                Pipe::Smem => Some(self.scalar_work(w, &at.get(&acc, &ranges))),
-                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &at.get(&acc, &ranges), scratch)),
-                Pipe::Lds => Some(self.lds_work(&at.get(&acc, &ranges))),
+                Pipe::Smem => Some(self.scalar_work(w, &lanes())),
+                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &lanes(), scratch)),
+                Pipe::Lds => Some(self.lds_work(&lanes())),
                 _ => None,
             };
             let wave = &mut self.waves[w];
@@ -1279,7 +1282,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             };
             wave.queue.push(Executed { next_pc: next, info: infos[k], flags });
             if O::ACTIVE {
-                let acc = if O::WANTS_ACCESSES { AccAt::push(&at.get(&acc, &ranges), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
+                let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes(), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
                 wave.observed.push(Observed { pc, exec, acc });
             }
         }
