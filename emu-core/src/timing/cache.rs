@@ -85,7 +85,9 @@ pub struct Cache {
     /// fingerprints (a byte per way, [`fingerprint`]; 0: empty). Plain words, so that the allocation is
     /// zeroed pages the host provides as they are touched.
     heads: Vec<[u64; 3]>,
-    /// Per set, per way: its line number << 2 | DIRTY | VALID (0 = empty), and the cycle its data arrives.
+    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 2 | DIRTY | VALID (0 =
+    /// empty), and the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a
+    /// stream through consecutive lines fills one after another, shares the host's cache lines and pages.
     lines: Vec<[u64; 2]>,
     stats: CacheStats,
 }
@@ -152,7 +154,7 @@ impl Cache {
     pub fn contains(&self, addr: u64) -> bool {
         let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;
-        self.lines[set * self.ways..(set + 1) * self.ways].iter().any(|l| l[TAG] & !DIRTY == want)
+        (0..self.ways).any(|w| self.lines[w * self.sets as usize + set][TAG] & !DIRTY == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
@@ -169,7 +171,7 @@ impl Cache {
         let (ways, fp_words) = (self.ways, self.fp_words);
         let fp = fingerprint(line);
         let head = &mut self.heads[set];
-        let first = set * ways;
+        let stride = self.sets as usize;
         // the ways whose fingerprint is the line's (a tag then tells), and the first empty way
         let mut filled = ways;
         for k in 0..fp_words {
@@ -178,14 +180,14 @@ impl Cache {
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
-                let way = &mut self.lines[first + w];
+                let way = &mut self.lines[w * stride + set];
                 if way[TAG] & !DIRTY == want {
                     self.stats.hits += 1;
                     if dirty_on_write {
                         way[TAG] |= DIRTY;
                     }
                     head[ORDER] = to_front(head[ORDER], w as u64);
-                    return Outcome { hit: true, allocated: true, slot: (first + w) as u32, ready_at: way[READY], writeback: None };
+                    return Outcome { hit: true, allocated: true, slot: (w * stride + set) as u32, ready_at: way[READY], writeback: None };
                 }
             }
             let empty = zero_bytes(word);
@@ -200,8 +202,9 @@ impl Cache {
         }
         // the first empty way, else the least recently used (the last of the order)
         let victim = if filled < ways { filled } else { (head[ORDER] >> (4 * (ways - 1)) & 15) as usize };
-        let way = &mut self.lines[first + victim];
-        let old = way[TAG];
+        let way = &mut self.lines[victim * stride + set];
+        // an empty way holds no line: its tag is not read (for a large cache, a read that misses the host's caches)
+        let old = if filled < ways { 0 } else { way[TAG] };
         let mut writeback = None;
         if old != 0 {
             self.stats.evictions += 1;
@@ -216,7 +219,7 @@ impl Cache {
         *word = *word & !(0xff << shift) | fp << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         head[ORDER] = (head[ORDER] << 4 | victim as u64) & self.order_mask;
-        Outcome { hit: false, allocated: true, slot: (first + victim) as u32, ready_at: 0, writeback }
+        Outcome { hit: false, allocated: true, slot: (victim * stride + set) as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
