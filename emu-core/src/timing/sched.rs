@@ -554,6 +554,10 @@ const MAX_QUEUED_LANES: usize = 512;
 /// How many turns ahead [`Model::prefetch_turn`] fetches a SIMD and its likely wave.
 const PREFETCH_AHEAD: usize = 4;
 
+/// How many turns ahead [`Model::prefetch_turn`] fetches the likely wave's head entry from its queue (reading
+/// where it is from the wave, which the fetch [`PREFETCH_AHEAD`] turns ahead brought in).
+const QUEUE_PREFETCH_AHEAD: usize = 2;
+
 /// The bytes of a wave's timing state [`Model::prefetch_turn`] fetches: its head, holds and the completions
 /// an issue reads.
 const WAVE_PREFETCH: usize = 192;
@@ -1177,6 +1181,13 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let simd = &self.simds[x as usize];
             super::prefetch_bytes(simd, 256);
             super::prefetch_bytes(&self.waves[self.likely[x as usize] as usize], WAVE_PREFETCH);
+        }
+        // nearer, that wave's head entry, from the queue position the fetch above brought in
+        if let Some(x) = self.turns.ahead(QUEUE_PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
+            let wave = &self.waves[self.likely[x as usize] as usize];
+            if wave.head.info == u32::MAX && wave.pos < wave.len {
+                super::prefetch(wave.queue.as_ptr().wrapping_add(wave.pos as usize));
+            }
         }
     }
 
