@@ -249,56 +249,70 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         "load_us_per_instruction": load_us, "translated_again": ld.blocks,
     });
     let _ = std::fs::remove_dir_all(&cache);
-    match a.json {
+    write_json(a.json, &report)
+}
+
+/// Writes `report` where `--json` says: a file, stdout (`-`), or nowhere.
+fn write_json(to: Option<&str>, report: &Value) -> Res<()> {
+    match to {
         Some("-") => {
             let mut o = std::io::stdout().lock();
-            writeln!(o, "{}", serde_json::to_string_pretty(&report)?)?;
+            writeln!(o, "{}", serde_json::to_string_pretty(report)?)?;
         }
-        Some(path) => std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n").map_err(|e| format!("{path}: {e}"))?,
+        Some(path) => std::fs::write(path, serde_json::to_string_pretty(report)? + "\n").map_err(|e| format!("{path}: {e}"))?,
         None => {}
     }
     Ok(())
 }
 
 /// `wavejit bench --timing`: the timing model's speed in wave-instructions per second per host core (it runs
-/// on one), on the ALU loop and on a streaming kernel, against functional mode on one host thread; each run
-/// after a first one that translates the code (best of three).
-pub fn run_timing(device: Option<&str>, iterations: u32) -> Result<(), Box<dyn std::error::Error>> {
+/// on one), on the ALU loop and on a streaming kernel, against functional mode on one host thread; each the
+/// fastest of `repeat` runs after a first one that translates the code. `json` as `--json` says.
+pub fn run_timing(device: Option<&str>, iterations: u32, repeat: u32, json: Option<&str>) -> Res<()> {
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
-    println!("wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core");
+    let out = Out { to_stderr: json == Some("-") };
+    out.line(format!("wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core"));
     let jit = jit::Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
     let limits = Limits { threads: Some(1), ..Limits::default() };
-    let measure = |label: &str, d: KernelDispatch<'_>| -> Result<(), Box<dyn std::error::Error>> {
+    let repeat = repeat.max(1);
+    let kernels = std::cell::RefCell::new(Vec::new());
+    let measure = |label: &str, d: KernelDispatch<'_>| -> Res<()> {
         let mut instructions = 0;
         d.run_with(&jit, &NoObserver)?;
-        let functional = best_of(3, || {
+        let functional = best_of(repeat, || {
             instructions = d.run_with(&jit, &NoObserver)?.wave_instructions;
             Ok(())
         })?;
         let mut cycles = 0;
         d.run_timed(&jit, &NoObserver)?;
-        let timed = best_of(3, || {
+        let timed = best_of(repeat, || {
             cycles = d.run_timed(&jit, &NoObserver)?.1.cycles;
             Ok(())
         })?;
         let rate = |s: f64| instructions as f64 / s / 1e6;
-        println!("{label}: {instructions} wave instructions, {cycles} modeled cycles");
-        println!("  functional  {functional:.3} s: {:>7.2} M wave-instructions/s", rate(functional));
-        println!("  timing      {timed:.3} s: {:>7.2} M wave-instructions/s, {:.1}x the functional time", rate(timed), timed / functional);
+        out.line(format!("{label}: {instructions} wave instructions, {cycles} modeled cycles"));
+        out.line(format!("  functional  {functional:.3} s: {:>7.2} M wave-instructions/s", rate(functional)));
+        out.line(format!("  timing      {timed:.3} s: {:>7.2} M wave-instructions/s, {:.1}x the functional time", rate(timed), timed / functional));
+        kernels.borrow_mut().push(json!({
+            "kernel": label, "wave_instructions": instructions, "modeled_cycles": cycles,
+            "functional_s": functional, "functional_m_per_s": rate(functional),
+            "timing_s": timed, "timing_m_per_s": rate(timed), "timing_over_functional": timed / functional,
+        }));
         Ok(())
     };
-
-    alu_and_stream(&mem, dev, iterations, limits, measure)
+    alu_and_stream(&mem, dev, iterations, limits, measure)?;
+    write_json(json, &json!({ "device": dev.id, "iterations": iterations, "repeat": repeat, "kernels": kernels.into_inner() }))
 }
 
 /// `wavejit bench --counters`: what collecting the exact hardware counters (`profiler_hooks::HwCounters`, every
 /// lane's access observed) costs against the same dispatch unobserved, on the interpreter and on the JIT, for
-/// the ALU loop and a streaming kernel (best of three each, after a first run that translates the code).
-pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
+/// the ALU loop and a streaming kernel (the fastest of `repeat` runs each, after a first run that translates
+/// the code).
+pub fn run_counters(device: Option<&str>, iterations: u32, repeat: u32) -> Res<()> {
     let dev = match device {
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
@@ -328,8 +342,8 @@ pub fn run_counters(device: Option<&str>, iterations: u32) -> Res<()> {
             plain(&d)?;
             counted(&d)?;
             jit.settle();
-            let off = best_of(3, || plain(&d))?;
-            let on = best_of(3, || counted(&d))?;
+            let off = best_of(repeat.max(1), || plain(&d))?;
+            let on = best_of(repeat.max(1), || counted(&d))?;
             println!("  {engine:6}  counters off {off:.3} s, on {on:.3} s: {:.2}x", on / off);
         }
         Ok(())

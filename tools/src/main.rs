@@ -373,9 +373,9 @@ fn main() -> ExitCode {
         Command::Demo { device, engine, timing, memcheck } => demo::run(device.as_deref(), engine, timing, memcheck),
         Command::Bench { device, threads, sgemm_n, iterations, repeat, timing, counters, json } => {
             if counters {
-                bench::run_counters(device.as_deref(), iterations)
+                bench::run_counters(device.as_deref(), iterations, repeat)
             } else if timing {
-                bench::run_timing(device.as_deref(), iterations)
+                bench::run_timing(device.as_deref(), iterations, repeat, json.as_deref())
             } else {
                 bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, repeat, json: json.as_deref() })
             }

@@ -268,6 +268,29 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("multiple of 16"));
 }
 
+#[test]
+fn bench_timing_takes_repeat_and_writes_its_figures_as_json() {
+    let out = wavejit(&["bench", "--timing", "--device", "mi210", "--iterations", "5", "--repeat", "1", "--json", "-"]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("wave-instructions per second on one host core") && text.contains("x the functional time"), "{text}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((j["device"].as_str(), j["repeat"].as_u64()), (Some("mi210"), Some(1)), "{j}");
+    let kernels = j["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 2, "the ALU loop and the streaming kernel: {j}");
+    for k in kernels {
+        let n = k["wave_instructions"].as_u64().unwrap();
+        // the text shows the same counts as the JSON
+        assert!(text.contains(&format!("{}: {n} wave instructions, {} modeled cycles", k["kernel"].as_str().unwrap(), k["modeled_cycles"])), "{k} in {text}");
+        for key in ["functional_s", "timing_s", "functional_m_per_s", "timing_m_per_s"] {
+            assert!(k[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {k}");
+        }
+        let ratio = k["timing_s"].as_f64().unwrap() / k["functional_s"].as_f64().unwrap();
+        assert!((k["timing_over_functional"].as_f64().unwrap() - ratio).abs() < 1e-9, "{k}");
+        assert!((k["timing_m_per_s"].as_f64().unwrap() * k["timing_s"].as_f64().unwrap() * 1e6 - n as f64).abs() < 1.0, "{k}");
+    }
+}
+
 /// `wavejit ARGS` with `input` on stdin.
 fn wavejit_with_input(args: &[&str], input: &str) -> Output {
     use std::io::Write;
