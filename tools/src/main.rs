@@ -185,7 +185,7 @@ enum Command {
         #[arg(long, conflicts_with = "timing")]
         counters: bool,
         /// Also write every figure as JSON to this file (`-`: to stdout, the text then going to stderr).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "counters")]
         json: Option<String>,
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.

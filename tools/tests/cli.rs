@@ -289,6 +289,9 @@ fn bench_timing_takes_repeat_and_writes_its_figures_as_json() {
         assert!((k["timing_over_functional"].as_f64().unwrap() - ratio).abs() < 1e-9, "{k}");
         assert!((k["timing_m_per_s"].as_f64().unwrap() * k["timing_s"].as_f64().unwrap() * 1e6 - n as f64).abs() < 1.0, "{k}");
     }
+    // the counter benchmark writes no JSON, so it refuses the option rather than ignore it
+    let out = wavejit(&["bench", "--counters", "--json", "-"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--json"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// `wavejit ARGS` with `input` on stdin.

@@ -203,7 +203,9 @@ impl Cache {
         // the first empty way, else the least recently used (the last of the order)
         let victim = if filled < ways { filled } else { (head[ORDER] >> (4 * (ways - 1)) & 15) as usize };
         let way = &mut self.lines[victim * stride + set];
-        // an empty way holds no line: its tag is not read (for a large cache, a read that misses the host's caches)
+        // an empty way holds no line: its tag is not read, so the store that fills it waits for no load (for a
+        // large cache, one that would miss the host's caches)
+        debug_assert!(filled == ways || way[TAG] == 0, "the ways before the first empty one are the valid ones");
         let old = if filled < ways { 0 } else { way[TAG] };
         let mut writeback = None;
         if old != 0 {

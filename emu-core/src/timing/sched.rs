@@ -555,7 +555,7 @@ const MAX_QUEUED_LANES: usize = 512;
 const PREFETCH_AHEAD: usize = 4;
 
 /// How many turns ahead [`Model::prefetch_turn`] fetches the likely wave's head entry from its queue (reading
-/// where it is from the wave, which the fetch [`PREFETCH_AHEAD`] turns ahead brought in).
+/// where it is from the wave, which the fetch [`PREFETCH_AHEAD`] turns ahead most likely brought in).
 const QUEUE_PREFETCH_AHEAD: usize = 2;
 
 /// The bytes of a wave's timing state [`Model::prefetch_turn`] fetches: its head, holds and the completions
@@ -1174,7 +1174,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Asks the host to fetch what the turn a few entries ahead will read: [`PREFETCH_AHEAD`] entries ahead,
     /// the SIMD's bounds and residents and the start of the wave it most likely issues ([`Model::likely`]):
-    /// [`WAVE_PREFETCH`] bytes. A turn takes about as long as a host cache miss.
+    /// [`WAVE_PREFETCH`] bytes; [`QUEUE_PREFETCH_AHEAD`] entries ahead, that wave's head entry in its queue
+    /// when the head is still to be looked up. A turn takes about as long as a host cache miss.
     #[inline]
     fn prefetch_turn(&self) {
         if let Some(x) = self.turns.ahead(PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
@@ -1185,7 +1186,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // nearer, that wave's head entry, from the queue position the fetch above brought in
         if let Some(x) = self.turns.ahead(QUEUE_PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
             let wave = &self.waves[self.likely[x as usize] as usize];
-            if wave.head.info == u32::MAX && wave.pos < wave.len {
+            if wave.head.info == Executed::UNKNOWN.info && wave.pos < wave.len {
                 super::prefetch(wave.queue.as_ptr().wrapping_add(wave.pos as usize));
             }
         }
