@@ -317,6 +317,7 @@ pub fn run_counters(device: Option<&str>, iterations: u32, repeat: u32) -> Res<(
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
+    let repeat = repeat.max(1);
     println!("wavejit bench --counters on an emulated {dev}: exact counters on, against functional mode");
     let jit = Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
@@ -342,8 +343,8 @@ pub fn run_counters(device: Option<&str>, iterations: u32, repeat: u32) -> Res<(
             plain(&d)?;
             counted(&d)?;
             jit.settle();
-            let off = best_of(repeat.max(1), || plain(&d))?;
-            let on = best_of(repeat.max(1), || counted(&d))?;
+            let off = best_of(repeat, || plain(&d))?;
+            let on = best_of(repeat, || counted(&d))?;
             println!("  {engine:6}  counters off {off:.3} s, on {on:.3} s: {:.2}x", on / off);
         }
         Ok(())

@@ -180,14 +180,15 @@ impl Cache {
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
-                let way = &mut self.lines[w * stride + set];
+                let at = w * stride + set;
+                let way = &mut self.lines[at];
                 if way[TAG] & !DIRTY == want {
                     self.stats.hits += 1;
                     if dirty_on_write {
                         way[TAG] |= DIRTY;
                     }
                     head[ORDER] = to_front(head[ORDER], w as u64);
-                    return Outcome { hit: true, allocated: true, slot: (w * stride + set) as u32, ready_at: way[READY], writeback: None };
+                    return Outcome { hit: true, allocated: true, slot: at as u32, ready_at: way[READY], writeback: None };
                 }
             }
             let empty = zero_bytes(word);
@@ -202,7 +203,8 @@ impl Cache {
         }
         // the first empty way, else the least recently used (the last of the order)
         let victim = if filled < ways { filled } else { (head[ORDER] >> (4 * (ways - 1)) & 15) as usize };
-        let way = &mut self.lines[victim * stride + set];
+        let at = victim * stride + set;
+        let way = &mut self.lines[at];
         // an empty way holds no line: its tag is not read, so the store that fills it waits for no load (for a
         // large cache, one that would miss the host's caches)
         debug_assert!(filled == ways || way[TAG] == 0, "the ways before the first empty one are the valid ones");
@@ -221,7 +223,7 @@ impl Cache {
         *word = *word & !(0xff << shift) | fp << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         head[ORDER] = (head[ORDER] << 4 | victim as u64) & self.order_mask;
-        Outcome { hit: false, allocated: true, slot: (victim * stride + set) as u32, ready_at: 0, writeback }
+        Outcome { hit: false, allocated: true, slot: at as u32, ready_at: 0, writeback }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
