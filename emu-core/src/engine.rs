@@ -662,9 +662,48 @@ pub fn build_group_in(
     clock: WaveClock,
     private: Option<u64>,
 ) -> Result<Group, EngineError> {
+    build_group_with(mem, device, launch, template, i, clock, private, true)
+}
+
+/// [`build_group`] with the waves' register files left empty, for [`give_registers`] to make when each wave
+/// first runs: a model that places many workgroups long before their waves run (the timing model) then
+/// makes each wave's registers in memory the host has just used ([`keep_parts`]), not all at once.
+pub fn build_group_registers_later(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, template: &WaveTemplate, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+    build_group_with(mem, device, launch, template, i, clock, None, false)
+}
+
+/// Gives wave `w` of workgroup `wg` (made by [`build_group_registers_later`]) its register files, with the
+/// work-item ids the hardware loads, in the memory of a wave that ended ([`keep_parts`]) where there is some.
+pub fn give_registers(launch: &Launch<'_>, template: &WaveTemplate, wg: [u32; 3], w: u32, wave: &mut WaveState) {
+    let (vgprs, agprs) = register_counts(launch);
+    let parts = ENDED.with_borrow_mut(Vec::pop).unwrap_or_default();
+    wave.registers_from(parts, vgprs, agprs);
+    load_ids(wave, &template.lanes(launch.shape.workgroup_size(wg), w).0);
+}
+
+/// A wave's VGPRs and AGPRs by its kernel descriptor.
+fn register_counts(launch: &Launch<'_>) -> (usize, usize) {
+    (launch.descriptor.vgpr_alloc_count() as usize, launch.descriptor.agpr_alloc_count().unwrap_or(0) as usize)
+}
+
+/// Loads the work-item ids ([`WaveTemplate::lanes`]) into a wave's first VGPRs.
+fn load_ids(wave: &mut WaveState, ids: &[[u32; 64]]) {
+    wave.vgprs[..ids.len()].copy_from_slice(ids);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_group_with(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    template: &WaveTemplate,
+    i: u64,
+    clock: WaveClock,
+    private: Option<u64>,
+    registers: bool,
+) -> Result<Group, EngineError> {
     let (shape, descriptor) = (launch.shape, launch.descriptor);
-    let vgprs = descriptor.vgpr_alloc_count() as usize;
-    let agprs = descriptor.agpr_alloc_count().unwrap_or(0) as usize;
+    let (vgprs, agprs) = register_counts(launch);
     let wg = shape.workgroup_id(i);
     let size = shape.workgroup_size(wg);
     let n = shape.waves_in(wg, device.wave_size);
@@ -678,7 +717,11 @@ pub fn build_group_in(
     };
     let base = if lane_bytes > 0 { scratch.or(private) } else { None };
     let layout = crate::hwreg::Layout::of(device);
-    let (mut waves, lds) = spare_parts(n as usize, launch.entry, vgprs, agprs, launch.group_segment_size as usize);
+    let (mut waves, lds) = if registers {
+        spare_parts(n as usize, launch.entry, vgprs, agprs, launch.group_segment_size as usize)
+    } else {
+        ((0..n).map(|_| WaveState::without_registers(launch.entry)).collect(), vec![0; launch.group_segment_size as usize])
+    };
     for (w, wave) in waves.iter_mut().enumerate() {
         let w = w as u32;
         let wave_scratch = base.map_or(0, |s| s + w as u64 * wave_bytes);
@@ -686,8 +729,8 @@ pub fn build_group_in(
         wave.sgprs[..init].copy_from_slice(template.sgprs());
         template.patch(&mut wave.sgprs[..init], wg, wave_scratch, wave_scratch);
         let lanes = template.lanes(size, w);
-        for (i, v) in lanes.0.iter().enumerate() {
-            wave.vgprs[i] = *v;
+        if registers {
+            load_ids(wave, &lanes.0);
         }
         wave.set_exec(lanes.1);
         // architected flat scratch (gfx942) and the value gfx90a prologues build from flat_scratch_init
@@ -705,9 +748,14 @@ pub fn build_group_in(
 }
 
 thread_local! {
-    /// The wave states and the LDS of the last workgroup this thread finished ([`recycle`]), for its next one.
+    /// The wave states and the LDS of the last workgroup this thread finished ([`recycle`]), for its next one;
+    /// the memory of waves that ended while their workgroup goes on ([`keep_parts`]), for [`give_registers`].
     static SPARE: std::cell::RefCell<(Vec<WaveState>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static ENDED: std::cell::RefCell<Vec<crate::wave::Parts>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// How many ended waves' parts [`keep_parts`] keeps.
+const ENDED_KEPT: usize = 64;
 
 /// `n` fresh wave states starting at `entry` and a zeroed LDS of `lds` bytes, made in place of what this thread's
 /// last finished workgroup left where there is some ([`WaveState::reset`]: their windows stay).
@@ -723,6 +771,17 @@ fn spare_parts(n: usize, entry: u64, vgprs: usize, agprs: usize, lds: usize) -> 
     bytes.clear();
     bytes.resize(lds, 0);
     (waves, bytes)
+}
+
+/// Keeps the memory of a wave that has ended ([`WaveState::take_parts`]: its registers read as empty
+/// afterwards) for the next wave this thread gives registers ([`give_registers`]): that wave's registers are
+/// then made in memory the host has just used, not in pages fetched and zeroed afresh.
+pub fn keep_parts(wave: &mut WaveState) {
+    ENDED.with_borrow_mut(|ended| {
+        if ended.len() < ENDED_KEPT {
+            ended.push(wave.take_parts());
+        }
+    });
 }
 
 /// Keeps a finished workgroup's wave states and LDS for this thread's next workgroup (whose private memory

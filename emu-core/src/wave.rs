@@ -78,6 +78,16 @@ impl Default for Windows {
     }
 }
 
+/// The memory of a wave state that another can be made in ([`WaveState::take_parts`]): its register files and
+/// its windows.
+#[derive(Debug, Default)]
+pub struct Parts {
+    vgprs: Vec<Lanes>,
+    agprs: Vec<Lanes>,
+    windows: Option<Box<Windows>>,
+    windows_version: (u64, u64),
+}
+
 /// A wave's accesses that landed in an allocation's slack ([`crate::memory::Within::Pages`]): outside the
 /// allocation's bytes, inside its pages, so not a fault on a GPU. Counted by lane access; the first described.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -215,10 +225,16 @@ impl WaveState {
     }
 
     /// Makes this state over into [`WaveState::new`]'s for another wave, in place, reusing its memory (its
-    /// register files' and its windows'). Its windows and their version stay (what a later wave's accesses at
-    /// the same sites find, valid while the memory's version is unchanged: [`WaveState::windows_version`]), but
-    /// those over its private segment, which are no other wave's.
+    /// register files' and its windows'): [`WaveState::take_parts`], then [`WaveState::from_parts`].
     pub fn reset(&mut self, pc: u64, vgprs: usize, agprs: usize) {
+        *self = WaveState::from_parts(pc, vgprs, agprs, self.take_parts());
+    }
+
+    /// Takes the memory this state holds for another wave's ([`WaveState::from_parts`]): its register files
+    /// (left empty here: a wave that has ended reads none) and its windows with their version, but those over
+    /// its private segment, which are no other wave's (the rest are what a later wave's accesses at the same
+    /// sites find, valid while the memory's version is unchanged: [`WaveState::windows_version`]).
+    pub fn take_parts(&mut self) -> Parts {
         let (base, bytes) = (self.scratch_base, self.private_bytes());
         if let (Some(w), true) = (self.windows.as_deref_mut(), bytes > 0) {
             for w in w.vector.iter_mut().chain(w.scalar.iter_mut()) {
@@ -227,12 +243,36 @@ impl WaveState {
                 }
             }
         }
-        let (mut v, mut a) = (std::mem::take(&mut self.vgprs), std::mem::take(&mut self.agprs));
+        Parts {
+            vgprs: std::mem::take(&mut self.vgprs),
+            agprs: std::mem::take(&mut self.agprs),
+            windows: self.windows.take(),
+            windows_version: self.windows_version,
+        }
+    }
+
+    /// [`WaveState::new`]'s state, made in the memory of `parts` and with its windows.
+    pub fn from_parts(pc: u64, vgprs: usize, agprs: usize, parts: Parts) -> WaveState {
+        let mut w = WaveState::without_registers(pc);
+        w.registers_from(parts, vgprs, agprs);
+        w
+    }
+
+    /// [`WaveState::new`]'s state but for its register files, which are empty until
+    /// [`WaveState::registers_from`] gives them.
+    pub fn without_registers(pc: u64) -> WaveState {
+        WaveState::made_of(pc, Vec::new(), Vec::new(), None, (0, 0))
+    }
+
+    /// Gives this state `vgprs` VGPRs (at least one) and `agprs` AGPRs, zeroed, in the memory of `parts`, and
+    /// the windows of `parts`.
+    pub fn registers_from(&mut self, parts: Parts, vgprs: usize, agprs: usize) {
+        let Parts { vgprs: mut v, agprs: mut a, windows, windows_version } = parts;
         v.clear();
         v.resize(vgprs.max(1), [0; LANES]);
         a.clear();
         a.resize(agprs, [0; LANES]);
-        *self = WaveState::made_of(pc, v, a, self.windows.take(), self.windows_version);
+        (self.vgprs, self.agprs, self.windows, self.windows_version) = (v, a, windows, windows_version);
     }
 
     /// A wave starting at `pc` with these register files (zeroed) and windows.

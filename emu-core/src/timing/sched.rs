@@ -845,7 +845,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
-        let mut group = engine::build_group(self.mem, self.device, self.launch, &self.template, linear, self.clock)?;
+        let mut group = engine::build_group_registers_later(self.mem, self.device, self.launch, &self.template, linear, self.clock)?;
         let wg = group.wg;
         let multi = plan.len() > 1;
         let slot_index = match self.free_slots.pop() {
@@ -1201,6 +1201,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let (linear, scratch) = (sl.linear, sl.group.scratch);
         let Group { wg, waves, lds, .. } = &mut sl.group;
         let wave = &mut waves[index as usize];
+        if wave.vgprs.is_empty() {
+            // its first block: the group was built without register files ([`engine::build_group_registers_later`])
+            engine::give_registers(self.launch, &self.template, *wg, index, wave);
+        }
         wave.clock = WaveClock { base: self.clock.base + t, ..self.clock };
         let run = WaveRun {
             mem: self.mem,
@@ -1239,6 +1243,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         if self.entries.is_empty() {
             return Err(self.fail(format!("workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}")));
+        }
+        if waves[index as usize].status == WaveStatus::Done {
+            // the wave ran to its end: its registers are read no more, and a wave placed soon can use their memory
+            engine::keep_parts(&mut waves[index as usize]);
         }
         let mut infos = std::mem::take(&mut self.infos_of_block);
         infos.clear();
