@@ -100,25 +100,35 @@ enum State {
 /// host cache lines).
 #[derive(Debug, Clone, Copy)]
 struct Executed {
-    /// The PC the wave went on at.
-    next_pc: u64,
-    /// Index into [`Model::infos`] (`u32::MAX` in [`Executed::UNKNOWN`]).
-    info: u32,
-    /// [`FETCH`] and [`TAKEN`], and the index of its memory work in the wave's `work` ([`NO_WORK`]: none).
-    flags: u32,
+    /// The PC the wave went on at, from the start of the code ([`Places::code_bytes`] fits 32 bits).
+    next_pc: u32,
+    /// Its index into [`Model::infos`] ([`INFO`]), and [`FETCH`], [`TAKEN`] and [`WORK`] (all set: [`Executed::UNKNOWN`]).
+    bits: u32,
 }
 
 impl Executed {
     /// A wave's head not looked up yet.
-    const UNKNOWN: Executed = Executed { next_pc: 0, info: u32::MAX, flags: 0 };
+    const UNKNOWN: Executed = Executed { next_pc: 0, bits: u32::MAX };
+
+    #[inline(always)]
+    fn info(self) -> u32 {
+        self.bits & INFO
+    }
+
+    #[inline(always)]
+    fn known(self) -> bool {
+        self.bits != u32::MAX
+    }
 }
 
 /// The instruction's issue fetches the next instruction's line: a taken branch, or a new line.
 const FETCH: u32 = 1 << 31;
 /// The instruction is a taken branch (the instruction buffer refills).
 const TAKEN: u32 = 1 << 30;
-/// The bits of [`Executed::flags`] that index the wave's `work`; all set: no memory work.
-const NO_WORK: u32 = TAKEN - 1;
+/// The instruction has memory work: the wave's `work` entry after those of the queue's earlier instructions.
+const WORK: u32 = 1 << 29;
+/// The bits of [`Executed::bits`] that index [`Model::infos`] (the model refuses code with more instructions).
+const INFO: u32 = WORK - 1;
 
 /// What a memory instruction's lanes ask of the memory pipeline and the LDS, worked out from its lane
 /// accesses when its block ran (while they are fresh in the host's caches): its line requests and the LDS bank
@@ -576,6 +586,9 @@ fn round_up(x: u32, granule: u32) -> u32 {
 
 impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn new(mem: &'a DeviceMemory, device: &'a DevicePreset, launch: &'a Launch<'a>, limits: Limits, runner: &'a R, observer: &'a O, m: &'static Machine) -> Result<Self, EngineError> {
+        if launch.code.size > u32::MAX as u64 {
+            return Err(EngineError::Timing { kernel: launch.name.to_string(), what: format!("the model takes code of up to 4 GiB, not {} bytes", launch.code.size) });
+        }
         let topo = &m.topology;
         let cus: Vec<Cu> = (0..topo.cus())
             .map(|cu| Cu { xcd: topo.xcd_of(cu), se: topo.se_of(cu), waves: 0, multi_groups: 0, lds: 0, vmem_free: 0, lds_free: 0 })
@@ -1030,6 +1043,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             })?,
         };
         let info = InstInfo::new(&inst, self.table).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
+        if self.infos.len() >= INFO as usize {
+            return Err(self.fail(format!("more than {INFO} distinct instructions ran")));
+        }
         self.infos.push(info);
         let i = (self.infos.len() - 1) as u32;
         if let Some(slot) = self.info_at.get_mut(word) {
@@ -1042,21 +1058,21 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     #[inline(always)]
     fn head(&mut self, w: usize) -> Result<u32, EngineError> {
         let wave = &mut self.waves[w];
-        if wave.head.info != u32::MAX {
-            return Ok(wave.head.info);
+        if wave.head.known() {
+            return Ok(wave.head.info());
         }
         if wave.pos < wave.len {
             let e = wave.queue[wave.pos as usize];
             wave.head = e;
-            if e.flags & NO_WORK != NO_WORK {
-                wave.head_work = wave.work[(e.flags & NO_WORK) as usize];
+            if e.bits & WORK != 0 {
+                wave.head_work = wave.work[wave.next_work as usize];
             }
-            return Ok(e.info);
+            return Ok(e.info());
         }
         let (slot, pc, index) = (wave.slot as usize, wave.peek_pc, wave.index);
         let wg = self.slots[slot].as_ref().expect("resident").group.wg;
         let info = self.info_at_pc(pc, None, (wg, index))?;
-        self.waves[w].head = Executed { info, ..Executed::UNKNOWN };
+        self.waves[w].head = Executed { bits: info, ..Executed::UNKNOWN };
         Ok(info)
     }
 
@@ -1065,7 +1081,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// the queue entry that [`Model::issue`] asked for.
     fn head_at_hand(&self, w: usize) -> bool {
         let wave = &self.waves[w];
-        wave.head.info != u32::MAX || (wave.pos == wave.len && self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0))
+        wave.head.known() || (wave.pos == wave.len && self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0))
     }
 
     /// The constraints on wave `w`'s head (instruction info `info`) that only the wave's own issues move: its
@@ -1186,7 +1202,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // nearer, that wave's head entry, from the queue position the fetch above brought in
         if let Some(x) = self.turns.ahead(QUEUE_PREFETCH_AHEAD).filter(|x| x & RETIRE == 0) {
             let wave = &self.waves[self.likely[x as usize] as usize];
-            if wave.head.info == Executed::UNKNOWN.info && wave.pos < wave.len {
+            if !wave.head.known() && wave.pos < wave.len {
                 super::prefetch(wave.queue.as_ptr().wrapping_add(wave.pos as usize));
             }
         }
@@ -1280,9 +1296,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // the wave's instruction buffer holds the line of `pc`: a taken branch refetches, and so does going on
             // into another line
             let taken = i.inst.info.flow != FlowControl::Next && next != pc + i.inst.size() as u64;
-            let mut flags = if taken { TAKEN | FETCH } else { 0 };
+            let mut bits = infos[k] | if taken { TAKEN | FETCH } else { 0 };
             if next >> self.icache_line_shift != pc >> self.icache_line_shift {
-                flags |= FETCH;
+                bits |= FETCH;
             }
             // the instruction's lane accesses, looked up only where they are used
             let lanes = || at.get(&acc, &ranges);
@@ -1293,14 +1309,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 _ => None,
             };
             let wave = &mut self.waves[w];
-            flags |= match work {
-                Some(work) => {
-                    wave.work.push(work);
-                    wave.work.len() as u32 - 1
-                }
-                None => NO_WORK,
-            };
-            wave.queue.push(Executed { next_pc: next, info: infos[k], flags });
+            if let Some(work) = work {
+                wave.work.push(work);
+                bits |= WORK;
+            }
+            // a PC outside the code wraps here: the engine stops at it with a fault before the model fetches it
+            wave.queue.push(Executed { next_pc: next.wrapping_sub(self.launch.code.base) as u32, bits });
             if O::ACTIVE {
                 let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes(), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
                 wave.observed.push(Observed { pc, exec, acc });
@@ -1313,7 +1327,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.ran_at = t;
         wave.head = wave.queue[0];
         wave.next_work = 0;
-        if let Some(&work) = wave.work.first().filter(|_| wave.head.flags & NO_WORK != NO_WORK) {
+        if let Some(&work) = wave.work.first().filter(|_| wave.head.bits & WORK != 0) {
             wave.head_work = work;
         }
         self.entries = entries;
@@ -1343,13 +1357,13 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let wave = &mut self.waves[w];
         let at = wave.pos as usize;
-        debug_assert_eq!(wave.head.info, wave.queue[at].info, "the head was looked up");
+        debug_assert_eq!(wave.head.bits, wave.queue[at].bits, "the head was looked up");
         let e = wave.head;
         wave.pos += 1;
         wave.head = Executed::UNKNOWN;
-        let work = (e.flags & NO_WORK != NO_WORK).then_some(wave.head_work);
+        let work = (e.bits & WORK != 0).then_some(wave.head_work);
         if work.is_some() {
-            wave.next_work = (e.flags & NO_WORK) + 1;
+            wave.next_work += 1;
         }
         if wave.pos < wave.len {
             // for the head's look-up at a later turn: its entry, and the next memory instruction's work
@@ -1361,9 +1375,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         if wave.pos == wave.len && t.saturating_sub(wave.ran_at) > STATE_COLD_AFTER {
             self.prefetch_state(w);
         }
-        debug_assert_eq!(e.info, info, "the engine executed the instruction the model peeked");
+        debug_assert_eq!(e.info(), info, "the engine executed the instruction the model peeked");
         let (pipe, issue, latency, wait, sequencer, writes) = {
-            let i = &self.infos[e.info as usize];
+            let i = &self.infos[e.info() as usize];
             (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer, i.writes)
         };
         let cu_index = self.simds[s].cu as usize;
@@ -1445,9 +1459,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             wave.hold_why = Hold::Sleep;
         }
         // the next instruction's fetch: a taken branch refills the instruction buffer; a new line may miss
-        if !matches!(sequencer, Sequencer::End) && e.flags & FETCH != 0 {
-            let taken = e.flags & TAKEN != 0;
-            let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(e.next_pc, None));
+        if !matches!(sequencer, Sequencer::End) && e.bits & FETCH != 0 {
+            let taken = e.bits & TAKEN != 0;
+            let next_pc = self.launch.code.base + e.next_pc as u64;
+            let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(next_pc, None));
             let penalty = fetched.saturating_sub(t + self.m.icache.hit_latency);
             let extra = if taken { self.m.overheads.taken_branch } else { 0 } + penalty;
             if extra > 0 && t + self.cadence + extra > wave.hold {
@@ -1455,7 +1470,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 wave.hold_why = Hold::Fetch;
             }
         }
-        self.report(t, w, at, e.info, stalls);
+        self.report(t, w, at, e.info(), stalls);
         match sequencer {
             Sequencer::Barrier => {
                 self.waves[w].state = State::AtBarrier;
@@ -1927,9 +1942,9 @@ mod tests {
         // queue and work are, then the completions every issue reads, in the first 192 bytes
         assert_eq!(std::mem::size_of::<Resident>(), 16);
         assert_eq!(std::mem::size_of::<Simd>(), 256);
-        assert_eq!(std::mem::offset_of!(Wave, head_work) + std::mem::size_of::<Work>(), 64);
+        assert!(std::mem::offset_of!(Wave, head_work) + std::mem::size_of::<Work>() <= 64);
         assert!(std::mem::offset_of!(Wave, waits) + WaveWaits::FIRST_BYTES <= WAVE_PREFETCH);
-        assert_eq!(std::mem::size_of::<Executed>(), 16);
+        assert_eq!(std::mem::size_of::<Executed>(), 8);
     }
 
     fn coalesced(lanes: &[LaneAccess], line: u32) -> Vec<LineRequest> {
