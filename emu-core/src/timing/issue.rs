@@ -124,6 +124,13 @@ pub struct InstInfo {
     pub writes: Regs,
     pub wait: WaitClass,
     pub memory: Option<MemoryOp>,
+    /// Its bytes, and whether it can go on anywhere but the next instruction (a branch, a call, `s_endpgm`):
+    /// what the model asks of every executed instruction, kept here rather than behind `inst.info`.
+    pub size: u32,
+    pub flows: bool,
+    /// The vector L1 lines a wave64 access of its bytes per lane at unit stride spans, at least one (0 until
+    /// the model sets it for its line size: [`InstInfo::set_l1_lines`]).
+    pub l1_lines: u32,
 }
 
 impl InstInfo {
@@ -154,7 +161,15 @@ impl InstInfo {
             writes,
             wait: inst.info.wait,
             memory: MemoryOp::of(inst),
+            size: inst.size() as u32,
+            flows: inst.info.flow != isa_amdgpu::table::FlowControl::Next,
+            l1_lines: 0,
         })
+    }
+
+    /// Sets [`InstInfo::l1_lines`] for vector L1 lines of `1 << line_shift` bytes.
+    pub fn set_l1_lines(&mut self, line_shift: u32) {
+        self.l1_lines = ((64 * self.inst.info.mem.bytes as u32 + (1 << line_shift) - 1) >> line_shift).max(1);
     }
 }
 

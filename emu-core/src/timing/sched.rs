@@ -41,7 +41,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::cell::RefCell;
 
-use isa_amdgpu::table::FlowControl;
 use isa_amdgpu::Inst;
 
 use super::cache::{coalesce, LineUse};
@@ -1042,7 +1041,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 error,
             })?,
         };
-        let info = InstInfo::new(&inst, self.table).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
+        let mut info = InstInfo::new(&inst, self.table).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
+        info.set_l1_lines(self.l1_line_shift);
         if self.infos.len() >= INFO as usize {
             return Err(self.fail(format!("more than {INFO} distinct instructions ran")));
         }
@@ -1111,8 +1111,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // the texture address unit, and room for the instruction's lines among the CU's misses in flight
             // (a wave64 access of `bytes` per lane at unit stride: the lines are known only once it executes)
             Pipe::Vmem | Pipe::Flat => {
-                let lines = ((64 * i.inst.info.mem.bytes as u32 + (1 << self.l1_line_shift) - 1) >> self.l1_line_shift).max(1);
-                self.cus[simd.cu as usize].vmem_free.max(self.memsys.l1_room_at(0, simd.cu, lines))
+                self.cus[simd.cu as usize].vmem_free.max(self.memsys.l1_room_at(0, simd.cu, i.l1_lines))
             }
             Pipe::Lds => self.cus[simd.cu as usize].lds_free,
             _ => 0,
@@ -1295,7 +1294,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let i = &self.infos[infos[k] as usize];
             // the wave's instruction buffer holds the line of `pc`: a taken branch refetches, and so does going on
             // into another line
-            let taken = i.inst.info.flow != FlowControl::Next && next != pc + i.inst.size() as u64;
+            let taken = i.flows && next != pc + i.size as u64;
             let mut bits = infos[k] | if taken { TAKEN | FETCH } else { 0 };
             if next >> self.icache_line_shift != pc >> self.icache_line_shift {
                 bits |= FETCH;
