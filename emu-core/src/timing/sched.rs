@@ -452,8 +452,9 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     free_waves: Vec<u32>,
     /// SIMD turns (SIMD index) and wave ends ([`RETIRE`] | wave index) to come.
     turns: Wheel,
-    /// Per SIMD, the wave its next turn most likely issues (the one with the earliest bound when its last turn
-    /// ended): the dispatch loop asks the host to fetch it a few turns ahead ([`Model::prefetch_turn`]).
+    /// Per SIMD, the wave its next turn most likely issues first (the oldest whose bound allows it at that
+    /// turn, as its last turn ended): the dispatch loop asks the host to fetch it a few turns ahead
+    /// ([`Model::prefetch_turn`]).
     likely: Vec<u32>,
     /// Per XCD: the next workgroup (linear index) it places, and its next shader engine.
     xcd_next: Vec<u64>,
@@ -1175,14 +1176,17 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 self.look_up_head(s, i)?;
             }
         }
-        // the next turn worth taking: at the earliest bound (slots past the resident waves hold u64::MAX); its
-        // wave (the first with that bound) is the one the SIMD most likely issues then
+        // the next turn worth taking: at the earliest bound (slots past the resident waves hold u64::MAX); the
+        // oldest wave whose bound allows it then is the one the SIMD most likely issues first (which is not
+        // always the one with the earliest bound: an older wave due by then goes first)
         let lbs = &self.simds[s].lbs;
-        let (next, k) = (1..MAX_WAVES).fold((lbs[0], 0), |(m, k), j| if lbs[j] < m { (lbs[j], j) } else { (m, k) });
+        let next = lbs.iter().fold(u64::MAX, |m, &b| m.min(b));
         if next != u64::MAX {
             let phase = self.simds[s].phase;
-            self.schedule(s, align_up(next.max(t + 1), phase, self.cadence));
-            self.likely[s] = self.simds[s].resident[k].wave;
+            let at = align_up(next.max(t + 1), phase, self.cadence);
+            let first = lbs.iter().position(|&b| b <= at).unwrap_or(0);
+            self.likely[s] = self.simds[s].resident[first].wave;
+            self.schedule(s, at);
         }
         Ok(())
     }
