@@ -728,6 +728,8 @@ fn build_group_with(
         let init = template.sgprs().len();
         wave.sgprs[..init].copy_from_slice(template.sgprs());
         template.patch(&mut wave.sgprs[..init], wg, wave_scratch, wave_scratch);
+        // (for a full workgroup the template's lanes, borrowed; a partial one's made here, and again by
+        // `give_registers` when its registers come later)
         let lanes = template.lanes(size, w);
         if registers {
             load_ids(wave, &lanes.0);
@@ -748,9 +750,10 @@ fn build_group_with(
 }
 
 thread_local! {
-    /// The wave states and the LDS of the last workgroup this thread finished ([`recycle`]), for its next one;
-    /// the memory of waves that ended while their workgroup goes on ([`keep_parts`]), for [`give_registers`].
+    /// The wave states and the LDS of the last workgroup this thread finished ([`recycle`]), for its next one.
     static SPARE: std::cell::RefCell<(Vec<WaveState>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// The memory of up to [`ENDED_KEPT`] waves that ended while their workgroup went on ([`keep_parts`]), for
+    /// [`give_registers`]; emptied by [`drop_kept_parts`].
     static ENDED: std::cell::RefCell<Vec<crate::wave::Parts>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -771,6 +774,12 @@ fn spare_parts(n: usize, entry: u64, vgprs: usize, agprs: usize, lds: usize) -> 
     bytes.clear();
     bytes.resize(lds, 0);
     (waves, bytes)
+}
+
+/// Drops what [`keep_parts`] kept on this thread (a model's run does at its end: up to [`ENDED_KEPT`] register
+/// files are not kept past the dispatch).
+pub fn drop_kept_parts() {
+    ENDED.with_borrow_mut(Vec::clear);
 }
 
 /// Keeps the memory of a wave that has ended ([`WaveState::take_parts`]: its registers read as empty

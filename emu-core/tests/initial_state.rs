@@ -106,3 +106,60 @@ fn packed_workitem_ids_put_y_and_z_above_x() {
     assert_eq!(st.vgprs[0][0], 1 << 20, "work-item 128 is (0, 0, 1)");
     assert_eq!(st.vgprs[0][63], 15 | 3 << 10 | 1 << 20, "work-item 191 is (15, 3, 1)");
 }
+
+/// A workgroup built without register files, each wave then given its own in the memory of a wave that ended
+/// (more registers, written, and windows, one of them over that wave's private segment), starts as the one built
+/// whole: the same registers, work-item ids and state, and the ended wave's windows but the private one.
+#[test]
+fn registers_given_at_first_run_match_a_group_built_whole() {
+    use emu_core::dispatch::WaveTemplate;
+    use emu_core::engine::{self, KernelDispatch, Limits};
+    use emu_core::wave::{BufferWindow, WaveClock, WaveState};
+    let mut checked = 0;
+    for (name, bytes) in test_kernels::ALL {
+        let co = CodeObject::parse(bytes, name).unwrap();
+        let dev = device_for(Target::from_name(&co.target.processor).unwrap());
+        let mem = emu_core::DeviceMemory::new(1 << 30).unwrap();
+        for k in co.kernels.iter().filter(|k| k.descriptor.private_segment_fixed_size == 0) {
+            let meta = co.kernel_metadata(k).unwrap();
+            let args: Vec<ArgValue> = meta
+                .args
+                .iter()
+                .filter(|a| !a.value_kind.starts_with("hidden_"))
+                .map(|a| if a.size == 8 { ArgValue::Pointer(0x7e00_0000_1000) } else { ArgValue::U32(7) })
+                .collect();
+            // 1000 work-items in workgroups of 256: the last of the four is partial
+            let shape = DispatchShape::new([1000, 1, 1], [256, 1, 1], dev).unwrap();
+            let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits: Limits::default() };
+            d.launch(|mem, device, launch, _| {
+                let template = WaveTemplate::new(&engine::dispatch_context(device, launch)).unwrap();
+                for i in [0, 3] {
+                    let whole = engine::build_group(mem, device, launch, &template, i, WaveClock::default())?;
+                    let mut later = engine::build_group_registers_later(mem, device, launch, &template, i, WaveClock::default())?;
+                    for (w, wave) in later.waves.iter_mut().enumerate() {
+                        assert!(wave.vgprs.is_empty() && wave.agprs.is_empty());
+                        let mut ended = WaveState::new(0x40, 300, 9);
+                        ended.vgprs[5] = [0xdead; 64];
+                        ended.agprs[2] = [7; 64];
+                        (ended.scratch_base, ended.scratch_lane_bytes) = (0x10_0000, 16);
+                        let shared = BufferWindow { start: 0x20_0000, len: 0x1000, host: 0x5000 };
+                        let private = BufferWindow { start: 0x10_0100, len: 0x100, host: 0x6000 };
+                        (ended.windows_mut().vector[0], ended.windows_mut().vector[1]) = (shared, private);
+                        ended.windows_version = (4, 5);
+                        engine::keep_parts(&mut ended);
+                        assert!(ended.vgprs.is_empty() && ended.windows.is_none(), "its parts were taken");
+                        engine::give_registers(launch, &template, whole.wg, w as u32, wave);
+                        let windows = wave.windows.take().expect("the ended wave's windows");
+                        assert_eq!((windows.vector[0], windows.vector[1], wave.windows_version), (shared, BufferWindow::default(), (4, 5)));
+                        wave.windows_version = (0, 0);
+                    }
+                    assert_eq!(format!("{:?}", later.waves), format!("{:?}", whole.waves), "{}: workgroup {i}", k.name);
+                    checked += 1;
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+    }
+    assert!(checked >= 20, "only {checked} workgroups compared");
+}

@@ -905,7 +905,8 @@ fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState) {
 }
 
 /// The windows `wave` (which has executed nothing) starts with: its own when they were found at the memory's
-/// present version (a state made over from a wave of an earlier workgroup, [`WaveState::reuse`]), else those the
+/// present version (a state made over from a wave of an earlier workgroup, [`WaveState::reset`], or given the
+/// registers and windows of a wave that ended, `engine::give_registers`), else those the
 /// first wave to end on this thread at that version left, else none. Either way every window still lies in
 /// live memory of a kind compiled code may access, and where the new wave's lanes fall is checked, as always.
 fn start_windows(mem: &DeviceMemory, wave: &mut WaveState) {

@@ -124,7 +124,8 @@ pub struct InstInfo {
     pub writes: Regs,
     pub wait: WaitClass,
     pub memory: Option<MemoryOp>,
-    /// Its bytes, and whether it can go on anywhere but the next instruction (a branch, a call, `s_endpgm`):
+    /// Its bytes, and whether it can go on anywhere but the next instruction (a branch, a call, `s_endpgm`, a
+    /// barrier):
     /// what the model asks of every executed instruction, kept here rather than behind `inst.info`.
     pub size: u32,
     pub flows: bool,

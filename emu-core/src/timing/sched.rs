@@ -76,6 +76,7 @@ pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     let mut model = Model::new(mem, device, launch, limits, runner, observer, machine)?;
     let result = model.run();
     model.release_all();
+    engine::drop_kept_parts();
     result
 }
 
@@ -95,7 +96,7 @@ enum State {
     Done,
 }
 
-/// An instruction the engine executed and the model has not issued yet (16 bytes: a block's queue takes few
+/// An instruction the engine executed and the model has not issued yet (8 bytes: a block's queue takes few
 /// host cache lines).
 #[derive(Debug, Clone, Copy)]
 struct Executed {
@@ -553,8 +554,9 @@ const STATE_COLD_AFTER: u64 = 256;
 /// fewer when it reaches a barrier, its end or a clock-reading instruction): the wave's state is in the host's
 /// caches while it runs, and one run serves many issues. With 64, `stream_read` over every wave slot of an
 /// MI210 (about 340 instructions a wave) took 1.1x the time it takes with 512 (`wavejit bench --timing`,
-/// alternating runs). The queue it fills takes 16 bytes an instruction (and its memory instructions' work
-/// 48 bytes each): at most about 8 KiB a resident wave, 80 MiB over the 9,728 wave slots of an MI300X.
+/// alternating runs). The queue it fills takes 8 bytes an instruction (and its memory instructions' work
+/// 48 bytes each): at most about 4 KiB a resident wave and its work, 40 MiB and the work over the 9,728 wave
+/// slots of an MI300X.
 const RUN_AHEAD: u64 = 512;
 
 /// Lane accesses (records, not ranges) after which a wave's run ends ([`Recorder`]): gathers of thousands of
@@ -1316,7 +1318,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 wave.work.push(work);
                 bits |= WORK;
             }
-            // a PC outside the code wraps here: the engine stops at it with a fault before the model fetches it
+            // a PC below the code or 4 GiB past its start wraps here: the dispatch fails at it (the engine's fault or
+            // the next head's decode) before any result depends on this entry's fetch
             wave.queue.push(Executed { next_pc: next.wrapping_sub(self.launch.code.base) as u32, bits });
             if O::ACTIVE {
                 let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes(), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
