@@ -640,7 +640,7 @@ pub(crate) fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch
 /// The waves of workgroup `i` (linear index) of `launch`, its LDS and private memory (freed by the caller),
 /// the waves' clocks reading `clock`.
 pub fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, template: &WaveTemplate, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
-    build_group_in(mem, device, launch, template, i, clock, None)
+    build_group_in(mem, device, launch, template, i, clock, None, true)
 }
 
 /// Bytes of private memory workgroup `i` of `launch` needs (0: none).
@@ -650,26 +650,12 @@ pub fn group_private_bytes(device: &DevicePreset, launch: &Launch<'_>, i: u64) -
     lane_bytes as u64 * device.wave_size as u64 * launch.shape.waves_in(wg, device.wave_size) as u64
 }
 
-/// [`build_group`] with the workgroup's private memory at `private` when given ([`group_private_bytes`]
-/// bytes the caller allocated and keeps: a replayed workgroup then sees the same addresses every time);
-/// `Group::scratch` is then `None`.
-pub fn build_group_in(
-    mem: &DeviceMemory,
-    device: &DevicePreset,
-    launch: &Launch<'_>,
-    template: &WaveTemplate,
-    i: u64,
-    clock: WaveClock,
-    private: Option<u64>,
-) -> Result<Group, EngineError> {
-    build_group_with(mem, device, launch, template, i, clock, private, true)
-}
 
 /// [`build_group`] with the waves' register files left empty, for [`give_registers`] to make when each wave
 /// first runs: a model that places many workgroups long before their waves run (the timing model) then
 /// makes each wave's registers in memory the host has just used ([`keep_parts`]), not all at once.
 pub fn build_group_registers_later(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, template: &WaveTemplate, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
-    build_group_with(mem, device, launch, template, i, clock, None, false)
+    build_group_in(mem, device, launch, template, i, clock, None, false)
 }
 
 /// Gives wave `w` of workgroup `wg` (made by [`build_group_registers_later`]) its register files, with the
@@ -691,8 +677,12 @@ fn load_ids(wave: &mut WaveState, ids: &[[u32; 64]]) {
     wave.vgprs[..ids.len()].copy_from_slice(ids);
 }
 
+/// [`build_group`] with the workgroup's private memory at `private` when given ([`group_private_bytes`]
+/// bytes the caller allocated and keeps: a replayed workgroup then sees the same addresses every time;
+/// `Group::scratch` is then `None`), and the waves' register files made now or, without `registers`, left
+/// for [`give_registers`] ([`build_group_registers_later`]).
 #[allow(clippy::too_many_arguments)]
-fn build_group_with(
+pub fn build_group_in(
     mem: &DeviceMemory,
     device: &DevicePreset,
     launch: &Launch<'_>,

@@ -12,6 +12,16 @@ fn device_for(target: Target) -> &'static DevicePreset {
     DevicePreset::by_name(if target == Target::Gfx942 { "mi300x" } else { "mi210" }).unwrap()
 }
 
+/// A value for each of a kernel's arguments but the hidden ones: a pointer (never followed) for every 8-byte
+/// one, 7 for the rest.
+fn placeholder_args(meta: &isa_amdgpu::codeobj::KernelMetadata) -> Vec<ArgValue> {
+    meta.args
+        .iter()
+        .filter(|a| !a.value_kind.starts_with("hidden_"))
+        .map(|a| if a.size == 8 { ArgValue::Pointer(0x7e00_0000_1000) } else { ArgValue::U32(7) })
+        .collect()
+}
+
 #[test]
 fn kernarg_pointer_lands_where_every_test_kernel_reads_it() {
     let (mut kernels, mut expected) = (0, 0);
@@ -25,12 +35,7 @@ fn kernarg_pointer_lands_where_every_test_kernel_reads_it() {
             let meta = co.kernel_metadata(k).expect("metadata for every kernel");
             let f = co.kernel_function(k).expect("code for every kernel");
             let shape = DispatchShape::new([1000, 1, 1], [256, 1, 1], dev).unwrap();
-            let user: Vec<ArgValue> = meta
-                .args
-                .iter()
-                .filter(|a| !a.value_kind.starts_with("hidden_"))
-                .map(|a| if a.size == 8 { ArgValue::Pointer(0x7e00_0000_1000) } else { ArgValue::U32(7) })
-                .collect();
+            let user = placeholder_args(meta);
             let kernarg = build_kernarg(meta, &user, &shape, &HiddenValues::default()).unwrap();
             let addrs = DispatchAddresses { kernarg: 0x7e00_0000_0000, ..Default::default() };
             let cx = DispatchContext { kernel: &k.name, kd: &k.descriptor, device: dev, shape, kernarg: &kernarg, addrs };
@@ -122,12 +127,7 @@ fn registers_given_at_first_run_match_a_group_built_whole() {
         let mem = emu_core::DeviceMemory::new(1 << 30).unwrap();
         for k in co.kernels.iter().filter(|k| k.descriptor.private_segment_fixed_size == 0) {
             let meta = co.kernel_metadata(k).unwrap();
-            let args: Vec<ArgValue> = meta
-                .args
-                .iter()
-                .filter(|a| !a.value_kind.starts_with("hidden_"))
-                .map(|a| if a.size == 8 { ArgValue::Pointer(0x7e00_0000_1000) } else { ArgValue::U32(7) })
-                .collect();
+            let args = placeholder_args(meta);
             // 1000 work-items in workgroups of 256: the last of the four is partial
             let shape = DispatchShape::new([1000, 1, 1], [256, 1, 1], dev).unwrap();
             let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits: Limits::default() };

@@ -600,7 +600,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         } else {
             None
         };
-        let g = engine::build_group_in(self.mem, self.device, self.launch, &self.template, i, self.clock, private)?;
+        let g = engine::build_group_in(self.mem, self.device, self.launch, &self.template, i, self.clock, private, true)?;
         // a watched register of a wave that starts now changes from its initial value
         for r in self.registers.iter_mut().filter(|r| r.wave.workgroup == g.wg) {
             if let Some(s) = g.waves.get(r.wave.wave as usize) {
