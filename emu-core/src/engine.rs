@@ -650,7 +650,6 @@ pub fn group_private_bytes(device: &DevicePreset, launch: &Launch<'_>, i: u64) -
     lane_bytes as u64 * device.wave_size as u64 * launch.shape.waves_in(wg, device.wave_size) as u64
 }
 
-
 /// [`build_group`] with the waves' register files left empty, for [`give_registers`] to make when each wave
 /// first runs: a model that places many workgroups long before their waves run (the timing model) then
 /// makes each wave's registers in memory the host has just used ([`keep_parts`]), not all at once.

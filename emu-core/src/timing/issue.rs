@@ -125,18 +125,17 @@ pub struct InstInfo {
     pub wait: WaitClass,
     pub memory: Option<MemoryOp>,
     /// Its bytes, and whether it can go on anywhere but the next instruction (a branch, a call, `s_endpgm`, a
-    /// barrier):
-    /// what the model asks of every executed instruction, kept here rather than behind `inst.info`.
+    /// barrier): what the model asks of every executed instruction, kept here rather than behind `inst.info`.
     pub size: u32,
     pub flows: bool,
-    /// The vector L1 lines a wave64 access of its bytes per lane at unit stride spans, at least one (0 until
-    /// the model sets it for its line size: [`InstInfo::set_l1_lines`]).
+    /// The vector L1 lines a wave64 access of its bytes per lane at unit stride spans (at least one).
     pub l1_lines: u32,
 }
 
 impl InstInfo {
-    /// The info of `inst` on the target `table` describes, or `None` when the table has no timing for it.
-    pub fn new(inst: &Inst, table: &TimingTable) -> Option<InstInfo> {
+    /// The info of `inst` on the target `table` describes, with vector L1 lines of `1 << l1_line_shift` bytes,
+    /// or `None` when the table has no timing for it.
+    pub fn new(inst: &Inst, table: &TimingTable, l1_line_shift: u32) -> Option<InstInfo> {
         let timing = *table.get(inst.info.opcode)?;
         let sequencer = match inst.info.opcode {
             Opcode::SWaitcnt => Sequencer::Waitcnt(WaitCounts::of(inst)),
@@ -164,13 +163,8 @@ impl InstInfo {
             memory: MemoryOp::of(inst),
             size: inst.size() as u32,
             flows: inst.info.flow != isa_amdgpu::table::FlowControl::Next,
-            l1_lines: 0,
+            l1_lines: ((64 * inst.info.mem.bytes as u32 + (1 << l1_line_shift) - 1) >> l1_line_shift).max(1),
         })
-    }
-
-    /// Sets [`InstInfo::l1_lines`] for vector L1 lines of `1 << line_shift` bytes.
-    pub fn set_l1_lines(&mut self, line_shift: u32) {
-        self.l1_lines = ((64 * self.inst.info.mem.bytes as u32 + (1 << line_shift) - 1) >> line_shift).max(1);
     }
 }
 
@@ -448,19 +442,19 @@ mod tests {
     #[test]
     fn operands_become_scoreboard_registers() {
         let t = TimingTable::of(Target::Gfx90a);
-        let add = InstInfo::new(&asm("v_add_f32", Target::Gfx90a), t).unwrap();
+        let add = InstInfo::new(&asm("v_add_f32", Target::Gfx90a), t, 7).unwrap();
         assert_eq!(add.inst.info.name, "v_add_f32_e32");
         assert_eq!(add.writes.iter().collect::<Vec<_>>(), vec![(VGPR + 2, VGPR + 3)]);
         let r: Vec<_> = add.reads.iter().collect();
         assert!(r.contains(&(VGPR, VGPR + 1)) && r.contains(&(VGPR + 1, VGPR + 2)) && r.contains(&(126, 128)), "{r:?}");
         assert_eq!((add.category, add.latency), (Category::Valu, Some(4)));
-        let load = InstInfo::new(&asm("global_load", Target::Gfx90a), t).unwrap();
+        let load = InstInfo::new(&asm("global_load", Target::Gfx90a), t, 7).unwrap();
         assert_eq!(load.writes.iter().collect::<Vec<_>>(), vec![(VGPR + 1, VGPR + 2)]);
         assert!(load.reads.iter().any(|x| x == (VGPR + 2, VGPR + 4)), "{:?}", load.reads);
         assert_eq!((load.category, load.latency, load.wait), (Category::Vmem, None, WaitClass::Vm));
-        let cmp = InstInfo::new(&asm("v_cmp", Target::Gfx90a), t).unwrap();
+        let cmp = InstInfo::new(&asm("v_cmp", Target::Gfx90a), t, 7).unwrap();
         assert!(cmp.writes.iter().any(|x| x == (106, 108)), "VOPC writes VCC: {:?}", cmp.writes);
-        let w = InstInfo::new(&asm("s_waitcnt", Target::Gfx90a), t).unwrap();
+        let w = InstInfo::new(&asm("s_waitcnt", Target::Gfx90a), t, 7).unwrap();
         assert_eq!(w.sequencer, Sequencer::Waitcnt(WaitCounts { vmcnt: 0, expcnt: 7, lgkmcnt: 0 }));
         assert_eq!(w.category, Category::Internal);
     }

@@ -1044,8 +1044,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 error,
             })?,
         };
-        let mut info = InstInfo::new(&inst, self.table).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
-        info.set_l1_lines(self.l1_line_shift);
+        let info = InstInfo::new(&inst, self.table, self.l1_line_shift).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
         if self.infos.len() >= INFO as usize {
             return Err(self.fail(format!("more than {INFO} distinct instructions ran")));
         }
