@@ -15,6 +15,7 @@ mod demo;
 mod disasm;
 mod engine;
 mod exec;
+mod host;
 mod info;
 mod profile;
 mod roofline;
@@ -333,6 +334,7 @@ impl KernelArgs {
 }
 
 fn main() -> ExitCode {
+    host::restart_with_huge_page_heap();
     let cli = Cli::parse();
     if let Command::Exec { device, engine, timing, memcheck, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
         let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };

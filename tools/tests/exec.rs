@@ -156,6 +156,26 @@ fn hip_managed_memory_is_shared_by_host_and_kernels() {
 }
 
 #[test]
+fn programs_run_with_a_huge_page_heap_unless_the_user_says_otherwise() {
+    // `wavejit` starts itself again with glibc's huge-page heap tunable; the programs it runs inherit it
+    let env_of = |extra: &[(&str, &str)]| {
+        let mut cmd = Command::new(wavejit());
+        cmd.arg("exec").arg("env").env_remove("GLIBC_TUNABLES").env_remove("WAVEJIT_HUGE_PAGES").envs(extra.iter().copied());
+        let o = run(&mut cmd);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let tunables = |env: &str| env.lines().find_map(|l| l.strip_prefix("GLIBC_TUNABLES=")).map(str::to_string);
+    assert_eq!(tunables(&env_of(&[])).as_deref(), Some("glibc.malloc.hugetlb=1"));
+    let added = env_of(&[("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")]);
+    assert_eq!(tunables(&added).as_deref(), Some("glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1"));
+    let theirs = env_of(&[("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")]);
+    assert_eq!(tunables(&theirs).as_deref(), Some("glibc.malloc.hugetlb=0"), "the user's own setting stands");
+    let off = env_of(&[("WAVEJIT_HUGE_PAGES", "0")]);
+    assert_eq!(tunables(&off), None, "{off}");
+}
+
+#[test]
 fn a_long_kernel_runs_under_exec_and_the_instruction_limit_is_set_by_the_environment() {
     let bin = hipcc("long_kernel", &[]);
     // 30 million steps of 5 instructions: past the engine's own default of 100 million per wave
