@@ -2,9 +2,10 @@
 //!
 //! The timing model visits the state of thousands of resident waves in turn: each wave's timing record, its
 //! queue of executed instructions and its outstanding completions, small allocations spread over the heap. On
-//! an MI300X, whose 9,728 wave slots a streaming kernel fills, they span tens of thousands of 4 KiB pages, and
-//! much of the model's host time went to address-translation misses: with the heap on 2 MiB pages,
-//! `wavejit bench --timing` ran the streaming kernel about 13% faster (docs/timing.md, Speed).
+//! an MI300X, whose 9,728 wave slots a streaming kernel fills, they span tens of thousands of 4 KiB pages, more
+//! than the host's address-translation cache holds: with the heap on 2 MiB pages,
+//! `wavejit bench --timing` ran the streaming kernel about 13% faster on the MI300X preset and 6% on the MI210
+//! (docs/timing.md, Speed).
 //!
 //! glibc does this when `GLIBC_TUNABLES` holds `glibc.malloc.hugetlb=1` (it advises the heap with
 //! `MADV_HUGEPAGE` and grows it by whole huge pages), a setting it reads only as a program starts. So `wavejit`
