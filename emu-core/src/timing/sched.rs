@@ -471,7 +471,6 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     block_ranges: Vec<LaneRange>,
     /// Lane scratch: the records of a range.
     lanes_buf: Vec<LaneAccess>,
-    infos_of_block: Vec<u32>,
     /// Lane scratch of memory instructions.
     rounds: Option<Box<Rounds>>,
     /// Scratch of placement: the SIMD of each wave of a workgroup.
@@ -649,7 +648,6 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             block_acc: Vec::new(),
             block_ranges: Vec::new(),
             lanes_buf: Vec::new(),
-            infos_of_block: Vec::new(),
             rounds: Some(Rounds::new()),
             plan: Vec::new(),
             lines: Vec::with_capacity(128),
@@ -1268,63 +1266,62 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // the wave ran to its end: its registers are read no more, and a wave placed soon can use their memory
             engine::keep_parts(&mut waves[index as usize]);
         }
-        let mut infos = std::mem::take(&mut self.infos_of_block);
-        infos.clear();
-        let mut new = 0;
-        for k in 0..self.entries.len() {
-            let e = self.entries[k];
-            let info = if e.info != 0 {
-                e.info - 1
-            } else {
-                let (at, inst) = self.new_insts[new];
-                debug_assert_eq!(at as usize, k);
-                new += 1;
-                self.info_at_pc(e.pc, Some(&inst), (wg, index))?
-            };
-            infos.push(info);
-        }
         let entries = std::mem::take(&mut self.entries);
         let acc = std::mem::take(&mut self.block_acc);
         let ranges = std::mem::take(&mut self.block_ranges);
         let scratch = scratch.map(|base| (base, linear));
+        let (line_shift, code_base) = (self.icache_line_shift, self.launch.code.base);
         let wave = &mut self.waves[w];
-        wave.queue.clear();
+        // the queue is filled here and goes back to the wave at the end (so the loop reaches it without the wave)
+        let mut queue = std::mem::take(&mut wave.queue);
+        queue.clear();
+        queue.reserve(entries.len());
         wave.work.clear();
         wave.reqs.clear();
         wave.observed.clear();
         wave.acc.clear();
         wave.ranges.clear();
-        for (k, &Entry { pc, exec, acc: at, .. }) in entries.iter().enumerate() {
+        let mut new = 0;
+        for (k, &Entry { pc, exec, info, acc: at }) in entries.iter().enumerate() {
+            let info = if info != 0 {
+                info - 1
+            } else {
+                let (at, inst) = self.new_insts[new];
+                debug_assert_eq!(at as usize, k);
+                new += 1;
+                self.info_at_pc(pc, Some(&inst), (wg, index))?
+            };
             let next = entries.get(k + 1).map_or(next_pc, |e| e.pc);
-            let i = &self.infos[infos[k] as usize];
+            let i = &self.infos[info as usize];
+            let (flows, size, pipe) = (i.flows, i.size, i.timing.pipe);
             // the wave's instruction buffer holds the line of `pc`: a taken branch refetches, and so does going on
             // into another line
-            let taken = i.flows && next != pc + i.size as u64;
-            let mut bits = infos[k] | if taken { TAKEN | FETCH } else { 0 };
-            if next >> self.icache_line_shift != pc >> self.icache_line_shift {
+            let taken = flows && next != pc + size as u64;
+            let mut bits = info | if taken { TAKEN | FETCH } else { 0 };
+            if next >> line_shift != pc >> line_shift {
                 bits |= FETCH;
             }
             // the instruction's lane accesses, looked up only where they are used
             let lanes = || at.get(&acc, &ranges);
-            let work = match i.timing.pipe {
-                Pipe::Smem => Some(self.scalar_work(w, &lanes())),
-                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &lanes(), scratch)),
-                Pipe::Lds => Some(self.lds_work(&lanes())),
-                _ => None,
-            };
-            let wave = &mut self.waves[w];
-            if let Some(work) = work {
-                wave.work.push(work);
+            if matches!(pipe, Pipe::Smem | Pipe::Vmem | Pipe::Flat | Pipe::Lds) {
+                let work = match pipe {
+                    Pipe::Smem => self.scalar_work(w, &lanes()),
+                    Pipe::Lds => self.lds_work(&lanes()),
+                    _ => self.vector_work(w, &lanes(), scratch),
+                };
+                self.waves[w].work.push(work);
                 bits |= WORK;
             }
             // a PC below the code or 4 GiB past its start wraps here: the dispatch fails at it (the engine's fault or
             // the next head's decode) before any result depends on this entry's fetch
-            wave.queue.push(Executed { next_pc: next.wrapping_sub(self.launch.code.base) as u32, bits });
+            queue.push(Executed { next_pc: next.wrapping_sub(code_base) as u32, bits });
             if O::ACTIVE {
+                let wave = &mut self.waves[w];
                 let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes(), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
                 wave.observed.push(Observed { pc, exec, acc });
             }
         }
+        self.waves[w].queue = queue;
         let wave = &mut self.waves[w];
         wave.pos = 0;
         wave.len = wave.queue.len() as u32;
@@ -1338,7 +1335,6 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         self.entries = entries;
         self.block_acc = acc;
         self.block_ranges = ranges;
-        self.infos_of_block = infos;
         Ok(())
     }
 
