@@ -1377,9 +1377,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             self.prefetch_state(w);
         }
         debug_assert_eq!(e.info(), info, "the engine executed the instruction the model peeked");
-        let (pipe, issue, latency, wait, sequencer, writes) = {
+        let (pipe, issue, latency, wait, sequencer) = {
             let i = &self.infos[e.info() as usize];
-            (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer, i.writes)
+            (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer)
         };
         let cu_index = self.simds[s].cu as usize;
         let wave = &mut self.waves[w];
@@ -1387,18 +1387,26 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // stalls: each cycle from the wave's turn to issue, for the first reason holding it then
         let base = wave.next_turn;
         let held = |why| if wave.hold_why == why { wave.hold } else { 0 };
-        let reasons = [c.vm, c.lgkm, held(Hold::Barrier), c.dependency, c.unit, held(Hold::Fetch), held(Hold::Sleep)];
-        let mut stall = [0u64; 8];
-        let mut covered = base;
-        for (k, &until) in reasons.iter().enumerate() {
-            // the cycles from what is covered to `until` (none when it is covered already), without a branch
-            let u = until.min(t);
-            stall[k] = u.saturating_sub(covered);
-            covered = covered.max(u);
-        }
-        stall[7] = t.saturating_sub(covered);
-        let stalls = Stalls { vmcnt: stall[0], lgkmcnt: stall[1], barrier: stall[2], dependency: stall[3], unit_busy: stall[4], fetch: stall[5], sleep: stall[6], arbitration: stall[7] };
-        self.stalls.add(&stalls);
+        let stalls = if c.ready().max(held(wave.hold_why)) <= base {
+            // nothing held it past its turn (most issues): any cycles since are the arbitration's
+            let arbitration = t.saturating_sub(base);
+            self.stalls.arbitration += arbitration;
+            Stalls { arbitration, ..Stalls::default() }
+        } else {
+            let reasons = [c.vm, c.lgkm, held(Hold::Barrier), c.dependency, c.unit, held(Hold::Fetch), held(Hold::Sleep)];
+            let mut stall = [0u64; 8];
+            let mut covered = base;
+            for (k, &until) in reasons.iter().enumerate() {
+                // the cycles from what is covered to `until` (none when it is covered already), without a branch
+                let u = until.min(t);
+                stall[k] = u.saturating_sub(covered);
+                covered = covered.max(u);
+            }
+            stall[7] = t.saturating_sub(covered);
+            let stalls = Stalls { vmcnt: stall[0], lgkmcnt: stall[1], barrier: stall[2], dependency: stall[3], unit_busy: stall[4], fetch: stall[5], sleep: stall[6], arbitration: stall[7] };
+            self.stalls.add(&stalls);
+            stalls
+        };
         wave.next_turn = t + self.cadence;
         wave.hold = 0;
         wave.hold_why = Hold::None;
@@ -1441,9 +1449,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             Pipe::Internal => self.issued.internal += 1,
         }
         let wave = &mut self.waves[w];
-        match latency {
-            Some(l) if l > self.cadence && !writes.is_empty() => wave.waits.write(t, &writes, t + l),
-            _ => {}
+        if let Some(l) = latency.filter(|&l| l > self.cadence) {
+            let writes = &self.infos[e.info() as usize].writes;
+            if !writes.is_empty() {
+                wave.waits.write(t, writes, t + l);
+            }
         }
         match wait {
             isa_amdgpu::table::WaitClass::Vm => wave.waits.push_vm(done),
