@@ -1142,6 +1142,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // (a barrier it releases sets the others' bounds past `t`), so the set is known from the start
         let lbs = &self.simds[s].lbs;
         let mut due = (0..MAX_WAVES).fold(0u32, |m, j| m | ((lbs[j] <= t) as u32) << j);
+        // the instruction whose unit was looked up last in this turn, and when that unit is free for it
+        let mut known_unit = (UNKNOWN, 0);
         while due != 0 {
             let i = due.trailing_zeros() as usize;
             due &= due - 1;
@@ -1151,7 +1153,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let w = r.wave as usize;
             debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= self.simds[s].lbs[i], "the bound covers the turn and holds");
             let (info, waits_ready) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits_ready) };
-            let unit = self.unit_ready(s, info);
+            // waves at the same instruction (a vector load many wait to issue) find its unit as the last one did
+            let unit = if known_unit.0 == info {
+                known_unit.1
+            } else {
+                let unit = self.unit_ready(s, info);
+                known_unit = (info, unit);
+                unit
+            };
             let ready = waits_ready.max(unit);
             if ready > t {
                 self.simds[s].lbs[i] = ready;
@@ -1165,6 +1174,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let c = Constraints { unit, ..self.waits(w, info) };
             debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
             self.issue(t, s, w, info, c)?;
+            // the issue may have taken a unit
+            known_unit.0 = UNKNOWN;
             used |= cat.bit();
             let wave = &self.waves[w];
             let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
