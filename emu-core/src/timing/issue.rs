@@ -268,8 +268,9 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
 
 /// A wave's results in flight and its outstanding counted operations. What an issue reads first comes first:
 /// the earliest and the latest completions (so retiring looks at the queues only when something completed, and
-/// a wait for all of them reads no queue) and how many results are in flight (104 bytes before the results
-/// themselves).
+/// a wait for all of them reads no queue), how many results are in flight and how many vector memory
+/// operations are outstanding (the oldest of which is kept here, not in its queue: a wave with one outstanding
+/// load reads and writes no queue).
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct WaveWaits {
@@ -285,8 +286,10 @@ pub struct WaveWaits {
     /// The last of the pending results' cycles: once it has passed, none can hold anyone.
     pending_until: u64,
     pending_len: u32,
-    /// Completion cycles of outstanding vector memory operations, in issue order and non-decreasing (they
-    /// return in order).
+    /// Outstanding vector memory operations.
+    vm_len: u32,
+    /// Completion cycles of the outstanding vector memory operations after the oldest (`vm_first`), in issue
+    /// order and non-decreasing (they return in order).
     vm: std::collections::VecDeque<u64>,
     /// Completion cycles of outstanding LDS, scalar memory and message operations, sorted.
     lgkm: Vec<u64>,
@@ -296,13 +299,13 @@ pub struct WaveWaits {
 
 impl Default for WaveWaits {
     fn default() -> WaveWaits {
-        WaveWaits { vm_first: u64::MAX, lgkm_first: u64::MAX, vm_last: 0, lgkm_last: 0, pending_len: 0, pending_until: 0, vm: Default::default(), lgkm: Vec::new(), pending: [(0, 0, 0); 8] }
+        WaveWaits { vm_first: u64::MAX, lgkm_first: u64::MAX, vm_last: 0, lgkm_last: 0, pending_len: 0, pending_until: 0, vm_len: 0, vm: Default::default(), lgkm: Vec::new(), pending: [(0, 0, 0); 8] }
     }
 }
 
 impl WaveWaits {
     /// The bytes every issue reads (the earliest and latest completions, the last result's cycle), at its start.
-    pub const FIRST_BYTES: usize = std::mem::offset_of!(WaveWaits, pending_len);
+    pub const FIRST_BYTES: usize = std::mem::offset_of!(WaveWaits, vm);
 
     /// The cycle at which every register `reads` names is there.
     #[inline]
@@ -345,12 +348,14 @@ impl WaveWaits {
 
     /// A vector memory operation completing at `done`.
     pub fn push_vm(&mut self, done: u64) {
-        let done = if self.vm.is_empty() { done } else { done.max(self.vm_last) };
-        self.vm.push_back(done);
-        self.vm_last = done;
-        if self.vm.len() == 1 {
+        let done = if self.vm_len == 0 { done } else { done.max(self.vm_last) };
+        if self.vm_len == 0 {
             self.vm_first = done;
+        } else {
+            self.vm.push_back(done);
         }
+        self.vm_last = done;
+        self.vm_len += 1;
     }
 
     /// An LDS, scalar memory or message operation completing at `done`.
@@ -368,11 +373,9 @@ impl WaveWaits {
         if self.pending_until <= now {
             self.pending_len = 0;
         }
-        if self.vm_first <= now {
-            while self.vm.front().is_some_and(|&d| d <= now) {
-                self.vm.pop_front();
-            }
-            self.vm_first = self.vm.front().copied().unwrap_or(u64::MAX);
+        while self.vm_first <= now {
+            self.vm_len -= 1;
+            self.vm_first = if self.vm_len == 0 { u64::MAX } else { self.vm.pop_front().expect("the operations after the oldest") };
         }
         if self.lgkm_first <= now {
             let done = self.lgkm.partition_point(|&x| x <= now);
@@ -387,22 +390,28 @@ impl WaveWaits {
         self.lgkm_first = u64::MAX;
         self.pending_len = 0;
         self.pending_until = 0;
+        self.vm_len = 0;
         self.vm.clear();
         self.lgkm.clear();
     }
 
     /// The cycle at which at most `vmcnt` vector memory operations remain outstanding.
     pub fn vm_ready(&self, vmcnt: u8) -> u64 {
-        let (n, c) = (self.vm.len(), vmcnt as usize);
+        let (n, c) = (self.vm_len as usize, vmcnt as usize);
         match n > c {
             true if c == 0 => self.vm_last,
-            true => self.vm[n - c - 1],
+            true if n - c - 1 == 0 => self.vm_first,
+            true => self.vm[n - c - 2],
             false => 0,
         }
     }
 
     /// The cycle at which at most `lgkmcnt` LDS/scalar/message operations remain outstanding.
     pub fn lgkm_ready(&self, lgkmcnt: u8) -> u64 {
+        if lgkmcnt == 0 {
+            // none outstanding exactly when there is no earliest one: the queue's length is not read
+            return if self.lgkm_first == u64::MAX { 0 } else { self.lgkm_last };
+        }
         let (n, c) = (self.lgkm.len(), lgkmcnt as usize);
         match n > c {
             true if c == 0 => self.lgkm_last,
@@ -470,7 +479,15 @@ mod tests {
         w.push_lgkm(20);
         assert_eq!((w.lgkm_ready(0), w.lgkm_ready(1)), (50, 20));
         w.retire(100);
-        assert_eq!((w.vm_ready(0), w.lgkm_ready(0), w.all_done()), (300, 0, 300));
+        assert_eq!((w.vm_ready(0), w.vm_ready(1), w.lgkm_ready(0), w.all_done()), (300, 0, 0, 300));
+        // one outstanding again, then more behind it, retired one at a time
+        w.push_vm(320);
+        assert_eq!((w.vm_ready(0), w.vm_ready(1), w.vm_ready(2)), (320, 300, 0));
+        w.retire(300);
+        w.push_vm(310);
+        assert_eq!((w.vm_ready(0), w.vm_ready(1), w.vm_ready(2)), (320, 320, 0));
+        w.retire(320);
+        assert_eq!((w.vm_ready(0), w.all_done()), (0, 0));
         let mut regs = Regs::default();
         regs.add(VGPR + 4, 2);
         w.write(0, &regs, 64);
