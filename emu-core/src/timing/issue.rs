@@ -304,7 +304,8 @@ impl Default for WaveWaits {
 }
 
 impl WaveWaits {
-    /// The bytes every issue reads (the earliest and latest completions, the last result's cycle), at its start.
+    /// The bytes every issue reads (the earliest and latest completions, the last result's cycle, how many
+    /// results and vector memory operations are outstanding), at its start.
     pub const FIRST_BYTES: usize = std::mem::offset_of!(WaveWaits, vm);
 
     /// The cycle at which every register `reads` names is there.
