@@ -349,12 +349,15 @@ impl WaveWaits {
 
     /// A vector memory operation completing at `done`.
     pub fn push_vm(&mut self, done: u64) {
-        let done = if self.vm_len == 0 { done } else { done.max(self.vm_last) };
-        if self.vm_len == 0 {
+        let done = if self.vm_len == 0 {
             self.vm_first = done;
+            done
         } else {
+            // they return in order: not before the one ahead
+            let done = done.max(self.vm_last);
             self.vm.push_back(done);
-        }
+            done
+        };
         self.vm_last = done;
         self.vm_len += 1;
     }

@@ -1398,7 +1398,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // stalls: each cycle from the wave's turn to issue, for the first reason holding it then
         let base = wave.next_turn;
         let held = |why| if wave.hold_why == why { wave.hold } else { 0 };
-        let stalls = if c.ready().max(held(wave.hold_why)) <= base {
+        // (`wave.hold` bounds the hold of each reason)
+        let stalls = if c.ready().max(wave.hold) <= base {
             // nothing held it past its turn (most issues): any cycles since are the arbitration's
             let arbitration = t.saturating_sub(base);
             self.stalls.arbitration += arbitration;
