@@ -13,7 +13,6 @@ use super::machine::{AllocPolicy, WritePolicy};
 use super::prefetch;
 
 const VALID: u64 = 1;
-const DIRTY: u64 = 2;
 
 /// Geometry and policy of a cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +64,11 @@ pub struct Outcome {
 /// A set-associative, LRU, tag-only cache.
 ///
 /// Each set has a head, in one dense array: its recency order (way numbers, most recent first, four bits
-/// each) and a byte per way that fingerprints its line (0: empty); and its ways, in another: each way's tag
-/// beside the cycle its line's data arrives. A lookup compares the fingerprints eight at a time and reads only
-/// the ways whose fingerprint matches, so it touches the set's head (the heads of all sets take a small part of
-/// the tags' memory) and, mostly, one way.
+/// each) and a byte per way that fingerprints its line (0: empty) and says whether it is dirty; and its ways,
+/// in another: each way's tag beside the cycle its line's data arrives. A lookup compares the fingerprints
+/// eight at a time and reads only the ways whose fingerprint matches, so it touches the set's head (the heads
+/// of all sets take a small part of the tags' memory) and, mostly, one way; a miss that evicts a clean line
+/// reads no way at all.
 /// Ways fill in order (a line only leaves to make room for another), so the valid ways are always a prefix of
 /// the set: the first empty way is the first zero fingerprint, and a full set's victim is the last of its order.
 pub struct Cache {
@@ -82,11 +82,11 @@ pub struct Cache {
     /// The mask of the order's `ways` nibbles.
     order_mask: u64,
     /// Per set: its recency order (way numbers, most recent first, four bits each), then its ways'
-    /// fingerprints (a byte per way, [`fingerprint`]; 0: empty). Plain words, so that the allocation is
+    /// fingerprints (a byte per way: [`fingerprint`], with [`DIRTY`] set while the line is dirty; 0: empty).
+    /// Plain words, so that the allocation is
     /// zeroed pages the host provides as they are touched.
     heads: Vec<[u64; 3]>,
-    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 2 | DIRTY | VALID (0 =
-    /// empty), and the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a
+    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 2 | VALID (0 = empty), and the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a
     /// stream through consecutive lines fills one after another, shares the host's cache lines and pages.
     lines: Vec<[u64; 2]>,
     stats: CacheStats,
@@ -154,7 +154,7 @@ impl Cache {
     pub fn contains(&self, addr: u64) -> bool {
         let (line, set) = self.locate(addr);
         let want = line << 2 | VALID;
-        (0..self.ways).any(|w| self.lines[w * self.sets as usize + set][TAG] & !DIRTY == want)
+        (0..self.ways).any(|w| self.lines[w * self.sets as usize + set][TAG] == want)
     }
 
     /// Looks up `addr` for a read (`write == false`) or a write, updating LRU, dirty bits and counters.
@@ -176,16 +176,16 @@ impl Cache {
         let mut filled = ways;
         for k in 0..fp_words {
             let word = head[1 + k];
-            let mut candidates = zero_bytes(word ^ (fp * BYTES));
+            let mut candidates = zero_bytes((word & !(DIRTY * BYTES)) ^ fp * BYTES);
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
                 let at = w * stride + set;
-                let way = &mut self.lines[at];
-                if way[TAG] & !DIRTY == want {
+                let way = &self.lines[at];
+                if way[TAG] == want {
                     self.stats.hits += 1;
                     if dirty_on_write {
-                        way[TAG] |= DIRTY;
+                        head[1 + k] |= DIRTY << (8 * (w % 8));
                     }
                     head[ORDER] = to_front(head[ORDER], w as u64);
                     return Outcome { hit: true, allocated: true, slot: at as u32, ready_at: way[READY], writeback: None };
@@ -204,23 +204,21 @@ impl Cache {
         // the first empty way, else the least recently used (the last of the order)
         let victim = if filled < ways { filled } else { (head[ORDER] >> (4 * (ways - 1)) & 15) as usize };
         let at = victim * stride + set;
-        let way = &mut self.lines[at];
-        // an empty way holds no line: its tag is not read, so the store that fills it waits for no load (for a
-        // large cache, one that would miss the host's caches)
-        debug_assert!(filled == ways || way[TAG] == 0, "the ways before the first empty one are the valid ones");
-        let old = if filled < ways { 0 } else { way[TAG] };
-        let mut writeback = None;
-        if old != 0 {
-            self.stats.evictions += 1;
-            if old & DIRTY != 0 {
-                self.stats.writebacks += 1;
-                writeback = Some((old >> 2) << self.line_shift);
-            }
-        }
-        *way = [want | if dirty_on_write { DIRTY } else { 0 }, 0];
         let shift = 8 * (victim % 8);
         let word = &mut head[1 + victim / 8];
-        *word = *word & !(0xff << shift) | fp << shift;
+        // a full set's victim is a valid line, and its fingerprint says whether it is dirty: its tag (for a
+        // large cache, a read that would miss the host's caches) is read only to write it back
+        let mut writeback = None;
+        if filled == ways {
+            self.stats.evictions += 1;
+            if *word >> shift & DIRTY != 0 {
+                self.stats.writebacks += 1;
+                writeback = Some((self.lines[at][TAG] >> 2) << self.line_shift);
+            }
+        }
+        debug_assert!(filled == ways || self.lines[at][TAG] == 0, "the ways before the first empty one are the valid ones");
+        self.lines[at] = [want, 0];
+        *word = *word & !(0xff << shift) | (fp | if dirty_on_write { DIRTY } else { 0 }) << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         head[ORDER] = (head[ORDER] << 4 | victim as u64) & self.order_mask;
         Outcome { hit: false, allocated: true, slot: at as u32, ready_at: 0, writeback }
@@ -247,11 +245,14 @@ const READY: usize = 1;
 /// A byte repeated in each byte of a `u64`.
 const BYTES: u64 = 0x0101_0101_0101_0101;
 
-/// A line's fingerprint byte: never 0 (an empty way's), from the line number's bits mixed.
+/// A line's fingerprint: seven bits, never 0 (an empty way's), from the line number's bits mixed.
 #[inline]
 fn fingerprint(line: u64) -> u64 {
-    line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57 | 0x80
+    (line.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57).max(1)
 }
+
+/// The bit of a way's fingerprint byte set while its line is dirty.
+const DIRTY: u64 = 0x80;
 
 /// The high bit of each byte of `x` that is zero (exactly those: no borrow runs between bytes).
 #[inline]
