@@ -595,6 +595,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             .map(|cu| Cu { xcd: topo.xcd_of(cu), se: topo.se_of(cu), waves: 0, multi_groups: 0, lds: 0, vmem_free: 0, lds_free: 0 })
             .collect();
         let per = m.core.simds_per_cu;
+        let grid_waves = launch.shape.workgroup_count().saturating_mul(launch.shape.waves_in([0; 3], device.wave_size) as u64);
+        let resident_waves = grid_waves.min((topo.cus() * per) as u64 * MAX_WAVES as u64) as usize;
         let simds: Vec<Simd> = (0..topo.cus() * per)
             .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [u64::MAX; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
@@ -635,7 +637,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             simds,
             slots: Vec::new(),
             free_slots: Vec::new(),
-            waves: Vec::new(),
+            // as many as can be resident at once (a wave that ends leaves its record to a later one), so the
+            // records are not moved as the first workgroups are placed
+            waves: Vec::with_capacity(resident_waves),
             free_waves: Vec::new(),
             turns: Wheel::new(),
             xcd_next: (0..topo.xcds as u64).collect(),
