@@ -597,6 +597,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let per = m.core.simds_per_cu;
         let grid_waves = launch.shape.workgroup_count().saturating_mul(launch.shape.waves_in([0; 3], device.wave_size) as u64);
         let resident_waves = grid_waves.min((topo.cus() * per) as u64 * MAX_WAVES as u64) as usize;
+        let resident_groups = resident_waves.min(launch.shape.workgroup_count() as usize);
         let simds: Vec<Simd> = (0..topo.cus() * per)
             .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [u64::MAX; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
@@ -635,10 +636,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             cus,
             likely: vec![0; simds.len()],
             simds,
-            slots: Vec::new(),
+            // room for as many as can be resident at once (a workgroup or wave that ends leaves its record to
+            // a later one), so the records are not moved as the first workgroups are placed
+            slots: Vec::with_capacity(resident_groups),
             free_slots: Vec::new(),
-            // as many as can be resident at once (a wave that ends leaves its record to a later one), so the
-            // records are not moved as the first workgroups are placed
             waves: Vec::with_capacity(resident_waves),
             free_waves: Vec::new(),
             turns: Wheel::new(),
