@@ -345,13 +345,16 @@ struct Log {
     /// model knows is logged by its info alone.
     known: Vec<u32>,
     base: u64,
+    /// How many of `entries` have accesses: at least the memory instructions among them that had active
+    /// lanes, and so what the wave's memory work takes room for at once.
+    accessing: u32,
 }
 
 thread_local! {
     /// The log of the block being run: engines run a wave's block on the thread that asks them to, so the
     /// model finds the block's instructions here when `run_wave` returns.
     static LOG: RefCell<Log> = const {
-        RefCell::new(Log { entries: Vec::new(), new: Vec::new(), acc: Vec::new(), ranges: Vec::new(), buf: Vec::new(), known: Vec::new(), base: 0 })
+        RefCell::new(Log { entries: Vec::new(), new: Vec::new(), acc: Vec::new(), ranges: Vec::new(), buf: Vec::new(), known: Vec::new(), base: 0, accessing: 0 })
     };
 }
 
@@ -364,6 +367,7 @@ struct Recorder;
 impl Log {
     fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &Accesses<'_>) {
         let at = AccAt::push(&classify(inst, accesses, &mut self.buf), &mut self.acc, &mut self.ranges);
+        self.accessing += (at.len != 0) as u32;
         self.entry(pc, inst, exec, at);
     }
 
@@ -1259,15 +1263,17 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             log.ranges.clear();
             log.known = known;
             log.base = self.launch.code.base;
+            log.accessing = 0;
         });
         let ran = self.runner.run_wave(run, &Recorder);
         // the block's instructions and their accesses (the buffers swap places with the log's)
-        LOG.with_borrow_mut(|log| {
+        let accessing = LOG.with_borrow_mut(|log| {
             self.info_at = std::mem::take(&mut log.known);
             std::mem::swap(&mut self.entries, &mut log.entries);
             std::mem::swap(&mut self.new_insts, &mut log.new);
             std::mem::swap(&mut self.block_acc, &mut log.acc);
             std::mem::swap(&mut self.block_ranges, &mut log.ranges);
+            log.accessing
         });
         ran?;
         let wg = *wg;
@@ -1293,6 +1299,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         queue.clear();
         queue.reserve(entries.len());
         wave.work.clear();
+        wave.work.reserve(accessing as usize);
         wave.reqs.clear();
         wave.observed.clear();
         wave.acc.clear();
