@@ -176,7 +176,7 @@ impl Cache {
         let mut filled = ways;
         for k in 0..fp_words {
             let word = head[1 + k];
-            let mut candidates = zero_bytes((word & !(DIRTY * BYTES)) ^ fp * BYTES);
+            let mut candidates = zero_bytes((word & !(DIRTY * BYTES)) ^ (fp * BYTES));
             while candidates != 0 {
                 let w = 8 * k + (candidates.trailing_zeros() / 8) as usize;
                 candidates &= candidates - 1;
