@@ -83,11 +83,11 @@ pub struct Cache {
     order_mask: u64,
     /// Per set: its recency order (way numbers, most recent first, four bits each), then its ways'
     /// fingerprints (a byte per way: [`fingerprint`], with [`DIRTY`] set while the line is dirty; 0: empty).
-    /// Plain words, so that the allocation is
-    /// zeroed pages the host provides as they are touched.
+    /// Plain words, so that the allocation is zeroed pages the host provides as they are touched.
     heads: Vec<[u64; 3]>,
-    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 2 | VALID (0 = empty), and the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a
-    /// stream through consecutive lines fills one after another, shares the host's cache lines and pages.
+    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 2 | VALID (0 = empty), and
+    /// the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a stream through
+    /// consecutive lines fills one after another, shares the host's cache lines and pages.
     lines: Vec<[u64; 2]>,
     stats: CacheStats,
 }
