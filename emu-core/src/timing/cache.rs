@@ -85,7 +85,7 @@ pub struct Cache {
     /// fingerprints (a byte per way: [`fingerprint`], with [`DIRTY`] set while the line is dirty; 0: empty).
     /// Plain words, so that the allocation is zeroed pages the host provides as they are touched.
     heads: Vec<[u64; 3]>,
-    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 2 | VALID (0 = empty), and
+    /// Per way, per set (way `w` of set `s` at `w * sets + s`): its line number << 1 | VALID (0 = empty), and
     /// the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a stream through
     /// consecutive lines fills one after another, shares the host's cache lines and pages.
     lines: Vec<[u64; 2]>,
@@ -153,7 +153,7 @@ impl Cache {
     /// Is the line holding `addr` present? Changes nothing.
     pub fn contains(&self, addr: u64) -> bool {
         let (line, set) = self.locate(addr);
-        let want = line << 2 | VALID;
+        let want = line << 1 | VALID;
         (0..self.ways).any(|w| self.lines[w * self.sets as usize + set][TAG] == want)
     }
 
@@ -161,7 +161,7 @@ impl Cache {
     #[inline(always)]
     pub fn access(&mut self, addr: u64, write: bool) -> Outcome {
         let (line, set) = self.locate(addr);
-        let want = line << 2 | VALID;
+        let want = line << 1 | VALID;
         if write {
             self.stats.writes += 1;
         } else {
@@ -213,7 +213,7 @@ impl Cache {
             self.stats.evictions += 1;
             if *word >> shift & DIRTY != 0 {
                 self.stats.writebacks += 1;
-                writeback = Some((self.lines[at][TAG] >> 2) << self.line_shift);
+                writeback = Some((self.lines[at][TAG] >> 1) << self.line_shift);
             }
         }
         debug_assert!(filled == ways || self.lines[at][TAG] == 0, "the ways before the first empty one are the valid ones");
