@@ -1326,12 +1326,13 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             }
             // the instruction's lane accesses, looked up only where they are used
             let lanes = || at.get(&acc, &ranges);
-            if matches!(pipe, Pipe::Smem | Pipe::Vmem | Pipe::Flat | Pipe::Lds) {
-                let work = match pipe {
-                    Pipe::Smem => self.scalar_work(w, &lanes()),
-                    Pipe::Lds => self.lds_work(&lanes()),
-                    _ => self.vector_work(w, &lanes(), scratch),
-                };
+            let work = match pipe {
+                Pipe::Smem => Some(self.scalar_work(w, &lanes())),
+                Pipe::Vmem | Pipe::Flat => Some(self.vector_work(w, &lanes(), scratch)),
+                Pipe::Lds => Some(self.lds_work(&lanes())),
+                _ => None,
+            };
+            if let Some(work) = work {
                 self.waves[w].work.push(work);
                 bits |= WORK;
             }
