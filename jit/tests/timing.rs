@@ -381,3 +381,29 @@ fn cycles_do_not_depend_on_the_host_thread_count() {
     assert_eq!(one, two);
     assert!(one.1.cycles > 0 && one.1.issued.lds > 0);
 }
+
+#[test]
+fn cycles_do_not_depend_on_where_the_code_arguments_and_dispatch_packet_were_put() {
+    // the packet kernel reads its workgroup size from the dispatch packet, beside its arguments; each dispatch
+    // puts its code, arguments and packet where device memory has room, and an allocation between the two
+    // moves them
+    let dev = device("mi300x");
+    let co = code("packet", dev);
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let n = 1u32 << 20;
+    let input = mem.allocate(4 * n as u64, AllocKind::Buffer, "in").unwrap();
+    let out = mem.allocate(4 * n as u64, AllocKind::Buffer, "out").unwrap();
+    let shape = DispatchShape::new([n, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(input), ArgValue::Pointer(out), ArgValue::U32(n)];
+    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let first = d.run_timed(jit(), &NoObserver).unwrap().1;
+    let mut moved = Vec::new();
+    for bytes in [64u64, 192, 4096, 1 << 16, 1 << 20] {
+        mem.allocate(bytes, AllocKind::Buffer, "in the way").unwrap();
+        moved.push(d.run_timed(jit(), &NoObserver).unwrap().1);
+    }
+    assert!(first.memory.scalar.requests > 0, "{:?}", first.memory.scalar);
+    for m in moved {
+        assert_eq!(m, first);
+    }
+}

@@ -294,6 +294,13 @@ fn hip_events_time_a_bandwidth_test_in_modeled_time_under_the_timing_model() {
         .unwrap_or_else(|| panic!("no bandwidth in {so:?}"));
     // the measured MI210 HBM read band, 1.17-1.40 TB/s, widened by 10%
     assert!((1170.0 * 0.9..=1400.0 * 1.1).contains(&gbs), "{gbs} GB/s: {so}");
+    // the same dispatch again, from another queue slot and with its arguments elsewhere: the same modeled time
+    let (again, first) = so
+        .split_once("again: ")
+        .and_then(|(_, r)| r.split_once(" ms, first "))
+        .and_then(|(a, r)| Some((a.to_string(), r.split_once(" ms")?.0.to_string())))
+        .unwrap_or_else(|| panic!("no second dispatch in {so:?}"));
+    assert_eq!(again, first, "{so}");
     // clock64() counts modeled shader cycles: at least one 4-cycle VALU issue per loop instruction; the
     // 100 MHz wall clock advances by cycles x 100 / 1700
     let clocks = |so: &str| -> (u64, u64) {

@@ -500,50 +500,55 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     lds_conflicts: u64,
 }
 
-/// Where the memory pipeline sees a dispatch's addresses: the code object and the kernel arguments, which
-/// move from one dispatch to the next, at fixed places; a workgroup's private memory at a place of its own by
-/// its index in the grid; everything else counted from the start of device memory (so the cycles depend
-/// neither on where the host mapped it nor on where earlier dispatches left their code).
+/// Where the memory pipeline sees a dispatch's addresses: the code object, the kernel arguments and the
+/// dispatch packet, which move from one dispatch to the next, at fixed places; a workgroup's private memory at
+/// a place of its own by its index in the grid; everything else counted from the start of device memory (so
+/// the cycles depend neither on where the host mapped it nor on where earlier dispatches left their code,
+/// arguments and packets).
 struct Places {
     arena: u64,
-    code: u64,
-    code_bytes: u64,
-    kernarg: u64,
-    kernarg_bytes: u64,
+    /// The code, the kernel arguments and the dispatch packet (address, bytes): each at its place in
+    /// [`Places::FIXED`].
+    moving: [(u64, u64); 3],
     /// Private bytes of a full workgroup.
     scratch_group: u64,
 }
 
 impl Places {
-    const CODE: u64 = 1 << 46;
-    const KERNARG: u64 = 1 << 46 | 1 << 40;
+    const FIXED: [u64; 3] = [1 << 46, 1 << 46 | 1 << 40, 1 << 46 | 2 << 40];
     const SCRATCH: u64 = 1 << 47;
 
     /// The place of `addr`; `scratch` is (base, linear index) of the workgroup's private memory when the
     /// access is a private one.
+    #[inline]
     fn of(&self, addr: u64, scratch: Option<(u64, u64)>) -> u64 {
         if let Some((base, linear)) = scratch {
             return Self::SCRATCH + linear * self.scratch_group + addr.wrapping_sub(base);
         }
-        if addr.wrapping_sub(self.code) < self.code_bytes {
-            Self::CODE + (addr - self.code)
-        } else if addr.wrapping_sub(self.kernarg) < self.kernarg_bytes {
-            Self::KERNARG + (addr - self.kernarg)
-        } else {
-            addr.wrapping_sub(self.arena)
+        for (k, &(base, bytes)) in self.moving.iter().enumerate() {
+            if addr.wrapping_sub(base) < bytes {
+                return Self::FIXED[k] + (addr - base);
+            }
         }
+        addr.wrapping_sub(self.arena)
     }
 
     /// Whether [`Places::of`] maps the `len` bytes from `addr` (outside private memory) as one piece: each at
     /// the place of `addr` plus its offset from it.
     fn one_piece(&self, addr: u64, len: u64) -> bool {
         let Some(end) = addr.checked_add(len) else { return false };
-        let within = |base: u64, bytes: u64| addr.wrapping_sub(base) < bytes && end - addr <= bytes - addr.wrapping_sub(base);
-        let overlaps = |base: u64, bytes: u64| end > base && addr < base.saturating_add(bytes);
-        let (code, kernarg) = (overlaps(self.code, self.code_bytes), overlaps(self.kernarg, self.kernarg_bytes));
-        (within(self.code, self.code_bytes) && !kernarg) || (within(self.kernarg, self.kernarg_bytes) && !code) || !(code || kernarg)
+        let within = |&(base, bytes): &(u64, u64)| addr.wrapping_sub(base) < bytes && end - addr <= bytes - addr.wrapping_sub(base);
+        let overlaps = |&(base, bytes): &(u64, u64)| end > base && addr < base.saturating_add(bytes);
+        match self.moving.iter().filter(|r| overlaps(r)).count() {
+            0 => true,
+            1 => self.moving.iter().any(within),
+            _ => false,
+        }
     }
 }
+
+/// Bytes of an AQL kernel-dispatch packet (`hsa_kernel_dispatch_packet_t`).
+const DISPATCH_PACKET_BYTES: u64 = 64;
 
 /// Wave slots a SIMD can have (8 on CDNA2 and CDNA3: every machine description's `waves_per_simd` is at most
 /// this, which a test checks).
@@ -624,10 +629,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             memsys: MemorySystem::new(m),
             places: Places {
                 arena: mem.base(),
-                code: launch.code.base,
-                code_bytes: launch.code.size,
-                kernarg: launch.kernarg_addr,
-                kernarg_bytes: launch.kernarg.len() as u64,
+                moving: [(launch.code.base, launch.code.size), (launch.kernarg_addr, launch.kernarg.len() as u64), (launch.dispatch_packet, if launch.dispatch_packet == 0 { 0 } else { DISPATCH_PACKET_BYTES })],
                 scratch_group: launch.private_segment_size.div_ceil(16) as u64 * 16 * device.wave_size as u64 * launch.shape.waves_in([0; 3], device.wave_size) as u64,
             },
             dispatch,
@@ -1997,7 +1999,7 @@ mod tests {
 
     #[test]
     fn places_map_a_range_as_one_piece_only_inside_one_region() {
-        let places = Places { arena: 0x1000, code: 0x5000, code_bytes: 0x100, kernarg: 0x6000, kernarg_bytes: 0x40, scratch_group: 0 };
+        let places = Places { arena: 0x1000, moving: [(0x5000, 0x100), (0x6000, 0x40), (0x7000, 0x40)], scratch_group: 0 };
         let cases = [
             ((0x5000, 0x100), true),
             ((0x5010, 0x10), true),
@@ -2006,6 +2008,9 @@ mod tests {
             ((0x2000, 0x100), true),
             ((0x6000, 0x40), true),
             ((0x5f00, 0x200), false),
+            ((0x7000, 0x40), true),
+            ((0x7020, 0x40), false),
+            ((0x6fc0, 0x40), true),
             ((u64::MAX - 4, 8), false),
         ];
         for ((addr, len), one) in cases {

@@ -61,6 +61,14 @@ int main() {
   EXPECT(total == (double)(bytes / sizeof(float)));
   EXPECT(ms > 0.0f);
   std::printf("bandwidth: read %zu MiB in %.4f ms: %.1f GB/s\n", bytes >> 20, ms, bytes / (ms * 1e-3) / 1e9);
+  // the same dispatch again, from another queue slot with its arguments at another place
+  CHECK(hipEventRecord(start, 0));
+  hipLaunchKernelGGL(read_sum, dim3(grid), dim3(block), 0, 0, in, n, out);
+  CHECK(hipEventRecord(stop, 0));
+  CHECK(hipEventSynchronize(stop));
+  float again = 0;
+  CHECK(hipEventElapsedTime(&again, start, stop));
+  std::printf("again: %.6f ms, first %.6f ms\n", again, ms);
   unsigned long long* clocks;
   CHECK(hipMalloc(&clocks, 3 * sizeof(unsigned long long)));
   hipLaunchKernelGGL(clocked, dim3(1), dim3(64), 0, 0, clocks, 1000);
