@@ -1182,9 +1182,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 // its bound stays at or before `t`: the next turn comes at `t + 1` or the next on the cadence
                 continue;
             }
-            let c = Constraints { unit, ..self.waits(w, info) };
-            debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
-            self.issue(t, s, w, info, c)?;
+            self.issue(t, s, w, info, ready, unit)?;
             // the issue may have taken a unit
             known_unit.0 = UNKNOWN;
             used |= cat.bit();
@@ -1374,8 +1372,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         super::prefetch_bytes(state.vgprs.as_ptr(), std::mem::size_of_val(state.vgprs.as_slice()));
     }
 
-    /// Issues wave `w`'s head (instruction info `info`) at cycle `t` on SIMD `s`.
-    fn issue(&mut self, t: u64, s: usize, w: usize, info: u32, c: Constraints) -> Result<(), EngineError> {
+    /// Issues wave `w`'s head (instruction info `info`) at cycle `t` on SIMD `s`, which its constraints allow
+    /// from `ready` on (its unit from `unit`).
+    #[allow(clippy::too_many_arguments)]
+    fn issue(&mut self, t: u64, s: usize, w: usize, info: u32, ready: u64, unit: u64) -> Result<(), EngineError> {
         if self.infos[info as usize].sequencer == Sequencer::GridSync {
             return Err(self.fail("ds_gws_* (grid-wide sync) is not modeled; run this dispatch without timing".into()));
         }
@@ -1408,18 +1408,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             (i.timing.pipe, i.issue, i.latency, i.wait, i.sequencer)
         };
         let cu_index = self.simds[s].cu as usize;
-        let wave = &mut self.waves[w];
-        wave.waits.retire(t);
         // stalls: each cycle from the wave's turn to issue, for the first reason holding it then
-        let base = wave.next_turn;
-        let held = |why| if wave.hold_why == why { wave.hold } else { 0 };
+        let (base, hold) = (self.waves[w].next_turn, self.waves[w].hold);
         // (`wave.hold` bounds the hold of each reason)
-        let stalls = if c.ready().max(wave.hold) <= base {
+        let stalls = if ready.max(hold) <= base {
             // nothing held it past its turn (most issues): any cycles since are the arbitration's
             let arbitration = t.saturating_sub(base);
             self.stalls.arbitration += arbitration;
             Stalls { arbitration, ..Stalls::default() }
         } else {
+            // which constraint held it: its waits as they were while it waited
+            let c = Constraints { unit, ..self.waits(w, info) };
+            debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
+            let wave = &self.waves[w];
+            let held = |why| if wave.hold_why == why { wave.hold } else { 0 };
             let reasons = [c.vm, c.lgkm, held(Hold::Barrier), c.dependency, c.unit, held(Hold::Fetch), held(Hold::Sleep)];
             let mut stall = [0u64; 8];
             let mut covered = base;
@@ -1434,6 +1436,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             self.stalls.add(&stalls);
             stalls
         };
+        let wave = &mut self.waves[w];
+        wave.waits.retire(t);
         wave.next_turn = t + self.cadence;
         wave.hold = 0;
         wave.hold_why = Hold::None;
