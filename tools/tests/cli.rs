@@ -289,6 +289,13 @@ fn bench_timing_takes_repeat_and_writes_its_figures_as_json() {
         assert!((k["timing_over_functional"].as_f64().unwrap() - ratio).abs() < 1e-9, "{k}");
         assert!((k["timing_m_per_s"].as_f64().unwrap() * k["timing_s"].as_f64().unwrap() * 1e6 - n as f64).abs() < 1.0, "{k}");
     }
+    // more runs of each kernel model the same cycles: the same dispatches over the same buffers
+    let again = wavejit(&["bench", "--timing", "--device", "mi210", "--iterations", "5", "--repeat", "2", "--json", "-"]);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    for (k, a) in kernels.iter().zip(again["kernels"].as_array().unwrap()) {
+        assert_eq!((&k["kernel"], &k["modeled_cycles"]), (&a["kernel"], &a["modeled_cycles"]), "--repeat 1 against 2");
+    }
     // the counter benchmark writes no JSON, so it refuses the option rather than ignore it
     let out = wavejit(&["bench", "--counters", "--json", "-"]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--json"), "{}", String::from_utf8_lossy(&out.stderr));
