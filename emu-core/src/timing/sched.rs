@@ -1374,7 +1374,6 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Issues wave `w`'s head (instruction info `info`) at cycle `t` on SIMD `s`, which its constraints allow
     /// from `ready` on (its unit from `unit`).
-    #[allow(clippy::too_many_arguments)]
     fn issue(&mut self, t: u64, s: usize, w: usize, info: u32, ready: u64, unit: u64) -> Result<(), EngineError> {
         if self.infos[info as usize].sequencer == Sequencer::GridSync {
             return Err(self.fail("ds_gws_* (grid-wide sync) is not modeled; run this dispatch without timing".into()));
