@@ -376,11 +376,14 @@ impl KernelDispatch<'_> {
     }
 }
 
+/// Bytes of an AQL kernel-dispatch packet (HSA's `hsa_kernel_dispatch_packet_t`).
+pub const DISPATCH_PACKET_BYTES: usize = 64;
+
 /// The 64 bytes of the AQL kernel-dispatch packet (HSA's `hsa_kernel_dispatch_packet_t`, little-endian) of a
 /// dispatch of `kernel` (its descriptor at `descriptor`) over `shape` with its arguments at `kernarg`: header
 /// (kernel dispatch, system-scope acquire and release fences), dimensions, workgroup and grid sizes, segment
 /// sizes, kernel object, kernel arguments; no completion signal.
-pub fn dispatch_packet(shape: &DispatchShape, kernel: &isa_amdgpu::codeobj::Kernel, descriptor: u64, kernarg: u64) -> [u8; 64] {
+pub fn dispatch_packet(shape: &DispatchShape, kernel: &isa_amdgpu::codeobj::Kernel, descriptor: u64, kernarg: u64) -> [u8; DISPATCH_PACKET_BYTES] {
     const KERNEL_DISPATCH: u16 = 2;
     const SYSTEM_SCOPE: u16 = 2;
     let header = KERNEL_DISPATCH | SYSTEM_SCOPE << 9 | SYSTEM_SCOPE << 11;
@@ -391,7 +394,7 @@ pub fn dispatch_packet(shape: &DispatchShape, kernel: &isa_amdgpu::codeobj::Kern
     } else {
         1
     };
-    let mut p = [0u8; 64];
+    let mut p = [0u8; DISPATCH_PACKET_BYTES];
     p[0..2].copy_from_slice(&header.to_le_bytes());
     p[2..4].copy_from_slice(&dims.to_le_bytes());
     for d in 0..3 {

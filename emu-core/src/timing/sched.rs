@@ -547,9 +547,6 @@ impl Places {
     }
 }
 
-/// Bytes of an AQL kernel-dispatch packet (`hsa_kernel_dispatch_packet_t`).
-const DISPATCH_PACKET_BYTES: u64 = 64;
-
 /// Wave slots a SIMD can have (8 on CDNA2 and CDNA3: every machine description's `waves_per_simd` is at most
 /// this, which a test checks).
 pub(super) const MAX_WAVES: usize = 8;
@@ -629,7 +626,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             memsys: MemorySystem::new(m),
             places: Places {
                 arena: mem.base(),
-                moving: [(launch.code.base, launch.code.size), (launch.kernarg_addr, launch.kernarg.len() as u64), (launch.dispatch_packet, if launch.dispatch_packet == 0 { 0 } else { DISPATCH_PACKET_BYTES })],
+                moving: [(launch.code.base, launch.code.size), (launch.kernarg_addr, launch.kernarg.len() as u64), (launch.dispatch_packet, if launch.dispatch_packet == 0 { 0 } else { engine::DISPATCH_PACKET_BYTES as u64 })],
                 scratch_group: launch.private_segment_size.div_ceil(16) as u64 * 16 * device.wave_size as u64 * launch.shape.waves_in([0; 3], device.wave_size) as u64,
             },
             dispatch,
