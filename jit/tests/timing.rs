@@ -385,8 +385,8 @@ fn cycles_do_not_depend_on_the_host_thread_count() {
 #[test]
 fn cycles_do_not_depend_on_where_the_code_arguments_and_dispatch_packet_were_put() {
     // the packet kernel reads its workgroup size from the dispatch packet, beside its arguments; each dispatch
-    // puts its code, arguments and packet where device memory has room, and an allocation between the two
-    // moves them
+    // puts its code, arguments and packet where device memory has room, and an allocation before each later
+    // dispatch moves them
     let dev = device("mi300x");
     let co = code("packet", dev);
     let mem = DeviceMemory::new(1 << 30).unwrap();
