@@ -313,7 +313,7 @@ struct Simd {
     cu: u32,
     vgprs: u32,
     sgprs: u32,
-    /// Per resident wave: no earlier than this cycle can it issue (`u64::MAX` while it waits at a barrier or
+    /// Per resident wave: no earlier than this cycle can it issue ([`NEVER`] while it waits at a barrier or
     /// has ended, and past the first `len`). A lower bound: the times it comes from only move later, except
     /// when a barrier releases, which sets it anew.
     lbs: [u64; MAX_WAVES],
@@ -551,6 +551,31 @@ impl Places {
 /// this, which a test checks).
 pub(super) const MAX_WAVES: usize = 8;
 
+/// The bound ([`Simd::lbs`]) of a slot no cycle reaches: its wave waits at a barrier or has ended, or the slot
+/// is empty. Below 2^63, as every cycle is, so that [`due`] tells the bounds a cycle has reached by the sign of
+/// a difference.
+const NEVER: u64 = i64::MAX as u64;
+
+/// The slots of `lbs` whose bound cycle `t` has reached (bit `j`: `lbs[j] <= t`), worked out as the sign bits
+/// of `lbs[j] - (t + 1)`: both are below 2^63, so the difference is negative exactly when the bound is at most
+/// `t`.
+#[inline(always)]
+fn due(lbs: &[u64; MAX_WAVES], t: u64) -> u32 {
+    const { assert!(MAX_WAVES == 8, "four pairs of bounds") };
+    debug_assert!(t < NEVER && lbs.iter().all(|&b| b <= NEVER));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of every x86_64 target; the four unaligned 16-byte loads read the eight bounds.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_castsi128_pd, _mm_loadu_si128, _mm_movemask_pd, _mm_set1_epi64x, _mm_sub_epi64};
+        let next = _mm_set1_epi64x((t + 1) as i64);
+        let p = lbs.as_ptr().cast::<__m128i>();
+        let signs = |k: usize| _mm_movemask_pd(_mm_castsi128_pd(_mm_sub_epi64(_mm_loadu_si128(p.add(k)), next))) as u32;
+        signs(0) | signs(1) << 2 | signs(2) << 4 | signs(3) << 6
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    (0..MAX_WAVES).fold(0u32, |m, j| m | ((lbs[j].wrapping_sub(t + 1) >> 63) as u32) << j)
+}
+
 /// Cycles after which a wave's functional state, last touched when its block ran, is taken to have left the
 /// host's caches (the block waited for memory meanwhile): the model then asks for it ahead of the next block.
 const STATE_COLD_AFTER: u64 = 256;
@@ -605,7 +630,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let resident_waves = grid_waves.min((topo.cus() * per) as u64 * MAX_WAVES as u64) as usize;
         let resident_groups = resident_waves.min(launch.shape.workgroup_count() as usize);
         let simds: Vec<Simd> = (0..topo.cus() * per)
-            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [u64::MAX; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
+            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [NEVER; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
             .collect();
         let kd = launch.descriptor;
         let cx = engine::dispatch_context(device, launch);
@@ -988,7 +1013,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         s.lbs.copy_within(k + 1..s.len, k);
         s.resident.copy_within(k + 1..s.len, k);
         s.len -= 1;
-        s.lbs[s.len] = u64::MAX;
+        s.lbs[s.len] = NEVER;
         s.vgprs -= self.waves[w].vgprs;
         s.sgprs -= self.waves[w].sgprs;
         let cu = s.cu as usize;
@@ -1148,13 +1173,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut used = 0u8;
         // the waves whose bounds allow them this turn, oldest first: an issue moves only its own wave's bound
         // (a barrier it releases sets the others' bounds past `t`), so the set is known from the start
-        let lbs = &self.simds[s].lbs;
-        let mut due = (0..MAX_WAVES).fold(0u32, |m, j| m | ((lbs[j] <= t) as u32) << j);
+        let mut pending = due(&self.simds[s].lbs, t);
         // the instruction whose unit was looked up last in this turn, and when that unit is free for it
         let mut known_unit = (UNKNOWN, 0);
-        while due != 0 {
-            let i = due.trailing_zeros() as usize;
-            due &= due - 1;
+        while pending != 0 {
+            let i = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
             let r = self.simds[s].resident[i];
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
             // constraints remain to check: its waits, known since it last issued, and its unit's state
@@ -1184,20 +1208,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             known_unit.0 = UNKNOWN;
             used |= cat.bit();
             let wave = &self.waves[w];
-            let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { u64::MAX };
+            let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { NEVER };
             self.simds[s].lbs[i] = lb;
             self.simds[s].resident[i].head = UNKNOWN;
             // the next head's waits while the wave is at hand, when they need no queue entry or decoding
-            if lb != u64::MAX && self.head_at_hand(w) {
+            if lb != NEVER && self.head_at_hand(w) {
                 self.look_up_head(s, i)?;
             }
         }
-        // the next turn worth taking: at the earliest bound (slots past the resident waves hold u64::MAX); the
+        // the next turn worth taking: at the earliest bound (slots past the resident waves hold NEVER); the
         // oldest wave whose bound allows it then is the one the SIMD most likely issues first (which is not
         // always the one with the earliest bound: an older wave due by then goes first)
         let lbs = &self.simds[s].lbs;
-        let next = lbs.iter().fold(u64::MAX, |m, &b| m.min(b));
-        if next != u64::MAX {
+        let next = lbs.iter().fold(NEVER, |m, &b| m.min(b));
+        if next != NEVER {
             let phase = self.simds[s].phase;
             let at = align_up(next.max(t + 1), phase, self.cadence);
             let first = lbs.iter().position(|&b| b <= at).unwrap_or(0);
