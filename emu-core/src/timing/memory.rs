@@ -29,7 +29,7 @@
 //! `now` per CU (the in-flight limit retires requests by time), and roughly non-decreasing across CUs (a
 //! channel serves requests in call order). No allocation per access.
 
-use super::cache::{Cache, CacheConfig, CacheStats};
+use super::cache::{Cache, CacheConfig, CacheStats, Spot};
 use super::machine::{CacheLevel, Machine, SharedLevel};
 
 /// What a line request does.
@@ -217,6 +217,19 @@ impl InFlight {
     }
 }
 
+/// Where a line is looked up in the vector L1, the L2 and the MALL ([`Spot::default`] where there is none or it is
+/// not needed).
+#[derive(Debug, Clone, Copy, Default)]
+struct Spots {
+    l1: Spot,
+    l2: Spot,
+    mall: Spot,
+}
+
+/// Lines of a vector memory instruction whose sets the host is asked for at once (a wave's 16-byte loads touch
+/// eight 128-byte lines).
+const SPOT_BATCH: usize = 8;
+
 const L1: usize = 0;
 const SCALAR: usize = 1;
 const ICACHE: usize = 2;
@@ -318,22 +331,22 @@ impl MemorySystem {
         let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
         let cu = cu as usize;
         let xcd = self.m.topology.xcd_of(cu as u32) as usize;
-        // the sets the lines look up, fetched by the host all at once rather than one miss after another
-        for l in lines {
-            self.l1[cu].prefetch(l.addr);
-            self.l2[xcd].prefetch(l.addr);
-            if let Some(mall) = &self.mall {
-                mall.prefetch(l.addr);
+        for batch in lines.chunks(SPOT_BATCH) {
+            // the sets the lines look up, fetched by the host all at once rather than one miss after another
+            let mut spots = [Spots::default(); SPOT_BATCH];
+            for (sp, l) in spots.iter_mut().zip(batch) {
+                let mall = self.mall.as_ref().map_or(Spot::default(), |mall| mall.prefetch(l.addr));
+                *sp = Spots { l1: self.l1[cu].prefetch(l.addr), l2: self.l2[xcd].prefetch(l.addr), mall };
             }
-        }
-        for l in lines {
-            let (accepted, done) = match l.kind {
-                Kind::Read => self.l1_read(now, cu, xcd, l.addr, l.bytes, &mut r),
-                Kind::Write => self.l1_write(now, cu, xcd, l.addr, l.bytes, &mut r),
-                Kind::Atomic => self.l1_atomic(now, cu, xcd, l.addr, l.bytes, &mut r),
-            };
-            r.accepted_at = r.accepted_at.max(accepted);
-            r.complete_at = r.complete_at.max(done);
+            for (sp, l) in spots.iter().zip(batch) {
+                let (accepted, done) = match l.kind {
+                    Kind::Read => self.l1_read(now, cu, xcd, l, sp, &mut r),
+                    Kind::Write => self.l1_write(now, cu, xcd, l, sp, &mut r),
+                    Kind::Atomic => self.l1_atomic(now, cu, xcd, l, sp, &mut r),
+                };
+                r.accepted_at = r.accepted_at.max(accepted);
+                r.complete_at = r.complete_at.max(done);
+            }
         }
         r
     }
@@ -368,12 +381,13 @@ impl MemorySystem {
                     self.stats[SCALAR].misses += 1;
                 }
                 let slot = self.scalar_inflight[g].acquire(s);
+                let sp = self.spots_below_l1(xcd, l.addr);
                 let done = if write {
                     self.stats[SCALAR].writeback_bytes += l.bytes as u64;
-                    self.l2_write(slot, xcd, l.addr, l.bytes, hit_latency)
+                    self.l2_write(slot, xcd, l.addr, l.bytes, hit_latency, &sp)
                 } else {
                     self.stats[SCALAR].fill_bytes += self.m.scalar.line_bytes as u64;
-                    self.l2_read(slot, xcd, l.addr, self.m.scalar.line_bytes, hit_latency, false, &mut r)
+                    self.l2_read(slot, xcd, l.addr, self.m.scalar.line_bytes, hit_latency, false, &sp, &mut r)
                 };
                 if o.allocated && !o.hit {
                     self.scalar[g].set_ready(o.slot, done);
@@ -405,7 +419,8 @@ impl MemorySystem {
         self.stats[ICACHE].misses += 1;
         self.stats[ICACHE].fill_bytes += line as u64;
         let mut r = AccessResult::default();
-        let done = self.l2_read(s, xcd, pc, line, self.m.icache.hit_latency, false, &mut r);
+        let sp = self.spots_below_l1(xcd, pc);
+        let done = self.l2_read(s, xcd, pc, line, self.m.icache.hit_latency, false, &sp, &mut r);
         self.icache[g].set_ready(o.slot, done);
         done
     }
@@ -434,14 +449,20 @@ impl MemorySystem {
         MemoryStats { l1: s[L1], scalar: s[SCALAR], icache: s[ICACHE], l2: s[L2], mall: s[MALL], hbm: s[HBM] }
     }
 
-    fn l1_read(&mut self, now: u64, cu: usize, xcd: usize, addr: u64, bytes: u32, r: &mut AccessResult) -> (u64, u64) {
+    /// Where `addr` is looked up below the L1s of XCD `xcd`.
+    fn spots_below_l1(&self, xcd: usize, addr: u64) -> Spots {
+        Spots { l1: Spot::default(), l2: self.l2[xcd].spot(addr), mall: self.mall.as_ref().map_or(Spot::default(), |mall| mall.spot(addr)) }
+    }
+
+    fn l1_read(&mut self, now: u64, cu: usize, xcd: usize, l: &LineRequest, sp: &Spots, r: &mut AccessResult) -> (u64, u64) {
+        let (addr, bytes) = (l.addr, l.bytes);
         let st = &mut self.stats[L1];
         st.requests += 1;
         st.reads += 1;
         st.bytes_read += bytes as u64;
         let line = self.m.l1.line_bytes;
         let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(line), &mut self.busy_fp[L1]);
-        let o = self.l1[cu].access(addr, false);
+        let o = self.l1[cu].access_at(sp.l1, false);
         if o.hit {
             self.stats[L1].hits += 1;
             r.l1_hits += 1;
@@ -451,13 +472,14 @@ impl MemorySystem {
         self.stats[L1].fill_bytes += line as u64;
         r.l1_misses += 1;
         let slot = self.l1_inflight[cu].acquire(s);
-        let done = self.l2_read(slot, xcd, addr, line, self.m.l1.hit_latency, false, r);
+        let done = self.l2_read(slot, xcd, addr, line, self.m.l1.hit_latency, false, sp, r);
         self.l1[cu].set_ready(o.slot, done);
         self.l1_inflight[cu].release_at(done);
         (slot, done)
     }
 
-    fn l1_write(&mut self, now: u64, cu: usize, xcd: usize, addr: u64, bytes: u32, r: &mut AccessResult) -> (u64, u64) {
+    fn l1_write(&mut self, now: u64, cu: usize, xcd: usize, l: &LineRequest, sp: &Spots, r: &mut AccessResult) -> (u64, u64) {
+        let (addr, bytes) = (l.addr, l.bytes);
         let st = &mut self.stats[L1];
         st.requests += 1;
         st.writes += 1;
@@ -465,7 +487,7 @@ impl MemorySystem {
         st.writeback_bytes += bytes as u64;
         let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(bytes), &mut self.busy_fp[L1]);
         // Write-through: a present line is updated, a missing one is not allocated; the write goes on to L2.
-        if self.l1[cu].access(addr, true).hit {
+        if self.l1[cu].access_at(sp.l1, true).hit {
             self.stats[L1].hits += 1;
             r.l1_hits += 1;
         } else {
@@ -473,12 +495,13 @@ impl MemorySystem {
             r.l1_misses += 1;
         }
         let slot = self.l1_inflight[cu].acquire(s);
-        let done = self.l2_write(slot, xcd, addr, bytes, self.m.l1.hit_latency);
+        let done = self.l2_write(slot, xcd, addr, bytes, self.m.l1.hit_latency, sp);
         self.l1_inflight[cu].release_at(done);
         (slot, done)
     }
 
-    fn l1_atomic(&mut self, now: u64, cu: usize, xcd: usize, addr: u64, bytes: u32, r: &mut AccessResult) -> (u64, u64) {
+    fn l1_atomic(&mut self, now: u64, cu: usize, xcd: usize, l: &LineRequest, sp: &Spots, r: &mut AccessResult) -> (u64, u64) {
+        let (addr, bytes) = (l.addr, l.bytes);
         let st = &mut self.stats[L1];
         st.requests += 1;
         st.atomics += 1;
@@ -488,16 +511,16 @@ impl MemorySystem {
         r.l1_misses += 1;
         let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(bytes), &mut self.busy_fp[L1]);
         let slot = self.l1_inflight[cu].acquire(s);
-        let done = self.l2_read(slot, xcd, addr, bytes, self.m.l1.hit_latency, true, r);
+        let done = self.l2_read(slot, xcd, addr, bytes, self.m.l1.hit_latency, true, sp, r);
         self.l1_inflight[cu].release_at(done);
         (slot, done)
     }
 
-    /// A read (or atomic) of `bytes` at `addr` reaching L2 at `t`; `above` is the latency of the level that
-    /// sent it. Returns the cycle the data is back at the requester.
+    /// A read (or atomic) of `bytes` at `addr` (looked up at `sp`) reaching L2 at `t`; `above` is the latency
+    /// of the level that sent it. Returns the cycle the data is back at the requester.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn l2_read(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64, atomic: bool, r: &mut AccessResult) -> u64 {
+    fn l2_read(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64, atomic: bool, sp: &Spots, r: &mut AccessResult) -> u64 {
         let l2 = &self.m.l2;
         let ch = xcd * l2.channels as usize + channel(addr, l2.interleave_bits, l2.channels);
         let latency = above + l2.extra_latency;
@@ -512,7 +535,7 @@ impl MemorySystem {
             st.reads += 1;
         }
         let s = occupy(&mut self.l2_chan[ch], t, self.l2_rate.cost(bytes), &mut self.busy_fp[L2]);
-        let o = self.l2[xcd].access(addr, atomic);
+        let o = self.l2[xcd].access_at(sp.l2, atomic);
         if let Some(wb) = o.writeback {
             self.write_below_l2(s, wb, line);
         }
@@ -524,13 +547,14 @@ impl MemorySystem {
         self.stats[L2].misses += 1;
         self.stats[L2].fill_bytes += line as u64;
         r.l2_misses += 1;
-        let done = self.read_below_l2(s, addr, line, latency, r);
+        let done = self.read_below_l2(s, addr, line, latency, sp.mall, r);
         self.l2[xcd].set_ready(o.slot, done);
         done
     }
 
-    /// A write of `bytes` at `addr` reaching L2 at `t`; returns the cycle it is acknowledged.
-    fn l2_write(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64) -> u64 {
+    /// A write of `bytes` at `addr` (looked up at `sp`) reaching L2 at `t`; returns the cycle it is
+    /// acknowledged.
+    fn l2_write(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64, sp: &Spots) -> u64 {
         let l2 = &self.m.l2;
         let ch = xcd * l2.channels as usize + channel(addr, l2.interleave_bits, l2.channels);
         let latency = above + l2.extra_latency;
@@ -540,7 +564,7 @@ impl MemorySystem {
         st.writes += 1;
         st.bytes_written += bytes as u64;
         let s = occupy(&mut self.l2_chan[ch], t, self.l2_rate.cost(bytes), &mut self.busy_fp[L2]);
-        let o = self.l2[xcd].access(addr, true);
+        let o = self.l2[xcd].access_at(sp.l2, true);
         let mut ack = s + latency;
         if o.hit {
             self.stats[L2].hits += 1;
@@ -557,9 +581,10 @@ impl MemorySystem {
         ack
     }
 
-    /// Fills `bytes` (an L2 line) at `addr` from the MALL or HBM, the request leaving L2 at `t` with
-    /// `latency` accumulated so far; returns when the data is back at the original requester.
-    fn read_below_l2(&mut self, t: u64, addr: u64, bytes: u32, latency: u64, r: &mut AccessResult) -> u64 {
+    /// Fills `bytes` (an L2 line) at `addr` (looked up at `mall` in the MALL) from the MALL or HBM, the request
+    /// leaving L2 at `t` with `latency` accumulated so far; returns when the data is back at the original
+    /// requester.
+    fn read_below_l2(&mut self, t: u64, addr: u64, bytes: u32, latency: u64, mall_spot: Spot, r: &mut AccessResult) -> u64 {
         let mut latency = latency;
         if let (Some(mall), Some(level)) = (self.mall.as_mut(), self.m.mall.as_ref()) {
             let ch = channel(addr, level.interleave_bits, level.channels);
@@ -569,7 +594,7 @@ impl MemorySystem {
             st.reads += 1;
             st.bytes_read += bytes as u64;
             let s = occupy(&mut self.mall_chan[ch], t, self.mall_rate.cost(bytes), &mut self.busy_fp[MALL]);
-            let o = mall.access(addr, false);
+            let o = mall.access_at(mall_spot, false);
             let wb = o.writeback;
             if o.hit {
                 self.stats[MALL].hits += 1;
