@@ -1006,6 +1006,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// A wave's resources go back at `t` (its `s_endpgm` issued and its memory operations completed); the
     /// workgroup's too once it was the last.
+    #[cold]
+    #[inline(never)]
     fn end_wave(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
         let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
         let s = &mut self.simds[simd];
@@ -1102,6 +1104,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             }
             return Ok(e.info());
         }
+        self.head_at_pc(w)
+    }
+
+    /// [`Model::head`] of a wave whose queue is empty: the instruction at its PC.
+    #[cold]
+    #[inline(never)]
+    fn head_at_pc(&mut self, w: usize) -> Result<u32, EngineError> {
+        let wave = &self.waves[w];
         let (slot, pc, index) = (wave.slot as usize, wave.peek_pc, wave.index);
         let wg = self.slots[slot].as_ref().expect("resident").group.wg;
         let info = self.info_at_pc(pc, None, (wg, index))?;
@@ -1397,7 +1407,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// from `ready` on (its unit from `unit`).
     fn issue(&mut self, t: u64, s: usize, w: usize, info: u32, ready: u64, unit: u64) -> Result<(), EngineError> {
         if self.infos[info as usize].sequencer == Sequencer::GridSync {
-            return Err(self.fail("ds_gws_* (grid-wide sync) is not modeled; run this dispatch without timing".into()));
+            return Err(self.grid_sync_refused());
         }
         if self.waves[w].pos == self.waves[w].len {
             self.run_block(t, w)?;
@@ -1533,26 +1543,37 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             }
         }
         self.report(t, w, at, e.info(), stalls);
-        match sequencer {
-            Sequencer::Barrier => {
-                self.waves[w].state = State::AtBarrier;
-                let slot = self.waves[w].slot as usize;
-                let sl = self.slots[slot].as_mut().expect("resident");
-                sl.at_barrier += 1;
-                sl.last_arrival = sl.last_arrival.max(t);
-                self.release_barrier(slot, t);
-            }
-            Sequencer::End => {
-                let wave = &mut self.waves[w];
-                wave.state = State::Done;
-                let end = (t + 1).max(wave.waits.all_done());
-                let slot = wave.slot as usize;
-                self.turns.push(end, RETIRE | w as u32);
-                self.release_barrier(slot, t);
-            }
-            _ => {}
+        if matches!(sequencer, Sequencer::Barrier | Sequencer::End) {
+            self.arrive(t, w, sequencer);
         }
         Ok(())
+    }
+
+    /// The error of a dispatch whose wave reaches grid-wide sync.
+    #[cold]
+    #[inline(never)]
+    fn grid_sync_refused(&self) -> EngineError {
+        self.fail("ds_gws_* (grid-wide sync) is not modeled; run this dispatch without timing".into())
+    }
+
+    /// Wave `w` issued `s_barrier` or `s_endpgm` (`sequencer`) at `t`: it waits for its workgroup, or it has
+    /// ended and retires once its memory operations complete; a barrier the others wait at may release.
+    #[cold]
+    #[inline(never)]
+    fn arrive(&mut self, t: u64, w: usize, sequencer: Sequencer) {
+        let slot = self.waves[w].slot as usize;
+        if sequencer == Sequencer::End {
+            let wave = &mut self.waves[w];
+            wave.state = State::Done;
+            let end = (t + 1).max(wave.waits.all_done());
+            self.turns.push(end, RETIRE | w as u32);
+        } else {
+            self.waves[w].state = State::AtBarrier;
+            let sl = self.slots[slot].as_mut().expect("resident");
+            sl.at_barrier += 1;
+            sl.last_arrival = sl.last_arrival.max(t);
+        }
+        self.release_barrier(slot, t);
     }
 
     /// Reports an issued instruction (the wave's queue entry `at`) to the observer.
