@@ -2020,6 +2020,19 @@ mod tests {
 
     /// The general path: rounds of the lanes, coalesced.
     #[test]
+    fn due_bounds_are_those_at_or_before_the_cycle() {
+        // around the cycle, far from it, and empty slots, in every slot position
+        let values = [0, 1, 99, 100, 101, 1 << 40, NEVER - 1, NEVER];
+        for t in [0, 1, 100, (1 << 40) - 1, 1 << 40, NEVER - 2] {
+            for shift in 0..MAX_WAVES {
+                let lbs: [u64; MAX_WAVES] = std::array::from_fn(|j| values[(j + shift) % values.len()]);
+                let want = (0..MAX_WAVES).fold(0u32, |m, j| m | ((lbs[j] <= t) as u32) << j);
+                assert_eq!(due(&lbs, t), want, "bounds {lbs:?} at cycle {t}");
+            }
+        }
+    }
+
+    #[test]
     fn what_a_turn_reads_lies_where_the_prefetches_reach() {
         // a SIMD in 256 bytes; a wave's head and its work in one host cache line, then its holds and where its
         // queue and work are, then the completions every issue reads, in the first 192 bytes
