@@ -87,6 +87,9 @@ pub struct Cache {
     /// the cycle its data arrives. Way-major, so that one way of neighbouring sets, which a stream through
     /// consecutive lines fills one after another, shares the host's cache lines and pages.
     lines: Vec<[u64; 2]>,
+    /// The way the latest access hit or filled: the way [`Cache::prefetch`] fetches beside the head (a stream
+    /// through a cold cache fills its sets' ways in turn).
+    recent: usize,
     stats: CacheStats,
 }
 
@@ -110,6 +113,7 @@ impl Cache {
             order_mask: if ways == 16 { u64::MAX } else { (1u64 << (4 * ways)) - 1 },
             heads: vec![[0; 3]; sets as usize],
             lines: vec![[0; 2]; lines as usize],
+            recent: 0,
             stats: CacheStats::default(),
         }
     }
@@ -140,12 +144,14 @@ impl Cache {
         Spot { line, set: (index & (self.sets - 1)) as usize }
     }
 
-    /// Asks the host to bring the head of the set of `addr` into its caches ahead of an access; returns where
+    /// Asks the host to bring the head of the set of `addr` into its caches ahead of an access, and that set's
+    /// way of the latest access's number (the one a stream filling a cold cache writes next); returns where
     /// `addr` is looked up, for [`Cache::access_at`]. Changes nothing.
     #[inline]
     pub fn prefetch(&self, addr: u64) -> Spot {
         let spot = self.spot(addr);
         prefetch(&self.heads[spot.set]);
+        prefetch(self.lines.as_ptr().wrapping_add(self.recent * self.sets as usize + spot.set));
         spot
     }
 
@@ -188,6 +194,7 @@ impl Cache {
                         head[1 + k] |= DIRTY << (8 * (w % 8));
                     }
                     head[ORDER] = to_front(head[ORDER], w as u64);
+                    self.recent = w;
                     return Outcome { hit: true, allocated: true, slot: at as u32, ready_at: way[READY], writeback: None };
                 }
             }
@@ -220,6 +227,7 @@ impl Cache {
         *word = *word & !(0xff << shift) | (fp | if dirty_on_write { DIRTY } else { 0 }) << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         head[ORDER] = (head[ORDER] << 4 | victim as u64) & self.order_mask;
+        self.recent = victim;
         Outcome { hit: false, allocated: true, slot: at as u32, ready_at: 0, writeback }
     }
 
