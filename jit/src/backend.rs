@@ -751,7 +751,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             ins.extend(data.unwrap_or(&[]).iter().copied());
             return self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
         }
-        if data.is_none() && self.tmps + outs <= TMP && !self.observed {
+        // an 8-byte read stays one host access per lane (below): split into dwords read when each is used, a
+        // lane's two halves could come from different moments of another thread's writes
+        if data.is_none() && bytes != 8 && self.tmps + outs <= TMP && !self.observed {
             return self.global_read_lazy(lo, hi, offset, bytes, signed, m, slow);
         }
         let (lo, hi) = (self.mat(lo), self.mat(hi));
@@ -2533,6 +2535,29 @@ fn lane_accesses(
             let r = b.ins().uextend(types::I64, r);
             let p = b.ins().iadd(base, r);
             match data {
+                // eight bytes a lane in one host access, as the GPU makes a naturally aligned 64-bit access
+                // (single-copy atomic: a lane never sees half of another thread's 64-bit store)
+                None if bytes == 8 => {
+                    let x = b.ins().load(types::I64, MemFlags::new(), p, imm);
+                    let low = b.ins().ireduce(types::I32, x);
+                    let high = b.ins().ushr_imm(x, 32);
+                    let high = b.ins().ireduce(types::I32, high);
+                    acc[0] = b.ins().insertlane(acc[0], low, j);
+                    acc[1] = b.ins().insertlane(acc[1], high, j);
+                }
+                Some([low, high]) if bytes == 8 => {
+                    let lane_mask = b.ins().extractlane(masks[i], j);
+                    let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
+                    let at = b.ins().iadd_imm(p, imm as i64);
+                    let dst = b.ins().select(on, at, sink);
+                    let low = b.ins().extractlane(low.c[i], j);
+                    let high = b.ins().extractlane(high.c[i], j);
+                    let low = b.ins().uextend(types::I64, low);
+                    let high = b.ins().uextend(types::I64, high);
+                    let high = b.ins().ishl_imm(high, 32);
+                    let x = b.ins().bor(low, high);
+                    b.ins().store(MemFlags::new(), x, dst, 0);
+                }
                 None => {
                     for (d, v) in acc.iter_mut().enumerate() {
                         let x = match bytes {

@@ -77,6 +77,8 @@ prebuilt!(
     "gws_sema-gfx942.co",
     "packet-gfx90a.co",
     "packet-gfx942.co",
+    "wide_publish-gfx90a.co",
+    "wide_publish-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).

@@ -666,6 +666,33 @@ fn compare_and_swap_loops_on_32_and_64_bit_values_lose_no_update_with_any_thread
     }
 }
 
+/// A 64-bit value one workgroup publishes while three others read it, on one and on two host threads: no read
+/// sees the halves of two different stores (wavejit's JIT once loaded and stored a lane's two dwords apart, and
+/// on two host threads about one read in ten of rocPRIM's look-back flags came back torn).
+#[test]
+fn a_lanes_64_bit_load_never_sees_half_of_another_workgroups_64_bit_store() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("wide_publish", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let (rounds, readers) = (50_000u32, 3u32);
+        let cell = mem.allocate(8, AllocKind::Buffer, "cell").unwrap();
+        mem.write(cell, &[0u8; 8]).unwrap();
+        let torn = mem.allocate(readers as u64 * 64 * 4, AllocKind::Buffer, "torn").unwrap();
+        mem.write(torn, &vec![0xffu8; readers as usize * 64 * 4]).unwrap();
+        let shape = DispatchShape::new([(readers + 1) * 64, 1, 1], [64, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(cell), ArgValue::Pointer(torn), ArgValue::U32(rounds)];
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(2), ..Limits::default() } })
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut raw = vec![0u8; readers as usize * 64 * 4];
+        mem.read(torn, &mut raw).unwrap();
+        let counts: Vec<u32> = raw.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert!(counts.iter().all(|&c| c == 0), "{target}: torn reads per lane {:?}", counts.iter().filter(|&&c| c != 0).collect::<Vec<_>>());
+        let mut last = [0u8; 8];
+        mem.read(cell, &mut last).unwrap();
+        assert_eq!(u64::from_le_bytes(last), (rounds as u64) << 32 | rounds as u64, "{target}: the last value published");
+    }
+}
+
 #[test]
 fn private_arrays_in_scratch_memory_match_the_cpu() {
     for target in ["gfx90a", "gfx942"] {
