@@ -2478,7 +2478,8 @@ fn record_fields(b: &mut FunctionBuilder<'_>, ctx: Value, at: Value, m: Value, o
 }
 
 /// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
-/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, else 4 per dword), loaded — inactive
+/// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, 8 in one host access, else 4 per
+/// dword), loaded — inactive
 /// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
 /// sink. Returns the loaded dword vectors (none for a store).
 #[allow(clippy::too_many_arguments)]
