@@ -2479,9 +2479,8 @@ fn record_fields(b: &mut FunctionBuilder<'_>, ctx: Value, at: Value, m: Value, o
 
 /// The fast path of an inline LDS or global access: for every lane, `bytes` at `base + rel + imm` (`rels` one
 /// i32x4 per chunk; 1 or 2 bytes zero- or sign-extended when `signed`, 8 in one host access, else 4 per
-/// dword), loaded — inactive
-/// lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes store to the context's
-/// sink. Returns the loaded dword vectors (none for a store).
+/// dword), loaded — inactive lanes read the first bytes and yield 0 — or, with `data`, stored — inactive lanes
+/// store to the context's sink. Returns the loaded dword vectors (none for a store).
 #[allow(clippy::too_many_arguments)]
 fn lane_accesses(
     b: &mut FunctionBuilder<'_>,
@@ -2536,8 +2535,8 @@ fn lane_accesses(
             let r = b.ins().uextend(types::I64, r);
             let p = b.ins().iadd(base, r);
             match data {
-                // eight bytes a lane in one host access, as the GPU makes a naturally aligned 64-bit access
-                // (single-copy atomic: a lane never sees half of another thread's 64-bit store)
+                // eight bytes a lane in one host access (stored so too, below), as the GPU makes a naturally
+                // aligned 64-bit access (single-copy atomic: a lane never sees half of another thread's store)
                 None if bytes == 8 => {
                     let x = b.ins().load(types::I64, MemFlags::new(), p, imm);
                     let low = b.ins().ireduce(types::I32, x);
@@ -2545,19 +2544,6 @@ fn lane_accesses(
                     let high = b.ins().ireduce(types::I32, high);
                     acc[0] = b.ins().insertlane(acc[0], low, j);
                     acc[1] = b.ins().insertlane(acc[1], high, j);
-                }
-                Some([low, high]) if bytes == 8 => {
-                    let lane_mask = b.ins().extractlane(masks[i], j);
-                    let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
-                    let at = b.ins().iadd_imm(p, imm as i64);
-                    let dst = b.ins().select(on, at, sink);
-                    let low = b.ins().extractlane(low.c[i], j);
-                    let high = b.ins().extractlane(high.c[i], j);
-                    let low = b.ins().uextend(types::I64, low);
-                    let high = b.ins().uextend(types::I64, high);
-                    let high = b.ins().ishl_imm(high, 32);
-                    let x = b.ins().bor(low, high);
-                    b.ins().store(MemFlags::new(), x, dst, 0);
                 }
                 None => {
                     for (d, v) in acc.iter_mut().enumerate() {
@@ -2576,13 +2562,23 @@ fn lane_accesses(
                     let on = b.ins().icmp_imm(IntCC::NotEqual, lane_mask, 0);
                     let at = b.ins().iadd_imm(p, imm as i64);
                     let dst = b.ins().select(on, at, sink);
-                    for (d, v) in vals.iter().enumerate() {
-                        let x = b.ins().extractlane(v.c[i], j);
-                        match bytes {
-                            1 => b.ins().istore8(MemFlags::new(), x, dst, 0),
-                            2 => b.ins().istore16(MemFlags::new(), x, dst, 0),
-                            _ => b.ins().store(MemFlags::new(), x, dst, 4 * d as i32),
-                        };
+                    if let (8, [low, high]) = (bytes, vals) {
+                        let low = b.ins().extractlane(low.c[i], j);
+                        let high = b.ins().extractlane(high.c[i], j);
+                        let low = b.ins().uextend(types::I64, low);
+                        let high = b.ins().uextend(types::I64, high);
+                        let high = b.ins().ishl_imm(high, 32);
+                        let x = b.ins().bor(low, high);
+                        b.ins().store(MemFlags::new(), x, dst, 0);
+                    } else {
+                        for (d, v) in vals.iter().enumerate() {
+                            let x = b.ins().extractlane(v.c[i], j);
+                            match bytes {
+                                1 => b.ins().istore8(MemFlags::new(), x, dst, 0),
+                                2 => b.ins().istore16(MemFlags::new(), x, dst, 0),
+                                _ => b.ins().store(MemFlags::new(), x, dst, 4 * d as i32),
+                            };
+                        }
                     }
                 }
             }

@@ -2018,7 +2018,7 @@ mod tests {
         assert_eq!(ended_at, Some(MAX_QUEUED_LANES / 64 + 1), "the run ends after the access that passes {MAX_QUEUED_LANES} lanes");
     }
 
-    /// The general path: rounds of the lanes, coalesced.
+    /// `due` gives exactly the bounds at or before the cycle, however the slots hold them.
     #[test]
     fn due_bounds_are_those_at_or_before_the_cycle() {
         // around the cycle, far from it, and empty slots, in every slot position

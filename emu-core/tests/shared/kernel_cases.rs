@@ -675,21 +675,17 @@ fn a_lanes_64_bit_load_never_sees_half_of_another_workgroups_64_bit_store() {
         let (dev, co) = setup("wide_publish", target);
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let (rounds, readers) = (50_000u32, 3u32);
-        let cell = mem.allocate(8, AllocKind::Buffer, "cell").unwrap();
-        mem.write(cell, &[0u8; 8]).unwrap();
-        let torn = mem.allocate(readers as u64 * 64 * 4, AllocKind::Buffer, "torn").unwrap();
-        mem.write(torn, &vec![0xffu8; readers as usize * 64 * 4]).unwrap();
+        let cell = upload_bytes(&mem, &[0u8; 8], "cell");
+        let torn = upload_bytes(&mem, &vec![0xffu8; readers as usize * 64 * 4], "torn");
         let shape = DispatchShape::new([(readers + 1) * 64, 1, 1], [64, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(cell), ArgValue::Pointer(torn), ArgValue::U32(rounds)];
         run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(2), ..Limits::default() } })
             .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let mut raw = vec![0u8; readers as usize * 64 * 4];
-        mem.read(torn, &mut raw).unwrap();
+        let raw = download_bytes(&mem, torn, readers as usize * 64 * 4);
         let counts: Vec<u32> = raw.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
         assert!(counts.iter().all(|&c| c == 0), "{target}: torn reads per lane {:?}", counts.iter().filter(|&&c| c != 0).collect::<Vec<_>>());
-        let mut last = [0u8; 8];
-        mem.read(cell, &mut last).unwrap();
-        assert_eq!(u64::from_le_bytes(last), (rounds as u64) << 32 | rounds as u64, "{target}: the last value published");
+        let last = download_bytes(&mem, cell, 8);
+        assert_eq!(u64::from_le_bytes(last.try_into().unwrap()), (rounds as u64) << 32 | rounds as u64, "{target}: the last value published");
     }
 }
 
