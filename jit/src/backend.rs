@@ -140,11 +140,20 @@ pub struct RegCache<'f> {
     pub defer: bool,
     /// Parked slots taken by pending writes.
     parked: usize,
+    /// EXEC as loaded (or set) by an earlier instruction of the block and unchanged since: later instructions
+    /// use the same value, so a pending write's lane mask can be recognised as today's EXEC.
+    exec: Option<Value>,
+    /// The instruction being emitted is *lane-local*: each lane's results depend only on that lane's operands,
+    /// and it writes nothing outside EXEC's lanes (its lane masks are ANDed with EXEC). Its reads of a register
+    /// whose pending write covers EXEC's lanes take the written value alone ([`JitBackend::read_file`]).
+    pub lane_local: bool,
 }
 
 impl RegCache<'_> {
+    /// Forgets what the block knows about registers, as where code it does not see runs.
     pub fn clear(&mut self) {
         self.lds.clear();
+        self.exec = None;
     }
 
     /// Whether there are pending writes.
@@ -221,6 +230,9 @@ pub struct JitBackend<'a, 'f> {
     /// and NaN rule: a value that feeds several others (as an operand and as a NaN source, or through several
     /// pending writes) is computed once.
     chunk_memo: Option<std::collections::HashMap<(u32, bool), Value>>,
+    /// The interpreter runs this whole instruction on some path (a guard's, a NaN redo's): it may have written
+    /// any register, EXEC too.
+    interpreted: bool,
 }
 
 /// Chunks a register-write loop computes and stores per pass (a divisor of [`CHUNKS`]): fewer loop branches and
@@ -257,7 +269,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None, interpreted: false }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -287,12 +299,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             file_base: Some((v, a)),
             guard_end: None,
             chunk_memo: None,
+            interpreted: false,
         }
     }
 
     /// Ends the instruction's code: where a guard sent the instruction to the interpreter, both paths meet here.
     /// The lazy vectors go back to the block's cache.
     pub fn finish(&mut self) {
+        if self.guard_end.is_some() || self.interpreted {
+            if let Some(c) = self.cache.as_deref_mut() {
+                c.exec = None;
+            }
+        }
         if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
             b.ins().jump(end, &[]);
             b.switch_to_block(end);
@@ -300,6 +318,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         if let Some(c) = self.cache.as_deref_mut() {
             c.lazies = std::mem::take(&mut self.lazies);
+        }
+    }
+
+    /// EXEC may change here: later instructions load it again.
+    fn forget_exec(&mut self) {
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.exec = None;
         }
     }
 
@@ -345,6 +370,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return dummies;
         }
         let ctx = self.ctx;
+        self.interpreted |= matches!(op, Op::Instruction {});
         let site = self.site.as_mut().expect("emitting");
         site.calls.push(Box::new(Call { op, inst: site.inst, offset: site.offset, vectors_in: vin.len() }));
         let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
@@ -1153,10 +1179,30 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().select(r.quick, q, g)
     }
 
-    /// A lazy operation over `args`.
+    /// A lazy operation over `args`; over wave-uniform operands alone, one chunk computed here and the result
+    /// uniform (a chunk operation works lane by lane: equal lanes in, equal lanes out).
     fn lazy_op(&mut self, args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv>) -> Vv {
+        if self.b.is_some() && all_uniform(args.iter().chain(nan.iter())) {
+            let vals: Vec<Value> = args.iter().map(|a| a.c[0]).collect();
+            let b = self.b.as_deref_mut().expect("emitting");
+            let r = f(b, &vals);
+            return self.uniform_result(r, &nan);
+        }
         self.lazies.push(Lazy::Expr { args, f, nan });
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+    }
+
+    /// The uniform vector of chunk `r` (every lane the same), with the NaN rule over the uniform `nan` sources.
+    fn uniform_result(&mut self, r: Value, nan: &[Vv]) -> Vv {
+        let b = self.b.as_deref_mut().expect("emitting");
+        let r = if nan.is_empty() {
+            r
+        } else {
+            let srcs: Vec<Value> = nan.iter().map(|a| a.c[0]).collect();
+            rules::propagate_nan32(&mut Chunks(b), &srcs, r)
+        };
+        let s = b.ins().extractlane(r, 0);
+        Vv { c: [r; CHUNKS], uniform: Some(s), lazy: None }
     }
 
     /// `v` with all its chunks emitted here (for code that works on the whole vector at once).
@@ -1248,7 +1294,26 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if !self.note_reg(base_field, reg) || self.fb().is_none() {
             return self.dv();
         }
+        if let Some(v) = self.written_on_exec(base_field, reg) {
+            return v;
+        }
         self.load_reg(base_field, reg)
+    }
+
+    /// In a lane-local instruction ([`RegCache::lane_local`]), the value of a register's pending write made
+    /// under today's EXEC: the register holds it in every lane the instruction computes, so the blend with what
+    /// the register held before is left out (a value written from scalars stays one scalar).
+    fn written_on_exec(&self, field: i32, reg: u32) -> Option<Vv> {
+        let c = self.cache.as_deref()?;
+        if !(c.defer && c.lane_local) {
+            return None;
+        }
+        let exec = c.exec?;
+        let (_, v) = c.pending.iter().find(|(k, _)| *k == (field, reg))?;
+        match &self.lazies[v.lazy? as usize] {
+            Lazy::Blend { m, new, .. } if *m == exec => Some(*new),
+            _ => None,
+        }
     }
 
     /// Writes register `reg` of the VGPR or AGPR file, as [`Self::read_file`] reads it.
@@ -1579,11 +1644,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return (self.dv(), dummy());
         }
         let cin = carry_in.map(|m| self.mask_lanes(m));
+        let uniform = cin.is_none() && all_uniform([&a, &x].into_iter());
         let mut out = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
             let mi = cin.map(|m| self.ch(&m, i));
             let c = carries(self.b.as_deref_mut().expect("emitting"), ai, xi, mi);
+            if uniform {
+                out = Some(self.uniform_mask(c));
+                break;
+            }
             out = Some(self.collapse_step(out, c, i));
         }
         let args = std::iter::once(a).chain([x]).chain(cin).collect();
@@ -1599,6 +1669,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let m = collapse_into(b, m, c, i);
         b.ins().store(trusted(), m, ctx, Ctx::SINK);
         m
+    }
+
+    /// The lane mask of `i32x4` lane mask `lanes` (all ones where set) computed from uniform operands: all lanes
+    /// or none, as its first lane says.
+    fn uniform_mask(&mut self, lanes: Value) -> Value {
+        let b = self.b.as_deref_mut().expect("emitting");
+        let x = b.ins().extractlane(lanes, 0);
+        b.ins().sextend(types::I64, x)
     }
 
     fn to_f(b: &mut FunctionBuilder<'f>, v: Value) -> Value {
@@ -1623,6 +1701,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn nan_fixup(&mut self, r: Vv, srcs: &[Vv]) -> Vv {
         if self.fb().is_none() {
             return r;
+        }
+        if r.lazy.is_none() && all_uniform(std::iter::once(&r).chain(srcs)) {
+            return self.uniform_result(r.c[0], srcs);
         }
         // a lazy result carries the rule with it: a write checks its chunks, other consumers apply it per chunk
         if let Some(Lazy::Expr { args, f, nan }) = r.lazy.map(|k| &self.lazies[k as usize]) {
@@ -1772,6 +1853,31 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
         }
+    }
+
+    /// Lane `lane` (an `i64`, 0 to 63) of `v`, computing only the chunk that holds it; `None` where a loop over
+    /// chunks could not compute `v` ([`Self::loop_operands`]).
+    fn lane_at(&mut self, v: &Vv, lane: Value) -> Option<Value> {
+        if let (None, Some(s)) = (v.lazy, v.uniform) {
+            return Some(s);
+        }
+        if self.tree(v).iter().any(|&k| matches!(self.lazies[k], Lazy::Spent)) {
+            return None;
+        }
+        let spill = self.loop_operands(v)?;
+        let b = self.b.as_deref_mut().expect("emitting");
+        let chunk = b.ins().ushr_imm(lane, 2);
+        let off = b.ins().ishl_imm(chunk, 4);
+        let c = self.ch_at(v, off, &spill, true);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let j = b.ins().band_imm(lane, 3);
+        let mut x = b.ins().extractlane(c, 0);
+        for k in 1..4u8 {
+            let y = b.ins().extractlane(c, k);
+            let here = b.ins().icmp_imm(IntCC::Equal, j, k as i64);
+            x = b.ins().select(here, y, x);
+        }
+        Some(x)
     }
 
     /// The first lane of chunk `off / 16` of `v`: loaded alone when `v` is a register, else from the chunk.
@@ -1978,7 +2084,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn defer_write(&mut self, field: i32, reg: u32, v: Vv, m: Value) {
         let mut seen = std::collections::HashSet::new();
         let v = if self.stays_lazy(&v, &mut seen) { v } else { self.park(v) };
-        let old = self.load_reg(field, reg);
+        // a write over a pending one of the same lanes replaces it: the lanes outside keep what was there before
+        let c = self.cache.as_deref().expect("emitting");
+        let under = c.pending.iter().find(|(k, _)| *k == (field, reg)).and_then(|(_, p)| match &self.lazies[p.lazy? as usize] {
+            Lazy::Blend { m: pm, old, .. } if *pm == m => Some(*old),
+            _ => None,
+        });
+        let old = under.unwrap_or_else(|| self.load_reg(field, reg));
         self.lazies.push(Lazy::Blend { m, new: v, old });
         let w = Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) };
         let c = self.cache.as_deref_mut().expect("emitting");
@@ -2393,6 +2505,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.switch_to_block(done);
         b.seal_block(done);
     }
+}
+
+/// Whether every one of `vs` is one scalar in all lanes, computed (not lazy).
+fn all_uniform<'v>(mut vs: impl Iterator<Item = &'v Vv>) -> bool {
+    vs.all(|v| v.lazy.is_none() && v.uniform.is_some())
 }
 
 /// An `i32x4` of zeros.
@@ -2822,6 +2939,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             return;
         }
         let reg = slot;
+        if reg == sreg::EXEC_LO as usize || reg == sreg::EXEC_LO as usize + 1 {
+            self.forget_exec();
+        }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().store(trusted(), v, sg, reg as i32 * 4);
@@ -2841,6 +2961,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return;
         }
+        // any register, EXEC among them
+        self.forget_exec();
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         let (at, null) = sgpr_at(b, sg, index);
@@ -2932,17 +3054,31 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return dummy();
         }
+        // outside a guard's compiled path, code here dominates the rest of the block: EXEC loaded (or set) by an
+        // earlier instruction is reused, and a load here is kept for later ones
+        let main = self.guard_end.is_none();
+        if let Some(e) = self.cache.as_deref().and_then(|c| c.exec).filter(|_| main) {
+            return e;
+        }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
-        b.ins().load(types::I64, vflags(), sg, sreg::EXEC_LO as i32 * 4)
+        let e = b.ins().load(types::I64, vflags(), sg, sreg::EXEC_LO as i32 * 4);
+        if let Some(c) = self.cache.as_deref_mut().filter(|_| main) {
+            c.exec = Some(e);
+        }
+        e
     }
     fn set_exec(&mut self, m: Value) {
         if self.fb().is_none() {
             return;
         }
+        let main = self.guard_end.is_none();
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().store(vflags(), m, sg, sreg::EXEC_LO as i32 * 4);
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.exec = main.then_some(m);
+        }
     }
     fn mask_op(&mut self, op: MaskOp, a: Value, x: Value) -> Value {
         let Some(b) = self.fb() else { return dummy() };
@@ -2980,6 +3116,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                     VOp::AddU32 => b.ins().iadd(p, q),
                     VOp::SubU32 => b.ins().isub(p, q),
                     VOp::MulLoU32 => b.ins().imul(p, q),
+                    VOp::MulHiU32 => b.ins().umulhi(p, q),
+                    VOp::MulHiI32 => b.ins().smulhi(p, q),
                     VOp::MinU32 => b.ins().umin(p, q),
                     VOp::MaxU32 => b.ins().umax(p, q),
                     VOp::MinI32 => b.ins().smin(p, q),
@@ -3117,6 +3255,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if let P::Const(k) = p {
             return b.ins().iconst(types::I64, if k { -1 } else { 0 });
         }
+        let uniform = all_uniform([&a, &x].into_iter());
         let mut mask = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
@@ -3141,6 +3280,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 }
                 P::Const(_) => unreachable!("constants return above"),
             };
+            if uniform {
+                return self.uniform_mask(lanes);
+            }
             mask = Some(self.collapse_step(mask, lanes, i));
         }
         mask.expect("chunks")
@@ -3341,6 +3483,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             return b.ins().iconst(types::I64, if t.lt { -1 } else { 0 });
         }
         let (hlt, hgt) = if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
+        let uniform = all_uniform([&a.0, &a.1, &x.0, &x.1].into_iter());
         let mut mask = None;
         for i in 0..CHUNKS {
             let (alo, ahi, xlo, xhi) = (self.ch(&a.0, i), self.ch(&a.1, i), self.ch(&x.0, i), self.ch(&x.1, i));
@@ -3368,6 +3511,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 }
             }
             let lanes = m.expect("a predicate that is not constant");
+            if uniform {
+                return self.uniform_mask(lanes);
+            }
             mask = Some(self.collapse_step(mask, lanes, i));
         }
         mask.expect("chunks")
@@ -3534,9 +3680,26 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok(())
     }
     fn v_lane_read(&mut self, v: Vv, lane: Value) -> Value {
+        if let Some(b) = self.fb() {
+            let at = b.ins().uextend(types::I64, lane);
+            let at = b.ins().band_imm(at, 63);
+            if let Some(x) = self.lane_at(&v, at) {
+                return x;
+            }
+        }
         self.call(Op::LaneRead {}, &[v], &[lane], &[], 0, 1, 0, false).1[0]
     }
     fn v_first_lane(&mut self, v: Vv, m: Value) -> Value {
+        if let Some(b) = self.fb() {
+            // the first lane of the mask, lane 0 when it is empty
+            let first = b.ins().ctz(m);
+            let none = b.ins().icmp_imm(IntCC::Equal, m, 0);
+            let zero = b.ins().iconst(types::I64, 0);
+            let at = b.ins().select(none, zero, first);
+            if let Some(x) = self.lane_at(&v, at) {
+                return x;
+            }
+        }
         self.call(Op::FirstLane {}, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {

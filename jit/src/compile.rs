@@ -122,6 +122,14 @@ pub fn defers(inst: &Inst) -> bool {
         && inst.info.mfma.is_none()
 }
 
+/// Whether a deferring instruction ([`defers`]) is lane-local (see [`RegCache::lane_local`]): all are but the
+/// cross-lane moves (v_readlane, v_readfirstlane — which reads lane 0 when EXEC is empty —, v_writelane) and DPP,
+/// whose lanes read their neighbours'.
+pub fn lane_local(inst: &Inst) -> bool {
+    use isa_amdgpu::Opcode as O;
+    inst.form != isa_amdgpu::Form::Dpp && !matches!(inst.info.opcode, O::VReadfirstlaneB32 | O::VReadlaneB32 | O::VWritelaneB32)
+}
+
 /// Whether the JIT backend can emit all of `inst`.
 pub fn translatable(inst: &Inst, pc: u64) -> bool {
     let mut probe = JitBackend::probe();
@@ -245,6 +253,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 jb.finish();
             }
             regs.defer = defer;
+            regs.lane_local = defer && lane_local(inst);
             if compiles {
                 if observe.is_some() && !in_batch {
                     // EXEC at issue, for the event

@@ -185,3 +185,67 @@ fn pending_values_feed_compares_lane_reads_and_selects() {
         same_on_both(&format!("compares, exec {exec:#x}"), &insts, &wave(exec, f));
     }
 }
+
+#[test]
+fn values_written_from_scalars_stay_right_in_every_lane_under_changing_execs() {
+    use Opcode as O;
+    // a division by a wave-uniform divisor as LLVM writes it (through an f32 reciprocal in VGPRs) and other
+    // values computed from SGPRs alone: in lane-local instructions a register written under today's EXEC is read
+    // as the written value alone, and values of scalars stay scalars; lanes outside EXEC keep their old values,
+    // which a lane read and a later, wider EXEC see
+    let f = |r: usize, l: usize| (r as u32 + 11).wrapping_mul(0x2545_f491) ^ (l as u32 * 0x9e37);
+    let scalars = [(20, 1000u32), (21, 0x4f7f_fffe), (22, 1000u32.wrapping_neg()), (23, 0x7f80_0001), (24, 0x4000_0000), (25, 0xffff_fff0), (26, 77_777)];
+    let vop1 = |op, d, s| inst(op, Encoding::Vop1, &[(Field::Vdst, d), (Field::Src0, s)]);
+    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let insts = [
+        vop1(O::VCvtF32U32, 1, 20),
+        vop1(O::VRcpIflagF32, 1, V + 1),
+        vop2(O::VMulF32, 1, 21, 1),
+        vop1(O::VCvtU32F32, 1, V + 1),
+        vop3(O::VMulLoU32, 2, &[22, V + 1]),
+        vop3(O::VMulHiU32, 2, &[V + 1, V + 2]),
+        vop2(O::VAddU32, 1, V + 1, 2),
+        vop3(O::VMulHiU32, 1, &[26, V + 1]),
+        vop3(O::VMulLoU32, 2, &[V + 1, 20]),
+        vop2(O::VSubU32, 2, 26, 2),
+        vop2(O::VAddU32, 3, 129, 1),
+        inst(O::VCmpLeU32, Encoding::Vopc, &[(Field::Src0, 20), (Field::Vsrc1, 2)]),
+        vop2(O::VCndmaskB32, 1, V + 1, 3),
+        vop1(O::VReadfirstlaneB32, 30, V + 1),
+        inst(O::VReadlaneB32, Encoding::Vop3, &[(Field::Vdst, 31), (Field::Src0, V + 2), (Field::Src1, 191)]),
+        // a NaN from scalars gets the NaN rule; a carry out of scalars, then one in from VCC
+        vop2(O::VMulF32, 7, 23, 7),
+        vop3(O::VMulF32, 8, &[23, 24]),
+        vop1(O::VMovB32, 5, 20),
+        vop2(O::VAddCoU32, 8, 25, 5),
+        vop2(O::VAddcCoU32, 9, 128, 8),
+        inst(O::VCmpEqU64, Encoding::Vopc, &[(Field::Src0, V + 8), (Field::Vsrc1, 9)]),
+        vop2(O::VCndmaskB32, 4, V + 5, 9),
+        // another EXEC: the registers above hold their values in its lanes only where the old EXEC had them
+        exec_from(10),
+        vop2(O::VAddU32, 4, V + 1, 2),
+        vop2(O::VAddU32, 6, V + 5, 4),
+        exec_from(12),
+        vop2(O::VAddU32, 6, V + 6, 5),
+        vop1(O::VMovB32, 10, 26),
+        // an EXEC from a compare (VOP3, EXEC its destination)
+        inst(O::VCmpGtU32, Encoding::Vop3, &[(Field::Vdst, 126), (Field::Src0, 26), (Field::Src1, V)]),
+        vop2(O::VAddU32, 11, V + 10, 10),
+        vop1(O::VReadfirstlaneB32, 32, V + 11),
+        // no lane on: a write changes nothing, and v_readfirstlane reads lane 0
+        exec_from(14),
+        vop1(O::VMovB32, 12, 20),
+        vop2(O::VAddU32, 13, V + 12, 12),
+        vop1(O::VReadfirstlaneB32, 33, V + 12),
+        vop1(O::VReadfirstlaneB32, 34, V + 13),
+    ];
+    for exec in execs().into_iter().chain([0, 1 << 63]) {
+        let mut w = wave(exec, f);
+        for (s, x) in scalars {
+            w.sgprs[s] = x;
+        }
+        w.sgprs[14] = 0;
+        w.sgprs[15] = 0;
+        same_on_both(&format!("scalars, exec {exec:#x}"), &insts, &w);
+    }
+}
