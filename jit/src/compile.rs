@@ -33,8 +33,12 @@ pub const END: u32 = 3;
 pub const FAULT: u32 = 4;
 pub const INTERNAL: u32 = 5;
 
-/// Longest block.
+/// Longest block of an observed dispatch.
 pub const MAX_BLOCK: usize = 64;
+
+/// Longest block otherwise: it goes on past conditional branches ([`goes_on_past`]), so an `if` whose body the
+/// wave skips or runs is one piece of compiled code with what follows it.
+pub const MAX_TRACE: usize = 256;
 
 /// The interpreter entry that compiled code calls for an instruction it does not translate: executes
 /// `inst` at `ctx.code_base + offset` on the wave behind `ctx`; returns 0 to go on, or a status with `next_pc`
@@ -120,6 +124,13 @@ pub fn defers(inst: &Inst) -> bool {
         && inst.info.flow == FlowControl::Next
         && inst.info.mem.dir == MemDir::None
         && inst.info.mfma.is_none()
+}
+
+/// Whether an unobserved block goes on past `inst` at `pc` where [`ends_block`] says it ends: a conditional
+/// branch the JIT compiles. The taken branch leaves the block, or jumps to its target inside the block further
+/// on ([`build`]).
+pub fn goes_on_past(inst: &Inst, pc: u64) -> bool {
+    inst.info.flow == FlowControl::CondBranch && !materializes_pc(inst) && translatable(inst, pc)
 }
 
 /// Whether a deferring instruction ([`defers`]) is lane-local (see [`RegCache::lane_local`]): all are but the
@@ -219,11 +230,30 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         let mut ended = false;
         // instructions of the pending batch (batched observation)
         let mut pending = 0usize;
+        // an unobserved block goes on past its conditional branches: a taken one jumps to its target when that
+        // is further on in the block (the join, by instruction index), and leaves the block otherwise
+        let pcs: Vec<u64> = insts.iter().scan(pc, |a, inst| Some(std::mem::replace(a, *a + inst.size() as u64))).collect();
+        let mut joins: std::collections::HashMap<usize, ir::Block> = std::collections::HashMap::new();
+        // instructions whose place in the code has been reached (their joins placed)
+        let mut reached = 0;
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
             // the instruction's number, which WAVEJIT_JIT_DUMP's .locs gives for each range of machine code
             b.set_srcloc(ir::SourceLoc::new(i as u32 + 1));
+            if let Some(&join) = joins.get(&i) {
+                // the path that ran on arrives with its writes made, and nothing learnt on one path holds here
+                if regs.pending() {
+                    let site = CallSite { calls: &mut calls, inst, offset: at - base, executed: i as i64 };
+                    let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
+                    jb.flush();
+                    jb.finish();
+                }
+                b.ins().jump(join, &[]);
+                b.switch_to_block(join);
+                regs.clear();
+            }
+            reached = i + 1;
             let compiles = !materializes_pc(inst) && translatable(inst, at);
             let in_batch = batched && compiles && emu_core::observe::MemoryOp::of(inst).is_none();
             if observe.is_some() && !in_batch {
@@ -311,7 +341,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                         if let (Some(observe), true) = (observe, pending > 0) {
                             flush_batch(&mut b, ctx, observe, helper_sig, ptr, executed);
                         }
-                        loop_back(&mut b, ctx, body, pc - base, executed);
+                        loop_back(&mut b, ctx, body, pc - base, executed, insts.len() as i64);
                         ended = true;
                         break;
                     }
@@ -324,9 +354,35 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                         if let (Some(observe), true) = (observe, pending > 0) {
                             flush_batch(&mut b, ctx, observe, helper_sig, ptr, executed);
                         }
-                        loop_back(&mut b, ctx, body, pc - base, executed);
+                        loop_back(&mut b, ctx, body, pc - base, executed, insts.len() as i64);
                         b.switch_to_block(out);
-                        Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
+                        if observe.is_none() {
+                            None
+                        } else {
+                            Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
+                        }
+                    }
+                    Flow::Branch { cond, target } if observe.is_none() => {
+                        let c = b.ins().band_imm(cond, 1);
+                        let (taken, on) = (b.create_block(), b.create_block());
+                        b.ins().brif(c, taken, &[], on, &[]);
+                        b.switch_to_block(taken);
+                        match pcs.iter().position(|&p| p == target).filter(|&j| j > i) {
+                            Some(j) => {
+                                // the instructions jumped over do not count as executed
+                                if j > i + 1 {
+                                    add_executed(&mut b, ctx, -((j - i - 1) as i64));
+                                }
+                                let join = *joins.entry(j).or_insert_with(|| b.create_block());
+                                b.ins().jump(join, &[]);
+                            }
+                            None => {
+                                let t = rel_pc(&mut b, ctx, target - base);
+                                leave(&mut b, ctx, t, executed, CONTINUE);
+                            }
+                        }
+                        b.switch_to_block(on);
+                        None
                     }
                     _ => {
                         let (target, stop) = flow.resolve(&mut PcIr { b: &mut b, ctx, base }, at, inst.size() as u64);
@@ -371,6 +427,15 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             }
             let t = rel_pc(&mut b, ctx, at - base);
             leave(&mut b, ctx, t, insts.len() as i64, CONTINUE);
+        }
+        // joins the block ended before reaching: the wave goes on there, outside the block (the jump to one has
+        // taken off the instructions it passed over)
+        let mut unreached: Vec<(usize, ir::Block)> = joins.into_iter().filter(|(j, _)| *j >= reached).collect();
+        unreached.sort_by_key(|(j, _)| *j);
+        for (j, join) in unreached {
+            b.switch_to_block(join);
+            let t = rel_pc(&mut b, ctx, pcs[j] - base);
+            leave(&mut b, ctx, t, j as i64, CONTINUE);
         }
         b.seal_all_blocks();
         b.finalize();
@@ -469,12 +534,12 @@ fn rel_pc(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64) -> Value {
     b.ins().iadd_imm(base, offset as i64)
 }
 
-fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64) {
+fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64, pass: i64) {
     let e = add_executed(b, ctx, executed);
     let budget = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::BUDGET);
-    // another pass (at most `executed` instructions) must fit in the budget; otherwise return and let the
-    // runner approach the limit instruction by instruction
-    let after_next = b.ins().iadd_imm(e, executed);
+    // another pass (at most `pass` instructions: the whole block) must fit in the budget; otherwise return and
+    // let the runner approach the limit instruction by instruction
+    let after_next = b.ins().iadd_imm(e, pass);
     let spent = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThan, after_next, budget);
     let stop = b.create_block();
     b.ins().brif(spent, stop, &[], body, &[]);

@@ -25,7 +25,7 @@ use emu_core::wave::{BufferWindow, WaveState, WaveStatus, Windows};
 use isa_amdgpu::{disasm, Inst};
 
 use crate::code_memory::CodeMemory;
-use crate::compile::{self, Block, Observed, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK};
+use crate::compile::{self, Block, Observed, BARRIER, CONTINUE, END, FAULT, MAX_BLOCK, MAX_TRACE};
 use crate::ctx::{Ctx, Env};
 use crate::disk::{BlockKey, DiskCache, DiskConfig};
 use crate::JitError;
@@ -176,6 +176,29 @@ struct Slot {
     translating: Mutex<()>,
 }
 
+impl Slot {
+    /// The instructions the interpreter runs in one go from byte offset `at` of the block, while the block
+    /// warms up: through the next conditional branch, or to the block's end (a block that goes on past its
+    /// branches is interpreted piece by piece while the wave goes on forward inside it, as its code would run);
+    /// `None` where no instruction of the block starts.
+    fn piece(&self, at: u64) -> Option<u64> {
+        let mut off = 0u64;
+        let mut first = None;
+        for (i, inst) in self.insts.iter().enumerate() {
+            if off == at {
+                first = Some(i);
+            }
+            if let Some(f) = first {
+                if inst.info.flow == isa_amdgpu::table::FlowControl::CondBranch || i + 1 == self.insts.len() {
+                    return Some((i + 1 - f) as u64);
+                }
+            }
+            off += inst.size() as u64;
+        }
+        None
+    }
+}
+
 type Hasher = emu_core::hash::FastHash;
 
 /// A host thread's view of a block: translated, or still warming up.
@@ -213,7 +236,7 @@ static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
 enum Step {
     Run(Entry),
     /// Run this many instructions (the block) on the interpreter.
-    Interpret(u64),
+    Interpret(u64, Option<Arc<Slot>>),
 }
 
 /// Everything translation needs, shared with the background translator.
@@ -427,14 +450,14 @@ impl Jit {
         let runs = slot.runs.fetch_add(1, Ordering::Relaxed);
         if runs < hot_after {
             self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-            return Ok(Step::Interpret(slot.insts.len() as u64));
+            return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
         }
         // hot: to the background translator when it is idle (the host has a core to spare, or this thread would
         // find it so soon), else translated here
         if let Some(w) = &self.worker {
             if slot.claimed.load(Ordering::Acquire) {
                 self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-                return Ok(Step::Interpret(slot.insts.len() as u64));
+                return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
             }
             if w.pending.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
                 if !slot.claimed.swap(true, Ordering::AcqRel) {
@@ -449,7 +472,7 @@ impl Jit {
                     w.pending.fetch_sub(1, Ordering::AcqRel);
                 }
                 self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-                return Ok(Step::Interpret(slot.insts.len() as u64));
+                return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
             }
         }
         // eager: wait for whoever translates it; tiered: interpret while another thread translates it
@@ -460,7 +483,7 @@ impl Jit {
                 Ok(g) => g,
                 Err(_) => {
                     self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Step::Interpret(slot.insts.len() as u64));
+                    return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
                 }
             }
         };
@@ -479,13 +502,14 @@ impl Jit {
     fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: Observed, key: Key) -> Result<Arc<Slot>, EngineError> {
         let mut insts = Vec::new();
         let mut at = pc;
-        while insts.len() < MAX_BLOCK {
+        let (limit, trace) = if observed == Observed::No { (MAX_TRACE, true) } else { (MAX_BLOCK, false) };
+        while insts.len() < limit {
             match run.cache.get(run.mem, run.code, at) {
                 // an instruction that reads a clock starts a block: the wave's clock is set before it runs
                 Ok(inst) if emu_core::sem::reads_clock(&inst) && !insts.is_empty() => break,
                 Ok(inst) => {
+                    let end = compile::ends_block(&inst) && !(trace && compile::goes_on_past(&inst, at));
                     at += inst.size() as u64;
-                    let end = compile::ends_block(&inst);
                     insts.push(inst);
                     if end {
                         break;
@@ -998,6 +1022,8 @@ impl WaveRunner for Jit {
             }
         }
         let mut near_limit = false;
+        // the block being interpreted while it warms up: its slot, the PC it started at, the last piece's PC
+        let mut warming: Option<(Arc<Slot>, u64, u64)> = None;
         let result = loop {
             // SAFETY: the wave is only reached through `wave_ptr` in this loop and in helper calls it makes.
             let wave = unsafe { &mut *wave_ptr };
@@ -1017,11 +1043,27 @@ impl WaveRunner for Jit {
                 });
             }
             let block_pc = wave.pc;
+            // a block still interpreted goes on piece by piece while the wave goes on forward inside it
+            let going_on = warming.as_ref().and_then(|(s, start, last)| {
+                let piece = if wave.pc > *last { s.piece(wave.pc - start) } else { None };
+                piece.map(|n| Step::Interpret(n, Some(s.clone())))
+            });
             // in VGPR index mode the interpreter runs the wave, one instruction at a time
-            let step = if wave.gpr_idx { Ok(Step::Interpret(1)) } else { self.step(&run, wave.pc, mode) };
+            let step = match going_on {
+                _ if wave.gpr_idx => Ok(Step::Interpret(1, None)),
+                Some(piece) => Ok(piece),
+                None => self.step(&run, wave.pc, mode),
+            };
+            warming = match &step {
+                Ok(Step::Interpret(_, Some(s))) => {
+                    let start = warming.as_ref().filter(|w| Arc::ptr_eq(&w.0, s)).map_or(wave.pc, |w| w.1);
+                    Some((s.clone(), start, wave.pc))
+                }
+                _ => None,
+            };
             let block = match step {
                 Ok(Step::Run(b)) => b,
-                Ok(Step::Interpret(n)) => {
+                Ok(Step::Interpret(n, _)) => {
                     // not hot yet: the interpreter runs the block's instructions (fewer when the wave's turn
                     // ends first), stopping early at a barrier, the end, or when the observer switches waves
                     let n = n.min(turn_ends - wave.executed);
