@@ -377,7 +377,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                                 b.ins().jump(join, &[]);
                             }
                             None => {
-                                let t = rel_pc(&mut b, ctx, target - base);
+                                let t = rel_pc(&mut b, ctx, target.wrapping_sub(base));
                                 leave(&mut b, ctx, t, executed, CONTINUE);
                             }
                         }
