@@ -233,6 +233,9 @@ pub struct JitBackend<'a, 'f> {
     /// The interpreter runs this whole instruction on some path (a guard's, a NaN redo's): it may have written
     /// any register, EXEC too.
     interpreted: bool,
+    /// The lanes of the constant vectors made in this instruction ([`Backend::v_const`]), by their first chunk:
+    /// a lane permute through one is resolved at compile time.
+    consts: Vec<(Value, [u32; 64])>,
 }
 
 /// Chunks a register-write loop computes and stores per pass (a divisor of [`CHUNKS`]): fewer loop branches and
@@ -269,7 +272,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None, interpreted: false }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None, interpreted: false, consts: Vec::new() }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -300,6 +303,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             guard_end: None,
             chunk_memo: None,
             interpreted: false,
+            consts: Vec::new(),
         }
     }
 
@@ -1643,6 +1647,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return (self.dv(), dummy());
         }
+        self.park_in_place(&a);
+        self.park_in_place(&x);
         let cin = carry_in.map(|m| self.mask_lanes(m));
         let uniform = cin.is_none() && all_uniform([&a, &x].into_iter());
         let mut out = None;
@@ -1853,6 +1859,50 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
             }
         }
+    }
+
+    /// The lane permute of [`Backend::v_permute`] through source lanes known at compile time (`lanes`, taken
+    /// modulo 64, as the DPP controls and the swizzles give them): each lane of `data` outside `m` made 0, then
+    /// each chunk of the result gathered from the chunks its four lanes come from — one byte shuffle of two
+    /// chunks, or lane by lane when they come from more.
+    fn permute_known(&mut self, data: Vv, lanes: &[u32; 64], m: Value) -> Vv {
+        self.park_in_place(&data);
+        let data = self.mat(data);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let mut src = [dummy(); CHUNKS];
+        for (k, x) in src.iter_mut().enumerate() {
+            let bits = if k == 0 { m } else { b.ins().ushr_imm(m, 4 * k as i64) };
+            let on = mask_chunk(b, bits);
+            *x = b.ins().band(data.c[k], on);
+        }
+        let mut c = [dummy(); CHUNKS];
+        for (i, out) in c.iter_mut().enumerate() {
+            let from: Vec<usize> = (0..4).map(|j| (lanes[4 * i + j] & 63) as usize).collect();
+            let mut chunks: Vec<usize> = from.iter().map(|l| l / 4).collect();
+            chunks.dedup();
+            chunks.sort_unstable();
+            chunks.dedup();
+            if chunks.len() <= 2 {
+                let (p, q) = (chunks[0], *chunks.last().expect("a chunk"));
+                let bytes: Vec<u8> = from.iter().flat_map(|l| {
+                    let at = if l / 4 == p { 4 * (l % 4) } else { 16 + 4 * (l % 4) };
+                    (0..4).map(move |k| (at + k) as u8)
+                }).collect();
+                let mask = b.func.dfg.immediates.push(ConstantData::from(bytes));
+                let (x, y) = (b.ins().bitcast(types::I8X16, little(), src[p]), b.ins().bitcast(types::I8X16, little(), src[q]));
+                let r = b.ins().shuffle(x, y, mask);
+                *out = b.ins().bitcast(I32X4, little(), r);
+            } else {
+                let first = b.ins().extractlane(src[from[0] / 4], (from[0] % 4) as u8);
+                let mut r = b.ins().splat(I32X4, first);
+                for (j, l) in from.iter().enumerate().skip(1) {
+                    let x = b.ins().extractlane(src[l / 4], (l % 4) as u8);
+                    r = b.ins().insertlane(r, x, j as u8);
+                }
+                *out = r;
+            }
+        }
+        Vv { c, uniform: None, lazy: None }
     }
 
     /// Lane `lane` (an `i64`, 0 to 63) of `v`, computing only the chunk that holds it; `None` where a loop over
@@ -2139,6 +2189,29 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         self.lazies.push(Lazy::Parked { at });
         Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+    }
+
+    /// Before code that computes every chunk of `v` where it stands (a carry or compare mask, an interpreter
+    /// call's operand, a whole-vector operation): a lazy operation of four or more lazy vectors is computed once
+    /// into a parked slot, and the lazy vector becomes that slot, so the pending writes and later reads that
+    /// share it load it instead of computing the whole chain of operations again (a chain of adds with carries
+    /// and lane moves, as a wave reduction is, would otherwise cost the square of its length). Only in an
+    /// instruction that defers its writes, on its main path (called only from operations the semantics call,
+    /// never from code on a side path), with more parked slots free than its writes need.
+    fn park_in_place(&mut self, v: &Vv) {
+        let Some(k) = v.lazy else { return };
+        if !matches!(self.lazies[k as usize], Lazy::Expr { .. } | Lazy::Blend { .. }) || self.guard_end.is_some() {
+            return;
+        }
+        if !self.cache.as_deref().is_some_and(|c| c.defer && PARKED - c.parked > 4) || self.tree(v).len() < 4 {
+            return;
+        }
+        let p = self.park(*v);
+        let at = match p.lazy.map(|q| &self.lazies[q as usize]) {
+            Some(Lazy::Parked { at }) => *at,
+            _ => unreachable!("park leaves a parked vector"),
+        };
+        self.lazies[k as usize] = Lazy::Parked { at };
     }
 
     /// Whether a loop over the chunks can compute `v` ([`Self::fuse_at`]): as [`Self::stays_lazy`], whatever
@@ -3167,6 +3240,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 if self.fb().is_none() {
                     return self.dv();
                 }
+                self.park_in_place(&a);
+                self.park_in_place(&x);
                 let (a, x) = (self.mat(a), self.mat(x));
                 let b = self.b.as_deref_mut().expect("emitting");
                 // lanes widened to 64 bits in two i64x2 halves, multiplied, and the high words gathered
@@ -3255,6 +3330,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if let P::Const(k) = p {
             return b.ins().iconst(types::I64, if k { -1 } else { 0 });
         }
+        self.park_in_place(&a);
+        self.park_in_place(&x);
         let uniform = all_uniform([&a, &x].into_iter());
         let mut mask = None;
         for i in 0..CHUNKS {
@@ -3483,6 +3560,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             return b.ins().iconst(types::I64, if t.lt { -1 } else { 0 });
         }
         let (hlt, hgt) = if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
+        for v in [&a.0, &a.1, &x.0, &x.1] {
+            self.park_in_place(v);
+        }
         let uniform = all_uniform([&a.0, &a.1, &x.0, &x.1].into_iter());
         let mut mask = None;
         for i in 0..CHUNKS {
@@ -3703,7 +3783,17 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.call(Op::FirstLane {}, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
-        self.call_v(Op::Permute {}, &[data, index], &[m], 1)[0]
+        let known = match index.lazy {
+            None => self.consts.iter().find(|(c, _)| *c == index.c[0]).map(|(_, lanes)| *lanes),
+            Some(_) => None,
+        };
+        match (known, self.fb().is_some()) {
+            (Some(lanes), true) => self.permute_known(data, &lanes, m),
+            _ => {
+                self.park_in_place(&data);
+                self.call_v(Op::Permute {}, &[data, index], &[m], 1)[0]
+            }
+        }
     }
     fn v_permute_forward(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
         self.call_v(Op::PermuteForward {}, &[data, index], &[m], 1)[0]
@@ -3720,6 +3810,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let k = b.func.dfg.constants.insert(ConstantData::from(bytes));
             *x = b.ins().vconst(I32X4, k);
         }
+        self.consts.push((c[0], *values));
         Vv { c, uniform: None, lazy: None }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {

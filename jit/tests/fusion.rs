@@ -249,3 +249,35 @@ fn values_written_from_scalars_stay_right_in_every_lane_under_changing_execs() {
         same_on_both(&format!("scalars, exec {exec:#x}"), &insts, &w);
     }
 }
+
+#[test]
+fn a_wave_reduction_through_dpp_moves_and_carries_leaves_what_the_interpreter_leaves() {
+    use Opcode as O;
+    // a 64-bit wave sum as LLVM writes it: each step moves the running sum's halves across lanes (DPP), adds
+    // them with a carry; the chain's values are parked once and read from there, the moves are worked out at
+    // compile time. Every DPP control a reduction or scan uses, with full and partial masks and bound_ctrl.
+    let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
+    let dpp = |d: u32, s: u32, ctrl: u32, masks: u32, bound: u32| {
+        let row = rows_of(O::VMovB32, T).find(|r| r.encoding == Encoding::Vop1).unwrap();
+        let b = Inst::build(row, T).unwrap().set(Field::Vdst, d).unwrap().set(Field::Src0, 0xfa).unwrap();
+        let b = b.ext(isa_amdgpu::Form::Dpp, s | ctrl << 8 | bound << 19 | masks << 24);
+        decode(&b.encode().unwrap(), 0x1000, T).unwrap()
+    };
+    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let controls = [(0x0b1, 0xff, 0), (0x04e, 0xff, 0), (0x114, 0xff, 0), (0x118, 0xaf, 1), (0x142, 0xff, 0), (0x143, 0xfa, 0), (0x140, 0xff, 1), (0x141, 0xff, 0), (0x138, 0xff, 0), (0x13c, 0x5f, 0), (0x123, 0xff, 1), (0x130, 0xff, 0)];
+    let mut insts = Vec::new();
+    for (ctrl, masks, bound) in controls {
+        insts.extend([
+            dpp(4, 2, ctrl, masks, bound),
+            vop2(O::VAddCoU32, 2, V + 2, 4),
+            dpp(5, 3, ctrl, masks, bound),
+            vop2(O::VAddcCoU32, 3, 128, 3),
+            vop2(O::VAddCoU32, 2, 128, 2),
+            vop2(O::VAddcCoU32, 3, V + 3, 5),
+        ]);
+    }
+    insts.push(inst(O::VReadlaneB32, Encoding::Vop3, &[(Field::Vdst, 21), (Field::Src0, V + 2), (Field::Src1, 191)]));
+    for exec in execs() {
+        same_on_both(&format!("reduction, exec {exec:#x}"), &insts, &wave(exec, f));
+    }
+}
