@@ -276,7 +276,7 @@ impl Window<'_> {
         let Some(off) = self.inside(address, buf.len()) else { return false };
         // SAFETY: the window was checked to lie inside a live allocation in the arena, and [off, off+len) is
         // inside the window.
-        unsafe { std::ptr::copy_nonoverlapping(self.mem.ptr(off as u64), buf.as_mut_ptr(), buf.len()) };
+        unsafe { copy_from_guest(self.mem.ptr(off as u64), buf) };
         true
     }
 
@@ -284,8 +284,41 @@ impl Window<'_> {
     pub fn write(&self, address: u64, data: &[u8]) -> bool {
         let Some(off) = self.inside(address, data.len()) else { return false };
         // SAFETY: as in `read`.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mem.ptr(off as u64), data.len()) };
+        unsafe { copy_to_guest(data, self.mem.ptr(off as u64)) };
         true
+    }
+}
+
+/// A guest read's copy out of device memory into `dst`: a naturally aligned 8-byte one is one 64-bit load, as
+/// a GPU's 64-bit access is single-copy atomic (another wave's 64-bit store, on another host thread, is seen
+/// whole or not at all; a decoupled look-back publishes its flag and value so).
+///
+/// # Safety
+/// `src` points to `dst.len()` readable bytes.
+unsafe fn copy_from_guest(src: *const u8, dst: &mut [u8]) {
+    if dst.len() == 8 && (src as usize).is_multiple_of(8) {
+        // SAFETY: 8 readable bytes at an 8-byte aligned address; AtomicU64 has u64's size and alignment.
+        let v = unsafe { (*src.cast::<std::sync::atomic::AtomicU64>()).load(std::sync::atomic::Ordering::Relaxed) };
+        dst.copy_from_slice(&v.to_ne_bytes());
+    } else {
+        // SAFETY: as the caller promises.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
+    }
+}
+
+/// A guest write's copy of `src` into device memory, as [`copy_from_guest`]: an aligned 8-byte one is one
+/// 64-bit store.
+///
+/// # Safety
+/// `dst` points to `src.len()` writable bytes.
+unsafe fn copy_to_guest(src: &[u8], dst: *mut u8) {
+    if src.len() == 8 && (dst as usize).is_multiple_of(8) {
+        let v = u64::from_ne_bytes(src.try_into().expect("8 bytes"));
+        // SAFETY: as in `copy_from_guest`, writable.
+        unsafe { (*dst.cast::<std::sync::atomic::AtomicU64>()).store(v, std::sync::atomic::Ordering::Relaxed) };
+    } else {
+        // SAFETY: as the caller promises.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
     }
 }
 
@@ -813,7 +846,7 @@ impl DeviceMemory {
         let (off, within) = self.check_guest(address, buf.len() as u64, Access::Read)?;
         // SAFETY: `check_guest` proved [off, off+len) lies inside a live allocation's pages inside the arena, or
         // inside host memory as in `read`; concurrent writes as in `read`.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr(off), buf.as_mut_ptr(), buf.len()) };
+        unsafe { copy_from_guest(self.ptr(off), buf) };
         Ok(within)
     }
 
@@ -821,7 +854,7 @@ impl DeviceMemory {
     pub fn write_guest(&self, address: u64, data: &[u8]) -> Result<Within, MemoryFault> {
         let (off, within) = self.check_guest(address, data.len() as u64, Access::Write)?;
         // SAFETY: as in `read_guest`; concurrent writes as in `write`.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr(off), data.len()) };
+        unsafe { copy_to_guest(data, self.ptr(off)) };
         Ok(within)
     }
 
@@ -885,6 +918,36 @@ impl DeviceMemory {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_guest_64_bit_read_sees_another_threads_64_bit_write_whole() {
+        // a writer stores values whose halves are equal, a reader on another thread checks every value it sees,
+        // through the checked path and through a window (a copy in two halves, or byte by byte, would be seen
+        // torn)
+        let mem = DeviceMemory::new(1 << 20).unwrap();
+        let at = mem.allocate(64, AllocKind::Buffer, "flag").unwrap() + 8;
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..2_000_000u64 {
+                    let x = (i & 0xffff_ffff) * 0x1_0000_0001;
+                    mem.write_guest(at, &x.to_le_bytes()).unwrap();
+                }
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            let w = mem.window(at, 8, Access::Read).unwrap();
+            let mut torn = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+                mem.read_guest(at, &mut a).unwrap();
+                assert!(w.read(at, &mut b));
+                for v in [a, b].map(u64::from_le_bytes) {
+                    torn += usize::from(v >> 32 != v & 0xffff_ffff);
+                }
+            }
+            assert_eq!(torn, 0, "torn 64-bit reads");
+        });
+    }
 
     #[test]
     fn guest_writes_into_code_fault_and_loading_code_does_not() {
