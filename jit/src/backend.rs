@@ -1879,7 +1879,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for (i, out) in c.iter_mut().enumerate() {
             let from: Vec<usize> = (0..4).map(|j| (lanes[4 * i + j] & 63) as usize).collect();
             let mut chunks: Vec<usize> = from.iter().map(|l| l / 4).collect();
-            chunks.dedup();
             chunks.sort_unstable();
             chunks.dedup();
             if chunks.len() <= 2 {
