@@ -311,9 +311,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The lazy vectors go back to the block's cache.
     pub fn finish(&mut self) {
         if self.guard_end.is_some() || self.interpreted {
-            if let Some(c) = self.cache.as_deref_mut() {
-                c.exec = None;
-            }
+            self.forget_exec();
         }
         if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
             b.ins().jump(end, &[]);
@@ -1312,10 +1310,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if !(c.defer && c.lane_local) {
             return None;
         }
-        let exec = c.exec?;
+        self.pending_under(field, reg, c.exec?).map(|(new, _)| new)
+    }
+
+    /// The pending write of register `reg` of the file at `field` when it was made under lane mask `m`: its
+    /// value in those lanes and the register's value before it.
+    fn pending_under(&self, field: i32, reg: u32, m: Value) -> Option<(Vv, Vv)> {
+        let c = self.cache.as_deref()?;
         let (_, v) = c.pending.iter().find(|(k, _)| *k == (field, reg))?;
         match &self.lazies[v.lazy? as usize] {
-            Lazy::Blend { m, new, .. } if *m == exec => Some(*new),
+            Lazy::Blend { m: pm, new, old } if *pm == m => Some((*new, *old)),
             _ => None,
         }
     }
@@ -1868,13 +1872,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn permute_known(&mut self, data: Vv, lanes: &[u32; 64], m: Value) -> Vv {
         self.park_in_place(&data);
         let data = self.mat(data);
+        let on = self.expand(m);
         let b = self.b.as_deref_mut().expect("emitting");
-        let mut src = [dummy(); CHUNKS];
-        for (k, x) in src.iter_mut().enumerate() {
-            let bits = if k == 0 { m } else { b.ins().ushr_imm(m, 4 * k as i64) };
-            let on = mask_chunk(b, bits);
-            *x = b.ins().band(data.c[k], on);
-        }
+        let src: [Value; CHUNKS] = std::array::from_fn(|k| b.ins().band(data.c[k], on[k]));
         let mut c = [dummy(); CHUNKS];
         for (i, out) in c.iter_mut().enumerate() {
             let from: Vec<usize> = (0..4).map(|j| (lanes[4 * i + j] & 63) as usize).collect();
@@ -1909,9 +1909,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn lane_at(&mut self, v: &Vv, lane: Value) -> Option<Value> {
         if let (None, Some(s)) = (v.lazy, v.uniform) {
             return Some(s);
-        }
-        if self.tree(v).iter().any(|&k| matches!(self.lazies[k], Lazy::Spent)) {
-            return None;
         }
         let spill = self.loop_operands(v)?;
         let b = self.b.as_deref_mut().expect("emitting");
@@ -2134,12 +2131,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut seen = std::collections::HashSet::new();
         let v = if self.stays_lazy(&v, &mut seen) { v } else { self.park(v) };
         // a write over a pending one of the same lanes replaces it: the lanes outside keep what was there before
-        let c = self.cache.as_deref().expect("emitting");
-        let under = c.pending.iter().find(|(k, _)| *k == (field, reg)).and_then(|(_, p)| match &self.lazies[p.lazy? as usize] {
-            Lazy::Blend { m: pm, old, .. } if *pm == m => Some(*old),
-            _ => None,
-        });
-        let old = under.unwrap_or_else(|| self.load_reg(field, reg));
+        let old = match self.pending_under(field, reg, m) {
+            Some((_, old)) => old,
+            None => self.load_reg(field, reg),
+        };
         self.lazies.push(Lazy::Blend { m, new: v, old });
         let w = Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) };
         let c = self.cache.as_deref_mut().expect("emitting");

@@ -345,29 +345,15 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                         ended = true;
                         break;
                     }
-                    Flow::Branch { cond, target } if target == pc && loops => {
-                        // a loop that is this block: go round inside compiled code
-                        let c = b.ins().band_imm(cond, 1);
-                        let (back, out) = (b.create_block(), b.create_block());
-                        b.ins().brif(c, back, &[], out, &[]);
-                        b.switch_to_block(back);
-                        if let (Some(observe), true) = (observe, pending > 0) {
-                            flush_batch(&mut b, ctx, observe, helper_sig, ptr, executed);
-                        }
-                        loop_back(&mut b, ctx, body, pc - base, executed, insts.len() as i64);
-                        b.switch_to_block(out);
-                        if observe.is_none() {
-                            None
-                        } else {
-                            Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
-                        }
-                    }
                     Flow::Branch { cond, target } if observe.is_none() => {
+                        // taken: round the loop that is this block inside compiled code, on to the target further
+                        // on in the block, or out of the block; not taken: on to the next instruction
                         let c = b.ins().band_imm(cond, 1);
                         let (taken, on) = (b.create_block(), b.create_block());
                         b.ins().brif(c, taken, &[], on, &[]);
                         b.switch_to_block(taken);
                         match pcs.iter().position(|&p| p == target).filter(|&j| j > i) {
+                            _ if target == pc => loop_back(&mut b, ctx, body, pc - base, executed, insts.len() as i64),
                             Some(j) => {
                                 // the instructions jumped over do not count as executed
                                 if j > i + 1 {
@@ -383,6 +369,19 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                         }
                         b.switch_to_block(on);
                         None
+                    }
+                    Flow::Branch { cond, target } if target == pc && loops => {
+                        // a loop that is this block (batched observation): go round inside compiled code
+                        let c = b.ins().band_imm(cond, 1);
+                        let (back, out) = (b.create_block(), b.create_block());
+                        b.ins().brif(c, back, &[], out, &[]);
+                        b.switch_to_block(back);
+                        if let (Some(observe), true) = (observe, pending > 0) {
+                            flush_batch(&mut b, ctx, observe, helper_sig, ptr, executed);
+                        }
+                        loop_back(&mut b, ctx, body, pc - base, executed, insts.len() as i64);
+                        b.switch_to_block(out);
+                        Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
                     }
                     _ => {
                         let (target, stop) = flow.resolve(&mut PcIr { b: &mut b, ctx, base }, at, inst.size() as u64);

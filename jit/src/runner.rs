@@ -235,8 +235,16 @@ static NEXT_JIT_ID: AtomicU64 = AtomicU64::new(1);
 /// What to do with the block at a wave's PC.
 enum Step {
     Run(Entry),
-    /// Run this many instructions (the block) on the interpreter.
+    /// Run this many instructions on the interpreter: a piece of the block still warming up, if any
+    /// ([`Slot::piece`]).
     Interpret(u64, Option<Arc<Slot>>),
+}
+
+impl Step {
+    /// The interpreter runs the first piece of `slot`, which is not translated yet.
+    fn warm(slot: &Arc<Slot>) -> Step {
+        Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone()))
+    }
 }
 
 /// Everything translation needs, shared with the background translator.
@@ -450,14 +458,14 @@ impl Jit {
         let runs = slot.runs.fetch_add(1, Ordering::Relaxed);
         if runs < hot_after {
             self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-            return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
+            return Ok(Step::warm(&slot));
         }
         // hot: to the background translator when it is idle (the host has a core to spare, or this thread would
         // find it so soon), else translated here
         if let Some(w) = &self.worker {
             if slot.claimed.load(Ordering::Acquire) {
                 self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-                return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
+                return Ok(Step::warm(&slot));
             }
             if w.pending.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
                 if !slot.claimed.swap(true, Ordering::AcqRel) {
@@ -472,7 +480,7 @@ impl Jit {
                     w.pending.fetch_sub(1, Ordering::AcqRel);
                 }
                 self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-                return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
+                return Ok(Step::warm(&slot));
             }
         }
         // eager: wait for whoever translates it; tiered: interpret while another thread translates it
@@ -483,7 +491,7 @@ impl Jit {
                 Ok(g) => g,
                 Err(_) => {
                     self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Step::Interpret(slot.piece(0).unwrap_or(1), Some(slot.clone())));
+                    return Ok(Step::warm(&slot));
                 }
             }
         };
@@ -1049,16 +1057,14 @@ impl WaveRunner for Jit {
                 piece.map(|n| Step::Interpret(n, Some(s.clone())))
             });
             // in VGPR index mode the interpreter runs the wave, one instruction at a time
-            let step = match going_on {
-                _ if wave.gpr_idx => Ok(Step::Interpret(1, None)),
-                Some(piece) => Ok(piece),
-                None => self.step(&run, wave.pc, mode),
+            let (step, start) = match going_on {
+                _ if wave.gpr_idx => (Ok(Step::Interpret(1, None)), wave.pc),
+                Some(piece) => (Ok(piece), warming.as_ref().map_or(wave.pc, |w| w.1)),
+                // a block met here starts here
+                None => (self.step(&run, wave.pc, mode), wave.pc),
             };
             warming = match &step {
-                Ok(Step::Interpret(_, Some(s))) => {
-                    let start = warming.as_ref().filter(|w| Arc::ptr_eq(&w.0, s)).map_or(wave.pc, |w| w.1);
-                    Some((s.clone(), start, wave.pc))
-                }
+                Ok(Step::Interpret(_, Some(s))) => Some((s.clone(), start, wave.pc)),
                 _ => None,
             };
             let block = match step {
