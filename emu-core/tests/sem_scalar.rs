@@ -440,3 +440,24 @@ fn grid_sync_is_found_in_machine_code_by_its_opcode() {
         assert!(emu_core::engine::may_grid_sync(&[&init[..], &sema[..], &[0; 4]].concat()), "{sema:x?}");
     }
 }
+
+#[test]
+fn mbcnt_counts_the_mask_bits_below_each_lane_plus_src1() {
+    // v_mbcnt_lo/hi_u32_b32 v0, s2, v1 over a mask with bits in both halves, against popcount of the mask's
+    // bits below the lane (lo: bits 0..31 of the lane's position, all 32 for lanes 32 and up; hi: bits of
+    // lanes 32..63 below the lane, none for lanes below 32)
+    let mask = 0x8421_f00f_5a5a_0ff1u64;
+    for (op, half) in [(Opcode::VMbcntLoU32B32, 0u32), (Opcode::VMbcntHiU32B32, 32)] {
+        let bits = (mask >> half) as u32;
+        let w = run_one(op, isa_amdgpu::Encoding::Vop3, Target::Gfx90a, &[(Field::Vdst, 0), (Field::Src0, 2), (Field::Src1, 257)], |w| {
+            w.sgprs[2] = bits;
+            w.vgprs[1] = std::array::from_fn(|l| 1000 * l as u32);
+            w.set_exec(u64::MAX);
+        });
+        for l in 0..64u32 {
+            let pos = l as i64 - half as i64;
+            let below = if pos <= 0 { 0 } else if pos >= 32 { bits.count_ones() } else { (bits & ((1u32 << pos) - 1)).count_ones() };
+            assert_eq!(w.vgprs[0][l as usize], below + 1000 * l, "{op:?}, lane {l}");
+        }
+    }
+}

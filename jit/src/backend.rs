@@ -11,7 +11,7 @@
 
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, ConstantData, Immediate, InstBuilder, MemFlags, Type, Value};
+use cranelift_codegen::ir::{types, ConstantData, Immediate, InstBuilder, InstructionData, MemFlags, Opcode, Type, Value, ValueDef};
 use cranelift_frontend::FunctionBuilder;
 
 use emu_core::image::{FormatAccess, ImageInst};
@@ -132,8 +132,14 @@ pub struct RegCache<'f> {
     /// The lane pattern of LDS address vectors already classified, so each read or write through the same
     /// address register reuses it (dropped when the register is written).
     lds: std::collections::HashMap<PatternKey, LdsPattern>,
+    /// Registers (file field, number) written with lanes known while translating, and the lane mask of the
+    /// write: they hold those lanes there until written again.
+    known: Vec<((i32, u32), Value, [u32; 64])>,
     /// The lazy vectors of the instructions since the last flush (the pending writes' expressions point here).
     lazies: Vec<Lazy<'f>>,
+    /// The constant vectors made so far in the block ([`Backend::v_const`], and lanes folded while translating):
+    /// their chunks and lanes.
+    consts: Vec<([Value; CHUNKS], [u32; 64])>,
     /// Pending writes: (register file field, register) and the register's value, in the order first written.
     pending: Vec<((i32, u32), Vv)>,
     /// The instruction being emitted defers its register writes.
@@ -147,13 +153,24 @@ pub struct RegCache<'f> {
     /// and it writes nothing outside EXEC's lanes (its lane masks are ANDed with EXEC). Its reads of a register
     /// whose pending write covers EXEC's lanes take the written value alone ([`JitBackend::read_file`]).
     pub lane_local: bool,
+    /// The instruction being emitted reads only EXEC's lanes of its vector registers and writes none outside
+    /// them: lane-local ones, and the lane permutes that read their index and data in EXEC's lanes alone. Its
+    /// reads of a register known in EXEC's lanes ([`RegCache::known`]) take the known lanes.
+    pub exec_lanes: bool,
 }
 
 impl RegCache<'_> {
     /// Forgets what the block knows about registers, as where code it does not see runs.
     pub fn clear(&mut self) {
         self.lds.clear();
+        self.known.clear();
         self.exec = None;
+    }
+
+    /// A register is written: what was known of it no longer holds.
+    fn written(&mut self, field: i32, reg: u32) {
+        self.lds.remove(&PatternKey::Reg(field, reg));
+        self.known.retain(|(k, _, _)| *k != (field, reg));
     }
 
     /// Whether there are pending writes.
@@ -233,9 +250,9 @@ pub struct JitBackend<'a, 'f> {
     /// The interpreter runs this whole instruction on some path (a guard's, a NaN redo's): it may have written
     /// any register, EXEC too.
     interpreted: bool,
-    /// The lanes of the constant vectors made in this instruction ([`Backend::v_const`]), by their first chunk:
-    /// a lane permute through one is resolved at compile time.
-    consts: Vec<(Value, [u32; 64])>,
+    /// The lanes of the constant vectors made in the block so far (the block's cache keeps them between
+    /// instructions): a lane permute through one is resolved at compile time, and ops on them are folded.
+    consts: Vec<([Value; CHUNKS], [u32; 64])>,
 }
 
 /// Chunks a register-write loop computes and stores per pass (a divisor of [`CHUNKS`]): fewer loop branches and
@@ -285,6 +302,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if cache.pending.is_empty() {
             lazies.clear();
         }
+        let consts = std::mem::take(&mut cache.consts);
         JitBackend {
             b: Some(b),
             cache: Some(cache),
@@ -303,7 +321,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             guard_end: None,
             chunk_memo: None,
             interpreted: false,
-            consts: Vec::new(),
+            consts,
         }
     }
 
@@ -320,6 +338,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         if let Some(c) = self.cache.as_deref_mut() {
             c.lazies = std::mem::take(&mut self.lazies);
+            c.consts = std::mem::take(&mut self.consts);
         }
     }
 
@@ -1278,7 +1297,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
         }
         if let Some(c) = self.cache.as_deref_mut() {
-            c.lds.remove(&PatternKey::Reg(field, reg));
+            c.written(field, reg);
         }
     }
 
@@ -1296,6 +1315,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if !self.note_reg(base_field, reg) || self.fb().is_none() {
             return self.dv();
         }
+        if let Some(lanes) = self.known_on_exec(base_field, reg) {
+            return self.v_const(&lanes);
+        }
         if let Some(v) = self.written_on_exec(base_field, reg) {
             return v;
         }
@@ -1311,6 +1333,24 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return None;
         }
         self.pending_under(field, reg, c.exec?).map(|(new, _)| new)
+    }
+
+    /// In an instruction that reads only EXEC's lanes ([`RegCache::exec_lanes`]), the lanes of a register an
+    /// earlier instruction of the block wrote with known lanes under today's EXEC (see [`RegCache::known`]).
+    fn known_on_exec(&self, field: i32, reg: u32) -> Option<[u32; 64]> {
+        let c = self.cache.as_deref()?;
+        if !c.exec_lanes {
+            return None;
+        }
+        self.known_under(field, reg, c.exec?)
+    }
+
+    /// The lanes register `reg` of the file at `field` holds in the lanes of mask `m`, where an earlier write
+    /// gave it known lanes under a mask that holds `m`'s lanes.
+    fn known_under(&self, field: i32, reg: u32, m: Value) -> Option<[u32; 64]> {
+        let c = self.cache.as_deref()?;
+        let b = self.b.as_deref()?;
+        c.known.iter().find(|(k, w, _)| *k == (field, reg) && within(b, m, *w, 4)).map(|(_, _, lanes)| *lanes)
     }
 
     /// The pending write of register `reg` of the file at `field` when it was made under lane mask `m`: its
@@ -1604,6 +1644,46 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().select(wide, fill, h)
         });
         (rl, rh)
+    }
+
+    /// The 64 lanes of `v` where they are known while translating: a vector made by `v_const`, or a splat of a
+    /// scalar constant.
+    fn known(&mut self, v: &Vv) -> Option<[u32; 64]> {
+        if v.lazy.is_some() {
+            return None;
+        }
+        if let Some(s) = v.uniform {
+            return scalar_const(self.b.as_deref()?, s).map(|x| [x; 64]);
+        }
+        self.consts.iter().find(|(c, _)| *c == v.c).map(|(_, lanes)| *lanes)
+    }
+
+    /// The lanes of a permute's index vector `index` where they are known in the lanes of its mask `m` (only
+    /// those lanes read their index): a known vector, a pending write of one under `m`, or a register an
+    /// earlier write gave known lanes under `m`.
+    fn known_index(&mut self, index: &Vv, m: Value) -> Option<[u32; 64]> {
+        let Some(k) = index.lazy else { return self.known(index) };
+        match &self.lazies[k as usize] {
+            Lazy::Blend { m: w, new, .. } if *w == m => {
+                let new = *new;
+                self.known(&new)
+            }
+            Lazy::Reg { field, reg, kept: None, loaded: None } => {
+                let (field, reg) = (*field, *reg);
+                self.known_under(field, reg, m)
+            }
+            _ => None,
+        }
+    }
+
+    /// Lanes computed while translating, as a vector: a splat where they are all equal (it stays uniform).
+    fn folded(&mut self, lanes: &[u32; 64]) -> Vv {
+        if lanes.iter().all(|&x| x == lanes[0]) {
+            let Some(b) = self.fb() else { return self.dv() };
+            let s = b.ins().iconst(types::I32, lanes[0] as i64);
+            return self.v_splat(s);
+        }
+        self.v_const(lanes)
     }
 
     fn map_chunks(&mut self, a: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value) -> Value + 'static) -> Vv {
@@ -2142,7 +2222,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             Some(p) => p.1 = w,
             None => c.pending.push(((field, reg), w)),
         }
-        c.lds.remove(&PatternKey::Reg(field, reg));
+        c.written(field, reg);
     }
 
     /// Whether `v` may stay a lazy expression in a pending write (`seen`: the lazy vectors counted so far, at
@@ -2440,6 +2520,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return;
         }
+        // known lanes written where the code dominates the rest of the block are known there
+        let lanes = if self.guard_end.is_none() { self.known(&v) } else { None };
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.written(base_field, reg);
+        }
+        self.write_reg(base_field, reg, v, m);
+        if let (Some(lanes), Some(c)) = (lanes, self.cache.as_deref_mut()) {
+            c.known.push(((base_field, reg), m, lanes));
+        }
+    }
+
+    /// [`Self::store_reg`]'s write.
+    fn write_reg(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
         if self.cache.as_deref().is_some_and(|c| c.defer) {
             self.defer_write(base_field, reg, v, m);
             return;
@@ -2587,6 +2680,31 @@ fn collapse_into(b: &mut FunctionBuilder<'_>, m: Option<Value>, c: Value, i: usi
     match m {
         Some(m) => b.ins().bor(m, bits),
         None => bits,
+    }
+}
+
+/// Whether lane mask `m` has no lanes outside mask `w`, as far as their definitions show (`depth` ANDs deep):
+/// `w` itself, or an AND (an AND NOT's first operand) of such a mask, as EXEC narrowed by s_and_saveexec is.
+fn within(b: &FunctionBuilder<'_>, m: Value, w: Value, depth: u32) -> bool {
+    if m == w {
+        return true;
+    }
+    let dfg = &b.func.dfg;
+    let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve_aliases(m)) else { return false };
+    match dfg.insts[inst] {
+        InstructionData::Binary { opcode: Opcode::Band, args } if depth > 0 => args.iter().any(|&a| within(b, a, w, depth - 1)),
+        InstructionData::Binary { opcode: Opcode::BandNot, args } if depth > 0 => within(b, args[0], w, depth - 1),
+        _ => false,
+    }
+}
+
+/// The value of `v` where an `iconst` defines it.
+fn scalar_const(b: &FunctionBuilder<'_>, v: Value) -> Option<u32> {
+    let dfg = &b.func.dfg;
+    let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve_aliases(v)) else { return None };
+    match dfg.insts[inst] {
+        InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits() as u32),
+        _ => None,
     }
 }
 
@@ -3175,6 +3293,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Vv { c: [v; CHUNKS], uniform: Some(s), lazy: None }
     }
     fn v_op(&mut self, op: VOp, a: Vv, x: Vv) -> Vv {
+        // lanes known while translating (the lane constants of v_mbcnt, and what is computed from them) give
+        // known lanes, computed here by the interpreter's rule
+        if let (Some(p), Some(q)) = (self.known(&a), self.known(&x)) {
+            return self.folded(&emu_core::interp::v_op_lanes(op, &p, &q));
+        }
         // integer operations of two wave-uniform values are one scalar operation, and stay uniform (so a shift
         // by a computed amount, as in v_bfe, keeps its scalar amount)
         if let (Some(p), Some(q)) = (a.uniform, x.uniform) {
@@ -3408,8 +3531,24 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         )
     }
     fn v_un(&mut self, op: VUn, a: Vv) -> Vv {
+        if let Some(p) = self.known(&a) {
+            return self.folded(&emu_core::interp::v_un_lanes(op, &p));
+        }
         match op {
             VUn::Not => self.map_chunks(a, |b, p| b.ins().bnot(p)),
+            // the bytes' counts, then each lane's four summed (at most 32: the low byte holds it)
+            VUn::Bcnt => self.map_chunks(a, |b, p| {
+                let bytes = b.ins().bitcast(types::I8X16, little(), p);
+                let counts = b.ins().popcnt(bytes);
+                let q = b.ins().bitcast(I32X4, little(), counts);
+                let by8 = b.ins().ushr_imm(q, 8);
+                let q = b.ins().iadd(q, by8);
+                let by16 = b.ins().ushr_imm(q, 16);
+                let q = b.ins().iadd(q, by16);
+                let low = b.ins().iconst(types::I32, 0x3f);
+                let low = b.ins().splat(I32X4, low);
+                b.ins().band(q, low)
+            }),
             VUn::CvtF32U32 => self.map_chunks(a, |b, p| {
                 let f = b.ins().fcvt_from_uint(F32X4, p);
                 Self::to_i(b, f)
@@ -3777,10 +3916,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.call(Op::FirstLane {}, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
-        let known = match index.lazy {
-            None => self.consts.iter().find(|(c, _)| *c == index.c[0]).map(|(_, lanes)| *lanes),
-            Some(_) => None,
-        };
+        let known = self.known_index(&index, m);
         match (known, self.fb().is_some()) {
             (Some(lanes), true) => self.permute_known(data, &lanes, m),
             _ => {
@@ -3804,7 +3940,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let k = b.func.dfg.constants.insert(ConstantData::from(bytes));
             *x = b.ins().vconst(I32X4, k);
         }
-        self.consts.push((c[0], *values));
+        self.consts.push((c, *values));
         Vv { c, uniform: None, lazy: None }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {

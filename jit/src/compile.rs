@@ -141,6 +141,12 @@ pub fn lane_local(inst: &Inst) -> bool {
     inst.form != isa_amdgpu::Form::Dpp && !matches!(inst.info.opcode, O::VReadfirstlaneB32 | O::VReadlaneB32 | O::VWritelaneB32)
 }
 
+/// Whether `inst` reads only EXEC's lanes of its vector registers though it is not lane-local: ds_bpermute_b32,
+/// whose lanes each read their own index and the data of lanes in EXEC (0 from any other), and write their own.
+pub fn reads_exec_lanes(inst: &Inst) -> bool {
+    inst.info.opcode == isa_amdgpu::Opcode::DsBpermuteB32
+}
+
 /// Whether the JIT backend can emit all of `inst`.
 pub fn translatable(inst: &Inst, pc: u64) -> bool {
     let mut probe = JitBackend::probe();
@@ -284,6 +290,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             }
             regs.defer = defer;
             regs.lane_local = defer && lane_local(inst);
+            regs.exec_lanes = regs.lane_local || reads_exec_lanes(inst);
             if compiles {
                 if observe.is_some() && !in_batch {
                     // EXEC at issue, for the event

@@ -281,3 +281,43 @@ fn a_wave_reduction_through_dpp_moves_and_carries_leaves_what_the_interpreter_le
         same_on_both(&format!("reduction, exec {exec:#x}"), &insts, &wave(exec, f));
     }
 }
+
+#[test]
+fn lanes_known_while_translating_stay_known_only_where_they_hold() {
+    use Opcode as O;
+    // v_mbcnt of all ones gives each lane its index: the JIT knows those lanes while translating, folds what is
+    // computed from them, and resolves a ds_bpermute through them at compile time. The knowledge holds in the
+    // lanes of the EXEC it was written under and in a narrower EXEC made from it (s_and_saveexec), not under
+    // an EXEC loaded from elsewhere, and not once the register is written again.
+    let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
+    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let bpermute = |d, addr, data| inst(O::DsBpermuteB32, Encoding::Ds, &[(Field::Vdst, d), (Field::Addr, addr), (Field::Data0, data)]);
+    let saveexec = |d, s| inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let insts = [
+        // lane ids (-1 and 0 inline), times 4, | 60: each lane reads lane (its id | 15)
+        vop3(O::VMbcntLoU32B32, 1, &[193, 128]),
+        vop3(O::VMbcntHiU32B32, 1, &[193, V + 1]),
+        vop2(O::VLshlrevB32, 4, 130, 1),
+        vop2(O::VOrB32, 5, 188, 4),
+        bpermute(6, 5, 2),
+        bpermute(7, 5, 3),
+        // a count under a mask that is not all ones (s10: not known) next to the known ones
+        vop3(O::VMbcntLoU32B32, 8, &[10, V + 9]),
+        vop3(O::VMbcntHiU32B32, 8, &[11, V + 8]),
+        // EXEC narrowed from the one v4 was written under: v4's lanes are still known in it
+        saveexec(20, 12),
+        vop2(O::VOrB32, 9, 140, 4),
+        bpermute(10, 9, 6),
+        // EXEC from elsewhere: v4 read as it is
+        exec_from(10),
+        vop2(O::VOrB32, 11, 131, 4),
+        bpermute(12, 11, 7),
+        // v1 written again (not known): later reads see the new value
+        vop2(O::VAddU32, 1, V + 2, 1),
+        vop2(O::VLshlrevB32, 13, 129, 1),
+        bpermute(14, 13, 3),
+    ];
+    for exec in execs() {
+        same_on_both(&format!("known lanes, exec {exec:#x}"), &insts, &wave(exec, f));
+    }
+}

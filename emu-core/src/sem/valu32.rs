@@ -217,36 +217,22 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
         O::VMbcntLoU32B32 | O::VMbcntHiU32B32 => {
-            // count of set bits of src0 in the lanes below this one (low or high half of the wave) + src1
+            // count of set bits of src0 in the lanes below this one (low or high half of the wave) + src1: each
+            // lane's bits below it are a constant of the lane (lo: lanes 32..63 see all 32; hi: lanes 0..31 none)
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
-            let ids = b.v_lane_ids();
-            let k31 = b.s_const(31);
-            let k31 = b.v_splat(k31);
-            let pos = if inst.info.opcode == O::VMbcntLoU32B32 {
-                ids
-            } else {
-                let k32 = b.s_const(32);
-                let k32 = b.v_splat(k32);
-                b.v_op(VOp::SubU32, ids, k32)
-            };
-            // lanes beyond this half count every bit (lo: lanes 32..63 see all 32; hi: lanes 0..31 see none)
-            let k32 = b.s_const(32);
-            let k32v = b.v_splat(k32);
-            let full = b.v_cmp(cmp::GE_I32, pos, k32v);
-            let zero = b_zero(b);
-            let none = b.v_cmp(cmp::LT_I32, pos, zero);
-            let shift = b.v_op(VOp::And, pos, k31);
-            let ones = b.s_const(1);
-            let ones = b.v_splat(ones);
-            let bit = b.v_op(VOp::Shl, ones, shift);
-            let below = b.v_op(VOp::SubU32, bit, ones);
-            let allbits = b.s_const(u32::MAX);
-            let allbits = b.v_splat(allbits);
-            let mask = b.v_select(full, below, allbits);
-            let mask = b.v_select(none, mask, zero);
-            let masked = b.v_op(VOp::And, a, mask);
+            let hi = inst.info.opcode == O::VMbcntHiU32B32;
+            let below: [u32; 64] = std::array::from_fn(|lane| {
+                let pos = if hi { lane as i64 - 32 } else { lane as i64 };
+                match pos {
+                    p if p < 0 => 0,
+                    p if p >= 32 => u32::MAX,
+                    p => (1u32 << p) - 1,
+                }
+            });
+            let below = b.v_const(&below);
+            let masked = b.v_op(VOp::And, a, below);
             let n = b.v_un(VUn::Bcnt, masked);
             let r = b.v_op(VOp::AddU32, n, c);
             let m = b.exec();
