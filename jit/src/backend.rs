@@ -1648,7 +1648,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// The 64 lanes of `v` where they are known while translating: a vector made by `v_const`, or a splat of a
     /// scalar constant.
-    fn known(&mut self, v: &Vv) -> Option<[u32; 64]> {
+    fn known(&self, v: &Vv) -> Option<[u32; 64]> {
         if v.lazy.is_some() {
             return None;
         }
@@ -1656,24 +1656,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return scalar_const(self.b.as_deref()?, s).map(|x| [x; 64]);
         }
         self.consts.iter().find(|(c, _)| *c == v.c).map(|(_, lanes)| *lanes)
-    }
-
-    /// The lanes of a permute's index vector `index` where they are known in the lanes of its mask `m` (only
-    /// those lanes read their index): a known vector, a pending write of one under `m`, or a register an
-    /// earlier write gave known lanes under `m`.
-    fn known_index(&mut self, index: &Vv, m: Value) -> Option<[u32; 64]> {
-        let Some(k) = index.lazy else { return self.known(index) };
-        match &self.lazies[k as usize] {
-            Lazy::Blend { m: w, new, .. } if *w == m => {
-                let new = *new;
-                self.known(&new)
-            }
-            Lazy::Reg { field, reg, kept: None, loaded: None } => {
-                let (field, reg) = (*field, *reg);
-                self.known_under(field, reg, m)
-            }
-            _ => None,
-        }
     }
 
     /// Lanes computed while translating, as a vector: a splat where they are all equal (it stays uniform).
@@ -2522,9 +2504,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         // known lanes written where the code dominates the rest of the block are known there
         let lanes = if self.guard_end.is_none() { self.known(&v) } else { None };
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.written(base_field, reg);
-        }
+        // the write forgets what was known of the register (`RegCache::written`, on every path of it)
         self.write_reg(base_field, reg, v, m);
         if let (Some(lanes), Some(c)) = (lanes, self.cache.as_deref_mut()) {
             c.known.push(((base_field, reg), m, lanes));
@@ -3916,7 +3896,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.call(Op::FirstLane {}, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
     fn v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
-        let known = self.known_index(&index, m);
+        let known = self.known(&index);
         match (known, self.fb().is_some()) {
             (Some(lanes), true) => self.permute_known(data, &lanes, m),
             _ => {
