@@ -5,7 +5,6 @@
 
 use std::sync::OnceLock;
 
-use rayon::prelude::*;
 
 use isa_amdgpu::codeobj::kd::KernelDescriptor;
 use isa_amdgpu::codeobj::{CodeObject, Kernel};
@@ -38,6 +37,11 @@ pub struct Limits {
     /// first ([`crate::sem::reads_clock`]): the timing model sets the wave's clock to the modeled cycle at
     /// which a turn starts issuing.
     pub clock_ends_turn: bool,
+    /// A turn also ends where the wave has gone round a polling loop [`crate::sem::POLLS_PER_TURN`] times in a
+    /// row ([`crate::sem::goes_back`]), and the wave is marked [`WaveState::polled`]: a wave spinning on a flag
+    /// another workgroup sets lets its host thread run other workgroups meanwhile. [`run_launch`] sets it for
+    /// the dispatches it runs functionally.
+    pub poll_ends_turn: bool,
     /// Run the dispatch in the timing model ([`crate::timing::sched`]): one host thread, modeled cycles,
     /// the same results.
     pub timing: bool,
@@ -45,7 +49,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None, clock_ends_turn: false, timing: false }
+        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None, clock_ends_turn: false, poll_ends_turn: false, timing: false }
     }
 }
 
@@ -504,9 +508,9 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             observer.event(&Event::WorkgroupEnd { dispatch, workgroup: g.wg, cycle: None });
         }
     };
-    let one = |i: u64| -> Result<RunStats, EngineError> {
-        let mut g = build(i)?;
-        let result = run_groups(mem, code, &cx, std::slice::from_mut(&mut g), false, cache, limits, runner, observer, dispatch);
+    let limits = Limits { poll_ends_turn: true, ..limits };
+    // a workgroup that ended or failed: its private memory freed, its statistics
+    let retire = |g: Group, result: Result<(), EngineError>| -> Result<RunStats, EngineError> {
         if let Some(s) = g.scratch {
             let _ = mem.free(s);
         }
@@ -553,22 +557,50 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         }
         return Ok(finish(stats));
     }
-    // workgroups are independent: run them on a pool; report the first failing workgroup in dispatch order
+    // workgroups are independent: host threads take them in dispatch order, each holding one at a time but while
+    // those it holds wait on spin-waits; the first failing workgroup in dispatch order is reported
     let count = shape.workgroup_count();
-    let results: Vec<Result<RunStats, EngineError>> = match limits.threads {
-        // one host thread, or one workgroup (no point handing it to the pool and back)
-        _ if limits.threads == Some(1) || count == 1 => (0..count).map(one).collect(),
-        threads => match pool(threads.unwrap_or(0)) {
-            // runs of at most 1/64 of a thread's share: a host thread the machine takes away holds few workgroups
-            // back, and a grid of millions of small workgroups is not split one by one
-            Some(pool) => {
-                let run = (count as usize / (pool.current_num_threads() * 64)).max(1);
-                pool.install(|| (0..count as usize).into_par_iter().with_max_len(run).map(|i| one(i as u64)).collect())
+    let next = AtomicU64::new(0);
+    let work = || -> Vec<(u64, Result<RunStats, EngineError>)> {
+        let mut out = Vec::new();
+        let mut held: Vec<(u64, Group)> = Vec::new();
+        loop {
+            if held.len() < HELD && held.iter().all(|(_, g)| stalled(g)) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i < count {
+                    match build(i) {
+                        Ok(g) => held.push((i, g)),
+                        Err(e) => out.push((i, Err(e))),
+                    }
+                    continue;
+                }
             }
+            if held.is_empty() {
+                return out;
+            }
+            let mut k = 0;
+            while k < held.len() {
+                match round(mem, code, &cx, std::slice::from_mut(&mut held[k].1), false, cache, limits, runner, observer, dispatch, &mut None) {
+                    Ok(false) => k += 1,
+                    result => {
+                        let (i, g) = held.remove(k);
+                        out.push((i, retire(g, result.map(|_| ()))));
+                    }
+                }
+            }
+        }
+    };
+    let mut results: Vec<(u64, Result<RunStats, EngineError>)> = match limits.threads {
+        // one host thread, or one workgroup (no point handing it to the pool and back)
+        _ if limits.threads == Some(1) || count == 1 => work(),
+        threads => match pool(threads.unwrap_or(0)) {
+            Some(pool) => pool.broadcast(|_| work()).into_iter().flatten().collect(),
             // no threads to be had: the dispatch still runs, on this one
-            None => (0..count).map(one).collect(),
+            None => work(),
         },
     };
+    results.sort_by_key(|(i, _)| *i);
+    let results = results.into_iter().map(|(_, r)| r);
     let mut stats = RunStats::default();
     for r in results {
         stats.add(r?);
@@ -821,13 +853,7 @@ pub struct Group {
     pub scratch: Option<u64>,
 }
 
-/// Runs `groups` until all their waves have ended: a wave runs until it waits or ends (or, in a cooperative
-/// launch, has used its turn); `s_barrier` releases within a workgroup once every wave not ended waits at it.
-/// In a cooperative launch, where every workgroup is resident, `ds_gws_barrier` releases once its count of
-/// waves of the grid have arrived, the global wave sync semaphores ([`crate::gws`]: the dispatch's 64
-/// resources live here) are carried out as each wave reaches one, a wave waiting at `ds_gws_sema_p` is left
-/// out of the turns until its resource lets it go, and waves that can no longer all be released are a
-/// deadlock, reported; elsewhere the barrier and the semaphores (but `ds_gws_init`) are a fault.
+/// Runs `groups` until all their waves have ended, in rounds ([`round`]).
 #[allow(clippy::too_many_arguments)]
 fn run_groups<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,
@@ -844,83 +870,121 @@ fn run_groups<R: WaveRunner, O: Observer>(
     let limits = if cooperative { Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits } } else { limits };
     // the semaphores (64 resources) only where waves can use them
     let mut semaphores = cooperative.then(crate::gws::Semaphores::default);
-    loop {
-        let mut turned = false;
-        for gi in 0..groups.len() {
-            for wi in 0..groups[gi].waves.len() {
-                let g = &mut groups[gi];
-                let wave = &mut g.waves[wi];
-                if wave.status == WaveStatus::Running {
-                    let before = wave.executed;
-                    let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
-                    runner.run_wave(run, observer)?;
-                    turned |= g.waves[wi].executed > before;
-                    if let Some(s) = semaphores.as_mut() {
-                        s.serve(groups, (gi, wi));
-                    }
-                }
-            }
+    while !round(mem, code, cx, groups, cooperative, cache, limits, runner, observer, dispatch, &mut semaphores)? {}
+    Ok(())
+}
+
+/// Workgroups a host thread holds at most in a dispatch that is not cooperative: it takes another only while
+/// every one it holds waits on a spin-wait ([`stalled`]), as a compute unit holds several, so that a workgroup
+/// polling for a flag that a workgroup not yet started is to set (or one another host thread runs) leaves the
+/// thread to the next workgroup meanwhile.
+const HELD: usize = 8;
+
+/// Whether every wave of `g` still running went back round a polling loop in its last turn (and some did).
+fn stalled(g: &Group) -> bool {
+    let running = || g.waves.iter().filter(|w| w.status == WaveStatus::Running);
+    running().any(|w| w.polled) && running().all(|w| w.polled)
+}
+
+/// One round over `groups`: each running wave has a turn — it runs until it waits or ends, or (in a
+/// cooperative launch) has used its slice, or (with [`Limits::poll_ends_turn`]) goes back round a polling loop;
+/// `s_barrier` releases within a workgroup once every wave not ended waits at it. In a cooperative launch,
+/// where every workgroup is resident, `ds_gws_barrier` releases once its count of waves of the grid have
+/// arrived, the global wave sync semaphores ([`crate::gws`]: the dispatch's 64 resources live here) are
+/// carried out as each wave reaches one, a wave waiting at `ds_gws_sema_p` is left out of the turns until its
+/// resource lets it go, and waves that can no longer all be released are a deadlock, reported; elsewhere the
+/// barrier and the semaphores (but `ds_gws_init`) are a fault. Whether every wave has ended.
+#[allow(clippy::too_many_arguments)]
+fn round<R: WaveRunner, O: Observer>(
+    mem: &DeviceMemory,
+    code: &LoadedCode,
+    cx: &DispatchContext<'_>,
+    groups: &mut [Group],
+    cooperative: bool,
+    cache: &DecodeCache,
+    limits: Limits,
+    runner: &R,
+    observer: &O,
+    dispatch: u64,
+    semaphores: &mut Option<crate::gws::Semaphores>,
+) -> Result<bool, EngineError> {
+    let mut turned = false;
+    for gi in 0..groups.len() {
+        for wi in 0..groups[gi].waves.len() {
             let g = &mut groups[gi];
-            if !cooperative && g.waves.iter().any(|w| w.gws.is_some()) {
-                return Err(EngineError::GridSync {
-                    kernel: cx.kernel.to_string(),
-                    what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg),
-                });
-            }
-            if !cooperative {
-                let resumed = crate::gws::outside_cooperative(g.wg, &mut g.waves).map_err(|what| EngineError::GridSync { kernel: cx.kernel.to_string(), what })?;
-                turned |= resumed;
-            }
-        }
-        let mut released = false;
-        // workgroup barriers: every wave of the workgroup not ended waits at s_barrier
-        for g in groups.iter_mut() {
-            let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier && !w.at_grid_sync();
-            let all = g.waves.iter().all(|w| waiting(w) || w.status == WaveStatus::Done);
-            if all && g.waves.iter().any(waiting) {
-                for w in g.waves.iter_mut().filter(|w| waiting(w)) {
-                    w.status = WaveStatus::Running;
-                }
-                released = true;
-                if O::ACTIVE {
-                    observer.event(&Event::BarrierRelease { dispatch, workgroup: g.wg, cycle: None });
+            let wave = &mut g.waves[wi];
+            if wave.status == WaveStatus::Running {
+                let before = wave.executed;
+                wave.polled = false;
+                let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
+                runner.run_wave(run, observer)?;
+                turned |= g.waves[wi].executed > before;
+                if let Some(s) = semaphores.as_mut() {
+                    s.serve(groups, (gi, wi));
                 }
             }
         }
-        // the global wave sync barrier
-        let at_gws: Vec<u32> = groups.iter().flat_map(|g| g.waves.iter()).filter_map(|w| w.gws).collect();
-        if let Some(&want) = at_gws.first() {
-            if at_gws.iter().any(|&c| c != want) {
-                return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what: format!("waves wait at ds_gws_barrier for different counts ({at_gws:?})") });
-            }
-            if at_gws.len() as u32 >= want {
-                for w in groups.iter_mut().flat_map(|g| g.waves.iter_mut()).filter(|w| w.gws.is_some()) {
-                    w.gws = None;
-                    w.status = WaveStatus::Running;
-                }
-                released = true;
-            }
+        let g = &mut groups[gi];
+        if !cooperative && g.waves.iter().any(|w| w.gws.is_some()) {
+            return Err(EngineError::GridSync {
+                kernel: cx.kernel.to_string(),
+                what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg),
+            });
         }
-        let all = || groups.iter().flat_map(|g| g.waves.iter());
-        if all().all(|w| w.status == WaveStatus::Done) {
-            return Ok(());
-        }
-        if !released && !turned && !all().any(|w| w.status == WaveStatus::Running) {
-            let waiting = at_gws.len();
-            let want = at_gws.first().copied().unwrap_or(0);
-            let at_barrier = all().filter(|w| w.status == WaveStatus::AtBarrier && !w.at_grid_sync()).count();
-            let ended = all().filter(|w| w.status == WaveStatus::Done).count();
-            let mut what = String::from("grid-wide sync never completes: ");
-            if let Some(s) = semaphores.as_ref().filter(|s| s.waiting() > 0) {
-                what += &format!("{}; ", s.deadlock(groups));
-            }
-            if waiting > 0 {
-                what += &format!("{waiting} wave(s) wait at ds_gws_barrier for {want}; ");
-            }
-            what += &format!("of the rest, {ended} wave(s) have ended and {at_barrier} wait at s_barrier");
-            return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what });
+        if !cooperative {
+            let resumed = crate::gws::outside_cooperative(g.wg, &mut g.waves).map_err(|what| EngineError::GridSync { kernel: cx.kernel.to_string(), what })?;
+            turned |= resumed;
         }
     }
+    let mut released = false;
+    // workgroup barriers: every wave of the workgroup not ended waits at s_barrier
+    for g in groups.iter_mut() {
+        let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier && !w.at_grid_sync();
+        let all = g.waves.iter().all(|w| waiting(w) || w.status == WaveStatus::Done);
+        if all && g.waves.iter().any(waiting) {
+            for w in g.waves.iter_mut().filter(|w| waiting(w)) {
+                w.status = WaveStatus::Running;
+            }
+            released = true;
+            if O::ACTIVE {
+                observer.event(&Event::BarrierRelease { dispatch, workgroup: g.wg, cycle: None });
+            }
+        }
+    }
+    // the global wave sync barrier
+    let at_gws: Vec<u32> = groups.iter().flat_map(|g| g.waves.iter()).filter_map(|w| w.gws).collect();
+    if let Some(&want) = at_gws.first() {
+        if at_gws.iter().any(|&c| c != want) {
+            return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what: format!("waves wait at ds_gws_barrier for different counts ({at_gws:?})") });
+        }
+        if at_gws.len() as u32 >= want {
+            for w in groups.iter_mut().flat_map(|g| g.waves.iter_mut()).filter(|w| w.gws.is_some()) {
+                w.gws = None;
+                w.status = WaveStatus::Running;
+            }
+            released = true;
+        }
+    }
+    let all = || groups.iter().flat_map(|g| g.waves.iter());
+    if all().all(|w| w.status == WaveStatus::Done) {
+        return Ok(true);
+    }
+    if !released && !turned && !all().any(|w| w.status == WaveStatus::Running) {
+        let waiting = at_gws.len();
+        let want = at_gws.first().copied().unwrap_or(0);
+        let at_barrier = all().filter(|w| w.status == WaveStatus::AtBarrier && !w.at_grid_sync()).count();
+        let ended = all().filter(|w| w.status == WaveStatus::Done).count();
+        let mut what = String::from("grid-wide sync never completes: ");
+        if let Some(s) = semaphores.as_ref().filter(|s| s.waiting() > 0) {
+            what += &format!("{}; ", s.deadlock(groups));
+        }
+        if waiting > 0 {
+            what += &format!("{waiting} wave(s) wait at ds_gws_barrier for {want}; ");
+        }
+        what += &format!("of the rest, {ended} wave(s) have ended and {at_barrier} wait at s_barrier");
+        return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what });
+    }
+    Ok(false)
 }
 
 /// The interpreter's [`WaveRunner::run_wave`].
@@ -961,6 +1025,11 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
         let switch = observer.switch_wave(&ev);
         let (next, stop) = flow.next_pc(pc, inst.size() as u64);
         wave.pc = next;
+        wave.pass |= crate::sem::pass_bits(&inst);
+        if next <= pc && stop == Stop::Running && crate::sem::goes_back(&mut wave.pass) && limits.poll_ends_turn {
+            wave.polled = true;
+            break;
+        }
         match stop {
             Stop::Running => {}
             Stop::Barrier => wave.status = WaveStatus::AtBarrier,

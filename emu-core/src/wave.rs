@@ -162,6 +162,11 @@ pub struct WaveState {
     /// The wave found a window of its own (through the interpreter) since it started: only then has it any
     /// to hand on to later waves.
     pub windows_found: bool,
+    /// What it did since it last went backwards ([`crate::sem::PASS_LOADED`]).
+    pub pass: u32,
+    /// Its last turn ended going back round a polling loop ([`crate::sem::goes_back`]): it waits on memory
+    /// another workgroup writes. The scheduler clears it before each turn.
+    pub polled: bool,
 }
 
 /// Whether `[start, end)` may overlap the `bytes` from `base` (true also when their end does not fit in 64 bits;
@@ -293,6 +298,8 @@ impl WaveState {
             windows,
             windows_version,
             windows_found: false,
+            pass: 0,
+            polled: false,
             clock: WaveClock::default(),
             fine_grained_float_atomics: crate::device::FineGrainedFloatAtomics::Performed,
             slack: SlackSeen::default(),

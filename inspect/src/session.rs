@@ -299,7 +299,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             });
         }
         let start = mem.snapshot_buffers().map_err(|e| EngineError::Inspect { kernel: launch.name.to_string(), what: format!("cannot copy device memory for replay: {e}") })?;
-        let limits = Limits { max_wave_instructions, threads: Some(1), slice: None, clock_ends_turn: false, timing: false };
+        let limits = Limits { max_wave_instructions, threads: Some(1), slice: None, clock_ends_turn: false, poll_ends_turn: false, timing: false };
         let clock = WaveClock { base: engine::clock_base(), per_instruction: 4, shader_mhz: device.engine_clock_mhz };
         let first = WaveKey { workgroup: [0; 3], wave: 0 };
         let cx = engine::dispatch_context(device, launch);

@@ -77,6 +77,10 @@ impl Observed {
 /// Status of a block an observer asked to leave after an instruction (continue at `next_pc`).
 pub const SWITCH: u32 = 6;
 
+/// Status of a block whose wave goes back round a polling loop ([`emu_core::sem::goes_back`]) while
+/// [`Ctx::poll_ends`] is set: it continues at `next_pc`, after the end of its turn.
+pub const POLL: u32 = 7;
+
 /// Whether an instruction writes its own PC into registers (`s_getpc_b64`, and the return address of
 /// `s_swappc_b64`/`s_call_b64`). The semantics give it as a constant, which would tie the block's code to the
 /// load address; the block leaves these instructions to the interpreter (they end blocks, and are rare), which
@@ -309,6 +313,10 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 }
                 (vgprs, agprs) = (vgprs.max(jb.vgprs_used), agprs.max(jb.agprs_used));
                 compiled += 1;
+                let bits = emu_core::sem::pass_bits(inst);
+                if bits != 0 {
+                    note_pass(&mut b, ctx, bits);
+                }
                 if in_batch {
                     // it ran (one that faults is not reported, as on the interpreter)
                     pending += 1;
@@ -371,7 +379,14 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                             }
                             None => {
                                 let t = rel_pc(&mut b, ctx, target.wrapping_sub(base));
-                                leave(&mut b, ctx, t, executed, CONTINUE);
+                                if target <= at {
+                                    let polled = goes_back(&mut b, ctx, None);
+                                    let (poll, cont) = (b.ins().iconst(types::I32, POLL as i64), b.ins().iconst(types::I32, CONTINUE as i64));
+                                    let status = b.ins().select(polled, poll, cont);
+                                    leave_with(&mut b, ctx, t, executed, status);
+                                } else {
+                                    leave(&mut b, ctx, t, executed, CONTINUE);
+                                }
                             }
                         }
                         b.switch_to_block(on);
@@ -388,19 +403,29 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                         }
                         loop_back(&mut b, ctx, body, pc - base, executed, insts.len() as i64);
                         b.switch_to_block(out);
-                        Some((rel_pc(&mut b, ctx, next - base), CONTINUE))
+                        let t = rel_pc(&mut b, ctx, next - base);
+                        Some((t, b.ins().iconst(types::I32, CONTINUE as i64)))
                     }
                     _ => {
                         let (target, stop) = flow.resolve(&mut PcIr { b: &mut b, ctx, base }, at, inst.size() as u64);
-                        Some((target, match stop {
-                            Stop::Running => CONTINUE,
-                            Stop::Barrier => BARRIER,
-                            Stop::End => END,
-                        }))
+                        let status = match stop {
+                            Stop::Running if flow != Flow::Next => {
+                                // a jump or a taken branch to this instruction or before goes backwards
+                                let here = rel_pc(&mut b, ctx, at - base);
+                                let back = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThanOrEqual, target, here);
+                                let polled = goes_back(&mut b, ctx, Some(back));
+                                let (poll, cont) = (b.ins().iconst(types::I32, POLL as i64), b.ins().iconst(types::I32, CONTINUE as i64));
+                                b.ins().select(polled, poll, cont)
+                            }
+                            Stop::Running => b.ins().iconst(types::I32, CONTINUE as i64),
+                            Stop::Barrier => b.ins().iconst(types::I32, BARRIER as i64),
+                            Stop::End => b.ins().iconst(types::I32, END as i64),
+                        };
+                        Some((target, status))
                     }
                 };
                 if let Some((target, status)) = exit {
-                    leave(&mut b, ctx, target, executed, status);
+                    leave_with(&mut b, ctx, target, executed, status);
                     ended = true;
                     break;
                 }
@@ -532,16 +557,66 @@ fn add_executed(b: &mut FunctionBuilder<'_>, ctx: Value, n: i64) -> Value {
     e
 }
 
-/// Back to the block's start after `executed` instructions of this pass — unless the wave's instruction budget
-/// is spent, in which case the block returns (at its own start) and the runner reports the runaway.
+/// ctx.pass |= bits ([`emu_core::sem::pass_bits`]).
+fn note_pass(b: &mut FunctionBuilder<'_>, ctx: Value, bits: u32) {
+    let p = b.ins().load(types::I32, MemFlags::trusted(), ctx, Ctx::PASS);
+    let p = b.ins().bor_imm(p, bits as i64);
+    b.ins().store(MemFlags::trusted(), p, ctx, Ctx::PASS);
+}
+
+/// [`emu_core::sem::goes_back`] in IR, where the wave goes backwards (always, or when `backward` is set):
+/// counts the pass or ends the count; whether the wave's turn ends there and the runner asks for [`POLL`]
+/// ([`Ctx::poll_ends`]).
+fn goes_back(b: &mut FunctionBuilder<'_>, ctx: Value, backward: Option<Value>) -> Value {
+    use cranelift_codegen::ir::condcodes::IntCC;
+    use emu_core::sem::{PASS_COUNT_SHIFT, PASS_LOADED, PASS_WROTE, POLLS_PER_TURN};
+    let p = b.ins().load(types::I32, MemFlags::trusted(), ctx, Ctx::PASS);
+    let flags = b.ins().band_imm(p, (PASS_LOADED | PASS_WROTE) as i64);
+    let polling = b.ins().icmp_imm(IntCC::Equal, flags, PASS_LOADED as i64);
+    let n = b.ins().ushr_imm(p, PASS_COUNT_SHIFT as i64);
+    let n = b.ins().iadd_imm(n, 1);
+    let zero = b.ins().iconst(types::I32, 0);
+    let n = b.ins().select(polling, n, zero);
+    let turn = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, n, POLLS_PER_TURN as i64);
+    let counted = b.ins().ishl_imm(n, PASS_COUNT_SHIFT as i64);
+    let after = b.ins().select(turn, zero, counted);
+    let ends = b.ins().load(types::I32, MemFlags::trusted(), ctx, Ctx::POLL_ENDS);
+    let ends = b.ins().icmp_imm(IntCC::NotEqual, ends, 0);
+    let polled = b.ins().band(turn, ends);
+    match backward {
+        None => {
+            b.ins().store(MemFlags::trusted(), after, ctx, Ctx::PASS);
+            polled
+        }
+        Some(back) => {
+            let after = b.ins().select(back, after, p);
+            b.ins().store(MemFlags::trusted(), after, ctx, Ctx::PASS);
+            b.ins().band(polled, back)
+        }
+    }
+}
+
 /// ctx.code_base + offset.
 fn rel_pc(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64) -> Value {
     let base = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::CODE_BASE);
     b.ins().iadd_imm(base, offset as i64)
 }
 
+/// Back to the block's start after `executed` instructions of this pass — unless that ends the wave's turn
+/// going round a polling loop and the runner set [`Ctx::poll_ends`] ([`goes_back`]), in which case the block
+/// returns [`POLL`] at its own start; or the wave's instruction budget is spent, in which case the block returns (at its own start)
+/// and the runner reports the runaway.
 fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64, pass: i64) {
     let e = add_executed(b, ctx, executed);
+    let polled = goes_back(b, ctx, None);
+    let (leave_now, go_on) = (b.create_block(), b.create_block());
+    b.ins().brif(polled, leave_now, &[], go_on, &[]);
+    b.switch_to_block(leave_now);
+    let t = rel_pc(b, ctx, offset);
+    b.ins().store(MemFlags::trusted(), t, ctx, Ctx::NEXT_PC);
+    let s = b.ins().iconst(types::I32, POLL as i64);
+    b.ins().return_(&[s]);
+    b.switch_to_block(go_on);
     let budget = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::BUDGET);
     // another pass (at most `pass` instructions: the whole block) must fit in the budget; otherwise return and
     // let the runner approach the limit instruction by instruction

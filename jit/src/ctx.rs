@@ -144,7 +144,9 @@ pub struct Ctx {
     pub agprs: *mut [u32; 64],
     /// SCC, 0 or 1.
     pub scc: u32,
-    pub _pad: u32,
+    /// Non-zero when a block returns [`crate::compile::POLL`] where the wave goes back round a polling loop
+    /// ([`emu_core::sem::goes_back`]; [`emu_core::engine::Limits::poll_ends_turn`]).
+    pub poll_ends: u32,
     /// Where the wave continues when the block returns.
     pub next_pc: u64,
     /// Instructions the block executed (including an interpreted one that stopped it, and every pass of a
@@ -166,6 +168,9 @@ pub struct Ctx {
     pub clock_step: u64,
     /// Set when the observer asked to let other waves run: the runner leaves the wave after the block.
     pub switch: u32,
+    /// The wave's [`emu_core::wave::WaveState::pass`] while the block runs: compiled code notes coherent loads
+    /// and memory writes in it, and checks and clears it where the wave goes backwards.
+    pub pass: u32,
     /// The pending batch of an observed block whose observer takes batches ([`Observer::BATCHES`]): its first
     /// instruction, that one's offset from the code base, how many ran, and EXEC at each one's issue.
     pub batch_insts: *const Inst,
@@ -235,6 +240,7 @@ impl Ctx {
         self.code_base = 0;
         self.issue_exec = 0;
         self.switch = 0;
+        self.pass = 0;
         self.batch_n = 0;
         self.held.n = 0;
         self.lds_ptr = std::ptr::null_mut();
@@ -339,7 +345,7 @@ impl Ctx {
             vgprs: wave.vgprs.as_mut_ptr(),
             agprs: wave.agprs.as_mut_ptr(),
             scc: wave.scc as u32,
-            _pad: 0,
+            poll_ends: 0,
             next_pc: wave.pc,
             executed: 0,
             env,
@@ -350,6 +356,7 @@ impl Ctx {
             clock_now: clock_of(wave).0,
             clock_step: wave.clock.per_instruction,
             switch: 0,
+            pass: 0,
             batch_insts: std::ptr::null(),
             batch_offset: 0,
             batch_n: 0,
@@ -436,6 +443,7 @@ impl Ctx {
     pub const AGPRS: i32 = 16;
     pub const SCC: i32 = 24;
     pub const NEXT_PC: i32 = 32;
+    pub const POLL_ENDS: i32 = 28;
     pub const EXECUTED: i32 = 40;
     pub const BUDGET: i32 = 56;
     pub const CODE_BASE: i32 = std::mem::offset_of!(Ctx, code_base) as i32;
@@ -443,6 +451,7 @@ impl Ctx {
     pub const CLOCK_NOW: i32 = std::mem::offset_of!(Ctx, clock_now) as i32;
     pub const CLOCK_STEP: i32 = std::mem::offset_of!(Ctx, clock_step) as i32;
     pub const SWITCH: i32 = std::mem::offset_of!(Ctx, switch) as i32;
+    pub const PASS: i32 = std::mem::offset_of!(Ctx, pass) as i32;
     pub const BATCH_INSTS: i32 = std::mem::offset_of!(Ctx, batch_insts) as i32;
     pub const BATCH_OFFSET: i32 = std::mem::offset_of!(Ctx, batch_offset) as i32;
     pub const BATCH_N: i32 = std::mem::offset_of!(Ctx, batch_n) as i32;
@@ -548,6 +557,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Ctx, next_pc) as i32, Ctx::NEXT_PC);
         assert_eq!(std::mem::offset_of!(Ctx, executed) as i32, Ctx::EXECUTED);
         assert_eq!(std::mem::offset_of!(Ctx, budget) as i32, Ctx::BUDGET);
+        assert_eq!(std::mem::offset_of!(Ctx, poll_ends) as i32, Ctx::POLL_ENDS);
         assert_eq!(MASK_TABLE.0[0b1010], [0, u32::MAX, 0, u32::MAX]);
         assert_eq!(MASK_TABLE.as_ptr() as usize % 16, 0);
     }

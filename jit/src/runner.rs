@@ -839,6 +839,9 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         ctx.agprs = wave.agprs.as_mut_ptr();
         ctx.windows = wave.windows_mut();
         ctx.scc = wave.scc as u32;
+        if r.is_ok() {
+            ctx.pass |= emu_core::sem::pass_bits(inst);
+        }
         match r {
             Ok(Flow::Next) if !switch => 0,
             Ok(flow) => {
@@ -848,6 +851,8 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
                     (Stop::Barrier, _) => BARRIER,
                     (Stop::End, _) => END,
                     (Stop::Running, Flow::Next) => compile::SWITCH,
+                    // as the interpreter's turn ends going back round a polling loop
+                    (Stop::Running, _) if next <= pc && emu_core::sem::goes_back(&mut ctx.pass) && ctx.poll_ends != 0 => compile::POLL,
                     (Stop::Running, _) => CONTINUE,
                 }
             }
@@ -1092,8 +1097,9 @@ impl WaveRunner for Jit {
                     }
                     // SAFETY: the interpreter has returned the wave.
                     let wave = unsafe { &*wave_ptr };
-                    if wave.status == WaveStatus::Running && (noting.switched.into_inner() || wave.executed - before < n) {
-                        // the observer asked for another wave (also after the last instruction of the run)
+                    if wave.status == WaveStatus::Running && (noting.switched.into_inner() || wave.polled || wave.executed - before < n) {
+                        // the observer asked for another wave (also after the last instruction of the run), or
+                        // the wave went back round a polling loop (also at the last)
                         break Ok(());
                     }
                     continue;
@@ -1142,6 +1148,8 @@ impl WaveRunner for Jit {
             ctx.executed = 0;
             (ctx.clock_now, ctx.clock_step) = crate::ctx::clock_of(wave);
             ctx.switch = 0;
+            ctx.poll_ends = run.limits.poll_ends_turn as u32;
+            ctx.pass = wave.pass;
             ctx.budget = budget;
             ctx.code_base = run.code.base;
             // SAFETY: the LDS outlives the wave's run; blocks access it only within lds_len.
@@ -1155,6 +1163,7 @@ impl WaveRunner for Jit {
             // SAFETY: the block has returned; the wave is ours again.
             let wave = unsafe { &mut *wave_ptr };
             wave.scc = ctx.scc != 0;
+            wave.pass = ctx.pass;
             wave.executed += ctx.executed;
             wave.pc = ctx.next_pc;
             if let Some((mut other, memory)) = before {
@@ -1171,6 +1180,10 @@ impl WaveRunner for Jit {
             match status {
                 CONTINUE if ctx.switch != 0 => break Ok(()),
                 CONTINUE => {}
+                compile::POLL => {
+                    wave.polled = true;
+                    break Ok(());
+                }
                 BARRIER => {
                     wave.status = WaveStatus::AtBarrier;
                     break Ok(());

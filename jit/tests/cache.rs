@@ -86,7 +86,7 @@ fn the_instruction_limit_is_exact_on_the_jit_as_on_the_interpreter() {
     let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
     let n = d.run().unwrap().wave_instructions;
     for limit in [n, n - 1, n - 5, n / 2] {
-        let d = KernelDispatch { limits: Limits { max_wave_instructions: limit, threads: Some(1), slice: None, clock_ends_turn: false, timing: false }, ..d };
+        let d = KernelDispatch { limits: Limits { max_wave_instructions: limit, threads: Some(1), slice: None, clock_ends_turn: false, poll_ends_turn: false, timing: false }, ..d };
         let interp = d.run().map_err(|e| e.to_string());
         let jitted = d.run_with(&jit, &NoObserver).map_err(|e| e.to_string());
         assert_eq!(interp.is_ok(), limit >= n, "limit {limit} of {n}");

@@ -79,6 +79,8 @@ prebuilt!(
     "packet-gfx942.co",
     "wide_publish-gfx90a.co",
     "wide_publish-gfx942.co",
+    "reverse_chain-gfx90a.co",
+    "reverse_chain-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).

@@ -183,6 +183,44 @@ pub fn reads_clock(inst: &Inst) -> bool {
     matches!(inst.info.opcode, Opcode::SMemtime | Opcode::SMemrealtime)
 }
 
+/// Whether `inst` loads memory past the wave's non-coherent caches (glc; sc0 or sc1 on gfx940): how a wave reads
+/// a flag another workgroup may be writing, as a spin-wait does.
+pub fn loads_coherent(inst: &Inst) -> bool {
+    use isa_amdgpu::encoding::Field;
+    inst.info.mem.dir == isa_amdgpu::table::MemDir::Load && (inst.field(Field::Glc) == 1 || inst.field(Field::Sc1) == 1)
+}
+
+/// What a wave did since it last went backwards (took a branch to its own PC or before), kept in
+/// [`crate::wave::WaveState::pass`]: [`PASS_LOADED`] for a coherent load ([`loads_coherent`]), [`PASS_WROTE`] for
+/// a memory write, and above them how many passes in a row were polling ones. A pass that loaded coherently and
+/// wrote nothing is a pass of a polling loop, as a spin-wait on memory another workgroup writes goes round:
+/// after [`POLLS_PER_TURN`] of them in a row both engines end the wave's turn (with
+/// [`crate::engine::Limits::poll_ends_turn`]), so that the scheduler can run other workgroups meanwhile — a
+/// loop that merely reads coherently pays a turn's end once in that many passes. The interpreter notes each
+/// instruction ([`pass_bits`]) and checks each backward branch ([`goes_back`]); compiled code does the same in
+/// IR, in the same places.
+pub const PASS_LOADED: u32 = 1;
+pub const PASS_WROTE: u32 = 2;
+/// Where the count of polling passes in a row starts in [`crate::wave::WaveState::pass`].
+pub const PASS_COUNT_SHIFT: u32 = 2;
+/// Polling passes in a row that end a wave's turn.
+pub const POLLS_PER_TURN: u32 = 64;
+
+/// The [`PASS_LOADED`] and [`PASS_WROTE`] bits `inst` adds to a pass.
+pub fn pass_bits(inst: &Inst) -> u32 {
+    (loads_coherent(inst) as u32 * PASS_LOADED) | (inst.info.mem.writes() as u32 * PASS_WROTE)
+}
+
+/// The wave goes backwards: the pass that ends is counted (a polling one) or ends the count, and the next starts
+/// empty. Whether that makes [`POLLS_PER_TURN`] in a row (the count starts again).
+pub fn goes_back(pass: &mut u32) -> bool {
+    let polling = *pass & (PASS_LOADED | PASS_WROTE) == PASS_LOADED;
+    let n = if polling { (*pass >> PASS_COUNT_SHIFT) + 1 } else { 0 };
+    let turn = n >= POLLS_PER_TURN;
+    *pass = if turn { 0 } else { n << PASS_COUNT_SHIFT };
+    turn
+}
+
 /// Executes one instruction at `pc`.
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
     if index::applies(inst) && b.index_mode() {

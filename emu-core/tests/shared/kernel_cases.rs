@@ -666,6 +666,24 @@ fn compare_and_swap_loops_on_32_and_64_bit_values_lose_no_update_with_any_thread
     }
 }
 
+/// Workgroups that spin on flags later workgroups set (reverse_chain) complete on one host thread as on all: a
+/// wave going round a polling loop leaves its host thread to other workgroups, as a GPU holds every workgroup of
+/// so small a grid at once. Run one workgroup at a time to its end, the first would spin to the limit.
+#[test]
+fn workgroups_spinning_on_flags_that_later_workgroups_set_complete_on_one_host_thread() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("reverse_chain", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 4u32;
+        let flags = upload_i32(&mem, &vec![0; n as usize], "flags");
+        let shape = DispatchShape::new([n * 64, 1, 1], [64, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(flags), ArgValue::U32(n)];
+        let limits = Limits { max_wave_instructions: 1_000_000, ..Limits::default() };
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits }).unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(download_i32(&mem, flags, n as usize), vec![4, 3, 2, 1], "{target}");
+    }
+}
+
 /// A 64-bit value one workgroup publishes while three others read it, on one and on two host threads: no read
 /// sees the halves of two different stores (wavejit's JIT once loaded and stored a lane's two dwords apart, and
 /// on two host threads about one read in ten of rocPRIM's look-back flags came back torn).
