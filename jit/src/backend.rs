@@ -727,18 +727,35 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         p
     }
 
-    /// LDS accesses lane by lane (chunks of four consecutive or equal lanes in one load), for any EXEC.
+    /// LDS accesses of 1-4 dwords lane by lane, for any EXEC.
     fn lds_lanes(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
+        self.lds_lanes_of(addr, offset, 4 * dwords, false, m, data, |jb, addr, data| jb.lds_call(addr, offset, dwords, m, data))
+    }
+
+    /// LDS reads (`data` None, 1 or 2 bytes zero- or sign-extended when `signed`) and writes of `bytes` per lane,
+    /// inline: when every active lane's access lies inside the LDS, each lane is loaded or stored directly
+    /// ([`lane_accesses`]); otherwise `slow` (the interpreter, whose faults end the block there).
+    #[allow(clippy::too_many_arguments)]
+    fn lds_lanes_of(
+        &mut self,
+        addr: Vv,
+        offset: u32,
+        bytes: u32,
+        signed: bool,
+        m: Value,
+        data: Option<&[Vv]>,
+        slow: impl FnOnce(&mut Self, Vv, Option<&[Vv]>) -> Vec<Vv>,
+    ) -> Vec<Vv> {
         let addr = self.mat(addr);
         let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
         let data = data.as_deref();
         let ctx = self.ctx;
         let masks = self.expand(m);
-        let (fast, slow, join) = {
+        let (fast, slow_blk, join) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
-            // lane address a is fine when a + offset + 4 dwords <= len, i.e. a <= len - (offset + 4 dwords)
-            let need = b.ins().iconst(types::I64, offset as i64 + 4 * dwords as i64);
+            // lane address a is fine when a + offset + bytes <= len, i.e. a <= len - (offset + bytes)
+            let need = b.ins().iconst(types::I64, offset as i64 + bytes as i64);
             let room = b.ins().isub(len, need);
             let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
             let room32 = b.ins().ireduce(types::I32, room);
@@ -756,30 +773,30 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             // no room at all (an LDS smaller than one access, or none): the slow path, even with no lane
             // active — the fast path would still touch the LDS's first bytes for inactive lanes
             let bad = b.ins().bor(any, negative);
-            let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
-            let outs = if data.is_some() { 0 } else { dwords as usize * CHUNKS };
+            let (fast, slow_blk, join) = (b.create_block(), b.create_block(), b.create_block());
+            let outs = if data.is_some() { 0 } else { bytes.div_ceil(4) as usize * CHUNKS };
             for _ in 0..outs {
                 b.append_block_param(join, I32X4);
             }
-            b.ins().brif(bad, slow, &[], fast, &[]);
-            (fast, slow, join)
+            b.ins().brif(bad, slow_blk, &[], fast, &[]);
+            (fast, slow_blk, join)
         };
         // slow: the interpreter (faults end the block there)
         {
             let b = self.b.as_deref_mut().expect("emitting");
-            b.switch_to_block(slow);
-            b.seal_block(slow);
+            b.switch_to_block(slow_blk);
+            b.seal_block(slow_blk);
         }
-        let slow_out = self.lds_call(addr, offset, dwords, m, data);
+        let slow_out = slow(self, addr, data);
         let b = self.b.as_deref_mut().expect("emitting");
         jump_with(b, join, &slow_out);
         // fast: lane by lane
         b.switch_to_block(fast);
         b.seal_block(fast);
-        self.record(AccessRecord::desc(REC_LDS, data.is_some(), 4 * dwords), &addr.c, None, offset as i64, m);
+        self.record(AccessRecord::desc(REC_LDS, data.is_some(), bytes), &addr.c, None, offset as i64, m);
         let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
-        let loaded = lane_accesses(b, ctx, lds, &addr.c, offset as i32, 4 * dwords, false, &masks, data);
+        let loaded = lane_accesses(b, ctx, lds, &addr.c, offset as i32, bytes, signed, &masks, data);
         jump_with(b, join, &loaded);
         join_vectors(b, join)
     }
@@ -3992,10 +4009,22 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         Ok(self.lds_inline(addr, offset, dwords, m, None))
     }
     fn lds_read_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
-        Ok(self.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0).0[0])
+        let slow = |jb: &mut Self, addr: Vv, _: Option<&[Vv]>| jb.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0).0;
+        if self.fb().is_none() || !self.may_record() {
+            return Ok(slow(self, addr, None)[0]);
+        }
+        Ok(self.lds_lanes_of(addr, offset, bytes, signed, m, None, slow)[0])
     }
     fn lds_write_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, data: Vv, m: Value) -> Result<(), ExecError> {
-        self.call_mem(Op::LdsWriteNarrow { offset, bytes }, &[addr, data], &[], &[m], 0, 0);
+        let slow = |jb: &mut Self, addr: Vv, data: Option<&[Vv]>| {
+            let data = data.expect("a write's data")[0];
+            jb.call_mem(Op::LdsWriteNarrow { offset, bytes }, &[addr, data], &[], &[m], 0, 0).0
+        };
+        if self.fb().is_none() || !self.may_record() {
+            slow(self, addr, Some(&[data]));
+            return Ok(());
+        }
+        self.lds_lanes_of(addr, offset, bytes, false, m, Some(&[data]), slow);
         Ok(())
     }
     fn lds_atomic64(&mut self, op: AtomicOp, addr: Vv, offset: u32, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {

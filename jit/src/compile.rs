@@ -604,8 +604,8 @@ fn rel_pc(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64) -> Value {
 
 /// Back to the block's start after `executed` instructions of this pass — unless that ends the wave's turn
 /// going round a polling loop and the runner set [`Ctx::poll_ends`] ([`goes_back`]), in which case the block
-/// returns [`POLL`] at its own start; or the wave's instruction budget is spent, in which case the block returns (at its own start)
-/// and the runner reports the runaway.
+/// returns [`POLL`] at its own start; or the wave's instruction budget is spent, in which case the block
+/// returns (at its own start) and the runner reports the runaway.
 fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64, pass: i64) {
     let e = add_executed(b, ctx, executed);
     let polled = goes_back(b, ctx, None);

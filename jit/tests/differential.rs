@@ -154,9 +154,9 @@ const GATHER: u32 = 16;
 const BUFFER_RSRC: u32 = 96;
 const PRIVATE_RSRC: u32 = 92;
 
-/// A memory instruction from a template: global/LDS loads, stores and atomics through v[12:13] or v14, and
-/// loads of every width through v[16:17]; data registers among v0..v11, an offset that now and then leaves the
-/// buffer or the LDS.
+/// A memory instruction from a template: global/LDS loads, stores and atomics (LDS ones also of bytes and
+/// halves) through v[12:13] or v14, and loads of every width through v[16:17]; data registers among v0..v11, an
+/// offset that now and then leaves the buffer or the LDS.
 fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<Inst> {
     use isa_amdgpu::Opcode as O;
     let r = (reg % 11) as u32;
@@ -166,7 +166,12 @@ fn memory_inst(kind: u8, reg: u8, off: u8, pc: u64, target: Target) -> Option<In
     let mubuf = |op: O, vdata: u32, rsrc: u32, offset: u32| {
         (op, Encoding::Mubuf, vec![(Field::Vdata, vdata), (Field::Vaddr, LDS_ADDR), (Field::Srsrc, rsrc / 4), (Field::Soffset, 128), (Field::Offset, offset), (Field::Offen, 1)])
     };
-    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 19 {
+    let ds = |op: O, field: Field, r: u32, offset: u32| (op, Encoding::Ds, vec![(field, r), (Field::Addr, LDS_ADDR), (Field::Offset0, offset & 0xff)]);
+    let (op, enc, fields): (O, Encoding, Vec<(Field, u32)>) = match kind % 23 {
+        19 => ds(O::DsWriteB8, Field::Data0, r, offset + 1),
+        20 => ds(O::DsWriteB16, Field::Data0, r, offset + 2),
+        21 => ds(O::DsReadU16, Field::Vdst, r, offset + 2),
+        22 => ds(O::DsReadI8, Field::Vdst, r, offset + 3),
         14 => mubuf(O::BufferLoadDword, r, BUFFER_RSRC, offset),
         15 => mubuf(O::BufferStoreDword, r, BUFFER_RSRC, offset),
         16 => mubuf(O::BufferLoadDwordx2, r & !1, BUFFER_RSRC, offset),
