@@ -542,7 +542,16 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             }
         }
         if result.is_ok() {
-            result = run_groups(mem, code, &cx, &mut groups, true, cache, limits, runner, observer, dispatch);
+            // every workgroup resident, waves taking turns of a slice until all have ended
+            let limits = Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits };
+            // the semaphores (64 resources) only where waves can use them
+            let mut semaphores = Some(crate::gws::Semaphores::default());
+            result = loop {
+                match round(mem, code, &cx, &mut groups, true, cache, limits, runner, observer, dispatch, &mut semaphores) {
+                    Ok(false) => {}
+                    done => break done.map(|_| ()),
+                }
+            };
         }
         for g in &groups {
             if let Some(s) = g.scratch {
@@ -851,27 +860,6 @@ pub struct Group {
     pub lds: Vec<u8>,
     /// The private-memory allocation to free when the workgroup is done (`None`: none, or the caller's).
     pub scratch: Option<u64>,
-}
-
-/// Runs `groups` until all their waves have ended, in rounds ([`round`]).
-#[allow(clippy::too_many_arguments)]
-fn run_groups<R: WaveRunner, O: Observer>(
-    mem: &DeviceMemory,
-    code: &LoadedCode,
-    cx: &DispatchContext<'_>,
-    groups: &mut [Group],
-    cooperative: bool,
-    cache: &DecodeCache,
-    limits: Limits,
-    runner: &R,
-    observer: &O,
-    dispatch: u64,
-) -> Result<(), EngineError> {
-    let limits = if cooperative { Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits } } else { limits };
-    // the semaphores (64 resources) only where waves can use them
-    let mut semaphores = cooperative.then(crate::gws::Semaphores::default);
-    while !round(mem, code, cx, groups, cooperative, cache, limits, runner, observer, dispatch, &mut semaphores)? {}
-    Ok(())
 }
 
 /// Workgroups a host thread holds at most in a dispatch that is not cooperative: it takes another only while

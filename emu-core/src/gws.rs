@@ -18,7 +18,7 @@
 //!   pseudo-code sets it rather than adds to it).
 //!
 //! A wave reaching one of these stops its turn ([`crate::sem`] gives `Flow::Barrier` with
-//! [`WaveState::sema`] set) and the scheduler of the cooperative dispatch ([`crate::engine`]'s `run_groups`)
+//! [`WaveState::sema`] set) and the scheduler of the cooperative dispatch ([`crate::engine`]'s `round`)
 //! carries the request out at once, in the order waves reach them, so both engines give the same results. A
 //! wave waiting at `ds_gws_sema_p` is not run until a `v`, `br`, `release_all` or `init` on its resource
 //! lets it go (queued waves go first in arrival order); if every wave waits and none can be released, the
