@@ -612,10 +612,7 @@ fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::i
     let (leave_now, go_on) = (b.create_block(), b.create_block());
     b.ins().brif(polled, leave_now, &[], go_on, &[]);
     b.switch_to_block(leave_now);
-    let t = rel_pc(b, ctx, offset);
-    b.ins().store(MemFlags::trusted(), t, ctx, Ctx::NEXT_PC);
-    let s = b.ins().iconst(types::I32, POLL as i64);
-    b.ins().return_(&[s]);
+    return_at(b, ctx, offset, POLL);
     b.switch_to_block(go_on);
     let budget = b.ins().load(types::I64, MemFlags::trusted(), ctx, Ctx::BUDGET);
     // another pass (at most `pass` instructions: the whole block) must fit in the budget; otherwise return and
@@ -625,9 +622,14 @@ fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::i
     let stop = b.create_block();
     b.ins().brif(spent, stop, &[], body, &[]);
     b.switch_to_block(stop);
+    return_at(b, ctx, offset, CONTINUE);
+}
+
+/// Returns `status`, the wave to go on at ctx.code_base + offset (the executed count already added).
+fn return_at(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64, status: u32) {
     let t = rel_pc(b, ctx, offset);
     b.ins().store(MemFlags::trusted(), t, ctx, Ctx::NEXT_PC);
-    let s = b.ins().iconst(types::I32, CONTINUE as i64);
+    let s = b.ins().iconst(types::I32, status as i64);
     b.ins().return_(&[s]);
 }
 
