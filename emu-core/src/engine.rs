@@ -5,7 +5,6 @@
 
 use std::sync::OnceLock;
 
-
 use isa_amdgpu::codeobj::kd::KernelDescriptor;
 use isa_amdgpu::codeobj::{CodeObject, Kernel};
 use isa_amdgpu::{decode, disasm, Inst, Target};
