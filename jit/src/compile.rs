@@ -380,9 +380,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                             None => {
                                 let t = rel_pc(&mut b, ctx, target.wrapping_sub(base));
                                 if target <= at {
-                                    let polled = goes_back(&mut b, ctx, None);
-                                    let (poll, cont) = (b.ins().iconst(types::I32, POLL as i64), b.ins().iconst(types::I32, CONTINUE as i64));
-                                    let status = b.ins().select(polled, poll, cont);
+                                    let status = back_status(&mut b, ctx, None);
                                     leave_with(&mut b, ctx, t, executed, status);
                                 } else {
                                     leave(&mut b, ctx, t, executed, CONTINUE);
@@ -413,9 +411,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                                 // a jump or a taken branch to this instruction or before goes backwards
                                 let here = rel_pc(&mut b, ctx, at - base);
                                 let back = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThanOrEqual, target, here);
-                                let polled = goes_back(&mut b, ctx, Some(back));
-                                let (poll, cont) = (b.ins().iconst(types::I32, POLL as i64), b.ins().iconst(types::I32, CONTINUE as i64));
-                                b.ins().select(polled, poll, cont)
+                                back_status(&mut b, ctx, Some(back))
                             }
                             Stop::Running => b.ins().iconst(types::I32, CONTINUE as i64),
                             Stop::Barrier => b.ins().iconst(types::I32, BARRIER as i64),
@@ -594,6 +590,14 @@ fn goes_back(b: &mut FunctionBuilder<'_>, ctx: Value, backward: Option<Value>) -
             b.ins().band(polled, back)
         }
     }
+}
+
+/// The status of a block leaving where the wave may go backwards ([`goes_back`]): [`POLL`] where that ends its
+/// turn, else [`CONTINUE`].
+fn back_status(b: &mut FunctionBuilder<'_>, ctx: Value, backward: Option<Value>) -> Value {
+    let polled = goes_back(b, ctx, backward);
+    let (poll, cont) = (b.ins().iconst(types::I32, POLL as i64), b.ins().iconst(types::I32, CONTINUE as i64));
+    b.ins().select(polled, poll, cont)
 }
 
 /// ctx.code_base + offset.
