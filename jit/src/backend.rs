@@ -3736,8 +3736,60 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.lazy_op(vec![lanes, a, x], std::rc::Rc::new(|b, v| b.ins().bitselect(v[0], v[2], v[1])), Vec::new())
     }
     fn v_mad_u64_u32(&mut self, a: Vv, x: Vv, c: (Vv, Vv), signed: bool) -> ((Vv, Vv), Value) {
-        let (v, _, m) = self.call(Op::Mad64 { signed }, &[a, x, c.0, c.1], &[], &[], 2, 0, 1, false);
-        ((v[0], v[1]), m[0])
+        // chunk by chunk, as two i64x2 halves: the 32-bit operands widened and multiplied (the product is exact
+        // in 64 bits), the addend joined from its dwords and added; the carry (unsigned: out of bit 63) or the
+        // overflow (signed: an i64 result with the wrong sign) is the sign bit of a bitwise expression
+        if self.fb().is_none() {
+            return ((self.dv(), self.dv()), dummy());
+        }
+        for v in [&a, &x, &c.0, &c.1] {
+            self.park_in_place(v);
+        }
+        let (joins, splits) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            (f64x2_joins(b), f64x2_splits(b))
+        };
+        let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
+        let mut mask = None;
+        for i in 0..CHUNKS {
+            let (ai, xi, cl, chi) = (self.ch(&a, i), self.ch(&x, i), self.ch(&c.0, i), self.ch(&c.1, i));
+            let b = self.b.as_deref_mut().expect("emitting");
+            let (c8, h8) = (b.ins().bitcast(types::I8X16, little(), cl), b.ins().bitcast(types::I8X16, little(), chi));
+            let halves = [false, true].map(|high| {
+                let widen = |b: &mut FunctionBuilder<'f>, v: Value| match (signed, high) {
+                    (false, false) => b.ins().uwiden_low(v),
+                    (false, true) => b.ins().uwiden_high(v),
+                    (true, false) => b.ins().swiden_low(v),
+                    (true, true) => b.ins().swiden_high(v),
+                };
+                let (p, q) = (widen(b, ai), widen(b, xi));
+                let p = b.ins().imul(p, q);
+                let addend = b.ins().shuffle(c8, h8, joins[high as usize]);
+                let addend = b.ins().bitcast(types::I64X2, little(), addend);
+                let s = b.ins().iadd(p, addend);
+                let flag = if signed {
+                    // both terms of one sign, the sum of the other
+                    let (ps, cs) = (b.ins().bxor(p, s), b.ins().bxor(addend, s));
+                    b.ins().band(ps, cs)
+                } else {
+                    // a carry out of the top bit: both top bits set, or either set and the sum's clear
+                    let both = b.ins().band(p, addend);
+                    let either = b.ins().bor(p, addend);
+                    let either = b.ins().band_not(either, s);
+                    b.ins().bor(both, either)
+                };
+                [s, flag].map(|v| b.ins().bitcast(types::I8X16, little(), v))
+            });
+            let dwords = |b: &mut FunctionBuilder<'f>, k: usize, m: Immediate| {
+                let v = b.ins().shuffle(halves[0][k], halves[1][k], m);
+                b.ins().bitcast(I32X4, little(), v)
+            };
+            (lo[i], hi[i]) = (dwords(b, 0, splits[0]), dwords(b, 0, splits[1]));
+            let flags = dwords(b, 1, splits[1]);
+            let lanes = b.ins().sshr_imm(flags, 31);
+            mask = Some(self.collapse_step(mask, lanes, i));
+        }
+        ((Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None }), mask.expect("chunks"))
     }
     fn s_shl64(&mut self, lo: Value, hi: Value, amount: Value) -> (Value, Value) {
         let m = self.mask_from(lo, hi);

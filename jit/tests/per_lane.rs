@@ -155,3 +155,56 @@ fn ds_swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
         }
     }
 }
+
+/// v_mad_u64_u32 and v_mad_i64_i32 (CDNA3 ISA guide, VOP3B): {VDST+1, VDST} = S0 * S1 + {S2+1, S2}, the
+/// product of the 32-bit sources unsigned (signed) and exact, the sum wrapped to 64 bits; SDST's lane bit is the
+/// carry out of bit 63 (unsigned) or the signed overflow of the sum, and 0 in lanes outside EXEC, where VDST
+/// keeps its value. Lane values mix random words with the extremes, so about half the lanes carry.
+#[test]
+fn mad_64_32_multiplies_adds_and_reports_the_carry_or_overflow_in_every_lane() {
+    let extreme = |x: u64, r: u32| [0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, r][(x % 6) as usize];
+    for target in Target::ALL {
+        for (seed, exec) in [(1u64, u64::MAX), (2, 0x0f0f_3c3c_ffff_0001), (3, 0x8000_0000_0000_0001)] {
+            let mut w = WaveState::new(0x1000, 8, 0);
+            w.set_exec(exec);
+            w.vgprs[1] = lanes(seed, |x| extreme(x >> 8, x as u32));
+            w.vgprs[2] = lanes(seed + 10, |x| extreme(x >> 8, (x as u32).rotate_left(7)));
+            w.vgprs[4] = lanes(seed + 20, |x| x as u32);
+            w.vgprs[5] = lanes(seed + 30, |x| extreme(x >> 8, x as u32 ^ 0x5555_5555));
+            w.sgprs[2] = 0x9e37_79b9;
+            for (asm, signed, s2) in [
+                ("v_mad_u64_u32 v[6:7], s[10:11], v1, v2, v[4:5]", false, false),
+                ("v_mad_i64_i32 v[6:7], s[10:11], v1, v2, v[4:5]", true, false),
+                ("v_mad_u64_u32 v[6:7], s[10:11], s2, v1, v[4:5]", false, true),
+                ("v_mad_i64_i32 v[6:7], s[10:11], s2, v2, v[4:5]", true, true),
+            ] {
+                w.vgprs[6] = [0xdead_beef; 64];
+                w.vgprs[7] = [0x0bad_f00d; 64];
+                w.sgprs[10] = 0x1234_5678;
+                w.sgprs[11] = 0x9abc_def0;
+                let out = run_both(asm, target, &w);
+                let mut carry = 0u64;
+                for l in 0..64 {
+                    let (x, y) = if s2 { (w.sgprs[2], w.vgprs[if signed { 2 } else { 1 }][l]) } else { (w.vgprs[1][l], w.vgprs[2][l]) };
+                    let acc = (w.vgprs[5][l] as u64) << 32 | w.vgprs[4][l] as u64;
+                    let (sum, over) = if signed {
+                        let p = x as i32 as i128 * y as i32 as i128 + acc as i64 as i128;
+                        (p as u64, p < i64::MIN as i128 || p > i64::MAX as i128)
+                    } else {
+                        let p = x as u128 * y as u128 + acc as u128;
+                        (p as u64, p > u64::MAX as u128)
+                    };
+                    let on = exec >> l & 1 == 1;
+                    let want = if on { (sum as u32, (sum >> 32) as u32) } else { (0xdead_beef, 0x0bad_f00d) };
+                    assert_eq!((out.vgprs[6][l], out.vgprs[7][l]), want, "{asm} [{}] lane {l}, exec {exec:#x}", target.name());
+                    carry |= ((on && over) as u64) << l;
+                }
+                let got = (out.sgprs[11] as u64) << 32 | out.sgprs[10] as u64;
+                assert_eq!(got, carry, "{asm} [{}]: SDST, exec {exec:#x}", target.name());
+                if exec == u64::MAX {
+                    assert!(carry != 0 && carry != u64::MAX, "{asm}: lanes that carry and lanes that do not");
+                }
+            }
+        }
+    }
+}

@@ -113,12 +113,6 @@ impl Store for u64 {
         out.m[0] = self;
     }
 }
-impl Store for ((Lanes, Lanes), u64) {
-    fn store(self, out: &mut Outputs<'_>) {
-        (out.v[0], out.v[1]) = self.0;
-        out.m[0] = self.1;
-    }
-}
 
 /// Defines [`CallOp`] and [`run_call`] from the list below.
 macro_rules! calls {
@@ -155,7 +149,6 @@ calls! {
     Nan64 { sources: u8 } => |_b, i| nan64_lanes(i.vs(2 * sources as usize), i.pair());
     Cvt { op: VCvt } => |b, i| b.v_cvt(op, i.pair());
     Cmp64 { c: Compare } => |b, i| b.v_cmp64(c, i.pair(), i.pair());
-    Mad64 { signed: bool } => |b, i| b.v_mad_u64_u32(i.v(), i.v(), i.pair(), signed);
     Shl64 {} => |b, i| b.v_shl64(i.v(), i.v(), i.v());
     LaneFn { f: LaneFn } => |b, i| b.v_lanefn(f, i.vs(f.inputs()));
     SLaneFn { f: LaneFn } => |b, i| b.s_lanefn(f, i.ss(f.inputs()));
