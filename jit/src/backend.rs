@@ -157,6 +157,16 @@ pub struct RegCache<'f> {
     /// them: lane-local ones, and the lane permutes that read their index and data in EXEC's lanes alone. Its
     /// reads of a register known in EXEC's lanes ([`RegCache::known`]) take the known lanes.
     pub exec_lanes: bool,
+    /// Lane masks the same in every lane (all lanes or none): compares and carries of wave-uniform operands.
+    uniform_masks: Vec<Value>,
+    /// Lane masks ANDed from such a mask and EXEC, as a carry or compare result is written: (the AND, the
+    /// uniform mask, EXEC).
+    exec_masked: Vec<(Value, Value, Value)>,
+    /// Lane masks split into their low and high halves (to be written to an SGPR pair): (low, high, the mask).
+    halves: Vec<(Value, Value, Value)>,
+    /// SGPRs (slots) an earlier instruction set to one of those halves on the block's main path, unchanged since:
+    /// a read takes the value written, so that the mask read back from the pair is the mask written.
+    sgpr_halves: Vec<(usize, Value)>,
 }
 
 impl RegCache<'_> {
@@ -165,6 +175,7 @@ impl RegCache<'_> {
         self.lds.clear();
         self.known.clear();
         self.exec = None;
+        self.sgpr_halves.clear();
     }
 
     /// A register is written: what was known of it no longer holds.
@@ -330,6 +341,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     pub fn finish(&mut self) {
         if self.guard_end.is_some() || self.interpreted {
             self.forget_exec();
+            if let Some(c) = self.cache.as_deref_mut() {
+                c.sgpr_halves.clear();
+            }
         }
         if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
             b.ins().jump(end, &[]);
@@ -1732,8 +1746,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         self.park_in_place(&a);
         self.park_in_place(&x);
-        let cin = carry_in.map(|m| self.mask_lanes(m));
-        let uniform = cin.is_none() && all_uniform([&a, &x].into_iter());
+        let cin = carry_in.map(|m| self.lanes_of_mask(m));
+        let uniform = all_uniform([&a, &x].into_iter().chain(cin.as_ref()));
         let mut out = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
@@ -1765,7 +1779,32 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn uniform_mask(&mut self, lanes: Value) -> Value {
         let b = self.b.as_deref_mut().expect("emitting");
         let x = b.ins().extractlane(lanes, 0);
-        b.ins().sextend(types::I64, x)
+        let m = b.ins().sextend(types::I64, x);
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.uniform_masks.push(m);
+        }
+        m
+    }
+
+    /// The lanes of lane mask `m` as this instruction reads them: a uniform vector (all ones or zeros) where `m`
+    /// is the same in every lane, or is such a mask ANDed with today's EXEC and the instruction reads only
+    /// EXEC's lanes ([`RegCache::exec_lanes`]) — as a carry written by one add and read by the next is;
+    /// otherwise made from the mask's bits where used.
+    fn lanes_of_mask(&mut self, m: Value) -> Vv {
+        let uniform = self.cache.as_deref().and_then(|c| {
+            if c.uniform_masks.contains(&m) {
+                return Some(m);
+            }
+            let e = c.exec.filter(|_| c.exec_lanes)?;
+            c.exec_masked.iter().find(|&&(r, _, x)| r == m && x == e).map(|&(_, u, _)| u)
+        });
+        match (uniform, self.fb()) {
+            (Some(u), Some(b)) => {
+                let lane = b.ins().ireduce(types::I32, u);
+                self.v_splat(lane)
+            }
+            _ => self.mask_lanes(m),
+        }
     }
 
     fn to_f(b: &mut FunctionBuilder<'f>, v: Value) -> Value {
@@ -3111,6 +3150,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return dummy();
         }
+        if let Some(v) = self.cache.as_deref().and_then(|c| c.sgpr_halves.iter().find(|(k, _)| *k == slot)).map(|(_, v)| *v) {
+            return v;
+        }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         b.ins().load(types::I32, trusted(), sg, slot as i32 * 4)
@@ -3123,6 +3165,13 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let reg = slot;
         if reg == sreg::EXEC_LO as usize || reg == sreg::EXEC_LO as usize + 1 {
             self.forget_exec();
+        }
+        let main = self.guard_end.is_none();
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.sgpr_halves.retain(|(k, _)| *k != reg);
+            if main && c.halves.iter().any(|&(lo, hi, _)| v == lo || v == hi) {
+                c.sgpr_halves.push((reg, v));
+            }
         }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
@@ -3145,6 +3194,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         }
         // any register, EXEC among them
         self.forget_exec();
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.sgpr_halves.clear();
+        }
         let sg = self.ptr_field(Ctx::SGPRS);
         let b = self.b.as_deref_mut().expect("emitting");
         let (at, null) = sgpr_at(b, sg, index);
@@ -3220,6 +3272,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().uextend(types::I32, c)
     }
     fn mask_from(&mut self, lo: Value, hi: Value) -> Value {
+        if let Some(&(.., m)) = self.cache.as_deref().and_then(|c| c.halves.iter().find(|h| (h.0, h.1) == (lo, hi))) {
+            return m;
+        }
         let Some(b) = self.fb() else { return dummy() };
         let lo = b.ins().uextend(types::I64, lo);
         let hi = b.ins().uextend(types::I64, hi);
@@ -3230,7 +3285,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let Some(b) = self.fb() else { return (dummy(), dummy()) };
         let lo = b.ins().ireduce(types::I32, m);
         let hi = b.ins().ushr_imm(m, 32);
-        (lo, b.ins().ireduce(types::I32, hi))
+        let hi = b.ins().ireduce(types::I32, hi);
+        if let Some(c) = self.cache.as_deref_mut() {
+            c.halves.push((lo, hi, m));
+        }
+        (lo, hi)
     }
     fn exec(&mut self) -> Value {
         if self.fb().is_none() {
@@ -3260,16 +3319,26 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().store(vflags(), m, sg, sreg::EXEC_LO as i32 * 4);
         if let Some(c) = self.cache.as_deref_mut() {
             c.exec = main.then_some(m);
+            c.sgpr_halves.retain(|(k, _)| *k != sreg::EXEC_LO as usize && *k != sreg::EXEC_LO as usize + 1);
         }
     }
     fn mask_op(&mut self, op: MaskOp, a: Value, x: Value) -> Value {
         let Some(b) = self.fb() else { return dummy() };
-        match op {
+        let r = match op {
             MaskOp::And => b.ins().band(a, x),
             MaskOp::Or => b.ins().bor(a, x),
             MaskOp::Xor => b.ins().bxor(a, x),
             MaskOp::AndNot => b.ins().band_not(a, x),
+        };
+        if let Some(c) = self.cache.as_deref_mut().filter(|_| op == MaskOp::And) {
+            for (u, e) in [(a, x), (x, a)] {
+                if c.exec == Some(e) && c.uniform_masks.contains(&u) {
+                    c.exec_masked.push((r, u, e));
+                    break;
+                }
+            }
         }
+        r
     }
 
     fn v_get(&mut self, reg: u32) -> Vv {
@@ -3732,7 +3801,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return self.dv();
         }
-        let lanes = self.mask_lanes(m);
+        let lanes = self.lanes_of_mask(m);
         self.lazy_op(vec![lanes, a, x], std::rc::Rc::new(|b, v| b.ins().bitselect(v[0], v[2], v[1])), Vec::new())
     }
     fn v_mad_u64_u32(&mut self, a: Vv, x: Vv, c: (Vv, Vv), signed: bool) -> ((Vv, Vv), Value) {
@@ -3742,6 +3811,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return ((self.dv(), self.dv()), dummy());
         }
+        // an addend of 0 (as LLVM writes a plain 32 x 32 -> 64 multiply) neither carries nor overflows
+        let no_addend = [&c.0, &c.1].into_iter().all(|h| self.known(h).is_some_and(|l| l == [0; 64]));
         for v in [&a, &x, &c.0, &c.1] {
             self.park_in_place(v);
         }
@@ -3764,6 +3835,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 };
                 let (p, q) = (widen(b, ai), widen(b, xi));
                 let p = b.ins().imul(p, q);
+                if no_addend {
+                    return [p, p].map(|v| b.ins().bitcast(types::I8X16, little(), v));
+                }
                 let addend = b.ins().shuffle(c8, h8, joins[high as usize]);
                 let addend = b.ins().bitcast(types::I64X2, little(), addend);
                 let s = b.ins().iadd(p, addend);
@@ -3785,11 +3859,18 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 b.ins().bitcast(I32X4, little(), v)
             };
             (lo[i], hi[i]) = (dwords(b, 0, splits[0]), dwords(b, 0, splits[1]));
+            if no_addend {
+                continue;
+            }
             let flags = dwords(b, 1, splits[1]);
             let lanes = b.ins().sshr_imm(flags, 31);
             mask = Some(self.collapse_step(mask, lanes, i));
         }
-        ((Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None }), mask.expect("chunks"))
+        let mask = match mask {
+            Some(m) => m,
+            None => self.fb().expect("emitting").ins().iconst(types::I64, 0),
+        };
+        ((Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None }), mask)
     }
     fn s_shl64(&mut self, lo: Value, hi: Value, amount: Value) -> (Value, Value) {
         let m = self.mask_from(lo, hi);

@@ -321,3 +321,52 @@ fn lanes_known_while_translating_stay_known_only_where_they_hold() {
         same_on_both(&format!("known lanes, exec {exec:#x}"), &insts, &wave(exec, f));
     }
 }
+
+#[test]
+fn carries_and_compares_of_uniform_values_stay_uniform_only_in_the_lanes_of_their_exec() {
+    use Opcode as O;
+    // A carry or compare of values the same in every lane is one mask bit for all lanes; written to VCC (or
+    // copied to another pair) it is ANDed with EXEC. The next add with carry or select reads it as the same bit
+    // in every lane while EXEC is the one it was written under, and lane by lane once EXEC has changed: a
+    // narrower EXEC from s_and_saveexec, then one loaded from elsewhere, with lanes the write left clear; and
+    // as written once VCC is set from another register.
+    let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
+    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let carry3 = |op, d, sd, s: [u32; 3]| {
+        inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
+    };
+    let mov = |d, s| inst(O::VMovB32, Encoding::Vop1, &[(Field::Vdst, d), (Field::Src0, s)]);
+    let smov = |d, s| inst(O::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let insts = [
+        // v16 = 0xffffffff, v17 = 1 in every lane: v16 + v17 carries everywhere, the carry added on gives 2
+        mov(16, 20),
+        mov(17, 21),
+        vop2(O::VAddCoU32, 18, V + 16, 17),
+        vop2(O::VAddcCoU32, 19, 128, 17),
+        // a uniform compare (true), copied to s[30:31] and selected with, per-lane values
+        inst(O::VCmpGtU32, Encoding::Vop3, &[(Field::Vdst, 106), (Field::Src0, V + 16), (Field::Src1, V + 17)]),
+        smov(30, 106),
+        vop3(O::VCndmaskB32, 20, &[V, V + 1, 30]),
+        // a carry chain through s[32:33] (VOP3 carry out and in)
+        carry3(O::VAddCoU32, 21, 32, [V + 16, V + 16, 0]),
+        carry3(O::VAddcCoU32, 22, 34, [V + 17, V + 2, 32]),
+        // EXEC narrowed: the carry in VCC holds in the old EXEC's lanes, which include the new ones
+        inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, 36), (Field::Ssrc0, 12)]),
+        vop2(O::VAddCoU32, 23, V + 16, 17),
+        smov(38, 106),
+        vop2(O::VAddcCoU32, 24, 128, 3),
+        // EXEC from elsewhere: the masks in s[38:39] and s[30:31] are clear in lanes the old EXEC left out
+        exec_from(10),
+        vop3(O::VCndmaskB32, 25, &[V + 4, V + 5, 38]),
+        carry3(O::VAddcCoU32, 26, 40, [V + 17, V + 6, 30]),
+        vop3(O::VCndmaskB32, 27, &[V + 7, V + 8, 30]),
+        // VCC set from elsewhere: read as set
+        smov(106, 12),
+        vop2(O::VAddcCoU32, 28, V + 16, 17),
+    ];
+    for exec in execs() {
+        let mut w = wave(exec, f);
+        (w.sgprs[20], w.sgprs[21]) = (0xffff_ffff, 1);
+        same_on_both(&format!("uniform carries, exec {exec:#x}"), &insts, &w);
+    }
+}
