@@ -487,6 +487,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if !self.may_record() {
             return self.lds_call(addr, offset, dwords, m, data);
         }
+        if dwords == 2 {
+            return self.lds_pairs(addr, offset, m, data);
+        }
         if dwords != 1 {
             return self.lds_lanes(addr, offset, dwords, m, data);
         }
@@ -568,6 +571,94 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let vals: Vec<Vv> = if data.is_some() { Vec::new() } else { vec![Vv { c: out, uniform: None, lazy: None }] };
             jump_with(b, join, &vals);
         }
+        join_vectors(b, join)
+    }
+
+    /// LDS accesses of two dwords a lane (ds_read_b64 and ds_write_b64, and each half of their read2/write2
+    /// forms): with EXEC all ones and every chunk's four lanes at consecutive 8-byte addresses inside the LDS —
+    /// a wave's run of 64-bit items, as rocPRIM's block loads and stores pass through the LDS — a chunk is two
+    /// 16-byte accesses of the lanes' low and high dwords interleaved; otherwise lane by lane
+    /// ([`Self::lds_lanes`]). The LDS is the workgroup's alone, so no other thread sees a lane's 8 bytes split.
+    fn lds_pairs(&mut self, addr: Vv, offset: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
+        let addr = self.mat(addr);
+        let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
+        let data = data.as_deref();
+        let ctx = self.ctx;
+        let outs = if data.is_some() { 0 } else { 2 * CHUNKS };
+        let (quick, join, firsts) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 8, 16, 24].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+            let steps = b.ins().vconst(I32X4, steps);
+            let mut firsts = [dummy(); CHUNKS];
+            let (mut seq, mut top) = (None, None);
+            for (i, first) in firsts.iter_mut().enumerate() {
+                let c = addr.c[i];
+                *first = b.ins().extractlane(c, 0);
+                let splat = b.ins().splat(I32X4, *first);
+                let next = b.ins().iadd(splat, steps);
+                let s = b.ins().icmp(IntCC::Equal, c, next);
+                seq = Some(seq.map_or(s, |a| b.ins().band(a, s)));
+                top = Some(top.map_or(c, |a| b.ins().umax(a, c)));
+            }
+            let seq = b.ins().vall_true(seq.expect("chunks"));
+            let top = top.expect("chunks");
+            let mut max = b.ins().extractlane(top, 0);
+            for j in 1..4u8 {
+                let x = b.ins().extractlane(top, j);
+                max = b.ins().umax(max, x);
+            }
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
+            let max = b.ins().uextend(types::I64, max);
+            let end = b.ins().iadd_imm(max, offset as i64 + 8);
+            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let ok = b.ins().band(inside, full);
+            let ok = b.ins().band(ok, seq);
+            let (quick, general, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..outs {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(ok, quick, &[], general, &[]);
+            // anything else: lane by lane, or the interpreter (out of line)
+            b.switch_to_block(general);
+            b.seal_block(general);
+            (quick, join, firsts)
+        };
+        let general_out = self.lds_lanes(addr, offset, 2, m, data);
+        let b = self.b.as_deref_mut().expect("emitting");
+        jump_with(b, join, &general_out);
+        b.switch_to_block(quick);
+        b.seal_block(quick);
+        self.record(AccessRecord::desc(REC_LDS, data.is_some(), 8), &addr.c, None, offset as i64, m);
+        let b = self.b.as_deref_mut().expect("emitting");
+        let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
+        let (joins, splits) = (f64x2_joins(b), f64x2_splits(b));
+        let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
+        let at = offset as i32;
+        for i in 0..CHUNKS {
+            let first = b.ins().uextend(types::I64, firsts[i]);
+            let p = b.ins().iadd(lds, first);
+            match data {
+                Some([l, h]) => {
+                    let (l8, h8) = (b.ins().bitcast(types::I8X16, little(), l.c[i]), b.ins().bitcast(types::I8X16, little(), h.c[i]));
+                    for (k, join) in joins.into_iter().enumerate() {
+                        let pair = b.ins().shuffle(l8, h8, join);
+                        b.ins().store(MemFlags::new(), pair, p, at + 16 * k as i32);
+                    }
+                }
+                Some(_) => unreachable!("two dwords a lane"),
+                None => {
+                    let (x, y) = (b.ins().load(types::I8X16, MemFlags::new(), p, at), b.ins().load(types::I8X16, MemFlags::new(), p, at + 16));
+                    let [l, h] = splits.map(|split| {
+                        let v = b.ins().shuffle(x, y, split);
+                        b.ins().bitcast(I32X4, little(), v)
+                    });
+                    (lo[i], hi[i]) = (l, h);
+                }
+            }
+        }
+        let vals = if data.is_some() { Vec::new() } else { vec![Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None }] };
+        jump_with(b, join, &vals);
         join_vectors(b, join)
     }
 

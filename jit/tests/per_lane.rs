@@ -211,3 +211,95 @@ fn mad_64_32_multiplies_adds_and_reports_the_carry_or_overflow_in_every_lane() {
         }
     }
 }
+
+/// Runs `asm` on `wave` and `lds` (64 KiB) on the interpreter and as a JIT block, each from a copy; both must
+/// leave the same registers and LDS. Returns the interpreter's.
+fn run_both_lds(asm: &str, target: Target, wave: &WaveState, lds: &[u8]) -> (WaveState, Vec<u8>) {
+    let bytes = &common::assemble(&[asm], target)[0];
+    let inst = decode(bytes, 0x1000, target).unwrap_or_else(|e| panic!("{asm}: {e}"));
+    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+    let (mut a, mut j) = (wave.clone(), wave.clone());
+    let (mut lds_a, mut lds_j) = (lds.to_vec(), lds.to_vec());
+    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: "per_lane", accesses: None };
+    execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{asm} [{}] interpreter: {e}", target.name()));
+    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
+    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{asm} [{}] JIT: {exit:?}", target.name());
+    assert!(a.vgprs == j.vgprs && a.sgprs == j.sgprs, "{asm} [{}]: the engines leave different registers", target.name());
+    assert!(lds_a == lds_j, "{asm} [{}]: the engines leave different LDS", target.name());
+    (a, lds_a)
+}
+
+/// ds_write_b64 / ds_read_b64 and their read2/write2 forms (CDNA3 ISA guide, DS): each lane in EXEC stores
+/// (loads) the 8 bytes {DATA+1, DATA} at ADDR + offset (offset0/offset1 times 8 for the two-address forms), low
+/// dword first; lanes outside EXEC leave the LDS and VDST as they are. Lanes at consecutive 8-byte addresses
+/// (whole chunks at once in the JIT when EXEC is full), up to the LDS's last byte (and past it: a fault on both
+/// engines), and lanes with their pairs swapped (lane by lane), under a full and a partial EXEC.
+#[test]
+fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_addresses() {
+    const LEN: u32 = 65536;
+    for target in Target::ALL {
+        for exec in [u64::MAX, 0x0f0f_3c3c_ffff_0001] {
+            // (first address, lane spacing rule): consecutive, consecutive up to the end, pairs swapped
+            for (base, swap) in [(0x100u32, false), (LEN - 8 * 64 - 16, false), (0x2000, true)] {
+                let mut w = WaveState::new(0x1000, 16, 0);
+                w.set_exec(exec);
+                w.vgprs[1] = std::array::from_fn(|l| base + 8 * if swap { l as u32 ^ 1 } else { l as u32 });
+                w.vgprs[2] = lanes(base as u64 + 1, |x| x as u32);
+                w.vgprs[3] = lanes(base as u64 + 2, |x| x as u32 ^ 0xa5a5_0000);
+                w.vgprs[4] = lanes(base as u64 + 3, |x| x as u32);
+                w.vgprs[5] = lanes(base as u64 + 4, |x| x as u32 ^ 0x5a5a_0000);
+                for r in 6..12 {
+                    w.vgprs[r] = [0xdead_0000 + r as u32; 64];
+                }
+                let lds: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
+                let on = |l: usize| exec >> l & 1 == 1;
+                let put = |mem: &mut Vec<u8>, at: u32, lo: u32, hi: u32| mem[at as usize..at as usize + 8].copy_from_slice(&((hi as u64) << 32 | lo as u64).to_le_bytes());
+                let word = |mem: &[u8], at: u32| u32::from_le_bytes(mem[at as usize..at as usize + 4].try_into().unwrap());
+                let name = |asm: &str| format!("{asm} [{}] base {base:#x} exec {exec:#x}", target.name());
+
+                let (_, after) = run_both_lds("ds_write_b64 v1, v[2:3] offset:16", target, &w, &lds);
+                let mut want = lds.clone();
+                for l in (0..64).filter(|&l| on(l)) {
+                    put(&mut want, w.vgprs[1][l] + 16, w.vgprs[2][l], w.vgprs[3][l]);
+                }
+                assert!(after == want, "{}: LDS", name("ds_write_b64"));
+                let (r, _) = run_both_lds("ds_read_b64 v[6:7], v1 offset:16", target, &w, &after);
+                for l in 0..64 {
+                    let got = (r.vgprs[6][l], r.vgprs[7][l]);
+                    let expect = if on(l) { (w.vgprs[2][l], w.vgprs[3][l]) } else { (0xdead_0006, 0xdead_0007) };
+                    assert_eq!(got, expect, "{}: lane {l}", name("ds_read_b64"));
+                }
+                if base + 8 * 64 + 512 > LEN {
+                    // the last active lane's access across the LDS's end: both engines fault alike
+                    let last = 63 - exec.leading_zeros();
+                    let asm = format!("ds_write_b64 v1, v[2:3] offset:{}", LEN - (base + 8 * last) - 4);
+                    let bytes = &common::assemble(&[asm.as_str()], target)[0];
+                    let inst = decode(bytes, 0x1000, target).expect("decodes");
+                    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+                    let (mut a, mut j, mut lds_a, mut lds_j) = (w.clone(), w.clone(), lds.clone(), lds.clone());
+                    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+                    let fault = execute(&mut b, &inst, 0x1000).expect_err("past the LDS").to_string();
+                    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).expect("runs");
+                    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{}: {exit:?}", name("past the end")) };
+                    assert!(error.ends_with(&fault), "{}: {error} / {fault}", name("past the end"));
+                    continue;
+                }
+                let (_, after) = run_both_lds("ds_write2_b64 v1, v[2:3], v[4:5] offset1:64", target, &w, &lds);
+                let mut want = lds.clone();
+                for l in (0..64).filter(|&l| on(l)) {
+                    put(&mut want, w.vgprs[1][l], w.vgprs[2][l], w.vgprs[3][l]);
+                    put(&mut want, w.vgprs[1][l] + 512, w.vgprs[4][l], w.vgprs[5][l]);
+                }
+                assert!(after == want, "{}: LDS", name("ds_write2_b64"));
+                let (r, _) = run_both_lds("ds_read2_b64 v[8:11], v1 offset0:1 offset1:64", target, &w, &lds);
+                for l in 0..64 {
+                    let a = w.vgprs[1][l];
+                    let expect = [word(&lds, a + 8), word(&lds, a + 12), word(&lds, a + 512), word(&lds, a + 516)];
+                    let expect = if on(l) { expect } else { [0xdead_0008, 0xdead_0009, 0xdead_000a, 0xdead_000b] };
+                    let got = [8, 9, 10, 11].map(|k| r.vgprs[k][l]);
+                    assert_eq!(got, expect, "{}: lane {l}", name("ds_read2_b64"));
+                }
+            }
+        }
+    }
+}
