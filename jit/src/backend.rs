@@ -200,7 +200,8 @@ impl RegCache<'_> {
 const PENDING_TREE: usize = 128;
 
 /// How the lanes of an LDS address vector lie, worked out once per vector: whether every chunk of four lanes
-/// addresses four consecutive dwords (`seq`) or one dword (`same`), each chunk's first address, and the
+/// addresses four consecutive dwords (`seq`; for 8-byte accesses, four consecutive 8-byte slots) or one dword
+/// (`same`), each chunk's first address, and the
 /// highest address of any lane. With EXEC all ones, an access through it then needs one range check and one
 /// load or store per chunk.
 #[derive(Clone, Copy)]
@@ -585,35 +586,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let data = data.as_deref();
         let ctx = self.ctx;
         let outs = if data.is_some() { 0 } else { 2 * CHUNKS };
-        let (quick, join, firsts) = {
+        let pattern = self.lds_pattern_of(addr, None, 8);
+        let (quick, join) = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 8, 16, 24].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
-            let steps = b.ins().vconst(I32X4, steps);
-            let mut firsts = [dummy(); CHUNKS];
-            let (mut seq, mut top) = (None, None);
-            for (i, first) in firsts.iter_mut().enumerate() {
-                let c = addr.c[i];
-                *first = b.ins().extractlane(c, 0);
-                let splat = b.ins().splat(I32X4, *first);
-                let next = b.ins().iadd(splat, steps);
-                let s = b.ins().icmp(IntCC::Equal, c, next);
-                seq = Some(seq.map_or(s, |a| b.ins().band(a, s)));
-                top = Some(top.map_or(c, |a| b.ins().umax(a, c)));
-            }
-            let seq = b.ins().vall_true(seq.expect("chunks"));
-            let top = top.expect("chunks");
-            let mut max = b.ins().extractlane(top, 0);
-            for j in 1..4u8 {
-                let x = b.ins().extractlane(top, j);
-                max = b.ins().umax(max, x);
-            }
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
-            let max = b.ins().uextend(types::I64, max);
+            let max = b.ins().uextend(types::I64, pattern.max);
             let end = b.ins().iadd_imm(max, offset as i64 + 8);
             let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
             let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
             let ok = b.ins().band(inside, full);
-            let ok = b.ins().band(ok, seq);
+            let ok = b.ins().band(ok, pattern.seq);
             let (quick, general, join) = (b.create_block(), b.create_block(), b.create_block());
             for _ in 0..outs {
                 b.append_block_param(join, I32X4);
@@ -622,7 +604,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             // anything else: lane by lane, or the interpreter (out of line)
             b.switch_to_block(general);
             b.seal_block(general);
-            (quick, join, firsts)
+            (quick, join)
         };
         let general_out = self.lds_lanes(addr, offset, 2, m, data);
         let b = self.b.as_deref_mut().expect("emitting");
@@ -636,7 +618,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
         let at = offset as i32;
         for i in 0..CHUNKS {
-            let first = b.ins().uextend(types::I64, firsts[i]);
+            let first = b.ins().uextend(types::I64, pattern.firsts[i]);
             let p = b.ins().iadd(lds, first);
             match data {
                 Some([l, h]) => {
@@ -783,20 +765,21 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             Some(Lazy::Reg { field, reg, kept: None, loaded: None }) => PatternKey::Reg(*field, *reg),
             _ => {
                 let addr_m = self.mat(addr);
-                return self.lds_pattern_of(addr_m, None);
+                return self.lds_pattern_of(addr_m, None, 4);
             }
         };
         if let Some(p) = self.cache.as_ref().and_then(|c| c.lds.get(&key)) {
             return *p;
         }
-        self.lds_pattern_of(addr, Some(key))
+        self.lds_pattern_of(addr, Some(key), 4)
     }
 
-    /// Works out the pattern of `addr`, remembered under `key`.
-    fn lds_pattern_of(&mut self, addr: Vv, key: Option<PatternKey>) -> LdsPattern {
+    /// Works out the pattern of `addr` for accesses of `step` bytes a lane (`seq`: each chunk's lanes `step`
+    /// bytes apart), remembered under `key`.
+    fn lds_pattern_of(&mut self, addr: Vv, key: Option<PatternKey>, step: u32) -> LdsPattern {
         let steps = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+            let steps = b.func.dfg.constants.insert(ConstantData::from((0..4).flat_map(|k| (k * step).to_le_bytes()).collect::<Vec<u8>>()));
             b.ins().vconst(I32X4, steps)
         };
         let mut firsts = [dummy(); CHUNKS];
