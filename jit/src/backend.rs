@@ -644,6 +644,83 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         join_vectors(b, join)
     }
 
+    /// Whether a read2 or write2 of `dwords` a lane at `offsets` is of two dwords at adjacent offsets, compiled
+    /// (not observed: an observer counts the two accesses), so that each lane's two pairs are 16 bytes in a row.
+    fn adjacent_pairs(&mut self, offsets: [u32; 2], dwords: u32) -> bool {
+        dwords == 2 && offsets[1] == offsets[0] + 8 && !self.observed && self.fb().is_some()
+    }
+
+    /// A write2 of two dwords a lane at adjacent offsets as one 16-byte store a lane (the registers' chunks
+    /// transposed into the lanes' rows), when EXEC is all ones, every lane's 16 bytes lie inside the LDS and
+    /// each lane's address is at least 16 above the one before: no two lanes' bytes then overlap, so the two
+    /// writes' order does not show. Otherwise the two writes as apart.
+    fn lds_write_quads(&mut self, addr: Vv, offsets: [u32; 2], m: Value, data: [&[Vv]; 2]) {
+        let addr = self.mat(addr);
+        let data: Vec<Vv> = data.iter().flat_map(|d| d.iter()).map(|v| self.mat(*v)).collect();
+        let ctx = self.ctx;
+        let offset = offsets[0];
+        let (fast, join) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
+            // lane address a is fine when a + offset + 16 <= len, i.e. a <= len - (offset + 16)
+            let room = b.ins().iadd_imm(len, -(offset as i64 + 16));
+            let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
+            let room32 = b.ins().ireduce(types::I32, room);
+            let room_v = b.ins().splat(I32X4, room32);
+            // each lane's next lane: this chunk's lanes 1-3, then the next chunk's lane 0
+            let next = b.func.dfg.immediates.push(ConstantData::from((4u8..20).collect::<Vec<u8>>()));
+            let but_last = b.func.dfg.constants.insert(ConstantData::from([u32::MAX, u32::MAX, u32::MAX, 0].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+            let but_last = b.ins().vconst(I32X4, but_last);
+            let sixteen = b.ins().iconst(types::I32, 16);
+            let sixteen = b.ins().splat(I32X4, sixteen);
+            let mut any = None;
+            for i in 0..CHUNKS {
+                let over = b.ins().icmp(IntCC::UnsignedGreaterThan, addr.c[i], room_v);
+                let this = b.ins().bitcast(types::I8X16, little(), addr.c[i]);
+                let after = b.ins().bitcast(types::I8X16, little(), addr.c[(i + 1).min(CHUNKS - 1)]);
+                let following = b.ins().shuffle(this, after, next);
+                let following = b.ins().bitcast(I32X4, little(), following);
+                let gap = b.ins().isub(following, addr.c[i]);
+                let mut close = b.ins().icmp(IntCC::SignedLessThan, gap, sixteen);
+                if i == CHUNKS - 1 {
+                    close = b.ins().band(close, but_last);
+                }
+                let bad = b.ins().bor(over, close);
+                any = Some(any.map_or(bad, |a| b.ins().bor(a, bad)));
+            }
+            let any = b.ins().vany_true(any.expect("chunks"));
+            let part = b.ins().icmp_imm(IntCC::NotEqual, m, -1);
+            let bad = b.ins().bor(any, negative);
+            let bad = b.ins().bor(bad, part);
+            let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
+            b.ins().brif(bad, slow, &[], fast, &[]);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (fast, join)
+        };
+        // slow: the two writes as apart (lane by lane, or the interpreter for faults)
+        self.lds_inline(addr, offsets[0], 2, m, Some(&data[..2]));
+        self.lds_inline(addr, offsets[1], 2, m, Some(&data[2..]));
+        let b = self.b.as_deref_mut().expect("emitting");
+        b.ins().jump(join, &[]);
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
+        let shuffles = transposes(b);
+        for i in 0..CHUNKS {
+            let cols: [Value; 4] = std::array::from_fn(|d| b.ins().bitcast(types::I8X16, little(), data[d].c[i]));
+            for (j, row) in transpose4(b, shuffles, cols).into_iter().enumerate() {
+                let r = b.ins().extractlane(addr.c[i], j as u8);
+                let r = b.ins().uextend(types::I64, r);
+                let p = b.ins().iadd(lds, r);
+                b.ins().store(MemFlags::new(), row, p, offset as i32);
+            }
+        }
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
+        b.seal_block(join);
+    }
+
     /// An LDS dword read as a lazy vector ([`Lazy::Read`]): the quick conditions (EXEC all ones, every chunk
     /// four consecutive dwords or one, all in range, an LDS of 16 bytes or more) are decided here; where they
     /// fail, the interpreter reads (out of line) into a tmp slot. Each chunk is then loaded where it is used.
@@ -2912,12 +2989,7 @@ fn lane_accesses(
     let mut loaded = vec![Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }; outs];
     // four dwords a lane: a load of each lane's 16 bytes, the 4x4 block then transposed into the four
     // registers' chunks (32-bit interleaves of lanes 0 and 1 and of lanes 2 and 3, then 64-bit ones of those)
-    let quads = (data.is_none() && bytes == 16).then(|| {
-        let [lo32, hi32] = f64x2_joins(b);
-        let [lo64, hi64] = [[0u8, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23], [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]]
-            .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())));
-        [lo32, hi32, lo64, hi64]
-    });
+    let quads = (data.is_none() && bytes == 16).then(|| transposes(b));
     for i in 0..CHUNKS {
         let safe = b.ins().bitselect(masks[i], rels[i], zero_v);
         if data.is_none() && bytes == 4 {
@@ -2925,7 +2997,7 @@ fn lane_accesses(
             loaded[0].c[i] = b.ins().bitselect(masks[i], v, zero_v);
             continue;
         }
-        if let Some([lo32, hi32, lo64, hi64]) = quads {
+        if let Some(shuffles) = quads {
             let rows: [Value; 4] = std::array::from_fn(|j| {
                 let r = b.ins().extractlane(safe, j as u8);
                 let r = b.ins().uextend(types::I64, r);
@@ -2933,9 +3005,7 @@ fn lane_accesses(
                 let row = b.ins().load(I32X4, MemFlags::new(), p, imm);
                 b.ins().bitcast(types::I8X16, little(), row)
             });
-            let t = [(0, lo32), (0, hi32), (2, lo32), (2, hi32)].map(|(j, m)| b.ins().shuffle(rows[j], rows[j + 1], m));
-            let cols = [(0, lo64), (0, hi64), (1, lo64), (1, hi64)].map(|(k, m)| b.ins().shuffle(t[k], t[k + 2], m));
-            for (d, col) in cols.into_iter().enumerate() {
+            for (d, col) in transpose4(b, shuffles, rows).into_iter().enumerate() {
                 let v = b.ins().bitcast(I32X4, little(), col);
                 loaded[d].c[i] = b.ins().bitselect(masks[i], v, zero_v);
             }
@@ -3102,6 +3172,22 @@ fn float_mask(b: &mut FunctionBuilder<'_>, (cc, and, not): (FloatCC, Option<Floa
 }
 
 /// The byte shuffles [`f64x2_pair`] takes, made once per function use.
+/// The shuffles of [`transpose4`]: 32-bit interleaves of two vectors' low and high halves, then 64-bit ones.
+fn transposes(b: &mut FunctionBuilder<'_>) -> [Immediate; 4] {
+    let [lo32, hi32] = f64x2_joins(b);
+    let [lo64, hi64] = [[0u8, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23], [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]]
+        .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())));
+    [lo32, hi32, lo64, hi64]
+}
+
+/// A 4x4 block of dwords (four `i8x16` rows) transposed: four lanes' 16 bytes each into the chunks of four
+/// registers, or the chunks of four registers into four lanes' 16 bytes (`shuffles` from [`transposes`]).
+fn transpose4(b: &mut FunctionBuilder<'_>, shuffles: [Immediate; 4], rows: [Value; 4]) -> [Value; 4] {
+    let [lo32, hi32, lo64, hi64] = shuffles;
+    let t = [(0, lo32), (0, hi32), (2, lo32), (2, hi32)].map(|(j, m)| b.ins().shuffle(rows[j], rows[j + 1], m));
+    [(0, lo64), (0, hi64), (1, lo64), (1, hi64)].map(|(k, m)| b.ins().shuffle(t[k], t[k + 2], m))
+}
+
 fn f64x2_joins(b: &mut FunctionBuilder<'_>) -> [Immediate; 2] {
     [[0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23], [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31]]
         .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
@@ -4248,6 +4334,29 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     }
     fn lds_write(&mut self, addr: Vv, offset: u32, data: &[Vv], m: Value) -> Result<(), ExecError> {
         self.lds_inline(addr, offset, data.len() as u32, m, Some(data));
+        Ok(())
+    }
+    fn lds_read2(&mut self, addr: Vv, offsets: [u32; 2], dwords: u32, m: Value) -> Result<[Vec<Vv>; 2], ExecError> {
+        let [o0, o1] = offsets;
+        if !self.adjacent_pairs(offsets, dwords) {
+            let first = self.lds_read(addr, o0, dwords, m)?;
+            return Ok([first, self.lds_read(addr, o1, dwords, m)?]);
+        }
+        // each lane's 16 bytes in one load; any lane out of range: the two reads as apart
+        let mut v = self.lds_lanes_of(addr, o0, 16, false, m, None, |jb, addr, _| {
+            let mut v = jb.lds_inline(addr, o0, 2, m, None);
+            v.extend(jb.lds_inline(addr, o1, 2, m, None));
+            v
+        });
+        let second = v.split_off(2);
+        Ok([v, second])
+    }
+    fn lds_write2(&mut self, addr: Vv, offsets: [u32; 2], data: [&[Vv]; 2], m: Value) -> Result<(), ExecError> {
+        if !self.adjacent_pairs(offsets, data[0].len() as u32) {
+            self.lds_write(addr, offsets[0], data[0], m)?;
+            return self.lds_write(addr, offsets[1], data[1], m);
+        }
+        self.lds_write_quads(addr, offsets, m, data);
         Ok(())
     }
     fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {

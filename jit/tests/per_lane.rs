@@ -303,3 +303,77 @@ fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_a
         }
     }
 }
+
+/// ds_write2_b64 / ds_read2_b64 at adjacent offsets (offset1 = offset0 + 1: each lane's two pairs are 16 bytes
+/// in a row, as rocPRIM's block exchanges of 64-bit items write and read them). The writes are two passes: every
+/// active lane's first pair, then every lane's second, so where lanes overlap a later lane's first pair does not
+/// cover an earlier lane's second (CDNA3 ISA guide, DS: DATA0 at ADDR + OFFSET0 * 8, DATA1 at ADDR + OFFSET1 *
+/// 8). Lanes 16 bytes or more apart in increasing order (one 16-byte access a lane in the JIT when EXEC is full),
+/// 8 bytes apart (overlapping), in decreasing order, up to the LDS's end and past it (a fault on both engines).
+#[test]
+fn lds_64_bit_pairs_at_adjacent_offsets_are_written_in_two_passes_and_read_whole() {
+    const LEN: u32 = 65536;
+    let layouts: [(&str, fn(u32) -> u32); 6] = [
+        ("a block exchange's rows", |l| 64 * l + 8 * (l >> 2)),
+        ("16 bytes apart", |l| 0x200 + 16 * l),
+        ("8 bytes apart", |l| 0x100 + 8 * l),
+        ("decreasing", |l| 0x4000 - 24 * l),
+        ("all at one address", |_| 0x800),
+        ("up to the end", |l| LEN - 24 - 16 * (63 - l)),
+    ];
+    for target in Target::ALL {
+        for exec in [u64::MAX, 0xfff0_3c3c_ffff_0001] {
+            for (layout, at) in layouts {
+                let mut w = WaveState::new(0x1000, 16, 0);
+                w.set_exec(exec);
+                w.vgprs[1] = std::array::from_fn(|l| at(l as u32));
+                for r in 2..6 {
+                    w.vgprs[r] = lanes(r as u64 * 977, |x| x as u32 ^ (r as u32) << 28);
+                }
+                for r in 8..12 {
+                    w.vgprs[r] = [0xdead_0000 + r as u32; 64];
+                }
+                let lds: Vec<u8> = (0..LEN).map(|i| (i * 13 + 5) as u8).collect();
+                let on = |l: usize| exec >> l & 1 == 1;
+                let name = |asm: &str| format!("{asm} [{}] {layout}, exec {exec:#x}", target.name());
+                let word = |mem: &[u8], at: u32| u32::from_le_bytes(mem[at as usize..at as usize + 4].try_into().unwrap());
+
+                let (_, after) = run_both_lds("ds_write2_b64 v1, v[2:3], v[4:5] offset0:1 offset1:2", target, &w, &lds);
+                let mut want = lds.clone();
+                for (pass, (lo, hi)) in [(2usize, 3usize), (4, 5)].into_iter().enumerate() {
+                    for l in (0..64).filter(|&l| on(l)) {
+                        let a = (w.vgprs[1][l] + 8 + 8 * pass as u32) as usize;
+                        want[a..a + 4].copy_from_slice(&w.vgprs[lo][l].to_le_bytes());
+                        want[a + 4..a + 8].copy_from_slice(&w.vgprs[hi][l].to_le_bytes());
+                    }
+                }
+                assert!(after == want, "{}: LDS", name("ds_write2_b64"));
+
+                let (r, _) = run_both_lds("ds_read2_b64 v[8:11], v1 offset0:1 offset1:2", target, &w, &after);
+                for l in 0..64 {
+                    let a = w.vgprs[1][l] + 8;
+                    let expect = if on(l) { [0, 4, 8, 12].map(|k| word(&after, a + k)) } else { [0xdead_0008, 0xdead_0009, 0xdead_000a, 0xdead_000b] };
+                    assert_eq!([8, 9, 10, 11].map(|k| r.vgprs[k][l]), expect, "{}: lane {l}", name("ds_read2_b64"));
+                }
+
+                if layout == "up to the end" {
+                    // one more byte: the last active lane's second pair crosses the LDS's end, on both engines alike
+                    let mut past = w.clone();
+                    past.vgprs[1] = std::array::from_fn(|l| at(l as u32) + 8);
+                    for asm in ["ds_write2_b64 v1, v[2:3], v[4:5] offset0:1 offset1:2", "ds_read2_b64 v[8:11], v1 offset0:1 offset1:2"] {
+                        let bytes = &common::assemble(&[asm], target)[0];
+                        let inst = decode(bytes, 0x1000, target).expect("decodes");
+                        let mem = DeviceMemory::new(1 << 20).expect("device memory");
+                        let (mut a, mut j, mut lds_a, mut lds_j) = (past.clone(), past.clone(), lds.clone(), lds.clone());
+                        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+                        let fault = execute(&mut b, &inst, 0x1000).expect_err("past the LDS").to_string();
+                        let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).expect("runs");
+                        let jit::BlockExit::Fault { error, .. } = exit else { panic!("{}: {exit:?}", name("past the end")) };
+                        assert!(error.ends_with(&fault), "{}: {error} / {fault}", name(asm));
+                        assert!(lds_a == lds_j, "{}: the engines leave different LDS", name(asm));
+                    }
+                }
+            }
+        }
+    }
+}

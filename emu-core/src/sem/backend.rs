@@ -352,6 +352,18 @@ pub trait Backend {
     /// 64-bit global atomics; returns the old values.
     fn v_atomic64(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
+    /// The two reads of a read2 form, `dwords` each at `addr` + each offset: every lane's first read, then every
+    /// lane's second (a backend may do both in one access where that gives the same values).
+    fn lds_read2(&mut self, addr: Self::V, offsets: [u32; 2], dwords: u32, m: Self::M) -> Result<[Vec<Self::V>; 2], ExecError> {
+        let first = self.lds_read(addr, offsets[0], dwords, m)?;
+        Ok([first, self.lds_read(addr, offsets[1], dwords, m)?])
+    }
+    /// The two writes of a write2 form: every active lane's `data[0]` at `addr` + `offsets[0]`, then every
+    /// lane's `data[1]` at `addr` + `offsets[1]`, so where lanes overlap the later write stays.
+    fn lds_write2(&mut self, addr: Self::V, offsets: [u32; 2], data: [&[Self::V]; 2], m: Self::M) -> Result<(), ExecError> {
+        self.lds_write(addr, offsets[0], data[0], m)?;
+        self.lds_write(addr, offsets[1], data[1], m)
+    }
 
     /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) (its two low bits ignored).
     fn s_load(&mut self, lo: Self::S, hi: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;

@@ -60,8 +60,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 return Ok(Flow::Next);
             }
             let dwords = bytes / 4;
-            for (k, &off) in offsets.iter().enumerate() {
-                let r = b.lds_read(addr, off, dwords, m)?;
+            let reads = match offsets[..] {
+                [o0, o1] => b.lds_read2(addr, [o0, o1], dwords, m)?.to_vec(),
+                _ => vec![b.lds_read(addr, offsets[0], dwords, m)?],
+            };
+            for (k, r) in reads.into_iter().enumerate() {
                 for (i, v) in r.into_iter().enumerate() {
                     data_set(b, acc, d + k as u32 * dwords + i as u32, v, m);
                 }
@@ -75,9 +78,10 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 return Ok(Flow::Next);
             }
             let dwords = bytes / 4;
-            for (k, &off) in offsets.iter().enumerate() {
-                let data: Vec<B::V> = (0..dwords).map(|i| data_get(b, acc, data_regs[k] + i)).collect();
-                b.lds_write(addr, off, &data, m)?;
+            let data: Vec<Vec<B::V>> = (0..offsets.len()).map(|k| (0..dwords).map(|i| data_get(b, acc, data_regs[k] + i)).collect()).collect();
+            match offsets[..] {
+                [o0, o1] => b.lds_write2(addr, [o0, o1], [&data[0], &data[1]], m)?,
+                _ => b.lds_write(addr, offsets[0], &data[0], m)?,
             }
             Ok(Flow::Next)
         }
