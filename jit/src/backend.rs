@@ -236,6 +236,9 @@ pub struct JitBackend<'a, 'f> {
     /// lanes' addresses in the context ([`crate::ctx::AccessRecord`]; interpreter calls record their own), and
     /// reads are not deferred past the instruction.
     pub observed: bool,
+    /// The lane mask this instruction's add or subtract with carry writes is dead ([`crate::compile::carry_out_dead`]):
+    /// it is written as 0, its carries not worked out.
+    pub carry_dead: bool,
     /// Access records this instruction's code may leave (one per compiled access site).
     records: usize,
     /// Highest VGPR / AGPR index touched (+1), so the caller can size the register files.
@@ -301,7 +304,7 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None, interpreted: false, consts: Vec::new() }
+        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, carry_dead: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None, interpreted: false, consts: Vec::new() }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
@@ -322,6 +325,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             ctx,
             unsupported: None,
             observed: false,
+            carry_dead: false,
             records: 0,
             vgprs_used: 0,
             agprs_used: 0,
@@ -1900,7 +1904,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let cin = carry_in.map(|m| self.lanes_of_mask(m));
         let uniform = all_uniform([&a, &x].into_iter().chain(cin.as_ref()));
         let mut out = None;
-        for i in 0..CHUNKS {
+        if self.carry_dead {
+            let b = self.b.as_deref_mut().expect("emitting");
+            out = Some(b.ins().iconst(types::I64, 0));
+        }
+        for i in (0..CHUNKS).take(if self.carry_dead { 0 } else { CHUNKS }) {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
             let mi = cin.map(|m| self.ch(&m, i));
             let c = carries(self.b.as_deref_mut().expect("emitting"), ai, xi, mi);

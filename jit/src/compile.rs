@@ -145,6 +145,41 @@ pub fn lane_local(inst: &Inst) -> bool {
     inst.form != isa_amdgpu::Form::Dpp && !matches!(inst.info.opcode, O::VReadfirstlaneB32 | O::VReadlaneB32 | O::VWritelaneB32)
 }
 
+/// Whether the lane mask `insts[i]`, an add or subtract with carry out, writes to its SGPR pair is dead: on the
+/// straight-line ALU instructions after it (which neither leave the block nor fault), both SGPRs are written
+/// before any instruction reads either. Its carries then need not be worked out.
+pub fn carry_out_dead(insts: &[Inst], i: usize) -> bool {
+    use emu_core::timing::issue::{known_registers, SCC};
+    use isa_amdgpu::table::{MemDir, Unit};
+    use isa_amdgpu::Opcode as O;
+    if !matches!(insts[i].info.opcode, O::VAddCoU32 | O::VAddcCoU32 | O::VSubCoU32 | O::VSubbCoU32 | O::VSubrevCoU32 | O::VSubbrevCoU32) {
+        return false;
+    }
+    let Some((_, writes)) = known_registers(&insts[i]) else { return false };
+    let mut live: Vec<u16> = writes.iter().flat_map(|(s, e)| s..e).filter(|&r| r < SCC).collect();
+    if live.is_empty() {
+        return false;
+    }
+    for inst in &insts[i + 1..] {
+        let alu = matches!(inst.info.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Salu)
+            && inst.info.flow == FlowControl::Next
+            && inst.info.mem.dir == MemDir::None
+            && inst.info.mfma.is_none();
+        if !alu && inst.info.opcode != O::SNop {
+            return false;
+        }
+        let Some((reads, writes)) = known_registers(inst) else { return false };
+        if live.iter().any(|&r| reads.contains(r)) {
+            return false;
+        }
+        live.retain(|&r| !writes.contains(r));
+        if live.is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
 /// Whether `inst` reads only EXEC's lanes of its vector registers though it is not lane-local: ds_bpermute_b32,
 /// whose lanes each read their own index and the data of lanes in EXEC (0 from any other), and write their own.
 pub fn reads_exec_lanes(inst: &Inst) -> bool {
@@ -306,6 +341,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 // an observer sees every lane access: compiled ones leave records in the context
                 jb.observed = observe.is_some() && !in_batch;
+                jb.carry_dead = observe.is_none() && carry_out_dead(&insts, i);
                 let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
                 jb.finish();
                 if let Some(what) = jb.unsupported {

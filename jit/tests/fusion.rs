@@ -370,3 +370,55 @@ fn carries_and_compares_of_uniform_values_stay_uniform_only_in_the_lanes_of_thei
         same_on_both(&format!("uniform carries, exec {exec:#x}"), &insts, &w);
     }
 }
+
+#[test]
+fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_its_carry() {
+    use Opcode as O;
+    // A carry out that straight-line ALU code writes over (both SGPRs) before anything reads it is never
+    // computed (`jit::compile::carry_out_dead`). Each carry here is read, or not, in a different way: by the
+    // next add with carry, by v_cndmask through VCC, by a copy of its pair after half of it was written over,
+    // by a copy of VCC, or by nothing before the block's end; and one is written over half by half.
+    let f = |r: usize, l: usize| (r as u32 + 3).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0f0f_0f0f) ^ if l % 3 == 0 { 0xffff_ff00 } else { 0 };
+    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let carry3 = |op, d, sd, s: [u32; 3]| {
+        inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
+    };
+    let smov = |d, s| inst(O::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let smov32 = |d, s| inst(O::SMovB32, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let nop = inst(O::SNop, Encoding::Sopp, &[]);
+    let insts = [
+        // a 64-bit add: the low add's carry is read by the high one, whose own carry the next add writes over
+        vop2(O::VAddCoU32, 20, V, 1),
+        vop2(O::VAddcCoU32, 21, V + 2, 3),
+        nop.clone(),
+        vop2(O::VAddCoU32, 22, V + 4, 5),
+        vop2(O::VAddcCoU32, 23, V + 6, 7),
+        // that carry is read by a select
+        vop2(O::VCndmaskB32, 24, V + 8, 9),
+        // a VOP3 carry into s[30:31]: its low half written over, its high half read by a copy
+        carry3(O::VAddCoU32, 25, 30, [V, V + 9, 0]),
+        smov32(30, 12),
+        smov(32, 30),
+        // a borrow chain through s[34:35], then a borrow written over half by half
+        carry3(O::VSubCoU32, 26, 34, [V + 1, V + 2, 0]),
+        carry3(O::VSubbCoU32, 27, 34, [V + 3, V + 4, 34]),
+        carry3(O::VSubrevCoU32, 28, 36, [V + 5, V + 6, 0]),
+        smov32(36, 13),
+        vop2(O::VAddU32, 29, V + 7, 8),
+        smov32(37, 12),
+        // VCC copied before it is written over
+        vop2(O::VSubCoU32, 30, V + 9, 10),
+        smov(40, 106),
+        vop2(O::VAddCoU32, 32, V + 11, 12),
+        // and a carry nothing reads before the end
+        vop2(O::VAddcCoU32, 33, V + 13, 14),
+    ];
+    let dead: Vec<usize> = (0..insts.len()).filter(|&i| jit::compile::carry_out_dead(&insts, i)).collect();
+    assert_eq!(dead, [1, 11], "the carries written over before any read");
+    // read through `vccz`, a source operand (which neither engine executes): not left out
+    let vccz = [vop2(O::VSubCoU32, 30, V + 9, 10), inst(O::VMovB32, Encoding::Vop1, &[(Field::Vdst, 31), (Field::Src0, 251)]), vop2(O::VAddCoU32, 32, V + 11, 12)];
+    assert!(!jit::compile::carry_out_dead(&vccz, 0), "a carry read through vccz");
+    for exec in execs() {
+        same_on_both(&format!("dead carries, exec {exec:#x}"), &insts, &wave(exec, f));
+    }
+}

@@ -106,6 +106,23 @@ impl Regs {
     fn overlaps(&self, start: u16, end: u16) -> bool {
         self.iter().any(|(s, e)| s < end && start < e)
     }
+
+    /// Whether register `r` (a scoreboard number) is in one of the ranges.
+    pub fn contains(&self, r: u16) -> bool {
+        self.overlaps(r, r + 1)
+    }
+
+    fn full(&self) -> bool {
+        self.len as usize == self.ranges.len()
+    }
+}
+
+/// The registers `inst` reads and writes (scoreboard numbers, as [`InstInfo`] has them), when every one is
+/// named: `None` when an operand reads VCC or EXEC through `vccz` or `execz`, or the ranges fill a [`Regs`].
+pub fn known_registers(inst: &Inst) -> Option<(Regs, Regs)> {
+    let (reads, writes) = registers(inst);
+    let flags = inst.info.operands.iter().any(|o| matches!(o.kind, OperandKind::Src { .. }) && matches!(inst.field(o.field), 251 | 252));
+    (!flags && !reads.full() && !writes.full()).then_some((reads, writes))
 }
 
 /// Everything the scheduler needs about one instruction.
