@@ -422,3 +422,34 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
         same_on_both(&format!("dead carries, exec {exec:#x}"), &insts, &wave(exec, f));
     }
 }
+
+#[test]
+fn per_lane_carries_reach_the_next_add_as_written_under_changing_execs() {
+    use Opcode as O;
+    // A carry of per-lane values is written to its SGPR pair ANDed with EXEC. The next add with carry, or
+    // select, reads the lanes written: through VCC, through another pair (VOP3), and once EXEC has changed
+    // (loaded from elsewhere, or narrowed), where lanes the write left clear must read clear.
+    let f = |r: usize, l: usize| (r as u32 + 7).wrapping_mul(0x2545_f491) ^ (l as u32).wrapping_mul(0x9e37_79b9);
+    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let carry3 = |op, d, sd, s: [u32; 3]| {
+        inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
+    };
+    let smov = |d, s| inst(O::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let insts = [
+        vop2(O::VAddCoU32, 20, V, 1),
+        vop2(O::VAddcCoU32, 21, V + 2, 3),
+        carry3(O::VAddCoU32, 22, 30, [V + 4, V + 5, 0]),
+        carry3(O::VAddcCoU32, 23, 32, [V + 6, V + 7, 30]),
+        vop2(O::VSubCoU32, 24, V + 8, 9),
+        exec_from(10),
+        vop2(O::VSubbCoU32, 25, V + 10, 11),
+        vop2(O::VAddCoU32, 26, V + 12, 13),
+        smov(34, 106),
+        inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, 36), (Field::Ssrc0, 12)]),
+        carry3(O::VAddcCoU32, 27, 38, [V + 14, V + 15, 34]),
+        vop3(O::VCndmaskB32, 28, &[V + 1, V + 2, 32]),
+    ];
+    for exec in execs() {
+        same_on_both(&format!("per-lane carries, exec {exec:#x}"), &insts, &wave(exec, f));
+    }
+}
