@@ -378,7 +378,7 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
     // computed (`jit::compile::carry_out_dead`). Each carry here is read, or not, in a different way: by the
     // next add with carry, by v_cndmask through VCC, by a copy of its pair after half of it was written over,
     // by a copy of VCC, or by nothing before the block's end; and one is written over half by half.
-    let f = |r: usize, l: usize| (r as u32 + 3).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0f0f_0f0f) ^ if l % 3 == 0 { 0xffff_ff00 } else { 0 };
+    let f = |r: usize, l: usize| (r as u32 + 3).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0f0f_0f0f) ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 };
     let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
     let carry3 = |op, d, sd, s: [u32; 3]| {
         inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
@@ -390,7 +390,7 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
         // a 64-bit add: the low add's carry is read by the high one, whose own carry the next add writes over
         vop2(O::VAddCoU32, 20, V, 1),
         vop2(O::VAddcCoU32, 21, V + 2, 3),
-        nop.clone(),
+        nop,
         vop2(O::VAddCoU32, 22, V + 4, 5),
         vop2(O::VAddcCoU32, 23, V + 6, 7),
         // that carry is read by a select

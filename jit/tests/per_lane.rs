@@ -313,7 +313,8 @@ fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_a
 #[test]
 fn lds_64_bit_pairs_at_adjacent_offsets_are_written_in_two_passes_and_read_whole() {
     const LEN: u32 = 65536;
-    let layouts: [(&str, fn(u32) -> u32); 6] = [
+    type Layout = (&'static str, fn(u32) -> u32);
+    let layouts: [Layout; 6] = [
         ("a block exchange's rows", |l| 64 * l + 8 * (l >> 2)),
         ("16 bytes apart", |l| 0x200 + 16 * l),
         ("8 bytes apart", |l| 0x100 + 8 * l),
