@@ -34,6 +34,21 @@ fn vop3(op: Opcode, d: u32, s: &[u32]) -> Inst {
     inst(op, Encoding::Vop3, &f)
 }
 
+/// A VOP2 instruction `d = s op v` (`s` an operand encoding, `v` a VGPR).
+fn vop2(op: Opcode, d: u32, s: u32, v: u32) -> Inst {
+    inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)])
+}
+
+/// A VOP3 add or subtract with carry: `d` and SGPR pair `sd` from sources `s` (the third a carry-in pair).
+fn carry3(op: Opcode, d: u32, sd: u32, s: [u32; 3]) -> Inst {
+    inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
+}
+
+/// `s_mov_b64 s[d:d+1], s[s:s+1]`.
+fn smov(d: u32, s: u32) -> Inst {
+    inst(Opcode::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)])
+}
+
 /// `s_mov_b64 exec, s[n:n+1]`.
 fn exec_from(n: u32) -> Inst {
     inst(Opcode::SMovB64, Encoding::Sop1, &[(Field::Sdst, 126), (Field::Ssrc0, n)])
@@ -196,7 +211,6 @@ fn values_written_from_scalars_stay_right_in_every_lane_under_changing_execs() {
     let f = |r: usize, l: usize| (r as u32 + 11).wrapping_mul(0x2545_f491) ^ (l as u32 * 0x9e37);
     let scalars = [(20, 1000u32), (21, 0x4f7f_fffe), (22, 1000u32.wrapping_neg()), (23, 0x7f80_0001), (24, 0x4000_0000), (25, 0xffff_fff0), (26, 77_777)];
     let vop1 = |op, d, s| inst(op, Encoding::Vop1, &[(Field::Vdst, d), (Field::Src0, s)]);
-    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
     let insts = [
         vop1(O::VCvtF32U32, 1, 20),
         vop1(O::VRcpIflagF32, 1, V + 1),
@@ -263,7 +277,6 @@ fn a_wave_reduction_through_dpp_moves_and_carries_leaves_what_the_interpreter_le
         let b = b.ext(isa_amdgpu::Form::Dpp, s | ctrl << 8 | bound << 19 | masks << 24);
         decode(&b.encode().unwrap(), 0x1000, T).unwrap()
     };
-    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
     let controls = [(0x0b1, 0xff, 0), (0x04e, 0xff, 0), (0x114, 0xff, 0), (0x118, 0xaf, 1), (0x142, 0xff, 0), (0x143, 0xfa, 0), (0x140, 0xff, 1), (0x141, 0xff, 0), (0x138, 0xff, 0), (0x13c, 0x5f, 0), (0x123, 0xff, 1), (0x130, 0xff, 0)];
     let mut insts = Vec::new();
     for (ctrl, masks, bound) in controls {
@@ -290,7 +303,6 @@ fn lanes_known_while_translating_stay_known_only_where_they_hold() {
     // lanes of the EXEC it was written under and in a narrower EXEC made from it (s_and_saveexec), not under
     // an EXEC loaded from elsewhere, and not once the register is written again.
     let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
-    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
     let bpermute = |d, addr, data| inst(O::DsBpermuteB32, Encoding::Ds, &[(Field::Vdst, d), (Field::Addr, addr), (Field::Data0, data)]);
     let saveexec = |d, s| inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
     let insts = [
@@ -331,12 +343,7 @@ fn carries_and_compares_of_uniform_values_stay_uniform_only_in_the_lanes_of_thei
     // narrower EXEC from s_and_saveexec, then one loaded from elsewhere, with lanes the write left clear; and
     // as written once VCC is set from another register.
     let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
-    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
-    let carry3 = |op, d, sd, s: [u32; 3]| {
-        inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
-    };
     let mov = |d, s| inst(O::VMovB32, Encoding::Vop1, &[(Field::Vdst, d), (Field::Src0, s)]);
-    let smov = |d, s| inst(O::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
     let insts = [
         // v16 = 0xffffffff, v17 = 1 in every lane: v16 + v17 carries everywhere, the carry added on gives 2
         mov(16, 20),
@@ -379,11 +386,6 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
     // next add with carry, by v_cndmask through VCC, by a copy of its pair after half of it was written over,
     // by a copy of VCC, or by nothing before the block's end; and one is written over half by half.
     let f = |r: usize, l: usize| (r as u32 + 3).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0f0f_0f0f) ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 };
-    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
-    let carry3 = |op, d, sd, s: [u32; 3]| {
-        inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
-    };
-    let smov = |d, s| inst(O::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
     let smov32 = |d, s| inst(O::SMovB32, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
     let nop = inst(O::SNop, Encoding::Sopp, &[]);
     let insts = [
@@ -430,11 +432,6 @@ fn per_lane_carries_reach_the_next_add_as_written_under_changing_execs() {
     // select, reads the lanes written: through VCC, through another pair (VOP3), and once EXEC has changed
     // (loaded from elsewhere, or narrowed), where lanes the write left clear must read clear.
     let f = |r: usize, l: usize| (r as u32 + 7).wrapping_mul(0x2545_f491) ^ (l as u32).wrapping_mul(0x9e37_79b9);
-    let vop2 = |op, d, s, v| inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
-    let carry3 = |op, d, sd, s: [u32; 3]| {
-        inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
-    };
-    let smov = |d, s| inst(O::SMovB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
     let insts = [
         vop2(O::VAddCoU32, 20, V, 1),
         vop2(O::VAddcCoU32, 21, V + 2, 3),

@@ -229,6 +229,21 @@ fn run_both_lds(asm: &str, target: Target, wave: &WaveState, lds: &[u8]) -> (Wav
     (a, lds_a)
 }
 
+/// Runs `asm`, which must fault, on both engines from `wave` and `lds` (`what` names the case): the JIT's fault
+/// ends with the interpreter's message, and the two leave the same LDS.
+fn faults_alike(asm: &str, what: &str, target: Target, wave: &WaveState, lds: &[u8]) {
+    let bytes = &common::assemble(&[asm], target)[0];
+    let inst = decode(bytes, 0x1000, target).expect("decodes");
+    let mem = DeviceMemory::new(1 << 20).expect("device memory");
+    let (mut a, mut j, mut lds_a, mut lds_j) = (wave.clone(), wave.clone(), lds.to_vec(), lds.to_vec());
+    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+    let fault = execute(&mut b, &inst, 0x1000).expect_err("past the LDS").to_string();
+    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).expect("runs");
+    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{what}: {exit:?}") };
+    assert!(error.ends_with(&fault), "{what}: {error} / {fault}");
+    assert!(lds_a == lds_j, "{what}: the engines leave different LDS");
+}
+
 /// ds_write_b64 / ds_read_b64 and their read2/write2 forms (CDNA3 ISA guide, DS): each lane in EXEC stores
 /// (loads) the 8 bytes {DATA+1, DATA} at ADDR + offset (offset0/offset1 times 8 for the two-address forms), low
 /// dword first; lanes outside EXEC leave the LDS and VDST as they are. Lanes at consecutive 8-byte addresses
@@ -273,15 +288,7 @@ fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_a
                     // the last active lane's access across the LDS's end: both engines fault alike
                     let last = 63 - exec.leading_zeros();
                     let asm = format!("ds_write_b64 v1, v[2:3] offset:{}", LEN - (base + 8 * last) - 4);
-                    let bytes = &common::assemble(&[asm.as_str()], target)[0];
-                    let inst = decode(bytes, 0x1000, target).expect("decodes");
-                    let mem = DeviceMemory::new(1 << 20).expect("device memory");
-                    let (mut a, mut j, mut lds_a, mut lds_j) = (w.clone(), w.clone(), lds.clone(), lds.clone());
-                    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
-                    let fault = execute(&mut b, &inst, 0x1000).expect_err("past the LDS").to_string();
-                    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).expect("runs");
-                    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{}: {exit:?}", name("past the end")) };
-                    assert!(error.ends_with(&fault), "{}: {error} / {fault}", name("past the end"));
+                    faults_alike(&asm, &name("past the end"), target, &w, &lds);
                     continue;
                 }
                 let (_, after) = run_both_lds("ds_write2_b64 v1, v[2:3], v[4:5] offset1:64", target, &w, &lds);
@@ -362,16 +369,7 @@ fn lds_64_bit_pairs_at_adjacent_offsets_are_written_in_two_passes_and_read_whole
                     let mut past = w.clone();
                     past.vgprs[1] = std::array::from_fn(|l| at(l as u32) + 8);
                     for asm in ["ds_write2_b64 v1, v[2:3], v[4:5] offset0:1 offset1:2", "ds_read2_b64 v[8:11], v1 offset0:1 offset1:2"] {
-                        let bytes = &common::assemble(&[asm], target)[0];
-                        let inst = decode(bytes, 0x1000, target).expect("decodes");
-                        let mem = DeviceMemory::new(1 << 20).expect("device memory");
-                        let (mut a, mut j, mut lds_a, mut lds_j) = (past.clone(), past.clone(), lds.clone(), lds.clone());
-                        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
-                        let fault = execute(&mut b, &inst, 0x1000).expect_err("past the LDS").to_string();
-                        let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).expect("runs");
-                        let jit::BlockExit::Fault { error, .. } = exit else { panic!("{}: {exit:?}", name("past the end")) };
-                        assert!(error.ends_with(&fault), "{}: {error} / {fault}", name(asm));
-                        assert!(lds_a == lds_j, "{}: the engines leave different LDS", name(asm));
+                        faults_alike(asm, &name(asm), target, &past, &lds);
                     }
                 }
             }
