@@ -3179,7 +3179,6 @@ fn float_mask(b: &mut FunctionBuilder<'_>, (cc, and, not): (FloatCC, Option<Floa
     m
 }
 
-/// The byte shuffles [`f64x2_pair`] takes, made once per function use.
 /// The shuffles of [`transpose4`]: 32-bit interleaves of two vectors' low and high halves, then 64-bit ones.
 fn transposes(b: &mut FunctionBuilder<'_>) -> [Immediate; 4] {
     let [lo32, hi32] = f64x2_joins(b);
@@ -3196,6 +3195,7 @@ fn transpose4(b: &mut FunctionBuilder<'_>, shuffles: [Immediate; 4], rows: [Valu
     [(0, lo64), (0, hi64), (1, lo64), (1, hi64)].map(|(k, m)| b.ins().shuffle(t[k], t[k + 2], m))
 }
 
+/// The byte shuffles [`f64x2_pair`] takes, made once per function use.
 fn f64x2_joins(b: &mut FunctionBuilder<'_>) -> [Immediate; 2] {
     [[0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23], [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31]]
         .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
