@@ -510,13 +510,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (quick, general, join) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
-            let max = b.ins().uextend(types::I64, pattern.max);
-            let end = b.ins().iadd_imm(max, offset as i64 + 4);
-            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
-            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let fits = lds_chunks_fit(b, len, &pattern, offset, 4, m);
             let regular = b.ins().bor(pattern.seq, pattern.same);
-            let ok = b.ins().band(inside, full);
-            let ok = b.ins().band(ok, regular);
+            let ok = b.ins().band(fits, regular);
             let (quick, general, join) = (b.create_block(), b.create_block(), b.create_block());
             for _ in 0..outs * CHUNKS {
                 b.append_block_param(join, I32X4);
@@ -594,12 +590,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (quick, join) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
-            let max = b.ins().uextend(types::I64, pattern.max);
-            let end = b.ins().iadd_imm(max, offset as i64 + 8);
-            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
-            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
-            let ok = b.ins().band(inside, full);
-            let ok = b.ins().band(ok, pattern.seq);
+            let fits = lds_chunks_fit(b, len, &pattern, offset, 8, m);
+            let ok = b.ins().band(fits, pattern.seq);
             let (quick, general, join) = (b.create_block(), b.create_block(), b.create_block());
             for _ in 0..outs {
                 b.append_block_param(join, I32X4);
@@ -666,11 +658,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (fast, join) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
-            // lane address a is fine when a + offset + 16 <= len, i.e. a <= len - (offset + 16)
-            let room = b.ins().iadd_imm(len, -(offset as i64 + 16));
-            let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
-            let room32 = b.ins().ireduce(types::I32, room);
-            let room_v = b.ins().splat(I32X4, room32);
+            let (negative, room_v) = lds_room(b, len, offset as i64 + 16);
             // each lane's next lane: this chunk's lanes 1-3, then the next chunk's lane 0
             let next = b.func.dfg.immediates.push(ConstantData::from((4u8..20).collect::<Vec<u8>>()));
             let but_last = b.func.dfg.constants.insert(ConstantData::from([u32::MAX, u32::MAX, u32::MAX, 0].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
@@ -737,14 +725,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let b = self.b.as_deref_mut().expect("emitting");
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
-            let max = b.ins().uextend(types::I64, pattern.max);
-            let end = b.ins().iadd_imm(max, offset as i64 + 4);
-            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+            let fits = lds_chunks_fit(b, len, &pattern, offset, 4, m);
             let big = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, 16);
-            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
             let regular = b.ins().bor(pattern.seq, pattern.same);
-            let ok = b.ins().band(inside, full);
-            let ok = b.ins().band(ok, regular);
+            let ok = b.ins().band(fits, regular);
             let ok = b.ins().band(ok, big);
             let lim = b.ins().iadd_imm(len, -16);
             let (general, join) = (b.create_block(), b.create_block());
@@ -923,12 +907,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (fast, slow_blk, join) = {
             let b = self.b.as_deref_mut().expect("emitting");
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
-            // lane address a is fine when a + offset + bytes <= len, i.e. a <= len - (offset + bytes)
-            let need = b.ins().iconst(types::I64, offset as i64 + bytes as i64);
-            let room = b.ins().isub(len, need);
-            let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
-            let room32 = b.ins().ireduce(types::I32, room);
-            let room_v = b.ins().splat(I32X4, room32);
+            let (negative, room_v) = lds_room(b, len, offset as i64 + bytes as i64);
             let mut bad = [dummy(); CHUNKS];
             for i in 0..CHUNKS {
                 let over = b.ins().icmp(IntCC::UnsignedGreaterThan, addr.c[i], room_v);
@@ -3177,6 +3156,26 @@ fn float_mask(b: &mut FunctionBuilder<'_>, (cc, and, not): (FloatCC, Option<Floa
         m = b.ins().bnot(m);
     }
     m
+}
+
+/// Whether an LDS access of `bytes` a lane at `offset` through `pattern` may take a whole-chunk path: EXEC
+/// (`m`) all ones and the highest lane's bytes inside the LDS of `len` bytes.
+fn lds_chunks_fit(b: &mut FunctionBuilder<'_>, len: Value, pattern: &LdsPattern, offset: u32, bytes: u32, m: Value) -> Value {
+    let max = b.ins().uextend(types::I64, pattern.max);
+    let end = b.ins().iadd_imm(max, offset as i64 + bytes as i64);
+    let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+    let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+    b.ins().band(inside, full)
+}
+
+/// The room an LDS of `len` bytes leaves a lane's access of `need` bytes (its offset included): lane address
+/// a fits when a + need <= len, i.e. a <= len - need, which is `room` splat over a chunk; `negative` when no
+/// address fits.
+fn lds_room(b: &mut FunctionBuilder<'_>, len: Value, need: i64) -> (Value, Value) {
+    let room = b.ins().iadd_imm(len, -need);
+    let negative = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
+    let room32 = b.ins().ireduce(types::I32, room);
+    (negative, b.ins().splat(I32X4, room32))
 }
 
 /// The shuffles of [`transpose4`]: 32-bit interleaves of two vectors' low and high halves, then 64-bit ones.
