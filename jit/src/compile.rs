@@ -146,9 +146,11 @@ pub fn lane_local(inst: &Inst) -> bool {
 }
 
 /// Whether the lane mask `insts[i]`, an add or subtract with carry out, writes to its SGPR pair is dead: on the
-/// straight-line ALU instructions after it (which neither leave the block nor fault), both SGPRs are written
-/// before any instruction reads either. Its carries then need not be worked out.
-pub fn carry_out_dead(insts: &[Inst], i: usize) -> bool {
+/// straight-line ALU instructions after it, all compiled (`compiled[k]` for `insts[k]`), which neither leave
+/// the block nor stop the wave, both SGPRs are written before any instruction reads either. Its carries then
+/// need not be worked out. A wave stopped in between would show the pair: an instruction left to the
+/// interpreter may stop it with an error, and so may s_setreg (a MODE value the emulator refuses).
+pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
     use emu_core::timing::issue::{known_registers, SCC};
     use isa_amdgpu::table::{MemDir, Unit};
     use isa_amdgpu::Opcode as O;
@@ -160,16 +162,24 @@ pub fn carry_out_dead(insts: &[Inst], i: usize) -> bool {
     if live.is_empty() {
         return false;
     }
-    for inst in &insts[i + 1..] {
+    for (inst, &compiled) in insts[i + 1..].iter().zip(&compiled[i + 1..]) {
+        if !compiled {
+            return false;
+        }
         let alu = matches!(inst.info.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Salu)
             && inst.info.flow == FlowControl::Next
             && inst.info.mem.dir == MemDir::None
             && inst.info.mfma.is_none();
-        if !alu && inst.info.opcode != O::SNop {
+        if (!alu && inst.info.opcode != O::SNop) || matches!(inst.info.opcode, O::SSetregB32 | O::SSetregImm32B32) {
             return false;
         }
         let Some((reads, writes)) = known_registers(inst) else { return false };
         if live.iter().any(|&r| reads.contains(r)) {
+            return false;
+        }
+        // SDWA and DPP forms are not taken to write over it: the scoreboard's lists name VOPC's implicit VCC
+        // where an SDWA compare may write another pair
+        if inst.form != isa_amdgpu::Form::Plain && live.iter().any(|&r| writes.contains(r)) {
             return false;
         }
         live.retain(|&r| !writes.contains(r));
@@ -281,6 +291,8 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         let mut joins: std::collections::HashMap<usize, ir::Block> = std::collections::HashMap::new();
         // instructions whose place in the code has been reached (their joins placed)
         let mut reached = 0;
+        // which instructions compile (the others run on the interpreter, from the block)
+        let translated: Vec<bool> = insts.iter().zip(&pcs).map(|(inst, &at)| !materializes_pc(inst) && translatable(inst, at)).collect();
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;
@@ -299,7 +311,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 regs.clear();
             }
             reached = i + 1;
-            let compiles = !materializes_pc(inst) && translatable(inst, at);
+            let compiles = translated[i];
             let in_batch = batched && compiles && emu_core::observe::MemoryOp::of(inst).is_none();
             if observe.is_some() && !in_batch {
                 // this one is reported on its own (or run by the interpreter): that report takes the batch before
@@ -341,7 +353,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 // an observer sees every lane access: compiled ones leave records in the context
                 jb.observed = observe.is_some() && !in_batch;
-                jb.carry_dead = observe.is_none() && carry_out_dead(&insts, i);
+                jb.carry_dead = observe.is_none() && carry_out_dead(&insts, &translated, i);
                 let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
                 jb.finish();
                 if let Some(what) = jb.unsupported {
