@@ -943,20 +943,21 @@ impl Printer<'_> {
                         _ => SrcType::B32,
                     };
                     let (neg, abs, sext) = (self.e(20), self.e(21), self.e(19));
-                    self.sdwa_src(e & 0xff, bit(e, 23), neg, abs, sext, ty);
+                    let (reg, scalar) = inst.sdwa_source(Field::Src0).unwrap_or_default();
+                    self.sdwa_src(reg, scalar as u32, neg, abs, sext, ty);
                 }
                 Field::Vsrc1 => {
                     self.sep(&mut first);
                     let (neg, abs, sext) = (self.e(28), self.e(29), self.e(27));
-                    self.sdwa_src(inst.field(Field::Vsrc1), bit(e, 31), neg, abs, sext, SrcType::B32);
+                    let (reg, scalar) = inst.sdwa_source(Field::Vsrc1).unwrap_or_default();
+                    self.sdwa_src(reg, scalar as u32, neg, abs, sext, SrcType::B32);
                 }
                 _ => {
                     self.sep(&mut first);
                     if let OperandKind::Fixed(name) = o.kind {
-                        if enc == Encoding::Vopc && name == "vcc" && bit(e, 15) == 1 {
-                            scalar_reg(&mut self.out, (e >> 8) & 0x7f, 2);
-                        } else {
-                            self.out.push_str(name);
+                        match (name, inst.sdwa_sdst()) {
+                            ("vcc", Some(sdst)) => scalar_reg(&mut self.out, sdst, 2),
+                            _ => self.out.push_str(name),
                         }
                     }
                 }

@@ -284,6 +284,25 @@ impl Inst {
         (self.form != Form::Plain).then(|| self.words[self.info.encoding.base_dwords()])
     }
 
+    /// An SDWA instruction's source `field` (`Src0` or `Vsrc1`): its register, src0's from the SDWA dword and
+    /// vsrc1's from the base encoding, and whether it is a scalar source (the S0/S1 bit: an SGPR or constant
+    /// number as SSRC encodes it, otherwise a VGPR number). `None` for other forms and fields.
+    pub fn sdwa_source(&self, field: Field) -> Option<(u32, bool)> {
+        let e = self.ext().filter(|_| self.form == Form::Sdwa)?;
+        match field {
+            Field::Src0 => Some((e & 0xff, e >> 23 & 1 == 1)),
+            Field::Vsrc1 => Some((self.field(Field::Vsrc1), e >> 31 == 1)),
+            _ => None,
+        }
+    }
+
+    /// The first SGPR of the pair an SDWA compare writes: the one bits 8-14 name when bit 15 (SD) is set,
+    /// otherwise VCC (106). `None` for other instructions.
+    pub fn sdwa_sdst(&self) -> Option<u32> {
+        let e = self.ext().filter(|_| self.form == Form::Sdwa && self.info.encoding == Encoding::Vopc)?;
+        Some(if e >> 15 & 1 == 1 { e >> 8 & 0x7f } else { 106 })
+    }
+
     /// Starts building an instruction of `info` on `target`: all fields zero.
     pub fn build(info: &'static OpInfo, target: Target) -> Result<InstBuilder, EncodeError> {
         if !info.on(target) {

@@ -177,11 +177,6 @@ pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
         if live.iter().any(|&r| reads.contains(r)) {
             return false;
         }
-        // SDWA and DPP forms are not taken to write over it: the scoreboard's lists name VOPC's implicit VCC
-        // where an SDWA compare may write another pair
-        if inst.form != isa_amdgpu::Form::Plain && live.iter().any(|&r| writes.contains(r)) {
-            return false;
-        }
         live.retain(|&r| !writes.contains(r));
         if live.is_empty() {
             return true;

@@ -2,7 +2,7 @@
 //! table (every SOP1/SOP2/SOPC/SOPK/VOP1/VOP2/VOPC/VOP3 row of gfx90a and gfx942 outside control flow, memory
 //! and wave-level side effects, s_cselect, s_cmpk, readlane, writelane and readfirstlane among them), with
 //! random operands and modifiers (VOP3 neg, abs, clamp, omod and op_sel; VOP1/VOP2/VOPC as SDWA with random
-//! selects, sign extension, neg/abs and clamp, and as DPP with random controls, masks and bound_ctrl), ending
+//! selects, sign extension, neg/abs, clamp and scalar sources, and as DPP with random controls, masks and bound_ctrl), ending
 //! half the time in a random branch (s_branch, s_cbranch on SCC, VCC or EXEC) — run on random wave state
 //! (registers, AGPRs, EXEC, VCC, SCC, M0) once on the interpreter, instruction by instruction, and once as one
 //! JIT block; a fourth test mixes in global and LDS loads, stores and atomics (some of them out of range). The
@@ -114,6 +114,15 @@ fn build(row: &'static OpInfo, target: Target, picks: &[u32], lit: u32) -> Optio
                     }
                 } else {
                     e |= sels(ext >> 19) << 8 | ((ext >> 22) % 3) << 11 | (ext >> 24 & 1) << 13;
+                }
+                // now and then a scalar source (the S0/S1 bits): an SGPR, a half of VCC or an inline constant
+                let scalar = |x: u32| [x % 12, 106 + x % 2, 128 + x % 81, 240 + x % 9][(x >> 8) as usize % 4];
+                if ext >> 25 & 3 == 0 {
+                    e = e & !0xff | scalar(m) | 1 << 23;
+                }
+                if ext >> 26 & 3 == 1 && row.operand(Field::Vsrc1).is_some() {
+                    b = b.set(Field::Vsrc1, scalar(m >> 12)).ok()?;
+                    e |= 1 << 31;
                 }
                 b = b.set(Field::Src0, 0xf9).ok()?.ext(isa_amdgpu::Form::Sdwa, e);
             }
@@ -446,14 +455,19 @@ fn the_generator_draws_from_hundreds_of_opcodes_and_the_jit_compiles_many() {
             None => unbuilt.push(row.name),
         }
     }
-    // the modifier forms the generator draws: SDWA and DPP forms, and VOP3 clamp, omod and op_sel
-    let (mut sdwa, mut dpp, mut clamp, mut omod, mut op_sel) = (0, 0, 0, 0, 0);
+    // the modifier forms the generator draws: SDWA (with scalar sources) and DPP forms, and VOP3 clamp, omod
+    // and op_sel
+    let (mut sdwa, mut scalar, mut dpp, mut clamp, mut omod, mut op_sel) = (0, 0, 0, 0, 0, 0);
     for (i, row) in rows.iter().enumerate() {
         for form in 0..12u32 {
-            let picks = [i as u32 * 7919, 3, 5, 7, 11, 13, form | (i as u32 % 3) << 4, 0x4000_0000 | (i as u32 * 16)];
+            // (bits 25-26: a scalar src0, none, a scalar src1)
+            let picks = [i as u32 * 7919, 3, 5, 7, 11, 13, form | (i as u32 % 3) << 4, 0x4000_0000 | (i as u32 * 16) | (i as u32 % 3) << 25];
             let Some(inst) = build(row, Target::Gfx942, &picks, 0x3f80_0000) else { continue };
             match inst.form {
-                isa_amdgpu::Form::Sdwa => sdwa += 1,
+                isa_amdgpu::Form::Sdwa => {
+                    sdwa += 1;
+                    scalar += [Field::Src0, Field::Vsrc1].iter().any(|&f| inst.sdwa_source(f).is_some_and(|(_, s)| s)) as usize;
+                }
                 isa_amdgpu::Form::Dpp => dpp += 1,
                 _ if row.encoding == Encoding::Vop3 => {
                     clamp += (inst.field(Field::Clamp) != 0) as usize;
@@ -464,8 +478,8 @@ fn the_generator_draws_from_hundreds_of_opcodes_and_the_jit_compiles_many() {
             }
         }
     }
-    println!("SDWA {sdwa}, DPP {dpp}, clamp {clamp}, omod {omod}, op_sel {op_sel} instructions from the pool");
-    assert!(sdwa > 100 && dpp > 100 && clamp > 100 && omod > 100 && op_sel > 20, "the modifier forms are drawn");
+    println!("SDWA {sdwa} ({scalar} with a scalar source), DPP {dpp}, clamp {clamp}, omod {omod}, op_sel {op_sel} instructions from the pool");
+    assert!(sdwa > 100 && scalar > 50 && sdwa - scalar > 50 && dpp > 100 && clamp > 100 && omod > 100 && op_sel > 20, "the modifier forms are drawn");
     for name in ["s_cselect_b32", "s_cmpk_eq_u32", "v_readlane_b32", "v_writelane_b32"] {
         assert!(rows.iter().any(|r| r.name == name), "{name} is in the pool");
     }

@@ -450,6 +450,35 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
     }
 }
 
+#[test]
+fn sdwa_forms_read_and_write_a_carry_pair_as_their_sgpr_operands_say() {
+    use Opcode as O;
+    // An SDWA source may be an SGPR (the S0/S1 bit) and an SDWA compare may write another pair than VCC (the
+    // SD bit): a carry in VCC read by either source stays, one an SDWA compare writes into s[6:7] stays, one
+    // an SDWA compare writes over in VCC goes. (Encodings from llvm-mc-19 -mcpu=gfx942.)
+    let sdwa = |bytes: [u8; 8]| decode(&bytes, 0x1000, T).unwrap();
+    let read_lo = sdwa([0xf9, 0x02, 0x04, 0x02, 0x6a, 0x06, 0x86, 0x06]); // v_add_f32_sdwa v2, vcc_lo, v1
+    let read_hi = sdwa([0xf9, 0xd6, 0x06, 0x02, 0x00, 0x06, 0x06, 0x86]); // v_add_f32_sdwa v3, v0, vcc_hi
+    let cmp_s6 = sdwa([0xf9, 0x02, 0x94, 0x7d, 0x00, 0x86, 0x00, 0x06]); // v_cmp_eq_u32_sdwa s[6:7], v0, v1 src0_sel:BYTE_0
+    let cmp_vcc = sdwa([0xf9, 0x02, 0x94, 0x7d, 0x00, 0x00, 0x00, 0x06]); // v_cmp_eq_u32_sdwa vcc, v0, v1 src0_sel:BYTE_0
+    assert_eq!(cmp_s6.info.name, "v_cmp_eq_u32_e32");
+    let carry = || vop2(O::VAddCoU32, 20, V, 1);
+    let over = || vop2(O::VAddCoU32, 21, V + 2, 3);
+    let f = |r: usize, l: usize| (r as u32 + 5).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101) ^ if l % 4 == 1 { 0xffff_ff00 } else { 0 };
+    let cases = [
+        ("vcc_lo read as an SDWA src0", vec![carry(), read_lo, over()], false),
+        ("vcc_hi read as an SDWA src1", vec![carry(), read_hi, over()], false),
+        ("an SDWA compare into s[6:7]", vec![carry(), cmp_s6, smov(8, 106)], false),
+        ("an SDWA compare into vcc", vec![carry(), cmp_vcc, smov(8, 106)], true),
+    ];
+    for (name, insts, dead) in &cases {
+        assert_eq!(jit::compile::carry_out_dead(insts, &translated(insts), 0), *dead, "{name}");
+        for exec in execs() {
+            same_on_both(&format!("{name}, exec {exec:#x}"), insts, &wave(exec, f));
+        }
+    }
+}
+
 /// Which of `insts` (at consecutive addresses from 0x1000) the JIT compiles rather than leaves to the
 /// interpreter.
 fn translated(insts: &[Inst]) -> Vec<bool> {

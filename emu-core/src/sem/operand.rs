@@ -137,9 +137,8 @@ pub(super) fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
         let sign = float_sign(inst);
         return apply_mods(b, inst, v, e >> 20 & 1 == 1, e >> 21 & 1 == 1, sign, Field::Src0);
     }
-    if inst.form == isa_amdgpu::Form::Sdwa && field == Field::Src0 {
-        let e = inst.ext().unwrap_or(0);
-        return sdwa_src(b, inst, e & 0xff, e >> 23 & 1 == 1, e >> 16 & 0xff, field);
+    if let Some((reg, scalar)) = inst.sdwa_source(field).filter(|_| field == Field::Src0) {
+        return sdwa_src(b, inst, reg, scalar, inst.ext().unwrap_or(0) >> 16 & 0xff, field);
     }
     let v = inst.field(field);
     let raw = if v >= 256 {
@@ -270,11 +269,8 @@ pub(super) fn write_lane_mask<B: Backend>(b: &mut B, inst: &Inst, dst_field: Fie
     let dst = if inst.encoding() == Encoding::Vop3 {
         inst.field(dst_field)
     } else {
-        // SDWA VOPC names its destination (bit 15 set: SGPR pair in bits 8-14), otherwise VCC
-        match inst.ext() {
-            Some(e) if inst.form == isa_amdgpu::Form::Sdwa && e >> 15 & 1 == 1 => e >> 8 & 0x7f,
-            _ => 106,
-        }
+        // SDWA VOPC may name its destination, otherwise VCC
+        inst.sdwa_sdst().unwrap_or(106)
     };
     s_set64(b, dst, lo, hi);
 }
@@ -285,9 +281,8 @@ pub(super) fn second_src<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, Exe
         Encoding::Vop3 => vec_src(b, inst, Field::Src1),
         _ => {
             let r = inst.field(Field::Vsrc1);
-            if inst.form == isa_amdgpu::Form::Sdwa {
-                let e = inst.ext().unwrap_or(0);
-                return sdwa_src(b, inst, r, e >> 31 == 1, e >> 24 & 0x3f, Field::Vsrc1);
+            if let Some((reg, scalar)) = inst.sdwa_source(Field::Vsrc1) {
+                return sdwa_src(b, inst, reg, scalar, inst.ext().unwrap_or(0) >> 24 & 0x3f, Field::Vsrc1);
             }
             let v = b.v_get(r);
             if inst.form == isa_amdgpu::Form::Dpp {

@@ -216,7 +216,23 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
             Field::Src2 => acc_cd,
             _ => false,
         } || (o.field == Field::Vdst && matches!(info.opcode, Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32));
-        let (start, count) = match o.kind {
+        // an SDWA source may be scalar (an SGPR or constant), which src0's operand kind cannot say
+        let sdwa = inst.sdwa_source(o.field);
+        let kind = match (sdwa, o.kind) {
+            (Some((_, true)), OperandKind::Reg { count, .. } | OperandKind::Src { count, .. }) => OperandKind::Reg { file: RegFile::S, count },
+            (Some((_, false)), OperandKind::Src { count, .. }) => OperandKind::Reg { file: RegFile::V, count },
+            (_, kind) => kind,
+        };
+        let v = sdwa.map_or(v, |(r, _)| r);
+        let (start, count) = match kind {
+            OperandKind::Reg { file: RegFile::S, count } if sdwa.is_some() => match v {
+                0..=127 => match crate::wave::sgpr_slot(v) {
+                    Some(s) => (s as u16, count as u16),
+                    None => continue,
+                },
+                // inline constants, literals, execz/vccz
+                _ => continue,
+            },
             OperandKind::Reg { file: RegFile::S, count } => {
                 let base = match (enc, o.field) {
                     (Encoding::Smem, Field::Sbase) => v * 2,
@@ -234,8 +250,8 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
                 (base + v as u16, count)
             }
             OperandKind::Src { count, .. } => {
-                // SDWA and DPP keep src0's register in their extra dword
-                let v = if o.field == Field::Src0 && inst.form != Form::Plain { 256 + (inst.ext().unwrap_or(0) & 0xff) } else { v };
+                // DPP keeps src0's register in its extra dword
+                let v = if o.field == Field::Src0 && inst.form == Form::Dpp { 256 + (inst.ext().unwrap_or(0) & 0xff) } else { v };
                 match v {
                     0..=127 => match crate::wave::sgpr_slot(v) {
                         Some(s) => (s as u16, count as u16),
@@ -262,12 +278,14 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
             reads.add(saddr as u16, if enc == Encoding::Global { 2 } else { 1 });
         }
     }
-    for (set, implicit) in [(&mut reads, info.reads), (&mut writes, info.writes)] {
+    // an SDWA compare may write another pair than VCC
+    let vcc_written = inst.sdwa_sdst().unwrap_or(106) as u16;
+    for (set, implicit, vcc) in [(&mut reads, info.reads, 106), (&mut writes, info.writes, vcc_written)] {
         if implicit.contains(Implicit::SCC) {
             set.add(SCC, 1);
         }
         if implicit.contains(Implicit::VCC) {
-            set.add(106, 2);
+            set.add(vcc, 2);
         }
         if implicit.contains(Implicit::EXEC) {
             set.add(126, 2);
@@ -487,6 +505,30 @@ mod tests {
         let w = InstInfo::new(&asm("s_waitcnt", Target::Gfx90a), t, 7).unwrap();
         assert_eq!(w.sequencer, Sequencer::Waitcnt(WaitCounts { vmcnt: 0, expcnt: 7, lgkmcnt: 0 }));
         assert_eq!(w.category, Category::Internal);
+    }
+
+    #[test]
+    fn sdwa_forms_name_the_sgprs_they_read_and_the_pair_a_compare_writes() {
+        // (llvm-mc-19 -mcpu=gfx90a -show-encoding; scoreboard numbers: SGPRs as themselves, VGPRs from 256)
+        type Ranges = &'static [(u16, u16)];
+        let cases: &[(&str, [u8; 8], Ranges, Ranges)] = &[
+            ("v_cmp_eq_u32_sdwa s[6:7], v0, v1", [0xf9, 0x02, 0x94, 0x7d, 0x00, 0x86, 0x06, 0x06], &[(256, 257), (257, 258)], &[(6, 8)]),
+            ("v_cmp_eq_u32_sdwa vcc, v0, v1", [0xf9, 0x02, 0x94, 0x7d, 0x00, 0x00, 0x06, 0x06], &[(256, 257), (257, 258)], &[(106, 108)]),
+            ("v_add_f32_sdwa v2, s4, v1", [0xf9, 0x02, 0x04, 0x02, 0x04, 0x06, 0x86, 0x06], &[(4, 5), (257, 258)], &[(258, 259)]),
+            ("v_add_f32_sdwa v2, v0, s5", [0xf9, 0x0a, 0x04, 0x02, 0x00, 0x06, 0x06, 0x86], &[(256, 257), (5, 6)], &[(258, 259)]),
+            ("v_add_f32_sdwa v2, 1.0, v1", [0xf9, 0x02, 0x04, 0x02, 0xf2, 0x06, 0x86, 0x06], &[(257, 258)], &[(258, 259)]),
+            ("v_cmp_lt_f16_sdwa s[8:9], s4, v3", [0xf9, 0x06, 0x42, 0x7c, 0x04, 0x88, 0x85, 0x06], &[(4, 5), (259, 260)], &[(8, 10)]),
+            ("v_add_f32_dpp v2, v4, v1", [0xfa, 0x02, 0x04, 0x02, 0x04, 0xb1, 0x00, 0xff], &[(260, 261), (257, 258)], &[(258, 259)]),
+        ];
+        for (text, bytes, reads, writes) in cases {
+            let inst = isa_amdgpu::decode(bytes, 0, Target::Gfx90a).unwrap();
+            let (r, w) = known_registers(&inst).unwrap();
+            let (r, w): (Vec<_>, Vec<_>) = (r.iter().collect(), w.iter().collect());
+            // and EXEC, which every vector instruction reads
+            assert_eq!(r.iter().filter(|&&x| x != (126, 128)).copied().collect::<Vec<_>>(), *reads, "{text}: reads");
+            assert!(r.contains(&(126, 128)), "{text}: reads EXEC");
+            assert_eq!(w, *writes, "{text}: writes");
+        }
     }
 
     #[test]
