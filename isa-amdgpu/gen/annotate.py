@@ -27,7 +27,7 @@ import re
 import sys
 
 SCC_WRITERS_SOP2 = re.compile(r"^s_(add|sub|addc|subb|min|max|and|or|xor|andn2|orn2|nand|nor|xnor|lshl|lshr|ashr|bfe|absdiff|lshl\d_add|cbranch_g_fork)")
-SCC_WRITERS_SOP1 = re.compile(r"^s_(not|wqm|bcnt[01]|quadmask|abs|.*saveexec)")
+SCC_WRITERS_SOP1 = re.compile(r"^s_(not|wqm|bcnt[01]|quadmask|abs|.*saveexec|.*wrexec)")
 TRANS = re.compile(r"^v_(rcp|rsq|sqrt|log|exp|sin|cos|rcp_iflag)_")
 
 
@@ -51,7 +51,7 @@ def annotate(enc, name, ops):
                 writes.add("scc")
             if b.startswith("s_cmov"):
                 reads.add("scc")
-            if "saveexec" in b:
+            if "saveexec" in b or "wrexec" in b:
                 reads.add("exec")
                 writes.add("exec")
             if b.startswith("s_movrel"):
@@ -110,6 +110,8 @@ def annotate(enc, name, ops):
             if b.startswith(("v_addc_co", "v_subb_co", "v_subbrev_co")):
                 reads.add("vcc")
                 writes.add("vcc")
+        if b.startswith("v_div_fmas"):
+            reads.add("vcc")
         if b.startswith(("v_movrel", "v_interp")):
             reads.add("m0")
         if b in ("v_readlane_b32", "v_readfirstlane_b32"):

@@ -479,6 +479,39 @@ fn sdwa_forms_read_and_write_a_carry_pair_as_their_sgpr_operands_say() {
     }
 }
 
+#[test]
+fn carries_read_through_m0_old_values_and_implicit_operands_are_not_left_out() {
+    use Opcode as O;
+    // Reads of a carry that its instruction's operands do not name, each before the carry's pair is written
+    // over: s_movrels of s[0:1] with M0 = 30 reads s[30:31]; with M0 = 2, s_movreld of vcc writes
+    // s[108:109] and leaves VCC; s_cmov with SCC clear keeps VCC; s_bitset keeps the other bits; s_cmpk compares its
+    // SDST; v_div_fmas reads VCC. Each carry is computed, and both engines agree.
+    let carry = || vop2(O::VAddCoU32, 20, V, 1);
+    let over = || vop2(O::VAddCoU32, 21, V + 2, 3);
+    let f = |r: usize, l: usize| (r as u32 + 9).wrapping_mul(0x2545_f491) ^ (l as u32).wrapping_mul(0x9e37_79b9) ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 };
+    let sop1 = |op, d, s| inst(op, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let scc_clear = inst(O::SCmpLgU32, Encoding::Sopc, &[(Field::Ssrc0, 128), (Field::Ssrc1, 128)]);
+    let cmpk = inst(O::SCmpkEqU32, Encoding::Sopk, &[(Field::Sdst, 106), (Field::Simm16, 0)]);
+    let scc_to_s20 = inst(O::SCselectB32, Encoding::Sop2, &[(Field::Sdst, 20), (Field::Ssrc0, 193), (Field::Ssrc1, 128)]);
+    let fmas = vop3(O::VDivFmasF32, 22, &[V, V + 1, V + 2]);
+    let cases = [
+        ("read by s_movrels", vec![carry3(O::VAddCoU32, 20, 30, [V, V + 1, 0]), sop1(O::SMovrelsB64, 20, 0), smov(30, 10)], 30),
+        ("written past by s_movreld", vec![carry(), sop1(O::SMovreldB64, 106, 10)], 2),
+        ("kept by s_cmov", vec![carry(), scc_clear, sop1(O::SCmovB64, 106, 10)], 0),
+        ("bits set by s_bitset1", vec![carry(), sop1(O::SBitset1B32, 106, 131), sop1(O::SBitset1B32, 107, 133)], 0),
+        ("compared by s_cmpk", vec![carry(), cmpk, scc_to_s20, over()], 0),
+        ("read by v_div_fmas", vec![carry(), fmas, over()], 0),
+    ];
+    for (name, insts, m0) in &cases {
+        assert!(!jit::compile::carry_out_dead(insts, &translated(insts), 0), "{name}");
+        for exec in execs() {
+            let mut w = wave(exec, f);
+            w.sgprs[124] = *m0;
+            same_on_both(&format!("{name}, exec {exec:#x}"), insts, &w);
+        }
+    }
+}
+
 /// Which of `insts` (at consecutive addresses from 0x1000) the JIT compiles rather than leaves to the
 /// interpreter.
 fn translated(insts: &[Inst]) -> Vec<bool> {

@@ -2,8 +2,10 @@
 //!
 //! [`InstInfo`] is worked out once per instruction address from the table row and the timing table: the issue
 //! category (at most one instruction per category issues per SIMD turn), the pipe and its cycles, the latency of
-//! its results, the registers it reads and writes (operands by field, the table's implicit SCC/VCC/EXEC/M0, EXEC
-//! for every vector instruction), and what it means to the sequencer (`s_waitcnt` counts, barrier, end,
+//! its results, the registers it reads and writes (operands by field, SDWA's scalar sources and the pair an SDWA
+//! compare names, the table's implicit SCC/VCC/EXEC/M0, EXEC for every vector instruction, and as a read too
+//! the destination of instructions that keep or compute from its old value; the SGPRs M0 places for
+//! s_movrels/s_movreld are not known), and what it means to the sequencer (`s_waitcnt` counts, barrier, end,
 //! `s_nop`/`s_sleep` cycles).
 //!
 //! [`WaveWaits`] is a wave's side: the results still being computed (only latencies longer than the issue
@@ -118,11 +120,15 @@ impl Regs {
 }
 
 /// The registers `inst` reads and writes (scoreboard numbers, as [`InstInfo`] has them), when every one is
-/// named: `None` when an operand reads VCC or EXEC through `vccz` or `execz`, or the ranges fill a [`Regs`].
+/// named: `None` when an operand reads VCC or EXEC through `vccz` or `execz`, for s_movrels and s_movreld
+/// (which read or write the SGPRs M0 places, not the ones their operands name), or when the ranges fill a
+/// [`Regs`].
 pub fn known_registers(inst: &Inst) -> Option<(Regs, Regs)> {
+    use isa_amdgpu::Opcode as O;
     let (reads, writes) = registers(inst);
     let flags = inst.info.operands.iter().any(|o| matches!(o.kind, OperandKind::Src { .. }) && matches!(inst.field(o.field), 251 | 252));
-    (!flags && !reads.full() && !writes.full()).then_some((reads, writes))
+    let relative = matches!(inst.info.opcode, O::SMovrelsB32 | O::SMovrelsB64 | O::SMovreldB32 | O::SMovreldB64);
+    (!flags && !relative && !reads.full() && !writes.full()).then_some((reads, writes))
 }
 
 /// Everything the scheduler needs about one instruction.
@@ -200,11 +206,14 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
     };
     let loads = matches!(info.mem.dir, MemDir::Load);
     let returns = info.mem.flags.contains(isa_amdgpu::table::MemFlags::RETURNS) || (info.mem.dir == MemDir::Atomic && inst.field(Field::Glc) == 1);
+    // SOPK forms whose SDST field is a source: the compares, s_setreg, s_cbranch_i_fork
+    let sdst_read = enc == Encoding::Sopk && (info.name.starts_with("s_cmpk_") || matches!(info.name, "s_setreg_b32" | "s_cbranch_i_fork"));
     for o in info.operands {
         let v = inst.field(o.field);
         // destination fields; VDATA is a destination of loads and of atomics that return
         let dst = match o.field {
-            Field::Vdst | Field::Sdst => true,
+            Field::Sdst => !sdst_read,
+            Field::Vdst => true,
             Field::Sdata => enc == Encoding::Smem && info.mem.dir != MemDir::Store,
             Field::Vdata => loads || (info.mem.dir == MemDir::Atomic && returns),
             _ => false,
@@ -269,6 +278,20 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
             writes.add(start, count);
         } else {
             reads.add(start, count);
+        }
+    }
+    // destinations also read: the accumulating VALU forms, v_writelane (whose other lanes keep their values),
+    // SDWA's UNUSED_PRESERVE, and the SALU moves, bit sets and K-forms that keep or compute from the old value
+    let keeps_old = matches!(info.opcode, Opcode::SCmovB32 | Opcode::SCmovB64 | Opcode::SCmovkI32 | Opcode::SBitset0B32 | Opcode::SBitset0B64 | Opcode::SBitset1B32 | Opcode::SBitset1B64 | Opcode::SAddkI32 | Opcode::SMulkI32 | Opcode::VWritelaneB32)
+        || info.name.starts_with("v_mac_")
+        || info.name.starts_with("v_fmac_")
+        || info.name.starts_with("v_pk_fmac_")
+        || ["v_dot2c_", "v_dot4c_", "v_dot8c_"].iter().any(|p| info.name.starts_with(p))
+        || (inst.form == Form::Sdwa && enc != Encoding::Vopc && inst.ext().is_some_and(|e| e >> 11 & 3 == 2));
+    if keeps_old {
+        let dsts = writes;
+        for (start, end) in dsts.iter() {
+            reads.add(start, end - start);
         }
     }
     // the GLOBAL/SCRATCH SGPR base is a field without an operand of its own
@@ -528,6 +551,43 @@ mod tests {
             assert_eq!(r.iter().filter(|&&x| x != (126, 128)).copied().collect::<Vec<_>>(), *reads, "{text}: reads");
             assert!(r.contains(&(126, 128)), "{text}: reads EXEC");
             assert_eq!(w, *writes, "{text}: writes");
+        }
+    }
+
+    #[test]
+    fn moves_relative_to_m0_have_no_known_registers() {
+        // s_movreld_b64 vcc, s[10:11]; s_movrels_b64 s[20:21], s[0:1]; s_mov_b64 vcc, s[10:11] (llvm-mc-19)
+        let [reld, rels, mov] = [[0x0a, 0x2d, 0xea, 0xbe], [0x00, 0x2b, 0x94, 0xbe], [0x0a, 0x01, 0xea, 0xbe]].map(|b: [u8; 4]| isa_amdgpu::decode(&b, 0, Target::Gfx90a).unwrap());
+        assert_eq!((reld.info.name, rels.info.name, mov.info.name), ("s_movreld_b64", "s_movrels_b64", "s_mov_b64"));
+        assert!(known_registers(&reld).is_none() && known_registers(&rels).is_none());
+        let (r, w) = known_registers(&mov).unwrap();
+        assert_eq!((r.iter().collect::<Vec<_>>(), w.iter().collect::<Vec<_>>()), (vec![(10, 12)], vec![(106, 108)]));
+    }
+
+    #[test]
+    fn destinations_that_keep_or_compute_from_their_old_value_and_implicit_operands_are_read() {
+        // (llvm-mc-19 -mcpu=gfx90a -show-encoding; SCC 128, VCC 106-107, EXEC 126-127, VGPRs from 256)
+        type Ranges = &'static [(u16, u16)];
+        let cases: &[(&str, &[u8], Ranges, Ranges)] = &[
+            ("s_cmov_b64 vcc, s[10:11]", &[0x0a, 0x03, 0xea, 0xbe], &[(10, 12), (106, 108), (128, 129)], &[(106, 108)]),
+            ("s_cmpk_eq_u32 s5, 0x10", &[0x10, 0x00, 0x05, 0xb4], &[(5, 6)], &[(128, 129)]),
+            ("s_andn2_wrexec_b64 s[2:3], s[4:5]", &[0x04, 0x36, 0x82, 0xbe], &[(4, 6), (126, 128)], &[(2, 4), (126, 128), (128, 129)]),
+            ("v_div_fmas_f32 v0, v1, v2, v3", &[0x00, 0x00, 0xe2, 0xd1, 0x01, 0x05, 0x0e, 0x04], &[(106, 108), (126, 128), (257, 258), (258, 259), (259, 260)], &[(256, 257)]),
+            ("v_fmac_f32_e32 v2, v0, v1", &[0x00, 0x03, 0x04, 0x76], &[(126, 128), (256, 257), (257, 258), (258, 259)], &[(258, 259)]),
+            ("s_setreg_b32 hwreg(HW_REG_MODE), s4", &[0x01, 0xf8, 0x04, 0xb9], &[(4, 5)], &[]),
+            ("s_bitset1_b32 vcc_lo, 3", &[0x83, 0x1a, 0xea, 0xbe], &[(106, 107)], &[(106, 107)]),
+            ("v_mov_b32_sdwa v1, v0 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE", &[0xf9, 0x02, 0x02, 0x7e, 0x00, 0x15, 0x06, 0x00], &[(126, 128), (256, 257), (257, 258)], &[(257, 258)]),
+        ];
+        let sorted = |r: Regs| {
+            let mut v: Vec<_> = r.iter().collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        for (text, bytes, reads, writes) in cases {
+            let inst = isa_amdgpu::decode(bytes, 0, Target::Gfx90a).unwrap();
+            let (r, w) = registers(&inst);
+            assert_eq!((sorted(r), sorted(w)), (reads.to_vec(), writes.to_vec()), "{text}: reads, writes");
         }
     }
 
