@@ -281,19 +281,7 @@ fn branch(kind: u8, simm: i16, pc: u64, target: Target) -> Inst {
 }
 
 fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>, u32)], seed: u64, exec: u64) -> Result<(), TestCaseError> {
-    run_case_branching(target, rows, choice, None, &[], seed, exec)
-}
-
-fn run_case_branching(
-    target: Target,
-    rows: &[&'static OpInfo],
-    choice: &[(usize, Vec<u32>, u32)],
-    br: Option<(u8, i16)>,
-    mem_ops: &[(usize, u8, u8, u8)],
-    seed: u64,
-    exec: u64,
-) -> Result<(), TestCaseError> {
-    run_case_between_carries(target, rows, choice, br, mem_ops, seed, exec, None)
+    run_case_branching(target, rows, choice, None, &[], seed, exec, None)
 }
 
 /// `v_add_co_u32 v20, s[p:p+1], v0, v1` (VOP2 for VCC, 106; VOP3 otherwise), at `pc`.
@@ -305,10 +293,11 @@ fn carry_into(pair: u32, d: u32, pc: u64, target: Target) -> Inst {
     decode(&b.encode().unwrap(), pc, target).unwrap()
 }
 
-/// The case's instructions, with `carry`: a carry into that SGPR pair before them and one into it after them,
-/// which writes it over (so the first carry is left out exactly when nothing between reads it).
+/// The case's instructions, with `br` a branch after them, `mem_ops` memory instructions among them, and with
+/// `carry` a carry into that SGPR pair before them and one into it after them, which writes it over (so the
+/// first carry is left out exactly when nothing between reads it).
 #[allow(clippy::too_many_arguments)]
-fn run_case_between_carries(
+fn run_case_branching(
     target: Target,
     rows: &[&'static OpInfo],
     choice: &[(usize, Vec<u32>, u32)],
@@ -443,7 +432,7 @@ proptest! {
     ) {
         static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
         let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
-        run_case_branching(Target::Gfx942, rows, &choice, Some((kind, simm)), &[], seed, exec)?;
+        run_case_branching(Target::Gfx942, rows, &choice, Some((kind, simm)), &[], seed, exec, None)?;
     }
 
 
@@ -467,7 +456,7 @@ proptest! {
     ) {
         static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
         let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
-        run_case_between_carries(Target::Gfx942, rows, &choice, None, &[], seed, exec, Some(pair))?;
+        run_case_branching(Target::Gfx942, rows, &choice, None, &[], seed, exec, Some(pair))?;
     }
 
     #[test]
@@ -479,7 +468,7 @@ proptest! {
     ) {
         static ROWS: OnceLock<Vec<&'static OpInfo>> = OnceLock::new();
         let rows = ROWS.get_or_init(|| pool(Target::Gfx942));
-        run_case_branching(Target::Gfx942, rows, &choice, None, &mem_ops, seed, exec)?;
+        run_case_branching(Target::Gfx942, rows, &choice, None, &mem_ops, seed, exec, None)?;
     }
 }
 
