@@ -284,7 +284,8 @@ fn run_case(target: Target, rows: &[&'static OpInfo], choice: &[(usize, Vec<u32>
     run_case_branching(target, rows, choice, None, &[], seed, exec, None)
 }
 
-/// `v_add_co_u32 v20, s[p:p+1], v0, v1` (VOP2 for VCC, 106; VOP3 otherwise), at `pc`.
+/// `v_add_co_u32 v<d>, s[p:p+1], v0, v1` (VOP2 for VCC, 106; VOP3 otherwise), at `pc`. (The carries write
+/// v20 and v21, past the registers the random instructions use; both engines grow the wave's file for them.)
 fn carry_into(pair: u32, d: u32, pc: u64, target: Target) -> Inst {
     let enc = if pair == 106 { Encoding::Vop2 } else { Encoding::Vop3 };
     let row = isa_amdgpu::table::rows_of(isa_amdgpu::Opcode::VAddCoU32, target).find(|r| r.encoding == enc).expect("v_add_co_u32");

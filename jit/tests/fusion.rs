@@ -484,8 +484,8 @@ fn carries_read_through_m0_old_values_and_implicit_operands_are_not_left_out() {
     use Opcode as O;
     // Reads of a carry that its instruction's operands do not name, each before the carry's pair is written
     // over: s_movrels of s[0:1] with M0 = 30 reads s[30:31]; with M0 = 2, s_movreld of vcc writes
-    // s[108:109] and leaves VCC; s_cmov with SCC clear keeps VCC; s_bitset keeps the other bits; s_cmpk compares its
-    // SDST; v_div_fmas reads VCC. Each carry is computed, and both engines agree.
+    // s[108:109] and leaves VCC; s_cmov with SCC clear keeps VCC; s_bitset keeps the other bits; s_cmpk
+    // compares its SDST; v_div_fmas reads VCC. Each carry is computed, and both engines agree.
     let carry = || vop2(O::VAddCoU32, 20, V, 1);
     let over = || vop2(O::VAddCoU32, 21, V + 2, 3);
     let f = |r: usize, l: usize| (r as u32 + 9).wrapping_mul(0x2545_f491) ^ (l as u32).wrapping_mul(0x9e37_79b9) ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 };
