@@ -280,9 +280,11 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
             reads.add(start, count);
         }
     }
-    // destinations also read: the accumulating VALU forms, v_writelane (whose other lanes keep their values),
-    // SDWA's UNUSED_PRESERVE, and the SALU moves, bit sets and K-forms that keep or compute from the old value
-    let keeps_old = matches!(info.opcode, Opcode::SCmovB32 | Opcode::SCmovB64 | Opcode::SCmovkI32 | Opcode::SBitset0B32 | Opcode::SBitset0B64 | Opcode::SBitset1B32 | Opcode::SBitset1B64 | Opcode::SAddkI32 | Opcode::SMulkI32 | Opcode::VWritelaneB32)
+    // destinations also read: those an instruction computes from (the accumulating VALU forms, s_addk, s_mulk,
+    // s_bitset, and SDWA's UNUSED_PRESERVE, which keeps the other bits), and s_cmov/s_cmovk's, which may be
+    // left as they were (a conditional write, so read: nothing may take it as written over). Lanes a write
+    // leaves (EXEC, DPP's masks, v_writelane's other lanes) are not reads.
+    let keeps_old = matches!(info.opcode, Opcode::SCmovB32 | Opcode::SCmovB64 | Opcode::SCmovkI32 | Opcode::SBitset0B32 | Opcode::SBitset0B64 | Opcode::SBitset1B32 | Opcode::SBitset1B64 | Opcode::SAddkI32 | Opcode::SMulkI32)
         || info.name.starts_with("v_mac_")
         || info.name.starts_with("v_fmac_")
         || info.name.starts_with("v_pk_fmac_")
