@@ -90,6 +90,12 @@ pub fn materializes_pc(inst: &Inst) -> bool {
     matches!(inst.info.opcode, O::SGetpcB64 | O::SSwappcB64 | O::SCallB64)
 }
 
+/// Whether a block compiles `inst` at `pc` rather than leaving it to the interpreter: the JIT can emit it
+/// and it does not write its own PC.
+pub fn compiles(inst: &Inst, pc: u64) -> bool {
+    !materializes_pc(inst) && translatable(inst, pc)
+}
+
 /// A translated block.
 pub struct Block {
     pub func: extern "C" fn(*mut Ctx) -> u32,
@@ -287,7 +293,7 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         // instructions whose place in the code has been reached (their joins placed)
         let mut reached = 0;
         // which instructions compile (the others run on the interpreter, from the block)
-        let translated: Vec<bool> = insts.iter().zip(&pcs).map(|(inst, &at)| !materializes_pc(inst) && translatable(inst, at)).collect();
+        let translated: Vec<bool> = insts.iter().zip(&pcs).map(|(inst, &at)| compiles(inst, at)).collect();
         for (i, inst) in insts.iter().enumerate() {
             let next = at + inst.size() as u64;
             let executed = i as i64 + 1;

@@ -519,7 +519,7 @@ fn translated(insts: &[Inst]) -> Vec<bool> {
     insts
         .iter()
         .map(|inst| {
-            let t = jit::compile::translatable(inst, pc);
+            let t = jit::compile::compiles(inst, pc);
             pc += inst.size() as u64;
             t
         })
