@@ -10,8 +10,13 @@ use isa_amdgpu::codeobj::KernelDescriptor;
 
 use crate::device::DevicePreset;
 
-/// Dword 3 of the private segment buffer resource: ADD_TID_ENABLE (bit 23) marks per-lane private memory.
-pub const PRIVATE_RESOURCE_DWORD3: u32 = 0x0002_7000 | 1 << 23;
+/// Dword 3 of the private segment buffer resource: ADD_TID_ENABLE (bit 23) marks per-lane private memory, with
+/// the swizzle of ROCr's scratch resource on gfx9 (ELEMENT_SIZE 4 bytes, bits 20:19 = 1; INDEX_STRIDE 64, bits
+/// 22:21 = 3), the layout the semantics give private memory.
+pub const PRIVATE_RESOURCE_DWORD3: u32 = 0x0002_7000 | 1 << 19 | 3 << 21 | 1 << 23;
+
+/// SWIZZLE_ENABLE, bit 31 of the private segment buffer resource's dword 1.
+const SWIZZLE_ENABLE: u32 = 1 << 31;
 
 /// Why a dispatch cannot start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -142,7 +147,7 @@ impl DispatchContext<'_> {
 enum Varying {
     /// `workgroup_id_x`, `_y`, `_z`.
     WorkgroupId(usize),
-    /// The private segment buffer's base address, low dword and high 16 bits.
+    /// The private segment buffer's base address: its low dword; its high 16 bits with SWIZZLE_ENABLE.
     ScratchBaseLo,
     ScratchBaseHi,
     /// `flat_scratch_init`: the wave's scratch address.
@@ -181,8 +186,8 @@ impl WaveTemplate {
             let at = sgprs.len() as u32;
             map.push((s.name, at));
             match s.name {
-                // a buffer resource over this wave's scratch, marked ADD_TID (bit 23 of dword 3) like the hardware's
-                // swizzled private resource; wavejit's MUBUF maps offsets through it to per-lane private memory
+                // a buffer resource over this wave's scratch, swizzled and marked ADD_TID (bit 23 of dword 3) like
+                // the hardware's private resource; wavejit's MUBUF maps offsets through it to per-lane private memory
                 "private_segment_buffer" => {
                     sgprs.extend([0, 0, u32::MAX, PRIVATE_RESOURCE_DWORD3]);
                     varying.extend([(at, Varying::ScratchBaseLo), (at + 1, Varying::ScratchBaseHi)]);
@@ -252,7 +257,7 @@ impl WaveTemplate {
             sgprs[at as usize] = match v {
                 Varying::WorkgroupId(d) => wg[d],
                 Varying::ScratchBaseLo => scratch_base as u32,
-                Varying::ScratchBaseHi => (scratch_base >> 32) as u32 & 0xffff,
+                Varying::ScratchBaseHi => (scratch_base >> 32) as u32 & 0xffff | SWIZZLE_ENABLE,
                 Varying::WaveScratchLo => wave_scratch as u32,
                 Varying::WaveScratchHi => (wave_scratch >> 32) as u32,
             };

@@ -4366,6 +4366,91 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.lds_write_quads(addr, offsets, m, data);
         Ok(())
     }
+    fn private_access(&mut self, name: &'static str, p: Vv, bytes: u32, signed: bool, data: Option<&[Vv]>, m: Value) -> Result<Vec<Vv>, ExecError> {
+        // a whole wave at one dword-aligned private offset inside the segment (a stack slot, an unrolled private
+        // array) reads or writes one row of 64 dwords per dword of the access ([`emu_core::sem::SWIZZLE_ROW`]):
+        // straight from host memory when the site's window holds the rows; any other access (and a fault) as
+        // the semantics make it
+        if bytes < 4 || self.observed || self.fb().is_none() {
+            return emu_core::sem::private_access(self, name, p, bytes, signed, data, m);
+        }
+        let rows = (bytes / 4) as i64;
+        let p = self.mat(p);
+        let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
+        let outs = if data.is_some() { 0 } else { rows as usize };
+        let ctx = self.ctx;
+        let slot = window_slot(self.site.as_ref().expect("emitting").offset);
+        let (fast, join, rel, wins) = {
+            let b = self.b.as_deref_mut().expect("emitting");
+            let first = b.ins().extractlane(p.c[0], 0);
+            let first_v = b.ins().splat(I32X4, first);
+            let mut same = b.ins().icmp(IntCC::Equal, p.c[0], first_v);
+            for c in &p.c[1..] {
+                let e = b.ins().icmp(IntCC::Equal, *c, first_v);
+                same = b.ins().band(same, e);
+            }
+            let same = b.ins().vall_true(same);
+            let full = b.ins().icmp_imm(IntCC::Equal, m, -1);
+            let low = b.ins().band_imm(first, 3);
+            let aligned = b.ins().icmp_imm(IntCC::Equal, low, 0);
+            let ok = b.ins().band(same, full);
+            let ok = b.ins().band(ok, aligned);
+            // inside the lane's segment (the window, the wave's own segment, refuses a row past it as well)
+            let lane_bytes = b.ins().load(types::I64, trusted(), ctx, Ctx::SCRATCH_LANE_BYTES);
+            let first64 = b.ins().uextend(types::I64, first);
+            let end = b.ins().iadd_imm(first64, bytes as i64);
+            let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lane_bytes);
+            let ok = b.ins().band(ok, inside);
+            let base = b.ins().load(types::I64, trusted(), ctx, Ctx::SCRATCH_BASE);
+            let dword = b.ins().ushr_imm(first, 2);
+            let dword = b.ins().uextend(types::I64, dword);
+            let row = b.ins().imul_imm(dword, emu_core::sem::SWIZZLE_ROW);
+            let addr = b.ins().iadd(base, row);
+            let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
+            let start = b.ins().load(types::I64, trusted(), wins, window_field(slot, 0));
+            let len = b.ins().load(types::I64, trusted(), wins, window_field(slot, 1));
+            let rel = b.ins().isub(addr, start);
+            let room = b.ins().iadd_imm(len, -rows * emu_core::sem::SWIZZLE_ROW);
+            let short = b.ins().icmp_imm(IntCC::SignedLessThan, room, 0);
+            let outside = b.ins().icmp(IntCC::UnsignedGreaterThan, rel, room);
+            let bad = b.ins().bor(short, outside);
+            let ok = b.ins().band_not(ok, bad);
+            let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
+            for _ in 0..outs * CHUNKS {
+                b.append_block_param(join, I32X4);
+            }
+            b.ins().brif(ok, fast, &[], slow, &[]);
+            b.switch_to_block(slow);
+            b.seal_block(slow);
+            (fast, join, rel, wins)
+        };
+        let slow_out = emu_core::sem::private_access(self, name, p, bytes, signed, data.as_deref(), m)?;
+        let slow_out: Vec<Vv> = slow_out.into_iter().map(|v| self.mat(v)).collect();
+        let b = self.b.as_deref_mut().expect("emitting");
+        jump_with(b, join, &slow_out);
+        b.switch_to_block(fast);
+        b.seal_block(fast);
+        let host = b.ins().load(types::I64, trusted(), wins, window_field(slot, 2));
+        let at = b.ins().iadd(host, rel);
+        let mut loaded = Vec::with_capacity(outs);
+        for j in 0..rows as usize {
+            let mut c = [dummy(); CHUNKS];
+            for (i, x) in c.iter_mut().enumerate() {
+                let off = (j as i64 * emu_core::sem::SWIZZLE_ROW) as i32 + 16 * i as i32;
+                match &data {
+                    Some(d) => {
+                        b.ins().store(MemFlags::new(), d[j].c[i], at, off);
+                    }
+                    None => *x = b.ins().load(I32X4, MemFlags::new(), at, off),
+                }
+            }
+            if data.is_none() {
+                loaded.push(Vv { c, uniform: None, lazy: None });
+            }
+        }
+        jump_with(b, join, &loaded);
+        Ok(join_vectors(b, join))
+    }
     fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {
         if self.fb().is_none() || !self.may_record() {
             return Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1);

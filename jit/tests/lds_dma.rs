@@ -43,7 +43,8 @@ fn setup() -> Setup {
     let buf = mem.allocate(4096, AllocKind::Buffer, "source").unwrap();
     mem.write(buf, &(0..4096).map(byte).collect::<Vec<u8>>()).unwrap();
     let scratch = mem.allocate(64 * LANE_BYTES as u64, AllocKind::Scratch, "private").unwrap();
-    let seg: Vec<u8> = (0..64).flat_map(|_| (0..LANE_BYTES as u64).map(byte)).collect();
+    // every lane's byte i is byte(i): private memory is swizzled, byte i of lane l at (i / 4) * 256 + 4 l + i % 4
+    let seg: Vec<u8> = (0..64 * LANE_BYTES as u64).map(|x| byte(x / 256 * 4 + x % 4)).collect();
     mem.write(scratch, &seg).unwrap();
     Setup { mem, buf, scratch }
 }

@@ -365,6 +365,18 @@ pub trait Backend {
         self.lds_write(addr, offsets[1], data[1], m)
     }
 
+    /// A private access (SCRATCH, MUBUF through the private segment buffer, FLAT's private lanes where they are
+    /// accessed apart) of the instruction `name`: `bytes` at each lane of `m`'s private offset `p` — loaded (a
+    /// narrow load's one value, zero- or sign-extended, else `bytes / 4` dwords) or, with `data` (one value, or
+    /// `bytes / 4` dwords), stored; a fault when a lane's bytes are not all inside its segment.
+    /// [`crate::sem::private_access`] defines it; a backend may take another way to the same result.
+    fn private_access(&mut self, name: &'static str, p: Self::V, bytes: u32, signed: bool, data: Option<&[Self::V]>, m: Self::M) -> Result<Vec<Self::V>, ExecError>
+    where
+        Self: Sized,
+    {
+        crate::sem::private_access(self, name, p, bytes, signed, data, m)
+    }
+
     /// Scalar memory: `dwords` dwords from the 64-bit address (lo, hi) (its two low bits ignored).
     fn s_load(&mut self, lo: Self::S, hi: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
     /// Scalar memory: the first `valid` of `dwords` dwords from (lo, hi), the others 0 without being read (a

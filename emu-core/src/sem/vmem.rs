@@ -15,14 +15,33 @@ use super::operand::*;
 use super::{form, unsupported, ExecError, Flow, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI};
 
 /// Where a vector memory instruction's lanes access: 64-bit addresses plus a constant offset, the lanes that
-/// access (EXEC, narrowed to those in range for buffers), and for buffers the lanes in range (the others read
-/// 0).
+/// access (EXEC, narrowed to those in range for buffers), for buffers the lanes in range (the others read 0),
+/// and how each lane's bytes lie from its address.
 struct Lanes<B: Backend> {
     lo: B::V,
     hi: B::V,
     offset: i64,
     m: B::M,
     in_range: Option<B::M>,
+    layout: Layout<B>,
+}
+
+/// Where the bytes of one lane's access lie.
+enum Layout<B: Backend> {
+    /// In device memory, in one run from the lane's address.
+    Whole,
+    /// In the lane's private memory from the private offset held here (the constant offset is in it):
+    /// [`Backend::private_access`], which checks it.
+    Private(B::V),
+}
+
+/// How the bytes of one lane's private access lie in device memory ([`private_address`]).
+enum Swizzle {
+    /// Every access inside one dword or starting one: dword `j` of the access at the lane's address + 256 × `j`.
+    Dwords,
+    /// Some lane's access crosses into a dword it does not start: byte `k` of the access at the address of the
+    /// lane's private offset + `k`.
+    Bytes,
 }
 
 /// Executes a vector memory instruction.
@@ -48,26 +67,24 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         Encoding::Global => {
             let (lo, hi) = global_address(b, inst)?;
             let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
-            Lanes { lo, hi, offset, m: exec, in_range: None }
+            Lanes { lo, hi, offset, m: exec, in_range: None, layout: Layout::Whole }
         }
         Encoding::Scratch => {
             let p = private_offsets(b, inst)?;
-            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32, exec)?;
-            Lanes { lo, hi, offset: 0, m: exec, in_range: None }
+            private_only(p, exec)
         }
         _ if is_private_resource(b, inst)? => {
             if mem.flags.contains(MemFlags::FORMAT) {
                 return Err(form(inst, "a typed access through the private segment buffer"));
             }
             let p = private_offsets(b, inst)?;
-            let (lo, hi) = private_addresses(b, inst, p, mem.bytes as u32, exec)?;
-            Lanes { lo, hi, offset: 0, m: exec, in_range: None }
+            private_only(p, exec)
         }
         _ if mem.flags.contains(MemFlags::FORMAT) => return buffer_format(b, inst).map(|()| Flow::Next),
         _ => {
             let (lo, hi, ok) = buffer_lanes(b, inst, mem.bytes as u32)?;
             let m = b.mask_op(MaskOp::And, exec, ok);
-            Lanes { lo, hi, offset: 0, m, in_range: Some(ok) }
+            Lanes { lo, hi, offset: 0, m, in_range: Some(ok), layout: Layout::Whole }
         }
     };
     if to_lds {
@@ -90,12 +107,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
 /// A lane whose dword lies outside the workgroup's LDS faults as a DS access would.
 fn lds_dma<B: Backend>(b: &mut B, inst: &Inst, t: Lanes<B>) -> Result<(), ExecError> {
     let mem = inst.info.mem;
-    let bytes = mem.bytes as u32;
-    let v = if bytes < 4 {
-        b.v_load_narrow(t.lo, t.hi, t.offset, bytes, mem.flags.contains(MemFlags::SIGNED), t.m)?
-    } else {
-        b.v_load(t.lo, t.hi, t.offset, 1, t.m)?.remove(0)
-    };
+    let v = load(b, inst, &t, mem.bytes as u32, mem.flags.contains(MemFlags::SIGNED))?.remove(0);
     let v = in_range(b, t.in_range, v);
     let offset = match inst.encoding() {
         Encoding::Global | Encoding::Scratch => (((inst.field(Field::Offset) << 19) as i32) >> 19) as u32,
@@ -141,24 +153,20 @@ fn access<B: Backend>(b: &mut B, inst: &Inst, t: Lanes<B>, acc: bool) -> Result<
     let exec = b.exec();
     match mem.dir {
         MemDir::Load if bytes < 4 => {
-            let v = b.v_load_narrow(t.lo, t.hi, t.offset, bytes, mem.flags.contains(MemFlags::SIGNED), t.m)?;
+            let v = load(b, inst, &t, bytes, mem.flags.contains(MemFlags::SIGNED))?.remove(0);
             let v = in_range(b, t.in_range, v);
             write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
         }
         MemDir::Load => {
-            let r = b.v_load(t.lo, t.hi, t.offset, bytes / 4, t.m)?;
+            let r = load(b, inst, &t, bytes, false)?;
             for (i, v) in r.into_iter().enumerate() {
                 let v = in_range(b, t.in_range, v);
                 data_set(b, acc, dst + i as u32, v, exec);
             }
         }
-        MemDir::Store if bytes < 4 => {
-            let v = store_data(b, acc, data, mem.flags.contains(MemFlags::D16_HI));
-            b.v_store_narrow(t.lo, t.hi, t.offset, bytes, v, t.m)?;
-        }
         MemDir::Store => {
-            let v: Vec<B::V> = (0..bytes / 4).map(|i| data_get(b, acc, data + i)).collect();
-            b.v_store(t.lo, t.hi, t.offset, &v, t.m)?;
+            let v = store_values(b, acc, data, bytes, mem.flags);
+            store(b, inst, &t, bytes, &v)?;
         }
         MemDir::Atomic => {
             let old = global_atomic(b, inst, &t, acc, data)?;
@@ -187,6 +195,19 @@ fn cmpswap_data<B: Backend>(b: &mut B, acc: bool, data: u32, n: u32) -> (Vec<B::
 fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, data: u32) -> Result<Vec<B::V>, ExecError> {
     let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
     let n = inst.info.mem.bytes as u32 / 4;
+    let private;
+    let t = match t.layout {
+        Layout::Whole => t,
+        Layout::Private(p) => {
+            check_private(b, inst.info.name, p, 4 * n, t.m)?;
+            if n > 1 || matches!(private_layout(b, p, 4, t.m), Swizzle::Bytes) {
+                return Err(form(inst, "an atomic on private memory wider than a dword or not aligned to one"));
+            }
+            let (lo, hi) = private_address(b, p);
+            private = Lanes { lo, hi, offset: 0, m: t.m, in_range: None, layout: Layout::Whole };
+            &private
+        }
+    };
     Ok(match op {
         AtomicOp::CmpSwap => {
             let (src, cmp) = cmpswap_data(b, acc, data, n);
@@ -207,6 +228,11 @@ fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, da
 /// FLAT: per lane, an address in the shared aperture goes to the workgroup's LDS (its low 32 bits are the LDS
 /// offset), one in the private aperture to the lane's private segment (its low 32 bits are the private address
 /// a SCRATCH instruction would compute, relative to FLAT_SCRATCH), anything else is global memory.
+///
+/// Private lanes whose access lies inside one dword go with the global lanes, at their swizzled address
+/// ([`private_address`]); wider accesses and those crossing a dword boundary are made on their own. Whether
+/// any lane is private is decided once for a wider access (likely not, so that the JIT compiles the global
+/// path alone).
 fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> {
     let mem = inst.info.mem;
     let bytes = mem.bytes as u32;
@@ -219,46 +245,75 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
     let in_lds = b.mask_op(MaskOp::And, in_lds, exec);
     let private = b.v_cmp(cmp::EQ_U32, hi, private_hi);
     let private = b.mask_op(MaskOp::And, private, exec);
-    // private lanes become global accesses at their scratch address (the instruction's offset added later)
-    let (lo, hi) = {
+    // each private lane's offset in its segment, the instruction's offset included
+    let p = {
         let (base_lo, _, _) = b.scratch();
         let fs = b.s_get(102);
         let rel = b.s_op(SOp::Sub, fs, base_lo);
         let rel = b.v_splat(rel);
         let p = b.v_op(VOp::AddU32, rel, lo);
-        let (plo, phi) = private_addresses(b, inst, p, bytes + offset, private)?;
-        (b.v_select(private, lo, plo), b.v_select(private, hi, phi))
+        let off = splat(b, offset);
+        b.v_op(VOp::AddU32, p, off)
     };
-    let global = b.mask_op(MaskOp::AndNot, exec, in_lds);
+    check_private(b, inst.info.name, p, bytes, private)?;
+    let apart = if bytes > 4 { any_lane(b, private, false) } else { matches!(private_layout(b, p, bytes, private), Swizzle::Bytes) };
+    let (lo, hi) = if !apart && bytes <= 4 {
+        // the swizzled address less the offset the access adds
+        let (plo, phi) = private_address(b, p);
+        let off = splat(b, offset);
+        let (plo, borrow) = b.v_sub_borrow(plo, off, None);
+        let zero = b_zero(b);
+        let (phi, _) = b.v_sub_borrow(phi, zero, Some(borrow));
+        (b.v_select(private, lo, plo), b.v_select(private, hi, phi))
+    } else {
+        (lo, hi)
+    };
+    let mut global = b.mask_op(MaskOp::AndNot, exec, in_lds);
+    let own = apart.then(|| {
+        global = b.mask_op(MaskOp::AndNot, global, private);
+        private_only(p, private)
+    });
     let (dst, data) = (inst.field(Field::Vdst), inst.field(Field::Data));
     let signed = mem.flags.contains(MemFlags::SIGNED);
     match mem.dir {
-        MemDir::Load if bytes < 4 => {
-            let g = b.v_load_narrow(lo, hi, offset as i64, bytes, signed, global)?;
-            let l = b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?;
-            let v = b.v_select(in_lds, g, l);
-            write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
-        }
         MemDir::Load => {
-            let g = b.v_load(lo, hi, offset as i64, bytes / 4, global)?;
-            let l = b.lds_read(lo, offset, bytes / 4, in_lds)?;
+            let whole = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
+            let g = load(b, inst, &whole, bytes, signed)?;
+            let l = if bytes < 4 { vec![b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?] } else { b.lds_read(lo, offset, bytes / 4, in_lds)? };
+            let mine = match &own {
+                Some(t) => Some(load(b, inst, t, bytes, signed)?),
+                None => None,
+            };
             for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
-                let v = b.v_select(in_lds, gv, lv);
-                data_set(b, acc, dst + i as u32, v, exec);
+                let mut v = b.v_select(in_lds, gv, lv);
+                if let Some(mine) = &mine {
+                    v = b.v_select(private, v, mine[i]);
+                }
+                if bytes < 4 {
+                    write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
+                } else {
+                    data_set(b, acc, dst + i as u32, v, exec);
+                }
             }
         }
-        MemDir::Store if bytes < 4 => {
-            let v = store_data(b, acc, data, mem.flags.contains(MemFlags::D16_HI));
-            b.v_store_narrow(lo, hi, offset as i64, bytes, v, global)?;
-            b.lds_write_narrow(lo, offset, bytes, v, in_lds)?;
-        }
         MemDir::Store => {
-            let v: Vec<B::V> = (0..bytes / 4).map(|i| data_get(b, acc, data + i)).collect();
-            b.v_store(lo, hi, offset as i64, &v, global)?;
-            b.lds_write(lo, offset, &v, in_lds)?;
+            let v = store_values(b, acc, data, bytes, mem.flags);
+            let whole = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
+            store(b, inst, &whole, bytes, &v)?;
+            if bytes < 4 {
+                b.lds_write_narrow(lo, offset, bytes, v[0], in_lds)?;
+            } else {
+                b.lds_write(lo, offset, &v, in_lds)?;
+            }
+            if let Some(t) = &own {
+                store(b, inst, t, bytes, &v)?;
+            }
         }
         MemDir::Atomic => {
-            let t = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None };
+            if let Some(t) = &own {
+                global_atomic(b, inst, t, acc, data)?;
+            }
+            let t = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
             let g = global_atomic(b, inst, &t, acc, data)?;
             let l = flat_lds_atomic(b, inst, lo, offset, acc, data, in_lds)?;
             if inst.field(Field::Glc) == 1 {
@@ -271,6 +326,68 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
         MemDir::None => return Err(unsupported(inst)),
     }
     Ok(())
+}
+
+/// The data a store of `bytes` writes: a narrow store's one register (its high half for the d16_hi forms),
+/// else `bytes / 4` registers from `data`.
+fn store_values<B: Backend>(b: &mut B, acc: bool, data: u32, bytes: u32, flags: MemFlags) -> Vec<B::V> {
+    if bytes < 4 {
+        vec![store_data(b, acc, data, flags.contains(MemFlags::D16_HI))]
+    } else {
+        (0..bytes / 4).map(|i| data_get(b, acc, data + i)).collect()
+    }
+}
+
+/// Loads `bytes` at `t`'s lanes: a narrow load's one value (zero- or sign-extended), else `bytes / 4` dwords.
+fn load<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, bytes: u32, signed: bool) -> Result<Vec<B::V>, ExecError> {
+    match t.layout {
+        Layout::Private(p) => b.private_access(inst.info.name, p, bytes, signed, None, t.m),
+        Layout::Whole if bytes < 4 => Ok(vec![b.v_load_narrow(t.lo, t.hi, t.offset, bytes, signed, t.m)?]),
+        Layout::Whole => b.v_load(t.lo, t.hi, t.offset, bytes / 4, t.m),
+    }
+}
+
+/// Stores `data` ([`store_values`]) of `bytes` at `t`'s lanes.
+fn store<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, bytes: u32, data: &[B::V]) -> Result<(), ExecError> {
+    match t.layout {
+        Layout::Private(p) => b.private_access(inst.info.name, p, bytes, false, Some(data), t.m).map(|_| ()),
+        Layout::Whole if bytes < 4 => b.v_store_narrow(t.lo, t.hi, t.offset, bytes, data[0], t.m),
+        Layout::Whole => b.v_store(t.lo, t.hi, t.offset, data, t.m),
+    }
+}
+
+/// A private access as the semantics define it ([`Backend::private_access`]'s default): `bytes` at each lane
+/// of `m`'s private offset `p`, checked inside the lane's segment (else a fault of the instruction `name`),
+/// laid out as [`private_address`] says, loaded (a narrow load's one value, else `bytes / 4` dwords) or, with
+/// `data`, stored.
+pub fn private_access<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes: u32, signed: bool, data: Option<&[B::V]>, m: B::M) -> Result<Vec<B::V>, ExecError> {
+    check_private(b, name, p, bytes, m)?;
+    let dwords = bytes.div_ceil(4);
+    match private_layout(b, p, bytes, m) {
+        Swizzle::Bytes => match data {
+            Some(data) => {
+                for (j, &v) in data.iter().enumerate() {
+                    private_bytes_store(b, p, 4 * j as u32, bytes.min(4), v, m)?;
+                }
+                Ok(vec![])
+            }
+            None => (0..dwords).map(|j| private_bytes_load(b, p, 4 * j, bytes.min(4), signed, m)).collect(),
+        },
+        Swizzle::Dwords => {
+            let (lo, hi) = private_address(b, p);
+            match data {
+                Some(&[v]) if bytes < 4 => b.v_store_narrow(lo, hi, 0, bytes, v, m).map(|()| vec![]),
+                Some(data) => {
+                    for (j, &v) in data.iter().enumerate() {
+                        b.v_store(lo, hi, SWIZZLE_ROW * j as i64, &[v], m)?;
+                    }
+                    Ok(vec![])
+                }
+                None if bytes < 4 => Ok(vec![b.v_load_narrow(lo, hi, 0, bytes, signed, m)?]),
+                None => (0..dwords).map(|j| Ok(b.v_load(lo, hi, SWIZZLE_ROW * j as i64, 1, m)?.remove(0))).collect(),
+            }
+        }
+    }
 }
 
 /// The LDS lanes of a FLAT atomic (data as a global atomic's: for compare-and-swap the new value, then the
@@ -465,28 +582,111 @@ fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError
     Ok(p)
 }
 
-/// Device addresses of private offsets: lane l's segment starts at base + l * bytes-per-lane. An access past
-/// the end of a lane's segment faults.
-fn private_addresses<B: Backend>(b: &mut B, inst: &Inst, p: B::V, bytes: u32, m: B::M) -> Result<(B::V, B::V), ExecError> {
-    let (base_lo, base_hi, lane_bytes) = b.scratch();
-    let lane_bytes_v = b.v_splat(lane_bytes);
-    let end = b.s_const(bytes);
-    let end = b.v_splat(end);
+/// Bytes between one dword of a lane's private segment and its next, in device memory: a row of the wave's
+/// 64 lanes' dwords.
+pub const SWIZZLE_ROW: i64 = 4 * crate::wave::LANES as i64;
+
+/// The lanes `m` of a private access at (checked) private offsets `p`.
+fn private_only<B: Backend>(p: B::V, m: B::M) -> Lanes<B> {
+    // addresses are worked out by the access (Backend::private_access); these are never read
+    Lanes { lo: p, hi: p, offset: 0, m, in_range: None, layout: Layout::Private(p) }
+}
+
+/// Faults when a lane of `m` would access past the end of its private segment with `bytes` at offset `p`
+/// (`name`: the instruction's mnemonic).
+fn check_private<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes: u32, m: B::M) -> Result<(), ExecError> {
+    let (_, _, lane_bytes) = b.scratch();
+    let lane_bytes = b.v_splat(lane_bytes);
+    let end = splat(b, bytes);
     let last = b.v_op(VOp::AddU32, p, end);
-    let too_far = b.v_cmp(cmp::GT_U32, last, lane_bytes_v);
+    let too_far = b.v_cmp(cmp::GT_U32, last, lane_bytes);
     let wrapped = b.v_cmp(cmp::LT_U32, last, p);
     let bad = b.mask_op(MaskOp::Or, too_far, wrapped);
     let bad = b.mask_op(MaskOp::And, bad, m);
-    b.fail_if_any(bad, ExecError::Private { mnemonic: inst.info.name, lane_bytes: 0 })?;
+    b.fail_if_any(bad, ExecError::Private { mnemonic: name, lane_bytes: 0 })
+}
+
+/// How a private access of `bytes` at offsets `p` lies: by dwords when every lane of `m` accesses inside one
+/// dword or from the start of one (likely: compilers align private data), else byte by byte.
+fn private_layout<B: Backend>(b: &mut B, p: B::V, bytes: u32, m: B::M) -> Swizzle {
+    let three = splat(b, 3);
+    let first = b.v_op(VOp::And, p, three);
+    let span = splat(b, bytes.min(4));
+    let end = b.v_op(VOp::AddU32, first, span);
+    let four = splat(b, 4);
+    let crossing = b.v_cmp(cmp::GT_U32, end, four);
+    let crossing = b.mask_op(MaskOp::And, crossing, m);
+    if any_lane(b, crossing, false) {
+        Swizzle::Bytes
+    } else {
+        Swizzle::Dwords
+    }
+}
+
+/// Whether any lane of `m` is set, decided once for a choice between two ways of executing the instruction
+/// ([`Backend::uniform_bit`]; the JIT compiles the `likely` one).
+fn any_lane<B: Backend>(b: &mut B, m: B::M, likely: bool) -> bool {
+    let (lo, hi) = b.mask_parts(m);
+    let any = b.s_op(SOp::Or, lo, hi);
+    let any = b.s_nonzero(any);
+    b.uniform_bit(any, 0, likely)
+}
+
+/// The device address of private offset `p` of each lane. Private memory is laid out as the hardware's
+/// swizzled private segment buffer lays it out (ROCr gives it ELEMENT_SIZE 4 bytes, INDEX_STRIDE 64 and
+/// ADD_TID_ENABLE on gfx9): byte `p` of lane `l` at base + (`p` / 4) × 256 + 4 × `l` + `p` % 4, so that the
+/// wave's dwords at one private offset are one 256-byte row.
+fn private_address<B: Backend>(b: &mut B, p: B::V) -> (B::V, B::V) {
+    let (base_lo, base_hi, _) = b.scratch();
+    let two = splat(b, 2);
+    let dword = b.v_op(VOp::Lshr, p, two);
+    let eight = splat(b, 8);
+    let row = b.v_op(VOp::Shl, dword, eight);
     let ids = b.v_lane_ids();
-    let lane_off = b.v_op(VOp::MulLoU32, ids, lane_bytes_v);
-    let within = b.v_op(VOp::AddU32, lane_off, p);
+    let column = b.v_op(VOp::Shl, ids, two);
+    let three = splat(b, 3);
+    let byte = b.v_op(VOp::And, p, three);
+    let within = b.v_op(VOp::AddU32, row, column);
+    let within = b.v_op(VOp::AddU32, within, byte);
     let (bl, bh) = (b.v_splat(base_lo), b.v_splat(base_hi));
     let (lo, carry) = b.v_add_carry(bl, within, None);
-    let zero = b.s_const(0);
-    let zero = b.v_splat(zero);
+    let zero = b_zero(b);
     let (hi, _) = b.v_add_carry(bh, zero, Some(carry));
-    Ok((lo, hi))
+    (lo, hi)
+}
+
+/// `n` (at most 4) bytes of each lane's private memory from offset `p` + `from`, loaded byte by byte into one
+/// value, zero- or sign-extended.
+fn private_bytes_load<B: Backend>(b: &mut B, p: B::V, from: u32, n: u32, signed: bool, m: B::M) -> Result<B::V, ExecError> {
+    let mut v = b_zero(b);
+    for k in 0..n {
+        let at = splat(b, from + k);
+        let q = b.v_op(VOp::AddU32, p, at);
+        let (lo, hi) = private_address(b, q);
+        let byte = b.v_load_narrow(lo, hi, 0, 1, false, m)?;
+        let shift = splat(b, 8 * k);
+        let byte = b.v_op(VOp::Shl, byte, shift);
+        v = b.v_op(VOp::Or, v, byte);
+    }
+    if signed && n < 4 {
+        let shift = splat(b, 32 - 8 * n);
+        let up = b.v_op(VOp::Shl, v, shift);
+        v = b.v_op(VOp::Ashr, up, shift);
+    }
+    Ok(v)
+}
+
+/// The low `n` (at most 4) bytes of `v` stored byte by byte at each lane's private offset `p` + `from`.
+fn private_bytes_store<B: Backend>(b: &mut B, p: B::V, from: u32, n: u32, v: B::V, m: B::M) -> Result<(), ExecError> {
+    for k in 0..n {
+        let at = splat(b, from + k);
+        let q = b.v_op(VOp::AddU32, p, at);
+        let (lo, hi) = private_address(b, q);
+        let shift = splat(b, 8 * k);
+        let byte = b.v_op(VOp::Lshr, v, shift);
+        b.v_store_narrow(lo, hi, 0, 1, byte, m)?;
+    }
+    Ok(())
 }
 
 /// Per-lane 64-bit address of a GLOBAL instruction: a VGPR pair, or an SGPR pair plus a 32-bit VGPR offset.
