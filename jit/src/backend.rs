@@ -4382,6 +4382,22 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         let slot = window_slot(self.site.as_ref().expect("emitting").offset);
         let (fast, join, rel, wins) = {
             let b = self.b.as_deref_mut().expect("emitting");
+            // no lane (FLAT's private lanes, mostly): nothing to access
+            let join = b.create_block();
+            for _ in 0..outs * CHUNKS {
+                b.append_block_param(join, I32X4);
+            }
+            let (none, some) = (b.create_block(), b.create_block());
+            let empty = b.ins().icmp_imm(IntCC::Equal, m, 0);
+            b.ins().brif(empty, none, &[], some, &[]);
+            b.switch_to_block(none);
+            b.seal_block(none);
+            let zero = b.ins().iconst(types::I32, 0);
+            let zero = b.ins().splat(I32X4, zero);
+            let zeros: Vec<_> = (0..outs * CHUNKS).map(|_| zero.into()).collect();
+            b.ins().jump(join, &zeros);
+            b.switch_to_block(some);
+            b.seal_block(some);
             let first = b.ins().extractlane(p.c[0], 0);
             let first_v = b.ins().splat(I32X4, first);
             let mut same = b.ins().icmp(IntCC::Equal, p.c[0], first_v);
@@ -4415,10 +4431,7 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let outside = b.ins().icmp(IntCC::UnsignedGreaterThan, rel, room);
             let bad = b.ins().bor(short, outside);
             let ok = b.ins().band_not(ok, bad);
-            let (fast, slow, join) = (b.create_block(), b.create_block(), b.create_block());
-            for _ in 0..outs * CHUNKS {
-                b.append_block_param(join, I32X4);
-            }
+            let (fast, slow) = (b.create_block(), b.create_block());
             b.ins().brif(ok, fast, &[], slow, &[]);
             b.switch_to_block(slow);
             b.seal_block(slow);

@@ -1,5 +1,6 @@
 //! Private memory on both engines against a CPU model of each lane's private bytes: MUBUF through the private
-//! segment buffer (gfx90a), SCRATCH (gfx942) and FLAT's private aperture (gfx90a), stores and loads of 1 to 16
+//! segment buffer (gfx90a), SCRATCH (gfx942) and FLAT's private aperture (gfx90a; also with a third of the
+//! lanes in global memory, each in a buffer of its own bytes), stores and loads of 1 to 16
 //! bytes at one offset in every lane, at offsets that differ by lane, and at offsets that cross dwords, under a
 //! full and a partial EXEC, each block run twice (the second run finds its sites' windows, as a loop's later
 //! passes do). In device memory the lanes' dwords are interleaved as the hardware's swizzled private segment
@@ -36,10 +37,12 @@ fn initial() -> Vec<Vec<u8>> {
     (0..64).map(|l| (0..LANE_BYTES).map(|q| (l * 31 + q * 7 + 0x91) as u8).collect()).collect()
 }
 
-/// A device memory holding `private` in the swizzled layout; returns it and the segment's base.
-fn memory(private: &[Vec<u8>]) -> (DeviceMemory, u64) {
+/// A device memory holding `private` in the swizzled layout and, for FLAT's global lanes, each lane's bytes in
+/// a buffer of its own 64 bytes; returns it, the segment's base and the buffer.
+fn memory(private: &[Vec<u8>]) -> (DeviceMemory, u64, u64) {
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let base = mem.allocate(64 * LANE_BYTES as u64, AllocKind::Scratch, "private").unwrap();
+    let slab = mem.allocate(64 * LANE_BYTES as u64, AllocKind::Buffer, "global").unwrap();
     let mut raw = vec![0u8; 64 * LANE_BYTES];
     for (l, bytes) in private.iter().enumerate() {
         for (q, &x) in bytes.iter().enumerate() {
@@ -47,24 +50,31 @@ fn memory(private: &[Vec<u8>]) -> (DeviceMemory, u64) {
         }
     }
     mem.write(base, &raw).unwrap();
-    (mem, base)
+    mem.write(slab, &private.concat()).unwrap();
+    (mem, base, slab)
 }
 
-/// Each lane's private bytes as `mem` holds them.
-fn private_of(mem: &DeviceMemory, base: u64) -> Vec<Vec<u8>> {
-    let mut raw = vec![0u8; 64 * LANE_BYTES];
+/// Whether lane `l` of the form accesses global memory (a third of the lanes of "flat-mixed").
+fn global_lane(form: &str, l: usize) -> bool {
+    form == "flat-mixed" && l % 3 == 0
+}
+
+/// Each lane's bytes as `mem` holds them where the lane accesses them, and where it does not.
+fn lanes_of(mem: &DeviceMemory, base: u64, slab: u64, form: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let (mut raw, mut global) = (vec![0u8; 64 * LANE_BYTES], vec![0u8; 64 * LANE_BYTES]);
     mem.read(base, &mut raw).unwrap();
-    (0..64).map(|l| (0..LANE_BYTES).map(|q| raw[swizzled(l, q)]).collect()).collect()
+    mem.read(slab, &mut global).unwrap();
+    let private = (0..64).map(|l| (0..LANE_BYTES).map(|q| raw[swizzled(l, q)]).collect::<Vec<u8>>());
+    let global = global.chunks(LANE_BYTES).map(<[u8]>::to_vec);
+    private.zip(global).enumerate().map(|(l, (p, g))| if global_lane(form, l) { (g, p) } else { (p, g) }).unzip()
 }
 
-/// A wave with `exec`, v1 = each lane's private offset, v[12:13] = the same as a FLAT private-aperture address,
-/// v[4:7] = data, the private segment buffer in s[0:3] and FLAT_SCRATCH at the segment.
-fn wave(base: u64, exec: u64, offsets: &[u32; 64]) -> WaveState {
+/// A wave with `exec`, each lane's offsets ([`set_offsets`]), v[4:7] = data, the private segment buffer in
+/// s[0:3] and FLAT_SCRATCH at the segment.
+fn wave(base: u64, exec: u64) -> WaveState {
     let mut w = WaveState::new(0x1000, 24, 0);
     w.set_exec(exec);
-    for (l, &o) in offsets.iter().enumerate() {
-        w.vgprs[1][l] = o;
-        (w.vgprs[12][l], w.vgprs[13][l]) = (o, PRIVATE_APERTURE_HI);
+    for l in 0..64 {
         for r in 0..4 {
             w.vgprs[4 + r][l] = 0x0101_0101u32.wrapping_mul(l as u32 + 1) ^ (0x1357_9bdf << r);
         }
@@ -74,6 +84,15 @@ fn wave(base: u64, exec: u64, offsets: &[u32; 64]) -> WaveState {
     (w.sgprs[102], w.sgprs[103]) = (base as u32, (base >> 32) as u32);
     (w.scratch_base, w.scratch_lane_bytes) = (base, LANE_BYTES as u32);
     w
+}
+
+/// Sets each lane's offset in its bytes: v1 = `offsets`, and v[12:13] the same as a FLAT address, in the
+/// private aperture or, for a global lane, in the lane's 64 bytes of `slab`.
+fn set_offsets(w: &mut WaveState, offsets: &[u32; 64], form: &str, slab: u64) {
+    for (l, &o) in offsets.iter().enumerate() {
+        let flat = if global_lane(form, l) { slab + (LANE_BYTES * l) as u64 + o as u64 } else { (PRIVATE_APERTURE_HI as u64) << 32 | o as u64 };
+        (w.vgprs[1][l], w.vgprs[12][l], w.vgprs[13][l]) = (o, flat as u32, (flat >> 32) as u32);
+    }
 }
 
 /// One access of a case: `bytes` at the lane's offset + `imm`, a store from v4 on or a load (sign-extended or
@@ -104,8 +123,8 @@ fn asm(form: &str, op: Op) -> String {
         ("mubuf", Op::Load { bytes, signed, imm, dst }) => format!("buffer_load_{} {}, v1, s[0:3], 0 offen offset:{imm}", width(bytes, signed, true), regs(dst, bytes)),
         ("scratch", Op::Store { bytes, imm }) => format!("scratch_store_{} v1, {}, off offset:{imm}", width(bytes, false, false), regs(4, bytes)),
         ("scratch", Op::Load { bytes, signed, imm, dst }) => format!("scratch_load_{} {}, v1, off offset:{imm}", width(bytes, signed, true), regs(dst, bytes)),
-        ("flat", Op::Store { bytes, imm }) => format!("flat_store_{} v[12:13], {} offset:{imm}", width(bytes, false, false), regs(4, bytes)),
-        ("flat", Op::Load { bytes, signed, imm, dst }) => format!("flat_load_{} {}, v[12:13] offset:{imm}", width(bytes, signed, true), regs(dst, bytes)),
+        ("flat" | "flat-mixed", Op::Store { bytes, imm }) => format!("flat_store_{} v[12:13], {} offset:{imm}", width(bytes, false, false), regs(4, bytes)),
+        ("flat" | "flat-mixed", Op::Load { bytes, signed, imm, dst }) => format!("flat_load_{} {}, v[12:13] offset:{imm}", width(bytes, signed, true), regs(dst, bytes)),
         _ => unreachable!("a form"),
     }
 }
@@ -147,16 +166,8 @@ fn run(target: Target, form: &str, ops: &[Op], exec: u64, offsets: &[u32; 64]) -
     run_passes(target, form, ops, exec, &[*offsets, *offsets])
 }
 
-/// Sets each lane's private offset (v1, and v[12:13] as a FLAT address) to `offsets`.
-fn set_offsets(w: &mut WaveState, offsets: &[u32; 64]) {
-    for (l, &o) in offsets.iter().enumerate() {
-        (w.vgprs[1][l], w.vgprs[12][l]) = (o, o);
-    }
-}
-
 /// [`run`] with a pass of the block for each of `passes`, each from its lanes' offsets.
 fn run_passes(target: Target, form: &str, ops: &[Op], exec: u64, passes: &[[u32; 64]]) -> Result<(), String> {
-    let offsets = &passes[0];
     let text: Vec<String> = ops.iter().map(|&op| asm(form, op)).collect();
     let code: Vec<u8> = common::assemble(&text.iter().map(String::as_str).collect::<Vec<_>>(), target).concat();
     let mut insts = Vec::new();
@@ -167,13 +178,13 @@ fn run_passes(target: Target, form: &str, ops: &[Op], exec: u64, passes: &[[u32;
         insts.push(inst);
     }
     let start = initial();
-    let ((mi, base), (mj, base_j)) = (memory(&start), memory(&start));
-    let (mut a, mut j) = (wave(base, exec, offsets), wave(base_j, exec, offsets));
+    let ((mi, base, slab), (mj, base_j, slab_j)) = (memory(&start), memory(&start));
+    let (mut a, mut j) = (wave(base, exec), wave(base_j, exec));
     let mut lds = vec![0u8; 64];
     let mut fault = None;
     for offsets in passes {
-        set_offsets(&mut a, offsets);
-        set_offsets(&mut j, offsets);
+        set_offsets(&mut a, offsets, form, slab);
+        set_offsets(&mut j, offsets, form, slab_j);
         let mut at = 0x1000;
         for inst in &insts {
             let r = execute(&mut Interp { wave: &mut a, mem: &mi, lds: &mut lds, mnemonic: inst.info.name, accesses: None }, inst, at);
@@ -193,16 +204,25 @@ fn run_passes(target: Target, form: &str, ops: &[Op], exec: u64, passes: &[[u32;
             (f, e) => panic!("{text:?}: interpreter {f:?}, JIT {e:?}"),
         }
     }
-    let (mut want, mut private) = (wave(base, exec, offsets), start);
+    let (mut want, mut private) = (wave(base, exec), start.clone());
     for offsets in passes {
-        set_offsets(&mut want, offsets);
+        set_offsets(&mut want, offsets, form, slab);
         model(ops, &mut want, &mut private);
     }
     let what = format!("{} {form} {text:?} exec {exec:#x}", target.name());
-    assert!(private_of(&mi, base) == private, "{what}: the interpreter's private bytes differ from the model");
-    assert!(private_of(&mj, base_j) == private, "{what}: the JIT's private bytes differ from the model");
-    assert!(a.vgprs[..24] == want.vgprs[..24], "{what}: the interpreter's registers differ from the model");
-    assert!(j.vgprs[..24] == want.vgprs[..24], "{what}: the JIT's registers differ from the model");
+    for (engine, (mem, base, slab)) in [("interpreter", (&mi, base, slab)), ("JIT", (&mj, base_j, slab_j))] {
+        let (seen, other) = lanes_of(mem, base, slab, form);
+        assert!(seen == private, "{what}: the {engine}'s lanes' bytes differ from the model");
+        assert!(other == start, "{what}: the {engine} wrote where the lanes do not access");
+    }
+    // every register but v[12:13], each engine's own FLAT addresses
+    for (engine, w) in [("interpreter", &a), ("JIT", &j)] {
+        let regs = (0..24).filter(|r| !(12..14).contains(r));
+        let diff = regs.flat_map(|r| (0..64).map(move |l| (r, l))).find(|&(r, l)| w.vgprs[r][l] != want.vgprs[r][l]);
+        if let Some((r, l)) = diff {
+            panic!("{what}: the {engine}'s v{r} in lane {l} is {:#x}, the model's {:#x}", w.vgprs[r][l], want.vgprs[r][l]);
+        }
+    }
     Ok(())
 }
 
@@ -235,7 +255,7 @@ fn private_accesses_of_every_width_match_each_lanes_bytes_on_both_engines_in_the
         ("dword offsets by lane", std::array::from_fn(|l| 4 * (l as u32 % 5))),
         ("byte offsets by lane", std::array::from_fn(|l| l as u32 % 7)),
     ];
-    for (target, form) in [(Target::Gfx90a, "mubuf"), (Target::Gfx942, "scratch"), (Target::Gfx90a, "flat")] {
+    for (target, form) in [(Target::Gfx90a, "mubuf"), (Target::Gfx942, "scratch"), (Target::Gfx90a, "flat"), (Target::Gfx90a, "flat-mixed")] {
         for (name, offsets) in &layouts {
             for exec in [u64::MAX, PARTIAL] {
                 run(target, form, &ops(), exec, offsets).unwrap_or_else(|e| panic!("{form} {name}: {e}"));

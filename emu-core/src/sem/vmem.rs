@@ -201,7 +201,7 @@ fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, da
         Layout::Private(p) => {
             check_private(b, inst.info.name, p, 4 * n, t.m)?;
             if n > 1 || matches!(private_layout(b, p, 4, t.m), Swizzle::Bytes) {
-                return Err(form(inst, "an atomic on private memory wider than a dword or not aligned to one"));
+                return Err(form(inst, PRIVATE_ATOMIC));
             }
             let (lo, hi) = private_address(b, p);
             private = Lanes { lo, hi, offset: 0, m: t.m, in_range: None, layout: Layout::Whole };
@@ -230,9 +230,8 @@ fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, da
 /// a SCRATCH instruction would compute, relative to FLAT_SCRATCH), anything else is global memory.
 ///
 /// Private lanes whose access lies inside one dword go with the global lanes, at their swizzled address
-/// ([`private_address`]); wider accesses and those crossing a dword boundary are made on their own. Whether
-/// any lane is private is decided once for a wider access (likely not, so that the JIT compiles the global
-/// path alone).
+/// ([`private_address`]); wider accesses and those crossing a dword boundary are made on their own
+/// ([`Backend::private_access`], which costs little where no lane is private).
 fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> {
     let mem = inst.info.mem;
     let bytes = mem.bytes as u32;
@@ -256,7 +255,7 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
         b.v_op(VOp::AddU32, p, off)
     };
     check_private(b, inst.info.name, p, bytes, private)?;
-    let apart = if bytes > 4 { any_lane(b, private, false) } else { matches!(private_layout(b, p, bytes, private), Swizzle::Bytes) };
+    let apart = bytes > 4 || matches!(private_layout(b, p, bytes, private), Swizzle::Bytes);
     let (lo, hi) = if !apart && bytes <= 4 {
         // the swizzled address less the offset the access adds
         let (plo, phi) = private_address(b, p);
@@ -310,8 +309,9 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
             }
         }
         MemDir::Atomic => {
-            if let Some(t) = &own {
-                global_atomic(b, inst, t, acc, data)?;
+            // private lanes apart are those of a 64-bit atomic or one crossing dwords
+            if own.is_some() && any_lane(b, private, false) {
+                return Err(form(inst, PRIVATE_ATOMIC));
             }
             let t = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
             let g = global_atomic(b, inst, &t, acc, data)?;
@@ -327,6 +327,9 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
     }
     Ok(())
 }
+
+/// What an atomic on private memory that is not one aligned dword is refused as.
+const PRIVATE_ATOMIC: &str = "an atomic on private memory wider than a dword or not aligned to one";
 
 /// The data a store of `bytes` writes: a narrow store's one register (its high half for the d16_hi forms),
 /// else `bytes / 4` registers from `data`.
@@ -586,7 +589,7 @@ fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError
 /// 64 lanes' dwords.
 pub const SWIZZLE_ROW: i64 = 4 * crate::wave::LANES as i64;
 
-/// The lanes `m` of a private access at (checked) private offsets `p`.
+/// The lanes `m` of a private access at private offsets `p` (checked by the access).
 fn private_only<B: Backend>(p: B::V, m: B::M) -> Lanes<B> {
     // addresses are worked out by the access (Backend::private_access); these are never read
     Lanes { lo: p, hi: p, offset: 0, m, in_range: None, layout: Layout::Private(p) }
