@@ -56,7 +56,7 @@ fn memory(private: &[Vec<u8>]) -> (DeviceMemory, u64, u64) {
 
 /// Whether lane `l` of the form accesses global memory (a third of the lanes of "flat-mixed").
 fn global_lane(form: &str, l: usize) -> bool {
-    form == "flat-mixed" && l % 3 == 0
+    form == "flat-mixed" && l.is_multiple_of(3)
 }
 
 /// Each lane's bytes as `mem` holds them where the lane accesses them, and where it does not.
