@@ -365,6 +365,16 @@ pub trait Backend {
         self.lds_write(addr, offsets[1], data[1], m)
     }
 
+    /// A FLAT load or store of `inst` (not an atomic): the lanes of `m` at addresses (lo, hi), each to the LDS,
+    /// private or global memory by its aperture — loaded (a narrow load's one value, else `bytes / 4` dwords)
+    /// or, with `data`, stored. [`crate::sem::flat_access`] defines it; a backend may take another way to the
+    /// same result.
+    fn flat_access(&mut self, inst: &isa_amdgpu::Inst, lo: Self::V, hi: Self::V, data: Option<&[Self::V]>, m: Self::M) -> Result<Vec<Self::V>, ExecError>
+    where
+        Self: Sized,
+    {
+        crate::sem::flat_access(self, inst, lo, hi, data, m)
+    }
     /// A private access (SCRATCH, MUBUF through the private segment buffer, FLAT's private lanes where they are
     /// accessed apart) of the instruction `name`: `bytes` at each lane of `m`'s private offset `p` — loaded (a
     /// narrow load's one value, zero- or sign-extended, else `bytes / 4` dwords) or, with `data` (one value, or

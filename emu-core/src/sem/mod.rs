@@ -48,7 +48,7 @@ mod xlane;
 
 pub use backend::*;
 pub use mfma::{mfma_lanes, Mfma, MfmaInput};
-pub use vmem::{private_access, SWIZZLE_ROW};
+pub use vmem::{flat_access, private_access, SWIZZLE_ROW};
 use operand::*;
 
 /// High 32 bits of flat addresses that reach the workgroup's LDS (`src_shared_base`); the low 32 bits are the

@@ -237,13 +237,65 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
     let bytes = mem.bytes as u32;
     let addr = inst.field(Field::Addr);
     let (lo, hi) = (b.v_get(addr), b.v_get(addr + 1));
-    let offset = inst.field(Field::Offset) & 0xfff;
     let exec = b.exec();
+    let (dst, data) = (inst.field(Field::Vdst), inst.field(Field::Data));
+    match mem.dir {
+        MemDir::Load => {
+            for (i, v) in b.flat_access(inst, lo, hi, None, exec)?.into_iter().enumerate() {
+                if bytes < 4 {
+                    write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
+                } else {
+                    data_set(b, acc, dst + i as u32, v, exec);
+                }
+            }
+        }
+        MemDir::Store => {
+            let v = store_values(b, acc, data, bytes, mem.flags);
+            b.flat_access(inst, lo, hi, Some(&v), exec)?;
+        }
+        MemDir::Atomic => {
+            let f = flat_lanes(b, inst, lo, hi, exec)?;
+            // private lanes apart are those of a 64-bit atomic or one crossing dwords
+            if f.own.is_some() && any_lane(b, f.private, false) {
+                return Err(form(inst, PRIVATE_ATOMIC));
+            }
+            let t = Lanes { lo: f.lo, hi: f.hi, offset: f.offset as i64, m: f.global, in_range: None, layout: Layout::Whole };
+            let g = global_atomic(b, inst, &t, acc, data)?;
+            let l = flat_lds_atomic(b, inst, f.lo, f.offset, acc, data, f.in_lds)?;
+            if inst.field(Field::Glc) == 1 {
+                for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
+                    let v = b.v_select(f.in_lds, gv, lv);
+                    data_set(b, acc, dst + i as u32, v, exec);
+                }
+            }
+        }
+        MemDir::None => return Err(unsupported(inst)),
+    }
+    Ok(())
+}
+
+/// Where a FLAT instruction's lanes of `m` at addresses (lo, hi) go: `in_lds` to the workgroup's LDS at `lo`,
+/// `global` to device memory at (lo, hi) (private lanes accessing inside one dword among them, at their
+/// swizzled address less the offset), `own` the other private lanes, each access `offset` further.
+struct FlatLanes<B: Backend> {
+    lo: B::V,
+    hi: B::V,
+    offset: u32,
+    in_lds: B::M,
+    private: B::M,
+    global: B::M,
+    own: Option<Lanes<B>>,
+}
+
+/// The [`FlatLanes`] of `inst`, its private lanes checked inside their segments.
+fn flat_lanes<B: Backend>(b: &mut B, inst: &Inst, lo: B::V, hi: B::V, m: B::M) -> Result<FlatLanes<B>, ExecError> {
+    let bytes = inst.info.mem.bytes as u32;
+    let offset = inst.field(Field::Offset) & 0xfff;
     let (shared_hi, private_hi) = (splat(b, SHARED_APERTURE_HI), splat(b, PRIVATE_APERTURE_HI));
     let in_lds = b.v_cmp(cmp::EQ_U32, hi, shared_hi);
-    let in_lds = b.mask_op(MaskOp::And, in_lds, exec);
+    let in_lds = b.mask_op(MaskOp::And, in_lds, m);
     let private = b.v_cmp(cmp::EQ_U32, hi, private_hi);
-    let private = b.mask_op(MaskOp::And, private, exec);
+    let private = b.mask_op(MaskOp::And, private, m);
     // each private lane's offset in its segment, the instruction's offset included
     let p = {
         let (base_lo, _, _) = b.scratch();
@@ -256,7 +308,7 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
     };
     check_private(b, inst.info.name, p, bytes, private)?;
     let apart = bytes > 4 || matches!(private_layout(b, p, bytes, private), Swizzle::Bytes);
-    let (lo, hi) = if !apart && bytes <= 4 {
+    let (lo, hi) = if !apart {
         // the swizzled address less the offset the access adds
         let (plo, phi) = private_address(b, p);
         let off = splat(b, offset);
@@ -267,65 +319,54 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
     } else {
         (lo, hi)
     };
-    let mut global = b.mask_op(MaskOp::AndNot, exec, in_lds);
+    let mut global = b.mask_op(MaskOp::AndNot, m, in_lds);
     let own = apart.then(|| {
         global = b.mask_op(MaskOp::AndNot, global, private);
         private_only(p, private)
     });
-    let (dst, data) = (inst.field(Field::Vdst), inst.field(Field::Data));
-    let signed = mem.flags.contains(MemFlags::SIGNED);
-    match mem.dir {
-        MemDir::Load => {
-            let whole = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
+    Ok(FlatLanes { lo, hi, offset, in_lds, private, global, own })
+}
+
+/// A FLAT load or store as the semantics define it ([`Backend::flat_access`]'s default): the lanes of `m` at
+/// addresses (lo, hi) as [`FlatLanes`] sends them, loaded (a narrow load's one value, else `bytes / 4` dwords)
+/// or, with `data`, stored.
+pub fn flat_access<B: Backend>(b: &mut B, inst: &Inst, lo: B::V, hi: B::V, data: Option<&[B::V]>, m: B::M) -> Result<Vec<B::V>, ExecError> {
+    let mem = inst.info.mem;
+    let (bytes, signed) = (mem.bytes as u32, mem.flags.contains(MemFlags::SIGNED));
+    let f = flat_lanes(b, inst, lo, hi, m)?;
+    let (lo, offset, in_lds) = (f.lo, f.offset, f.in_lds);
+    let whole = Lanes { lo, hi: f.hi, offset: offset as i64, m: f.global, in_range: None, layout: Layout::Whole };
+    match data {
+        None => {
             let g = load(b, inst, &whole, bytes, signed)?;
             let l = if bytes < 4 { vec![b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?] } else { b.lds_read(lo, offset, bytes / 4, in_lds)? };
-            let mine = match &own {
+            let mine = match &f.own {
                 Some(t) => Some(load(b, inst, t, bytes, signed)?),
                 None => None,
             };
+            let mut out = Vec::with_capacity(g.len());
             for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
-                let mut v = b.v_select(in_lds, gv, lv);
-                if let Some(mine) = &mine {
-                    v = b.v_select(private, v, mine[i]);
-                }
-                if bytes < 4 {
-                    write_narrow(b, acc, dst, v, d16_half(mem.flags), exec);
-                } else {
-                    data_set(b, acc, dst + i as u32, v, exec);
-                }
+                let v = b.v_select(in_lds, gv, lv);
+                out.push(match &mine {
+                    Some(mine) => b.v_select(f.private, v, mine[i]),
+                    None => v,
+                });
             }
+            Ok(out)
         }
-        MemDir::Store => {
-            let v = store_values(b, acc, data, bytes, mem.flags);
-            let whole = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
-            store(b, inst, &whole, bytes, &v)?;
+        Some(v) => {
+            store(b, inst, &whole, bytes, v)?;
             if bytes < 4 {
                 b.lds_write_narrow(lo, offset, bytes, v[0], in_lds)?;
             } else {
-                b.lds_write(lo, offset, &v, in_lds)?;
+                b.lds_write(lo, offset, v, in_lds)?;
             }
-            if let Some(t) = &own {
-                store(b, inst, t, bytes, &v)?;
+            if let Some(t) = &f.own {
+                store(b, inst, t, bytes, v)?;
             }
+            Ok(vec![])
         }
-        MemDir::Atomic => {
-            // private lanes apart are those of a 64-bit atomic or one crossing dwords
-            if own.is_some() && any_lane(b, private, false) {
-                return Err(form(inst, PRIVATE_ATOMIC));
-            }
-            let t = Lanes { lo, hi, offset: offset as i64, m: global, in_range: None, layout: Layout::Whole };
-            let g = global_atomic(b, inst, &t, acc, data)?;
-            let l = flat_lds_atomic(b, inst, lo, offset, acc, data, in_lds)?;
-            if inst.field(Field::Glc) == 1 {
-                for (i, (gv, lv)) in g.into_iter().zip(l).enumerate() {
-                    let v = b.v_select(in_lds, gv, lv);
-                    data_set(b, acc, dst + i as u32, v, exec);
-                }
-            }
-        }
-        MemDir::None => return Err(unsupported(inst)),
     }
-    Ok(())
 }
 
 /// What an atomic on private memory that is not one aligned dword is refused as.
