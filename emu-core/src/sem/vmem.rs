@@ -1,9 +1,10 @@
 //! Vector memory, from the table's `mem` and `atomic` columns: GLOBAL, FLAT, SCRATCH and MUBUF loads, stores
 //! and atomics of 1 to 16 bytes (sign- or zero-extended, or into one half of a register: d16) into VGPRs or
 //! AGPRs, with their address forms — a VGPR pair or an SGPR base plus a VGPR offset (GLOBAL), per-lane
-//! apertures (FLAT: the workgroup's LDS or global memory), each lane's private segment (SCRATCH, and MUBUF
-//! through the private segment buffer resource), buffer resources with the hardware's out-of-range rules
-//! (MUBUF and MTBUF, typed accesses included) — LDS DMA (loads into the workgroup's LDS instead of VGPRs) and
+//! apertures (FLAT: the workgroup's LDS, the lane's private segment or global memory), each lane's private
+//! segment (SCRATCH, and MUBUF through the private segment buffer resource; in device memory interleaved by
+//! dword as the hardware's swizzled private memory, [`private_address`]), buffer resources with the hardware's
+//! out-of-range rules (MUBUF and MTBUF, typed accesses included) — LDS DMA (loads into the workgroup's LDS instead of VGPRs) and
 //! vector cache control.
 
 use isa_amdgpu::encoding::{Encoding, Field};
