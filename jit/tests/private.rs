@@ -226,8 +226,9 @@ fn run_passes(target: Target, form: &str, ops: &[Op], exec: u64, passes: &[[u32;
     Ok(())
 }
 
-/// Stores of every width and loads back at `base` + 0..16 (dwords at dword steps from `base`, the narrow ones
-/// at every byte, a dword 2 bytes on), so that the lanes' offsets decide where accesses cross dwords.
+/// Stores of every width and loads back, 0 to 40 bytes past the lanes' offsets: the wide ones at dword steps,
+/// the narrow ones at odd and even bytes, a dword 2 bytes on, so that the lanes' offsets decide which accesses
+/// cross dwords.
 fn ops() -> Vec<Op> {
     use Op::*;
     vec![
