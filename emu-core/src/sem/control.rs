@@ -37,8 +37,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
                 O::SCbranchExecz | O::SCbranchExecnz => {
                     let m = b.exec();
                     let (lo, hi) = b.mask_parts(m);
-                    let any = b.s_op(SOp::Or, lo, hi);
-                    let nz = b.s_nonzero(any);
+                    let nz = nonzero64(b, lo, hi);
                     if inst.info.opcode == O::SCbranchExecnz {
                         nz
                     } else {
@@ -48,8 +47,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
                 }
                 _ => {
                     let (lo, hi) = (b.s_get(106), b.s_get(107));
-                    let any = b.s_op(SOp::Or, lo, hi);
-                    let nz = b.s_nonzero(any);
+                    let nz = nonzero64(b, lo, hi);
                     if inst.info.opcode == O::SCbranchVccnz {
                         nz
                     } else {

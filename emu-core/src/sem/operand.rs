@@ -254,10 +254,15 @@ pub(super) fn s_set64<B: Backend>(b: &mut B, d: u32, lo: B::S, hi: B::S) {
     b.s_set(d + 1, hi);
 }
 
+/// 1 when hi:lo != 0, else 0.
+pub(super) fn nonzero64<B: Backend>(b: &mut B, lo: B::S, hi: B::S) -> B::S {
+    let any = b.s_op(SOp::Or, lo, hi);
+    b.s_nonzero(any)
+}
+
 /// SCC = (hi:lo != 0).
 pub(super) fn scc_nonzero64<B: Backend>(b: &mut B, lo: B::S, hi: B::S) {
-    let any = b.s_op(SOp::Or, lo, hi);
-    let nz = b.s_nonzero(any);
+    let nz = nonzero64(b, lo, hi);
     b.set_scc(nz);
 }
 

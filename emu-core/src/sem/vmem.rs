@@ -672,8 +672,7 @@ fn private_layout<B: Backend>(b: &mut B, p: B::V, bytes: u32, m: B::M) -> Swizzl
 /// ([`Backend::uniform_bit`]; the JIT compiles the `likely` one).
 fn any_lane<B: Backend>(b: &mut B, m: B::M, likely: bool) -> bool {
     let (lo, hi) = b.mask_parts(m);
-    let any = b.s_op(SOp::Or, lo, hi);
-    let any = b.s_nonzero(any);
+    let any = nonzero64(b, lo, hi);
     b.uniform_bit(any, 0, likely)
 }
 
