@@ -491,8 +491,8 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         observer.event(&dispatch_begin(dispatch, device, launch, false));
     }
     let template = WaveTemplate::new(&cx)?;
-    let build = |i: u64| -> Result<Group, EngineError> {
-        let g = build_group(mem, device, launch, &template, i, clock)?;
+    let build = |i: u64, private: Option<u64>| -> Result<Group, EngineError> {
+        let g = build_group_in(mem, device, launch, &template, i, clock, private, true)?;
         if O::ACTIVE {
             observer.event(&Event::WorkgroupStart { dispatch, workgroup: g.wg, waves: g.waves.len() as u32, placement: None, cycle: None });
             for w in 0..g.waves.len() as u32 {
@@ -532,7 +532,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         let mut groups = Vec::new();
         let mut result = Ok(());
         for i in 0..shape.workgroup_count() {
-            match build(i) {
+            match build(i, None) {
                 Ok(g) => groups.push(g),
                 Err(e) => {
                     result = Err(e);
@@ -571,13 +571,21 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     let next = AtomicU64::new(0);
     let work = || -> Vec<(u64, Result<RunStats, EngineError>)> {
         let mut out = Vec::new();
-        let mut held: Vec<(u64, Group)> = Vec::new();
+        let mut held: Vec<(u64, Group, Option<u64>)> = Vec::new();
+        let mut private = PrivateAreas::new(mem, device, launch);
         loop {
-            if held.len() < HELD && held.iter().all(|(_, g)| stalled(g)) {
+            if held.len() < HELD && held.iter().all(|(_, g, _)| stalled(g)) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i < count {
-                    match build(i) {
-                        Ok(g) => held.push((i, g)),
+                    let built = private.take(i).and_then(|area| match build(i, area) {
+                        Ok(g) => Ok((g, area)),
+                        Err(e) => {
+                            private.give(area);
+                            Err(e)
+                        }
+                    });
+                    match built {
+                        Ok((g, area)) => held.push((i, g, area)),
                         Err(e) => out.push((i, Err(e))),
                     }
                     continue;
@@ -591,7 +599,8 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
                 match round(mem, code, &cx, std::slice::from_mut(&mut held[k].1), false, cache, limits, runner, observer, dispatch, &mut None) {
                     Ok(false) => k += 1,
                     result => {
-                        let (i, g) = held.remove(k);
+                        let (i, g, area) = held.remove(k);
+                        private.give(area);
                         out.push((i, retire(g, result.map(|_| ()))));
                     }
                 }
@@ -614,6 +623,56 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         stats.add(r?);
     }
     Ok(finish(stats))
+}
+
+/// The private memory of the workgroups one host thread runs in a dispatch: an area of a whole workgroup's
+/// size ([`group_private_bytes`] of the first, which is never smaller than another) for each workgroup it
+/// holds at once, made when none is spare and handed, cleared, to the next workgroup once one ends, so that a
+/// dispatch makes a few allocations rather than one a workgroup (whose making and freeing, a page fault per
+/// page touched and a flush of every host thread's TLB, had cost more than a kernel's private accesses). The
+/// areas are freed with the dispatch. Every workgroup starts from zeroed private memory, as from a fresh
+/// allocation, so what a kernel reads of memory it did not write does not depend on which host thread ran
+/// which workgroup.
+struct PrivateAreas<'a, 'l> {
+    mem: &'a DeviceMemory,
+    device: &'a DevicePreset,
+    launch: &'a Launch<'l>,
+    bytes: u64,
+    spare: Vec<u64>,
+    made: Vec<u64>,
+}
+
+impl<'a, 'l> PrivateAreas<'a, 'l> {
+    fn new(mem: &'a DeviceMemory, device: &'a DevicePreset, launch: &'a Launch<'l>) -> Self {
+        PrivateAreas { mem, device, launch, bytes: group_private_bytes(device, launch, 0), spare: Vec::new(), made: Vec::new() }
+    }
+
+    /// The private memory for workgroup `i`, zeroed where it uses it (`None`: the kernel has none).
+    fn take(&mut self, i: u64) -> Result<Option<u64>, EngineError> {
+        if self.bytes == 0 {
+            return Ok(None);
+        }
+        if let Some(area) = self.spare.pop() {
+            self.mem.clear(area, group_private_bytes(self.device, self.launch, i))?;
+            return Ok(Some(area));
+        }
+        let area = self.mem.allocate(self.bytes, AllocKind::Scratch, &format!("{} private memory", self.launch.name))?;
+        self.made.push(area);
+        Ok(Some(area))
+    }
+
+    /// Hands back what [`PrivateAreas::take`] gave, for the next workgroup.
+    fn give(&mut self, area: Option<u64>) {
+        self.spare.extend(area);
+    }
+}
+
+impl Drop for PrivateAreas<'_, '_> {
+    fn drop(&mut self) {
+        for &area in &self.made {
+            let _ = self.mem.free(area);
+        }
+    }
 }
 
 /// The shader-cycle count the clocks of this process's dispatches continue from ([`WaveClock`]): it only

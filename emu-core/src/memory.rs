@@ -29,6 +29,10 @@ use std::sync::RwLock;
 /// Allocation granularity and the guard gap left after every allocation.
 pub const PAGE: u64 = 4096;
 
+/// Spans [`DeviceMemory::clear`] zeroes by giving their pages back to the host rather than by storing zeros:
+/// a store costs less than a page fault and its zeroing when the span is small or written anyway.
+pub const CLEAR_BY_PAGES: u64 = 256 << 10;
+
 /// What an allocation holds (for fault reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AllocKind {
@@ -502,12 +506,19 @@ impl DeviceMemory {
     /// A copy of every live device buffer: (address, contents of its pages, slack included) — to run a dispatch
     /// twice from the same state.
     pub fn snapshot_buffers(&self) -> Result<Vec<(u64, Vec<u8>)>, MemoryFault> {
-        self.allocations(AllocKind::Buffer)
-            .into_iter()
+        self.snapshot(&[AllocKind::Buffer])
+    }
+
+    /// [`DeviceMemory::snapshot_buffers`] of every live allocation of `kinds`, kind by kind (buffers with their
+    /// pages' slack, the others their bytes).
+    pub fn snapshot(&self, kinds: &[AllocKind]) -> Result<Vec<(u64, Vec<u8>)>, MemoryFault> {
+        kinds
+            .iter()
+            .flat_map(|&kind| self.allocations(kind).into_iter().map(move |(a, n)| (a, if kind == AllocKind::Buffer { round_up(n.max(1), PAGE) } else { n })))
             .map(|(a, n)| {
-                let mut b = vec![0u8; round_up(n.max(1), PAGE) as usize];
+                let mut b = vec![0u8; n as usize];
                 let off = self.check_span(a, b.len() as u64, Access::Read)?;
-                // SAFETY: `check_span` proved [off, off+len) is the page span of a live buffer inside the arena.
+                // SAFETY: `check_span` proved [off, off+len) lies in a live allocation's page span inside the arena.
                 unsafe { std::ptr::copy_nonoverlapping(self.ptr(off), b.as_mut_ptr(), b.len()) };
                 Ok((a, b))
             })
@@ -555,6 +566,21 @@ impl DeviceMemory {
     /// Whether `address` lies in a live fine-grained allocation.
     pub fn fine_grained(&self, address: u64) -> bool {
         self.holding(address, |_, a| Some(a.fine_grained)).unwrap_or(false)
+    }
+
+    /// Sets `[address, address + len)`, inside one live allocation of the arena, to zero: a span of
+    /// [`CLEAR_BY_PAGES`] bytes or more by giving its whole pages back to the host (they read as zero and cost
+    /// only when touched again), the rest with stores.
+    pub fn clear(&self, address: u64, len: u64) -> Result<(), AllocError> {
+        let off = self.check(address, len, Access::Write).map_err(|_| AllocError::NotAllocated { address })?;
+        if !self.overlaps(address, len) {
+            return Err(AllocError::NotAllocated { address });
+        }
+        let pages = if len >= CLEAR_BY_PAGES && off % PAGE == 0 { len / PAGE * PAGE } else { 0 };
+        self.arena.discard(off, pages);
+        // SAFETY: `check` proved [off, off+len) lies inside a live allocation inside the arena.
+        unsafe { std::ptr::write_bytes(self.ptr(off + pages), 0, (len - pages) as usize) };
+        Ok(())
     }
 
     /// Frees the allocation starting at `address`; its pages go back to the host.

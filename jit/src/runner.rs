@@ -709,6 +709,11 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
     }
 }
 
+/// What the crosscheck compares of device memory after a block that writes it: the buffers and the private
+/// memory of the workgroups (a block may read a private word it then writes, so the interpreter's run of it
+/// must start from the private memory the JIT's started from).
+const CHECKED: &[emu_core::memory::AllocKind] = &[emu_core::memory::AllocKind::Buffer, emu_core::memory::AllocKind::Scratch];
+
 /// [`lockstep`] for a block that writes device memory or LDS: `buffers` and `lds_before` are their contents
 /// before the JIT ran it. The JIT's results are set aside, memory and LDS put back, the interpreter runs the
 /// same instructions, and registers, LDS and every buffer byte must agree (memory is left as the interpreter
@@ -725,13 +730,13 @@ fn lockstep_with_memory(
     lds_before: &[u8],
 ) -> Result<(), JitError> {
     let fail = |error| JitError::Snapshot { error };
-    let by_jit = run.mem.snapshot_buffers().map_err(fail)?;
+    let by_jit = run.mem.snapshot(CHECKED).map_err(fail)?;
     let lds_by_jit = lds.to_vec();
     run.mem.restore_buffers(buffers).map_err(fail)?;
     lds.copy_from_slice(lds_before);
     let start = interp.pc;
     lockstep(interp, jit, run, lds, n, status)?;
-    let by_interp = run.mem.snapshot_buffers().map_err(fail)?;
+    let by_interp = run.mem.snapshot(CHECKED).map_err(fail)?;
     if let Some(diff) = diff_memory(&by_interp, &by_jit, lds, &lds_by_jit) {
         return Err(JitError::Differ { start, executed: n, diff, last: Vec::new() });
     }
@@ -1126,7 +1131,7 @@ impl WaveRunner for Jit {
                 } else {
                     // SAFETY: nothing else touches the LDS between blocks.
                     let lds = unsafe { &*lds_ptr };
-                    match run.mem.snapshot_buffers() {
+                    match run.mem.snapshot(CHECKED) {
                         Ok(b) => Some((b, lds.to_vec())),
                         Err(error) => {
                             let diff = JitError::Snapshot { error }.to_string();

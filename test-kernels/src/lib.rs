@@ -37,6 +37,8 @@ prebuilt!(
     "shuffle-gfx942.co",
     "private_array-gfx90a.co",
     "private_array-gfx942.co",
+    "private_fresh-gfx90a.co",
+    "private_fresh-gfx942.co",
     "scan-gfx90a.co",
     "scan-gfx942.co",
     "sgemm-gfx90a.co",

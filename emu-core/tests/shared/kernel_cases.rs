@@ -725,6 +725,34 @@ fn private_arrays_in_scratch_memory_match_the_cpu() {
 }
 
 #[test]
+fn every_workgroup_starts_with_zeroed_private_memory_whichever_ran_before_on_its_host_thread() {
+    // each work-item reads a word of its private array before writing, then fills the array with its id + 1:
+    // every read must be 0 (as the first workgroup's), though later workgroups run on private memory an
+    // earlier one on the same host thread left full; 64 words (stores clear it) and 1,100 (pages given back)
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("private_fresh", target);
+        for (kernel, k) in [("private_fresh_small", 5u32), ("private_fresh_small", 63), ("private_fresh_large", 1099), ("private_fresh_large", 321)] {
+            let kernel = co.kernels.iter().find(|x| x.name == kernel).unwrap();
+            // 128-item workgroups (two waves) and a last one of 64 (one)
+            let items = 128 * 6 + 64;
+            let mem = DeviceMemory::new(1 << 30).unwrap();
+            let out = mem.allocate(items as u64 * 4, AllocKind::Buffer, "out").unwrap();
+            mem.write(out, &vec![0xa5; items * 4]).unwrap();
+            let shape = DispatchShape::new([items as u32, 1, 1], [128, 1, 1], dev).unwrap();
+            let args = [ArgValue::Pointer(out), ArgValue::U32(k)];
+            for threads in [1, 2] {
+                let limits = Limits { threads: Some(threads), ..Limits::default() };
+                run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel, shape, args: &args, limits }).unwrap_or_else(|e| panic!("{target}: {e}"));
+                let raw = download_bytes(&mem, out, items * 4);
+                let seen: Vec<(usize, u32)> =
+                    raw.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).enumerate().filter(|&(_, v)| v != 0).collect();
+                assert!(seen.is_empty(), "{target} {} k={k}, {threads} threads: items that read another's private word: {:?}", kernel.name, &seen[..seen.len().min(8)]);
+            }
+        }
+    }
+}
+
+#[test]
 fn prefix_scan_in_lds_matches_the_cpu() {
     for target in ["gfx90a", "gfx942"] {
         let (dev, co) = setup("scan", target);
