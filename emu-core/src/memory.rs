@@ -29,8 +29,9 @@ use std::sync::RwLock;
 /// Allocation granularity and the guard gap left after every allocation.
 pub const PAGE: u64 = 4096;
 
-/// Spans [`DeviceMemory::clear`] zeroes by giving their pages back to the host rather than by storing zeros:
-/// a store costs less than a page fault and its zeroing when the span is small or written anyway.
+/// Spans from which [`DeviceMemory::clear`] zeroes by giving the pages back to the host rather than by storing
+/// zeros: below it, the stores cost less than the page faults (and the host's zeroing) that touching the
+/// pages again would.
 pub const CLEAR_BY_PAGES: u64 = 256 << 10;
 
 /// What an allocation holds (for fault reports).
