@@ -508,11 +508,8 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         }
     };
     let limits = Limits { poll_ends_turn: true, ..limits };
-    // a workgroup that ended or failed: its private memory freed, its statistics
+    // a workgroup that ended or failed: its statistics (its private memory is its host thread's, `PrivateAreas`)
     let retire = |g: Group, result: Result<(), EngineError>| -> Result<RunStats, EngineError> {
-        if let Some(s) = g.scratch {
-            let _ = mem.free(s);
-        }
         result?;
         done(&g);
         let stats = group_stats(launch.name, &g);
