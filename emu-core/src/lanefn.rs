@@ -275,6 +275,10 @@ pub enum I16Op {
     AddSatI,
     SubSatI,
     MadSatI,
+    /// The unsigned sum, difference and a * b + c, saturated to [0, 65535] (the clamp modifier).
+    AddSatU,
+    SubSatU,
+    MadSatU,
 }
 
 impl LaneFn {
@@ -301,7 +305,7 @@ impl LaneFn {
             Valu(op) => op.arity(),
             F16ToF32 => 1,
             I16(op) => match op {
-                I16Op::Mad | I16Op::MadSatI => 3,
+                I16Op::Mad | I16Op::MadSatI | I16Op::MadSatU => 3,
                 _ => 2,
             },
             QuadSad { wide, .. } => if wide { 7 } else { 5 },
@@ -509,6 +513,9 @@ fn i16_op(op: I16Op, x: &[u32]) -> u16 {
         I16Op::AddSatI => (a as i16).saturating_add(b as i16) as u16,
         I16Op::SubSatI => (a as i16).saturating_sub(b as i16) as u16,
         I16Op::MadSatI => (a as i16 as i32 * b as i16 as i32 + x[2] as u16 as i16 as i32).clamp(-32768, 32767) as u16,
+        I16Op::AddSatU => a.saturating_add(b),
+        I16Op::SubSatU => a.saturating_sub(b),
+        I16Op::MadSatU => (a as u32 * b as u32 + x[2] as u16 as u32).min(0xffff) as u16,
     }
 }
 
@@ -1088,8 +1095,9 @@ pub enum ValuOp {
     MulLegacyF32,
     /// The legacy product rounded to f32, then + S2 rounded (not fused).
     MadLegacyF32,
-    /// S2 + the dot product of S0 and S1 as 16-, 8- or 4-bit elements (`bits`), signed or unsigned, wrapping.
-    Dot { bits: u8, signed: bool },
+    /// S2 + the dot product of S0 and S1 as 16-, 8- or 4-bit elements (`bits`), signed or unsigned (S2 too),
+    /// wrapping, or with `clamp` (VOP3P's clamp bit) saturated to the 32-bit range of that signedness.
+    Dot { bits: u8, signed: bool, clamp: bool },
     /// The two signed halves of S0, each saturated to u8, in the low two bytes.
     SatPkU8I16,
     /// A mask of S0[4:0] ones shifted left by S1[4:0] (v_bfm_b32).
@@ -1189,7 +1197,7 @@ impl ValuOp {
             .to_bits(),
             MulLegacyF32 => legacy_mul(f(0), f(1)).to_bits(),
             MadLegacyF32 => (legacy_mul(f(0), f(1)) + f(2)).to_bits(),
-            Dot { bits, signed } => {
+            Dot { bits, signed, clamp } => {
                 let n = 32 / bits as u32;
                 let elem = |v: u32, i: u32| -> i64 {
                     let e = (v >> (bits as u32 * i)) & ((1u64 << bits) - 1) as u32;
@@ -1200,7 +1208,11 @@ impl ValuOp {
                     }
                 };
                 let sum: i64 = (0..n).map(|i| elem(x[0], i) * elem(x[1], i)).sum();
-                (sum as u32).wrapping_add(x[2])
+                match (clamp, signed) {
+                    (false, _) => (sum as u32).wrapping_add(x[2]),
+                    (true, true) => (sum + x[2] as i32 as i64).clamp(i32::MIN as i64, i32::MAX as i64) as u32,
+                    (true, false) => (sum + x[2] as i64).clamp(0, u32::MAX as i64) as u32,
+                }
             }
             SatPkU8I16 => {
                 let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;

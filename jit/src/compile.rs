@@ -154,13 +154,17 @@ pub fn lane_local(inst: &Inst) -> bool {
 /// Whether the lane mask `insts[i]`, an add or subtract with carry out, writes to its SGPR pair is dead: on the
 /// straight-line ALU instructions after it, all compiled (`compiled[k]` for `insts[k]`), which neither leave
 /// the block nor stop the wave, both SGPRs are written before any instruction reads either. Its carries then
-/// need not be worked out. A wave stopped in between would show the pair: an instruction left to the
+/// need not be worked out (unless the instruction clamps: its result saturates by them). A wave stopped in between would show the pair: an instruction left to the
 /// interpreter may stop it with an error, and so may s_setreg (a MODE value the emulator refuses).
 pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
     use emu_core::timing::issue::{known_registers, SCC};
     use isa_amdgpu::table::{MemDir, Unit};
     use isa_amdgpu::Opcode as O;
     if !matches!(insts[i].info.opcode, O::VAddCoU32 | O::VAddcCoU32 | O::VSubCoU32 | O::VSubbCoU32 | O::VSubrevCoU32 | O::VSubbrevCoU32) {
+        return false;
+    }
+    // with clamp the result itself saturates by the carry
+    if insts[i].field(isa_amdgpu::encoding::Field::Clamp) == 1 {
         return false;
     }
     let Some((_, writes)) = known_registers(&insts[i]) else { return false };

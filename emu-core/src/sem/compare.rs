@@ -13,8 +13,9 @@ use super::{form, unsupported, ExecError, Flow};
 /// Executes a vector compare.
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     let c = inst.info.compare.ok_or_else(|| unsupported(inst))?;
-    if inst.encoding() == Encoding::Vop3 && (inst.field(Field::Clamp) | inst.field(Field::Omod)) != 0 {
-        return Err(form(inst, "clamp or omod on a compare"));
+    // omod is ignored ([`float_clamp`])
+    if inst.encoding() == Encoding::Vop3 && inst.field(Field::Clamp) != 0 {
+        return Err(form(inst, "clamp on a compare"));
     }
     let class = c.pred == CmpPred::Class;
     let m = match c.ty.bits() {

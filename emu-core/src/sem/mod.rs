@@ -230,16 +230,9 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
     if inst.form == isa_amdgpu::Form::Sdwa {
         return execute_sdwa(b, inst, pc);
     }
-    if clamps_f32(inst) {
+    if let Some(ty) = float_clamp(inst) {
         let flow = execute_plain(b, inst, pc)?;
-        let d = vdst(inst);
-        let (zero, one) = (b.s_const(0), b.s_const(0x3f80_0000));
-        let (zero, one) = (b.v_splat(zero), b.v_splat(one));
-        let v = b.v_get(d);
-        let v = b.v_op(VOp::MaxF32, v, zero);
-        let v = b.v_op(VOp::MinF32, v, one);
-        let m = b.exec();
-        b.v_set(d, v, m);
+        clamp_written(b, inst, ty);
         return Ok(flow);
     }
     if inst.form != isa_amdgpu::Form::Dpp {
@@ -263,12 +256,25 @@ pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>
 fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
     let e = inst.ext().unwrap_or(0);
     let vopc = inst.encoding() == Encoding::Vopc;
-    if !vopc && e >> 13 & 7 != 0 {
-        return Err(form(inst, "SDWA clamp/omod"));
+    // omod (bits 15:14) is ignored and a float result's clamp applied below ([`float_clamp`])
+    let clamp = float_clamp(inst);
+    if !vopc && e >> 13 & 1 == 1 && clamp.is_none() {
+        return Err(form(inst, "SDWA clamp of an integer result (saturation)"));
     }
     let (sel, unused) = (e >> 8 & 7, e >> 11 & 3);
-    if vopc || sel == 6 {
+    if vopc {
         return execute_plain(b, inst, pc);
+    }
+    if sel == 6 {
+        let flow = execute_plain(b, inst, pc)?;
+        if let Some(ty) = clamp {
+            let d = vdst(inst);
+            let v = b.v_get(d);
+            let c = clamp_unit(b, ty, &[v])[0];
+            let m = b.exec();
+            b.v_set(d, c, m);
+        }
+        return Ok(flow);
     }
     let (shift, width) = match sel {
         0..=3 => (8 * sel, 8),
@@ -278,7 +284,10 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
     let d = vdst(inst);
     let old = b.v_get(d);
     let flow = execute_plain(b, inst, pc)?;
-    let new = b.v_get(d);
+    let mut new = b.v_get(d);
+    if let Some(ty) = clamp {
+        new = clamp_unit(b, ty, &[new])[0];
+    }
     let splat = |b: &mut B, x: u32| {
         let s = b.s_const(x);
         b.v_splat(s)
@@ -309,6 +318,41 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
     Ok(flow)
 }
 
+
+/// Clamps the float result `inst` wrote ([`float_clamp`]) in its destination: an f32 register, an f64 pair, or
+/// an f16 in the half op_sel[3] names (both halves for v_cvt_pkrtz_f16_f32, which writes two), under EXEC.
+fn clamp_written<B: Backend>(b: &mut B, inst: &Inst, ty: isa_amdgpu::table::DataType) {
+    use isa_amdgpu::encoding::Field;
+    use isa_amdgpu::table::DataType;
+    let d = vdst(inst);
+    let m = b.exec();
+    match ty {
+        DataType::F64 => {
+            let v = [b.v_get(d), b.v_get(d + 1)];
+            let c = clamp_unit(b, ty, &v);
+            set64(b, d, &c);
+        }
+        DataType::F16 => {
+            let v = b.v_get(d);
+            let sh = splat(b, 16);
+            let (lo, hi) = (v, b.v_op(VOp::Lshr, v, sh));
+            let both = inst.info.opcode == Opcode::VCvtPkrtzF16F32;
+            let high = inst.field(Field::OpSel) >> 3 & 1 == 1;
+            let lo = if both || !high { clamp_unit(b, ty, &[lo])[0] } else { lo };
+            let hi = if both || high { clamp_unit(b, ty, &[hi])[0] } else { hi };
+            let low = splat(b, 0xffff);
+            let lo = b.v_op(VOp::And, lo, low);
+            let hi = b.v_op(VOp::Shl, hi, sh);
+            let v = b.v_op(VOp::Or, lo, hi);
+            b.v_set(d, v, m);
+        }
+        _ => {
+            let v = b.v_get(d);
+            let c = clamp_unit(b, ty, &[v])[0];
+            b.v_set(d, c, m);
+        }
+    }
+}
 
 /// Executes `inst` (its modifiers already applied around it) in the family module its encoding and table
 /// columns select.

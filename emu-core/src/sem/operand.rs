@@ -209,30 +209,67 @@ pub(super) fn vec_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Res
     Ok((lo, hi))
 }
 
-/// Modifiers this engine does not implement (output clamp/omod, op_sel) fail loudly instead of being
-/// ignored; input neg/abs are applied when sources are read.
+/// Modifiers this engine does not implement (clamp of an integer result, op_sel) fail loudly instead of being
+/// ignored; input neg/abs are applied when sources are read, omod is ignored and the clamp of a float result
+/// is applied by `execute` afterwards ([`float_clamp`]).
 pub(super) fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
     if inst.encoding() == Encoding::Vop3 {
         let has_sdst = inst.info.operand(Field::Sdst).is_some();
         let opsel = if has_sdst { 0 } else { inst.field(Field::OpSel) };
-        // clamp on f32 results is applied by `execute` afterwards
-        let clamp = if clamps_f32(inst) { 0 } else { inst.field(Field::Clamp) };
-        if opsel | inst.field(Field::Omod) | clamp != 0 {
-            return Err(form(inst, "output modifiers (clamp/omod) or op_sel"));
+        let clamp = if float_clamp(inst).is_some() { 0 } else { inst.field(Field::Clamp) };
+        if opsel | clamp != 0 {
+            return Err(form(inst, "clamp of an integer result (saturation) or op_sel"));
         }
     }
     Ok(())
 }
 
-/// Whether `inst` is a VOP3 f32 operation with clamp set, which `execute` clamps to [0, 1] (NaN to 0).
-pub(super) fn clamps_f32(inst: &Inst) -> bool {
-    inst.encoding() == Encoding::Vop3
-        && inst.info.operand(Field::Sdst).is_none()
-        && inst.field(Field::Clamp) == 1
-        && inst.info.dst_type == Some(DataType::F32)
-        && inst.info.compare.is_none()
-        && !matches!(inst.info.opcode, isa_amdgpu::Opcode::VDivFmasF32 | isa_amdgpu::Opcode::VDivFixupF32)
-        && inst.info.operand(Field::Vdst).is_some()
+/// The float type of `inst`'s result when its clamp bit clamps that result to [0, 1] after it executes
+/// ([`clamp_unit`]): a VOP3 (VOP3a) or SDWA VALU instruction, not a compare, with clamp set and an f16, f32 or
+/// f64 result (the mnemonic's first type).
+///
+/// Output modifiers (VOP3 and SDWA omod: the result times 2, 4 or 0.5) change nothing. The ISA guides' VALU
+/// chapter: output modifiers are ignored when output denormals are enabled (and when the IEEE mode bit is
+/// set); every float mode the engines run keeps denormals for f16, f32 and f64 alike (a descriptor that flushes
+/// them is refused at dispatch, and s_setreg cannot change them), as clang's kernels do with IEEE mode on.
+pub(super) fn float_clamp(inst: &Inst) -> Option<DataType> {
+    let clamp = match inst.form {
+        isa_amdgpu::Form::Sdwa => inst.encoding() != Encoding::Vopc && inst.ext().is_some_and(|e| e >> 13 & 1 == 1),
+        isa_amdgpu::Form::Plain => {
+            inst.encoding() == Encoding::Vop3 && inst.info.operand(Field::Sdst).is_none() && inst.field(Field::Clamp) == 1
+        }
+        _ => false,
+    };
+    if !clamp || inst.info.compare.is_some() || inst.info.operand(Field::Vdst).is_none() {
+        return None;
+    }
+    inst.info.dst_type.filter(|t| matches!(t, DataType::F16 | DataType::F32 | DataType::F64))
+}
+
+/// Float lanes clamped to [0, 1]: f32 lanes, f16 values in the low halves (the high halves cleared) or f64
+/// lanes as (lo, hi). The maxNum of the value and +0, then the minNum with 1: a NaN becomes 0 (as DX10_CLAMP,
+/// on in every mode the engines run, has it) and -0 becomes +0.
+pub(super) fn clamp_unit<B: Backend>(b: &mut B, ty: DataType, v: &[B::V]) -> Vec<B::V> {
+    use crate::lanefn::{F16Op, LaneFn};
+    match ty {
+        DataType::F16 => {
+            let (zero, one) = (splat(b, 0), splat(b, 0x3c00));
+            let low = splat(b, 0xffff);
+            let x = b.v_op(VOp::And, v[0], low);
+            let x = b.v_lanefn(LaneFn::F16(F16Op::Max), &[x, zero])[0];
+            vec![b.v_lanefn(LaneFn::F16(F16Op::Min), &[x, one])[0]]
+        }
+        DataType::F64 => {
+            let (zero, one_hi) = (splat(b, 0), splat(b, 0x3ff0_0000));
+            let x = b.v_lanefn(LaneFn::MaxF64, &[v[0], v[1], zero, zero]);
+            b.v_lanefn(LaneFn::MinF64, &[x[0], x[1], zero, one_hi])
+        }
+        _ => {
+            let (zero, one) = (splat(b, 0), splat(b, 0x3f80_0000));
+            let x = b.v_op(VOp::MaxF32, v[0], zero);
+            vec![b.v_op(VOp::MinF32, x, one)]
+        }
+    }
 }
 
 /// The VGPR a VOP writes.
@@ -388,11 +425,12 @@ pub(super) fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
     b.v_splat(s)
 }
 
-/// Clamp and output modifiers are not modelled: refuse them.
+/// Clamp where the instruction's own semantics do not take it: refused, unless it clamps a float result
+/// ([`float_clamp`]); omod is ignored (the same).
 pub(super) fn no_output_mods(inst: &Inst) -> Result<(), ExecError> {
-    let vop3 = inst.encoding() == Encoding::Vop3 && inst.info.operand(Field::Sdst).is_none();
-    if vop3 && (inst.field(Field::Clamp) | inst.field(Field::Omod)) != 0 {
-        return Err(form(inst, "output modifiers (clamp/omod)"));
+    let vop3 = inst.encoding() == Encoding::Vop3 && float_clamp(inst).is_none();
+    if vop3 && inst.field(Field::Clamp) != 0 {
+        return Err(form(inst, "clamp of an integer result (saturation)"));
     }
     if inst.encoding() == Encoding::Vop3p && inst.field(Field::Clamp) != 0 {
         return Err(form(inst, "clamp"));

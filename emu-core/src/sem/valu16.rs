@@ -4,6 +4,7 @@
 //! which helper and how the operands feed it.
 
 use isa_amdgpu::encoding::Field;
+use isa_amdgpu::table::DataType;
 use isa_amdgpu::{Inst, Opcode};
 
 use super::backend::*;
@@ -37,8 +38,9 @@ enum Shape {
     /// The minimum or maximum of three 16-bit integers (`lo`/`hi`: the two-source min and max of the type),
     /// or with `med` their median.
     Three { lo: I16Op, hi: I16Op, med: bool, max: bool },
-    /// 16-bit integer sources (2 or 3) -> `f`, or with VOP3 clamp `sat` (the saturating form).
-    HalfSat { f: I16Op, sat: I16Op },
+    /// 16-bit integer sources (2 or 3; `swap`: the first two exchanged) -> `f`, or with VOP3 clamp `sat` (the
+    /// saturating form).
+    HalfSat { f: I16Op, sat: I16Op, swap: bool },
     /// f16 multiply-add (rounded twice, as v_mad_f16) with the instruction's 16-bit literal K: src0 * K + vsrc1
     /// (`k_mul`, v_madmk_f16) or src0 * vsrc1 + K (v_madak_f16).
     MadK { k_mul: bool },
@@ -98,9 +100,9 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VFrexpExpI16F16 => f16(H::FrexpExp, 1),
         O::VSinF16 => f16(H::Sin, 1),
         O::VCosF16 => f16(H::Cos, 1),
-        O::VAddU16 => i16(I::Add),
-        O::VSubU16 => i16(I::Sub),
-        O::VSubrevU16 => Shape::Half { f: LaneFn::I16(I::Sub), n: 2, mac: false, swap: true },
+        O::VAddU16 => Shape::HalfSat { f: I::Add, sat: I::AddSatU, swap: false },
+        O::VSubU16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatU, swap: false },
+        O::VSubrevU16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatU, swap: true },
         O::VMulLoU16 => i16(I::MulLo),
         O::VLshlrevB16 => i16(I::Lshlrev),
         O::VLshrrevB16 => i16(I::Lshrrev),
@@ -109,7 +111,7 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VMaxI16 => i16(I::MaxI),
         O::VMinU16 => i16(I::MinU),
         O::VMinI16 => i16(I::MinI),
-        O::VMadU16 | O::VMadLegacyU16 => i16(I::Mad),
+        O::VMadU16 | O::VMadLegacyU16 => Shape::HalfSat { f: I::Mad, sat: I::MadSatU, swap: false },
         O::VMin3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: false },
         O::VMax3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: true },
         O::VMed3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: true, max: false },
@@ -140,9 +142,9 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VPkMinU16 => pk(LaneFn::I16(I::MinU), 2),
         O::VPkMinI16 => pk(LaneFn::I16(I::MinI), 2),
         O::VPkMadU16 | O::VPkMadI16 => pk(LaneFn::I16(I::Mad), 3),
-        O::VAddI16 => Shape::HalfSat { f: I::Add, sat: I::AddSatI },
-        O::VSubI16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatI },
-        O::VMadI16 | O::VMadLegacyI16 => Shape::HalfSat { f: I::Mad, sat: I::MadSatI },
+        O::VAddI16 => Shape::HalfSat { f: I::Add, sat: I::AddSatI, swap: false },
+        O::VSubI16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatI, swap: false },
+        O::VMadI16 | O::VMadLegacyI16 => Shape::HalfSat { f: I::Mad, sat: I::MadSatI, swap: false },
         O::VMin3F16 => f16(H::Min3, 3),
         O::VMax3F16 => f16(H::Max3, 3),
         O::VMed3F16 => f16(H::Med3, 3),
@@ -164,18 +166,9 @@ fn shape_of(op: Opcode) -> Option<Shape> {
 
 fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, ExecError> {
     match shape {
-        Shape::HalfSat { .. } | Shape::Dot2 => {
-            // clamp is the instruction's own (saturation, or the f32 clamp of the dot product)
-            if inst.encoding() == isa_amdgpu::Encoding::Vop3 && inst.field(Field::Omod) != 0 {
-                return Err(form(inst, "output modifiers (omod)"));
-            }
-        }
-        // VOP3 f32 results (v_dot2c_f32_f16_e64) are clamped by `sem::execute`
-        _ if clamps_f32(inst) => {
-            if inst.field(Field::Omod) != 0 {
-                return Err(form(inst, "output modifiers (omod)"));
-            }
-        }
+        // clamp is the instruction's own: saturation, the f32 clamp of the dot product, or VOP3P's clamp of
+        // each packed or mixed-precision result (`packed`, `fma_mix`)
+        Shape::HalfSat { .. } | Shape::Dot2 | Shape::Pk { .. } | Shape::FmaMix { .. } => {}
         _ => no_output_mods(inst)?,
     }
     match shape {
@@ -228,12 +221,15 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
             };
             write16(b, inst, r);
         }
-        Shape::HalfSat { f, sat } => {
+        Shape::HalfSat { f, sat, swap } => {
             let op = if inst.field(Field::Clamp) == 1 { sat } else { f };
             let f = LaneFn::I16(op);
             let mut args = Vec::with_capacity(3);
             for k in 0..f.inputs() {
                 args.push(src16(b, inst, k)?);
+            }
+            if swap {
+                args.swap(0, 1);
             }
             let r = b.v_lanefn(f, &args);
             write16(b, inst, r[0]);
@@ -358,12 +354,16 @@ fn fma_mix<B: Backend>(b: &mut B, inst: &Inst, out: MixOut) -> Result<(), ExecEr
     }
     let d = vdst(inst);
     let m = b.exec();
+    // clamp: the f32 or f16 result to [0, 1]
+    let clamp = inst.field(Field::Clamp) == 1;
     if out == MixOut::F32 {
         let r = b.v_fma_f32(args[0], args[1], args[2]);
+        let r = if clamp { clamp_unit(b, DataType::F32, &[r])[0] } else { r };
         b.v_set(d, r, m);
         return Ok(());
     }
     let r = b.v_lanefn(LaneFn::FmaF32ToF16, &args)[0];
+    let r = if clamp { clamp_unit(b, DataType::F16, &[r])[0] } else { r };
     let old = b.v_get(d);
     let (keep, sh) = if out == MixOut::Lo { (0xffff_0000, 0) } else { (0xffff, 16) };
     let keep = splat(b, keep);
@@ -385,6 +385,18 @@ fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(),
     if !matches!(f, LaneFn::F16(_)) && (neg_lo | neg_hi) != 0 {
         return Err(form(inst, "neg modifiers on packed integers"));
     }
+    // clamp: each f16 element to [0, 1]; the integer sums, differences and multiply-adds saturate
+    let clamp = inst.field(Field::Clamp) == 1;
+    let f = match (clamp, f, inst.info.opcode) {
+        (false, ..) | (true, LaneFn::F16(_), _) => f,
+        (true, _, Opcode::VPkAddU16) => LaneFn::I16(I16Op::AddSatU),
+        (true, _, Opcode::VPkAddI16) => LaneFn::I16(I16Op::AddSatI),
+        (true, _, Opcode::VPkSubU16) => LaneFn::I16(I16Op::SubSatU),
+        (true, _, Opcode::VPkSubI16) => LaneFn::I16(I16Op::SubSatI),
+        (true, _, Opcode::VPkMadU16) => LaneFn::I16(I16Op::MadSatU),
+        (true, _, Opcode::VPkMadI16) => LaneFn::I16(I16Op::MadSatI),
+        (true, ..) => return Err(form(inst, "clamp on a packed operation that neither saturates nor gives floats")),
+    };
     let mut srcs = Vec::with_capacity(3);
     for field in [Field::Src0, Field::Src1, Field::Src2].into_iter().take(n) {
         srcs.push(packed_src(b, inst, field)?);
@@ -398,7 +410,8 @@ fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(),
             let v = if sel >> k & 1 == 1 { b.v_op(VOp::Lshr, *s, sh) } else { *s };
             e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
         }
-        halves.push(b.v_lanefn(f, &e)[0]);
+        let h = b.v_lanefn(f, &e)[0];
+        halves.push(if clamp && matches!(f, LaneFn::F16(_)) { clamp_unit(b, DataType::F16, &[h])[0] } else { h });
     }
     let hi = b.v_op(VOp::Shl, halves[1], sh);
     let v = b.v_op(VOp::Or, halves[0], hi);

@@ -3,6 +3,7 @@
 //! packed f32 (VOP3P) and the IEEE f32 division steps.
 
 use isa_amdgpu::encoding::{Encoding, Field};
+use isa_amdgpu::table::DataType;
 use isa_amdgpu::{Inst, Opcode};
 
 use super::backend::*;
@@ -107,11 +108,12 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
         O::VAddCoU32 | O::VAddcCoU32 => {
-            no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
             let carry_in = if inst.info.opcode == O::VAddcCoU32 { Some(carry_input(b, inst)?) } else { None };
             let (r, carry) = b.v_add_carry(a, c, carry_in);
+            // VOP3 clamp: unsigned saturation (the carry out is still the overflow)
+            let r = if saturates(inst) { let ones = splat(b, u32::MAX); b.v_select(carry, r, ones) } else { r };
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
             write_lane_mask(b, inst, Field::Sdst, carry);
@@ -281,7 +283,6 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
         O::VSubCoU32 | O::VSubrevCoU32 | O::VSubbCoU32 | O::VSubbrevCoU32 => {
-            no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
             let (a, c) = if matches!(inst.info.opcode, O::VSubrevCoU32 | O::VSubbrevCoU32) { (c, a) } else { (a, c) };
@@ -291,6 +292,8 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 None
             };
             let (r, borrow) = b.v_sub_borrow(a, c, borrow_in);
+            // VOP3 clamp: unsigned saturation at 0 (the borrow out is still written)
+            let r = if saturates(inst) { let zero = b_zero(b); b.v_select(borrow, r, zero) } else { r };
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
             write_lane_mask(b, inst, Field::Sdst, borrow);
@@ -369,9 +372,6 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::VPkFmaF32 | O::VPkAddF32 | O::VPkMulF32 => {
             // two f32 lanes per register pair: element j of source k is its low or high dword as op_sel[k]
             // (j = 0) / op_sel_hi[k] (j = 1) say; neg_lo/neg_hi negate per element
-            if inst.field(Field::Clamp) != 0 {
-                return Err(form(inst, "clamp"));
-            }
             let nsrc = if inst.info.opcode == O::VPkFmaF32 { 3 } else { 2 };
             let opsel = inst.field(Field::OpSel);
             let opsel_hi = inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2;
@@ -400,11 +400,13 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     let v = if sel >> k & 1 == 1 { src.1 } else { src.0 };
                     e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
                 }
-                out.push(match inst.info.opcode {
+                let r = match inst.info.opcode {
                     O::VPkFmaF32 => b.v_fma_f32(e[0], e[1], e[2]),
                     O::VPkAddF32 => b.v_op(VOp::AddF32, e[0], e[1]),
                     _ => b.v_op(VOp::MulF32, e[0], e[1]),
-                });
+                };
+                // clamp: each element to [0, 1]
+                out.push(if inst.field(Field::Clamp) == 1 { clamp_unit(b, DataType::F32, &[r])[0] } else { r });
             }
             let m = b.exec();
             b.v_set(vdst(inst), out[0], m);
@@ -502,6 +504,8 @@ pub(super) fn div_step<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, wide: bool
 pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     use Opcode as O;
     use ValuOp as V;
+    // VOP3P's clamp saturates the integer dot products; no other instruction here is VOP3P
+    let vop3p_clamp = inst.encoding() == Encoding::Vop3p && inst.field(Field::Clamp) == 1;
     let op = match inst.info.opcode {
         O::VSubrevF32 => {
             no_modifiers(inst)?;
@@ -584,12 +588,12 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         O::VCubetcF32 => V::Cubetc,
         O::VMulLegacyF32 => V::MulLegacyF32,
         O::VMadLegacyF32 => V::MadLegacyF32,
-        O::VDot2I32I16 | O::VDot2cI32I16 => V::Dot { bits: 16, signed: true },
-        O::VDot2U32U16 => V::Dot { bits: 16, signed: false },
-        O::VDot4I32I8 | O::VDot4cI32I8 => V::Dot { bits: 8, signed: true },
-        O::VDot4U32U8 => V::Dot { bits: 8, signed: false },
-        O::VDot8I32I4 | O::VDot8cI32I4 => V::Dot { bits: 4, signed: true },
-        O::VDot8U32U4 => V::Dot { bits: 4, signed: false },
+        O::VDot2I32I16 | O::VDot2cI32I16 => V::Dot { bits: 16, signed: true, clamp: vop3p_clamp },
+        O::VDot2U32U16 => V::Dot { bits: 16, signed: false, clamp: vop3p_clamp },
+        O::VDot4I32I8 | O::VDot4cI32I8 => V::Dot { bits: 8, signed: true, clamp: vop3p_clamp },
+        O::VDot4U32U8 => V::Dot { bits: 8, signed: false, clamp: vop3p_clamp },
+        O::VDot8I32I4 | O::VDot8cI32I4 => V::Dot { bits: 4, signed: true, clamp: vop3p_clamp },
+        O::VDot8U32U4 => V::Dot { bits: 4, signed: false, clamp: vop3p_clamp },
         O::VSatPkU8I16 => V::SatPkU8I16,
         O::VBfmB32 => V::Bfm,
         O::VAddI32 => V::AddI32,
@@ -611,6 +615,9 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         _ => return Err(unsupported(inst)),
     };
     no_modifiers(inst)?;
+    if vop3p_clamp && !matches!(op, V::Dot { .. }) {
+        return Err(form(inst, "clamp"));
+    }
     if inst.encoding() == Encoding::Vop3p && (inst.field(Field::OpSel) != 0 || inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2 != 7 || inst.field(Field::Neg) | inst.field(Field::NegHi) != 0) {
         return Err(form(inst, "op_sel, op_sel_hi or neg on a dot product"));
     }
@@ -638,8 +645,9 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
 /// op_sel[3:2] selects.
 fn f8_convert<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     use Opcode as O;
-    if inst.field(Field::Omod) | inst.field(Field::Clamp) | inst.field(Field::OpSel) & 3 != 0 {
-        return Err(form(inst, "output modifiers or op_sel on a source"));
+    // omod is ignored ([`float_clamp`])
+    if inst.field(Field::Clamp) | inst.field(Field::OpSel) & 3 != 0 {
+        return Err(form(inst, "clamp or op_sel on a source"));
     }
     let op = inst.info.opcode;
     let bf8 = matches!(op, O::VCvtPkBf8F32 | O::VCvtSrBf8F32);
@@ -685,4 +693,10 @@ pub(super) fn lane_op(op: Opcode) -> bool {
             | O::VQsadPkU16U8
             | O::VMqsadPkU16U8
     )
+}
+
+/// Whether a VOP3 integer add or subtract with carry saturates (its clamp bit; the ISA guides: "supports
+/// saturation (unsigned 32-bit integer domain)"). It has no op_sel, and omod is ignored ([`float_clamp`]).
+fn saturates(inst: &Inst) -> bool {
+    inst.encoding() == Encoding::Vop3 && inst.field(Field::Clamp) == 1
 }
