@@ -34,7 +34,7 @@ fn chip_id(dev: &DevicePreset) -> u32 {
 
 /// The SMI identity of GPU agent `index`: its card is (GPU ordinal, preset).
 fn identity(rt: &Runtime, index: usize, g: &DevicePreset) -> profiler_hooks::smi::Identity {
-    profiler_hooks::smi::Identity::of(rt.gpu_ordinal(index).unwrap_or(0) as u32, g.id)
+    profiler_hooks::smi::Identity::of(rt.gpu_card(index).unwrap_or(0) as u32, g.id)
 }
 
 pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Status> {
@@ -138,7 +138,7 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_HDP_FLUSH => put(out, [0u64; 2]),
         ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
         ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, true),
-        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &format!("GPU-{:016x}", identity(rt, index, g).unique_id)),
+        ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, &crate::runtime::gpu_uuid(rt.gpu_card(index).unwrap_or(0), g)),
         ffi::AMD_AGENT_INFO_ASIC_REVISION => put(out, 1u32),
         ffi::AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(out, false),
         ffi::AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(out, g.compute_units),

@@ -72,7 +72,7 @@ impl Queue {
         if self.owns_doorbell {
             let _ = rt.signals.destroy(rt, self.doorbell);
             // a queue with a packet processor (made by `create`) leaves the SMI count
-            if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_ordinal(self.agent)) {
+            if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_card(self.agent)) {
                 smi.queue_destroyed(gpu);
             }
         }
@@ -120,7 +120,7 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
         .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
     *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
     rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(q.address, q.clone());
-    if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_ordinal(agent)) {
+    if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_card(agent)) {
         smi.queue_created(gpu);
     }
     Ok(q)
@@ -311,7 +311,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     };
     let start = rt.timestamp();
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
-    let _busy = rt.smi.as_ref().zip(rt.gpu_ordinal(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
+    let _busy = rt.smi.as_ref().zip(rt.gpu_card(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
     let limits = Limits { timing: rt.timing, max_wave_instructions: rt.max_wave_instructions, ..Limits::default() };
     let profile = crate::profile::get();
     let host_start = profile.map(|_| profiler_hooks::record::now_ns());

@@ -41,6 +41,9 @@ pub struct Agent {
     pub gpu: Option<&'static DevicePreset>,
     /// Host CPU model name, for the CPU agent.
     pub cpu_name: String,
+    /// A GPU's place in `WAVEJIT_DEVICES`, whichever GPUs `ROCR_VISIBLE_DEVICES` leaves visible: its card in the
+    /// SMI view, its PCI address and its UUID.
+    pub card: usize,
 }
 
 /// A memory pool (and the HSA region that mirrors it).
@@ -138,11 +141,71 @@ fn devices_from_env() -> Result<Vec<&'static DevicePreset>, String> {
     list.split(',').map(|s| s.trim()).filter(|s| !s.is_empty()).map(|s| DevicePreset::by_name(s).map_err(|e| e.to_string())).collect()
 }
 
+/// The GPUs of `ROCR_VISIBLE_DEVICES` (`var`; `None` when it is not set: all of them), as places among the
+/// GPUs whose UUIDs (`GPU-` and 16 hex digits) are `uuids`, in the order listed. ROCm's runtime reads it so
+/// (ROCR-Runtime, `RvdFilter`): set but empty, no GPU; otherwise comma-separated tokens, trimmed and read
+/// without case, at most one per GPU, each an index as C's `strtol` reads one (decimal, `0x` hex or `0` octal;
+/// the whole token) or a UUID or a prefix of one (5 to 20 characters, naming one GPU alone); the first token that
+/// names no GPU, or one already named, ends the list.
+pub fn visible_gpus(var: Option<&str>, uuids: &[String]) -> Vec<usize> {
+    let Some(var) = var else { return (0..uuids.len()).collect() };
+    if var.is_empty() {
+        return Vec::new();
+    }
+    let mut tokens: Vec<String> = var.split(',').map(|t| t.trim().to_uppercase()).collect();
+    // a trailing comma ends the list without a token after it, as a stream split at commas reads it
+    if var.ends_with(',') {
+        tokens.pop();
+    }
+    let mut chosen = Vec::new();
+    for token in tokens.iter().take(uuids.len()) {
+        let index = if token.starts_with('G') {
+            let matching: Vec<usize> = (0..uuids.len()).filter(|&i| uuids[i].to_uppercase().starts_with(token.as_str())).collect();
+            match matching[..] {
+                [i] if (5..=20).contains(&token.len()) => Some(i),
+                _ => None,
+            }
+        } else {
+            c_long(token).and_then(|i| usize::try_from(i).ok()).filter(|&i| i < uuids.len())
+        };
+        match index {
+            Some(i) if !chosen.contains(&i) => chosen.push(i),
+            _ => break,
+        }
+    }
+    chosen
+}
+
+/// `token` as C's `strtol(token, &end, 0)` reads it when `*end` is then the terminating NUL: an optional sign,
+/// then `0x`/`0X` and hex digits, `0` and octal digits, or decimal digits; the empty token reads as 0.
+fn c_long(token: &str) -> Option<i64> {
+    let (negative, digits) = match token.as_bytes().first() {
+        Some(b'-') => (true, &token[1..]),
+        Some(b'+') => (false, &token[1..]),
+        _ => (false, token),
+    };
+    let value = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        i64::from_str_radix(&digits[1..], 8).ok()?
+    } else if digits.is_empty() {
+        0
+    } else {
+        digits.parse::<i64>().ok()?
+    };
+    Some(if negative { -value } else { value })
+}
+
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
         .unwrap_or_else(|| "host CPU".to_string())
+}
+
+/// The UUID of the GPU at place `card` of `WAVEJIT_DEVICES` (as `HSA_AMD_AGENT_INFO_UUID` reports it).
+pub fn gpu_uuid(card: usize, g: &DevicePreset) -> String {
+    format!("GPU-{:016x}", profiler_hooks::smi::Identity::of(card as u32, g.id).unique_id)
 }
 
 /// The ISA name ROCm reports for a preset's target (the emulated devices run with SRAM ECC on and XNACK off).
@@ -158,17 +221,20 @@ impl Runtime {
         }
         let capacity = gpus.iter().map(|g| g.memory_bytes).sum::<u64>() + SYSTEM_POOL_BYTES;
         let mem = DeviceMemory::new(capacity).map_err(|e| e.to_string())?;
-        let mut agents = vec![Agent { gpu: None, cpu_name: cpu_model() }];
+        let mut agents = vec![Agent { gpu: None, cpu_name: cpu_model(), card: 0 }];
         let mut pools = vec![
             Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_FINE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system fine-grained" },
             Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_KERNARG | ffi::GLOBAL_FLAG_FINE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "kernarg" },
             Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system coarse-grained" },
         ];
         let mut isas: Vec<(&'static DevicePreset, String)> = Vec::new();
+        // every GPU is a card in the SMI view; the agents are those ROCR_VISIBLE_DEVICES leaves, in its order
         let smi = crate::smi::publish(&gpus);
-        for g in gpus {
+        let uuids: Vec<String> = gpus.iter().enumerate().map(|(i, g)| gpu_uuid(i, g)).collect();
+        for card in visible_gpus(std::env::var("ROCR_VISIBLE_DEVICES").ok().as_deref(), &uuids) {
+            let g = gpus[card];
             let agent = agents.len();
-            agents.push(Agent { gpu: Some(g), cpu_name: String::new() });
+            agents.push(Agent { gpu: Some(g), cpu_name: String::new(), card });
             pools.push(Pool { agent, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: g.memory_bytes, alloc_allowed: true, label: "device memory" });
             pools.push(Pool { agent, segment: ffi::SEGMENT_GROUP, flags: 0, size: g.lds_bytes, alloc_allowed: false, label: "LDS" });
             if !isas.iter().any(|(d, _)| d.target == g.target) {
@@ -266,10 +332,10 @@ impl Runtime {
         }
     }
 
-    /// The GPU ordinal (0 for the first GPU agent, as HIP numbers devices) of agent `agent`; `None` for the CPU.
-    pub fn gpu_ordinal(&self, agent: usize) -> Option<usize> {
+    /// The card of GPU agent `agent` (its place in `WAVEJIT_DEVICES`, [`Agent::card`]); `None` for the CPU.
+    pub fn gpu_card(&self, agent: usize) -> Option<usize> {
         self.agents.get(agent)?.gpu?;
-        Some(self.agents[..agent].iter().filter(|a| a.gpu.is_some()).count())
+        Some(self.agents[agent].card)
     }
 
     /// The handles of the GPU agents.
@@ -313,7 +379,7 @@ impl Runtime {
             self.mem.set_fine_grained(address).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
         }
         self.allocs.lock().unwrap_or_else(|e| e.into_inner()).insert(address, Alloc { size, pool });
-        if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_ordinal(p.agent)) {
+        if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_card(p.agent)) {
             smi.vram_allocated(gpu, size);
         }
         Ok(address)
@@ -322,7 +388,7 @@ impl Runtime {
     pub fn free(&self, address: u64) -> Result<(), Status> {
         let removed = self.allocs.lock().unwrap_or_else(|e| e.into_inner()).remove(&address);
         let alloc = removed.ok_or(ffi::ERROR_INVALID_ALLOCATION)?;
-        if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_ordinal(self.pools[alloc.pool].agent)) {
+        if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_card(self.pools[alloc.pool].agent)) {
             smi.vram_freed(gpu, alloc.size);
         }
         // the deallocation callbacks of pointers into it run first, outside any lock
@@ -469,4 +535,41 @@ pub fn shut_down() -> Result<(), Status> {
 /// The running runtime, or `HSA_STATUS_ERROR_NOT_INITIALIZED`.
 pub fn rt() -> Result<Arc<Runtime>, Status> {
     RUNTIME.read().unwrap_or_else(|e| e.into_inner()).1.clone().ok_or(ffi::ERROR_NOT_INITIALIZED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible_gpus;
+
+    fn uuids() -> Vec<String> {
+        ["GPU-2c0cc85361ca5c7e", "GPU-56fcdd630771f717", "GPU-a181270787a6da67"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn rocr_visible_devices_is_read_as_rocms_runtime_reads_it() {
+        let u = uuids();
+        let v = |s: Option<&str>| visible_gpus(s, &u);
+        // unset: all; set but empty: none
+        assert_eq!(v(None), [0, 1, 2]);
+        assert_eq!(v(Some("")), [] as [usize; 0]);
+        // indices in the order listed, trimmed, strtol's bases
+        assert_eq!(v(Some("2,0")), [2, 0]);
+        assert_eq!(v(Some(" 1 , 2 ")), [1, 2]);
+        assert_eq!(v(Some("0x2,01")), [2, 1]);
+        assert_eq!(v(Some("0,")), [0]);
+        // the first token naming no GPU, or one named before, ends the list
+        assert_eq!(v(Some("-1")), [] as [usize; 0]);
+        assert_eq!(v(Some("3,0")), [] as [usize; 0]);
+        assert_eq!(v(Some("1,x,0")), [1]);
+        assert_eq!(v(Some("1,1,0")), [1]);
+        assert_eq!(v(Some("09")), [] as [usize; 0]);
+        // at most one token per GPU
+        assert_eq!(v(Some("0,1,2,0")), [0, 1, 2]);
+        // UUIDs and unique prefixes of 5 to 20 characters, without case
+        assert_eq!(v(Some("GPU-a181270787a6da67,gpu-2C0C")), [2, 0]);
+        assert_eq!(v(Some("GPU-5")), [1]);
+        assert_eq!(v(Some("GPU-")), [] as [usize; 0]);
+        assert_eq!(v(Some("GPU-2c0cc85361ca5c7e0")), [] as [usize; 0]);
+        assert_eq!(v(Some("GPU-ffff,0")), [] as [usize; 0]);
+    }
 }

@@ -338,6 +338,44 @@ fn hip_sees_two_devices_and_copies_between_them() {
 }
 
 #[test]
+fn rocr_visible_devices_chooses_and_orders_the_gpu_agents_as_rocms_runtime_does() {
+    // the HSA agents rocminfo lists: GPUs by index or UUID prefix, in the order given; an index naming no GPU
+    // ends the list; set but empty, no GPU (ROCR-Runtime's RvdFilter)
+    let names = |env: Option<&str>| -> Vec<String> {
+        let vars: Vec<(&str, &str)> = env.map(|v| ("ROCR_VISIBLE_DEVICES", v)).into_iter().collect();
+        let (o, so, se) = exec_with(&["--device", "mi210,mi300x,mi250x"], &vars, Path::new("rocminfo"), &[]);
+        assert!(o.status.success(), "rocminfo with ROCR_VISIBLE_DEVICES={env:?}: {so}\n{se}");
+        so.lines().filter_map(|l| l.trim().strip_prefix("Marketing Name:")).map(|n| n.trim().to_string()).filter(|n| n.starts_with("AMD")).collect()
+    };
+    let (mi210, mi300x, mi250x) = ("AMD Instinct MI210", "AMD Instinct MI300X", "AMD Instinct MI250X (one GCD)");
+    assert_eq!(names(None), [mi210, mi300x, mi250x]);
+    assert_eq!(names(Some("2,0")), [mi250x, mi210]);
+    assert_eq!(names(Some("1, 5, 0")), [mi300x]);
+    assert_eq!(names(Some("-1")), [] as [&str; 0]);
+    assert_eq!(names(Some("")), [] as [&str; 0]);
+    let (_, all, _) = exec_with(&["--device", "mi210,mi300x,mi250x"], &[], Path::new("rocminfo"), &[]);
+    let uuids: Vec<&str> = all.lines().filter_map(|l| l.trim().strip_prefix("Uuid:")).map(str::trim).filter(|u| u.starts_with("GPU-")).collect();
+    assert_eq!(uuids.len(), 3, "{all}");
+    assert_eq!(names(Some(&format!("{},{}", &uuids[1][..10], uuids[0].to_uppercase()))), [mi300x, mi210]);
+    // HIP over it: no GPU left is HIP's "no device", as AMD's hipSetDevice tests expect
+    let bin = hipcc("visible", &[]);
+    let hip = |env: &[(&str, &str)]| {
+        let (o, so, se) = exec_with(&["--device", "mi210,mi250x"], env, &bin, &[]);
+        assert!(o.status.success(), "{env:?}: {so}\n{se}");
+        so
+    };
+    let so = hip(&[("ROCR_VISIBLE_DEVICES", "1,0")]);
+    assert!(so.contains("count: hipSuccess 2\ndevice 0: AMD Instinct MI250X (one GCD), gfx90a") && so.contains("device 1: AMD Instinct MI210, gfx90a"), "{so}");
+    for bad in ["-1", "2"] {
+        let so = hip(&[("ROCR_VISIBLE_DEVICES", bad)]);
+        assert!(so.contains("count: hipErrorNoDevice 0\nhipSetDevice(0): hipErrorInvalidDevice\nhipGetDevice: hipErrorNoDevice"), "ROCR_VISIBLE_DEVICES={bad}: {so}");
+    }
+    // HIP_VISIBLE_DEVICES indexes what ROCR_VISIBLE_DEVICES left
+    let so = hip(&[("ROCR_VISIBLE_DEVICES", "1,0"), ("HIP_VISIBLE_DEVICES", "1")]);
+    assert!(so.contains("count: hipSuccess 1\ndevice 0: AMD Instinct MI210, gfx90a"), "{so}");
+}
+
+#[test]
 fn hip_device_printf_reaches_stdout_through_hostcall() {
     let so = exec_ok(None, &hipcc("printf", &[]), &[]);
     for (t, b) in [(0, 0), (32, 0), (0, 1), (32, 1)] {
