@@ -2,7 +2,8 @@
 //! runs on emulated GPUs.
 //!
 //! The library exports the 224 `hsa_*` functions of ROCm 5.2's runtime with symbol version `ROCR_1`. Behind them:
-//! a CPU agent and the emulated GPU agents named by `WAVEJIT_DEVICES` (default `mi210`), their memory pools over
+//! a CPU agent and the emulated GPU agents named by `WAVEJIT_DEVICES` (default `mi210`; `ROCR_VISIBLE_DEVICES`
+//! chooses and orders them as ROCm's runtime does), their memory pools over
 //! one device memory whose addresses are host addresses, signals in device memory laid out as `amd_signal_t`,
 //! AQL queues processed by one thread each (kernels run on the JIT, or the interpreter with
 //! `WAVEJIT_ENGINE=interp`; in the timing model with `WAVEJIT_TIMING=1`, which makes every timestamp modeled
