@@ -154,8 +154,9 @@ pub fn lane_local(inst: &Inst) -> bool {
 /// Whether the lane mask `insts[i]`, an add or subtract with carry out, writes to its SGPR pair is dead: on the
 /// straight-line ALU instructions after it, all compiled (`compiled[k]` for `insts[k]`), which neither leave
 /// the block nor stop the wave, both SGPRs are written before any instruction reads either. Its carries then
-/// need not be worked out (unless the instruction clamps: its result saturates by them). A wave stopped in between would show the pair: an instruction left to the
-/// interpreter may stop it with an error, and so may s_setreg (a MODE value the emulator refuses).
+/// need not be worked out (unless the instruction clamps: its result saturates by them). A wave stopped in
+/// between would show the pair: an instruction left to the interpreter may stop it with an error, and so may
+/// s_setreg (a MODE value the emulator refuses).
 pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
     use emu_core::timing::issue::{known_registers, SCC};
     use isa_amdgpu::table::{MemDir, Unit};

@@ -430,7 +430,10 @@ pub(super) fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
 pub(super) fn no_output_mods(inst: &Inst) -> Result<(), ExecError> {
     let vop3 = inst.encoding() == Encoding::Vop3 && float_clamp(inst).is_none();
     if vop3 && inst.field(Field::Clamp) != 0 {
-        return Err(form(inst, "clamp of an integer result (saturation)"));
+        return Err(form(inst, match inst.info.operand(Field::Sdst) {
+            Some(_) => "clamp on an instruction that also writes a lane mask",
+            None => "clamp of an integer result (saturation)",
+        }));
     }
     if inst.encoding() == Encoding::Vop3p && inst.field(Field::Clamp) != 0 {
         return Err(form(inst, "clamp"));

@@ -647,7 +647,7 @@ fn f8_convert<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecErro
     use Opcode as O;
     // omod is ignored ([`float_clamp`])
     if inst.field(Field::Clamp) | inst.field(Field::OpSel) & 3 != 0 {
-        return Err(form(inst, "clamp or op_sel on a source"));
+        return Err(form(inst, "clamp, or op_sel on a source"));
     }
     let op = inst.info.opcode;
     let bf8 = matches!(op, O::VCvtPkBf8F32 | O::VCvtSrBf8F32);
