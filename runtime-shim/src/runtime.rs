@@ -146,7 +146,7 @@ fn devices_from_env() -> Result<Vec<&'static DevicePreset>, String> {
 /// (ROCR-Runtime, `RvdFilter`): set but empty, no GPU; otherwise comma-separated tokens, trimmed and read
 /// without case, at most one per GPU, each an index as C's `strtol` reads one (decimal, `0x` hex or `0` octal;
 /// the whole token) or a UUID or a prefix of one (5 to 20 characters, naming one GPU alone); the first token that
-/// names no GPU, or one already named, ends the list.
+/// names no GPU (an empty one too), or one already named, ends the list.
 pub fn visible_gpus(var: Option<&str>, uuids: &[String]) -> Vec<usize> {
     let Some(var) = var else { return (0..uuids.len()).collect() };
     if var.is_empty() {
@@ -177,7 +177,8 @@ pub fn visible_gpus(var: Option<&str>, uuids: &[String]) -> Vec<usize> {
 }
 
 /// `token` as C's `strtol(token, &end, 0)` reads it when `*end` is then the terminating NUL: an optional sign,
-/// then `0x`/`0X` and hex digits, `0` and octal digits, or decimal digits; the empty token reads as 0.
+/// then `0x`/`0X` and hex digits, `0` and octal digits, or decimal digits. An empty token is none (ROCm's
+/// runtime would look at its first character).
 fn c_long(token: &str) -> Option<i64> {
     let (negative, digits) = match token.as_bytes().first() {
         Some(b'-') => (true, &token[1..]),
@@ -189,7 +190,7 @@ fn c_long(token: &str) -> Option<i64> {
     } else if digits.len() > 1 && digits.starts_with('0') {
         i64::from_str_radix(&digits[1..], 8).ok()?
     } else if digits.is_empty() {
-        0
+        return None;
     } else {
         digits.parse::<i64>().ok()?
     };
@@ -563,6 +564,9 @@ mod tests {
         assert_eq!(v(Some("1,x,0")), [1]);
         assert_eq!(v(Some("1,1,0")), [1]);
         assert_eq!(v(Some("09")), [] as [usize; 0]);
+        assert_eq!(v(Some("1,,0")), [1]);
+        assert_eq!(v(Some("+")), [] as [usize; 0]);
+        assert_eq!(v(Some("+2")), [2]);
         // at most one token per GPU
         assert_eq!(v(Some("0,1,2,0")), [0, 1, 2]);
         // UUIDs and unique prefixes of 5 to 20 characters, without case
