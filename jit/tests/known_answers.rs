@@ -14,10 +14,12 @@
 //!
 //! Register syntax: `sN`, `vN` (every lane), `s[N:M]`/`v[N:M]` (a 64-bit value over a pair), `vcc`, `exec`,
 //! `scc`, `m0`, `pc` (an output only: where the wave goes next; the case's instruction is at 0x1000), `mode` (the
-//! MODE hardware register; waves start with clang's default, 0x3f0), `hwid` (HW_ID, an input only); memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS) and `mem[OFF]` (the
-//! 32-bit word at that byte offset of a 4 KiB device buffer). Values: hex, decimal (negative allowed), an f32
+//! MODE hardware register; waves start with clang's default, 0x3f0), `hwid` (HW_ID, an input only); memory: `lds[OFF]` (the 32-bit word at that byte offset of a 64 KiB LDS), `mem[OFF]` (the
+//! 32-bit word at that byte offset of a 4 KiB device buffer) and `priv[OFF]` (the word at that byte offset of
+//! every lane's 256-byte private segment, FLAT_SCRATCH at its base). Values: hex, decimal (negative allowed), an f32
 //! written with a decimal point and `f` (`1.5f`), the buffer's address `@buf+OFF` (its low and high halves
-//! `@buflo+OFF`, `@bufhi`; shifted right by N bits `@buf>>N+OFF`, as an image resource holds it), or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
+//! `@buflo+OFF`, `@bufhi`; shifted right by N bits `@buf>>N+OFF`, as an image resource holds it), the high
+//! dwords of the private and shared (LDS) apertures `@privap`, `@ldsap`, or `{EXPR}`: an OpenCL C expression that LLVM's constant folding evaluates — each
 //! one is compiled by clang-19 at test time (`ulong f(void) { return (ulong)(EXPR); }` at -O2 for gfx90a)
 //! and must fold to a constant, so the expected value comes from LLVM, not from wavejit.
 
@@ -56,6 +58,8 @@ enum Reg {
     HwId,
     Lds(u32),
     Mem(u32),
+    /// The 32-bit word at a byte offset of every lane's private segment.
+    Priv(u32),
 }
 
 #[derive(Debug)]
@@ -87,6 +91,7 @@ fn parse_reg(t: &str) -> Result<Reg, String> {
         "hwid" => Reg::HwId,
         _ if t.starts_with("lds[") => Reg::Lds(parse_value(t[4..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("mem[") => Reg::Mem(parse_value(t[4..].trim_end_matches(']'))? as u32),
+        _ if t.starts_with("priv[") => Reg::Priv(parse_value(t[5..].trim_end_matches(']'))? as u32),
         _ if t.starts_with("s[") => Reg::SPair(pair(&t[2..])?),
         _ if t.starts_with("v[") => Reg::VPair(pair(&t[2..])?),
         _ if t.starts_with('s') => Reg::S(t[1..].parse().map_err(|_| format!("bad register {t}"))?),
@@ -96,12 +101,13 @@ fn parse_reg(t: &str) -> Result<Reg, String> {
 }
 
 /// The device memory every case runs with, and its 4 KiB test buffer (cleared before each run).
-fn memory() -> &'static (DeviceMemory, u64) {
-    static MEM: OnceLock<(DeviceMemory, u64)> = OnceLock::new();
+fn memory() -> &'static (DeviceMemory, u64, u64) {
+    static MEM: OnceLock<(DeviceMemory, u64, u64)> = OnceLock::new();
     MEM.get_or_init(|| {
         let mem = DeviceMemory::new(1 << 20).expect("device memory");
         let at = mem.allocate(4096, emu_core::memory::AllocKind::Buffer, "known").expect("the test buffer");
-        (mem, at)
+        let private = mem.allocate(PRIVATE_LANE_BYTES * 64, emu_core::memory::AllocKind::Scratch, "known private").expect("the private segment");
+        (mem, at, private)
     })
 }
 
@@ -109,8 +115,18 @@ fn buffer_address() -> u64 {
     memory().1
 }
 
+/// Bytes of each lane's private segment (the wave's scratch, FLAT_SCRATCH its base).
+const PRIVATE_LANE_BYTES: u64 = 256;
+
+/// Where the word at byte `off` of lane `l`'s private segment lies: the segment is interleaved by dword, as
+/// the hardware's swizzled scratch (ROCr's resource: 4-byte elements, index stride 64).
+fn private_word(l: u64, off: u32) -> u64 {
+    memory().2 + off as u64 / 4 * 256 + 4 * l
+}
+
 fn parse_value(t: &str) -> Result<u64, String> {
-    for (name, value) in [("@buflo", buffer_address() & 0xffff_ffff), ("@bufhi", buffer_address() >> 32), ("@buf", buffer_address())] {
+    let apertures = [("@privap", emu_core::sem::PRIVATE_APERTURE_HI as u64), ("@ldsap", emu_core::sem::SHARED_APERTURE_HI as u64)];
+    for (name, value) in [("@buflo", buffer_address() & 0xffff_ffff), ("@bufhi", buffer_address() >> 32), ("@buf", buffer_address())].into_iter().chain(apertures) {
         if let Some(rest) = t.strip_prefix(name) {
             let (value, rest) = match rest.strip_prefix(">>") {
                 Some(r) => {
@@ -242,6 +258,11 @@ fn set(st: &mut State, r: Reg, v: u64) {
     match r {
         Reg::Lds(off) => st.lds[off as usize..off as usize + 4].copy_from_slice(&(v as u32).to_le_bytes()),
         Reg::Mem(off) => st.mem.write(buffer_address() + off as u64, &(v as u32).to_le_bytes()).expect("inside the test buffer"),
+        Reg::Priv(off) => {
+            for l in 0..64 {
+                st.mem.write(private_word(l, off), &(v as u32).to_le_bytes()).expect("inside the private segment");
+            }
+        }
         Reg::S(n) => w.sgprs[n as usize] = v as u32,
         Reg::SPair(n) => {
             w.sgprs[n as usize] = v as u32;
@@ -285,6 +306,21 @@ fn get(st: &State, r: Reg, lanes: u64) -> Result<u64, String> {
             st.mem.read(buffer_address() + off as u64, &mut b).map_err(|e| e.to_string())?;
             u32::from_le_bytes(b) as u64
         }
+        Reg::Priv(off) => {
+            let word = |l: u64| -> Result<u32, String> {
+                let mut b = [0u8; 4];
+                st.mem.read(private_word(l, off), &mut b).map_err(|e| e.to_string())?;
+                Ok(u32::from_le_bytes(b))
+            };
+            let first = (0..64).find(|l| lanes >> l & 1 == 1).unwrap_or(0);
+            let want = word(first)?;
+            for l in (0..64).filter(|l| lanes >> l & 1 == 1) {
+                if word(l)? != want {
+                    return Err(format!("priv[{off}] differs between lanes {first} and {l}"));
+                }
+            }
+            want as u64
+        }
         Reg::Exec => w.exec(),
         Reg::Scc => w.scc as u64,
         Reg::M0 => w.sgprs[124] as u64,
@@ -299,6 +335,10 @@ fn fresh(c: &Case) -> State {
     w.set_exec(u64::MAX);
     let mem = &memory().0;
     mem.write(buffer_address(), &[0; 4096]).expect("the test buffer");
+    mem.write(memory().2, &[0; PRIVATE_LANE_BYTES as usize * 64]).expect("the private segment");
+    // the private segment: FLAT_SCRATCH (s[102:103]) at its base, as a dispatch sets it up
+    (w.scratch_base, w.scratch_lane_bytes) = (memory().2, PRIVATE_LANE_BYTES as u32);
+    (w.sgprs[102], w.sgprs[103]) = (memory().2 as u32, (memory().2 >> 32) as u32);
     let mut st = State { w, next_pc: 0, lds: vec![0; 65536], mem };
     for &(r, v) in &c.inputs {
         set(&mut st, r, v);
