@@ -268,11 +268,7 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
     if sel == 6 {
         let flow = execute_plain(b, inst, pc)?;
         if let Some(ty) = clamp {
-            let d = vdst(inst);
-            let v = b.v_get(d);
-            let c = clamp_unit(b, ty, &[v])[0];
-            let m = b.exec();
-            b.v_set(d, c, m);
+            clamp_written(b, inst, ty);
         }
         return Ok(flow);
     }
@@ -320,7 +316,8 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
 
 
 /// Clamps the float result `inst` wrote ([`float_clamp`]) in its destination: an f32 register, an f64 pair, or
-/// an f16 in the half op_sel[3] names (both halves for v_cvt_pkrtz_f16_f32, which writes two), under EXEC.
+/// an f16 in the half op_sel[3] names (the low one without op_sel, as SDWA's; both halves for
+/// v_cvt_pkrtz_f16_f32, which writes two), under EXEC.
 fn clamp_written<B: Backend>(b: &mut B, inst: &Inst, ty: isa_amdgpu::table::DataType) {
     use isa_amdgpu::encoding::Field;
     use isa_amdgpu::table::DataType;

@@ -52,21 +52,14 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             b.v_set(vdst(inst), v, m);
             Ok(Flow::Next)
         }
-        O::VAddU32 | O::VSubU32 | O::VSubrevU32 if inst.encoding() == Encoding::Vop3 && inst.field(Field::Clamp) == 1 => {
+        O::VAddU32 | O::VSubU32 | O::VSubrevU32 if saturates(inst) => {
             // clamp: unsigned saturation instead of wrapping
             let a = vec_src(b, inst, Field::Src0)?;
             let c = vec_src(b, inst, Field::Src1)?;
             let (a, c) = if inst.info.opcode == O::VSubrevU32 { (c, a) } else { (a, c) };
-            let r = if inst.info.opcode == O::VAddU32 {
-                let (r, carry) = b.v_add_carry(a, c, None);
-                let ones = b.s_const(u32::MAX);
-                let ones = b.v_splat(ones);
-                b.v_select(carry, r, ones)
-            } else {
-                let (r, borrow) = b.v_sub_borrow(a, c, None);
-                let zero = b_zero(b);
-                b.v_select(borrow, r, zero)
-            };
+            let add = inst.info.opcode == O::VAddU32;
+            let (r, out) = if add { b.v_add_carry(a, c, None) } else { b.v_sub_borrow(a, c, None) };
+            let r = saturated(b, r, out, add);
             let m = b.exec();
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
@@ -113,7 +106,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let carry_in = if inst.info.opcode == O::VAddcCoU32 { Some(carry_input(b, inst)?) } else { None };
             let (r, carry) = b.v_add_carry(a, c, carry_in);
             // VOP3 clamp: unsigned saturation (the carry out is still the overflow)
-            let r = if saturates(inst) { let ones = splat(b, u32::MAX); b.v_select(carry, r, ones) } else { r };
+            let r = if saturates(inst) { saturated(b, r, carry, true) } else { r };
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
             write_lane_mask(b, inst, Field::Sdst, carry);
@@ -293,7 +286,7 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             };
             let (r, borrow) = b.v_sub_borrow(a, c, borrow_in);
             // VOP3 clamp: unsigned saturation at 0 (the borrow out is still written)
-            let r = if saturates(inst) { let zero = b_zero(b); b.v_select(borrow, r, zero) } else { r };
+            let r = if saturates(inst) { saturated(b, r, borrow, false) } else { r };
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
             write_lane_mask(b, inst, Field::Sdst, borrow);
@@ -695,8 +688,15 @@ pub(super) fn lane_op(op: Opcode) -> bool {
     )
 }
 
-/// Whether a VOP3 integer add or subtract with carry saturates (its clamp bit; the ISA guides: "supports
+/// Whether a VOP3 32-bit integer add or subtract saturates (its clamp bit; the ISA guides: "supports
 /// saturation (unsigned 32-bit integer domain)"). It has no op_sel, and omod is ignored ([`float_clamp`]).
 fn saturates(inst: &Inst) -> bool {
     inst.encoding() == Encoding::Vop3 && inst.field(Field::Clamp) == 1
+}
+
+/// The unsigned saturation of sum (`add`) or difference `r` whose carry or borrow is `out`: all ones past the
+/// top, 0 below the bottom.
+fn saturated<B: Backend>(b: &mut B, r: B::V, out: B::M, add: bool) -> B::V {
+    let bound = splat(b, if add { u32::MAX } else { 0 });
+    b.v_select(out, r, bound)
 }
