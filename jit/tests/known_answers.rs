@@ -118,10 +118,9 @@ fn buffer_address() -> u64 {
 /// Bytes of each lane's private segment (the wave's scratch, FLAT_SCRATCH its base).
 const PRIVATE_LANE_BYTES: u64 = 256;
 
-/// Where the word at byte `off` of lane `l`'s private segment lies: the segment is interleaved by dword, as
-/// the hardware's swizzled scratch (ROCr's resource: 4-byte elements, index stride 64).
+/// Where the word at byte `off` of lane `l`'s private segment lies ([`common::swizzled`]).
 fn private_word(l: u64, off: u32) -> u64 {
-    memory().2 + off as u64 / 4 * 256 + 4 * l
+    memory().2 + common::swizzled(l as usize, off as usize) as u64
 }
 
 fn parse_value(t: &str) -> Result<u64, String> {

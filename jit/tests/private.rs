@@ -8,6 +8,7 @@
 //! byte q of lane l at (q / 4) × 256 + 4 l + q % 4.
 
 mod common;
+use common::swizzled;
 
 use std::sync::OnceLock;
 
@@ -26,11 +27,6 @@ fn jit() -> &'static jit::Jit {
 const LANE_BYTES: usize = 64;
 /// Lanes 3, 17 and 40..47 are off.
 const PARTIAL: u64 = !(1 << 3 | 1 << 17 | 0xff << 40);
-
-/// Where byte `q` of lane `l`'s private segment lies from the segment's base.
-fn swizzled(l: usize, q: usize) -> usize {
-    q / 4 * 256 + 4 * l + q % 4
-}
 
 /// Each lane's private bytes at the start.
 fn initial() -> Vec<Vec<u8>> {

@@ -68,3 +68,11 @@ pub fn assemble(asm: &[&str], target: isa_amdgpu::Target) -> Vec<Vec<u8>> {
     assert_eq!(enc.len(), asm.len(), "llvm-mc-19 gave {} encodings for {} lines", enc.len(), asm.len());
     enc
 }
+
+/// Where byte `q` of lane `l`'s private segment lies from the segment's base: the lanes' dwords interleaved,
+/// as the hardware's swizzled scratch (ROCr's resource: 4-byte elements, index stride 64).
+// not every test binary that includes this module reaches private memory
+#[allow(dead_code)]
+pub fn swizzled(l: usize, q: usize) -> usize {
+    q / 4 * 256 + 4 * l + q % 4
+}
