@@ -18,7 +18,9 @@ fn camel(name: &str) -> String {
 }
 
 fn base_mnemonic(name: &str) -> &str {
-    name.strip_suffix("_e32").or_else(|| name.strip_suffix("_e64")).unwrap_or(name)
+    name.strip_suffix("_e32")
+        .or_else(|| name.strip_suffix("_e64"))
+        .unwrap_or(name)
 }
 
 fn field(name: &str) -> &'static str {
@@ -52,7 +54,9 @@ fn operand(spec: &str) -> String {
     if let Some(fixed) = spec.strip_prefix('=') {
         return format!("Operand {{ field: Field::Reserved1, kind: OperandKind::Fixed({fixed:?}) }}");
     }
-    let (f, kind) = spec.split_once(':').unwrap_or_else(|| panic!("gfx9.tsv: bad operand {spec}"));
+    let (f, kind) = spec
+        .split_once(':')
+        .unwrap_or_else(|| panic!("gfx9.tsv: bad operand {spec}"));
     let fld = field(f);
     let kind = match kind {
         "label" => "OperandKind::Label".to_string(),
@@ -69,11 +73,20 @@ fn operand(spec: &str) -> String {
             };
             let ty = if ty == "v216" { "pk16" } else { ty };
             let reg = |file: &str, n: &str| format!("OperandKind::Reg {{ file: RegFile::{file}, count: {n} }}");
-            if let Some(n) = ty.strip_prefix('v').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
+            if let Some(n) = ty
+                .strip_prefix('v')
+                .filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            {
                 reg("V", n)
-            } else if let Some(n) = ty.strip_prefix('s').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
+            } else if let Some(n) = ty
+                .strip_prefix('s')
+                .filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            {
                 reg("S", n)
-            } else if let Some(n) = ty.strip_prefix('a').filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty()) {
+            } else if let Some(n) = ty
+                .strip_prefix('a')
+                .filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            {
                 reg("A", n)
             } else {
                 let (t, def) = match ty {
@@ -209,14 +222,22 @@ fn operation_columns(c: &[&str]) -> String {
         "-" => "None".to_string(),
         a => {
             let (kind, ty) = a.split_once('.').expect("arith kind.type");
-            format!("Some(Arith {{ kind: ArithKind::{}, ty: {} }})", camel(kind), data_type(ty))
+            format!(
+                "Some(Arith {{ kind: ArithKind::{}, ty: {} }})",
+                camel(kind),
+                data_type(ty)
+            )
         }
     };
     let compare = match c[4] {
         "-" => "None".to_string(),
         a => {
             let (pred, ty) = a.split_once(':').expect("compare pred:type");
-            format!("Some(Compare {{ pred: CmpPred::{}, ty: {} }})", camel(pred), data_type(ty))
+            format!(
+                "Some(Compare {{ pred: CmpPred::{}, ty: {} }})",
+                camel(pred),
+                data_type(ty)
+            )
         }
     };
     let mfma = match c[5] {
@@ -250,8 +271,11 @@ fn main() {
     let path = dir.join("data/gfx9.tsv");
     println!("cargo:rerun-if-changed={}", path.display());
     let text = std::fs::read_to_string(&path).expect("read data/gfx9.tsv");
-    let rows: Vec<Vec<&str>> =
-        text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).map(|l| l.split('\t').collect()).collect();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split('\t').collect())
+        .collect();
     let mut names = BTreeSet::new();
     for r in &rows {
         assert!(r.len() >= 23, "gfx9.tsv: short row {r:?}");
@@ -264,7 +288,9 @@ fn main() {
     for n in &names {
         writeln!(out, "    /// `{n}`\n    {},", camel(n)).unwrap();
     }
-    out.push_str("}\n\nimpl Opcode {\n    /// All opcodes, in mnemonic order.\n    pub const ALL: &'static [Opcode] = &[\n");
+    out.push_str(
+        "}\n\nimpl Opcode {\n    /// All opcodes, in mnemonic order.\n    pub const ALL: &'static [Opcode] = &[\n",
+    );
     for n in &names {
         writeln!(out, "        Opcode::{},", camel(n)).unwrap();
     }
@@ -273,14 +299,23 @@ fn main() {
         writeln!(out, "            Opcode::{} => {n:?},", camel(n)).unwrap();
     }
     out.push_str("        }\n    }\n}\n\n");
-    out.push_str("/// The gfx9 table: one row per (encoding, opcode number, target set).\npub static GFX9: &[OpInfo] = &[\n");
+    out.push_str(
+        "/// The gfx9 table: one row per (encoding, opcode number, target set).\npub static GFX9: &[OpInfo] = &[\n",
+    );
     for r in &rows {
-        let targets: u8 = r[2].split('|').map(|t| match t {
-            "gfx90a" => 1u8,
-            "gfx942" => 2u8,
-            other => panic!("gfx9.tsv: unknown target {other}"),
-        }).fold(0, |a, b| a | b);
-        let ops: Vec<String> = if r[4] == "-" { vec![] } else { r[4].split(',').map(operand).collect() };
+        let targets: u8 = r[2]
+            .split('|')
+            .map(|t| match t {
+                "gfx90a" => 1u8,
+                "gfx942" => 2u8,
+                other => panic!("gfx9.tsv: unknown target {other}"),
+            })
+            .fold(0, |a, b| a | b);
+        let ops: Vec<String> = if r[4] == "-" {
+            vec![]
+        } else {
+            r[4].split(',').map(operand).collect()
+        };
         let mut flags = Vec::new();
         for fl in r[7].split(',') {
             match fl {
@@ -295,7 +330,11 @@ fn main() {
                 other => panic!("gfx9.tsv: unknown flag {other}"),
             }
         }
-        let flags = if flags.is_empty() { "OpFlags::NONE".to_string() } else { flags.join(".union(") + &")".repeat(flags.len() - 1) };
+        let flags = if flags.is_empty() {
+            "OpFlags::NONE".to_string()
+        } else {
+            flags.join(".union(") + &")".repeat(flags.len() - 1)
+        };
         let mask_value = |c: &str| -> (String, String) {
             let (m, v) = c.split_once(':').expect("mask:value column");
             (format!("0x{m}"), format!("0x{v}"))
@@ -326,10 +365,20 @@ fn main() {
                 "m0" => "Implicit::M0",
                 other => panic!("gfx9.tsv: unknown implicit register {other}"),
             };
-            if rw == "r" { rd.push(bit) } else { wr.push(bit) }
+            if rw == "r" {
+                rd.push(bit)
+            } else {
+                wr.push(bit)
+            }
         }
         let ops_cols = operation_columns(&r[16..23]);
-        let bits = |v: &Vec<&str>| if v.is_empty() { "0".to_string() } else { v.iter().map(|b| format!("{b}.bits()")).collect::<Vec<_>>().join(" | ") };
+        let bits = |v: &Vec<&str>| {
+            if v.is_empty() {
+                "0".to_string()
+            } else {
+                v.iter().map(|b| format!("{b}.bits()")).collect::<Vec<_>>().join(" | ")
+            }
+        };
         writeln!(
             out,
             "    OpInfo {{ encoding: Encoding::{}, op: {}, targets: {}, opcode: Opcode::{}, name: {:?}, operands: &[{}], fixed: [({f0m}, {f0v}), ({f1m}, {f1v})], flags: {}, mods: {mods:?}, live: [{l0}, {l1}], ext_live: [{ls}, {ld}], ext_fixed: [({sfm}, {sfv}), ({dfm}, {dfv})], unit: Unit::{}, wait: {}, reads: Implicit::from_bits({}), writes: Implicit::from_bits({}), {ops_cols} }},",

@@ -23,7 +23,16 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest.parent().expect("jit/ lies in the workspace").to_path_buf();
-    let inputs = ["jit/src", "jit/build.rs", "emu-core/src", "emu-core/build.rs", "isa-amdgpu/src", "isa-amdgpu/data", "isa-amdgpu/build.rs", "Cargo.lock"];
+    let inputs = [
+        "jit/src",
+        "jit/build.rs",
+        "emu-core/src",
+        "emu-core/build.rs",
+        "isa-amdgpu/src",
+        "isa-amdgpu/data",
+        "isa-amdgpu/build.rs",
+        "Cargo.lock",
+    ];
     // FNV-1a over each file's workspace path and contents
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| {
@@ -46,7 +55,11 @@ fn main() {
         }
     }
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let version = std::process::Command::new(rustc).arg("-V").output().map(|o| o.stdout).unwrap_or_default();
+    let version = std::process::Command::new(rustc)
+        .arg("-V")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
     eat(&version);
     eat(std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().as_bytes());
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");

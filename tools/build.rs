@@ -7,7 +7,16 @@ fn main() {
     let so = format!("{out}/libwavejit-kfd.so");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let status = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O2", "-Wall", "-o", &so, "src/exec/kfd_preload.c", "-ldl"])
+        .args([
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-Wall",
+            "-o",
+            &so,
+            "src/exec/kfd_preload.c",
+            "-ldl",
+        ])
         .status()
         .unwrap_or_else(|e| panic!("running the C compiler `{cc}` for src/exec/kfd_preload.c: {e} (install gcc)"));
     assert!(status.success(), "`{cc}` failed to compile src/exec/kfd_preload.c");

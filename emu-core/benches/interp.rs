@@ -14,12 +14,29 @@ include!("shared/cases.rs");
 fn bench(c: &mut Criterion) {
     let dev = DevicePreset::by_name("mi300x").unwrap();
     let mem = DeviceMemory::new(1 << 30).unwrap();
-    let limits = Limits { threads: Some(1), ..Limits::default() };
+    let limits = Limits {
+        threads: Some(1),
+        ..Limits::default()
+    };
     let mut g = c.benchmark_group("interp");
     g.sample_size(10);
-    for (name, (case, work)) in [("alu_loop valu lane-ops (1 thread)", alu_loop_case(&mem, dev, 200, limits)), ("sgemm 128^3 flop (1 thread)", sgemm_case(&mem, dev, 128))] {
+    for (name, (case, work)) in [
+        (
+            "alu_loop valu lane-ops (1 thread)",
+            alu_loop_case(&mem, dev, 200, limits),
+        ),
+        ("sgemm 128^3 flop (1 thread)", sgemm_case(&mem, dev, 128)),
+    ] {
         g.throughput(Throughput::Elements(work));
-        let d = KernelDispatch { mem: &mem, device: dev, co: &case.co, kernel: case.kernel(), shape: case.shape, args: &case.args, limits };
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &case.co,
+            kernel: case.kernel(),
+            shape: case.shape,
+            args: &case.args,
+            limits,
+        };
         g.bench_function(name, |b| b.iter(|| d.run().unwrap()));
     }
     g.finish();

@@ -155,7 +155,10 @@ impl DevicePreset {
     pub fn by_name(name: &str) -> Result<&'static DevicePreset, UnknownDevice> {
         let n = name.to_ascii_lowercase();
         let n = if n == "mi250x" { "mi250x-gcd".to_string() } else { n };
-        PRESETS.iter().find(|p| p.id == n).ok_or_else(|| UnknownDevice(name.to_string()))
+        PRESETS
+            .iter()
+            .find(|p| p.id == n)
+            .ok_or_else(|| UnknownDevice(name.to_string()))
     }
 
     /// The default device: an MI300X.
@@ -171,7 +174,14 @@ impl DevicePreset {
 
 impl fmt::Display for DevicePreset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}, {} CUs, {} GiB)", self.name, self.gfx, self.compute_units, self.memory_bytes / GIB)
+        write!(
+            f,
+            "{} ({}, {} CUs, {} GiB)",
+            self.name,
+            self.gfx,
+            self.compute_units,
+            self.memory_bytes / GIB
+        )
     }
 }
 
@@ -182,11 +192,17 @@ mod tests {
     #[test]
     fn presets_match_the_public_specification_table() {
         let mi300x = DevicePreset::by_name("MI300X").unwrap();
-        assert_eq!((mi300x.compute_units, mi300x.gfx, mi300x.memory_bytes), (304, "gfx942", 192 * GIB));
+        assert_eq!(
+            (mi300x.compute_units, mi300x.gfx, mi300x.memory_bytes),
+            (304, "gfx942", 192 * GIB)
+        );
         assert_eq!(mi300x.compute_units % mi300x.cus_per_group, 0, "38 CUs per XCD");
         assert_eq!((mi300x.l2_bytes, mi300x.mall_bytes), (32 * MIB, 256 * MIB));
         let mi210 = DevicePreset::by_name("mi210").unwrap();
-        assert_eq!((mi210.compute_units, mi210.target, mi210.l2_bytes), (104, Target::Gfx90a, 8 * MIB));
+        assert_eq!(
+            (mi210.compute_units, mi210.target, mi210.l2_bytes),
+            (104, Target::Gfx90a, 8 * MIB)
+        );
         assert_eq!(DevicePreset::by_name("mi250x").unwrap().compute_units, 110);
         for p in PRESETS {
             assert_eq!(p.target.name(), p.gfx);

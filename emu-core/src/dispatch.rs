@@ -24,9 +24,18 @@ pub enum DispatchError {
     #[error("grid {grid:?} and workgroup {block:?} must be at least 1 in every dimension")]
     Empty { grid: [u32; 3], block: [u32; 3] },
     #[error("workgroup {block:?} has {threads} work-items; {device} allows at most {max}")]
-    WorkgroupTooLarge { block: [u32; 3], threads: u64, device: &'static str, max: u32 },
+    WorkgroupTooLarge {
+        block: [u32; 3],
+        threads: u64,
+        device: &'static str,
+        max: u32,
+    },
     #[error("kernel {kernel}: descriptor says {declared} user SGPRs but enables {enabled}")]
-    UserSgprMismatch { kernel: String, declared: u32, enabled: u32 },
+    UserSgprMismatch {
+        kernel: String,
+        declared: u32,
+        enabled: u32,
+    },
     #[error("kernel {kernel}: {what}")]
     Unsupported { kernel: String, what: String },
 }
@@ -46,7 +55,12 @@ impl DispatchShape {
         }
         let threads = block.iter().map(|&b| b as u64).product::<u64>();
         if threads > device.max_workgroup_size as u64 {
-            return Err(DispatchError::WorkgroupTooLarge { block, threads, device: device.id, max: device.max_workgroup_size });
+            return Err(DispatchError::WorkgroupTooLarge {
+                block,
+                threads,
+                device: device.id,
+                max: device.max_workgroup_size,
+            });
         }
         Ok(DispatchShape { grid, block })
     }
@@ -138,7 +152,12 @@ impl DispatchContext<'_> {
         let mut sgprs = t.sgprs.clone();
         t.patch(&mut sgprs, wg, self.addrs.scratch_base, self.addrs.wave_scratch);
         let (vgprs, exec) = t.lanes(self.shape.workgroup_size(wg), wave).into_owned();
-        Ok(InitialWaveState { sgprs, sgpr_map: t.map, vgprs, exec })
+        Ok(InitialWaveState {
+            sgprs,
+            sgpr_map: t.map,
+            vgprs,
+            exec,
+        })
     }
 }
 
@@ -173,11 +192,22 @@ pub struct WaveTemplate {
 
 impl WaveTemplate {
     pub fn new(cx: &DispatchContext<'_>) -> Result<WaveTemplate, DispatchError> {
-        let DispatchContext { kernel, kd, device, shape, kernarg, addrs } = *cx;
+        let DispatchContext {
+            kernel,
+            kd,
+            device,
+            shape,
+            kernarg,
+            addrs,
+        } = *cx;
         let user = kd.user_sgprs();
         let enabled: u32 = user.iter().map(|s| s.count as u32).sum();
         if enabled != kd.rsrc2.user_sgpr_count as u32 {
-            return Err(DispatchError::UserSgprMismatch { kernel: kernel.into(), declared: kd.rsrc2.user_sgpr_count as u32, enabled });
+            return Err(DispatchError::UserSgprMismatch {
+                kernel: kernel.into(),
+                declared: kd.rsrc2.user_sgpr_count as u32,
+                enabled,
+            });
         }
         let (mut sgprs, mut map, mut varying) = (Vec::new(), Vec::new(), Vec::new());
         let lo = |x: u64| x as u32;
@@ -209,7 +239,10 @@ impl WaveTemplate {
                     }
                 }
                 other => {
-                    return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("user SGPR {other}") })
+                    return Err(DispatchError::Unsupported {
+                        kernel: kernel.into(),
+                        what: format!("user SGPR {other}"),
+                    })
                 }
             }
         }
@@ -231,7 +264,10 @@ impl WaveTemplate {
                 "workgroup_info" => 0,
                 "private_segment_wavefront_offset" => addrs.wave_scratch_offset,
                 other => {
-                    return Err(DispatchError::Unsupported { kernel: kernel.into(), what: format!("system SGPR {other}") })
+                    return Err(DispatchError::Unsupported {
+                        kernel: kernel.into(),
+                        what: format!("system SGPR {other}"),
+                    })
                 }
             });
         }
@@ -239,9 +275,20 @@ impl WaveTemplate {
             kernel: kernel.into(),
             what: "enable_vgpr_workitem_id = 3 is undefined".into(),
         })?;
-        let mut t = WaveTemplate { sgprs, map, varying, ids, packed: packed_workitem_ids(device), wave_size: device.wave_size, block: shape.block, full: Vec::new() };
+        let mut t = WaveTemplate {
+            sgprs,
+            map,
+            varying,
+            ids,
+            packed: packed_workitem_ids(device),
+            wave_size: device.wave_size,
+            block: shape.block,
+            full: Vec::new(),
+        };
         let threads = shape.block.iter().product::<u32>();
-        t.full = (0..threads.div_ceil(device.wave_size)).map(|w| t.lane_ids(shape.block, w)).collect();
+        t.full = (0..threads.div_ceil(device.wave_size))
+            .map(|w| t.lane_ids(shape.block, w))
+            .collect();
         Ok(t)
     }
 
@@ -323,7 +370,13 @@ mod tests {
         assert_eq!(s.waves_in([0, 0, 0], 64), 8);
         assert_eq!(s.waves_in([3, 1, 0], 64), 4, "232 work-items need 4 waves");
         assert_eq!(s.workgroup_id(5), [1, 1, 0]);
-        assert!(matches!(DispatchShape::new([64, 1, 1], [2048, 1, 1], dev), Err(DispatchError::WorkgroupTooLarge { .. })));
-        assert!(matches!(DispatchShape::new([0, 1, 1], [64, 1, 1], dev), Err(DispatchError::Empty { .. })));
+        assert!(matches!(
+            DispatchShape::new([64, 1, 1], [2048, 1, 1], dev),
+            Err(DispatchError::WorkgroupTooLarge { .. })
+        ));
+        assert!(matches!(
+            DispatchShape::new([0, 1, 1], [64, 1, 1], dev),
+            Err(DispatchError::Empty { .. })
+        ));
     }
 }

@@ -17,8 +17,8 @@ use crate::memory::{AllocError, AllocKind, DeviceMemory};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::observe::{next_dispatch_id, Accesses, Dispatched, Event, InstEvent, NoObserver, Observer, Resources};
-use crate::wave::WaveClock;
 use crate::sem::{execute, ExecError, Stop};
+use crate::wave::WaveClock;
 use crate::wave::{WaveState, WaveStatus};
 
 /// How a dispatch runs: limits that stop a runaway kernel, and host parallelism.
@@ -48,7 +48,14 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_wave_instructions: 100_000_000, threads: None, slice: None, clock_ends_turn: false, poll_ends_turn: false, timing: false }
+        Limits {
+            max_wave_instructions: 100_000_000,
+            threads: None,
+            slice: None,
+            clock_ends_turn: false,
+            poll_ends_turn: false,
+            timing: false,
+        }
     }
 }
 
@@ -66,16 +73,30 @@ impl DecodeCache {
     /// An empty cache for `code` (one slot per dword). Keep it with the loaded code when the code is dispatched
     /// many times: making it costs a slot per dword, decoding fills it once.
     pub fn new(code: &LoadedCode) -> DecodeCache {
-        DecodeCache { base: code.base, slots: (0..code.size.div_ceil(4)).map(|_| OnceLock::new()).collect() }
+        DecodeCache {
+            base: code.base,
+            slots: (0..code.size.div_ceil(4)).map(|_| OnceLock::new()).collect(),
+        }
     }
 
     /// The instruction at `pc`, decoded once.
     pub fn get(&self, mem: &DeviceMemory, code: &LoadedCode, pc: u64) -> Result<Inst, isa_amdgpu::DecodeError> {
-        let truncated = |have| isa_amdgpu::DecodeError::Truncated { address: pc, need: 4, have };
+        let truncated = |have| isa_amdgpu::DecodeError::Truncated {
+            address: pc,
+            need: 4,
+            have,
+        };
         if !pc.is_multiple_of(4) || pc < self.base {
-            return Err(isa_amdgpu::DecodeError::Invalid { address: pc, words: vec![], reason: "PC outside the code or not dword-aligned" });
+            return Err(isa_amdgpu::DecodeError::Invalid {
+                address: pc,
+                words: vec![],
+                reason: "PC outside the code or not dword-aligned",
+            });
         }
-        let slot = self.slots.get(((pc - self.base) / 4) as usize).ok_or_else(|| truncated(0))?;
+        let slot = self
+            .slots
+            .get(((pc - self.base) / 4) as usize)
+            .ok_or_else(|| truncated(0))?;
         slot.get_or_init(|| {
             let mut buf = [0u8; 12];
             let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
@@ -157,9 +178,22 @@ pub struct SlackReport {
 
 impl std::fmt::Display for SlackReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let SlackReport { kernel, workgroup, wave, pc, text, mnemonic, lane, slack } = self;
+        let SlackReport {
+            kernel,
+            workgroup,
+            wave,
+            pc,
+            text,
+            mnemonic,
+            lane,
+            slack,
+        } = self;
         let lane = lane.map(|l| format!("lane {l}: ")).unwrap_or_default();
-        let verb = if slack.access == crate::memory::Access::Read { "reads" } else { "writes" };
+        let verb = if slack.access == crate::memory::Access::Read {
+            "reads"
+        } else {
+            "writes"
+        };
         write!(
             f,
             "kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x} (`{text}`): {mnemonic}: {lane}{slack}; the GPU {verb} the allocation's last page, so the dispatch went on; --memcheck stops at such accesses"
@@ -170,7 +204,14 @@ impl std::fmt::Display for SlackReport {
 /// What workgroup `g`'s waves did, once they have all ended (a functional dispatch: no cycles).
 fn group_stats(kernel: &str, g: &Group) -> RunStats {
     let (slack, first_slack) = group_slack(kernel, g);
-    RunStats { workgroups: 1, waves: g.waves.len() as u64, wave_instructions: g.waves.iter().map(|w| w.executed).sum(), cycles: None, slack, first_slack }
+    RunStats {
+        workgroups: 1,
+        waves: g.waves.len() as u64,
+        wave_instructions: g.waves.iter().map(|w| w.executed).sum(),
+        cycles: None,
+        slack,
+        first_slack,
+    }
 }
 
 /// The slack accesses of workgroup `g`'s waves: how many, and the first in wave order.
@@ -179,7 +220,16 @@ pub fn group_slack(kernel: &str, g: &Group) -> (u64, Option<Box<SlackReport>>) {
     let first = g.waves.iter().enumerate().find_map(|(i, w)| {
         let f = w.slack.first.as_deref()?;
         let (pc, text) = f.at.clone().unwrap_or_default();
-        Some(Box::new(SlackReport { kernel: kernel.to_string(), workgroup: g.wg, wave: i as u32, pc, text, mnemonic: f.mnemonic, lane: f.lane, slack: f.slack.clone() }))
+        Some(Box::new(SlackReport {
+            kernel: kernel.to_string(),
+            workgroup: g.wg,
+            wave: i as u32,
+            pc,
+            text,
+            mnemonic: f.mnemonic,
+            lane: f.lane,
+            slack: f.slack.clone(),
+        }))
     });
     (count, first)
 }
@@ -194,15 +244,38 @@ pub enum EngineError {
     #[error(transparent)]
     Alloc(#[from] AllocError),
     #[error("kernel {kernel}: code object is for {found}, the device runs {device}")]
-    WrongTarget { kernel: String, found: String, device: &'static str },
+    WrongTarget {
+        kernel: String,
+        found: String,
+        device: &'static str,
+    },
     #[error("kernel {kernel}: no metadata for it in the code object")]
     NoMetadata { kernel: String },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x} (`{text}`): {error}")]
-    Fault { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, text: String, error: Box<ExecError> },
+    Fault {
+        kernel: String,
+        workgroup: [u32; 3],
+        wave: u32,
+        pc: u64,
+        text: String,
+        error: Box<ExecError>,
+    },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, pc {pc:#x}: cannot decode instruction: {error}")]
-    IllegalInstruction { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, error: isa_amdgpu::DecodeError },
+    IllegalInstruction {
+        kernel: String,
+        workgroup: [u32; 3],
+        wave: u32,
+        pc: u64,
+        error: isa_amdgpu::DecodeError,
+    },
     #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}, block at pc {pc:#x}: the engines differ: {diff}")]
-    Crosscheck { kernel: String, workgroup: [u32; 3], wave: u32, pc: u64, diff: String },
+    Crosscheck {
+        kernel: String,
+        workgroup: [u32; 3],
+        wave: u32,
+        pc: u64,
+        diff: String,
+    },
     #[error("kernel {kernel}, pc {pc:#x}: the JIT could not translate this block: {why}")]
     Translation { kernel: String, pc: u64, why: String },
     #[error("kernel {kernel}: its descriptor asks for float mode {what}; the engine computes with IEEE round-to-nearest-even and denormals kept (clang's default for gfx90a/gfx942)")]
@@ -214,8 +287,13 @@ pub enum EngineError {
     /// A dispatch run under a debugger or recorder (the `inspect` crate) could not go on.
     #[error("kernel {kernel}: {what}")]
     Inspect { kernel: String, what: String },
-        #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (a runaway kernel, or one longer than the per-wave instruction limit)")]
-    Runaway { kernel: String, workgroup: [u32; 3], wave: u32, limit: u64 },
+    #[error("kernel {kernel}, workgroup {workgroup:?}, wave {wave}: ran {limit} instructions without ending (a runaway kernel, or one longer than the per-wave instruction limit)")]
+    Runaway {
+        kernel: String,
+        workgroup: [u32; 3],
+        wave: u32,
+        limit: u64,
+    },
 }
 
 /// Refuses kernels whose descriptor sets a rounding or denormal mode the engine does not model.
@@ -224,13 +302,30 @@ fn check_float_mode(name: &str, descriptor: &KernelDescriptor) -> Result<(), Eng
     let kd = &descriptor.rsrc1;
     // (the names are only written for a refusal: this runs at every dispatch)
     let modes: [(&str, bool, &dyn Fn() -> String); 4] = [
-        ("round_32", kd.float_round_mode_32 != FloatRoundMode::NearEven, &|| kd.float_round_mode_32.to_string()),
-        ("round_16_64", kd.float_round_mode_16_64 != FloatRoundMode::NearEven, &|| kd.float_round_mode_16_64.to_string()),
-        ("denorm_32", kd.float_denorm_mode_32 != FloatDenormMode::FlushNone, &|| format!("{:?}", kd.float_denorm_mode_32)),
-        ("denorm_16_64", kd.float_denorm_mode_16_64 != FloatDenormMode::FlushNone, &|| format!("{:?}", kd.float_denorm_mode_16_64)),
+        ("round_32", kd.float_round_mode_32 != FloatRoundMode::NearEven, &|| {
+            kd.float_round_mode_32.to_string()
+        }),
+        (
+            "round_16_64",
+            kd.float_round_mode_16_64 != FloatRoundMode::NearEven,
+            &|| kd.float_round_mode_16_64.to_string(),
+        ),
+        (
+            "denorm_32",
+            kd.float_denorm_mode_32 != FloatDenormMode::FlushNone,
+            &|| format!("{:?}", kd.float_denorm_mode_32),
+        ),
+        (
+            "denorm_16_64",
+            kd.float_denorm_mode_16_64 != FloatDenormMode::FlushNone,
+            &|| format!("{:?}", kd.float_denorm_mode_16_64),
+        ),
     ];
     match modes.iter().find(|m| m.1) {
-        Some((field, _, value)) => Err(EngineError::FloatMode { kernel: name.to_string(), what: format!("{field} = {}", value()) }),
+        Some((field, _, value)) => Err(EngineError::FloatMode {
+            kernel: name.to_string(),
+            what: format!("{field} = {}", value()),
+        }),
         None => Ok(()),
     }
 }
@@ -268,7 +363,13 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
         found: co.target.canonical(),
         device: "gfx90a/gfx942",
     })?;
-    let end = co.sections.iter().filter(|s| s.is_alloc()).map(|s| s.address + s.size).max().unwrap_or(0);
+    let end = co
+        .sections
+        .iter()
+        .filter(|s| s.is_alloc())
+        .map(|s| s.address + s.size)
+        .max()
+        .unwrap_or(0);
     let base = mem.allocate(end.max(4), AllocKind::Code, &co.name)?;
     let mut key = 0xcbf2_9ce4_8422_2325u64 ^ target as u64;
     let mut grid_sync = false;
@@ -277,7 +378,8 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
         let bytes = co.section_bytes(s);
         grid_sync |= s.flags & SHF_EXECINSTR != 0 && may_grid_sync(bytes);
         if !bytes.is_empty() {
-            mem.load_code_bytes(base + s.address, bytes).expect("sections lie inside the code allocation");
+            mem.load_code_bytes(base + s.address, bytes)
+                .expect("sections lie inside the code allocation");
         }
         // FNV-1a over placement and contents
         for b in s.address.to_le_bytes().iter().chain(bytes) {
@@ -286,9 +388,21 @@ pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, Engi
     }
     // kernels write their data sections (`__device__` variables), never the code
     const SHF_WRITE: u64 = 1;
-    let data: Vec<(u64, u64)> = co.sections.iter().filter(|s| s.is_alloc() && s.flags & SHF_WRITE != 0).map(|s| (s.address, s.size)).collect();
-    mem.set_code_writable(base, &data).expect("the code allocation was just made");
-    Ok(LoadedCode { base, size: end, target, key, grid_sync })
+    let data: Vec<(u64, u64)> = co
+        .sections
+        .iter()
+        .filter(|s| s.is_alloc() && s.flags & SHF_WRITE != 0)
+        .map(|s| (s.address, s.size))
+        .collect();
+    mem.set_code_writable(base, &data)
+        .expect("the code allocation was just made");
+    Ok(LoadedCode {
+        base,
+        size: end,
+        target,
+        key,
+        grid_sync,
+    })
 }
 
 /// A dispatch of one kernel of a code object that is not in device memory yet: what `wavejit run`, the demo
@@ -325,26 +439,53 @@ impl KernelDispatch<'_> {
 
     /// Runs the dispatch in the timing model on `runner`: the results of [`Self::run_with`], the modeled
     /// cycles and the model's statistics.
-    pub fn run_timed<R: WaveRunner, O: Observer>(&self, runner: &R, observer: &O) -> Result<(RunStats, crate::timing::TimingStats), EngineError> {
-        self.launch(|mem, device, launch, limits| crate::timing::sched::run_timed(mem, device, launch, Limits { timing: true, ..limits }, runner, observer))
+    pub fn run_timed<R: WaveRunner, O: Observer>(
+        &self,
+        runner: &R,
+        observer: &O,
+    ) -> Result<(RunStats, crate::timing::TimingStats), EngineError> {
+        self.launch(|mem, device, launch, limits| {
+            crate::timing::sched::run_timed(mem, device, launch, Limits { timing: true, ..limits }, runner, observer)
+        })
     }
 
     /// Loads the code and the kernel arguments, runs `f` on the [`Launch`], frees both.
-    pub fn launch<T>(&self, f: impl FnOnce(&DeviceMemory, &DevicePreset, &Launch<'_>, Limits) -> Result<T, EngineError>) -> Result<T, EngineError> {
-        let KernelDispatch { mem, device, co, kernel, shape, args, limits } = *self;
+    pub fn launch<T>(
+        &self,
+        f: impl FnOnce(&DeviceMemory, &DevicePreset, &Launch<'_>, Limits) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let KernelDispatch {
+            mem,
+            device,
+            co,
+            kernel,
+            shape,
+            args,
+            limits,
+        } = *self;
         let code = load_code(mem, co)?;
         let result = (|| {
             if code.target != device.target {
-                return Err(EngineError::WrongTarget { kernel: kernel.name.clone(), found: co.target.canonical(), device: device.gfx });
+                return Err(EngineError::WrongTarget {
+                    kernel: kernel.name.clone(),
+                    found: co.target.canonical(),
+                    device: device.gfx,
+                });
             }
-            let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata { kernel: kernel.name.clone() })?;
+            let meta = co.kernel_metadata(kernel).ok_or_else(|| EngineError::NoMetadata {
+                kernel: kernel.name.clone(),
+            })?;
             let kernarg = build_kernarg(meta, args, &shape, &HiddenValues::default())?;
             let kernarg_addr = mem.allocate(kernarg.len().max(1) as u64, AllocKind::Kernarg, &kernel.name)?;
             mem.write(kernarg_addr, &kernarg).expect("fits its allocation");
             // the AQL packet a runtime would have put in its queue: kernels of HIP's code object v4 read their
             // workgroup size from it
             let packet = dispatch_packet(&shape, kernel, code.base + kernel.descriptor_address, kernarg_addr);
-            let packet_addr = match mem.allocate(packet.len() as u64, AllocKind::Kernarg, &format!("{} dispatch packet", kernel.name)) {
+            let packet_addr = match mem.allocate(
+                packet.len() as u64,
+                AllocKind::Kernarg,
+                &format!("{} dispatch packet", kernel.name),
+            ) {
                 Ok(a) => a,
                 Err(e) => {
                     let _ = mem.free(kernarg_addr);
@@ -386,7 +527,12 @@ pub const DISPATCH_PACKET_BYTES: usize = 64;
 /// dispatch of `kernel` (its descriptor at `descriptor`) over `shape` with its arguments at `kernarg`: header
 /// (kernel dispatch, system-scope acquire and release fences), dimensions, workgroup and grid sizes, segment
 /// sizes, kernel object, kernel arguments; no completion signal.
-pub fn dispatch_packet(shape: &DispatchShape, kernel: &isa_amdgpu::codeobj::Kernel, descriptor: u64, kernarg: u64) -> [u8; DISPATCH_PACKET_BYTES] {
+pub fn dispatch_packet(
+    shape: &DispatchShape,
+    kernel: &isa_amdgpu::codeobj::Kernel,
+    descriptor: u64,
+    kernarg: u64,
+) -> [u8; DISPATCH_PACKET_BYTES] {
     const KERNEL_DISPATCH: u16 = 2;
     const SYSTEM_SCOPE: u16 = 2;
     let header = KERNEL_DISPATCH | SYSTEM_SCOPE << 9 | SYSTEM_SCOPE << 11;
@@ -482,10 +628,17 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     check_launch(device, launch)?;
     let (code, shape) = (launch.code, launch.shape);
     let dispatch = next_dispatch_id();
-    let observer = &Dispatched { dispatch, inner: observer };
+    let observer = &Dispatched {
+        dispatch,
+        inner: observer,
+    };
     let cx = dispatch_context(device, launch);
     let cache = launch.cache;
-    let clock = WaveClock { base: CLOCK.load(Ordering::Relaxed), per_instruction: 4, shader_mhz: device.engine_clock_mhz };
+    let clock = WaveClock {
+        base: CLOCK.load(Ordering::Relaxed),
+        per_instruction: 4,
+        shader_mhz: device.engine_clock_mhz,
+    };
     let longest = AtomicU64::new(0);
     if O::ACTIVE {
         observer.event(&dispatch_begin(dispatch, device, launch, false));
@@ -494,9 +647,21 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     let build = |i: u64, private: Option<u64>| -> Result<Group, EngineError> {
         let g = build_group_in(mem, device, launch, &template, i, clock, private, true)?;
         if O::ACTIVE {
-            observer.event(&Event::WorkgroupStart { dispatch, workgroup: g.wg, waves: g.waves.len() as u32, placement: None, cycle: None });
+            observer.event(&Event::WorkgroupStart {
+                dispatch,
+                workgroup: g.wg,
+                waves: g.waves.len() as u32,
+                placement: None,
+                cycle: None,
+            });
             for w in 0..g.waves.len() as u32 {
-                observer.event(&Event::WaveStart { dispatch, workgroup: g.wg, wave: w, placement: None, cycle: None });
+                observer.event(&Event::WaveStart {
+                    dispatch,
+                    workgroup: g.wg,
+                    wave: w,
+                    placement: None,
+                    cycle: None,
+                });
             }
         }
         Ok(g)
@@ -504,10 +669,17 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     let done = |g: &Group| {
         longest.fetch_max(g.waves.iter().map(|w| w.executed).max().unwrap_or(0), Ordering::Relaxed);
         if O::ACTIVE {
-            observer.event(&Event::WorkgroupEnd { dispatch, workgroup: g.wg, cycle: None });
+            observer.event(&Event::WorkgroupEnd {
+                dispatch,
+                workgroup: g.wg,
+                cycle: None,
+            });
         }
     };
-    let limits = Limits { poll_ends_turn: true, ..limits };
+    let limits = Limits {
+        poll_ends_turn: true,
+        ..limits
+    };
     // a workgroup that ended or failed: its statistics (its private memory is its host thread's, `PrivateAreas`)
     let retire = |g: Group, result: Result<(), EngineError>| -> Result<RunStats, EngineError> {
         result?;
@@ -520,8 +692,19 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         // the clocks of later dispatches go on from where this one's longest wave left them
         CLOCK.fetch_max(clock.base + 4 * longest.load(Ordering::Relaxed), Ordering::Relaxed);
         if O::ACTIVE {
-            let RunStats { workgroups, waves, wave_instructions, .. } = stats;
-            observer.event(&Event::DispatchEnd { dispatch, workgroups, waves, wave_instructions, cycles: None });
+            let RunStats {
+                workgroups,
+                waves,
+                wave_instructions,
+                ..
+            } = stats;
+            observer.event(&Event::DispatchEnd {
+                dispatch,
+                workgroups,
+                waves,
+                wave_instructions,
+                cycles: None,
+            });
         }
         stats
     };
@@ -539,11 +722,26 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         }
         if result.is_ok() {
             // every workgroup resident, waves taking turns of a slice until all have ended
-            let limits = Limits { slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)), ..limits };
+            let limits = Limits {
+                slice: Some(limits.slice.unwrap_or(COOPERATIVE_SLICE)),
+                ..limits
+            };
             // the semaphores (64 resources) only where waves can use them
             let mut semaphores = Some(crate::gws::Semaphores::default());
             result = loop {
-                match round(mem, code, &cx, &mut groups, true, cache, limits, runner, observer, dispatch, &mut semaphores) {
+                match round(
+                    mem,
+                    code,
+                    &cx,
+                    &mut groups,
+                    true,
+                    cache,
+                    limits,
+                    runner,
+                    observer,
+                    dispatch,
+                    &mut semaphores,
+                ) {
                     Ok(false) => {}
                     done => break done.map(|_| ()),
                 }
@@ -593,7 +791,19 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             }
             let mut k = 0;
             while k < held.len() {
-                match round(mem, code, &cx, std::slice::from_mut(&mut held[k].1), false, cache, limits, runner, observer, dispatch, &mut None) {
+                match round(
+                    mem,
+                    code,
+                    &cx,
+                    std::slice::from_mut(&mut held[k].1),
+                    false,
+                    cache,
+                    limits,
+                    runner,
+                    observer,
+                    dispatch,
+                    &mut None,
+                ) {
                     Ok(false) => k += 1,
                     result => {
                         let (i, g, area) = held.remove(k);
@@ -641,7 +851,14 @@ struct PrivateAreas<'a, 'l> {
 
 impl<'a, 'l> PrivateAreas<'a, 'l> {
     fn new(mem: &'a DeviceMemory, device: &'a DevicePreset, launch: &'a Launch<'l>) -> Self {
-        PrivateAreas { mem, device, launch, bytes: group_private_bytes(device, launch, 0), spare: Vec::new(), made: Vec::new() }
+        PrivateAreas {
+            mem,
+            device,
+            launch,
+            bytes: group_private_bytes(device, launch, 0),
+            spare: Vec::new(),
+            made: Vec::new(),
+        }
     }
 
     /// The private memory for workgroup `i`, zeroed where it uses it (`None`: the kernel has none).
@@ -653,7 +870,11 @@ impl<'a, 'l> PrivateAreas<'a, 'l> {
             self.mem.clear(area, group_private_bytes(self.device, self.launch, i))?;
             return Ok(Some(area));
         }
-        let area = self.mem.allocate(self.bytes, AllocKind::Scratch, &format!("{} private memory", self.launch.name))?;
+        let area = self.mem.allocate(
+            self.bytes,
+            AllocKind::Scratch,
+            &format!("{} private memory", self.launch.name),
+        )?;
         self.made.push(area);
         Ok(Some(area))
     }
@@ -689,7 +910,11 @@ pub(crate) fn advance_clock(cycles: u64) {
 /// The target and float-mode checks every launch passes first.
 pub fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result<(), EngineError> {
     if launch.code.target != device.target {
-        return Err(EngineError::WrongTarget { kernel: launch.name.to_string(), found: format!("{:?}", launch.code.target), device: device.gfx });
+        return Err(EngineError::WrongTarget {
+            kernel: launch.name.to_string(),
+            found: format!("{:?}", launch.code.target),
+            device: device.gfx,
+        });
     }
     check_float_mode(launch.name, launch.descriptor)
 }
@@ -702,7 +927,12 @@ pub fn dispatch_context<'a>(device: &'a DevicePreset, launch: &Launch<'a>) -> Di
         device,
         shape: launch.shape,
         kernarg: launch.kernarg,
-        addrs: DispatchAddresses { kernarg: launch.kernarg_addr, dispatch_packet: launch.dispatch_packet, queue: launch.queue, ..Default::default() },
+        addrs: DispatchAddresses {
+            kernarg: launch.kernarg_addr,
+            dispatch_packet: launch.dispatch_packet,
+            queue: launch.queue,
+            ..Default::default()
+        },
     }
 }
 
@@ -721,7 +951,12 @@ pub fn resources(device: &DevicePreset, launch: &Launch<'_>) -> Resources {
 }
 
 /// The event that opens a dispatch.
-pub(crate) fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch: &Launch<'a>, timing: bool) -> Event<'a> {
+pub(crate) fn dispatch_begin<'a>(
+    dispatch: u64,
+    device: &'a DevicePreset,
+    launch: &Launch<'a>,
+    timing: bool,
+) -> Event<'a> {
     Event::DispatchBegin {
         dispatch,
         kernel: std::borrow::Cow::Borrowed(launch.name),
@@ -738,7 +973,14 @@ pub(crate) fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch
 
 /// The waves of workgroup `i` (linear index) of `launch`, its LDS and private memory (freed by the caller),
 /// the waves' clocks reading `clock`.
-pub fn build_group(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, template: &WaveTemplate, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+pub fn build_group(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    template: &WaveTemplate,
+    i: u64,
+    clock: WaveClock,
+) -> Result<Group, EngineError> {
     build_group_in(mem, device, launch, template, i, clock, None, true)
 }
 
@@ -752,7 +994,14 @@ pub fn group_private_bytes(device: &DevicePreset, launch: &Launch<'_>, i: u64) -
 /// [`build_group`] with the waves' register files left empty, for [`give_registers`] to make when each wave
 /// first runs: a model that places many workgroups long before their waves run (the timing model) then
 /// makes each wave's registers in memory the host has just used ([`keep_parts`]), not all at once.
-pub fn build_group_registers_later(mem: &DeviceMemory, device: &DevicePreset, launch: &Launch<'_>, template: &WaveTemplate, i: u64, clock: WaveClock) -> Result<Group, EngineError> {
+pub fn build_group_registers_later(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    template: &WaveTemplate,
+    i: u64,
+    clock: WaveClock,
+) -> Result<Group, EngineError> {
     build_group_in(mem, device, launch, template, i, clock, None, false)
 }
 
@@ -767,7 +1016,10 @@ pub fn give_registers(launch: &Launch<'_>, template: &WaveTemplate, wg: [u32; 3]
 
 /// A wave's VGPRs and AGPRs by its kernel descriptor.
 fn register_counts(launch: &Launch<'_>) -> (usize, usize) {
-    (launch.descriptor.vgpr_alloc_count() as usize, launch.descriptor.agpr_alloc_count().unwrap_or(0) as usize)
+    (
+        launch.descriptor.vgpr_alloc_count() as usize,
+        launch.descriptor.agpr_alloc_count().unwrap_or(0) as usize,
+    )
 }
 
 /// Loads the work-item ids ([`WaveTemplate::lanes`]) into a wave's first VGPRs.
@@ -799,16 +1051,29 @@ pub fn build_group_in(
     let lane_bytes = launch.private_segment_size.div_ceil(16) * 16;
     let wave_bytes = lane_bytes as u64 * device.wave_size as u64;
     let scratch = if lane_bytes > 0 && private.is_none() {
-        Some(mem.allocate(wave_bytes * n as u64, AllocKind::Scratch, &format!("{} workgroup {wg:?}", launch.name))?)
+        Some(mem.allocate(
+            wave_bytes * n as u64,
+            AllocKind::Scratch,
+            &format!("{} workgroup {wg:?}", launch.name),
+        )?)
     } else {
         None
     };
     let base = if lane_bytes > 0 { scratch.or(private) } else { None };
     let layout = crate::hwreg::Layout::of(device);
     let (mut waves, lds) = if registers {
-        spare_parts(n as usize, launch.entry, vgprs, agprs, launch.group_segment_size as usize)
+        spare_parts(
+            n as usize,
+            launch.entry,
+            vgprs,
+            agprs,
+            launch.group_segment_size as usize,
+        )
     } else {
-        ((0..n).map(|_| WaveState::without_registers(launch.entry)).collect(), vec![0; launch.group_segment_size as usize])
+        (
+            (0..n).map(|_| WaveState::without_registers(launch.entry)).collect(),
+            vec![0; launch.group_segment_size as usize],
+        )
     };
     for (w, wave) in waves.iter_mut().enumerate() {
         let w = w as u32;
@@ -834,7 +1099,12 @@ pub fn build_group_in(
         let at = crate::hwreg::placement(&layout, i, w);
         wave.hw = crate::hwreg::HwRegs::for_wave(device.target, descriptor, launch.group_segment_size, n, at);
     }
-    Ok(Group { wg, waves, lds, scratch })
+    Ok(Group {
+        wg,
+        waves,
+        lds,
+        scratch,
+    })
 }
 
 thread_local! {
@@ -903,7 +1173,13 @@ fn pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
     if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
         return Some(p.clone());
     }
-    let p = std::sync::Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("wavejit-{i}")).build().ok()?);
+    let p = std::sync::Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("wavejit-{i}"))
+            .build()
+            .ok()?,
+    );
     pools.push((threads, p.clone()));
     Some(p)
 }
@@ -959,7 +1235,17 @@ fn round<R: WaveRunner, O: Observer>(
             if wave.status == WaveStatus::Running {
                 let before = wave.executed;
                 wave.polled = false;
-                let run = WaveRun { mem, code, cx, workgroup: g.wg, wave_index: wi as u32, wave, lds: &mut g.lds, cache, limits };
+                let run = WaveRun {
+                    mem,
+                    code,
+                    cx,
+                    workgroup: g.wg,
+                    wave_index: wi as u32,
+                    wave,
+                    lds: &mut g.lds,
+                    cache,
+                    limits,
+                };
                 runner.run_wave(run, observer)?;
                 turned |= g.waves[wi].executed > before;
                 if let Some(s) = semaphores.as_mut() {
@@ -971,11 +1257,18 @@ fn round<R: WaveRunner, O: Observer>(
         if !cooperative && g.waves.iter().any(|w| w.gws.is_some()) {
             return Err(EngineError::GridSync {
                 kernel: cx.kernel.to_string(),
-                what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg),
+                what: format!(
+                    "workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch",
+                    g.wg
+                ),
             });
         }
         if !cooperative {
-            let resumed = crate::gws::outside_cooperative(g.wg, &mut g.waves).map_err(|what| EngineError::GridSync { kernel: cx.kernel.to_string(), what })?;
+            let resumed =
+                crate::gws::outside_cooperative(g.wg, &mut g.waves).map_err(|what| EngineError::GridSync {
+                    kernel: cx.kernel.to_string(),
+                    what,
+                })?;
             turned |= resumed;
         }
     }
@@ -990,18 +1283,33 @@ fn round<R: WaveRunner, O: Observer>(
             }
             released = true;
             if O::ACTIVE {
-                observer.event(&Event::BarrierRelease { dispatch, workgroup: g.wg, cycle: None });
+                observer.event(&Event::BarrierRelease {
+                    dispatch,
+                    workgroup: g.wg,
+                    cycle: None,
+                });
             }
         }
     }
     // the global wave sync barrier
-    let at_gws: Vec<u32> = groups.iter().flat_map(|g| g.waves.iter()).filter_map(|w| w.gws).collect();
+    let at_gws: Vec<u32> = groups
+        .iter()
+        .flat_map(|g| g.waves.iter())
+        .filter_map(|w| w.gws)
+        .collect();
     if let Some(&want) = at_gws.first() {
         if at_gws.iter().any(|&c| c != want) {
-            return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what: format!("waves wait at ds_gws_barrier for different counts ({at_gws:?})") });
+            return Err(EngineError::GridSync {
+                kernel: cx.kernel.to_string(),
+                what: format!("waves wait at ds_gws_barrier for different counts ({at_gws:?})"),
+            });
         }
         if at_gws.len() as u32 >= want {
-            for w in groups.iter_mut().flat_map(|g| g.waves.iter_mut()).filter(|w| w.gws.is_some()) {
+            for w in groups
+                .iter_mut()
+                .flat_map(|g| g.waves.iter_mut())
+                .filter(|w| w.gws.is_some())
+            {
                 w.gws = None;
                 w.status = WaveStatus::Running;
             }
@@ -1015,7 +1323,9 @@ fn round<R: WaveRunner, O: Observer>(
     if !released && !turned && !all().any(|w| w.status == WaveStatus::Running) {
         let waiting = at_gws.len();
         let want = at_gws.first().copied().unwrap_or(0);
-        let at_barrier = all().filter(|w| w.status == WaveStatus::AtBarrier && !w.at_grid_sync()).count();
+        let at_barrier = all()
+            .filter(|w| w.status == WaveStatus::AtBarrier && !w.at_grid_sync())
+            .count();
         let ended = all().filter(|w| w.status == WaveStatus::Done).count();
         let mut what = String::from("grid-wide sync never completes: ");
         if let Some(s) = semaphores.as_ref().filter(|s| s.waiting() > 0) {
@@ -1025,33 +1335,63 @@ fn round<R: WaveRunner, O: Observer>(
             what += &format!("{waiting} wave(s) wait at ds_gws_barrier for {want}; ");
         }
         what += &format!("of the rest, {ended} wave(s) have ended and {at_barrier} wait at s_barrier");
-        return Err(EngineError::GridSync { kernel: cx.kernel.to_string(), what });
+        return Err(EngineError::GridSync {
+            kernel: cx.kernel.to_string(),
+            what,
+        });
     }
     Ok(false)
 }
 
 /// The interpreter's [`WaveRunner::run_wave`].
 fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
-    let WaveRun { mem, code, cx, workgroup: wg, wave_index: wi, wave, lds, cache, limits } = run;
+    let WaveRun {
+        mem,
+        code,
+        cx,
+        workgroup: wg,
+        wave_index: wi,
+        wave,
+        lds,
+        cache,
+        limits,
+    } = run;
     let kernel = || cx.kernel.to_string();
     let mut accesses = Vec::new();
     let turn_starts = wave.executed;
     let turn_ends = limits.slice.map_or(u64::MAX, |s| wave.executed.saturating_add(s));
     while wave.status == WaveStatus::Running && wave.executed < turn_ends {
         if wave.executed >= limits.max_wave_instructions {
-            return Err(EngineError::Runaway { kernel: kernel(), workgroup: wg, wave: wi, limit: limits.max_wave_instructions });
+            return Err(EngineError::Runaway {
+                kernel: kernel(),
+                workgroup: wg,
+                wave: wi,
+                limit: limits.max_wave_instructions,
+            });
         }
         let pc = wave.pc;
         let inst = cache
             .get(mem, code, pc)
-            .map_err(|error| EngineError::IllegalInstruction { kernel: kernel(), workgroup: wg, wave: wi, pc, error })?;
+            .map_err(|error| EngineError::IllegalInstruction {
+                kernel: kernel(),
+                workgroup: wg,
+                wave: wi,
+                pc,
+                error,
+            })?;
         if limits.clock_ends_turn && wave.executed > turn_starts && crate::sem::reads_clock(&inst) {
             break;
         }
         let exec = wave.exec();
         accesses.clear();
         let record = if O::WANTS_ACCESSES { Some(&mut accesses) } else { None };
-        let mut b = Interp { wave, mem, lds: &mut *lds, mnemonic: inst.info.name, accesses: record };
+        let mut b = Interp {
+            wave,
+            mem,
+            lds: &mut *lds,
+            mnemonic: inst.info.name,
+            accesses: record,
+        };
         let flow = execute(&mut b, &inst, pc).map_err(|error| EngineError::Fault {
             kernel: kernel(),
             workgroup: wg,
@@ -1063,7 +1403,14 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
         wave.slack.locate(pc, || disasm::text(&inst));
         // counted once executed: a clock reads the instructions before it
         wave.executed += 1;
-        let ev = InstEvent { workgroup: wg, wave: wi, pc, inst: &inst, exec, accesses: Accesses::of(&accesses) };
+        let ev = InstEvent {
+            workgroup: wg,
+            wave: wi,
+            pc,
+            inst: &inst,
+            exec,
+            accesses: Accesses::of(&accesses),
+        };
         observer.instruction(&ev);
         let switch = observer.switch_wave(&ev);
         let (next, stop) = flow.next_pc(pc, inst.size() as u64);

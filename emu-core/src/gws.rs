@@ -84,7 +84,10 @@ pub struct Semaphores {
 
 impl Default for Semaphores {
     fn default() -> Self {
-        Semaphores { count: [0; RESOURCES], queued: std::array::from_fn(|_| VecDeque::new()) }
+        Semaphores {
+            count: [0; RESOURCES],
+            queued: std::array::from_fn(|_| VecDeque::new()),
+        }
     }
 }
 
@@ -99,7 +102,9 @@ impl Semaphores {
     /// go are `Running` again. Nothing happens for a wave without a request.
     pub fn serve(&mut self, groups: &mut [Group], at: (usize, usize)) {
         let w = &mut groups[at.0].waves[at.1];
-        let Some(SemaRequest { op, resource }) = w.sema else { return };
+        let Some(SemaRequest { op, resource }) = w.sema else {
+            return;
+        };
         let r = resource as usize % RESOURCES;
         match op {
             SemaOp::P if self.count[r] > 0 => self.count[r] -= 1,
@@ -114,7 +119,9 @@ impl Semaphores {
         }
         resume(w);
         while self.count[r] > 0 {
-            let Some((g, wi)) = self.queued[r].pop_front() else { break };
+            let Some((g, wi)) = self.queued[r].pop_front() else {
+                break;
+            };
             self.count[r] -= 1;
             resume(&mut groups[g].waves[wi]);
         }
@@ -130,8 +137,16 @@ impl Semaphores {
     pub fn deadlock(&self, groups: &[Group]) -> String {
         let mut parts = Vec::new();
         for (r, q) in self.queued.iter().enumerate().filter(|(_, q)| !q.is_empty()) {
-            let wgs: Vec<String> = q.iter().take(4).map(|&(g, w)| format!("{:?} wave {w}", groups[g].wg)).collect();
-            let more = if q.len() > 4 { format!(" and {} more", q.len() - 4) } else { String::new() };
+            let wgs: Vec<String> = q
+                .iter()
+                .take(4)
+                .map(|&(g, w)| format!("{:?} wave {w}", groups[g].wg))
+                .collect();
+            let more = if q.len() > 4 {
+                format!(" and {} more", q.len() - 4)
+            } else {
+                String::new()
+            };
             parts.push(format!(
                 "resource {r}: {} wave(s) wait at ds_gws_sema_p with its count at {} (workgroup {}{more})",
                 q.len(),
@@ -171,7 +186,14 @@ mod tests {
     use super::*;
 
     fn groups(n: usize) -> Vec<Group> {
-        (0..n).map(|i| Group { wg: [i as u32, 0, 0], waves: vec![WaveState::new(0, 1, 0)], lds: Vec::new(), scratch: None }).collect()
+        (0..n)
+            .map(|i| Group {
+                wg: [i as u32, 0, 0],
+                waves: vec![WaveState::new(0, 1, 0)],
+                lds: Vec::new(),
+                scratch: None,
+            })
+            .collect()
     }
 
     fn ask(groups: &mut [Group], s: &mut Semaphores, g: usize, op: SemaOp, resource: u32) {
@@ -182,7 +204,10 @@ mod tests {
     }
 
     fn running(groups: &[Group]) -> Vec<bool> {
-        groups.iter().map(|g| g.waves[0].status == WaveStatus::Running && g.waves[0].sema.is_none()).collect()
+        groups
+            .iter()
+            .map(|g| g.waves[0].status == WaveStatus::Running && g.waves[0].sema.is_none())
+            .collect()
     }
 
     #[test]
@@ -237,11 +262,17 @@ mod tests {
     #[test]
     fn outside_a_cooperative_launch_init_goes_on_and_a_semaphore_is_an_error_naming_it() {
         let mut g = groups(2);
-        g[0].waves[0].sema = Some(SemaRequest { op: SemaOp::Init(3), resource: 4 });
+        g[0].waves[0].sema = Some(SemaRequest {
+            op: SemaOp::Init(3),
+            resource: 4,
+        });
         g[0].waves[0].status = WaveStatus::AtBarrier;
         assert_eq!(outside_cooperative([0, 0, 0], &mut g[0].waves), Ok(true));
         assert_eq!(running(&g), [true, true]);
-        g[1].waves[0].sema = Some(SemaRequest { op: SemaOp::Br(2), resource: 9 });
+        g[1].waves[0].sema = Some(SemaRequest {
+            op: SemaOp::Br(2),
+            resource: 9,
+        });
         assert_eq!(
             outside_cooperative([1, 0, 0], &mut g[1].waves).unwrap_err(),
             "workgroup [1, 0, 0] reached ds_gws_sema_br (global wave sync semaphore, resource 9) outside a cooperative launch"

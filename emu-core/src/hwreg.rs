@@ -65,7 +65,11 @@ pub struct Field {
 
 impl Field {
     pub fn decode(simm16: u32) -> Field {
-        Field { id: simm16 & 0x3f, offset: simm16 >> 6 & 0x1f, size: (simm16 >> 11 & 0x1f) + 1 }
+        Field {
+            id: simm16 & 0x3f,
+            offset: simm16 >> 6 & 0x1f,
+            size: (simm16 >> 11 & 0x1f) + 1,
+        }
     }
     /// The field's bits in place (a field running past bit 31 stops there).
     pub fn mask(&self) -> u32 {
@@ -147,7 +151,9 @@ pub fn unwritable(target: Target, field: Field) -> Option<&'static str> {
         id::LDS_ALLOC => "writes LDS_ALLOC, which is read-only",
         id::IB_STS => "writes IB_STS, which only a trap handler writes",
         id::SH_MEM_BASES => "writes SH_MEM_BASES, which is read-only",
-        id::TBA_LO..=id::TMA_HI => "writes the trap handler's base or memory address (TBA/TMA), and wavejit runs no trap handler",
+        id::TBA_LO..=id::TMA_HI => {
+            "writes the trap handler's base or memory address (TBA/TMA), and wavejit runs no trap handler"
+        }
         id::XCC_ID if target.is_gfx940() => "writes XCC_ID, which is read-only",
         21..=24 if target.is_gfx940() => "writes an SQ performance snapshot register, which is read-only",
         _ => "names a hardware register this target does not have",
@@ -164,7 +170,12 @@ pub struct ModeField {
 }
 
 const fn f(name: &'static str, lo: u32, width: u32, refused: Option<&'static str>) -> ModeField {
-    ModeField { name, lo, width, refused }
+    ModeField {
+        name,
+        lo,
+        width,
+        refused,
+    }
 }
 
 const ROUNDING: Option<&str> = Some("the engines round every float operation to nearest even (0)");
@@ -176,17 +187,52 @@ pub const MODE_FIELDS: &[ModeField] = &[
     f("FP_ROUND.64_16", 2, 2, ROUNDING),
     f("FP_DENORM.32", 4, 2, DENORMS),
     f("FP_DENORM.64_16", 6, 2, DENORMS),
-    f("DX10_CLAMP", 8, 1, Some("the engines clamp as DX10_CLAMP = 1 does (NaN to 0)")),
-    f("IEEE", 9, 1, Some("the engines compute as IEEE = 1 does (IEEE minNum/maxNum, signaling NaNs quieted)")),
+    f(
+        "DX10_CLAMP",
+        8,
+        1,
+        Some("the engines clamp as DX10_CLAMP = 1 does (NaN to 0)"),
+    ),
+    f(
+        "IEEE",
+        9,
+        1,
+        Some("the engines compute as IEEE = 1 does (IEEE minNum/maxNum, signaling NaNs quieted)"),
+    ),
     f("LOD_CLAMPED", 10, 1, None),
-    f("DEBUG_EN", 11, 1, Some("single-step traps to a debugger, and wavejit attaches none")),
-    f("EXCP_EN", 12, 8, Some("float exception traps: the engines record no exceptions and wavejit runs no trap handler")),
+    f(
+        "DEBUG_EN",
+        11,
+        1,
+        Some("single-step traps to a debugger, and wavejit attaches none"),
+    ),
+    f(
+        "EXCP_EN",
+        12,
+        8,
+        Some("float exception traps: the engines record no exceptions and wavejit runs no trap handler"),
+    ),
     f("reserved", 20, 3, None),
-    f("FP16_OVFL", 23, 1, Some("the engines give f16 overflow as IEEE infinity (0)")),
+    f(
+        "FP16_OVFL",
+        23,
+        1,
+        Some("the engines give f16 overflow as IEEE infinity (0)"),
+    ),
     f("POPS_PACKER", 24, 2, None),
     f("DISABLE_PERF", 26, 1, None),
-    f("GPR_IDX_EN", 27, 1, Some("VGPR index mode, which s_set_gpr_idx_on/off switch on wavejit")),
-    f("VSKIP", 28, 1, Some("vector skip, a debugger's mode, and wavejit attaches none")),
+    f(
+        "GPR_IDX_EN",
+        27,
+        1,
+        Some("VGPR index mode, which s_set_gpr_idx_on/off switch on wavejit"),
+    ),
+    f(
+        "VSKIP",
+        28,
+        1,
+        Some("vector skip, a debugger's mode, and wavejit attaches none"),
+    ),
     f("CSP", 29, 3, None),
 ];
 
@@ -224,7 +270,14 @@ impl Default for HwRegs {
     /// The registers of a lone wave at the first wave slot of CU 0, with [`MODE_DEFAULT`] and no registers
     /// or LDS accounted.
     fn default() -> Self {
-        HwRegs { mode: MODE_DEFAULT, status: status::VALID, hw_id: 0, xcc_id: 0, gpr_alloc: 0, lds_alloc: 0 }
+        HwRegs {
+            mode: MODE_DEFAULT,
+            status: status::VALID,
+            hw_id: 0,
+            xcc_id: 0,
+            gpr_alloc: 0,
+            lds_alloc: 0,
+        }
     }
 }
 
@@ -249,7 +302,8 @@ impl HwRegs {
             status: status::VALID | if waves_in_group > 1 { status::IN_TG } else { 0 },
             hw_id: hw_id(target, at),
             xcc_id: at.xcd & 0xf,
-            gpr_alloc: (kd.rsrc1.granulated_workitem_vgpr_count as u32 & 0x3f) << 8 | (sgprs.div_ceil(16).saturating_sub(1) & 0xf) << 24,
+            gpr_alloc: (kd.rsrc1.granulated_workitem_vgpr_count as u32 & 0x3f) << 8
+                | (sgprs.div_ceil(16).saturating_sub(1) & 0xf) << 24,
             lds_alloc: ((lds_bytes.div_ceil(512) * 2) & 0x1ff) << 12,
         }
     }
@@ -336,7 +390,13 @@ pub fn placement(layout: &Layout, linear: u64, wave: u32) -> Place {
     let j = linear / layout.xcds as u64;
     let se = (j % layout.ses_per_xcd as u64) as u32;
     let cu = ((j / layout.ses_per_xcd as u64) % layout.cus_of_se(se) as u64) as u32;
-    Place { xcd, se, cu, simd: wave % layout.simds_per_cu, slot: (wave / layout.simds_per_cu) % layout.slots_per_simd }
+    Place {
+        xcd,
+        se,
+        cu,
+        simd: wave % layout.simds_per_cu,
+        slot: (wave / layout.simds_per_cu) % layout.slots_per_simd,
+    }
 }
 
 #[cfg(test)]
@@ -346,7 +406,14 @@ mod tests {
     #[test]
     fn hwreg_operands_decode_like_llvms_examples() {
         // AMDGPU syntax docs: hwreg(1, 2, 4) is 0x1881
-        assert_eq!(Field::decode(0x1881), Field { id: 1, offset: 2, size: 4 });
+        assert_eq!(
+            Field::decode(0x1881),
+            Field {
+                id: 1,
+                offset: 2,
+                size: 4
+            }
+        );
         assert_eq!(Field::decode(0x1881).mask(), 0b1111 << 2);
         assert_eq!(Field::decode(0xf804).mask(), u32::MAX);
     }
@@ -367,7 +434,13 @@ mod tests {
 
     #[test]
     fn hw_id_places_se_in_three_bits_on_gfx90a_and_two_on_gfx942() {
-        let p = Place { xcd: 5, se: 3, cu: 9, simd: 2, slot: 7 };
+        let p = Place {
+            xcd: 5,
+            se: 3,
+            cu: 9,
+            simd: 2,
+            slot: 7,
+        };
         assert_eq!(hw_id(Target::Gfx90a, p), 7 | 2 << 4 | 9 << 8 | 3 << 13);
         assert_eq!(hw_id(Target::Gfx90a, Place { se: 7, ..p }) >> 13, 7);
         assert_eq!(hw_id(Target::Gfx942, Place { se: 7, ..p }) >> 13, 3);
@@ -376,11 +449,44 @@ mod tests {
     #[test]
     fn the_fixed_placement_deals_workgroups_over_xcds_then_engines_then_cus() {
         // MI300X: 8 XCDs of 38 CUs on 4 SEs (SEs 0 and 1 have 10 CUs, 2 and 3 have 9)
-        let l = Layout { xcds: 8, ses_per_xcd: 4, cus_per_xcd: 38, simds_per_cu: 4, slots_per_simd: 8 };
+        let l = Layout {
+            xcds: 8,
+            ses_per_xcd: 4,
+            cus_per_xcd: 38,
+            simds_per_cu: 4,
+            slots_per_simd: 8,
+        };
         assert_eq!(placement(&l, 0, 0), Place::default());
-        assert_eq!(placement(&l, 9, 5), Place { xcd: 1, se: 1, cu: 0, simd: 1, slot: 1 });
+        assert_eq!(
+            placement(&l, 9, 5),
+            Place {
+                xcd: 1,
+                se: 1,
+                cu: 0,
+                simd: 1,
+                slot: 1
+            }
+        );
         // the 40th workgroup of XCD 0 is on SE 3's 10th CU slot, which wraps to CU 0 (SE 3 has 9)
-        assert_eq!(placement(&l, 8 * (4 * 9 + 3), 0), Place { xcd: 0, se: 3, cu: 0, simd: 0, slot: 0 });
-        assert_eq!(placement(&l, 8 * (4 * 9), 0), Place { xcd: 0, se: 0, cu: 9, simd: 0, slot: 0 });
+        assert_eq!(
+            placement(&l, 8 * (4 * 9 + 3), 0),
+            Place {
+                xcd: 0,
+                se: 3,
+                cu: 0,
+                simd: 0,
+                slot: 0
+            }
+        );
+        assert_eq!(
+            placement(&l, 8 * (4 * 9), 0),
+            Place {
+                xcd: 0,
+                se: 0,
+                cu: 9,
+                simd: 0,
+                slot: 0
+            }
+        );
     }
 }

@@ -108,15 +108,43 @@ pub struct Format {
 }
 
 /// Channel count and width of the `DATA_FORMAT`s wavejit emulates.
-const DATA_FORMATS: [(u32, u32, u32); 9] =
-    [(1, 1, 8), (2, 1, 16), (3, 2, 8), (4, 1, 32), (5, 2, 16), (10, 4, 8), (11, 2, 32), (12, 4, 16), (14, 4, 32)];
+const DATA_FORMATS: [(u32, u32, u32); 9] = [
+    (1, 1, 8),
+    (2, 1, 16),
+    (3, 2, 8),
+    (4, 1, 32),
+    (5, 2, 16),
+    (10, 4, 8),
+    (11, 2, 32),
+    (12, 4, 16),
+    (14, 4, 32),
+];
 
 /// Names of the `DATA_FORMAT`s, for messages.
 fn data_format_name(d: u32) -> &'static str {
     const NAMES: [&str; 22] = [
-        "invalid", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10", "8_8_8_8",
-        "32_32", "16_16_16_16", "32_32_32", "32_32_32_32", "reserved", "5_6_5", "1_5_5_5", "5_5_5_1", "4_4_4_4",
-        "8_24", "24_8",
+        "invalid",
+        "8",
+        "16",
+        "8_8",
+        "32",
+        "16_16",
+        "10_11_11",
+        "11_11_10",
+        "10_10_10_2",
+        "2_10_10_10",
+        "8_8_8_8",
+        "32_32",
+        "16_16_16_16",
+        "32_32_32",
+        "32_32_32_32",
+        "reserved",
+        "5_6_5",
+        "1_5_5_5",
+        "5_5_5_1",
+        "4_4_4_4",
+        "8_24",
+        "24_8",
     ];
     NAMES.get(d as usize).copied().unwrap_or("unknown")
 }
@@ -135,9 +163,17 @@ impl Format {
             _ => true,
         };
         if !ok {
-            return Err(format!("image data format {} read as number format {num:?} is not emulated", data_format_name(data)));
+            return Err(format!(
+                "image data format {} read as number format {num:?} is not emulated",
+                data_format_name(data)
+            ));
         }
-        Ok(Format { data, num, channels, bits })
+        Ok(Format {
+            data,
+            num,
+            channels,
+            bits,
+        })
     }
     /// The format with `channels` channels of `bits` each, if the hardware has one.
     pub fn of(channels: u32, bits: u32, num: Num) -> Option<Format> {
@@ -203,7 +239,11 @@ impl Format {
 
     fn encode_channel(&self, v: u32, alpha: bool) -> u32 {
         let w = self.bits;
-        let umax = if w == 32 { u32::MAX as f64 } else { ((1u64 << w) - 1) as f64 };
+        let umax = if w == 32 {
+            u32::MAX as f64
+        } else {
+            ((1u64 << w) - 1) as f64
+        };
         let (smin, smax) = (-((1i64 << (w - 1)) as f64), ((1i64 << (w - 1)) - 1) as f64);
         let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
         let f = f32::from_bits(v) as f64;
@@ -300,21 +340,42 @@ impl Resource {
         };
         let (base_level, last_level) = (t[3] >> 12 & 0xf, t[3] >> 16 & 0xf);
         if base_level != 0 || last_level != 0 {
-            return Err(format!("mipmapped images (levels {base_level}..={last_level}) are not emulated"));
+            return Err(format!(
+                "mipmapped images (levels {base_level}..={last_level}) are not emulated"
+            ));
         }
         let sw_mode = t[3] >> 20 & 0x1f;
         if sw_mode != 0 {
-            return Err(format!("tiled images (swizzle mode {sw_mode}) are not emulated; images are linear"));
+            return Err(format!(
+                "tiled images (swizzle mode {sw_mode}) are not emulated; images are linear"
+            ));
         }
         let width = (t[2] & 0x3fff) + 1;
-        let height = if matches!(dim, Dim::D1 | Dim::D1Array) { 1 } else { (t[2] >> 14 & 0x3fff) + 1 };
-        let depth = if matches!(dim, Dim::D3) || dim.arrayed() { (t[4] & 0x1fff) + 1 } else { 1 };
+        let height = if matches!(dim, Dim::D1 | Dim::D1Array) {
+            1
+        } else {
+            (t[2] >> 14 & 0x3fff) + 1
+        };
+        let depth = if matches!(dim, Dim::D3) || dim.arrayed() {
+            (t[4] & 0x1fff) + 1
+        } else {
+            1
+        };
         let pitch = (t[4] >> 13 & 0xffff) + 1;
         if pitch < width {
             return Err(format!("image pitch {pitch} is below its width {width}"));
         }
         let swizzle = selects(t[3])?;
-        Ok(Resource { base, dim, format, width, height, depth, pitch, swizzle })
+        Ok(Resource {
+            base,
+            dim,
+            format,
+            width,
+            height,
+            depth,
+            pitch,
+            swizzle,
+        })
     }
 
     /// The T# describing this resource (the inverse of [`Resource::decode`]).
@@ -407,7 +468,13 @@ impl Resource {
     /// no format conversion and no channel selects, packed low channel first into dwords (channels of 8, 16 or
     /// 32 bits never straddle one); `sign` fills the bits above the last channel with its sign bit, else they are
     /// zero ([`ImageInst::result_regs`] counts the dwords). Zeros outside the image.
-    pub fn load_packed<M: Texels>(&self, mem: &mut M, c: [u32; 3], dmask: u32, sign: bool) -> Result<[u32; 4], M::Error> {
+    pub fn load_packed<M: Texels>(
+        &self,
+        mem: &mut M,
+        c: [u32; 3],
+        dmask: u32,
+        sign: bool,
+    ) -> Result<[u32; 4], M::Error> {
         let bits = self.format.bits;
         let mut out = [0u32; 4];
         if !self.contains(c) {
@@ -456,19 +523,31 @@ impl Resource {
     /// one definition of atomic arithmetic ([`crate::rules::atomic`], [`crate::rules::atomic2`]). Returns the
     /// texel's old value as dwords. Outside the image nothing changes and it returns 0, as a load reads there
     /// (the guides leave this case open).
-    pub fn atomic<M: Texels>(&self, mem: &mut M, c: [u32; 3], op: AtomicOp, data: &[u32]) -> Result<[u32; 4], M::Error> {
+    pub fn atomic<M: Texels>(
+        &self,
+        mem: &mut M,
+        c: [u32; 3],
+        op: AtomicOp,
+        data: &[u32],
+    ) -> Result<[u32; 4], M::Error> {
         if !self.contains(c) {
             return Ok([0; 4]);
         }
         let bytes = self.format.bytes();
         let d = |i: usize| data.get(i).copied().unwrap_or(0) as u64;
-        let (x, y) = if bytes == 8 { (d(1) << 32 | d(0), d(3) << 32 | d(2)) } else { (d(0), d(1)) };
+        let (x, y) = if bytes == 8 {
+            (d(1) << 32 | d(0), d(3) << 32 | d(2))
+        } else {
+            (d(0), d(1))
+        };
         let bits = bytes * 8;
-        let f = |old: u64| match op {
-            AtomicOp::CmpSwap => crate::rules::atomic2(op, old, y, x, bits),
-            _ => crate::rules::atomic(op, old, x, bits),
-        }
-        .expect("an image atomic the table names");
+        let f = |old: u64| {
+            match op {
+                AtomicOp::CmpSwap => crate::rules::atomic2(op, old, y, x, bits),
+                _ => crate::rules::atomic(op, old, x, bits),
+            }
+            .expect("an image atomic the table names")
+        };
         let old = mem.atomic(self.texel_address(c), bytes, &f)?;
         Ok([old as u32, (old >> 32) as u32, 0, 0])
     }
@@ -578,14 +657,28 @@ impl Sampler {
             2 => Border::OpaqueWhite,
             _ => return Err("border colours from the border colour table are not emulated".into()),
         };
-        Ok(Sampler { wrap: [w(0), w(1), w(2)], unnormalized: s[0] >> 15 & 1 == 1, linear: mag == 1, border })
+        Ok(Sampler {
+            wrap: [w(0), w(1), w(2)],
+            unnormalized: s[0] >> 15 & 1 == 1,
+            linear: mag == 1,
+            border,
+        })
     }
 
     /// The S# describing this sampler.
     pub fn encode(&self) -> [u32; 4] {
-        let wrap = self.wrap.iter().enumerate().fold(0, |a, (i, &w)| a | (w as u32) << (3 * i));
+        let wrap = self
+            .wrap
+            .iter()
+            .enumerate()
+            .fold(0, |a, (i, &w)| a | (w as u32) << (3 * i));
         let f = self.linear as u32;
-        [wrap | (self.unnormalized as u32) << 15, 0xfff << 12, f << 20 | f << 22, (self.border as u32) << 30]
+        [
+            wrap | (self.unnormalized as u32) << 15,
+            0xfff << 12,
+            f << 20 | f << 22,
+            (self.border as u32) << 30,
+        ]
     }
 
     fn border_value(&self, format: &Format) -> [u32; 4] {
@@ -613,7 +706,15 @@ pub enum Sample {
 impl Resource {
     /// `image_sample` (or `image_gather4`) at float coordinates `c` (layer last for arrays), with texel
     /// `offsets` added (the `_o` forms).
-    pub fn sample<M: Texels>(&self, mem: &mut M, s: &Sampler, unnormalized: bool, c: [f32; 3], offsets: [i32; 3], kind: Sample) -> Result<[u32; 4], M::Error> {
+    pub fn sample<M: Texels>(
+        &self,
+        mem: &mut M,
+        s: &Sampler,
+        unnormalized: bool,
+        c: [f32; 3],
+        offsets: [i32; 3],
+        kind: Sample,
+    ) -> Result<[u32; 4], M::Error> {
         let e = self.extent();
         let nf = self.dim.filtered();
         let layer = self.dim.arrayed().then(|| {
@@ -640,7 +741,11 @@ impl Resource {
             .enumerate()
             .map(|(i, &p)| {
                 // far outside any image: keep the arithmetic finite (every addressing mode gives the same texel)
-                let p = if p.is_nan() { 0.0 } else { p.clamp(-16_777_216.0, 16_777_216.0) };
+                let p = if p.is_nan() {
+                    0.0
+                } else {
+                    p.clamp(-16_777_216.0, 16_777_216.0)
+                };
                 if linear {
                     let q = p - 0.5;
                     (q.floor() as i64 + offsets[i] as i64, q - q.floor())
@@ -739,10 +844,25 @@ impl ImageInst {
     /// The instruction `op` (its table row's `atomic` column for an image atomic) with its DMASK, D16, UNORM and
     /// GLC fields; `Err` names what is not emulated. The form each opcode names is worked out once, the first
     /// time any image instruction runs.
-    pub fn of(op: isa_amdgpu::Opcode, atomic: Option<AtomicOp>, dmask: u32, d16: bool, unorm: bool, glc: bool) -> Result<ImageInst, &'static str> {
+    pub fn of(
+        op: isa_amdgpu::Opcode,
+        atomic: Option<AtomicOp>,
+        dmask: u32,
+        d16: bool,
+        unorm: bool,
+        glc: bool,
+    ) -> Result<ImageInst, &'static str> {
         static FORMS: std::sync::OnceLock<Vec<Result<ImageInst, &'static str>>> = std::sync::OnceLock::new();
-        let forms = FORMS.get_or_init(|| isa_amdgpu::Opcode::ALL.iter().map(|o| Self::parse(o.mnemonic())).collect());
-        let mut inst = forms.get(op as usize).copied().unwrap_or(Err("this image instruction"))?;
+        let forms = FORMS.get_or_init(|| {
+            isa_amdgpu::Opcode::ALL
+                .iter()
+                .map(|o| Self::parse(o.mnemonic()))
+                .collect()
+        });
+        let mut inst = forms
+            .get(op as usize)
+            .copied()
+            .unwrap_or(Err("this image instruction"))?;
         if let ImageKind::Atomic(_) = inst.kind {
             inst.kind = ImageKind::Atomic(atomic.ok_or("an image atomic without its operation in the table")?);
         }
@@ -774,7 +894,11 @@ impl ImageInst {
             sign: false,
             glc: false,
         };
-        let packed = |kind, mip, sign| ImageInst { packed: true, sign, ..plain(kind, mip) };
+        let packed = |kind, mip, sign| ImageInst {
+            packed: true,
+            sign,
+            ..plain(kind, mip)
+        };
         let (kind, rest) = match name {
             "image_load" => return Ok(plain(ImageKind::Load, false)),
             "image_load_mip" => return Ok(plain(ImageKind::Load, true)),
@@ -851,7 +975,9 @@ impl ImageInst {
     /// counts their data dwords (32-bit: 0x1, compare-and-swap 0x3; 64-bit: 0x3, compare-and-swap 0xf) and
     /// UNORM set. `Err` says what is wrong.
     pub fn check(&self, r: &Resource) -> Result<(), String> {
-        let ImageKind::Atomic(op) = self.kind else { return Ok(()) };
+        let ImageKind::Atomic(op) = self.kind else {
+            return Ok(());
+        };
         let f = &r.format;
         if !(f.num.integer() && (f.data == 4 || f.data == 11)) {
             return Err(format!(
@@ -866,7 +992,11 @@ impl ImageInst {
             _ => 0xf,
         };
         if self.dmask != legal {
-            return Err(format!("DMASK {:#x} is not valid for this atomic on a {}-bit texel: the ISA guide allows {legal:#x}", self.dmask, f.bytes() * 8));
+            return Err(format!(
+                "DMASK {:#x} is not valid for this atomic on a {}-bit texel: the ISA guide allows {legal:#x}",
+                self.dmask,
+                f.bytes() * 8
+            ));
         }
         if !self.unorm {
             return Err("image atomics need UNORM set (the ISA guide requires it for image stores and atomics)".into());
@@ -904,7 +1034,11 @@ impl ImageInst {
         let mut out = [0u32; 4];
         for (k, &v) in values.iter().enumerate() {
             if self.d16 {
-                let h = if format.num.integer() { v & 0xffff } else { f64_to_f16(f32::from_bits(v) as f64) as u32 };
+                let h = if format.num.integer() {
+                    v & 0xffff
+                } else {
+                    f64_to_f16(f32::from_bits(v) as f64) as u32
+                };
                 out[k / 2] |= h << (16 * (k % 2));
             } else {
                 out[k] = v;
@@ -915,7 +1049,14 @@ impl ImageInst {
 
     /// One lane: `addr` are its address registers from VADDR on, `data` its store data; returns its result
     /// registers (meaningless for stores).
-    pub fn lane<M: Texels>(&self, mem: &mut M, r: &Resource, s: Option<&Sampler>, addr: &[u32], data: &[u32]) -> Result<[u32; 4], M::Error> {
+    pub fn lane<M: Texels>(
+        &self,
+        mem: &mut M,
+        r: &Resource,
+        s: Option<&Sampler>,
+        addr: &[u32],
+        data: &[u32],
+    ) -> Result<[u32; 4], M::Error> {
         let nc = r.dim.coords();
         let nf = r.dim.filtered();
         let mut at = 0;
@@ -947,7 +1088,11 @@ impl ImageInst {
                     }
                     return Ok([0; 4]);
                 }
-                return Ok(if mip == 0 { r.load_packed(mem, c, self.dmask, self.sign)? } else { [0; 4] });
+                return Ok(if mip == 0 {
+                    r.load_packed(mem, c, self.dmask, self.sign)?
+                } else {
+                    [0; 4]
+                });
             }
             ImageKind::Load | ImageKind::Store => {
                 let mut c = [0u32; 3];
@@ -970,7 +1115,11 @@ impl ImageInst {
                 for (o, &v) in c.iter_mut().zip(coords) {
                     *o = f32::from_bits(v);
                 }
-                let kind = if self.kind == ImageKind::Gather { Sample::Gather(self.dmask.trailing_zeros() as usize) } else { Sample::Color };
+                let kind = if self.kind == ImageKind::Gather {
+                    Sample::Gather(self.dmask.trailing_zeros() as usize)
+                } else {
+                    Sample::Color
+                };
                 r.sample(mem, s, self.unorm, c, offsets, kind)?
             }
         };
@@ -979,7 +1128,11 @@ impl ImageInst {
         } else {
             (0..4).filter(|c| self.dmask >> c & 1 == 1).map(|c| values[c]).collect()
         };
-        let format = if self.kind == ImageKind::ResInfo { Format::of(1, 32, Num::Uint).expect("r32 uint") } else { r.format };
+        let format = if self.kind == ImageKind::ResInfo {
+            Format::of(1, 32, Num::Uint).expect("r32 uint")
+        } else {
+            r.format
+        };
         Ok(self.pack(&picked, &format))
     }
 }
@@ -1006,7 +1159,11 @@ impl FormatAccess {
         // d16_hi forms move one 16-bit component as d16 forms do; the caller puts it in the high half
         let d16 = mem.flags.contains(MemFlags::D16_LO) || mem.flags.contains(MemFlags::D16_HI);
         let components = mem.bytes as u32 / if d16 { 2 } else { 4 };
-        Ok(FormatAccess { load: mem.dir == MemDir::Load, components, d16 })
+        Ok(FormatAccess {
+            load: mem.dir == MemDir::Load,
+            components,
+            d16,
+        })
     }
 
     /// Registers of data moved.
@@ -1044,8 +1201,24 @@ impl FormatAccess {
     }
 
     /// One lane: the element at `address`; returns its result registers (meaningless for stores).
-    pub fn lane<M: Texels>(&self, mem: &mut M, format: &Format, swizzle: [u8; 4], address: u64, data: &[u32]) -> Result<[u32; 4], M::Error> {
-        let r = Resource { base: address, dim: Dim::D1, format: *format, width: 1, height: 1, depth: 1, pitch: 1, swizzle };
+    pub fn lane<M: Texels>(
+        &self,
+        mem: &mut M,
+        format: &Format,
+        swizzle: [u8; 4],
+        address: u64,
+        data: &[u32],
+    ) -> Result<[u32; 4], M::Error> {
+        let r = Resource {
+            base: address,
+            dim: Dim::D1,
+            format: *format,
+            width: 1,
+            height: 1,
+            depth: 1,
+            pitch: 1,
+            swizzle,
+        };
         let op = self.as_image();
         if self.load {
             let v = r.load(mem, [0; 3])?;
@@ -1072,7 +1245,10 @@ mod tests {
         }
         fn write(&mut self, a: u64, data: &[u8]) -> Result<(), String> {
             let a = a as usize;
-            self.0.get_mut(a..a + data.len()).ok_or(format!("write at {a}"))?.copy_from_slice(data);
+            self.0
+                .get_mut(a..a + data.len())
+                .ok_or(format!("write at {a}"))?
+                .copy_from_slice(data);
             Ok(())
         }
     }
@@ -1092,9 +1268,17 @@ mod tests {
 
     #[test]
     fn descriptors_round_trip() {
-        let r = Resource { base: 0x7f12_3456_7800, ..rgba8(640, 480) };
+        let r = Resource {
+            base: 0x7f12_3456_7800,
+            ..rgba8(640, 480)
+        };
         assert_eq!(Resource::decode(r.encode()), Ok(r));
-        let s = Sampler { wrap: [Wrap::Mirror, Wrap::ClampBorder, Wrap::Repeat], unnormalized: true, linear: true, border: Border::OpaqueWhite };
+        let s = Sampler {
+            wrap: [Wrap::Mirror, Wrap::ClampBorder, Wrap::Repeat],
+            unnormalized: true,
+            linear: true,
+            border: Border::OpaqueWhite,
+        };
         assert_eq!(Sampler::decode(s.encode()), Ok(s));
         // the fields device code reads directly (the device library's image queries)
         let t = r.encode();
@@ -1130,7 +1314,10 @@ mod tests {
         let f = Format::of(4, 16, Num::Float).unwrap();
         let mut b = [0u8; 8];
         f.encode([1.5f32.to_bits(), (-2.25f32).to_bits(), 65504f32.to_bits(), 0], &mut b);
-        assert_eq!(f.decode(&b), [1.5f32.to_bits(), (-2.25f32).to_bits(), 65504f32.to_bits(), 0]);
+        assert_eq!(
+            f.decode(&b),
+            [1.5f32.to_bits(), (-2.25f32).to_bits(), 65504f32.to_bits(), 0]
+        );
         let f = Format::of(1, 8, Num::Snorm).unwrap();
         assert_eq!(f32::from_bits(f.decode(&[0x80])[0]), -1.0);
     }
@@ -1147,9 +1334,16 @@ mod tests {
         assert_eq!(r.load(&mut m, [4, 2, 0]).unwrap()[1], 1f32.to_bits());
         assert_eq!(r.load(&mut m, [4, 3, 0]).unwrap(), [0; 4]);
         // a red-only view reads constants for the missing channels
-        let red = Resource { swizzle: [SEL_X, SEL_0, SEL_0, SEL_1], format: Format::of(1, 32, Num::Float).unwrap(), ..r };
+        let red = Resource {
+            swizzle: [SEL_X, SEL_0, SEL_0, SEL_1],
+            format: Format::of(1, 32, Num::Float).unwrap(),
+            ..r
+        };
         let mut m = Host(7.5f32.to_bits().to_le_bytes().to_vec());
-        assert_eq!(red.load(&mut m, [0, 0, 0]).unwrap(), [7.5f32.to_bits(), 0, 0, 1f32.to_bits()]);
+        assert_eq!(
+            red.load(&mut m, [0, 0, 0]).unwrap(),
+            [7.5f32.to_bits(), 0, 0, 1f32.to_bits()]
+        );
     }
 
     /// The typed access of the buffer row named `name`, from its `mem` column.
@@ -1171,7 +1365,14 @@ mod tests {
         let v = op.lane(&mut m, &f, sel, 0, &[]).unwrap();
         assert_eq!((f32::from_bits(v[0]), f32::from_bits(v[1])), (1.0, 0.2));
         let st = format_access("buffer_store_format_xyzw").unwrap();
-        st.lane(&mut m, &f, sel, 0, &[0.0f32.to_bits(), 1.0f32.to_bits(), 0.5f32.to_bits(), 1.0f32.to_bits()]).unwrap();
+        st.lane(
+            &mut m,
+            &f,
+            sel,
+            0,
+            &[0.0f32.to_bits(), 1.0f32.to_bits(), 0.5f32.to_bits(), 1.0f32.to_bits()],
+        )
+        .unwrap();
         assert_eq!(m.0, vec![128, 255, 0, 255]);
         // selects 2 and 3 name nothing
         assert!(FormatAccess::format(2 | 10 << 15).is_err());
@@ -1185,7 +1386,13 @@ mod tests {
 
     /// A 2x2 image of `format` at 0 (pitch 2), its texels' bytes `bytes`.
     fn tiny(format: Format, bytes: &[u8]) -> (Resource, Host) {
-        let r = Resource { format, width: 2, height: 2, pitch: 2, ..rgba8(2, 2) };
+        let r = Resource {
+            format,
+            width: 2,
+            height: 2,
+            pitch: 2,
+            ..rgba8(2, 2)
+        };
         (r, Host(bytes.to_vec()))
     }
 
@@ -1221,7 +1428,10 @@ mod tests {
         assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::Add, &[5]).unwrap()[0], 10);
         assert_eq!(&m.0[4..8], &15u32.to_le_bytes());
         // compare-and-swap: the new value first, then the one to compare with
-        assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::CmpSwap, &[99, 15]).unwrap()[0], 15);
+        assert_eq!(
+            r.atomic(&mut m, [1, 0, 0], AtomicOp::CmpSwap, &[99, 15]).unwrap()[0],
+            15
+        );
         assert_eq!(&m.0[4..8], &99u32.to_le_bytes());
         assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::CmpSwap, &[7, 15]).unwrap()[0], 99);
         assert_eq!(&m.0[4..8], &99u32.to_le_bytes());
@@ -1231,34 +1441,77 @@ mod tests {
         let u64f = Format::new(11, Num::Uint as u32).unwrap();
         let (r, mut m) = tiny(u64f, &[0; 32]);
         m.0[8..16].copy_from_slice(&0xffff_ffffu64.to_le_bytes());
-        assert_eq!(r.atomic(&mut m, [1, 0, 0], AtomicOp::Add, &[1, 1]).unwrap(), [0xffff_ffff, 0, 0, 0]);
+        assert_eq!(
+            r.atomic(&mut m, [1, 0, 0], AtomicOp::Add, &[1, 1]).unwrap(),
+            [0xffff_ffff, 0, 0, 0]
+        );
         assert_eq!(&m.0[8..16], &0x2_0000_0000u64.to_le_bytes());
         // what the ISA guide allows: integer 32/64-bit texels, the DMASK counting the data dwords, UNORM
         let atomic = |op, a, dmask, unorm, glc| ImageInst::of(op, Some(a), dmask, false, unorm, glc).unwrap();
         let (r32, _) = tiny(u32f, &[]);
-        assert_eq!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&r32), Ok(()));
-        assert_eq!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).result_regs(&r32), 1);
-        assert_eq!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, false).result_regs(&r32), 0);
-        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 3, true, true).check(&r32), Ok(()));
-        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 3, true, true).result_regs(&r32), 1);
-        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 3, true, true).check(&r32).unwrap_err().contains("allows 0x1"));
-        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, false, true).check(&r32).unwrap_err().contains("UNORM"));
-        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 0xf, true, true).check(&r), Ok(()));
-        assert_eq!(atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 0xf, true, true).result_regs(&r), 2);
+        assert_eq!(
+            atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&r32),
+            Ok(())
+        );
+        assert_eq!(
+            atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).result_regs(&r32),
+            1
+        );
+        assert_eq!(
+            atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, false).result_regs(&r32),
+            0
+        );
+        assert_eq!(
+            atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 3, true, true).check(&r32),
+            Ok(())
+        );
+        assert_eq!(
+            atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 3, true, true).result_regs(&r32),
+            1
+        );
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 3, true, true)
+            .check(&r32)
+            .unwrap_err()
+            .contains("allows 0x1"));
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, false, true)
+            .check(&r32)
+            .unwrap_err()
+            .contains("UNORM"));
+        assert_eq!(
+            atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 0xf, true, true).check(&r),
+            Ok(())
+        );
+        assert_eq!(
+            atomic(O::ImageAtomicCmpswap, AtomicOp::CmpSwap, 0xf, true, true).result_regs(&r),
+            2
+        );
         let (float, _) = tiny(Format::of(1, 32, Num::Float).unwrap(), &[]);
-        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&float).unwrap_err().contains("integer texels"));
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true)
+            .check(&float)
+            .unwrap_err()
+            .contains("integer texels"));
         let (rgba, _) = tiny(Format::of(4, 8, Num::Uint).unwrap(), &[]);
-        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true).check(&rgba).is_err());
-        assert!(ImageInst::of(O::ImageAtomicAdd, Some(AtomicOp::Add), 1, true, true, true).is_err(), "no D16 atomics");
+        assert!(atomic(O::ImageAtomicAdd, AtomicOp::Add, 1, true, true)
+            .check(&rgba)
+            .is_err());
+        assert!(
+            ImageInst::of(O::ImageAtomicAdd, Some(AtomicOp::Add), 1, true, true, true).is_err(),
+            "no D16 atomics"
+        );
     }
 
     /// A 4x2 single-channel float image holding x + 10 y.
     fn ramp() -> (Resource, Host) {
-        let r = Resource { swizzle: [SEL_X, SEL_0, SEL_0, SEL_1], format: Format::of(1, 32, Num::Float).unwrap(), ..rgba8(4, 2) };
+        let r = Resource {
+            swizzle: [SEL_X, SEL_0, SEL_0, SEL_1],
+            format: Format::of(1, 32, Num::Float).unwrap(),
+            ..rgba8(4, 2)
+        };
         let mut m = Host(vec![0; 7 * 2 * 4]);
         for y in 0..2 {
             for x in 0..4 {
-                r.store(&mut m, [x, y, 0], [(x as f32 + 10.0 * y as f32).to_bits(), 0, 0, 0]).unwrap();
+                r.store(&mut m, [x, y, 0], [(x as f32 + 10.0 * y as f32).to_bits(), 0, 0, 0])
+                    .unwrap();
             }
         }
         (r, m)
@@ -1267,23 +1520,46 @@ mod tests {
     #[test]
     fn sampling_filters_and_wraps_like_the_reference_formulas() {
         let (r, mut m) = ramp();
-        let nearest = Sampler { wrap: [Wrap::Repeat; 3], unnormalized: false, linear: false, border: Border::TransparentBlack };
-        let at = |m: &mut Host, s: &Sampler, x: f32, y: f32| f32::from_bits(r.sample(m, s, false, [x, y, 0.0], [0; 3], Sample::Color).unwrap()[0]);
+        let nearest = Sampler {
+            wrap: [Wrap::Repeat; 3],
+            unnormalized: false,
+            linear: false,
+            border: Border::TransparentBlack,
+        };
+        let at = |m: &mut Host, s: &Sampler, x: f32, y: f32| {
+            f32::from_bits(r.sample(m, s, false, [x, y, 0.0], [0; 3], Sample::Color).unwrap()[0])
+        };
         assert_eq!(at(&mut m, &nearest, 0.6, 0.9), 2.0 + 10.0);
         assert_eq!(at(&mut m, &nearest, 1.1, 0.1), 0.0); // wraps to x = 0
-        // a position a rounding error below a texel edge is on the edge
+                                                         // a position a rounding error below a texel edge is on the edge
         assert_eq!(at(&mut m, &nearest, 0.5 - 1e-7, 0.0), 2.0);
-        let linear = Sampler { linear: true, wrap: [Wrap::ClampLast; 3], ..nearest };
+        let linear = Sampler {
+            linear: true,
+            wrap: [Wrap::ClampLast; 3],
+            ..nearest
+        };
         // texel centres at (i + 0.5) / n: halfway between x = 1 and x = 2 on row 0
         assert_eq!(at(&mut m, &linear, 2.0 / 4.0, 0.25), 1.5);
         // halfway between the rows
         assert_eq!(at(&mut m, &linear, 1.5 / 4.0, 0.5), 1.0 + 5.0);
-        let border = Sampler { wrap: [Wrap::ClampBorder; 3], border: Border::OpaqueWhite, unnormalized: true, ..nearest };
+        let border = Sampler {
+            wrap: [Wrap::ClampBorder; 3],
+            border: Border::OpaqueWhite,
+            unnormalized: true,
+            ..nearest
+        };
         assert_eq!(at(&mut m, &border, -0.5, 0.5), 1.0);
-        let mirror = Sampler { wrap: [Wrap::Mirror; 3], unnormalized: true, ..nearest };
+        let mirror = Sampler {
+            wrap: [Wrap::Mirror; 3],
+            unnormalized: true,
+            ..nearest
+        };
         assert_eq!(at(&mut m, &mirror, 4.5, 0.5), 3.0);
         assert_eq!(at(&mut m, &mirror, -1.5, 0.5), 1.0);
-        let g = r.sample(&mut m, &linear, true, [1.5, 1.0, 0.0], [0; 3], Sample::Gather(0)).unwrap().map(f32::from_bits);
+        let g = r
+            .sample(&mut m, &linear, true, [1.5, 1.0, 0.0], [0; 3], Sample::Gather(0))
+            .unwrap()
+            .map(f32::from_bits);
         assert_eq!(g, [11.0, 12.0, 2.0, 1.0]);
     }
 }

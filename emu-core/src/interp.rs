@@ -1,9 +1,9 @@
 //! The interpreter: [`Backend`] over a live wave, computing whole-wave arrays at once.
 
 use crate::image::{FormatAccess, ImageInst, ImageKind, Resource, Sampler, Texels};
+use crate::lanefn::LaneFn;
 use crate::memory::{Access, DeviceMemory, Within};
 use crate::observe::{Dir, LaneAccess, Space};
-use crate::lanefn::LaneFn;
 use crate::sem::{AtomicOp, Backend, Compare, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, SlackAccess, WaveState, LANES};
 
@@ -61,7 +61,15 @@ fn ldexp(x: f64, e: i32) -> f64 {
 
 impl<'a> Interp<'a> {
     /// One window over every active lane's `bytes` at its address, when they all fall in one allocation.
-    fn span(&self, lo: &Lanes, hi: &Lanes, offset: i64, bytes: u32, m: u64, access: crate::memory::Access) -> Option<crate::memory::Window<'a>> {
+    fn span(
+        &self,
+        lo: &Lanes,
+        hi: &Lanes,
+        offset: i64,
+        bytes: u32,
+        m: u64,
+        access: crate::memory::Access,
+    ) -> Option<crate::memory::Window<'a>> {
         let (mut min, mut max) = (u64::MAX, 0u64);
         for l in Self::lanes(m) {
             let a = lane_address(lo, hi, l, offset);
@@ -78,15 +86,34 @@ impl<'a> Interp<'a> {
         (0..LANES).filter(move |l| m >> l & 1 == 1)
     }
 
-    fn lds_range(&mut self, lane: usize, a: u64, dwords: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+    fn lds_range(
+        &mut self,
+        lane: usize,
+        a: u64,
+        dwords: u32,
+        access: crate::memory::Access,
+    ) -> Result<std::ops::Range<usize>, ExecError> {
         self.lds_bytes(lane, a, dwords * 4, access)
     }
 
-    fn lds_bytes(&mut self, lane: usize, a: u64, bytes: u32, access: crate::memory::Access) -> Result<std::ops::Range<usize>, ExecError> {
+    fn lds_bytes(
+        &mut self,
+        lane: usize,
+        a: u64,
+        bytes: u32,
+        access: crate::memory::Access,
+    ) -> Result<std::ops::Range<usize>, ExecError> {
         self.note(lane, Space::Lds, a, bytes, access == crate::memory::Access::Write);
         let len = bytes as u64;
         if a + len > self.lds.len() as u64 {
-            return Err(ExecError::Lds { mnemonic: self.mnemonic, lane: lane as u32, access, address: a, len, size: self.lds.len() as u64 });
+            return Err(ExecError::Lds {
+                mnemonic: self.mnemonic,
+                lane: lane as u32,
+                access,
+                address: a,
+                len,
+                size: self.lds.len() as u64,
+            });
         }
         Ok(a as usize..(a + len) as usize)
     }
@@ -96,12 +123,22 @@ impl<'a> Interp<'a> {
     fn note(&mut self, lane: usize, space: Space, address: u64, bytes: u32, write: bool) {
         if let Some(v) = self.accesses.as_deref_mut() {
             let space = crate::observe::space_of(space, address, self.wave);
-            v.push(LaneAccess { lane: lane as u8, space, dir: if write { Dir::Write } else { Dir::Read }, bytes, address });
+            v.push(LaneAccess {
+                lane: lane as u8,
+                space,
+                dir: if write { Dir::Write } else { Dir::Read },
+                bytes,
+                address,
+            });
         }
     }
 
     fn fault(&self, lane: Option<u32>, fault: crate::memory::MemoryFault) -> ExecError {
-        ExecError::Memory { mnemonic: self.mnemonic, lane, fault }
+        ExecError::Memory {
+            mnemonic: self.mnemonic,
+            lane,
+            fault,
+        }
     }
 
     /// Counts an access of `lane` (`None`: scalar) that landed in an allocation's slack, describing the wave's
@@ -112,7 +149,12 @@ impl<'a> Interp<'a> {
             seen.count += 1;
             if seen.first.is_none() {
                 let slack = self.mem.slack(access, address, len);
-                seen.first = Some(Box::new(SlackAccess { at: None, mnemonic: self.mnemonic, lane, slack }));
+                seen.first = Some(Box::new(SlackAccess {
+                    at: None,
+                    mnemonic: self.mnemonic,
+                    lane,
+                    slack,
+                }));
             }
         }
     }
@@ -132,7 +174,13 @@ impl<'a> Interp<'a> {
     }
 
     /// The outcome of a kernel's atomic of `bytes` at `address` by `lane` (`None`: scalar).
-    fn atomic<T>(&mut self, lane: Option<u32>, address: u64, bytes: u64, r: Result<(T, Within), crate::memory::MemoryFault>) -> Result<T, ExecError> {
+    fn atomic<T>(
+        &mut self,
+        lane: Option<u32>,
+        address: u64,
+        bytes: u64,
+        r: Result<(T, Within), crate::memory::MemoryFault>,
+    ) -> Result<T, ExecError> {
         let (old, within) = r.map_err(|e| self.fault(lane, e))?;
         self.landed(lane, Access::Write, address, bytes, within);
         Ok(old)
@@ -144,7 +192,10 @@ impl<'a> Interp<'a> {
         if !crate::rules::atomic_dropped(op, self.wave.fine_grained_float_atomics, self.mem, addr) {
             return Ok(false);
         }
-        let (_, within) = self.mem.check_guest(addr, bytes, Access::Write).map_err(|e| self.fault(Some(l as u32), e))?;
+        let (_, within) = self
+            .mem
+            .check_guest(addr, bytes, Access::Write)
+            .map_err(|e| self.fault(Some(l as u32), e))?;
         self.landed(Some(l as u32), Access::Write, addr, bytes, within);
         Ok(true)
     }
@@ -172,7 +223,13 @@ impl Texels for LaneTexels<'_, '_> {
     fn atomic(&mut self, address: u64, bytes: u32, f: &dyn Fn(u64) -> u64) -> Result<u64, ExecError> {
         let (i, l) = (&mut *self.interp, self.lane);
         i.note(l, Space::Global, address, bytes, true);
-        let old = if bytes == 8 { i.mem.atomic_u64(address, f) } else { i.mem.atomic_u32(address, |o| f(o as u64) as u32).map(|(o, w)| (o as u64, w)) };
+        let old = if bytes == 8 {
+            i.mem.atomic_u64(address, f)
+        } else {
+            i.mem
+                .atomic_u32(address, |o| f(o as u64) as u32)
+                .map(|(o, w)| (o as u64, w))
+        };
         i.atomic(Some(l as u32), address, bytes as u64, old)
     }
 }
@@ -187,7 +244,9 @@ pub fn v_op_lanes(op: VOp, a: &Lanes, b: &Lanes) -> Lanes {
         VOp::MulHiU32 => zip(a, b, |x, y| ((x as u64 * y as u64) >> 32) as u32),
         VOp::MulHiI32 => zip(a, b, |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
         VOp::MulU32U24 => zip(a, b, |x, y| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
-        VOp::MulI32I24 => zip(a, b, |x, y| (((x << 8) as i32 >> 8) as i64 * ((y << 8) as i32 >> 8) as i64) as u32),
+        VOp::MulI32I24 => zip(a, b, |x, y| {
+            (((x << 8) as i32 >> 8) as i64 * ((y << 8) as i32 >> 8) as i64) as u32
+        }),
         VOp::MinU32 => zip(a, b, u32::min),
         VOp::MaxU32 => zip(a, b, u32::max),
         VOp::MinI32 => zip(a, b, |x, y| (x as i32).min(y as i32) as u32),
@@ -235,18 +294,43 @@ pub fn v_un_lanes(op: VUn, a: &Lanes) -> Lanes {
             VUn::CosF32 => (((f(x) as f64) * std::f64::consts::TAU).cos() as f32).to_bits(),
             VUn::FrexpMantF32 => frexp_f32(f(x)).0.to_bits(),
             VUn::FrexpExpF32 => frexp_f32(f(x)).1 as u32,
-            VUn::Ffbh => if x == 0 { u32::MAX } else { x.leading_zeros() },
-            VUn::Ffbl => if x == 0 { u32::MAX } else { x.trailing_zeros() },
+            VUn::Ffbh => {
+                if x == 0 {
+                    u32::MAX
+                } else {
+                    x.leading_zeros()
+                }
+            }
+            VUn::Ffbl => {
+                if x == 0 {
+                    u32::MAX
+                } else {
+                    x.trailing_zeros()
+                }
+            }
         }
     };
     // float results of a NaN input are that NaN, quieted (host libm may keep a signalling NaN as it is)
     let float_result = !matches!(
         op,
-        VUn::CvtU32F32 | VUn::CvtI32F32 | VUn::CvtF32U32 | VUn::CvtF32I32 | VUn::Not | VUn::Bcnt | VUn::Brev | VUn::FrexpExpF32 | VUn::Ffbh | VUn::Ffbl
+        VUn::CvtU32F32
+            | VUn::CvtI32F32
+            | VUn::CvtF32U32
+            | VUn::CvtF32I32
+            | VUn::Not
+            | VUn::Bcnt
+            | VUn::Brev
+            | VUn::FrexpExpF32
+            | VUn::Ffbh
+            | VUn::Ffbl
     );
     let mut r = [0u32; LANES];
     for i in 0..LANES {
-        r[i] = if float_result { nan2(a[i], a[i], g(a[i])) } else { g(a[i]) };
+        r[i] = if float_result {
+            nan2(a[i], a[i], g(a[i]))
+        } else {
+            g(a[i])
+        };
     }
     r
 }
@@ -293,7 +377,13 @@ impl Backend for Interp<'_> {
             SOp::LtI => ((a as i32) < (b as i32)) as u32,
             SOp::Eq => (a == b) as u32,
             SOp::Brev => a.reverse_bits(),
-            SOp::Ff1 => if a == 0 { u32::MAX } else { a.trailing_zeros() },
+            SOp::Ff1 => {
+                if a == 0 {
+                    u32::MAX
+                } else {
+                    a.trailing_zeros()
+                }
+            }
         }
     }
     fn s_add_carry(&mut self, a: u32, b: u32, carry_in: u32) -> (u32, u32) {
@@ -357,7 +447,11 @@ impl Backend for Interp<'_> {
     fn v_fma_f32(&mut self, a: Lanes, b: Lanes, c: Lanes) -> Lanes {
         let mut r = [0u32; LANES];
         for i in 0..LANES {
-            r[i] = nan2(a[i], b[i], nan2(c[i], c[i], f(a[i]).mul_add(f(b[i]), f(c[i])).to_bits()));
+            r[i] = nan2(
+                a[i],
+                b[i],
+                nan2(c[i], c[i], f(a[i]).mul_add(f(b[i]), f(c[i])).to_bits()),
+            );
         }
         r
     }
@@ -446,7 +540,12 @@ impl Backend for Interp<'_> {
         r
     }
     fn v_cmp64(&mut self, c: Compare, a: (Lanes, Lanes), b: (Lanes, Lanes)) -> u64 {
-        crate::rules::compare_lanes(c, LANES, |i| ((a.1[i] as u64) << 32 | a.0[i] as u64, (b.1[i] as u64) << 32 | b.0[i] as u64))
+        crate::rules::compare_lanes(c, LANES, |i| {
+            (
+                (a.1[i] as u64) << 32 | a.0[i] as u64,
+                (b.1[i] as u64) << 32 | b.0[i] as u64,
+            )
+        })
     }
     fn v_select(&mut self, m: u64, a: Lanes, b: Lanes) -> Lanes {
         let mut r = a;
@@ -494,7 +593,11 @@ impl Backend for Interp<'_> {
     }
     fn s_shr64(&mut self, lo: u32, hi: u32, amount: u32, signed: bool) -> (u32, u32) {
         let x = (hi as u64) << 32 | lo as u64;
-        let v = if signed { ((x as i64) >> (amount & 63)) as u64 } else { x >> (amount & 63) };
+        let v = if signed {
+            ((x as i64) >> (amount & 63)) as u64
+        } else {
+            x >> (amount & 63)
+        };
         (v as u32, (v >> 32) as u32)
     }
     fn s_shl64(&mut self, lo: u32, hi: u32, amount: u32) -> (u32, u32) {
@@ -502,7 +605,11 @@ impl Backend for Interp<'_> {
         (v as u32, (v >> 32) as u32)
     }
     fn scratch(&mut self) -> (u32, u32, u32) {
-        (self.wave.scratch_base as u32, (self.wave.scratch_base >> 32) as u32, self.wave.scratch_lane_bytes)
+        (
+            self.wave.scratch_base as u32,
+            (self.wave.scratch_base >> 32) as u32,
+            self.wave.scratch_lane_bytes,
+        )
     }
     fn uniform_bit(&mut self, s: u32, bit: u32, _likely: bool) -> bool {
         s >> bit & 1 == 1
@@ -533,7 +640,12 @@ impl Backend for Interp<'_> {
                 self.wave.hw.mode = new & !crate::hwreg::MODE_GPR_IDX_EN;
                 Ok(())
             }
-            Err((fd, value)) => Err(ExecError::ModeField { mnemonic: self.mnemonic, field: fd.name, value, why: fd.refused.unwrap_or_default() }),
+            Err((fd, value)) => Err(ExecError::ModeField {
+                mnemonic: self.mnemonic,
+                field: fd.name,
+                value,
+                why: fd.refused.unwrap_or_default(),
+            }),
         }
     }
     fn fail_if_any(&mut self, bad: u64, err: ExecError) -> Result<(), ExecError> {
@@ -541,7 +653,10 @@ impl Backend for Interp<'_> {
             return Ok(());
         }
         Err(match err {
-            ExecError::Private { mnemonic, .. } => ExecError::Private { mnemonic, lane_bytes: self.wave.scratch_lane_bytes },
+            ExecError::Private { mnemonic, .. } => ExecError::Private {
+                mnemonic,
+                lane_bytes: self.wave.scratch_lane_bytes,
+            },
             e => e,
         })
     }
@@ -601,9 +716,20 @@ impl Backend for Interp<'_> {
             SemaOp::Br(_) => SemaOp::Br(value),
             op => op,
         };
-        self.wave.sema = Some(crate::gws::SemaRequest { op, resource: crate::gws::resource_id(m0, offset0) });
+        self.wave.sema = Some(crate::gws::SemaRequest {
+            op,
+            resource: crate::gws::resource_id(m0, offset0),
+        });
     }
-    fn v_buffer_format(&mut self, op: &FormatAccess, word3: u32, lo: Lanes, hi: Lanes, data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+    fn v_buffer_format(
+        &mut self,
+        op: &FormatAccess,
+        word3: u32,
+        lo: Lanes,
+        hi: Lanes,
+        data: &[Lanes],
+        m: u64,
+    ) -> Result<Vec<Lanes>, ExecError> {
         let mnemonic = self.mnemonic;
         let (format, swizzle) = FormatAccess::format(word3).map_err(|what| ExecError::Image { mnemonic, what })?;
         let mut out = vec![[0u32; LANES]; if op.load { op.data_regs() } else { 0 }];
@@ -618,7 +744,15 @@ impl Backend for Interp<'_> {
         }
         Ok(out)
     }
-    fn v_image(&mut self, op: &ImageInst, t: [u32; 8], s: [u32; 4], addr: &[Lanes], data: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+    fn v_image(
+        &mut self,
+        op: &ImageInst,
+        t: [u32; 8],
+        s: [u32; 4],
+        addr: &[Lanes],
+        data: &[Lanes],
+        m: u64,
+    ) -> Result<Vec<Lanes>, ExecError> {
         let mnemonic = self.mnemonic;
         let bad = |what: String| ExecError::Image { mnemonic, what };
         let r = Resource::decode(t).map_err(bad)?;
@@ -627,7 +761,10 @@ impl Backend for Interp<'_> {
             _ => None,
         };
         if sampler.is_some() && r.format.num.integer() && sampler.is_some_and(|s| s.linear) {
-            return Err(bad(format!("linear filtering of an integer ({:?}) image is not valid", r.format.num)));
+            return Err(bad(format!(
+                "linear filtering of an integer ({:?}) image is not valid",
+                r.format.num
+            )));
         }
         op.check(&r).map_err(bad)?;
         let mut out = vec![[0u32; LANES]; op.result_regs(&r)];
@@ -676,7 +813,15 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
-    fn v_atomic(&mut self, op: AtomicOp, lo: Lanes, hi: Lanes, offset: i64, data: Lanes, m: u64) -> Result<Lanes, ExecError> {
+    fn v_atomic(
+        &mut self,
+        op: AtomicOp,
+        lo: Lanes,
+        hi: Lanes,
+        offset: i64,
+        data: Lanes,
+        m: u64,
+    ) -> Result<Lanes, ExecError> {
         let mut old = [0u32; LANES];
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
@@ -708,7 +853,10 @@ impl Backend for Interp<'_> {
                 let r = self.mem.atomic_u32(addr, |o| if o == c { s } else { o });
                 old[0][l] = self.atomic(Some(l as u32), addr, 4, r)?;
             } else {
-                let (s, c) = ((src[1][l] as u64) << 32 | src[0][l] as u64, (cmp[1][l] as u64) << 32 | cmp[0][l] as u64);
+                let (s, c) = (
+                    (src[1][l] as u64) << 32 | src[0][l] as u64,
+                    (cmp[1][l] as u64) << 32 | cmp[0][l] as u64,
+                );
                 let r = self.mem.atomic_u64(addr, |o| if o == c { s } else { o });
                 let o = self.atomic(Some(l as u32), addr, 8, r)?;
                 (old[0][l], old[1][l]) = (o as u32, (o >> 32) as u32);
@@ -716,7 +864,15 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
-    fn v_load_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
+    fn v_load_narrow(
+        &mut self,
+        lo: Lanes,
+        hi: Lanes,
+        offset: i64,
+        bytes: u32,
+        signed: bool,
+        m: u64,
+    ) -> Result<Lanes, ExecError> {
         let mut out = [0u32; LANES];
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
@@ -732,7 +888,15 @@ impl Backend for Interp<'_> {
         }
         Ok(out)
     }
-    fn v_store_narrow(&mut self, lo: Lanes, hi: Lanes, offset: i64, bytes: u32, data: Lanes, m: u64) -> Result<(), ExecError> {
+    fn v_store_narrow(
+        &mut self,
+        lo: Lanes,
+        hi: Lanes,
+        offset: i64,
+        bytes: u32,
+        data: Lanes,
+        m: u64,
+    ) -> Result<(), ExecError> {
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
             self.note(l, Space::Global, addr, bytes, true);
@@ -752,7 +916,14 @@ impl Backend for Interp<'_> {
         }
         Ok(out)
     }
-    fn lds_read_narrow(&mut self, addr: Lanes, offset: u32, bytes: u32, signed: bool, m: u64) -> Result<Lanes, ExecError> {
+    fn lds_read_narrow(
+        &mut self,
+        addr: Lanes,
+        offset: u32,
+        bytes: u32,
+        signed: bool,
+        m: u64,
+    ) -> Result<Lanes, ExecError> {
         let mut out = [0u32; LANES];
         for l in Self::lanes(m) {
             let a = lds_address(addr[l], offset);
@@ -775,7 +946,14 @@ impl Backend for Interp<'_> {
         }
         Ok(())
     }
-    fn lds_atomic64(&mut self, op: AtomicOp, addr: Lanes, offset: u32, data: (Lanes, Lanes), m: u64) -> Result<(Lanes, Lanes), ExecError> {
+    fn lds_atomic64(
+        &mut self,
+        op: AtomicOp,
+        addr: Lanes,
+        offset: u32,
+        data: (Lanes, Lanes),
+        m: u64,
+    ) -> Result<(Lanes, Lanes), ExecError> {
         let mut old = ([0u32; LANES], [0u32; LANES]);
         for l in Self::lanes(m) {
             let a = lds_address(addr[l], offset);
@@ -788,11 +966,25 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
-    fn lds_atomic2(&mut self, op: AtomicOp, addr: Lanes, offset: u32, a: &[Lanes], b: &[Lanes], m: u64) -> Result<Vec<Lanes>, ExecError> {
+    fn lds_atomic2(
+        &mut self,
+        op: AtomicOp,
+        addr: Lanes,
+        offset: u32,
+        a: &[Lanes],
+        b: &[Lanes],
+        m: u64,
+    ) -> Result<Vec<Lanes>, ExecError> {
         let n = a.len();
         let bits = 32 * n as u32;
         let mut old = vec![[0u32; LANES]; n];
-        let value = |v: &[Lanes], l: usize| if n == 2 { (v[1][l] as u64) << 32 | v[0][l] as u64 } else { v[0][l] as u64 };
+        let value = |v: &[Lanes], l: usize| {
+            if n == 2 {
+                (v[1][l] as u64) << 32 | v[0][l] as u64
+            } else {
+                v[0][l] as u64
+            }
+        };
         for l in Self::lanes(m) {
             let at = lds_address(addr[l], offset);
             let r = self.lds_range(l, at, n as u32, crate::memory::Access::Write)?;
@@ -808,7 +1000,15 @@ impl Backend for Interp<'_> {
         }
         Ok(old)
     }
-    fn v_atomic64(&mut self, op: AtomicOp, lo: Lanes, hi: Lanes, offset: i64, data: (Lanes, Lanes), m: u64) -> Result<(Lanes, Lanes), ExecError> {
+    fn v_atomic64(
+        &mut self,
+        op: AtomicOp,
+        lo: Lanes,
+        hi: Lanes,
+        offset: i64,
+        data: (Lanes, Lanes),
+        m: u64,
+    ) -> Result<(Lanes, Lanes), ExecError> {
         let mut old = ([0u32; LANES], [0u32; LANES]);
         for l in Self::lanes(m) {
             let addr = lane_address(&lo, &hi, l, offset);
@@ -849,9 +1049,14 @@ impl Backend for Interp<'_> {
         self.note(0, Space::Scalar, addr, dwords * 4, false);
         // at most 16 dwords: read them through a stack buffer
         let mut buf = [0u8; 64];
-        let buf = buf.get_mut(..dwords as usize * 4).ok_or(ExecError::Unsupported { mnemonic: self.mnemonic })?;
+        let buf = buf.get_mut(..dwords as usize * 4).ok_or(ExecError::Unsupported {
+            mnemonic: self.mnemonic,
+        })?;
         self.read(None, addr, buf)?;
-        Ok(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        Ok(buf
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
     fn s_load_part(&mut self, lo: u32, hi: u32, dwords: u32, valid: u32) -> Result<Vec<u32>, ExecError> {
         let n = valid.min(dwords);
@@ -869,7 +1074,15 @@ impl Backend for Interp<'_> {
         let bytes: Vec<u8> = data[..n].iter().flat_map(|d| d.to_le_bytes()).collect();
         self.write(None, addr, &bytes)
     }
-    fn s_atomic(&mut self, op: AtomicOp, lo: u32, hi: u32, data: &[u32], cmp: &[u32], valid: u32) -> Result<Vec<u32>, ExecError> {
+    fn s_atomic(
+        &mut self,
+        op: AtomicOp,
+        lo: u32,
+        hi: u32,
+        data: &[u32],
+        cmp: &[u32],
+        valid: u32,
+    ) -> Result<Vec<u32>, ExecError> {
         if valid == 0 {
             return Ok(vec![0; data.len()]);
         }
@@ -879,7 +1092,9 @@ impl Backend for Interp<'_> {
         // compare-and-swap through the two-operand rule (memory equal to cmp becomes data)
         if let [d] = *data {
             let old = match (op, cmp) {
-                (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| crate::rules::atomic2(op, o as u64, c as u64, d as u64, 32).unwrap_or(o as u64) as u32),
+                (AtomicOp::CmpSwap, &[c]) => self.mem.atomic_u32(addr, |o| {
+                    crate::rules::atomic2(op, o as u64, c as u64, d as u64, 32).unwrap_or(o as u64) as u32
+                }),
                 _ => self.mem.atomic_u32(addr, |o| atomic32(op, o, d)),
             };
             return Ok(vec![self.atomic(None, addr, 4, old)?]);
@@ -887,7 +1102,8 @@ impl Backend for Interp<'_> {
         let d = pair(data);
         let old = if op == AtomicOp::CmpSwap {
             let c = pair(cmp);
-            self.mem.atomic_u64(addr, |o| crate::rules::atomic2(op, o, c, d, 64).unwrap_or(o))
+            self.mem
+                .atomic_u64(addr, |o| crate::rules::atomic2(op, o, c, d, 64).unwrap_or(o))
         } else {
             self.mem.atomic_u64(addr, |o| atomic64(op, o, d))
         };
@@ -976,13 +1192,15 @@ fn frexp_f32(x: f32) -> (f32, i32) {
     if !x.is_finite() || x == 0.0 {
         return (x, 0);
     }
-    let (scaled, bias) = if x.abs() < f32::MIN_POSITIVE { (x * 2f32.powi(32), 32) } else { (x, 0) };
+    let (scaled, bias) = if x.abs() < f32::MIN_POSITIVE {
+        (x * 2f32.powi(32), 32)
+    } else {
+        (x, 0)
+    };
     let bits = scaled.to_bits();
     let exp = ((bits >> 23) & 0xff) as i32 - 126;
     (f32::from_bits(bits & 0x807f_ffff | 126 << 23), exp - bias)
 }
-
-
 
 /// A one-operand 32-bit atomic ([`crate::rules::atomic`]); the semantics never pass the two-operand ones.
 fn atomic32(op: AtomicOp, old: u32, data: u32) -> u32 {
@@ -1004,7 +1222,13 @@ mod tests {
         let mut w = WaveState::new(0, 4, 0);
         w.set_exec(0x0000_0000_0000_00ff);
         let mut lds = [0u8; 0];
-        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test", accesses: None };
+        let mut b = Interp {
+            wave: &mut w,
+            mem: &mem,
+            lds: &mut lds,
+            mnemonic: "test",
+            accesses: None,
+        };
         let a = [5; LANES];
         let c = b.v_splat(7);
         let r = b.v_op(VOp::AddU32, a, c);
@@ -1019,7 +1243,13 @@ mod tests {
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let mut w = WaveState::new(0, 1, 0);
         let mut lds = [0u8; 0];
-        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: "test", accesses: None };
+        let mut b = Interp {
+            wave: &mut w,
+            mem: &mem,
+            lds: &mut lds,
+            mnemonic: "test",
+            accesses: None,
+        };
         let (lo, carry) = b.v_add_carry([u32::MAX; LANES], [1; LANES], None);
         assert_eq!((lo[0], carry), (0, u64::MAX));
         let (hi, _) = b.v_add_carry([0; LANES], [0; LANES], Some(carry));

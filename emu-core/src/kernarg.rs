@@ -37,9 +37,24 @@ pub enum KernargError {
     #[error("kernel {kernel} takes {want} arguments, {got} given")]
     Count { kernel: String, want: usize, got: usize },
     #[error("kernel {kernel} argument {index} ({name}): {size}-byte slot, {given:?} does not fit")]
-    Size { kernel: String, index: usize, name: String, size: u64, given: ArgValue },
-    #[error("kernel {kernel} argument {index} ({name}) at offset {offset} + {size} lies past the {segment}-byte segment")]
-    Layout { kernel: String, index: usize, name: String, offset: u64, size: u64, segment: u64 },
+    Size {
+        kernel: String,
+        index: usize,
+        name: String,
+        size: u64,
+        given: ArgValue,
+    },
+    #[error(
+        "kernel {kernel} argument {index} ({name}) at offset {offset} + {size} lies past the {segment}-byte segment"
+    )]
+    Layout {
+        kernel: String,
+        index: usize,
+        name: String,
+        offset: u64,
+        size: u64,
+        segment: u64,
+    },
 }
 
 /// Values the runtime provides for hidden arguments it knows.
@@ -63,9 +78,17 @@ pub fn build_kernarg(
     hidden: &HiddenValues,
 ) -> Result<Vec<u8>, KernargError> {
     let kernel = meta.name.clone();
-    let visible: Vec<_> = meta.args.iter().filter(|a| !a.value_kind.starts_with("hidden_")).collect();
+    let visible: Vec<_> = meta
+        .args
+        .iter()
+        .filter(|a| !a.value_kind.starts_with("hidden_"))
+        .collect();
     if visible.len() != user.len() {
-        return Err(KernargError::Count { kernel, want: visible.len(), got: user.len() });
+        return Err(KernargError::Count {
+            kernel,
+            want: visible.len(),
+            got: user.len(),
+        });
     }
     let segment = meta
         .kernarg_segment_size
@@ -77,14 +100,27 @@ pub fn build_kernarg(
     for (index, a) in meta.args.iter().enumerate() {
         let name = a.name.clone().unwrap_or_else(|| format!("#{index}"));
         if a.offset + a.size > segment {
-            return Err(KernargError::Layout { kernel, index, name, offset: a.offset, size: a.size, segment });
+            return Err(KernargError::Layout {
+                kernel,
+                index,
+                name,
+                offset: a.offset,
+                size: a.size,
+                segment,
+            });
         }
         let bytes: Vec<u8> = match a.value_kind.as_str() {
             k if !k.starts_with("hidden_") => {
                 let v = *next_user.next().expect("counted above");
                 let b = v.bytes();
                 if b.len() as u64 > a.size {
-                    return Err(KernargError::Size { kernel, index, name, size: a.size, given: v });
+                    return Err(KernargError::Size {
+                        kernel,
+                        index,
+                        name,
+                        size: a.size,
+                        given: v,
+                    });
                 }
                 b
             }
@@ -101,7 +137,13 @@ pub fn build_kernarg(
             "hidden_global_offset_y" => hidden.global_offset[1].to_le_bytes().to_vec(),
             "hidden_global_offset_z" => hidden.global_offset[2].to_le_bytes().to_vec(),
             "hidden_grid_dims" => {
-                let dims = if shape.grid[2] > 1 { 3u16 } else if shape.grid[1] > 1 { 2 } else { 1 };
+                let dims = if shape.grid[2] > 1 {
+                    3u16
+                } else if shape.grid[1] > 1 {
+                    2
+                } else {
+                    1
+                };
                 dims.to_le_bytes().to_vec()
             }
             "hidden_printf_buffer" => hidden.printf_buffer.to_le_bytes().to_vec(),

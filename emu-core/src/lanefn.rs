@@ -50,7 +50,10 @@ pub enum LaneFn {
     /// v_mqsad_u32_u8): inputs S0 (lo, hi), S1, then S2 (two registers of four 16-bit accumulators, or with
     /// `wide` four 32-bit ones); outputs the four results packed the same way. `masked` skips the bytes whose
     /// reference byte is 0 (v_msad_u8). 16-bit results keep their low 16 bits.
-    QuadSad { masked: bool, wide: bool },
+    QuadSad {
+        masked: bool,
+        wide: bool,
+    },
 }
 
 /// 32-bit lane operations (three-source min/max/median, byte permute, 24-bit high products, byte to float).
@@ -102,7 +105,9 @@ impl WordOp {
                         _ => 0xff,
                     }
                 };
-                (0..4).map(|i| byte(x[2] >> (8 * i) & 0xff) << (8 * i)).fold(0, |a, b| a | b)
+                (0..4)
+                    .map(|i| byte(x[2] >> (8 * i) & 0xff) << (8 * i))
+                    .fold(0, |a, b| a | b)
             }
             Min3F32 => (min_num(min_num(fl(0), fl(1)), fl(2)) as f32).to_bits(),
             Max3F32 => (max_num(max_num(fl(0), fl(1)), fl(2)) as f32).to_bits(),
@@ -143,7 +148,9 @@ pub enum BitOp {
     /// Trailing zeros of a u64, -1 for 0 (s_ff1_i32_b64).
     Ctz64,
     /// Field of a u64 (lo, hi, control: offset bits 5:0, width bits 22:16), zero- or sign-extended.
-    Bfe64 { signed: bool },
+    Bfe64 {
+        signed: bool,
+    },
     /// Field of a u32 (value, control), sign-extended (s_bfe_i32).
     BfeI32,
 }
@@ -163,12 +170,20 @@ impl BitOp {
             BitOp::Clz32 => out[0] = count(x[0].leading_zeros(), 32),
             BitOp::Cls32 => {
                 let v = x[0] as i32;
-                out[0] = if v == 0 || v == -1 { u32::MAX } else { (if v < 0 { !v } else { v }).leading_zeros() }
+                out[0] = if v == 0 || v == -1 {
+                    u32::MAX
+                } else {
+                    (if v < 0 { !v } else { v }).leading_zeros()
+                }
             }
             BitOp::Clz64 => out[0] = count(w(x[0], x[1]).leading_zeros(), 64),
             BitOp::Cls64 => {
                 let v = w(x[0], x[1]) as i64;
-                out[0] = if v == 0 || v == -1 { u32::MAX } else { (if v < 0 { !v } else { v }).leading_zeros() }
+                out[0] = if v == 0 || v == -1 {
+                    u32::MAX
+                } else {
+                    (if v < 0 { !v } else { v }).leading_zeros()
+                }
             }
             BitOp::Ctz64 => out[0] = count(w(x[0], x[1]).trailing_zeros(), 64),
             BitOp::Bfe64 { signed } => {
@@ -190,7 +205,11 @@ impl BitOp {
             }
             BitOp::BfeI32 => {
                 let (off, width) = (x[1] & 31, (x[1] >> 16 & 0x7f).min(32));
-                out[0] = if width == 0 { 0 } else { (((x[0] >> off) << (32 - width)) as i32 >> (32 - width)) as u32 };
+                out[0] = if width == 0 {
+                    0
+                } else {
+                    (((x[0] >> off) << (32 - width)) as i32 >> (32 - width)) as u32
+                };
             }
         }
     }
@@ -308,7 +327,13 @@ impl LaneFn {
                 I16Op::Mad | I16Op::MadSatI | I16Op::MadSatU => 3,
                 _ => 2,
             },
-            QuadSad { wide, .. } => if wide { 7 } else { 5 },
+            QuadSad { wide, .. } => {
+                if wide {
+                    7
+                } else {
+                    5
+                }
+            }
         }
     }
 
@@ -322,7 +347,13 @@ impl LaneFn {
             F64Un(Unary64::FrexpExp) => 1,
             Salu(op) => op.outputs(),
             F64Un(_) => 2,
-            QuadSad { wide, .. } => if wide { 4 } else { 2 },
+            QuadSad { wide, .. } => {
+                if wide {
+                    4
+                } else {
+                    2
+                }
+            }
             _ => 1,
         }
     }
@@ -349,7 +380,10 @@ impl LaneFn {
                 put64(out, v);
                 out[2] = vcc as u32;
             }
-            DivFmasF64 => put64(out, div_fmas_f64(d(x[0], x[1]), d(x[2], x[3]), d(x[4], x[5]), x[6] & 1 == 1)),
+            DivFmasF64 => put64(
+                out,
+                div_fmas_f64(d(x[0], x[1]), d(x[2], x[3]), d(x[4], x[5]), x[6] & 1 == 1),
+            ),
             DivFixupF64 => put64(out, div_fixup_f64(d(x[0], x[1]), d(x[2], x[3]), d(x[4], x[5]))),
             TrigPreopF64 => put64(out, trig_preop(d(x[0], x[1]), x[2])),
             F64Un(op) => {
@@ -382,7 +416,11 @@ impl LaneFn {
                 let sad = if masked { ValuOp::MsadU8 } else { ValuOp::SadU8 };
                 let r: [u32; 4] = std::array::from_fn(|n| {
                     let window = (src >> (8 * n)) as u32;
-                    let acc = if wide { x[3 + n] } else { x[3 + n / 2] >> (16 * (n % 2)) & 0xffff };
+                    let acc = if wide {
+                        x[3 + n]
+                    } else {
+                        x[3 + n / 2] >> (16 * (n % 2)) & 0xffff
+                    };
                     sad.eval(&[window, x[2], acc])
                 });
                 if wide {
@@ -418,7 +456,11 @@ pub fn f64_to_f16(x: f64) -> u16 {
     let exp = (bits >> 52 & 0x7ff) as i32;
     let man = bits & ((1 << 52) - 1);
     if exp == 0x7ff {
-        return if man == 0 { sign | 0x7c00 } else { sign | 0x7e00 | (man >> 42) as u16 & 0x3ff };
+        return if man == 0 {
+            sign | 0x7c00
+        } else {
+            sign | 0x7e00 | (man >> 42) as u16 & 0x3ff
+        };
     }
     if exp == 0 {
         return sign; // f64 subnormals are far below the smallest f16
@@ -431,7 +473,11 @@ pub fn f64_to_f16(x: f64) -> u16 {
         return sign;
     }
     let (q, rem, half) = (full >> shift, full & ((1u64 << shift) - 1), 1u64 << (shift - 1));
-    let q = if rem > half || (rem == half && q & 1 == 1) { q + 1 } else { q };
+    let q = if rem > half || (rem == half && q & 1 == 1) {
+        q + 1
+    } else {
+        q
+    };
     let mag = if e >= -14 { (((e + 14) as u64) << 10) + q } else { q };
     if mag >= 0x7c00 {
         sign | 0x7c00
@@ -458,11 +504,19 @@ fn f16_op(op: F16Op, x: &[u32]) -> u16 {
         F16Op::FromI16 => r(x[0] as u16 as i16 as f64),
         F16Op::ToU16 => {
             let v = h(0);
-            if v.is_nan() { 0 } else { v.trunc().clamp(0.0, 65535.0) as u16 }
+            if v.is_nan() {
+                0
+            } else {
+                v.trunc().clamp(0.0, 65535.0) as u16
+            }
         }
         F16Op::ToI16 => {
             let v = h(0);
-            if v.is_nan() { 0 } else { v.trunc().clamp(-32768.0, 32767.0) as i16 as u16 }
+            if v.is_nan() {
+                0
+            } else {
+                v.trunc().clamp(-32768.0, 32767.0) as i16 as u16
+            }
         }
         F16Op::Rcp => r(1.0 / h(0)),
         F16Op::Sqrt => r(h(0).sqrt()),
@@ -489,7 +543,11 @@ fn f16_op(op: F16Op, x: &[u32]) -> u16 {
         F16Op::Max3 => r(max_num(max_num(h(0), h(1)), h(2))),
         F16Op::Med3 => {
             let (a, b, c) = (h(0), h(1), h(2));
-            r(if a.is_nan() || b.is_nan() || c.is_nan() { min_num(min_num(a, b), c) } else { max_num(min_num(a, b), min_num(max_num(a, b), c)) })
+            r(if a.is_nan() || b.is_nan() || c.is_nan() {
+                min_num(min_num(a, b), c)
+            } else {
+                max_num(min_num(a, b), min_num(max_num(a, b), c))
+            })
         }
         F16Op::NormI16 => norm16(h(0), true) as u16,
         F16Op::NormU16 => norm16(h(0), false) as u16,
@@ -555,7 +613,11 @@ fn frexp_f64(x: f64) -> (f64, i32) {
     if x == 0.0 || !x.is_finite() {
         return (x, 0);
     }
-    let (scaled, bias) = if x.abs() < f64::MIN_POSITIVE { (x * (2f64).powi(64), 64) } else { (x, 0) };
+    let (scaled, bias) = if x.abs() < f64::MIN_POSITIVE {
+        (x * (2f64).powi(64), 64)
+    } else {
+        (x, 0)
+    };
     let e = (scaled.to_bits() >> 52 & 0x7ff) as i32 - 1022;
     let m = f64::from_bits(scaled.to_bits() & !(0x7ff << 52) | (1022u64 << 52));
     (m, e - bias)
@@ -775,7 +837,11 @@ fn div_fixup_f32_cases(q: f32, den: f32, num: f32) -> f32 {
     }
     let r = div_fixup(q as f64, den as f64, num as f64, -151, f64::NAN);
     // The default NaN by its bits: a cast of a NaN between widths may give either sign.
-    if r.is_nan() { f32::from_bits(0xffc0_0000) } else { r as f32 }
+    if r.is_nan() {
+        f32::from_bits(0xffc0_0000)
+    } else {
+        r as f32
+    }
 }
 
 fn div_fixup_f64(q: f64, den: f64, num: f64) -> f64 {
@@ -869,20 +935,31 @@ mod tests {
                     taken[0] += 1;
                     for x in [df, nf] {
                         let (r, vcc) = div_scale_f32_cases(x, df, nf);
-                        assert!(r.to_bits() == x.to_bits() && !vcc, "div_scale of {:#x}, den {den:#x}, num {num:#x}", x.to_bits());
+                        assert!(
+                            r.to_bits() == x.to_bits() && !vcc,
+                            "div_scale of {:#x}, den {den:#x}, num {num:#x}",
+                            x.to_bits()
+                        );
                     }
                 }
                 let x = vals[(k * 7 + 3) % vals.len()];
                 if div_fixup_f32_plain(&mut Lane, x, den, num) {
                     taken[1] += 1;
                     let full = div_fixup_f32_cases(f32::from_bits(x), df, nf);
-                    assert_eq!(full.to_bits(), div_fixup_f32_signed(&mut Lane, x, den, num), "div_fixup of q {x:#x}, den {den:#x}, num {num:#x}");
+                    assert_eq!(
+                        full.to_bits(),
+                        div_fixup_f32_signed(&mut Lane, x, den, num),
+                        "div_fixup of q {x:#x}, den {den:#x}, num {num:#x}"
+                    );
                 }
             }
         }
         // both shortcuts are taken often, and not always
         let pairs = vals.len() * vals.len();
-        assert!(taken.iter().all(|&t| t > pairs / 10 && t < pairs), "{taken:?} of {pairs}");
+        assert!(
+            taken.iter().all(|&t| t > pairs / 10 && t < pairs),
+            "{taken:?} of {pairs}"
+        );
     }
 
     fn div32(a: f32, b: f32) -> f32 {
@@ -902,14 +979,32 @@ mod tests {
     #[test]
     fn the_division_sequence_rounds_like_ieee_division_across_the_exponent_range() {
         let mut next = xorshift(0x1234_5678);
-        let specials = [0.0f32, -0.0, 1.0, -3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, f32::MAX, 3e38];
-        let mut cases: Vec<(f32, f32)> = specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))).collect();
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -3.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            1e-45,
+            f32::MAX,
+            3e38,
+        ];
+        let mut cases: Vec<(f32, f32)> = specials
+            .iter()
+            .flat_map(|&a| specials.iter().map(move |&b| (a, b)))
+            .collect();
         for _ in 0..200_000 {
             cases.push((f32::from_bits(next()), f32::from_bits(next())));
         }
         for (a, b) in cases {
             let (got, want) = (div32(a, b), a / b);
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{a:e} / {b:e}: {got:e} vs {want:e}");
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{a:e} / {b:e}: {got:e} vs {want:e}"
+            );
         }
     }
 
@@ -937,7 +1032,10 @@ mod tests {
         // segment 0 is 2/pi truncated to 53 bits: FRAC_2_PI (rounded to nearest) or one ulp below it
         let (s0, s1) = (trig_preop(1.0, 0), trig_preop(1.0, 1));
         let ulp = f64::EPSILON / 2.0;
-        assert!(s0 <= std::f64::consts::FRAC_2_PI && std::f64::consts::FRAC_2_PI - s0 <= ulp, "{s0:e}");
+        assert!(
+            s0 <= std::f64::consts::FRAC_2_PI && std::f64::consts::FRAC_2_PI - s0 <= ulp,
+            "{s0:e}"
+        );
         // segment 1 continues exactly where segment 0 stops: below one ulp of segment 0 and rounding it to FRAC_2_PI
         assert!(s1 > 0.0 && s1 < ulp && s0 + s1 == std::f64::consts::FRAC_2_PI, "{s1:e}");
         // large arguments skip the leading bits: the segment starts (exponent - 1077) bits later
@@ -989,7 +1087,16 @@ pub enum SaluOp {
 impl SaluOp {
     fn wide_in(self) -> bool {
         use SaluOp::*;
-        matches!(self, Bcnt { wide: true, .. } | Ff0 { wide: true } | Brev64 | Bitset { wide: true, .. } | Quadmask { wide: true } | Wqm { wide: true } | Bitcmp64 { .. })
+        matches!(
+            self,
+            Bcnt { wide: true, .. }
+                | Ff0 { wide: true }
+                | Brev64
+                | Bitset { wide: true, .. }
+                | Quadmask { wide: true }
+                | Wqm { wide: true }
+                | Bitcmp64 { .. }
+        )
     }
     fn arity(self) -> usize {
         use SaluOp::*;
@@ -1003,13 +1110,22 @@ impl SaluOp {
     pub fn outputs(self) -> usize {
         use SaluOp::*;
         match self {
-            Brev64 | Bitset { wide: true, .. } | Quadmask { wide: true } | Wqm { wide: true } | Bitreplicate | LshlAdd(_) => 2,
+            Brev64
+            | Bitset { wide: true, .. }
+            | Quadmask { wide: true }
+            | Wqm { wide: true }
+            | Bitreplicate
+            | LshlAdd(_) => 2,
             _ => 1,
         }
     }
     fn eval(self, x: &[u32], out: &mut [u32]) {
         use SaluOp::*;
-        let v = if self.wide_in() { (x[1] as u64) << 32 | x[0] as u64 } else { x[0] as u64 };
+        let v = if self.wide_in() {
+            (x[1] as u64) << 32 | x[0] as u64
+        } else {
+            x[0] as u64
+        };
         let arg = |i: usize| x[i + if self.wide_in() { 2 } else { 1 }];
         let bits = if self.wide_in() { 64 } else { 32 };
         let mut put = |r: u64| {
@@ -1018,10 +1134,18 @@ impl SaluOp {
                 out[1] = (r >> 32) as u32;
             }
         };
-        let nibbles = |v: u64, n: u32| (0..n).map(|i| ((v >> (4 * i) & 0xf != 0) as u64) << i).fold(0, |a, b| a | b);
+        let nibbles = |v: u64, n: u32| {
+            (0..n)
+                .map(|i| ((v >> (4 * i) & 0xf != 0) as u64) << i)
+                .fold(0, |a, b| a | b)
+        };
         match self {
             Bcnt { ones, .. } => put(if ones { v.count_ones() } else { bits - v.count_ones() } as u64),
-            Ff0 { .. } => put(if (!v).trailing_zeros() >= bits { u32::MAX as u64 } else { (!v).trailing_zeros() as u64 }),
+            Ff0 { .. } => put(if (!v).trailing_zeros() >= bits {
+                u32::MAX as u64
+            } else {
+                (!v).trailing_zeros() as u64
+            }),
             Brev64 => put(v.reverse_bits()),
             Bitset { set, .. } => {
                 let bit = 1u64 << (arg(0) & (bits - 1));
@@ -1030,7 +1154,9 @@ impl SaluOp {
             Quadmask { wide } => put(nibbles(v, if wide { 16 } else { 8 })),
             Wqm { wide } => {
                 let q = nibbles(v, if wide { 16 } else { 8 });
-                put((0..16).map(|i| if q >> i & 1 == 1 { 0xfu64 << (4 * i) } else { 0 }).fold(0, |a, b| a | b))
+                put((0..16)
+                    .map(|i| if q >> i & 1 == 1 { 0xfu64 << (4 * i) } else { 0 })
+                    .fold(0, |a, b| a | b))
             }
             Sext(8) => put(v as u8 as i8 as i32 as u32 as u64),
             Sext(_) => put(v as u16 as i16 as i32 as u32 as u64),
@@ -1072,7 +1198,9 @@ pub enum ValuOp {
     /// Per byte: (S0 byte + S1 byte + bit 0 of the S2 byte) >> 1.
     LerpU8,
     /// S0[15:0] * S1[15:0] + S2, unsigned or (`signed`) signed.
-    Mad32x16 { signed: bool },
+    Mad32x16 {
+        signed: bool,
+    },
     /// The low dword of {S0, S1} >> (8 * S2[1:0]).
     Alignbyte,
     /// (int) floor(S0) and (int) floor(S0 + 0.5), saturated, NaN to 0.
@@ -1083,7 +1211,9 @@ pub enum ValuOp {
     /// S2 with byte S1[1:0] replaced by S0 converted to u8 (rounded to nearest even, saturated, NaN to 0).
     CvtPkU8F32,
     /// {S1, S0} each saturated to 16 bits, signed or unsigned.
-    CvtPk16 { signed: bool },
+    CvtPk16 {
+        signed: bool,
+    },
     /// {S1, S0} each rounded toward zero to f16.
     CvtPkrtzF16F32,
     /// Cube map face id, major axis * 2, s and t coordinates of the direction (S0, S1, S2) = (x, y, z).
@@ -1097,7 +1227,11 @@ pub enum ValuOp {
     MadLegacyF32,
     /// S2 + the dot product of S0 and S1 as 16-, 8- or 4-bit elements (`bits`), signed or unsigned (S2 too),
     /// wrapping, or with `clamp` (VOP3P's clamp bit) saturated to the 32-bit range of that signedness.
-    Dot { bits: u8, signed: bool, clamp: bool },
+    Dot {
+        bits: u8,
+        signed: bool,
+        clamp: bool,
+    },
     /// The two signed halves of S0, each saturated to u8, in the low two bytes.
     SatPkU8I16,
     /// A mask of S0[4:0] ones shifted left by S1[4:0] (v_bfm_b32).
@@ -1106,15 +1240,26 @@ pub enum ValuOp {
     AddI32,
     SubI32,
     /// Three-source min, max and median of the low 16 bits, signed or unsigned, zero-extended.
-    Min3_16 { signed: bool },
-    Max3_16 { signed: bool },
-    Med3_16 { signed: bool },
+    Min3_16 {
+        signed: bool,
+    },
+    Max3_16 {
+        signed: bool,
+    },
+    Med3_16 {
+        signed: bool,
+    },
     /// Byte 0 of S0 as a gfx942 8-bit float (E4M3, bias 8) or (`bf8`) "brain" float (E5M2, bias 16), to f32
     /// (exact; 0x80 is NaN).
-    CvtF32F8 { bf8: bool },
+    CvtF32F8 {
+        bf8: bool,
+    },
     /// {S1, S0} as normalized 16-bit integers ([`norm16`]) of two f32s (v_cvt_pknorm_i16_f32, _u16_f32) or
     /// (`half`) of the f16s in their low halves.
-    CvtPkNorm { signed: bool, half: bool },
+    CvtPkNorm {
+        signed: bool,
+        half: bool,
+    },
     /// 2^S0 of an f32, 0 below -126 and for NaN (v_exp_legacy_f32).
     ExpLegacyF32,
     /// log2 S0 of an f32 with subnormal inputs taken as 0 (so -inf), a negative input giving -NaN
@@ -1124,9 +1269,13 @@ pub enum ValuOp {
     Dot2F32F16,
     /// {S1, S0} each rounded to nearest even to gfx942's 8-bit float (E4M3, bias 8) or (`bf8`) E5M2 (bias 16),
     /// in the low 16 bits ([`f32_to_f8`]).
-    CvtPkF8 { bf8: bool },
+    CvtPkF8 {
+        bf8: bool,
+    },
     /// S0 rounded stochastically to an 8-bit float with the random bits S1 ([`f32_to_f8`]), in the low byte.
-    CvtSrF8 { bf8: bool },
+    CvtSrF8 {
+        bf8: bool,
+    },
 }
 
 impl ValuOp {
@@ -1134,7 +1283,16 @@ impl ValuOp {
         use ValuOp::*;
         match self {
             CvtFlrI32F32 | CvtRpiI32F32 | CvtOffF32I4 | SatPkU8I16 | CvtF32F8 { .. } | ExpLegacyF32 | LogLegacyF32 => 1,
-            Xnor | CvtPk16 { .. } | CvtPkrtzF16F32 | MulLegacyF32 | Bfm | AddI32 | SubI32 | CvtPkNorm { .. } | CvtPkF8 { .. } | CvtSrF8 { .. } => 2,
+            Xnor
+            | CvtPk16 { .. }
+            | CvtPkrtzF16F32
+            | MulLegacyF32
+            | Bfm
+            | AddI32
+            | SubI32
+            | CvtPkNorm { .. }
+            | CvtPkF8 { .. }
+            | CvtSrF8 { .. } => 2,
             _ => 3,
         }
     }
@@ -1142,7 +1300,12 @@ impl ValuOp {
         use ValuOp::*;
         let f = |i: usize| f32::from_bits(x[i]);
         let byte = |v: u32, i: u32| v >> (8 * i) & 0xff;
-        let sad8 = |a: u32, b: u32, masked: bool| (0..4).filter(|&i| !masked || byte(b, i) != 0).map(|i| byte(a, i).abs_diff(byte(b, i))).sum::<u32>();
+        let sad8 = |a: u32, b: u32, masked: bool| {
+            (0..4)
+                .filter(|&i| !masked || byte(b, i) != 0)
+                .map(|i| byte(a, i).abs_diff(byte(b, i)))
+                .sum::<u32>()
+        };
         // cube map: the major axis is z if |z| >= |x|, |y|; else y if |y| >= |x|; else x
         let major = || {
             let (ax, ay, az) = (f(0).abs(), f(1).abs(), f(2).abs());
@@ -1162,9 +1325,13 @@ impl ValuOp {
             SadU16 => ((x[0] & 0xffff).abs_diff(x[1] & 0xffff) + (x[0] >> 16).abs_diff(x[1] >> 16)).wrapping_add(x[2]),
             SadU32 => x[0].abs_diff(x[1]).wrapping_add(x[2]),
             MsadU8 => sad8(x[0], x[1], true).wrapping_add(x[2]),
-            LerpU8 => (0..4).map(|i| ((byte(x[0], i) + byte(x[1], i) + (byte(x[2], i) & 1)) >> 1) << (8 * i)).fold(0, |a, b| a | b),
+            LerpU8 => (0..4)
+                .map(|i| ((byte(x[0], i) + byte(x[1], i) + (byte(x[2], i) & 1)) >> 1) << (8 * i))
+                .fold(0, |a, b| a | b),
             Mad32x16 { signed: false } => (x[0] & 0xffff).wrapping_mul(x[1] & 0xffff).wrapping_add(x[2]),
-            Mad32x16 { signed: true } => ((x[0] as i16 as i32).wrapping_mul(x[1] as i16 as i32) as u32).wrapping_add(x[2]),
+            Mad32x16 { signed: true } => {
+                ((x[0] as i16 as i32).wrapping_mul(x[1] as i16 as i32) as u32).wrapping_add(x[2])
+            }
             Alignbyte => (((x[0] as u64) << 32 | x[1] as u64) >> (8 * (x[2] & 3))) as u32,
             CvtFlrI32F32 => f(0).floor() as i32 as u32,
             CvtRpiI32F32 => (f(0) + 0.5).floor() as i32 as u32,
@@ -1174,24 +1341,62 @@ impl ValuOp {
                 let v = f(0).round_ties_even().clamp(0.0, 255.0) as u32; // NaN casts to 0
                 x[2] & !(0xff << sh) | v << sh
             }
-            CvtPk16 { signed: true } => (x[0] as i32).clamp(-32768, 32767) as u32 & 0xffff | ((x[1] as i32).clamp(-32768, 32767) as u32) << 16,
+            CvtPk16 { signed: true } => {
+                (x[0] as i32).clamp(-32768, 32767) as u32 & 0xffff | ((x[1] as i32).clamp(-32768, 32767) as u32) << 16
+            }
             CvtPk16 { signed: false } => x[0].min(0xffff) | x[1].min(0xffff) << 16,
             CvtPkrtzF16F32 => f32_to_f16_rtz(f(0)) as u32 | (f32_to_f16_rtz(f(1)) as u32) << 16,
             Cubeid => (match major() {
-                2 => if f(2) < 0.0 { 5.0f32 } else { 4.0 },
-                1 => if f(1) < 0.0 { 3.0 } else { 2.0 },
-                _ => if f(0) < 0.0 { 1.0 } else { 0.0 },
+                2 => {
+                    if f(2) < 0.0 {
+                        5.0f32
+                    } else {
+                        4.0
+                    }
+                }
+                1 => {
+                    if f(1) < 0.0 {
+                        3.0
+                    } else {
+                        2.0
+                    }
+                }
+                _ => {
+                    if f(0) < 0.0 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }
             })
             .to_bits(),
             Cubema => (2.0 * [f(0), f(1), f(2)][major()]).to_bits(),
             Cubesc => (match major() {
-                2 => if f(2) < 0.0 { -f(0) } else { f(0) },
+                2 => {
+                    if f(2) < 0.0 {
+                        -f(0)
+                    } else {
+                        f(0)
+                    }
+                }
                 1 => f(0),
-                _ => if f(0) < 0.0 { f(2) } else { -f(2) },
+                _ => {
+                    if f(0) < 0.0 {
+                        f(2)
+                    } else {
+                        -f(2)
+                    }
+                }
             })
             .to_bits(),
             Cubetc => (match major() {
-                1 => if f(1) < 0.0 { -f(2) } else { f(2) },
+                1 => {
+                    if f(1) < 0.0 {
+                        -f(2)
+                    } else {
+                        f(2)
+                    }
+                }
                 _ => -f(1),
             })
             .to_bits(),
@@ -1222,7 +1427,13 @@ impl ValuOp {
             AddI32 => x[0].wrapping_add(x[1]),
             SubI32 => x[0].wrapping_sub(x[1]),
             Min3_16 { signed } | Max3_16 { signed } | Med3_16 { signed } => {
-                let v = |i: usize| if signed { x[i] as u16 as i16 as i64 } else { x[i] as u16 as i64 };
+                let v = |i: usize| {
+                    if signed {
+                        x[i] as u16 as i16 as i64
+                    } else {
+                        x[i] as u16 as i64
+                    }
+                };
                 let (a, b, c) = (v(0), v(1), v(2));
                 let r = match self {
                     Min3_16 { .. } => a.min(b).min(c),
@@ -1231,18 +1442,41 @@ impl ValuOp {
                 };
                 r as u32 & 0xffff
             }
-            CvtF32F8 { bf8 } => (crate::sem::mfma::f8_to_f64(x[0] as u8, if bf8 { 2 } else { 3 }, if bf8 { 16 } else { 8 }) as f32).to_bits(),
+            CvtF32F8 { bf8 } => {
+                (crate::sem::mfma::f8_to_f64(x[0] as u8, if bf8 { 2 } else { 3 }, if bf8 { 16 } else { 8 }) as f32)
+                    .to_bits()
+            }
             CvtPkNorm { signed, half } => {
-                let v = |w: u32| if half { f16_to_f64(w as u16) } else { f32::from_bits(w) as f64 };
+                let v = |w: u32| {
+                    if half {
+                        f16_to_f64(w as u16)
+                    } else {
+                        f32::from_bits(w) as f64
+                    }
+                };
                 norm16(v(x[0]), signed) | norm16(v(x[1]), signed) << 16
             }
             // CLRX's description of the GCN instruction (the ISA guides give no special cases): 2^x for
             // x >= -126, else 0
-            ExpLegacyF32 => if f(0) >= -126.0 { f(0).exp2().to_bits() } else { 0 },
+            ExpLegacyF32 => {
+                if f(0) >= -126.0 {
+                    f(0).exp2().to_bits()
+                } else {
+                    0
+                }
+            }
             // CLRX's description: log2 without subnormal inputs; 1 gives +0, a negative input -NaN
             LogLegacyF32 => {
-                let v = if f(0).is_subnormal() { 0.0f32.copysign(f(0)) } else { f(0) };
-                if v < 0.0 { 0xffc0_0000 } else { v.log2().to_bits() }
+                let v = if f(0).is_subnormal() {
+                    0.0f32.copysign(f(0))
+                } else {
+                    f(0)
+                };
+                if v < 0.0 {
+                    0xffc0_0000
+                } else {
+                    v.log2().to_bits()
+                }
             }
             Dot2F32F16 => {
                 let h = |w: u32, i: u32| f16_to_f64((w >> (16 * i)) as u16);

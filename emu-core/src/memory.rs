@@ -20,9 +20,9 @@
 //! reads and writes it directly, and kernels reach host-visible memory (kernel arguments, signals, pinned host
 //! buffers) that was allocated in the arena.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::RwLock;
 
@@ -129,7 +129,11 @@ pub struct Slack {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllocError {
     #[error("out of device memory: {requested} bytes requested, {available} of {capacity} bytes free")]
-    OutOfMemory { requested: u64, available: u64, capacity: u64 },
+    OutOfMemory {
+        requested: u64,
+        available: u64,
+        capacity: u64,
+    },
     #[error("{address:#x} is not the start of a live allocation")]
     NotAllocated { address: u64 },
     #[error("could not reserve {bytes} bytes of host address space: {reason}")]
@@ -150,7 +154,10 @@ unsafe impl Sync for Arena {}
 
 impl Arena {
     fn reserve(len: u64) -> Result<Arena, AllocError> {
-        let bytes = usize::try_from(len).map_err(|_| AllocError::Reserve { bytes: len, reason: "too large".into() })?;
+        let bytes = usize::try_from(len).map_err(|_| AllocError::Reserve {
+            bytes: len,
+            reason: "too large".into(),
+        })?;
         // SAFETY: an anonymous private mapping with no fixed address; the kernel picks the range. NORESERVE
         // keeps untouched pages free of cost.
         let p = unsafe {
@@ -164,9 +171,15 @@ impl Arena {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(AllocError::Reserve { bytes: len, reason: std::io::Error::last_os_error().to_string() });
+            return Err(AllocError::Reserve {
+                bytes: len,
+                reason: std::io::Error::last_os_error().to_string(),
+            });
         }
-        Ok(Arena { ptr: p.cast(), len: bytes })
+        Ok(Arena {
+            ptr: p.cast(),
+            len: bytes,
+        })
     }
 
     /// Maps `fd` (from its start) shared over `[off, off+len)`.
@@ -174,7 +187,14 @@ impl Arena {
         use std::os::fd::AsRawFd;
         // SAFETY: the range is inside the arena (an allocation's span); MAP_FIXED replaces exactly it.
         let p = unsafe {
-            libc::mmap(self.ptr.add(off as usize).cast(), len as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_FIXED, fd.as_raw_fd(), 0)
+            libc::mmap(
+                self.ptr.add(off as usize).cast(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                fd.as_raw_fd(),
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
@@ -201,7 +221,14 @@ impl Arena {
             if libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) != 0 {
                 return Err(err());
             }
-            let tmp = libc::mmap(std::ptr::null_mut(), len as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0);
+            let tmp = libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            );
             if tmp == libc::MAP_FAILED {
                 return Err(err());
             }
@@ -278,7 +305,9 @@ impl Window<'_> {
 
     /// Reads `buf.len()` bytes at `address`; false (nothing read) if they are not all inside the window.
     pub fn read(&self, address: u64, buf: &mut [u8]) -> bool {
-        let Some(off) = self.inside(address, buf.len()) else { return false };
+        let Some(off) = self.inside(address, buf.len()) else {
+            return false;
+        };
         // SAFETY: the window was checked to lie inside a live allocation in the arena, and [off, off+len) is
         // inside the window.
         unsafe { copy_from_guest(self.mem.ptr(off as u64), buf) };
@@ -287,7 +316,9 @@ impl Window<'_> {
 
     /// Writes `data` at `address`; false (nothing written) if it is not all inside the window.
     pub fn write(&self, address: u64, data: &[u8]) -> bool {
-        let Some(off) = self.inside(address, data.len()) else { return false };
+        let Some(off) = self.inside(address, data.len()) else {
+            return false;
+        };
         // SAFETY: as in `read`.
         unsafe { copy_to_guest(data, self.mem.ptr(off as u64)) };
         true
@@ -373,7 +404,12 @@ impl DeviceMemory {
             base: arena.ptr as u64,
             arena,
             capacity,
-            state: RwLock::new(State { allocs: BTreeMap::new(), host: BTreeMap::new(), bump: 0, used: 0 }),
+            state: RwLock::new(State {
+                allocs: BTreeMap::new(),
+                host: BTreeMap::new(),
+                bump: 0,
+                used: 0,
+            }),
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
             memcheck: AtomicBool::new(false),
@@ -394,7 +430,11 @@ impl DeviceMemory {
             return Err(AllocError::NotAllocated { address });
         }
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let overlaps = st.host.range(..end).next_back().is_some_and(|(&s, (n, _))| s + n > address);
+        let overlaps = st
+            .host
+            .range(..end)
+            .next_back()
+            .is_some_and(|(&s, (n, _))| s + n > address);
         if overlaps {
             return Err(AllocError::NotAllocated { address });
         }
@@ -419,7 +459,8 @@ impl DeviceMemory {
 
     /// The host address of device address `address`: itself, unless it lies in pinned host memory's device range.
     pub fn host_address(&self, address: u64) -> u64 {
-        self.holding(address, |start, a| a.alias.map(|h| h + (address - self.base - start))).unwrap_or(address)
+        self.holding(address, |start, a| a.alias.map(|h| h + (address - self.base - start)))
+            .unwrap_or(address)
     }
 
     /// Ends a [`DeviceMemory::map_host`].
@@ -469,7 +510,11 @@ impl DeviceMemory {
         let span = round_up(size, PAGE);
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         if st.used + span > self.capacity {
-            return Err(AllocError::OutOfMemory { requested: size, available: self.capacity - st.used, capacity: self.capacity });
+            return Err(AllocError::OutOfMemory {
+                requested: size,
+                available: self.capacity - st.used,
+                capacity: self.capacity,
+            });
         }
         let arena_len = self.arena.len as u64;
         let offset = if st.bump + span + PAGE <= arena_len {
@@ -488,11 +533,27 @@ impl DeviceMemory {
                     end <= arena_len && st.allocs.range(off + 1..end + PAGE).next().is_none()
                 })
                 .map(|(off, _)| off)
-                .ok_or(AllocError::OutOfMemory { requested: size, available: self.capacity - st.used, capacity: self.capacity })?;
+                .ok_or(AllocError::OutOfMemory {
+                    requested: size,
+                    available: self.capacity - st.used,
+                    capacity: self.capacity,
+                })?;
             st.allocs.remove(&reuse);
             reuse
         };
-        st.allocs.insert(offset, Allocation { size, kind, label: label.to_string(), live: true, writable: Vec::new(), alias: None, shared: None, fine_grained: false });
+        st.allocs.insert(
+            offset,
+            Allocation {
+                size,
+                kind,
+                label: label.to_string(),
+                live: true,
+                writable: Vec::new(),
+                alias: None,
+                shared: None,
+                fine_grained: false,
+            },
+        );
         st.used += span;
         self.generation.fetch_add(1, Ordering::Release);
         Ok(self.base + offset)
@@ -501,7 +562,11 @@ impl DeviceMemory {
     /// (address, size) of every live allocation of `kind`, in address order.
     pub fn allocations(&self, kind: AllocKind) -> Vec<(u64, u64)> {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        st.allocs.iter().filter(|(_, a)| a.live && a.kind == kind).map(|(o, a)| (self.base + o, a.size)).collect()
+        st.allocs
+            .iter()
+            .filter(|(_, a)| a.live && a.kind == kind)
+            .map(|(o, a)| (self.base + o, a.size))
+            .collect()
     }
 
     /// A copy of every live device buffer: (address, contents of its pages, slack included) — to run a dispatch
@@ -515,7 +580,18 @@ impl DeviceMemory {
     pub fn snapshot(&self, kinds: &[AllocKind]) -> Result<Vec<(u64, Vec<u8>)>, MemoryFault> {
         kinds
             .iter()
-            .flat_map(|&kind| self.allocations(kind).into_iter().map(move |(a, n)| (a, if kind == AllocKind::Buffer { round_up(n.max(1), PAGE) } else { n })))
+            .flat_map(|&kind| {
+                self.allocations(kind).into_iter().map(move |(a, n)| {
+                    (
+                        a,
+                        if kind == AllocKind::Buffer {
+                            round_up(n.max(1), PAGE)
+                        } else {
+                            n
+                        },
+                    )
+                })
+            })
             .map(|(a, n)| {
                 let mut b = vec![0u8; n as usize];
                 let off = self.check_span(a, b.len() as u64, Access::Read)?;
@@ -546,9 +622,15 @@ impl DeviceMemory {
 
     /// Lets kernels write the (offset, length) `ranges` of the code allocation at `address` (its data sections).
     pub fn set_code_writable(&self, address: u64, ranges: &[(u64, u64)]) -> Result<(), AllocError> {
-        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let off = address
+            .checked_sub(self.base)
+            .ok_or(AllocError::NotAllocated { address })?;
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let a = st.allocs.get_mut(&off).filter(|a| a.live && a.kind == AllocKind::Code).ok_or(AllocError::NotAllocated { address })?;
+        let a = st
+            .allocs
+            .get_mut(&off)
+            .filter(|a| a.live && a.kind == AllocKind::Code)
+            .ok_or(AllocError::NotAllocated { address })?;
         a.writable = ranges.to_vec();
         self.generation.fetch_add(1, Ordering::Release);
         Ok(())
@@ -557,9 +639,15 @@ impl DeviceMemory {
     /// Marks the allocation starting at `address` fine-grained: memory the host and the device share coherently
     /// while a kernel runs (HSA's fine-grained pools), which the device does not cache for writes.
     pub fn set_fine_grained(&self, address: u64) -> Result<(), AllocError> {
-        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let off = address
+            .checked_sub(self.base)
+            .ok_or(AllocError::NotAllocated { address })?;
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let a = st.allocs.get_mut(&off).filter(|a| a.live).ok_or(AllocError::NotAllocated { address })?;
+        let a = st
+            .allocs
+            .get_mut(&off)
+            .filter(|a| a.live)
+            .ok_or(AllocError::NotAllocated { address })?;
         a.fine_grained = true;
         Ok(())
     }
@@ -573,11 +661,17 @@ impl DeviceMemory {
     /// [`CLEAR_BY_PAGES`] bytes or more by giving its whole pages back to the host (they read as zero and cost
     /// only when touched again), the rest with stores.
     pub fn clear(&self, address: u64, len: u64) -> Result<(), AllocError> {
-        let off = self.check(address, len, Access::Write).map_err(|_| AllocError::NotAllocated { address })?;
+        let off = self
+            .check(address, len, Access::Write)
+            .map_err(|_| AllocError::NotAllocated { address })?;
         if !self.overlaps(address, len) {
             return Err(AllocError::NotAllocated { address });
         }
-        let pages = if len >= CLEAR_BY_PAGES && off % PAGE == 0 { len / PAGE * PAGE } else { 0 };
+        let pages = if len >= CLEAR_BY_PAGES && off % PAGE == 0 {
+            len / PAGE * PAGE
+        } else {
+            0
+        };
         self.arena.discard(off, pages);
         // SAFETY: `check` proved [off, off+len) lies inside a live allocation inside the arena.
         unsafe { std::ptr::write_bytes(self.ptr(off + pages), 0, (len - pages) as usize) };
@@ -586,9 +680,15 @@ impl DeviceMemory {
 
     /// Frees the allocation starting at `address`; its pages go back to the host.
     pub fn free(&self, address: u64) -> Result<(), AllocError> {
-        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let off = address
+            .checked_sub(self.base)
+            .ok_or(AllocError::NotAllocated { address })?;
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let a = st.allocs.get_mut(&off).filter(|a| a.live).ok_or(AllocError::NotAllocated { address })?;
+        let a = st
+            .allocs
+            .get_mut(&off)
+            .filter(|a| a.live)
+            .ok_or(AllocError::NotAllocated { address })?;
         a.live = false;
         self.generation.fetch_add(1, Ordering::Release);
         let span = round_up(a.size, PAGE);
@@ -610,7 +710,10 @@ impl DeviceMemory {
         let off = address - self.base;
         if let Err(e) = self.arena.map_fd(off, round_up(len, PAGE), &fd) {
             let _ = self.free(address);
-            return Err(AllocError::Reserve { bytes: len, reason: format!("mapping shared memory: {e}") });
+            return Err(AllocError::Reserve {
+                bytes: len,
+                reason: format!("mapping shared memory: {e}"),
+            });
         }
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         if let Some(a) = st.allocs.get_mut(&off) {
@@ -624,14 +727,23 @@ impl DeviceMemory {
     /// and the allocation's page-rounded length. Sharing an already shared allocation returns the same memfd.
     pub fn share(&self, address: u64) -> Result<(i32, u64), AllocError> {
         use std::os::fd::AsRawFd;
-        let off = address.checked_sub(self.base).ok_or(AllocError::NotAllocated { address })?;
+        let off = address
+            .checked_sub(self.base)
+            .ok_or(AllocError::NotAllocated { address })?;
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let a = st.allocs.get_mut(&off).filter(|a| a.live && a.alias.is_none()).ok_or(AllocError::NotAllocated { address })?;
+        let a = st
+            .allocs
+            .get_mut(&off)
+            .filter(|a| a.live && a.alias.is_none())
+            .ok_or(AllocError::NotAllocated { address })?;
         let span = round_up(a.size, PAGE);
         if let Some(fd) = &a.shared {
             return Ok((fd.as_raw_fd(), span));
         }
-        let fd = self.arena.share(off, span).map_err(|e| AllocError::Reserve { bytes: span, reason: format!("sharing the allocation: {e}") })?;
+        let fd = self.arena.share(off, span).map_err(|e| AllocError::Reserve {
+            bytes: span,
+            reason: format!("sharing the allocation: {e}"),
+        })?;
         let raw = fd.as_raw_fd();
         a.shared = Some(std::sync::Arc::new(fd));
         Ok((raw, span))
@@ -658,7 +770,10 @@ impl DeviceMemory {
         match self.check(address, len, access) {
             Ok(off) => Ok((off, Within::Allocation)),
             Err(fault) if self.memcheck() => Err(fault),
-            Err(fault) => self.in_pages(address, len, access).map(|off| (off, Within::Pages)).ok_or(fault),
+            Err(fault) => self
+                .in_pages(address, len, access)
+                .map(|off| (off, Within::Pages))
+                .ok_or(fault),
         }
     }
 
@@ -673,7 +788,9 @@ impl DeviceMemory {
             AllocKind::Code => access == Access::Read,
             AllocKind::Scratch | AllocKind::Pinned => false,
         };
-        let inside = off.checked_add(len).is_some_and(|end| end <= start + round_up(a.size.max(1), PAGE));
+        let inside = off
+            .checked_add(len)
+            .is_some_and(|end| end <= start + round_up(a.size.max(1), PAGE));
         (a.live && a.alias.is_none() && slack && inside).then_some(off)
     }
 
@@ -686,7 +803,11 @@ impl DeviceMemory {
                 let past = (off + len).saturating_sub(start + a.size);
                 format!(
                     "{} past the end of the {}-byte {} at {:#x} ({})",
-                    if past == 1 { "1 byte".to_string() } else { format!("{past} bytes") },
+                    if past == 1 {
+                        "1 byte".to_string()
+                    } else {
+                        format!("{past} bytes")
+                    },
                     a.size,
                     a.kind,
                     self.base + start,
@@ -695,7 +816,12 @@ impl DeviceMemory {
             }
             None => "outside every allocation".to_string(),
         };
-        Slack { access, address, len, location }
+        Slack {
+            access,
+            address,
+            len,
+            location,
+        }
     }
 
     /// Checks that `[address, address+len)` lies inside one live allocation; returns its arena offset.
@@ -704,11 +830,20 @@ impl DeviceMemory {
         if let Some(h) = LAST_HIT.get() {
             let off = address.wrapping_sub(self.base);
             let inside = off >= h.start && off.checked_add(len).is_some_and(|e| e <= h.end);
-            if h.id == self.id && h.generation == generation && inside && !(access == Access::Write && h.kind == AllocKind::Code) {
+            if h.id == self.id
+                && h.generation == generation
+                && inside
+                && !(access == Access::Write && h.kind == AllocKind::Code)
+            {
                 return Ok(off);
             }
         }
-        let fault = |location: String| MemoryFault { access, address, len, location };
+        let fault = |location: String| MemoryFault {
+            access,
+            address,
+            len,
+            location,
+        };
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else {
             // mapped host memory: addressed like the arena, by its (wrapping) distance from the base
@@ -738,13 +873,22 @@ impl DeviceMemory {
                     // addressed by its (wrapping) distance from the base, like mapped host memory
                     return Ok((host + rel).wrapping_sub(self.base));
                 }
-                LAST_HIT.set(Some(LastHit { id: self.id, generation, start, end, kind: a.kind }));
+                LAST_HIT.set(Some(LastHit {
+                    id: self.id,
+                    generation,
+                    start,
+                    end,
+                    kind: a.kind,
+                }));
                 return Ok(off);
             }
             if off < end {
                 let at = self.base + start;
                 return Err(fault(if !a.live {
-                    format!("inside the {}-byte {} at {at:#x} ({}) freed earlier", a.size, a.kind, a.label)
+                    format!(
+                        "inside the {}-byte {} at {at:#x} ({}) freed earlier",
+                        a.size, a.kind, a.label
+                    )
                 } else {
                     format!(
                         "runs {} bytes past the end of the {}-byte {} at {at:#x} ({})",
@@ -805,7 +949,9 @@ impl DeviceMemory {
     /// address, length, host pointer to its first byte). Not for pinned host memory, whose bytes are elsewhere
     /// ([`DeviceMemory::direct_at`] answers for it).
     pub fn kind_at(&self, address: u64, kind: AllocKind) -> Option<(u64, u64, *mut u8)> {
-        self.holding(address, |start, a| (a.kind == kind && a.alias.is_none()).then(|| (self.base + start, a.size, self.ptr(start))))
+        self.holding(address, |start, a| {
+            (a.kind == kind && a.alias.is_none()).then(|| (self.base + start, a.size, self.ptr(start)))
+        })
     }
 
     /// The memory holding `address` that compiled vector accesses may read and write directly after checking
@@ -814,7 +960,10 @@ impl DeviceMemory {
     /// freed between dispatches; the other two stay valid while their owner keeps them (see
     /// [`DeviceMemory::map_host`], [`DeviceMemory::alias_host`]), as for any access.
     pub fn direct_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        if address.checked_sub(self.base).is_some_and(|o| o < self.arena.len as u64) {
+        if address
+            .checked_sub(self.base)
+            .is_some_and(|o| o < self.arena.len as u64)
+        {
             return self.holding(address, |start, a| match (a.kind, a.alias) {
                 (AllocKind::Buffer, None) => Some((self.base + start, a.size, self.ptr(start))),
                 (AllocKind::Pinned, Some(host)) => Some((self.base + start, a.size, host as *mut u8)),
@@ -830,14 +979,21 @@ impl DeviceMemory {
     /// length, host pointer to its first byte). Any kind but pinned host memory (whose bytes are elsewhere);
     /// allocations are only freed between dispatches.
     pub fn readable_at(&self, address: u64) -> Option<(u64, u64, *mut u8)> {
-        self.holding(address, |start, a| a.alias.is_none().then(|| (self.base + start, a.size, self.ptr(start))))
+        self.holding(address, |start, a| {
+            a.alias.is_none().then(|| (self.base + start, a.size, self.ptr(start)))
+        })
     }
 
     /// A view of `[address, address + len)` when that range lies inside one live allocation: accesses within it
     /// need no further lookup (a whole wave's accesses checked at once).
     pub fn window(&self, address: u64, len: u64, access: Access) -> Option<Window<'_>> {
         let off = self.check(address, len, access).ok()?;
-        Some(Window { mem: self, start: address, len, off })
+        Some(Window {
+            mem: self,
+            start: address,
+            len,
+            off,
+        })
     }
 
     /// Reads `buf.len()` bytes at `address`.
@@ -909,7 +1065,12 @@ impl DeviceMemory {
         let cell = unsafe { std::sync::atomic::AtomicU32::from_ptr(self.ptr(off).cast::<u32>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
-            match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {
+            match cell.compare_exchange_weak(
+                old,
+                f(old),
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Relaxed,
+            ) {
                 Ok(v) => return Ok((v, within)),
                 Err(v) => old = v,
             }
@@ -923,7 +1084,12 @@ impl DeviceMemory {
         let cell = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr(off).cast::<u64>()) };
         let mut old = cell.load(std::sync::atomic::Ordering::Relaxed);
         loop {
-            match cell.compare_exchange_weak(old, f(old), std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Relaxed) {
+            match cell.compare_exchange_weak(
+                old,
+                f(old),
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Relaxed,
+            ) {
                 Ok(v) => return Ok((v, within)),
                 Err(v) => old = v,
             }
@@ -985,7 +1151,10 @@ mod tests {
         mem.read(code, &mut b).unwrap();
         assert_eq!(b, [1, 2, 3, 4]);
         let e = mem.write(code + 8, &[0; 4]).unwrap_err().to_string();
-        assert!(e.contains("kernels may not write code memory") && e.contains("kernel.co"), "{e}");
+        assert!(
+            e.contains("kernels may not write code memory") && e.contains("kernel.co"),
+            "{e}"
+        );
         assert!(mem.atomic_u32(code, |x| x + 1).is_err());
         assert!(mem.window(code, 16, Access::Write).is_none() && mem.window(code, 16, Access::Read).is_some());
     }
@@ -1005,7 +1174,11 @@ mod tests {
         let a = mem.allocate(100 << 30, AllocKind::Buffer, "huge").unwrap();
         mem.write_u32(a + (99 << 30), 0xdead_beef).unwrap();
         assert_eq!(mem.read_u32(a + (99 << 30)).unwrap(), 0xdead_beef);
-        assert_eq!(mem.read_u32(a + (50 << 30)).unwrap(), 0, "untouched memory reads as zero");
+        assert_eq!(
+            mem.read_u32(a + (50 << 30)).unwrap(),
+            0,
+            "untouched memory reads as zero"
+        );
         let grew = resident_bytes().saturating_sub(before);
         assert!(grew < 64 << 20, "resident set grew by {grew} bytes");
         assert_eq!(mem.used(), 100 << 30);
@@ -1016,13 +1189,24 @@ mod tests {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let a = mem.allocate(4096, AllocKind::Buffer, "out").unwrap();
         let e = mem.read_u32(a + 4096 + 12).unwrap_err();
-        assert_eq!(e.location, format!("12 bytes past the end of the 4096-byte allocation at {a:#x} (out)"));
+        assert_eq!(
+            e.location,
+            format!("12 bytes past the end of the 4096-byte allocation at {a:#x} (out)")
+        );
         let e = mem.write(a + 4094, &[0; 4]).unwrap_err();
         assert_eq!(e.access, Access::Write);
-        assert!(e.location.starts_with("runs 2 bytes past the end of the 4096-byte allocation"), "{}", e.location);
+        assert!(
+            e.location
+                .starts_with("runs 2 bytes past the end of the 4096-byte allocation"),
+            "{}",
+            e.location
+        );
         let b = mem.allocate(100, AllocKind::Kernarg, "kernarg").unwrap();
         let e = mem.read_u32(b - 8).unwrap_err();
-        assert_eq!(e.location, format!("8 bytes before the 100-byte kernarg segment at {b:#x} (kernarg)"));
+        assert_eq!(
+            e.location,
+            format!("8 bytes before the 100-byte kernarg segment at {b:#x} (kernarg)")
+        );
         let e = mem.read_u32(0x1000).unwrap_err();
         assert_eq!(e.location, "outside device memory");
         assert!(e.to_string().starts_with("read of 4 bytes at 0x1000"), "{e}");
@@ -1040,12 +1224,23 @@ mod tests {
         assert_eq!(u32::from_le_bytes(b), 0x0403, "the bytes past the end are kept");
         assert_eq!(mem.read_guest(a + 4092, &mut b).unwrap(), Within::Pages);
         let e = mem.read_guest(a + 4094, &mut b).unwrap_err();
-        assert!(e.location.contains("past the end of the 8-byte allocation"), "past the page: {}", e.location);
+        assert!(
+            e.location.contains("past the end of the 8-byte allocation"),
+            "past the page: {}",
+            e.location
+        );
         assert_eq!(mem.read_guest(a, &mut b).unwrap(), Within::Allocation);
         mem.set_memcheck(true);
         assert!(mem.memcheck());
-        assert_eq!(mem.read_guest(a + 8, &mut b).unwrap_err().location, format!("just past the end of the 8-byte allocation at {a:#x} (tmp)"));
-        assert!(mem.write_guest(a + 6, &[0; 4]).unwrap_err().location.starts_with("runs 2 bytes past the end of the 8-byte allocation"));
+        assert_eq!(
+            mem.read_guest(a + 8, &mut b).unwrap_err().location,
+            format!("just past the end of the 8-byte allocation at {a:#x} (tmp)")
+        );
+        assert!(mem
+            .write_guest(a + 6, &[0; 4])
+            .unwrap_err()
+            .location
+            .starts_with("runs 2 bytes past the end of the 8-byte allocation"));
         assert_eq!(mem.read_guest(a, &mut b).unwrap(), Within::Allocation);
     }
 
@@ -1056,7 +1251,10 @@ mod tests {
         mem.write_u32(a, 7).unwrap();
         mem.free(a).unwrap();
         let e = mem.read_u32(a + 16).unwrap_err();
-        assert_eq!(e.location, format!("inside the 8192-byte allocation at {a:#x} (tmp) freed earlier"));
+        assert_eq!(
+            e.location,
+            format!("inside the 8192-byte allocation at {a:#x} (tmp) freed earlier")
+        );
         let b = mem.allocate(8192, AllocKind::Buffer, "next").unwrap();
         assert_ne!(a, b);
         assert_eq!(mem.read_u32(b).unwrap(), 0);
@@ -1076,7 +1274,11 @@ mod tests {
         // code was read last: writing it still faults
         let c = one.allocate(4096, AllocKind::Code, "code").unwrap();
         one.read_u32(c).unwrap();
-        assert!(one.write_u32(c, 0).unwrap_err().location.contains("may not write code memory"));
+        assert!(one
+            .write_u32(c, 0)
+            .unwrap_err()
+            .location
+            .contains("may not write code memory"));
         // an allocation elsewhere does not make the last hit wrong, only stale
         one.read_u32(a).unwrap();
         one.allocate(4096, AllocKind::Buffer, "b").unwrap();
@@ -1091,8 +1293,16 @@ mod tests {
         mem.set_code_writable(c, &[(4096, 100)]).unwrap();
         mem.write_u32(c + 4096, 5).unwrap();
         mem.write_u32(c + 4096 + 96, 6).unwrap();
-        assert!(mem.write_u32(c + 4096 + 98, 7).unwrap_err().location.contains("may not write code memory"));
-        assert!(mem.write_u32(c, 7).unwrap_err().location.contains("may not write code memory"));
+        assert!(mem
+            .write_u32(c + 4096 + 98, 7)
+            .unwrap_err()
+            .location
+            .contains("may not write code memory"));
+        assert!(mem
+            .write_u32(c, 7)
+            .unwrap_err()
+            .location
+            .contains("may not write code memory"));
         assert_eq!(mem.read_u32(c + 4096).unwrap(), 5);
         let b = mem.allocate(4096, AllocKind::Buffer, "b").unwrap();
         assert!(mem.set_code_writable(b, &[(0, 4)]).is_err());
@@ -1107,7 +1317,10 @@ mod tests {
         assert_ne!(d, h);
         mem.write_u32(d + 8, 0xabcd).unwrap();
         assert_eq!(mem.atomic_u32(d + 12, |x| x + 5).unwrap(), (0, Within::Allocation));
-        assert!(mem.atomic_u32(d + 1024, |x| x).is_err(), "pinned host memory has no slack");
+        assert!(
+            mem.atomic_u32(d + 1024, |x| x).is_err(),
+            "pinned host memory has no slack"
+        );
         assert_eq!(mem.host_address(d + 8), h + 8);
         assert_eq!(mem.host_address(h), h);
         assert!(mem.read_u32(d + 1024).is_err());
@@ -1130,18 +1343,35 @@ mod tests {
             }
         });
         assert_eq!(mem.read_u32(a).unwrap(), 40_000);
-        assert!(mem.atomic_u32(a + 2, |x| x).unwrap_err().location.contains("misaligned"));
+        assert!(mem
+            .atomic_u32(a + 2, |x| x)
+            .unwrap_err()
+            .location
+            .contains("misaligned"));
         assert_eq!(mem.atomic_u32(a + 64, |x| x).unwrap(), (0, Within::Pages));
-        assert!(mem.atomic_u32(a + 4096, |x| x).unwrap_err().location.contains("past the end"));
+        assert!(mem
+            .atomic_u32(a + 4096, |x| x)
+            .unwrap_err()
+            .location
+            .contains("past the end"));
         mem.set_memcheck(true);
-        assert!(mem.atomic_u32(a + 64, |x| x).unwrap_err().location.contains("past the end"));
+        assert!(mem
+            .atomic_u32(a + 64, |x| x)
+            .unwrap_err()
+            .location
+            .contains("past the end"));
     }
 
     #[test]
     fn capacity_is_enforced_and_concurrent_writers_stay_inside_their_buffers() {
         let mem = DeviceMemory::new(1 << 20).unwrap();
-        assert!(matches!(mem.allocate(2 << 20, AllocKind::Buffer, "big"), Err(AllocError::OutOfMemory { .. })));
-        let bufs: Vec<u64> = (0..4).map(|i| mem.allocate(4096, AllocKind::Buffer, &format!("b{i}")).unwrap()).collect();
+        assert!(matches!(
+            mem.allocate(2 << 20, AllocKind::Buffer, "big"),
+            Err(AllocError::OutOfMemory { .. })
+        ));
+        let bufs: Vec<u64> = (0..4)
+            .map(|i| mem.allocate(4096, AllocKind::Buffer, &format!("b{i}")).unwrap())
+            .collect();
         std::thread::scope(|s| {
             for (i, &b) in bufs.iter().enumerate() {
                 let mem = &mem;
@@ -1165,13 +1395,28 @@ mod tests {
         let a = mem.allocate(288, AllocKind::Buffer, "tiles").unwrap();
         // the bsrilu0 pattern: a full tile read whose last 8 bytes lie past the end
         assert_eq!(mem.read_guest(a + 280, &mut [0u8; 16]).unwrap(), Within::Pages);
-        assert_eq!(mem.slack(Access::Read, a + 288, 8).to_string(), format!("read of 8 bytes at {:#x}: 8 bytes past the end of the 288-byte allocation at {a:#x} (tiles)", a + 288));
-        assert_eq!(mem.slack(Access::Write, a + 286, 4).location, format!("2 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
-        assert_eq!(mem.slack(Access::Read, a + 300, 1).location, format!("13 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
+        assert_eq!(
+            mem.slack(Access::Read, a + 288, 8).to_string(),
+            format!(
+                "read of 8 bytes at {:#x}: 8 bytes past the end of the 288-byte allocation at {a:#x} (tiles)",
+                a + 288
+            )
+        );
+        assert_eq!(
+            mem.slack(Access::Write, a + 286, 4).location,
+            format!("2 bytes past the end of the 288-byte allocation at {a:#x} (tiles)")
+        );
+        assert_eq!(
+            mem.slack(Access::Read, a + 300, 1).location,
+            format!("13 bytes past the end of the 288-byte allocation at {a:#x} (tiles)")
+        );
         // outside the pages: the host's report, word for word
         let e = mem.read_guest(a + 4094, &mut [0u8; 4]).unwrap_err();
         assert_eq!(e, mem.read(a + 4094, &mut [0u8; 4]).unwrap_err());
-        assert_eq!(e.location, format!("3806 bytes past the end of the 288-byte allocation at {a:#x} (tiles)"));
+        assert_eq!(
+            e.location,
+            format!("3806 bytes past the end of the 288-byte allocation at {a:#x} (tiles)")
+        );
     }
 
     #[test]
@@ -1181,7 +1426,11 @@ mod tests {
         assert_eq!(mem.read_guest(k + 96, &mut [0u8; 32]).unwrap(), Within::Pages);
         let c = mem.allocate(256, AllocKind::Code, "co").unwrap();
         assert_eq!(mem.read_guest(c + 256, &mut [0u8; 12]).unwrap(), Within::Pages);
-        assert!(mem.write_guest(c + 256, &[0; 4]).unwrap_err().location.starts_with("just past the end of the 256-byte code object"));
+        assert!(mem
+            .write_guest(c + 256, &[0; 4])
+            .unwrap_err()
+            .location
+            .starts_with("just past the end of the 256-byte code object"));
         let s = mem.allocate(64, AllocKind::Scratch, "scratch").unwrap();
         assert!(mem.read_guest(s + 64, &mut [0u8; 4]).is_err());
         let f = mem.allocate(100, AllocKind::Buffer, "freed").unwrap();

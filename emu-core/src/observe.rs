@@ -98,12 +98,24 @@ impl LaneRange {
             return None;
         }
         let base = first.address.wrapping_sub(first.lane as u64 * bytes as u64);
-        let r = LaneRange { space, dir, bytes, base, lanes: 0 };
+        let r = LaneRange {
+            space,
+            dir,
+            bytes,
+            base,
+            lanes: 0,
+        };
         let mut lanes = 0u64;
         let mut next = 0u32;
         for a in accesses {
             let lane = a.lane as u32;
-            if lane < next || lane > 63 || a.space != space || a.dir != dir || a.bytes != bytes || a.address != r.address(lane) {
+            if lane < next
+                || lane > 63
+                || a.space != space
+                || a.dir != dir
+                || a.bytes != bytes
+                || a.address != r.address(lane)
+            {
                 return None;
             }
             lanes |= 1 << lane;
@@ -115,7 +127,13 @@ impl LaneRange {
     /// [`LaneRange::of`] for accesses given lane by lane: `lanes` (not 0) each accessing `bytes` at `address(l)`
     /// in device memory, none in private memory (`private(address)` false) — the range those accesses are, or
     /// `None`. Equal to [`LaneRange::of`] of the records they make.
-    pub fn of_lanes(dir: Dir, bytes: u32, lanes: u64, address: impl Fn(usize) -> u64, private: impl Fn(u64) -> bool) -> Option<LaneRange> {
+    pub fn of_lanes(
+        dir: Dir,
+        bytes: u32,
+        lanes: u64,
+        address: impl Fn(usize) -> u64,
+        private: impl Fn(u64) -> bool,
+    ) -> Option<LaneRange> {
         if lanes == 0 || bytes == 0 {
             return None;
         }
@@ -128,7 +146,13 @@ impl LaneRange {
             let want = base.wrapping_add(l as u64 * bytes as u64);
             off |= (lanes >> l & 1 == 1) & ((a != want) | private(a));
         }
-        (!off).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes })
+        (!off).then_some(LaneRange {
+            space: Space::Global,
+            dir,
+            bytes,
+            base,
+            lanes,
+        })
     }
 
     /// `n` when the lanes are lanes 0..n.
@@ -251,7 +275,13 @@ impl Iterator for AccessIter<'_> {
                 }
                 let lane = m.trailing_zeros();
                 *m &= *m - 1;
-                Some(LaneAccess { lane: lane as u8, space: r.space, dir: r.dir, bytes: r.bytes, address: r.address(lane) })
+                Some(LaneAccess {
+                    lane: lane as u8,
+                    space: r.space,
+                    dir: r.dir,
+                    bytes: r.bytes,
+                    address: r.address(lane),
+                })
             }
         }
     }
@@ -293,7 +323,11 @@ impl CachePolicy {
     pub fn of(inst: &Inst) -> CachePolicy {
         // a field the encoding does not have reads as 0
         let bit = |f: Field| inst.field(f) != 0;
-        CachePolicy { sc0: bit(Field::Glc), sc1: bit(Field::Sc1), nt: bit(Field::Slc) }
+        CachePolicy {
+            sc0: bit(Field::Glc),
+            sc1: bit(Field::Sc1),
+            nt: bit(Field::Slc),
+        }
     }
 }
 
@@ -325,7 +359,12 @@ impl MemoryOp {
             Encoding::Scratch => Space::Scratch,
             _ => Space::Global,
         };
-        Some(MemoryOp { space, dir, bytes: mem.bytes as u32, policy: CachePolicy::of(inst) })
+        Some(MemoryOp {
+            space,
+            dir,
+            bytes: mem.bytes as u32,
+            policy: CachePolicy::of(inst),
+        })
     }
 }
 
@@ -353,7 +392,14 @@ pub struct Stalls {
 
 impl Stalls {
     pub fn total(&self) -> u64 {
-        self.vmcnt + self.lgkmcnt + self.barrier + self.dependency + self.unit_busy + self.fetch + self.sleep + self.arbitration
+        self.vmcnt
+            + self.lgkmcnt
+            + self.barrier
+            + self.dependency
+            + self.unit_busy
+            + self.fetch
+            + self.sleep
+            + self.arbitration
     }
 
     pub fn add(&mut self, o: &Stalls) {
@@ -510,7 +556,18 @@ impl Event<'_> {
     /// The same event owning its data.
     pub fn into_owned(self) -> Event<'static> {
         match self {
-            Event::DispatchBegin { dispatch, kernel, device, grid, block, workgroups, resources, code_base, entry, timing } => Event::DispatchBegin {
+            Event::DispatchBegin {
+                dispatch,
+                kernel,
+                device,
+                grid,
+                block,
+                workgroups,
+                resources,
+                code_base,
+                entry,
+                timing,
+            } => Event::DispatchBegin {
                 dispatch,
                 kernel: Cow::Owned(kernel.into_owned()),
                 device: Cow::Owned(device.into_owned()),
@@ -522,15 +579,110 @@ impl Event<'_> {
                 entry,
                 timing,
             },
-            Event::DispatchEnd { dispatch, workgroups, waves, wave_instructions, cycles } => Event::DispatchEnd { dispatch, workgroups, waves, wave_instructions, cycles },
-            Event::WorkgroupStart { dispatch, workgroup, waves, placement, cycle } => Event::WorkgroupStart { dispatch, workgroup, waves, placement, cycle },
-            Event::WorkgroupEnd { dispatch, workgroup, cycle } => Event::WorkgroupEnd { dispatch, workgroup, cycle },
-            Event::WaveStart { dispatch, workgroup, wave, placement, cycle } => Event::WaveStart { dispatch, workgroup, wave, placement, cycle },
-            Event::WaveEnd { dispatch, workgroup, wave, instructions, cycle } => Event::WaveEnd { dispatch, workgroup, wave, instructions, cycle },
-            Event::Instruction(i) => Event::Instruction(InstructionEvent { accesses: i.accesses.into_owned(), ..i }),
-            Event::BarrierArrive { dispatch, workgroup, wave, cycle } => Event::BarrierArrive { dispatch, workgroup, wave, cycle },
-            Event::BarrierRelease { dispatch, workgroup, cycle } => Event::BarrierRelease { dispatch, workgroup, cycle },
-            Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt, lgkmcnt, expcnt, waited } => Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt, lgkmcnt, expcnt, waited },
+            Event::DispatchEnd {
+                dispatch,
+                workgroups,
+                waves,
+                wave_instructions,
+                cycles,
+            } => Event::DispatchEnd {
+                dispatch,
+                workgroups,
+                waves,
+                wave_instructions,
+                cycles,
+            },
+            Event::WorkgroupStart {
+                dispatch,
+                workgroup,
+                waves,
+                placement,
+                cycle,
+            } => Event::WorkgroupStart {
+                dispatch,
+                workgroup,
+                waves,
+                placement,
+                cycle,
+            },
+            Event::WorkgroupEnd {
+                dispatch,
+                workgroup,
+                cycle,
+            } => Event::WorkgroupEnd {
+                dispatch,
+                workgroup,
+                cycle,
+            },
+            Event::WaveStart {
+                dispatch,
+                workgroup,
+                wave,
+                placement,
+                cycle,
+            } => Event::WaveStart {
+                dispatch,
+                workgroup,
+                wave,
+                placement,
+                cycle,
+            },
+            Event::WaveEnd {
+                dispatch,
+                workgroup,
+                wave,
+                instructions,
+                cycle,
+            } => Event::WaveEnd {
+                dispatch,
+                workgroup,
+                wave,
+                instructions,
+                cycle,
+            },
+            Event::Instruction(i) => Event::Instruction(InstructionEvent {
+                accesses: i.accesses.into_owned(),
+                ..i
+            }),
+            Event::BarrierArrive {
+                dispatch,
+                workgroup,
+                wave,
+                cycle,
+            } => Event::BarrierArrive {
+                dispatch,
+                workgroup,
+                wave,
+                cycle,
+            },
+            Event::BarrierRelease {
+                dispatch,
+                workgroup,
+                cycle,
+            } => Event::BarrierRelease {
+                dispatch,
+                workgroup,
+                cycle,
+            },
+            Event::Waitcnt {
+                dispatch,
+                workgroup,
+                wave,
+                pc,
+                vmcnt,
+                lgkmcnt,
+                expcnt,
+                waited,
+            } => Event::Waitcnt {
+                dispatch,
+                workgroup,
+                wave,
+                pc,
+                vmcnt,
+                lgkmcnt,
+                expcnt,
+                waited,
+            },
         }
     }
 
@@ -562,7 +714,11 @@ pub struct WaitCounts {
 impl WaitCounts {
     pub fn of(inst: &Inst) -> WaitCounts {
         let s = inst.field(Field::Simm16);
-        WaitCounts { vmcnt: ((s & 0xf) | (s >> 14 & 3) << 4) as u8, expcnt: (s >> 4 & 7) as u8, lgkmcnt: (s >> 8 & 0xf) as u8 }
+        WaitCounts {
+            vmcnt: ((s & 0xf) | (s >> 14 & 3) << 4) as u8,
+            expcnt: (s >> 4 & 7) as u8,
+            lgkmcnt: (s >> 8 & 0xf) as u8,
+        }
     }
 }
 
@@ -603,16 +759,26 @@ impl<'a> InstBatch<'a> {
     /// Each instruction of one pass with its PC and EXEC at issue, in order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &'a Inst, u64)> + 'a {
         let mut pc = self.pc;
-        self.insts.iter().zip(self.execs.iter().copied()).map(move |(inst, exec)| {
-            let at = pc;
-            pc += inst.size() as u64;
-            (at, inst, exec)
-        })
+        self.insts
+            .iter()
+            .zip(self.execs.iter().copied())
+            .map(move |(inst, exec)| {
+                let at = pc;
+                pc += inst.size() as u64;
+                (at, inst, exec)
+            })
     }
 
     /// One instruction of the batch as the engine-side report it stands for.
     fn inst_event(&self, pc: u64, inst: &'a Inst, exec: u64) -> InstEvent<'a> {
-        InstEvent { workgroup: self.workgroup, wave: self.wave, pc, inst, exec, accesses: Accesses::NONE }
+        InstEvent {
+            workgroup: self.workgroup,
+            wave: self.wave,
+            pc,
+            inst,
+            exec,
+            accesses: Accesses::NONE,
+        }
     }
 }
 
@@ -754,10 +920,17 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
     const BATCHES: bool = O::BATCHES;
 
     fn batch(&self, b: &InstBatch<'_>) {
-        let b = InstBatch { dispatch: self.dispatch, ..*b };
+        let b = InstBatch {
+            dispatch: self.dispatch,
+            ..*b
+        };
         self.inner.batch(&b);
         self.inner.batch_event(&b);
-        if O::SIDE_EVENTS && b.insts.iter().any(|i| matches!(i.info.opcode, Opcode::SWaitcnt | Opcode::SBarrier)) {
+        if O::SIDE_EVENTS
+            && b.insts
+                .iter()
+                .any(|i| matches!(i.info.opcode, Opcode::SWaitcnt | Opcode::SBarrier))
+        {
             for (pc, inst, _) in (0..b.times).flat_map(|_| b.iter()) {
                 self.side_events(&b.inst_event(pc, inst, 0));
             }
@@ -797,7 +970,13 @@ impl<O: Observer> Observer for Dispatched<'_, O> {
 
     fn wave_end(&self, workgroup: [u32; 3], wave: u32, instructions: u64) {
         self.inner.wave_end(workgroup, wave, instructions);
-        self.inner.event(&Event::WaveEnd { dispatch: self.dispatch, workgroup, wave, instructions, cycle: None });
+        self.inner.event(&Event::WaveEnd {
+            dispatch: self.dispatch,
+            workgroup,
+            wave,
+            instructions,
+            cycle: None,
+        });
     }
 }
 
@@ -808,10 +987,24 @@ impl<O: Observer> Dispatched<'_, O> {
         if inst.info.opcode == Opcode::SWaitcnt {
             let c = WaitCounts::of(inst);
             let (dispatch, workgroup, wave, pc) = (self.dispatch, ev.workgroup, ev.wave, ev.pc);
-            self.inner.event(&Event::Waitcnt { dispatch, workgroup, wave, pc, vmcnt: c.vmcnt, lgkmcnt: c.lgkmcnt, expcnt: c.expcnt, waited: None });
+            self.inner.event(&Event::Waitcnt {
+                dispatch,
+                workgroup,
+                wave,
+                pc,
+                vmcnt: c.vmcnt,
+                lgkmcnt: c.lgkmcnt,
+                expcnt: c.expcnt,
+                waited: None,
+            });
         }
         if inst.info.flow == FlowControl::Barrier && inst.info.opcode == Opcode::SBarrier {
-            self.inner.event(&Event::BarrierArrive { dispatch: self.dispatch, workgroup: ev.workgroup, wave: ev.wave, cycle: None });
+            self.inner.event(&Event::BarrierArrive {
+                dispatch: self.dispatch,
+                workgroup: ev.workgroup,
+                wave: ev.wave,
+                cycle: None,
+            });
         }
     }
 }
@@ -827,7 +1020,11 @@ mod opcode_name {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Opcode, D::Error> {
         let name = String::deserialize(d)?;
-        Opcode::ALL.iter().copied().find(|o| o.mnemonic() == name).ok_or_else(|| serde::de::Error::custom(format!("unknown mnemonic {name}")))
+        Opcode::ALL
+            .iter()
+            .copied()
+            .find(|o| o.mnemonic() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown mnemonic {name}")))
     }
 }
 
@@ -842,7 +1039,11 @@ mod unit_name_serde {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Unit, D::Error> {
         let name = String::deserialize(d)?;
-        Unit::ALL.iter().copied().find(|u| u.name() == name).ok_or_else(|| serde::de::Error::custom(format!("unknown unit {name}")))
+        Unit::ALL
+            .iter()
+            .copied()
+            .find(|u| u.name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown unit {name}")))
     }
 }
 
@@ -852,23 +1053,53 @@ mod tests {
 
     #[test]
     fn events_serialize_as_self_describing_json_and_read_back() {
-        let acc = [LaneAccess { lane: 3, space: Space::Flat, dir: Dir::Atomic, bytes: 4, address: 0x1000 }];
+        let acc = [LaneAccess {
+            lane: 3,
+            space: Space::Flat,
+            dir: Dir::Atomic,
+            bytes: 4,
+            address: 0x1000,
+        }];
         let ev = Event::Instruction(InstructionEvent {
             dispatch: 7,
             workgroup: [1, 2, 3],
             wave: 4,
             pc: 0x7000,
-            opcode: Opcode::ALL.iter().copied().find(|o| o.mnemonic() == "flat_atomic_add").unwrap(),
+            opcode: Opcode::ALL
+                .iter()
+                .copied()
+                .find(|o| o.mnemonic() == "flat_atomic_add")
+                .unwrap(),
             unit: Unit::Flat,
             exec: u64::MAX,
-            issue: Some(Issue { cycle: 99, stalls: Stalls { vmcnt: 5, ..Stalls::default() } }),
-            memory: Some(MemoryOp { space: Space::Flat, dir: Dir::Atomic, bytes: 4, policy: CachePolicy { sc0: true, ..CachePolicy::default() } }),
+            issue: Some(Issue {
+                cycle: 99,
+                stalls: Stalls {
+                    vmcnt: 5,
+                    ..Stalls::default()
+                },
+            }),
+            memory: Some(MemoryOp {
+                space: Space::Flat,
+                dir: Dir::Atomic,
+                bytes: 4,
+                policy: CachePolicy {
+                    sc0: true,
+                    ..CachePolicy::default()
+                },
+            }),
             accesses: Accesses::Lanes(Cow::Borrowed(&acc)),
         });
         let json = serde_json::to_string(&ev).unwrap();
         assert!(json.contains(r#""event":"instruction""#), "{json}");
-        assert!(json.contains(r#""opcode":"flat_atomic_add""#) && json.contains(r#""unit":"flat""#), "{json}");
-        assert!(json.contains(r#""space":"flat""#) && json.contains(r#""dir":"atomic""#), "{json}");
+        assert!(
+            json.contains(r#""opcode":"flat_atomic_add""#) && json.contains(r#""unit":"flat""#),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#""space":"flat""#) && json.contains(r#""dir":"atomic""#),
+            "{json}"
+        );
         let back: Event<'static> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, ev.clone().into_owned());
         assert_eq!(back.dispatch(), 7);
@@ -876,26 +1107,69 @@ mod tests {
 
     #[test]
     fn lanes_at_consecutive_elements_come_as_one_range_that_reads_as_them() {
-        let lane = |l: u8, address: u64| LaneAccess { lane: l, space: Space::Global, dir: Dir::Read, bytes: 4, address };
+        let lane = |l: u8, address: u64| LaneAccess {
+            lane: l,
+            space: Space::Global,
+            dir: Dir::Read,
+            bytes: 4,
+            address,
+        };
         let mut ranges = 0;
         for bytes in [1u32, 4, 12, 16] {
             for lanes in [u64::MAX, u64::MAX >> 1, 1 << 63, 1, 0b1011_0000, !(1u64 << 17)] {
                 for base in [0x1000u64, 0, u64::MAX - 100] {
-                    for (space, dir) in [(Space::Global, Dir::Read), (Space::Global, Dir::Write), (Space::Flat, Dir::Atomic)] {
-                        let r = LaneRange { space, dir, bytes, base, lanes };
+                    for (space, dir) in [
+                        (Space::Global, Dir::Read),
+                        (Space::Global, Dir::Write),
+                        (Space::Flat, Dir::Atomic),
+                    ] {
+                        let r = LaneRange {
+                            space,
+                            dir,
+                            bytes,
+                            base,
+                            lanes,
+                        };
                         let records: Vec<LaneAccess> = r.iter().collect();
                         assert_eq!(records.len(), lanes.count_ones() as usize);
-                        assert!(records.iter().all(|a| a.address == base.wrapping_add(a.lane as u64 * bytes as u64)));
+                        assert!(records
+                            .iter()
+                            .all(|a| a.address == base.wrapping_add(a.lane as u64 * bytes as u64)));
                         assert_eq!(LaneRange::of(&records), Some(r), "{r:?}");
                         let at = |l: usize| base.wrapping_add(l as u64 * bytes as u64);
-                        let global = LaneRange { space: Space::Global, ..r };
-                        assert_eq!(LaneRange::of_lanes(dir, bytes, lanes, at, |_| false), Some(global), "{r:?}");
-                        assert_eq!(LaneRange::of_lanes(dir, bytes, lanes, at, |a| a == r.address(63 - lanes.leading_zeros())), None, "a lane in private memory");
+                        let global = LaneRange {
+                            space: Space::Global,
+                            ..r
+                        };
+                        assert_eq!(
+                            LaneRange::of_lanes(dir, bytes, lanes, at, |_| false),
+                            Some(global),
+                            "{r:?}"
+                        );
+                        assert_eq!(
+                            LaneRange::of_lanes(dir, bytes, lanes, at, |a| a == r.address(63 - lanes.leading_zeros())),
+                            None,
+                            "a lane in private memory"
+                        );
                         let moved = |l: usize| at(l) + (l == (lanes.trailing_zeros() as usize + 1) % 64) as u64;
-                        assert_eq!(LaneRange::of_lanes(dir, bytes, lanes | 1 << ((lanes.trailing_zeros() + 1) % 64), moved, |_| false), None, "{r:?}: a lane off its element");
+                        assert_eq!(
+                            LaneRange::of_lanes(
+                                dir,
+                                bytes,
+                                lanes | 1 << ((lanes.trailing_zeros() + 1) % 64),
+                                moved,
+                                |_| false
+                            ),
+                            None,
+                            "{r:?}: a lane off its element"
+                        );
                         let a = Accesses::Range(r);
                         assert_eq!(a.to_vec(), records);
-                        assert_eq!(a, Accesses::Lanes(Cow::Borrowed(&records)), "equal to the records it stands for");
+                        assert_eq!(
+                            a,
+                            Accesses::Lanes(Cow::Borrowed(&records)),
+                            "equal to the records it stands for"
+                        );
                         assert_eq!(Accesses::of(&records), a);
                         ranges += 1;
                     }
@@ -908,12 +1182,36 @@ mod tests {
             vec![lane(0, 0x100), lane(1, 0x108)],
             vec![lane(1, 0x104), lane(0, 0x100)],
             vec![lane(0, 0x100), lane(0, 0x100)],
-            vec![lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }],
-            vec![lane(0, 0x100), LaneAccess { bytes: 8, ..lane(1, 0x104) }],
-            vec![LaneAccess { space: Space::Lds, ..lane(0, 0x100) }],
-            vec![LaneAccess { space: Space::Scalar, ..lane(0, 0x100) }],
-            vec![LaneAccess { space: Space::Scratch, ..lane(0, 0x100) }],
-            vec![LaneAccess { bytes: 0, ..lane(0, 0x100) }],
+            vec![
+                lane(0, 0x100),
+                LaneAccess {
+                    dir: Dir::Write,
+                    ..lane(1, 0x104)
+                },
+            ],
+            vec![
+                lane(0, 0x100),
+                LaneAccess {
+                    bytes: 8,
+                    ..lane(1, 0x104)
+                },
+            ],
+            vec![LaneAccess {
+                space: Space::Lds,
+                ..lane(0, 0x100)
+            }],
+            vec![LaneAccess {
+                space: Space::Scalar,
+                ..lane(0, 0x100)
+            }],
+            vec![LaneAccess {
+                space: Space::Scratch,
+                ..lane(0, 0x100)
+            }],
+            vec![LaneAccess {
+                bytes: 0,
+                ..lane(0, 0x100)
+            }],
             vec![],
         ] {
             assert_eq!(LaneRange::of(&records), None, "{records:?}");
@@ -923,21 +1221,48 @@ mod tests {
 
     #[test]
     fn a_range_serializes_as_its_lanes() {
-        let r = LaneRange { space: Space::Global, dir: Dir::Write, bytes: 8, base: 0x2000, lanes: 0b101 };
+        let r = LaneRange {
+            space: Space::Global,
+            dir: Dir::Write,
+            bytes: 8,
+            base: 0x2000,
+            lanes: 0b101,
+        };
         let json = serde_json::to_string(&Accesses::Range(r)).unwrap();
-        assert_eq!(json, r#"[{"lane":0,"space":"global","dir":"write","bytes":8,"address":8192},{"lane":2,"space":"global","dir":"write","bytes":8,"address":8208}]"#);
+        assert_eq!(
+            json,
+            r#"[{"lane":0,"space":"global","dir":"write","bytes":8,"address":8192},{"lane":2,"space":"global","dir":"write","bytes":8,"address":8208}]"#
+        );
         let back: Accesses<'static> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, Accesses::Range(r));
     }
 
     #[test]
     fn waitcnt_counts_follow_the_gfx9_field_layout() {
-        let op = Opcode::ALL.iter().copied().find(|o| o.mnemonic() == "s_waitcnt").unwrap();
-        let row = isa_amdgpu::table::rows_of(op, isa_amdgpu::Target::Gfx90a).next().unwrap();
+        let op = Opcode::ALL
+            .iter()
+            .copied()
+            .find(|o| o.mnemonic() == "s_waitcnt")
+            .unwrap();
+        let row = isa_amdgpu::table::rows_of(op, isa_amdgpu::Target::Gfx90a)
+            .next()
+            .unwrap();
         // vmcnt(0x23) expcnt(5) lgkmcnt(9): bits 3:0 = 3, 15:14 = 2, 6:4 = 5, 11:8 = 9
         let simm = 0x3 | 5 << 4 | 9 << 8 | 2 << 14;
-        let inst = Inst::build(row, isa_amdgpu::Target::Gfx90a).unwrap().set(Field::Simm16, simm).unwrap().encode().unwrap();
+        let inst = Inst::build(row, isa_amdgpu::Target::Gfx90a)
+            .unwrap()
+            .set(Field::Simm16, simm)
+            .unwrap()
+            .encode()
+            .unwrap();
         let inst = isa_amdgpu::decode(&inst, 0, isa_amdgpu::Target::Gfx90a).unwrap();
-        assert_eq!(WaitCounts::of(&inst), WaitCounts { vmcnt: 0x23, expcnt: 5, lgkmcnt: 9 });
+        assert_eq!(
+            WaitCounts::of(&inst),
+            WaitCounts {
+                vmcnt: 0x23,
+                expcnt: 5,
+                lgkmcnt: 9
+            }
+        );
     }
 }

@@ -92,7 +92,11 @@ pub const fn class_of(bits: u64, ty: DataType) -> u32 {
     let all_ones = (1u64 << e) - 1;
     if exp == all_ones {
         if man == 0 {
-            if neg { class::NEG_INF } else { class::POS_INF }
+            if neg {
+                class::NEG_INF
+            } else {
+                class::POS_INF
+            }
         } else if man >> (m - 1) & 1 == 1 {
             class::QUIET_NAN
         } else {
@@ -100,12 +104,24 @@ pub const fn class_of(bits: u64, ty: DataType) -> u32 {
         }
     } else if exp == 0 {
         if man == 0 {
-            if neg { class::NEG_ZERO } else { class::POS_ZERO }
+            if neg {
+                class::NEG_ZERO
+            } else {
+                class::POS_ZERO
+            }
         } else {
-            if neg { class::NEG_SUBNORMAL } else { class::POS_SUBNORMAL }
+            if neg {
+                class::NEG_SUBNORMAL
+            } else {
+                class::POS_SUBNORMAL
+            }
         }
     } else {
-        if neg { class::NEG_NORMAL } else { class::POS_NORMAL }
+        if neg {
+            class::NEG_NORMAL
+        } else {
+            class::POS_NORMAL
+        }
     }
 }
 
@@ -117,7 +133,11 @@ pub fn class_bit<A: LaneAlgebra>(a: &mut A, x: A::W, ty: DataType) -> A::W {
     assert!(e + m < 32, "class_bit is for floats of at most 32 bits");
     let abs_mask = (1u32 << (e + m)) - 1;
     let inf = ((1u32 << e) - 1) << m;
-    let word = if e + m == 31 { u32::MAX } else { (1u32 << (e + m + 1)) - 1 };
+    let word = if e + m == 31 {
+        u32::MAX
+    } else {
+        (1u32 << (e + m + 1)) - 1
+    };
     let (abs_c, word_c) = (a.constant(abs_mask), a.constant(word));
     let abs = a.and(x, abs_c);
     let low = a.and(x, word_c);
@@ -153,7 +173,10 @@ pub fn ordering(ty: DataType, a: u64, b: u64) -> Option<Ordering> {
     if ty.is_float() {
         let (x, y) = match ty {
             DataType::F16 => (crate::lanefn::f16_to_f64(a as u16), crate::lanefn::f16_to_f64(b as u16)),
-            DataType::Bf16 => (f32::from_bits((a as u32) << 16) as f64, f32::from_bits((b as u32) << 16) as f64),
+            DataType::Bf16 => (
+                f32::from_bits((a as u32) << 16) as f64,
+                f32::from_bits((b as u32) << 16) as f64,
+            ),
             DataType::F64 => (f64::from_bits(a), f64::from_bits(b)),
             _ => (f32::from_bits(a as u32) as f64, f32::from_bits(b as u32) as f64),
         };
@@ -183,7 +206,12 @@ pub fn compare(c: Compare, a: u64, b: u64) -> bool {
 pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -> u64 {
     // branch-free per lane: (less, equal, greater) of the pair; none of them is unordered
     #[inline(always)]
-    fn mask(n: usize, t: Truth, lane: impl Fn(usize) -> (u64, u64), ord: impl Fn(u64, u64) -> (bool, bool, bool)) -> u64 {
+    fn mask(
+        n: usize,
+        t: Truth,
+        lane: impl Fn(usize) -> (u64, u64),
+        ord: impl Fn(u64, u64) -> (bool, bool, bool),
+    ) -> u64 {
         let mut m = 0u64;
         for i in 0..n {
             let (a, b) = lane(i);
@@ -198,7 +226,12 @@ pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -
         (a < b, a == b, a > b)
     }
     if c.pred == CmpPred::Class {
-        let t = Truth { lt: true, eq: false, gt: false, unordered: false };
+        let t = Truth {
+            lt: true,
+            eq: false,
+            gt: false,
+            unordered: false,
+        };
         return mask(n, t, lane, |a, b| (b >> class_of(a, c.ty) & 1 == 1, false, true));
     }
     let t = truth(c.pred);
@@ -209,7 +242,9 @@ pub fn compare_lanes(c: Compare, n: usize, lane: impl Fn(usize) -> (u64, u64)) -
         DataType::I16 => mask(n, t, lane, |a, b| ord(a as u16 as i16, b as u16 as i16)),
         DataType::U64 | DataType::B64 => mask(n, t, lane, ord),
         DataType::I64 => mask(n, t, lane, |a, b| ord(a as i64, b as i64)),
-        DataType::F32 => mask(n, t, lane, |a, b| ord(f32::from_bits(a as u32), f32::from_bits(b as u32))),
+        DataType::F32 => mask(n, t, lane, |a, b| {
+            ord(f32::from_bits(a as u32), f32::from_bits(b as u32))
+        }),
         DataType::F64 => mask(n, t, lane, |a, b| ord(f64::from_bits(a), f64::from_bits(b))),
         ty => mask(n, t, lane, |a, b| match ordering(ty, a, b) {
             Some(o) => (o == Ordering::Less, o == Ordering::Equal, o == Ordering::Greater),
@@ -411,7 +446,13 @@ pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
     let mask = if wide { u64::MAX } else { u32::MAX as u64 };
     let (old, data) = (old & mask, data & mask);
     let signed = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
-    let f = |v: u64| if wide { f64::from_bits(v) } else { f32::from_bits(v as u32) as f64 };
+    let f = |v: u64| {
+        if wide {
+            f64::from_bits(v)
+        } else {
+            f32::from_bits(v as u32) as f64
+        }
+    };
     let back = |x: f64| if wide { x.to_bits() } else { (x as f32).to_bits() as u64 };
     let halves = |g: fn(u16, u16) -> u16| {
         let lo = g(old as u16, data as u16) as u64;
@@ -448,14 +489,22 @@ pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
         AtomicOp::AddF32 | AtomicOp::AddF64 => back(f(old) + f(data)),
         AtomicOp::MinF32 | AtomicOp::MinF64 => back(min_num64(f(old), f(data))),
         AtomicOp::MaxF32 | AtomicOp::MaxF64 => back(max_num64(f(old), f(data))),
-        AtomicOp::PkAddF16 => halves(|a, b| crate::lanefn::f64_to_f16(crate::lanefn::f16_to_f64(a) + crate::lanefn::f16_to_f64(b))),
-        AtomicOp::PkAddBf16 => halves(|a, b| bf16_round(f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16))),
+        AtomicOp::PkAddF16 => {
+            halves(|a, b| crate::lanefn::f64_to_f16(crate::lanefn::f16_to_f64(a) + crate::lanefn::f16_to_f64(b)))
+        }
+        AtomicOp::PkAddBf16 => {
+            halves(|a, b| bf16_round(f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16)))
+        }
         // two conditional 32-bit writes: each half of data whose top bit is set replaces that half of memory,
         // without the top bit (64-bit only)
         AtomicOp::CondXchg if wide => {
             let half = |shift: u32| {
                 let d = data >> shift & 0xffff_ffff;
-                (if d >> 31 == 1 { d & 0x7fff_ffff } else { old >> shift & 0xffff_ffff }) << shift
+                (if d >> 31 == 1 {
+                    d & 0x7fff_ffff
+                } else {
+                    old >> shift & 0xffff_ffff
+                }) << shift
             };
             half(0) | half(32)
         }
@@ -466,10 +515,22 @@ pub fn atomic(op: AtomicOp, old: u64, data: u64, bits: u32) -> Option<u64> {
 
 /// Whether an atomic of `op` at `address` is a NOP that returns 0: a floating-point atomic on fine-grained
 /// memory of a device that drops those ([`FineGrainedFloatAtomics`]).
-pub fn atomic_dropped(op: AtomicOp, policy: FineGrainedFloatAtomics, mem: &crate::memory::DeviceMemory, address: u64) -> bool {
+pub fn atomic_dropped(
+    op: AtomicOp,
+    policy: FineGrainedFloatAtomics,
+    mem: &crate::memory::DeviceMemory,
+    address: u64,
+) -> bool {
     let float = matches!(
         op,
-        AtomicOp::AddF32 | AtomicOp::AddF64 | AtomicOp::MinF32 | AtomicOp::MaxF32 | AtomicOp::MinF64 | AtomicOp::MaxF64 | AtomicOp::PkAddF16 | AtomicOp::PkAddBf16
+        AtomicOp::AddF32
+            | AtomicOp::AddF64
+            | AtomicOp::MinF32
+            | AtomicOp::MaxF32
+            | AtomicOp::MinF64
+            | AtomicOp::MaxF64
+            | AtomicOp::PkAddF16
+            | AtomicOp::PkAddBf16
     );
     float && policy == FineGrainedFloatAtomics::Dropped && mem.fine_grained(address)
 }
@@ -528,7 +589,33 @@ mod tests {
             for x in (0..=u32::MAX).step_by(65_537) {
                 check(x);
             }
-            for edge in [0u32, 1, 0x7f_ffff, 0x80_0000, 0x7f7f_ffff, 0x7f80_0000, 0x7f80_0001, 0x7fbf_ffff, 0x7fc0_0000, 0x7fff_ffff, 0x3ff, 0x400, 0x7bff, 0x7c00, 0x7c01, 0x7dff, 0x7e00, 0x7fff, 0x7f, 0x80, 0x7f7f, 0x7f80, 0x7f81, 0x7fbf, 0x7fc0] {
+            for edge in [
+                0u32,
+                1,
+                0x7f_ffff,
+                0x80_0000,
+                0x7f7f_ffff,
+                0x7f80_0000,
+                0x7f80_0001,
+                0x7fbf_ffff,
+                0x7fc0_0000,
+                0x7fff_ffff,
+                0x3ff,
+                0x400,
+                0x7bff,
+                0x7c00,
+                0x7c01,
+                0x7dff,
+                0x7e00,
+                0x7fff,
+                0x7f,
+                0x80,
+                0x7f7f,
+                0x7f80,
+                0x7f81,
+                0x7fbf,
+                0x7fc0,
+            ] {
                 for sign in [0, 0x8000, 0x8000_0000, 0xffff_0000] {
                     check(edge | sign);
                 }
@@ -563,24 +650,104 @@ mod tests {
     fn unordered_predicates_hold_for_nan_and_ordered_ones_do_not() {
         let nan = 0x7fc0_0000u64;
         let one = 0x3f80_0000u64;
-        for (pred, want) in [(CmpPred::Lt, false), (CmpPred::Nge, true), (CmpPred::Neq, true), (CmpPred::Lg, false), (CmpPred::U, true), (CmpPred::O, false)] {
-            assert_eq!(compare(Compare { pred, ty: DataType::F32 }, nan, one), want, "{pred:?}");
+        for (pred, want) in [
+            (CmpPred::Lt, false),
+            (CmpPred::Nge, true),
+            (CmpPred::Neq, true),
+            (CmpPred::Lg, false),
+            (CmpPred::U, true),
+            (CmpPred::O, false),
+        ] {
+            assert_eq!(
+                compare(
+                    Compare {
+                        pred,
+                        ty: DataType::F32
+                    },
+                    nan,
+                    one
+                ),
+                want,
+                "{pred:?}"
+            );
         }
-        assert!(compare(Compare { pred: CmpPred::Lt, ty: DataType::I16 }, 0xffff, 1));
-        assert!(!compare(Compare { pred: CmpPred::Lt, ty: DataType::U16 }, 0xffff, 1));
-        assert!(compare(Compare { pred: CmpPred::Gt, ty: DataType::I64 }, 1, u64::MAX));
+        assert!(compare(
+            Compare {
+                pred: CmpPred::Lt,
+                ty: DataType::I16
+            },
+            0xffff,
+            1
+        ));
+        assert!(!compare(
+            Compare {
+                pred: CmpPred::Lt,
+                ty: DataType::U16
+            },
+            0xffff,
+            1
+        ));
+        assert!(compare(
+            Compare {
+                pred: CmpPred::Gt,
+                ty: DataType::I64
+            },
+            1,
+            u64::MAX
+        ));
     }
 
     #[test]
     fn whole_wave_compares_give_every_lane_the_bit_of_the_one_lane_compare() {
         use CmpPred::*;
-        let preds = [F, Lt, Eq, Le, Gt, Lg, Ne, Ge, O, U, Nge, Nlg, Ngt, Nle, Neq, Nlt, Tru, Class];
-        let types = [DataType::F16, DataType::Bf16, DataType::F32, DataType::F64, DataType::I16, DataType::U16, DataType::I32, DataType::U32, DataType::B32, DataType::I64, DataType::U64, DataType::B64];
+        let preds = [
+            F, Lt, Eq, Le, Gt, Lg, Ne, Ge, O, U, Nge, Nlg, Ngt, Nle, Neq, Nlt, Tru, Class,
+        ];
+        let types = [
+            DataType::F16,
+            DataType::Bf16,
+            DataType::F32,
+            DataType::F64,
+            DataType::I16,
+            DataType::U16,
+            DataType::I32,
+            DataType::U32,
+            DataType::B32,
+            DataType::I64,
+            DataType::U64,
+            DataType::B64,
+        ];
         // specials of each width (zeros, ones, sign bits, infinities, NaNs, denormals) and bits above a type's width
-        let values: Vec<u64> = [0u64, 1, 2, 0x8000, 0x7c00, 0x7e00, 0xfc00, 0x3c00, 0xffff, 0x8000_0000, 0x7f80_0000, 0x7fc0_0000, 0xff80_0000, 0x3f80_0000, 0xffff_ffff, 0x1_0000_0001, 0x3ff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0000, 0x8000_0000_0000_0000, u64::MAX, 0x3ff]
-            .into_iter()
+        let values: Vec<u64> = [
+            0u64,
+            1,
+            2,
+            0x8000,
+            0x7c00,
+            0x7e00,
+            0xfc00,
+            0x3c00,
+            0xffff,
+            0x8000_0000,
+            0x7f80_0000,
+            0x7fc0_0000,
+            0xff80_0000,
+            0x3f80_0000,
+            0xffff_ffff,
+            0x1_0000_0001,
+            0x3ff0_0000_0000_0000,
+            0x7ff8_0000_0000_0000,
+            0x7ff0_0000_0000_0000,
+            0x8000_0000_0000_0000,
+            u64::MAX,
+            0x3ff,
+        ]
+        .into_iter()
+        .collect();
+        let pairs: Vec<(u64, u64)> = values
+            .iter()
+            .flat_map(|&a| values.iter().map(move |&b| (a, b)))
             .collect();
-        let pairs: Vec<(u64, u64)> = values.iter().flat_map(|&a| values.iter().map(move |&b| (a, b))).collect();
         for ty in types {
             for pred in preds {
                 let c = Compare { pred, ty };
@@ -602,13 +769,28 @@ mod tests {
         mem.set_fine_grained(fine).unwrap();
         let policy = |id| crate::DevicePreset::by_name(id).unwrap().fine_grained_float_atomics;
         let (mi210, mi300x) = (policy("mi210"), policy("mi300x"));
-        for op in [AtomicOp::AddF32, AtomicOp::AddF64, AtomicOp::MinF64, AtomicOp::MaxF64, AtomicOp::PkAddF16] {
-            assert!(atomic_dropped(op, mi210, &mem, fine + 8), "{op:?} on MI210 fine-grained memory");
-            assert!(!atomic_dropped(op, mi210, &mem, coarse + 8), "{op:?} on coarse-grained memory");
+        for op in [
+            AtomicOp::AddF32,
+            AtomicOp::AddF64,
+            AtomicOp::MinF64,
+            AtomicOp::MaxF64,
+            AtomicOp::PkAddF16,
+        ] {
+            assert!(
+                atomic_dropped(op, mi210, &mem, fine + 8),
+                "{op:?} on MI210 fine-grained memory"
+            );
+            assert!(
+                !atomic_dropped(op, mi210, &mem, coarse + 8),
+                "{op:?} on coarse-grained memory"
+            );
             assert!(!atomic_dropped(op, mi300x, &mem, fine + 8), "{op:?} on MI300X");
         }
         for op in [AtomicOp::Add, AtomicOp::CmpSwap, AtomicOp::Swap, AtomicOp::UMax] {
-            assert!(!atomic_dropped(op, mi210, &mem, fine), "integer {op:?} reaches fine-grained memory");
+            assert!(
+                !atomic_dropped(op, mi210, &mem, fine),
+                "integer {op:?} reaches fine-grained memory"
+            );
         }
         // the mark goes with the allocation
         mem.free(fine).unwrap();

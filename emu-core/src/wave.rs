@@ -74,7 +74,10 @@ pub struct Windows {
 
 impl Default for Windows {
     fn default() -> Windows {
-        Windows { vector: [BufferWindow::default(); BUFFER_WINDOWS], scalar: [BufferWindow::default(); SCALAR_WINDOWS] }
+        Windows {
+            vector: [BufferWindow::default(); BUFFER_WINDOWS],
+            scalar: [BufferWindow::default(); SCALAR_WINDOWS],
+        }
     }
 }
 
@@ -192,7 +195,11 @@ pub struct WaveClock {
 
 impl Default for WaveClock {
     fn default() -> Self {
-        WaveClock { base: 0, per_instruction: 4, shader_mhz: 1000 }
+        WaveClock {
+            base: 0,
+            per_instruction: 4,
+            shader_mhz: 1000,
+        }
     }
 }
 
@@ -221,7 +228,13 @@ impl WaveState {
 
     /// A wave with `vgprs` vector and `agprs` accumulation registers, starting at `pc`.
     pub fn new(pc: u64, vgprs: usize, agprs: usize) -> WaveState {
-        WaveState::made_of(pc, vec![[0; LANES]; vgprs.max(1)], vec![[0; LANES]; agprs], None, (0, 0))
+        WaveState::made_of(
+            pc,
+            vec![[0; LANES]; vgprs.max(1)],
+            vec![[0; LANES]; agprs],
+            None,
+            (0, 0),
+        )
     }
 
     /// The wave's window tables, made (empty) on first use.
@@ -272,7 +285,12 @@ impl WaveState {
     /// Gives this state `vgprs` VGPRs (at least one) and `agprs` AGPRs, zeroed, in the memory of `parts`, and
     /// the windows of `parts`.
     pub fn registers_from(&mut self, parts: Parts, vgprs: usize, agprs: usize) {
-        let Parts { vgprs: mut v, agprs: mut a, windows, windows_version } = parts;
+        let Parts {
+            vgprs: mut v,
+            agprs: mut a,
+            windows,
+            windows_version,
+        } = parts;
         v.clear();
         v.resize(vgprs.max(1), [0; LANES]);
         a.clear();
@@ -281,7 +299,13 @@ impl WaveState {
     }
 
     /// A wave starting at `pc` with these register files (zeroed) and windows.
-    fn made_of(pc: u64, vgprs: Vec<Lanes>, agprs: Vec<Lanes>, windows: Option<Box<Windows>>, windows_version: (u64, u64)) -> WaveState {
+    fn made_of(
+        pc: u64,
+        vgprs: Vec<Lanes>,
+        agprs: Vec<Lanes>,
+        windows: Option<Box<Windows>>,
+        windows_version: (u64, u64),
+    ) -> WaveState {
         WaveState {
             sgprs: [0; 128],
             vgprs,
@@ -345,8 +369,16 @@ mod tests {
         (w.scratch_base, w.scratch_lane_bytes) = (0x10_0000, 16);
         w.clock.base = 99;
         w.slack.count = 2;
-        let buffer = BufferWindow { start: 0x20_0000, len: 0x1000, host: 0x5000 };
-        let private = BufferWindow { start: 0x10_0100, len: 0x100, host: 0x6000 };
+        let buffer = BufferWindow {
+            start: 0x20_0000,
+            len: 0x1000,
+            host: 0x5000,
+        };
+        let private = BufferWindow {
+            start: 0x10_0100,
+            len: 0x100,
+            host: 0x6000,
+        };
         w.windows_mut().vector[0] = buffer;
         w.windows_mut().vector[1] = private;
         w.windows_mut().scalar[2] = buffer;

@@ -22,28 +22,44 @@ use isa_amdgpu::{decode, Inst, Target};
 /// stays true) or if anything else is refused.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
-
 /// The kind of one operand or modifier token of llvm-objdump's text.
 fn token_kind(t: &str) -> String {
     let mut mods = String::new();
     let mut t = t;
-    for (prefix, tag) in [("-", "neg "), ("|", "abs "), ("neg(", "neg "), ("abs(", "abs "), ("sext(", "sext ")] {
+    for (prefix, tag) in [
+        ("-", "neg "),
+        ("|", "abs "),
+        ("neg(", "neg "),
+        ("abs(", "abs "),
+        ("sext(", "sext "),
+    ] {
         if let Some(rest) = t.strip_prefix(prefix) {
             mods.push_str(tag);
             t = rest;
         }
     }
     let t = t.trim_end_matches([')', '|']);
-    let reg = |p: &str| t.strip_prefix(p).is_some_and(|r| r.starts_with('[') || r.starts_with(|c: char| c.is_ascii_digit()));
+    let reg = |p: &str| {
+        t.strip_prefix(p)
+            .is_some_and(|r| r.starts_with('[') || r.starts_with(|c: char| c.is_ascii_digit()))
+    };
     let kind = if reg("v") {
         "v".to_string()
     } else if reg("a") {
         "a".to_string()
-    } else if reg("s") || reg("ttmp") || ["vcc", "exec", "m0", "flat_scratch", "xnack_mask", "src_", "scc"].iter().any(|p| t.starts_with(p)) {
+    } else if reg("s")
+        || reg("ttmp")
+        || ["vcc", "exec", "m0", "flat_scratch", "xnack_mask", "src_", "scc"]
+            .iter()
+            .any(|p| t.starts_with(p))
+    {
         "s".to_string()
     } else if t.starts_with(|c: char| c.is_ascii_digit()) || t.starts_with("0x") {
         "c".to_string()
-    } else if let Some((name, _)) = t.split_once(':').filter(|(n, _)| n.starts_with("offset") || *n == "row_mask" || *n == "bank_mask") {
+    } else if let Some((name, _)) = t
+        .split_once(':')
+        .filter(|(n, _)| n.starts_with("offset") || *n == "row_mask" || *n == "bank_mask")
+    {
         name.to_string()
     } else {
         t.to_string()
@@ -60,7 +76,9 @@ fn first_instances(lib: &str, every: usize, into: &mut BTreeMap<String, Inst>) -
             let code = f.code();
             let mut at = 0;
             while at + 4 <= code.len() {
-                let Ok(inst) = decode(&code[at..], f.address + at as u64, Target::Gfx90a) else { break };
+                let Ok(inst) = decode(&code[at..], f.address + at as u64, Target::Gfx90a) else {
+                    break;
+                };
                 at += inst.size();
                 count += 1;
                 let text = isa_amdgpu::disasm::text(&inst);
@@ -90,12 +108,22 @@ enum Ran {
 fn try_execute(inst: &Inst, mem: &DeviceMemory) -> Result<Ran, String> {
     let mut w = sandbox_wave();
     let mut lds = vec![0u8; 65536];
-    let mut interp = Interp { wave: &mut w, mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
+    let mut interp = Interp {
+        wave: &mut w,
+        mem,
+        lds: &mut lds,
+        mnemonic: inst.info.name,
+        accesses: None,
+    };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut interp, inst, 0x1000))) {
         Err(_) => Err("panicked".into()),
-        Ok(Err(e @ (ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. }))) => Err(e.to_string()),
+        Ok(Err(
+            e @ (ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. }),
+        )) => Err(e.to_string()),
         Ok(Err(ExecError::Trap(_))) if inst.info.opcode == isa_amdgpu::Opcode::STrap => Ok(Ran::ToTheEnd),
-        Ok(Err(e)) if matches!(inst.info.unit, Unit::Smem | Unit::Lds | Unit::Vmem | Unit::Flat) => Ok(Ran::MemoryFault(e.to_string())),
+        Ok(Err(e)) if matches!(inst.info.unit, Unit::Smem | Unit::Lds | Unit::Vmem | Unit::Flat) => {
+            Ok(Ran::MemoryFault(e.to_string()))
+        }
         Ok(Err(e)) => Err(format!("not a memory instruction, yet it stopped: {e}")),
         Ok(Ok(_)) => Ok(Ran::ToTheEnd),
     }
@@ -103,12 +131,21 @@ fn try_execute(inst: &Inst, mem: &DeviceMemory) -> Result<Ran, String> {
 
 #[test]
 fn every_instruction_form_of_rocrand_and_rocsparse_executes() {
-    let libs = ["/usr/lib/x86_64-linux-gnu/librocrand.so.1", "/usr/lib/x86_64-linux-gnu/librocsparse.so.0"];
+    let libs = [
+        "/usr/lib/x86_64-linux-gnu/librocrand.so.1",
+        "/usr/lib/x86_64-linux-gnu/librocsparse.so.0",
+    ];
     for (l, package) in libs.iter().zip(["librocrand1", "librocsparse0"]) {
-        assert!(Path::new(l).exists(), "{l} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)");
+        assert!(
+            Path::new(l).exists(),
+            "{l} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)"
+        );
     }
     // the whole corpus (13 M instructions) takes ~10 s in release mode; WAVEJIT_ROCSPARSE_EVERY=n samples it
-    let every: usize = std::env::var("WAVEJIT_ROCSPARSE_EVERY").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let every: usize = std::env::var("WAVEJIT_ROCSPARSE_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let mut forms = BTreeMap::new();
     let n = first_instances(libs[0], 1, &mut forms) + first_instances(libs[1], every, &mut forms);
     let mem = DeviceMemory::new(1 << 32).unwrap();
@@ -132,5 +169,10 @@ fn every_instruction_form_of_rocrand_and_rocsparse_executes() {
     }
     println!("{n} instructions, {} mnemonics in {} forms, {} known gaps; {ran} forms ran to the end, {faulted} memory forms faulted on the sandbox's addresses", mnemonics.len(), forms.len(), KNOWN_GAPS.len());
     assert!(mnemonics.len() > 300, "the corpus has over 300 distinct mnemonics");
-    assert!(refused.is_empty(), "{} forms refused:\n{}", refused.len(), refused.join("\n"));
+    assert!(
+        refused.is_empty(),
+        "{} forms refused:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
 }

@@ -18,7 +18,13 @@ fn placeholder_args(meta: &isa_amdgpu::codeobj::KernelMetadata) -> Vec<ArgValue>
     meta.args
         .iter()
         .filter(|a| !a.value_kind.starts_with("hidden_"))
-        .map(|a| if a.size == 8 { ArgValue::Pointer(0x7e00_0000_1000) } else { ArgValue::U32(7) })
+        .map(|a| {
+            if a.size == 8 {
+                ArgValue::Pointer(0x7e00_0000_1000)
+            } else {
+                ArgValue::U32(7)
+            }
+        })
         .collect()
 }
 
@@ -37,10 +43,25 @@ fn kernarg_pointer_lands_where_every_test_kernel_reads_it() {
             let shape = DispatchShape::new([1000, 1, 1], [256, 1, 1], dev).unwrap();
             let user = placeholder_args(meta);
             let kernarg = build_kernarg(meta, &user, &shape, &HiddenValues::default()).unwrap();
-            let addrs = DispatchAddresses { kernarg: 0x7e00_0000_0000, ..Default::default() };
-            let cx = DispatchContext { kernel: &k.name, kd: &k.descriptor, device: dev, shape, kernarg: &kernarg, addrs };
+            let addrs = DispatchAddresses {
+                kernarg: 0x7e00_0000_0000,
+                ..Default::default()
+            };
+            let cx = DispatchContext {
+                kernel: &k.name,
+                kd: &k.descriptor,
+                device: dev,
+                shape,
+                kernarg: &kernarg,
+                addrs,
+            };
             let st = cx.initial_wave_state([3, 0, 0], 1).unwrap();
-            let kp = st.sgpr_map.iter().find(|(n, _)| *n == "kernarg_segment_ptr").expect("kernarg pointer enabled").1;
+            let kp = st
+                .sgpr_map
+                .iter()
+                .find(|(n, _)| *n == "kernarg_segment_ptr")
+                .expect("kernarg pointer enabled")
+                .1;
             assert_eq!(st.sgprs[kp as usize], 0x0000_0000);
             assert_eq!(st.sgprs[kp as usize + 1], 0x7e00);
             // the partial last workgroup (1000 = 3*256 + 232): wave 1 holds work-items 64..127, all present
@@ -61,7 +82,12 @@ fn kernarg_pointer_lands_where_every_test_kernel_reads_it() {
                     n => n.trim_start_matches("s_load_dwordx").parse::<u64>().unwrap(),
                 };
                 let end = inst.field(Field::Offset) as u64 + 4 * dwords;
-                assert!(end <= kernarg.len() as u64 + 4, "{}: load up to byte {end} of a {}-byte segment", k.name, kernarg.len());
+                assert!(
+                    end <= kernarg.len() as u64 + 4,
+                    "{}: load up to byte {end} of a {}-byte segment",
+                    k.name,
+                    kernarg.len()
+                );
                 loads += 1;
             }
             assert!(loads > 0, "{} ({name}) never loads through s[{kp}:{}]", k.name, kp + 1);
@@ -79,7 +105,12 @@ fn hidden_arguments_carry_the_dispatch_geometry() {
     let meta = co.kernel_metadata(k).unwrap();
     let dev = device_for(Target::Gfx90a);
     let shape = DispatchShape::new([1000, 1, 1], [256, 1, 1], dev).unwrap();
-    let user = [ArgValue::Pointer(1), ArgValue::Pointer(2), ArgValue::Pointer(3), ArgValue::U32(1000)];
+    let user = [
+        ArgValue::Pointer(1),
+        ArgValue::Pointer(2),
+        ArgValue::Pointer(3),
+        ArgValue::U32(1000),
+    ];
     let ka = build_kernarg(meta, &user, &shape, &HiddenValues::default()).unwrap();
     let at = |kind: &str| meta.args.iter().find(|a| a.value_kind == kind).unwrap().offset as usize;
     let u16_at = |o: usize| u16::from_le_bytes([ka[o], ka[o + 1]]);
@@ -102,7 +133,14 @@ fn packed_workitem_ids_put_y_and_z_above_x() {
     kd.rsrc2.enable_vgpr_workitem_id = 2; // x, y and z
     let dev = device_for(Target::Gfx942);
     let shape = DispatchShape::new([16, 8, 2], [16, 8, 2], dev).unwrap();
-    let cx = DispatchContext { kernel: "vadd", kd: &kd, device: dev, shape, kernarg: &[], addrs: DispatchAddresses::default() };
+    let cx = DispatchContext {
+        kernel: "vadd",
+        kd: &kd,
+        device: dev,
+        shape,
+        kernarg: &[],
+        addrs: DispatchAddresses::default(),
+    };
     let st = cx.initial_wave_state([0, 0, 0], 1).unwrap();
     // lane 6 of wave 1 is work-item 70: x = 6, y = 4, z = 0; lane 63 is 127: x = 15, y = 7
     assert_eq!(st.vgprs[0][6], 6 | 4 << 10);
@@ -125,35 +163,67 @@ fn registers_given_at_first_run_match_a_group_built_whole() {
         let co = CodeObject::parse(bytes, name).unwrap();
         let dev = device_for(Target::from_name(&co.target.processor).unwrap());
         let mem = emu_core::DeviceMemory::new(1 << 30).unwrap();
-        for k in co.kernels.iter().filter(|k| k.descriptor.private_segment_fixed_size == 0) {
+        for k in co
+            .kernels
+            .iter()
+            .filter(|k| k.descriptor.private_segment_fixed_size == 0)
+        {
             let meta = co.kernel_metadata(k).unwrap();
             let args = placeholder_args(meta);
             // 1000 work-items in workgroups of 256: the last of the four is partial
             let shape = DispatchShape::new([1000, 1, 1], [256, 1, 1], dev).unwrap();
-            let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits: Limits::default() };
+            let d = KernelDispatch {
+                mem: &mem,
+                device: dev,
+                co: &co,
+                kernel: k,
+                shape,
+                args: &args,
+                limits: Limits::default(),
+            };
             d.launch(|mem, device, launch, _| {
                 let template = WaveTemplate::new(&engine::dispatch_context(device, launch)).unwrap();
                 for i in [0, 3] {
                     let whole = engine::build_group(mem, device, launch, &template, i, WaveClock::default())?;
-                    let mut later = engine::build_group_registers_later(mem, device, launch, &template, i, WaveClock::default())?;
+                    let mut later =
+                        engine::build_group_registers_later(mem, device, launch, &template, i, WaveClock::default())?;
                     for (w, wave) in later.waves.iter_mut().enumerate() {
                         assert!(wave.vgprs.is_empty() && wave.agprs.is_empty());
                         let mut ended = WaveState::new(0x40, 300, 9);
                         ended.vgprs[5] = [0xdead; 64];
                         ended.agprs[2] = [7; 64];
                         (ended.scratch_base, ended.scratch_lane_bytes) = (0x10_0000, 16);
-                        let shared = BufferWindow { start: 0x20_0000, len: 0x1000, host: 0x5000 };
-                        let private = BufferWindow { start: 0x10_0100, len: 0x100, host: 0x6000 };
+                        let shared = BufferWindow {
+                            start: 0x20_0000,
+                            len: 0x1000,
+                            host: 0x5000,
+                        };
+                        let private = BufferWindow {
+                            start: 0x10_0100,
+                            len: 0x100,
+                            host: 0x6000,
+                        };
                         (ended.windows_mut().vector[0], ended.windows_mut().vector[1]) = (shared, private);
                         ended.windows_version = (4, 5);
                         engine::keep_parts(&mut ended);
-                        assert!(ended.vgprs.is_empty() && ended.windows.is_none(), "its parts were taken");
+                        assert!(
+                            ended.vgprs.is_empty() && ended.windows.is_none(),
+                            "its parts were taken"
+                        );
                         engine::give_registers(launch, &template, whole.wg, w as u32, wave);
                         let windows = wave.windows.take().expect("the ended wave's windows");
-                        assert_eq!((windows.vector[0], windows.vector[1], wave.windows_version), (shared, BufferWindow::default(), (4, 5)));
+                        assert_eq!(
+                            (windows.vector[0], windows.vector[1], wave.windows_version),
+                            (shared, BufferWindow::default(), (4, 5))
+                        );
                         wave.windows_version = (0, 0);
                     }
-                    assert_eq!(format!("{:?}", later.waves), format!("{:?}", whole.waves), "{}: workgroup {i}", k.name);
+                    assert_eq!(
+                        format!("{:?}", later.waves),
+                        format!("{:?}", whole.waves),
+                        "{}: workgroup {i}",
+                        k.name
+                    );
                     checked += 1;
                 }
                 Ok(())

@@ -3,12 +3,17 @@
 //! JIT's tests (jit/tests/kernels.rs); here they run on the interpreter.
 
 /// The engine under test: the interpreter.
-fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run(
+    d: &emu_core::engine::KernelDispatch<'_>,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     d.run()
 }
 
 /// The engine under test with an observer: the interpreter.
-fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run_observed<O: emu_core::observe::Observer>(
+    d: &emu_core::engine::KernelDispatch<'_>,
+    observer: &O,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     d.run_observed(observer)
 }
 
@@ -20,9 +25,27 @@ fn gws_semaphores_are_refused_by_the_timing_model_with_the_reason() {
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let buf = upload_i32(&mem, &[0; 16], "buf");
     let shape = DispatchShape::new([7 * 64, 1, 1], [64, 1, 1], dev).unwrap();
-    let args = [ArgValue::Pointer(buf), ArgValue::Pointer(buf), ArgValue::Pointer(buf), ArgValue::U32(3), ArgValue::U32(5), ArgValue::U32(7), ArgValue::U32(11)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let args = [
+        ArgValue::Pointer(buf),
+        ArgValue::Pointer(buf),
+        ArgValue::Pointer(buf),
+        ArgValue::U32(3),
+        ArgValue::U32(5),
+        ArgValue::U32(7),
+        ArgValue::U32(11),
+    ];
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
     let r = d.run_timed(&emu_core::engine::Interpreter, &emu_core::observe::NoObserver);
-    let Err(EngineError::Timing { what, .. }) = r else { panic!("{:?}", r.err()) };
+    let Err(EngineError::Timing { what, .. }) = r else {
+        panic!("{:?}", r.err())
+    };
     assert_eq!(what, "grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled; run this dispatch without timing");
 }

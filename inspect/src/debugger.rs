@@ -42,7 +42,11 @@ pub struct ArgInfo {
 
 impl DebugInfo {
     pub fn of(co: &CodeObject, kernel: &Kernel) -> DebugInfo {
-        let functions = co.functions.iter().map(|f| (f.name.clone(), f.address, f.size)).collect();
+        let functions = co
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.address, f.size))
+            .collect();
         let args = co
             .kernel_metadata(kernel)
             .map(|m| {
@@ -60,14 +64,30 @@ impl DebugInfo {
             .unwrap_or_default();
         let d = &kernel.descriptor;
         let descriptor = vec![
-            format!("VGPRs {} (AGPRs {}), SGPRs {}", d.vgpr_alloc_count(), d.agpr_alloc_count().unwrap_or(0), d.sgpr_alloc_count().unwrap_or(0)),
-            format!("LDS {} bytes per workgroup, private {} bytes per lane, kernarg {} bytes", d.group_segment_fixed_size, d.private_segment_fixed_size, d.kernarg_size),
+            format!(
+                "VGPRs {} (AGPRs {}), SGPRs {}",
+                d.vgpr_alloc_count(),
+                d.agpr_alloc_count().unwrap_or(0),
+                d.sgpr_alloc_count().unwrap_or(0)
+            ),
+            format!(
+                "LDS {} bytes per workgroup, private {} bytes per lane, kernarg {} bytes",
+                d.group_segment_fixed_size, d.private_segment_fixed_size, d.kernarg_size
+            ),
             format!(
                 "float mode: round f32 {}, round f16/f64 {}, denormals f32 {:?}, f16/f64 {:?}",
-                d.rsrc1.float_round_mode_32, d.rsrc1.float_round_mode_16_64, d.rsrc1.float_denorm_mode_32, d.rsrc1.float_denorm_mode_16_64
+                d.rsrc1.float_round_mode_32,
+                d.rsrc1.float_round_mode_16_64,
+                d.rsrc1.float_denorm_mode_32,
+                d.rsrc1.float_denorm_mode_16_64
             ),
         ];
-        DebugInfo { kernel: kernel.name.clone(), functions, args, descriptor }
+        DebugInfo {
+            kernel: kernel.name.clone(),
+            functions,
+            args,
+            descriptor,
+        }
     }
 }
 
@@ -86,12 +106,20 @@ impl Answer {
         if let (Value::Object(m), Value::Object(extra)) = (&mut j, json) {
             m.extend(extra);
         }
-        Answer { text, json: j, quit: false }
+        Answer {
+            text,
+            json: j,
+            quit: false,
+        }
     }
 
     fn err(text: impl Into<String>) -> Answer {
         let text = text.into();
-        Answer { json: json!({"ok": false, "error": text}), text: format!("error: {text}"), quit: false }
+        Answer {
+            json: json!({"ok": false, "error": text}),
+            text: format!("error: {text}"),
+            quit: false,
+        }
     }
 }
 
@@ -138,12 +166,31 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     /// Starts the dispatch and stops before the first instruction of `wave`.
     pub fn start(mut session: Session<'a, R>, info: DebugInfo, wave: WaveKey) -> Result<(Self, Answer), EngineError> {
         if !session.has_wave(wave) {
-            let what = format!("the dispatch has no wave {wave} (workgroups {:?}, block {:?})", session.launch().shape.workgroups(), session.launch().shape.block);
-            return Err(EngineError::Inspect { kernel: info.kernel.clone(), what });
+            let what = format!(
+                "the dispatch has no wave {wave} (workgroups {:?}, block {:?})",
+                session.launch().shape.workgroups(),
+                session.launch().shape.block
+            );
+            return Err(EngineError::Inspect {
+                kernel: info.kernel.clone(),
+                what,
+            });
         }
-        let reason = session.run(&Until { turn_of: Some(wave), ..Until::default() })?;
+        let reason = session.run(&Until {
+            turn_of: Some(wave),
+            ..Until::default()
+        })?;
         let origin = session.at;
-        let mut d = Debugger { session, info, focus: wave, points: Vec::new(), next_id: 1, history: Vec::new(), origin, origin_wave: wave };
+        let mut d = Debugger {
+            session,
+            info,
+            focus: wave,
+            points: Vec::new(),
+            next_id: 1,
+            history: Vec::new(),
+            origin,
+            origin_wave: wave,
+        };
         let a = d.stopped(reason, "start");
         Ok((d, a))
     }
@@ -199,7 +246,12 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     /// `name+0xOFF` for a device address inside a function of the code object.
     pub fn symbolize(&self, pc: u64) -> String {
         let rel = pc.wrapping_sub(self.code_base());
-        match self.info.functions.iter().find(|(_, a, s)| rel >= *a && rel < a + s.max(&4)) {
+        match self
+            .info
+            .functions
+            .iter()
+            .find(|(_, a, s)| rel >= *a && rel < a + s.max(&4))
+        {
             Some((n, a, _)) => format!("{n}+{:#x}", rel - a),
             None => format!("{rel:#x}"),
         }
@@ -224,14 +276,27 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             None => (text.trim(), 0),
         };
         let f = self.info.functions.iter().find(|(n, _, _)| n == name).ok_or_else(|| {
-            format!("no function `{name}` (functions: {})", self.info.functions.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", "))
+            format!(
+                "no function `{name}` (functions: {})",
+                self.info
+                    .functions
+                    .iter()
+                    .map(|f| f.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         })?;
         Ok(code.base + f.1 + off)
     }
 
     fn focus_state(&self) -> Result<&WaveState, String> {
         self.session.wave(self.focus).ok_or_else(|| {
-            let status = self.session.waves().into_iter().find(|w| w.0 == self.focus).map_or("unknown", |w| w.1.name());
+            let status = self
+                .session
+                .waves()
+                .into_iter()
+                .find(|w| w.0 == self.focus)
+                .map_or("unknown", |w| w.1.name());
             format!("wave {} has no state to show ({status})", self.focus)
         })
     }
@@ -250,7 +315,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     }
 
     fn status_of(&self, w: WaveKey) -> Status {
-        self.session.waves().into_iter().find(|x| x.0 == w).map_or(Status::NotStarted, |x| x.1)
+        self.session
+            .waves()
+            .into_iter()
+            .find(|x| x.0 == w)
+            .map_or(Status::NotStarted, |x| x.1)
     }
 
     /// The report of a stop: where, why, and the instruction about to run.
@@ -265,7 +334,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             Reason::Pc => "returned".into(),
             Reason::Breakpoint { pc } => {
                 hit = true;
-                let id = self.points.iter().find(|(_, p)| matches!(p, Point::Break(a) if a == pc)).map_or(0, |p| p.0);
+                let id = self
+                    .points
+                    .iter()
+                    .find(|(_, p)| matches!(p, Point::Break(a) if a == pc))
+                    .map_or(0, |p| p.0);
                 j["breakpoint"] = json!(id);
                 self.focus = self.session.at.wave;
                 format!("breakpoint {id} at {}", self.symbolize(*pc))
@@ -277,10 +350,24 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 j["old"] = json!(old);
                 j["new"] = json!(new);
                 j["changed_at"] = json!(hex(*pc));
-                let name = self.points.iter().find(|p| p.0 == id).map_or(String::new(), |p| point_name(&p.1));
-                format!("watch {id} ({name}) changed: {old:#x} -> {new:#x}, by the instruction at {} ({})", self.symbolize(*pc), self.inst_text(*pc))
+                let name = self
+                    .points
+                    .iter()
+                    .find(|p| p.0 == id)
+                    .map_or(String::new(), |p| point_name(&p.1));
+                format!(
+                    "watch {id} ({name}) changed: {old:#x} -> {new:#x}, by the instruction at {} ({})",
+                    self.symbolize(*pc),
+                    self.inst_text(*pc)
+                )
             }
-            Reason::Memory { watch, old, new, by, pc } => {
+            Reason::Memory {
+                watch,
+                old,
+                new,
+                by,
+                pc,
+            } => {
                 hit = true;
                 let id = self.mem_watch_id(*watch);
                 j["watch"] = json!(id);
@@ -289,7 +376,13 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 j["changed_at"] = json!(hex(*pc));
                 j["changed_by"] = json!(by.to_string());
                 self.focus = *by;
-                format!("watch {id} changed: {} -> {}, written by wave {by} at {} ({})", bytes_hex(old), bytes_hex(new), self.symbolize(*pc), self.inst_text(*pc))
+                format!(
+                    "watch {id} changed: {} -> {}, written by wave {by} at {} ({})",
+                    bytes_hex(old),
+                    bytes_hex(new),
+                    self.symbolize(*pc),
+                    self.inst_text(*pc)
+                )
             }
             Reason::WaveEnded { wave } => format!("wave {wave} ended"),
             Reason::DispatchEnded => "every wave of the dispatch has ended".into(),
@@ -329,7 +422,13 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         } else {
             text += &format!("dispatch time {}", self.session.time());
         }
-        self.history.push(Stop { position: at, focus: self.focus, reason: why.clone(), pc, hit });
+        self.history.push(Stop {
+            position: at,
+            focus: self.focus,
+            reason: why.clone(),
+            pc,
+            hit,
+        });
         let j2 = json!({
             "command": command,
             "stop": {
@@ -353,11 +452,19 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     }
 
     fn reg_watch_id(&self, index: usize) -> u32 {
-        self.points.iter().filter(|p| matches!(p.1, Point::Reg(_))).nth(index).map_or(0, |p| p.0)
+        self.points
+            .iter()
+            .filter(|p| matches!(p.1, Point::Reg(_)))
+            .nth(index)
+            .map_or(0, |p| p.0)
     }
 
     fn mem_watch_id(&self, index: usize) -> u32 {
-        self.points.iter().filter(|p| matches!(p.1, Point::Mem(_))).nth(index).map_or(0, |p| p.0)
+        self.points
+            .iter()
+            .filter(|p| matches!(p.1, Point::Mem(_)))
+            .nth(index)
+            .map_or(0, |p| p.0)
     }
 
     /// The breakpoints and watches as the session takes them.
@@ -383,7 +490,10 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     fn running_focus(&self) -> Result<&WaveState, String> {
         let w = self.focus_state()?;
         if self.session.finished() || self.status_of(self.focus) == Status::Ended {
-            return Err(format!("wave {} has ended (use `wave` to choose another, or reverse-step)", self.focus));
+            return Err(format!(
+                "wave {} has ended (use `wave` to choose another, or reverse-step)",
+                self.focus
+            ));
         }
         Ok(w)
     }
@@ -395,7 +505,10 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             Ok(w) => w.executed,
             Err(e) => return Answer::err(e),
         };
-        let until = Until { count: Some((self.focus, executed + n)), ..Until::default() };
+        let until = Until {
+            count: Some((self.focus, executed + n)),
+            ..Until::default()
+        };
         self.run(&until, "step")
     }
 
@@ -407,15 +520,25 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let code = self.session.launch().code;
         let mut buf = [0u8; 12];
         let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
-        let inst = if avail >= 4 && self.session.memory().read(pc, &mut buf[..avail]).is_ok() { decode(&buf[..avail], pc, code.target).ok() } else { None };
+        let inst = if avail >= 4 && self.session.memory().read(pc, &mut buf[..avail]).is_ok() {
+            decode(&buf[..avail], pc, code.target).ok()
+        } else {
+            None
+        };
         match inst {
             Some(i) if i.info.flow == FlowControl::Call => {
                 let depth = self.session.call_stack(self.focus).len();
-                let until = Until { pc: Some((self.focus, pc + i.size() as u64, depth)), ..self.until() };
+                let until = Until {
+                    pc: Some((self.focus, pc + i.size() as u64, depth)),
+                    ..self.until()
+                };
                 self.run(&until, "next")
             }
             _ => {
-                let until = Until { count: Some((self.focus, executed + 1)), ..Until::default() };
+                let until = Until {
+                    count: Some((self.focus, executed + 1)),
+                    ..Until::default()
+                };
                 self.run(&until, "next")
             }
         }
@@ -427,9 +550,15 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         }
         let stack = self.session.call_stack(self.focus);
         let Some(&ret) = stack.last() else {
-            return Answer::err(format!("wave {} is not inside a device function (its call stack is empty)", self.focus));
+            return Answer::err(format!(
+                "wave {} is not inside a device function (its call stack is empty)",
+                self.focus
+            ));
         };
-        let until = Until { pc: Some((self.focus, ret, stack.len() - 1)), ..self.until() };
+        let until = Until {
+            pc: Some((self.focus, ret, stack.len() - 1)),
+            ..self.until()
+        };
         self.run(&until, "finish")
     }
 
@@ -452,8 +581,16 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let id = self.next_id;
         self.next_id += 1;
         self.points.push((id, Point::Break(a)));
-        let text = format!("breakpoint {id} at {:#x} <{}>: {}", a, self.symbolize(a), self.inst_text(a));
-        Answer::ok(text, json!({"breakpoint": id, "pc": hex(a), "where": self.symbolize(a), "instruction": self.inst_text(a)}))
+        let text = format!(
+            "breakpoint {id} at {:#x} <{}>: {}",
+            a,
+            self.symbolize(a),
+            self.inst_text(a)
+        );
+        Answer::ok(
+            text,
+            json!({"breakpoint": id, "pc": hex(a), "where": self.symbolize(a), "instruction": self.inst_text(a)}),
+        )
     }
 
     fn watch(&mut self, rest: &str) -> Answer {
@@ -487,13 +624,22 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             };
             let reg = match regs::parse(name).as_deref() {
                 Some([r]) => *r,
-                _ => return Answer::err(format!("`{name}` is not one 32-bit register (s4, v3, a0, vcc_lo, exec_hi, m0, scc)")),
+                _ => {
+                    return Answer::err(format!(
+                        "`{name}` is not one 32-bit register (s4, v3, a0, vcc_lo, exec_hi, m0, scc)"
+                    ))
+                }
             };
             let w = match self.focus_state() {
                 Ok(w) => w,
                 Err(e) => return Answer::err(e),
             };
-            Point::Reg(RegWatch { wave: self.focus, reg, lane, value: reg.read(w, lane) })
+            Point::Reg(RegWatch {
+                wave: self.focus,
+                reg,
+                lane,
+                value: reg.read(w, lane),
+            })
         };
         self.next_id += 1;
         let text = format!("watch {id}: {}", point_name(&point));
@@ -515,7 +661,9 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             self.points.clear();
             return Answer::ok("deleted every breakpoint and watch".into(), json!({}));
         }
-        let Ok(id) = rest.parse::<u32>() else { return Answer::err(format!("`{rest}` is not a breakpoint or watch number")) };
+        let Ok(id) = rest.parse::<u32>() else {
+            return Answer::err(format!("`{rest}` is not a breakpoint or watch number"));
+        };
         let before = self.points.len();
         self.points.retain(|p| p.0 != id);
         if self.points.len() == before {
@@ -526,7 +674,9 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
 
     fn print(&self, what: &str, fmt: &str) -> Answer {
         let what = what.trim();
-        let (target, arg) = what.split_once(char::is_whitespace).map_or((what, ""), |(a, b)| (a, b.trim()));
+        let (target, arg) = what
+            .split_once(char::is_whitespace)
+            .map_or((what, ""), |(a, b)| (a, b.trim()));
         let r = match target.to_ascii_lowercase().as_str() {
             "" | "regs" | "registers" => self.print_regs(),
             "lds" | "mem" | "memory" => self.print_memory(target == "lds", arg, fmt),
@@ -550,7 +700,13 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
 
     fn print_regs(&self) -> Result<Answer, String> {
         let w = self.focus_state()?;
-        let n = self.session.launch().descriptor.sgpr_alloc_count().unwrap_or(16).min(102) as usize;
+        let n = self
+            .session
+            .launch()
+            .descriptor
+            .sgpr_alloc_count()
+            .unwrap_or(16)
+            .min(102) as usize;
         let mut text = String::new();
         for (i, chunk) in w.sgprs[..n].chunks(8).enumerate() {
             text += &format!("s{:<3}", i * 8);
@@ -576,7 +732,12 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     fn print_mode(&self) -> Result<Answer, String> {
         let d = &self.session.launch().descriptor.rsrc1;
         // MODE: FP_ROUND 3:0, FP_DENORM 7:4, DX10_CLAMP 8, IEEE 9 (the descriptor's initial values)
-        let mode = d.float_round_mode_32 as u32 | (d.float_round_mode_16_64 as u32) << 2 | (d.float_denorm_mode_32 as u32) << 4 | (d.float_denorm_mode_16_64 as u32) << 6 | (d.enable_dx10_clamp as u32) << 8 | (d.enable_ieee_mode as u32) << 9;
+        let mode = d.float_round_mode_32 as u32
+            | (d.float_round_mode_16_64 as u32) << 2
+            | (d.float_denorm_mode_32 as u32) << 4
+            | (d.float_denorm_mode_16_64 as u32) << 6
+            | (d.enable_dx10_clamp as u32) << 8
+            | (d.enable_ieee_mode as u32) << 9;
         let text = format!(
             "mode = {mode:#x}: round f32 {}, round f16/f64 {}, denormals f32 {:?}, f16/f64 {:?}, dx10_clamp {}, ieee {} (from the kernel descriptor; the engine computes with round-to-nearest-even and denormals kept)",
             d.float_round_mode_32, d.float_round_mode_16_64, d.float_denorm_mode_32, d.float_denorm_mode_16_64, d.enable_dx10_clamp as u8, d.enable_ieee_mode as u8
@@ -588,7 +749,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let (name, lane) = match what.split_once('[') {
             // `v3[5]` a lane; `v[2:3]` a range
             Some((n, l)) if n.len() > 1 => {
-                let l: usize = l.trim_end_matches(']').trim().parse().map_err(|_| format!("`{what}`: the lane is 0..63"))?;
+                let l: usize = l
+                    .trim_end_matches(']')
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("`{what}`: the lane is 0..63"))?;
                 if l >= LANES {
                     return Err(format!("`{what}`: the lane is 0..63"));
                 }
@@ -596,7 +761,9 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             }
             _ => (what, None),
         };
-        let regs = regs::parse(name).ok_or_else(|| format!("`{what}`: not a register, `lds ADDR [N]`, `mem ADDR [N]`, exec, vcc, scc, m0, pc, mode or waitcnt"))?;
+        let regs = regs::parse(name).ok_or_else(|| {
+            format!("`{what}`: not a register, `lds ADDR [N]`, `mem ADDR [N]`, exec, vcc, scc, m0, pc, mode or waitcnt")
+        })?;
         let w = self.focus_state()?;
         let exec = w.exec();
         let mut text = String::new();
@@ -607,10 +774,16 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 match lane {
                     Some(l) => {
                         text += &format!("{}[{l}] = {}\n", r.name(), all_formats(values[l]));
-                        j.push(json!({"register": r.name(), "lane": l, "value": values[l], "active": exec >> l & 1 == 1}));
+                        j.push(
+                            json!({"register": r.name(), "lane": l, "value": values[l], "active": exec >> l & 1 == 1}),
+                        );
                     }
                     None => {
-                        text += &format!("{} ({} format; lanes marked * are inactive in EXEC):\n", r.name(), fmt_name(fmt));
+                        text += &format!(
+                            "{} ({} format; lanes marked * are inactive in EXEC):\n",
+                            r.name(),
+                            fmt_name(fmt)
+                        );
                         for (row, chunk) in values.chunks(8).enumerate() {
                             text += &format!("  [{:2}]", row * 8);
                             for (i, v) in chunk.iter().enumerate() {
@@ -640,20 +813,31 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let mut it = arg.split_whitespace();
         let a = it.next().ok_or("print lds|mem ADDRESS [DWORDS]")?;
         let address = self.address_any(a)?;
-        let n: usize = it.next().map_or(Ok(8), |n| n.parse().map_err(|_| format!("`{n}` is not a count")))?;
+        let n: usize = it
+            .next()
+            .map_or(Ok(8), |n| n.parse().map_err(|_| format!("`{n}` is not a count")))?;
         let n = n.clamp(1, 1024);
         let mut bytes = vec![0u8; n * 4];
         if lds {
             let l = self.session.lds();
             let end = address as usize + bytes.len();
             if end > l.len() {
-                return Err(format!("LDS holds {} bytes; {address:#x}..{end:#x} is outside it", l.len()));
+                return Err(format!(
+                    "LDS holds {} bytes; {address:#x}..{end:#x} is outside it",
+                    l.len()
+                ));
             }
             bytes.copy_from_slice(&l[address as usize..end]);
         } else {
-            self.session.memory().read(address, &mut bytes).map_err(|e| e.to_string())?;
+            self.session
+                .memory()
+                .read(address, &mut bytes)
+                .map_err(|e| e.to_string())?;
         }
-        let words: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let words: Vec<u32> = bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         let mut text = String::new();
         for (row, chunk) in words.chunks(4).enumerate() {
             text += &format!("{:#014x}:", address + row as u64 * 16);
@@ -662,7 +846,10 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             }
             text += "\n";
         }
-        Ok(Answer::ok(text.trim_end().to_string(), json!({"space": if lds { "lds" } else { "memory" }, "address": hex(address), "dwords": words})))
+        Ok(Answer::ok(
+            text.trim_end().to_string(),
+            json!({"space": if lds { "lds" } else { "memory" }, "address": hex(address), "dwords": words}),
+        ))
     }
 
     /// `around` instructions either side of the focused wave's PC, in its function.
@@ -673,7 +860,13 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         };
         let code = self.session.launch().code;
         let rel = pc.wrapping_sub(code.base);
-        let Some((fname, faddr, fsize)) = self.info.functions.iter().find(|(_, a, s)| rel >= *a && rel < a + s).cloned() else {
+        let Some((fname, faddr, fsize)) = self
+            .info
+            .functions
+            .iter()
+            .find(|(_, a, s)| rel >= *a && rel < a + s)
+            .cloned()
+        else {
             return Answer::err(format!("{pc:#x} is in no function of the code object"));
         };
         let mut bytes = vec![0u8; fsize as usize];
@@ -684,7 +877,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let at = insts.iter().position(|(a, _)| *a == pc).unwrap_or(0);
         let lo = at.saturating_sub(around);
         let hi = (at + around + 1).min(insts.len());
-        let breaks: Vec<u64> = self.points.iter().filter_map(|p| if let Point::Break(a) = p.1 { Some(a) } else { None }).collect();
+        let breaks: Vec<u64> = self
+            .points
+            .iter()
+            .filter_map(|p| if let Point::Break(a) = p.1 { Some(a) } else { None })
+            .collect();
         let mut text = format!("{fname}:\n");
         let mut lines = Vec::new();
         for (a, r) in &insts[lo..hi] {
@@ -694,7 +891,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             };
             let mark = if *a == pc { "=>" } else { "  " };
             let b = if breaks.contains(a) { '*' } else { ' ' };
-            text += &format!("{mark}{b} {:#08x} <+{:#x}>  {t}\n", a - code.base, a - code.base - faddr);
+            text += &format!(
+                "{mark}{b} {:#08x} <+{:#x}>  {t}\n",
+                a - code.base,
+                a - code.base - faddr
+            );
             lines.push(json!({"pc": hex(*a), "offset": a - code.base, "text": t, "current": *a == pc, "breakpoint": breaks.contains(a)}));
         }
         Answer::ok(text.trim_end().to_string(), json!({"function": fname, "lines": lines}))
@@ -710,8 +911,18 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         }
         let status = self.status_of(self.focus);
         let (pc, executed) = self.session.wave(self.focus).map_or((0, 0), |w| (w.pc, w.executed));
-        let text = format!("wave {} ({}), at {:#x} <{}>, {} instructions executed", self.focus, status.name(), pc, self.symbolize(pc), executed);
-        Answer::ok(text, json!({"wave": self.focus.to_string(), "status": status.name(), "pc": hex(pc), "executed": executed}))
+        let text = format!(
+            "wave {} ({}), at {:#x} <{}>, {} instructions executed",
+            self.focus,
+            status.name(),
+            pc,
+            self.symbolize(pc),
+            executed
+        );
+        Answer::ok(
+            text,
+            json!({"wave": self.focus.to_string(), "status": status.name(), "pc": hex(pc), "executed": executed}),
+        )
     }
 
     fn waves(&self) -> Answer {
@@ -724,7 +935,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 (Status::Running | Status::AtBarrier, Some(pc)) => format!(" at {pc:#x} <{}>", self.symbolize(pc)),
                 _ => String::new(),
             };
-            text += &format!("{mark} {:<12} {:<11} {n:>8} instructions{at}\n", k.to_string(), st.name());
+            text += &format!(
+                "{mark} {:<12} {:<11} {n:>8} instructions{at}\n",
+                k.to_string(),
+                st.name()
+            );
             j.push(json!({"wave": k.to_string(), "status": st.name(), "executed": n, "pc": pc.map(hex), "focus": k == self.focus}));
         }
         Answer::ok(text.trim_end().to_string(), json!({"waves": j}))
@@ -749,17 +964,31 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 text += "arguments:\n";
                 let mut args = Vec::new();
                 for a in self.info.args.iter() {
-                    let bytes = l.kernarg.get(a.offset as usize..(a.offset + a.size) as usize).unwrap_or(&[]);
+                    let bytes = l
+                        .kernarg
+                        .get(a.offset as usize..(a.offset + a.size) as usize)
+                        .unwrap_or(&[]);
                     let mut v = 0u64;
                     for (i, b) in bytes.iter().take(8).enumerate() {
                         v |= (*b as u64) << (8 * i);
                     }
-                    let shown = if a.kind.contains("buffer") || a.size == 8 { format!("{v:#x}") } else { format!("{v}") };
-                    let name = if a.name.is_empty() { format!("({})", a.kind) } else { a.name.clone() };
+                    let shown = if a.kind.contains("buffer") || a.size == 8 {
+                        format!("{v:#x}")
+                    } else {
+                        format!("{v}")
+                    };
+                    let name = if a.name.is_empty() {
+                        format!("({})", a.kind)
+                    } else {
+                        a.name.clone()
+                    };
                     text += &format!("  +{:<3} {:<24} {:<16} = {shown}\n", a.offset, name, a.type_name);
                     args.push(json!({"name": a.name, "type": a.type_name, "kind": a.kind, "offset": a.offset, "size": a.size, "value": v}));
                 }
-                Answer::ok(text.trim_end().to_string(), json!({"kernel": self.info.kernel, "entry": hex(l.entry), "grid": l.shape.grid, "block": l.shape.block, "args": args}))
+                Answer::ok(
+                    text.trim_end().to_string(),
+                    json!({"kernel": self.info.kernel, "entry": hex(l.entry), "grid": l.shape.grid, "block": l.shape.block, "args": args}),
+                )
             }
             "break" | "breakpoints" | "watch" | "watches" => {
                 let mut text = String::new();
@@ -789,7 +1018,17 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         if let Err(e) = self.session.rewind() {
             return Answer::err(e.to_string());
         }
-        let until = if target == 0 { Until { turn_of: Some(focus), ..Until::default() } } else { Until { count: Some((focus, target)), ..Until::default() } };
+        let until = if target == 0 {
+            Until {
+                turn_of: Some(focus),
+                ..Until::default()
+            }
+        } else {
+            Until {
+                count: Some((focus, target)),
+                ..Until::default()
+            }
+        };
         let a = self.run(&until, "reverse-step");
         self.focus = focus;
         a
@@ -815,7 +1054,9 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 Err(e) => return Answer::err(e.to_string()),
             };
             let at = self.session.at;
-            if r == Reason::DispatchEnded || (!ended && (at == now || at.time > now_time || (at.time == now.time && at.before == now.before))) {
+            if r == Reason::DispatchEnded
+                || (!ended && (at == now || at.time > now_time || (at.time == now.time && at.before == now.before)))
+            {
                 break;
             }
             let wave = match r {
@@ -832,7 +1073,10 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         }
         match last {
             Some((p, wave, reason)) => {
-                if let Err(e) = self.session.run(&Until { position: Some(p), ..Until::default() }) {
+                if let Err(e) = self.session.run(&Until {
+                    position: Some(p),
+                    ..Until::default()
+                }) {
                     return Answer::err(e.to_string());
                 }
                 self.focus = wave;
@@ -841,8 +1085,16 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 a
             }
             None => {
-                let r = self.session.run(&Until { position: Some(self.origin), turn_of: Some(self.origin_wave), ..Until::default() });
-                self.focus = if self.origin_wave == focus { focus } else { self.origin_wave };
+                let r = self.session.run(&Until {
+                    position: Some(self.origin),
+                    turn_of: Some(self.origin_wave),
+                    ..Until::default()
+                });
+                self.focus = if self.origin_wave == focus {
+                    focus
+                } else {
+                    self.origin_wave
+                };
                 match r {
                     Ok(_) => {
                         let mut a = self.stopped(Reason::Turn, "reverse-continue");
@@ -859,7 +1111,14 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let mut text = String::new();
         let mut j = Vec::new();
         for (i, s) in self.history.iter().enumerate() {
-            text += &format!("{i:>4}  time {:>8}  wave {:<12} {:#x} <{}>  {}\n", s.position.time, s.focus.to_string(), s.pc, self.symbolize(s.pc), s.reason);
+            text += &format!(
+                "{i:>4}  time {:>8}  wave {:<12} {:#x} <{}>  {}\n",
+                s.position.time,
+                s.focus.to_string(),
+                s.pc,
+                self.symbolize(s.pc),
+                s.reason
+            );
             j.push(json!({"time": s.position.time, "wave": s.focus.to_string(), "pc": hex(s.pc), "reason": s.reason, "hit": s.hit}));
         }
         Answer::ok(text.trim_end().to_string(), json!({"history": j}))
@@ -875,7 +1134,10 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
 
     /// The breakpoint addresses (for a code view).
     pub fn breakpoints(&self) -> Vec<u64> {
-        self.points.iter().filter_map(|p| if let Point::Break(a) = p.1 { Some(a) } else { None }).collect()
+        self.points
+            .iter()
+            .filter_map(|p| if let Point::Break(a) = p.1 { Some(a) } else { None })
+            .collect()
     }
 
     /// Breakpoints and watches as text lines (for a watch list).
@@ -883,7 +1145,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         self.points
             .iter()
             .map(|(id, p)| match p {
-                Point::Reg(r) => format!("{id}: {} = {:#x}", point_name(p), self.session.wave(r.wave).map_or(r.value, |w| r.reg.read(w, r.lane))),
+                Point::Reg(r) => format!(
+                    "{id}: {} = {:#x}",
+                    point_name(p),
+                    self.session.wave(r.wave).map_or(r.value, |w| r.reg.read(w, r.lane))
+                ),
                 _ => format!("{id}: {}", point_name(p)),
             })
             .collect()
@@ -920,7 +1186,11 @@ fn bytes_hex(b: &[u8]) -> String {
 
 /// EXEC (or any lane mask) as two rows of 32 lanes: `#` active, `.` inactive.
 pub fn lane_strip(m: u64) -> String {
-    let row = |lo: u32| (lo..lo + 32).map(|l| if m >> l & 1 == 1 { '#' } else { '.' }).collect::<String>();
+    let row = |lo: u32| {
+        (lo..lo + 32)
+            .map(|l| if m >> l & 1 == 1 { '#' } else { '.' })
+            .collect::<String>()
+    };
     format!("lanes  0-31 {}\nlanes 32-63 {}", row(0), row(32))
 }
 
@@ -940,13 +1210,22 @@ pub fn format_value(v: u32, f: &str) -> String {
         "f" => format!("{}", f32::from_bits(v)),
         "d" | "i" => format!("{}", v as i32),
         "u" => format!("{v}"),
-        "h" => format!("{}|{}", half::f16::from_bits(v as u16), half::f16::from_bits((v >> 16) as u16)),
+        "h" => format!(
+            "{}|{}",
+            half::f16::from_bits(v as u16),
+            half::f16::from_bits((v >> 16) as u16)
+        ),
         _ => format!("{v:#010x}"),
     }
 }
 
 fn all_formats(v: u32) -> String {
-    format!("{v:#010x}  int {}  uint {v}  f32 {}  f16 {}", v as i32, f32::from_bits(v), format_value(v, "h"))
+    format!(
+        "{v:#010x}  int {}  uint {v}  f32 {}  f16 {}",
+        v as i32,
+        f32::from_bits(v),
+        format_value(v, "h")
+    )
 }
 
 /// Help text of the commands.

@@ -185,7 +185,12 @@ fn changes(a: &WaveState, b: &WaveState) -> Vec<(String, Value)> {
 
 /// Records the dispatch of `session` from its start (see the module documentation); `functions` (name,
 /// address in the code object, size) name the instructions.
-pub fn record<R: WaveRunner>(session: &mut Session<'_, R>, engine: &str, opts: &Options, functions: &[(String, u64, u64)]) -> Result<Trace, EngineError> {
+pub fn record<R: WaveRunner>(
+    session: &mut Session<'_, R>,
+    engine: &str,
+    opts: &Options,
+    functions: &[(String, u64, u64)],
+) -> Result<Trace, EngineError> {
     let launch = session.launch();
     let shape = launch.shape;
     let code_base = launch.code.base;
@@ -230,89 +235,115 @@ pub fn record<R: WaveRunner>(session: &mut Session<'_, R>, engine: &str, opts: &
     {
         let mut hook = |seen: Seen<'_>| -> bool {
             match seen {
-            Seen::WaveStart { wave, state } => {
-                if budget == 0 || !wanted(wave.workgroup) {
-                    return true;
+                Seen::WaveStart { wave, state } => {
+                    if budget == 0 || !wanted(wave.workgroup) {
+                        return true;
+                    }
+                    index.insert(wave, trace.waves.len());
+                    shadow.insert(wave, state.clone());
+                    trace.waves.push(WaveTrace {
+                        id: wave.to_string(),
+                        wg: wave.workgroup,
+                        wave: wave.wave,
+                        s0: state.sgprs.to_vec(),
+                        scc0: state.scc,
+                        v0: state.vgprs.iter().map(|v| v.to_vec()).collect(),
+                        steps: Vec::new(),
+                        ended: false,
+                    });
                 }
-                index.insert(wave, trace.waves.len());
-                shadow.insert(wave, state.clone());
-                trace.waves.push(WaveTrace {
-                    id: wave.to_string(),
-                    wg: wave.workgroup,
-                    wave: wave.wave,
-                    s0: state.sgprs.to_vec(),
-                    scc0: state.scc,
-                    v0: state.vgprs.iter().map(|v| v.to_vec()).collect(),
-                    steps: Vec::new(),
-                    ended: false,
-                });
-            }
-            Seen::Instruction { executed: ex, state, lds: _ } => {
-                trace.total = ex.time;
-                let Some(&wi) = index.get(&ex.wave) else { return budget > 0 };
-                if budget == 0 {
-                    return false;
-                }
-                budget -= 1;
-                trace.recorded += 1;
-                let rel = ex.pc - code_base;
-                trace.insts.entry(rel).or_insert_with(|| InstInfo {
-                    text: disasm::text(&ex.inst),
-                    enc: ex.inst.words().iter().map(|w| format!("{w:08X}")).collect::<Vec<_>>().join(" "),
-                    unit: ex.inst.info.unit.name(),
-                    at: functions.name(rel),
-                    kind: kind_of(&ex.inst),
-                });
-                let before = shadow.get_mut(&ex.wave).expect("a recorded wave has a shadow");
-                let c = changes(before, state);
-                *before = state.clone();
-                let mut step = Step { t: ex.time, pc: rel, x: format!("{:016x}", ex.exec), c, a: Vec::new(), s: None, lines: None, lds: None, rel: None };
-                if let Some(first) = ex.accesses.first() {
-                    step.s = Some(space_name(first.space));
-                    step.a = ex.accesses.iter().map(|a: &LaneAccess| (a.lane, a.address, a.bytes, a.dir as u8)).collect();
-                    let mut mask = 0u64;
-                    addrs.fill(0);
-                    let mut bytes = 4;
-                    // the first access of each lane (multi-dword accesses are recorded once per lane here)
-                    for a in ex.accesses.iter() {
-                        if mask >> a.lane & 1 == 0 {
-                            mask |= 1 << a.lane;
-                            addrs[a.lane as usize] = a.address;
-                            bytes = a.bytes;
+                Seen::Instruction {
+                    executed: ex,
+                    state,
+                    lds: _,
+                } => {
+                    trace.total = ex.time;
+                    let Some(&wi) = index.get(&ex.wave) else {
+                        return budget > 0;
+                    };
+                    if budget == 0 {
+                        return false;
+                    }
+                    budget -= 1;
+                    trace.recorded += 1;
+                    let rel = ex.pc - code_base;
+                    trace.insts.entry(rel).or_insert_with(|| InstInfo {
+                        text: disasm::text(&ex.inst),
+                        enc: ex
+                            .inst
+                            .words()
+                            .iter()
+                            .map(|w| format!("{w:08X}"))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        unit: ex.inst.info.unit.name(),
+                        at: functions.name(rel),
+                        kind: kind_of(&ex.inst),
+                    });
+                    let before = shadow.get_mut(&ex.wave).expect("a recorded wave has a shadow");
+                    let c = changes(before, state);
+                    *before = state.clone();
+                    let mut step = Step {
+                        t: ex.time,
+                        pc: rel,
+                        x: format!("{:016x}", ex.exec),
+                        c,
+                        a: Vec::new(),
+                        s: None,
+                        lines: None,
+                        lds: None,
+                        rel: None,
+                    };
+                    if let Some(first) = ex.accesses.first() {
+                        step.s = Some(space_name(first.space));
+                        step.a = ex
+                            .accesses
+                            .iter()
+                            .map(|a: &LaneAccess| (a.lane, a.address, a.bytes, a.dir as u8))
+                            .collect();
+                        let mut mask = 0u64;
+                        addrs.fill(0);
+                        let mut bytes = 4;
+                        // the first access of each lane (multi-dword accesses are recorded once per lane here)
+                        for a in ex.accesses.iter() {
+                            if mask >> a.lane & 1 == 0 {
+                                mask |= 1 << a.lane;
+                                addrs[a.lane as usize] = a.address;
+                                bytes = a.bytes;
+                            }
+                        }
+                        match first.space {
+                            Space::Lds => {
+                                let a32: Vec<u32> = addrs.iter().map(|&a| a as u32).collect();
+                                let c = bank_cycles(&a32, mask, bytes.min(16), first.dir == Dir::Read);
+                                step.lds = Some((c.cycles, c.conflict_cycles));
+                            }
+                            Space::Scalar => {}
+                            _ => {
+                                coalesce(&addrs, mask, bytes.clamp(1, LINE_BYTES), LINE_BYTES, &mut lines);
+                                step.lines = Some(lines.len() as u32);
+                            }
                         }
                     }
-                    match first.space {
-                        Space::Lds => {
-                            let a32: Vec<u32> = addrs.iter().map(|&a| a as u32).collect();
-                            let c = bank_cycles(&a32, mask, bytes.min(16), first.dir == Dir::Read);
-                            step.lds = Some((c.cycles, c.conflict_cycles));
-                        }
-                        Space::Scalar => {}
-                        _ => {
-                            coalesce(&addrs, mask, bytes.clamp(1, LINE_BYTES), LINE_BYTES, &mut lines);
-                            step.lines = Some(lines.len() as u32);
-                        }
+                    if ex.inst.info.flow == FlowControl::Barrier {
+                        waiting.push((wi, trace.waves[wi].steps.len()));
                     }
-                }
-                if ex.inst.info.flow == FlowControl::Barrier {
-                    waiting.push((wi, trace.waves[wi].steps.len()));
-                }
-                if ex.inst.info.flow == FlowControl::End {
-                    trace.waves[wi].ended = true;
-                }
-                trace.waves[wi].steps.push(step);
-            }
-            Seen::BarrierRelease { workgroup, time } => {
-                waiting.retain(|&(wi, si)| {
-                    if trace.waves[wi].wg == workgroup {
-                        trace.waves[wi].steps[si].rel = Some(time);
-                        false
-                    } else {
-                        true
+                    if ex.inst.info.flow == FlowControl::End {
+                        trace.waves[wi].ended = true;
                     }
-                });
-            }
-            Seen::WorkgroupEnd { .. } => {}
+                    trace.waves[wi].steps.push(step);
+                }
+                Seen::BarrierRelease { workgroup, time } => {
+                    waiting.retain(|&(wi, si)| {
+                        if trace.waves[wi].wg == workgroup {
+                            trace.waves[wi].steps[si].rel = Some(time);
+                            false
+                        } else {
+                            true
+                        }
+                    });
+                }
+                Seen::WorkgroupEnd { .. } => {}
             }
             true
         };
@@ -351,7 +382,10 @@ pub struct TimelineRecorder {
 
 impl TimelineRecorder {
     pub fn new(max: u64) -> TimelineRecorder {
-        TimelineRecorder { max, ..TimelineRecorder::default() }
+        TimelineRecorder {
+            max,
+            ..TimelineRecorder::default()
+        }
     }
 
     /// Moves what was recorded into `trace`.
@@ -369,8 +403,16 @@ impl Observer for TimelineRecorder {
         let (waves, index, issued, base) = &mut *g;
         match ev {
             Event::DispatchBegin { code_base, .. } => *base = *code_base,
-            Event::WaveStart { workgroup, wave, placement, .. } => {
-                let key = WaveKey { workgroup: *workgroup, wave: *wave };
+            Event::WaveStart {
+                workgroup,
+                wave,
+                placement,
+                ..
+            } => {
+                let key = WaveKey {
+                    workgroup: *workgroup,
+                    wave: *wave,
+                };
                 let (cu, simd) = placement.map_or((0, 0), |p| (p.cu, p.simd));
                 index.insert(key, waves.len() as u32);
                 waves.push((key.to_string(), cu, simd));
@@ -379,9 +421,31 @@ impl Observer for TimelineRecorder {
                 if issued.len() as u64 >= self.max {
                     return;
                 }
-                let (Some(issue), Some(&w)) = (i.issue, index.get(&WaveKey { workgroup: i.workgroup, wave: i.wave })) else { return };
+                let (Some(issue), Some(&w)) = (
+                    i.issue,
+                    index.get(&WaveKey {
+                        workgroup: i.workgroup,
+                        wave: i.wave,
+                    }),
+                ) else {
+                    return;
+                };
                 let s = issue.stalls;
-                issued.push(Issued { w, pc: i.pc - *base, cycle: issue.cycle, st: [s.vmcnt, s.lgkmcnt, s.barrier, s.dependency, s.unit_busy, s.fetch, s.sleep, s.arbitration] });
+                issued.push(Issued {
+                    w,
+                    pc: i.pc - *base,
+                    cycle: issue.cycle,
+                    st: [
+                        s.vmcnt,
+                        s.lgkmcnt,
+                        s.barrier,
+                        s.dependency,
+                        s.unit_busy,
+                        s.fetch,
+                        s.sleep,
+                        s.arbitration,
+                    ],
+                });
             }
             _ => {}
         }

@@ -12,7 +12,13 @@ use emu_core::wave::sreg;
 use crate::debugger::{Answer, Debugger};
 
 /// Answers commands from `input` until it ends or `quit`.
-pub fn serve<R: WaveRunner>(dbg: &mut Debugger<'_, R>, first: &Answer, input: &mut dyn BufRead, out: &mut dyn Write, json: bool) -> io::Result<()> {
+pub fn serve<R: WaveRunner>(
+    dbg: &mut Debugger<'_, R>,
+    first: &Answer,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    json: bool,
+) -> io::Result<()> {
     let emit = |out: &mut dyn Write, a: &Answer| -> io::Result<()> {
         if json {
             writeln!(out, "{}", a.json)?;
@@ -47,7 +53,12 @@ pub fn is_terminal(fd: i32) -> bool {
 }
 
 fn terminal_size() -> (usize, usize) {
-    let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
     // SAFETY: TIOCGWINSZ writes a winsize into the struct we pass.
     let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0;
     if ok && ws.ws_col > 20 && ws.ws_row > 10 {
@@ -84,7 +95,11 @@ pub fn terminal<R: WaveRunner>(dbg: &mut Debugger<'_, R>, first: &Answer) -> io:
             writeln!(out)?;
             return Ok(());
         }
-        let cmd = if line.trim().is_empty() { previous.clone() } else { line.trim().to_string() };
+        let cmd = if line.trim().is_empty() {
+            previous.clone()
+        } else {
+            line.trim().to_string()
+        };
         let a = dbg.execute(&cmd);
         previous = cmd;
         if a.quit {
@@ -103,7 +118,10 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
         " wavejit debug: {} | wave {focus} | dispatch time {} | {} ",
         dbg.session.launch().name,
         dbg.session.time(),
-        state.map_or("no state".to_string(), |w| format!("{} instructions executed", w.executed))
+        state.map_or("no state".to_string(), |w| format!(
+            "{} instructions executed",
+            w.executed
+        ))
     );
     s += &format!("{INVERSE}{}{RESET}\n", clip(&format!("{title:<cols$}"), cols));
     // code pane (left) and scalar registers (right)
@@ -132,7 +150,13 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
     }
     for i in 0..left.len().max(right.len()) {
         let l = left.get(i).cloned().unwrap_or_default();
-        let l = if l.starts_with("=>") { format!("{GREEN}{BOLD}{l:<half$}{RESET}") } else if l.starts_with("  *") { format!("{RED}{l:<half$}{RESET}") } else { format!("{l:<half$}") };
+        let l = if l.starts_with("=>") {
+            format!("{GREEN}{BOLD}{l:<half$}{RESET}")
+        } else if l.starts_with("  *") {
+            format!("{RED}{l:<half$}{RESET}")
+        } else {
+            format!("{l:<half$}")
+        };
         s += &format!("{l}  {}\n", right.get(i).cloned().unwrap_or_default());
     }
     if let Some(w) = state {
@@ -141,7 +165,11 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
         for lo in [0u32, 32] {
             s += &format!(" lanes {lo:2}-{:2} ", lo + 31);
             for l in lo..lo + 32 {
-                s += if m >> l & 1 == 1 { "\x1b[42m \x1b[0m" } else { "\x1b[100m \x1b[0m" };
+                s += if m >> l & 1 == 1 {
+                    "\x1b[42m \x1b[0m"
+                } else {
+                    "\x1b[100m \x1b[0m"
+                };
             }
             s += "\n";
         }
@@ -158,7 +186,16 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
         }
     }
     let used = s.lines().count();
-    s += &format!("{INVERSE}{}{RESET}\n", clip(&format!("{:<cols$}", " last answer (help: commands; empty line repeats the last one)"), cols));
+    s += &format!(
+        "{INVERSE}{}{RESET}\n",
+        clip(
+            &format!(
+                "{:<cols$}",
+                " last answer (help: commands; empty line repeats the last one)"
+            ),
+            cols
+        )
+    );
     let room = rows.saturating_sub(used + 3).max(3);
     for l in last.lines().take(room) {
         s += &clip(l, cols);

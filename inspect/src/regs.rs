@@ -94,8 +94,14 @@ pub fn in_text(text: &str) -> Vec<Reg> {
     let mut out: Vec<Reg> = Vec::new();
     let ops = text.split_once(' ').map_or("", |(_, o)| o);
     for tok in ops.split([',', ' ']).filter(|t| !t.is_empty()) {
-        let tok = tok.trim_start_matches('-').trim_start_matches('|').trim_end_matches('|');
-        let tok = tok.strip_prefix("abs(").and_then(|t| t.strip_suffix(')')).unwrap_or(tok);
+        let tok = tok
+            .trim_start_matches('-')
+            .trim_start_matches('|')
+            .trim_end_matches('|');
+        let tok = tok
+            .strip_prefix("abs(")
+            .and_then(|t| t.strip_suffix(')'))
+            .unwrap_or(tok);
         if let Some(rs) = parse(tok) {
             for r in rs {
                 if !out.contains(&r) {
@@ -121,8 +127,14 @@ mod tests {
         assert_eq!(parse("a7"), Some(vec![Reg::A(7)]));
         assert_eq!(parse("s102"), None, "s102 is flat_scratch_lo");
         assert_eq!(parse("x1"), None);
-        assert_eq!(in_text("global_store_dword v[0:1], v2, off"), vec![Reg::V(0), Reg::V(1), Reg::V(2)]);
-        assert_eq!(in_text("v_cndmask_b32_e64 v3, v4, -v5, s[6:7]"), vec![Reg::V(3), Reg::V(4), Reg::V(5), Reg::S(6), Reg::S(7)]);
+        assert_eq!(
+            in_text("global_store_dword v[0:1], v2, off"),
+            vec![Reg::V(0), Reg::V(1), Reg::V(2)]
+        );
+        assert_eq!(
+            in_text("v_cndmask_b32_e64 v3, v4, -v5, s[6:7]"),
+            vec![Reg::V(3), Reg::V(4), Reg::V(5), Reg::S(6), Reg::S(7)]
+        );
         assert_eq!(in_text("s_endpgm"), vec![]);
     }
 }

@@ -126,13 +126,28 @@ pub enum Reason {
     Count,
     /// The wave reached the PC asked for.
     Pc,
-    Breakpoint { pc: u64 },
+    Breakpoint {
+        pc: u64,
+    },
     /// A watched register changed; `pc` is the instruction that changed it.
-    Register { watch: usize, old: u32, new: u32, pc: u64 },
+    Register {
+        watch: usize,
+        old: u32,
+        new: u32,
+        pc: u64,
+    },
     /// A watched memory range changed; `by` is the wave and PC of the instruction that wrote it.
-    Memory { watch: usize, old: Vec<u8>, new: Vec<u8>, by: WaveKey, pc: u64 },
+    Memory {
+        watch: usize,
+        old: Vec<u8>,
+        new: Vec<u8>,
+        by: WaveKey,
+        pc: u64,
+    },
     /// The wave a count or PC was asked of ended first.
-    WaveEnded { wave: WaveKey },
+    WaveEnded {
+        wave: WaveKey,
+    },
     /// Every wave of the dispatch ended.
     DispatchEnded,
     /// The hook of [`Session::run_hooked`] asked to stop after an instruction.
@@ -144,7 +159,11 @@ pub enum Seen<'x> {
     /// A wave is created with its initial state.
     WaveStart { wave: WaveKey, state: &'x WaveState },
     /// An instruction executed; `state` is the wave after it, `lds` its workgroup's LDS.
-    Instruction { executed: &'x Executed, state: &'x WaveState, lds: &'x [u8] },
+    Instruction {
+        executed: &'x Executed,
+        state: &'x WaveState,
+        lds: &'x [u8],
+    },
     /// Every wave of the workgroup waiting at `s_barrier` goes on, at the dispatch time given.
     BarrierRelease { workgroup: [u32; 3], time: u64 },
     /// The workgroup's waves all ended.
@@ -216,7 +235,10 @@ impl Observer for Probe {
 
     fn switch_wave(&self, ev: &InstEvent<'_>) -> bool {
         let mut st = self.st.lock().unwrap_or_else(|e| e.into_inner());
-        let key = WaveKey { workgroup: ev.workgroup, wave: ev.wave };
+        let key = WaveKey {
+            workgroup: ev.workgroup,
+            wave: ev.wave,
+        };
         st.time += 1;
         let inst = ev.inst;
         let size = inst.size() as u64;
@@ -240,14 +262,27 @@ impl Observer for Probe {
             stop = true;
         }
         let wrote = !st.ranges.is_empty()
-            && ev.accesses.iter().any(|a| a.dir != Dir::Read && st.ranges.iter().any(|&(lo, len)| a.address < lo + len && lo < a.address + a.bytes as u64));
+            && ev.accesses.iter().any(|a| {
+                a.dir != Dir::Read
+                    && st
+                        .ranges
+                        .iter()
+                        .any(|&(lo, len)| a.address < lo + len && lo < a.address + a.bytes as u64)
+            });
         if wrote {
             st.writer = Some((key, ev.pc));
             stop = true;
         }
         if st.every || wrote {
             let time = st.time;
-            st.last = Some(Executed { wave: key, pc: ev.pc, inst: *inst, exec: ev.exec, accesses: ev.accesses.to_vec(), time });
+            st.last = Some(Executed {
+                wave: key,
+                pc: ev.pc,
+                inst: *inst,
+                exec: ev.exec,
+                accesses: ev.accesses.to_vec(),
+                time,
+            });
         }
         stop
     }
@@ -290,7 +325,13 @@ pub struct Session<'a, R: WaveRunner> {
 impl<'a, R: WaveRunner> Session<'a, R> {
     /// A session over `launch`, before its first instruction; device memory as it is now is what every replay
     /// starts from.
-    pub fn new(mem: &'a DeviceMemory, device: &'a DevicePreset, launch: &'a Launch<'a>, runner: &'a R, max_wave_instructions: u64) -> Result<Self, EngineError> {
+    pub fn new(
+        mem: &'a DeviceMemory,
+        device: &'a DevicePreset,
+        launch: &'a Launch<'a>,
+        runner: &'a R,
+        max_wave_instructions: u64,
+    ) -> Result<Self, EngineError> {
         engine::check_launch(device, launch)?;
         if launch.cooperative && launch.code.grid_sync {
             return Err(EngineError::GridSync {
@@ -298,10 +339,27 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                 what: "a cooperative launch that syncs the grid (ds_gws_barrier, GWS semaphores) runs its workgroups interleaved; the debugger runs one workgroup at a time".into(),
             });
         }
-        let start = mem.snapshot_buffers().map_err(|e| EngineError::Inspect { kernel: launch.name.to_string(), what: format!("cannot copy device memory for replay: {e}") })?;
-        let limits = Limits { max_wave_instructions, threads: Some(1), slice: None, clock_ends_turn: false, poll_ends_turn: false, timing: false };
-        let clock = WaveClock { base: engine::clock_base(), per_instruction: 4, shader_mhz: device.engine_clock_mhz };
-        let first = WaveKey { workgroup: [0; 3], wave: 0 };
+        let start = mem.snapshot_buffers().map_err(|e| EngineError::Inspect {
+            kernel: launch.name.to_string(),
+            what: format!("cannot copy device memory for replay: {e}"),
+        })?;
+        let limits = Limits {
+            max_wave_instructions,
+            threads: Some(1),
+            slice: None,
+            clock_ends_turn: false,
+            poll_ends_turn: false,
+            timing: false,
+        };
+        let clock = WaveClock {
+            base: engine::clock_base(),
+            per_instruction: 4,
+            shader_mhz: device.engine_clock_mhz,
+        };
+        let first = WaveKey {
+            workgroup: [0; 3],
+            wave: 0,
+        };
         let cx = engine::dispatch_context(device, launch);
         let template = emu_core::dispatch::WaveTemplate::new(&cx).map_err(EngineError::from)?;
         Ok(Session {
@@ -322,7 +380,11 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             ended: Vec::new(),
             probe: Probe::default(),
             resume: None,
-            at: Position { time: 0, wave: first, before: true },
+            at: Position {
+                time: 0,
+                wave: first,
+                before: true,
+            },
             done: false,
             registers: Vec::new(),
             memory: Vec::new(),
@@ -353,7 +415,14 @@ impl<'a, R: WaveRunner> Session<'a, R> {
 
     /// Return addresses of the wave's open calls, innermost last.
     pub fn call_stack(&self, wave: WaveKey) -> Vec<u64> {
-        self.probe.st.lock().unwrap_or_else(|e| e.into_inner()).stacks.get(&wave).cloned().unwrap_or_default()
+        self.probe
+            .st
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stacks
+            .get(&wave)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The wave's state: live, or final for a wave of a recently ended workgroup.
@@ -363,7 +432,11 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                 return g.waves.get(key.wave as usize);
             }
         }
-        self.ended.iter().find(|e| e.0 == key.workgroup).and_then(|e| e.1.as_ref()).and_then(|w| w.get(key.wave as usize))
+        self.ended
+            .iter()
+            .find(|e| e.0 == key.workgroup)
+            .and_then(|e| e.1.as_ref())
+            .and_then(|w| w.get(key.wave as usize))
     }
 
     /// The LDS of the running workgroup (empty when none runs).
@@ -413,7 +486,9 @@ impl<'a, R: WaveRunner> Session<'a, R> {
 
     /// Back to the dispatch's start: device memory as it was when the session began, no workgroup started.
     pub fn rewind(&mut self) -> Result<(), EngineError> {
-        self.mem.restore_buffers(&self.start).map_err(|e| self.error(format!("cannot restore device memory: {e}")))?;
+        self.mem
+            .restore_buffers(&self.start)
+            .map_err(|e| self.error(format!("cannot restore device memory: {e}")))?;
         self.drop_group();
         self.next_group = 0;
         self.cursor = 0;
@@ -421,13 +496,23 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         self.ended.clear();
         self.probe = Probe::default();
         self.resume = None;
-        self.at = Position { time: 0, wave: WaveKey { workgroup: [0; 3], wave: 0 }, before: true };
+        self.at = Position {
+            time: 0,
+            wave: WaveKey {
+                workgroup: [0; 3],
+                wave: 0,
+            },
+            before: true,
+        };
         self.done = false;
         Ok(())
     }
 
     fn error(&self, what: String) -> EngineError {
-        EngineError::Inspect { kernel: self.launch.name.to_string(), what }
+        EngineError::Inspect {
+            kernel: self.launch.name.to_string(),
+            what,
+        }
     }
 
     fn drop_group(&mut self) {
@@ -445,7 +530,11 @@ impl<'a, R: WaveRunner> Session<'a, R> {
 
     /// [`Session::run`], reporting every instruction, wave start and barrier release to `hook`, which returns
     /// false after an instruction to stop there ([`Reason::Hook`]).
-    pub fn run_hooked(&mut self, until: &Until, mut hook: Option<&mut dyn FnMut(Seen<'_>) -> bool>) -> Result<Reason, EngineError> {
+    pub fn run_hooked(
+        &mut self,
+        until: &Until,
+        mut hook: Option<&mut dyn FnMut(Seen<'_>) -> bool>,
+    ) -> Result<Reason, EngineError> {
         if self.done {
             return Ok(Reason::DispatchEnded);
         }
@@ -479,7 +568,10 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             let time = self.time();
             let g = self.group.as_ref().expect("a workgroup runs");
             if self.cursor < g.waves.len() {
-                let key = WaveKey { workgroup: g.wg, wave: self.cursor as u32 };
+                let key = WaveKey {
+                    workgroup: g.wg,
+                    wave: self.cursor as u32,
+                };
                 let wave = &g.waves[self.cursor];
                 if wave.status != WaveStatus::Running {
                     self.cursor += 1;
@@ -487,14 +579,21 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                 }
                 let (executed, pc) = (wave.executed, wave.pc);
                 // before the wave's next instruction
-                let here = Position { time, wave: key, before: true };
+                let here = Position {
+                    time,
+                    wave: key,
+                    before: true,
+                };
                 let reason = if until.position == Some(here) {
                     Some(Reason::Position)
                 } else if until.turn_of == Some(key) {
                     Some(Reason::Turn)
                 } else if until.count.is_some_and(|(w, n)| w == key && executed >= n) {
                     Some(Reason::Count)
-                } else if until.pc.is_some_and(|(w, at, depth)| w == key && pc == at && self.call_depth(key) == depth) {
+                } else if until
+                    .pc
+                    .is_some_and(|(w, at, depth)| w == key && pc == at && self.call_depth(key) == depth)
+                {
                     Some(Reason::Pc)
                 } else if until.breakpoints.contains(&pc) && resume != Some(here) {
                     Some(Reason::Breakpoint { pc })
@@ -526,11 +625,19 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                     (st.time, st.last.take(), st.writer.take(), st.last_pc)
                 };
                 let go_on = match (hook.as_mut(), &last) {
-                    (Some(h), Some(ex)) => h(Seen::Instruction { executed: ex, state: wave, lds: &g.lds }),
+                    (Some(h), Some(ex)) => h(Seen::Instruction {
+                        executed: ex,
+                        state: wave,
+                        lds: &g.lds,
+                    }),
                     _ => true,
                 };
                 // after the instruction
-                let here = Position { time, wave: key, before: false };
+                let here = Position {
+                    time,
+                    wave: key,
+                    before: false,
+                };
                 if !go_on {
                     return Ok(self.stop(here, Reason::Hook));
                 }
@@ -542,7 +649,12 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                 for (i, w) in self.registers.iter_mut().enumerate().filter(|(_, w)| w.wave == key) {
                     let new = w.reg.read(wave, w.lane);
                     if new != w.value && reason.is_none() {
-                        reason = Some(Reason::Register { watch: i, old: w.value, new, pc: last_pc });
+                        reason = Some(Reason::Register {
+                            watch: i,
+                            old: w.value,
+                            new,
+                            pc: last_pc,
+                        });
                     }
                     w.value = new;
                 }
@@ -550,11 +662,20 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                     for (i, m) in self.memory.iter_mut().enumerate() {
                         let mut now = vec![0u8; m.bytes.len()];
                         if self.mem.read(m.address, &mut now).is_ok() && now != m.bytes && reason.is_none() {
-                            reason = Some(Reason::Memory { watch: i, old: std::mem::replace(&mut m.bytes, now.clone()), new: now, by, pc });
+                            reason = Some(Reason::Memory {
+                                watch: i,
+                                old: std::mem::replace(&mut m.bytes, now.clone()),
+                                new: now,
+                                by,
+                                pc,
+                            });
                         }
                     }
                 }
-                if reason.is_none() && ended && (until.count.is_some_and(|c| c.0 == key) || until.pc.is_some_and(|p| p.0 == key)) {
+                if reason.is_none()
+                    && ended
+                    && (until.count.is_some_and(|c| c.0 == key) || until.pc.is_some_and(|p| p.0 == key))
+                {
                     reason = Some(Reason::WaveEnded { wave: key });
                 }
                 if let Some(r) = reason {
@@ -578,7 +699,13 @@ impl<'a, R: WaveRunner> Session<'a, R> {
     }
 
     fn call_depth(&self, key: WaveKey) -> usize {
-        self.probe.st.lock().unwrap_or_else(|e| e.into_inner()).stacks.get(&key).map_or(0, |s| s.len())
+        self.probe
+            .st
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stacks
+            .get(&key)
+            .map_or(0, |s| s.len())
     }
 
     fn start_group(&mut self, hook: &mut Option<&mut dyn FnMut(Seen<'_>) -> bool>) -> Result<(), EngineError> {
@@ -588,19 +715,37 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             let a = match self.private.get(&i) {
                 Some(&a) => a,
                 None => {
-                    let label = format!("{} workgroup {:?} (debugger)", self.launch.name, self.launch.shape.workgroup_id(i));
-                    let a = self.mem.allocate(bytes, AllocKind::Scratch, &label).map_err(EngineError::from)?;
+                    let label = format!(
+                        "{} workgroup {:?} (debugger)",
+                        self.launch.name,
+                        self.launch.shape.workgroup_id(i)
+                    );
+                    let a = self
+                        .mem
+                        .allocate(bytes, AllocKind::Scratch, &label)
+                        .map_err(EngineError::from)?;
                     self.private.insert(i, a);
                     a
                 }
             };
             // every replay starts from the same (zeroed) private memory
-            self.mem.write(a, &vec![0u8; bytes as usize]).map_err(|e| self.error(format!("private memory: {e}")))?;
+            self.mem
+                .write(a, &vec![0u8; bytes as usize])
+                .map_err(|e| self.error(format!("private memory: {e}")))?;
             Some(a)
         } else {
             None
         };
-        let g = engine::build_group_in(self.mem, self.device, self.launch, &self.template, i, self.clock, private, true)?;
+        let g = engine::build_group_in(
+            self.mem,
+            self.device,
+            self.launch,
+            &self.template,
+            i,
+            self.clock,
+            private,
+            true,
+        )?;
         // a watched register of a wave that starts now changes from its initial value
         for r in self.registers.iter_mut().filter(|r| r.wave.workgroup == g.wg) {
             if let Some(s) = g.waves.get(r.wave.wave as usize) {
@@ -609,7 +754,13 @@ impl<'a, R: WaveRunner> Session<'a, R> {
         }
         if let Some(h) = hook.as_mut() {
             for (w, s) in g.waves.iter().enumerate() {
-                h(Seen::WaveStart { wave: WaveKey { workgroup: g.wg, wave: w as u32 }, state: s });
+                h(Seen::WaveStart {
+                    wave: WaveKey {
+                        workgroup: g.wg,
+                        wave: w as u32,
+                    },
+                    state: s,
+                });
             }
         }
         self.group = Some(g);
@@ -641,10 +792,19 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             return Ok(());
         }
         if g.waves.iter().any(|w| w.gws.is_some()) {
-            return Err(EngineError::GridSync { kernel: self.launch.name.to_string(), what: format!("workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch", g.wg) });
+            return Err(EngineError::GridSync {
+                kernel: self.launch.name.to_string(),
+                what: format!(
+                    "workgroup {:?} reached ds_gws_barrier (grid-wide sync) outside a cooperative launch",
+                    g.wg
+                ),
+            });
         }
         if let Err(what) = emu_core::gws::outside_cooperative(g.wg, &mut g.waves) {
-            return Err(EngineError::GridSync { kernel: self.launch.name.to_string(), what });
+            return Err(EngineError::GridSync {
+                kernel: self.launch.name.to_string(),
+                what,
+            });
         }
         let waiting = |w: &WaveState| w.status == WaveStatus::AtBarrier;
         if g.waves.iter().all(|w| waiting(w) || w.status == WaveStatus::Done) {

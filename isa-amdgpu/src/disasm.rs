@@ -12,7 +12,10 @@ use crate::table::{OpFlags, OperandKind, RegFile, SrcType, Target};
 
 /// The text of one instruction (without address or encoding comment).
 pub fn text(inst: &Inst) -> String {
-    let mut p = Printer { inst, out: String::with_capacity(48) };
+    let mut p = Printer {
+        inst,
+        out: String::with_capacity(48),
+    };
     p.print();
     p.out
 }
@@ -107,13 +110,21 @@ fn immediate(out: &mut String, value: u64, ty: SrcType) {
         }
         // LLVM keeps the whole literal dword for 16-bit integer operands: small integers and f32 constants print
         // by the full value, anything else as the low half in hex
-        SrcType::I16 => named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F32, value as u32 & 0xffff),
+        SrcType::I16 => named_or_hex(
+            out,
+            value as u32 as i32,
+            value as u32,
+            FloatWidth::F32,
+            value as u32 & 0xffff,
+        ),
         SrcType::F16 => {
             let h = value as u32 & 0xffff;
             named_or_hex(out, h as u16 as i16 as i32, h, FloatWidth::F16, h)
         }
         SrcType::V216 => named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F16, value as u32),
-        SrcType::B32 | SrcType::RegOnly => named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F32, value as u32),
+        SrcType::B32 | SrcType::RegOnly => {
+            named_or_hex(out, value as u32 as i32, value as u32, FloatWidth::F32, value as u32)
+        }
     }
 }
 
@@ -122,7 +133,13 @@ fn immediate(out: &mut String, value: u64, ty: SrcType) {
 fn named_or_hex(out: &mut String, int_value: i32, bits: u32, width: FloatWidth, hex: u32) {
     if (-16..=64).contains(&int_value) {
         let _ = write!(out, "{int_value}");
-    } else if let Some(c) = FLOATS.iter().find(|c| if width == FloatWidth::F16 { c.f16 as u32 == bits } else { c.f32 == bits }) {
+    } else if let Some(c) = FLOATS.iter().find(|c| {
+        if width == FloatWidth::F16 {
+            c.f16 as u32 == bits
+        } else {
+            c.f32 == bits
+        }
+    }) {
         out.push_str(c.text);
     } else {
         let _ = write!(out, "0x{hex:x}");
@@ -193,7 +210,9 @@ impl Printer<'_> {
     fn m(&self, field: Field) -> u32 {
         let inst = self.inst;
         let enc = inst.info.encoding;
-        let Some(d) = enc.layout().iter().find(|d| d.field == field) else { return 0 };
+        let Some(d) = enc.layout().iter().find(|d| d.field == field) else {
+            return 0;
+        };
         // bits of this row's operands (VOP3b's sdst overlays abs/op_sel) are never modifiers
         let operand_bits: u32 = inst
             .info
@@ -224,7 +243,8 @@ impl Printer<'_> {
 
     fn is_mai(&self) -> bool {
         let n = self.inst.info.name;
-        self.inst.info.encoding == Encoding::Vop3p && (n.contains("mfma") || n.contains("smfmac") || n.starts_with("v_accvgpr"))
+        self.inst.info.encoding == Encoding::Vop3p
+            && (n.contains("mfma") || n.contains("smfmac") || n.starts_with("v_accvgpr"))
     }
 
     fn is_mix(&self) -> bool {
@@ -235,8 +255,10 @@ impl Printer<'_> {
     /// Atomics of the FLAT family return the old value (and print a destination) when glc/sc0 is set.
     fn flat_returns(&self) -> bool {
         let inst = self.inst;
-        matches!(inst.info.encoding, Encoding::Flat | Encoding::Global | Encoding::Scratch)
-            && inst.info.name.contains("atomic")
+        matches!(
+            inst.info.encoding,
+            Encoding::Flat | Encoding::Global | Encoding::Scratch
+        ) && inst.info.name.contains("atomic")
             && inst.field(Field::Glc) == 1
     }
 
@@ -248,8 +270,10 @@ impl Printer<'_> {
 
     /// Loads to LDS (no data register printed).
     fn lds(&self) -> bool {
-        matches!(self.inst.info.encoding, Encoding::Global | Encoding::Scratch | Encoding::Mubuf)
-            && !self.scratch_sve()
+        matches!(
+            self.inst.info.encoding,
+            Encoding::Global | Encoding::Scratch | Encoding::Mubuf
+        ) && !self.scratch_sve()
             && self.m(Field::Lds) == 1
     }
 
@@ -271,7 +295,11 @@ impl Printer<'_> {
         let lds = self.lds();
         if self.flat_returns() {
             if let Some(OperandKind::Reg { count, .. }) = info.operand(Field::Data).map(|o| o.kind) {
-                let n = if info.name.contains("cmpswap") { (count / 2).max(1) } else { count };
+                let n = if info.name.contains("cmpswap") {
+                    (count / 2).max(1)
+                } else {
+                    count
+                };
                 self.sep(&mut first);
                 let f = self.vfile(Field::Vdst, false);
                 vector_reg(&mut self.out, f, inst.field(Field::Vdst), n as u32);
@@ -309,8 +337,10 @@ impl Printer<'_> {
             | Encoding::Mubuf
             | Encoding::Mtbuf
             | Encoding::Mimg => {
-                (matches!(field, Field::Vdst | Field::Data | Field::Data0 | Field::Data1 | Field::Vdata)
-                    || field == Field::Addr && inst.info.name.starts_with("ds_gws"))
+                (matches!(
+                    field,
+                    Field::Vdst | Field::Data | Field::Data0 | Field::Data1 | Field::Vdata
+                ) || field == Field::Addr && inst.info.name.starts_with("ds_gws"))
                     && inst.field(Field::Acc) == 1
             }
             Encoding::Vop3p if inst.info.name.starts_with("v_accvgpr") => {
@@ -352,14 +382,23 @@ impl Printer<'_> {
             return None; // null goes anywhere
         }
         match (enc, field, kind) {
-            (Encoding::Vop3 | Encoding::Vop1, Field::Vdst, OperandKind::Reg { file: RegFile::S, count }) if v >= 128 => {
+            (
+                Encoding::Vop3 | Encoding::Vop1,
+                Field::Vdst,
+                OperandKind::Reg {
+                    file: RegFile::S,
+                    count,
+                },
+            ) if v >= 128 => {
                 if is_constant(v) {
                     Some("/*Invalid immediate*/".into())
                 } else {
                     class(format!("SReg_{}", 32 * count as u32))
                 }
             }
-            (Encoding::Vop3p, Field::Src2, OperandKind::Src { .. }) if mai && is_constant(v) && inst.info.name.starts_with("v_smfmac") => {
+            (Encoding::Vop3p, Field::Src2, OperandKind::Src { .. })
+                if mai && is_constant(v) && inst.info.name.starts_with("v_smfmac") =>
+            {
                 Some("/*Invalid immediate*/".into())
             }
             (Encoding::Vop3, Field::Src2, OperandKind::Src { count, .. }) if count >= 4 && v <= 127 => {
@@ -391,16 +430,35 @@ impl Printer<'_> {
                 if inst.info.name.starts_with("v_smfmac") {
                     class("VGPR_32".into())
                 } else {
-                    class(format!("{}_{}", if self.vfile(Field::Src2, mai) == 'a' { "AReg" } else { "VReg" }, 32 * count as u32))
+                    class(format!(
+                        "{}_{}",
+                        if self.vfile(Field::Src2, mai) == 'a' {
+                            "AReg"
+                        } else {
+                            "VReg"
+                        },
+                        32 * count as u32
+                    ))
                 }
             }
-            (Encoding::Vop3, Field::Src2, OperandKind::Src { ty: SrcType::RegOnly, count: 2 }) if v >= 256 || v == 126 => {
-                class("SReg_1_XEXEC".into())
-            }
+            (
+                Encoding::Vop3,
+                Field::Src2,
+                OperandKind::Src {
+                    ty: SrcType::RegOnly,
+                    count: 2,
+                },
+            ) if v >= 256 || v == 126 => class("SReg_1_XEXEC".into()),
             (Encoding::Vop3, Field::Src2, OperandKind::Reg { file: RegFile::S, .. }) if v >= 256 || v == 126 => {
                 class("SReg_1_XEXEC".into())
             }
-            (Encoding::Vop1 | Encoding::Vop3, Field::Src0, OperandKind::Src { ty: SrcType::RegOnly, .. }) if v <= 127 => {
+            (
+                Encoding::Vop1 | Encoding::Vop3,
+                Field::Src0,
+                OperandKind::Src {
+                    ty: SrcType::RegOnly, ..
+                },
+            ) if v <= 127 => {
                 let c = if inst.info.name.starts_with("v_readfirstlane") {
                     "VRegOrLds_32"
                 } else if inst.info.name.starts_with("v_accvgpr_mov") {
@@ -411,9 +469,13 @@ impl Printer<'_> {
                 class(c.into())
             }
             (Encoding::Mubuf | Encoding::Mtbuf, Field::Srsrc, _) if special(v * 4) => class("SReg_128".into()),
-            (_, _, OperandKind::Src { ty: SrcType::RegOnly, .. }) if is_constant(v) && !mai => {
-                Some("/*Invalid immediate*/".into())
-            }
+            (
+                _,
+                _,
+                OperandKind::Src {
+                    ty: SrcType::RegOnly, ..
+                },
+            ) if is_constant(v) && !mai => Some("/*Invalid immediate*/".into()),
             (Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc, _, OperandKind::Src { count, .. }) if v == 254 => {
                 class(format!("SReg_{}", 32 * count as u32))
             }
@@ -426,13 +488,21 @@ impl Printer<'_> {
         let enc = inst.info.encoding;
         let v = inst.field(field);
         if matches!(field, Field::Src0 | Field::Src1 | Field::Src2) {
-            if let OperandKind::Reg { file: RegFile::S, count } = kind {
+            if let OperandKind::Reg {
+                file: RegFile::S,
+                count,
+            } = kind
+            {
                 // a lane-mask source (v_cndmask_b32_e64 src2): printed like any source
                 return source(&mut self.out, v, SrcType::B32, count as u32, None, 'v');
             }
         }
         if matches!(enc, Encoding::Vop3 | Encoding::Vop1) && field == Field::Vdst && v >= 128 {
-            if let OperandKind::Reg { file: RegFile::S, count } = kind {
+            if let OperandKind::Reg {
+                file: RegFile::S,
+                count,
+            } = kind
+            {
                 // an SGPR destination field holding a constant: LLVM prints the constant (and flags it)
                 return source(&mut self.out, v, SrcType::B32, count as u32, None, 'v');
             }
@@ -472,10 +542,14 @@ impl Printer<'_> {
                     }
                     RegFile::V | RegFile::A => {
                         match (enc, field) {
-                            (Encoding::Scratch, Field::Addr) if inst.field(Field::Saddr) != 0x7f && !self.scratch_sve() => {
+                            (Encoding::Scratch, Field::Addr)
+                                if inst.field(Field::Saddr) != 0x7f && !self.scratch_sve() =>
+                            {
                                 return self.out.push_str("off");
                             }
-                            (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) if self.m(Field::Offen) + self.m(Field::Idxen) == 0 => {
+                            (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr)
+                                if self.m(Field::Offen) + self.m(Field::Idxen) == 0 =>
+                            {
                                 return self.out.push_str("off");
                             }
                             _ => count = inst.vector_regs(field, count),
@@ -483,7 +557,11 @@ impl Printer<'_> {
                         if enc == Encoding::Mimg && field == Field::Vdata {
                             count = self.mimg_data_regs();
                         }
-                        let f = if file == RegFile::A { 'a' } else { self.vfile(field, mai) };
+                        let f = if file == RegFile::A {
+                            'a'
+                        } else {
+                            self.vfile(field, mai)
+                        };
                         vector_reg(&mut self.out, f, v, count)
                     }
                 }
@@ -578,12 +656,14 @@ impl Printer<'_> {
         let inst = self.inst;
         let enc = inst.info.encoding;
         let gfx940 = inst.target.is_gfx940();
-        let nsrc = [Field::Src0, Field::Src1, Field::Src2].iter().filter(|f| inst.info.operand(**f).is_some()).count() as u32;
+        let nsrc = [Field::Src0, Field::Src1, Field::Src2]
+            .iter()
+            .filter(|f| inst.info.operand(**f).is_some())
+            .count() as u32;
         match enc {
-            Encoding::Smem
-                if self.m(Field::Glc) == 1 => {
-                    self.out.push_str(" glc");
-                }
+            Encoding::Smem if self.m(Field::Glc) == 1 => {
+                self.out.push_str(" glc");
+            }
             Encoding::Vop3 => {
                 let opsel = self.m(Field::OpSel);
                 if opsel != 0 {
@@ -681,7 +761,11 @@ impl Printer<'_> {
             }
             Encoding::Flat | Encoding::Global | Encoding::Scratch => {
                 let raw = self.m(Field::Offset);
-                let off = if enc == Encoding::Flat { raw as i32 } else { ((raw << 19) as i32) >> 19 };
+                let off = if enc == Encoding::Flat {
+                    raw as i32
+                } else {
+                    ((raw << 19) as i32) >> 19
+                };
                 if off != 0 {
                     let _ = write!(self.out, " offset:{off}");
                 }
@@ -741,7 +825,11 @@ impl Printer<'_> {
         let mut n = inst.field(Field::Dmask).count_ones().max(1);
         if inst.info.name.contains("atomic") {
             // atomics come in 1/2-dword (cmpswap: 2/4) variants; other sizes keep the smaller one
-            let sizes = if inst.info.name.contains("cmpswap") { [2, 4] } else { [1, 2] };
+            let sizes = if inst.info.name.contains("cmpswap") {
+                [2, 4]
+            } else {
+                [1, 2]
+            };
             if !sizes.contains(&n) {
                 n = sizes[0];
             }
@@ -794,7 +882,11 @@ impl Printer<'_> {
         let offset = inst.field(Field::Offset);
         let signed = ((offset << 11) as i32) >> 11;
         let hex = |out: &mut String, x: i32| {
-            let _ = if x < 0 { write!(out, "-0x{:x}", -(x as i64)) } else { write!(out, "0x{x:x}") };
+            let _ = if x < 0 {
+                write!(out, "-0x{:x}", -(x as i64))
+            } else {
+                write!(out, "0x{x:x}")
+            };
         };
         match (imm, soe) {
             (1, 0) => hex(&mut self.out, signed),
@@ -845,7 +937,13 @@ impl Printer<'_> {
             _ => None,
         };
         let gs_ops = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
-        let sys_ops = ["", "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", "SYSMSG_OP_HOST_TRAP_ACK", "SYSMSG_OP_TTRACE_PC"];
+        let sys_ops = [
+            "",
+            "SYSMSG_OP_ECC_ERR_INTERRUPT",
+            "SYSMSG_OP_REG_RD",
+            "SYSMSG_OP_HOST_TRAP_ACK",
+            "SYSMSG_OP_TTRACE_PC",
+        ];
         let symbolic = match name {
             Some(_) if id == 2 || id == 3 => matches!((op, stream), (1..=3, _)) || (id == 3 && op == 0 && stream == 0),
             // LLVM 19 names no SYSMSG_OP_HOST_TRAP_ACK (3) on gfx9
@@ -964,7 +1062,10 @@ impl Printer<'_> {
             }
         }
         // gfx942's fp8/bf8 to f32 conversions have no destination select (nor clamp and omod)
-        let f8_to_f32 = matches!(base, "v_cvt_f32_fp8" | "v_cvt_f32_bf8" | "v_cvt_pk_f32_fp8" | "v_cvt_pk_f32_bf8");
+        let f8_to_f32 = matches!(
+            base,
+            "v_cvt_f32_fp8" | "v_cvt_f32_bf8" | "v_cvt_pk_f32_fp8" | "v_cvt_pk_f32_bf8"
+        );
         if enc != Encoding::Vopc && !f8_to_f32 {
             if self.e(13) == 1 {
                 self.out.push_str(" clamp");
@@ -1026,7 +1127,9 @@ impl Printer<'_> {
             self.sep(&mut first);
             let (neg, abs, v, count) = match (o.field, o.kind) {
                 (Field::Src0, OperandKind::Src { count, .. }) => (self.e(20), self.e(21), e & 0xff, count as u32),
-                (Field::Vsrc1, OperandKind::Reg { count, .. }) => (self.e(22), self.e(23), inst.field(Field::Vsrc1), count as u32),
+                (Field::Vsrc1, OperandKind::Reg { count, .. }) => {
+                    (self.e(22), self.e(23), inst.field(Field::Vsrc1), count as u32)
+                }
                 (f, k) => {
                     if let OperandKind::Reg { count: 2, .. } = k {
                         wide = true;
@@ -1060,7 +1163,12 @@ impl Printer<'_> {
         } else {
             dpp_ctrl(&mut self.out, ctrl);
         }
-        let _ = write!(self.out, " row_mask:0x{:x} bank_mask:0x{:x}", (e >> 28) & 0xf, (e >> 24) & 0xf);
+        let _ = write!(
+            self.out,
+            " row_mask:0x{:x} bank_mask:0x{:x}",
+            (e >> 28) & 0xf,
+            (e >> 24) & 0xf
+        );
         if bit(e, 19) == 1 {
             self.out.push_str(" bound_ctrl:1");
         }
@@ -1069,7 +1177,14 @@ impl Printer<'_> {
 
 fn dpp_ctrl(out: &mut String, c: u32) {
     let _ = match c {
-        0x000..=0x0ff => write!(out, "quad_perm:[{},{},{},{}]", c & 3, (c >> 2) & 3, (c >> 4) & 3, (c >> 6) & 3),
+        0x000..=0x0ff => write!(
+            out,
+            "quad_perm:[{},{},{},{}]",
+            c & 3,
+            (c >> 2) & 3,
+            (c >> 4) & 3,
+            (c >> 6) & 3
+        ),
         0x101..=0x10f => write!(out, "row_shl:{}", c & 0xf),
         0x111..=0x11f => write!(out, "row_shr:{}", c & 0xf),
         0x121..=0x12f => write!(out, "row_ror:{}", c & 0xf),
@@ -1095,7 +1210,14 @@ fn swizzle(out: &mut String, off: u32) {
         if off & 0x7f00 != 0 {
             let _ = write!(out, "{off}");
         } else {
-            let _ = write!(out, "swizzle(QUAD_PERM,{},{},{},{})", off & 3, (off >> 2) & 3, (off >> 4) & 3, (off >> 6) & 3);
+            let _ = write!(
+                out,
+                "swizzle(QUAD_PERM,{},{},{},{})",
+                off & 3,
+                (off >> 2) & 3,
+                (off >> 4) & 3,
+                (off >> 6) & 3
+            );
         }
         return;
     }

@@ -102,13 +102,23 @@ pub struct FieldDef {
 }
 
 const fn f(field: Field, dword: u8, lo: u8, width: u8) -> FieldDef {
-    FieldDef { field, dword, lo, width }
+    FieldDef {
+        field,
+        dword,
+        lo,
+        width,
+    }
 }
 
 use Field as F;
 
 /// Bit layouts (AMD Vega/CDNA ISA manuals). The fixed encoding prefix is not a field: see [`Encoding::prefix`].
-static SOP2: &[FieldDef] = &[f(F::Ssrc0, 0, 0, 8), f(F::Ssrc1, 0, 8, 8), f(F::Sdst, 0, 16, 7), f(F::Op, 0, 23, 7)];
+static SOP2: &[FieldDef] = &[
+    f(F::Ssrc0, 0, 0, 8),
+    f(F::Ssrc1, 0, 8, 8),
+    f(F::Sdst, 0, 16, 7),
+    f(F::Op, 0, 23, 7),
+];
 static SOPK: &[FieldDef] = &[f(F::Simm16, 0, 0, 16), f(F::Sdst, 0, 16, 7), f(F::Op, 0, 23, 5)];
 static SOP1: &[FieldDef] = &[f(F::Ssrc0, 0, 0, 8), f(F::Op, 0, 8, 8), f(F::Sdst, 0, 16, 7)];
 static SOPC: &[FieldDef] = &[f(F::Ssrc0, 0, 0, 8), f(F::Ssrc1, 0, 8, 8), f(F::Op, 0, 16, 7)];
@@ -126,7 +136,12 @@ static SMEM: &[FieldDef] = &[
     f(F::Reserved1, 1, 21, 4),
     f(F::Soffset, 1, 25, 7),
 ];
-static VOP2: &[FieldDef] = &[f(F::Src0, 0, 0, 9), f(F::Vsrc1, 0, 9, 8), f(F::Vdst, 0, 17, 8), f(F::Op, 0, 25, 6)];
+static VOP2: &[FieldDef] = &[
+    f(F::Src0, 0, 0, 9),
+    f(F::Vsrc1, 0, 9, 8),
+    f(F::Vdst, 0, 17, 8),
+    f(F::Op, 0, 25, 6),
+];
 static VOP1: &[FieldDef] = &[f(F::Src0, 0, 0, 9), f(F::Op, 0, 9, 8), f(F::Vdst, 0, 17, 8)];
 static VOPC: &[FieldDef] = &[f(F::Src0, 0, 0, 9), f(F::Vsrc1, 0, 9, 8), f(F::Op, 0, 17, 8)];
 /// VOP3 in its "a" form. The "b" form (carry-out SGPR) reads Abs|OpSel as `sdst`; see [`crate::Inst::sdst3`].
@@ -284,16 +299,17 @@ impl Encoding {
     #[inline]
     pub fn field_def(self, field: Field) -> Option<&'static FieldDef> {
         const FIELDS: usize = Field::Reserved1 as usize + 1;
-        static INDEX: std::sync::LazyLock<[[Option<&'static FieldDef>; FIELDS]; Encoding::ALL.len()]> = std::sync::LazyLock::new(|| {
-            let mut t = [[None; FIELDS]; Encoding::ALL.len()];
-            for e in Encoding::ALL {
-                // the first entry for a field wins, as in a search of the layout then the aliases
-                for d in e.layout().iter().chain(e.aliases()).rev() {
-                    t[e as usize][d.field as usize] = Some(d);
+        static INDEX: std::sync::LazyLock<[[Option<&'static FieldDef>; FIELDS]; Encoding::ALL.len()]> =
+            std::sync::LazyLock::new(|| {
+                let mut t = [[None; FIELDS]; Encoding::ALL.len()];
+                for e in Encoding::ALL {
+                    // the first entry for a field wins, as in a search of the layout then the aliases
+                    for d in e.layout().iter().chain(e.aliases()).rev() {
+                        t[e as usize][d.field as usize] = Some(d);
+                    }
                 }
-            }
-            t
-        });
+                t
+            });
         INDEX[self as usize][field as usize]
     }
 
@@ -377,7 +393,11 @@ impl Encoding {
 
     /// Where the opcode number lives.
     pub fn op_field(self) -> FieldDef {
-        *self.layout().iter().find(|d| d.field == Field::Op).expect("every layout has an Op field")
+        *self
+            .layout()
+            .iter()
+            .find(|d| d.field == Field::Op)
+            .expect("every layout has an Op field")
     }
 
     /// Name as used in the table file (`SOP2`, `VOP3P`, ...).

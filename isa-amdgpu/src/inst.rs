@@ -35,7 +35,11 @@ pub enum DecodeError {
     #[error("truncated instruction at {address:#x}: {need} bytes needed, {have} left")]
     Truncated { address: u64, need: usize, have: usize },
     #[error("invalid instruction at {address:#x} ({words}): {reason}", words = hex_words(.words))]
-    Invalid { address: u64, words: Vec<u32>, reason: &'static str },
+    Invalid {
+        address: u64,
+        words: Vec<u32>,
+        reason: &'static str,
+    },
 }
 
 fn hex_words(w: &[u32]) -> String {
@@ -84,7 +88,11 @@ fn word(bytes: &[u8], i: usize) -> Option<u32> {
 
 /// Decodes one instruction from the start of `bytes` (`address` is used only for error reports).
 pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, DecodeError> {
-    let truncated = |need: usize| DecodeError::Truncated { address, need, have: bytes.len() };
+    let truncated = |need: usize| DecodeError::Truncated {
+        address,
+        need,
+        have: bytes.len(),
+    };
     let w0 = word(bytes, 0).ok_or_else(|| truncated(4))?;
     let invalid = |words: Vec<u32>, reason| DecodeError::Invalid { address, words, reason };
     let enc = Encoding::classify(w0).ok_or_else(|| invalid(vec![w0], "no encoding has this prefix"))?;
@@ -126,7 +134,10 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
         }
         Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc => {
             let uses = |f: Field, v: u32| {
-                v == 255 && info.operand(f).is_some_and(|o| matches!(o.kind, OperandKind::Src { .. }))
+                v == 255
+                    && info
+                        .operand(f)
+                        .is_some_and(|o| matches!(o.kind, OperandKind::Src { .. }))
             };
             if uses(Field::Ssrc0, w0 & 0xFF) || uses(Field::Ssrc1, (w0 >> 8) & 0xFF) {
                 has_literal = true;
@@ -149,17 +160,30 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
     };
     if let Some((m, v)) = ext_fixed {
         if words[nd] & m != v {
-            return Err(invalid(words[..=nd].to_vec(), "reserved bits of the SDWA/DPP dword are set"));
+            return Err(invalid(
+                words[..=nd].to_vec(),
+                "reserved bits of the SDWA/DPP dword are set",
+            ));
         }
         if form == Form::Sdwa {
             // selectors: BYTE_0..WORD_1, DWORD (0..=6); 7 does not exist
             let live = info.ext_live[0];
-            if [8u32, 16, 24].iter().any(|&lo| (live >> lo) & 7 != 0 && (words[nd] >> lo) & 7 == 7) {
+            if [8u32, 16, 24]
+                .iter()
+                .any(|&lo| (live >> lo) & 7 != 0 && (words[nd] >> lo) & 7 == 7)
+            {
                 return Err(invalid(words[..=nd].to_vec(), "SDWA selector 7 does not exist"));
             }
         }
     }
-    let inst = Inst { info, target, form, words, len: len as u8, has_literal };
+    let inst = Inst {
+        info,
+        target,
+        form,
+        words,
+        len: len as u8,
+        has_literal,
+    };
     if let Some(reason) = inst.operand_error() {
         return Err(invalid(inst.words().to_vec(), reason));
     }
@@ -203,7 +227,10 @@ impl Inst {
                 {
                     return Some("buffer offset is neither a register nor an inline constant");
                 }
-                OperandKind::Reg { file: RegFile::S, count } if count >= 2 => {
+                OperandKind::Reg {
+                    file: RegFile::S,
+                    count,
+                } if count >= 2 => {
                     let base = match (enc, o.field) {
                         (Encoding::Smem, Field::Sbase) => v * 2,
                         (_, Field::Srsrc | Field::Ssamp) => v * 4,
@@ -213,11 +240,16 @@ impl Inst {
                         return Some("no such scalar register tuple");
                     }
                 }
-                OperandKind::Reg { file: RegFile::V | RegFile::A, .. } if enc == Encoding::Mimg => {}
-                OperandKind::Reg { file: RegFile::V | RegFile::A, count }
-                    if v + self.vector_regs(o.field, count as u32) > 256 => {
-                        return Some("VGPR range past v255");
-                    }
+                OperandKind::Reg {
+                    file: RegFile::V | RegFile::A,
+                    ..
+                } if enc == Encoding::Mimg => {}
+                OperandKind::Reg {
+                    file: RegFile::V | RegFile::A,
+                    count,
+                } if v + self.vector_regs(o.field, count as u32) > 256 => {
+                    return Some("VGPR range past v255");
+                }
                 _ => {}
             }
         }
@@ -236,7 +268,10 @@ impl Inst {
         match (self.info.encoding, field) {
             (Encoding::Global, Field::Addr) if self.field(Field::Saddr) != 0x7f => 1,
             (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) => {
-                let d = |f| self.def(f).map_or(0, |d| d.get(&self.words) & (self.info.live[d.dword as usize] >> d.lo));
+                let d = |f| {
+                    self.def(f)
+                        .map_or(0, |d| d.get(&self.words) & (self.info.live[d.dword as usize] >> d.lo))
+                };
                 (d(Field::Offen) + d(Field::Idxen)).max(1)
             }
             _ => table_count,
@@ -299,18 +334,29 @@ impl Inst {
     /// The first SGPR of the pair an SDWA compare writes: the one bits 8-14 name when bit 15 (SD) is set,
     /// otherwise VCC (106). `None` for other instructions.
     pub fn sdwa_sdst(&self) -> Option<u32> {
-        let e = self.ext().filter(|_| self.form == Form::Sdwa && self.info.encoding == Encoding::Vopc)?;
+        let e = self
+            .ext()
+            .filter(|_| self.form == Form::Sdwa && self.info.encoding == Encoding::Vopc)?;
         Some(if e >> 15 & 1 == 1 { e >> 8 & 0x7f } else { 106 })
     }
 
     /// Starts building an instruction of `info` on `target`: all fields zero.
     pub fn build(info: &'static OpInfo, target: Target) -> Result<InstBuilder, EncodeError> {
         if !info.on(target) {
-            return Err(EncodeError::WrongTarget { name: info.name, target: target.name() });
+            return Err(EncodeError::WrongTarget {
+                name: info.name,
+                target: target.name(),
+            });
         }
         let mut words = [0u32; 3];
         words[0] = info.encoding.base_word(info.op as u32);
-        Ok(InstBuilder { info, target, words, literal: None, ext: None })
+        Ok(InstBuilder {
+            info,
+            target,
+            words,
+            literal: None,
+            ext: None,
+        })
     }
 }
 
@@ -328,9 +374,15 @@ impl InstBuilder {
     /// Sets a field of the base encoding.
     pub fn set(mut self, field: Field, value: u32) -> Result<InstBuilder, EncodeError> {
         let enc = self.info.encoding;
-        let d = enc.field_def(field).ok_or(EncodeError::NoSuchField { encoding: enc, field })?;
+        let d = enc
+            .field_def(field)
+            .ok_or(EncodeError::NoSuchField { encoding: enc, field })?;
         if d.width < 32 && value >> d.width != 0 {
-            return Err(EncodeError::TooWide { field, value, width: d.width });
+            return Err(EncodeError::TooWide {
+                field,
+                value,
+                width: d.width,
+            });
         }
         d.set(&mut self.words, value);
         Ok(self)
@@ -361,7 +413,11 @@ impl InstBuilder {
         let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
         let inst = decode(&bytes, 0, self.target)?;
         if inst.size() != bytes.len() || !std::ptr::eq(inst.info, self.info) {
-            return Err(DecodeError::Invalid { address: 0, words: w, reason: "fields do not form this instruction" });
+            return Err(DecodeError::Invalid {
+                address: 0,
+                words: w,
+                reason: "fields do not form this instruction",
+            });
         }
         Ok(bytes)
     }

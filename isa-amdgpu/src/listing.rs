@@ -15,7 +15,12 @@ pub fn encoding_hex(words: &[u32]) -> String {
 pub fn line(text: &str, address: u64, words: &[u32]) -> String {
     let used = text.len();
     let pad = COMMENT_COLUMN.saturating_sub(used);
-    format!("\t{text}{:pad$}// {address:012X}: {}", "", encoding_hex(words), pad = pad)
+    format!(
+        "\t{text}{:pad$}// {address:012X}: {}",
+        "",
+        encoding_hex(words),
+        pad = pad
+    )
 }
 
 /// A decoded function body: per instruction its address, decode result and raw dwords.
@@ -40,7 +45,11 @@ pub fn list(code: &[u8], address: u64, target: Target) -> Vec<Listed> {
                     vec![u32::from_le_bytes(w)]
                 }
             };
-            Listed { address: a, inst: r, words }
+            Listed {
+                address: a,
+                inst: r,
+                words,
+            }
         })
         .collect()
 }

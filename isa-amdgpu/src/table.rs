@@ -205,7 +205,10 @@ impl Unit {
     /// Whether the unit works per lane of the wave (vector ALU, LDS and vector memory), so that EXEC says how
     /// many lanes an instruction of it does work for.
     pub const fn is_vector(self) -> bool {
-        matches!(self, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma | Unit::Lds | Unit::Vmem | Unit::Flat)
+        matches!(
+            self,
+            Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma | Unit::Lds | Unit::Vmem | Unit::Flat
+        )
     }
 }
 
@@ -305,7 +308,11 @@ pub struct MemAccess {
 }
 
 impl MemAccess {
-    pub const NONE: MemAccess = MemAccess { dir: MemDir::None, bytes: 0, flags: MemFlags::NONE };
+    pub const NONE: MemAccess = MemAccess {
+        dir: MemDir::None,
+        bytes: 0,
+        flags: MemFlags::NONE,
+    };
 
     /// Whether the access writes memory (stores and atomics).
     pub const fn writes(&self) -> bool {
@@ -385,7 +392,9 @@ impl DataType {
     /// Width of one value in bits.
     pub const fn bits(self) -> u32 {
         match self {
-            DataType::I8 | DataType::U8 | DataType::Fp8Fp8 | DataType::Fp8Bf8 | DataType::Bf8Fp8 | DataType::Bf8Bf8 => 8,
+            DataType::I8 | DataType::U8 | DataType::Fp8Fp8 | DataType::Fp8Bf8 | DataType::Bf8Fp8 | DataType::Bf8Bf8 => {
+                8
+            }
             DataType::F16 | DataType::Bf16 | DataType::I16 | DataType::U16 | DataType::B16 => 16,
             DataType::F32 | DataType::Xf32 | DataType::I32 | DataType::U32 | DataType::B32 => 32,
             DataType::F64 | DataType::I64 | DataType::U64 | DataType::B64 => 64,

@@ -27,7 +27,10 @@ fn check_kd(ctx: &str, kd: &KernelDescriptor, dirs: &BTreeMap<String, i64>, from
         ("private_segment_fixed_size", i64::from(kd.private_segment_fixed_size)),
         ("kernarg_size", i64::from(kd.kernarg_size)),
         ("user_sgpr_count", i64::from(r2.user_sgpr_count)),
-        ("user_sgpr_private_segment_buffer", b(p.enable_sgpr_private_segment_buffer)),
+        (
+            "user_sgpr_private_segment_buffer",
+            b(p.enable_sgpr_private_segment_buffer),
+        ),
         ("user_sgpr_dispatch_ptr", b(p.enable_sgpr_dispatch_ptr)),
         ("user_sgpr_queue_ptr", b(p.enable_sgpr_queue_ptr)),
         ("user_sgpr_kernarg_segment_ptr", b(p.enable_sgpr_kernarg_segment_ptr)),
@@ -39,7 +42,10 @@ fn check_kd(ctx: &str, kd: &KernelDescriptor, dirs: &BTreeMap<String, i64>, from
         ("wavefront_size32", b(p.enable_wavefront_size32)),
         ("uses_dynamic_stack", b(p.uses_dynamic_stack)),
         ("enable_private_segment", b(r2.enable_private_segment)),
-        ("system_sgpr_private_segment_wavefront_offset", b(r2.enable_private_segment)),
+        (
+            "system_sgpr_private_segment_wavefront_offset",
+            b(r2.enable_private_segment),
+        ),
         ("system_sgpr_workgroup_id_x", b(r2.enable_sgpr_workgroup_id_x)),
         ("system_sgpr_workgroup_id_y", b(r2.enable_sgpr_workgroup_id_y)),
         ("system_sgpr_workgroup_id_z", b(r2.enable_sgpr_workgroup_id_z)),
@@ -55,7 +61,10 @@ fn check_kd(ctx: &str, kd: &KernelDescriptor, dirs: &BTreeMap<String, i64>, from
         ("workgroup_processor_mode", b(r1.wgp_mode)),
         ("memory_ordered", b(r1.mem_ordered)),
         ("forward_progress", b(r1.fwd_progress)),
-        ("exception_fp_ieee_invalid_op", b(r2.enable_exception_fp_ieee_invalid_op)),
+        (
+            "exception_fp_ieee_invalid_op",
+            b(r2.enable_exception_fp_ieee_invalid_op),
+        ),
         ("exception_fp_denorm_src", b(r2.enable_exception_fp_denorm_src)),
         ("exception_fp_ieee_div_zero", b(r2.enable_exception_fp_ieee_div_zero)),
         ("exception_fp_ieee_overflow", b(r2.enable_exception_fp_ieee_overflow)),
@@ -68,7 +77,11 @@ fn check_kd(ctx: &str, kd: &KernelDescriptor, dirs: &BTreeMap<String, i64>, from
             ours.insert("accum_offset", i64::from(kd.accum_offset().unwrap()));
             ours.insert("tg_split", b(tg_split));
         }
-        PgmRsrc3::Gfx10Plus { shared_vgpr_count, inst_pref_size, .. } => {
+        PgmRsrc3::Gfx10Plus {
+            shared_vgpr_count,
+            inst_pref_size,
+            ..
+        } => {
             ours.insert("shared_vgpr_count", i64::from(shared_vgpr_count));
             ours.insert("inst_pref_size", i64::from(inst_pref_size));
         }
@@ -92,7 +105,11 @@ fn check_kd(ctx: &str, kd: &KernelDescriptor, dirs: &BTreeMap<String, i64>, from
         let n = dirs[&"next_free_vgpr".to_string()];
         let g = i64::from(kd.vgpr_granule());
         let blocks = ((n.max(1) + g - 1) / g - 1).max(0);
-        assert_eq!(i64::from(kd.rsrc1.granulated_workitem_vgpr_count), blocks, "{ctx}: granulated VGPRs for next_free_vgpr {n}");
+        assert_eq!(
+            i64::from(kd.rsrc1.granulated_workitem_vgpr_count),
+            blocks,
+            "{ctx}: granulated VGPRs for next_free_vgpr {n}"
+        );
         compared += 1;
     }
     compared
@@ -103,10 +120,16 @@ fn objdump_instruction_bytes(path: &Path) -> Vec<(u64, Vec<u8>)> {
     let text = run(Command::new("llvm-objdump-19").arg("-d").arg(path));
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some((_, comment)) = line.split_once("// ") else { continue };
+        let Some((_, comment)) = line.split_once("// ") else {
+            continue;
+        };
         let mut parts = comment.split_whitespace();
-        let Some(addr) = parts.next().and_then(|a| a.strip_suffix(':')) else { continue };
-        let Ok(addr) = u64::from_str_radix(addr, 16) else { continue };
+        let Some(addr) = parts.next().and_then(|a| a.strip_suffix(':')) else {
+            continue;
+        };
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            continue;
+        };
         let mut bytes = Vec::new();
         for w in parts {
             match u32::from_str_radix(w, 16) {
@@ -148,7 +171,11 @@ fn check_against_llvm(path: &Path, asm: Option<&str>, require_kd_oracle: bool) -
     assert_eq!(md.kernels.len(), notes.kernels.len(), "{ctx}: metadata kernel count");
     for nk in &notes.kernels {
         let name = &nk.fields[".name"];
-        let km = md.kernels.iter().find(|k| &k.name == name).unwrap_or_else(|| panic!("{ctx}: kernel {name}"));
+        let km = md
+            .kernels
+            .iter()
+            .find(|k| &k.name == name)
+            .unwrap_or_else(|| panic!("{ctx}: kernel {name}"));
         let ours: BTreeMap<&str, Option<String>> = BTreeMap::from([
             (".symbol", Some(km.symbol.clone())),
             (".sgpr_count", km.sgpr_count.map(|v| v.to_string())),
@@ -157,14 +184,29 @@ fn check_against_llvm(path: &Path, asm: Option<&str>, require_kd_oracle: bool) -
             (".sgpr_spill_count", km.sgpr_spill_count.map(|v| v.to_string())),
             (".vgpr_spill_count", km.vgpr_spill_count.map(|v| v.to_string())),
             (".kernarg_segment_size", km.kernarg_segment_size.map(|v| v.to_string())),
-            (".kernarg_segment_align", km.kernarg_segment_align.map(|v| v.to_string())),
-            (".group_segment_fixed_size", km.group_segment_fixed_size.map(|v| v.to_string())),
-            (".private_segment_fixed_size", km.private_segment_fixed_size.map(|v| v.to_string())),
+            (
+                ".kernarg_segment_align",
+                km.kernarg_segment_align.map(|v| v.to_string()),
+            ),
+            (
+                ".group_segment_fixed_size",
+                km.group_segment_fixed_size.map(|v| v.to_string()),
+            ),
+            (
+                ".private_segment_fixed_size",
+                km.private_segment_fixed_size.map(|v| v.to_string()),
+            ),
             (".wavefront_size", km.wavefront_size.map(|v| v.to_string())),
-            (".max_flat_workgroup_size", km.max_flat_workgroup_size.map(|v| v.to_string())),
+            (
+                ".max_flat_workgroup_size",
+                km.max_flat_workgroup_size.map(|v| v.to_string()),
+            ),
             (".uses_dynamic_stack", km.uses_dynamic_stack.map(|v| v.to_string())),
             (".language", km.language.clone()),
-            (".uniform_work_group_size", km.uniform_work_group_size.map(|v| u8::from(v).to_string())),
+            (
+                ".uniform_work_group_size",
+                km.uniform_work_group_size.map(|v| u8::from(v).to_string()),
+            ),
         ]);
         for (key, theirs) in &nk.fields {
             if let Some(mine) = ours.get(key.as_str()) {
@@ -176,35 +218,65 @@ fn check_against_llvm(path: &Path, asm: Option<&str>, require_kd_oracle: bool) -
             assert_eq!(a.offset.to_string(), na[".offset"], "{ctx}: {name} arg {i} offset");
             assert_eq!(a.size.to_string(), na[".size"], "{ctx}: {name} arg {i} size");
             assert_eq!(a.value_kind, na[".value_kind"], "{ctx}: {name} arg {i} value_kind");
-            assert_eq!(a.type_name.as_deref(), na.get(".type_name").map(|s| s.as_str()), "{ctx}: {name} arg {i} type");
-            assert_eq!(a.name.as_deref(), na.get(".name").map(|s| s.as_str()), "{ctx}: {name} arg {i} name");
+            assert_eq!(
+                a.type_name.as_deref(),
+                na.get(".type_name").map(|s| s.as_str()),
+                "{ctx}: {name} arg {i} type"
+            );
+            assert_eq!(
+                a.name.as_deref(),
+                na.get(".name").map(|s| s.as_str()),
+                "{ctx}: {name} arg {i} name"
+            );
             assert_eq!(a.address_space.as_deref(), na.get(".address_space").map(|s| s.as_str()));
-            assert_eq!(a.is_const, na.get(".is_const").is_some_and(|v| v == "true"), "{ctx}: {name} arg {i} const");
+            assert_eq!(
+                a.is_const,
+                na.get(".is_const").is_some_and(|v| v == "true"),
+                "{ctx}: {name} arg {i} const"
+            );
             assert_eq!(a.is_restrict, na.get(".is_restrict").is_some_and(|v| v == "true"));
             assert_eq!(a.is_volatile, na.get(".is_volatile").is_some_and(|v| v == "true"));
         }
     }
 
     // Symbols: functions and kernel descriptors, from .symtab.
-    let syms: Vec<ReadelfSym> = readelf_symbols(path).into_iter().filter(|s| s.table == ".symtab").collect();
-    let their_funcs: BTreeSet<(String, u64, u64)> =
-        syms.iter().filter(|s| s.kind == "FUNC").map(|s| (s.name.clone(), s.value, s.size)).collect();
-    let our_funcs: BTreeSet<(String, u64, u64)> =
-        co.functions.iter().map(|f| (f.name.clone(), f.address, f.size)).collect();
+    let syms: Vec<ReadelfSym> = readelf_symbols(path)
+        .into_iter()
+        .filter(|s| s.table == ".symtab")
+        .collect();
+    let their_funcs: BTreeSet<(String, u64, u64)> = syms
+        .iter()
+        .filter(|s| s.kind == "FUNC")
+        .map(|s| (s.name.clone(), s.value, s.size))
+        .collect();
+    let our_funcs: BTreeSet<(String, u64, u64)> = co
+        .functions
+        .iter()
+        .map(|f| (f.name.clone(), f.address, f.size))
+        .collect();
     assert_eq!(our_funcs, their_funcs, "{ctx}: functions");
     let their_kds: BTreeSet<(String, u64)> = syms
         .iter()
         .filter(|s| s.kind == "OBJECT" && s.name.ends_with(".kd"))
         .map(|s| (s.name.clone(), s.value))
         .collect();
-    let our_kds: BTreeSet<(String, u64)> =
-        co.kernels.iter().map(|k| (k.descriptor_symbol.clone(), k.descriptor_address)).collect();
+    let our_kds: BTreeSet<(String, u64)> = co
+        .kernels
+        .iter()
+        .map(|k| (k.descriptor_symbol.clone(), k.descriptor_address))
+        .collect();
     assert_eq!(our_kds, their_kds, "{ctx}: kernel descriptors");
     for k in &co.kernels {
-        let f = syms.iter().find(|s| s.kind == "FUNC" && s.name == k.name).expect("kernel function symbol");
+        let f = syms
+            .iter()
+            .find(|s| s.kind == "FUNC" && s.name == k.name)
+            .expect("kernel function symbol");
         assert_eq!(k.entry_address, f.value, "{ctx}: {} entry", k.name);
         assert_eq!(co.kernel_function(k).map(|f| f.name.as_str()), Some(k.name.as_str()));
-        assert_eq!(co.kernel_metadata(k).map(|m| m.symbol.as_str()), Some(k.descriptor_symbol.as_str()));
+        assert_eq!(
+            co.kernel_metadata(k).map(|m| m.symbol.as_str()),
+            Some(k.descriptor_symbol.as_str())
+        );
     }
 
     // Function bytes: the instructions llvm-objdump prints inside each function tile its code exactly and
@@ -216,20 +288,40 @@ fn check_against_llvm(path: &Path, asm: Option<&str>, require_kd_oracle: bool) -
         let mut covered = 0usize;
         for (addr, enc) in insns.iter().filter(|(a, _)| *a >= f.address && *a < f.address + f.size) {
             let off = (addr - f.address) as usize;
-            assert_eq!(off, covered, "{ctx}: {} instruction at {addr:#x} not contiguous", f.name);
-            assert_eq!(&f.code()[off..off + enc.len()], &enc[..], "{ctx}: bytes at {addr:#x} in {}", f.name);
+            assert_eq!(
+                off, covered,
+                "{ctx}: {} instruction at {addr:#x} not contiguous",
+                f.name
+            );
+            assert_eq!(
+                &f.code()[off..off + enc.len()],
+                &enc[..],
+                "{ctx}: bytes at {addr:#x} in {}",
+                f.name
+            );
             covered += enc.len();
             checked += 1;
         }
-        assert_eq!(covered as u64, f.size, "{ctx}: {} instructions cover the function", f.name);
+        assert_eq!(
+            covered as u64, f.size,
+            "{ctx}: {} instructions cover the function",
+            f.name
+        );
     }
     let text = co.text.expect(".text");
-    assert!(co.functions.iter().all(|f| f.address >= text.address && f.address + f.size <= text.address + text.size));
+    assert!(co
+        .functions
+        .iter()
+        .all(|f| f.address >= text.address && f.address + f.size <= text.address + text.size));
 
     // Branch-target labels.
     let labels = objdump_branch_labels(path);
     for (target, label) in &labels {
-        assert_eq!(co.symbolize(*target).map(|s| s.to_string()).as_deref(), Some(label.as_str()), "{ctx}: {target:#x}");
+        assert_eq!(
+            co.symbolize(*target).map(|s| s.to_string()).as_deref(),
+            Some(label.as_str()),
+            "{ctx}: {target:#x}"
+        );
     }
 
     // Kernel descriptors against llvm-objdump's decoding of the same bytes (when LLVM 19 can decode them)
@@ -262,7 +354,9 @@ fn check_against_llvm(path: &Path, asm: Option<&str>, require_kd_oracle: bool) -
 }
 
 fn has_mfma(mcpu: &str) -> bool {
-    ["gfx908", "gfx90a", "gfx940", "gfx941", "gfx942"].iter().any(|p| mcpu.starts_with(p))
+    ["gfx908", "gfx90a", "gfx940", "gfx941", "gfx942"]
+        .iter()
+        .any(|p| mcpu.starts_with(p))
 }
 
 #[test]
@@ -337,7 +431,16 @@ fn relocatable_object_entry_resolves_through_rel64() {
     std::fs::write(&src, KERNELS_CL).unwrap();
     let out = scratch.path("k.o");
     run(Command::new("clang-19")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-nogpulib", "-O3", "-c"])
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-nogpulib",
+            "-O3",
+            "-c",
+        ])
         .arg("-mcpu=gfx90a")
         .arg(&src)
         .arg("-o")
@@ -375,8 +478,14 @@ fn fat_fixture() -> FatFixture {
         p
     };
     let specs: Vec<Vec<(&str, &str)>> = vec![
-        vec![("gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"), ("gfx908", "hipv4-amdgcn-amd-amdhsa--gfx908")],
-        vec![("gfx90a:xnack+", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"), ("gfx942", "hipv4-amdgcn-amd-amdhsa--gfx942")],
+        vec![
+            ("gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"),
+            ("gfx908", "hipv4-amdgcn-amd-amdhsa--gfx908"),
+        ],
+        vec![
+            ("gfx90a:xnack+", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
+            ("gfx942", "hipv4-amdgcn-amd-amdhsa--gfx942"),
+        ],
     ];
     let host_empty = scratch.path("host.empty");
     std::fs::write(&host_empty, b"").unwrap();
@@ -414,7 +523,12 @@ fn fat_fixture() -> FatFixture {
     let hsrc = scratch.path("h.c");
     std::fs::write(&hsrc, "int host_marker(void) { return 42; }\n").unwrap();
     let hobj = scratch.path("h.o");
-    run(Command::new("clang-19").arg("-c").arg("-fPIC").arg(&hsrc).arg("-o").arg(&hobj));
+    run(Command::new("clang-19")
+        .arg("-c")
+        .arg("-fPIC")
+        .arg(&hsrc)
+        .arg("-o")
+        .arg(&hobj));
     let fat_obj = scratch.path("h_fat.o");
     run(Command::new("llvm-objcopy-19")
         .arg(format!("--add-section=.hip_fatbin={}", fat_path.display()))
@@ -424,11 +538,23 @@ fn fat_fixture() -> FatFixture {
         .arg(&fat_obj));
     let mut hosts = vec![fat_obj.clone()];
     let so = scratch.path("libfat.so");
-    match Command::new("clang-19").arg("-shared").arg(&fat_obj).arg("-o").arg(&so).output() {
+    match Command::new("clang-19")
+        .arg("-shared")
+        .arg(&fat_obj)
+        .arg("-o")
+        .arg(&so)
+        .output()
+    {
         Ok(o) if o.status.success() => hosts.push(so),
         _ => println!("note: linking a shared library failed; testing the host object only"),
     }
-    FatFixture { scratch, bundles, fat: fat_path, hosts, device }
+    FatFixture {
+        scratch,
+        bundles,
+        fat: fat_path,
+        hosts,
+        device,
+    }
 }
 
 #[test]
@@ -438,8 +564,15 @@ fn host_elf_and_bundle_files_yield_every_device_entry() {
     // What clang-offload-bundler lists for each bundle on its own.
     let mut expected: Vec<(usize, String)> = Vec::new();
     for (b, path) in fx.bundles.iter().enumerate() {
-        let list = run(Command::new("clang-offload-bundler-19").arg("--list").arg("--type=o").arg(format!("--input={}", path.display())));
-        let ids: BTreeSet<String> = list.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+        let list = run(Command::new("clang-offload-bundler-19")
+            .arg("--list")
+            .arg("--type=o")
+            .arg(format!("--input={}", path.display())));
+        let ids: BTreeSet<String> = list
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
         let ours: BTreeSet<String> = bundle::parse_bundles(&std::fs::read(path).unwrap(), "b").unwrap()[0]
             .entries
             .iter()
@@ -454,8 +587,10 @@ fn host_elf_and_bundle_files_yield_every_device_entry() {
     files.push(fx.fat.clone());
     for file in &files {
         let loaded = codeobj::open_any(file, None).unwrap_or_else(|e| panic!("{e}"));
-        let got: Vec<(usize, String)> =
-            loaded.iter().map(|l| (l.source.bundle_index.unwrap(), l.source.entry_id.clone().unwrap())).collect();
+        let got: Vec<(usize, String)> = loaded
+            .iter()
+            .map(|l| (l.source.bundle_index.unwrap(), l.source.entry_id.clone().unwrap()))
+            .collect();
         let mut exp = expected.clone();
         exp.sort();
         let mut g = got.clone();
@@ -474,7 +609,10 @@ fn host_elf_and_bundle_files_yield_every_device_entry() {
             let direct = CodeObject::parse(&orig_bytes, "orig").unwrap();
             assert_eq!(l.code_object.target, direct.target);
             assert_eq!(l.code_object.kernels.len(), direct.kernels.len());
-            assert_eq!(Some(l.code_object.target.to_string()), id.rsplit_once("--").map(|x| x.1.to_string()));
+            assert_eq!(
+                Some(l.code_object.target.to_string()),
+                id.rsplit_once("--").map(|x| x.1.to_string())
+            );
         }
         let listed = codeobj::list_bundles(file).unwrap();
         assert_eq!(listed.len(), fx.bundles.len(), "{}: bundle count", file.display());
@@ -494,7 +632,10 @@ fn target_selector_filters_bundle_entries() {
             .collect()
     };
     // Entries in the fixture: gfx90a:xnack-, gfx908, gfx90a:xnack+, gfx942.
-    assert_eq!(ids("gfx90a"), BTreeSet::from(["gfx90a:xnack-".to_string(), "gfx90a:xnack+".to_string()]));
+    assert_eq!(
+        ids("gfx90a"),
+        BTreeSet::from(["gfx90a:xnack-".to_string(), "gfx90a:xnack+".to_string()])
+    );
     assert_eq!(ids("gfx90a:xnack-"), BTreeSet::from(["gfx90a:xnack-".to_string()]));
     assert_eq!(ids("gfx90a:xnack+"), BTreeSet::from(["gfx90a:xnack+".to_string()]));
     // gfx908 entry has no xnack setting ("any"), so it satisfies any xnack request.
@@ -525,11 +666,22 @@ fn rocrand_gfx90a_kernels_match_clang_offload_bundler() {
     let fat = std::fs::read(&fatbin).unwrap();
     let magic_count = count_occurrences(&fat, b"__CLANG_OFFLOAD_BUNDLE__");
     let bundles = codeobj::list_bundles(&lib).unwrap();
-    assert_eq!(bundles.len(), magic_count, "bundles vs magic strings in the dumped .hip_fatbin");
+    assert_eq!(
+        bundles.len(),
+        magic_count,
+        "bundles vs magic strings in the dumped .hip_fatbin"
+    );
 
     // clang-offload-bundler sees the first bundle: its entry list and each gfx90a entry's kernels.
-    let list = run(Command::new("clang-offload-bundler-19").arg("--list").arg("--type=o").arg(format!("--input={}", fatbin.display())));
-    let ids: BTreeSet<String> = list.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+    let list = run(Command::new("clang-offload-bundler-19")
+        .arg("--list")
+        .arg("--type=o")
+        .arg(format!("--input={}", fatbin.display())));
+    let ids: BTreeSet<String> = list
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
     let ours: BTreeSet<String> = bundles[0].entries.iter().map(|e| e.id.clone()).collect();
     assert_eq!(ours, ids);
 
@@ -556,17 +708,29 @@ fn rocrand_gfx90a_kernels_match_clang_offload_bundler() {
             .find(|l| l.source.bundle_index == Some(0) && l.source.entry_id.as_deref() == Some(id.as_str()))
             .unwrap_or_else(|| panic!("entry {id} loaded"));
         assert_eq!(ours.code_object.bytes(), &bytes[..], "{id}: bytes");
-        let our_kds: BTreeSet<String> = ours.code_object.kernels.iter().map(|k| k.descriptor_symbol.clone()).collect();
+        let our_kds: BTreeSet<String> = ours
+            .code_object
+            .kernels
+            .iter()
+            .map(|k| k.descriptor_symbol.clone())
+            .collect();
         assert_eq!(our_kds, kds, "{id}: kernels");
         // The full comparison with llvm-readelf/llvm-objdump on a real library code object.
         println!("{}", check_against_llvm(&out, None, true));
         // Metadata matches kernels one to one.
         let notes = readelf_notes(&out);
         assert_eq!(notes.kernels.len(), kds.len());
-        assert!(ours.code_object.kernels.iter().all(|k| k.metadata_index.is_some() && k.function_index.is_some()));
+        assert!(ours
+            .code_object
+            .kernels
+            .iter()
+            .all(|k| k.metadata_index.is_some() && k.function_index.is_some()));
     }
-    let ours_first: usize =
-        loaded.iter().filter(|l| l.source.bundle_index == Some(0)).map(|l| l.code_object.kernels.len()).sum();
+    let ours_first: usize = loaded
+        .iter()
+        .filter(|l| l.source.bundle_index == Some(0))
+        .map(|l| l.code_object.kernels.len())
+        .sum();
     assert_eq!(ours_first, expected_kernels);
     println!(
         "rocrand: {} bundles, {} gfx90a code objects, {} gfx90a kernels",
@@ -596,13 +760,19 @@ fn rocsparse_all_bundles_match_clang_offload_bundler() {
     let f: Vec<&str> = line.split(']').nth(1).unwrap().split_whitespace().collect();
     let off = usize::from_str_radix(f[3], 16).unwrap();
     let size = usize::from_str_radix(f[4], 16).unwrap();
-    assert_eq!(bundles.len(), count_occurrences(&whole[off..off + size], b"__CLANG_OFFLOAD_BUNDLE__"));
+    assert_eq!(
+        bundles.len(),
+        count_occurrences(&whole[off..off + size], b"__CLANG_OFFLOAD_BUNDLE__")
+    );
     let mut expected = 0usize;
     for b in &bundles {
         let path = scratch.path("one.hipfb");
         let start = off + b.offset as usize;
         std::fs::write(&path, &whole[start..start + b.len as usize]).unwrap();
-        let list = run(Command::new("clang-offload-bundler-19").arg("--list").arg("--type=o").arg(format!("--input={}", path.display())));
+        let list = run(Command::new("clang-offload-bundler-19")
+            .arg("--list")
+            .arg("--type=o")
+            .arg(format!("--input={}", path.display())));
         for id in list.lines().map(str::trim).filter(|i| i.contains("--gfx90a")) {
             let out = scratch.path("e.co");
             run(Command::new("clang-offload-bundler-19")
@@ -610,12 +780,19 @@ fn rocsparse_all_bundles_match_clang_offload_bundler() {
                 .arg(format!("--input={}", path.display()))
                 .arg(format!("--targets={id}"))
                 .arg(format!("--output={}", out.display())));
-            let n = readelf_symbols(&out).iter().filter(|s| s.table == ".symtab" && s.kind == "OBJECT" && s.name.ends_with(".kd")).count();
+            let n = readelf_symbols(&out)
+                .iter()
+                .filter(|s| s.table == ".symtab" && s.kind == "OBJECT" && s.name.ends_with(".kd"))
+                .count();
             expected += n;
         }
     }
     let ours: usize = loaded.iter().map(|l| l.code_object.kernels.len()).sum();
-    println!("rocsparse: {} bundles, {} gfx90a code objects, {ours} kernels, open_any took {elapsed:?}", bundles.len(), loaded.len());
+    println!(
+        "rocsparse: {} bundles, {} gfx90a code objects, {ours} kernels, open_any took {elapsed:?}",
+        bundles.len(),
+        loaded.len()
+    );
     assert_eq!(ours, expected);
 }
 
@@ -633,7 +810,10 @@ fn malformed_inputs_give_errors_that_say_what_and_where() {
     let mut bad = good.clone();
     bad[18] = 62; // EM_X86_64
     let e = CodeObject::parse(&bad, "m.co").unwrap_err().to_string();
-    assert!(e.contains("not an AMDGPU code object") && e.contains("e_machine 62"), "{e}");
+    assert!(
+        e.contains("not an AMDGPU code object") && e.contains("e_machine 62"),
+        "{e}"
+    );
 
     let mut bad = good.clone();
     bad[8] = 0; // ABI version 0 = code object v2
@@ -666,7 +846,10 @@ fn malformed_inputs_give_errors_that_say_what_and_where() {
     }
     assert!(patched);
     let e = CodeObject::parse(&bad, "kd.co").unwrap_err().to_string();
-    assert!(e.contains("kd.co") && e.contains(&co.kernels[0].descriptor_symbol) && e.contains("outside section"), "{e}");
+    assert!(
+        e.contains("kd.co") && e.contains(&co.kernels[0].descriptor_symbol) && e.contains("outside section"),
+        "{e}"
+    );
 
     // Bundle whose entry runs past the end.
     let host = scratch.path("host.empty");
@@ -681,7 +864,9 @@ fn malformed_inputs_give_errors_that_say_what_and_where() {
             .arg(format!("--input={}", out.display()))
             .arg(format!("--output={}", b.display())));
         let bytes = std::fs::read(&b).unwrap();
-        let e = bundle::parse_bundles(&bytes[..bytes.len() - 100], "b.hipfb").unwrap_err().to_string();
+        let e = bundle::parse_bundles(&bytes[..bytes.len() - 100], "b.hipfb")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("b.hipfb") && e.contains("past end of bundle"), "{e}");
     }
 
@@ -689,6 +874,8 @@ fn malformed_inputs_give_errors_that_say_what_and_where() {
     std::fs::write(&junk, b"hello world").unwrap();
     let e = codeobj::open_any(&junk, None).unwrap_err().to_string();
     assert!(e.contains("neither an ELF file nor a clang offload bundle"), "{e}");
-    let e = codeobj::open_any(&scratch.path("missing.co"), None).unwrap_err().to_string();
+    let e = codeobj::open_any(&scratch.path("missing.co"), None)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("missing.co"), "{e}");
 }

@@ -64,7 +64,11 @@ fn seeds() -> &'static [Seed] {
         let mut objects: Vec<(&'static str, Vec<u8>)> = Vec::new();
         require_tools(&["clang-19"]);
         let scratch = Scratch::new("fuzzseed");
-        for (name, mcpu, v) in [("gfx90a-v5", "gfx90a", 5), ("gfx1100-v4", "gfx1100", 4), ("gfx942-v6", "gfx942", 6)] {
+        for (name, mcpu, v) in [
+            ("gfx90a-v5", "gfx90a", 5),
+            ("gfx1100-v4", "gfx1100", 4),
+            ("gfx942-v6", "gfx942", 6),
+        ] {
             let out = scratch.path(&format!("{name}.co"));
             let mut src = KERNELS_CL.to_string();
             if mcpu != "gfx1100" {
@@ -78,14 +82,25 @@ fn seeds() -> &'static [Seed] {
             let hot = hot_ranges(&bytes);
             seeds.push(Seed { name, bytes, hot });
         }
-        let b = build_bundle(&[("host-x86_64-unknown-linux-gnu", b""), ("hipv4-amdgcn-amd-amdhsa--gfx90a", &first)]);
+        let b = build_bundle(&[
+            ("host-x86_64-unknown-linux-gnu", b""),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", &first),
+        ]);
         let header_end = 32 + 2 * 24 + "host-x86_64-unknown-linux-gnu".len() + "hipv4-amdgcn-amd-amdhsa--gfx90a".len();
         let second = b.len().div_ceil(4096) * 4096;
         let mut two = b.clone();
         two.resize(second, 0);
         two.extend_from_slice(&b);
-        seeds.push(Seed { name: "bundle", bytes: b, hot: vec![(0, header_end)] });
-        seeds.push(Seed { name: "two-bundles", bytes: two, hot: vec![(0, header_end), (second, second + header_end)] });
+        seeds.push(Seed {
+            name: "bundle",
+            bytes: b,
+            hot: vec![(0, header_end)],
+        });
+        seeds.push(Seed {
+            name: "two-bundles",
+            bytes: two,
+            hot: vec![(0, header_end), (second, second + header_end)],
+        });
         seeds
     })
 }
@@ -101,7 +116,13 @@ fn exercise(bytes: &[u8]) {
             let _ = co.kernel_metadata(k);
             let _ = co.kernel_function(k);
             let d = &k.descriptor;
-            let _ = (d.vgpr_alloc_count(), d.sgpr_alloc_count(), d.agpr_alloc_count(), d.user_sgprs(), d.system_sgprs());
+            let _ = (
+                d.vgpr_alloc_count(),
+                d.sgpr_alloc_count(),
+                d.agpr_alloc_count(),
+                d.user_sgprs(),
+                d.system_sgprs(),
+            );
             let _ = co.symbolize(k.entry_address);
         }
         let _ = co.text_bytes();

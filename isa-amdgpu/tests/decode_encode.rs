@@ -75,9 +75,16 @@ fn every_table_row_encodes_and_decodes_to_itself() {
             if row.flags.contains(isa_amdgpu::table::OpFlags::LITERAL) {
                 b = b.literal(0x1234_5678);
             }
-            let bytes = b.encode().unwrap_or_else(|e| panic!("{} on {}: {e}", row.name, t.name()));
+            let bytes = b
+                .encode()
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", row.name, t.name()));
             let inst = decode(&bytes, 0, t).unwrap();
-            assert!(std::ptr::eq(inst.info, row), "{} decoded as {}", row.name, inst.info.name);
+            assert!(
+                std::ptr::eq(inst.info, row),
+                "{} decoded as {}",
+                row.name,
+                inst.info.name
+            );
             assert_eq!(inst.form, Form::Plain);
             n += 1;
         }
@@ -105,9 +112,19 @@ fn table_knows_targets_units_and_implicit_registers() {
     assert!(lookup.find(Target::Gfx942, Encoding::Vop2, mac.op as u32).is_none());
     // s_add_u32 writes SCC; s_addc_u32 reads it; v_cmp e32 writes VCC; SMEM waits on lgkmcnt
     use isa_amdgpu::table::{Implicit, Unit, WaitClass};
-    assert!(rows_of(Opcode::SAddU32, Target::Gfx90a).next().unwrap().writes.contains(Implicit::SCC));
-    assert!(rows_of(Opcode::SAddcU32, Target::Gfx90a).next().unwrap().reads.contains(Implicit::SCC));
-    let cmp = rows_of(Opcode::VCmpEqF32, Target::Gfx942).find(|r| r.encoding == Encoding::Vopc).unwrap();
+    assert!(rows_of(Opcode::SAddU32, Target::Gfx90a)
+        .next()
+        .unwrap()
+        .writes
+        .contains(Implicit::SCC));
+    assert!(rows_of(Opcode::SAddcU32, Target::Gfx90a)
+        .next()
+        .unwrap()
+        .reads
+        .contains(Implicit::SCC));
+    let cmp = rows_of(Opcode::VCmpEqF32, Target::Gfx942)
+        .find(|r| r.encoding == Encoding::Vopc)
+        .unwrap();
     assert!(cmp.writes.contains(Implicit::VCC));
     let load = rows_of(Opcode::SLoadDwordx2, Target::Gfx942).next().unwrap();
     assert_eq!((load.unit, load.wait), (Unit::Smem, WaitClass::Lgkm));

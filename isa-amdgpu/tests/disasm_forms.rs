@@ -20,33 +20,61 @@ fn llvm_mc(args: &[&str], input: &str) -> String {
         .unwrap_or_else(|e| panic!("llvm-mc-19 is needed (scripts/setup.sh installs llvm-19): {e}"));
     child.stdin.take().expect("stdin").write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "llvm-mc-19 {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "llvm-mc-19 {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn check(target: Target, file: &str) -> usize {
     let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let lines: Vec<&str> = src.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
+    let lines: Vec<&str> = src
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
     let mcpu = format!("-mcpu={}", target.name());
     let triple = ["-triple", "amdgcn-amd-amdhsa", mcpu.as_str()];
     let asm = llvm_mc(&[&triple[..], &["-show-encoding"]].concat(), &lines.join("\n"));
     let encodings: Vec<Vec<u8>> = asm
         .lines()
-        .filter_map(|l| l.split_once("encoding: [").map(|(_, e)| e.trim_end_matches(']').split(',').map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap()).collect()))
+        .filter_map(|l| {
+            l.split_once("encoding: [").map(|(_, e)| {
+                e.trim_end_matches(']')
+                    .split(',')
+                    .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
+                    .collect()
+            })
+        })
         .collect();
     assert_eq!(encodings.len(), lines.len(), "{file}: one encoding per line");
     let mut failures = Vec::new();
     for (line, bytes) in lines.iter().zip(&encodings) {
         let hex: Vec<String> = bytes.iter().map(|b| format!("{b:#04x}")).collect();
         let theirs = llvm_mc(&[&triple[..], &["--disassemble"]].concat(), &hex.join(" "));
-        let theirs = theirs.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('.')).unwrap_or("").to_string();
-        let ours = decode(bytes, 0, target).map(|i| disasm::text(&i)).unwrap_or_else(|e| format!("<{e}>"));
+        let theirs = theirs
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('.'))
+            .unwrap_or("")
+            .to_string();
+        let ours = decode(bytes, 0, target)
+            .map(|i| disasm::text(&i))
+            .unwrap_or_else(|e| format!("<{e}>"));
         if ours != theirs {
             failures.push(format!("{line}\n    llvm    `{theirs}`\n    wavejit `{ours}`"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} forms differ from LLVM on {}:\n{}", failures.len(), lines.len(), target.name(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} forms differ from LLVM on {}:\n{}",
+        failures.len(),
+        lines.len(),
+        target.name(),
+        failures.join("\n")
+    );
     lines.len()
 }
 
@@ -70,18 +98,36 @@ fn sweep(target: Target, template: &[u8], at: usize) -> usize {
             w
         })
         .collect();
-    let input: String = words.iter().map(|w| w.iter().map(|b| format!("{b:#04x} ")).collect::<String>() + "\n").collect();
-    let out = llvm_mc(&["-triple", "amdgcn-amd-amdhsa", mcpu.as_str(), "--disassemble"], &input);
-    let theirs: Vec<&str> = out.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('.')).collect();
+    let input: String = words
+        .iter()
+        .map(|w| w.iter().map(|b| format!("{b:#04x} ")).collect::<String>() + "\n")
+        .collect();
+    let out = llvm_mc(
+        &["-triple", "amdgcn-amd-amdhsa", mcpu.as_str(), "--disassemble"],
+        &input,
+    );
+    let theirs: Vec<&str> = out
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('.'))
+        .collect();
     assert_eq!(theirs.len(), words.len(), "one line per encoding from llvm-mc-19");
     let mut failures = Vec::new();
     for (w, t) in words.iter().zip(&theirs) {
-        let ours = decode(w, 0, target).map(|i| disasm::text(&i)).unwrap_or_else(|e| format!("<{e}>"));
+        let ours = decode(w, 0, target)
+            .map(|i| disasm::text(&i))
+            .unwrap_or_else(|e| format!("<{e}>"));
         if ours != *t && failures.len() < 20 {
             failures.push(format!("{:02x?}\n    llvm    `{t}`\n    wavejit `{ours}`", w));
         }
     }
-    assert!(failures.is_empty(), "{} differ on {} (first 20):\n{}", failures.len(), target.name(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differ on {} (first 20):\n{}",
+        failures.len(),
+        target.name(),
+        failures.join("\n")
+    );
     words.len()
 }
 

@@ -24,11 +24,26 @@ struct Stats {
 fn run(target: Target, file: &str) -> Stats {
     let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut s = Stats { compared: 0, same: 0, llvm_invalid: 0, both_invalid: 0, we_reject_valid: 0, we_accept_invalid: 0, roundtrip_bad: 0, accepted: Vec::new(), mismatches: BTreeMap::new(), counts: BTreeMap::new() };
+    let mut s = Stats {
+        compared: 0,
+        same: 0,
+        llvm_invalid: 0,
+        both_invalid: 0,
+        we_reject_valid: 0,
+        we_accept_invalid: 0,
+        roundtrip_bad: 0,
+        accepted: Vec::new(),
+        mismatches: BTreeMap::new(),
+        counts: BTreeMap::new(),
+    };
     for line in text.lines() {
         let mut cols = line.split('\t');
-        let (Some(hex), Some(want)) = (cols.next(), cols.next()) else { continue };
-        let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        let (Some(hex), Some(want)) = (cols.next(), cols.next()) else {
+            continue;
+        };
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
         let got = decode(&bytes, 0, target);
         if want == "<invalid>" {
             s.llvm_invalid += 1;
@@ -40,7 +55,13 @@ fn run(target: Target, file: &str) -> Stats {
                     let key = format!("accept-invalid {}", i.info.encoding);
                     *s.counts.entry(key.clone()).or_default() += 1;
                     let e = s.mismatches.entry(key).or_default();
-                    if e.len() < if std::env::var_os("WAVEJIT_VECTORS_VERBOSE").is_some() { 40 } else { 3 } {
+                    if e.len()
+                        < if std::env::var_os("WAVEJIT_VECTORS_VERBOSE").is_some() {
+                            40
+                        } else {
+                            3
+                        }
+                    {
                         e.push(format!("{hex}: we say `{}`", disasm::text(&i)));
                     }
                 }
@@ -107,10 +128,22 @@ fn assert_identical(target: Target, file: &str) {
         })
         .collect();
     let accepted: BTreeMap<&str, &str> = s.accepted.iter().map(|(h, t)| (h.as_str(), t.as_str())).collect();
-    let unlisted: Vec<String> = accepted.iter().filter(|(h, _)| !listed.contains_key(*h)).map(|(h, t)| format!("{}\t{h}\t?\t{t}", target.name())).collect();
+    let unlisted: Vec<String> = accepted
+        .iter()
+        .filter(|(h, _)| !listed.contains_key(*h))
+        .map(|(h, t)| format!("{}\t{h}\t?\t{t}", target.name()))
+        .collect();
     let stale: Vec<&&str> = listed.keys().filter(|h| !accepted.contains_key(*h)).collect();
-    assert!(unlisted.is_empty(), "{} encodings LLVM rejects decode, and tests/data/accepted-invalid.txt does not list them:\n{}", unlisted.len(), unlisted.join("\n"));
-    assert!(stale.is_empty(), "listed in tests/data/accepted-invalid.txt, but rejected now (remove them): {stale:?}");
+    assert!(
+        unlisted.is_empty(),
+        "{} encodings LLVM rejects decode, and tests/data/accepted-invalid.txt does not list them:\n{}",
+        unlisted.len(),
+        unlisted.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "listed in tests/data/accepted-invalid.txt, but rejected now (remove them): {stale:?}"
+    );
     assert_eq!(s.roundtrip_bad, 0);
     assert_eq!(s.we_reject_valid, 0, "encodings LLVM decodes must decode");
     assert_eq!(s.same, s.compared, "text mismatches against LLVM");

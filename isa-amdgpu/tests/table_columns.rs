@@ -4,7 +4,7 @@
 
 use isa_amdgpu::constants::{inline_float, inline_int, inline_value, FloatWidth};
 use isa_amdgpu::table::{
-    rows_of, AtomicOp, ArithKind, CmpPred, DataType, FlowControl, MemDir, MemFlags, OpInfo, Target, Unit,
+    rows_of, ArithKind, AtomicOp, CmpPred, DataType, FlowControl, MemDir, MemFlags, OpInfo, Target, Unit,
 };
 use isa_amdgpu::{Opcode, GFX9};
 
@@ -40,7 +40,13 @@ fn control_flow_of_branches_calls_and_ends() {
     assert_eq!(row("s_barrier").flow, FlowControl::Barrier);
     assert_eq!(row("ds_gws_barrier").flow, FlowControl::Barrier);
     assert_eq!(row("s_trap").flow, FlowControl::Trap);
-    for n in ["s_add_u32", "v_add_f32", "s_waitcnt", "s_getpc_b64", "global_load_dword"] {
+    for n in [
+        "s_add_u32",
+        "v_add_f32",
+        "s_waitcnt",
+        "s_getpc_b64",
+        "global_load_dword",
+    ] {
         assert_eq!(row(n).flow, FlowControl::Next, "{n}");
     }
 }
@@ -66,7 +72,14 @@ fn memory_access_direction_size_and_details() {
     assert!(m.flags.contains(MemFlags::FORMAT) && m.flags.contains(MemFlags::D16_LO));
     assert!(row("global_load_lds_ubyte").mem.flags.contains(MemFlags::TO_LDS));
     // cross-lane DS instructions and cache control move no data
-    for n in ["ds_swizzle_b32", "ds_bpermute_b32", "buffer_wbinvl1", "s_dcache_inv", "ds_gws_barrier", "s_memtime"] {
+    for n in [
+        "ds_swizzle_b32",
+        "ds_bpermute_b32",
+        "buffer_wbinvl1",
+        "s_dcache_inv",
+        "ds_gws_barrier",
+        "s_memtime",
+    ] {
         assert_eq!(row(n).mem.dir, MemDir::None, "{n}");
     }
     assert!(row("flat_atomic_cmpswap_x2").mem.writes() && row("scratch_store_short").mem.writes());
@@ -132,7 +145,11 @@ fn mfma_shapes_and_blocks() {
     ];
     for (n, (m, nn, k, blocks, input)) in cases {
         let s = row(n).mfma.unwrap_or_else(|| panic!("{n} has no shape"));
-        assert_eq!((s.m, s.n, s.k, s.blocks, s.input, s.sparse), (m, nn, k, blocks, input, false), "{n}");
+        assert_eq!(
+            (s.m, s.n, s.k, s.blocks, s.input, s.sparse),
+            (m, nn, k, blocks, input, false),
+            "{n}"
+        );
     }
     assert!(row("v_smfmac_f32_16x16x32_f16").mfma.is_some_and(|s| s.sparse));
     // every MFMA of both targets has a shape
@@ -165,7 +182,10 @@ fn inline_constants_in_every_width() {
     assert_eq!(inline_float(242, FloatWidth::F32), Some(0x3f80_0000));
     assert_eq!(inline_float(242, FloatWidth::F16), Some(0x3c00));
     assert_eq!(inline_float(247, FloatWidth::F64), Some(0xc010_0000_0000_0000));
-    assert_eq!(f32::from_bits(inline_float(248, FloatWidth::F32).unwrap() as u32), (0.5 / std::f64::consts::PI) as f32);
+    assert_eq!(
+        f32::from_bits(inline_float(248, FloatWidth::F32).unwrap() as u32),
+        (0.5 / std::f64::consts::PI) as f32
+    );
     assert_eq!(inline_value(200, FloatWidth::F32), Some(-8i64 as u64));
     assert_eq!(inline_value(249, FloatWidth::F32), None);
 }

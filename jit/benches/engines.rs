@@ -17,14 +17,30 @@ fn bench(c: &mut Criterion) {
     let jit = jit::Jit::new().unwrap();
     let dev = DevicePreset::by_name("mi300x").unwrap();
     let mem = DeviceMemory::new(1 << 30).unwrap();
-    let limits = Limits { threads: Some(1), ..Limits::default() };
+    let limits = Limits {
+        threads: Some(1),
+        ..Limits::default()
+    };
     let mut g = c.benchmark_group("engines");
     g.sample_size(10);
-    for (name, (case, work)) in [("alu_loop valu lane-ops", alu_loop_case(&mem, dev, 1000, limits)), ("sgemm 128^3 flop", sgemm_case(&mem, dev, 128))] {
+    for (name, (case, work)) in [
+        ("alu_loop valu lane-ops", alu_loop_case(&mem, dev, 1000, limits)),
+        ("sgemm 128^3 flop", sgemm_case(&mem, dev, 128)),
+    ] {
         g.throughput(Throughput::Elements(work));
-        let d = KernelDispatch { mem: &mem, device: dev, co: &case.co, kernel: case.kernel(), shape: case.shape, args: &case.args, limits };
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &case.co,
+            kernel: case.kernel(),
+            shape: case.shape,
+            args: &case.args,
+            limits,
+        };
         g.bench_function(format!("{name}, interpreter"), |b| b.iter(|| d.run().unwrap()));
-        g.bench_function(format!("{name}, jit"), |b| b.iter(|| d.run_with(&jit, &NoObserver).unwrap()));
+        g.bench_function(format!("{name}, jit"), |b| {
+            b.iter(|| d.run_with(&jit, &NoObserver).unwrap())
+        });
     }
     g.finish();
 }

@@ -11,14 +11,18 @@
 
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, ConstantData, Immediate, InstBuilder, InstructionData, MemFlags, Opcode, Type, Value, ValueDef};
+use cranelift_codegen::ir::{
+    types, ConstantData, Immediate, InstBuilder, InstructionData, MemFlags, Opcode, Type, Value, ValueDef,
+};
 use cranelift_frontend::FunctionBuilder;
 
 use emu_core::image::{FormatAccess, ImageInst};
 use emu_core::lanefn::LaneFn;
 use emu_core::rules;
+use emu_core::sem::{
+    AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64,
+};
 use emu_core::wave::{sgpr_slot, sreg};
-use emu_core::sem::{AtomicOp, Backend, CmpPred, Compare, DataType, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 
 use crate::call::{Call, Op};
 use crate::ctx::{scalar_window_field, scalar_window_slot, window_field, window_slot};
@@ -67,10 +71,19 @@ enum Lazy<'f> {
     /// A register read: loaded where used, from the register file or — once a write to the same register in
     /// this instruction made the instruction keep a copy — from the copy (`kept`, a slot of `Ctx::keep`), or
     /// from SSA values when all keep slots are taken (`loaded`).
-    Reg { field: i32, reg: u32, kept: Option<usize>, loaded: Option<[Value; CHUNKS]> },
+    Reg {
+        field: i32,
+        reg: u32,
+        kept: Option<usize>,
+        loaded: Option<[Value; CHUNKS]>,
+    },
     /// `f` over the chunks of `args`; with `nan` sources, the NaN rule ([`rules::propagate_nan32`]) applies to
     /// the result.
-    Expr { args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv> },
+    Expr {
+        args: Vec<Vv>,
+        f: ChunkFn<'f>,
+        nan: Vec<Vv>,
+    },
     /// A read of LDS or global memory: see [`ReadAt`].
     Read(ReadAt),
     /// A vector a call left in the context at byte offset `at` (valid until the next call).
@@ -304,12 +317,37 @@ fn vflags() -> MemFlags {
 impl<'a, 'f> JitBackend<'a, 'f> {
     /// A backend that only checks what it could emit.
     pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend { b: None, cache: None, site: None, ctx: dummy(), unsupported: None, observed: false, carry_dead: false, records: 0, vgprs_used: 0, agprs_used: 0, lazies: Vec::new(), kept: 0, tmps: 0, stores: 0, file_base: None, guard_end: None, chunk_memo: None, interpreted: false, consts: Vec::new() }
+        JitBackend {
+            b: None,
+            cache: None,
+            site: None,
+            ctx: dummy(),
+            unsupported: None,
+            observed: false,
+            carry_dead: false,
+            records: 0,
+            vgprs_used: 0,
+            agprs_used: 0,
+            lazies: Vec::new(),
+            kept: 0,
+            tmps: 0,
+            stores: 0,
+            file_base: None,
+            guard_end: None,
+            chunk_memo: None,
+            interpreted: false,
+            consts: Vec::new(),
+        }
     }
 
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
     /// interpreter calls of this instruction are recorded.
-    pub fn emit(b: &'a mut FunctionBuilder<'f>, cache: &'a mut RegCache<'f>, site: CallSite<'a>, ctx: Value) -> JitBackend<'a, 'f> {
+    pub fn emit(
+        b: &'a mut FunctionBuilder<'f>,
+        cache: &'a mut RegCache<'f>,
+        site: CallSite<'a>,
+        ctx: Value,
+    ) -> JitBackend<'a, 'f> {
         let v = b.ins().load(types::I64, trusted(), ctx, Ctx::VGPRS);
         let a = b.ins().load(types::I64, trusted(), ctx, Ctx::AGPRS);
         // the lazy vectors live on while writes are pending (their expressions point into them)
@@ -388,9 +426,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         let at = record_slot(b, ctx);
         for i in 0..CHUNKS {
-            b.ins().store(vflags(), lo[i], at, Ctx::RECS + AccessRecord::LO + 16 * i as i32);
+            b.ins()
+                .store(vflags(), lo[i], at, Ctx::RECS + AccessRecord::LO + 16 * i as i32);
             if let Some(hi) = hi {
-                b.ins().store(vflags(), hi[i], at, Ctx::RECS + AccessRecord::HI + 16 * i as i32);
+                b.ins()
+                    .store(vflags(), hi[i], at, Ctx::RECS + AccessRecord::HI + 16 * i as i32);
             }
         }
         record_fields(b, ctx, at, m, offset, desc);
@@ -400,7 +440,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// `min`; returns `vout` vectors, `sout` scalars and `mout` masks. With `faults`, a failing call ends the
     /// block with the interpreter's fault report.
     #[allow(clippy::too_many_arguments)]
-    fn call(&mut self, op: Op, vin: &[Vv], sin: &[Value], min: &[Value], vout: usize, sout: usize, mout: usize, faults: bool) -> (Vec<Vv>, Vec<Value>, Vec<Value>) {
+    fn call(
+        &mut self,
+        op: Op,
+        vin: &[Vv],
+        sin: &[Value],
+        min: &[Value],
+        vout: usize,
+        sout: usize,
+        mout: usize,
+        faults: bool,
+    ) -> (Vec<Vv>, Vec<Value>, Vec<Value>) {
         let dummies = (vec![self.dv(); vout], vec![dummy(); sout], vec![dummy(); mout]);
         if vin.len() > SLOTS || vout > SLOTS || sin.len() > 16 || sout > 16 || min.len() > 8 || mout > 8 {
             self.no("an interpreter call with too many operands");
@@ -412,7 +462,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         self.interpreted |= matches!(op, Op::Instruction {});
         let site = self.site.as_mut().expect("emitting");
-        site.calls.push(Box::new(Call { op, inst: site.inst, offset: site.offset, vectors_in: vin.len() }));
+        site.calls.push(Box::new(Call {
+            op,
+            inst: site.inst,
+            offset: site.offset,
+            vectors_in: vin.len(),
+        }));
         let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
         let executed = site.executed;
         for (k, v) in vin.iter().enumerate() {
@@ -430,7 +485,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.ins().store(trusted(), *x, ctx, Ctx::M + 8 * k as i32);
         }
         let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
-        sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64), cranelift_codegen::ir::AbiParam::new(types::I64)]);
+        sig.params.extend([
+            cranelift_codegen::ir::AbiParam::new(types::I64),
+            cranelift_codegen::ir::AbiParam::new(types::I64),
+        ]);
         sig.returns.push(cranelift_codegen::ir::AbiParam::new(types::I32));
         let sig = b.import_signature(sig);
         let f = b.ins().iconst(types::I64, crate::call::wave_call as *const () as i64);
@@ -461,11 +519,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 for (i, x) in c.iter_mut().enumerate() {
                     *x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + (256 * k + 16 * i) as i32);
                 }
-                Vv { c, uniform: None, lazy: None }
+                Vv {
+                    c,
+                    uniform: None,
+                    lazy: None,
+                }
             })
             .collect();
-        let so = (0..sout).map(|k| b.ins().load(types::I32, trusted(), ctx, Ctx::S + 4 * k as i32)).collect();
-        let mo = (0..mout).map(|k| b.ins().load(types::I64, trusted(), ctx, Ctx::M + 8 * k as i32)).collect();
+        let so = (0..sout)
+            .map(|k| b.ins().load(types::I32, trusted(), ctx, Ctx::S + 4 * k as i32))
+            .collect();
+        let mo = (0..mout)
+            .map(|k| b.ins().load(types::I64, trusted(), ctx, Ctx::M + 8 * k as i32))
+            .collect();
         (vo, so, mo)
     }
 
@@ -473,10 +539,23 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// vectors returned) or `data` written.
     fn lds_call(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
         match data {
-            None => self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0).0,
+            None => {
+                self.call_mem(Op::LdsRead { offset, dwords }, &[addr], &[], &[m], dwords as usize, 0)
+                    .0
+            }
             Some(d) => {
                 let ins: Vec<Vv> = std::iter::once(addr).chain(d.iter().copied()).collect();
-                self.call_mem(Op::LdsWrite { offset, n: d.len() as u32 }, &ins, &[], &[m], 0, 0);
+                self.call_mem(
+                    Op::LdsWrite {
+                        offset,
+                        n: d.len() as u32,
+                    },
+                    &ins,
+                    &[],
+                    &[m],
+                    0,
+                    0,
+                );
                 Vec::new()
             }
         }
@@ -534,7 +613,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // the data to store, loaded here (inside the quick path) if it is a register read
         let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
         let data = data.as_deref();
-        self.record(AccessRecord::desc(REC_LDS, data.is_some(), 4), &addr.c, None, offset as i64, m);
+        self.record(
+            AccessRecord::desc(REC_LDS, data.is_some(), 4),
+            &addr.c,
+            None,
+            offset as i64,
+            m,
+        );
         let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let ptrs: Vec<Value> = pattern
@@ -569,7 +654,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     }
                 }
             }
-            let vals: Vec<Vv> = if data.is_some() { Vec::new() } else { vec![Vv { c: out, uniform: None, lazy: None }] };
+            let vals: Vec<Vv> = if data.is_some() {
+                Vec::new()
+            } else {
+                vec![Vv {
+                    c: out,
+                    uniform: None,
+                    lazy: None,
+                }]
+            };
             jump_with(b, join, &vals);
         }
         join_vectors(b, join)
@@ -607,7 +700,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         jump_with(b, join, &general_out);
         b.switch_to_block(quick);
         b.seal_block(quick);
-        self.record(AccessRecord::desc(REC_LDS, data.is_some(), 8), &addr.c, None, offset as i64, m);
+        self.record(
+            AccessRecord::desc(REC_LDS, data.is_some(), 8),
+            &addr.c,
+            None,
+            offset as i64,
+            m,
+        );
         let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let (joins, splits) = (f64x2_joins(b), f64x2_splits(b));
@@ -618,7 +717,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let p = b.ins().iadd(lds, first);
             match data {
                 Some([l, h]) => {
-                    let (l8, h8) = (b.ins().bitcast(types::I8X16, little(), l.c[i]), b.ins().bitcast(types::I8X16, little(), h.c[i]));
+                    let (l8, h8) = (
+                        b.ins().bitcast(types::I8X16, little(), l.c[i]),
+                        b.ins().bitcast(types::I8X16, little(), h.c[i]),
+                    );
                     for (k, join) in joins.into_iter().enumerate() {
                         let pair = b.ins().shuffle(l8, h8, join);
                         b.ins().store(MemFlags::new(), pair, p, at + 16 * k as i32);
@@ -626,7 +728,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 }
                 Some(_) => unreachable!("two dwords a lane"),
                 None => {
-                    let (x, y) = (b.ins().load(types::I8X16, MemFlags::new(), p, at), b.ins().load(types::I8X16, MemFlags::new(), p, at + 16));
+                    let (x, y) = (
+                        b.ins().load(types::I8X16, MemFlags::new(), p, at),
+                        b.ins().load(types::I8X16, MemFlags::new(), p, at + 16),
+                    );
                     let [l, h] = splits.map(|split| {
                         let v = b.ins().shuffle(x, y, split);
                         b.ins().bitcast(I32X4, little(), v)
@@ -635,7 +740,22 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 }
             }
         }
-        let vals = if data.is_some() { Vec::new() } else { vec![Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None }] };
+        let vals = if data.is_some() {
+            Vec::new()
+        } else {
+            vec![
+                Vv {
+                    c: lo,
+                    uniform: None,
+                    lazy: None,
+                },
+                Vv {
+                    c: hi,
+                    uniform: None,
+                    lazy: None,
+                },
+            ]
+        };
         jump_with(b, join, &vals);
         join_vectors(b, join)
     }
@@ -660,8 +780,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let (negative, room_v) = lds_room(b, len, offset as i64 + 16);
             // each lane's next lane: this chunk's lanes 1-3, then the next chunk's lane 0
-            let next = b.func.dfg.immediates.push(ConstantData::from((4u8..20).collect::<Vec<u8>>()));
-            let but_last = b.func.dfg.constants.insert(ConstantData::from([u32::MAX, u32::MAX, u32::MAX, 0].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+            let next = b
+                .func
+                .dfg
+                .immediates
+                .push(ConstantData::from((4u8..20).collect::<Vec<u8>>()));
+            let but_last = b.func.dfg.constants.insert(ConstantData::from(
+                [u32::MAX, u32::MAX, u32::MAX, 0]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            ));
             let but_last = b.ins().vconst(I32X4, but_last);
             let sixteen = b.ins().iconst(types::I32, 16);
             let sixteen = b.ins().splat(I32X4, sixteen);
@@ -750,9 +879,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.ins().jump(join, &[]);
         b.switch_to_block(join);
         b.seal_block(join);
-        let r = ReadAt { addr, offset: offset as i64, base: lds, lim, seq: pattern.seq, same: pattern.same, quick, slot, bytes: 4, signed: false, gather: false };
+        let r = ReadAt {
+            addr,
+            offset: offset as i64,
+            base: lds,
+            lim,
+            seq: pattern.seq,
+            same: pattern.same,
+            quick,
+            slot,
+            bytes: 4,
+            signed: false,
+            gather: false,
+        };
         self.lazies.push(Lazy::Read(r));
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        }
     }
 
     /// A global read as lazy vectors ([`Lazy::Read`]), one per destination register: `bytes` per lane (1 or 2,
@@ -760,7 +905,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// access site's buffer window (same high half, low half inside); the lanes may then be in any order.
     /// Otherwise the interpreter reads (out of line, filling the window) into tmp slots.
     #[allow(clippy::too_many_arguments)]
-    fn global_read_lazy(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value, slow: Op) -> Vec<Vv> {
+    fn global_read_lazy(
+        &mut self,
+        lo: Vv,
+        hi: Vv,
+        offset: i64,
+        bytes: u32,
+        signed: bool,
+        m: Value,
+        slow: Op,
+    ) -> Vec<Vv> {
         let outs = (bytes as usize).div_ceil(4);
         let pl = self.lds_pattern(lo);
         let ph = self.lds_pattern(hi);
@@ -807,7 +961,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for d in 0..outs {
             for i in 0..CHUNKS {
                 let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + (256 * d + 16 * i) as i32);
-                b.ins().store(vflags(), x, ctx, Ctx::TMP + (256 * (slot + d) + 16 * i) as i32);
+                b.ins()
+                    .store(vflags(), x, ctx, Ctx::TMP + (256 * (slot + d) + 16 * i) as i32);
             }
         }
         b.ins().jump(join, &[]);
@@ -816,9 +971,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         (0..outs)
             .map(|d| {
                 let width = bytes.min(4);
-                let r = ReadAt { addr: lo, offset: offset + 4 * d as i64, base, lim, seq: pl.seq, same: pl.same, quick, slot: slot + d, bytes: width, signed, gather: true };
+                let r = ReadAt {
+                    addr: lo,
+                    offset: offset + 4 * d as i64,
+                    base,
+                    lim,
+                    seq: pl.seq,
+                    same: pl.same,
+                    quick,
+                    slot: slot + d,
+                    bytes: width,
+                    signed,
+                    gather: true,
+                };
                 self.lazies.push(Lazy::Read(r));
-                Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+                Vv {
+                    c: [dummy(); CHUNKS],
+                    uniform: None,
+                    lazy: Some(self.lazies.len() as u32 - 1),
+                }
             })
             .collect()
     }
@@ -827,7 +998,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// block) and kept in the block's cache.
     fn lds_pattern(&mut self, addr: Vv) -> LdsPattern {
         let key = match addr.lazy.map(|k| &self.lazies[k as usize]) {
-            Some(Lazy::Reg { field, reg, kept: None, loaded: None }) => PatternKey::Reg(*field, *reg),
+            Some(Lazy::Reg {
+                field,
+                reg,
+                kept: None,
+                loaded: None,
+            }) => PatternKey::Reg(*field, *reg),
             _ => {
                 let addr_m = self.mat(addr);
                 return self.lds_pattern_of(addr_m, None, 4);
@@ -844,7 +1020,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn lds_pattern_of(&mut self, addr: Vv, key: Option<PatternKey>, step: u32) -> LdsPattern {
         let steps = {
             let b = self.b.as_deref_mut().expect("emitting");
-            let steps = b.func.dfg.constants.insert(ConstantData::from((0..4).flat_map(|k| (k * step).to_le_bytes()).collect::<Vec<u8>>()));
+            let steps = b.func.dfg.constants.insert(ConstantData::from(
+                (0..4).flat_map(|k| (k * step).to_le_bytes()).collect::<Vec<u8>>(),
+            ));
             b.ins().vconst(I32X4, steps)
         };
         let mut firsts = [dummy(); CHUNKS];
@@ -873,7 +1051,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let y = b.ins().extractlane(vmin, j);
             n = b.ins().umin(n, y);
         }
-        let p = LdsPattern { seq, same, firsts, max: m, min: n };
+        let p = LdsPattern {
+            seq,
+            same,
+            firsts,
+            max: m,
+            min: n,
+        };
         if let (Some(c), Some(key)) = (self.cache.as_mut(), key) {
             c.lds.insert(key, p);
         }
@@ -882,7 +1066,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// LDS accesses of 1-4 dwords lane by lane, for any EXEC.
     fn lds_lanes(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value, data: Option<&[Vv]>) -> Vec<Vv> {
-        self.lds_lanes_of(addr, offset, 4 * dwords, false, m, data, |jb, addr, data| jb.lds_call(addr, offset, dwords, m, data))
+        self.lds_lanes_of(addr, offset, 4 * dwords, false, m, data, |jb, addr, data| {
+            jb.lds_call(addr, offset, dwords, m, data)
+        })
     }
 
     /// LDS reads (`data` None, 1 or 2 bytes zero- or sign-extended when `signed`) and writes of `bytes` per lane,
@@ -922,7 +1108,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             // active — the fast path would still touch the LDS's first bytes for inactive lanes
             let bad = b.ins().bor(any, negative);
             let (fast, slow_blk, join) = (b.create_block(), b.create_block(), b.create_block());
-            let outs = if data.is_some() { 0 } else { bytes.div_ceil(4) as usize * CHUNKS };
+            let outs = if data.is_some() {
+                0
+            } else {
+                bytes.div_ceil(4) as usize * CHUNKS
+            };
             for _ in 0..outs {
                 b.append_block_param(join, I32X4);
             }
@@ -941,7 +1131,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // fast: lane by lane
         b.switch_to_block(fast);
         b.seal_block(fast);
-        self.record(AccessRecord::desc(REC_LDS, data.is_some(), bytes), &addr.c, None, offset as i64, m);
+        self.record(
+            AccessRecord::desc(REC_LDS, data.is_some(), bytes),
+            &addr.c,
+            None,
+            offset as i64,
+            m,
+        );
         let b = self.b.as_deref_mut().expect("emitting");
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let loaded = lane_accesses(b, ctx, lds, &addr.c, offset as i32, bytes, signed, &masks, data);
@@ -953,8 +1149,22 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// zero- or sign-extended), inline when every active lane's access lies in the buffer window of this access
     /// site ([`window_slot`]); otherwise the interpreter's checked access (`slow`), which also fills the window.
     #[allow(clippy::too_many_arguments)]
-    fn global_inline(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value, data: Option<&[Vv]>, slow: Op) -> Vec<Vv> {
-        let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
+    fn global_inline(
+        &mut self,
+        lo: Vv,
+        hi: Vv,
+        offset: i64,
+        bytes: u32,
+        signed: bool,
+        m: Value,
+        data: Option<&[Vv]>,
+        slow: Op,
+    ) -> Vec<Vv> {
+        let outs = if data.is_some() {
+            0
+        } else {
+            (bytes as usize).div_ceil(4)
+        };
         if self.fb().is_none() {
             return vec![self.dv(); outs];
         }
@@ -985,7 +1195,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let start_lo = b.ins().ireduce(types::I32, start);
             let start_hi = b.ins().ushr_imm(start, 32);
             let start_hi = b.ins().ireduce(types::I32, start_hi);
-            let (room_v, lo_v, hi_v) = (b.ins().splat(I32X4, room32), b.ins().splat(I32X4, start_lo), b.ins().splat(I32X4, start_hi));
+            let (room_v, lo_v, hi_v) = (
+                b.ins().splat(I32X4, room32),
+                b.ins().splat(I32X4, start_lo),
+                b.ins().splat(I32X4, start_hi),
+            );
             let off = b.ins().iconst(types::I32, offset);
             let off_v = b.ins().splat(I32X4, off);
             let mut any = None;
@@ -993,7 +1207,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             // a one-dword store whose every chunk is four consecutive dwords (checked below) stores chunk by chunk
             let chunked = matches!(data, Some([_])) && bytes == 4;
             let steps = chunked.then(|| {
-                let c = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+                let c = b.func.dfg.constants.insert(ConstantData::from(
+                    [0u32, 4, 8, 12]
+                        .iter()
+                        .flat_map(|x| x.to_le_bytes())
+                        .collect::<Vec<u8>>(),
+                ));
                 b.ins().vconst(I32X4, c)
             });
             let mut seq = None;
@@ -1055,7 +1274,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         jump_with(b, join, &slow_out);
         b.switch_to_block(fast);
         b.seal_block(fast);
-        self.record(AccessRecord::desc(REC_GLOBAL, data.is_some(), bytes), &lo.c, Some(&hi.c), offset, m);
+        self.record(
+            AccessRecord::desc(REC_GLOBAL, data.is_some(), bytes),
+            &lo.c,
+            Some(&hi.c),
+            offset,
+            m,
+        );
         let b = self.b.as_deref_mut().expect("emitting");
         let host = b.ins().load(types::I64, trusted(), wins, window_field(slot, 2));
         if let (Some(seq), Some([d])) = (seq, data) {
@@ -1168,7 +1393,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 }
             }
             if data.is_none() {
-                loaded.push(Vv { c, uniform: None, lazy: None });
+                loaded.push(Vv {
+                    c,
+                    uniform: None,
+                    lazy: None,
+                });
             }
         }
         jump_with(b, join, &loaded);
@@ -1184,7 +1413,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         let (cc, and, not) = match cond {
             Ok(p) => p,
-            Err(k) => return self.fb().expect("emitting").ins().iconst(types::I64, if k { -1 } else { 0 }),
+            Err(k) => {
+                return self
+                    .fb()
+                    .expect("emitting")
+                    .ins()
+                    .iconst(types::I64, if k { -1 } else { 0 })
+            }
         };
         let srcs = [a, x].map(|(l, h)| (self.mat(l), self.mat(h)));
         let b = self.b.as_deref_mut().expect("emitting");
@@ -1196,7 +1431,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let r = float_mask(b, (cc, and, not), f, g);
                 let bits = b.ins().vhigh_bits(types::I64, r);
                 let shift = 4 * i + 2 * half;
-                let bits = if shift == 0 { bits } else { b.ins().ishl_imm(bits, shift as i64) };
+                let bits = if shift == 0 {
+                    bits
+                } else {
+                    b.ins().ishl_imm(bits, shift as i64)
+                };
                 m = b.ins().bor(m, bits);
             }
         }
@@ -1228,26 +1467,70 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             });
             (lo[i], hi[i]) = (l, h);
         }
-        let result = (Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None });
+        let result = (
+            Vv {
+                c: lo,
+                uniform: None,
+                lazy: None,
+            },
+            Vv {
+                c: hi,
+                uniform: None,
+                lazy: None,
+            },
+        );
         // NaN results: redo the lanes on the interpreter's rule through a call (rare)
         let any = b.ins().vany_true(any_nan.expect("chunks"));
         let (slow, done) = (b.create_block(), b.create_block());
         for _ in 0..2 * CHUNKS {
             b.append_block_param(done, I32X4);
         }
-        let args: Vec<_> = result.0.c.iter().chain(result.1.c.iter()).map(|x| (*x).into()).collect();
+        let args: Vec<_> = result
+            .0
+            .c
+            .iter()
+            .chain(result.1.c.iter())
+            .map(|x| (*x).into())
+            .collect();
         b.ins().brif(any, slow, &[], done, &args);
         b.switch_to_block(slow);
         b.seal_block(slow);
-        let ins: Vec<Vv> = srcs.iter().flat_map(|(l, h)| [*l, *h]).chain([result.0, result.1]).collect();
-        let fixed = self.call_v(Op::Nan64 { sources: srcs.len() as u8 }, &ins, &[], 2);
+        let ins: Vec<Vv> = srcs
+            .iter()
+            .flat_map(|(l, h)| [*l, *h])
+            .chain([result.0, result.1])
+            .collect();
+        let fixed = self.call_v(
+            Op::Nan64 {
+                sources: srcs.len() as u8,
+            },
+            &ins,
+            &[],
+            2,
+        );
         let b = self.b.as_deref_mut().expect("emitting");
-        let args: Vec<_> = fixed[0].c.iter().chain(fixed[1].c.iter()).map(|x| (*x).into()).collect();
+        let args: Vec<_> = fixed[0]
+            .c
+            .iter()
+            .chain(fixed[1].c.iter())
+            .map(|x| (*x).into())
+            .collect();
         b.ins().jump(done, &args);
         b.switch_to_block(done);
         b.seal_block(done);
         let p = b.block_params(done).to_vec();
-        (Vv { c: p[..CHUNKS].try_into().expect("16"), uniform: None, lazy: None }, Vv { c: p[CHUNKS..].try_into().expect("16"), uniform: None, lazy: None })
+        (
+            Vv {
+                c: p[..CHUNKS].try_into().expect("16"),
+                uniform: None,
+                lazy: None,
+            },
+            Vv {
+                c: p[CHUNKS..].try_into().expect("16"),
+                uniform: None,
+                lazy: None,
+            },
+        )
     }
 
     /// [`JitBackend::f64_op`] as a loop over the chunks into two of the context's tmp slots (the result's low and
@@ -1255,7 +1538,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// the result, so no chunk waits in a host register for the others. A NaN in any lane redoes the whole
     /// result on the interpreter's rule after the loop. `None` (nothing emitted that matters) when the sources
     /// cannot be read in a loop or the tmp slots run out.
-    fn f64_loop(&mut self, srcs: &[(Vv, Vv)], op: &impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value) -> Option<(Vv, Vv)> {
+    fn f64_loop(
+        &mut self,
+        srcs: &[(Vv, Vv)],
+        op: &impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value,
+    ) -> Option<(Vv, Vv)> {
         let tmps = self.tmps;
         let mut spill = Vec::new();
         for v in srcs.iter().flat_map(|(l, h)| [l, h]) {
@@ -1284,7 +1571,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.switch_to_block(head);
             (head, off, flag)
         };
-        let chunks: Vec<(Value, Value)> = srcs.iter().map(|(l, h)| (self.ch_at(l, off, &spill, true), self.ch_at(h, off, &spill, true))).collect();
+        let chunks: Vec<(Value, Value)> = srcs
+            .iter()
+            .map(|(l, h)| (self.ch_at(l, off, &spill, true), self.ch_at(h, off, &spill, true)))
+            .collect();
         let b = self.b.as_deref_mut().expect("emitting");
         let shuffles = (f64x2_joins(b), f64x2_splits(b));
         let (n, result) = f64_chunk(b, shuffles, op, &chunks);
@@ -1308,35 +1598,62 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut slot_vv = |s: usize| {
             let at = Ctx::TMP + 256 * s as i32;
             let c: [Value; CHUNKS] = std::array::from_fn(|i| b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32));
-            Vv { c, uniform: None, lazy: None }
+            Vv {
+                c,
+                uniform: None,
+                lazy: None,
+            }
         };
         let result = [slot_vv(out), slot_vv(out + 1)];
         let mut ins: Vec<Vv> = srcs.iter().flat_map(|(l, h)| [self.mat(*l), self.mat(*h)]).collect();
         ins.extend(result);
-        let fixed = self.call_v(Op::Nan64 { sources: srcs.len() as u8 }, &ins, &[], 2);
+        let fixed = self.call_v(
+            Op::Nan64 {
+                sources: srcs.len() as u8,
+            },
+            &ins,
+            &[],
+            2,
+        );
         let b = self.b.as_deref_mut().expect("emitting");
         for (d, v) in fixed.iter().enumerate() {
             for i in 0..CHUNKS {
-                b.ins().store(vflags(), v.c[i], ctx, Ctx::TMP + (256 * (out + d) + 16 * i) as i32);
+                b.ins()
+                    .store(vflags(), v.c[i], ctx, Ctx::TMP + (256 * (out + d) + 16 * i) as i32);
             }
         }
         b.ins().jump(done, &[]);
         b.switch_to_block(done);
         b.seal_block(done);
-        Some((self.slot_vv(Ctx::TMP + 256 * out as i32), self.slot_vv(Ctx::TMP + 256 * (out + 1) as i32)))
+        Some((
+            self.slot_vv(Ctx::TMP + 256 * out as i32),
+            self.slot_vv(Ctx::TMP + 256 * (out + 1) as i32),
+        ))
     }
 
     /// A vector read lazily, chunk by chunk where it is used, from the context's 256 bytes at `at`.
     fn slot_vv(&mut self, at: i32) -> Vv {
         self.lazies.push(Lazy::Slot { at });
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        }
     }
 
     fn call_v(&mut self, op: Op, vin: &[Vv], min: &[Value], vout: usize) -> Vec<Vv> {
         self.call(op, vin, &[], min, vout, 0, 0, false).0
     }
 
-    fn call_mem(&mut self, op: Op, vin: &[Vv], sin: &[Value], min: &[Value], vout: usize, sout: usize) -> (Vec<Vv>, Vec<Value>) {
+    fn call_mem(
+        &mut self,
+        op: Op,
+        vin: &[Vv],
+        sin: &[Value],
+        min: &[Value],
+        vout: usize,
+        sout: usize,
+    ) -> (Vec<Vv>, Vec<Value>) {
         let (v, s, _) = self.call(op, vin, sin, min, vout, sout, 0, true);
         (v, s)
     }
@@ -1381,7 +1698,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32)
             }
             Lazy::Spent => unreachable!("a register read a call consumed is not read again"),
-            Lazy::Reg { field, reg, kept, loaded } => {
+            Lazy::Reg {
+                field,
+                reg,
+                kept,
+                loaded,
+            } => {
                 let (field, reg, kept, loaded) = (*field, *reg, *kept, *loaded);
                 if let Some(vals) = loaded {
                     return vals[i];
@@ -1472,7 +1794,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return self.uniform_result(r, &nan);
         }
         self.lazies.push(Lazy::Expr { args, f, nan });
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        }
     }
 
     /// The uniform vector of chunk `r` (every lane the same), with the NaN rule over the uniform `nan` sources.
@@ -1485,7 +1811,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             rules::propagate_nan32(&mut Chunks(b), &srcs, r)
         };
         let s = b.ins().extractlane(r, 0);
-        Vv { c: [r; CHUNKS], uniform: Some(s), lazy: None }
+        Vv {
+            c: [r; CHUNKS],
+            uniform: Some(s),
+            lazy: None,
+        }
     }
 
     /// `v` with all its chunks emitted here (for code that works on the whole vector at once).
@@ -1497,7 +1827,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for (i, x) in c.iter_mut().enumerate() {
             *x = self.ch(&v, i);
         }
-        Vv { c, uniform: v.uniform, lazy: None }
+        Vv {
+            c,
+            uniform: v.uniform,
+            lazy: None,
+        }
     }
 
     /// Before register `reg` of the file at `field` is written: reads of it handed out earlier in this
@@ -1519,7 +1853,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                         Lazy::Expr { args, nan, .. } => todo.extend(args.iter().chain(nan.iter()).copied()),
                         Lazy::Read(r) => todo.push(r.addr),
                         Lazy::Blend { new, old, .. } => todo.extend([*new, *old]),
-                        Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Mask { .. } | Lazy::Parked { .. } => {}
+                        Lazy::Reg { .. }
+                        | Lazy::Slot { .. }
+                        | Lazy::Spent
+                        | Lazy::Mask { .. }
+                        | Lazy::Parked { .. } => {}
                     }
                 }
             }
@@ -1533,7 +1871,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             .lazies
             .iter()
             .enumerate()
-            .filter(|(k, l)| !except.contains(k) && matches!(l, Lazy::Reg { field: f, reg: r, kept: None, loaded: None } if *f == field && *r == reg))
+            .filter(|(k, l)| {
+                !except.contains(k)
+                    && matches!(l, Lazy::Reg { field: f, reg: r, kept: None, loaded: None } if *f == field && *r == reg)
+            })
             .map(|(k, _)| k)
             .collect();
         for k in pending {
@@ -1545,7 +1886,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             for (i, x) in vals.iter_mut().enumerate() {
                 *x = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
                 if let Some(slot) = slot {
-                    b.ins().store(vflags(), *x, ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32);
+                    b.ins()
+                        .store(vflags(), *x, ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32);
                 }
             }
             if let Lazy::Reg { kept, loaded, .. } = &mut self.lazies[k] {
@@ -1612,7 +1954,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn known_under(&self, field: i32, reg: u32, m: Value) -> Option<[u32; 64]> {
         let c = self.cache.as_deref()?;
         let b = self.b.as_deref()?;
-        c.known.iter().find(|(k, w, _)| *k == (field, reg) && within(b, m, *w, 4)).map(|(_, _, lanes)| *lanes)
+        c.known
+            .iter()
+            .find(|(k, w, _)| *k == (field, reg) && within(b, m, *w, 4))
+            .map(|(_, _, lanes)| *lanes)
     }
 
     /// The pending write of register `reg` of the file at `field` when it was made under lane mask `m`: its
@@ -1638,7 +1983,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if !self.reg_ok(reg) {
             return false;
         }
-        let used = if base_field == Ctx::AGPRS { &mut self.agprs_used } else { &mut self.vgprs_used };
+        let used = if base_field == Ctx::AGPRS {
+            &mut self.agprs_used
+        } else {
+            &mut self.vgprs_used
+        };
         *used = (*used).max(reg + 1);
         true
     }
@@ -1649,8 +1998,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 return *v;
             }
         }
-        self.lazies.push(Lazy::Reg { field: base_field, reg, kept: None, loaded: None });
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        self.lazies.push(Lazy::Reg {
+            field: base_field,
+            reg,
+            kept: None,
+            loaded: None,
+        });
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        }
     }
 
     /// Register numbers past the architectural files (256 + a few for multi-dword operands) come only from
@@ -1736,7 +2094,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 None => ok,
             });
         }
-        let fast: Vec<Vv> = fast.into_iter().map(|c| Vv { c, uniform: None, lazy: None }).collect();
+        let fast: Vec<Vv> = fast
+            .into_iter()
+            .map(|c| Vv {
+                c,
+                uniform: None,
+                lazy: None,
+            })
+            .collect();
         let join = {
             let b = self.b.as_deref_mut().expect("emitting");
             let all = b.ins().vall_true(all.expect("chunks"));
@@ -1759,7 +2124,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     fn dv(&self) -> Vv {
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: None,
+        }
     }
 
     /// The builder, or None when probing (or when the instruction is already known unsupported).
@@ -1780,7 +2149,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn reg_run(&self, regs: &[Vv]) -> Option<(i32, u32)> {
         let mut first = None;
         for (i, v) in regs.iter().enumerate() {
-            let Some(Lazy::Reg { field, reg, kept: None, loaded: None }) = v.lazy.map(|k| &self.lazies[k as usize]) else { return None };
+            let Some(Lazy::Reg {
+                field,
+                reg,
+                kept: None,
+                loaded: None,
+            }) = v.lazy.map(|k| &self.lazies[k as usize])
+            else {
+                return None;
+            };
             let (f0, r0) = *first.get_or_insert((*field, *reg));
             if *field != f0 || *reg != r0 + i as u32 {
                 return None;
@@ -1795,14 +2172,21 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     fn mfma_direct(&mut self, shape: Mfma, runs: [(i32, u32); 3], reads: Vec<Vv>) -> Vec<Vv> {
         let ctx = self.ctx;
         let site = self.site.as_mut().expect("emitting");
-        site.calls.push(Box::new(Call { op: Op::Mfma { shape }, inst: site.inst, offset: site.offset, vectors_in: 0 }));
+        site.calls.push(Box::new(Call {
+            op: Op::Mfma { shape },
+            inst: site.inst,
+            offset: site.offset,
+            vectors_in: 0,
+        }));
         let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
         let ptrs: Vec<Value> = runs.iter().map(|&(field, reg)| self.reg_base(field, reg)).collect();
         let b = self.b.as_deref_mut().expect("emitting");
         let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
         sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64); 5]);
         let sig = b.import_signature(sig);
-        let f = b.ins().iconst(types::I64, crate::call::mfma_registers as *const () as i64);
+        let f = b
+            .ins()
+            .iconst(types::I64, crate::call::mfma_registers as *const () as i64);
         let cp = b.ins().iconst(types::I64, call_ptr as i64);
         b.ins().call_indirect(sig, f, &[ctx, cp, ptrs[0], ptrs[1], ptrs[2]]);
         for v in reads {
@@ -1810,7 +2194,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 self.lazies[k as usize] = Lazy::Spent;
             }
         }
-        (0..shape.acc_regs()).map(|k| self.slot_vv(Ctx::V + 256 * k as i32)).collect()
+        (0..shape.acc_regs())
+            .map(|k| self.slot_vv(Ctx::V + 256 * k as i32))
+            .collect()
     }
 
     /// v_perm_b32 with one selector `sel` for every lane, lazily: byte shuffles of each chunk of `a` (the high
@@ -1824,7 +2210,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let c = b.ins().iconst(types::I8, v);
                 b.ins().splat(types::I8X16, c)
             };
-            let lanes = b.func.dfg.constants.insert(ConstantData::from((0..16u8).map(|i| i & !3).collect::<Vec<u8>>()));
+            let lanes = b
+                .func
+                .dfg
+                .constants
+                .insert(ConstantData::from((0..16u8).map(|i| i & !3).collect::<Vec<u8>>()));
             let base = b.ins().vconst(types::I8X16, lanes);
             let s = b.ins().splat(I32X4, sel);
             let s = b.ins().bitcast(types::I8X16, little(), s);
@@ -1883,9 +2273,20 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let t = b.ins().band_imm(s, 63);
             let k = b.ins().band_imm(t, 31);
             let down = b.ins().irsub_imm(k, 32);
-            (k, down, b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32), b.ins().icmp_imm(IntCC::Equal, k, 0))
+            (
+                k,
+                down,
+                b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32),
+                b.ins().icmp_imm(IntCC::Equal, k, 0),
+            )
         };
-        let high = move |b: &mut FunctionBuilder<'f>, q: Value, by: Value| if arith { b.ins().sshr(q, by) } else { b.ins().ushr(q, by) };
+        let high = move |b: &mut FunctionBuilder<'f>, q: Value, by: Value| {
+            if arith {
+                b.ins().sshr(q, by)
+            } else {
+                b.ins().ushr(q, by)
+            }
+        };
         // t < 32: (lo >> k | hi << (32 - k), hi >> k); t >= 32: (hi >> k, the sign or zero)
         let rl = self.zip_chunks(lo, hi, move |b, p, q| {
             let low = b.ins().ushr(p, k);
@@ -1898,11 +2299,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         });
         let rh = self.map_chunks(hi, move |b, q| {
             let h = high(b, q, k);
-            let fill = if arith {
-                b.ins().sshr_imm(q, 31)
-            } else {
-                zero_vec(b)
-            };
+            let fill = if arith { b.ins().sshr_imm(q, 31) } else { zero_vec(b) };
             b.ins().select(wide, fill, h)
         });
         (rl, rh)
@@ -1934,14 +2331,27 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if self.fb().is_none() {
             return self.dv();
         }
-        self.lazy_op(vec![a], std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0])), Vec::new())
+        self.lazy_op(
+            vec![a],
+            std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0])),
+            Vec::new(),
+        )
     }
 
-    fn zip_chunks(&mut self, a: Vv, x: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value + 'static) -> Vv {
+    fn zip_chunks(
+        &mut self,
+        a: Vv,
+        x: Vv,
+        f: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value + 'static,
+    ) -> Vv {
         if self.fb().is_none() {
             return self.dv();
         }
-        self.lazy_op(vec![a, x], std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0], v[1])), Vec::new())
+        self.lazy_op(
+            vec![a, x],
+            std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0], v[1])),
+            Vec::new(),
+        )
     }
 
     /// The sixteen `i32x4` lane masks (all ones where the mask bit is set) of a lane mask.
@@ -1958,7 +2368,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The lanes of lane mask `m` as a lazy vector ([`Lazy::Mask`]): each chunk made where it is used.
     fn mask_lanes(&mut self, m: Value) -> Vv {
         self.lazies.push(Lazy::Mask { m });
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        }
     }
 
     /// An add or subtract of `a` and `x` with a carry (borrow) lane mask in and out: the mask out chunk by chunk
@@ -1995,7 +2409,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             out = Some(self.collapse_step(out, c, i));
         }
         let args = std::iter::once(a).chain([x]).chain(cin).collect();
-        (self.lazy_op(args, std::rc::Rc::new(result), Vec::new()), out.expect("chunks"))
+        (
+            self.lazy_op(args, std::rc::Rc::new(result), Vec::new()),
+            out.expect("chunks"),
+        )
     }
 
     /// Lane mask `m` (none yet: 0) with chunk `i`'s lanes from `i32x4` lane mask `c`, computed here: the partial
@@ -2031,7 +2448,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 return Some(m);
             }
             let e = c.exec.filter(|_| c.exec_lanes)?;
-            c.exec_masked.iter().find(|&&(r, _, x)| r == m && x == e).map(|&(_, u, _)| u)
+            c.exec_masked
+                .iter()
+                .find(|&&(r, _, x)| r == m && x == e)
+                .map(|&(_, u, _)| u)
         });
         match (uniform, self.fb()) {
             (Some(u), Some(b)) => {
@@ -2108,7 +2528,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(done);
         let mut c = [dummy(); CHUNKS];
         c.copy_from_slice(b.block_params(done));
-        Vv { c, uniform: None, lazy: None }
+        Vv {
+            c,
+            uniform: None,
+            lazy: None,
+        }
     }
 
     /// Writes the lanes of `v` that `m` selects to register `reg` of the file at `base_field`; with every lane
@@ -2144,7 +2568,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let b = self.b.as_deref_mut().expect("emitting");
         for (x, (_, slot)) in concrete.iter().zip(&spill) {
             for i in 0..CHUNKS {
-                b.ins().store(vflags(), x.c[i], ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
+                b.ins()
+                    .store(vflags(), x.c[i], ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
             }
         }
         Some(spill)
@@ -2194,7 +2619,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
             Lazy::Blend { m, new, old } => {
                 let (m, new, old) = (*m, *new, *old);
-                let (x, y) = (self.ch_at(&new, off, spill, nan_rule), self.ch_at(&old, off, spill, nan_rule));
+                let (x, y) = (
+                    self.ch_at(&new, off, spill, nan_rule),
+                    self.ch_at(&old, off, spill, nan_rule),
+                );
                 let b = self.b.as_deref_mut().expect("emitting");
                 let lanes = mask_chunk_at(b, m, off);
                 b.ins().bitselect(lanes, x, y)
@@ -2236,12 +2664,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             chunks.dedup();
             if chunks.len() <= 2 {
                 let (p, q) = (chunks[0], *chunks.last().expect("a chunk"));
-                let bytes: Vec<u8> = from.iter().flat_map(|l| {
-                    let at = if l / 4 == p { 4 * (l % 4) } else { 16 + 4 * (l % 4) };
-                    (0..4).map(move |k| (at + k) as u8)
-                }).collect();
+                let bytes: Vec<u8> = from
+                    .iter()
+                    .flat_map(|l| {
+                        let at = if l / 4 == p { 4 * (l % 4) } else { 16 + 4 * (l % 4) };
+                        (0..4).map(move |k| (at + k) as u8)
+                    })
+                    .collect();
                 let mask = b.func.dfg.immediates.push(ConstantData::from(bytes));
-                let (x, y) = (b.ins().bitcast(types::I8X16, little(), src[p]), b.ins().bitcast(types::I8X16, little(), src[q]));
+                let (x, y) = (
+                    b.ins().bitcast(types::I8X16, little(), src[p]),
+                    b.ins().bitcast(types::I8X16, little(), src[q]),
+                );
                 let r = b.ins().shuffle(x, y, mask);
                 *out = b.ins().bitcast(I32X4, little(), r);
             } else {
@@ -2254,7 +2688,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 *out = r;
             }
         }
-        Vv { c, uniform: None, lazy: None }
+        Vv {
+            c,
+            uniform: None,
+            lazy: None,
+        }
     }
 
     /// Lane `lane` (an `i64`, 0 to 63) of `v`, computing only the chunk that holds it; `None` where a loop over
@@ -2281,7 +2719,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// The first lane of chunk `off / 16` of `v`: loaded alone when `v` is a register, else from the chunk.
     fn first_lane_at(&mut self, v: &Vv, off: Value, spill: &[(Value, usize)]) -> Value {
-        if let Some(Lazy::Reg { field, reg, kept: None, loaded: None }) = v.lazy.map(|k| &self.lazies[k as usize]) {
+        if let Some(Lazy::Reg {
+            field,
+            reg,
+            kept: None,
+            loaded: None,
+        }) = v.lazy.map(|k| &self.lazies[k as usize])
+        {
             let base = self.reg_base(*field, *reg);
             let b = self.b.as_deref_mut().expect("emitting");
             let p = b.ins().iadd(base, off);
@@ -2349,7 +2793,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             // (the destination may be the address register)
             let mut loaded = Vec::with_capacity(STORE_UNROLL);
             for k in 0..STORE_UNROLL {
-                let at = if k == 0 { off } else { self.b.as_deref_mut().expect("emitting").ins().iadd_imm(off, 16 * k as i64) };
+                let at = if k == 0 {
+                    off
+                } else {
+                    self.b
+                        .as_deref_mut()
+                        .expect("emitting")
+                        .ins()
+                        .iadd_imm(off, 16 * k as i64)
+                };
                 let x = match kind {
                     Kind::Lanes => {
                         let a = self.ch_at(&r.addr, at, spill, true);
@@ -2387,7 +2839,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         b.seal_block(general);
         let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
         for i in 0..CHUNKS {
-            let x = b.ins().load(I32X4, vflags(), ctx, Ctx::TMP + (256 * r.slot + 16 * i) as i32);
+            let x = b
+                .ins()
+                .load(I32X4, vflags(), ctx, Ctx::TMP + (256 * r.slot + 16 * i) as i32);
             let bits = b.ins().ushr_imm(m, 4 * i as i64);
             let idx = b.ins().band_imm(bits, 15);
             let idx = b.ins().imul_imm(idx, 16);
@@ -2408,7 +2862,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// chunk is checked for NaN (`checked`: `v` computed without its NaN rule) and a NaN chunk continues at
     /// `redo` with its offset; with `mask`, only the lanes it selects are written.
     #[allow(clippy::too_many_arguments)]
-    fn store_loop(&mut self, start: cranelift_codegen::ir::Block, done: cranelift_codegen::ir::Block, redo: Option<cranelift_codegen::ir::Block>, base: Value, v: &Vv, spill: &[(Value, usize)], checked: bool, mask: Option<Value>) {
+    fn store_loop(
+        &mut self,
+        start: cranelift_codegen::ir::Block,
+        done: cranelift_codegen::ir::Block,
+        redo: Option<cranelift_codegen::ir::Block>,
+        base: Value,
+        v: &Vv,
+        spill: &[(Value, usize)],
+        checked: bool,
+        mask: Option<Value>,
+    ) {
         let head = {
             let b = self.b.as_deref_mut().expect("emitting");
             b.switch_to_block(start);
@@ -2428,7 +2892,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // pass's first chunk to `redo` with its sources untouched
         let mut stores = Vec::with_capacity(STORE_UNROLL);
         for k in 0..STORE_UNROLL {
-            let at = if k == 0 { off } else { self.b.as_deref_mut().expect("emitting").ins().iadd_imm(off, 16 * k as i64) };
+            let at = if k == 0 {
+                off
+            } else {
+                self.b
+                    .as_deref_mut()
+                    .expect("emitting")
+                    .ins()
+                    .iadd_imm(off, 16 * k as i64)
+            };
             let x = self.ch_at(v, at, spill, !checked);
             let b = self.b.as_deref_mut().expect("emitting");
             let p = b.ins().iadd(base, at);
@@ -2482,14 +2954,22 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// parked values) no larger than [`PENDING_TREE`]; any other value is computed now into a parked slot.
     fn defer_write(&mut self, field: i32, reg: u32, v: Vv, m: Value) {
         let mut seen = std::collections::HashSet::new();
-        let v = if self.stays_lazy(&v, &mut seen) { v } else { self.park(v) };
+        let v = if self.stays_lazy(&v, &mut seen) {
+            v
+        } else {
+            self.park(v)
+        };
         // a write over a pending one of the same lanes replaces it: the lanes outside keep what was there before
         let old = match self.pending_under(field, reg, m) {
             Some((_, old)) => old,
             None => self.load_reg(field, reg),
         };
         self.lazies.push(Lazy::Blend { m, new: v, old });
-        let w = Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) };
+        let w = Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        };
         let c = self.cache.as_deref_mut().expect("emitting");
         match c.pending.iter_mut().find(|(k, _)| *k == (field, reg)) {
             Some(p) => p.1 = w,
@@ -2501,7 +2981,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Whether `v` may stay a lazy expression in a pending write (`seen`: the lazy vectors counted so far, at
     /// most [`PENDING_TREE`]).
     fn stays_lazy(&self, v: &Vv, seen: &mut std::collections::HashSet<u32>) -> bool {
-        let Some(k) = v.lazy else { return v.uniform.is_some() || v.c.iter().all(|c| *c == v.c[0]) };
+        let Some(k) = v.lazy else {
+            return v.uniform.is_some() || v.c.iter().all(|c| *c == v.c[0]);
+        };
         if !seen.insert(k) {
             return true;
         }
@@ -2509,7 +2991,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return false;
         }
         match &self.lazies[k as usize] {
-            Lazy::Reg { kept: None, loaded: None, .. } | Lazy::Mask { .. } | Lazy::Parked { .. } => true,
+            Lazy::Reg {
+                kept: None,
+                loaded: None,
+                ..
+            }
+            | Lazy::Mask { .. }
+            | Lazy::Parked { .. } => true,
             Lazy::Expr { args, nan, .. } => args.iter().chain(nan.iter()).all(|a| self.stays_lazy(a, seen)),
             Lazy::Blend { new, old, .. } => self.stays_lazy(new, seen) && self.stays_lazy(old, seen),
             Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Read(_) => false,
@@ -2520,7 +3008,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// over the chunks (as the block's pending writes are: [`Self::emit_writes`]), anything else chunk by chunk.
     fn park(&mut self, v: Vv) -> Vv {
         let c = self.cache.as_deref_mut().expect("emitting");
-        assert!(c.parked < PARKED, "an instruction that defers its writes starts with parked slots free");
+        assert!(
+            c.parked < PARKED,
+            "an instruction that defers its writes starts with parked slots free"
+        );
         let at = Ctx::PARKED + 256 * c.parked as i32;
         c.parked += 1;
         let ctx = self.ctx;
@@ -2535,7 +3026,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
         }
         self.lazies.push(Lazy::Parked { at });
-        Vv { c: [dummy(); CHUNKS], uniform: None, lazy: Some(self.lazies.len() as u32 - 1) }
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: Some(self.lazies.len() as u32 - 1),
+        }
     }
 
     /// Before code that computes every chunk of `v` where it stands (a carry or compare mask, an interpreter
@@ -2564,12 +3059,20 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Whether a loop over the chunks can compute `v` ([`Self::fuse_at`]): as [`Self::stays_lazy`], whatever
     /// its size.
     fn loops_over(&self, v: &Vv, seen: &mut std::collections::HashSet<u32>) -> bool {
-        let Some(k) = v.lazy else { return v.uniform.is_some() || v.c.iter().all(|c| *c == v.c[0]) };
+        let Some(k) = v.lazy else {
+            return v.uniform.is_some() || v.c.iter().all(|c| *c == v.c[0]);
+        };
         if !seen.insert(k) {
             return true;
         }
         match &self.lazies[k as usize] {
-            Lazy::Reg { kept: None, loaded: None, .. } | Lazy::Mask { .. } | Lazy::Parked { .. } => true,
+            Lazy::Reg {
+                kept: None,
+                loaded: None,
+                ..
+            }
+            | Lazy::Mask { .. }
+            | Lazy::Parked { .. } => true,
             Lazy::Expr { args, nan, .. } => args.iter().chain(nan.iter()).all(|a| self.loops_over(a, seen)),
             Lazy::Blend { new, old, .. } => self.loops_over(new, seen) && self.loops_over(old, seen),
             Lazy::Reg { .. } | Lazy::Slot { .. } | Lazy::Spent | Lazy::Read(_) => false,
@@ -2592,7 +3095,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// some are off.
     fn emit_flush(&mut self) {
         let pending: Vec<(Dest, Vv)> = match self.cache.as_deref() {
-            Some(c) if !c.pending.is_empty() => c.pending.iter().map(|&((field, reg), v)| (Dest::Reg(field, reg), v)).collect(),
+            Some(c) if !c.pending.is_empty() => c
+                .pending
+                .iter()
+                .map(|&((field, reg), v)| (Dest::Reg(field, reg), v))
+                .collect(),
             _ => return,
         };
         self.emit_writes(&pending);
@@ -2648,7 +3155,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The loop over the chunks writing `pending`, from block `start` to `done` (`full`: every blend's lanes
     /// all on). Each chunk's values are computed without their NaN rules and checked: a NaN among them computes
     /// the chunk again with the rules (exact), before any of it is stored.
-    fn fused_loop(&mut self, start: cranelift_codegen::ir::Block, done: cranelift_codegen::ir::Block, pending: &[(Dest, Vv)], full: bool) {
+    fn fused_loop(
+        &mut self,
+        start: cranelift_codegen::ir::Block,
+        done: cranelift_codegen::ir::Block,
+        pending: &[(Dest, Vv)],
+        full: bool,
+    ) {
         let (head, off) = {
             let b = self.b.as_deref_mut().expect("emitting");
             b.switch_to_block(start);
@@ -2668,7 +3181,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 b.switch_to_block(r);
                 b.seal_block(r);
             }
-            let mut f = Fuse { memo: std::collections::HashMap::new(), full, raw, nan: None };
+            let mut f = Fuse {
+                memo: std::collections::HashMap::new(),
+                full,
+                raw,
+                nan: None,
+            };
             let vals: Vec<Value> = pending.iter().map(|(_, v)| self.fuse_at(v, off, &mut f)).collect();
             if let Some(nan) = f.nan {
                 let b = self.b.as_deref_mut().expect("emitting");
@@ -2699,7 +3217,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// Whether `v` is computed without operands of its own (a register, a parked value, a mask, a uniform value).
     fn is_leaf(&self, v: &Vv) -> bool {
-        !matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { .. } | Lazy::Blend { .. }))
+        !matches!(
+            v.lazy.map(|k| &self.lazies[k as usize]),
+            Some(Lazy::Expr { .. } | Lazy::Blend { .. })
+        )
     }
 
     /// Chunk `off / 16` of a pending write's value `v` in the flush loop (see [`Fuse`]).
@@ -2762,7 +3283,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let ctx = self.ctx;
                 if nan.is_empty() {
                     if anchor {
-                        self.b.as_deref_mut().expect("emitting").ins().store(vflags(), r, ctx, Ctx::SINK);
+                        self.b
+                            .as_deref_mut()
+                            .expect("emitting")
+                            .ins()
+                            .store(vflags(), r, ctx, Ctx::SINK);
                     }
                     r
                 } else if f.raw {
@@ -2811,14 +3336,18 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (sdwa, one_dst) = self.site.as_ref().map_or((true, false), |s| {
             // SAFETY: the instruction lives in the block's slice while the block is compiled.
             let inst = unsafe { &*s.inst };
-            let one = matches!(inst.info.operand(isa_amdgpu::Field::Vdst).map(|o| o.kind), Some(isa_amdgpu::table::OperandKind::Reg { count: 1, .. }));
+            let one = matches!(
+                inst.info.operand(isa_amdgpu::Field::Vdst).map(|o| o.kind),
+                Some(isa_amdgpu::table::OperandKind::Reg { count: 1, .. })
+            );
             (inst.form == isa_amdgpu::Form::Sdwa, one)
         });
         // the instruction's only write (one destination register, no SDWA wrapper going on after it): nothing
         // reads the destination afterwards but the value being stored
         let only = self.stores == 0 && one_dst && !sdwa;
         self.stores += 1;
-        let nan_rule = matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
+        let nan_rule =
+            matches!(v.lazy.map(|k| &self.lazies[k as usize]), Some(Lazy::Expr { nan, .. }) if !nan.is_empty());
         // a lazy value whose operands are registers, keep slots, uniform values or up to TMP other vectors is
         // written in a loop over the chunks: a few dozen bytes of code instead of sixteen copies. Written in
         // place — chunk i reads only chunk i of its registers — so the destination needs no copy when this is
@@ -2844,9 +3373,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             };
             for mask in [None, Some(m)] {
                 let start = if mask.is_none() { full } else { masked };
-                let slow = if nan_rule { Some(self.b.as_deref_mut().expect("emitting").create_block()) } else { None };
+                let slow = if nan_rule {
+                    Some(self.b.as_deref_mut().expect("emitting").create_block())
+                } else {
+                    None
+                };
                 if let Some(slow) = slow {
-                    self.b.as_deref_mut().expect("emitting").append_block_param(slow, types::I64);
+                    self.b
+                        .as_deref_mut()
+                        .expect("emitting")
+                        .append_block_param(slow, types::I64);
                 }
                 self.store_loop(start, done, slow, base, &v, &spill, nan_rule, mask);
                 if let Some(slow) = slow {
@@ -2864,13 +3400,20 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // applies the rule (exact for the instruction's only write); otherwise the rule is applied inline.
         self.settle(base_field, reg);
         let base = self.reg_base(base_field, reg);
-        let in_ssa = self.lazies.iter().any(|l| matches!(l, Lazy::Reg { field, reg: r, loaded: Some(_), .. } if *field == base_field && *r == reg));
+        let in_ssa = self.lazies.iter().any(
+            |l| matches!(l, Lazy::Reg { field, reg: r, loaded: Some(_), .. } if *field == base_field && *r == reg),
+        );
         let checked = nan_rule && only && !in_ssa;
         let kept: Vec<usize> = self
             .lazies
             .iter()
             .filter_map(|l| match l {
-                Lazy::Reg { field, reg: r, kept: Some(slot), .. } if *field == base_field && *r == reg => Some(*slot),
+                Lazy::Reg {
+                    field,
+                    reg: r,
+                    kept: Some(slot),
+                    ..
+                } if *field == base_field && *r == reg => Some(*slot),
                 _ => None,
             })
             .collect();
@@ -2923,7 +3466,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 b.seal_block(redo);
                 for slot in kept.iter().take(1) {
                     for i in 0..CHUNKS {
-                        let x = b.ins().load(I32X4, vflags(), ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32);
+                        let x = b
+                            .ins()
+                            .load(I32X4, vflags(), ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32);
                         b.ins().store(vflags(), x, base, 16 * i as i32);
                     }
                 }
@@ -2947,7 +3492,11 @@ fn all_uniform<'v>(mut vs: impl Iterator<Item = &'v Vv>) -> bool {
 /// Lane mask `m` (none yet: 0) with the lanes of chunk `i` from `i32x4` lane mask `c` (all ones where set).
 fn collapse_into(b: &mut FunctionBuilder<'_>, m: Option<Value>, c: Value, i: usize) -> Value {
     let bits = b.ins().vhigh_bits(types::I64, c);
-    let bits = if i == 0 { bits } else { b.ins().ishl_imm(bits, 4 * i as i64) };
+    let bits = if i == 0 {
+        bits
+    } else {
+        b.ins().ishl_imm(bits, 4 * i as i64)
+    };
     match m {
         Some(m) => b.ins().bor(m, bits),
         None => bits,
@@ -2961,10 +3510,18 @@ fn within(b: &FunctionBuilder<'_>, m: Value, w: Value, depth: u32) -> bool {
         return true;
     }
     let dfg = &b.func.dfg;
-    let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve_aliases(m)) else { return false };
+    let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve_aliases(m)) else {
+        return false;
+    };
     match dfg.insts[inst] {
-        InstructionData::Binary { opcode: Opcode::Band, args } if depth > 0 => args.iter().any(|&a| within(b, a, w, depth - 1)),
-        InstructionData::Binary { opcode: Opcode::BandNot, args } if depth > 0 => within(b, args[0], w, depth - 1),
+        InstructionData::Binary {
+            opcode: Opcode::Band,
+            args,
+        } if depth > 0 => args.iter().any(|&a| within(b, a, w, depth - 1)),
+        InstructionData::Binary {
+            opcode: Opcode::BandNot,
+            args,
+        } if depth > 0 => within(b, args[0], w, depth - 1),
         _ => false,
     }
 }
@@ -2972,9 +3529,14 @@ fn within(b: &FunctionBuilder<'_>, m: Value, w: Value, depth: u32) -> bool {
 /// The value of `v` where an `iconst` defines it.
 fn scalar_const(b: &FunctionBuilder<'_>, v: Value) -> Option<u32> {
     let dfg = &b.func.dfg;
-    let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve_aliases(v)) else { return None };
+    let ValueDef::Result(inst, 0) = dfg.value_def(dfg.resolve_aliases(v)) else {
+        return None;
+    };
     match dfg.insts[inst] {
-        InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits() as u32),
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => Some(imm.bits() as u32),
         _ => None,
     }
 }
@@ -3004,7 +3566,15 @@ fn zero_vec(b: &mut FunctionBuilder<'_>) -> Value {
 /// Four lanes read one by one: lane address chunk `a`, each lane's bytes at host `base` + its address +
 /// `offset`, `bytes` (1, 2 or 4) zero- or sign-extended. With `quick`, lanes read from `base` alone (offset 0)
 /// where it is false (for a `base` then pointing at the context's sink).
-fn gather_chunk(b: &mut FunctionBuilder<'_>, a: Value, base: Value, offset: i64, bytes: u32, signed: bool, quick: Option<Value>) -> Value {
+fn gather_chunk(
+    b: &mut FunctionBuilder<'_>,
+    a: Value,
+    base: Value,
+    offset: i64,
+    bytes: u32,
+    signed: bool,
+    quick: Option<Value>,
+) -> Value {
     let zero = b.ins().iconst(types::I32, 0);
     let mut acc = b.ins().splat(I32X4, zero);
     let zero64 = b.ins().iconst(types::I64, 0);
@@ -3069,8 +3639,19 @@ fn lane_accesses(
     let zero = b.ins().iconst(types::I32, 0);
     let zero_v = b.ins().splat(I32X4, zero);
     let sink = b.ins().iadd_imm(ctx, Ctx::SINK as i64);
-    let outs = if data.is_some() { 0 } else { (bytes as usize).div_ceil(4) };
-    let mut loaded = vec![Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None }; outs];
+    let outs = if data.is_some() {
+        0
+    } else {
+        (bytes as usize).div_ceil(4)
+    };
+    let mut loaded = vec![
+        Vv {
+            c: [dummy(); CHUNKS],
+            uniform: None,
+            lazy: None
+        };
+        outs
+    ];
     // four dwords a lane: a load of each lane's 16 bytes, the 4x4 block then transposed into the four
     // registers' chunks (32-bit interleaves of lanes 0 and 1 and of lanes 2 and 3, then 64-bit ones of those)
     let quads = (data.is_none() && bytes == 16).then(|| transposes(b));
@@ -3194,12 +3775,18 @@ impl rules::LaneAlgebra for Chunks<'_, '_> {
     }
     fn fmin_ordered(&mut self, a: Value, b: Value) -> Value {
         // Cranelift's fmin is IEEE 754-2019 minimum: -0 below +0
-        let (x, y) = (self.0.ins().bitcast(F32X4, little(), a), self.0.ins().bitcast(F32X4, little(), b));
+        let (x, y) = (
+            self.0.ins().bitcast(F32X4, little(), a),
+            self.0.ins().bitcast(F32X4, little(), b),
+        );
         let m = self.0.ins().fmin(x, y);
         self.0.ins().bitcast(I32X4, little(), m)
     }
     fn fmax_ordered(&mut self, a: Value, b: Value) -> Value {
-        let (x, y) = (self.0.ins().bitcast(F32X4, little(), a), self.0.ins().bitcast(F32X4, little(), b));
+        let (x, y) = (
+            self.0.ins().bitcast(F32X4, little(), a),
+            self.0.ins().bitcast(F32X4, little(), b),
+        );
         let m = self.0.ins().fmax(x, y);
         self.0.ins().bitcast(I32X4, little(), m)
     }
@@ -3228,7 +3815,11 @@ fn int_cond(t: rules::Truth, signed: bool) -> Result<IntCC, bool> {
 /// table: a predicate true when unordered is the negation of its ordered complement. `Err` for constants.
 fn float_cond(t: rules::Truth) -> Result<(FloatCC, Option<FloatCC>, bool), bool> {
     use FloatCC::*;
-    let (lt, eq, gt, not) = if t.unordered { (!t.lt, !t.eq, !t.gt, true) } else { (t.lt, t.eq, t.gt, false) };
+    let (lt, eq, gt, not) = if t.unordered {
+        (!t.lt, !t.eq, !t.gt, true)
+    } else {
+        (t.lt, t.eq, t.gt, false)
+    };
     let (cc, and) = match (lt, eq, gt) {
         (false, false, false) => return Err(not),
         (true, false, false) => (LessThan, None),
@@ -3243,7 +3834,12 @@ fn float_cond(t: rules::Truth) -> Result<(FloatCC, Option<FloatCC>, bool), bool>
 }
 
 /// A float predicate's mask over two float vectors, from [`float_cond`]'s (compare, and-compare, negate).
-fn float_mask(b: &mut FunctionBuilder<'_>, (cc, and, not): (FloatCC, Option<FloatCC>, bool), f: Value, g: Value) -> Value {
+fn float_mask(
+    b: &mut FunctionBuilder<'_>,
+    (cc, and, not): (FloatCC, Option<FloatCC>, bool),
+    f: Value,
+    g: Value,
+) -> Value {
     let mut m = b.ins().fcmp(cc, f, g);
     if let Some(cc2) = and {
         let m2 = b.ins().fcmp(cc2, f, g);
@@ -3257,7 +3853,14 @@ fn float_mask(b: &mut FunctionBuilder<'_>, (cc, and, not): (FloatCC, Option<Floa
 
 /// Whether an LDS access of `bytes` a lane at `offset` through `pattern` may take a whole-chunk path: EXEC
 /// (`m`) all ones and the highest lane's bytes inside the LDS of `len` bytes.
-fn lds_chunks_fit(b: &mut FunctionBuilder<'_>, len: Value, pattern: &LdsPattern, offset: u32, bytes: u32, m: Value) -> Value {
+fn lds_chunks_fit(
+    b: &mut FunctionBuilder<'_>,
+    len: Value,
+    pattern: &LdsPattern,
+    offset: u32,
+    bytes: u32,
+    m: Value,
+) -> Value {
     let max = b.ins().uextend(types::I64, pattern.max);
     let end = b.ins().iadd_imm(max, offset as i64 + bytes as i64);
     let inside = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
@@ -3278,8 +3881,11 @@ fn lds_room(b: &mut FunctionBuilder<'_>, len: Value, need: i64) -> (Value, Value
 /// The shuffles of [`transpose4`]: 32-bit interleaves of two vectors' low and high halves, then 64-bit ones.
 fn transposes(b: &mut FunctionBuilder<'_>) -> [Immediate; 4] {
     let [lo32, hi32] = f64x2_joins(b);
-    let [lo64, hi64] = [[0u8, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23], [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]]
-        .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())));
+    let [lo64, hi64] = [
+        [0u8, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23],
+        [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31],
+    ]
+    .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())));
     [lo32, hi32, lo64, hi64]
 }
 
@@ -3293,14 +3899,20 @@ fn transpose4(b: &mut FunctionBuilder<'_>, shuffles: [Immediate; 4], rows: [Valu
 
 /// The byte shuffles [`f64x2_pair`] takes, made once per function use.
 fn f64x2_joins(b: &mut FunctionBuilder<'_>) -> [Immediate; 2] {
-    [[0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23], [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31]]
-        .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
+    [
+        [0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23],
+        [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31],
+    ]
+    .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
 }
 
 /// A chunk of four lanes' f64 values, given as their low and high dwords, as two f64x2 vectors: lanes 0 and 1,
 /// then lanes 2 and 3 (`joins` from [`f64x2_joins`]).
 fn f64x2_pair(b: &mut FunctionBuilder<'_>, joins: [Immediate; 2], lo: Value, hi: Value) -> [Value; 2] {
-    let (l8, h8) = (b.ins().bitcast(types::I8X16, little(), lo), b.ins().bitcast(types::I8X16, little(), hi));
+    let (l8, h8) = (
+        b.ins().bitcast(types::I8X16, little(), lo),
+        b.ins().bitcast(types::I8X16, little(), hi),
+    );
     joins.map(|mask| {
         let s = b.ins().shuffle(l8, h8, mask);
         b.ins().bitcast(types::F64X2, little(), s)
@@ -3310,8 +3922,11 @@ fn f64x2_pair(b: &mut FunctionBuilder<'_>, joins: [Immediate; 2], lo: Value, hi:
 /// The shuffles that split two f64x2 vectors (lanes 0 and 1, lanes 2 and 3) back into a chunk's low and high
 /// dwords: [`f64x2_pair`] undone.
 fn f64x2_splits(b: &mut FunctionBuilder<'_>) -> [Immediate; 2] {
-    [[0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27], [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]]
-        .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
+    [
+        [0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27],
+        [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31],
+    ]
+    .map(|m| b.func.dfg.immediates.push(ConstantData::from(m.to_vec())))
 }
 
 /// One chunk of an f64 operation on (lo, hi) dword chunks of its sources: `op` on the two f64x2 halves, the
@@ -3359,7 +3974,14 @@ fn join_vectors(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block)
     b.switch_to_block(join);
     b.seal_block(join);
     let params = b.block_params(join).to_vec();
-    params.chunks(CHUNKS).map(|c| Vv { c: c.try_into().expect("16 chunks"), uniform: None, lazy: None }).collect()
+    params
+        .chunks(CHUNKS)
+        .map(|c| Vv {
+            c: c.try_into().expect("16 chunks"),
+            uniform: None,
+            lazy: None,
+        })
+        .collect()
 }
 
 /// Loads one dword per lane of a chunk from `base + lane offset + offset`, where `safe` holds the four lanes'
@@ -3368,14 +3990,25 @@ fn join_vectors(b: &mut FunctionBuilder<'_>, join: cranelift_codegen::ir::Block)
 fn load_chunk_dword(b: &mut FunctionBuilder<'_>, base: Value, safe: Value, offset: i32) -> Value {
     let first = b.ins().extractlane(safe, 0);
     let first_v = b.ins().splat(I32X4, first);
-    let steps = b.func.dfg.constants.insert(ConstantData::from([0u32, 4, 8, 12].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()));
+    let steps = b.func.dfg.constants.insert(ConstantData::from(
+        [0u32, 4, 8, 12]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    ));
     let steps = b.ins().vconst(I32X4, steps);
     let seq = b.ins().iadd(first_v, steps);
     let is_seq = b.ins().icmp(IntCC::Equal, safe, seq);
     let is_seq = b.ins().vall_true(is_seq);
     let is_same = b.ins().icmp(IntCC::Equal, safe, first_v);
     let is_same = b.ins().vall_true(is_same);
-    let (vec_blk, other, same_blk, gather, join) = (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
+    let (vec_blk, other, same_blk, gather, join) = (
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+        b.create_block(),
+    );
     b.append_block_param(join, I32X4);
     let p0 = b.ins().uextend(types::I64, first);
     let p0 = b.ins().iadd(base, p0);
@@ -3421,11 +4054,18 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         }
     }
     fn s_get(&mut self, reg: u32) -> Value {
-        let Some(slot) = sgpr_slot(reg) else { return self.s_const(0) };
+        let Some(slot) = sgpr_slot(reg) else {
+            return self.s_const(0);
+        };
         if self.fb().is_none() {
             return dummy();
         }
-        if let Some(v) = self.cache.as_deref().and_then(|c| c.sgpr_halves.iter().find(|(k, _)| *k == slot)).map(|(_, v)| *v) {
+        if let Some(v) = self
+            .cache
+            .as_deref()
+            .and_then(|c| c.sgpr_halves.iter().find(|(k, _)| *k == slot))
+            .map(|(_, v)| *v)
+        {
             return v;
         }
         let sg = self.ptr_field(Ctx::SGPRS);
@@ -3547,7 +4187,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().uextend(types::I32, c)
     }
     fn mask_from(&mut self, lo: Value, hi: Value) -> Value {
-        if let Some(&(.., m)) = self.cache.as_deref().and_then(|c| c.halves.iter().find(|h| (h.0, h.1) == (lo, hi))) {
+        if let Some(&(.., m)) = self
+            .cache
+            .as_deref()
+            .and_then(|c| c.halves.iter().find(|h| (h.0, h.1) == (lo, hi)))
+        {
             return m;
         }
         let Some(b) = self.fb() else { return dummy() };
@@ -3594,7 +4238,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().store(vflags(), m, sg, sreg::EXEC_LO as i32 * 4);
         if let Some(c) = self.cache.as_deref_mut() {
             c.exec = main.then_some(m);
-            c.sgpr_halves.retain(|(k, _)| *k != sreg::EXEC_LO as usize && *k != sreg::EXEC_LO as usize + 1);
+            c.sgpr_halves
+                .retain(|(k, _)| *k != sreg::EXEC_LO as usize && *k != sreg::EXEC_LO as usize + 1);
         }
     }
     fn mask_op(&mut self, op: MaskOp, a: Value, x: Value) -> Value {
@@ -3629,9 +4274,19 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.write_file(Ctx::AGPRS, reg, v, m);
     }
     fn v_splat(&mut self, s: Value) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None } };
+        let Some(b) = self.fb() else {
+            return Vv {
+                c: [dummy(); CHUNKS],
+                uniform: None,
+                lazy: None,
+            };
+        };
         let v = b.ins().splat(I32X4, s);
-        Vv { c: [v; CHUNKS], uniform: Some(s), lazy: None }
+        Vv {
+            c: [v; CHUNKS],
+            uniform: Some(s),
+            lazy: None,
+        }
     }
     fn v_op(&mut self, op: VOp, a: Vv, x: Vv) -> Vv {
         // lanes known while translating (the lane constants of v_mbcnt, and what is computed from them) give
@@ -3703,7 +4358,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 let (a, x) = (self.mat(a), self.mat(x));
                 let b = self.b.as_deref_mut().expect("emitting");
                 // lanes widened to 64 bits in two i64x2 halves, multiplied, and the high words gathered
-                let odd_words = b.func.dfg.immediates.push(ConstantData::from(vec![4u8, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]));
+                let odd_words = b.func.dfg.immediates.push(ConstantData::from(vec![
+                    4u8, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31,
+                ]));
                 let signed = op == VOp::MulHiI32;
                 let mut c = [dummy(); CHUNKS];
                 for i in 0..CHUNKS {
@@ -3714,14 +4371,26 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                         (true, false) => b.ins().swiden_low(v),
                         (true, true) => b.ins().swiden_high(v),
                     };
-                    let (pl, ql, ph, qh) = (widen(b, p, false), widen(b, q, false), widen(b, p, true), widen(b, q, true));
+                    let (pl, ql, ph, qh) = (
+                        widen(b, p, false),
+                        widen(b, q, false),
+                        widen(b, p, true),
+                        widen(b, q, true),
+                    );
                     let lo = b.ins().imul(pl, ql);
                     let hi = b.ins().imul(ph, qh);
-                    let (lo8, hi8) = (b.ins().bitcast(types::I8X16, little(), lo), b.ins().bitcast(types::I8X16, little(), hi));
+                    let (lo8, hi8) = (
+                        b.ins().bitcast(types::I8X16, little(), lo),
+                        b.ins().bitcast(types::I8X16, little(), hi),
+                    );
                     let words = b.ins().shuffle(lo8, hi8, odd_words);
                     c[i] = b.ins().bitcast(I32X4, little(), words);
                 }
-                Vv { c, uniform: None, lazy: None }
+                Vv {
+                    c,
+                    uniform: None,
+                    lazy: None,
+                }
             }
             VOp::MulU32U24 => self.zip_chunks(a, x, |b, p, q| {
                 let m = b.ins().iconst(types::I32, 0xff_ffff);
@@ -3908,20 +4577,20 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             }),
             VUn::TruncF32 | VUn::FloorF32 | VUn::CeilF32 | VUn::RndneF32 | VUn::SqrtF32 | VUn::RcpF32 => {
                 let r = self.map_chunks(a, move |b, p| {
-                let f = Self::to_f(b, p);
-                let r = match op {
-                    VUn::TruncF32 => b.ins().trunc(f),
-                    VUn::FloorF32 => b.ins().floor(f),
-                    VUn::CeilF32 => b.ins().ceil(f),
-                    VUn::RndneF32 => b.ins().nearest(f),
-                    VUn::SqrtF32 => b.ins().sqrt(f),
-                    _ => {
-                        let one = b.ins().f32const(1.0);
-                        let one = b.ins().splat(F32X4, one);
-                        b.ins().fdiv(one, f)
-                    }
-                };
-                Self::to_i(b, r)
+                    let f = Self::to_f(b, p);
+                    let r = match op {
+                        VUn::TruncF32 => b.ins().trunc(f),
+                        VUn::FloorF32 => b.ins().floor(f),
+                        VUn::CeilF32 => b.ins().ceil(f),
+                        VUn::RndneF32 => b.ins().nearest(f),
+                        VUn::SqrtF32 => b.ins().sqrt(f),
+                        _ => {
+                            let one = b.ins().f32const(1.0);
+                            let one = b.ins().splat(F32X4, one);
+                            b.ins().fdiv(one, f)
+                        }
+                    };
+                    Self::to_i(b, r)
                 });
                 // a NaN input gives itself quieted, whatever the host's SIMD unit returns
                 self.nan_fixup(r, &[a])
@@ -3931,7 +4600,13 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     }
     fn v_op64(&mut self, op: VOp64, a: (Vv, Vv), x: (Vv, Vv)) -> (Vv, Vv) {
         if matches!(op, VOp64::AddF64 | VOp64::MulF64) {
-            return self.f64_op(&[a, x], |b, v| if op == VOp64::AddF64 { b.ins().fadd(v[0], v[1]) } else { b.ins().fmul(v[0], v[1]) });
+            return self.f64_op(&[a, x], |b, v| {
+                if op == VOp64::AddF64 {
+                    b.ins().fadd(v[0], v[1])
+                } else {
+                    b.ins().fmul(v[0], v[1])
+                }
+            });
         }
         if self.fb().is_none() {
             return (self.dv(), self.dv());
@@ -3983,7 +4658,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let f: ChunkFn<'f> = std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| {
                 let [p0, p1] = f64x2_pair(b, joins, v[0], v[1]);
                 let (d0, d1) = (b.ins().fvdemote(p0), b.ins().fvdemote(p1));
-                let (d0, d1) = (b.ins().bitcast(types::I8X16, little(), d0), b.ins().bitcast(types::I8X16, little(), d1));
+                let (d0, d1) = (
+                    b.ins().bitcast(types::I8X16, little(), d0),
+                    b.ins().bitcast(types::I8X16, little(), d1),
+                );
                 let r = b.ins().shuffle(d0, d1, low_halves);
                 b.ins().bitcast(I32X4, little(), r)
             });
@@ -4003,7 +4681,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                     b.ins().fvpromote_low(x)
                 };
                 let (r0, r1) = (wide(b, x8), wide(b, up));
-                let (r0, r1) = (b.ins().bitcast(types::I8X16, little(), r0), b.ins().bitcast(types::I8X16, little(), r1));
+                let (r0, r1) = (
+                    b.ins().bitcast(types::I8X16, little(), r0),
+                    b.ins().bitcast(types::I8X16, little(), r1),
+                );
                 let r = b.ins().shuffle(r0, r1, split);
                 b.ins().bitcast(I32X4, little(), r)
             })
@@ -4026,14 +4707,20 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             _ => None,
         };
         let Some(signed) = signed else {
-            return self.call(Op::Cmp64 { c }, &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false).2[0];
+            return self
+                .call(Op::Cmp64 { c }, &[a.0, a.1, x.0, x.1], &[], &[], 0, 0, 1, false)
+                .2[0];
         };
         let t = rules::truth(c.pred);
         let Some(b) = self.fb() else { return dummy() };
         if !(t.lt || t.eq || t.gt) || (t.lt && t.eq && t.gt) {
             return b.ins().iconst(types::I64, if t.lt { -1 } else { 0 });
         }
-        let (hlt, hgt) = if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
+        let (hlt, hgt) = if signed {
+            (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+        } else {
+            (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+        };
         for v in [&a.0, &a.1, &x.0, &x.1] {
             self.park_in_place(v);
         }
@@ -4055,7 +4742,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
                 let e = b.ins().band(hi_eq, lo_eq);
                 or(b, e);
             }
-            for (want, hcc, lcc) in [(t.lt, hlt, IntCC::UnsignedLessThan), (t.gt, hgt, IntCC::UnsignedGreaterThan)] {
+            for (want, hcc, lcc) in [
+                (t.lt, hlt, IntCC::UnsignedLessThan),
+                (t.gt, hgt, IntCC::UnsignedGreaterThan),
+            ] {
                 if want {
                     let h = b.ins().icmp(hcc, ahi, xhi);
                     let l = b.ins().icmp(lcc, alo, xlo);
@@ -4077,7 +4767,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             return self.dv();
         }
         let lanes = self.lanes_of_mask(m);
-        self.lazy_op(vec![lanes, a, x], std::rc::Rc::new(|b, v| b.ins().bitselect(v[0], v[2], v[1])), Vec::new())
+        self.lazy_op(
+            vec![lanes, a, x],
+            std::rc::Rc::new(|b, v| b.ins().bitselect(v[0], v[2], v[1])),
+            Vec::new(),
+        )
     }
     fn v_mad_u64_u32(&mut self, a: Vv, x: Vv, c: (Vv, Vv), signed: bool) -> ((Vv, Vv), Value) {
         // chunk by chunk, as two i64x2 halves: the 32-bit operands widened and multiplied (the product is exact
@@ -4087,7 +4781,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             return ((self.dv(), self.dv()), dummy());
         }
         // an addend of 0 (as LLVM writes a plain 32 x 32 -> 64 multiply) neither carries nor overflows
-        let no_addend = [&c.0, &c.1].into_iter().all(|h| self.known(h).is_some_and(|l| l == [0; 64]));
+        let no_addend = [&c.0, &c.1]
+            .into_iter()
+            .all(|h| self.known(h).is_some_and(|l| l == [0; 64]));
         for v in [&a, &x, &c.0, &c.1] {
             self.park_in_place(v);
         }
@@ -4100,7 +4796,10 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         for i in 0..CHUNKS {
             let (ai, xi, cl, chi) = (self.ch(&a, i), self.ch(&x, i), self.ch(&c.0, i), self.ch(&c.1, i));
             let b = self.b.as_deref_mut().expect("emitting");
-            let (c8, h8) = (b.ins().bitcast(types::I8X16, little(), cl), b.ins().bitcast(types::I8X16, little(), chi));
+            let (c8, h8) = (
+                b.ins().bitcast(types::I8X16, little(), cl),
+                b.ins().bitcast(types::I8X16, little(), chi),
+            );
             let halves = [false, true].map(|high| {
                 let widen = |b: &mut FunctionBuilder<'f>, v: Value| match (signed, high) {
                     (false, false) => b.ins().uwiden_low(v),
@@ -4145,7 +4844,21 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             Some(m) => m,
             None => self.fb().expect("emitting").ins().iconst(types::I64, 0),
         };
-        ((Vv { c: lo, uniform: None, lazy: None }, Vv { c: hi, uniform: None, lazy: None }), mask)
+        (
+            (
+                Vv {
+                    c: lo,
+                    uniform: None,
+                    lazy: None,
+                },
+                Vv {
+                    c: hi,
+                    uniform: None,
+                    lazy: None,
+                },
+            ),
+            mask,
+        )
     }
     fn s_shl64(&mut self, lo: Value, hi: Value, amount: Value) -> (Value, Value) {
         let m = self.mask_from(lo, hi);
@@ -4178,7 +4891,12 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let t = b.ins().band_imm(s, 63);
             let k = b.ins().band_imm(t, 31);
             let up = b.ins().irsub_imm(k, 32);
-            (k, up, b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32), b.ins().icmp_imm(IntCC::Equal, k, 0))
+            (
+                k,
+                up,
+                b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, t, 32),
+                b.ins().icmp_imm(IntCC::Equal, k, 0),
+            )
         };
         // t < 32: (lo << k, hi << k | lo >> (32 - k)); t >= 32: (0, lo << k); lo >> 32 is nothing
         let rl = self.map_chunks(lo, move |b, p| {
@@ -4200,7 +4918,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn scratch(&mut self) -> (Value, Value, Value) {
         // the wave's, in its context (set from the wave for every block)
         let ctx = self.ctx;
-        let Some(b) = self.fb() else { return (dummy(), dummy(), dummy()) };
+        let Some(b) = self.fb() else {
+            return (dummy(), dummy(), dummy());
+        };
         let base = b.ins().load(types::I64, trusted(), ctx, Ctx::SCRATCH_BASE);
         let lo = b.ins().ireduce(types::I32, base);
         let hi = b.ins().ushr_imm(base, 32);
@@ -4338,7 +5058,13 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.v_const(&ids)
     }
     fn v_const(&mut self, values: &[u32; 64]) -> Vv {
-        let Some(b) = self.fb() else { return Vv { c: [dummy(); CHUNKS], uniform: None, lazy: None } };
+        let Some(b) = self.fb() else {
+            return Vv {
+                c: [dummy(); CHUNKS],
+                uniform: None,
+                lazy: None,
+            };
+        };
         let mut c = [dummy(); CHUNKS];
         for (i, x) in c.iter_mut().enumerate() {
             let bytes: Vec<u8> = values[4 * i..4 * i + 4].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -4346,7 +5072,11 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             *x = b.ins().vconst(I32X4, k);
         }
         self.consts.push((c, *values));
-        Vv { c, uniform: None, lazy: None }
+        Vv {
+            c,
+            uniform: None,
+            lazy: None,
+        }
     }
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
         if let (Some(ra), Some(rx), Some(rc)) = (self.reg_run(a), self.reg_run(x), self.reg_run(c)) {
@@ -4365,12 +5095,28 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // as the barrier: the request goes to the dispatch through the interpreter's wave state
         self.no("global wave sync");
     }
-    fn v_buffer_format(&mut self, op: &FormatAccess, _word3: Value, _lo: Vv, _hi: Vv, _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
+    fn v_buffer_format(
+        &mut self,
+        op: &FormatAccess,
+        _word3: Value,
+        _lo: Vv,
+        _hi: Vv,
+        _data: &[Vv],
+        _m: Value,
+    ) -> Result<Vec<Vv>, ExecError> {
         // format conversion stays with the interpreter
         self.no("typed buffer access");
         Ok(vec![self.dv(); if op.load { op.data_regs() } else { 0 }])
     }
-    fn v_image(&mut self, op: &ImageInst, _t: [Value; 8], _s: [Value; 4], _addr: &[Vv], _data: &[Vv], _m: Value) -> Result<Vec<Vv>, ExecError> {
+    fn v_image(
+        &mut self,
+        op: &ImageInst,
+        _t: [Value; 8],
+        _s: [Value; 4],
+        _addr: &[Vv],
+        _data: &[Vv],
+        _m: Value,
+    ) -> Result<Vec<Vv>, ExecError> {
         // texel formats and filtering stay with the interpreter
         self.no("image access");
         // (the count is the interpreter's to decide: the instruction is never compiled)
@@ -4397,27 +5143,80 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         b.ins().ireduce(types::I32, c)
     }
     fn lds_atomic(&mut self, op: AtomicOp, addr: Vv, offset: u32, data: Vv, m: Value) -> Result<Vv, ExecError> {
-        Ok(self.call_mem(Op::LdsAtomic { op, offset }, &[addr, data], &[], &[m], 1, 0).0[0])
+        Ok(self
+            .call_mem(Op::LdsAtomic { op, offset }, &[addr, data], &[], &[m], 1, 0)
+            .0[0])
     }
-    fn v_atomic_cmpswap(&mut self, lo: Vv, hi: Vv, offset: i64, src: &[Vv], cmp: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
+    fn v_atomic_cmpswap(
+        &mut self,
+        lo: Vv,
+        hi: Vv,
+        offset: i64,
+        src: &[Vv],
+        cmp: &[Vv],
+        m: Value,
+    ) -> Result<Vec<Vv>, ExecError> {
         let ins: Vec<Vv> = [lo, hi].iter().chain(src).chain(cmp).copied().collect();
-        Ok(self.call_mem(Op::CmpSwap { offset, n: src.len() as u32 }, &ins, &[], &[m], src.len(), 0).0)
+        Ok(self
+            .call_mem(
+                Op::CmpSwap {
+                    offset,
+                    n: src.len() as u32,
+                },
+                &ins,
+                &[],
+                &[m],
+                src.len(),
+                0,
+            )
+            .0)
     }
     fn v_atomic(&mut self, op: AtomicOp, lo: Vv, hi: Vv, offset: i64, data: Vv, m: Value) -> Result<Vv, ExecError> {
-        Ok(self.call_mem(Op::VAtomic { op, offset }, &[lo, hi, data], &[], &[m], 1, 0).0[0])
+        Ok(self
+            .call_mem(Op::VAtomic { op, offset }, &[lo, hi, data], &[], &[m], 1, 0)
+            .0[0])
     }
-    fn v_load_narrow(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
-        Ok(self.global_inline(lo, hi, offset, bytes, signed, m, None, Op::VLoadNarrow { offset, bytes, signed })[0])
+    fn v_load_narrow(
+        &mut self,
+        lo: Vv,
+        hi: Vv,
+        offset: i64,
+        bytes: u32,
+        signed: bool,
+        m: Value,
+    ) -> Result<Vv, ExecError> {
+        Ok(self.global_inline(
+            lo,
+            hi,
+            offset,
+            bytes,
+            signed,
+            m,
+            None,
+            Op::VLoadNarrow { offset, bytes, signed },
+        )[0])
     }
     fn v_store_narrow(&mut self, lo: Vv, hi: Vv, offset: i64, bytes: u32, data: Vv, m: Value) -> Result<(), ExecError> {
-        self.global_inline(lo, hi, offset, bytes, false, m, Some(&[data]), Op::VStoreNarrow { offset, bytes });
+        self.global_inline(
+            lo,
+            hi,
+            offset,
+            bytes,
+            false,
+            m,
+            Some(&[data]),
+            Op::VStoreNarrow { offset, bytes },
+        );
         Ok(())
     }
     fn lds_read(&mut self, addr: Vv, offset: u32, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
         Ok(self.lds_inline(addr, offset, dwords, m, None))
     }
     fn lds_read_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, signed: bool, m: Value) -> Result<Vv, ExecError> {
-        let slow = |jb: &mut Self, addr: Vv, _: Option<&[Vv]>| jb.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0).0;
+        let slow = |jb: &mut Self, addr: Vv, _: Option<&[Vv]>| {
+            jb.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0)
+                .0
+        };
         if self.fb().is_none() || !self.may_record() {
             return Ok(slow(self, addr, None)[0]);
         }
@@ -4426,7 +5225,8 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn lds_write_narrow(&mut self, addr: Vv, offset: u32, bytes: u32, data: Vv, m: Value) -> Result<(), ExecError> {
         let slow = |jb: &mut Self, addr: Vv, data: Option<&[Vv]>| {
             let data = data.expect("a write's data")[0];
-            jb.call_mem(Op::LdsWriteNarrow { offset, bytes }, &[addr, data], &[], &[m], 0, 0).0
+            jb.call_mem(Op::LdsWriteNarrow { offset, bytes }, &[addr, data], &[], &[m], 0, 0)
+                .0
         };
         if self.fb().is_none() || !self.may_record() {
             slow(self, addr, Some(&[data]));
@@ -4435,16 +5235,59 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.lds_lanes_of(addr, offset, bytes, false, m, Some(&[data]), slow);
         Ok(())
     }
-    fn lds_atomic64(&mut self, op: AtomicOp, addr: Vv, offset: u32, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {
-        let v = self.call_mem(Op::LdsAtomic64 { op, offset }, &[addr, data.0, data.1], &[], &[m], 2, 0).0;
+    fn lds_atomic64(
+        &mut self,
+        op: AtomicOp,
+        addr: Vv,
+        offset: u32,
+        data: (Vv, Vv),
+        m: Value,
+    ) -> Result<(Vv, Vv), ExecError> {
+        let v = self
+            .call_mem(Op::LdsAtomic64 { op, offset }, &[addr, data.0, data.1], &[], &[m], 2, 0)
+            .0;
         Ok((v[0], v[1]))
     }
-    fn lds_atomic2(&mut self, op: AtomicOp, addr: Vv, offset: u32, a: &[Vv], b: &[Vv], m: Value) -> Result<Vec<Vv>, ExecError> {
-        let ins: Vec<Vv> = std::iter::once(addr).chain(a.iter().copied()).chain(b.iter().copied()).collect();
-        Ok(self.call_mem(Op::LdsAtomic2 { op, offset, n: a.len() as u32 }, &ins, &[], &[m], a.len(), 0).0)
+    fn lds_atomic2(
+        &mut self,
+        op: AtomicOp,
+        addr: Vv,
+        offset: u32,
+        a: &[Vv],
+        b: &[Vv],
+        m: Value,
+    ) -> Result<Vec<Vv>, ExecError> {
+        let ins: Vec<Vv> = std::iter::once(addr)
+            .chain(a.iter().copied())
+            .chain(b.iter().copied())
+            .collect();
+        Ok(self
+            .call_mem(
+                Op::LdsAtomic2 {
+                    op,
+                    offset,
+                    n: a.len() as u32,
+                },
+                &ins,
+                &[],
+                &[m],
+                a.len(),
+                0,
+            )
+            .0)
     }
-    fn v_atomic64(&mut self, op: AtomicOp, lo: Vv, hi: Vv, offset: i64, data: (Vv, Vv), m: Value) -> Result<(Vv, Vv), ExecError> {
-        let v = self.call_mem(Op::VAtomic64 { op, offset }, &[lo, hi, data.0, data.1], &[], &[m], 2, 0).0;
+    fn v_atomic64(
+        &mut self,
+        op: AtomicOp,
+        lo: Vv,
+        hi: Vv,
+        offset: i64,
+        data: (Vv, Vv),
+        m: Value,
+    ) -> Result<(Vv, Vv), ExecError> {
+        let v = self
+            .call_mem(Op::VAtomic64 { op, offset }, &[lo, hi, data.0, data.1], &[], &[m], 2, 0)
+            .0;
         Ok((v[0], v[1]))
     }
     fn lds_write(&mut self, addr: Vv, offset: u32, data: &[Vv], m: Value) -> Result<(), ExecError> {
@@ -4474,7 +5317,15 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         self.lds_write_quads(addr, offsets, m, data);
         Ok(())
     }
-    fn private_access(&mut self, name: &'static str, p: Vv, bytes: u32, signed: bool, data: Option<&[Vv]>, m: Value) -> Result<Vec<Vv>, ExecError> {
+    fn private_access(
+        &mut self,
+        name: &'static str,
+        p: Vv,
+        bytes: u32,
+        signed: bool,
+        data: Option<&[Vv]>,
+        m: Value,
+    ) -> Result<Vec<Vv>, ExecError> {
         if bytes < 4 || self.observed || self.fb().is_none() {
             return emu_core::sem::private_access(self, name, p, bytes, signed, data, m);
         }
@@ -4484,9 +5335,18 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let first = b.ins().extractlane(p.c[0], 0);
             (all_lanes_equal(b, &p, first), first)
         };
-        self.private_rows(bytes, data, m, uniform, |s, data| emu_core::sem::private_access(s, name, p, bytes, signed, data, m))
+        self.private_rows(bytes, data, m, uniform, |s, data| {
+            emu_core::sem::private_access(s, name, p, bytes, signed, data, m)
+        })
     }
-    fn flat_access(&mut self, inst: &isa_amdgpu::Inst, lo: Vv, hi: Vv, data: Option<&[Vv]>, m: Value) -> Result<Vec<Vv>, ExecError> {
+    fn flat_access(
+        &mut self,
+        inst: &isa_amdgpu::Inst,
+        lo: Vv,
+        hi: Vv,
+        data: Option<&[Vv]>,
+        m: Value,
+    ) -> Result<Vec<Vv>, ExecError> {
         let bytes = inst.info.mem.bytes as u32;
         if bytes < 4 || self.observed || self.fb().is_none() {
             return emu_core::sem::flat_access(self, inst, lo, hi, data, m);
@@ -4507,11 +5367,15 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             let p = b.ins().iadd_imm(p, offset as i64);
             (b.ins().band(same, private), p)
         };
-        self.private_rows(bytes, data, m, uniform, |s, data| emu_core::sem::flat_access(s, inst, lo, hi, data, m))
+        self.private_rows(bytes, data, m, uniform, |s, data| {
+            emu_core::sem::flat_access(s, inst, lo, hi, data, m)
+        })
     }
     fn s_load(&mut self, lo: Value, hi: Value, dwords: u32) -> Result<Vec<Value>, ExecError> {
         if self.fb().is_none() || !self.may_record() {
-            return Ok(self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1);
+            return Ok(self
+                .call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize)
+                .1);
         }
         // inside the allocation this site's last interpreted scalar load read: straight from host memory
         let ctx = self.ctx;
@@ -4540,7 +5404,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
             b.seal_block(slow);
             (fast, join, rel, addr, wins)
         };
-        let slow_out = self.call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize).1;
+        let slow_out = self
+            .call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize)
+            .1;
         let b = self.b.as_deref_mut().expect("emitting");
         let args: Vec<_> = slow_out.iter().map(|x| (*x).into()).collect();
         b.ins().jump(join, &args);
@@ -4559,31 +5425,76 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         }
         let host = b.ins().load(types::I64, trusted(), wins, scalar_window_field(slot, 2));
         let p = b.ins().iadd(host, rel);
-        let words: Vec<_> = (0..dwords).map(|d| b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32).into()).collect();
+        let words: Vec<_> = (0..dwords)
+            .map(|d| b.ins().load(types::I32, MemFlags::new(), p, 4 * d as i32).into())
+            .collect();
         b.ins().jump(join, &words);
         b.switch_to_block(join);
         b.seal_block(join);
         Ok(b.block_params(join).to_vec())
     }
     fn s_load_part(&mut self, lo: Value, hi: Value, dwords: u32, valid: Value) -> Result<Vec<Value>, ExecError> {
-        Ok(self.call_mem(Op::SLoadPart { dwords }, &[], &[lo, hi, valid], &[], 0, dwords as usize).1)
+        Ok(self
+            .call_mem(Op::SLoadPart { dwords }, &[], &[lo, hi, valid], &[], 0, dwords as usize)
+            .1)
     }
     fn s_store(&mut self, lo: Value, hi: Value, data: &[Value], valid: Value) -> Result<(), ExecError> {
-        let ins: Vec<Value> = [lo, hi].into_iter().chain(data.iter().copied()).chain([valid]).collect();
+        let ins: Vec<Value> = [lo, hi]
+            .into_iter()
+            .chain(data.iter().copied())
+            .chain([valid])
+            .collect();
         self.call_mem(Op::SStore { n: data.len() as u32 }, &[], &ins, &[], 0, 0);
         Ok(())
     }
-    fn s_atomic(&mut self, op: AtomicOp, lo: Value, hi: Value, data: &[Value], cmp: &[Value], valid: Value) -> Result<Vec<Value>, ExecError> {
+    fn s_atomic(
+        &mut self,
+        op: AtomicOp,
+        lo: Value,
+        hi: Value,
+        data: &[Value],
+        cmp: &[Value],
+        valid: Value,
+    ) -> Result<Vec<Value>, ExecError> {
         // compare-and-swap passes its compare values, the others as many copies of the data (unused)
         let cmp = if cmp.len() == data.len() { cmp } else { data };
-        let ins: Vec<Value> = [lo, hi].into_iter().chain(data.iter().copied()).chain(cmp.iter().copied()).chain([valid]).collect();
-        Ok(self.call_mem(Op::SAtomic { op, n: data.len() as u32 }, &[], &ins, &[], 0, data.len()).1)
+        let ins: Vec<Value> = [lo, hi]
+            .into_iter()
+            .chain(data.iter().copied())
+            .chain(cmp.iter().copied())
+            .chain([valid])
+            .collect();
+        Ok(self
+            .call_mem(
+                Op::SAtomic {
+                    op,
+                    n: data.len() as u32,
+                },
+                &[],
+                &ins,
+                &[],
+                0,
+                data.len(),
+            )
+            .1)
     }
     fn v_load(&mut self, lo: Vv, hi: Vv, offset: i64, dwords: u32, m: Value) -> Result<Vec<Vv>, ExecError> {
         Ok(self.global_inline(lo, hi, offset, 4 * dwords, false, m, None, Op::VLoad { offset, dwords }))
     }
     fn v_store(&mut self, lo: Vv, hi: Vv, offset: i64, data: &[Vv], m: Value) -> Result<(), ExecError> {
-        self.global_inline(lo, hi, offset, 4 * data.len() as u32, false, m, Some(data), Op::VStore { offset, n: data.len() as u32 });
+        self.global_inline(
+            lo,
+            hi,
+            offset,
+            4 * data.len() as u32,
+            false,
+            m,
+            Some(data),
+            Op::VStore {
+                offset,
+                n: data.len() as u32,
+            },
+        );
         Ok(())
     }
 }

@@ -62,7 +62,13 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         ctx.take_records(wave, env.access_log());
         let log = env.access_log().map(|v| v as *mut Vec<emu_core::observe::LaneAccess>);
         // SAFETY: the log is the Env's own vector, not otherwise touched until this call returns.
-        let mut b = Interp { wave, mem, lds, mnemonic: inst.info.name, accesses: log.map(|p| unsafe { &mut *p }) };
+        let mut b = Interp {
+            wave,
+            mem,
+            lds,
+            mnemonic: inst.info.name,
+            accesses: log.map(|p| unsafe { &mut *p }),
+        };
         let b = &mut b;
         // the operands, copied out of the slots the results go to, into this thread's reused buffer (this runs
         // for every interpreter call of compiled code: a fresh heap copy cost more than most operations)
@@ -72,7 +78,11 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         let v: &[Lanes] = &buffer;
         let (s, m) = (ctx.s, ctx.m);
         let inputs = Inputs::new(v, &s, &m, inst, ctx.code_base + call.offset);
-        let mut outputs = Outputs { v: &mut ctx.v, s: &mut ctx.s, m: &mut ctx.m };
+        let mut outputs = Outputs {
+            v: &mut ctx.v,
+            s: &mut ctx.s,
+            m: &mut ctx.m,
+        };
         let r: Result<(), ExecError> = run_call(b, &call.op, &inputs, &mut outputs);
         // hand back pointers derived from the wave and LDS as borrowed here (they stay where they are)
         // SAFETY: as above; nothing else holds the wave or the LDS while the block runs.
@@ -92,7 +102,11 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                     // SAFETY: `windows` points at the running wave's window tables, which the block call leaves
                     // to compiled code and this helper
                     let table = unsafe { &mut (*ctx.windows).scalar };
-                    let found = BufferWindow { start, len, host: host as usize };
+                    let found = BufferWindow {
+                        start,
+                        len,
+                        host: host as usize,
+                    };
                     table[crate::ctx::scalar_window_slot(call.offset)] = found;
                     wave.windows_found = true;
                     // slots no site has filled yet take it too (see the vector windows below)
@@ -106,7 +120,9 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                 if m[0] != 0 {
                     let l = m[0].trailing_zeros() as usize;
                     let addr = (v[1][l] as u64) << 32 | v[0][l] as u64;
-                    if let Some((start, len, host)) = env.mem.direct_at(addr).or_else(|| own_private(env.mem, wave, addr)) {
+                    if let Some((start, len, host)) =
+                        env.mem.direct_at(addr).or_else(|| own_private(env.mem, wave, addr))
+                    {
                         // the fast path compares high halves: the window is the part of the buffer in the lane's
                         // 4 GiB half (a buffer crossing a boundary gets the half its lanes are in now)
                         let half = addr & !0xffff_ffff;
@@ -115,7 +131,11 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
                         // SAFETY: `windows` points at the running wave's window table, which the block call
                         // leaves to compiled code and this helper
                         let table = unsafe { &mut (*ctx.windows).vector };
-                        let found = BufferWindow { start: from, len: to - from, host };
+                        let found = BufferWindow {
+                            start: from,
+                            len: to - from,
+                            host,
+                        };
                         table[crate::ctx::window_slot(call.offset)] = found;
                         wave.windows_found = true;
                         // slots no site has filled yet take it too: straight-line code (each site reached once by
@@ -171,7 +191,11 @@ fn is_memory(op: &Op) -> bool {
 /// `addr` lies in it: (start address, length, host pointer to its first byte). The semantics check each lane's
 /// private access against its own part before it reaches memory, so compiled code may read and write the
 /// segment directly; another workgroup's scratch stays on the checked path.
-fn own_private(mem: &emu_core::memory::DeviceMemory, wave: &emu_core::wave::WaveState, addr: u64) -> Option<(u64, u64, *mut u8)> {
+fn own_private(
+    mem: &emu_core::memory::DeviceMemory,
+    wave: &emu_core::wave::WaveState,
+    addr: u64,
+) -> Option<(u64, u64, *mut u8)> {
     let bytes = wave.private_bytes();
     if bytes == 0 || addr.wrapping_sub(wave.scratch_base) >= bytes {
         return None;
@@ -188,14 +212,28 @@ fn own_private(mem: &emu_core::memory::DeviceMemory, wave: &emu_core::wave::Wave
 /// The arithmetic is [`emu_core::sem::mfma_lanes`], the interpreter's.
 // called only by compiled blocks, with the runner's live context and pointers into the block's own data
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub(crate) extern "C" fn mfma_registers(ctx: *mut Ctx, call: *const Call, a: *const Lanes, b: *const Lanes, c: *const Lanes) {
+pub(crate) extern "C" fn mfma_registers(
+    ctx: *mut Ctx,
+    call: *const Call,
+    a: *const Lanes,
+    b: *const Lanes,
+    c: *const Lanes,
+) {
     // SAFETY: compiled code passes its context, a call record its block keeps alive, and the addresses of
     // register runs it checked against the register files (sized for every register the block names).
     let (ctx, call) = unsafe { (&mut *ctx, &*call) };
-    let Op::Mfma { shape } = call.op else { unreachable!("an MFMA call record") };
+    let Op::Mfma { shape } = call.op else {
+        unreachable!("an MFMA call record")
+    };
     let (na, nb, nc) = (shape.a_regs(), shape.b_regs(), shape.c_regs());
     // SAFETY: as above: runs of na, nb and nc registers.
-    let (a, b, c) = unsafe { (std::slice::from_raw_parts(a, na), std::slice::from_raw_parts(b, nb), std::slice::from_raw_parts(c, nc)) };
+    let (a, b, c) = unsafe {
+        (
+            std::slice::from_raw_parts(a, na),
+            std::slice::from_raw_parts(b, nb),
+            std::slice::from_raw_parts(c, nc),
+        )
+    };
     let d = emu_core::sem::mfma_lanes(shape, a, b, c);
     ctx.v[..d.len()].copy_from_slice(&d);
 }

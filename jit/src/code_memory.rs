@@ -61,8 +61,14 @@ impl Default for CodeMemory {
 impl CodeMemory {
     pub fn new() -> CodeMemory {
         // SAFETY: sysconf only reads a system setting.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096);
-        let pool = |prot| Pool { prot, reservations: Vec::new() };
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|p| p.is_power_of_two())
+            .unwrap_or(4096);
+        let pool = |prot| Pool {
+            prot,
+            reservations: Vec::new(),
+        };
         CodeMemory {
             page,
             code: pool(libc::PROT_READ | libc::PROT_EXEC),
@@ -73,32 +79,55 @@ impl CodeMemory {
 
     /// How many reservations the pools hold (each at most three memory mappings).
     pub fn reservations(&self) -> usize {
-        [&self.code, &self.readonly, &self.readwrite].iter().map(|p| p.reservations.len()).sum()
+        [&self.code, &self.readonly, &self.readwrite]
+            .iter()
+            .map(|p| p.reservations.len())
+            .sum()
     }
 
     fn allocate(&mut self, kind: Kind, size: usize, align: u64) -> io::Result<*mut u8> {
         let page = self.page;
-        let align = usize::try_from(align).ok().filter(|a| a.is_power_of_two() && *a <= page).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("JIT memory: alignment {align} is not a power of two up to the page size {page}"))
-        })?;
+        let align = usize::try_from(align)
+            .ok()
+            .filter(|a| a.is_power_of_two() && *a <= page)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("JIT memory: alignment {align} is not a power of two up to the page size {page}"),
+                )
+            })?;
         let pool = match kind {
             Kind::Code => &mut self.code,
             Kind::ReadOnly => &mut self.readonly,
             Kind::ReadWrite => &mut self.readwrite,
         };
-        let fits = |r: &Reservation| align_up(r.used, align).checked_add(size).is_some_and(|end| end <= r.len);
+        let fits = |r: &Reservation| {
+            align_up(r.used, align)
+                .checked_add(size)
+                .is_some_and(|end| end <= r.len)
+        };
         if !pool.reservations.last().is_some_and(fits) {
-            let len = size.checked_next_multiple_of(page).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("JIT memory: {size} bytes")))?.max(RESERVATION);
+            let len = size
+                .checked_next_multiple_of(page)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("JIT memory: {size} bytes")))?
+                .max(RESERVATION);
             pool.reservations.push(reserve(len)?);
         }
-        let r = pool.reservations.last_mut().expect("a reservation that fits was just made");
+        let r = pool
+            .reservations
+            .last_mut()
+            .expect("a reservation that fits was just made");
         let start = align_up(r.used, align);
         let end = start + size;
         if end > r.writable {
             let to = end.next_multiple_of(page);
             // SAFETY: [writable, to) lies inside the reservation (`to` ≤ len, which is a multiple of the page
             // size); its pages are not finalized and hold nothing yet.
-            protect(unsafe { r.base.add(r.writable) }, to - r.writable, libc::PROT_READ | libc::PROT_WRITE)?;
+            protect(
+                unsafe { r.base.add(r.writable) },
+                to - r.writable,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )?;
             r.writable = to;
         }
         r.used = end;
@@ -122,20 +151,39 @@ fn align_up(x: usize, align: usize) -> usize {
 fn reserve(len: usize) -> io::Result<Reservation> {
     // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches no existing memory.
     let p = unsafe {
-        libc::mmap(std::ptr::null_mut(), len, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
     };
     if p == libc::MAP_FAILED {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("JIT memory: cannot reserve {len} bytes of address space: {e}")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("JIT memory: cannot reserve {len} bytes of address space: {e}"),
+        ));
     }
-    Ok(Reservation { base: p.cast(), len, sealed: 0, writable: 0, used: 0 })
+    Ok(Reservation {
+        base: p.cast(),
+        len,
+        sealed: 0,
+        writable: 0,
+        used: 0,
+    })
 }
 
 fn protect(p: *mut u8, len: usize, prot: libc::c_int) -> io::Result<()> {
     // SAFETY: callers pass page-aligned ranges inside one of this provider's reservations.
     if unsafe { libc::mprotect(p.cast(), len, prot) } != 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("JIT memory: mprotect of {len} bytes at {p:p} to {prot:#x}: {e}")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("JIT memory: mprotect of {len} bytes at {p:p} to {prot:#x}: {e}"),
+        ));
     }
     Ok(())
 }

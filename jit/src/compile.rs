@@ -148,7 +148,11 @@ pub fn goes_on_past(inst: &Inst, pc: u64) -> bool {
 /// whose lanes read their neighbours'.
 pub fn lane_local(inst: &Inst) -> bool {
     use isa_amdgpu::Opcode as O;
-    inst.form != isa_amdgpu::Form::Dpp && !matches!(inst.info.opcode, O::VReadfirstlaneB32 | O::VReadlaneB32 | O::VWritelaneB32)
+    inst.form != isa_amdgpu::Form::Dpp
+        && !matches!(
+            inst.info.opcode,
+            O::VReadfirstlaneB32 | O::VReadlaneB32 | O::VWritelaneB32
+        )
 }
 
 /// Whether the lane mask `insts[i]`, an add or subtract with carry out, writes to its SGPR pair is dead: on the
@@ -161,14 +165,19 @@ pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
     use emu_core::timing::issue::{known_registers, SCC};
     use isa_amdgpu::table::{MemDir, Unit};
     use isa_amdgpu::Opcode as O;
-    if !matches!(insts[i].info.opcode, O::VAddCoU32 | O::VAddcCoU32 | O::VSubCoU32 | O::VSubbCoU32 | O::VSubrevCoU32 | O::VSubbrevCoU32) {
+    if !matches!(
+        insts[i].info.opcode,
+        O::VAddCoU32 | O::VAddcCoU32 | O::VSubCoU32 | O::VSubbCoU32 | O::VSubrevCoU32 | O::VSubbrevCoU32
+    ) {
         return false;
     }
     // with clamp the result itself saturates by the carry
     if insts[i].field(isa_amdgpu::encoding::Field::Clamp) == 1 {
         return false;
     }
-    let Some((_, writes)) = known_registers(&insts[i]) else { return false };
+    let Some((_, writes)) = known_registers(&insts[i]) else {
+        return false;
+    };
     let mut live: Vec<u16> = writes.iter().flat_map(|(s, e)| s..e).filter(|&r| r < SCC).collect();
     if live.is_empty() {
         return false;
@@ -184,7 +193,9 @@ pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
         if (!alu && inst.info.opcode != O::SNop) || matches!(inst.info.opcode, O::SSetregB32 | O::SSetregImm32B32) {
             return false;
         }
-        let Some((reads, writes)) = known_registers(inst) else { return false };
+        let Some((reads, writes)) = known_registers(inst) else {
+            return false;
+        };
         if live.iter().any(|&r| reads.contains(r)) {
             return false;
         }
@@ -241,14 +252,37 @@ impl Built {
     /// The block, running `func` (this block's code, loaded).
     pub fn finish(self, func: extern "C" fn(*mut Ctx) -> u32) -> Block {
         let write_free = !self.insts.iter().any(writes_memory);
-        Block { func, insts: self.insts, compiled: self.compiled, calls: self.calls, vgprs: self.vgprs, agprs: self.agprs, write_free }
+        Block {
+            func,
+            insts: self.insts,
+            compiled: self.compiled,
+            calls: self.calls,
+            vgprs: self.vgprs,
+            agprs: self.agprs,
+            write_free,
+        }
     }
 }
 
 /// Translates `insts` (at consecutive addresses from `pc`, in code loaded at `base`) into a function of
 /// `module`: [`build`], [`codegen`] and [`load`] in one.
-pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<(Observe, Observed)>, name: &str) -> Result<Block, JitError> {
-    let mut built = build(module.target_config().pointer_type(), insts, pc, base, interpret, observe)?;
+pub fn compile(
+    module: &mut JITModule,
+    insts: Vec<Inst>,
+    pc: u64,
+    base: u64,
+    interpret: InterpretOne,
+    observe: Option<(Observe, Observed)>,
+    name: &str,
+) -> Result<Block, JitError> {
+    let mut built = build(
+        module.target_config().pointer_type(),
+        insts,
+        pc,
+        base,
+        interpret,
+        observe,
+    )?;
     let observe = observe.map(|o| o.0);
     let syms = built.symbols(interpret, observe);
     let code = codegen(module.isa(), &mut built, &syms, pc)?;
@@ -259,7 +293,14 @@ pub fn compile(module: &mut JITModule, insts: Vec<Inst>, pc: u64, base: u64, int
 /// The front end: `insts` (at consecutive addresses from `pc`, in code loaded at `base`) as a Cranelift
 /// function. PCs the block produces are `ctx.code_base + (pc - base)`. An observed block reports its
 /// instructions through `observe`'s helper, in its way.
-pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: InterpretOne, observe: Option<(Observe, Observed)>) -> Result<Built, JitError> {
+pub fn build(
+    ptr: ir::Type,
+    insts: Vec<Inst>,
+    pc: u64,
+    base: u64,
+    interpret: InterpretOne,
+    observe: Option<(Observe, Observed)>,
+) -> Result<Built, JitError> {
     let batched = matches!(observe, Some((_, Observed::Batched)));
     let observe = observe.filter(|o| o.1 != Observed::No).map(|o| o.0);
     let insts = insts.into_boxed_slice();
@@ -284,7 +325,9 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         // taking batches hears of instructions without memory accesses only as EXECs noted in the context
         let fuse = observe.is_none() || batched;
         let mut helper_sig = Signature::new(CallConv::SystemV);
-        helper_sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(types::I64)]);
+        helper_sig
+            .params
+            .extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(types::I64)]);
         helper_sig.returns.push(AbiParam::new(types::I32));
         let helper_sig = b.import_signature(helper_sig);
         let mut at = pc;
@@ -293,7 +336,10 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         let mut pending = 0usize;
         // an unobserved block goes on past its conditional branches: a taken one jumps to its target when that
         // is further on in the block (the join, by instruction index), and leaves the block otherwise
-        let pcs: Vec<u64> = insts.iter().scan(pc, |a, inst| Some(std::mem::replace(a, *a + inst.size() as u64))).collect();
+        let pcs: Vec<u64> = insts
+            .iter()
+            .scan(pc, |a, inst| Some(std::mem::replace(a, *a + inst.size() as u64)))
+            .collect();
         let mut joins: std::collections::HashMap<usize, ir::Block> = std::collections::HashMap::new();
         // instructions whose place in the code has been reached (their joins placed)
         let mut reached = 0;
@@ -307,7 +353,12 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             if let Some(&join) = joins.get(&i) {
                 // the path that ran on arrives with its writes made, and nothing learnt on one path holds here
                 if regs.pending() {
-                    let site = CallSite { calls: &mut calls, inst, offset: at - base, executed: i as i64 };
+                    let site = CallSite {
+                        calls: &mut calls,
+                        inst,
+                        offset: at - base,
+                        executed: i as i64,
+                    };
                     let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                     jb.flush();
                     jb.finish();
@@ -327,8 +378,14 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             if in_batch {
                 // EXEC at issue, and the batch's start
                 let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
-                let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, emu_core::wave::sreg::EXEC_LO as i32 * 4);
-                b.ins().store(MemFlags::trusted(), exec, ctx, Ctx::BATCH_EXECS + 8 * pending as i32);
+                let exec = b.ins().load(
+                    types::I64,
+                    MemFlags::trusted(),
+                    sg,
+                    emu_core::wave::sreg::EXEC_LO as i32 * 4,
+                );
+                b.ins()
+                    .store(MemFlags::trusted(), exec, ctx, Ctx::BATCH_EXECS + 8 * pending as i32);
                 if pending == 0 {
                     let ip = b.ins().iconst(ptr, inst as *const Inst as i64);
                     b.ins().store(MemFlags::trusted(), ip, ctx, Ctx::BATCH_INSTS);
@@ -340,7 +397,12 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
             // an instruction that might need more parked slots than are free
             let defer = fuse && compiles && defers(inst) && regs.parked_free() >= 4;
             if !defer && regs.pending() {
-                let site = CallSite { calls: &mut calls, inst, offset: at - base, executed: i as i64 };
+                let site = CallSite {
+                    calls: &mut calls,
+                    inst,
+                    offset: at - base,
+                    executed: i as i64,
+                };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 jb.flush();
                 jb.finish();
@@ -352,18 +414,36 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                 if observe.is_some() && !in_batch {
                     // EXEC at issue, for the event
                     let sg = b.ins().load(ptr, MemFlags::trusted(), ctx, Ctx::SGPRS);
-                    let exec = b.ins().load(types::I64, MemFlags::trusted(), sg, emu_core::wave::sreg::EXEC_LO as i32 * 4);
+                    let exec = b.ins().load(
+                        types::I64,
+                        MemFlags::trusted(),
+                        sg,
+                        emu_core::wave::sreg::EXEC_LO as i32 * 4,
+                    );
                     b.ins().store(MemFlags::trusted(), exec, ctx, Ctx::ISSUE_EXEC);
                 }
-                let site = CallSite { calls: &mut calls, inst, offset: at - base, executed };
+                let site = CallSite {
+                    calls: &mut calls,
+                    inst,
+                    offset: at - base,
+                    executed,
+                };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 // an observer sees every lane access: compiled ones leave records in the context
                 jb.observed = observe.is_some() && !in_batch;
                 jb.carry_dead = observe.is_none() && carry_out_dead(&insts, &translated, i);
-                let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit { pc: at, mnemonic: inst.info.name, error })?;
+                let flow = execute(&mut jb, inst, at).map_err(|error| JitError::Emit {
+                    pc: at,
+                    mnemonic: inst.info.name,
+                    error,
+                })?;
                 jb.finish();
                 if let Some(what) = jb.unsupported {
-                    return Err(JitError::Unsupported { pc: at, mnemonic: inst.info.name, what });
+                    return Err(JitError::Unsupported {
+                        pc: at,
+                        mnemonic: inst.info.name,
+                        what,
+                    });
                 }
                 (vgprs, agprs) = (vgprs.max(jb.vgprs_used), agprs.max(jb.agprs_used));
                 compiled += 1;
@@ -464,7 +544,11 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
                             Stop::Running if flow != Flow::Next => {
                                 // a jump or a taken branch to this instruction or before goes backwards
                                 let here = rel_pc(&mut b, ctx, at - base);
-                                let back = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThanOrEqual, target, here);
+                                let back = b.ins().icmp(
+                                    cranelift_codegen::ir::condcodes::IntCC::UnsignedLessThanOrEqual,
+                                    target,
+                                    here,
+                                );
                                 back_status(&mut b, ctx, Some(back))
                             }
                             Stop::Running => b.ins().iconst(types::I32, CONTINUE as i64),
@@ -501,7 +585,12 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         if !ended {
             if regs.pending() {
                 let last = insts.last().expect("a block has instructions");
-                let site = CallSite { calls: &mut calls, inst: last, offset: at - base - last.size() as u64, executed: insts.len() as i64 };
+                let site = CallSite {
+                    calls: &mut calls,
+                    inst: last,
+                    offset: at - base - last.size() as u64,
+                    executed: insts.len() as i64,
+                };
                 let mut jb = JitBackend::emit(&mut b, &mut regs, site, ctx);
                 jb.flush();
                 jb.finish();
@@ -521,7 +610,15 @@ pub fn build(ptr: ir::Type, insts: Vec<Inst>, pc: u64, base: u64, interpret: Int
         b.seal_all_blocks();
         b.finalize();
     }
-    Ok(Built { func, offset: pc - base, insts, compiled, calls, vgprs, agprs })
+    Ok(Built {
+        func,
+        offset: pc - base,
+        insts,
+        compiled,
+        calls,
+        vgprs,
+        agprs,
+    })
 }
 
 /// Cranelift's code generation for a built block: its addresses of this process become relocations of
@@ -541,25 +638,57 @@ pub fn codegen(isa: &dyn TargetIsa, built: &mut Built, syms: &Symbols, pc: u64) 
     }
     let mut cx = cranelift_codegen::Context::for_function(std::mem::replace(&mut built.func, ir::Function::new()));
     cx.compile(isa, &mut ControlPlane::default())
-        .map_err(|e| JitError::Module { pc, step: "compile", error: Box::new(ModuleError::Compilation(e.inner)) })?;
+        .map_err(|e| JitError::Module {
+            pc,
+            step: "compile",
+            error: Box::new(ModuleError::Compilation(e.inner)),
+        })?;
     let compiled = cx.compiled_code().expect("just compiled");
     if let Some(d) = &dump {
         let _ = std::fs::write(d.join(format!("{pc:x}.bin")), compiled.code_buffer());
-        let locs: String = compiled.buffer.get_srclocs_sorted().iter().map(|l| format!("{:x} {:x} {}\n", l.start, l.end, l.loc.bits())).collect();
+        let locs: String = compiled
+            .buffer
+            .get_srclocs_sorted()
+            .iter()
+            .map(|l| format!("{:x} {:x} {}\n", l.start, l.end, l.loc.bits()))
+            .collect();
         let _ = std::fs::write(d.join(format!("{pc:x}.locs")), locs);
     }
     let align = (compiled.buffer.alignment as u64).max(isa.function_alignment().minimum as u64);
-    Code::from_compiled(compiled.code_buffer(), align, compiled.buffer.relocs(), &cx.func, persistable).map_err(|error| JitError::Reloc { pc, error })
+    Code::from_compiled(
+        compiled.code_buffer(),
+        align,
+        compiled.buffer.relocs(),
+        &cx.func,
+        persistable,
+    )
+    .map_err(|error| JitError::Reloc { pc, error })
 }
 
 /// Maps `code` executable in `module` with `syms` (this block's addresses) written in; the function to call.
 /// `name` (unique in the module) is what profilers show for the code.
-pub fn load(module: &mut JITModule, code: &Code, syms: &Symbols, pc: u64, name: &str) -> Result<extern "C" fn(*mut Ctx) -> u32, JitError> {
-    let cranelift = |step: &'static str| move |e: ModuleError| JitError::Module { pc, step, error: Box::new(e) };
+pub fn load(
+    module: &mut JITModule,
+    code: &Code,
+    syms: &Symbols,
+    pc: u64,
+    name: &str,
+) -> Result<extern "C" fn(*mut Ctx) -> u32, JitError> {
+    let cranelift = |step: &'static str| {
+        move |e: ModuleError| JitError::Module {
+            pc,
+            step,
+            error: Box::new(e),
+        }
+    };
     let sig = signature(module.target_config().pointer_type());
-    let id = module.declare_function(name, cranelift_module::Linkage::Local, &sig).map_err(cranelift("declare"))?;
+    let id = module
+        .declare_function(name, cranelift_module::Linkage::Local, &sig)
+        .map_err(cranelift("declare"))?;
     let (bytes, relocs) = code.patched(syms, id).map_err(|error| JitError::Reloc { pc, error })?;
-    module.define_function_bytes(id, code.align, &bytes, &relocs).map_err(cranelift("define"))?;
+    module
+        .define_function_bytes(id, code.align, &bytes, &relocs)
+        .map_err(cranelift("define"))?;
     module.finalize_definitions().map_err(cranelift("finalize"))?;
     let entry = module.get_finalized_function(id);
     // SAFETY: `entry` is the finalized machine code of a block, a function with the signature built by
@@ -570,7 +699,14 @@ pub fn load(module: &mut JITModule, code: &Code, syms: &Symbols, pc: u64, name: 
 
 /// Reports the pending batch (a call of the observation helper without an instruction); a failing helper ends
 /// the block with its status after `executed` instructions.
-fn flush_batch(b: &mut FunctionBuilder<'_>, ctx: Value, observe: Observe, sig: ir::SigRef, ptr: ir::Type, executed: i64) {
+fn flush_batch(
+    b: &mut FunctionBuilder<'_>,
+    ctx: Value,
+    observe: Observe,
+    sig: ir::SigRef,
+    ptr: ir::Type,
+    executed: i64,
+) {
     let f = b.ins().iconst(ptr, observe as usize as i64);
     let null = b.ins().iconst(ptr, 0);
     let zero = b.ins().iconst(types::I64, 0);
@@ -627,7 +763,9 @@ fn goes_back(b: &mut FunctionBuilder<'_>, ctx: Value, backward: Option<Value>) -
     let n = b.ins().iadd_imm(n, 1);
     let zero = b.ins().iconst(types::I32, 0);
     let n = b.ins().select(polling, n, zero);
-    let turn = b.ins().icmp_imm(IntCC::UnsignedGreaterThanOrEqual, n, POLLS_PER_TURN as i64);
+    let turn = b
+        .ins()
+        .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, n, POLLS_PER_TURN as i64);
     let counted = b.ins().ishl_imm(n, PASS_COUNT_SHIFT as i64);
     let after = b.ins().select(turn, zero, counted);
     let ends = b.ins().load(types::I32, MemFlags::trusted(), ctx, Ctx::POLL_ENDS);
@@ -650,7 +788,10 @@ fn goes_back(b: &mut FunctionBuilder<'_>, ctx: Value, backward: Option<Value>) -
 /// turn, else [`CONTINUE`].
 fn back_status(b: &mut FunctionBuilder<'_>, ctx: Value, backward: Option<Value>) -> Value {
     let polled = goes_back(b, ctx, backward);
-    let (poll, cont) = (b.ins().iconst(types::I32, POLL as i64), b.ins().iconst(types::I32, CONTINUE as i64));
+    let (poll, cont) = (
+        b.ins().iconst(types::I32, POLL as i64),
+        b.ins().iconst(types::I32, CONTINUE as i64),
+    );
     b.ins().select(polled, poll, cont)
 }
 
@@ -664,7 +805,14 @@ fn rel_pc(b: &mut FunctionBuilder<'_>, ctx: Value, offset: u64) -> Value {
 /// going round a polling loop and the runner set [`Ctx::poll_ends`] ([`goes_back`]), in which case the block
 /// returns [`POLL`] at its own start; or the wave's instruction budget is spent, in which case the block
 /// returns (at its own start) and the runner reports the runaway.
-fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::ir::Block, offset: u64, executed: i64, pass: i64) {
+fn loop_back(
+    b: &mut FunctionBuilder<'_>,
+    ctx: Value,
+    body: cranelift_codegen::ir::Block,
+    offset: u64,
+    executed: i64,
+    pass: i64,
+) {
     let e = add_executed(b, ctx, executed);
     let polled = goes_back(b, ctx, None);
     let (leave_now, go_on) = (b.create_block(), b.create_block());
@@ -676,7 +824,11 @@ fn loop_back(b: &mut FunctionBuilder<'_>, ctx: Value, body: cranelift_codegen::i
     // another pass (at most `pass` instructions: the whole block) must fit in the budget; otherwise return and
     // let the runner approach the limit instruction by instruction
     let after_next = b.ins().iadd_imm(e, pass);
-    let spent = b.ins().icmp(cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThan, after_next, budget);
+    let spent = b.ins().icmp(
+        cranelift_codegen::ir::condcodes::IntCC::UnsignedGreaterThan,
+        after_next,
+        budget,
+    );
     let stop = b.create_block();
     b.ins().brif(spent, stop, &[], body, &[]);
     b.switch_to_block(stop);

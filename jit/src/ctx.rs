@@ -84,7 +84,13 @@ impl AccessRecord {
         }
         let base = self.address(0);
         let end = base.checked_add(64 * bytes as u64)?;
-        (off == 0 && !wave.touches_private(base, end)).then_some(LaneRange { space: Space::Global, dir, bytes, base, lanes: u64::MAX })
+        (off == 0 && !wave.touches_private(base, end)).then_some(LaneRange {
+            space: Space::Global,
+            dir,
+            bytes,
+            base,
+            lanes: u64::MAX,
+        })
     }
 
     /// The access as one range when its lanes make one ([`LaneRange::of_lanes`]: a global access of `wave`'s
@@ -97,7 +103,13 @@ impl AccessRecord {
         if let Some(r) = self.full_range(dir, bytes, wave) {
             return Some(r);
         }
-        LaneRange::of_lanes(dir, bytes, self.mask, |l| self.address(l), |a| emu_core::observe::space_of(Space::Global, a, wave) != Space::Global)
+        LaneRange::of_lanes(
+            dir,
+            bytes,
+            self.mask,
+            |l| self.address(l),
+            |a| emu_core::observe::space_of(Space::Global, a, wave) != Space::Global,
+        )
     }
 }
 
@@ -271,7 +283,13 @@ impl Ctx {
                         (emu_core::observe::space_of(Space::Global, a, wave), a)
                     }
                 };
-                log.push(LaneAccess { lane: lane as u8, space, dir, bytes, address });
+                log.push(LaneAccess {
+                    lane: lane as u8,
+                    space,
+                    dir,
+                    bytes,
+                    address,
+                });
             }
         }
     }
@@ -303,7 +321,11 @@ impl Ctx {
             return;
         }
         let h = &self.held;
-        if h.n == n && h.insts == self.batch_insts && h.offset == self.batch_offset && h.execs[..n] == self.batch_execs[..n] {
+        if h.n == n
+            && h.insts == self.batch_insts
+            && h.offset == self.batch_offset
+            && h.execs[..n] == self.batch_execs[..n]
+        {
             self.held.times += 1;
             return;
         }
@@ -322,7 +344,15 @@ impl Ctx {
         // SAFETY: compiled code sets batch_insts to an instruction of the running block's slice, with at least
         // `n` instructions from it (n never exceeds the block's length), and blocks live as long as the JIT.
         let insts = unsafe { std::slice::from_raw_parts(h.insts, h.n) };
-        let b = InstBatch { dispatch: 0, workgroup, wave, pc: self.code_base.wrapping_add(h.offset), insts, execs: &h.execs[..h.n], times: h.times };
+        let b = InstBatch {
+            dispatch: 0,
+            workgroup,
+            wave,
+            pc: self.code_base.wrapping_add(h.offset),
+            insts,
+            execs: &h.execs[..h.n],
+            times: h.times,
+        };
         h.n = 0;
         observer.batch(&b);
     }
@@ -361,7 +391,13 @@ impl Ctx {
             batch_offset: 0,
             batch_n: 0,
             batch_execs: [0; MAX_BLOCK],
-            held: HeldBatch { insts: std::ptr::null(), offset: 0, n: 0, times: 0, execs: [0; MAX_BLOCK] },
+            held: HeldBatch {
+                insts: std::ptr::null(),
+                offset: 0,
+                n: 0,
+                times: 0,
+                execs: [0; MAX_BLOCK],
+            },
             lds_ptr: std::ptr::null_mut(),
             lds_len: 0,
             scratch_base: wave.scratch_base,
@@ -369,7 +405,13 @@ impl Ctx {
             sink: [0; 4],
             windows: wave.windows_mut(),
             rec_count: 0,
-            recs: [AccessRecord { lo: [0; 64], hi: [0; 64], mask: 0, offset: 0, desc: 0 }; RECORDS],
+            recs: [AccessRecord {
+                lo: [0; 64],
+                hi: [0; 64],
+                mask: 0,
+                offset: 0,
+                desc: 0,
+            }; RECORDS],
             keep: [[0; 64]; KEEP],
             tmp: [[0; 64]; TMP],
             parked: [[0; 64]; PARKED],
@@ -475,7 +517,10 @@ impl Ctx {
 /// The wave's shader clock before its next instruction, and the cycles each instruction adds (set before every
 /// block: [`Ctx::clock_now`]).
 pub(crate) fn clock_of(wave: &WaveState) -> (u64, u64) {
-    (wave.clock.read(emu_core::sem::Clock::Shader, wave.executed), wave.clock.per_instruction)
+    (
+        wave.clock.read(emu_core::sem::Clock::Shader, wave.executed),
+        wave.clock.per_instruction,
+    )
 }
 
 /// 16-byte aligned rows of four lane masks.
@@ -519,12 +564,30 @@ mod tests {
         for space in [REC_GLOBAL, REC_LDS, REC_SCALAR] {
             for bytes in [4u32, 16] {
                 for mask in [u64::MAX, u64::MAX >> 3, 0b1101, 1 << 40, 0] {
-                    for (start, step, off) in [(0x1_0000_0ff0u64, bytes as u64, 0i64), (0x1000, bytes as u64, -16), (0x1000, 2 * bytes as u64, 0), (0x9000_3ff0, bytes as u64, 0), (0xffff_fff0, bytes as u64, 8), (0xffff_f000, bytes as u64, 0x2000), (0x8fff_ff00, bytes as u64, 0)] {
+                    for (start, step, off) in [
+                        (0x1_0000_0ff0u64, bytes as u64, 0i64),
+                        (0x1000, bytes as u64, -16),
+                        (0x1000, 2 * bytes as u64, 0),
+                        (0x9000_3ff0, bytes as u64, 0),
+                        (0xffff_fff0, bytes as u64, 8),
+                        (0xffff_f000, bytes as u64, 0x2000),
+                        (0x8fff_ff00, bytes as u64, 0),
+                    ] {
                         for write in [false, true] {
-                            let mut r = AccessRecord { lo: [0; 64], hi: [0; 64], mask, offset: off, desc: AccessRecord::desc(space, write, bytes) };
+                            let mut r = AccessRecord {
+                                lo: [0; 64],
+                                hi: [0; 64],
+                                mask,
+                                offset: off,
+                                desc: AccessRecord::desc(space, write, bytes),
+                            };
                             for l in 0..64 {
                                 // inactive lanes hold what the register held
-                                let a = if mask >> l & 1 == 1 { start + l as u64 * step } else { 0x5555 * l as u64 };
+                                let a = if mask >> l & 1 == 1 {
+                                    start + l as u64 * step
+                                } else {
+                                    0x5555 * l as u64
+                                };
                                 (r.lo[l], r.hi[l]) = (a as u32, (a >> 32) as u32);
                             }
                             ctx.recs[0] = r;
@@ -532,7 +595,11 @@ mod tests {
                             log.clear();
                             ctx.take_records(&wave, Some(&mut log));
                             let want = LaneRange::of(&log);
-                            assert_eq!(r.range(&wave), want, "space {space}, {bytes} B, mask {mask:#x}, from {start:#x} by {step} + {off}");
+                            assert_eq!(
+                                r.range(&wave),
+                                want,
+                                "space {space}, {bytes} B, mask {mask:#x}, from {start:#x} by {step} + {off}"
+                            );
                             ctx.rec_count = 1;
                             let mut fresh = Vec::new();
                             let got = ctx.take_accesses(&wave, Some(&mut fresh)).into_owned();

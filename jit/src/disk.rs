@@ -60,7 +60,10 @@ impl DiskConfig {
                 None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/wavejit"),
             },
         };
-        let max_bytes = std::env::var("WAVEJIT_CACHE_MB").ok().and_then(|m| m.trim().parse::<u64>().ok()).map_or(DEFAULT_MAX_BYTES, |m| m << 20);
+        let max_bytes = std::env::var("WAVEJIT_CACHE_MB")
+            .ok()
+            .and_then(|m| m.trim().parse::<u64>().ok())
+            .map_or(DEFAULT_MAX_BYTES, |m| m << 20);
         Some(DiskConfig { dir, max_bytes })
     }
 }
@@ -79,7 +82,12 @@ pub struct BlockKey {
 impl BlockKey {
     pub fn of(insts: &[Inst], offset: u64, observed: crate::compile::Observed) -> BlockKey {
         let target = insts.first().map_or(Target::Gfx90a, |i| i.target);
-        BlockKey { target, observed, offset, words: insts.iter().flat_map(|i| i.words().iter().copied()).collect() }
+        BlockKey {
+            target,
+            observed,
+            offset,
+            words: insts.iter().flat_map(|i| i.words().iter().copied()).collect(),
+        }
     }
 
     fn write(&self, out: &mut Vec<u8>) {
@@ -122,7 +130,14 @@ pub fn calls_fingerprint(calls: &[Box<Call>], symbols: usize) -> u64 {
 /// The fingerprint of this build's code generator for `isa`: the sources build.rs hashed, the wavejit version,
 /// whether debug assertions are on, and the host triple and ISA flags.
 pub fn build_fingerprint(isa: &dyn TargetIsa) -> u64 {
-    let mut text = format!("{}|{}|{}|{}|{}", env!("WAVEJIT_CODEGEN_HASH"), env!("CARGO_PKG_VERSION"), cfg!(debug_assertions), isa.triple(), isa.flags());
+    let mut text = format!(
+        "{}|{}|{}|{}|{}",
+        env!("WAVEJIT_CODEGEN_HASH"),
+        env!("CARGO_PKG_VERSION"),
+        cfg!(debug_assertions),
+        isa.triple(),
+        isa.flags()
+    );
     for f in isa.isa_flags() {
         text.push_str(&format!("|{f}"));
     }
@@ -156,7 +171,11 @@ static TMP: AtomicU64 = AtomicU64::new(0);
 
 impl DiskCache {
     pub fn new(config: DiskConfig, isa: &dyn TargetIsa) -> DiskCache {
-        DiskCache { config, build: build_fingerprint(isa), size: Mutex::new(None) }
+        DiskCache {
+            config,
+            build: build_fingerprint(isa),
+            size: Mutex::new(None),
+        }
     }
 
     pub fn config(&self) -> &DiskConfig {
@@ -168,7 +187,10 @@ impl DiskCache {
         let mut k = Vec::with_capacity(16 + 4 * key.words.len());
         key.write(&mut k);
         let h = hash(&k, self.build);
-        self.config.dir.join(format!("{:02x}", h >> 56)).join(format!("{h:016x}.{EXT}"))
+        self.config
+            .dir
+            .join(format!("{:02x}", h >> 56))
+            .join(format!("{h:016x}.{EXT}"))
     }
 
     /// Whether a file for `key` exists (it may still turn out unusable).
@@ -191,13 +213,19 @@ impl DiskCache {
     /// Keeps `code` for `key` (made for calls with fingerprint `calls`); errors are ignored (the cache is an
     /// optimization): a full disk or a read-only directory only means the next run translates again.
     pub fn store(&self, key: &BlockKey, calls: u64, code: &Code) {
-        let Some(bytes) = encode(self.build, key, calls, code) else { return };
+        let Some(bytes) = encode(self.build, key, calls, code) else {
+            return;
+        };
         let path = self.path(key);
         let Some(dir) = path.parent() else { return };
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        let tmp = dir.join(format!("tmp.{}.{}", std::process::id(), TMP.fetch_add(1, Ordering::Relaxed)));
+        let tmp = dir.join(format!(
+            "tmp.{}.{}",
+            std::process::id(),
+            TMP.fetch_add(1, Ordering::Relaxed)
+        ));
         let written = File::create(&tmp).and_then(|mut f| f.write_all(&bytes));
         if written.is_err() || std::fs::rename(&tmp, &path).is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -214,7 +242,11 @@ impl DiskCache {
             Some(s) => s + bytes,
             None => self.evict(),
         };
-        *size = Some(if known > self.config.max_bytes { self.evict() } else { known });
+        *size = Some(if known > self.config.max_bytes {
+            self.evict()
+        } else {
+            known
+        });
     }
 
     /// Removes the least recently used block files until the directory is within 3/4 of its bound (and
@@ -222,9 +254,13 @@ impl DiskCache {
     pub fn evict(&self) -> u64 {
         let now = SystemTime::now();
         let mut files = Vec::new();
-        let Ok(subdirs) = std::fs::read_dir(&self.config.dir) else { return 0 };
+        let Ok(subdirs) = std::fs::read_dir(&self.config.dir) else {
+            return 0;
+        };
         for sub in subdirs.flatten() {
-            let Ok(entries) = std::fs::read_dir(sub.path()) else { continue };
+            let Ok(entries) = std::fs::read_dir(sub.path()) else {
+                continue;
+            };
             for e in entries.flatten() {
                 let Ok(meta) = e.metadata() else { continue };
                 let modified = meta.modified().unwrap_or(now);
@@ -371,12 +407,22 @@ fn decode(bytes: &[u8], build: u64, key: &BlockKey, calls: u64) -> Result<Code, 
         if offset as usize >= code.len() {
             return Err(Miss::Corrupt);
         }
-        relocs.push(Relocation { offset, kind, target, addend });
+        relocs.push(Relocation {
+            offset,
+            kind,
+            target,
+            addend,
+        });
     }
     if !r.0.is_empty() {
         return Err(Miss::Corrupt);
     }
-    Ok(Code { bytes: code, align, relocs, persistable: true })
+    Ok(Code {
+        bytes: code,
+        align,
+        relocs,
+        persistable: true,
+    })
 }
 
 #[cfg(test)]
@@ -388,15 +434,30 @@ mod tests {
             bytes: (0..64u8).collect(),
             align: 16,
             relocs: vec![
-                Relocation { offset: 2, kind: Reloc::Abs8, target: RelocTarget::Sym(5), addend: 24 },
-                Relocation { offset: 20, kind: Reloc::Abs8, target: RelocTarget::LibCall(LibCall::FmaF32), addend: 0 },
+                Relocation {
+                    offset: 2,
+                    kind: Reloc::Abs8,
+                    target: RelocTarget::Sym(5),
+                    addend: 24,
+                },
+                Relocation {
+                    offset: 20,
+                    kind: Reloc::Abs8,
+                    target: RelocTarget::LibCall(LibCall::FmaF32),
+                    addend: 0,
+                },
             ],
             persistable: true,
         }
     }
 
     fn key() -> BlockKey {
-        BlockKey { target: Target::Gfx90a, observed: crate::compile::Observed::No, offset: 0x100, words: vec![0xbf810000, 0x7e000280] }
+        BlockKey {
+            target: Target::Gfx90a,
+            observed: crate::compile::Observed::No,
+            offset: 0x100,
+            words: vec![0xbf810000, 0x7e000280],
+        }
     }
 
     #[test]
@@ -413,7 +474,11 @@ mod tests {
     fn every_truncation_and_every_flipped_bit_of_a_block_file_is_refused() {
         let bytes = encode(7, &key(), 9, &code()).unwrap();
         for n in 0..bytes.len() {
-            assert_eq!(decode(&bytes[..n], 7, &key(), 9).err(), Some(Miss::Corrupt), "truncated to {n}");
+            assert_eq!(
+                decode(&bytes[..n], 7, &key(), 9).err(),
+                Some(Miss::Corrupt),
+                "truncated to {n}"
+            );
         }
         for i in 0..bytes.len() * 8 {
             let mut b = bytes.clone();

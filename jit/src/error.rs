@@ -23,13 +23,25 @@ pub enum JitError {
     HostIsa { error: CodegenError },
     /// The JIT backend failed on an instruction its probe accepted.
     #[error("{mnemonic} at {pc:#x}: {error}")]
-    Emit { pc: u64, mnemonic: &'static str, error: ExecError },
+    Emit {
+        pc: u64,
+        mnemonic: &'static str,
+        error: ExecError,
+    },
     /// The JIT backend met something it cannot emit in an instruction its probe accepted.
     #[error("{mnemonic} at {pc:#x}: {what} after a successful probe")]
-    Unsupported { pc: u64, mnemonic: &'static str, what: &'static str },
+    Unsupported {
+        pc: u64,
+        mnemonic: &'static str,
+        what: &'static str,
+    },
     /// Cranelift cannot declare, define (compile) or finalize the function of the block at `pc`.
     #[error("block at {pc:#x}: Cranelift cannot {step} its function: {error}")]
-    Module { pc: u64, step: &'static str, error: Box<ModuleError> },
+    Module {
+        pc: u64,
+        step: &'static str,
+        error: Box<ModuleError>,
+    },
     /// A block's code cannot be resolved against its symbols (see `reloc`).
     #[error("block at {pc:#x}: {error}")]
     Reloc { pc: u64, error: crate::reloc::RelocError },
@@ -45,11 +57,20 @@ pub enum JitError {
     /// Crosscheck: the JIT faulted in the block from `start`, whose `executed` instructions the interpreter runs
     /// without a fault (`last`: the last of them).
     #[error("the JIT faulted in the block from {start:#x}; the interpreter ran its {executed} instructions without a fault (last: {})", .last.join("; "))]
-    JitFaults { start: u64, executed: u64, last: Vec<String> },
+    JitFaults {
+        start: u64,
+        executed: u64,
+        last: Vec<String>,
+    },
     /// Crosscheck: the engines' registers, LDS or memory differ (`diff`: the first difference) after `executed`
     /// instructions from `start` (`last`: the last of them, when known).
     #[error("{diff} after {executed} instructions from {start:#x}{}", last_instructions(.last))]
-    Differ { start: u64, executed: u64, diff: String, last: Vec<String> },
+    Differ {
+        start: u64,
+        executed: u64,
+        diff: String,
+        last: Vec<String>,
+    },
     /// A block returned a status the runner does not know.
     #[error("block at {pc:#x} returned status {status}")]
     Status { pc: u64, status: u32 },
@@ -70,10 +91,26 @@ mod tests {
 
     #[test]
     fn crosscheck_differences_read_as_before_and_name_the_last_instructions_when_known() {
-        let regs = JitError::Differ { start: 0x100, executed: 3, diff: "v2 lane 17: interpreter 0x0, JIT 0x1".into(), last: vec!["s_nop 0".into(), "v_mov_b32_e32 v2, 1".into()] };
-        assert_eq!(regs.to_string(), "v2 lane 17: interpreter 0x0, JIT 0x1 after 3 instructions from 0x100 (last: s_nop 0; v_mov_b32_e32 v2, 1)");
-        let mem = JitError::Differ { start: 0x100, executed: 3, diff: "LDS byte 0x1f: interpreter 0x00, JIT 0x07".into(), last: vec![] };
-        assert_eq!(mem.to_string(), "LDS byte 0x1f: interpreter 0x00, JIT 0x07 after 3 instructions from 0x100");
+        let regs = JitError::Differ {
+            start: 0x100,
+            executed: 3,
+            diff: "v2 lane 17: interpreter 0x0, JIT 0x1".into(),
+            last: vec!["s_nop 0".into(), "v_mov_b32_e32 v2, 1".into()],
+        };
+        assert_eq!(
+            regs.to_string(),
+            "v2 lane 17: interpreter 0x0, JIT 0x1 after 3 instructions from 0x100 (last: s_nop 0; v_mov_b32_e32 v2, 1)"
+        );
+        let mem = JitError::Differ {
+            start: 0x100,
+            executed: 3,
+            diff: "LDS byte 0x1f: interpreter 0x00, JIT 0x07".into(),
+            last: vec![],
+        };
+        assert_eq!(
+            mem.to_string(),
+            "LDS byte 0x1f: interpreter 0x00, JIT 0x07 after 3 instructions from 0x100"
+        );
         fn send_sync<T: Send + Sync + 'static>(_: &T) {}
         send_sync(&mem);
     }

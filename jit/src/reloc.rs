@@ -13,7 +13,9 @@
 
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::immediates::Imm64;
-use cranelift_codegen::ir::{self, types, ExternalName, GlobalValueData, InstBuilder, InstructionData, UserExternalName};
+use cranelift_codegen::ir::{
+    self, types, ExternalName, GlobalValueData, InstBuilder, InstructionData, UserExternalName,
+};
 use cranelift_codegen::{FinalizedMachReloc, FinalizedRelocTarget};
 use cranelift_module::{FuncId, ModuleReloc, ModuleRelocTarget};
 
@@ -75,7 +77,11 @@ impl Symbols {
             (crate::call::mfma_registers as *const () as u64, 1),
             (insts.as_ptr() as u64, std::mem::size_of_val(insts).max(1) as u64),
         ];
-        s.extend(calls.iter().map(|c| (&**c as *const Call as u64, std::mem::size_of::<Call>() as u64)));
+        s.extend(
+            calls
+                .iter()
+                .map(|c| (&**c as *const Call as u64, std::mem::size_of::<Call>() as u64)),
+        );
         Symbols(s)
     }
 
@@ -89,7 +95,10 @@ impl Symbols {
 
     /// The symbol `value` points into, and the offset from its start.
     fn find(&self, value: u64) -> Option<(u32, i64)> {
-        self.0.iter().position(|&(start, len)| value.wrapping_sub(start) < len).map(|i| (i as u32, (value - self.0[i].0) as i64))
+        self.0
+            .iter()
+            .position(|&(start, len)| value.wrapping_sub(start) < len)
+            .map(|i| (i as u32, (value - self.0[i].0) as i64))
     }
 
     fn address(&self, index: u32) -> Option<u64> {
@@ -128,7 +137,13 @@ pub fn make_relocatable(func: &mut ir::Function, syms: &Symbols) -> bool {
         at.extend(func.layout.block_insts(block));
     }
     for inst in at {
-        let InstructionData::UnaryImm { opcode: ir::Opcode::Iconst, imm } = func.dfg.insts[inst] else { continue };
+        let InstructionData::UnaryImm {
+            opcode: ir::Opcode::Iconst,
+            imm,
+        } = func.dfg.insts[inst]
+        else {
+            continue;
+        };
         if func.dfg.ctrl_typevar(inst) != types::I64 {
             continue;
         }
@@ -140,10 +155,17 @@ pub fn make_relocatable(func: &mut ir::Function, syms: &Symbols) -> bool {
         }
         match syms.find(value) {
             Some((index, addend)) => {
-                let name = *names[index as usize].get_or_insert_with(|| func.declare_imported_user_function(UserExternalName::new(NAMESPACE, index)));
+                let name = *names[index as usize].get_or_insert_with(|| {
+                    func.declare_imported_user_function(UserExternalName::new(NAMESPACE, index))
+                });
                 // a global value per use, as the constant was: one shared value would be kept live (in a
                 // register or the stack) across the whole block instead of being materialized where it is used
-                let gv = func.create_global_value(GlobalValueData::Symbol { name: ExternalName::User(name), offset: Imm64::new(addend), colocated: false, tls: false });
+                let gv = func.create_global_value(GlobalValueData::Symbol {
+                    name: ExternalName::User(name),
+                    offset: Imm64::new(addend),
+                    colocated: false,
+                    tls: false,
+                });
                 func.dfg.replace(inst).symbol_value(types::I64, gv);
             }
             None => free &= !maps.contains(value),
@@ -197,7 +219,13 @@ pub enum RelocError {
 
 impl Code {
     /// The code of a compiled function: its bytes and relocations in terms of block symbols.
-    pub fn from_compiled(bytes: &[u8], align: u64, relocs: &[FinalizedMachReloc], func: &ir::Function, persistable: bool) -> Result<Code, RelocError> {
+    pub fn from_compiled(
+        bytes: &[u8],
+        align: u64,
+        relocs: &[FinalizedMachReloc],
+        func: &ir::Function,
+        persistable: bool,
+    ) -> Result<Code, RelocError> {
         let mut out = Vec::with_capacity(relocs.len());
         let mut persistable = persistable;
         for r in relocs {
@@ -210,14 +238,28 @@ impl Code {
                     Target::Sym(n.index)
                 }
                 FinalizedRelocTarget::ExternalName(ExternalName::LibCall(l)) => Target::LibCall(*l),
-                FinalizedRelocTarget::ExternalName(other) => return Err(RelocError::Name { what: format!("{other:?}") }),
+                FinalizedRelocTarget::ExternalName(other) => {
+                    return Err(RelocError::Name {
+                        what: format!("{other:?}"),
+                    })
+                }
                 FinalizedRelocTarget::Func(offset) => Target::SelfOffset(*offset),
             };
             // only absolute relocations are kept on disk (the others depend on where the code is)
             persistable &= r.kind == Reloc::Abs8 || matches!(target, Target::SelfOffset(_));
-            out.push(Relocation { offset: r.offset, kind: r.kind, target, addend: r.addend });
+            out.push(Relocation {
+                offset: r.offset,
+                kind: r.kind,
+                target,
+                addend: r.addend,
+            });
         }
-        Ok(Code { bytes: bytes.to_vec(), align, relocs: out, persistable })
+        Ok(Code {
+            bytes: bytes.to_vec(),
+            align,
+            relocs: out,
+            persistable,
+        })
     }
 
     /// The bytes with every block symbol's address written in, and the relocations left for the module
@@ -228,19 +270,42 @@ impl Code {
         for r in &self.relocs {
             match r.target {
                 Target::Sym(index) => {
-                    let address = syms.address(index).ok_or(RelocError::NoSymbol { offset: r.offset, index, symbols: syms.len() })?;
+                    let address = syms.address(index).ok_or(RelocError::NoSymbol {
+                        offset: r.offset,
+                        index,
+                        symbols: syms.len(),
+                    })?;
                     if r.kind != Reloc::Abs8 {
-                        return Err(RelocError::Kind { offset: r.offset, kind: r.kind });
+                        return Err(RelocError::Kind {
+                            offset: r.offset,
+                            kind: r.kind,
+                        });
                     }
                     let at = r.offset as usize;
-                    let slot = bytes.get_mut(at..at + 8).ok_or(RelocError::Outside { offset: r.offset, len: self.bytes.len() })?;
+                    let slot = bytes.get_mut(at..at + 8).ok_or(RelocError::Outside {
+                        offset: r.offset,
+                        len: self.bytes.len(),
+                    })?;
                     slot.copy_from_slice(&address.wrapping_add(r.addend as u64).to_le_bytes());
                 }
-                Target::LibCall(l) => rest.push(ModuleReloc { offset: r.offset, kind: r.kind, name: ModuleRelocTarget::LibCall(l), addend: r.addend }),
-                Target::SelfOffset(o) => rest.push(ModuleReloc { offset: r.offset, kind: r.kind, name: ModuleRelocTarget::FunctionOffset(id, o), addend: r.addend }),
+                Target::LibCall(l) => rest.push(ModuleReloc {
+                    offset: r.offset,
+                    kind: r.kind,
+                    name: ModuleRelocTarget::LibCall(l),
+                    addend: r.addend,
+                }),
+                Target::SelfOffset(o) => rest.push(ModuleReloc {
+                    offset: r.offset,
+                    kind: r.kind,
+                    name: ModuleRelocTarget::FunctionOffset(id, o),
+                    addend: r.addend,
+                }),
             }
             if (r.offset as usize).saturating_add(8) > self.bytes.len() && r.kind == Reloc::Abs8 {
-                return Err(RelocError::Outside { offset: r.offset, len: self.bytes.len() });
+                return Err(RelocError::Outside {
+                    offset: r.offset,
+                    len: self.bytes.len(),
+                });
             }
         }
         Ok((bytes, rest))
@@ -260,11 +325,20 @@ mod tests {
         let f = interpret as extern "C" fn(*mut crate::ctx::Ctx, *const Inst, u64) -> u32;
         let syms = Symbols::of(&[], &[], f, Some(f));
         assert_eq!(syms.address(Sym::Interpret.index()), Some(f as usize as u64));
-        assert_eq!(syms.address(Sym::WaveCall.index()), Some(crate::call::wave_call as *const () as u64));
+        assert_eq!(
+            syms.address(Sym::WaveCall.index()),
+            Some(crate::call::wave_call as *const () as u64)
+        );
         assert_eq!(syms.address(Sym::MaskTable.index()), Some(MASK_TABLE.as_ptr() as u64));
-        assert_eq!(syms.address(Sym::MfmaRegisters.index()), Some(crate::call::mfma_registers as *const () as u64));
+        assert_eq!(
+            syms.address(Sym::MfmaRegisters.index()),
+            Some(crate::call::mfma_registers as *const () as u64)
+        );
         assert_eq!(syms.len() as u32, Sym::Call(0).index());
         // an address inside the mask table is the table plus an addend
-        assert_eq!(syms.find(MASK_TABLE.as_ptr() as u64 + 48), Some((Sym::MaskTable.index(), 48)));
+        assert_eq!(
+            syms.find(MASK_TABLE.as_ptr() as u64 + 48),
+            Some((Sym::MaskTable.index(), 48))
+        );
     }
 }

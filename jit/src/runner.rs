@@ -97,13 +97,23 @@ impl JitOptions {
     /// Every block translated on first use, nothing kept on disk: what the tests and the crosscheck use (every
     /// block runs compiled).
     pub fn eager() -> JitOptions {
-        JitOptions { hot_after: 0, hot_after_cached: 0, background: false, disk: None }
+        JitOptions {
+            hot_after: 0,
+            hot_after_cached: 0,
+            background: false,
+            disk: None,
+        }
     }
 
     /// The default engine: tiered, with the thresholds measured on this repository's programs (README,
     /// "Translation cost"), and the disk cache of [`DiskConfig::from_env`].
     pub fn tiered() -> JitOptions {
-        JitOptions { hot_after: 3000, hot_after_cached: 150, background: true, disk: DiskConfig::from_env() }
+        JitOptions {
+            hot_after: 3000,
+            hot_after_cached: 150,
+            background: true,
+            disk: DiskConfig::from_env(),
+        }
     }
 
     /// [`JitOptions::tiered`] with the thresholds and background translation adjustable for measurements:
@@ -147,7 +157,13 @@ struct Entry {
 
 impl Entry {
     fn of(b: &Block) -> Entry {
-        Entry { func: b.func, len: b.insts.len() as u64, vgprs: b.vgprs, agprs: b.agprs, write_free: b.write_free }
+        Entry {
+            func: b.func,
+            len: b.insts.len() as u64,
+            vgprs: b.vgprs,
+            agprs: b.agprs,
+            write_free: b.write_free,
+        }
     }
 }
 
@@ -313,12 +329,18 @@ impl Jit {
     /// A JIT for the host CPU with `options`.
     pub fn with_options(options: JitOptions) -> Result<Jit, JitError> {
         let mut flags = settings::builder();
-        let mut set = |setting, value| flags.set(setting, value).map_err(|error| JitError::Setting { setting, error });
+        let mut set = |setting, value| {
+            flags
+                .set(setting, value)
+                .map_err(|error| JitError::Setting { setting, error })
+        };
         set("opt_level", "speed")?;
         // the IR is generated, not hand-written: the verifier costs translation time for nothing
         set("enable_verifier", "false")?;
         let host = cranelift_native::builder().map_err(|why| JitError::NoHost { why })?;
-        let isa = host.finish(settings::Flags::new(flags)).map_err(|error| JitError::HostIsa { error })?;
+        let isa = host
+            .finish(settings::Flags::new(flags))
+            .map_err(|error| JitError::HostIsa { error })?;
         let mut builder = JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
         builder.memory_provider(Box::new(CodeMemory::new()));
         let module = JITModule::new(builder);
@@ -365,11 +387,20 @@ impl Jit {
                 })
                 .ok();
             // no thread to be had: hot blocks are translated where they are found hot
-            thread.map(|t| Worker { queue: Mutex::new(Some(tx)), thread: Mutex::new(Some(t)), pending })
+            thread.map(|t| Worker {
+                queue: Mutex::new(Some(tx)),
+                thread: Mutex::new(Some(t)),
+                pending,
+            })
         } else {
             None
         };
-        Ok(Jit { shared, options, crosscheck: false, worker })
+        Ok(Jit {
+            shared,
+            options,
+            crosscheck: false,
+            worker,
+        })
     }
 
     /// A JIT that checks every block against the interpreter in lockstep (slow; for finding JIT bugs). Blocks
@@ -434,7 +465,13 @@ impl Jit {
             }
             Some(Local::Warm(slot)) => slot,
             None => {
-                let found = self.shared.slots.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+                let found = self
+                    .shared
+                    .slots
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&key)
+                    .cloned();
                 let slot = match found {
                     Some(s) => s,
                     None => self.meet(run, pc, observed, key)?,
@@ -449,11 +486,19 @@ impl Jit {
             near(e);
             return Ok(Step::Run(e));
         }
-        let translation_error = |why: &String| EngineError::Translation { kernel: run.cx.kernel.to_string(), pc, why: why.clone() };
+        let translation_error = |why: &String| EngineError::Translation {
+            kernel: run.cx.kernel.to_string(),
+            pc,
+            why: why.clone(),
+        };
         if let Some(why) = slot.failed.get() {
             return Err(translation_error(why));
         }
-        let hot_after = if slot.cached { self.options.hot_after_cached } else { self.options.hot_after };
+        let hot_after = if slot.cached {
+            self.options.hot_after_cached
+        } else {
+            self.options.hot_after
+        };
         let hot_after = if self.crosscheck { 0 } else { hot_after };
         let runs = slot.runs.fetch_add(1, Ordering::Relaxed);
         if runs < hot_after {
@@ -467,7 +512,10 @@ impl Jit {
                 self.shared.interpreted.fetch_add(1, Ordering::Relaxed);
                 return Ok(Step::warm(&slot));
             }
-            if w.pending.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            if w.pending
+                .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
                 if !slot.claimed.swap(true, Ordering::AcqRel) {
                     let queue = w.queue.lock().unwrap_or_else(|e| e.into_inner());
                     match queue.as_ref().map(|q| q.send(slot.clone())) {
@@ -510,7 +558,11 @@ impl Jit {
     fn meet(&self, run: &WaveRun<'_>, pc: u64, observed: Observed, key: Key) -> Result<Arc<Slot>, EngineError> {
         let mut insts = Vec::new();
         let mut at = pc;
-        let (limit, trace) = if observed == Observed::No { (MAX_TRACE, true) } else { (MAX_BLOCK, false) };
+        let (limit, trace) = if observed == Observed::No {
+            (MAX_TRACE, true)
+        } else {
+            (MAX_BLOCK, false)
+        };
         while insts.len() < limit {
             match run.cache.get(run.mem, run.code, at) {
                 // an instruction that reads a clock starts a block: the wave's clock is set before it runs
@@ -537,7 +589,11 @@ impl Jit {
             }
         }
         let offset = pc - run.code.base;
-        let cached = self.shared.disk.as_ref().is_some_and(|d| d.contains(&BlockKey::of(&insts, offset, observed)));
+        let cached = self
+            .shared
+            .disk
+            .as_ref()
+            .is_some_and(|d| d.contains(&BlockKey::of(&insts, offset, observed)));
         let slot = Slot {
             key,
             pc,
@@ -574,7 +630,14 @@ impl Shared {
         let t = std::time::Instant::now();
         let obs = (slot.observed != Observed::No).then_some((observe as compile::Observe, slot.observed));
         let (pc, base) = (slot.pc, slot.base);
-        let mut built = compile::build(self.isa.pointer_type(), slot.insts.clone(), pc, base, interpret_one, obs)?;
+        let mut built = compile::build(
+            self.isa.pointer_type(),
+            slot.insts.clone(),
+            pc,
+            base,
+            interpret_one,
+            obs,
+        )?;
         let syms = built.symbols(interpret_one, obs.map(|o| o.0));
         let n = built.insts.len() as u64;
         let disk = self.disk.as_ref();
@@ -601,7 +664,13 @@ impl Shared {
         let func = {
             let mut module = self.module.lock().unwrap_or_else(|e| e.into_inner());
             let (code_key, offset) = slot.key;
-            compile::load(&mut module.0, &code, &syms, pc, &format!("block_{code_key:x}_{offset:x}"))?
+            compile::load(
+                &mut module.0,
+                &code,
+                &syms,
+                pc,
+                &format!("block_{code_key:x}_{offset:x}"),
+            )?
         };
         let block = built.finish(func);
         let entry = Entry::of(&block);
@@ -613,7 +682,8 @@ impl Shared {
         } else {
             self.blocks_n.fetch_add(1, Ordering::Relaxed);
             self.compiled.fetch_add(block.compiled as u64, Ordering::Relaxed);
-            self.not_compiled.fetch_add(n - block.compiled as u64, Ordering::Relaxed);
+            self.not_compiled
+                .fetch_add(n - block.compiled as u64, Ordering::Relaxed);
             self.translate_ns.fetch_add(ns, Ordering::Relaxed);
         }
         self.blocks.lock().unwrap_or_else(|e| e.into_inner()).push(block);
@@ -625,18 +695,35 @@ impl Shared {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockExit {
     /// Continue at this PC (after this many instructions).
-    Continue { next_pc: u64, executed: u64 },
-    Barrier { executed: u64 },
-    End { executed: u64 },
+    Continue {
+        next_pc: u64,
+        executed: u64,
+    },
+    Barrier {
+        executed: u64,
+    },
+    End {
+        executed: u64,
+    },
     /// An instruction faulted: its PC and the report.
-    Fault { pc: u64, error: String },
+    Fault {
+        pc: u64,
+        error: String,
+    },
 }
 
 impl Jit {
     /// Translates `insts` (consecutive, from `pc`) as one block, without caching it, and runs it once on `wave`
     /// with `mem` and `lds` — what the differential tests compare with the interpreter instruction by
     /// instruction.
-    pub fn run_block_once(&self, insts: Vec<Inst>, pc: u64, wave: &mut WaveState, mem: &DeviceMemory, lds: &mut [u8]) -> Result<BlockExit, JitError> {
+    pub fn run_block_once(
+        &self,
+        insts: Vec<Inst>,
+        pc: u64,
+        wave: &mut WaveState,
+        mem: &DeviceMemory,
+        lds: &mut [u8],
+    ) -> Result<BlockExit, JitError> {
         let block = {
             let mut module = self.shared.module.lock().unwrap_or_else(|e| e.into_inner());
             let n = self.shared.blocks_n.fetch_add(1, Ordering::Relaxed);
@@ -650,7 +737,19 @@ impl Jit {
         }
         let wave_ptr: *mut WaveState = wave;
         let lds_ptr: *mut [u8] = lds;
-        let mut env = Env { mem, wave: wave_ptr, lds: lds_ptr, error: None, fallbacks: 0, checked_accesses: 0, observer: None, wants_accesses: false, workgroup: [0; 3], wave_index: 0, accesses: Vec::new() };
+        let mut env = Env {
+            mem,
+            wave: wave_ptr,
+            lds: lds_ptr,
+            error: None,
+            fallbacks: 0,
+            checked_accesses: 0,
+            observer: None,
+            wants_accesses: false,
+            workgroup: [0; 3],
+            wave_index: 0,
+            accesses: Vec::new(),
+        };
         // SAFETY: the wave is reached only through `wave_ptr` until the block returns.
         let w = unsafe { &mut *wave_ptr };
         let mut ctx = Ctx::new(w, (&mut env as *mut Env<'_>).cast(), u64::MAX);
@@ -665,12 +764,18 @@ impl Jit {
         w.scc = ctx.scc != 0;
         let executed = ctx.executed;
         Ok(match status {
-            CONTINUE => BlockExit::Continue { next_pc: ctx.next_pc, executed },
+            CONTINUE => BlockExit::Continue {
+                next_pc: ctx.next_pc,
+                executed,
+            },
             BARRIER => BlockExit::Barrier { executed },
             END => BlockExit::End { executed },
             FAULT => {
                 let (pc, text, e) = env.error.take().unwrap_or((0, String::new(), ExecError::Trap(0)));
-                BlockExit::Fault { pc, error: format!("{text}: {e}") }
+                BlockExit::Fault {
+                    pc,
+                    error: format!("{text}: {e}"),
+                }
             }
             status => return Err(JitError::Status { pc, status }),
         })
@@ -679,14 +784,30 @@ impl Jit {
 
 /// Runs `n` instructions of `interp` (a copy of the wave from before a block) on the interpreter and compares
 /// the registers with `jit` (the wave after the block); the first difference, readably.
-fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mut [u8], n: u64, status: u32) -> Result<(), JitError> {
+fn lockstep(
+    interp: &mut WaveState,
+    jit: &WaveState,
+    run: &WaveRun<'_>,
+    lds: &mut [u8],
+    n: u64,
+    status: u32,
+) -> Result<(), JitError> {
     let (mem, start) = (run.mem, interp.pc);
     let mut text = Vec::new();
     for _ in 0..n {
         let pc = interp.pc;
-        let inst = run.cache.get(mem, run.code, pc).map_err(|error| JitError::Decode { pc, error })?;
+        let inst = run
+            .cache
+            .get(mem, run.code, pc)
+            .map_err(|error| JitError::Decode { pc, error })?;
         text.push(disasm::text(&inst));
-        let mut b = Interp { wave: interp, mem, lds, mnemonic: inst.info.name, accesses: None };
+        let mut b = Interp {
+            wave: interp,
+            mem,
+            lds,
+            mnemonic: inst.info.name,
+            accesses: None,
+        };
         match execute(&mut b, &inst, pc) {
             Ok(flow) => {
                 interp.slack.locate(pc, || disasm::text(&inst));
@@ -701,10 +822,19 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
     // the last instructions before the fault or the difference are the interesting ones
     let last = || text[text.len().saturating_sub(8)..].to_vec();
     if status == crate::compile::FAULT {
-        return Err(JitError::JitFaults { start, executed: n, last: last() });
+        return Err(JitError::JitFaults {
+            start,
+            executed: n,
+            last: last(),
+        });
     }
     match diff_waves(interp, jit) {
-        Some(diff) => Err(JitError::Differ { start, executed: n, diff, last: last() }),
+        Some(diff) => Err(JitError::Differ {
+            start,
+            executed: n,
+            diff,
+            last: last(),
+        }),
         None => Ok(()),
     }
 }
@@ -712,7 +842,10 @@ fn lockstep(interp: &mut WaveState, jit: &WaveState, run: &WaveRun<'_>, lds: &mu
 /// What the crosscheck compares of device memory after a block that writes it: the buffers and the private
 /// memory of the workgroups (a block may read a private word it then writes, so the interpreter's run of it
 /// must start from the private memory the JIT's started from).
-const CHECKED: &[emu_core::memory::AllocKind] = &[emu_core::memory::AllocKind::Buffer, emu_core::memory::AllocKind::Scratch];
+const CHECKED: &[emu_core::memory::AllocKind] = &[
+    emu_core::memory::AllocKind::Buffer,
+    emu_core::memory::AllocKind::Scratch,
+];
 
 /// [`lockstep`] for a block that writes device memory or LDS: `buffers` and `lds_before` are their contents
 /// before the JIT ran it. The JIT's results are set aside, memory and LDS put back, the interpreter runs the
@@ -738,23 +871,45 @@ fn lockstep_with_memory(
     lockstep(interp, jit, run, lds, n, status)?;
     let by_interp = run.mem.snapshot(CHECKED).map_err(fail)?;
     if let Some(diff) = diff_memory(&by_interp, &by_jit, lds, &lds_by_jit) {
-        return Err(JitError::Differ { start, executed: n, diff, last: Vec::new() });
+        return Err(JitError::Differ {
+            start,
+            executed: n,
+            diff,
+            last: Vec::new(),
+        });
     }
     Ok(())
 }
 
 /// The first byte where the interpreter's buffers or LDS differ from the JIT's, in words.
-pub(crate) fn diff_memory(interp: &[(u64, Vec<u8>)], jit: &[(u64, Vec<u8>)], interp_lds: &[u8], jit_lds: &[u8]) -> Option<String> {
+pub(crate) fn diff_memory(
+    interp: &[(u64, Vec<u8>)],
+    jit: &[(u64, Vec<u8>)],
+    interp_lds: &[u8],
+    jit_lds: &[u8],
+) -> Option<String> {
     if let Some(i) = (0..interp_lds.len()).find(|&i| interp_lds[i] != jit_lds[i]) {
-        return Some(format!("LDS byte {i:#x}: interpreter {:#04x}, JIT {:#04x}", interp_lds[i], jit_lds[i]));
+        return Some(format!(
+            "LDS byte {i:#x}: interpreter {:#04x}, JIT {:#04x}",
+            interp_lds[i], jit_lds[i]
+        ));
     }
     for ((a, x), (_, y)) in interp.iter().zip(jit) {
         if x != y {
             let i = (0..x.len()).find(|&i| x[i] != y[i]).unwrap_or(0);
             // the aligned dword around the byte reads better than the byte alone
             let w = i & !3;
-            let word = |b: &[u8]| b.get(w..w + 4).map(|d| format!("{:#010x}", u32::from_le_bytes(d.try_into().unwrap()))).unwrap_or_else(|| format!("{:#04x}", b[i]));
-            return Some(format!("memory at {:#x} (byte {i:#x} of the buffer at {a:#x}): interpreter {}, JIT {}", a + w as u64, word(x), word(y)));
+            let word = |b: &[u8]| {
+                b.get(w..w + 4)
+                    .map(|d| format!("{:#010x}", u32::from_le_bytes(d.try_into().unwrap())))
+                    .unwrap_or_else(|| format!("{:#04x}", b[i]))
+            };
+            return Some(format!(
+                "memory at {:#x} (byte {i:#x} of the buffer at {a:#x}): interpreter {}, JIT {}",
+                a + w as u64,
+                word(x),
+                word(y)
+            ));
         }
     }
     None
@@ -767,7 +922,11 @@ pub(crate) fn diff_waves(interp: &WaveState, jit: &WaveState) -> Option<String> 
         return Some(format!("next pc: interpreter {:#x}, JIT {:#x}", interp.pc, jit.pc));
     }
     if interp.slack != jit.slack {
-        let first = |w: &WaveState| w.slack.first.as_ref().map_or("none".to_string(), |f| format!("{:?} lane {:?}: {}", f.at, f.lane, f.slack));
+        let first = |w: &WaveState| {
+            w.slack.first.as_ref().map_or("none".to_string(), |f| {
+                format!("{:?} lane {:?}: {}", f.at, f.lane, f.slack)
+            })
+        };
         return Some(format!(
             "slack accesses: interpreter {} (first {}), JIT {} (first {})",
             interp.slack.count,
@@ -780,11 +939,17 @@ pub(crate) fn diff_waves(interp: &WaveState, jit: &WaveState) -> Option<String> 
         return Some(format!("SCC: interpreter {}, JIT {}", interp.scc, jit.scc));
     }
     if let Some(r) = (0..128).find(|&r| interp.sgprs[r] != jit.sgprs[r]) {
-        return Some(format!("s{r}: interpreter {:#x}, JIT {:#x}", interp.sgprs[r], jit.sgprs[r]));
+        return Some(format!(
+            "s{r}: interpreter {:#x}, JIT {:#x}",
+            interp.sgprs[r], jit.sgprs[r]
+        ));
     }
     for (file, x, y) in [("v", &interp.vgprs, &jit.vgprs), ("a", &interp.agprs, &jit.agprs)] {
         for r in 0..x.len().max(y.len()) {
-            let (p, q) = (x.get(r).copied().unwrap_or([0; 64]), y.get(r).copied().unwrap_or([0; 64]));
+            let (p, q) = (
+                x.get(r).copied().unwrap_or([0; 64]),
+                y.get(r).copied().unwrap_or([0; 64]),
+            );
             if let Some(l) = (0..64).find(|&l| p[l] != q[l]) {
                 return Some(format!("{file}{r} lane {l}: interpreter {:#x}, JIT {:#x}", p[l], q[l]));
             }
@@ -792,8 +957,6 @@ pub(crate) fn diff_waves(interp: &WaveState, jit: &WaveState) -> Option<String> 
     }
     None
 }
-
-
 
 /// Executes one instruction on the interpreter for a compiled block (see [`compile::InterpretOne`]).
 extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
@@ -818,13 +981,26 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         // the log is the Env's own vector, untouched elsewhere while the interpreter runs
         let r = {
             // SAFETY: as above.
-            let mut b = Interp { wave, mem, lds, mnemonic: inst.info.name, accesses: log.map(|p| unsafe { &mut *p }) };
+            let mut b = Interp {
+                wave,
+                mem,
+                lds,
+                mnemonic: inst.info.name,
+                accesses: log.map(|p| unsafe { &mut *p }),
+            };
             execute(&mut b, inst, pc)
         };
         env.fallbacks += 1;
         let switch = match (&r, env.observer) {
             (Ok(_), Some(o)) => {
-                let ev = InstEvent { workgroup: env.workgroup, wave: env.wave_index, pc, inst, exec: issue_exec, accesses: Accesses::of(&env.accesses) };
+                let ev = InstEvent {
+                    workgroup: env.workgroup,
+                    wave: env.wave_index,
+                    pc,
+                    inst,
+                    exec: issue_exec,
+                    accesses: Accesses::of(&env.accesses),
+                };
                 o.instruction(&ev);
                 let s = o.switch_wave(&ev);
                 env.accesses.clear();
@@ -857,7 +1033,11 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
                     (Stop::End, _) => END,
                     (Stop::Running, Flow::Next) => compile::SWITCH,
                     // as the interpreter's turn ends going back round a polling loop
-                    (Stop::Running, _) if next <= pc && emu_core::sem::goes_back(&mut ctx.pass) && ctx.poll_ends != 0 => compile::POLL,
+                    (Stop::Running, _)
+                        if next <= pc && emu_core::sem::goes_back(&mut ctx.pass) && ctx.poll_ends != 0 =>
+                    {
+                        compile::POLL
+                    }
                     (Stop::Running, _) => CONTINUE,
                 }
             }
@@ -890,7 +1070,14 @@ extern "C" fn observe(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u32 {
         let (workgroup, wave) = (env.workgroup, env.wave_index);
         // SAFETY: the wave behind the Env is the runner's, untouched by it while the block runs.
         let accesses = ctx.take_accesses(unsafe { &*env.wave }, env.access_log());
-        let ev = InstEvent { workgroup, wave, pc: ctx.code_base + offset, inst, exec: ctx.issue_exec, accesses };
+        let ev = InstEvent {
+            workgroup,
+            wave,
+            pc: ctx.code_base + offset,
+            inst,
+            exec: ctx.issue_exec,
+            accesses,
+        };
         if o.instruction_then_switch(&ev) {
             ctx.switch = 1;
         }
@@ -933,13 +1120,28 @@ fn bequeath_windows(mem: &DeviceMemory, wave: &WaveState) {
         if b.as_ref().is_some_and(|b| b.memory == wave.windows_version && b.full) {
             return;
         }
-        let b = b.get_or_insert_with(|| Box::new(Bequest { memory: (0, 0), windows: Windows::default(), full: false }));
+        let b = b.get_or_insert_with(|| {
+            Box::new(Bequest {
+                memory: (0, 0),
+                windows: Windows::default(),
+                full: false,
+            })
+        });
         b.memory = wave.windows_version;
         let Some(from) = wave.windows.as_deref() else { return };
         let to = &mut b.windows;
         let mut full = true;
-        for (to, from) in to.vector.iter_mut().zip(&from.vector).chain(to.scalar.iter_mut().zip(&from.scalar)) {
-            *to = if wave.touches_private(from.start, from.start + from.len) { BufferWindow::default() } else { *from };
+        for (to, from) in to
+            .vector
+            .iter_mut()
+            .zip(&from.vector)
+            .chain(to.scalar.iter_mut().zip(&from.scalar))
+        {
+            *to = if wave.touches_private(from.start, from.start + from.len) {
+                BufferWindow::default()
+            } else {
+                *from
+            };
             full &= to.len != 0;
         }
         b.full = full;
@@ -1005,7 +1207,10 @@ impl WaveRunner for Jit {
         let kernel = || run.cx.kernel.to_string();
         // a turn (cooperative launches): the wave returns, still running, once it has used it
         let turn_starts = run.wave.executed;
-        let turn_ends = run.limits.slice.map_or(u64::MAX, |s| run.wave.executed.saturating_add(s));
+        let turn_ends = run
+            .limits
+            .slice
+            .map_or(u64::MAX, |s| run.wave.executed.saturating_add(s));
         let wave_ptr: *mut WaveState = &mut *run.wave;
         let lds_ptr: *mut [u8] = &mut *run.lds;
         // an observed dispatch runs blocks that report every instruction (translated separately)
@@ -1049,7 +1254,13 @@ impl WaveRunner for Jit {
                 break Ok(());
             }
             // blocks start at clock-reading instructions, so a turn that ends before one ends between blocks
-            if run.limits.clock_ends_turn && wave.executed > turn_starts && run.cache.get(run.mem, run.code, wave.pc).is_ok_and(|i| emu_core::sem::reads_clock(&i)) {
+            if run.limits.clock_ends_turn
+                && wave.executed > turn_starts
+                && run
+                    .cache
+                    .get(run.mem, run.code, wave.pc)
+                    .is_ok_and(|i| emu_core::sem::reads_clock(&i))
+            {
                 break Ok(());
             }
             if wave.executed >= run.limits.max_wave_instructions {
@@ -1063,7 +1274,11 @@ impl WaveRunner for Jit {
             let block_pc = wave.pc;
             // a block still interpreted goes on piece by piece while the wave goes on forward inside it
             let going_on = warming.as_ref().and_then(|(s, start, last)| {
-                let piece = if wave.pc > *last { s.piece(wave.pc - start) } else { None };
+                let piece = if wave.pc > *last {
+                    s.piece(wave.pc - start)
+                } else {
+                    None
+                };
                 piece.map(|n| Step::Interpret(n, Some(s.clone())))
             });
             // in VGPR index mode the interpreter runs the wave, one instruction at a time
@@ -1094,15 +1309,23 @@ impl WaveRunner for Jit {
                         // SAFETY: no block is running; the LDS is reached only through this borrow meanwhile.
                         lds: unsafe { &mut *lds_ptr },
                         cache: run.cache,
-                        limits: Limits { slice: Some(n), ..run.limits },
+                        limits: Limits {
+                            slice: Some(n),
+                            ..run.limits
+                        },
                     };
-                    let noting = Noting { inner: observer, switched: AtomicBool::new(false) };
+                    let noting = Noting {
+                        inner: observer,
+                        switched: AtomicBool::new(false),
+                    };
                     if let Err(e) = emu_core::engine::Interpreter.run_wave(interp, &noting) {
                         break Err(e);
                     }
                     // SAFETY: the interpreter has returned the wave.
                     let wave = unsafe { &*wave_ptr };
-                    if wave.status == WaveStatus::Running && (noting.switched.into_inner() || wave.polled || wave.executed - before < n) {
+                    if wave.status == WaveStatus::Running
+                        && (noting.switched.into_inner() || wave.polled || wave.executed - before < n)
+                    {
                         // the observer asked for another wave (also after the last instruction of the run), or
                         // the wave went back round a polling loop (also at the last)
                         break Ok(());
@@ -1135,7 +1358,13 @@ impl WaveRunner for Jit {
                         Ok(b) => Some((b, lds.to_vec())),
                         Err(error) => {
                             let diff = JitError::Snapshot { error }.to_string();
-                            break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff });
+                            break Err(EngineError::Crosscheck {
+                                kernel: kernel(),
+                                workgroup: run.workgroup,
+                                wave: run.wave_index,
+                                pc: block_pc,
+                                diff,
+                            });
                         }
                     }
                 };
@@ -1143,7 +1372,11 @@ impl WaveRunner for Jit {
             } else {
                 None
             };
-            let budget = run.limits.max_wave_instructions.min(turn_ends).saturating_sub(wave.executed);
+            let budget = run
+                .limits
+                .max_wave_instructions
+                .min(turn_ends)
+                .saturating_sub(wave.executed);
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
             ctx.agprs = wave.agprs.as_mut_ptr();
@@ -1176,10 +1409,18 @@ impl WaveRunner for Jit {
                 let lds = unsafe { &mut *lds_ptr };
                 let checked = match memory {
                     None => lockstep(&mut other, wave, &run, lds, ctx.executed, status),
-                    Some((buffers, lds_before)) => lockstep_with_memory(&mut other, wave, &run, lds, ctx.executed, status, &buffers, &lds_before),
+                    Some((buffers, lds_before)) => {
+                        lockstep_with_memory(&mut other, wave, &run, lds, ctx.executed, status, &buffers, &lds_before)
+                    }
                 };
                 if let Err(e) = checked {
-                    break Err(EngineError::Crosscheck { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc: block_pc, diff: e.to_string() });
+                    break Err(EngineError::Crosscheck {
+                        kernel: kernel(),
+                        workgroup: run.workgroup,
+                        wave: run.wave_index,
+                        pc: block_pc,
+                        diff: e.to_string(),
+                    });
                 }
             }
             match status {
@@ -1203,7 +1444,14 @@ impl WaveRunner for Jit {
                     // SAFETY: the block has returned; nothing else holds the Env.
                     let env = unsafe { &mut *env_ptr };
                     let (pc, text, error) = env.error.take().unwrap_or((wave.pc, String::new(), ExecError::Trap(0)));
-                    break Err(EngineError::Fault { kernel: kernel(), workgroup: run.workgroup, wave: run.wave_index, pc, text, error: Box::new(error) });
+                    break Err(EngineError::Fault {
+                        kernel: kernel(),
+                        workgroup: run.workgroup,
+                        wave: run.wave_index,
+                        pc,
+                        text,
+                        error: Box::new(error),
+                    });
                 }
                 _ => {
                     break Err(EngineError::Fault {
@@ -1212,7 +1460,9 @@ impl WaveRunner for Jit {
                         wave: run.wave_index,
                         pc: wave.pc,
                         text: String::new(),
-                        error: Box::new(ExecError::Unsupported { mnemonic: "the interpreter panicked inside a JIT helper" }),
+                        error: Box::new(ExecError::Unsupported {
+                            mnemonic: "the interpreter panicked inside a JIT helper",
+                        }),
                     })
                 }
             }
@@ -1231,7 +1481,9 @@ impl WaveRunner for Jit {
             self.shared.fallbacks.fetch_add(env.fallbacks, Ordering::Relaxed);
         }
         if env.checked_accesses > 0 {
-            self.shared.checked_accesses.fetch_add(env.checked_accesses, Ordering::Relaxed);
+            self.shared
+                .checked_accesses
+                .fetch_add(env.checked_accesses, Ordering::Relaxed);
         }
         if near_limit && result.is_ok() {
             return emu_core::engine::Interpreter.run_wave(run, observer);
@@ -1250,7 +1502,10 @@ mod tests {
         let mut b = a.clone();
         assert_eq!(diff_waves(&a, &b), None);
         b.vgprs[2][17] = 0x3f80_0000;
-        assert_eq!(diff_waves(&a, &b).unwrap(), "v2 lane 17: interpreter 0x0, JIT 0x3f800000");
+        assert_eq!(
+            diff_waves(&a, &b).unwrap(),
+            "v2 lane 17: interpreter 0x0, JIT 0x3f800000"
+        );
         b.sgprs[106] = 1;
         assert_eq!(diff_waves(&a, &b).unwrap(), "s106: interpreter 0x0, JIT 0x1");
         b.scc = true;
@@ -1266,9 +1521,15 @@ mod tests {
         let lds = vec![0u8; 32];
         assert_eq!(diff_memory(&a, &b, &lds, &lds), None);
         b[1].1[5] = 0x80;
-        assert_eq!(diff_memory(&a, &b, &lds, &lds).unwrap(), "memory at 0x2004 (byte 0x5 of the buffer at 0x2000): interpreter 0x00000000, JIT 0x00008000");
+        assert_eq!(
+            diff_memory(&a, &b, &lds, &lds).unwrap(),
+            "memory at 0x2004 (byte 0x5 of the buffer at 0x2000): interpreter 0x00000000, JIT 0x00008000"
+        );
         let mut l2 = lds.clone();
         l2[31] = 7;
-        assert_eq!(diff_memory(&a, &b, &lds, &l2).unwrap(), "LDS byte 0x1f: interpreter 0x00, JIT 0x07");
+        assert_eq!(
+            diff_memory(&a, &b, &lds, &l2).unwrap(),
+            "LDS byte 0x1f: interpreter 0x00, JIT 0x07"
+        );
     }
 }

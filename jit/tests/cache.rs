@@ -26,8 +26,21 @@ fn a_second_dispatch_reuses_every_position_independent_translation() {
     mem.write(da, &a).unwrap();
     mem.write(db, &a).unwrap();
     let shape = DispatchShape::new([n, 1, 1], [64, 1, 1], dev).unwrap();
-    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(dc), ArgValue::U32(n)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let args = [
+        ArgValue::Pointer(da),
+        ArgValue::Pointer(db),
+        ArgValue::Pointer(dc),
+        ArgValue::U32(n),
+    ];
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
     d.run_with(&jit, &NoObserver).unwrap();
     let first = jit.stats();
     // something else allocated in between: the code lands elsewhere
@@ -40,7 +53,10 @@ fn a_second_dispatch_reuses_every_position_independent_translation() {
     let mut c = vec![0u8; 4 * n as usize];
     mem.read(dc, &mut c).unwrap();
     for i in 0..n as usize {
-        assert_eq!(f32::from_le_bytes(c[4 * i..4 * i + 4].try_into().unwrap()), 2.0 * i as f32);
+        assert_eq!(
+            f32::from_le_bytes(c[4 * i..4 * i + 4].try_into().unwrap()),
+            2.0 * i as f32
+        );
     }
 }
 
@@ -58,14 +74,28 @@ fn blocks_that_materialize_a_pc_serve_every_load_address_and_stay_correct() {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         mem.allocate(round << 16 | 4096, AllocKind::Buffer, "spacer").unwrap();
         let ds = mem.allocate(4 * m as u64, AllocKind::Buffer, "seeds").unwrap();
-        mem.write(ds, &seeds.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        mem.write(ds, &seeds.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+            .unwrap();
         let dout = mem.allocate(8 * m as u64, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new([m, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(dout), ArgValue::Pointer(ds), ArgValue::U32(m)];
-        KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &kd, shape, args: &args, limits: Limits::default() }.run_with(&jit, &NoObserver).unwrap();
+        KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &co,
+            kernel: &kd,
+            shape,
+            args: &args,
+            limits: Limits::default(),
+        }
+        .run_with(&jit, &NoObserver)
+        .unwrap();
         let mut raw = vec![0u8; 8 * m as usize];
         mem.read(dout, &mut raw).unwrap();
-        let out: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let out: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         assert_eq!(out, want, "round {round}");
         blocks.push(jit.stats().blocks);
     }
@@ -83,10 +113,28 @@ fn the_instruction_limit_is_exact_on_the_jit_as_on_the_interpreter() {
     let out = mem.allocate(256, AllocKind::Buffer, "out").unwrap();
     let shape = DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(out), ArgValue::U32(37)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
     let n = d.run().unwrap().wave_instructions;
     for limit in [n, n - 1, n - 5, n / 2] {
-        let d = KernelDispatch { limits: Limits { max_wave_instructions: limit, threads: Some(1), slice: None, clock_ends_turn: false, poll_ends_turn: false, timing: false }, ..d };
+        let d = KernelDispatch {
+            limits: Limits {
+                max_wave_instructions: limit,
+                threads: Some(1),
+                slice: None,
+                clock_ends_turn: false,
+                poll_ends_turn: false,
+                timing: false,
+            },
+            ..d
+        };
         let interp = d.run().map_err(|e| e.to_string());
         let jitted = d.run_with(&jit, &NoObserver).map_err(|e| e.to_string());
         assert_eq!(interp.is_ok(), limit >= n, "limit {limit} of {n}");

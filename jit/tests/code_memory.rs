@@ -10,7 +10,10 @@ use isa_amdgpu::{decode, Target};
 
 /// The mappings of this process.
 fn mappings() -> usize {
-    std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps (Linux)").lines().count()
+    std::fs::read_to_string("/proc/self/maps")
+        .expect("/proc/self/maps (Linux)")
+        .lines()
+        .count()
 }
 
 #[test]
@@ -30,10 +33,23 @@ fn thousands_of_translated_blocks_run_correctly_within_a_few_memory_mappings() {
             wave.vgprs[2][lane as usize] = lane.wrapping_mul(lane) ^ n;
         }
         // every call translates the block anew and finalizes it on its own
-        let exit = jit.run_block_once(vec![inst], 0x1000, &mut wave, &mem, &mut lds).unwrap();
-        assert_eq!(exit, jit::BlockExit::Continue { next_pc: 0x1004, executed: 1 }, "block {n}");
+        let exit = jit
+            .run_block_once(vec![inst], 0x1000, &mut wave, &mem, &mut lds)
+            .unwrap();
+        assert_eq!(
+            exit,
+            jit::BlockExit::Continue {
+                next_pc: 0x1004,
+                executed: 1
+            },
+            "block {n}"
+        );
         for lane in 0..64usize {
-            assert_eq!(wave.vgprs[0][lane], wave.vgprs[1][lane].wrapping_add(wave.vgprs[2][lane]), "block {n}, lane {lane}");
+            assert_eq!(
+                wave.vgprs[0][lane],
+                wave.vgprs[1][lane].wrapping_add(wave.vgprs[2][lane]),
+                "block {n}, lane {lane}"
+            );
         }
         if n == 0 {
             // the first translation reserves the code memory

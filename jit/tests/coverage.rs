@@ -35,20 +35,36 @@ fn run(inst: &Inst, mem: &DeviceMemory) -> Outcome {
     let mut a = sandbox_wave();
     let mut j = a.clone();
     let (mut lds_a, mut lds_j) = (vec![0u8; 65536], vec![0u8; 65536]);
-    let mut b = Interp { wave: &mut a, mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+    let mut b = Interp {
+        wave: &mut a,
+        mem,
+        lds: &mut lds_a,
+        mnemonic: inst.info.name,
+        accesses: None,
+    };
     let interp = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut b, inst, 0x1000))) {
         Err(_) => panic!("{text}: the interpreter panicked"),
         Ok(r) => r.map(|_| ()),
     };
-    let refused = matches!(interp, Err(ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. }));
+    let refused = matches!(
+        interp,
+        Err(ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. })
+    );
     let interp_text = interp.as_ref().err().map(|e| format!("{text}: {e}"));
-    let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j, mem, &mut lds_j).unwrap_or_else(|e| panic!("{text}: the JIT failed: {e}"));
+    let exit = jit()
+        .run_block_once(vec![*inst], 0x1000, &mut j, mem, &mut lds_j)
+        .unwrap_or_else(|e| panic!("{text}: the JIT failed: {e}"));
     match (&interp_text, &exit) {
-        (None, jit::BlockExit::Fault { error, .. }) => panic!("{text}: the interpreter runs it, the JIT stops: {error}"),
+        (None, jit::BlockExit::Fault { error, .. }) => {
+            panic!("{text}: the interpreter runs it, the JIT stops: {error}")
+        }
         (Some(i), jit::BlockExit::Fault { error, .. }) => assert_eq!(i, error, "{text}: the engines stop differently"),
         (Some(i), other) => panic!("{text}: the interpreter stops ({i}), the JIT ends {other:?}"),
         (None, _) => {
-            assert!(a.vgprs == j.vgprs && a.agprs == j.agprs && a.sgprs == j.sgprs && a.scc == j.scc, "{text}: the engines leave different registers");
+            assert!(
+                a.vgprs == j.vgprs && a.agprs == j.agprs && a.sgprs == j.sgprs && a.scc == j.scc,
+                "{text}: the engines leave different registers"
+            );
             assert!(lds_a == lds_j, "{text}: the engines leave different LDS");
         }
     }
@@ -66,13 +82,22 @@ fn instances(target: Target, file: &str, per_row: usize) -> BTreeMap<usize, Vec<
     let mut by_row: BTreeMap<usize, Vec<Inst>> = BTreeMap::new();
     for line in text.lines() {
         let mut cols = line.split('\t');
-        let (Some(hex), Some(want)) = (cols.next(), cols.next()) else { continue };
+        let (Some(hex), Some(want)) = (cols.next(), cols.next()) else {
+            continue;
+        };
         if want == "<invalid>" {
             continue;
         }
-        let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
-        let Ok(inst) = decode(&bytes, 0x1000, target) else { continue };
-        let row = GFX9.iter().position(|r| std::ptr::eq(r, inst.info)).expect("a table row");
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let Ok(inst) = decode(&bytes, 0x1000, target) else {
+            continue;
+        };
+        let row = GFX9
+            .iter()
+            .position(|r| std::ptr::eq(r, inst.info))
+            .expect("a table row");
         by_row.entry(row).or_default().push(inst);
     }
     for v in by_row.values_mut() {
@@ -101,11 +126,23 @@ fn built(row: &'static isa_amdgpu::OpInfo, target: Target) -> Option<Inst> {
     }
     // VOP3P: op_sel_hi as LLVM encodes it by default (every source's high element from its high half)
     if row.encoding == isa_amdgpu::Encoding::Vop3p && row.mfma.is_none() {
-        b = b.clone().set(Field::OpSelHi, 3).and_then(|b| b.set(Field::OpSelHi2, 1)).unwrap_or(b);
+        b = b
+            .clone()
+            .set(Field::OpSelHi, 3)
+            .and_then(|b| b.set(Field::OpSelHi2, 1))
+            .unwrap_or(b);
     }
     // GWS forms need their gds bit, v_madmk/v_madak their literal
-    let tries = [b.clone(), b.clone().set(Field::Gds, 1).unwrap_or(b.clone()), b.clone().literal(0x3c00_3c00)];
-    tries.into_iter().find_map(|b| decode(&b.encode().ok()?, 0x1000, target).ok().filter(|i| std::ptr::eq(i.info, row)))
+    let tries = [
+        b.clone(),
+        b.clone().set(Field::Gds, 1).unwrap_or(b.clone()),
+        b.clone().literal(0x3c00_3c00),
+    ];
+    tries.into_iter().find_map(|b| {
+        decode(&b.encode().ok()?, 0x1000, target)
+            .ok()
+            .filter(|i| std::ptr::eq(i.info, row))
+    })
 }
 
 #[test]
@@ -123,16 +160,29 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
     mem.allocate(1 << 20, AllocKind::Buffer, "sandbox").unwrap();
     let mut problems = Vec::new();
     let mut refused_now = BTreeSet::new();
-    for (target, file) in [(Target::Gfx90a, "vectors-gfx90a.txt"), (Target::Gfx942, "vectors-gfx942.txt")] {
+    for (target, file) in [
+        (Target::Gfx90a, "vectors-gfx90a.txt"),
+        (Target::Gfx942, "vectors-gfx942.txt"),
+    ] {
         let inst = instances(target, file, 4);
         let mut by_encoding: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
         for (i, row) in GFX9.iter().enumerate().filter(|(_, r)| r.on(target)) {
             let tally = by_encoding.entry(row.encoding.to_string()).or_default();
             tally.0 += 1;
             // the LLVM vectors (random modifiers), then the plain encoding built from the row
-            let list: Vec<Inst> = inst.get(&i).into_iter().flatten().copied().chain(built(row, target)).collect();
+            let list: Vec<Inst> = inst
+                .get(&i)
+                .into_iter()
+                .flatten()
+                .copied()
+                .chain(built(row, target))
+                .collect();
             if list.is_empty() {
-                problems.push(format!("{} {}: no LLVM vector decodes to it and it does not build", target.name(), row.name));
+                problems.push(format!(
+                    "{} {}: no LLVM vector decodes to it and it does not build",
+                    target.name(),
+                    row.name
+                ));
                 continue;
             }
             let mut why = None;
@@ -149,7 +199,10 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
             if runs {
                 tally.1 += 1;
                 if listed.contains_key(&key) {
-                    problems.push(format!("{} {}: executes now; remove it from tests/data/refused.txt", key.0, key.1));
+                    problems.push(format!(
+                        "{} {}: executes now; remove it from tests/data/refused.txt",
+                        key.0, key.1
+                    ));
                 }
             } else {
                 tally.2 += 1;
@@ -157,13 +210,20 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
                 let why = why.unwrap_or_default();
                 match listed.get(&key) {
                     None => problems.push(format!("not listed: {}\t{}\t{why}", key.0, key.1)),
-                    Some(l) if *l != why => problems.push(format!("listed as `{l}`, refused with `{why}`: {} {}", key.0, key.1)),
+                    Some(l) if *l != why => {
+                        problems.push(format!("listed as `{l}`, refused with `{why}`: {} {}", key.0, key.1))
+                    }
                     _ => {}
                 }
             }
         }
-        let (rows, runs, refused) = by_encoding.values().fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
-        println!("{}: {runs} of {rows} rows execute on both engines, {refused} refused", target.name());
+        let (rows, runs, refused) = by_encoding
+            .values()
+            .fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
+        println!(
+            "{}: {runs} of {rows} rows execute on both engines, {refused} refused",
+            target.name()
+        );
         for (enc, (n, r, f)) in &by_encoding {
             println!("  {enc:8} {r:4} of {n:4} execute, {f} refused");
         }
@@ -171,8 +231,15 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
     for (t, m) in listed.keys() {
         let target = if t == "gfx942" { Target::Gfx942 } else { Target::Gfx90a };
         if !GFX9.iter().any(|r| r.on(target) && r.name == m) {
-            problems.push(format!("{t} {m}: listed in tests/data/refused.txt but not a row of the table"));
+            problems.push(format!(
+                "{t} {m}: listed in tests/data/refused.txt but not a row of the table"
+            ));
         }
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

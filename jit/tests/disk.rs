@@ -25,7 +25,14 @@ fn cache_dir(test: &str) -> PathBuf {
 
 /// A JIT that translates every block on first use and keeps translations in `dir`.
 fn jit_on(dir: &Path, max_bytes: u64) -> Jit {
-    Jit::with_options(JitOptions { disk: Some(DiskConfig { dir: dir.to_path_buf(), max_bytes }), ..JitOptions::eager() }).unwrap()
+    Jit::with_options(JitOptions {
+        disk: Some(DiskConfig {
+            dir: dir.to_path_buf(),
+            max_bytes,
+        }),
+        ..JitOptions::eager()
+    })
+    .unwrap()
 }
 
 /// Runs the tiled SGEMM (n = 64) and vadd on `jit` and returns C and the vadd result, as bytes.
@@ -36,24 +43,56 @@ fn workload(jit: &Jit) -> (Vec<u8>, Vec<u8>) {
     let bytes = (n * n * 4) as u64;
     let fill = |label: &str, seed: u32| {
         let a = mem.allocate(bytes, AllocKind::Buffer, label).unwrap();
-        let v: Vec<u8> = (0..n * n).flat_map(|i| ((i.wrapping_mul(seed) % 17) as f32 - 8.0).to_le_bytes()).collect();
+        let v: Vec<u8> = (0..n * n)
+            .flat_map(|i| ((i.wrapping_mul(seed) % 17) as f32 - 8.0).to_le_bytes())
+            .collect();
         mem.write(a, &v).unwrap();
         a
     };
     let (a, b) = (fill("A", 7), fill("B", 13));
     let c = mem.allocate(bytes, AllocKind::Buffer, "C").unwrap();
     let co = CodeObject::parse(test_kernels::by_name("sgemm-gfx90a.co").unwrap(), "sgemm").unwrap();
-    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n)];
+    let args = [
+        ArgValue::Pointer(a),
+        ArgValue::Pointer(b),
+        ArgValue::Pointer(c),
+        ArgValue::U32(n),
+    ];
     let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev).unwrap();
-    KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }.run_with(jit, &NoObserver).unwrap();
+    KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    }
+    .run_with(jit, &NoObserver)
+    .unwrap();
     let mut out_c = vec![0u8; bytes as usize];
     mem.read(c, &mut out_c).unwrap();
     let co = CodeObject::parse(test_kernels::by_name("vadd-gfx90a.co").unwrap(), "vadd").unwrap();
     let m = 1000u32;
     let sum = mem.allocate(4 * m as u64, AllocKind::Buffer, "sum").unwrap();
-    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(sum), ArgValue::U32(m)];
+    let args = [
+        ArgValue::Pointer(a),
+        ArgValue::Pointer(b),
+        ArgValue::Pointer(sum),
+        ArgValue::U32(m),
+    ];
     let shape = DispatchShape::new([m, 1, 1], [256, 1, 1], dev).unwrap();
-    KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }.run_with(jit, &NoObserver).unwrap();
+    KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    }
+    .run_with(jit, &NoObserver)
+    .unwrap();
     let mut out_sum = vec![0u8; 4 * m as usize];
     mem.read(sum, &mut out_sum).unwrap();
     (out_c, out_sum)
@@ -87,14 +126,27 @@ fn a_second_jit_on_the_same_cache_translates_nothing_and_computes_the_same() {
     assert_eq!(s2.loaded, s1.blocks, "{s2}");
     assert_eq!(s2.loaded_insts, s1.compiled + s1.not_compiled);
     // loading is far cheaper than translating (it runs the front end, not Cranelift's code generation)
-    assert!(s2.load_ns < s1.translate_ns / 3, "load {} ns, translation {} ns", s2.load_ns, s1.translate_ns);
+    assert!(
+        s2.load_ns < s1.translate_ns / 3,
+        "load {} ns, translation {} ns",
+        s2.load_ns,
+        s1.translate_ns
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_tiered_jit_loads_the_hot_blocks_an_earlier_one_kept_and_translates_nothing() {
     let dir = cache_dir("tiered");
-    let options = JitOptions { hot_after: 4, hot_after_cached: 2, background: true, disk: Some(DiskConfig { dir: dir.clone(), max_bytes: 64 << 20 }) };
+    let options = JitOptions {
+        hot_after: 4,
+        hot_after_cached: 2,
+        background: true,
+        disk: Some(DiskConfig {
+            dir: dir.clone(),
+            max_bytes: 64 << 20,
+        }),
+    };
     let first = Jit::with_options(options.clone()).unwrap();
     let expected = workload(&first);
     first.settle();
@@ -137,7 +189,11 @@ fn corrupted_truncated_and_foreign_cache_files_are_ignored_and_replaced() {
     let second = jit_on(&dir, 64 << 20);
     assert_eq!(workload(&second), expected, "results from damaged files");
     let s = second.stats();
-    assert_eq!((s.loaded, s.blocks), (0, translated), "every damaged file is translated again: {s}");
+    assert_eq!(
+        (s.loaded, s.blocks),
+        (0, translated),
+        "every damaged file is translated again: {s}"
+    );
     drop(second);
     // and the files were replaced with good ones
     let third = jit_on(&dir, 64 << 20);
@@ -182,7 +238,12 @@ fn two_processes_translating_at_once_leave_a_usable_cache() {
     let exe = std::env::current_exe().unwrap();
     let spawn = || {
         Command::new(&exe)
-            .args(["--ignored", "--exact", "child_translates_the_workload_into_a_shared_cache", "--nocapture"])
+            .args([
+                "--ignored",
+                "--exact",
+                "child_translates_the_workload_into_a_shared_cache",
+                "--nocapture",
+            ])
             .env("WAVEJIT_TEST_CHILD_CACHE", &dir)
             .spawn()
             .unwrap()
@@ -194,13 +255,22 @@ fn two_processes_translating_at_once_leave_a_usable_cache() {
             assert!(c.wait().unwrap().success(), "round {round}: a child failed");
         }
     }
-    let names: Vec<String> = block_files(&dir).iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    assert!(names.iter().all(|n| n.ends_with(".wjb")), "temporary files left: {names:?}");
+    let names: Vec<String> = block_files(&dir)
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| n.ends_with(".wjb")),
+        "temporary files left: {names:?}"
+    );
     let jit = jit_on(&dir, 64 << 20);
     let reference = Jit::new().unwrap();
     assert_eq!(workload(&jit), workload(&reference));
     let s = jit.stats();
-    assert!(s.blocks == 0 && s.loaded > 0, "every file written at once is whole and usable: {s}");
+    assert!(
+        s.blocks == 0 && s.loaded > 0,
+        "every file written at once is whole and usable: {s}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -215,7 +285,10 @@ fn every_block_of_every_bundled_kernel_translates_to_code_free_of_process_addres
         let co = CodeObject::parse(bytes, name).unwrap();
         let target = isa_amdgpu::Target::from_name(&co.target.processor).unwrap();
         let text = co.text_bytes();
-        let insts: Vec<isa_amdgpu::Inst> = isa_amdgpu::decode_all(text, 0, target).into_iter().filter_map(|(_, r)| r.ok()).collect();
+        let insts: Vec<isa_amdgpu::Inst> = isa_amdgpu::decode_all(text, 0, target)
+            .into_iter()
+            .filter_map(|(_, r)| r.ok())
+            .collect();
         for block in insts.split_inclusive(jit::compile::ends_block) {
             for chunk in block.chunks(jit::compile::MAX_BLOCK) {
                 let pc = 0x1000;
@@ -223,7 +296,11 @@ fn every_block_of_every_bundled_kernel_translates_to_code_free_of_process_addres
                 let mut built = built.unwrap_or_else(|e| panic!("{name}: {e}"));
                 let syms = built.symbols(dummy_interpret, None);
                 let free = jit::reloc::make_relocatable(&mut built.func, &syms);
-                assert!(free, "{name}: a block from {} still holds an address of this process", isa_amdgpu::disasm::text(&chunk[0]));
+                assert!(
+                    free,
+                    "{name}: a block from {} still holds an address of this process",
+                    isa_amdgpu::disasm::text(&chunk[0])
+                );
                 blocks += 1;
             }
         }

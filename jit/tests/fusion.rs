@@ -19,7 +19,9 @@ const T: Target = Target::Gfx942;
 const V: u32 = 256;
 
 fn inst(op: Opcode, enc: Encoding, fields: &[(Field, u32)]) -> Inst {
-    let row = rows_of(op, T).find(|r| r.encoding == enc).unwrap_or_else(|| panic!("{op:?} as {enc:?}"));
+    let row = rows_of(op, T)
+        .find(|r| r.encoding == enc)
+        .unwrap_or_else(|| panic!("{op:?} as {enc:?}"));
     let mut b = Inst::build(row, T).unwrap();
     for &(f, v) in fields {
         b = b.set(f, v).unwrap_or_else(|e| panic!("{op:?} {f:?}={v}: {e:?}"));
@@ -30,18 +32,36 @@ fn inst(op: Opcode, enc: Encoding, fields: &[(Field, u32)]) -> Inst {
 /// A VOP3 instruction writing `d` from sources `s` (operand encodings).
 fn vop3(op: Opcode, d: u32, s: &[u32]) -> Inst {
     let mut f = vec![(Field::Vdst, d)];
-    f.extend([Field::Src0, Field::Src1, Field::Src2].into_iter().zip(s.iter().copied()));
+    f.extend(
+        [Field::Src0, Field::Src1, Field::Src2]
+            .into_iter()
+            .zip(s.iter().copied()),
+    );
     inst(op, Encoding::Vop3, &f)
 }
 
 /// A VOP2 instruction `d = s op v` (`s` an operand encoding, `v` a VGPR).
 fn vop2(op: Opcode, d: u32, s: u32, v: u32) -> Inst {
-    inst(op, Encoding::Vop2, &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)])
+    inst(
+        op,
+        Encoding::Vop2,
+        &[(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)],
+    )
 }
 
 /// A VOP3 add or subtract with carry: `d` and SGPR pair `sd` from sources `s` (the third a carry-in pair).
 fn carry3(op: Opcode, d: u32, sd: u32, s: [u32; 3]) -> Inst {
-    inst(op, Encoding::Vop3, &[(Field::Vdst, d), (Field::Sdst, sd), (Field::Src0, s[0]), (Field::Src1, s[1]), (Field::Src2, s[2])])
+    inst(
+        op,
+        Encoding::Vop3,
+        &[
+            (Field::Vdst, d),
+            (Field::Sdst, sd),
+            (Field::Src0, s[0]),
+            (Field::Src1, s[1]),
+            (Field::Src2, s[2]),
+        ],
+    )
 }
 
 /// `s_mov_b64 s[d:d+1], s[s:s+1]`.
@@ -51,7 +71,11 @@ fn smov(d: u32, s: u32) -> Inst {
 
 /// `s_mov_b64 exec, s[n:n+1]`.
 fn exec_from(n: u32) -> Inst {
-    inst(Opcode::SMovB64, Encoding::Sop1, &[(Field::Sdst, 126), (Field::Ssrc0, n)])
+    inst(
+        Opcode::SMovB64,
+        Encoding::Sop1,
+        &[(Field::Sdst, 126), (Field::Ssrc0, n)],
+    )
 }
 
 /// The starting wave: v0..v15 from `lane`, s[10:11] and s[12:13] two EXEC masks, EXEC `exec`.
@@ -78,13 +102,25 @@ fn same_on_both(name: &str, insts: &[Inst], start: &WaveState) {
     let mut lds = Vec::new();
     let mut pc = 0x1000;
     for inst in insts {
-        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
-        assert_eq!(execute(&mut b, inst, pc).unwrap_or_else(|e| panic!("{name}: {e}")), Flow::Next, "{name}");
+        let mut b = Interp {
+            wave: &mut a,
+            mem: &mem,
+            lds: &mut lds,
+            mnemonic: inst.info.name,
+            accesses: None,
+        };
+        assert_eq!(
+            execute(&mut b, inst, pc).unwrap_or_else(|e| panic!("{name}: {e}")),
+            Flow::Next,
+            "{name}"
+        );
         pc += inst.size() as u64;
     }
     let jit = jit::Jit::new().unwrap();
     let mut j = start.clone();
-    let exit = jit.run_block_once(insts.to_vec(), 0x1000, &mut j, &mem, &mut lds).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let exit = jit
+        .run_block_once(insts.to_vec(), 0x1000, &mut j, &mem, &mut lds)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{name}: {exit:?}");
     for r in 0..a.vgprs.len().min(j.vgprs.len()) {
         assert_eq!(a.vgprs[r], j.vgprs[r], "{name}: v{r}");
@@ -148,10 +184,22 @@ fn reads_before_and_after_a_write_see_the_old_and_the_new_value() {
         vop3(O::VMulLoU32, 1, &[V, V + 1]),
         vop3(O::VSubU32, 0, &[V + 1, V]),
         // one instruction reading and writing the same registers: v[2:3] = v[0:1] << v4, over v1 just written
-        inst(O::VLshlrevB64, Encoding::Vop3, &[(Field::Vdst, 2), (Field::Src0, V + 4), (Field::Src1, V)]),
-        inst(O::VLshlrevB64, Encoding::Vop3, &[(Field::Vdst, 0), (Field::Src0, V + 4), (Field::Src1, V)]),
+        inst(
+            O::VLshlrevB64,
+            Encoding::Vop3,
+            &[(Field::Vdst, 2), (Field::Src0, V + 4), (Field::Src1, V)],
+        ),
+        inst(
+            O::VLshlrevB64,
+            Encoding::Vop3,
+            &[(Field::Vdst, 0), (Field::Src0, V + 4), (Field::Src1, V)],
+        ),
         // v[6:7] = v[5:6] << 3: v6 is written (from v5) before v7, whose value reads the old v6
-        inst(O::VLshlrevB64, Encoding::Vop3, &[(Field::Vdst, 6), (Field::Src0, 131), (Field::Src1, V + 5)]),
+        inst(
+            O::VLshlrevB64,
+            Encoding::Vop3,
+            &[(Field::Vdst, 6), (Field::Src0, 131), (Field::Src1, V + 5)],
+        ),
     ];
     for exec in execs() {
         same_on_both(&format!("hazards, exec {exec:#x}"), &insts, &wave(exec, f));
@@ -190,10 +238,22 @@ fn pending_values_feed_compares_lane_reads_and_selects() {
         vop3(O::VAddF32, 3, &[V + 2, V]),
         // VCC from pending values, then a select through it and a lane read of a pending register
         inst(O::VCmpLtF32, Encoding::Vopc, &[(Field::Src0, V + 2), (Field::Vsrc1, 3)]),
-        inst(O::VCndmaskB32, Encoding::Vop2, &[(Field::Vdst, 4), (Field::Src0, V + 2), (Field::Vsrc1, 3)]),
-        inst(O::VReadfirstlaneB32, Encoding::Vop1, &[(Field::Vdst, 20), (Field::Src0, V + 4)]),
+        inst(
+            O::VCndmaskB32,
+            Encoding::Vop2,
+            &[(Field::Vdst, 4), (Field::Src0, V + 2), (Field::Vsrc1, 3)],
+        ),
+        inst(
+            O::VReadfirstlaneB32,
+            Encoding::Vop1,
+            &[(Field::Vdst, 20), (Field::Src0, V + 4)],
+        ),
         vop3(O::VAddF32, 5, &[20, V + 4]),
-        inst(O::VReadlaneB32, Encoding::Vop3, &[(Field::Vdst, 21), (Field::Src0, V + 5), (Field::Src1, 129)]),
+        inst(
+            O::VReadlaneB32,
+            Encoding::Vop3,
+            &[(Field::Vdst, 21), (Field::Src0, V + 5), (Field::Src1, 129)],
+        ),
         vop3(O::VMulF32, 2, &[21, V + 5]),
     ];
     for exec in execs() {
@@ -209,7 +269,15 @@ fn values_written_from_scalars_stay_right_in_every_lane_under_changing_execs() {
     // as the written value alone, and values of scalars stay scalars; lanes outside EXEC keep their old values,
     // which a lane read and a later, wider EXEC see
     let f = |r: usize, l: usize| (r as u32 + 11).wrapping_mul(0x2545_f491) ^ (l as u32 * 0x9e37);
-    let scalars = [(20, 1000u32), (21, 0x4f7f_fffe), (22, 1000u32.wrapping_neg()), (23, 0x7f80_0001), (24, 0x4000_0000), (25, 0xffff_fff0), (26, 77_777)];
+    let scalars = [
+        (20, 1000u32),
+        (21, 0x4f7f_fffe),
+        (22, 1000u32.wrapping_neg()),
+        (23, 0x7f80_0001),
+        (24, 0x4000_0000),
+        (25, 0xffff_fff0),
+        (26, 77_777),
+    ];
     let vop1 = |op, d, s| inst(op, Encoding::Vop1, &[(Field::Vdst, d), (Field::Src0, s)]);
     let insts = [
         vop1(O::VCvtF32U32, 1, 20),
@@ -226,7 +294,11 @@ fn values_written_from_scalars_stay_right_in_every_lane_under_changing_execs() {
         inst(O::VCmpLeU32, Encoding::Vopc, &[(Field::Src0, 20), (Field::Vsrc1, 2)]),
         vop2(O::VCndmaskB32, 1, V + 1, 3),
         vop1(O::VReadfirstlaneB32, 30, V + 1),
-        inst(O::VReadlaneB32, Encoding::Vop3, &[(Field::Vdst, 31), (Field::Src0, V + 2), (Field::Src1, 191)]),
+        inst(
+            O::VReadlaneB32,
+            Encoding::Vop3,
+            &[(Field::Vdst, 31), (Field::Src0, V + 2), (Field::Src1, 191)],
+        ),
         // a NaN from scalars gets the NaN rule; a carry out of scalars, then one in from VCC
         vop2(O::VMulF32, 7, 23, 7),
         vop3(O::VMulF32, 8, &[23, 24]),
@@ -243,7 +315,11 @@ fn values_written_from_scalars_stay_right_in_every_lane_under_changing_execs() {
         vop2(O::VAddU32, 6, V + 6, 5),
         vop1(O::VMovB32, 10, 26),
         // an EXEC from a compare (VOP3, EXEC its destination)
-        inst(O::VCmpGtU32, Encoding::Vop3, &[(Field::Vdst, 126), (Field::Src0, 26), (Field::Src1, V)]),
+        inst(
+            O::VCmpGtU32,
+            Encoding::Vop3,
+            &[(Field::Vdst, 126), (Field::Src0, 26), (Field::Src1, V)],
+        ),
         vop2(O::VAddU32, 11, V + 10, 10),
         vop1(O::VReadfirstlaneB32, 32, V + 11),
         // no lane on: a write changes nothing, and v_readfirstlane reads lane 0
@@ -273,11 +349,29 @@ fn a_wave_reduction_through_dpp_moves_and_carries_leaves_what_the_interpreter_le
     let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
     let dpp = |d: u32, s: u32, ctrl: u32, masks: u32, bound: u32| {
         let row = rows_of(O::VMovB32, T).find(|r| r.encoding == Encoding::Vop1).unwrap();
-        let b = Inst::build(row, T).unwrap().set(Field::Vdst, d).unwrap().set(Field::Src0, 0xfa).unwrap();
+        let b = Inst::build(row, T)
+            .unwrap()
+            .set(Field::Vdst, d)
+            .unwrap()
+            .set(Field::Src0, 0xfa)
+            .unwrap();
         let b = b.ext(isa_amdgpu::Form::Dpp, s | ctrl << 8 | bound << 19 | masks << 24);
         decode(&b.encode().unwrap(), 0x1000, T).unwrap()
     };
-    let controls = [(0x0b1, 0xff, 0), (0x04e, 0xff, 0), (0x114, 0xff, 0), (0x118, 0xaf, 1), (0x142, 0xff, 0), (0x143, 0xfa, 0), (0x140, 0xff, 1), (0x141, 0xff, 0), (0x138, 0xff, 0), (0x13c, 0x5f, 0), (0x123, 0xff, 1), (0x130, 0xff, 0)];
+    let controls = [
+        (0x0b1, 0xff, 0),
+        (0x04e, 0xff, 0),
+        (0x114, 0xff, 0),
+        (0x118, 0xaf, 1),
+        (0x142, 0xff, 0),
+        (0x143, 0xfa, 0),
+        (0x140, 0xff, 1),
+        (0x141, 0xff, 0),
+        (0x138, 0xff, 0),
+        (0x13c, 0x5f, 0),
+        (0x123, 0xff, 1),
+        (0x130, 0xff, 0),
+    ];
     let mut insts = Vec::new();
     for (ctrl, masks, bound) in controls {
         insts.extend([
@@ -289,7 +383,11 @@ fn a_wave_reduction_through_dpp_moves_and_carries_leaves_what_the_interpreter_le
             vop2(O::VAddcCoU32, 3, V + 3, 5),
         ]);
     }
-    insts.push(inst(O::VReadlaneB32, Encoding::Vop3, &[(Field::Vdst, 21), (Field::Src0, V + 2), (Field::Src1, 191)]));
+    insts.push(inst(
+        O::VReadlaneB32,
+        Encoding::Vop3,
+        &[(Field::Vdst, 21), (Field::Src0, V + 2), (Field::Src1, 191)],
+    ));
     for exec in execs() {
         same_on_both(&format!("reduction, exec {exec:#x}"), &insts, &wave(exec, f));
     }
@@ -303,8 +401,20 @@ fn lanes_known_while_translating_stay_known_only_where_they_hold() {
     // lanes of the EXEC it was written under and in a narrower EXEC made from it (s_and_saveexec), not under
     // an EXEC loaded from elsewhere, and not once the register is written again.
     let f = |r: usize, l: usize| (r as u32 + 1).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101);
-    let bpermute = |d, addr, data| inst(O::DsBpermuteB32, Encoding::Ds, &[(Field::Vdst, d), (Field::Addr, addr), (Field::Data0, data)]);
-    let saveexec = |d, s| inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
+    let bpermute = |d, addr, data| {
+        inst(
+            O::DsBpermuteB32,
+            Encoding::Ds,
+            &[(Field::Vdst, d), (Field::Addr, addr), (Field::Data0, data)],
+        )
+    };
+    let saveexec = |d, s| {
+        inst(
+            O::SAndSaveexecB64,
+            Encoding::Sop1,
+            &[(Field::Sdst, d), (Field::Ssrc0, s)],
+        )
+    };
     let insts = [
         // lane ids (-1 and 0 inline), times 4, | 60: each lane reads lane (its id | 15)
         vop3(O::VMbcntLoU32B32, 1, &[193, 128]),
@@ -351,14 +461,22 @@ fn carries_and_compares_of_uniform_values_stay_uniform_only_in_the_lanes_of_thei
         vop2(O::VAddCoU32, 18, V + 16, 17),
         vop2(O::VAddcCoU32, 19, 128, 17),
         // a uniform compare (true), copied to s[30:31] and selected with, per-lane values
-        inst(O::VCmpGtU32, Encoding::Vop3, &[(Field::Vdst, 106), (Field::Src0, V + 16), (Field::Src1, V + 17)]),
+        inst(
+            O::VCmpGtU32,
+            Encoding::Vop3,
+            &[(Field::Vdst, 106), (Field::Src0, V + 16), (Field::Src1, V + 17)],
+        ),
         smov(30, 106),
         vop3(O::VCndmaskB32, 20, &[V, V + 1, 30]),
         // a carry chain through s[32:33] (VOP3 carry out and in)
         carry3(O::VAddCoU32, 21, 32, [V + 16, V + 16, 0]),
         carry3(O::VAddcCoU32, 22, 34, [V + 17, V + 2, 32]),
         // EXEC narrowed: the carry in VCC holds in the old EXEC's lanes, which include the new ones
-        inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, 36), (Field::Ssrc0, 12)]),
+        inst(
+            O::SAndSaveexecB64,
+            Encoding::Sop1,
+            &[(Field::Sdst, 36), (Field::Ssrc0, 12)],
+        ),
         vop2(O::VAddCoU32, 23, V + 16, 17),
         smov(38, 106),
         vop2(O::VAddcCoU32, 24, 128, 3),
@@ -385,7 +503,11 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
     // computed (`jit::compile::carry_out_dead`). Each carry here is read, or not, in a different way: by the
     // next add with carry, by v_cndmask through VCC, by a copy of its pair after half of it was written over,
     // by a copy of VCC, or by nothing before the block's end; and one is written over half by half.
-    let f = |r: usize, l: usize| (r as u32 + 3).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0f0f_0f0f) ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 };
+    let f = |r: usize, l: usize| {
+        (r as u32 + 3).wrapping_mul(0x9e37_79b9)
+            ^ (l as u32).wrapping_mul(0x0f0f_0f0f)
+            ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 }
+    };
     let smov32 = |d, s| inst(O::SMovB32, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
     let nop = inst(O::SNop, Encoding::Sopp, &[]);
     let insts = [
@@ -415,15 +537,31 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
         // and a carry nothing reads before the end
         vop2(O::VAddcCoU32, 33, V + 13, 14),
     ];
-    let dead: Vec<usize> = (0..insts.len()).filter(|&i| jit::compile::carry_out_dead(&insts, &translated(&insts), i)).collect();
+    let dead: Vec<usize> = (0..insts.len())
+        .filter(|&i| jit::compile::carry_out_dead(&insts, &translated(&insts), i))
+        .collect();
     assert_eq!(dead, [1, 11], "the carries written over before any read");
     // read through `vccz`, a source operand (which neither engine executes; taken as compiled here): not left out
-    let vccz = [vop2(O::VSubCoU32, 30, V + 9, 10), inst(O::VMovB32, Encoding::Vop1, &[(Field::Vdst, 31), (Field::Src0, 251)]), vop2(O::VAddCoU32, 32, V + 11, 12)];
-    assert!(!jit::compile::carry_out_dead(&vccz, &[true; 3], 0), "a carry read through vccz");
+    let vccz = [
+        vop2(O::VSubCoU32, 30, V + 9, 10),
+        inst(O::VMovB32, Encoding::Vop1, &[(Field::Vdst, 31), (Field::Src0, 251)]),
+        vop2(O::VAddCoU32, 32, V + 11, 12),
+    ];
+    assert!(
+        !jit::compile::carry_out_dead(&vccz, &[true; 3], 0),
+        "a carry read through vccz"
+    );
     // an s_setreg in between (compiled, but a MODE value the emulator refuses stops the wave): not left out
-    let setreg = [vop2(O::VSubCoU32, 30, V + 9, 10), inst(O::SSetregB32, Encoding::Sopk, &[(Field::Sdst, 12), (Field::Simm16, 1)]), vop2(O::VAddCoU32, 32, V + 11, 12)];
+    let setreg = [
+        vop2(O::VSubCoU32, 30, V + 9, 10),
+        inst(O::SSetregB32, Encoding::Sopk, &[(Field::Sdst, 12), (Field::Simm16, 1)]),
+        vop2(O::VAddCoU32, 32, V + 11, 12),
+    ];
     assert!(translated(&setreg)[1], "s_setreg of MODE compiles");
-    assert!(!jit::compile::carry_out_dead(&setreg, &translated(&setreg), 0), "a carry before an s_setreg");
+    assert!(
+        !jit::compile::carry_out_dead(&setreg, &translated(&setreg), 0),
+        "a carry before an s_setreg"
+    );
     for exec in execs() {
         same_on_both(&format!("dead carries, exec {exec:#x}"), &insts, &wave(exec, f));
     }
@@ -431,21 +569,57 @@ fn carries_written_over_before_any_read_are_left_out_and_every_read_still_sees_i
     // one does: neither engine takes a compare's clamp), and the carry is what the wave's state then shows
     let stops = [
         vop2(O::VAddCoU32, 0, 247, 0),
-        inst(O::VCmpFF16, Encoding::Vop3, &[(Field::Vdst, 0), (Field::Src0, V + 2), (Field::Src1, V + 9), (Field::Clamp, 1)]),
-        inst(O::VCmpClassF32, Encoding::Vopc, &[(Field::Src0, V + 6), (Field::Vsrc1, 0)]),
+        inst(
+            O::VCmpFF16,
+            Encoding::Vop3,
+            &[
+                (Field::Vdst, 0),
+                (Field::Src0, V + 2),
+                (Field::Src1, V + 9),
+                (Field::Clamp, 1),
+            ],
+        ),
+        inst(
+            O::VCmpClassF32,
+            Encoding::Vopc,
+            &[(Field::Src0, V + 6), (Field::Vsrc1, 0)],
+        ),
     ];
     assert_eq!(translated(&stops), [true, false, true]);
-    assert!(!jit::compile::carry_out_dead(&stops, &translated(&stops), 0), "a carry before an interpreted instruction");
+    assert!(
+        !jit::compile::carry_out_dead(&stops, &translated(&stops), 0),
+        "a carry before an interpreted instruction"
+    );
     for exec in execs() {
         let start = wave(exec, f);
         let mem = DeviceMemory::new(1 << 20).unwrap();
         let (mut a, mut j, mut lds) = (start.clone(), start.clone(), Vec::new());
-        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds, mnemonic: stops[0].info.name, accesses: None };
+        let mut b = Interp {
+            wave: &mut a,
+            mem: &mem,
+            lds: &mut lds,
+            mnemonic: stops[0].info.name,
+            accesses: None,
+        };
         execute(&mut b, &stops[0], 0x1000).unwrap();
-        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds, mnemonic: stops[1].info.name, accesses: None };
-        let error = execute(&mut b, &stops[1], 0x1008).expect_err("a compare's clamp").to_string();
-        let exit = jit::Jit::new().unwrap().run_block_once(stops.to_vec(), 0x1000, &mut j, &mem, &mut lds).unwrap();
-        assert!(matches!(&exit, jit::BlockExit::Fault { error: e, .. } if e.ends_with(&error)), "{exit:?} / {error}");
+        let mut b = Interp {
+            wave: &mut a,
+            mem: &mem,
+            lds: &mut lds,
+            mnemonic: stops[1].info.name,
+            accesses: None,
+        };
+        let error = execute(&mut b, &stops[1], 0x1008)
+            .expect_err("a compare's clamp")
+            .to_string();
+        let exit = jit::Jit::new()
+            .unwrap()
+            .run_block_once(stops.to_vec(), 0x1000, &mut j, &mem, &mut lds)
+            .unwrap();
+        assert!(
+            matches!(&exit, jit::BlockExit::Fault { error: e, .. } if e.ends_with(&error)),
+            "{exit:?} / {error}"
+        );
         assert_eq!(a.sgprs, j.sgprs, "SGPRs where the wave stopped, exec {exec:#x}");
     }
 }
@@ -464,15 +638,27 @@ fn sdwa_forms_read_and_write_a_carry_pair_as_their_sgpr_operands_say() {
     assert_eq!(cmp_s6.info.name, "v_cmp_eq_u32_e32");
     let carry = || vop2(O::VAddCoU32, 20, V, 1);
     let over = || vop2(O::VAddCoU32, 21, V + 2, 3);
-    let f = |r: usize, l: usize| (r as u32 + 5).wrapping_mul(0x9e37_79b9) ^ (l as u32).wrapping_mul(0x0101_0101) ^ if l % 4 == 1 { 0xffff_ff00 } else { 0 };
+    let f = |r: usize, l: usize| {
+        (r as u32 + 5).wrapping_mul(0x9e37_79b9)
+            ^ (l as u32).wrapping_mul(0x0101_0101)
+            ^ if l % 4 == 1 { 0xffff_ff00 } else { 0 }
+    };
     let cases = [
         ("vcc_lo read as an SDWA src0", vec![carry(), read_lo, over()], false),
         ("vcc_hi read as an SDWA src1", vec![carry(), read_hi, over()], false),
-        ("an SDWA compare into s[6:7]", vec![carry(), cmp_s6, smov(8, 106)], false),
+        (
+            "an SDWA compare into s[6:7]",
+            vec![carry(), cmp_s6, smov(8, 106)],
+            false,
+        ),
         ("an SDWA compare into vcc", vec![carry(), cmp_vcc, smov(8, 106)], true),
     ];
     for (name, insts, dead) in &cases {
-        assert_eq!(jit::compile::carry_out_dead(insts, &translated(insts), 0), *dead, "{name}");
+        assert_eq!(
+            jit::compile::carry_out_dead(insts, &translated(insts), 0),
+            *dead,
+            "{name}"
+        );
         for exec in execs() {
             same_on_both(&format!("{name}, exec {exec:#x}"), insts, &wave(exec, f));
         }
@@ -488,17 +674,49 @@ fn carries_read_through_m0_old_values_and_implicit_operands_are_not_left_out() {
     // compares its SDST; v_div_fmas reads VCC. Each carry is computed, and both engines agree.
     let carry = || vop2(O::VAddCoU32, 20, V, 1);
     let over = || vop2(O::VAddCoU32, 21, V + 2, 3);
-    let f = |r: usize, l: usize| (r as u32 + 9).wrapping_mul(0x2545_f491) ^ (l as u32).wrapping_mul(0x9e37_79b9) ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 };
+    let f = |r: usize, l: usize| {
+        (r as u32 + 9).wrapping_mul(0x2545_f491)
+            ^ (l as u32).wrapping_mul(0x9e37_79b9)
+            ^ if l.is_multiple_of(3) { 0xffff_ff00 } else { 0 }
+    };
     let sop1 = |op, d, s| inst(op, Encoding::Sop1, &[(Field::Sdst, d), (Field::Ssrc0, s)]);
-    let scc_clear = inst(O::SCmpLgU32, Encoding::Sopc, &[(Field::Ssrc0, 128), (Field::Ssrc1, 128)]);
+    let scc_clear = inst(
+        O::SCmpLgU32,
+        Encoding::Sopc,
+        &[(Field::Ssrc0, 128), (Field::Ssrc1, 128)],
+    );
     let cmpk = inst(O::SCmpkEqU32, Encoding::Sopk, &[(Field::Sdst, 106), (Field::Simm16, 0)]);
-    let scc_to_s20 = inst(O::SCselectB32, Encoding::Sop2, &[(Field::Sdst, 20), (Field::Ssrc0, 193), (Field::Ssrc1, 128)]);
+    let scc_to_s20 = inst(
+        O::SCselectB32,
+        Encoding::Sop2,
+        &[(Field::Sdst, 20), (Field::Ssrc0, 193), (Field::Ssrc1, 128)],
+    );
     let fmas = vop3(O::VDivFmasF32, 22, &[V, V + 1, V + 2]);
     let cases = [
-        ("read by s_movrels", vec![carry3(O::VAddCoU32, 20, 30, [V, V + 1, 0]), sop1(O::SMovrelsB64, 20, 0), smov(30, 10)], 30),
-        ("written past by s_movreld", vec![carry(), sop1(O::SMovreldB64, 106, 10)], 2),
-        ("kept by s_cmov", vec![carry(), scc_clear, sop1(O::SCmovB64, 106, 10)], 0),
-        ("bits set by s_bitset1", vec![carry(), sop1(O::SBitset1B32, 106, 131), sop1(O::SBitset1B32, 107, 133)], 0),
+        (
+            "read by s_movrels",
+            vec![
+                carry3(O::VAddCoU32, 20, 30, [V, V + 1, 0]),
+                sop1(O::SMovrelsB64, 20, 0),
+                smov(30, 10),
+            ],
+            30,
+        ),
+        (
+            "written past by s_movreld",
+            vec![carry(), sop1(O::SMovreldB64, 106, 10)],
+            2,
+        ),
+        (
+            "kept by s_cmov",
+            vec![carry(), scc_clear, sop1(O::SCmovB64, 106, 10)],
+            0,
+        ),
+        (
+            "bits set by s_bitset1",
+            vec![carry(), sop1(O::SBitset1B32, 106, 131), sop1(O::SBitset1B32, 107, 133)],
+            0,
+        ),
         ("compared by s_cmpk", vec![carry(), cmpk, scc_to_s20, over()], 0),
         ("read by v_div_fmas", vec![carry(), fmas, over()], 0),
     ];
@@ -543,7 +761,11 @@ fn per_lane_carries_reach_the_next_add_as_written_under_changing_execs() {
         vop2(O::VSubbCoU32, 25, V + 10, 11),
         vop2(O::VAddCoU32, 26, V + 12, 13),
         smov(34, 106),
-        inst(O::SAndSaveexecB64, Encoding::Sop1, &[(Field::Sdst, 36), (Field::Ssrc0, 12)]),
+        inst(
+            O::SAndSaveexecB64,
+            Encoding::Sop1,
+            &[(Field::Sdst, 36), (Field::Ssrc0, 12)],
+        ),
         carry3(O::VAddcCoU32, 27, 38, [V + 14, V + 15, 34]),
         vop3(O::VCndmaskB32, 28, &[V + 1, V + 2, 32]),
     ];

@@ -40,28 +40,52 @@ fn setup(preset: &str) -> Run {
     let name = format!("hwid-{}.co", dev.gfx);
     let co = CodeObject::parse(test_kernels::by_name(&name).unwrap(), &name).unwrap();
     let mem = DeviceMemory::new(1 << 30).unwrap();
-    let out = mem.allocate(4 * 8 * (GROUPS * WAVES) as u64, AllocKind::Buffer, "out").unwrap();
-    Run { dev, co, mem, out, args: [ArgValue::Pointer(out)] }
+    let out = mem
+        .allocate(4 * 8 * (GROUPS * WAVES) as u64, AllocKind::Buffer, "out")
+        .unwrap();
+    Run {
+        dev,
+        co,
+        mem,
+        out,
+        args: [ArgValue::Pointer(out)],
+    }
 }
 
 impl Run {
     fn dispatch(&self) -> KernelDispatch<'_> {
         let shape = DispatchShape::new([256 * GROUPS, 1, 1], [256, 1, 1], self.dev).unwrap();
-        KernelDispatch { mem: &self.mem, device: self.dev, co: &self.co, kernel: &self.co.kernels[0], shape, args: &self.args, limits: Limits::default() }
+        KernelDispatch {
+            mem: &self.mem,
+            device: self.dev,
+            co: &self.co,
+            kernel: &self.co.kernels[0],
+            shape,
+            args: &self.args,
+            limits: Limits::default(),
+        }
     }
 
     /// Per wave of the grid: the 8 words the kernel stored.
     fn words(&self) -> Vec<[u32; 8]> {
         let mut b = vec![0u8; 4 * 8 * (GROUPS * WAVES) as usize];
         self.mem.read(self.out, &mut b).unwrap();
-        b.chunks_exact(32).map(|w| std::array::from_fn(|k| u32::from_le_bytes(w[4 * k..4 * k + 4].try_into().unwrap()))).collect()
+        b.chunks_exact(32)
+            .map(|w| std::array::from_fn(|k| u32::from_le_bytes(w[4 * k..4 * k + 4].try_into().unwrap())))
+            .collect()
     }
 }
 
 /// HW_ID's fields (WAVE_ID 3:0, SIMD_ID 5:4, CU_ID 11:8, SH_ID 12, SE_ID 15:13 on gfx90a and 14:13 on gfx942).
 fn fields(target: Target, hw_id: u32) -> (u32, u32, u32, u32, u32) {
     let se_bits = if target == Target::Gfx942 { 2 } else { 3 };
-    (hw_id & 0xf, hw_id >> 4 & 3, hw_id >> 8 & 0xf, hw_id >> 12 & 1, hw_id >> 13 & ((1 << se_bits) - 1))
+    (
+        hw_id & 0xf,
+        hw_id >> 4 & 3,
+        hw_id >> 8 & 0xf,
+        hw_id >> 12 & 1,
+        hw_id >> 13 & ((1 << se_bits) - 1),
+    )
 }
 
 /// What every wave reads that does not depend on where it runs: MODE of clang's descriptor (round to nearest
@@ -77,7 +101,12 @@ fn check_fixed(run: &Run, words: &[[u32; 8]]) {
     for (w, o) in words.iter().enumerate() {
         let (g, first) = (w as u32 / WAVES, (w as u32 % WAVES) * 64);
         assert_eq!(o[2], 0x3f0, "wave {w}: MODE");
-        assert_eq!(o[3] & (1 << 16 | 1 << 11 | 1 << 9), 1 << 16 | 1 << 11, "wave {w}: STATUS {:#x}", o[3]);
+        assert_eq!(
+            o[3] & (1 << 16 | 1 << 11 | 1 << 9),
+            1 << 16 | 1 << 11,
+            "wave {w}: STATUS {:#x}",
+            o[3]
+        );
         assert_eq!(o[4], vgpr_size << 8 | sgpr_size << 24, "wave {w}: GPR_ALLOC");
         assert_eq!(o[5], 4 << 12, "wave {w}: LDS_ALLOC");
         assert_eq!(o[6], g * 256 + 255 - first, "wave {w}: LDS");
@@ -106,9 +135,18 @@ fn a_functional_dispatch_reads_its_fixed_placement_and_descriptor_in_hardware_re
         for (w, o) in words.iter().enumerate() {
             let (g, wave) = (w as u32 / WAVES, w as u32 % WAVES);
             let (xcd, se, cu, simd, slot) = fixed_place(xcds, ses, cus, g, wave);
-            assert_eq!(fields(run.dev.target, o[0]), (slot, simd, cu, 0, se), "{preset} workgroup {g} wave {wave}: HW_ID {:#x}", o[0]);
+            assert_eq!(
+                fields(run.dev.target, o[0]),
+                (slot, simd, cu, 0, se),
+                "{preset} workgroup {g} wave {wave}: HW_ID {:#x}",
+                o[0]
+            );
             assert_eq!(o[0] >> 16, 0, "{preset}: TG_ID and the queue fields");
-            assert_eq!(o[1], if run.dev.target == Target::Gfx942 { xcd } else { 0 }, "{preset} workgroup {g}: XCC_ID");
+            assert_eq!(
+                o[1],
+                if run.dev.target == Target::Gfx942 { xcd } else { 0 },
+                "{preset} workgroup {g}: XCC_ID"
+            );
         }
     }
 }
@@ -119,7 +157,13 @@ struct Placements(Mutex<Vec<([u32; 3], u32, Placement)>>);
 
 impl Observer for Placements {
     fn event(&self, ev: &Event<'_>) {
-        if let Event::WaveStart { workgroup, wave, placement: Some(p), .. } = ev {
+        if let Event::WaveStart {
+            workgroup,
+            wave,
+            placement: Some(p),
+            ..
+        } = ev
+        {
             self.0.lock().unwrap().push((*workgroup, *wave, *p));
         }
     }
@@ -145,10 +189,19 @@ fn in_timing_mode_hw_id_and_xcc_id_name_the_models_placement_on_both_engines() {
             let (slot, simd, cu, sh, se) = fields(run.dev.target, o[0]);
             // the model deals an XCD's CUs round-robin over its SEs: CU c of the XCD is CU c / SEs of SE c mod SEs
             let c = p.cu % m.topology.cus_per_xcd;
-            assert_eq!((simd, cu, sh, se), (p.simd, c / m.topology.ses_per_xcd, 0, p.se), "{preset} workgroup {g} wave {wave} at {p:?}: HW_ID {:#x}", o[0]);
+            assert_eq!(
+                (simd, cu, sh, se),
+                (p.simd, c / m.topology.ses_per_xcd, 0, p.se),
+                "{preset} workgroup {g} wave {wave} at {p:?}: HW_ID {:#x}",
+                o[0]
+            );
             assert_eq!(c % m.topology.ses_per_xcd, p.se);
             assert!(slot < m.core.waves_per_simd, "{slot}");
-            assert_eq!(o[1], if run.dev.target == Target::Gfx942 { p.xcd } else { 0 }, "{preset}: XCC_ID");
+            assert_eq!(
+                o[1],
+                if run.dev.target == Target::Gfx942 { p.xcd } else { 0 },
+                "{preset}: XCC_ID"
+            );
             slots.insert(slot);
         }
         assert!(slots.contains(&0));
@@ -165,14 +218,30 @@ fn stops(asm: &str, target: Target, s0: u32) -> Option<String> {
     a.sgprs[0] = s0;
     let mut j = a.clone();
     let (mut la, mut lj) = (vec![0u8; 1024], vec![0u8; 1024]);
-    let interp = execute(&mut Interp { wave: &mut a, mem: &mem, lds: &mut la, mnemonic: inst.info.name, accesses: None }, &inst, 0x1000).err().map(|e| e.to_string());
+    let interp = execute(
+        &mut Interp {
+            wave: &mut a,
+            mem: &mem,
+            lds: &mut la,
+            mnemonic: inst.info.name,
+            accesses: None,
+        },
+        &inst,
+        0x1000,
+    )
+    .err()
+    .map(|e| e.to_string());
     let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lj).unwrap();
     let jitted = match exit {
         jit::BlockExit::Fault { error, .. } => Some(error),
         _ => None,
     };
     let text = isa_amdgpu::disasm::text(&inst);
-    assert_eq!(interp.as_ref().map(|e| format!("{text}: {e}")), jitted, "{asm}: the engines stop differently");
+    assert_eq!(
+        interp.as_ref().map(|e| format!("{text}: {e}")),
+        jitted,
+        "{asm}: the engines stop differently"
+    );
     assert_eq!(a.hw, j.hw, "{asm}: the engines leave different hardware registers");
     interp
 }
@@ -188,13 +257,19 @@ fn mode_writes_the_engines_do_not_model_stop_naming_the_field_and_value_and_othe
         assert!(e.contains("MODE.FP_ROUND.32 to 3") && e.contains("nearest even"), "{e}");
         // flush f64/f16 denormals (FP_DENORM.64_16 = 0), as LLVM's f32 division sequence would with flushing
         let e = stops("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 3", t, 0).unwrap();
-        assert!(e.contains("MODE.FP_DENORM.64_16 to 0") && e.contains("denormals"), "{e}");
+        assert!(
+            e.contains("MODE.FP_DENORM.64_16 to 0") && e.contains("denormals"),
+            "{e}"
+        );
         let e = stops("s_setreg_b32 hwreg(HW_REG_MODE, 9, 1), s0", t, 0).unwrap();
         assert!(e.contains("MODE.IEEE to 0"), "{e}");
         let e = stops("s_setreg_b32 hwreg(HW_REG_MODE, 12, 7), s0", t, 4).unwrap();
         assert!(e.contains("MODE.EXCP_EN to 4") && e.contains("trap"), "{e}");
         let e = stops("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 27, 1), 1", t, 0).unwrap();
-        assert!(e.contains("MODE.GPR_IDX_EN to 1") && e.contains("s_set_gpr_idx_on"), "{e}");
+        assert!(
+            e.contains("MODE.GPR_IDX_EN to 1") && e.contains("s_set_gpr_idx_on"),
+            "{e}"
+        );
         // the other registers
         let e = stops("s_setreg_b32 hwreg(HW_REG_HW_ID), s0", t, 0).unwrap();
         assert!(e.contains("writes HW_ID, which is read-only"), "{e}");

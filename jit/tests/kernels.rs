@@ -19,13 +19,22 @@ fn lockstep_jit() -> &'static jit::Jit {
 
 /// The engine under test: the JIT, cross-checked against the interpreter on the same inputs; on one thread in
 /// lockstep with the interpreter block by block, on all threads plainly.
-fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    let engine = if d.limits.threads == Some(1) { lockstep_jit() } else { jit() };
+fn engine_run(
+    d: &emu_core::engine::KernelDispatch<'_>,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+    let engine = if d.limits.threads == Some(1) {
+        lockstep_jit()
+    } else {
+        jit()
+    };
     common::against_interpreter(d, engine, "JIT")
 }
 
 /// The engine under test with an observer: the JIT (what it reports is the JIT's own view of the run).
-fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run_observed<O: emu_core::observe::Observer>(
+    d: &emu_core::engine::KernelDispatch<'_>,
+    observer: &O,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     d.run_with(jit(), observer)
 }
 

@@ -75,7 +75,10 @@ struct Case {
 fn parse_reg(t: &str) -> Result<Reg, String> {
     let pair = |s: &str| -> Result<u32, String> {
         let (a, b) = s.trim_end_matches(']').split_once(':').ok_or(format!("bad pair {t}"))?;
-        let (a, b): (u32, u32) = (a.parse().map_err(|_| format!("bad {t}"))?, b.parse().map_err(|_| format!("bad {t}"))?);
+        let (a, b): (u32, u32) = (
+            a.parse().map_err(|_| format!("bad {t}"))?,
+            b.parse().map_err(|_| format!("bad {t}"))?,
+        );
         if b != a + 1 {
             return Err(format!("{t}: only register pairs are supported"));
         }
@@ -105,8 +108,16 @@ fn memory() -> &'static (DeviceMemory, u64, u64) {
     static MEM: OnceLock<(DeviceMemory, u64, u64)> = OnceLock::new();
     MEM.get_or_init(|| {
         let mem = DeviceMemory::new(1 << 20).expect("device memory");
-        let at = mem.allocate(4096, emu_core::memory::AllocKind::Buffer, "known").expect("the test buffer");
-        let private = mem.allocate(PRIVATE_LANE_BYTES * 64, emu_core::memory::AllocKind::Scratch, "known private").expect("the private segment");
+        let at = mem
+            .allocate(4096, emu_core::memory::AllocKind::Buffer, "known")
+            .expect("the test buffer");
+        let private = mem
+            .allocate(
+                PRIVATE_LANE_BYTES * 64,
+                emu_core::memory::AllocKind::Scratch,
+                "known private",
+            )
+            .expect("the private segment");
         (mem, at, private)
     })
 }
@@ -124,28 +135,51 @@ fn private_word(l: u64, off: u32) -> u64 {
 }
 
 fn parse_value(t: &str) -> Result<u64, String> {
-    let apertures = [("@privap", emu_core::sem::PRIVATE_APERTURE_HI as u64), ("@ldsap", emu_core::sem::SHARED_APERTURE_HI as u64)];
-    for (name, value) in [("@buflo", buffer_address() & 0xffff_ffff), ("@bufhi", buffer_address() >> 32), ("@buf", buffer_address())].into_iter().chain(apertures) {
+    let apertures = [
+        ("@privap", emu_core::sem::PRIVATE_APERTURE_HI as u64),
+        ("@ldsap", emu_core::sem::SHARED_APERTURE_HI as u64),
+    ];
+    for (name, value) in [
+        ("@buflo", buffer_address() & 0xffff_ffff),
+        ("@bufhi", buffer_address() >> 32),
+        ("@buf", buffer_address()),
+    ]
+    .into_iter()
+    .chain(apertures)
+    {
         if let Some(rest) = t.strip_prefix(name) {
             let (value, rest) = match rest.strip_prefix(">>") {
                 Some(r) => {
                     let end = r.find('+').unwrap_or(r.len());
-                    (value >> r[..end].parse::<u32>().map_err(|_| format!("bad shift in {t}"))?, &r[end..])
+                    (
+                        value >> r[..end].parse::<u32>().map_err(|_| format!("bad shift in {t}"))?,
+                        &r[end..],
+                    )
                 }
                 None => (value, rest),
             };
-            let off = if rest.is_empty() { 0 } else { parse_value(rest.strip_prefix('+').ok_or(format!("bad {t}"))?)? };
+            let off = if rest.is_empty() {
+                0
+            } else {
+                parse_value(rest.strip_prefix('+').ok_or(format!("bad {t}"))?)?
+            };
             return Ok(value + off);
         }
     }
     if let Some(f) = t.strip_suffix('f').filter(|f| f.contains('.')) {
-        return f.parse::<f32>().map(|x| x.to_bits() as u64).map_err(|_| format!("bad float {t}"));
+        return f
+            .parse::<f32>()
+            .map(|x| x.to_bits() as u64)
+            .map_err(|_| format!("bad float {t}"));
     }
     if let Some(h) = t.strip_prefix("0x") {
         return u64::from_str_radix(&h.replace('_', ""), 16).map_err(|_| format!("bad hex {t}"));
     }
     if let Some(n) = t.strip_prefix('-') {
-        return n.parse::<u64>().map(|v| v.wrapping_neg()).map_err(|_| format!("bad number {t}"));
+        return n
+            .parse::<u64>()
+            .map(|v| v.wrapping_neg())
+            .map_err(|_| format!("bad number {t}"));
     }
     t.parse::<u64>().map_err(|_| format!("bad number {t}"))
 }
@@ -166,7 +200,10 @@ fn expressions(text: &str) -> Vec<String> {
         let line = line.split('#').next().unwrap_or("");
         let mut rest = line;
         while let Some(i) = rest.find('{') {
-            let j = rest[i..].find('}').map(|j| i + j).unwrap_or_else(|| panic!("unclosed {{ in `{line}`"));
+            let j = rest[i..]
+                .find('}')
+                .map(|j| i + j)
+                .unwrap_or_else(|| panic!("unclosed {{ in `{line}`"));
             out.push(rest[i + 1..j].to_string());
             rest = &rest[j + 1..];
         }
@@ -182,20 +219,45 @@ fn fold(exprs: &[String]) -> std::collections::HashMap<String, u64> {
     }
     let dir = std::env::temp_dir().join(format!("wavejit-known-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src: String = exprs.iter().enumerate().map(|(i, e)| format!("ulong f{i}(void) {{ return (ulong)({e}); }}\n")).collect();
+    let src: String = exprs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("ulong f{i}(void) {{ return (ulong)({e}); }}\n"))
+        .collect();
     let cl = dir.join("fold.cl");
     std::fs::write(&cl, src).unwrap();
     let out = Command::new("clang-19")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2", "-emit-llvm", "-S", "-o", "-"])
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+            "-emit-llvm",
+            "-S",
+            "-o",
+            "-",
+        ])
         .arg(&cl)
         .output()
-        .unwrap_or_else(|e| panic!("clang-19 is needed for the known-answer tests (scripts/setup.sh installs clang-19): {e}"));
+        .unwrap_or_else(|e| {
+            panic!("clang-19 is needed for the known-answer tests (scripts/setup.sh installs clang-19): {e}")
+        });
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(out.status.success(), "clang-19 rejected the expressions:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "clang-19 rejected the expressions:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ir = String::from_utf8_lossy(&out.stdout);
     let mut values = std::collections::HashMap::new();
     for (i, e) in exprs.iter().enumerate() {
-        let start = ir.find(&format!("@f{i}()")).unwrap_or_else(|| panic!("f{i} missing from clang's output"));
+        let start = ir
+            .find(&format!("@f{i}()"))
+            .unwrap_or_else(|| panic!("f{i} missing from clang's output"));
         let body = &ir[start..start + ir[start..].find("\n}").expect("a function end")];
         let v = body
             .lines()
@@ -223,7 +285,10 @@ fn parse_file(path: &Path) -> Vec<Case> {
             continue;
         }
         if let Some(t) = line.strip_prefix("target ") {
-            targets = t.split_whitespace().map(|n| Target::from_name(n).unwrap_or_else(|| panic!("{file}:{}: unknown target {n}", i + 1))).collect();
+            targets = t
+                .split_whitespace()
+                .map(|n| Target::from_name(n).unwrap_or_else(|| panic!("{file}:{}: unknown target {n}", i + 1)))
+                .collect();
             continue;
         }
         let parsed = (|| -> Result<Case, String> {
@@ -256,10 +321,15 @@ fn set(st: &mut State, r: Reg, v: u64) {
     let w = &mut st.w;
     match r {
         Reg::Lds(off) => st.lds[off as usize..off as usize + 4].copy_from_slice(&(v as u32).to_le_bytes()),
-        Reg::Mem(off) => st.mem.write(buffer_address() + off as u64, &(v as u32).to_le_bytes()).expect("inside the test buffer"),
+        Reg::Mem(off) => st
+            .mem
+            .write(buffer_address() + off as u64, &(v as u32).to_le_bytes())
+            .expect("inside the test buffer"),
         Reg::Priv(off) => {
             for l in 0..64 {
-                st.mem.write(private_word(l, off), &(v as u32).to_le_bytes()).expect("inside the private segment");
+                st.mem
+                    .write(private_word(l, off), &(v as u32).to_le_bytes())
+                    .expect("inside the private segment");
             }
         }
         Reg::S(n) => w.sgprs[n as usize] = v as u32,
@@ -302,7 +372,9 @@ fn get(st: &State, r: Reg, lanes: u64) -> Result<u64, String> {
         Reg::Lds(off) => u32::from_le_bytes(st.lds[off as usize..off as usize + 4].try_into().unwrap()) as u64,
         Reg::Mem(off) => {
             let mut b = [0u8; 4];
-            st.mem.read(buffer_address() + off as u64, &mut b).map_err(|e| e.to_string())?;
+            st.mem
+                .read(buffer_address() + off as u64, &mut b)
+                .map_err(|e| e.to_string())?;
             u32::from_le_bytes(b) as u64
         }
         Reg::Priv(off) => {
@@ -334,11 +406,17 @@ fn fresh(c: &Case) -> State {
     w.set_exec(u64::MAX);
     let mem = &memory().0;
     mem.write(buffer_address(), &[0; 4096]).expect("the test buffer");
-    mem.write(memory().2, &[0; PRIVATE_LANE_BYTES as usize * 64]).expect("the private segment");
+    mem.write(memory().2, &[0; PRIVATE_LANE_BYTES as usize * 64])
+        .expect("the private segment");
     // the private segment: FLAT_SCRATCH (s[102:103]) at its base, as a dispatch sets it up
     (w.scratch_base, w.scratch_lane_bytes) = (memory().2, PRIVATE_LANE_BYTES as u32);
     (w.sgprs[102], w.sgprs[103]) = (memory().2 as u32, (memory().2 >> 32) as u32);
-    let mut st = State { w, next_pc: 0, lds: vec![0; 65536], mem };
+    let mut st = State {
+        w,
+        next_pc: 0,
+        lds: vec![0; 65536],
+        mem,
+    };
     for &(r, v) in &c.inputs {
         set(&mut st, r, v);
     }
@@ -347,12 +425,23 @@ fn fresh(c: &Case) -> State {
 
 fn check(c: &Case, t: Target, engine: &str, st: &State, lanes: u64) -> Result<(), String> {
     for &(r, want) in &c.outputs {
-        let got = get(st, r, lanes).map_err(|e| format!("{}:{} [{}] {engine}: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+        let got = get(st, r, lanes)
+            .map_err(|e| format!("{}:{} [{}] {engine}: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
         // a negative number for a 32-bit register means its 32-bit two's complement
         let narrow = !matches!(r, Reg::SPair(_) | Reg::VPair(_) | Reg::Vcc | Reg::Exec);
-        let want = if narrow && want >> 32 == 0xffff_ffff { want & 0xffff_ffff } else { want };
+        let want = if narrow && want >> 32 == 0xffff_ffff {
+            want & 0xffff_ffff
+        } else {
+            want
+        };
         if got != want {
-            return Err(format!("{}:{} [{}] {engine}: `{}`: {r:?} = {got:#x}, expected {want:#x}", c.file, c.line, t.name(), c.asm));
+            return Err(format!(
+                "{}:{} [{}] {engine}: `{}`: {r:?} = {got:#x}, expected {want:#x}",
+                c.file,
+                c.line,
+                t.name(),
+                c.asm
+            ));
         }
     }
     Ok(())
@@ -362,15 +451,30 @@ fn run_case(c: &Case, t: Target, inst: &Inst) -> Result<(), String> {
     // the interpreter
     let mut a = fresh(c);
     let lanes = a.w.exec();
-    let mut interp = Interp { wave: &mut a.w, mem: a.mem, lds: &mut a.lds, mnemonic: "known", accesses: None };
-    let flow = execute(&mut interp, inst, 0x1000).map_err(|e| format!("{}:{} [{}] interpreter: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+    let mut interp = Interp {
+        wave: &mut a.w,
+        mem: a.mem,
+        lds: &mut a.lds,
+        mnemonic: "known",
+        accesses: None,
+    };
+    let flow = execute(&mut interp, inst, 0x1000)
+        .map_err(|e| format!("{}:{} [{}] interpreter: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
     a.next_pc = flow.next_pc(0x1000, inst.size() as u64).0;
     check(c, t, "interpreter", &a, lanes)?;
     // the JIT, as a one-instruction block, from the same starting memory
     let mut j = fresh(c);
-    let exit = jit().run_block_once(vec![*inst], 0x1000, &mut j.w, j.mem, &mut j.lds).map_err(|e| format!("{}:{} [{}] JIT: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
+    let exit = jit()
+        .run_block_once(vec![*inst], 0x1000, &mut j.w, j.mem, &mut j.lds)
+        .map_err(|e| format!("{}:{} [{}] JIT: `{}`: {e}", c.file, c.line, t.name(), c.asm))?;
     let jit::BlockExit::Continue { next_pc, .. } = exit else {
-        return Err(format!("{}:{} [{}] JIT: `{}`: {exit:?}", c.file, c.line, t.name(), c.asm));
+        return Err(format!(
+            "{}:{} [{}] JIT: `{}`: {exit:?}",
+            c.file,
+            c.line,
+            t.name(),
+            c.asm
+        ));
     };
     j.next_pc = next_pc;
     check(c, t, "JIT", &j, lanes)
@@ -378,7 +482,11 @@ fn run_case(c: &Case, t: Target, inst: &Inst) -> Result<(), String> {
 
 fn files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/known");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir).expect("tests/known").map(|e| e.expect("entry").path()).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/known")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
     v.sort();
     v
 }
@@ -405,6 +513,11 @@ fn every_known_answer_holds_on_both_engines_and_targets() {
         }
     }
     assert!(count > 0, "no known-answer cases found");
-    assert!(failures.is_empty(), "{} of {count} known-answer cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} known-answer cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     eprintln!("{count} known-answer cases passed on both engines");
 }

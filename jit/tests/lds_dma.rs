@@ -42,7 +42,9 @@ fn setup() -> Setup {
     let mem = DeviceMemory::new(1 << 24).unwrap();
     let buf = mem.allocate(4096, AllocKind::Buffer, "source").unwrap();
     mem.write(buf, &(0..4096).map(byte).collect::<Vec<u8>>()).unwrap();
-    let scratch = mem.allocate(64 * LANE_BYTES as u64, AllocKind::Scratch, "private").unwrap();
+    let scratch = mem
+        .allocate(64 * LANE_BYTES as u64, AllocKind::Scratch, "private")
+        .unwrap();
     // every lane's byte i is byte(i): private memory is swizzled, byte i of lane l at (i / 4) * 256 + 4 l + i % 4
     let seg: Vec<u8> = (0..64 * LANE_BYTES as u64).map(|x| byte(x / 256 * 4 + x % 4)).collect();
     mem.write(scratch, &seg).unwrap();
@@ -74,17 +76,36 @@ fn run(asm: &str, target: Target, s: &Setup, m0: u32, records: u32) -> Result<Ve
     let mut a = wave(s, m0, records);
     let mut j = a.clone();
     let (mut la, mut lj) = (vec![0xee; LDS], vec![0xee; LDS]);
-    let interp = execute(&mut Interp { wave: &mut a, mem: &s.mem, lds: &mut la, mnemonic: inst.info.name, accesses: None }, &inst, 0x1000);
-    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &s.mem, &mut lj).unwrap();
+    let interp = execute(
+        &mut Interp {
+            wave: &mut a,
+            mem: &s.mem,
+            lds: &mut la,
+            mnemonic: inst.info.name,
+            accesses: None,
+        },
+        &inst,
+        0x1000,
+    );
+    let exit = jit()
+        .run_block_once(vec![inst], 0x1000, &mut j, &s.mem, &mut lj)
+        .unwrap();
     match (interp, exit) {
         (Ok(_), jit::BlockExit::Continue { .. }) => {
             assert!(la == lj, "{asm}: the engines leave different LDS");
-            assert!(a.vgprs == j.vgprs && a.sgprs == j.sgprs, "{asm}: the engines leave different registers");
+            assert!(
+                a.vgprs == j.vgprs && a.sgprs == j.sgprs,
+                "{asm}: the engines leave different registers"
+            );
             assert!(a.vgprs == wave(s, m0, records).vgprs, "{asm}: LDS DMA writes no VGPR");
             Ok(la)
         }
         (Err(e), jit::BlockExit::Fault { error, .. }) => {
-            assert_eq!(format!("{}: {e}", isa_amdgpu::disasm::text(&inst)), error, "{asm}: the engines stop differently");
+            assert_eq!(
+                format!("{}: {e}", isa_amdgpu::disasm::text(&inst)),
+                error,
+                "{asm}: the engines stop differently"
+            );
             Err(e.to_string())
         }
         (i, e) => panic!("{asm}: interpreter {i:?}, JIT {e:?}"),
@@ -116,7 +137,13 @@ fn load(at: u64, bytes: u32, signed: bool) -> u32 {
 #[test]
 fn global_load_lds_writes_each_lanes_extended_value_to_m0_plus_offset_plus_four_times_the_lane() {
     let s = setup();
-    for (name, bytes, signed) in [("ubyte", 1, false), ("sbyte", 1, true), ("ushort", 2, false), ("sshort", 2, true), ("dword", 4, false)] {
+    for (name, bytes, signed) in [
+        ("ubyte", 1, false),
+        ("sbyte", 1, true),
+        ("ushort", 2, false),
+        ("sshort", 2, true),
+        ("dword", 4, false),
+    ] {
         // per-lane addresses v[0:1] = buf + 2 lane, offset 8 on both sides
         let asm = format!("global_load_lds_{name} v[0:1], off offset:8");
         let lds = run(&asm, Target::Gfx942, &s, 0x100, 0).unwrap();
@@ -133,7 +160,10 @@ fn scratch_load_lds_reads_each_lanes_private_segment() {
     let s = setup();
     // VGPR offsets (2 lane + 8) within each lane's segment
     let lds = run("scratch_load_lds_sshort v2, off offset:6", Target::Gfx942, &s, 0x40, 0).unwrap();
-    assert!(lds == reference(0x40, 6, |l| load(2 * l + 8 + 6, 2, true)), "scratch_load_lds_sshort");
+    assert!(
+        lds == reference(0x40, 6, |l| load(2 * l + 8 + 6, 2, true)),
+        "scratch_load_lds_sshort"
+    );
     // an SGPR offset (8) and no VGPR: every lane reads its own segment's bytes 12..16
     let lds = run("scratch_load_lds_dword off, s6 offset:4", Target::Gfx942, &s, 0, 0).unwrap();
     assert!(lds == reference(0, 4, |_| load(12, 4, false)), "scratch_load_lds_dword");
@@ -143,16 +173,32 @@ fn scratch_load_lds_reads_each_lanes_private_segment() {
 fn buffer_loads_with_the_lds_bit_write_zero_for_lanes_out_of_range_on_both_targets() {
     let s = setup();
     for t in Target::ALL {
-        for (name, bytes, signed) in [("ubyte", 1, false), ("sbyte", 1, true), ("ushort", 2, false), ("sshort", 2, true), ("dword", 4, false)] {
+        for (name, bytes, signed) in [
+            ("ubyte", 1, false),
+            ("sbyte", 1, true),
+            ("ushort", 2, false),
+            ("sshort", 2, true),
+            ("dword", 4, false),
+        ] {
             // offsets 2 lane + 8 + 4 (offen, offset:4) in a buffer of 100 bytes: the lanes from 44 on are out of range
             let asm = format!("buffer_load_{name} v2, s[8:11], 0 offen offset:4 lds");
             let lds = run(&asm, t, &s, 0x80, 100).unwrap();
-            let want = reference(0x80, 4, |l| if 2 * l + 12 + bytes as u64 <= 100 { load(2 * l + 12, bytes, signed) } else { 0 });
+            let want = reference(0x80, 4, |l| {
+                if 2 * l + 12 + bytes as u64 <= 100 {
+                    load(2 * l + 12, bytes, signed)
+                } else {
+                    0
+                }
+            });
             assert!(lds == want, "{} {asm}", t.name());
         }
         // an SGPR offset goes to the memory address only
         let lds = run("buffer_load_dword v2, s[8:11], s6 offen lds", t, &s, 0, 4096).unwrap();
-        assert!(lds == reference(0, 0, |l| load(2 * l + 8 + 8, 4, false)), "{} soffset", t.name());
+        assert!(
+            lds == reference(0, 0, |l| load(2 * l + 8 + 8, 4, false)),
+            "{} soffset",
+            t.name()
+        );
     }
 }
 
@@ -160,8 +206,25 @@ fn buffer_loads_with_the_lds_bit_write_zero_for_lanes_out_of_range_on_both_targe
 fn a_lane_whose_lds_dword_lies_past_the_allocation_faults_on_both_engines() {
     let s = setup();
     // lane 63's dword is at 0xff00 + 252 + 4 = 0x10000, past the 64 KiB
-    let e = run("global_load_lds_dword v[0:1], off offset:4", Target::Gfx942, &s, 0xff00, 0).unwrap_err();
-    assert!(e.contains("lane 63") && e.contains("outside the workgroup's 65536-byte LDS allocation"), "{e}");
-    let e = run("buffer_load_ubyte v2, s[8:11], 0 offen lds", Target::Gfx90a, &s, 0xfffc, 4096).unwrap_err();
+    let e = run(
+        "global_load_lds_dword v[0:1], off offset:4",
+        Target::Gfx942,
+        &s,
+        0xff00,
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("lane 63") && e.contains("outside the workgroup's 65536-byte LDS allocation"),
+        "{e}"
+    );
+    let e = run(
+        "buffer_load_ubyte v2, s[8:11], 0 offen lds",
+        Target::Gfx90a,
+        &s,
+        0xfffc,
+        4096,
+    )
+    .unwrap_err();
     assert!(e.contains("lane 1:") && e.contains("LDS"), "{e}");
 }

@@ -8,10 +8,10 @@ use emu_core::interp::Interp;
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::NoObserver;
-use emu_core::DevicePreset;
-use isa_amdgpu::codeobj::CodeObject;
 use emu_core::sem::{execute, Flow};
 use emu_core::wave::WaveState;
+use emu_core::DevicePreset;
+use isa_amdgpu::codeobj::CodeObject;
 use isa_amdgpu::table::rows_of;
 use isa_amdgpu::{decode, Encoding, Field, Inst, Opcode, Target};
 
@@ -26,15 +26,27 @@ fn build(op: Opcode, enc: Encoding, fields: &[(Field, u32)]) -> Inst {
 
 /// The bundled code object of kernel file `name` for gfx90a (run on an MI210) and for gfx942 (on an MI300X).
 fn on_both_targets(name: &str) -> impl Iterator<Item = (&'static str, &'static DevicePreset, CodeObject)> + '_ {
-    [("gfx90a", "mi210"), ("gfx942", "mi300x")].into_iter().map(move |(target, preset)| {
-        let file = format!("{name}-{target}.co");
-        (target, DevicePreset::by_name(preset).unwrap(), CodeObject::parse(test_kernels::by_name(&file).unwrap(), &file).unwrap())
-    })
+    [("gfx90a", "mi210"), ("gfx942", "mi300x")]
+        .into_iter()
+        .map(move |(target, preset)| {
+            let file = format!("{name}-{target}.co");
+            (
+                target,
+                DevicePreset::by_name(preset).unwrap(),
+                CodeObject::parse(test_kernels::by_name(&file).unwrap(), &file).unwrap(),
+            )
+        })
 }
 
 /// Runs `insts` once on each engine from the same wave (EXEC `exec`, v[2:3] = `addr` in every lane, v4 = 7)
 /// and returns (interpreter outcome, JIT outcome, interpreter wave, JIT wave).
-fn both(insts: &[Inst], exec: u64, addr: u64, lds_bytes: usize, mem: &DeviceMemory) -> (Option<String>, jit::BlockExit, WaveState, WaveState) {
+fn both(
+    insts: &[Inst],
+    exec: u64,
+    addr: u64,
+    lds_bytes: usize,
+    mem: &DeviceMemory,
+) -> (Option<String>, jit::BlockExit, WaveState, WaveState) {
     let make = || {
         let mut w = WaveState::new(0x1000, 8, 0);
         w.vgprs[2] = [addr as u32; 64];
@@ -48,7 +60,13 @@ fn both(insts: &[Inst], exec: u64, addr: u64, lds_bytes: usize, mem: &DeviceMemo
     let mut fault = None;
     let mut pc = 0x1000;
     for inst in insts {
-        let mut b = Interp { wave: &mut a, mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
+        let mut b = Interp {
+            wave: &mut a,
+            mem,
+            lds: &mut lds,
+            mnemonic: inst.info.name,
+            accesses: None,
+        };
         match execute(&mut b, inst, pc) {
             Ok(Flow::Next) => {}
             Ok(f) => panic!("{f:?}"),
@@ -62,7 +80,9 @@ fn both(insts: &[Inst], exec: u64, addr: u64, lds_bytes: usize, mem: &DeviceMemo
     let jit = jit::Jit::new().unwrap();
     let mut j = make();
     let mut lds_j = vec![0u8; lds_bytes];
-    let exit = jit.run_block_once(insts.to_vec(), 0x1000, &mut j, mem, &mut lds_j).unwrap();
+    let exit = jit
+        .run_block_once(insts.to_vec(), 0x1000, &mut j, mem, &mut lds_j)
+        .unwrap();
     assert_eq!(lds, lds_j, "LDS contents");
     (fault, exit, a, j)
 }
@@ -70,8 +90,16 @@ fn both(insts: &[Inst], exec: u64, addr: u64, lds_bytes: usize, mem: &DeviceMemo
 #[test]
 fn no_active_lane_before_any_window_and_no_lds_touch_nothing() {
     let mem = DeviceMemory::new(1 << 20).unwrap();
-    let load = build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 2), (Field::Saddr, 0x7f)]);
-    let store = build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f)]);
+    let load = build(
+        Opcode::GlobalLoadDword,
+        Encoding::Global,
+        &[(Field::Vdst, 1), (Field::Addr, 2), (Field::Saddr, 0x7f)],
+    );
+    let store = build(
+        Opcode::GlobalStoreDword,
+        Encoding::Global,
+        &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f)],
+    );
     let ds_read = build(Opcode::DsReadB32, Encoding::Ds, &[(Field::Vdst, 1), (Field::Addr, 2)]);
     let ds_write = build(Opcode::DsWriteB32, Encoding::Ds, &[(Field::Data0, 4), (Field::Addr, 2)]);
     // EXEC 0: nothing happens on either engine, whatever the (unmapped) address and the (absent) LDS
@@ -81,7 +109,9 @@ fn no_active_lane_before_any_window_and_no_lds_touch_nothing() {
     assert_eq!(a.vgprs, j.vgprs);
     // one lane on an unmapped address: both fault, with the same report
     let (fault, exit, _, _) = both(&[load], 1 << 5, 0xdead_0000, 0, &mem);
-    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
+    let jit::BlockExit::Fault { error, .. } = exit else {
+        panic!("{exit:?}")
+    };
     assert!(error.ends_with(&fault.unwrap()), "{error}");
     // LDS access with no LDS allocated: both fault
     let (fault, exit, _, _) = both(&[ds_write], 1, 0, 0, &mem);
@@ -92,8 +122,20 @@ fn no_active_lane_before_any_window_and_no_lds_touch_nothing() {
 fn accesses_inside_and_past_a_buffer_match_the_interpreter() {
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let buf = mem.allocate(256, AllocKind::Buffer, "buf").unwrap();
-    mem.write(buf, &(0..64u32).flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let load = |offset: u32| build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, offset)]);
+    mem.write(buf, &(0..64u32).flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+        .unwrap();
+    let load = |offset: u32| {
+        build(
+            Opcode::GlobalLoadDword,
+            Encoding::Global,
+            &[
+                (Field::Vdst, 1),
+                (Field::Addr, 2),
+                (Field::Saddr, 0x7f),
+                (Field::Offset, offset),
+            ],
+        )
+    };
     // the first load sets the window (interpreted), the second runs inline, the third leaves the buffer
     let (fault, exit, a, j) = both(&[load(0), load(8), load(252)], u64::MAX, buf, 0, &mem);
     assert_eq!(fault, None);
@@ -110,23 +152,54 @@ fn accesses_inside_and_past_a_buffer_match_the_interpreter() {
     assert_eq!((a.slack.count, j.slack.count), (64, 64));
     let (fa, fj) = (a.slack.first.unwrap(), j.slack.first.unwrap());
     assert_eq!((fa.lane, &fa.slack), (fj.lane, &fj.slack));
-    assert_eq!(fj.at.as_ref().map(|(pc, _)| *pc), Some(0x1008), "the JIT names the instruction");
-    assert!(fj.slack.location.starts_with("4 bytes past the end of the 256-byte allocation"), "{}", fj.slack);
+    assert_eq!(
+        fj.at.as_ref().map(|(pc, _)| *pc),
+        Some(0x1008),
+        "the JIT names the instruction"
+    );
+    assert!(
+        fj.slack
+            .location
+            .starts_with("4 bytes past the end of the 256-byte allocation"),
+        "{}",
+        fj.slack
+    );
     // outside the page: both fault, as they do under memcheck inside it
     let (fault, exit, _, _) = both(&[load(0)], u64::MAX, buf + 4096, 0, &mem);
-    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
-    assert!(error.contains("past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+    let jit::BlockExit::Fault { error, .. } = exit else {
+        panic!("{exit:?}")
+    };
+    assert!(
+        error.contains("past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()),
+        "{error}"
+    );
     mem.set_memcheck(true);
     let (fault, exit, _, _) = both(&[load(0), load(256)], u64::MAX, buf, 0, &mem);
-    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
-    assert!(error.contains("just past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+    let jit::BlockExit::Fault { error, .. } = exit else {
+        panic!("{exit:?}")
+    };
+    assert!(
+        error.contains("just past the end of the 256-byte allocation") && error.ends_with(&fault.unwrap()),
+        "{error}"
+    );
 }
 
 #[test]
 fn stores_past_the_end_inside_the_page_land_there_on_both_engines_and_fault_under_memcheck() {
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let buf = mem.allocate(100, AllocKind::Buffer, "buf").unwrap();
-    let store = |offset: u32| build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, offset)]);
+    let store = |offset: u32| {
+        build(
+            Opcode::GlobalStoreDword,
+            Encoding::Global,
+            &[
+                (Field::Data, 4),
+                (Field::Addr, 2),
+                (Field::Saddr, 0x7f),
+                (Field::Offset, offset),
+            ],
+        )
+    };
     // the first store sets the window, the second leaves the buffer for its page
     let (fault, exit, a, j) = both(&[store(0), store(200)], 0b1011, buf, 0, &mem);
     assert_eq!(fault, None);
@@ -137,11 +210,24 @@ fn stores_past_the_end_inside_the_page_land_there_on_both_engines_and_fault_unde
     assert_eq!(u32::from_le_bytes(b), 7);
     let f = j.slack.first.unwrap();
     assert_eq!((f.lane, f.mnemonic), (Some(0), "global_store_dword"));
-    assert_eq!(f.slack.to_string(), format!("write of 4 bytes at {:#x}: 104 bytes past the end of the 100-byte allocation at {buf:#x} (buf)", buf + 200));
+    assert_eq!(
+        f.slack.to_string(),
+        format!(
+            "write of 4 bytes at {:#x}: 104 bytes past the end of the 100-byte allocation at {buf:#x} (buf)",
+            buf + 200
+        )
+    );
     mem.set_memcheck(true);
     let (fault, exit, a, j) = both(&[store(0), store(200)], 0b1011, buf, 0, &mem);
-    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{exit:?}") };
-    assert!(error.contains("write of 4 bytes") && error.contains("100 bytes past the end of the 100-byte allocation") && error.ends_with(&fault.unwrap()), "{error}");
+    let jit::BlockExit::Fault { error, .. } = exit else {
+        panic!("{exit:?}")
+    };
+    assert!(
+        error.contains("write of 4 bytes")
+            && error.contains("100 bytes past the end of the 100-byte allocation")
+            && error.ends_with(&fault.unwrap()),
+        "{error}"
+    );
     assert_eq!((a.slack.count, j.slack.count), (0, 0));
 }
 
@@ -160,7 +246,10 @@ fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
     let pad = boundary - mem.base() - bytes / 2 - emu_core::memory::PAGE;
     mem.allocate(pad, AllocKind::Buffer, "pad").unwrap();
     let a = mem.allocate(bytes, AllocKind::Buffer, "a").unwrap();
-    assert!(a < boundary && a + bytes > boundary, "a at {a:#x} crosses {boundary:#x}");
+    assert!(
+        a < boundary && a + bytes > boundary,
+        "a at {a:#x} crosses {boundary:#x}"
+    );
     let b = mem.allocate(bytes, AllocKind::Buffer, "b").unwrap();
     let c = mem.allocate(bytes, AllocKind::Buffer, "c").unwrap();
     let floats = |f: &dyn Fn(u32) -> f32| (0..4 * n).flat_map(|i| f(i).to_le_bytes()).collect::<Vec<u8>>();
@@ -168,7 +257,14 @@ fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
     mem.write(c, &floats(&|i| (i % 7) as f32 - 3.0)).unwrap();
     let co = CodeObject::parse(test_kernels::by_name("stream-gfx90a.co").unwrap(), "stream").unwrap();
     let threads = 256u32;
-    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::F32(0.5), ArgValue::U32(n), ArgValue::U32(threads)];
+    let args = [
+        ArgValue::Pointer(a),
+        ArgValue::Pointer(b),
+        ArgValue::Pointer(c),
+        ArgValue::F32(0.5),
+        ArgValue::U32(n),
+        ArgValue::U32(threads),
+    ];
     let d = KernelDispatch {
         mem: &mem,
         device: dev,
@@ -176,7 +272,10 @@ fn a_loop_over_a_buffer_across_a_4_gib_boundary_matches_the_interpreter() {
         kernel: co.kernel("stream_triad").unwrap(),
         shape: DispatchShape::new([threads, 1, 1], [threads, 1, 1], dev).unwrap(),
         args: &args,
-        limits: Limits { threads: Some(1), ..Limits::default() },
+        limits: Limits {
+            threads: Some(1),
+            ..Limits::default()
+        },
     };
     d.run_with(&Interpreter, &NoObserver).unwrap();
     let mut expected = vec![0u8; bytes as usize];
@@ -204,24 +303,48 @@ fn private_arrays_stay_in_compiled_code_after_each_sites_first_access() {
         let items = 64 * waves;
         let idx: Vec<i32> = (0..97).map(|i| (i * 29 + 3) % 200).collect();
         let didx = mem.allocate(idx.len() as u64 * 4, AllocKind::Buffer, "idx").unwrap();
-        mem.write(didx, &idx.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        mem.write(didx, &idx.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+            .unwrap();
         let dout = mem.allocate(items as u64 * 4, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new([items as u32, 1, 1], [64, 1, 1], dev).unwrap();
-        let args = [ArgValue::Pointer(dout), ArgValue::Pointer(didx), ArgValue::U32(idx.len() as u32)];
+        let args = [
+            ArgValue::Pointer(dout),
+            ArgValue::Pointer(didx),
+            ArgValue::U32(idx.len() as u32),
+        ];
         let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
-        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
-        d.run_with(&jit, &NoObserver).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &co,
+            kernel: &co.kernels[0],
+            shape,
+            args: &args,
+            limits: Limits::default(),
+        };
+        d.run_with(&jit, &NoObserver)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut out = vec![0u8; items * 4];
         mem.read(dout, &mut out).unwrap();
-        let got: Vec<u32> = out.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-        let want: Vec<u32> = test_kernels::reference::private_array(&idx, items).iter().map(|x| x.to_bits()).collect();
+        let got: Vec<u32> = out
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let want: Vec<u32> = test_kernels::reference::private_array(&idx, items)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
         assert_eq!(got, want, "{target}");
         // each wave executes about 100 memory instructions, 80 of them private: with every private access on
         // the checked path, 96 of them per wave take it on gfx90a. Once the wave's segment is found, the
         // private sites access it directly; the 16 loads from `idx` find their buffer each
         let s = jit.stats();
         let per_wave = s.checked_accesses as f64 / waves as f64;
-        assert!(per_wave <= 30.0, "{target}: {} accesses through the interpreter, {per_wave:.1} per wave", s.checked_accesses);
+        assert!(
+            per_wave <= 30.0,
+            "{target}: {} accesses through the interpreter, {per_wave:.1} per wave",
+            s.checked_accesses
+        );
         assert_eq!(s.fallbacks, 0, "{target}");
     }
 }
@@ -238,22 +361,56 @@ fn host_memory_mapped_or_pinned_is_accessed_directly_and_as_the_interpreter_does
     let words = 4 * threads * passes;
     for pinned in [false, true] {
         let mem = DeviceMemory::new(1 << 26).unwrap();
-        let mut host: Vec<Vec<u32>> = vec![vec![0; words], (0..words as u32).map(|i| (i as f32 * 0.5).to_bits()).collect(), (0..words as u32).map(|i| (1000.0 - i as f32).to_bits()).collect()];
+        let mut host: Vec<Vec<u32>> = vec![
+            vec![0; words],
+            (0..words as u32).map(|i| (i as f32 * 0.5).to_bits()).collect(),
+            (0..words as u32).map(|i| (1000.0 - i as f32).to_bits()).collect(),
+        ];
         let mut addr = [0u64; 3];
         for (k, h) in host.iter_mut().enumerate() {
             let (p, len) = (h.as_mut_ptr() as u64, words as u64 * 4);
-            addr[k] = if pinned { mem.alias_host(p, len, "pinned").unwrap() } else { mem.map_host(p, len, "mapped").map(|_| p).unwrap() };
+            addr[k] = if pinned {
+                mem.alias_host(p, len, "pinned").unwrap()
+            } else {
+                mem.map_host(p, len, "mapped").map(|_| p).unwrap()
+            };
         }
         let shape = DispatchShape::new([threads as u32, 1, 1], [256, 1, 1], dev).unwrap();
         let (p, u, f) = (ArgValue::Pointer, ArgValue::U32, ArgValue::F32);
-        let args = [p(addr[0]), p(addr[1]), p(addr[2]), f(2.5), u((threads * passes) as u32), u(threads as u32)];
-        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel, shape, args: &args, limits: Limits::default() };
+        let args = [
+            p(addr[0]),
+            p(addr[1]),
+            p(addr[2]),
+            f(2.5),
+            u((threads * passes) as u32),
+            u(threads as u32),
+        ];
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &co,
+            kernel,
+            shape,
+            args: &args,
+            limits: Limits::default(),
+        };
         d.run_with(&Interpreter, &NoObserver).unwrap();
         let by_interpreter = std::mem::replace(&mut host[0], vec![0; words]);
         // the array moved: map the new one
         let (p0, len) = (host[0].as_mut_ptr() as u64, words as u64 * 4);
-        let a = if pinned { mem.alias_host(p0, len, "pinned a").unwrap() } else { mem.map_host(p0, len, "mapped a").map(|_| p0).unwrap() };
-        let args = [p(a), p(addr[1]), p(addr[2]), f(2.5), u((threads * passes) as u32), u(threads as u32)];
+        let a = if pinned {
+            mem.alias_host(p0, len, "pinned a").unwrap()
+        } else {
+            mem.map_host(p0, len, "mapped a").map(|_| p0).unwrap()
+        };
+        let args = [
+            p(a),
+            p(addr[1]),
+            p(addr[2]),
+            f(2.5),
+            u((threads * passes) as u32),
+            u(threads as u32),
+        ];
         let d = KernelDispatch { args: &args, ..d };
         let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
         d.run_with(&jit, &NoObserver).unwrap();
@@ -261,7 +418,11 @@ fn host_memory_mapped_or_pinned_is_accessed_directly_and_as_the_interpreter_does
         assert!(host[0].iter().any(|&x| x != 0));
         // each wave makes 3 * 8 accesses of its arrays; only each site's first goes through the interpreter
         let s = jit.stats();
-        assert!(s.checked_accesses <= 6 * waves as u64, "pinned {pinned}: {} accesses through the interpreter for {waves} waves", s.checked_accesses);
+        assert!(
+            s.checked_accesses <= 6 * waves as u64,
+            "pinned {pinned}: {} accesses through the interpreter for {waves} waves",
+            s.checked_accesses
+        );
     }
 }
 
@@ -274,12 +435,32 @@ fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_u
     let n = 64 * 256usize;
     let mem = DeviceMemory::new(1 << 26).unwrap();
     let f32s = |k: usize| -> Vec<u8> { (0..n).flat_map(|i| ((i * k) as f32).to_le_bytes()).collect() };
-    let (a, b, c) = (mem.allocate(4 * n as u64, AllocKind::Buffer, "a").unwrap(), mem.allocate(4 * n as u64, AllocKind::Buffer, "b").unwrap(), mem.allocate(4 * n as u64, AllocKind::Buffer, "c").unwrap());
+    let (a, b, c) = (
+        mem.allocate(4 * n as u64, AllocKind::Buffer, "a").unwrap(),
+        mem.allocate(4 * n as u64, AllocKind::Buffer, "b").unwrap(),
+        mem.allocate(4 * n as u64, AllocKind::Buffer, "c").unwrap(),
+    );
     mem.write(a, &f32s(1)).unwrap();
     mem.write(b, &f32s(3)).unwrap();
     let shape = DispatchShape::new([n as u32, 1, 1], [256, 1, 1], dev).unwrap();
-    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n as u32)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
+    let args = [
+        ArgValue::Pointer(a),
+        ArgValue::Pointer(b),
+        ArgValue::Pointer(c),
+        ArgValue::U32(n as u32),
+    ];
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits {
+            threads: Some(1),
+            ..Limits::default()
+        },
+    };
     let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
     d.run_with(&jit, &NoObserver).unwrap();
     let mut out = vec![0u8; 4 * n];
@@ -295,7 +476,16 @@ fn later_waves_start_with_the_windows_an_earlier_one_found_while_the_memory_is_u
     let jit_fault = d.run_with(&jit, &NoObserver).unwrap_err().to_string();
     let interp_fault = d.run_with(&Interpreter, &NoObserver).unwrap_err().to_string();
     // (each dispatch places its code anew, so the PCs differ)
-    let without_pc = |f: &str| f.split_once(", pc ").map(|(a, b)| (a.to_string(), b.split_once(' ').map_or(String::new(), |(_, r)| r.to_string()))).unwrap();
+    let without_pc = |f: &str| {
+        f.split_once(", pc ")
+            .map(|(a, b)| {
+                (
+                    a.to_string(),
+                    b.split_once(' ').map_or(String::new(), |(_, r)| r.to_string()),
+                )
+            })
+            .unwrap()
+    };
     assert_eq!(without_pc(&jit_fault), without_pc(&interp_fault));
     assert!(jit_fault.contains("freed earlier"), "{jit_fault}");
 }
@@ -310,20 +500,39 @@ fn scalar_loads_from_the_dispatch_packet_and_the_arguments_keep_a_window_each() 
         let (waves, n) = (256usize, 64 * 256 - 5);
         let input: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
         let din = mem.allocate(4 * n as u64, AllocKind::Buffer, "in").unwrap();
-        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        mem.write(din, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
+            .unwrap();
         let dout = mem.allocate(4 * n as u64, AllocKind::Buffer, "out").unwrap();
         let shape = DispatchShape::new([64 * waves as u32, 1, 1], [128, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(n as u32)];
-        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &co,
+            kernel: &co.kernels[0],
+            shape,
+            args: &args,
+            limits: Limits {
+                threads: Some(1),
+                ..Limits::default()
+            },
+        };
         let jit = jit::Jit::with_options(jit::JitOptions::eager()).unwrap();
-        d.run_with(&jit, &NoObserver).unwrap_or_else(|e| panic!("{target}: {e}"));
+        d.run_with(&jit, &NoObserver)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut out = vec![0u8; 4 * n];
         mem.read(dout, &mut out).unwrap();
-        let got: Vec<u32> = out.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let got: Vec<u32> = out
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         let want: Vec<u32> = input.iter().map(|x| x * 128 + 64 * waves as u32).collect();
         assert_eq!(got, want, "{target}");
         let checked = jit.stats().checked_accesses;
-        assert!(checked <= 12, "{target}: {checked} accesses through the interpreter for {waves} waves");
+        assert!(
+            checked <= 12,
+            "{target}: {checked} accesses through the interpreter for {waves} waves"
+        );
     }
 }
 
@@ -333,8 +542,21 @@ fn dword_stores_chunk_by_chunk_or_lane_by_lane_leave_what_the_interpreter_leaves
     // other shape lane by lane. Lanes write in order, so where lanes share an address the last one's value stays
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let buf = mem.allocate(1024, AllocKind::Buffer, "buf").unwrap();
-    let load = build(Opcode::GlobalLoadDword, Encoding::Global, &[(Field::Vdst, 1), (Field::Addr, 6), (Field::Saddr, 0x7f)]);
-    let store = build(Opcode::GlobalStoreDword, Encoding::Global, &[(Field::Data, 4), (Field::Addr, 2), (Field::Saddr, 0x7f), (Field::Offset, 8)]);
+    let load = build(
+        Opcode::GlobalLoadDword,
+        Encoding::Global,
+        &[(Field::Vdst, 1), (Field::Addr, 6), (Field::Saddr, 0x7f)],
+    );
+    let store = build(
+        Opcode::GlobalStoreDword,
+        Encoding::Global,
+        &[
+            (Field::Data, 4),
+            (Field::Addr, 2),
+            (Field::Saddr, 0x7f),
+            (Field::Offset, 8),
+        ],
+    );
     type Pattern = (&'static str, fn(u64) -> u64);
     let patterns: [Pattern; 6] = [
         ("consecutive", |l| 4 * l),
@@ -360,23 +582,37 @@ fn dword_stores_chunk_by_chunk_or_lane_by_lane_leave_what_the_interpreter_leaves
                 if engine == "interp" {
                     let mut pc = 0x1000;
                     for inst in [&load, &store] {
-                        let mut b = Interp { wave: &mut w, mem: &mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
+                        let mut b = Interp {
+                            wave: &mut w,
+                            mem: &mem,
+                            lds: &mut lds,
+                            mnemonic: inst.info.name,
+                            accesses: None,
+                        };
                         assert_eq!(execute(&mut b, inst, pc).unwrap(), Flow::Next);
                         pc += inst.size() as u64;
                     }
                 } else {
                     // the load fills the store site's window too, so the store runs compiled
                     let jit = jit::Jit::new().unwrap();
-                    let exit = jit.run_block_once(vec![load, store], 0x1000, &mut w, &mem, &mut lds).unwrap();
+                    let exit = jit
+                        .run_block_once(vec![load, store], 0x1000, &mut w, &mem, &mut lds)
+                        .unwrap();
                     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
-                    assert!(w.windows_mut().vector.iter().all(|x| x.start == buf && x.len == 1024), "{name}: the load filled every window");
+                    assert!(
+                        w.windows_mut().vector.iter().all(|x| x.start == buf && x.len == 1024),
+                        "{name}: the load filled every window"
+                    );
                 }
                 let mut bytes = vec![0u8; 1024];
                 mem.read(buf, &mut bytes).unwrap();
                 outcomes.push(bytes);
             }
             let first = outcomes[0].iter().zip(&outcomes[1]).position(|(a, b)| a != b);
-            assert_eq!(first, None, "{name}, exec {exec:#x}: the engines' memory differs from this byte on");
+            assert_eq!(
+                first, None,
+                "{name}, exec {exec:#x}: the engines' memory differs from this byte on"
+            );
         }
     }
 }
@@ -387,7 +623,11 @@ fn sixteen_byte_lane_reads_from_scattered_addresses_match_the_interpreter() {
     // 16-byte aligned), under a full and a partial EXEC; the compiled read loads a lane's 16 bytes at once and
     // transposes them into the four registers
     let mem = DeviceMemory::new(1 << 20).unwrap();
-    let read = build(Opcode::DsReadB128, Encoding::Ds, &[(Field::Vdst, 8), (Field::Addr, 5), (Field::Offset0, 12)]);
+    let read = build(
+        Opcode::DsReadB128,
+        Encoding::Ds,
+        &[(Field::Vdst, 8), (Field::Addr, 5), (Field::Offset0, 12)],
+    );
     let lds: Vec<u8> = (0..2048u32).map(|i| (i * 7 + i / 256) as u8).collect();
     for exec in [u64::MAX, 0x8421_f0f0_0f0f_1248] {
         let make = || {
@@ -401,16 +641,28 @@ fn sixteen_byte_lane_reads_from_scattered_addresses_match_the_interpreter() {
         };
         let mut a = make();
         let mut lds_a = lds.clone();
-        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: read.info.name, accesses: None };
+        let mut b = Interp {
+            wave: &mut a,
+            mem: &mem,
+            lds: &mut lds_a,
+            mnemonic: read.info.name,
+            accesses: None,
+        };
         assert!(matches!(execute(&mut b, &read, 0x1000), Ok(Flow::Next)));
         let mut j = make();
         let mut lds_j = lds.clone();
-        let exit = jit::Jit::new().unwrap().run_block_once(vec![read], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+        let exit = jit::Jit::new()
+            .unwrap()
+            .run_block_once(vec![read], 0x1000, &mut j, &mem, &mut lds_j)
+            .unwrap();
         assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{exit:?}");
         assert_eq!(a.vgprs[8..12], j.vgprs[8..12], "EXEC {exec:#x}");
         // and both are the LDS bytes at the lane's address (lane 3 is active under both masks)
         let l = 3usize;
         let at = (a.vgprs[5][l] + 12) as usize;
-        assert_eq!(a.vgprs[10][l], u32::from_le_bytes(lds[at + 8..at + 12].try_into().unwrap()));
+        assert_eq!(
+            a.vgprs[10][l],
+            u32::from_le_bytes(lds[at + 8..at + 12].try_into().unwrap())
+        );
     }
 }

@@ -48,9 +48,19 @@ fn oracle() -> Vec<Oracle> {
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let w: Vec<&str> = line.split_whitespace().collect();
         if w[0] == "inst" {
-            let target = if w[1] == "gfx942" { Target::Gfx942 } else { Target::Gfx90a };
+            let target = if w[1] == "gfx942" {
+                Target::Gfx942
+            } else {
+                Target::Gfx90a
+            };
             let sparse = w.contains(&"sparse");
-            out.push(Oracle { target, name: w[2].to_string(), dims: [num(w[3]), num(w[4]), num(w[5]), num(w[6])], sparse, layouts: Vec::new() });
+            out.push(Oracle {
+                target,
+                name: w[2].to_string(),
+                dims: [num(w[3]), num(w[4]), num(w[5]), num(w[6])],
+                sparse,
+                layouts: Vec::new(),
+            });
             continue;
         }
         let samples = w[4..]
@@ -62,14 +72,22 @@ fn oracle() -> Vec<Oracle> {
                 ((c[0], c[1], c[2]), (p[0], p[1], p[2]))
             })
             .collect();
-        let layout = Layout { matrix: w[0].chars().next().unwrap(), cbsz: num(w[1]) as u8, abid: num(w[2]) as u8, blgp: num(w[3]) as u8, samples };
+        let layout = Layout {
+            matrix: w[0].chars().next().unwrap(),
+            cbsz: num(w[1]) as u8,
+            abid: num(w[2]) as u8,
+            blgp: num(w[3]) as u8,
+            samples,
+        };
         out.last_mut().expect("an inst line first").layouts.push(layout);
     }
     out
 }
 
 fn row(target: Target, name: &str) -> &'static OpInfo {
-    GFX9.iter().find(|r| r.on(target) && r.name == name).unwrap_or_else(|| panic!("{name} is in the {} table", target.name()))
+    GFX9.iter()
+        .find(|r| r.on(target) && r.name == name)
+        .unwrap_or_else(|| panic!("{name} is in the {} table", target.name()))
 }
 
 fn bits(t: MfmaInput) -> usize {
@@ -98,7 +116,8 @@ fn mfma_layouts_equal_amds_matrix_instruction_calculator() {
     assert!(oracle.len() >= 59, "{} instructions in the oracle file", oracle.len());
     for o in &oracle {
         let r = row(o.target, &o.name);
-        let mut s = Mfma::of(r.mfma.expect("an MFMA row")).unwrap_or_else(|| panic!("{}: the engines model it", o.name));
+        let mut s =
+            Mfma::of(r.mfma.expect("an MFMA row")).unwrap_or_else(|| panic!("{}: the engines model it", o.name));
         assert_eq!([s.m, s.n, s.k, s.blocks], o.dims, "{}: table shape", o.name);
         for l in &o.layouts {
             (s.cbsz, s.abid, s.blgp) = (l.cbsz, l.abid, l.blgp);
@@ -124,7 +143,17 @@ fn mfma_layouts_equal_amds_matrix_instruction_calculator() {
                         (if s.input == MfmaInput::F64 { 2 * reg } else { reg }, lane, 0)
                     }
                 };
-                assert_eq!(got, want, "{} {} {}[{x}][{y}] block {b} cbsz {} abid {} blgp {}: (register, lane, bit)", o.target.name(), o.name, l.matrix, l.cbsz, l.abid, l.blgp);
+                assert_eq!(
+                    got,
+                    want,
+                    "{} {} {}[{x}][{y}] block {b} cbsz {} abid {} blgp {}: (register, lane, bit)",
+                    o.target.name(),
+                    o.name,
+                    l.matrix,
+                    l.cbsz,
+                    l.abid,
+                    l.blgp
+                );
                 checked += 1;
             }
         }
@@ -136,7 +165,13 @@ fn mfma_layouts_equal_amds_matrix_instruction_calculator() {
 fn encode(t: MfmaInput, v: i64) -> u64 {
     let (sign, a) = ((v < 0) as u64, v.unsigned_abs());
     let e = 63 - a.max(1).leading_zeros() as u64; // floor(log2 a)
-    let float = |mant: u64, bias: u64, width: u64| if a == 0 { 0 } else { sign << (width - 1) | (e + bias) << mant | (a << mant >> e) & ((1 << mant) - 1) };
+    let float = |mant: u64, bias: u64, width: u64| {
+        if a == 0 {
+            0
+        } else {
+            sign << (width - 1) | (e + bias) << mant | (a << mant >> e) & ((1 << mant) - 1)
+        }
+    };
     match t {
         MfmaInput::F32 | MfmaInput::Xf32 => (v as f32).to_bits() as u64,
         MfmaInput::F64 => (v as f64).to_bits(),
@@ -189,15 +224,30 @@ fn run_both(r: &'static OpInfo, target: Target, s: Mfma, wave: &WaveState, neg: 
         (Field::OpSelHi2, s.abid as u32 >> 3),
         (Field::Neg, blgp_or_neg as u32),
     ];
-    let b = fields.iter().fold(Inst::build(r, target).unwrap(), |b, &(f, v)| b.set(f, v).unwrap_or_else(|e| panic!("{}: {f:?}={v}: {e}", r.name)));
-    let inst = decode(&b.encode().unwrap_or_else(|e| panic!("{}: {e}", r.name)), 0x1000, target).unwrap();
+    let b = fields.iter().fold(Inst::build(r, target).unwrap(), |b, &(f, v)| {
+        b.set(f, v).unwrap_or_else(|e| panic!("{}: {f:?}={v}: {e}", r.name))
+    });
+    let inst = decode(
+        &b.encode().unwrap_or_else(|e| panic!("{}: {e}", r.name)),
+        0x1000,
+        target,
+    )
+    .unwrap();
     let text = isa_amdgpu::disasm::text(&inst);
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let (mut a, mut j) = (wave.clone(), wave.clone());
     let (mut lds_a, mut lds_j) = (vec![0u8; 64], vec![0u8; 64]);
-    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+    let mut b = Interp {
+        wave: &mut a,
+        mem: &mem,
+        lds: &mut lds_a,
+        mnemonic: inst.info.name,
+        accesses: None,
+    };
     execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{text}: {e}"));
-    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap();
+    let exit = jit()
+        .run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j)
+        .unwrap();
     assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{text}: {exit:?}");
     let d = D_REG as usize..D_REG as usize + s.acc_regs();
     [a.vgprs[d.clone()].to_vec(), j.vgprs[d].to_vec()]
@@ -213,28 +263,63 @@ fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculato
         let base = Mfma::of(r.mfma.unwrap()).unwrap();
         let mut settings: Vec<(u8, u8, u8)> = o.layouts.iter().map(|l| (l.cbsz, l.abid, l.blgp)).collect();
         settings.dedup();
-        let negs: &[u8] = if base.input == MfmaInput::F64 && o.target == Target::Gfx942 { &[0, 1, 2, 3, 4, 5, 6, 7] } else { &[0] };
+        let negs: &[u8] = if base.input == MfmaInput::F64 && o.target == Target::Gfx942 {
+            &[0, 1, 2, 3, 4, 5, 6, 7]
+        } else {
+            &[0]
+        };
         for (cbsz, abid, blgp) in settings {
             for &neg in negs {
-                let s = Mfma { cbsz, abid, blgp, neg, ..base };
+                let s = Mfma {
+                    cbsz,
+                    abid,
+                    blgp,
+                    neg,
+                    ..base
+                };
                 let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((runs as u64 + 1) * 0x2545_f491));
                 // the logical matrices, by block
-                let a: Vec<Vec<Vec<i64>>> = (0..s.blocks).map(|_| (0..s.m).map(|_| (0..s.k).map(|_| rng.small()).collect()).collect()).collect();
-                let bm: Vec<Vec<Vec<i64>>> = (0..s.blocks).map(|_| (0..s.k).map(|_| (0..s.n).map(|_| rng.small()).collect()).collect()).collect();
-                let c: Vec<Vec<Vec<i64>>> = (0..s.blocks).map(|_| (0..s.m).map(|_| (0..s.n).map(|_| rng.small() * 2 + 1).collect()).collect()).collect();
+                let a: Vec<Vec<Vec<i64>>> = (0..s.blocks)
+                    .map(|_| (0..s.m).map(|_| (0..s.k).map(|_| rng.small()).collect()).collect())
+                    .collect();
+                let bm: Vec<Vec<Vec<i64>>> = (0..s.blocks)
+                    .map(|_| (0..s.k).map(|_| (0..s.n).map(|_| rng.small()).collect()).collect())
+                    .collect();
+                let c: Vec<Vec<Vec<i64>>> = (0..s.blocks)
+                    .map(|_| {
+                        (0..s.m)
+                            .map(|_| (0..s.n).map(|_| rng.small() * 2 + 1).collect())
+                            .collect()
+                    })
+                    .collect();
                 let mut w = WaveState::new(0x1000, 96, 0);
                 w.set_exec(u64::MAX);
                 let (ab, bb) = (bits(s.input), bits(s.input_b));
-                let plain = Mfma { cbsz: 0, abid: 0, blgp: 0, ..s };
+                let plain = Mfma {
+                    cbsz: 0,
+                    abid: 0,
+                    blgp: 0,
+                    ..s
+                };
                 for blk in 0..s.blocks {
                     for kk in 0..s.k {
                         for i in 0..s.m {
                             let (r, lane, bit) = input_place(s.input, plain.input_at(s.m, i, kk, blk));
-                            put(&mut w.vgprs[A_REG as usize..], (r, lane, bit), ab, encode(s.input, a[blk][i][kk]));
+                            put(
+                                &mut w.vgprs[A_REG as usize..],
+                                (r, lane, bit),
+                                ab,
+                                encode(s.input, a[blk][i][kk]),
+                            );
                         }
                         for j in 0..s.n {
                             let (r, lane, bit) = input_place(s.input_b, plain.input_at(s.n, j, kk, blk));
-                            put(&mut w.vgprs[B_REG as usize..], (r, lane, bit), bb, encode(s.input_b, bm[blk][kk][j]));
+                            put(
+                                &mut w.vgprs[B_REG as usize..],
+                                (r, lane, bit),
+                                bb,
+                                encode(s.input_b, bm[blk][kk][j]),
+                            );
                         }
                     }
                 }
@@ -243,19 +328,32 @@ fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculato
                     MfmaInput::I8 => (32, MfmaInput::I8),
                     _ => (32, MfmaInput::F32),
                 };
-                let out_bits = |v: i64| if out == MfmaInput::I8 { v as i32 as u32 as u64 } else { encode(out, v) };
+                let out_bits = |v: i64| {
+                    if out == MfmaInput::I8 {
+                        v as i32 as u32 as u64
+                    } else {
+                        encode(out, v)
+                    }
+                };
                 for blk in 0..s.blocks {
                     for i in 0..s.m {
                         for j in 0..s.n {
                             let (lane, reg) = s.output_at(i, j, blk);
                             let reg = if cw == 64 { 2 * reg } else { reg };
-                            put(&mut w.vgprs[C_REG as usize..], (reg, lane, 0), cw, out_bits(c[blk][i][j]));
+                            put(
+                                &mut w.vgprs[C_REG as usize..],
+                                (reg, lane, 0),
+                                cw,
+                                out_bits(c[blk][i][j]),
+                            );
                         }
                     }
                 }
                 // B as the instruction reads it under BLGP: the value stored at the lane the pattern names
                 let mut at_lane = vec![vec![0i64; s.k * s.n * s.blocks / 64]; 64];
-                for (b2, k2, j2) in (0..s.blocks).flat_map(|b2| (0..s.k).flat_map(move |k2| (0..s.n).map(move |j2| (b2, k2, j2)))) {
+                for (b2, k2, j2) in
+                    (0..s.blocks).flat_map(|b2| (0..s.k).flat_map(move |k2| (0..s.n).map(move |j2| (b2, k2, j2))))
+                {
                     let (lane, e) = plain.input_at(s.n, j2, k2, b2);
                     at_lane[lane][e] = bm[b2][k2][j2];
                 }
@@ -269,10 +367,17 @@ fn every_dense_mfma_computes_the_matrix_product_on_both_engines_at_the_calculato
                     let a_blk = blk >> s.cbsz << s.cbsz | s.abid as usize;
                     for i in 0..s.m {
                         for j in 0..s.n {
-                            let want = sign(2) * c[blk][i][j] + (0..s.k).map(|kk| sign(0) * a[a_blk][i][kk] * sign(1) * stored_b(blk, kk, j)).sum::<i64>();
+                            let want = sign(2) * c[blk][i][j]
+                                + (0..s.k)
+                                    .map(|kk| sign(0) * a[a_blk][i][kk] * sign(1) * stored_b(blk, kk, j))
+                                    .sum::<i64>();
                             let (lane, reg) = s.output_at(i, j, blk);
                             for (engine, d) in [("interpreter", &interp), ("JIT", &jitted)] {
-                                let got = if cw == 64 { (d[2 * reg + 1][lane] as u64) << 32 | d[2 * reg][lane] as u64 } else { d[reg][lane] as u64 };
+                                let got = if cw == 64 {
+                                    (d[2 * reg + 1][lane] as u64) << 32 | d[2 * reg][lane] as u64
+                                } else {
+                                    d[reg][lane] as u64
+                                };
                                 assert_eq!(got, out_bits(want), "{} {} cbsz {cbsz} abid {abid} blgp {blgp} neg {neg}: D[{i}][{j}] block {blk} on the {engine}", o.target.name(), o.name);
                             }
                         }
@@ -305,7 +410,8 @@ fn every_smfmac_computes_the_sparse_product_on_both_engines_for_each_index_set()
             w.set_exec(u64::MAX);
             // random bits everywhere in the index register, the selected set written below
             for lane in 0..64 {
-                w.vgprs[INDEX_REG as usize][lane] = (rng.small() as u32).wrapping_mul(0x9e37_79b9) ^ (lane as u32 * 0x0101_0101);
+                w.vgprs[INDEX_REG as usize][lane] =
+                    (rng.small() as u32).wrapping_mul(0x9e37_79b9) ^ (lane as u32 * 0x0101_0101);
             }
             // A: in each group of four k of a row, two values at two distinct random positions
             let mut a = vec![vec![0i64; s.k]; s.m];
@@ -317,7 +423,12 @@ fn every_smfmac_computes_the_sparse_product_on_both_engines_for_each_index_set()
                         let v = rng.small();
                         a[i][group + pos] = v;
                         let (lane, e, bit) = s.sparse_at(i, group, slot);
-                        put(&mut w.vgprs[A_REG as usize..], input_place(s.input, (lane, e)), bits(s.input), encode(s.input, v));
+                        put(
+                            &mut w.vgprs[A_REG as usize..],
+                            input_place(s.input, (lane, e)),
+                            bits(s.input),
+                            encode(s.input, v),
+                        );
                         let idx = &mut w.vgprs[INDEX_REG as usize][lane];
                         *idx = *idx & !(3 << bit) | (pos as u32) << bit;
                     }
@@ -326,12 +437,25 @@ fn every_smfmac_computes_the_sparse_product_on_both_engines_for_each_index_set()
             let bm: Vec<Vec<i64>> = (0..s.k).map(|_| (0..s.n).map(|_| rng.small()).collect()).collect();
             for kk in 0..s.k {
                 for j in 0..s.n {
-                    put(&mut w.vgprs[B_REG as usize..], input_place(s.input_b, s.input_at(s.n, j, kk, 0)), bits(s.input_b), encode(s.input_b, bm[kk][j]));
+                    put(
+                        &mut w.vgprs[B_REG as usize..],
+                        input_place(s.input_b, s.input_at(s.n, j, kk, 0)),
+                        bits(s.input_b),
+                        encode(s.input_b, bm[kk][j]),
+                    );
                 }
             }
             let int = s.input == MfmaInput::I8;
-            let out_bits = |v: i64| if int { v as i32 as u32 as u64 } else { encode(MfmaInput::F32, v) };
-            let c: Vec<Vec<i64>> = (0..s.m).map(|_| (0..s.n).map(|_| rng.small() * 2 + 1).collect()).collect();
+            let out_bits = |v: i64| {
+                if int {
+                    v as i32 as u32 as u64
+                } else {
+                    encode(MfmaInput::F32, v)
+                }
+            };
+            let c: Vec<Vec<i64>> = (0..s.m)
+                .map(|_| (0..s.n).map(|_| rng.small() * 2 + 1).collect())
+                .collect();
             for i in 0..s.m {
                 for j in 0..s.n {
                     let (lane, reg) = s.output_at(i, j, 0);
@@ -344,7 +468,12 @@ fn every_smfmac_computes_the_sparse_product_on_both_engines_for_each_index_set()
                     let want = c[i][j] + (0..s.k).map(|kk| a[i][kk] * bm[kk][j]).sum::<i64>();
                     let (lane, reg) = s.output_at(i, j, 0);
                     for (engine, d) in [("interpreter", &interp), ("JIT", &jitted)] {
-                        assert_eq!(d[reg][lane] as u64, out_bits(want), "{} cbsz {cbsz} abid {abid}: D[{i}][{j}] on the {engine}", o.name);
+                        assert_eq!(
+                            d[reg][lane] as u64,
+                            out_bits(want),
+                            "{} cbsz {cbsz} abid {abid}: D[{i}][{j}] on the {engine}",
+                            o.name
+                        );
                     }
                 }
             }

@@ -25,7 +25,11 @@ struct Recorder {
 
 impl Recorder {
     fn new(switch: bool) -> Recorder {
-        Recorder { events: Mutex::new(BTreeMap::new()), order: Mutex::new(Vec::new()), switch }
+        Recorder {
+            events: Mutex::new(BTreeMap::new()),
+            order: Mutex::new(Vec::new()),
+            switch,
+        }
     }
 }
 
@@ -33,7 +37,12 @@ impl Observer for Recorder {
     const WANTS_ACCESSES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
         self.order.lock().unwrap().push(ev.wave);
-        self.events.lock().unwrap().entry((ev.workgroup, ev.wave)).or_default().push((ev.pc, ev.exec, ev.accesses.to_vec()));
+        self.events
+            .lock()
+            .unwrap()
+            .entry((ev.workgroup, ev.wave))
+            .or_default()
+            .push((ev.pc, ev.exec, ev.accesses.to_vec()));
     }
     fn switch_wave(&self, _: &InstEvent<'_>) -> bool {
         self.switch
@@ -52,13 +61,35 @@ fn reduce_run(observe: impl FnOnce(&DeviceMemory, &'static DevicePreset, &CodeOb
     observe(&mem, dev, &co, din, dout);
     let mut b = [0u8; 8];
     mem.read(dout, &mut b).unwrap();
-    vec![f32::from_le_bytes(b[..4].try_into().unwrap()), f32::from_le_bytes(b[4..].try_into().unwrap())]
+    vec![
+        f32::from_le_bytes(b[..4].try_into().unwrap()),
+        f32::from_le_bytes(b[4..].try_into().unwrap()),
+    ]
 }
 
-fn dispatch<O: Observer>(jit: Option<&jit::Jit>, o: &O, mem: &DeviceMemory, dev: &'static DevicePreset, co: &CodeObject, din: u64, dout: u64) {
+fn dispatch<O: Observer>(
+    jit: Option<&jit::Jit>,
+    o: &O,
+    mem: &DeviceMemory,
+    dev: &'static DevicePreset,
+    co: &CodeObject,
+    din: u64,
+    dout: u64,
+) {
     let shape = DispatchShape::new([512, 1, 1], [256, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(din), ArgValue::Pointer(dout), ArgValue::U32(512)];
-    let d = KernelDispatch { mem, device: dev, co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(1), ..Limits::default() } };
+    let d = KernelDispatch {
+        mem,
+        device: dev,
+        co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits {
+            threads: Some(1),
+            ..Limits::default()
+        },
+    };
     match jit {
         Some(j) => d.run_with(j, o).unwrap(),
         None => d.run_observed(o).unwrap(),
@@ -80,7 +111,11 @@ fn compiled_blocks_report_the_interpreters_events_with_lane_accesses() {
         for (i, (a, b)) in evs.iter().zip(other).enumerate() {
             // addresses differ by where each dispatch put its code and buffers: compare the access shapes, and
             // PCs relative to the wave's first (the kernel's entry)
-            assert_eq!((a.0 - evs[0].0, a.1), (b.0 - other[0].0, b.1), "{k:?} instruction {i}: pc/exec");
+            assert_eq!(
+                (a.0 - evs[0].0, a.1),
+                (b.0 - other[0].0, b.1),
+                "{k:?} instruction {i}: pc/exec"
+            );
             let shape = |v: &Vec<LaneAccess>| v.iter().map(|x| (x.lane, x.space, x.bytes, x.dir)).collect::<Vec<_>>();
             assert_eq!(shape(&a.2), shape(&b.2), "{k:?} instruction {i}: accesses");
         }
@@ -102,5 +137,9 @@ fn unit_counts_match_and_an_observer_can_interleave_compiled_waves() {
     assert_eq!(out, plain);
     let order = sw.order.into_inner().unwrap();
     let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
-    assert!(switches * 10 > order.len() * 7, "{switches} switches in {} instructions", order.len());
+    assert!(
+        switches * 10 > order.len() * 7,
+        "{switches} switches in {} instructions",
+        order.len()
+    );
 }

@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
-
 use emu_core::observe::{InstEvent, LaneAccess, LaneRange, Observer, Space};
 
 fn jit() -> &'static jit::Jit {
@@ -29,7 +28,12 @@ struct WaveEvents(Mutex<Events>);
 impl Observer for WaveEvents {
     const WANTS_ACCESSES: bool = true;
     fn instruction(&self, ev: &InstEvent<'_>) {
-        self.0.lock().unwrap().entry((ev.workgroup, ev.wave)).or_default().push((ev.pc, ev.exec, ev.accesses.to_vec(), ev.accesses.range().copied()));
+        self.0
+            .lock()
+            .unwrap()
+            .entry((ev.workgroup, ev.wave))
+            .or_default()
+            .push((ev.pc, ev.exec, ev.accesses.to_vec(), ev.accesses.range().copied()));
     }
 }
 
@@ -57,9 +61,17 @@ fn comparable(a: &LaneAccess) -> (u8, Space, u32, emu_core::observe::Dir, Option
     (a.lane, a.space, a.bytes, a.dir, address)
 }
 
-fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run(
+    d: &emu_core::engine::KernelDispatch<'_>,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     // one host thread: both engines then run the same schedule (contended atomic retry loops spin the same)
-    let one = emu_core::engine::KernelDispatch { limits: emu_core::engine::Limits { threads: Some(1), ..d.limits }, ..*d };
+    let one = emu_core::engine::KernelDispatch {
+        limits: emu_core::engine::Limits {
+            threads: Some(1),
+            ..d.limits
+        },
+        ..*d
+    };
     let d = &one;
     let (mem, kernel) = (d.mem, d.kernel);
     let before = mem.snapshot_buffers().unwrap();
@@ -68,27 +80,61 @@ fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engi
     let after_interp = mem.snapshot_buffers().unwrap();
     mem.restore_buffers(&before).unwrap();
     let jitted = d.run_with(jit(), &rj);
-    assert_eq!(interp.is_ok(), jitted.is_ok(), "{}: interpreter {:?}, JIT {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err());
-    assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory differs from the interpreter's", kernel.name);
+    assert_eq!(
+        interp.is_ok(),
+        jitted.is_ok(),
+        "{}: interpreter {:?}, JIT {:?}",
+        kernel.name,
+        interp.as_ref().err(),
+        jitted.as_ref().err()
+    );
+    assert!(
+        mem.snapshot_buffers().unwrap() == after_interp,
+        "{}: the JIT's memory differs from the interpreter's",
+        kernel.name
+    );
     mem.restore_buffers(&before).unwrap();
     let rb = BatchedWaveEvents::default();
     let batched = d.run_with(jit(), &rb);
-    assert_eq!(interp.is_ok(), batched.is_ok(), "{}: interpreter {:?}, JIT with batches {:?}", kernel.name, interp.as_ref().err(), batched.as_ref().err());
-    assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the JIT's memory (batches) differs from the interpreter's", kernel.name);
+    assert_eq!(
+        interp.is_ok(),
+        batched.is_ok(),
+        "{}: interpreter {:?}, JIT with batches {:?}",
+        kernel.name,
+        interp.as_ref().err(),
+        batched.as_ref().err()
+    );
+    assert!(
+        mem.snapshot_buffers().unwrap() == after_interp,
+        "{}: the JIT's memory (batches) differs from the interpreter's",
+        kernel.name
+    );
     let ei = ri.0.into_inner().unwrap();
     let (accesses, in_ranges) = same_events(&ei, &rj.0.into_inner().unwrap(), &format!("{}, JIT", kernel.name));
-    same_events(&ei, &rb.0 .0.into_inner().unwrap(), &format!("{}, JIT with batches", kernel.name));
+    same_events(
+        &ei,
+        &rb.0 .0.into_inner().unwrap(),
+        &format!("{}, JIT with batches", kernel.name),
+    );
     // every bundled kernel reads its arguments at least
     assert!(interp.is_err() || accesses > 0, "{}: no accesses reported", kernel.name);
     // lane i of vadd and saxpy moves element i of each array: whole waves in one range
-    assert!(interp.is_err() || !["vadd", "saxpy"].contains(&kernel.name.as_str()) || in_ranges > 0, "{}: no range", kernel.name);
+    assert!(
+        interp.is_err() || !["vadd", "saxpy"].contains(&kernel.name.as_str()) || in_ranges > 0,
+        "{}: no range",
+        kernel.name
+    );
     jitted
 }
 
 /// Asserts that `ej` holds the interpreter's events `ei` (PCs relative to each wave's first); the number of
 /// accesses compared (and of those that came as ranges).
 fn same_events(ei: &Events, ej: &Events, name: &str) -> (usize, usize) {
-    assert_eq!(ei.keys().collect::<Vec<_>>(), ej.keys().collect::<Vec<_>>(), "{name}: the waves observed");
+    assert_eq!(
+        ei.keys().collect::<Vec<_>>(),
+        ej.keys().collect::<Vec<_>>(),
+        "{name}: the waves observed"
+    );
     let (mut accesses, mut in_ranges) = (0, 0);
     for (k, a) in ei {
         let b = &ej[k];
@@ -96,12 +142,34 @@ fn same_events(ei: &Events, ej: &Events, name: &str) -> (usize, usize) {
         for i in 0..n {
             let (x, y) = (&a[i], &b[i]);
             // device functions may sit below the kernel's entry: offsets are taken modulo 2^64
-            assert_eq!((x.0.wrapping_sub(a[0].0), x.1), (y.0.wrapping_sub(b[0].0), y.1), "{name} {k:?} instruction {i}: pc, exec");
-            let (cx, cy): (Vec<_>, Vec<_>) = (x.2.iter().map(comparable).collect(), y.2.iter().map(comparable).collect());
-            assert!(cx == cy, "{name} {k:?} instruction {i} (pc +{:#x}): interpreter's accesses {:?}\nJIT's {:?}", x.0.wrapping_sub(a[0].0), &x.2[..x.2.len().min(4)], &y.2[..y.2.len().min(4)]);
-            assert_eq!(x.3, y.3, "{name} {k:?} instruction {i} (pc +{:#x}): the range", x.0.wrapping_sub(a[0].0));
+            assert_eq!(
+                (x.0.wrapping_sub(a[0].0), x.1),
+                (y.0.wrapping_sub(b[0].0), y.1),
+                "{name} {k:?} instruction {i}: pc, exec"
+            );
+            let (cx, cy): (Vec<_>, Vec<_>) = (
+                x.2.iter().map(comparable).collect(),
+                y.2.iter().map(comparable).collect(),
+            );
+            assert!(
+                cx == cy,
+                "{name} {k:?} instruction {i} (pc +{:#x}): interpreter's accesses {:?}\nJIT's {:?}",
+                x.0.wrapping_sub(a[0].0),
+                &x.2[..x.2.len().min(4)],
+                &y.2[..y.2.len().min(4)]
+            );
+            assert_eq!(
+                x.3,
+                y.3,
+                "{name} {k:?} instruction {i} (pc +{:#x}): the range",
+                x.0.wrapping_sub(a[0].0)
+            );
             if let Some(r) = x.3 {
-                assert_eq!(r.iter().collect::<Vec<_>>(), x.2, "{name} {k:?} instruction {i}: a range reads as its lanes");
+                assert_eq!(
+                    r.iter().collect::<Vec<_>>(),
+                    x.2,
+                    "{name} {k:?} instruction {i}: a range reads as its lanes"
+                );
                 in_ranges += cx.len();
             }
             accesses += cx.len();
@@ -112,7 +180,10 @@ fn same_events(ei: &Events, ej: &Events, name: &str) -> (usize, usize) {
 }
 
 /// The engine under test with an observer (the cases' own observers): the JIT.
-fn engine_run_observed<O: Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run_observed<O: Observer>(
+    d: &emu_core::engine::KernelDispatch<'_>,
+    observer: &O,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     d.run_with(jit(), observer)
 }
 

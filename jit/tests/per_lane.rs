@@ -34,11 +34,27 @@ fn run_both(asm: &str, target: Target, wave: &WaveState) -> WaveState {
     let mem = DeviceMemory::new(1 << 20).expect("device memory");
     let (mut a, mut j) = (wave.clone(), wave.clone());
     let (mut lds_a, mut lds_j) = (vec![0u8; 65536], vec![0u8; 65536]);
-    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: "per_lane", accesses: None };
+    let mut b = Interp {
+        wave: &mut a,
+        mem: &mem,
+        lds: &mut lds_a,
+        mnemonic: "per_lane",
+        accesses: None,
+    };
     execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{asm} [{}] interpreter: {e}", target.name()));
-    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
-    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{asm} [{}] JIT: {exit:?}", target.name());
-    assert!(a.vgprs == j.vgprs && a.sgprs == j.sgprs, "{asm} [{}]: the engines leave different registers", target.name());
+    let exit = jit()
+        .run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j)
+        .unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
+    assert!(
+        matches!(exit, jit::BlockExit::Continue { .. }),
+        "{asm} [{}] JIT: {exit:?}",
+        target.name()
+    );
+    assert!(
+        a.vgprs == j.vgprs && a.sgprs == j.sgprs,
+        "{asm} [{}]: the engines leave different registers",
+        target.name()
+    );
     a
 }
 
@@ -89,7 +105,13 @@ fn interpret(asm: &str, target: Target, wave: &mut WaveState) -> Result<(), Stri
     let inst = decode(bytes, 0x1000, target).unwrap_or_else(|e| panic!("{asm}: {e}"));
     let mem = DeviceMemory::new(1 << 20).expect("device memory");
     let mut lds = vec![0u8; 65536];
-    let mut b = Interp { wave, mem: &mem, lds: &mut lds, mnemonic: "per_lane", accesses: None };
+    let mut b = Interp {
+        wave,
+        mem: &mem,
+        lds: &mut lds,
+        mnemonic: "per_lane",
+        accesses: None,
+    };
     execute(&mut b, &inst, 0x1000).map(|_| ()).map_err(|e| e.to_string())
 }
 
@@ -114,13 +136,34 @@ fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instruct
         interpret("v_mov_b32 v10, v20", target, &mut w).unwrap();
         let exec = w.exec();
         for r in 0..40 {
-            let want: Lanes = if r == 15 { std::array::from_fn(|l| if exec >> l & 1 == 1 { before[25][l] } else { before[15][l] }) } else { before[r] };
+            let want: Lanes = if r == 15 {
+                std::array::from_fn(|l| {
+                    if exec >> l & 1 == 1 {
+                        before[25][l]
+                    } else {
+                        before[15][l]
+                    }
+                })
+            } else {
+                before[r]
+            };
             assert_eq!(w.vgprs[r], want, "[{}] v{r}", target.name());
         }
         // only the source indexed; an SGPR source is not
         let w2 = run_both("s_set_gpr_idx_mode gpr_idx(SRC0)", target, &w);
         assert_eq!(w2.sgprs[124], 0xabcd_1005, "[{}] M0", target.name());
-        let mut w2 = run_both("s_set_gpr_idx_idx s3", target, &WaveState { sgprs: { let mut s = w2.sgprs; s[3] = 0x102; s }, ..w2 });
+        let mut w2 = run_both(
+            "s_set_gpr_idx_idx s3",
+            target,
+            &WaveState {
+                sgprs: {
+                    let mut s = w2.sgprs;
+                    s[3] = 0x102;
+                    s
+                },
+                ..w2
+            },
+        );
         assert_eq!(w2.sgprs[124], 0xabcd_1002, "[{}] M0", target.name());
         interpret("v_mov_b32 v1, v3", target, &mut w2).unwrap();
         assert_eq!(w2.vgprs[1][3], before[5][3], "[{}]", target.name());
@@ -128,11 +171,17 @@ fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instruct
         assert_eq!(w2.vgprs[1][3], 0x1234_5605, "[{}]", target.name());
         // other VALU instructions stop, and so does an index past v255
         let e = interpret("v_add_u32 v1, v2, v3", target, &mut w2.clone()).unwrap_err();
-        assert!(e.contains("v_add_u32_e32: VGPR index mode (s_set_gpr_idx_on) on an instruction other than v_mov_b32"), "{e}");
+        assert!(
+            e.contains("v_add_u32_e32: VGPR index mode (s_set_gpr_idx_on) on an instruction other than v_mov_b32"),
+            "{e}"
+        );
         let mut far = w2.clone();
         far.sgprs[124] = 0x8080;
         let e = interpret("v_mov_b32 v200, v1", target, &mut far).unwrap_err();
-        assert!(e.contains("VGPR index mode reaches past v255, which the ISA guide calls illegal"), "{e}");
+        assert!(
+            e.contains("VGPR index mode reaches past v255, which the ISA guide calls illegal"),
+            "{e}"
+        );
         let off = run_both("s_set_gpr_idx_off", target, &w2);
         assert!(!off.gpr_idx, "[{}]", target.name());
     }
@@ -142,8 +191,14 @@ fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instruct
 /// examples (written there as the values 1..=0x20 of the lanes read), in each group of 32 lanes, on both engines.
 #[test]
 fn ds_swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
-    let fft0 = [1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16, 0xe, 0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20];
-    let right1 = [0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20];
+    let fft0 = [
+        1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16, 0xe,
+        0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20,
+    ];
+    let right1 = [
+        0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18,
+        0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20,
+    ];
     for target in Target::ALL {
         for (offset, table) in [(0xe000u32, fft0), (0xc000 | 1 << 10 | 1 << 5 | 1, right1)] {
             let mut w = WaveState::new(0x1000, 4, 0);
@@ -188,8 +243,16 @@ fn mad_64_32_multiplies_adds_and_reports_the_carry_or_overflow_in_every_lane() {
                 let out = run_both(asm, target, &w);
                 let mut carry = 0u64;
                 for l in 0..64 {
-                    let (x, y) = if s2 { (w.sgprs[2], w.vgprs[if signed { 2 } else { 1 }][l]) } else { (w.vgprs[1][l], w.vgprs[2][l]) };
-                    let acc = if zero { 0 } else { (w.vgprs[5][l] as u64) << 32 | w.vgprs[4][l] as u64 };
+                    let (x, y) = if s2 {
+                        (w.sgprs[2], w.vgprs[if signed { 2 } else { 1 }][l])
+                    } else {
+                        (w.vgprs[1][l], w.vgprs[2][l])
+                    };
+                    let acc = if zero {
+                        0
+                    } else {
+                        (w.vgprs[5][l] as u64) << 32 | w.vgprs[4][l] as u64
+                    };
                     let (sum, over) = if signed {
                         let p = x as i32 as i128 * y as i32 as i128 + acc as i64 as i128;
                         (p as u64, p < i64::MIN as i128 || p > i64::MAX as i128)
@@ -198,14 +261,26 @@ fn mad_64_32_multiplies_adds_and_reports_the_carry_or_overflow_in_every_lane() {
                         (p as u64, p > u64::MAX as u128)
                     };
                     let on = exec >> l & 1 == 1;
-                    let want = if on { (sum as u32, (sum >> 32) as u32) } else { (0xdead_beef, 0x0bad_f00d) };
-                    assert_eq!((out.vgprs[6][l], out.vgprs[7][l]), want, "{asm} [{}] lane {l}, exec {exec:#x}", target.name());
+                    let want = if on {
+                        (sum as u32, (sum >> 32) as u32)
+                    } else {
+                        (0xdead_beef, 0x0bad_f00d)
+                    };
+                    assert_eq!(
+                        (out.vgprs[6][l], out.vgprs[7][l]),
+                        want,
+                        "{asm} [{}] lane {l}, exec {exec:#x}",
+                        target.name()
+                    );
                     carry |= ((on && over) as u64) << l;
                 }
                 let got = (out.sgprs[11] as u64) << 32 | out.sgprs[10] as u64;
                 assert_eq!(got, carry, "{asm} [{}]: SDST, exec {exec:#x}", target.name());
                 if exec == u64::MAX && !zero {
-                    assert!(carry != 0 && carry != u64::MAX, "{asm}: lanes that carry and lanes that do not");
+                    assert!(
+                        carry != 0 && carry != u64::MAX,
+                        "{asm}: lanes that carry and lanes that do not"
+                    );
                 }
             }
         }
@@ -220,12 +295,32 @@ fn run_both_lds(asm: &str, target: Target, wave: &WaveState, lds: &[u8]) -> (Wav
     let mem = DeviceMemory::new(1 << 20).expect("device memory");
     let (mut a, mut j) = (wave.clone(), wave.clone());
     let (mut lds_a, mut lds_j) = (lds.to_vec(), lds.to_vec());
-    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: "per_lane", accesses: None };
+    let mut b = Interp {
+        wave: &mut a,
+        mem: &mem,
+        lds: &mut lds_a,
+        mnemonic: "per_lane",
+        accesses: None,
+    };
     execute(&mut b, &inst, 0x1000).unwrap_or_else(|e| panic!("{asm} [{}] interpreter: {e}", target.name()));
-    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
-    assert!(matches!(exit, jit::BlockExit::Continue { .. }), "{asm} [{}] JIT: {exit:?}", target.name());
-    assert!(a.vgprs == j.vgprs && a.sgprs == j.sgprs, "{asm} [{}]: the engines leave different registers", target.name());
-    assert!(lds_a == lds_j, "{asm} [{}]: the engines leave different LDS", target.name());
+    let exit = jit()
+        .run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j)
+        .unwrap_or_else(|e| panic!("{asm}: the JIT failed: {e}"));
+    assert!(
+        matches!(exit, jit::BlockExit::Continue { .. }),
+        "{asm} [{}] JIT: {exit:?}",
+        target.name()
+    );
+    assert!(
+        a.vgprs == j.vgprs && a.sgprs == j.sgprs,
+        "{asm} [{}]: the engines leave different registers",
+        target.name()
+    );
+    assert!(
+        lds_a == lds_j,
+        "{asm} [{}]: the engines leave different LDS",
+        target.name()
+    );
     (a, lds_a)
 }
 
@@ -236,10 +331,20 @@ fn faults_alike(asm: &str, what: &str, target: Target, wave: &WaveState, lds: &[
     let inst = decode(bytes, 0x1000, target).expect("decodes");
     let mem = DeviceMemory::new(1 << 20).expect("device memory");
     let (mut a, mut j, mut lds_a, mut lds_j) = (wave.clone(), wave.clone(), lds.to_vec(), lds.to_vec());
-    let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds_a, mnemonic: inst.info.name, accesses: None };
+    let mut b = Interp {
+        wave: &mut a,
+        mem: &mem,
+        lds: &mut lds_a,
+        mnemonic: inst.info.name,
+        accesses: None,
+    };
     let fault = execute(&mut b, &inst, 0x1000).expect_err("past the LDS").to_string();
-    let exit = jit().run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j).expect("runs");
-    let jit::BlockExit::Fault { error, .. } = exit else { panic!("{what}: {exit:?}") };
+    let exit = jit()
+        .run_block_once(vec![inst], 0x1000, &mut j, &mem, &mut lds_j)
+        .expect("runs");
+    let jit::BlockExit::Fault { error, .. } = exit else {
+        panic!("{what}: {exit:?}")
+    };
     assert!(error.ends_with(&fault), "{what}: {error} / {fault}");
     assert!(lds_a == lds_j, "{what}: the engines leave different LDS");
 }
@@ -268,8 +373,11 @@ fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_a
                 }
                 let lds: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
                 let on = |l: usize| exec >> l & 1 == 1;
-                let put = |mem: &mut Vec<u8>, at: u32, lo: u32, hi: u32| mem[at as usize..at as usize + 8].copy_from_slice(&((hi as u64) << 32 | lo as u64).to_le_bytes());
-                let word = |mem: &[u8], at: u32| u32::from_le_bytes(mem[at as usize..at as usize + 4].try_into().unwrap());
+                let put = |mem: &mut Vec<u8>, at: u32, lo: u32, hi: u32| {
+                    mem[at as usize..at as usize + 8].copy_from_slice(&((hi as u64) << 32 | lo as u64).to_le_bytes())
+                };
+                let word =
+                    |mem: &[u8], at: u32| u32::from_le_bytes(mem[at as usize..at as usize + 4].try_into().unwrap());
                 let name = |asm: &str| format!("{asm} [{}] base {base:#x} exec {exec:#x}", target.name());
 
                 let (_, after) = run_both_lds("ds_write_b64 v1, v[2:3] offset:16", target, &w, &lds);
@@ -281,7 +389,11 @@ fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_a
                 let (r, _) = run_both_lds("ds_read_b64 v[6:7], v1 offset:16", target, &w, &after);
                 for l in 0..64 {
                     let got = (r.vgprs[6][l], r.vgprs[7][l]);
-                    let expect = if on(l) { (w.vgprs[2][l], w.vgprs[3][l]) } else { (0xdead_0006, 0xdead_0007) };
+                    let expect = if on(l) {
+                        (w.vgprs[2][l], w.vgprs[3][l])
+                    } else {
+                        (0xdead_0006, 0xdead_0007)
+                    };
                     assert_eq!(got, expect, "{}: lane {l}", name("ds_read_b64"));
                 }
                 if base + 8 * 64 + 512 > LEN {
@@ -301,8 +413,17 @@ fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_a
                 let (r, _) = run_both_lds("ds_read2_b64 v[8:11], v1 offset0:1 offset1:64", target, &w, &lds);
                 for l in 0..64 {
                     let a = w.vgprs[1][l];
-                    let expect = [word(&lds, a + 8), word(&lds, a + 12), word(&lds, a + 512), word(&lds, a + 516)];
-                    let expect = if on(l) { expect } else { [0xdead_0008, 0xdead_0009, 0xdead_000a, 0xdead_000b] };
+                    let expect = [
+                        word(&lds, a + 8),
+                        word(&lds, a + 12),
+                        word(&lds, a + 512),
+                        word(&lds, a + 516),
+                    ];
+                    let expect = if on(l) {
+                        expect
+                    } else {
+                        [0xdead_0008, 0xdead_0009, 0xdead_000a, 0xdead_000b]
+                    };
                     let got = [8, 9, 10, 11].map(|k| r.vgprs[k][l]);
                     assert_eq!(got, expect, "{}: lane {l}", name("ds_read2_b64"));
                 }
@@ -344,7 +465,8 @@ fn lds_64_bit_pairs_at_adjacent_offsets_are_written_in_two_passes_and_read_whole
                 let lds: Vec<u8> = (0..LEN).map(|i| (i * 13 + 5) as u8).collect();
                 let on = |l: usize| exec >> l & 1 == 1;
                 let name = |asm: &str| format!("{asm} [{}] {layout}, exec {exec:#x}", target.name());
-                let word = |mem: &[u8], at: u32| u32::from_le_bytes(mem[at as usize..at as usize + 4].try_into().unwrap());
+                let word =
+                    |mem: &[u8], at: u32| u32::from_le_bytes(mem[at as usize..at as usize + 4].try_into().unwrap());
 
                 let (_, after) = run_both_lds("ds_write2_b64 v1, v[2:3], v[4:5] offset0:1 offset1:2", target, &w, &lds);
                 let mut want = lds.clone();
@@ -360,15 +482,27 @@ fn lds_64_bit_pairs_at_adjacent_offsets_are_written_in_two_passes_and_read_whole
                 let (r, _) = run_both_lds("ds_read2_b64 v[8:11], v1 offset0:1 offset1:2", target, &w, &after);
                 for l in 0..64 {
                     let a = w.vgprs[1][l] + 8;
-                    let expect = if on(l) { [0, 4, 8, 12].map(|k| word(&after, a + k)) } else { [0xdead_0008, 0xdead_0009, 0xdead_000a, 0xdead_000b] };
-                    assert_eq!([8, 9, 10, 11].map(|k| r.vgprs[k][l]), expect, "{}: lane {l}", name("ds_read2_b64"));
+                    let expect = if on(l) {
+                        [0, 4, 8, 12].map(|k| word(&after, a + k))
+                    } else {
+                        [0xdead_0008, 0xdead_0009, 0xdead_000a, 0xdead_000b]
+                    };
+                    assert_eq!(
+                        [8, 9, 10, 11].map(|k| r.vgprs[k][l]),
+                        expect,
+                        "{}: lane {l}",
+                        name("ds_read2_b64")
+                    );
                 }
 
                 if layout == "up to the end" {
                     // one more byte: the last active lane's second pair crosses the LDS's end, on both engines alike
                     let mut past = w.clone();
                     past.vgprs[1] = std::array::from_fn(|l| at(l as u32) + 8);
-                    for asm in ["ds_write2_b64 v1, v[2:3], v[4:5] offset0:1 offset1:2", "ds_read2_b64 v[8:11], v1 offset0:1 offset1:2"] {
+                    for asm in [
+                        "ds_write2_b64 v1, v[2:3], v[4:5] offset0:1 offset1:2",
+                        "ds_read2_b64 v[8:11], v1 offset0:1 offset1:2",
+                    ] {
                         faults_alike(asm, &name(asm), target, &past, &lds);
                     }
                 }

@@ -11,17 +11,27 @@ use std::sync::OnceLock;
 fn tiered() -> &'static jit::Jit {
     static JIT: OnceLock<jit::Jit> = OnceLock::new();
     JIT.get_or_init(|| {
-        let options = jit::JitOptions { hot_after: 2, hot_after_cached: 2, background: true, disk: None };
+        let options = jit::JitOptions {
+            hot_after: 2,
+            hot_after_cached: 2,
+            background: true,
+            disk: None,
+        };
         jit::Jit::with_options(options).expect("a JIT for this host")
     })
 }
 
-fn engine_run(d: &emu_core::engine::KernelDispatch<'_>) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run(
+    d: &emu_core::engine::KernelDispatch<'_>,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     common::against_interpreter(d, tiered(), "tiered JIT")
 }
 
 /// The engine under test with an observer: the tiered JIT.
-fn engine_run_observed<O: emu_core::observe::Observer>(d: &emu_core::engine::KernelDispatch<'_>, observer: &O) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+fn engine_run_observed<O: emu_core::observe::Observer>(
+    d: &emu_core::engine::KernelDispatch<'_>,
+    observer: &O,
+) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
     d.run_with(tiered(), observer)
 }
 

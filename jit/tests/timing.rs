@@ -31,12 +31,30 @@ fn code(file: &str, dev: &DevicePreset) -> CodeObject {
 }
 
 /// Runs `kernel` of `file` over `grid` work-items in workgroups of `block` in timing mode on the JIT.
-fn timed(dev: &'static DevicePreset, mem: &DeviceMemory, file: &str, kernel: &str, grid: u32, block: u32, args: &[ArgValue]) -> TimingStats {
+fn timed(
+    dev: &'static DevicePreset,
+    mem: &DeviceMemory,
+    file: &str,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    args: &[ArgValue],
+) -> TimingStats {
     let co = code(file, dev);
     let k = co.kernel(kernel).unwrap();
     let shape = DispatchShape::new([grid, 1, 1], [block, 1, 1], dev).unwrap();
-    let d = KernelDispatch { mem, device: dev, co: &co, kernel: k, shape, args, limits: Limits::default() };
-    d.run_timed(jit(), &NoObserver).unwrap_or_else(|e| panic!("{kernel}: {e}")).1
+    let d = KernelDispatch {
+        mem,
+        device: dev,
+        co: &co,
+        kernel: k,
+        shape,
+        args,
+        limits: Limits::default(),
+    };
+    d.run_timed(jit(), &NoObserver)
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"))
+        .1
 }
 
 fn read_u64(mem: &DeviceMemory, addr: u64) -> u64 {
@@ -60,7 +78,9 @@ fn chase(dev: &'static DevicePreset, kind: &str, footprint: u64) -> f64 {
         _ if footprint > last_level => (16384, 16384),
         _ => (lines.max(1024), lines.max(1024)),
     };
-    let next = mem.allocate(footprint.max(16 << 10), AllocKind::Buffer, "chain").unwrap();
+    let next = mem
+        .allocate(footprint.max(16 << 10), AllocKind::Buffer, "chain")
+        .unwrap();
     for i in 0..lines.min(warm + steps + 1) {
         let to = ((i + 1) % lines * 32) as u32;
         mem.write(next + i * 128, &to.to_le_bytes()).unwrap();
@@ -68,7 +88,19 @@ fn chase(dev: &'static DevicePreset, kind: &str, footprint: u64) -> f64 {
     let out = mem.allocate(16, AllocKind::Buffer, "out").unwrap();
     let one = if kind == "lds" { 64 } else { 1 };
     let _ = warm;
-    timed(dev, &mem, "chase", &format!("chase_{kind}"), one, one, &[ArgValue::Pointer(next), ArgValue::U32(steps as u32), ArgValue::Pointer(out)]);
+    timed(
+        dev,
+        &mem,
+        "chase",
+        &format!("chase_{kind}"),
+        one,
+        one,
+        &[
+            ArgValue::Pointer(next),
+            ArgValue::U32(steps as u32),
+            ArgValue::Pointer(out),
+        ],
+    );
     read_u64(&mem, out) as f64 / steps as f64
 }
 
@@ -79,12 +111,38 @@ fn stream(dev: &'static DevicePreset, kind: &str, bytes: u64, passes: u32) -> Ti
     let threads = dev.compute_units * 4 * 8 * 64;
     let a = mem.allocate(bytes, AllocKind::Buffer, "a").unwrap();
     let b = mem.allocate(bytes, AllocKind::Buffer, "b").unwrap();
-    let c = mem.allocate(bytes.max(threads as u64 * 4), AllocKind::Buffer, "c").unwrap();
+    let c = mem
+        .allocate(bytes.max(threads as u64 * 4), AllocKind::Buffer, "c")
+        .unwrap();
     let (p, u, f) = (ArgValue::Pointer, ArgValue::U32, ArgValue::F32);
     match kind {
-        "read" => timed(dev, &mem, "stream", "stream_read", threads, 256, &[p(a), u(n), u(passes), u(threads), p(c)]),
-        "write" => timed(dev, &mem, "stream", "stream_write", threads, 256, &[p(a), u(n), u(threads), f(1.0)]),
-        "triad" => timed(dev, &mem, "stream", "stream_triad", threads, 256, &[p(a), p(b), p(c), f(2.0), u(n), u(threads)]),
+        "read" => timed(
+            dev,
+            &mem,
+            "stream",
+            "stream_read",
+            threads,
+            256,
+            &[p(a), u(n), u(passes), u(threads), p(c)],
+        ),
+        "write" => timed(
+            dev,
+            &mem,
+            "stream",
+            "stream_write",
+            threads,
+            256,
+            &[p(a), u(n), u(threads), f(1.0)],
+        ),
+        "triad" => timed(
+            dev,
+            &mem,
+            "stream",
+            "stream_triad",
+            threads,
+            256,
+            &[p(a), p(b), p(c), f(2.0), u(n), u(threads)],
+        ),
         _ => unreachable!(),
     }
 }
@@ -95,10 +153,22 @@ fn bandwidth(dev: &'static DevicePreset, kind: &str) -> f64 {
     let mib = 1u64 << 20;
     let big = if dev.compute_units > 200 { 2 } else { 1 };
     let (small, large, moved) = match kind {
-        "read" => (stream(dev, "read", 32 * mib * big, 1), stream(dev, "read", 64 * mib * big, 1), 32 * mib * big),
-        "write" => (stream(dev, "write", 32 * mib * big, 1), stream(dev, "write", 64 * mib * big, 1), 32 * mib * big),
+        "read" => (
+            stream(dev, "read", 32 * mib * big, 1),
+            stream(dev, "read", 64 * mib * big, 1),
+            32 * mib * big,
+        ),
+        "write" => (
+            stream(dev, "write", 32 * mib * big, 1),
+            stream(dev, "write", 64 * mib * big, 1),
+            32 * mib * big,
+        ),
         // two reads and a write per element
-        "triad" => (stream(dev, "triad", 16 * mib * big, 1), stream(dev, "triad", 32 * mib * big, 1), 3 * 16 * mib * big),
+        "triad" => (
+            stream(dev, "triad", 16 * mib * big, 1),
+            stream(dev, "triad", 32 * mib * big, 1),
+            3 * 16 * mib * big,
+        ),
         // a buffer the L2 holds (but the L1s do not), read 2 and 6 times: the extra passes hit the L2 (on
         // MI300X each XCD's L2 holds it whole: every XCD reads all of it over the passes)
         "l2" => {
@@ -171,9 +241,15 @@ fn the_mi300x_model_on_the_same_kernels_is_faster_where_its_hardware_is() {
     // MI210's 1.64), a larger vector L1 line, the MALL between L2 and HBM.
     let dev = device("mi300x");
     let mi210 = device("mi210");
-    for &(level, kind, footprint, ..) in MI210_LATENCY.iter().filter(|r| [4 << 10, 4 << 20, 1 << 30].contains(&r.2) || r.1 != "vector") {
+    for &(level, kind, footprint, ..) in MI210_LATENCY
+        .iter()
+        .filter(|r| [4 << 10, 4 << 20, 1 << 30].contains(&r.2) || r.1 != "vector")
+    {
         let c = chase(dev, kind, footprint);
-        eprintln!("mi300x {level:>12} chase_{kind} {footprint:>10} B: {c:7.1} cycles, {:.0} ns", c / 2.1);
+        eprintln!(
+            "mi300x {level:>12} chase_{kind} {footprint:>10} B: {c:7.1} cycles, {:.0} ns",
+            c / 2.1
+        );
         assert!(c > 30.0 && c < 1200.0, "{level}: {c}");
     }
     let l2_64k = chase(dev, "vector", 64 << 10);
@@ -218,7 +294,19 @@ fn lds_bank_conflicts_cost_one_more_cycle_per_phase_for_each_further_way() {
     let out = mem.allocate(16, AllocKind::Buffer, "out").unwrap();
     let steps = 256u64;
     let cycles = |stride: u32| {
-        let s = timed(dev, &mem, "lds_banks", "lds_banks", 64, 64, &[ArgValue::Pointer(out), ArgValue::U32(stride), ArgValue::U32(steps as u32)]);
+        let s = timed(
+            dev,
+            &mem,
+            "lds_banks",
+            "lds_banks",
+            64,
+            64,
+            &[
+                ArgValue::Pointer(out),
+                ArgValue::U32(stride),
+                ArgValue::U32(steps as u32),
+            ],
+        );
         (read_u64(&mem, out) as f64 / steps as f64, s.lds_bank_conflict_cycles)
     };
     let (one, none) = cycles(1);
@@ -233,7 +321,10 @@ fn lds_bank_conflicts_cost_one_more_cycle_per_phase_for_each_further_way() {
         let extra = c - one;
         let want = 2.0 * (ways - 1) as f64;
         // the step is measured in whole issue turns of 4 cycles
-        assert!((extra - want).abs() <= 4.0, "{ways}-way: {extra:.2} extra cycles, the phase rule says {want}");
+        assert!(
+            (extra - want).abs() <= 4.0,
+            "{ways}-way: {extra:.2} extra cycles, the phase rule says {want}"
+        );
     }
 }
 
@@ -249,7 +340,15 @@ fn instruction_chains_take_the_timing_tables_cycles() {
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let out = mem.allocate(16 * 8, AllocKind::Buffer, "out").unwrap();
         let cycles = |kernel: &str, rounds: u32| {
-            timed(dev, &mem, "chains", kernel, 64, 64, &[ArgValue::Pointer(out), ArgValue::U32(rounds)]);
+            timed(
+                dev,
+                &mem,
+                "chains",
+                kernel,
+                64,
+                64,
+                &[ArgValue::Pointer(out), ArgValue::U32(rounds)],
+            );
             read_u64(&mem, out)
         };
         for (kernel, per_round, want) in [
@@ -261,8 +360,14 @@ fn instruction_chains_take_the_timing_tables_cycles() {
             ("mfma_f64_dep", 16, mfma64),
         ] {
             let round = (cycles(kernel, 40) - cycles(kernel, 8)) / 32;
-            eprintln!("{id} {kernel:>13}: {round} cycles per round of {per_round} ({:.2} per instruction, table {want})", round as f64 / per_round as f64);
-            assert!(round >= per_round * want && round <= per_round * want + 28, "{id} {kernel}: {round} cycles per round");
+            eprintln!(
+                "{id} {kernel:>13}: {round} cycles per round of {per_round} ({:.2} per instruction, table {want})",
+                round as f64 / per_round as f64
+            );
+            assert!(
+                round >= per_round * want && round <= per_round * want + 28,
+                "{id} {kernel}: {round} cycles per round"
+            );
         }
     }
 }
@@ -275,24 +380,41 @@ fn the_guest_clock_counts_modeled_cycles_and_reads_without_timing_too() {
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let next = mem.allocate(4096, AllocKind::Buffer, "chain").unwrap();
     for i in 0..32u64 {
-        mem.write(next + i * 128, &(((i + 1) % 32 * 32) as u32).to_le_bytes()).unwrap();
+        mem.write(next + i * 128, &(((i + 1) % 32 * 32) as u32).to_le_bytes())
+            .unwrap();
     }
     let out = mem.allocate(16, AllocKind::Buffer, "out").unwrap();
     let args = [ArgValue::Pointer(next), ArgValue::U32(512), ArgValue::Pointer(out)];
     let shape = DispatchShape::new([1, 1, 1], [1, 1, 1], dev).unwrap();
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: k, shape, args: &args, limits: Limits::default() };
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: k,
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
     // functional: s_memtime reads a count that grows by 4 per instruction
     d.run_with(jit(), &NoObserver).unwrap();
     let functional = read_u64(&mem, out);
     d.run().unwrap();
-    assert_eq!(read_u64(&mem, out), functional, "both engines count the same instructions between the reads");
+    assert_eq!(
+        read_u64(&mem, out),
+        functional,
+        "both engines count the same instructions between the reads"
+    );
     assert!(functional > 0 && functional.is_multiple_of(4), "{functional}");
     // timed: the difference of two reads is the modeled cycles between their issues, on both engines
     let (_, t) = d.run_timed(jit(), &NoObserver).unwrap();
     let modeled = read_u64(&mem, out);
     d.run_timed(&Interpreter, &NoObserver).unwrap();
     assert_eq!(read_u64(&mem, out), modeled);
-    assert!(modeled > 512 * 100 && modeled < t.cycles, "{modeled} of {} cycles", t.cycles);
+    assert!(
+        modeled > 512 * 100 && modeled < t.cycles,
+        "{modeled} of {} cycles",
+        t.cycles
+    );
 }
 
 /// Keeps every event.
@@ -316,17 +438,32 @@ fn a_timed_dispatch_reports_placement_issue_cycles_stalls_barriers_and_waits() {
     let out = mem.allocate(16, AllocKind::Buffer, "out").unwrap();
     let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(input), ArgValue::Pointer(out), ArgValue::U32(n)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
     let rec = Recorder::default();
     let (stats, timing) = d.run_timed(jit(), &rec).unwrap();
     let events = rec.0.into_inner().unwrap();
-    assert!(matches!(events.first(), Some(Event::DispatchBegin { timing: true, .. })), "{:?}", events.first());
+    assert!(
+        matches!(events.first(), Some(Event::DispatchBegin { timing: true, .. })),
+        "{:?}",
+        events.first()
+    );
     assert!(matches!(events.last(), Some(Event::DispatchEnd { cycles: Some(c), .. }) if *c == timing.cycles));
     // workgroups go round-robin over the 8 XCDs
-    let xcds: Vec<u32> = events.iter().filter_map(|e| match e {
-        Event::WorkgroupStart { placement: Some(p), .. } => Some(p.xcd),
-        _ => None,
-    }).collect();
+    let xcds: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::WorkgroupStart { placement: Some(p), .. } => Some(p.xcd),
+            _ => None,
+        })
+        .collect();
     assert_eq!(xcds, vec![0, 1, 2, 3], "{xcds:?}");
     let mut last: std::collections::HashMap<([u32; 3], u32), u64> = Default::default();
     let (mut instructions, mut waited, mut accesses) = (0, 0, 0);
@@ -336,7 +473,10 @@ fn a_timed_dispatch_reports_placement_issue_cycles_stalls_barriers_and_waits() {
             Event::Instruction(i) => {
                 let issue = i.issue.expect("timing mode times every instruction");
                 let prev = last.insert((i.workgroup, i.wave), issue.cycle);
-                assert!(prev.is_none_or(|p| issue.cycle >= p + 4), "a wave issues once per turn at most");
+                assert!(
+                    prev.is_none_or(|p| issue.cycle >= p + 4),
+                    "a wave issues once per turn at most"
+                );
                 instructions += 1;
                 accesses += i.accesses.len();
             }
@@ -346,17 +486,42 @@ fn a_timed_dispatch_reports_placement_issue_cycles_stalls_barriers_and_waits() {
     }
     assert_eq!(instructions, stats.wave_instructions);
     assert!(waited > 0 && accesses > 0);
-    let arrivals = events.iter().filter(|e| matches!(e, Event::BarrierArrive { cycle: Some(_), .. })).count();
-    let releases = events.iter().filter(|e| matches!(e, Event::BarrierRelease { cycle: Some(_), .. })).count();
-    assert!(arrivals > 0 && arrivals == releases * 4, "four waves per workgroup: {arrivals} arrivals, {releases} releases");
-    assert!(timing.stalls.barrier > 0 && timing.stalls.vmcnt > 0, "{:?}", timing.stalls);
+    let arrivals = events
+        .iter()
+        .filter(|e| matches!(e, Event::BarrierArrive { cycle: Some(_), .. }))
+        .count();
+    let releases = events
+        .iter()
+        .filter(|e| matches!(e, Event::BarrierRelease { cycle: Some(_), .. }))
+        .count();
+    assert!(
+        arrivals > 0 && arrivals == releases * 4,
+        "four waves per workgroup: {arrivals} arrivals, {releases} releases"
+    );
+    assert!(
+        timing.stalls.barrier > 0 && timing.stalls.vmcnt > 0,
+        "{:?}",
+        timing.stalls
+    );
     // the same dispatch functionally: the same kinds of events, no placement or cycles
     let rec = Recorder::default();
     d.run_with(jit(), &rec).unwrap();
     let events = rec.0.into_inner().unwrap();
-    assert!(events.iter().any(|e| matches!(e, Event::WaveStart { placement: None, cycle: None, .. })));
-    assert!(events.iter().all(|e| !matches!(e, Event::Instruction(i) if i.issue.is_some())));
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::Instruction(_))).count() as u64, stats.wave_instructions);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::WaveStart {
+            placement: None,
+            cycle: None,
+            ..
+        }
+    )));
+    assert!(events
+        .iter()
+        .all(|e| !matches!(e, Event::Instruction(i) if i.issue.is_some())));
+    assert_eq!(
+        events.iter().filter(|e| matches!(e, Event::Instruction(_))).count() as u64,
+        stats.wave_instructions
+    );
 }
 
 #[test]
@@ -372,9 +537,25 @@ fn cycles_do_not_depend_on_the_host_thread_count() {
         mem.allocate(bytes, AllocKind::Buffer, "C").unwrap(),
     );
     let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev).unwrap();
-    let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c), ArgValue::U32(n)];
+    let args = [
+        ArgValue::Pointer(a),
+        ArgValue::Pointer(b),
+        ArgValue::Pointer(c),
+        ArgValue::U32(n),
+    ];
     let run = |threads| {
-        let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits { threads: Some(threads), ..Limits::default() } };
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &co,
+            kernel: &co.kernels[0],
+            shape,
+            args: &args,
+            limits: Limits {
+                threads: Some(threads),
+                ..Limits::default()
+            },
+        };
         d.run_timed(jit(), &NoObserver).unwrap()
     };
     let (one, two) = (run(1), run(2));
@@ -395,7 +576,15 @@ fn cycles_do_not_depend_on_where_the_code_arguments_and_dispatch_packet_were_put
     let out = mem.allocate(4 * n as u64, AllocKind::Buffer, "out").unwrap();
     let shape = DispatchShape::new([n, 1, 1], [64, 1, 1], dev).unwrap();
     let args = [ArgValue::Pointer(input), ArgValue::Pointer(out), ArgValue::U32(n)];
-    let d = KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() };
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
     let first = d.run_timed(jit(), &NoObserver).unwrap().1;
     let mut moved = Vec::new();
     for bytes in [64u64, 192, 4096, 1 << 16, 1 << 20] {

@@ -29,9 +29,18 @@ const GRID_SYNC: &[&str] = &["gws_sema"];
 fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
     let (mem, kernel) = (d.mem, d.kernel);
     if GRID_SYNC.contains(&kernel.name.as_str()) {
-        for timed in [d.run_timed(jit(), &NoObserver).err(), d.run_timed(&Interpreter, &NoObserver).err()] {
-            let Some(EngineError::Timing { what, .. }) = timed else { panic!("{}: timing mode ran a grid-wide sync: {timed:?}", kernel.name) };
-            assert!(what.starts_with("grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled"), "{}: {what}", kernel.name);
+        for timed in [
+            d.run_timed(jit(), &NoObserver).err(),
+            d.run_timed(&Interpreter, &NoObserver).err(),
+        ] {
+            let Some(EngineError::Timing { what, .. }) = timed else {
+                panic!("{}: timing mode ran a grid-wide sync: {timed:?}", kernel.name)
+            };
+            assert!(
+                what.starts_with("grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled"),
+                "{}: {what}",
+                kernel.name
+            );
         }
         return d.run_with(jit(), &NoObserver);
     }
@@ -46,13 +55,33 @@ fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
     let after_interpreted = mem.snapshot_buffers().unwrap();
     match (&functional, &timed, &interpreted) {
         (Ok(f), Ok((t, ts)), Ok((i, is))) => {
-            assert!(after_timed == after_functional, "{}: timing mode changed the results", kernel.name);
-            assert!(after_interpreted == after_functional, "{}: timing mode on the interpreter changed the results", kernel.name);
+            assert!(
+                after_timed == after_functional,
+                "{}: timing mode changed the results",
+                kernel.name
+            );
+            assert!(
+                after_interpreted == after_functional,
+                "{}: timing mode on the interpreter changed the results",
+                kernel.name
+            );
             assert_eq!((f.workgroups, f.waves), (t.workgroups, t.waves), "{}", kernel.name);
-            assert!(t.cycles.is_some_and(|c| c > 0) && t.cycles == Some(ts.cycles), "{}: {t:?}", kernel.name);
+            assert!(
+                t.cycles.is_some_and(|c| c > 0) && t.cycles == Some(ts.cycles),
+                "{}: {t:?}",
+                kernel.name
+            );
             if !RACY.contains(&kernel.name.as_str()) {
-                assert_eq!(f.wave_instructions, t.wave_instructions, "{}: the same instructions run", kernel.name);
-                assert!(t.same_but_code_address(i) && ts == is, "{}: the engines give different timings: {t:?} {ts:?}, {i:?} {is:?}", kernel.name);
+                assert_eq!(
+                    f.wave_instructions, t.wave_instructions,
+                    "{}: the same instructions run",
+                    kernel.name
+                );
+                assert!(
+                    t.same_but_code_address(i) && ts == is,
+                    "{}: the engines give different timings: {t:?} {ts:?}, {i:?} {is:?}",
+                    kernel.name
+                );
             }
             assert_eq!(f.slack, t.slack, "{}: slack accesses", kernel.name);
             Ok(t.clone())
@@ -75,7 +104,10 @@ fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
 
 /// The engine under test with an observer: the JIT, functionally (in timing mode the model, not an observer,
 /// decides when a wave switches, which the observer cases ask to control).
-fn engine_run_observed<O: emu_core::observe::Observer>(d: &KernelDispatch<'_>, observer: &O) -> Result<RunStats, EngineError> {
+fn engine_run_observed<O: emu_core::observe::Observer>(
+    d: &KernelDispatch<'_>,
+    observer: &O,
+) -> Result<RunStats, EngineError> {
     d.run_with(jit(), observer)
 }
 

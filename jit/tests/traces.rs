@@ -16,7 +16,9 @@ const START: u64 = 0x1000;
 
 /// An instruction of `op` (encoding `enc`) with `fields`, placed at `pc`.
 fn inst(op: Opcode, enc: Encoding, fields: &[(Field, u32)], pc: u64) -> Inst {
-    let row = rows_of(op, T).find(|r| r.encoding == enc).unwrap_or_else(|| panic!("{op:?} as {enc:?}"));
+    let row = rows_of(op, T)
+        .find(|r| r.encoding == enc)
+        .unwrap_or_else(|| panic!("{op:?} as {enc:?}"));
     let mut b = Inst::build(row, T).unwrap();
     for &(f, v) in fields {
         b = b.set(f, v).unwrap_or_else(|e| panic!("{op:?} {f:?}={v}: {e:?}"));
@@ -42,7 +44,10 @@ fn assemble(items: &[Item]) -> Vec<Inst> {
             _ => 4,
         })
         .collect();
-    let pcs: Vec<u64> = sizes.iter().scan(START, |a, s| Some(std::mem::replace(a, *a + s))).collect();
+    let pcs: Vec<u64> = sizes
+        .iter()
+        .scan(START, |a, s| Some(std::mem::replace(a, *a + s)))
+        .collect();
     let end = pcs.last().unwrap() + sizes.last().unwrap();
     let simm = |from: u64, to: u64| (((to as i64 - (from as i64 + 4)) / 4) as i16 as u16) as u32;
     items
@@ -50,7 +55,12 @@ fn assemble(items: &[Item]) -> Vec<Inst> {
         .zip(&pcs)
         .map(|(it, &pc)| match it {
             Item::I(op, enc, f) => inst(*op, *enc, f, pc),
-            Item::Br(op, label) => inst(*op, Encoding::Sopp, &[(Field::Simm16, simm(pc, pcs.get(*label).copied().unwrap_or(end)))], pc),
+            Item::Br(op, label) => inst(
+                *op,
+                Encoding::Sopp,
+                &[(Field::Simm16, simm(pc, pcs.get(*label).copied().unwrap_or(end)))],
+                pc,
+            ),
             Item::Out(op, to) => inst(*op, Encoding::Sopp, &[(Field::Simm16, simm(pc, *to))], pc),
         })
         .collect()
@@ -62,22 +72,39 @@ fn same_on_both(name: &str, insts: &[Inst], start: &WaveState) {
     let mem = DeviceMemory::new(1 << 20).unwrap();
     let mut lds = Vec::new();
     let mut a = start.clone();
-    let pcs: Vec<u64> = insts.iter().scan(START, |a, i| Some(std::mem::replace(a, *a + i.size() as u64))).collect();
+    let pcs: Vec<u64> = insts
+        .iter()
+        .scan(START, |a, i| Some(std::mem::replace(a, *a + i.size() as u64)))
+        .collect();
     let (mut pc, mut executed) = (START, 0u64);
     while let Some(inst) = pcs.iter().position(|&p| p == pc).map(|k| &insts[k]) {
-        let mut b = Interp { wave: &mut a, mem: &mem, lds: &mut lds, mnemonic: inst.info.name, accesses: None };
+        let mut b = Interp {
+            wave: &mut a,
+            mem: &mem,
+            lds: &mut lds,
+            mnemonic: inst.info.name,
+            accesses: None,
+        };
         let next = pc + inst.size() as u64;
         executed += 1;
         pc = match execute(&mut b, inst, pc).unwrap_or_else(|e| panic!("{name}: {e}")) {
             Flow::Next => next,
-            Flow::Branch { cond, target } => if cond & 1 == 1 { target } else { next },
+            Flow::Branch { cond, target } => {
+                if cond & 1 == 1 {
+                    target
+                } else {
+                    next
+                }
+            }
             Flow::Jump(t) => t,
             other => panic!("{name}: {other:?}"),
         };
     }
     let jit = jit::Jit::new().unwrap();
     let mut j = start.clone();
-    let exit = jit.run_block_once(insts.to_vec(), START, &mut j, &mem, &mut lds).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let exit = jit
+        .run_block_once(insts.to_vec(), START, &mut j, &mem, &mut lds)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     match exit {
         jit::BlockExit::Continue { next_pc, executed: e } => {
             assert_eq!(next_pc, pc, "{name}: next PC");
@@ -113,11 +140,23 @@ fn execs() -> [u64; 4] {
 fn ifs_whose_bodies_run_or_are_skipped_leave_the_registers_the_interpreter_leaves() {
     use Item::*;
     use Opcode as O;
-    let vop2 = |op, d, s, v| I(op, Encoding::Vop2, vec![(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let vop2 = |op, d, s, v| {
+        I(
+            op,
+            Encoding::Vop2,
+            vec![(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)],
+        )
+    };
     let vop1 = |op, d, s| I(op, Encoding::Vop1, vec![(Field::Vdst, d), (Field::Src0, s)]);
     let cmp = |op, s, v| I(op, Encoding::Vopc, vec![(Field::Src0, s), (Field::Vsrc1, v)]);
     let sop1 = |op, d, s| I(op, Encoding::Sop1, vec![(Field::Sdst, d), (Field::Ssrc0, s)]);
-    let sop2 = |op, d, a, b| I(op, Encoding::Sop2, vec![(Field::Sdst, d), (Field::Ssrc0, a), (Field::Ssrc1, b)]);
+    let sop2 = |op, d, a, b| {
+        I(
+            op,
+            Encoding::Sop2,
+            vec![(Field::Sdst, d), (Field::Ssrc0, a), (Field::Ssrc1, b)],
+        )
+    };
     // the shape LLVM gives an `if` (divergent: EXEC saved, narrowed, the body skipped when no lane is left,
     // EXEC restored), twice in a row over values written before each (the second body narrows EXEC further,
     // and its join computes before restoring it), and a uniform branch over SCC
@@ -144,7 +183,11 @@ fn ifs_whose_bodies_run_or_are_skipped_leave_the_registers_the_interpreter_leave
         // 18: a body that narrowed EXEC or none; the join reads EXEC before restoring it
         vop2(O::VAddU32, 8, V + 1, 2),
         sop2(O::SOrB64, 126, 126, 8),
-        I(O::SCmpLtU32, Encoding::Sopc, vec![(Field::Ssrc0, 20), (Field::Ssrc1, 140)]),
+        I(
+            O::SCmpLtU32,
+            Encoding::Sopc,
+            vec![(Field::Ssrc0, 20), (Field::Ssrc1, 140)],
+        ),
         Br(O::SCbranchScc1, 24),
         vop2(O::VAddU32, 9, V + 8, 8),
         sop2(O::SAddU32, 22, 20, 21),
@@ -163,9 +206,21 @@ fn ifs_whose_bodies_run_or_are_skipped_leave_the_registers_the_interpreter_leave
 fn branches_out_of_the_block_and_back_to_its_start_leave_it_where_the_interpreter_goes() {
     use Item::*;
     use Opcode as O;
-    let vop2 = |op, d, s, v| I(op, Encoding::Vop2, vec![(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)]);
+    let vop2 = |op, d, s, v| {
+        I(
+            op,
+            Encoding::Vop2,
+            vec![(Field::Vdst, d), (Field::Src0, s), (Field::Vsrc1, v)],
+        )
+    };
     let sopc = |op, a, b| I(op, Encoding::Sopc, vec![(Field::Ssrc0, a), (Field::Ssrc1, b)]);
-    let sop2 = |op, d, a, b| I(op, Encoding::Sop2, vec![(Field::Sdst, d), (Field::Ssrc0, a), (Field::Ssrc1, b)]);
+    let sop2 = |op, d, a, b| {
+        I(
+            op,
+            Encoding::Sop2,
+            vec![(Field::Sdst, d), (Field::Ssrc0, a), (Field::Ssrc1, b)],
+        )
+    };
     // a loop that is the block's start, a branch out of the block (backwards, before the block), one forward
     // past its end, and one onto the instruction right after the block
     let items = [

@@ -38,11 +38,19 @@ pub struct CounterDef {
 }
 
 const fn exact(name: &'static str, description: &'static str) -> CounterDef {
-    CounterDef { name, source: Source::Exact, description }
+    CounterDef {
+        name,
+        source: Source::Exact,
+        description,
+    }
 }
 
 const fn modeled(name: &'static str, description: &'static str) -> CounterDef {
-    CounterDef { name, source: Source::Modeled, description }
+    CounterDef {
+        name,
+        source: Source::Modeled,
+        description,
+    }
 }
 
 /// The exact counters, in the order of [`crate::hw::Exact`]'s indices.
@@ -90,26 +98,50 @@ pub const MODELED: &[CounterDef] = &[
     modeled("GRBM_COUNT", "Shader-clock cycles of the dispatch (the model's clock)"),
     modeled("GRBM_GUI_ACTIVE", "Cycles the GPU was busy with the dispatch"),
     modeled("SQ_WAVE_CYCLES", "Wave-cycles: every wave's lifetime summed"),
-    modeled("SQ_BUSY_CYCLES", "Cycles from the first wave's start to the last wave's end"),
-    modeled("SQ_WAIT_INST_ANY", "Wave-cycles waiting to issue, any reason (dependencies, s_waitcnt, barriers, busy units, fetch, arbitration)"),
-    modeled("SQ_ACTIVE_INST_VALU", "Cycles the VALUs and matrix cores were busy, summed over SIMDs"),
+    modeled(
+        "SQ_BUSY_CYCLES",
+        "Cycles from the first wave's start to the last wave's end",
+    ),
+    modeled(
+        "SQ_WAIT_INST_ANY",
+        "Wave-cycles waiting to issue, any reason (dependencies, s_waitcnt, barriers, busy units, fetch, arbitration)",
+    ),
+    modeled(
+        "SQ_ACTIVE_INST_VALU",
+        "Cycles the VALUs and matrix cores were busy, summed over SIMDs",
+    ),
     modeled("SQ_ACTIVE_INST_SALU", "Cycles the scalar ALUs were busy"),
     modeled("SQ_ACTIVE_INST_LDS", "Cycles the LDS was busy"),
-    modeled("SQ_ACTIVE_INST_VMEM", "Cycles the texture address units were busy issuing vector memory instructions"),
+    modeled(
+        "SQ_ACTIVE_INST_VMEM",
+        "Cycles the texture address units were busy issuing vector memory instructions",
+    ),
     modeled("TCP_TCC_READ_REQ", "Vector L1 read misses sent to the L2"),
     modeled("TCP_TCC_WRITE_REQ", "Vector L1 writes sent to the L2 (write-through)"),
     modeled("TCP_TCC_ATOMIC_REQ", "Vector L1 atomics sent to the L2"),
     modeled("TCC_REQ", "L2 requests (vector L1, scalar cache and instruction cache)"),
     modeled("TCC_HIT", "L2 hits"),
     modeled("TCC_MISS", "L2 misses"),
-    modeled("TCC_EA_RDREQ", "L2 read requests to memory (line fills), in 64-byte units"),
-    modeled("TCC_EA_WRREQ", "L2 write requests to memory (write-backs), in 64-byte units"),
+    modeled(
+        "TCC_EA_RDREQ",
+        "L2 read requests to memory (line fills), in 64-byte units",
+    ),
+    modeled(
+        "TCC_EA_WRREQ",
+        "L2 write requests to memory (write-backs), in 64-byte units",
+    ),
     modeled("MALL_HIT", "Infinity Cache (MALL) hits (0 where the device has none)"),
     modeled("MALL_MISS", "Infinity Cache (MALL) misses"),
     modeled("HBM_READ_BYTES", "Bytes read from device memory (HBM)"),
     modeled("HBM_WRITE_BYTES", "Bytes written to device memory (HBM)"),
-    modeled("SQ_VALU_MFMA_BUSY_CYCLES", "Cycles the matrix cores were busy, summed over SIMDs"),
-    modeled("SQ_ACTIVE_INST_ANY", "Wave-cycles from a wave's start to its end minus its stalled cycles (issuing or executing)"),
+    modeled(
+        "SQ_VALU_MFMA_BUSY_CYCLES",
+        "Cycles the matrix cores were busy, summed over SIMDs",
+    ),
+    modeled(
+        "SQ_ACTIVE_INST_ANY",
+        "Wave-cycles from a wave's start to its end minus its stalled cycles (issuing or executing)",
+    ),
 ];
 
 /// Every counter: the exact ones, then the modeled ones.
@@ -145,9 +177,15 @@ pub fn select(list: Option<&str>, timing: bool) -> Result<Vec<&'static CounterDe
             out.push(c);
         }
     }
-    let needs: Vec<&str> = out.iter().filter(|c| c.source == Source::Modeled).map(|c| c.name).collect();
+    let needs: Vec<&str> = out
+        .iter()
+        .filter(|c| c.source == Source::Modeled)
+        .map(|c| c.name)
+        .collect();
     if !timing && !needs.is_empty() {
-        return Err(CounterError::NeedsTiming { names: needs.join(", ") });
+        return Err(CounterError::NeedsTiming {
+            names: needs.join(", "),
+        });
     }
     Ok(out)
 }
@@ -170,10 +208,18 @@ mod tests {
     #[test]
     fn modeled_counters_without_timing_are_refused_by_name() {
         let e = select(Some("SQ_WAVES,TCC_HIT,TCC_MISS"), false).unwrap_err();
-        assert_eq!(e, CounterError::NeedsTiming { names: "TCC_HIT, TCC_MISS".into() });
+        assert_eq!(
+            e,
+            CounterError::NeedsTiming {
+                names: "TCC_HIT, TCC_MISS".into()
+            }
+        );
         assert!(e.to_string().contains("--timing"), "{e}");
         assert_eq!(select(Some("SQ_WAVES TCC_HIT"), true).unwrap().len(), 2);
-        assert!(matches!(select(Some("SQ_NOPE"), true), Err(CounterError::Unknown { .. })));
+        assert!(matches!(
+            select(Some("SQ_NOPE"), true),
+            Err(CounterError::Unknown { .. })
+        ));
         assert!(select(None, false).unwrap().iter().all(|c| c.source == Source::Exact));
         assert_eq!(select(None, true).unwrap().len(), EXACT.len() + MODELED.len());
     }

@@ -22,7 +22,11 @@ impl ClassCounter {
 
     /// (unit, instructions) for every unit that executed something, in the order of [`Unit::ALL`].
     pub fn counts(&self) -> Vec<(Unit, u64)> {
-        Unit::ALL.iter().map(|&u| (u, self.count(u))).filter(|(_, n)| *n > 0).collect()
+        Unit::ALL
+            .iter()
+            .map(|&u| (u, self.count(u)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     /// Sum over vector instructions of their active lanes (VALU lane operations and memory lanes).
@@ -59,7 +63,8 @@ impl Observer for ClassCounter {
         let unit = ev.unit;
         self.counts[unit as usize].fetch_add(1, Ordering::Relaxed);
         if unit.is_vector() {
-            self.vector_lanes.fetch_add(ev.exec.count_ones() as u64, Ordering::Relaxed);
+            self.vector_lanes
+                .fetch_add(ev.exec.count_ones() as u64, Ordering::Relaxed);
         }
     }
 }

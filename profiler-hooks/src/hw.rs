@@ -20,7 +20,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use emu_core::observe::{Dir, Event, InstBatch, InstructionEvent, LaneAccess, LaneRange, Observer, Placement, Space, Stalls};
+use emu_core::observe::{
+    Dir, Event, InstBatch, InstructionEvent, LaneAccess, LaneRange, Observer, Placement, Space, Stalls,
+};
 use emu_core::timing::cache::{coalesce, LineUse};
 use emu_core::timing::inst::{Pipe, TimingTable};
 use emu_core::timing::lds::bank_cycles;
@@ -107,7 +109,10 @@ fn classes() -> &'static [Class] {
         Opcode::ALL
             .iter()
             .map(|&op| {
-                let Some(row) = isa_amdgpu::table::rows_of(op, Target::Gfx90a).next().or_else(|| isa_amdgpu::table::rows_of(op, Target::Gfx942).next()) else {
+                let Some(row) = isa_amdgpu::table::rows_of(op, Target::Gfx90a)
+                    .next()
+                    .or_else(|| isa_amdgpu::table::rows_of(op, Target::Gfx942).next())
+                else {
                     return Class::default();
                 };
                 let precision = |t: DataType| match t {
@@ -137,7 +142,12 @@ fn classes() -> &'static [Class] {
                 });
                 let enc = row.encoding;
                 let valu = matches!(row.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma);
-                let mut c = Class { valu, flat_family: matches!(enc, Encoding::Flat | Encoding::Global | Encoding::Scratch), mops, ..Class::default() };
+                let mut c = Class {
+                    valu,
+                    flat_family: matches!(enc, Encoding::Flat | Encoding::Global | Encoding::Scratch),
+                    mops,
+                    ..Class::default()
+                };
                 c.push(idx::INSTS);
                 // the sequencer's own instructions (s_nop, s_waitcnt, s_barrier, s_endpgm) are not SALU work,
                 // as in the timing model
@@ -180,7 +190,9 @@ impl RunClass {
     fn of<'r>(runs: &'r mut [Option<RunClass>; RUN_SLOTS], insts: &[isa_amdgpu::Inst]) -> &'r RunClass {
         let first = insts.as_ptr() as usize;
         let slot = (first >> 4 ^ insts.len()) % RUN_SLOTS;
-        let hit = runs[slot].as_ref().is_some_and(|r| r.first == first && r.ops.len() == insts.len() && r.ops.iter().zip(insts).all(|(&o, i)| o == i.info.opcode));
+        let hit = runs[slot].as_ref().is_some_and(|r| {
+            r.first == first && r.ops.len() == insts.len() && r.ops.iter().zip(insts).all(|(&o, i)| o == i.info.opcode)
+        });
         if !hit {
             let mut sums = [0u64; idx::COUNT];
             let mut valu = 0u64;
@@ -196,8 +208,18 @@ impl RunClass {
                     valu |= 1 << k;
                 }
             }
-            let adds = sums.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (i as u8, n)).collect();
-            runs[slot] = Some(RunClass { first, ops: insts.iter().map(|i| i.info.opcode).collect(), adds, valu });
+            let adds = sums
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| (i as u8, n))
+                .collect();
+            runs[slot] = Some(RunClass {
+                first,
+                ops: insts.iter().map(|i| i.info.opcode).collect(),
+                adds,
+                valu,
+            });
         }
         runs[slot].as_ref().expect("found or made")
     }
@@ -238,7 +260,9 @@ impl Rounds {
         self.exec = [0; 4];
         for a in lanes.iter().filter(|a| want(a)) {
             let l = (a.lane & 63) as usize;
-            let Some(r) = (0..4).find(|&r| self.exec[r] >> l & 1 == 0) else { continue };
+            let Some(r) = (0..4).find(|&r| self.exec[r] >> l & 1 == 0) else {
+                continue;
+            };
             if self.exec[r] == 0 {
                 self.bytes[r] = a.bytes.max(1);
                 self.read[r] = a.dir == Dir::Read;
@@ -324,7 +348,12 @@ impl HwCounters {
             },
             shards: Mutex::default(),
             spans: Mutex::default(),
-            trace: (wave_trace > 0).then(|| Mutex::new(WaveTrace { limit: wave_trace, ..WaveTrace::default() })),
+            trace: (wave_trace > 0).then(|| {
+                Mutex::new(WaveTrace {
+                    limit: wave_trace,
+                    ..WaveTrace::default()
+                })
+            }),
         }
     }
 
@@ -368,7 +397,8 @@ impl HwCounters {
             let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
             let busy = spans.first_start.map_or(0, |s| spans.last_end.saturating_sub(s));
             let m = &t.memory;
-            let l1_line = emu_core::timing::machine::Machine::by_preset(&t.device).map_or(self.line_bytes, |m| m.l1.line_bytes) as u64;
+            let l1_line = emu_core::timing::machine::Machine::by_preset(&t.device)
+                .map_or(self.line_bytes, |m| m.l1.line_bytes) as u64;
             let modeled = [
                 t.cycles,
                 t.cycles,
@@ -402,7 +432,10 @@ impl HwCounters {
 
     /// The traced waves (empty without `wave_trace` or outside timing mode).
     pub fn take_trace(&self) -> Vec<TracedWave> {
-        self.trace.as_ref().map(|t| std::mem::take(&mut t.lock().unwrap_or_else(|e| e.into_inner()).waves)).unwrap_or_default()
+        self.trace
+            .as_ref()
+            .map(|t| std::mem::take(&mut t.lock().unwrap_or_else(|e| e.into_inner()).waves))
+            .unwrap_or_default()
     }
 
     /// What an instruction without memory accesses adds: its classes, active VALU lanes, math operations.
@@ -454,7 +487,13 @@ impl HwCounters {
                     }
                     let mut n = 0u64;
                     for r in 0..rounds.n {
-                        n += lines_touched(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, self.line_bytes), self.line_bytes, lines);
+                        n += lines_touched(
+                            &rounds.addrs[r],
+                            rounds.exec[r],
+                            rounds.bytes[r].clamp(1, self.line_bytes),
+                            self.line_bytes,
+                            lines,
+                        );
                     }
                     add(idx::TCP_ACCESSES, n);
                 }
@@ -489,12 +528,21 @@ impl HwCounters {
     }
 
     fn trace_instruction(&self, ev: &InstructionEvent<'_>) {
-        let (Some(trace), Some(issue)) = (&self.trace, ev.issue) else { return };
+        let (Some(trace), Some(issue)) = (&self.trace, ev.issue) else {
+            return;
+        };
         let mut t = trace.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(&i) = t.index.get(&(ev.workgroup, ev.wave)) else { return };
+        let Some(&i) = t.index.get(&(ev.workgroup, ev.wave)) else {
+            return;
+        };
         let w = &mut t.waves[i];
         if w.instructions.len() < WaveTrace::MAX_INSTRUCTIONS {
-            w.instructions.push(TracedInst { pc: ev.pc, mnemonic: ev.opcode.mnemonic().to_string(), cycle: issue.cycle, stalls: issue.stalls });
+            w.instructions.push(TracedInst {
+                pc: ev.pc,
+                mnemonic: ev.opcode.mnemonic().to_string(),
+                cycle: issue.cycle,
+                stalls: issue.stalls,
+            });
         }
     }
 }
@@ -539,7 +587,13 @@ impl Observer for HwCounters {
                     self.trace_instruction(i);
                 }
             }
-            Event::WaveStart { workgroup, wave, placement, cycle, .. } => {
+            Event::WaveStart {
+                workgroup,
+                wave,
+                placement,
+                cycle,
+                ..
+            } => {
                 self.with_shard(|s| s.add(idx::WAVES, 1));
                 let Some(cycle) = *cycle else { return };
                 let mut s = self.spans.lock().unwrap_or_else(|e| e.into_inner());
@@ -551,11 +605,23 @@ impl Observer for HwCounters {
                     if t.waves.len() < t.limit {
                         let i = t.waves.len();
                         t.index.insert((*workgroup, *wave), i);
-                        t.waves.push(TracedWave { workgroup: *workgroup, wave: *wave, placement: *placement, start: cycle, end: None, instructions: Vec::new() });
+                        t.waves.push(TracedWave {
+                            workgroup: *workgroup,
+                            wave: *wave,
+                            placement: *placement,
+                            start: cycle,
+                            end: None,
+                            instructions: Vec::new(),
+                        });
                     }
                 }
             }
-            Event::WaveEnd { workgroup, wave, cycle: Some(cycle), .. } => {
+            Event::WaveEnd {
+                workgroup,
+                wave,
+                cycle: Some(cycle),
+                ..
+            } => {
                 let mut s = self.spans.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(start) = s.started.remove(&(*workgroup, *wave)) {
                     s.wave_cycles += cycle.saturating_sub(start);
@@ -589,10 +655,19 @@ mod tests {
                     let base: [u64; 64] = std::array::from_fn(|l| start + l as u64 * bytes as u64);
                     let mut gap = base;
                     gap[40] += 4096;
-                    for (addrs, exec) in [(base, u64::MAX), (gap, u64::MAX), (base, u64::MAX >> 1), (base, !(1u64 << 17))] {
+                    for (addrs, exec) in [
+                        (base, u64::MAX),
+                        (gap, u64::MAX),
+                        (base, u64::MAX >> 1),
+                        (base, !(1u64 << 17)),
+                    ] {
                         coalesce(&addrs, exec, bytes, line_bytes, &mut lines);
                         let want = lines.len() as u64;
-                        assert_eq!(lines_touched(&addrs, exec, bytes, line_bytes, &mut lines), want, "start {start:#x}, {bytes} B per lane, {line_bytes} B lines, exec {exec:#x}");
+                        assert_eq!(
+                            lines_touched(&addrs, exec, bytes, line_bytes, &mut lines),
+                            want,
+                            "start {start:#x}, {bytes} B per lane, {line_bytes} B lines, exec {exec:#x}"
+                        );
                         checked += 1;
                     }
                 }

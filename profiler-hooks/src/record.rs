@@ -28,7 +28,9 @@ pub mod env {
 
 /// Nanoseconds on the real-time clock.
 pub fn now_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// A device of a process: an HSA agent.
@@ -135,7 +137,11 @@ pub enum Record {
     Barrier(BarrierRecord),
     Api(ApiRecord),
     /// The traced waves of a dispatch (timing mode, `--wave-trace`).
-    Waves { pid: u32, dispatch: u64, waves: Vec<TracedWave> },
+    Waves {
+        pid: u32,
+        dispatch: u64,
+        waves: Vec<TracedWave>,
+    },
 }
 
 /// The file a process with `pid` writes in `dir`.
@@ -152,7 +158,9 @@ impl Writer {
     /// Creates (truncates) this process's file in `dir`.
     pub fn create(dir: &Path, pid: u32) -> std::io::Result<Writer> {
         std::fs::create_dir_all(dir)?;
-        Ok(Writer { out: std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(process_file(dir, pid))?) })
+        Ok(Writer {
+            out: std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(process_file(dir, pid))?),
+        })
     }
 
     pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
@@ -194,17 +202,28 @@ pub enum SessionError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}, line {line}: {source}")]
-    Parse { path: PathBuf, line: usize, source: serde_json::Error },
+    Parse {
+        path: PathBuf,
+        line: usize,
+        source: serde_json::Error,
+    },
 }
 
 impl Session {
     /// The process files (`wavejit-<pid>.jsonl`) in `dir`, sorted.
     pub fn files(dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
-        let io = |source| SessionError::Io { path: dir.to_path_buf(), source };
+        let io = |source| SessionError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(io)?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("wavejit-") && n.ends_with(".jsonl")))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("wavejit-") && n.ends_with(".jsonl"))
+            })
             .collect();
         files.sort();
         Ok(files)
@@ -215,8 +234,18 @@ impl Session {
     pub fn load(dir: &Path) -> Result<Session, SessionError> {
         let mut s = Session::default();
         for path in Session::files(dir)? {
-            let f = std::fs::File::open(&path).map_err(|source| SessionError::Io { path: path.clone(), source })?;
-            let lines: Vec<String> = std::io::BufReader::new(f).lines().collect::<Result<_, _>>().map_err(|source| SessionError::Io { path: path.clone(), source })?;
+            let f = std::fs::File::open(&path).map_err(|source| SessionError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let lines: Vec<String> =
+                std::io::BufReader::new(f)
+                    .lines()
+                    .collect::<Result<_, _>>()
+                    .map_err(|source| SessionError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
             let last = lines.len();
             for (i, line) in lines.iter().enumerate() {
                 if line.trim().is_empty() {
@@ -225,7 +254,13 @@ impl Session {
                 let r: Record = match serde_json::from_str(line) {
                     Ok(r) => r,
                     Err(_) if i + 1 == last => continue,
-                    Err(source) => return Err(SessionError::Parse { path: path.clone(), line: i + 1, source }),
+                    Err(source) => {
+                        return Err(SessionError::Parse {
+                            path: path.clone(),
+                            line: i + 1,
+                            source,
+                        })
+                    }
                 };
                 s.add(r);
             }
@@ -240,7 +275,21 @@ impl Session {
 
     fn add(&mut self, r: Record) {
         match r {
-            Record::Process { pid, ppid, command, start_ns, timing, agents } => self.processes.push(ProcessInfo { pid, ppid, command, start_ns, timing, agents }),
+            Record::Process {
+                pid,
+                ppid,
+                command,
+                start_ns,
+                timing,
+                agents,
+            } => self.processes.push(ProcessInfo {
+                pid,
+                ppid,
+                command,
+                start_ns,
+                timing,
+                agents,
+            }),
             Record::Dispatch(d) => self.dispatches.push(d),
             Record::Copy(c) => self.copies.push(c),
             Record::Barrier(b) => self.barriers.push(b),
@@ -312,8 +361,23 @@ mod tests {
         };
         for (pid, start) in [(10u32, 500u64), (11, 100)] {
             let mut w = Writer::create(&dir, pid).unwrap();
-            w.write(&Record::Process { pid, ppid: 1, command: "x".into(), start_ns: start - 50, timing: false, agents: vec![] }).unwrap();
-            w.write(&Record::Api(ApiRecord { pid, tid: 2, name: "hsa_signal_store_screlease".into(), start_ns: start - 5, end_ns: start - 4 })).unwrap();
+            w.write(&Record::Process {
+                pid,
+                ppid: 1,
+                command: "x".into(),
+                start_ns: start - 50,
+                timing: false,
+                agents: vec![],
+            })
+            .unwrap();
+            w.write(&Record::Api(ApiRecord {
+                pid,
+                tid: 2,
+                name: "hsa_signal_store_screlease".into(),
+                start_ns: start - 5,
+                end_ns: start - 4,
+            }))
+            .unwrap();
             w.write(&Record::Dispatch(dispatch(pid, 1, start))).unwrap();
             w.flush().unwrap();
         }
@@ -322,7 +386,10 @@ mod tests {
         let s = Session::load(&dir).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(s.processes.iter().map(|p| p.pid).collect::<Vec<_>>(), [11, 10]);
-        assert_eq!(s.dispatches.iter().map(|d| d.kernel.as_str()).collect::<Vec<_>>(), ["k11", "k10"]);
+        assert_eq!(
+            s.dispatches.iter().map(|d| d.kernel.as_str()).collect::<Vec<_>>(),
+            ["k11", "k10"]
+        );
         let launch = s.launch_of(&s.dispatches[1]).map(|i| (s.api[i].pid, s.api[i].start_ns));
         assert_eq!(launch, Some((10, 495)));
         assert_eq!(Session::counter(&s.dispatches[0], "SQ_WAVES"), Some(1));

@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
-use emu_core::image::{Border, Dim, Format, Num, Resource, Sampler, Texels, Wrap, SEL_0, SEL_1, SEL_W, SEL_X, SEL_Y, SEL_Z};
+use emu_core::image::{
+    Border, Dim, Format, Num, Resource, Sampler, Texels, Wrap, SEL_0, SEL_1, SEL_W, SEL_X, SEL_Y, SEL_Z,
+};
 use emu_core::DevicePreset;
 
 use crate::ffi::{self, Status};
@@ -136,9 +138,24 @@ fn shape(d: &ImageDescriptor) -> Result<(Dim, u32, u32, u32), String> {
     Ok(match d.geometry {
         0 => (Dim::D1, n(d.width, "width", MAX_1D)?, 1, 1),
         1 | 6 => (Dim::D2, n(d.width, "width", MAX_2D)?, n(d.height, "height", MAX_2D)?, 1),
-        2 => (Dim::D3, n(d.width, "width", MAX_3D)?, n(d.height, "height", MAX_3D)?, n(d.depth, "depth", MAX_3D)?),
-        3 => (Dim::D1Array, n(d.width, "width", MAX_1D)?, 1, n(d.array_size, "array size", MAX_LAYERS)?),
-        4 | 7 => (Dim::D2Array, n(d.width, "width", MAX_2D)?, n(d.height, "height", MAX_2D)?, n(d.array_size, "array size", MAX_LAYERS)?),
+        2 => (
+            Dim::D3,
+            n(d.width, "width", MAX_3D)?,
+            n(d.height, "height", MAX_3D)?,
+            n(d.depth, "depth", MAX_3D)?,
+        ),
+        3 => (
+            Dim::D1Array,
+            n(d.width, "width", MAX_1D)?,
+            1,
+            n(d.array_size, "array size", MAX_LAYERS)?,
+        ),
+        4 | 7 => (
+            Dim::D2Array,
+            n(d.width, "width", MAX_2D)?,
+            n(d.height, "height", MAX_2D)?,
+            n(d.array_size, "array size", MAX_LAYERS)?,
+        ),
         // a 1-D buffer image is read by typed buffer accesses; its texels are addressed like a 1-D image's
         5 => (Dim::D1, n(d.width, "width", MAX_1DB)?, 1, 1),
         g => return Err(format!("image geometry {g} is not valid")),
@@ -148,8 +165,12 @@ fn shape(d: &ImageDescriptor) -> Result<(Dim, u32, u32, u32), String> {
 /// The resource an image of `d` at `base` is, with row pitch `row_pitch` bytes (0: the default) and slice
 /// pitch `slice_pitch` bytes (0: rows times height); and its size in bytes.
 pub fn layout(d: &ImageDescriptor, base: u64, row_pitch: u64, slice_pitch: u64) -> Result<(Resource, u64), String> {
-    let (format, swizzle) = format_of(d.channel_type, d.channel_order)
-        .ok_or_else(|| format!("image format (channel type {}, channel order {}) is not emulated", d.channel_type, d.channel_order))?;
+    let (format, swizzle) = format_of(d.channel_type, d.channel_order).ok_or_else(|| {
+        format!(
+            "image format (channel type {}, channel order {}) is not emulated",
+            d.channel_type, d.channel_order
+        )
+    })?;
     if d.geometry == 5 && format.num == Num::Srgb {
         // a buffer resource's number format has no sRGB
         return Err("1-D buffer images in sRGB formats are not emulated".into());
@@ -164,13 +185,24 @@ pub fn layout(d: &ImageDescriptor, base: u64, row_pitch: u64, slice_pitch: u64) 
     };
     let max_pitch = if d.geometry == 5 { MAX_1DB as u64 } else { 65536 };
     if row_pitch % bpp != 0 || row_pitch < tight || row_pitch / bpp > max_pitch {
-        return Err(format!("row pitch {row_pitch} does not hold {width} texels of {bpp} bytes in whole texels"));
+        return Err(format!(
+            "row pitch {row_pitch} does not hold {width} texels of {bpp} bytes in whole texels"
+        ));
     }
     let slice = row_pitch * height as u64;
     if slice_pitch != 0 && slice_pitch != slice && !matches!(dim, Dim::D1 | Dim::D2) {
         return Err(format!("slice pitch {slice_pitch} differs from row pitch times height ({slice}); wavejit's images have no separate slice pitch"));
     }
-    let r = Resource { base, dim, format, width, height, depth, pitch: (row_pitch / bpp) as u32, swizzle };
+    let r = Resource {
+        base,
+        dim,
+        format,
+        width,
+        height,
+        depth,
+        pitch: (row_pitch / bpp) as u32,
+        swizzle,
+    };
     Ok((r, slice * depth as u64))
 }
 
@@ -212,7 +244,12 @@ pub fn sampler_of(d: &SamplerDescriptor) -> Result<Sampler, String> {
         1 => false,
         c => return Err(format!("sampler coordinate mode {c} is not valid")),
     };
-    Ok(Sampler { wrap: [wrap; 3], unnormalized, linear, border: Border::TransparentBlack })
+    Ok(Sampler {
+        wrap: [wrap; 3],
+        unnormalized,
+        linear,
+        border: Border::TransparentBlack,
+    })
 }
 
 /// Live image and sampler objects: address of the object, and for images their resource.
@@ -240,13 +277,26 @@ pub fn region_texels(r: &Resource, g: &Region) -> Result<impl Iterator<Item = [u
     let unused = |i: usize| i >= r.dim.coords();
     for i in 0..3 {
         let fits = g.offset[i] as u64 + g.range[i] as u64 <= u32::MAX as u64;
-        let ok = if unused(i) { g.offset[i] == 0 && g.range[i] <= 1 } else { fits && g.range[i] > 0 && r.contains(last(g, i, r)) };
+        let ok = if unused(i) {
+            g.offset[i] == 0 && g.range[i] <= 1
+        } else {
+            fits && g.range[i] > 0 && r.contains(last(g, i, r))
+        };
         if !ok {
-            eprintln!("wavejit: image region {:?}+{:?} leaves the {}x{}x{} image", g.offset, g.range, r.width, r.height, r.depth);
+            eprintln!(
+                "wavejit: image region {:?}+{:?} leaves the {}x{}x{} image",
+                g.offset, g.range, r.width, r.height, r.depth
+            );
             return Err(ffi::ERROR_INVALID_ARGUMENT);
         }
     }
-    let span = |i: usize| if unused(i) { 0..1 } else { g.offset[i]..g.offset[i] + g.range[i] };
+    let span = |i: usize| {
+        if unused(i) {
+            0..1
+        } else {
+            g.offset[i]..g.offset[i] + g.range[i]
+        }
+    };
     let (xs, ys, zs) = (span(0), span(1), span(2));
     // z outermost, x innermost: linear memory order
     Ok(zs.flat_map(move |z| {
@@ -269,13 +319,25 @@ fn last(g: &Region, i: usize, r: &Resource) -> [u32; 3] {
 /// when `row_pitch` is 0).
 pub fn linear_offset(r: &Resource, g: &Region, c: [u32; 3], row_pitch: u64, slice_pitch: u64) -> u64 {
     let bpp = r.bytes_per_texel();
-    let row = if row_pitch == 0 { g.range[0] as u64 * bpp } else { row_pitch };
+    let row = if row_pitch == 0 {
+        g.range[0] as u64 * bpp
+    } else {
+        row_pitch
+    };
     let (rows, slices) = match r.dim {
         Dim::D1Array => (0, c[1] - g.offset[1]),
         _ => (c[1].saturating_sub(g.offset[1]), c[2].saturating_sub(g.offset[2])),
     };
-    let rows_per_slice = if r.dim == Dim::D1Array { 1 } else { g.range[1].max(1) as u64 };
-    let slice = if slice_pitch == 0 { row * rows_per_slice } else { slice_pitch };
+    let rows_per_slice = if r.dim == Dim::D1Array {
+        1
+    } else {
+        g.range[1].max(1) as u64
+    };
+    let slice = if slice_pitch == 0 {
+        row * rows_per_slice
+    } else {
+        slice_pitch
+    };
     slices as u64 * slice + rows as u64 * row + (c[0] - g.offset[0]) as u64 * bpp
 }
 
@@ -291,32 +353,59 @@ pub fn create(rt: &Runtime, d: &ImageDescriptor, data: u64, row_pitch: u64, slic
     let (res, _) = layout(d, data, row_pitch, slice_pitch).map_err(refuse)?;
     // the bytes texels occupy: a pitch may reach past the last row's texels
     let last = [res.width - 1, res.height - 1, res.depth - 1];
-    let last = if res.dim == Dim::D1Array { [last[0], last[2], 0] } else { last };
+    let last = if res.dim == Dim::D1Array {
+        [last[0], last[2], 0]
+    } else {
+        last
+    };
     let extent = res.texel_address(last) + res.bytes_per_texel() - data;
     if !rt.mem.host_accessible(data, extent) {
-        eprintln!("wavejit: image data at {data:#x} ({extent} bytes) does not lie inside one allocation of this runtime");
+        eprintln!(
+            "wavejit: image data at {data:#x} ({extent} bytes) does not lie inside one allocation of this runtime"
+        );
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let at = rt.allocate(0, IMAGE_OBJECT_BYTES)?;
     let words: Vec<u8> = object_words(&res, d).iter().flat_map(|w| w.to_le_bytes()).collect();
     rt.mem.write(at, &words).map_err(|_| ffi::ERROR)?;
-    rt.images.lock().unwrap_or_else(|e| e.into_inner()).images.insert(at, res);
+    rt.images
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .images
+        .insert(at, res);
     Ok(at)
 }
 
 /// The resource of a live image object.
 pub fn resource(rt: &Runtime, handle: u64) -> Result<Resource, Status> {
-    rt.images.lock().unwrap_or_else(|e| e.into_inner()).images.get(&handle).copied().ok_or(ffi::ERROR_INVALID_ARGUMENT)
+    rt.images
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .images
+        .get(&handle)
+        .copied()
+        .ok_or(ffi::ERROR_INVALID_ARGUMENT)
 }
 
 /// `hsa_ext_image_import` (`into_image`) and `_export`: texels between linear memory at `linear` and region `g`
 /// of image `handle`.
-pub fn transfer(rt: &Runtime, handle: u64, linear: u64, row_pitch: u64, slice_pitch: u64, g: &Region, into_image: bool) -> Result<(), Status> {
+pub fn transfer(
+    rt: &Runtime,
+    handle: u64,
+    linear: u64,
+    row_pitch: u64,
+    slice_pitch: u64,
+    g: &Region,
+    into_image: bool,
+) -> Result<(), Status> {
     let res = resource(rt, handle)?;
     let texels = region_texels(&res, g)?;
     let bpp = res.bytes_per_texel();
     // the last texel lies furthest into linear memory
-    let extent = texels.clone().last().map_or(0, |c| linear_offset(&res, g, c, row_pitch, slice_pitch) + bpp);
+    let extent = texels
+        .clone()
+        .last()
+        .map_or(0, |c| linear_offset(&res, g, c, row_pitch, slice_pitch) + bpp);
     let host = memory::host_range(rt, linear, extent)?;
     let mut texel = vec![0u8; bpp as usize];
     for c in texels {

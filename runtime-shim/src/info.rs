@@ -68,7 +68,12 @@ pub fn system(rt: &Runtime, attribute: u32, out: *mut c_void) -> Result<(), Stat
 /// header documents `size_t`.
 pub fn image_limit(g: &DevicePreset, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let on = image::supported(g) as u32;
-    let (d1, d2, d3, layers) = (image::MAX_1D * on, image::MAX_2D * on, image::MAX_3D * on, image::MAX_LAYERS * on);
+    let (d1, d2, d3, layers) = (
+        image::MAX_1D * on,
+        image::MAX_2D * on,
+        image::MAX_3D * on,
+        image::MAX_LAYERS * on,
+    );
     match attribute {
         0x3000 | 0x3001 => put(out, d1),
         0x3002 => put(out, image::MAX_1DB * on),
@@ -85,7 +90,9 @@ pub fn image_limit(g: &DevicePreset, attribute: u32, out: *mut c_void) -> Result
 
 pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let a = &rt.agents[index];
-    let Some(g) = a.gpu else { return cpu_agent(rt, index, attribute, out) };
+    let Some(g) = a.gpu else {
+        return cpu_agent(rt, index, attribute, out);
+    };
     let isa = rt.isas.iter().position(|(d, _)| d.target == g.target).unwrap_or(0) as u64;
     match attribute {
         ffi::AGENT_INFO_NAME => put_str::<64>(out, g.gfx),
@@ -108,7 +115,10 @@ pub fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AGENT_INFO_QUEUE_TYPE => put(out, ffi::QUEUE_TYPE_MULTI),
         ffi::AGENT_INFO_NODE => put(out, index as u32),
         ffi::AGENT_INFO_DEVICE => put(out, ffi::DEVICE_TYPE_GPU),
-        ffi::AGENT_INFO_CACHE_SIZE => put(out, [g.l1_vector_bytes as u32, g.l2_bytes as u32, g.mall_bytes as u32, 0]),
+        ffi::AGENT_INFO_CACHE_SIZE => put(
+            out,
+            [g.l1_vector_bytes as u32, g.l2_bytes as u32, g.mall_bytes as u32, 0],
+        ),
         ffi::AGENT_INFO_ISA => put(out, ISA_TAG + isa),
         ffi::AGENT_INFO_EXTENSIONS => {
             let mut mask = [0u8; 128];
@@ -155,9 +165,14 @@ fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AGENT_INFO_FEATURE => put(out, 0u32),
         ffi::AGENT_INFO_MACHINE_MODEL => put(out, ffi::MACHINE_MODEL_LARGE),
         ffi::AGENT_INFO_PROFILE => put(out, 1u32),
-        ffi::AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE | ffi::AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => put(out, ffi::ROUNDING_MODE_NEAR),
+        ffi::AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE | ffi::AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
+            put(out, ffi::ROUNDING_MODE_NEAR)
+        }
         ffi::AGENT_INFO_FAST_F16_OPERATION => put(out, false),
-        ffi::AGENT_INFO_WAVEFRONT_SIZE | ffi::AGENT_INFO_WORKGROUP_MAX_SIZE | ffi::AGENT_INFO_GRID_MAX_SIZE | ffi::AGENT_INFO_FBARRIER_MAX_SIZE => put(out, 0u32),
+        ffi::AGENT_INFO_WAVEFRONT_SIZE
+        | ffi::AGENT_INFO_WORKGROUP_MAX_SIZE
+        | ffi::AGENT_INFO_GRID_MAX_SIZE
+        | ffi::AGENT_INFO_FBARRIER_MAX_SIZE => put(out, 0u32),
         ffi::AGENT_INFO_WORKGROUP_MAX_DIM => put(out, [0u16; 3]),
         ffi::AGENT_INFO_GRID_MAX_DIM => put(out, [0u32; 3]),
         ffi::AGENT_INFO_QUEUES_MAX | ffi::AGENT_INFO_QUEUE_MIN_SIZE | ffi::AGENT_INFO_QUEUE_MAX_SIZE => put(out, 0u32),
@@ -178,7 +193,10 @@ fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
         ffi::AMD_AGENT_INFO_BDFID => put(out, 0u32),
         ffi::AMD_AGENT_INFO_MEMORY_WIDTH | ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, 0u32),
         ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, name),
-        ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU | ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU | ffi::AMD_AGENT_INFO_NUM_SHADER_ENGINES | ffi::AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => put(out, 0u32),
+        ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU
+        | ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU
+        | ffi::AMD_AGENT_INFO_NUM_SHADER_ENGINES
+        | ffi::AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => put(out, 0u32),
         ffi::AMD_AGENT_INFO_DOMAIN => put(out, 0u32),
         ffi::AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(out, false),
         ffi::AMD_AGENT_INFO_UUID => put_str::<21>(out, "CPU-XX"),
@@ -190,7 +208,9 @@ fn cpu_agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Re
 }
 
 pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Result<(), Status> {
-    let Some((dev, name)) = rt.isas.get(handle.wrapping_sub(ISA_TAG) as usize) else { return Err(ffi::ERROR_INVALID_ISA) };
+    let Some((dev, name)) = rt.isas.get(handle.wrapping_sub(ISA_TAG) as usize) else {
+        return Err(ffi::ERROR_INVALID_ISA);
+    };
     match attribute {
         ffi::ISA_INFO_NAME_LENGTH => put(out, name.len() as u32 + 1),
         ffi::ISA_INFO_NAME => {
@@ -205,10 +225,14 @@ pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Resul
         }
         ffi::ISA_INFO_CALL_CONVENTION_COUNT => put(out, 1u32),
         ffi::ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONT_SIZE => put(out, dev.wave_size),
-        ffi::ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONTS_PER_COMPUTE_UNIT => put(out, dev.simds_per_cu * dev.max_waves_per_simd),
+        ffi::ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONTS_PER_COMPUTE_UNIT => {
+            put(out, dev.simds_per_cu * dev.max_waves_per_simd)
+        }
         ffi::ISA_INFO_MACHINE_MODELS => put(out, [false, true]),
         ffi::ISA_INFO_PROFILES => put(out, [true, false]),
-        ffi::ISA_INFO_DEFAULT_FLOAT_ROUNDING_MODES | ffi::ISA_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => put(out, [false, false, true]),
+        ffi::ISA_INFO_DEFAULT_FLOAT_ROUNDING_MODES | ffi::ISA_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
+            put(out, [false, false, true])
+        }
         ffi::ISA_INFO_FAST_F16_OPERATION => put(out, true),
         ffi::ISA_INFO_WORKGROUP_MAX_DIM => put(out, [dev.max_workgroup_size as u16; 3]),
         ffi::ISA_INFO_WORKGROUP_MAX_SIZE => put(out, dev.max_workgroup_size),
@@ -222,7 +246,11 @@ pub fn isa(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Resul
 /// The caches of GPU agent `index` as (level, size): L1 vector, L2, and the MALL where there is one.
 pub fn caches(rt: &Runtime, index: usize) -> Vec<(u8, u32)> {
     match rt.agents[index].gpu {
-        Some(g) => [(1u8, g.l1_vector_bytes), (2, g.l2_bytes), (3, g.mall_bytes)].into_iter().filter(|(_, s)| *s > 0).map(|(l, s)| (l, s as u32)).collect(),
+        Some(g) => [(1u8, g.l1_vector_bytes), (2, g.l2_bytes), (3, g.mall_bytes)]
+            .into_iter()
+            .filter(|(_, s)| *s > 0)
+            .map(|(l, s)| (l, s as u32))
+            .collect(),
         None => vec![(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)],
     }
 }
@@ -230,7 +258,10 @@ pub fn caches(rt: &Runtime, index: usize) -> Vec<(u8, u32)> {
 pub fn cache(rt: &Runtime, handle: u64, attribute: u32, out: *mut c_void) -> Result<(), Status> {
     let raw = handle.wrapping_sub(CACHE_TAG);
     let (agent, which) = ((raw >> 4) as usize, (raw & 15) as usize);
-    let Some((level, size)) = (agent < rt.agents.len()).then(|| caches(rt, agent)).and_then(|c| c.get(which).copied()) else {
+    let Some((level, size)) = (agent < rt.agents.len())
+        .then(|| caches(rt, agent))
+        .and_then(|c| c.get(which).copied())
+    else {
         return Err(ffi::ERROR_INVALID_CACHE);
     };
     // static names: ROCm's runtime answers CACHE_INFO_NAME with a pointer to the text
@@ -255,7 +286,9 @@ pub fn pool(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void) -> Res
         ffi::POOL_INFO_GLOBAL_FLAGS => put(out, p.flags),
         ffi::POOL_INFO_SIZE => put(out, p.size as usize),
         ffi::POOL_INFO_RUNTIME_ALLOC_ALLOWED => put(out, p.alloc_allowed),
-        ffi::POOL_INFO_RUNTIME_ALLOC_GRANULE | ffi::POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => put(out, if p.alloc_allowed { 4096usize } else { 0 }),
+        ffi::POOL_INFO_RUNTIME_ALLOC_GRANULE | ffi::POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => {
+            put(out, if p.alloc_allowed { 4096usize } else { 0 })
+        }
         ffi::POOL_INFO_ACCESSIBLE_BY_ALL => put(out, p.agent == 0 && p.flags & ffi::GLOBAL_FLAG_FINE_GRAINED != 0),
         ffi::POOL_INFO_ALLOC_MAX_SIZE => put(out, if p.alloc_allowed { p.size as usize } else { 0 }),
         _ => Err(ffi::ERROR_INVALID_ARGUMENT),
@@ -304,7 +337,17 @@ pub fn agent_pool(rt: &Runtime, agent: usize, pool: usize, attribute: u32, out: 
     match attribute {
         ffi::AGENT_POOL_INFO_ACCESS => put(out, access),
         ffi::AGENT_POOL_INFO_NUM_LINK_HOPS => put(out, u32::from(p.agent != agent)),
-        2 => put(out, LinkInfo { latency_bandwidth: [0; 4], atomic32: true, atomic64: true, coherent: true, link_type: 2, numa_distance: 20 }),
+        2 => put(
+            out,
+            LinkInfo {
+                latency_bandwidth: [0; 4],
+                atomic32: true,
+                atomic64: true,
+                coherent: true,
+                link_type: 2,
+                numa_distance: 20,
+            },
+        ),
         _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }

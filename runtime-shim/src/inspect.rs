@@ -23,7 +23,11 @@ static TRACED: AtomicBool = AtomicBool::new(false);
 
 /// Whether `symbol` is the kernel `want` names.
 pub fn names(symbol: &str, want: &str) -> bool {
-    symbol == want || symbol.strip_prefix("_Z").and_then(|r| r.strip_prefix(&want.len().to_string())).is_some_and(|r| r.starts_with(want))
+    symbol == want
+        || symbol
+            .strip_prefix("_Z")
+            .and_then(|r| r.strip_prefix(&want.len().to_string()))
+            .is_some_and(|r| r.starts_with(want))
 }
 
 fn env(var: &str) -> Option<String> {
@@ -32,9 +36,17 @@ fn env(var: &str) -> Option<String> {
 
 /// Runs the dispatch under the debugger or the recorder when the environment asks for this kernel; `None`
 /// otherwise (the dispatch then runs as usual).
-pub fn dispatch(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, k: &KernelEntry) -> Option<Result<RunStats, EngineError>> {
+pub fn dispatch(
+    rt: &Runtime,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    k: &KernelEntry,
+) -> Option<Result<RunStats, EngineError>> {
     let debug = env("WAVEJIT_DEBUG").is_some_and(|w| names(&k.name, &w)) && !DEBUGGED.swap(true, Ordering::SeqCst);
-    let trace = !debug && env("WAVEJIT_TRACE_KERNEL").is_some_and(|w| names(&k.name, &w)) && env("WAVEJIT_TRACE_HTML").is_some() && !TRACED.swap(true, Ordering::SeqCst);
+    let trace = !debug
+        && env("WAVEJIT_TRACE_KERNEL").is_some_and(|w| names(&k.name, &w))
+        && env("WAVEJIT_TRACE_HTML").is_some()
+        && !TRACED.swap(true, Ordering::SeqCst);
     if !debug && !trace {
         return None;
     }
@@ -44,12 +56,25 @@ pub fn dispatch(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, k: &Ke
     })
 }
 
-fn run<R: WaveRunner>(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, k: &KernelEntry, runner: &R, debug: bool) -> Result<RunStats, EngineError> {
+fn run<R: WaveRunner>(
+    rt: &Runtime,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    k: &KernelEntry,
+    runner: &R,
+    debug: bool,
+) -> Result<RunStats, EngineError> {
     let max = emu_core::engine::Limits::default().max_wave_instructions;
     let mut session = Session::new(&rt.mem, device, launch, runner, max)?;
-    let fail = |what: String| EngineError::Inspect { kernel: k.name.clone(), what };
+    let fail = |what: String| EngineError::Inspect {
+        kernel: k.name.clone(),
+        what,
+    };
     if debug {
-        let wave: WaveKey = env("WAVEJIT_DEBUG_WAVE").unwrap_or_else(|| "0".into()).parse().map_err(fail)?;
+        let wave: WaveKey = env("WAVEJIT_DEBUG_WAVE")
+            .unwrap_or_else(|| "0".into())
+            .parse()
+            .map_err(fail)?;
         let json = env("WAVEJIT_DEBUG_JSON").is_some_and(|v| v == "1");
         let (mut dbg, first) = Debugger::start(session, k.info.clone(), wave)?;
         let talk = if !json && inspect::protocol::is_terminal(0) && inspect::protocol::is_terminal(1) {
@@ -57,7 +82,13 @@ fn run<R: WaveRunner>(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, 
         } else {
             let stdin = io::stdin();
             let mut input = stdin.lock();
-            inspect::protocol::serve(&mut dbg, &first, &mut input as &mut dyn BufRead, &mut io::stdout(), json)
+            inspect::protocol::serve(
+                &mut dbg,
+                &first,
+                &mut input as &mut dyn BufRead,
+                &mut io::stdout(),
+                json,
+            )
         };
         if let Err(e) = talk {
             eprintln!("wavejit: debugger: {e}");
@@ -68,17 +99,36 @@ fn run<R: WaveRunner>(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, 
         let path = env("WAVEJIT_TRACE_HTML").unwrap_or_default();
         let max_recorded = env("WAVEJIT_TRACE_MAX").and_then(|m| m.parse().ok()).unwrap_or(50_000);
         let engine = if rt.jit.is_some() { "jit" } else { "interp" };
-        let trace = explorer::record(&mut session, engine, &Options { max_recorded, workgroups: None }, &k.info.functions)?;
+        let trace = explorer::record(
+            &mut session,
+            engine,
+            &Options {
+                max_recorded,
+                workgroups: None,
+            },
+            &k.info.functions,
+        )?;
         let page = explorer::html(&trace).map_err(|e| fail(e.to_string()))?;
         std::fs::write(&path, page).map_err(|e| fail(format!("{path}: {e}")))?;
-        eprintln!("wavejit: {}: {} of {} instructions recorded, {} waves; wrote {path}", k.name, trace.recorded, trace.total, trace.waves.len());
+        eprintln!(
+            "wavejit: {}: {} of {} instructions recorded, {} waves; wrote {path}",
+            k.name,
+            trace.recorded,
+            trace.total,
+            trace.waves.len()
+        );
         stats(&session)
     }
 }
 
 fn stats<R: WaveRunner>(s: &Session<'_, R>) -> Result<RunStats, EngineError> {
     let waves = s.waves();
-    Ok(RunStats { workgroups: s.launch().shape.workgroup_count(), waves: waves.len() as u64, wave_instructions: waves.iter().map(|w| w.2).sum(), ..RunStats::default() })
+    Ok(RunStats {
+        workgroups: s.launch().shape.workgroup_count(),
+        waves: waves.len() as u64,
+        wave_instructions: waves.iter().map(|w| w.2).sum(),
+        ..RunStats::default()
+    })
 }
 
 #[cfg(test)]

@@ -42,7 +42,9 @@ impl KernelProps {
     fn of(co: &CodeObject, k: &isa_amdgpu::codeobj::Kernel) -> KernelProps {
         let meta = co.kernel_metadata(k);
         KernelProps {
-            kernarg_size: meta.and_then(|m| m.kernarg_segment_size).unwrap_or(k.descriptor.kernarg_size as u64) as u32,
+            kernarg_size: meta
+                .and_then(|m| m.kernarg_segment_size)
+                .unwrap_or(k.descriptor.kernarg_size as u64) as u32,
             kernarg_align: meta.and_then(|m| m.kernarg_segment_align).unwrap_or(16) as u32,
             group_size: k.descriptor.group_segment_fixed_size,
             private_size: k.descriptor.private_segment_fixed_size,
@@ -53,7 +55,9 @@ impl KernelProps {
 
 /// The variables a code object defines (global, not kernel descriptors, in a section).
 fn defined_variables(co: &CodeObject) -> impl Iterator<Item = &isa_amdgpu::codeobj::Symbol> {
-    co.symbols.iter().filter(|s| s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0)
+    co.symbols
+        .iter()
+        .filter(|s| s.kind == SymbolKind::Object && s.binding != 0 && !s.name.ends_with(".kd") && s.section_index != 0)
 }
 
 /// A symbol of an executable.
@@ -121,8 +125,18 @@ pub struct SegmentDescriptor {
 
 /// The symbols a code object defines, named as its executable symbols are.
 pub fn code_symbols(co: &CodeObject) -> Vec<CodeSymbol> {
-    let kernels = co.kernels.iter().map(|k| CodeSymbol { name: k.descriptor_symbol.clone(), kernel: Some(KernelProps::of(co, k)), size: 64 });
-    kernels.chain(defined_variables(co).map(|s| CodeSymbol { name: s.name.clone(), kernel: None, size: s.size })).collect()
+    let kernels = co.kernels.iter().map(|k| CodeSymbol {
+        name: k.descriptor_symbol.clone(),
+        kernel: Some(KernelProps::of(co, k)),
+        size: 64,
+    });
+    kernels
+        .chain(defined_variables(co).map(|s| CodeSymbol {
+            name: s.name.clone(),
+            kernel: None,
+            size: s.size,
+        }))
+        .collect()
 }
 
 const R_AMDGPU_ABS64: u32 = 3;
@@ -130,17 +144,41 @@ const R_AMDGPU_RELATIVE64: u32 = 13;
 
 impl Loader {
     pub fn kernel(&self, object: u64) -> Option<Arc<KernelEntry>> {
-        self.kernels.read().unwrap_or_else(|e| e.into_inner()).get(&object).cloned()
+        self.kernels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&object)
+            .cloned()
     }
 
     /// Loads the code object held by `reader` for agent `agent` (a GPU running `target`) into executable `exe`.
-    pub fn load(&self, rt: &Runtime, exe: u64, agent: u64, device: &emu_core::DevicePreset, reader: u64) -> Result<u64, Status> {
-        let bytes = self.readers.lock().unwrap_or_else(|e| e.into_inner()).get(&reader).cloned().ok_or(ffi::ERROR_INVALID_CODE_OBJECT_READER)?;
+    pub fn load(
+        &self,
+        rt: &Runtime,
+        exe: u64,
+        agent: u64,
+        device: &emu_core::DevicePreset,
+        reader: u64,
+    ) -> Result<u64, Status> {
+        let bytes = self
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&reader)
+            .cloned()
+            .ok_or(ffi::ERROR_INVALID_CODE_OBJECT_READER)?;
         self.load_bytes(rt, exe, agent, device, &bytes)
     }
 
     /// Loads code object `bytes` for agent `agent` into executable `exe`.
-    pub fn load_bytes(&self, rt: &Runtime, exe: u64, agent: u64, device: &emu_core::DevicePreset, bytes: &[u8]) -> Result<u64, Status> {
+    pub fn load_bytes(
+        &self,
+        rt: &Runtime,
+        exe: u64,
+        agent: u64,
+        device: &emu_core::DevicePreset,
+        bytes: &[u8],
+    ) -> Result<u64, Status> {
         {
             let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
             match exes.get(&exe) {
@@ -154,14 +192,25 @@ impl Loader {
             ffi::ERROR_INVALID_CODE_OBJECT
         })?;
         if co.target.processor != device.gfx {
-            eprintln!("wavejit: a code object for {} cannot run on the emulated {} ({})", co.target.canonical(), device.name, device.gfx);
+            eprintln!(
+                "wavejit: a code object for {} cannot run on the emulated {} ({})",
+                co.target.canonical(),
+                device.name,
+                device.gfx
+            );
             return Err(ffi::ERROR_INVALID_ISA);
         }
         let code = Arc::new(load_code(&rt.mem, &co).map_err(|e| {
             eprintln!("wavejit: cannot load a code object: {e}");
             ffi::ERROR_INVALID_CODE_OBJECT
         })?);
-        let externals = self.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.externals.clone()).unwrap_or_default();
+        let externals = self
+            .executables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&exe)
+            .map(|e| e.externals.clone())
+            .unwrap_or_default();
         if let Err(why) = relocate(rt, bytes, code.base, &externals) {
             eprintln!("wavejit: cannot relocate a code object: {why}");
             let _ = rt.mem.free(code.base);
@@ -180,11 +229,28 @@ impl Loader {
                 props: KernelProps::of(&co, k),
                 info: inspect::DebugInfo::of(&co, k),
             };
-            self.kernels.write().unwrap_or_else(|e| e.into_inner()).insert(object, Arc::new(entry));
-            new_symbols.push(Symbol { executable: exe, agent, name: k.descriptor_symbol.clone(), kernel: Some(object), address: object, size: 64 });
+            self.kernels
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(object, Arc::new(entry));
+            new_symbols.push(Symbol {
+                executable: exe,
+                agent,
+                name: k.descriptor_symbol.clone(),
+                kernel: Some(object),
+                address: object,
+                size: 64,
+            });
         }
         for s in defined_variables(&co) {
-            new_symbols.push(Symbol { executable: exe, agent, name: s.name.clone(), kernel: None, address: code.base + s.address, size: s.size });
+            new_symbols.push(Symbol {
+                executable: exe,
+                agent,
+                name: s.name.clone(),
+                kernel: None,
+                address: code.base + s.address,
+                size: s.size,
+            });
         }
         let ids: Vec<u64> = {
             let mut syms = self.symbols.write().unwrap_or_else(|e| e.into_inner());
@@ -221,7 +287,12 @@ impl Loader {
 
     /// Frees an executable's code and forgets its symbols and kernels.
     pub fn destroy(&self, rt: &Runtime, exe: u64) -> Result<(), Status> {
-        let e = self.executables.lock().unwrap_or_else(|e| e.into_inner()).remove(&exe).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
+        let e = self
+            .executables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&exe)
+            .ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
         let mut syms = self.symbols.write().unwrap_or_else(|e| e.into_inner());
         let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
         for id in e.symbols {
@@ -244,7 +315,8 @@ impl Loader {
         let syms = self.symbols.read().unwrap_or_else(|e| e.into_inner());
         e.symbols.iter().copied().find(|id| {
             syms.get(id).is_some_and(|s| {
-                (s.name == name || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(name))) && agent.is_none_or(|a| a == s.agent)
+                (s.name == name || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(name)))
+                    && agent.is_none_or(|a| a == s.agent)
             })
         })
     }
@@ -252,12 +324,22 @@ impl Loader {
     /// The executable whose code holds `address`, and that code.
     pub fn code_at(&self, address: u64) -> Option<(u64, Arc<LoadedCode>)> {
         let exes = self.executables.lock().unwrap_or_else(|e| e.into_inner());
-        exes.iter().find_map(|(id, e)| e.code.iter().find(|(_, c)| address >= c.base && address < c.base + c.size.max(1)).map(|(_, c)| (*id, c.clone())))
+        exes.iter().find_map(|(id, e)| {
+            e.code
+                .iter()
+                .find(|(_, c)| address >= c.base && address < c.base + c.size.max(1))
+                .map(|(_, c)| (*id, c.clone()))
+        })
     }
 
     /// The symbols of executable `exe`.
     pub fn symbols_of(&self, exe: u64) -> Result<Vec<u64>, Status> {
-        self.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.symbols.clone()).ok_or(ffi::ERROR_INVALID_EXECUTABLE)
+        self.executables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&exe)
+            .map(|e| e.symbols.clone())
+            .ok_or(ffi::ERROR_INVALID_EXECUTABLE)
     }
 
     /// One segment descriptor for each code object loaded into an executable: stored in memory (storage type
@@ -268,7 +350,11 @@ impl Loader {
         let syms = self.symbols.read().unwrap_or_else(|e| e.into_inner());
         exes.iter()
             .flat_map(|(id, e)| {
-                let agent = e.symbols.first().and_then(|s| syms.get(s)).map_or(AGENT_TAG + 1, |s| s.agent);
+                let agent = e
+                    .symbols
+                    .first()
+                    .and_then(|s| syms.get(s))
+                    .map_or(AGENT_TAG + 1, |s| s.agent);
                 e.code.iter().map(move |(_, c)| SegmentDescriptor {
                     agent,
                     executable: *id,
@@ -286,7 +372,9 @@ impl Loader {
     /// A pre-1.1 code object's bytes and target processor.
     pub fn code_object(&self, handle: u64) -> Result<(Arc<Vec<u8>>, String), Status> {
         let cos = self.code_objects.lock().unwrap_or_else(|e| e.into_inner());
-        cos.get(&handle).map(|c| (c.bytes.clone(), c.processor.clone())).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)
+        cos.get(&handle)
+            .map(|c| (c.bytes.clone(), c.processor.clone()))
+            .ok_or(ffi::ERROR_INVALID_CODE_OBJECT)
     }
 
     /// The symbol of pre-1.1 code object `handle` called `name` (kernels also answer to their name without
@@ -294,7 +382,10 @@ impl Loader {
     pub fn code_symbol(&self, handle: u64, name: &str) -> Result<u64, Status> {
         let cos = self.code_objects.lock().unwrap_or_else(|e| e.into_inner());
         let c = cos.get(&handle).ok_or(ffi::ERROR_INVALID_CODE_OBJECT)?;
-        let found = c.symbols.iter().find(|(_, s)| s.name == name || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(name)));
+        let found = c
+            .symbols
+            .iter()
+            .find(|(_, s)| s.name == name || (s.kernel.is_some() && s.name.strip_suffix(".kd") == Some(name)));
         Ok(found.ok_or(ffi::ERROR_INVALID_SYMBOL_NAME)?.0)
     }
 }
@@ -312,7 +403,8 @@ fn relocate(rt: &Runtime, bytes: &[u8], base: u64, externals: &HashMap<String, u
             continue;
         }
         let data = section.data().map_err(|e| e.to_string())?;
-        let relas: &[object::elf::Rela64<object::LittleEndian>] = object::pod::slice_from_all_bytes(data).map_err(|_| "a malformed .rela.dyn".to_string())?;
+        let relas: &[object::elf::Rela64<object::LittleEndian>] =
+            object::pod::slice_from_all_bytes(data).map_err(|_| "a malformed .rela.dyn".to_string())?;
         for r in relas {
             let (offset, kind, addend) = (r.r_offset(endian), r.r_type(endian, false), r.r_addend(endian));
             let value = match kind {
@@ -321,7 +413,10 @@ fn relocate(rt: &Runtime, bytes: &[u8], base: u64, externals: &HashMap<String, u
                     let index = r.r_sym(endian, false) as usize;
                     let sym = dynsyms.symbol(object::SymbolIndex(index)).map_err(|e| e.to_string())?;
                     if sym.st_shndx(endian) == 0 {
-                        let name = sym.name(endian, dynsyms.strings()).map(|n| String::from_utf8_lossy(n).into_owned()).unwrap_or_default();
+                        let name = sym
+                            .name(endian, dynsyms.strings())
+                            .map(|n| String::from_utf8_lossy(n).into_owned())
+                            .unwrap_or_default();
                         let at = externals.get(&name).ok_or_else(|| format!("relocation at {offset:#x} names the undefined symbol {name:?}, which the application did not define"))?;
                         at.wrapping_add(addend as u64)
                     } else {
@@ -331,7 +426,9 @@ fn relocate(rt: &Runtime, bytes: &[u8], base: u64, externals: &HashMap<String, u
                 0 => continue,
                 other => return Err(format!("relocation type {other} at {offset:#x} is not supported")),
             };
-            rt.mem.load_code_bytes(base + offset, &value.to_le_bytes()).map_err(|e| e.to_string())?;
+            rt.mem
+                .load_code_bytes(base + offset, &value.to_le_bytes())
+                .map_err(|e| e.to_string())?;
         }
     }
     Ok(())

@@ -58,7 +58,19 @@ pub struct CopyJob {
 
 impl CopyJob {
     pub fn linear(dst: u64, src: u64, len: u64, deps: Vec<u64>, completion: u64) -> CopyJob {
-        CopyJob { dst, src, row: len, rows: 1, slices: 1, dst_pitch: len, dst_slice: len, src_pitch: len, src_slice: len, deps, completion }
+        CopyJob {
+            dst,
+            src,
+            row: len,
+            rows: 1,
+            slices: 1,
+            dst_pitch: len,
+            dst_slice: len,
+            src_pitch: len,
+            src_slice: len,
+            deps,
+            completion,
+        }
     }
 
     /// Checks every row before anything is copied.
@@ -78,7 +90,9 @@ impl CopyJob {
 
     /// Whether every dependency signal has reached 0.
     fn ready(&self, rt: &Runtime) -> bool {
-        self.deps.iter().all(|&d| signal::value(rt, d).map_or(true, |v| v.load(Ordering::Acquire) == 0))
+        self.deps
+            .iter()
+            .all(|&d| signal::value(rt, d).map_or(true, |v| v.load(Ordering::Acquire) == 0))
     }
 
     /// The profile record of this copy, which ran from `start` (host time) until now.
@@ -86,7 +100,11 @@ impl CopyJob {
         // the agent owning the pool an address was allocated from (host memory and system pools: the CPU)
         let agent = |a: u64| {
             let allocs = rt.allocs.lock().unwrap_or_else(|e| e.into_inner());
-            let owner = allocs.range(..=a).next_back().filter(|(&base, al)| a < base + al.size).map(|(_, al)| rt.pools[al.pool].agent);
+            let owner = allocs
+                .range(..=a)
+                .next_back()
+                .filter(|(&base, al)| a < base + al.size)
+                .map(|(_, al)| rt.pools[al.pool].agent);
             owner.unwrap_or(0) as u32
         };
         let (src_agent, dst_agent) = (agent(self.src), agent(self.dst));
@@ -116,7 +134,13 @@ impl CopyJob {
         let mut ok = true;
         for z in 0..self.slices {
             for y in 0..self.rows {
-                ok &= copy(rt, self.dst + z * self.dst_slice + y * self.dst_pitch, self.src + z * self.src_slice + y * self.src_pitch, self.row).is_ok();
+                ok &= copy(
+                    rt,
+                    self.dst + z * self.dst_slice + y * self.dst_pitch,
+                    self.src + z * self.src_slice + y * self.src_pitch,
+                    self.row,
+                )
+                .is_ok();
             }
         }
         let end = rt.stamp_time();
@@ -128,7 +152,11 @@ impl CopyJob {
                 s.store(start, Ordering::Relaxed);
                 e.store(end, Ordering::Relaxed);
             }
-            let _ = if ok { signal::rmw(rt, self.completion, signal::Rmw::Sub, 1).map(drop) } else { signal::store(rt, self.completion, -1) };
+            let _ = if ok {
+                signal::rmw(rt, self.completion, signal::Rmw::Sub, 1).map(drop)
+            } else {
+                signal::store(rt, self.completion, -1)
+            };
         }
     }
 }
@@ -152,7 +180,9 @@ pub fn submit(rt: &Arc<Runtime>, job: CopyJob) -> Result<(), Status> {
                     } else {
                         // copies are ordered only through their signals: one still waiting for its
                         // dependencies waits on a thread of its own, and the copies behind it go ahead
-                        let _ = std::thread::Builder::new().name("wavejit-copy-wait".into()).spawn(move || job.run(&rt));
+                        let _ = std::thread::Builder::new()
+                            .name("wavejit-copy-wait".into())
+                            .spawn(move || job.run(&rt));
                     }
                 }
             })
@@ -179,9 +209,15 @@ pub fn lock(rt: &Runtime, address: u64, len: u64) -> Result<u64, Status> {
     let agent = if rt.mem.host_accessible(address, len) {
         address
     } else {
-        rt.mem.alias_host(address, len, "locked host memory").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?
+        rt.mem
+            .alias_host(address, len, "locked host memory")
+            .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?
     };
-    let previous = rt.locked.lock().unwrap_or_else(|e| e.into_inner()).insert(address, (len, agent));
+    let previous = rt
+        .locked
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(address, (len, agent));
     if let Some((_, old)) = previous.filter(|(_, old)| *old != address) {
         let _ = rt.mem.free(old);
     }
@@ -211,7 +247,9 @@ pub fn share(rt: &Runtime, start: u64) -> Result<(u32, u32, u64), Status> {
     if !(0..1 << 16).contains(&fd) {
         return Err(ffi::ERROR_OUT_OF_RESOURCES);
     }
-    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).map(|m| m.ino()).map_err(|_| ffi::ERROR)?;
+    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}"))
+        .map(|m| m.ino())
+        .map_err(|_| ffi::ERROR)?;
     Ok((fd as u32, ino as u32, span))
 }
 
@@ -227,7 +265,9 @@ pub fn map_shared(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result
     })?;
     let meta = file.metadata().map_err(|_| ffi::ERROR_INVALID_ARGUMENT)?;
     if meta.ino() as u32 != ino {
-        eprintln!("wavejit: the IPC memory of process {pid} is gone (descriptor {fd} is another file now): was it freed?");
+        eprintln!(
+            "wavejit: the IPC memory of process {pid} is gone (descriptor {fd} is another file now): was it freed?"
+        );
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let size = meta.len();
@@ -235,10 +275,12 @@ pub fn map_shared(rt: &Runtime, pid: u32, fd: i32, ino: u32, len: u64) -> Result
         eprintln!("wavejit: the IPC memory of process {pid} holds {size} bytes, not the {len} asked for");
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    rt.mem.allocate_shared(file.into(), len, &format!("IPC memory of process {pid}")).map_err(|e| {
-        eprintln!("wavejit: attaching IPC memory: {e}");
-        ffi::ERROR_OUT_OF_RESOURCES
-    })
+    rt.mem
+        .allocate_shared(file.into(), len, &format!("IPC memory of process {pid}"))
+        .map_err(|e| {
+            eprintln!("wavejit: attaching IPC memory: {e}");
+            ffi::ERROR_OUT_OF_RESOURCES
+        })
 }
 
 /// [`map_shared`] for `hsa_amd_ipc_memory_attach`: the mapping lasts until [`unmap_foreign`].
@@ -256,10 +298,12 @@ pub fn interop_map(rt: &Runtime, fd: i32) -> Result<(u64, u64), Status> {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     // SAFETY: the caller passes an open descriptor and keeps it open for the call; it is only duplicated.
-    let own = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().map_err(|e| {
-        eprintln!("wavejit: interop handle {fd}: {e}");
-        ffi::ERROR_INVALID_ARGUMENT
-    })?;
+    let own = unsafe { BorrowedFd::borrow_raw(fd) }
+        .try_clone_to_owned()
+        .map_err(|e| {
+            eprintln!("wavejit: interop handle {fd}: {e}");
+            ffi::ERROR_INVALID_ARGUMENT
+        })?;
     let file = std::fs::File::from(own);
     use std::io::Seek;
     let len = (&file).seek(std::io::SeekFrom::End(0)).unwrap_or(0);
@@ -267,10 +311,13 @@ pub fn interop_map(rt: &Runtime, fd: i32) -> Result<(u64, u64), Status> {
         eprintln!("wavejit: interop handle {fd} is not a buffer that can be mapped (no size)");
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    let address = rt.mem.allocate_shared(file.into(), len, "interop buffer").map_err(|e| {
-        eprintln!("wavejit: mapping interop buffer {fd}: {e}");
-        ffi::ERROR_OUT_OF_RESOURCES
-    })?;
+    let address = rt
+        .mem
+        .allocate_shared(file.into(), len, "interop buffer")
+        .map_err(|e| {
+            eprintln!("wavejit: mapping interop buffer {fd}: {e}");
+            ffi::ERROR_OUT_OF_RESOURCES
+        })?;
     rt.foreign.lock().unwrap_or_else(|e| e.into_inner()).insert(address);
     Ok((address, len))
 }

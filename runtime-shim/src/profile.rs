@@ -38,12 +38,17 @@ fn open() -> Option<Profile> {
     let writer = match Writer::create(std::path::Path::new(&dir), pid) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("wavejit: profiling is off: cannot write {}: {e}", record::process_file(std::path::Path::new(&dir), pid).display());
+            eprintln!(
+                "wavejit: profiling is off: cannot write {}: {e}",
+                record::process_file(std::path::Path::new(&dir), pid).display()
+            );
             return None;
         }
     };
     let timing = matches!(std::env::var("WAVEJIT_TIMING").as_deref(), Ok("1"));
-    let list = std::env::var(record::env::COUNTERS).ok().filter(|s| !s.trim().is_empty());
+    let list = std::env::var(record::env::COUNTERS)
+        .ok()
+        .filter(|s| !s.trim().is_empty());
     let counters = match catalog::select(list.as_deref(), timing) {
         Ok(c) => c,
         Err(e) => {
@@ -51,7 +56,10 @@ fn open() -> Option<Profile> {
             catalog::select(None, timing).unwrap_or_default()
         }
     };
-    let wave_trace = std::env::var(record::env::WAVE_TRACE).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let wave_trace = std::env::var(record::env::WAVE_TRACE)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     // SAFETY: registers a plain function that flushes the record file; it takes the writer's lock like any
     // other writer and ignores errors.
     unsafe {
@@ -86,7 +94,10 @@ impl Profile {
     pub fn write(&self, r: &Record) {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let flush = !matches!(r, Record::Api(_));
-        if w.write(r).and_then(|()| if flush { w.flush() } else { Ok(()) }).is_err() {
+        if w.write(r)
+            .and_then(|()| if flush { w.flush() } else { Ok(()) })
+            .is_err()
+        {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| eprintln!("wavejit: cannot write the profile records of process {}", self.pid));
         }
@@ -104,7 +115,11 @@ impl Profile {
 
     /// `values` restricted to the selected counters, in catalog order.
     pub fn select(&self, values: Vec<(&'static str, u64)>) -> Vec<(String, u64)> {
-        values.into_iter().filter(|(n, _)| self.counters.iter().any(|c| c.name == *n)).map(|(n, v)| (n.to_string(), v)).collect()
+        values
+            .into_iter()
+            .filter(|(n, _)| self.counters.iter().any(|c| c.name == *n))
+            .map(|(n, v)| (n.to_string(), v))
+            .collect()
     }
 
     /// The process record, written when the runtime starts.
@@ -114,15 +129,42 @@ impl Profile {
             .iter()
             .enumerate()
             .map(|(i, a)| match a.gpu {
-                Some(g) => AgentInfo { index: i as u32, kind: g.id.to_string(), name: g.name.to_string(), gfx: g.gfx.to_string(), compute_units: g.compute_units },
-                None => AgentInfo { index: i as u32, kind: "cpu".into(), name: a.cpu_name.clone(), gfx: String::new(), compute_units: 0 },
+                Some(g) => AgentInfo {
+                    index: i as u32,
+                    kind: g.id.to_string(),
+                    name: g.name.to_string(),
+                    gfx: g.gfx.to_string(),
+                    compute_units: g.compute_units,
+                },
+                None => AgentInfo {
+                    index: i as u32,
+                    kind: "cpu".into(),
+                    name: a.cpu_name.clone(),
+                    gfx: String::new(),
+                    compute_units: 0,
+                },
             })
             .collect();
-        let command = std::fs::read("/proc/self/cmdline").map(|b| b.split(|&c| c == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+        let command = std::fs::read("/proc/self/cmdline")
+            .map(|b| {
+                b.split(|&c| c == 0)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
         // SAFETY: getppid has no preconditions.
         let ppid = unsafe { libc::getppid() } as u32;
         let start_ns = record::now_ns().saturating_sub(crate::runtime::monotonic_ns().saturating_sub(rt.started_ns));
-        self.write(&Record::Process { pid: self.pid, ppid, command, start_ns, timing: rt.timing, agents });
+        self.write(&Record::Process {
+            pid: self.pid,
+            ppid,
+            command,
+            start_ns,
+            timing: rt.timing,
+            agents,
+        });
     }
 }
 
@@ -136,6 +178,12 @@ pub fn api_begin() -> Option<u64> {
 #[inline]
 pub fn api_end(name: &'static str, start: Option<u64>) {
     if let (Some(start), Some(p)) = (start, get()) {
-        p.write(&Record::Api(ApiRecord { pid: p.pid, tid: tid(), name: name.to_string(), start_ns: start, end_ns: record::now_ns() }));
+        p.write(&Record::Api(ApiRecord {
+            pid: p.pid,
+            tid: tid(),
+            name: name.to_string(),
+            start_ns: start,
+            end_ns: record::now_ns(),
+        }));
     }
 }

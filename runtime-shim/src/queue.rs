@@ -83,23 +83,44 @@ impl Queue {
 
 /// Whether `address` is the `amd_queue_t` of a live queue of this runtime.
 pub fn is_live(rt: &Runtime, address: u64) -> bool {
-    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&address)
+    rt.queues
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&address)
 }
 
 /// The live queue of this runtime whose `amd_queue_t` (the `hsa_queue_t*` handed out) is at `address`.
 pub fn find(rt: &Runtime, address: u64) -> Result<Arc<Queue>, Status> {
-    let q = rt.queues.lock().unwrap_or_else(|e| e.into_inner()).get(&address).cloned();
+    let q = rt
+        .queues
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&address)
+        .cloned();
     q.ok_or(ffi::ERROR_INVALID_QUEUE)
 }
 
 /// `hsa_queue_create`: a queue of `size` packets (a power of two) on GPU agent `agent`.
 #[allow(clippy::too_many_arguments)]
-pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, size: u32, kind: u32, callback: Option<ErrorCallback>, data: *mut c_void) -> Result<Arc<Queue>, Status> {
+pub fn create(
+    rt: &Arc<Runtime>,
+    agent: usize,
+    device: &'static DevicePreset,
+    size: u32,
+    kind: u32,
+    callback: Option<ErrorCallback>,
+    data: *mut c_void,
+) -> Result<Arc<Queue>, Status> {
     if !size.is_power_of_two() || !(64..=1 << 17).contains(&size) || kind > ffi::QUEUE_TYPE_COOPERATIVE {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let doorbell = rt.signals.create(rt, 0, false)?;
-    let mut q = Queue { owns_doorbell: true, callback, data: data as usize, ..records(rt, size, 1, doorbell, agent, device, "AQL queue")? };
+    let mut q = Queue {
+        owns_doorbell: true,
+        callback,
+        data: data as usize,
+        ..records(rt, size, 1, doorbell, agent, device, "AQL queue")?
+    };
     if kind == ffi::QUEUE_TYPE_COOPERATIVE {
         q.cooperative = true;
         // SAFETY: the amd_queue_t this queue owns, which starts with the hsa_queue_t written by `records`.
@@ -107,11 +128,13 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
     }
     let q = Arc::new(q);
     // every slot starts INVALID so the processor waits for the producer to publish a header
-    let invalid: Vec<u8> = (0..size).flat_map(|_| {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&ffi::PACKET_TYPE_INVALID.to_le_bytes());
-        p
-    }).collect();
+    let invalid: Vec<u8> = (0..size)
+        .flat_map(|_| {
+            let mut p = [0u8; 64];
+            p[..2].copy_from_slice(&ffi::PACKET_TYPE_INVALID.to_le_bytes());
+            p
+        })
+        .collect();
     rt.mem.write(q.ring, &invalid).map_err(|_| ffi::ERROR)?;
     let (qt, rtt) = (q.clone(), rt.clone());
     let t = std::thread::Builder::new()
@@ -119,7 +142,10 @@ pub fn create(rt: &Arc<Runtime>, agent: usize, device: &'static DevicePreset, si
         .spawn(move || process(&rtt, &qt))
         .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
     *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
-    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(q.address, q.clone());
+    rt.queues
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(q.address, q.clone());
     if let (Some(smi), Some(gpu)) = (&rt.smi, rt.gpu_card(agent)) {
         smi.queue_created(gpu);
     }
@@ -133,18 +159,48 @@ pub fn create_soft(rt: &Arc<Runtime>, size: u32, features: u32, doorbell: u64) -
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     // a soft queue belongs to no GPU; the first one's preset fills the field nothing reads for it
-    let (agent, device) = rt.agents.iter().enumerate().find_map(|(i, a)| a.gpu.map(|g| (i, g))).ok_or(ffi::ERROR_INVALID_AGENT)?;
+    let (agent, device) = rt
+        .agents
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| a.gpu.map(|g| (i, g)))
+        .ok_or(ffi::ERROR_INVALID_AGENT)?;
     let q = Arc::new(records(rt, size, features, doorbell, agent, device, "soft queue")?);
-    rt.queues.lock().unwrap_or_else(|e| e.into_inner()).insert(q.address, q.clone());
+    rt.queues
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(q.address, q.clone());
     Ok(q)
 }
 
 /// A queue's records in device memory — the `amd_queue_t` (its `hsa_queue_t` filled in) and a ring of `size`
 /// packets — as a queue without a processor, callback or doorbell of its own.
-fn records(rt: &Runtime, size: u32, features: u32, doorbell: u64, agent: usize, device: &'static DevicePreset, label: &str) -> Result<Queue, Status> {
-    let address = rt.mem.allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, label).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
-    let ring = rt.mem.allocate(size as u64 * 64, AllocKind::Buffer, &format!("{label} ring")).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
-    let hq = HsaQueue { queue_type: ffi::QUEUE_TYPE_MULTI, features, base_address: ring as *mut c_void, doorbell_signal: doorbell, size, reserved1: 0, id: rt.next_id() };
+fn records(
+    rt: &Runtime,
+    size: u32,
+    features: u32,
+    doorbell: u64,
+    agent: usize,
+    device: &'static DevicePreset,
+    label: &str,
+) -> Result<Queue, Status> {
+    let address = rt
+        .mem
+        .allocate(ffi::AMD_QUEUE_SIZE as u64, AllocKind::Buffer, label)
+        .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let ring = rt
+        .mem
+        .allocate(size as u64 * 64, AllocKind::Buffer, &format!("{label} ring"))
+        .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+    let hq = HsaQueue {
+        queue_type: ffi::QUEUE_TYPE_MULTI,
+        features,
+        base_address: ring as *mut c_void,
+        doorbell_signal: doorbell,
+        size,
+        reserved1: 0,
+        id: rt.next_id(),
+    };
     // SAFETY: `address` is a fresh 256-byte allocation, larger than hsa_queue_t and page-aligned.
     unsafe { std::ptr::write(address as *mut HsaQueue, hq) };
     Ok(Queue {
@@ -207,8 +263,20 @@ fn process(rt: &Runtime, q: &Queue) {
                 // barriers are stamped too (HIP's events are barrier packets whose times it reads)
                 stamp(rt, p.completion_signal, start, rt.stamp_time());
                 if let Some(prof) = crate::profile::get() {
-                    let kind = if kind == ffi::PACKET_TYPE_BARRIER_AND { "and" } else { "or" };
-                    let b = BarrierRecord { id: prof.next_barrier(), pid: prof.pid, agent: q.agent as u32, queue: q.address, kind: kind.into(), start_ns: host_start, end_ns: profiler_hooks::record::now_ns() };
+                    let kind = if kind == ffi::PACKET_TYPE_BARRIER_AND {
+                        "and"
+                    } else {
+                        "or"
+                    };
+                    let b = BarrierRecord {
+                        id: prof.next_barrier(),
+                        pid: prof.pid,
+                        agent: q.agent as u32,
+                        queue: q.address,
+                        kind: kind.into(),
+                        start_ns: host_start,
+                        end_ns: profiler_hooks::record::now_ns(),
+                    };
                     prof.write(&Record::Barrier(b));
                 }
                 r.map(|()| p.completion_signal)
@@ -243,12 +311,20 @@ fn process(rt: &Runtime, q: &Queue) {
 
 fn barrier(rt: &Runtime, q: &Queue, p: &BarrierPacket, and: bool) -> Result<(), Status> {
     let deps: Vec<u64> = p.dep_signal.iter().copied().filter(|&s| s != 0).collect();
-    let zero = |s: &u64| signal::value(rt, *s).map(|v| v.load(Ordering::Acquire) == 0).unwrap_or(true);
+    let zero = |s: &u64| {
+        signal::value(rt, *s)
+            .map(|v| v.load(Ordering::Acquire) == 0)
+            .unwrap_or(true)
+    };
     let outcome = signal::wait_until(rt, u64::MAX, || {
         if q.stop.load(Ordering::Acquire) {
             return Some(Err(ffi::INFO_BREAK));
         }
-        let done = if and { deps.iter().all(zero) } else { deps.is_empty() || deps.iter().any(zero) };
+        let done = if and {
+            deps.iter().all(zero)
+        } else {
+            deps.is_empty() || deps.iter().any(zero)
+        };
         done.then_some(Ok(()))
     });
     outcome.unwrap_or(Err(ffi::INFO_BREAK))
@@ -266,7 +342,10 @@ fn stamp(rt: &Runtime, completion: u64, start: u64, end: u64) {
 
 fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<(), Status> {
     let Some(k) = rt.loader.kernel(p.kernel_object) else {
-        eprintln!("wavejit: queue {:#x}: dispatch of kernel object {:#x}, which no loaded executable defines", q.address, p.kernel_object);
+        eprintln!(
+            "wavejit: queue {:#x}: dispatch of kernel object {:#x}, which no loaded executable defines",
+            q.address, p.kernel_object
+        );
         return Err(ffi::ERROR_INVALID_PACKET_FORMAT);
     };
     let dims = (p.setup & 3) as usize;
@@ -290,7 +369,10 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     let mut kernarg = vec![0u8; k.props.kernarg_size as usize];
     if !kernarg.is_empty() {
         if let Err(e) = rt.mem.read(p.kernarg_address, &mut kernarg) {
-            eprintln!("wavejit: kernel {}: its kernel arguments are not in memory the GPU can read: {e}", k.name);
+            eprintln!(
+                "wavejit: kernel {}: its kernel arguments are not in memory the GPU can read: {e}",
+                k.name
+            );
             return Err(ffi::ERROR_MEMORY_APERTURE_VIOLATION);
         }
     }
@@ -311,8 +393,16 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     };
     let start = rt.timestamp();
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics
-    let _busy = rt.smi.as_ref().zip(rt.gpu_card(q.agent)).map(|(smi, gpu)| smi.dispatch(gpu));
-    let limits = Limits { timing: rt.timing, max_wave_instructions: rt.max_wave_instructions, ..Limits::default() };
+    let _busy = rt
+        .smi
+        .as_ref()
+        .zip(rt.gpu_card(q.agent))
+        .map(|(smi, gpu)| smi.dispatch(gpu));
+    let limits = Limits {
+        timing: rt.timing,
+        max_wave_instructions: rt.max_wave_instructions,
+        ..Limits::default()
+    };
     let profile = crate::profile::get();
     let host_start = profile.map(|_| profiler_hooks::record::now_ns());
     let (result, observed) = match (crate::inspect::dispatch(rt, q.device, &launch, &k), profile) {
@@ -321,7 +411,14 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         (None, None) => (
             match &rt.jit {
                 Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
-                None => run_launch(&rt.mem, q.device, &launch, limits, &emu_core::engine::Interpreter, &NoObserver),
+                None => run_launch(
+                    &rt.mem,
+                    q.device,
+                    &launch,
+                    limits,
+                    &emu_core::engine::Interpreter,
+                    &NoObserver,
+                ),
             },
             None,
         ),
@@ -333,13 +430,26 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     };
     // in timing mode the dispatch takes its modeled time on the modeled clock
     let (start, end) = match &result {
-        Ok(emu_core::engine::RunStats { cycles: Some(c), .. }) => rt.modeled_dispatch(c * 1000 / q.device.engine_clock_mhz as u64),
+        Ok(emu_core::engine::RunStats { cycles: Some(c), .. }) => {
+            rt.modeled_dispatch(c * 1000 / q.device.engine_clock_mhz as u64)
+        }
         _ if rt.timing => (rt.stamp_time(), rt.stamp_time()),
         _ => (start, rt.timestamp()),
     };
     if let (Some(prof), Some((counters, timing))) = (profile, observed) {
         let host = (host_start.unwrap_or(0), profiler_hooks::record::now_ns());
-        record_dispatch(prof, q, &k, &launch, p, host, rt.timing.then_some((start - rt.started_ns, end - rt.started_ns)), &counters, timing.as_ref(), result.as_ref().err());
+        record_dispatch(
+            prof,
+            q,
+            &k,
+            &launch,
+            p,
+            host,
+            rt.timing.then_some((start - rt.started_ns, end - rt.started_ns)),
+            &counters,
+            timing.as_ref(),
+            result.as_ref().err(),
+        );
     }
     // before the completion signal: the program may exit as soon as it sees the dispatch done
     if let Some(w) = result.as_ref().ok().and_then(|s| s.slack_warning()) {
@@ -356,16 +466,42 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
 }
 
 /// A profiled launch: observed by `counters`, with the timing model's statistics in timing mode.
-fn observed_launch(rt: &Runtime, device: &DevicePreset, launch: &Launch<'_>, limits: Limits, counters: &HwCounters) -> (Result<emu_core::engine::RunStats, emu_core::engine::EngineError>, Option<TimingStats>) {
+fn observed_launch(
+    rt: &Runtime,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    limits: Limits,
+    counters: &HwCounters,
+) -> (
+    Result<emu_core::engine::RunStats, emu_core::engine::EngineError>,
+    Option<TimingStats>,
+) {
     let timed = |r: Result<(emu_core::engine::RunStats, TimingStats), _>| match r {
         Ok((s, t)) => (Ok(s), Some(t)),
         Err(e) => (Err(e), None),
     };
     match (&rt.jit, limits.timing) {
         (Some(j), true) => timed(run_timed(&rt.mem, device, launch, limits, j, counters)),
-        (None, true) => timed(run_timed(&rt.mem, device, launch, limits, &emu_core::engine::Interpreter, counters)),
+        (None, true) => timed(run_timed(
+            &rt.mem,
+            device,
+            launch,
+            limits,
+            &emu_core::engine::Interpreter,
+            counters,
+        )),
         (Some(j), false) => (run_launch(&rt.mem, device, launch, limits, j, counters), None),
-        (None, false) => (run_launch(&rt.mem, device, launch, limits, &emu_core::engine::Interpreter, counters), None),
+        (None, false) => (
+            run_launch(
+                &rt.mem,
+                device,
+                launch,
+                limits,
+                &emu_core::engine::Interpreter,
+                counters,
+            ),
+            None,
+        ),
     }
 }
 
@@ -410,7 +546,11 @@ fn record_dispatch(
     prof.write(&Record::Dispatch(d));
     let waves = counters.take_trace();
     if !waves.is_empty() {
-        prof.write(&Record::Waves { pid: prof.pid, dispatch: id, waves });
+        prof.write(&Record::Waves {
+            pid: prof.pid,
+            dispatch: id,
+            waves,
+        });
     }
 }
 

@@ -138,7 +138,11 @@ fn max_instructions_from_env() -> Result<u64, String> {
 /// ROCm 5.2 compiles for.
 fn devices_from_env() -> Result<Vec<&'static DevicePreset>, String> {
     let list = std::env::var("WAVEJIT_DEVICES").unwrap_or_else(|_| "mi210".to_string());
-    list.split(',').map(|s| s.trim()).filter(|s| !s.is_empty()).map(|s| DevicePreset::by_name(s).map_err(|e| e.to_string())).collect()
+    list.split(',')
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| DevicePreset::by_name(s).map_err(|e| e.to_string()))
+        .collect()
 }
 
 /// The GPUs of `ROCR_VISIBLE_DEVICES` (`var`; `None` when it is not set: all of them), as places among the
@@ -148,7 +152,9 @@ fn devices_from_env() -> Result<Vec<&'static DevicePreset>, String> {
 /// the whole token) or a UUID or a prefix of one (5 to 20 characters, naming one GPU alone); the first token that
 /// names no GPU (an empty one too), or one already named, ends the list.
 pub fn visible_gpus(var: Option<&str>, uuids: &[String]) -> Vec<usize> {
-    let Some(var) = var else { return (0..uuids.len()).collect() };
+    let Some(var) = var else {
+        return (0..uuids.len()).collect();
+    };
     if var.is_empty() {
         return Vec::new();
     }
@@ -160,13 +166,17 @@ pub fn visible_gpus(var: Option<&str>, uuids: &[String]) -> Vec<usize> {
     let mut chosen = Vec::new();
     for token in tokens.iter().take(uuids.len()) {
         let index = if token.starts_with('G') {
-            let matching: Vec<usize> = (0..uuids.len()).filter(|&i| uuids[i].to_uppercase().starts_with(token.as_str())).collect();
+            let matching: Vec<usize> = (0..uuids.len())
+                .filter(|&i| uuids[i].to_uppercase().starts_with(token.as_str()))
+                .collect();
             match matching[..] {
                 [i] if (5..=20).contains(&token.len()) => Some(i),
                 _ => None,
             }
         } else {
-            c_long(token).and_then(|i| usize::try_from(i).ok()).filter(|&i| i < uuids.len())
+            c_long(token)
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i < uuids.len())
         };
         match index {
             Some(i) if !chosen.contains(&i) => chosen.push(i),
@@ -200,13 +210,21 @@ fn c_long(token: &str) -> Option<i64> {
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
         .unwrap_or_else(|| "host CPU".to_string())
 }
 
 /// The UUID of the GPU at place `card` of `WAVEJIT_DEVICES` (as `HSA_AMD_AGENT_INFO_UUID` reports it).
 pub fn gpu_uuid(card: usize, g: &DevicePreset) -> String {
-    format!("GPU-{:016x}", profiler_hooks::smi::Identity::of(card as u32, g.id).unique_id)
+    format!(
+        "GPU-{:016x}",
+        profiler_hooks::smi::Identity::of(card as u32, g.id).unique_id
+    )
 }
 
 /// The ISA name ROCm reports for a preset's target (the emulated devices run with SRAM ECC on and XNACK off).
@@ -222,11 +240,36 @@ impl Runtime {
         }
         let capacity = gpus.iter().map(|g| g.memory_bytes).sum::<u64>() + SYSTEM_POOL_BYTES;
         let mem = DeviceMemory::new(capacity).map_err(|e| e.to_string())?;
-        let mut agents = vec![Agent { gpu: None, cpu_name: cpu_model(), card: 0 }];
+        let mut agents = vec![Agent {
+            gpu: None,
+            cpu_name: cpu_model(),
+            card: 0,
+        }];
         let mut pools = vec![
-            Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_FINE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system fine-grained" },
-            Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_KERNARG | ffi::GLOBAL_FLAG_FINE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "kernarg" },
-            Pool { agent: 0, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: SYSTEM_POOL_BYTES, alloc_allowed: true, label: "system coarse-grained" },
+            Pool {
+                agent: 0,
+                segment: ffi::SEGMENT_GLOBAL,
+                flags: ffi::GLOBAL_FLAG_FINE_GRAINED,
+                size: SYSTEM_POOL_BYTES,
+                alloc_allowed: true,
+                label: "system fine-grained",
+            },
+            Pool {
+                agent: 0,
+                segment: ffi::SEGMENT_GLOBAL,
+                flags: ffi::GLOBAL_FLAG_KERNARG | ffi::GLOBAL_FLAG_FINE_GRAINED,
+                size: SYSTEM_POOL_BYTES,
+                alloc_allowed: true,
+                label: "kernarg",
+            },
+            Pool {
+                agent: 0,
+                segment: ffi::SEGMENT_GLOBAL,
+                flags: ffi::GLOBAL_FLAG_COARSE_GRAINED,
+                size: SYSTEM_POOL_BYTES,
+                alloc_allowed: true,
+                label: "system coarse-grained",
+            },
         ];
         let mut isas: Vec<(&'static DevicePreset, String)> = Vec::new();
         // every GPU is a card in the SMI view; the agents are those ROCR_VISIBLE_DEVICES leaves, in its order
@@ -235,9 +278,27 @@ impl Runtime {
         for card in visible_gpus(std::env::var("ROCR_VISIBLE_DEVICES").ok().as_deref(), &uuids) {
             let g = gpus[card];
             let agent = agents.len();
-            agents.push(Agent { gpu: Some(g), cpu_name: String::new(), card });
-            pools.push(Pool { agent, segment: ffi::SEGMENT_GLOBAL, flags: ffi::GLOBAL_FLAG_COARSE_GRAINED, size: g.memory_bytes, alloc_allowed: true, label: "device memory" });
-            pools.push(Pool { agent, segment: ffi::SEGMENT_GROUP, flags: 0, size: g.lds_bytes, alloc_allowed: false, label: "LDS" });
+            agents.push(Agent {
+                gpu: Some(g),
+                cpu_name: String::new(),
+                card,
+            });
+            pools.push(Pool {
+                agent,
+                segment: ffi::SEGMENT_GLOBAL,
+                flags: ffi::GLOBAL_FLAG_COARSE_GRAINED,
+                size: g.memory_bytes,
+                alloc_allowed: true,
+                label: "device memory",
+            });
+            pools.push(Pool {
+                agent,
+                segment: ffi::SEGMENT_GROUP,
+                flags: 0,
+                size: g.lds_bytes,
+                alloc_allowed: false,
+                label: "LDS",
+            });
             if !isas.iter().any(|(d, _)| d.target == g.target) {
                 isas.push((g, isa_name(g)));
             }
@@ -266,7 +327,11 @@ impl Runtime {
         match std::env::var("WAVEJIT_MEMCHECK").as_deref() {
             Err(_) | Ok("" | "0") => {}
             Ok("1") => mem.set_memcheck(true),
-            Ok(other) => return Err(format!("WAVEJIT_MEMCHECK={other}: expected 1 (every byte outside an allocation faults) or 0")),
+            Ok(other) => {
+                return Err(format!(
+                    "WAVEJIT_MEMCHECK={other}: expected 1 (every byte outside an allocation faults) or 0"
+                ))
+            }
         }
         let started_ns = monotonic_ns();
         Ok(Runtime {
@@ -341,7 +406,10 @@ impl Runtime {
 
     /// The handles of the GPU agents.
     pub fn gpu_handles(&self) -> Vec<u64> {
-        (0..self.agents.len()).filter(|&i| self.agents[i].gpu.is_some()).map(|i| AGENT_TAG + i as u64).collect()
+        (0..self.agents.len())
+            .filter(|&i| self.agents[i].gpu.is_some())
+            .map(|i| AGENT_TAG + i as u64)
+            .collect()
     }
 
     /// Whether `handle` is the CPU agent.
@@ -374,12 +442,24 @@ impl Runtime {
         if size > p.size {
             return Err(ffi::ERROR_OUT_OF_RESOURCES);
         }
-        let kind = if p.flags & ffi::GLOBAL_FLAG_KERNARG != 0 { AllocKind::Kernarg } else { AllocKind::Buffer };
-        let address = self.mem.allocate(size, kind, p.label).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+        let kind = if p.flags & ffi::GLOBAL_FLAG_KERNARG != 0 {
+            AllocKind::Kernarg
+        } else {
+            AllocKind::Buffer
+        };
+        let address = self
+            .mem
+            .allocate(size, kind, p.label)
+            .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
         if p.flags & ffi::GLOBAL_FLAG_FINE_GRAINED != 0 {
-            self.mem.set_fine_grained(address).map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+            self.mem
+                .set_fine_grained(address)
+                .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
         }
-        self.allocs.lock().unwrap_or_else(|e| e.into_inner()).insert(address, Alloc { size, pool });
+        self.allocs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(address, Alloc { size, pool });
         if let (Some(smi), Some(gpu)) = (&self.smi, self.gpu_card(p.agent)) {
             smi.vram_allocated(gpu, size);
         }
@@ -408,7 +488,11 @@ impl Runtime {
     /// The API allocation holding `address`: (start, allocation).
     pub fn allocation_of(&self, address: u64) -> Option<(u64, Alloc)> {
         let allocs = self.allocs.lock().unwrap_or_else(|e| e.into_inner());
-        allocs.range(..=address).next_back().filter(|(s, a)| address < *s + a.size).map(|(s, a)| (*s, *a))
+        allocs
+            .range(..=address)
+            .next_back()
+            .filter(|(s, a)| address < *s + a.size)
+            .map(|(s, a)| (*s, *a))
     }
 
     /// Tells every waiter that a signal may have changed.
@@ -438,7 +522,8 @@ impl Runtime {
         let c = &self.changed;
         c.sleepers.fetch_add(1, Ordering::SeqCst);
         let g = c.lock.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = c.cv.wait_timeout_while(g, at_most, |_| c.count.load(Ordering::SeqCst) == seen);
+        let _ =
+            c.cv.wait_timeout_while(g, at_most, |_| c.count.load(Ordering::SeqCst) == seen);
         c.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -520,7 +605,13 @@ pub fn shut_down() -> Result<(), Status> {
         g.1.take()
     };
     if let Some(rt) = rt {
-        let queues: Vec<Arc<Queue>> = rt.queues.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, q)| q).collect();
+        let queues: Vec<Arc<Queue>> = rt
+            .queues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, q)| q)
+            .collect();
         for q in queues {
             q.stop(&rt);
         }
@@ -535,7 +626,12 @@ pub fn shut_down() -> Result<(), Status> {
 
 /// The running runtime, or `HSA_STATUS_ERROR_NOT_INITIALIZED`.
 pub fn rt() -> Result<Arc<Runtime>, Status> {
-    RUNTIME.read().unwrap_or_else(|e| e.into_inner()).1.clone().ok_or(ffi::ERROR_NOT_INITIALIZED)
+    RUNTIME
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .1
+        .clone()
+        .ok_or(ffi::ERROR_NOT_INITIALIZED)
 }
 
 #[cfg(test)]
@@ -543,7 +639,9 @@ mod tests {
     use super::visible_gpus;
 
     fn uuids() -> Vec<String> {
-        ["GPU-2c0cc85361ca5c7e", "GPU-56fcdd630771f717", "GPU-a181270787a6da67"].map(String::from).to_vec()
+        ["GPU-2c0cc85361ca5c7e", "GPU-56fcdd630771f717", "GPU-a181270787a6da67"]
+            .map(String::from)
+            .to_vec()
     }
 
     #[test]

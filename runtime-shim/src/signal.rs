@@ -36,13 +36,23 @@ impl Signals {
     pub fn create(&self, rt: &Runtime, initial: i64, ipc: bool) -> Result<u64, Status> {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let h = if ipc {
-            let h = rt.mem.allocate(ffi::AMD_SIGNAL_SIZE as u64, AllocKind::Buffer, "IPC signal").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+            let h = rt
+                .mem
+                .allocate(ffi::AMD_SIGNAL_SIZE as u64, AllocKind::Buffer, "IPC signal")
+                .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
             s.ipc.insert(h);
             h
         } else {
             if s.free.is_empty() {
-                let slab = rt.mem.allocate(SLAB, AllocKind::Buffer, "signals").map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
-                s.free.extend((0..SLAB / ffi::AMD_SIGNAL_SIZE as u64).rev().map(|i| slab + i * ffi::AMD_SIGNAL_SIZE as u64));
+                let slab = rt
+                    .mem
+                    .allocate(SLAB, AllocKind::Buffer, "signals")
+                    .map_err(|_| ffi::ERROR_OUT_OF_RESOURCES)?;
+                s.free.extend(
+                    (0..SLAB / ffi::AMD_SIGNAL_SIZE as u64)
+                        .rev()
+                        .map(|i| slab + i * ffi::AMD_SIGNAL_SIZE as u64),
+                );
             }
             s.free.pop().ok_or(ffi::ERROR_OUT_OF_RESOURCES)?
         };
@@ -105,7 +115,10 @@ pub fn timestamps(rt: &Runtime, h: u64) -> Result<(&AtomicU64, &AtomicU64), Stat
     value(rt, h)?;
     // SAFETY: as in `value`: aligned u64 fields of a live record.
     Ok(unsafe {
-        (AtomicU64::from_ptr((h as usize + ffi::AMD_SIGNAL_START_TS) as *mut u64), AtomicU64::from_ptr((h as usize + ffi::AMD_SIGNAL_END_TS) as *mut u64))
+        (
+            AtomicU64::from_ptr((h as usize + ffi::AMD_SIGNAL_START_TS) as *mut u64),
+            AtomicU64::from_ptr((h as usize + ffi::AMD_SIGNAL_END_TS) as *mut u64),
+        )
     })
 }
 
@@ -174,7 +187,13 @@ pub fn wait(rt: &Runtime, h: u64, condition: u32, compare: i64, timeout_ns: u64)
 
 /// `hsa_amd_signal_wait_any`: the index of the first signal whose condition holds (or `u32::MAX` on timeout),
 /// and its value.
-pub fn wait_any(rt: &Runtime, signals: &[u64], conditions: &[u32], compares: &[i64], timeout_ns: u64) -> Result<(u32, i64), Status> {
+pub fn wait_any(
+    rt: &Runtime,
+    signals: &[u64],
+    conditions: &[u32],
+    compares: &[i64],
+    timeout_ns: u64,
+) -> Result<(u32, i64), Status> {
     if signals.is_empty() || conditions.iter().any(|&c| c > ffi::CONDITION_GTE) {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
@@ -222,7 +241,10 @@ pub struct AsyncHandler {
 /// The registered handlers, each with the number it was registered under. Other threads register handlers
 /// and drop those of a destroyed signal while the handler thread calls them, so the thread names handlers by
 /// that number, never by their position. Lock order: the signal table (`Signals::inner`), then this.
-static HANDLERS: Mutex<Handlers> = Mutex::new(Handlers { next: 0, list: Vec::new() });
+static HANDLERS: Mutex<Handlers> = Mutex::new(Handlers {
+    next: 0,
+    list: Vec::new(),
+});
 static HANDLER_THREAD: std::sync::Once = std::sync::Once::new();
 
 struct Handlers {
@@ -253,34 +275,50 @@ pub fn add_async_handler(h: AsyncHandler) {
         hs.list.push((id, h));
     }
     HANDLER_THREAD.call_once(|| {
-        let _ = std::thread::Builder::new().name("wavejit-signals".into()).spawn(|| loop {
-            let Ok(rt) = crate::runtime::rt() else {
-                std::thread::sleep(Duration::from_millis(5));
-                continue;
-            };
-            let seen = rt.changes();
-            // the conditions are read without the handler lock held: reading a signal takes the signal
-            // table's lock, which `Signals::destroy` holds while it drops handlers (the other order)
-            let watched: Vec<(u64, u64, u32, i64)> = handlers().list.iter().map(|(id, h)| (*id, h.signal, h.condition, h.value)).collect();
-            let ready: Vec<(u64, i64)> = watched
-                .into_iter()
-                .filter_map(|(id, signal, condition, want)| value(&rt, signal).ok().map(|a| (id, a.load(Ordering::Acquire))).filter(|(_, v)| satisfied(condition, *v, want)))
-                .collect();
-            if ready.is_empty() {
-                rt.wait_since(seen, POLL);
-                continue;
-            }
-            // call outside the lock (a handler may register another); a handler dropped meanwhile (its signal
-            // destroyed) is not called; remove those that asked to stop
-            for (id, v) in ready {
-                let Some((f, arg)) = handlers().list.iter().find(|(i, _)| *i == id).map(|(_, h)| (h.handler, h.arg)) else {
+        let _ = std::thread::Builder::new()
+            .name("wavejit-signals".into())
+            .spawn(|| loop {
+                let Ok(rt) = crate::runtime::rt() else {
+                    std::thread::sleep(Duration::from_millis(5));
                     continue;
                 };
-                let again = std::panic::catch_unwind(|| f(v, arg as *mut std::ffi::c_void)).unwrap_or(false);
-                if !again {
-                    handlers().list.retain(|(i, _)| *i != id);
+                let seen = rt.changes();
+                // the conditions are read without the handler lock held: reading a signal takes the signal
+                // table's lock, which `Signals::destroy` holds while it drops handlers (the other order)
+                let watched: Vec<(u64, u64, u32, i64)> = handlers()
+                    .list
+                    .iter()
+                    .map(|(id, h)| (*id, h.signal, h.condition, h.value))
+                    .collect();
+                let ready: Vec<(u64, i64)> = watched
+                    .into_iter()
+                    .filter_map(|(id, signal, condition, want)| {
+                        value(&rt, signal)
+                            .ok()
+                            .map(|a| (id, a.load(Ordering::Acquire)))
+                            .filter(|(_, v)| satisfied(condition, *v, want))
+                    })
+                    .collect();
+                if ready.is_empty() {
+                    rt.wait_since(seen, POLL);
+                    continue;
                 }
-            }
-        });
+                // call outside the lock (a handler may register another); a handler dropped meanwhile (its signal
+                // destroyed) is not called; remove those that asked to stop
+                for (id, v) in ready {
+                    let Some((f, arg)) = handlers()
+                        .list
+                        .iter()
+                        .find(|(i, _)| *i == id)
+                        .map(|(_, h)| (h.handler, h.arg))
+                    else {
+                        continue;
+                    };
+                    let again = std::panic::catch_unwind(|| f(v, arg as *mut std::ffi::c_void)).unwrap_or(false);
+                    if !again {
+                        handlers().list.retain(|(i, _)| *i != id);
+                    }
+                }
+            });
     });
 }

@@ -23,10 +23,16 @@ extern "C" fn remove_at_exit() {
 
 /// The base name of `argv[0]`, as `ps` and SMI tools name a process.
 fn program_name() -> String {
-    let argv0 = std::fs::read("/proc/self/cmdline").ok().and_then(|c| c.split(|&b| b == 0).next().map(|a| String::from_utf8_lossy(a).into_owned()));
+    let argv0 = std::fs::read("/proc/self/cmdline").ok().and_then(|c| {
+        c.split(|&b| b == 0)
+            .next()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+    });
     match argv0.filter(|a| !a.is_empty()) {
         Some(a) => a.rsplit('/').next().unwrap_or(&a).to_string(),
-        None => std::fs::read_to_string("/proc/self/comm").map(|c| c.trim().to_string()).unwrap_or_default(),
+        None => std::fs::read_to_string("/proc/self/comm")
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default(),
     }
 }
 

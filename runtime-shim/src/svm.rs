@@ -53,7 +53,17 @@ struct Attrs {
 impl Default for Attrs {
     fn default() -> Attrs {
         // granularity 9: 2 MiB (2^9 pages), ROCm's default
-        Attrs { global_flag: GLOBAL_FLAG_FINE_GRAINED, read_only: 0, hive_local: 0, granularity: 9, preferred: 0, prefetch: 0, read_mostly: 0, gpu_exec: 1, access: HashMap::new() }
+        Attrs {
+            global_flag: GLOBAL_FLAG_FINE_GRAINED,
+            read_only: 0,
+            hive_local: 0,
+            granularity: 9,
+            preferred: 0,
+            prefetch: 0,
+            read_mostly: 0,
+            gpu_exec: 1,
+            access: HashMap::new(),
+        }
     }
 }
 
@@ -77,7 +87,10 @@ fn pages(ptr: u64, size: u64) -> Result<(u64, u64), Status> {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     let start = ptr / PAGE * PAGE;
-    let end = ptr.checked_add(size).and_then(|e| e.checked_next_multiple_of(PAGE)).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+    let end = ptr
+        .checked_add(size)
+        .and_then(|e| e.checked_next_multiple_of(PAGE))
+        .ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
     Ok((start, end))
 }
 
@@ -85,7 +98,9 @@ impl Svm {
     /// Splits the span holding `at` (if any) so that a span starts at `at`; mapped host memory is re-registered
     /// as two ranges.
     fn split(&mut self, rt: &Runtime, at: u64) {
-        let Some((&s, span)) = self.spans.range(..at).next_back() else { return };
+        let Some((&s, span)) = self.spans.range(..at).next_back() else {
+            return;
+        };
         if span.end <= at {
             return;
         }
@@ -136,7 +151,12 @@ impl Svm {
         for p in pairs {
             match p.attribute {
                 ATTRIB_GLOBAL_FLAG if p.value > GLOBAL_FLAG_COARSE_GRAINED => return Err(ffi::ERROR_INVALID_ARGUMENT),
-                ATTRIB_GLOBAL_FLAG | ATTRIB_READ_ONLY | ATTRIB_HIVE_LOCAL | ATTRIB_MIGRATION_GRANULARITY | ATTRIB_READ_MOSTLY | ATTRIB_GPU_EXEC => {}
+                ATTRIB_GLOBAL_FLAG
+                | ATTRIB_READ_ONLY
+                | ATTRIB_HIVE_LOCAL
+                | ATTRIB_MIGRATION_GRANULARITY
+                | ATTRIB_READ_MOSTLY
+                | ATTRIB_GPU_EXEC => {}
                 ATTRIB_PREFERRED_LOCATION if p.value != 0 => {
                     rt.agent(p.value)?;
                 }
@@ -154,12 +174,26 @@ impl Svm {
         let covered: Vec<(u64, u64)> = self.spans.range(start..end).map(|(&s, sp)| (s, sp.end)).collect();
         for (s, e) in covered {
             if s > at {
-                self.spans.insert(at, Span { end: s, attrs: Attrs::default(), mapped: false });
+                self.spans.insert(
+                    at,
+                    Span {
+                        end: s,
+                        attrs: Attrs::default(),
+                        mapped: false,
+                    },
+                );
             }
             at = e;
         }
         if at < end {
-            self.spans.insert(at, Span { end, attrs: Attrs::default(), mapped: false });
+            self.spans.insert(
+                at,
+                Span {
+                    end,
+                    attrs: Attrs::default(),
+                    mapped: false,
+                },
+            );
         }
         let gpus: Vec<u64> = rt.gpu_handles();
         let starts: Vec<u64> = self.spans.range(start..end).map(|(&s, _)| s).collect();
@@ -181,7 +215,12 @@ impl Svm {
                 }
             }
             // host memory outside device memory is reachable by kernels while a GPU may access it
-            let gpu_access = gpus.iter().any(|g| matches!(span.attrs.access.get(g), Some(&ATTRIB_AGENT_ACCESSIBLE | &ATTRIB_AGENT_ACCESSIBLE_IN_PLACE)));
+            let gpu_access = gpus.iter().any(|g| {
+                matches!(
+                    span.attrs.access.get(g),
+                    Some(&ATTRIB_AGENT_ACCESSIBLE | &ATTRIB_AGENT_ACCESSIBLE_IN_PLACE)
+                )
+            });
             let outside = !rt.mem.overlaps(s, span.end - s);
             if outside && gpu_access && !span.mapped {
                 span.mapped = rt.mem.map_host(s, span.end - s, "SVM range").is_ok();
@@ -202,8 +241,14 @@ impl Svm {
         let (start, end) = pages(ptr, size)?;
         for p in pairs.iter() {
             match p.attribute {
-                ATTRIB_GLOBAL_FLAG | ATTRIB_READ_ONLY | ATTRIB_HIVE_LOCAL | ATTRIB_MIGRATION_GRANULARITY | ATTRIB_PREFERRED_LOCATION | ATTRIB_PREFETCH_LOCATION
-                | ATTRIB_READ_MOSTLY | ATTRIB_GPU_EXEC => {}
+                ATTRIB_GLOBAL_FLAG
+                | ATTRIB_READ_ONLY
+                | ATTRIB_HIVE_LOCAL
+                | ATTRIB_MIGRATION_GRANULARITY
+                | ATTRIB_PREFERRED_LOCATION
+                | ATTRIB_PREFETCH_LOCATION
+                | ATTRIB_READ_MOSTLY
+                | ATTRIB_GPU_EXEC => {}
                 ATTRIB_ACCESS_QUERY => {
                     rt.agent(p.value)?;
                 }
@@ -246,8 +291,13 @@ impl Svm {
                     // ACCESS_QUERY: what was set for the agent; otherwise the CPU reaches everything in place, and
                     // GPUs reach device memory and nothing else
                     let agent = p.value;
-                    let default = if rt.is_cpu(agent) || in_device_memory { ATTRIB_AGENT_ACCESSIBLE_IN_PLACE } else { ATTRIB_AGENT_NO_ACCESS };
-                    p.attribute = same(&|a| a.access.get(&agent).copied().unwrap_or(default)).unwrap_or(ATTRIB_AGENT_NO_ACCESS);
+                    let default = if rt.is_cpu(agent) || in_device_memory {
+                        ATTRIB_AGENT_ACCESSIBLE_IN_PLACE
+                    } else {
+                        ATTRIB_AGENT_NO_ACCESS
+                    };
+                    p.attribute =
+                        same(&|a| a.access.get(&agent).copied().unwrap_or(default)).unwrap_or(ATTRIB_AGENT_NO_ACCESS);
                 }
             }
         }

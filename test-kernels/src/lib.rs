@@ -105,11 +105,24 @@ mod tests {
     #[test]
     fn every_prebuilt_code_object_is_an_amdgpu_elf() {
         // one code object per kernel source and target
-        let sources = std::fs::read_dir(source_dir()).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "cl" || x == "hip" || x == "s")).count();
+        let sources = std::fs::read_dir(source_dir())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "cl" || x == "hip" || x == "s")
+            })
+            .count();
         assert_eq!(ALL.len(), 2 * sources);
         for (name, bytes) in ALL {
             assert_eq!(&bytes[..4], b"\x7fELF", "{name}");
-            assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 224, "{name}: e_machine must be EM_AMDGPU");
+            assert_eq!(
+                u16::from_le_bytes([bytes[18], bytes[19]]),
+                224,
+                "{name}: e_machine must be EM_AMDGPU"
+            );
         }
         assert_eq!(SAMPLE.0, "reduce-gfx942.co");
     }
@@ -211,7 +224,11 @@ pub mod reference {
                 (0..w.len()).map(move |l| {
                     let rot = w[(l + 1) % 64];
                     let swz = w[l ^ 1];
-                    rot.wrapping_mul(3).wrapping_add(w[0]).wrapping_sub(w[5]).wrapping_add(cnt * 1000).wrapping_add(swz.wrapping_mul(7))
+                    rot.wrapping_mul(3)
+                        .wrapping_add(w[0])
+                        .wrapping_sub(w[5])
+                        .wrapping_add(cnt * 1000)
+                        .wrapping_add(swz.wrapping_mul(7))
                 })
             })
             .collect()
@@ -233,7 +250,10 @@ pub mod reference {
                     (_, 15) => 0,
                     _ => v(l + 1),
                 };
-                a.wrapping_mul(3).wrapping_add(b.wrapping_mul(5)).wrapping_add(c.wrapping_mul(7)).wrapping_add(d.wrapping_mul(11))
+                a.wrapping_mul(3)
+                    .wrapping_add(b.wrapping_mul(5))
+                    .wrapping_add(c.wrapping_mul(7))
+                    .wrapping_add(d.wrapping_mul(11))
             })
             .collect()
     }
@@ -332,8 +352,14 @@ pub mod reference {
 
     /// `lds_wide`: per block of 64, out[l] = in[63 - l] (float4s) and dout[l] = d[(l + 5) & 63] + (d[l] + 1).
     pub fn lds_wide(input: &[[f32; 4]], d: &[f64]) -> (Vec<[f32; 4]>, Vec<f64>) {
-        let out = input.chunks(64).flat_map(|b| (0..b.len()).map(move |l| b[63 - l])).collect();
-        let dout = d.chunks(64).flat_map(|b| (0..b.len()).map(move |l| b[(l + 5) & 63] + (b[l] + 1.0))).collect();
+        let out = input
+            .chunks(64)
+            .flat_map(|b| (0..b.len()).map(move |l| b[63 - l]))
+            .collect();
+        let dout = d
+            .chunks(64)
+            .flat_map(|b| (0..b.len()).map(move |l| b[(l + 5) & 63] + (b[l] + 1.0)))
+            .collect();
         (out, dout)
     }
 
@@ -341,7 +367,9 @@ pub mod reference {
     /// producers write (p * 1000 + j * 7 + base), what the consumers write for them (item * 2 + 1) and woke[0]
     /// (every consumer).
     pub fn gws_sema(pairs: u32, per: u32, base: u32) -> (Vec<u32>, Vec<u32>, u32) {
-        let items: Vec<u32> = (0..pairs).flat_map(|p| (0..per).map(move |j| p * 1000 + j * 7 + base)).collect();
+        let items: Vec<u32> = (0..pairs)
+            .flat_map(|p| (0..per).map(move |j| p * 1000 + j * 7 + base))
+            .collect();
         let out = items.iter().map(|x| x * 2 + 1).collect();
         (items, out, pairs)
     }
@@ -387,7 +415,10 @@ pub mod reference {
 
     /// `divide` (HIP): IEEE division, correctly rounded, in f32 and f64.
     pub fn divide(a: &[f32], b: &[f32], c: &[f64], d: &[f64]) -> (Vec<f32>, Vec<f64>) {
-        (a.iter().zip(b).map(|(x, y)| x / y).collect(), c.iter().zip(d).map(|(x, y)| x / y).collect())
+        (
+            a.iter().zip(b).map(|(x, y)| x / y).collect(),
+            c.iter().zip(d).map(|(x, y)| x / y).collect(),
+        )
     }
 
     /// `f64_math` (HIP): per input sqrt|x|, 1/sqrt|x|, exp, log|x|, sin, floor, min(x,1.5)+max(x,1.5),
@@ -397,7 +428,16 @@ pub mod reference {
             .enumerate()
             .flat_map(|(i, &v)| {
                 let k = (i % 20) as i32 - 10;
-                [v.abs().sqrt(), 1.0 / v.abs().sqrt(), v.exp(), v.abs().ln(), v.sin(), v.floor(), v.min(1.5) + v.max(1.5), v * 2f64.powi(k)]
+                [
+                    v.abs().sqrt(),
+                    1.0 / v.abs().sqrt(),
+                    v.exp(),
+                    v.abs().ln(),
+                    v.sin(),
+                    v.floor(),
+                    v.min(1.5) + v.max(1.5),
+                    v * 2f64.powi(k),
+                ]
             })
             .collect()
     }
@@ -413,7 +453,14 @@ pub mod reference {
             .flat_map(|(&x, &y)| {
                 let (fx, fy) = (h(x), h(y));
                 // the exact products and fused sums of f16 values fit in an f64, so one rounding suffices
-                [r(fx + fy), r(fx * fy), r(fy.mul_add(-0.5, fx)), r(fx.mul_add(fy, 1.0)), if fx > fy { x } else { y }, r(fx * 0.25)]
+                [
+                    r(fx + fy),
+                    r(fx * fy),
+                    r(fy.mul_add(-0.5, fx)),
+                    r(fx.mul_add(fy, 1.0)),
+                    if fx > fy { x } else { y },
+                    r(fx * 0.25),
+                ]
             })
             .collect()
     }
@@ -444,24 +491,44 @@ pub mod reference {
     /// s_flbit_i32(in[1]), bits 8..36 of the 64-bit {in[1], in[0]} sign-extended (two words), the signed max
     /// of in[0] and in[1], and in[0] again.
     pub fn dpp_scan(input: &[u32]) -> Vec<u32> {
-        let mut out: Vec<u32> = input.iter().scan(0u32, |acc, x| {
-            *acc = acc.wrapping_add(*x);
-            Some(*acc)
-        }).collect();
+        let mut out: Vec<u32> = input
+            .iter()
+            .scan(0u32, |acc, x| {
+                *acc = acc.wrapping_add(*x);
+                Some(*acc)
+            })
+            .collect();
         let (a, b) = (input[0], input[1]);
         let clz = if a == 0 { u32::MAX } else { a.leading_zeros() };
         let v = b as i32;
-        let cls = if v == 0 || v == -1 { u32::MAX } else { (if v < 0 { !v } else { v }).leading_zeros() };
+        let cls = if v == 0 || v == -1 {
+            u32::MAX
+        } else {
+            (if v < 0 { !v } else { v }).leading_zeros()
+        };
         let wide = (b as u64) << 32 | a as u64;
         let field = (((wide >> 8) << 36) as i64 >> 36) as u64;
-        out.extend([clz, cls, field as u32, (field >> 32) as u32, (a as i32).max(b as i32) as u32, a]);
+        out.extend([
+            clz,
+            cls,
+            field as u32,
+            (field >> 32) as u32,
+            (a as i32).max(b as i32) as u32,
+            a,
+        ]);
         out
     }
 
     /// `hgemm`/`bgemm` (HIP, MFMA): c = a * b for row-major m x k and k x n matrices, each dot product summed
     /// exactly and rounded once to f32 (the tests use values whose sums are exact in any order).
     pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-        (0..m * n).map(|ij| (0..k).map(|kk| a[ij / n * k + kk] as f64 * b[kk * n + ij % n] as f64).sum::<f64>() as f32).collect()
+        (0..m * n)
+            .map(|ij| {
+                (0..k)
+                    .map(|kk| a[ij / n * k + kk] as f64 * b[kk * n + ij % n] as f64)
+                    .sum::<f64>() as f32
+            })
+            .collect()
     }
 
     /// `buffer_ops` (HIP, buffer resources) over `items` work-items, `out` and `bytes` starting as given:
@@ -476,7 +543,9 @@ pub mod reference {
 
     /// `dgemm16` (HIP, f64 MFMA): c = a * b for 16x16 row-major matrices, summed in order of k.
     pub fn dgemm16(a: &[f64], b: &[f64]) -> Vec<f64> {
-        (0..256).map(|ij| (0..16).map(|k| a[ij / 16 * 16 + k] * b[k * 16 + ij % 16]).sum()).collect()
+        (0..256)
+            .map(|ij| (0..16).map(|k| a[ij / 16 * 16 + k] * b[k * 16 + ij % 16]).sum())
+            .collect()
     }
 }
 
@@ -487,21 +556,36 @@ mod rebuild {
     #[test]
     fn build_sh_reproduces_the_prebuilt_code_objects_exactly() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let have = ["/usr/bin/clang-19", "/usr/bin/llvm-mc-19", "/usr/bin/ld.lld-19", "/usr/include/hip/hip_runtime.h"]
-            .iter()
-            .all(|p| std::path::Path::new(p).exists())
+        let have = [
+            "/usr/bin/clang-19",
+            "/usr/bin/llvm-mc-19",
+            "/usr/bin/ld.lld-19",
+            "/usr/include/hip/hip_runtime.h",
+        ]
+        .iter()
+        .all(|p| std::path::Path::new(p).exists())
             && std::path::Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc").exists();
         assert!(have, "clang-19, llvm-mc-19, ld.lld-19, rocm-device-libs or libamdhip64-dev is missing: this test needs them (scripts/setup.sh installs them)");
         let out = std::env::temp_dir().join(format!("wavejit-rebuild-{}", std::process::id()));
-        let status = std::process::Command::new("bash").arg(dir.join("build.sh")).arg(&out).status().unwrap();
+        let status = std::process::Command::new("bash")
+            .arg(dir.join("build.sh"))
+            .arg(&out)
+            .status()
+            .unwrap();
         assert!(status.success(), "build.sh failed");
-        let mut rebuilt: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut rebuilt: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
         rebuilt.sort();
         let mut bundled: Vec<String> = super::ALL.iter().map(|(n, _)| n.to_string()).collect();
         bundled.sort();
         assert_eq!(rebuilt, bundled, "build.sh makes exactly the bundled code objects");
         for (name, bytes) in super::ALL {
-            assert!(std::fs::read(out.join(name)).unwrap() == *bytes, "{name} differs from its rebuild: rerun test-kernels/build.sh");
+            assert!(
+                std::fs::read(out.join(name)).unwrap() == *bytes,
+                "{name} differs from its rebuild: rerun test-kernels/build.sh"
+            );
         }
         let _ = std::fs::remove_dir_all(&out);
     }

@@ -48,10 +48,22 @@ impl Peaks {
         };
         let hz = device.engine_clock_mhz as f64 * 1e6;
         let m = Machine::by_preset(device.id);
-        let l2 = m.map_or(0.0, |m| m.l2.channels as f64 * m.l2.bytes_per_clock as f64 * m.topology.xcds as f64 * hz);
+        let l2 = m.map_or(0.0, |m| {
+            m.l2.channels as f64 * m.l2.bytes_per_clock as f64 * m.topology.xcds as f64 * hz
+        });
         let l1 = m.map_or(0.0, |m| m.l1.bytes_per_clock as f64 * device.compute_units as f64 * hz);
         let lds = m.map_or(0.0, |m| m.lds.bytes_per_clock as f64 * device.compute_units as f64 * hz);
-        Peaks { fp64_vector, fp32_vector, fp64_matrix, fp32_matrix, fp16_matrix, hbm: device.memory_bandwidth_gbs as f64 * 1e9, l2, l1, lds }
+        Peaks {
+            fp64_vector,
+            fp32_vector,
+            fp64_matrix,
+            fp32_matrix,
+            fp16_matrix,
+            hbm: device.memory_bandwidth_gbs as f64 * 1e9,
+            l2,
+            l1,
+            lds,
+        }
     }
 }
 
@@ -98,9 +110,17 @@ fn sum_counters(ds: &[&DispatchRecord]) -> BTreeMap<String, u64> {
 fn metrics_of(name: &str, ds: &[&DispatchRecord], device: &DevicePreset) -> KernelMetrics {
     let counters = sum_counters(ds);
     let modeled = ds.iter().all(|d| d.modeled.is_some());
-    let duration_ns: u64 = ds.iter().map(|d| d.modeled.map_or(d.end_ns - d.start_ns, |(a, b)| b - a)).sum();
+    let duration_ns: u64 = ds
+        .iter()
+        .map(|d| d.modeled.map_or(d.end_ns - d.start_ns, |(a, b)| b - a))
+        .sum();
     let c = |n: &str| counters.get(n).copied().unwrap_or(0);
-    let valu = |p: &str| 64 * (c(&format!("SQ_INSTS_VALU_ADD_{p}")) + c(&format!("SQ_INSTS_VALU_MUL_{p}")) + c(&format!("SQ_INSTS_VALU_TRANS_{p}"))) + 128 * c(&format!("SQ_INSTS_VALU_FMA_{p}"));
+    let valu = |p: &str| {
+        64 * (c(&format!("SQ_INSTS_VALU_ADD_{p}"))
+            + c(&format!("SQ_INSTS_VALU_MUL_{p}"))
+            + c(&format!("SQ_INSTS_VALU_TRANS_{p}")))
+            + 128 * c(&format!("SQ_INSTS_VALU_FMA_{p}"))
+    };
     let f16 = valu("F16") + 512 * (c("SQ_INSTS_VALU_MFMA_MOPS_F16") + c("SQ_INSTS_VALU_MFMA_MOPS_BF16"));
     let f32 = valu("F32") + 512 * c("SQ_INSTS_VALU_MFMA_MOPS_F32");
     let f64 = valu("F64") + 512 * c("SQ_INSTS_VALU_MFMA_MOPS_F64");
@@ -124,26 +144,86 @@ fn metrics_of(name: &str, ds: &[&DispatchRecord], device: &DevicePreset) -> Kern
     let cus = device.compute_units as f64;
     let simds = cus * device.simds_per_cu as f64;
     let with = |f: &dyn Fn(f64) -> Option<f64>| cycles.and_then(f);
-    x.insert("valu_utilization", with(&|g| ratio(c("SQ_ACTIVE_INST_VALU") as f64, simds * g)));
-    x.insert("mfma_utilization", with(&|g| ratio(c("SQ_VALU_MFMA_BUSY_CYCLES") as f64, simds * g)));
-    x.insert("salu_utilization", with(&|g| ratio(c("SQ_ACTIVE_INST_SALU") as f64, cus * g)));
+    x.insert(
+        "valu_utilization",
+        with(&|g| ratio(c("SQ_ACTIVE_INST_VALU") as f64, simds * g)),
+    );
+    x.insert(
+        "mfma_utilization",
+        with(&|g| ratio(c("SQ_VALU_MFMA_BUSY_CYCLES") as f64, simds * g)),
+    );
+    x.insert(
+        "salu_utilization",
+        with(&|g| ratio(c("SQ_ACTIVE_INST_SALU") as f64, cus * g)),
+    );
     x.insert("ipc", with(&|g| ratio(c("SQ_INSTS") as f64, cus * g)));
-    x.insert("occupancy", with(&|g| ratio(c("SQ_WAVE_CYCLES") as f64, g * cus * (device.max_waves_per_simd * device.simds_per_cu) as f64)));
+    x.insert(
+        "occupancy",
+        with(&|g| {
+            ratio(
+                c("SQ_WAVE_CYCLES") as f64,
+                g * cus * (device.max_waves_per_simd * device.simds_per_cu) as f64,
+            )
+        }),
+    );
     let l1_miss = (c("TCP_TCC_READ_REQ") + c("TCP_TCC_WRITE_REQ") + c("TCP_TCC_ATOMIC_REQ")) as f64;
-    x.insert("l1_hit_rate", has("TCP_TCC_READ_REQ").then(|| ratio(c("TCP_TOTAL_CACHE_ACCESSES") as f64 - l1_miss, c("TCP_TOTAL_CACHE_ACCESSES") as f64)).flatten());
-    x.insert("l2_hit_rate", has("TCC_HIT").then(|| ratio(c("TCC_HIT") as f64, (c("TCC_HIT") + c("TCC_MISS")) as f64)).flatten());
-    x.insert("mall_hit_rate", (has("MALL_HIT") && c("MALL_HIT") + c("MALL_MISS") > 0).then(|| ratio(c("MALL_HIT") as f64, (c("MALL_HIT") + c("MALL_MISS")) as f64)).flatten());
-    x.insert("lds_bank_conflicts_per_access", ratio(c("SQ_LDS_BANK_CONFLICT") as f64, c("SQ_INSTS_LDS") as f64));
-    x.insert("lds_bank_conflict_rate", ratio(c("SQ_LDS_BANK_CONFLICT") as f64, c("SQ_LDS_IDX_ACTIVE") as f64));
-    x.insert("valu_active_lanes", ratio(c("SQ_THREAD_INSTS_VALU") as f64, c("SQ_INSTS_VALU") as f64));
+    x.insert(
+        "l1_hit_rate",
+        has("TCP_TCC_READ_REQ")
+            .then(|| {
+                ratio(
+                    c("TCP_TOTAL_CACHE_ACCESSES") as f64 - l1_miss,
+                    c("TCP_TOTAL_CACHE_ACCESSES") as f64,
+                )
+            })
+            .flatten(),
+    );
+    x.insert(
+        "l2_hit_rate",
+        has("TCC_HIT")
+            .then(|| ratio(c("TCC_HIT") as f64, (c("TCC_HIT") + c("TCC_MISS")) as f64))
+            .flatten(),
+    );
+    x.insert(
+        "mall_hit_rate",
+        (has("MALL_HIT") && c("MALL_HIT") + c("MALL_MISS") > 0)
+            .then(|| ratio(c("MALL_HIT") as f64, (c("MALL_HIT") + c("MALL_MISS")) as f64))
+            .flatten(),
+    );
+    x.insert(
+        "lds_bank_conflicts_per_access",
+        ratio(c("SQ_LDS_BANK_CONFLICT") as f64, c("SQ_INSTS_LDS") as f64),
+    );
+    x.insert(
+        "lds_bank_conflict_rate",
+        ratio(c("SQ_LDS_BANK_CONFLICT") as f64, c("SQ_LDS_IDX_ACTIVE") as f64),
+    );
+    x.insert(
+        "valu_active_lanes",
+        ratio(c("SQ_THREAD_INSTS_VALU") as f64, c("SQ_INSTS_VALU") as f64),
+    );
     let secs = (modeled && duration_ns > 0).then_some(duration_ns as f64 * 1e-9);
-    for (level, name_bw, name_ai) in [("l1", "l1_bandwidth", "ai_l1"), ("l2", "l2_bandwidth", "ai_l2"), ("hbm", "hbm_bandwidth", "ai_hbm")] {
+    for (level, name_bw, name_ai) in [
+        ("l1", "l1_bandwidth", "ai_l1"),
+        ("l2", "l2_bandwidth", "ai_l2"),
+        ("hbm", "hbm_bandwidth", "ai_hbm"),
+    ] {
         let b = bytes.get(level).map(|&b| b as f64);
         x.insert(name_bw, b.zip(secs).map(|(b, s)| b / s));
         x.insert(name_ai, b.and_then(|b| ratio(total, b)));
     }
     x.insert("flops_per_second", secs.map(|s| total / s));
-    KernelMetrics { name: name.to_string(), device: device.id.to_string(), dispatches: ds.len() as u64, duration_ns, modeled, counters, flops, bytes, metrics: x }
+    KernelMetrics {
+        name: name.to_string(),
+        device: device.id.to_string(),
+        dispatches: ds.len() as u64,
+        duration_ns,
+        modeled,
+        counters,
+        flops,
+        bytes,
+        metrics: x,
+    }
 }
 
 /// Analyzes `session` (kernels on the first GPU preset that ran them).
@@ -152,14 +232,21 @@ pub fn analyze(session: &Session, chart_dir: Option<&Path>) -> Result<Analysis, 
         return Err("the profile holds no kernel dispatch".into());
     }
     let device_of = |d: &DispatchRecord| {
-        session.process(d.pid).and_then(|p| p.agents.iter().find(|a| a.index == d.agent)).and_then(|a| DevicePreset::by_name(&a.kind).ok()).unwrap_or_else(DevicePreset::default_device)
+        session
+            .process(d.pid)
+            .and_then(|p| p.agents.iter().find(|a| a.index == d.agent))
+            .and_then(|a| DevicePreset::by_name(&a.kind).ok())
+            .unwrap_or_else(DevicePreset::default_device)
     };
     let device = device_of(&session.dispatches[0]);
     let mut by_name: BTreeMap<(&str, &str), Vec<&DispatchRecord>> = BTreeMap::new();
     for d in &session.dispatches {
         by_name.entry((d.kernel.as_str(), device_of(d).id)).or_default().push(d);
     }
-    let mut kernels: Vec<KernelMetrics> = by_name.iter().map(|((name, dev), ds)| metrics_of(name, ds, DevicePreset::by_name(dev).unwrap_or(device))).collect();
+    let mut kernels: Vec<KernelMetrics> = by_name
+        .iter()
+        .map(|((name, dev), ds)| metrics_of(name, ds, DevicePreset::by_name(dev).unwrap_or(device)))
+        .collect();
     kernels.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.name.cmp(&b.name)));
     let all = sum_counters(&session.dispatches.iter().collect::<Vec<_>>());
     let g = |n: &str| all.get(n).copied().unwrap_or(0);
@@ -172,11 +259,29 @@ pub fn analyze(session: &Session, chart_dir: Option<&Path>) -> Result<Analysis, 
         ("VMEM write", g("SQ_INSTS_VMEM_WR")),
         ("LDS", g("SQ_INSTS_LDS")),
         ("branch", g("SQ_INSTS_BRANCH")),
-        ("other (sequencer)", g("SQ_INSTS").saturating_sub(g("SQ_INSTS_VALU") + g("SQ_INSTS_SALU") + g("SQ_INSTS_SMEM") + g("SQ_INSTS_VMEM_RD") + g("SQ_INSTS_VMEM_WR") + g("SQ_INSTS_LDS") + g("SQ_INSTS_BRANCH"))),
+        (
+            "other (sequencer)",
+            g("SQ_INSTS").saturating_sub(
+                g("SQ_INSTS_VALU")
+                    + g("SQ_INSTS_SALU")
+                    + g("SQ_INSTS_SMEM")
+                    + g("SQ_INSTS_VMEM_RD")
+                    + g("SQ_INSTS_VMEM_WR")
+                    + g("SQ_INSTS_LDS")
+                    + g("SQ_INSTS_BRANCH"),
+            ),
+        ),
     ];
     let modeled = kernels.iter().all(|k| k.modeled);
     let peaks = Peaks::of(device);
-    let mut a = Analysis { device: device.id.to_string(), peaks, modeled, kernels, mix, roofline: None };
+    let mut a = Analysis {
+        device: device.id.to_string(),
+        peaks,
+        modeled,
+        kernels,
+        mix,
+        roofline: None,
+    };
     if let (Some(dir), true) = (chart_dir, modeled) {
         a.roofline = Some(crate::roofline::draw(&a, dir)?);
     }
@@ -216,40 +321,108 @@ fn num(v: Option<f64>, unit: &str) -> String {
 
 /// The text report.
 pub fn report(a: &Analysis) -> String {
-    let mut s = format!("wavejit analyze: {} kernel(s) on {} ({})\n", a.kernels.len(), a.device, if a.modeled { "modeled time: timing model" } else { "functional profile: rates, hit rates and the roofline need --timing" });
+    let mut s = format!(
+        "wavejit analyze: {} kernel(s) on {} ({})\n",
+        a.kernels.len(),
+        a.device,
+        if a.modeled {
+            "modeled time: timing model"
+        } else {
+            "functional profile: rates, hit rates and the roofline need --timing"
+        }
+    );
     let total: u64 = a.kernels.iter().map(|k| k.duration_ns).sum();
     s += "\nTop kernels by time\n";
-    s += &format!("  {:>5}  {:>12}  {:>10}  {:>6}  kernel\n", "#", "total ns", "calls", "share");
+    s += &format!(
+        "  {:>5}  {:>12}  {:>10}  {:>6}  kernel\n",
+        "#", "total ns", "calls", "share"
+    );
     for (i, k) in a.kernels.iter().take(10).enumerate() {
-        s += &format!("  {:>5}  {:>12}  {:>10}  {:>5.1}%  {}\n", i + 1, k.duration_ns, k.dispatches, 100.0 * k.duration_ns as f64 / total.max(1) as f64, k.name);
+        s += &format!(
+            "  {:>5}  {:>12}  {:>10}  {:>5.1}%  {}\n",
+            i + 1,
+            k.duration_ns,
+            k.dispatches,
+            100.0 * k.duration_ns as f64 / total.max(1) as f64,
+            k.name
+        );
     }
     let insts: u64 = a.mix.iter().map(|(_, n)| n).sum();
     s += "\nInstruction mix (all kernels)\n";
     for (class, n) in &a.mix {
-        s += &format!("  {:18} {:>14}  {:>5.1}%\n", class, n, 100.0 * *n as f64 / insts.max(1) as f64);
+        s += &format!(
+            "  {:18} {:>14}  {:>5.1}%\n",
+            class,
+            n,
+            100.0 * *n as f64 / insts.max(1) as f64
+        );
     }
     let p = &a.peaks;
     for k in a.kernels.iter().take(10) {
         let m = |n: &str| k.metrics.get(n).copied().flatten();
-        s += &format!("\nSpeed of light: {} ({} dispatches, {} ns)\n", k.name, k.dispatches, k.duration_ns);
+        s += &format!(
+            "\nSpeed of light: {} ({} dispatches, {} ns)\n",
+            k.name, k.dispatches, k.duration_ns
+        );
         let peak_flops = p.fp32_vector.max(p.fp64_vector);
         let rows: Vec<(&str, String, String)> = vec![
             ("VALU utilization", pct(m("valu_utilization")), String::new()),
             ("MFMA utilization", pct(m("mfma_utilization")), String::new()),
             ("SALU utilization", pct(m("salu_utilization")), String::new()),
-            ("IPC (per CU per cycle)", m("ipc").map_or("n/a".into(), |v| format!("{v:.3}")), String::new()),
+            (
+                "IPC (per CU per cycle)",
+                m("ipc").map_or("n/a".into(), |v| format!("{v:.3}")),
+                String::new(),
+            ),
             ("Occupancy (of wave slots)", pct(m("occupancy")), String::new()),
-            ("VALU active lanes", m("valu_active_lanes").map_or("n/a".into(), |v| format!("{v:.1} / 64")), String::new()),
+            (
+                "VALU active lanes",
+                m("valu_active_lanes").map_or("n/a".into(), |v| format!("{v:.1} / 64")),
+                String::new(),
+            ),
             ("vL1D hit rate", pct(m("l1_hit_rate")), String::new()),
             ("L2 hit rate", pct(m("l2_hit_rate")), String::new()),
             ("MALL hit rate", pct(m("mall_hit_rate")), String::new()),
-            ("vL1D bandwidth", num(m("l1_bandwidth"), "B/s"), format!("peak {}", num(Some(p.l1), "B/s"))),
-            ("L2 bandwidth", num(m("l2_bandwidth"), "B/s"), format!("peak {}", num(Some(p.l2), "B/s"))),
-            ("HBM bandwidth", num(m("hbm_bandwidth"), "B/s"), format!("peak {}", num(Some(p.hbm), "B/s"))),
-            ("LDS bank conflicts / access", m("lds_bank_conflicts_per_access").map_or("n/a".into(), |v| format!("{v:.2} cycles")), m("lds_bank_conflict_rate").map_or(String::new(), |v| format!("{:.1}% of LDS cycles", v * 100.0))),
-            ("FLOPs f16 / f32 / f64", format!("{} / {} / {}", k.flops["f16"], k.flops["f32"], k.flops["f64"]), String::new()),
-            ("FLOP rate", num(m("flops_per_second"), "FLOP/s"), format!("vector peak {}", num(Some(peak_flops), "FLOP/s"))),
-            ("Arithmetic intensity L1 / L2 / HBM", format!("{} / {} / {}", num(m("ai_l1"), "F/B"), num(m("ai_l2"), "F/B"), num(m("ai_hbm"), "F/B")), String::new()),
+            (
+                "vL1D bandwidth",
+                num(m("l1_bandwidth"), "B/s"),
+                format!("peak {}", num(Some(p.l1), "B/s")),
+            ),
+            (
+                "L2 bandwidth",
+                num(m("l2_bandwidth"), "B/s"),
+                format!("peak {}", num(Some(p.l2), "B/s")),
+            ),
+            (
+                "HBM bandwidth",
+                num(m("hbm_bandwidth"), "B/s"),
+                format!("peak {}", num(Some(p.hbm), "B/s")),
+            ),
+            (
+                "LDS bank conflicts / access",
+                m("lds_bank_conflicts_per_access").map_or("n/a".into(), |v| format!("{v:.2} cycles")),
+                m("lds_bank_conflict_rate").map_or(String::new(), |v| format!("{:.1}% of LDS cycles", v * 100.0)),
+            ),
+            (
+                "FLOPs f16 / f32 / f64",
+                format!("{} / {} / {}", k.flops["f16"], k.flops["f32"], k.flops["f64"]),
+                String::new(),
+            ),
+            (
+                "FLOP rate",
+                num(m("flops_per_second"), "FLOP/s"),
+                format!("vector peak {}", num(Some(peak_flops), "FLOP/s")),
+            ),
+            (
+                "Arithmetic intensity L1 / L2 / HBM",
+                format!(
+                    "{} / {} / {}",
+                    num(m("ai_l1"), "F/B"),
+                    num(m("ai_l2"), "F/B"),
+                    num(m("ai_hbm"), "F/B")
+                ),
+                String::new(),
+            ),
         ];
         for (what, v, peak) in rows {
             s += &format!("  {what:36} {v:>22}  {peak}\n");
@@ -257,7 +430,9 @@ pub fn report(a: &Analysis) -> String {
     }
     match &a.roofline {
         Some([svg, png]) => s += &format!("\nRoofline: {} and {}\n", svg.display(), png.display()),
-        None if !a.modeled => s += "\nRoofline: needs a profile made with --timing (kernels are placed by modeled time)\n",
+        None if !a.modeled => {
+            s += "\nRoofline: needs a profile made with --timing (kernels are placed by modeled time)\n"
+        }
         None => {}
     }
     s
@@ -266,7 +441,11 @@ pub fn report(a: &Analysis) -> String {
 /// `wavejit analyze`.
 pub fn run(path: &Path, json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let session = load(path)?;
-    let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
     let a = analyze(&session, Some(&dir))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&a)?);

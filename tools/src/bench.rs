@@ -63,9 +63,19 @@ fn scaling(out: &Out, threads: usize, rounds: u32, mut dispatch: impl FnMut(Limi
     let (mut one, mut all) = (f64::INFINITY, f64::INFINITY);
     let (mut done, mut spent) = (0u32, 0.0);
     while done < rounds.max(3) || spent < SCALING_SECONDS {
-        let t = best_of(1, || dispatch(Limits { threads: Some(1), ..Limits::default() }))?;
+        let t = best_of(1, || {
+            dispatch(Limits {
+                threads: Some(1),
+                ..Limits::default()
+            })
+        })?;
         (one, spent, done) = (one.min(t), spent + t, done + 1);
-        all = all.min(best_of(1, || dispatch(Limits { threads: Some(threads), ..Limits::default() }))?);
+        all = all.min(best_of(1, || {
+            dispatch(Limits {
+                threads: Some(threads),
+                ..Limits::default()
+            })
+        })?);
     }
     let rounds = done;
     out.line(format!("  jit scaling  {one:.3} s on 1 host thread, {all:.3} s on {threads}: {:.2}x (best of {rounds} each, alternating)", one / all));
@@ -94,28 +104,56 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     if sgemm_n == 0 || !sgemm_n.is_multiple_of(16) {
         return Err(format!("--sgemm-n must be a positive multiple of 16, got {sgemm_n}").into());
     }
-    let out = Out { to_stderr: a.json == Some("-") };
-    let limits = Limits { threads, ..Limits::default() };
+    let out = Out {
+        to_stderr: a.json == Some("-"),
+    };
+    let limits = Limits {
+        threads,
+        ..Limits::default()
+    };
     let host_threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    out.line(format!("wavejit bench on an emulated {dev}, {host_threads} host thread(s)"));
+    out.line(format!(
+        "wavejit bench on an emulated {dev}, {host_threads} host thread(s)"
+    ));
     let mut report = json!({ "device": dev.id, "host_threads": host_threads, "sgemm_n": sgemm_n, "iterations": iterations, "repeat": repeat });
     // every block translated on first use (the bench measures compiled code), and kept in a cache directory of
     // its own, from which a second JIT loads them at the end
     let cache = std::env::temp_dir().join(format!("wavejit-bench-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
-    let disk = DiskConfig { dir: cache.clone(), max_bytes: 1 << 30 };
-    let jit = Jit::with_options(JitOptions { disk: Some(disk.clone()), ..JitOptions::eager() })?;
+    let disk = DiskConfig {
+        dir: cache.clone(),
+        max_bytes: 1 << 30,
+    };
+    let jit = Jit::with_options(JitOptions {
+        disk: Some(disk.clone()),
+        ..JitOptions::eager()
+    })?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
 
     // the FMA loop, and the same loop with a 32-bit integer multiply-add beside its FMAs
     let n = 64 * 1024u32;
-    let alus = ["alu_loop", "alu_mixed"].map(|name| -> Res<(&str, CodeObject, u64)> { Ok((name, bundled(dev, name)?, mem.allocate(n as u64 * 4, AllocKind::Buffer, name)?)) });
+    let alus = ["alu_loop", "alu_mixed"].map(|name| -> Res<(&str, CodeObject, u64)> {
+        Ok((
+            name,
+            bundled(dev, name)?,
+            mem.allocate(n as u64 * 4, AllocKind::Buffer, name)?,
+        ))
+    });
     let alus = alus.into_iter().collect::<Res<Vec<_>>>()?;
     let alu_dispatch = |jit: &Jit, k: usize, n: u32, iterations: u32, limits: Limits| -> Res<()> {
         let (_, alu, alu_out) = &alus[k];
         let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
         let args = [ArgValue::Pointer(*alu_out), ArgValue::U32(iterations)];
-        KernelDispatch { mem: &mem, device: dev, co: alu, kernel: &alu.kernels[0], shape, args: &args, limits }.run_with(jit, &NoObserver)?;
+        KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: alu,
+            kernel: &alu.kernels[0],
+            shape,
+            args: &args,
+            limits,
+        }
+        .run_with(jit, &NoObserver)?;
         Ok(())
     };
     for (k, (name, alu, alu_out)) in alus.iter().enumerate() {
@@ -123,7 +161,15 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         let shape = DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?;
         let args = [ArgValue::Pointer(alu_out), ArgValue::U32(iterations)];
         // the VALU instruction count, from an observed (interpreted) run
-        let d = KernelDispatch { mem: &mem, device: dev, co: alu, kernel: &alu.kernels[0], shape, args: &args, limits };
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: alu,
+            kernel: &alu.kernels[0],
+            shape,
+            args: &args,
+            limits,
+        };
         let counter = ClassCounter::default();
         let s = d.run_observed(&counter)?;
         let valu = counter.count(Unit::Valu) * 64;
@@ -131,7 +177,10 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         let first = best_of(1, || Ok(d.run_with(&jit, &NoObserver).map(drop)?))?;
         let warm = best_of(repeat, || Ok(d.run_with(&jit, &NoObserver).map(drop)?))?;
         let rate = |secs: f64| valu as f64 / secs / 1e6;
-        out.line(format!("{name} ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops", s.waves, s.wave_instructions, valu));
+        out.line(format!(
+            "{name} ({iterations} iterations)  {} waves, {} wave instructions, {} VALU lane-ops",
+            s.waves, s.wave_instructions, valu
+        ));
         out.line(format!(
             "  interpreter  {interp:.3} s: {:>6.0} M VALU lane-ops/s ({:.0} M per host thread)",
             rate(interp),
@@ -154,14 +203,30 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
 
     let sgemm = bundled(dev, "sgemm")?;
     let bytes = (sgemm_n as u64).pow(2) * 4;
-    let (a32, b32, c32) =
-        (mem.allocate(bytes, AllocKind::Buffer, "A")?, mem.allocate(bytes, AllocKind::Buffer, "B")?, mem.allocate(bytes, AllocKind::Buffer, "C")?);
+    let (a32, b32, c32) = (
+        mem.allocate(bytes, AllocKind::Buffer, "A")?,
+        mem.allocate(bytes, AllocKind::Buffer, "B")?,
+        mem.allocate(bytes, AllocKind::Buffer, "C")?,
+    );
     fill(&mem, a32, bytes, 1, f32_word)?;
     fill(&mem, b32, bytes, 2, f32_word)?;
     let sgemm_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
         let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev)?;
-        let args = [ArgValue::Pointer(a32), ArgValue::Pointer(b32), ArgValue::Pointer(c32), ArgValue::U32(n)];
-        let d = KernelDispatch { mem: &mem, device: dev, co: &sgemm, kernel: &sgemm.kernels[0], shape, args: &args, limits };
+        let args = [
+            ArgValue::Pointer(a32),
+            ArgValue::Pointer(b32),
+            ArgValue::Pointer(c32),
+            ArgValue::U32(n),
+        ];
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &sgemm,
+            kernel: &sgemm.kernels[0],
+            shape,
+            args: &args,
+            limits,
+        };
         match jit {
             Some(j) => d.run_with(j, &NoObserver)?,
             None => d.run()?,
@@ -173,8 +238,15 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let first = best_of(1, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
     let warm = best_of(repeat, || sgemm_dispatch(Some(&jit), sgemm_n, limits))?;
     out.line(format!("sgemm {sgemm_n}^3"));
-    out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
-    out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
+    out.line(format!(
+        "  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s",
+        flop / interp / 1e9
+    ));
+    out.line(format!(
+        "  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter",
+        flop / warm / 1e9,
+        interp / warm
+    ));
     let scale = scaling(&out, host_threads, repeat, |l| sgemm_dispatch(Some(&jit), sgemm_n, l))?;
     report["sgemm"] = json!({
         "interpreter_s": interp, "interpreter_gflops": flop / interp / 1e9,
@@ -196,8 +268,22 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
     let mfma_dispatch = |jit: Option<&Jit>, n: u32, limits: Limits| -> Res<()> {
         let tiles = (n / 32) * (n / 32);
         let shape = DispatchShape::new([64 * tiles, 1, 1], [64, 1, 1], dev)?;
-        let args = [ArgValue::Pointer(a16), ArgValue::Pointer(b16), ArgValue::Pointer(c16), ArgValue::U32(n), ArgValue::U32(n)];
-        let d = KernelDispatch { mem: &mem, device: dev, co: &mfma, kernel: hgemm, shape, args: &args, limits };
+        let args = [
+            ArgValue::Pointer(a16),
+            ArgValue::Pointer(b16),
+            ArgValue::Pointer(c16),
+            ArgValue::U32(n),
+            ArgValue::U32(n),
+        ];
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &mfma,
+            kernel: hgemm,
+            shape,
+            args: &args,
+            limits,
+        };
         match jit {
             Some(j) => d.run_with(j, &NoObserver)?,
             None => d.run()?,
@@ -209,8 +295,15 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         let first = best_of(1, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
         let warm = best_of(repeat, || mfma_dispatch(Some(&jit), sgemm_n, limits))?;
         out.line(format!("mfma f16 gemm {sgemm_n}^3 (v_mfma_f32_32x32x8f16)"));
-        out.line(format!("  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s", flop / interp / 1e9));
-        out.line(format!("  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter", flop / warm / 1e9, interp / warm));
+        out.line(format!(
+            "  interpreter  {interp:.3} s: {:.3} emulated GFLOP/s",
+            flop / interp / 1e9
+        ));
+        out.line(format!(
+            "  jit          {warm:.3} s: {:.3} emulated GFLOP/s, {:.1}x the interpreter",
+            flop / warm / 1e9,
+            interp / warm
+        ));
         let scale = scaling(&out, host_threads, repeat, |l| mfma_dispatch(Some(&jit), sgemm_n, l))?;
         report["mfma_gemm"] = json!({
             "interpreter_s": interp, "interpreter_gflops": flop / interp / 1e9,
@@ -226,7 +319,10 @@ pub fn run(a: BenchArgs<'_>) -> Res<()> {
         st.blocks, st.compiled, st.not_compiled, st.fallbacks, translate_us
     ));
     // the same kernels (small shapes run the same blocks) on a fresh JIT that finds them in the disk cache
-    let loader = Jit::with_options(JitOptions { disk: Some(disk), ..JitOptions::eager() })?;
+    let loader = Jit::with_options(JitOptions {
+        disk: Some(disk),
+        ..JitOptions::eager()
+    })?;
     for k in 0..alus.len() {
         alu_dispatch(&loader, k, 256, 2, limits)?;
     }
@@ -259,7 +355,9 @@ fn write_json(to: Option<&str>, report: &Value) -> Res<()> {
             let mut o = std::io::stdout().lock();
             writeln!(o, "{}", serde_json::to_string_pretty(report)?)?;
         }
-        Some(path) => std::fs::write(path, serde_json::to_string_pretty(report)? + "\n").map_err(|e| format!("{path}: {e}"))?,
+        Some(path) => {
+            std::fs::write(path, serde_json::to_string_pretty(report)? + "\n").map_err(|e| format!("{path}: {e}"))?
+        }
         None => {}
     }
     Ok(())
@@ -273,11 +371,18 @@ pub fn run_timing(device: Option<&str>, iterations: u32, repeat: u32, json: Opti
         Some(d) => DevicePreset::by_name(d)?,
         None => DevicePreset::default_device(),
     };
-    let out = Out { to_stderr: json == Some("-") };
-    out.line(format!("wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core"));
+    let out = Out {
+        to_stderr: json == Some("-"),
+    };
+    out.line(format!(
+        "wavejit bench --timing on an emulated {dev}: wave-instructions per second on one host core"
+    ));
     let jit = jit::Jit::new()?;
     let mem = DeviceMemory::new(dev.memory_bytes)?;
-    let limits = Limits { threads: Some(1), ..Limits::default() };
+    let limits = Limits {
+        threads: Some(1),
+        ..Limits::default()
+    };
     let repeat = repeat.max(1);
     let kernels = std::cell::RefCell::new(Vec::new());
     let measure = |label: &str, d: KernelDispatch<'_>| -> Res<()> {
@@ -294,9 +399,18 @@ pub fn run_timing(device: Option<&str>, iterations: u32, repeat: u32, json: Opti
             Ok(())
         })?;
         let rate = |s: f64| instructions as f64 / s / 1e6;
-        out.line(format!("{label}: {instructions} wave instructions, {cycles} modeled cycles"));
-        out.line(format!("  functional  {functional:.3} s: {:>7.2} M wave-instructions/s", rate(functional)));
-        out.line(format!("  timing      {timed:.3} s: {:>7.2} M wave-instructions/s, {:.1}x the functional time", rate(timed), timed / functional));
+        out.line(format!(
+            "{label}: {instructions} wave instructions, {cycles} modeled cycles"
+        ));
+        out.line(format!(
+            "  functional  {functional:.3} s: {:>7.2} M wave-instructions/s",
+            rate(functional)
+        ));
+        out.line(format!(
+            "  timing      {timed:.3} s: {:>7.2} M wave-instructions/s, {:.1}x the functional time",
+            rate(timed),
+            timed / functional
+        ));
         kernels.borrow_mut().push(json!({
             "kernel": label, "wave_instructions": instructions, "modeled_cycles": cycles,
             "functional_s": functional, "functional_m_per_s": rate(functional),
@@ -305,7 +419,10 @@ pub fn run_timing(device: Option<&str>, iterations: u32, repeat: u32, json: Opti
         Ok(())
     };
     alu_and_stream(&mem, dev, iterations, limits, measure)?;
-    write_json(json, &json!({ "device": dev.id, "iterations": iterations, "repeat": repeat, "kernels": kernels.into_inner() }))
+    write_json(
+        json,
+        &json!({ "device": dev.id, "iterations": iterations, "repeat": repeat, "kernels": kernels.into_inner() }),
+    )
 }
 
 /// `wavejit bench --counters`: what collecting the exact hardware counters (`profiler_hooks::HwCounters`, every
@@ -364,7 +481,8 @@ fn fill(mem: &DeviceMemory, address: u64, bytes: u64, seed: u64, word: fn(u64) -
         x ^= x << 17;
         data.extend_from_slice(&word(x).to_le_bytes());
     }
-    mem.write(address, &data).map_err(|e| format!("filling a benchmark input: {e}"))?;
+    mem.write(address, &data)
+        .map_err(|e| format!("filling a benchmark input: {e}"))?;
     Ok(())
 }
 
@@ -382,28 +500,62 @@ fn f16_pair(r: u64) -> u32 {
 /// The bundled code object of kernel file `name` for `dev`'s target.
 fn bundled(dev: &DevicePreset, name: &str) -> Res<CodeObject> {
     let file = format!("{name}-{}.co", dev.gfx);
-    Ok(CodeObject::parse(test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?, &file)?)
+    Ok(CodeObject::parse(
+        test_kernels::by_name(&file).ok_or(format!("no bundled {file}"))?,
+        &file,
+    )?)
 }
 
 /// Runs `measure` on the ALU loop (`iterations / 5` rounds) and on `stream_read`, the kernels of the timing and
 /// counter benchmarks, bundled for `dev`'s target. Both kernels' buffers are allocated before either runs, so
 /// where they lie (and so the modeled cycles, which count addresses from the start of device memory) does not
 /// depend on how many times the first one ran.
-fn alu_and_stream(mem: &DeviceMemory, dev: &DevicePreset, iterations: u32, limits: Limits, measure: impl Fn(&str, KernelDispatch<'_>) -> Res<()>) -> Res<()> {
+fn alu_and_stream(
+    mem: &DeviceMemory,
+    dev: &DevicePreset,
+    iterations: u32,
+    limits: Limits,
+    measure: impl Fn(&str, KernelDispatch<'_>) -> Res<()>,
+) -> Res<()> {
     let alu = bundled(dev, "alu_loop")?;
     let (alu_shape, alu_args) = alu_loop_args(mem, dev, iterations / 5)?;
     let stream = bundled(dev, "stream")?;
     let k = stream.kernel("stream_read").ok_or("stream_read kernel")?;
     let (shape, args) = stream_read_args(mem, dev)?;
-    measure(&format!("alu_loop ({} iterations)", iterations / 5), KernelDispatch { mem, device: dev, co: &alu, kernel: &alu.kernels[0], shape: alu_shape, args: &alu_args, limits })?;
-    measure("stream_read (64 MiB)", KernelDispatch { mem, device: dev, co: &stream, kernel: k, shape, args: &args, limits })
+    measure(
+        &format!("alu_loop ({} iterations)", iterations / 5),
+        KernelDispatch {
+            mem,
+            device: dev,
+            co: &alu,
+            kernel: &alu.kernels[0],
+            shape: alu_shape,
+            args: &alu_args,
+            limits,
+        },
+    )?;
+    measure(
+        "stream_read (64 MiB)",
+        KernelDispatch {
+            mem,
+            device: dev,
+            co: &stream,
+            kernel: k,
+            shape,
+            args: &args,
+            limits,
+        },
+    )
 }
 
 /// The ALU loop of the timing and counter benchmarks: 64 Ki work-items, `iterations` rounds each.
 fn alu_loop_args(mem: &DeviceMemory, dev: &DevicePreset, iterations: u32) -> Res<(DispatchShape, [ArgValue; 2])> {
     let n = 64 * 1024u32;
     let out = mem.allocate(n as u64 * 4, AllocKind::Buffer, "out")?;
-    Ok((DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?, [ArgValue::Pointer(out), ArgValue::U32(iterations)]))
+    Ok((
+        DispatchShape::new([n, 1, 1], [256, 1, 1], dev)?,
+        [ArgValue::Pointer(out), ArgValue::U32(iterations)],
+    ))
 }
 
 /// The streaming kernel of the timing and counter benchmarks: `stream_read` over 64 MiB, 8 waves per SIMD.
@@ -414,5 +566,14 @@ fn stream_read_args(mem: &DeviceMemory, dev: &DevicePreset) -> Res<(DispatchShap
     fill(mem, input, bytes, 5, f32_word)?;
     let sums = mem.allocate(threads as u64 * 4, AllocKind::Buffer, "sums")?;
     let shape = DispatchShape::new([threads, 1, 1], [256, 1, 1], dev)?;
-    Ok((shape, [ArgValue::Pointer(input), ArgValue::U32((bytes / 16) as u32), ArgValue::U32(1), ArgValue::U32(threads), ArgValue::Pointer(sums)]))
+    Ok((
+        shape,
+        [
+            ArgValue::Pointer(input),
+            ArgValue::U32((bytes / 16) as u32),
+            ArgValue::U32(1),
+            ArgValue::U32(threads),
+            ArgValue::Pointer(sums),
+        ],
+    ))
 }

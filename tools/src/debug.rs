@@ -23,10 +23,21 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
     let wave: WaveKey = a.wave.as_deref().unwrap_or("0").parse()?;
     let p = &a.prepared;
     let info = DebugInfo::of(&p.co, p.kernel());
-    let d = p.dispatch(Limits { max_wave_instructions: a.max_instructions, threads: Some(1), ..Limits::default() });
+    let d = p.dispatch(Limits {
+        max_wave_instructions: a.max_instructions,
+        threads: Some(1),
+        ..Limits::default()
+    });
     match a.engine {
         EngineKind::Interp => interact(&d, &Interpreter, info, wave, a.json, a.max_instructions)?,
-        EngineKind::Jit => interact(&d, &jit::Jit::with_options(jit::JitOptions::from_env())?, info, wave, a.json, a.max_instructions)?,
+        EngineKind::Jit => interact(
+            &d,
+            &jit::Jit::with_options(jit::JitOptions::from_env())?,
+            info,
+            wave,
+            a.json,
+            a.max_instructions,
+        )?,
         EngineKind::Crosscheck => return Err("the debugger runs one engine: --engine jit or --engine interp".into()),
     }
     p.write_outputs()
@@ -34,7 +45,14 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
 
 /// Runs a debugger session over the dispatch `d` on `runner` until the input ends or `quit`, then the rest of
 /// the dispatch.
-pub fn interact<R: WaveRunner>(d: &KernelDispatch<'_>, runner: &R, info: DebugInfo, wave: WaveKey, json: bool, max: u64) -> Result<(), Box<dyn std::error::Error>> {
+pub fn interact<R: WaveRunner>(
+    d: &KernelDispatch<'_>,
+    runner: &R,
+    info: DebugInfo,
+    wave: WaveKey,
+    json: bool,
+    max: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
     let r = d.launch(|mem, device, launch, _| {
         let session = Session::new(mem, device, launch, runner, max)?;
         let (mut dbg, first) = Debugger::start(session, info, wave)?;
@@ -43,7 +61,13 @@ pub fn interact<R: WaveRunner>(d: &KernelDispatch<'_>, runner: &R, info: DebugIn
         } else {
             let stdin = io::stdin();
             let mut input = stdin.lock();
-            inspect::protocol::serve(&mut dbg, &first, &mut input as &mut dyn BufRead, &mut io::stdout(), json)
+            inspect::protocol::serve(
+                &mut dbg,
+                &first,
+                &mut input as &mut dyn BufRead,
+                &mut io::stdout(),
+                json,
+            )
         };
         dbg.finish_dispatch()?;
         Ok(talk)

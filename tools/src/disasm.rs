@@ -14,7 +14,10 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let objects = match file {
-        Some(path) => codeobj::open_any(path, target)?.into_iter().map(|l| l.code_object).collect::<Vec<_>>(),
+        Some(path) => codeobj::open_any(path, target)?
+            .into_iter()
+            .map(|l| l.code_object)
+            .collect::<Vec<_>>(),
         None => {
             let (name, bytes) = test_kernels::SAMPLE;
             writeln!(out, "# bundled sample kernel {name} (wavejit disasm FILE for your own)")?;
@@ -22,12 +25,20 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
         }
     };
     if objects.is_empty() {
-        return Err(format!("no code object{} in the file", target.map(|t| format!(" for target {t}")).unwrap_or_default()).into());
+        return Err(format!(
+            "no code object{} in the file",
+            target.map(|t| format!(" for target {t}")).unwrap_or_default()
+        )
+        .into());
     }
     let mut printed = 0usize;
     for co in &objects {
         let tgt = Target::from_name(&co.target.processor).ok_or_else(|| {
-            format!("{}: target {} has no instruction table (supported: gfx90a, gfx940/941/942)", co.name, co.target.canonical())
+            format!(
+                "{}: target {} has no instruction table (supported: gfx90a, gfx940/941/942)",
+                co.name,
+                co.target.canonical()
+            )
         })?;
         if objects.len() > 1 {
             writeln!(out, "# {} ({})", co.name, co.target.canonical())?;
@@ -47,7 +58,10 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
                 }
                 // a run of 8 or more zero bytes prints as `...` and is skipped in whole dwords (llvm-objdump's
                 // rule without --disassemble-zeroes)
-                let zeros = bytes[(item.address - f.address) as usize..].iter().take_while(|b| **b == 0).count();
+                let zeros = bytes[(item.address - f.address) as usize..]
+                    .iter()
+                    .take_while(|b| **b == 0)
+                    .count();
                 if zeros >= 8 {
                     writeln!(out, "\t\t...")?;
                     skip_to = item.address + (zeros & !3) as u64;

@@ -56,13 +56,21 @@ impl JitDelta {
 }
 
 /// Runs `d` on `kind` (in the timing model when `d.limits.timing`: on the JIT or the interpreter).
-pub fn dispatch(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
+pub fn dispatch(
+    kind: EngineKind,
+    jit: &jit::Jit,
+    d: &KernelDispatch<'_>,
+) -> Result<(RunStats, JitDelta), Box<dyn std::error::Error>> {
     let (s, delta, _) = dispatch_timed(kind, jit, d)?;
     Ok((s, delta))
 }
 
 /// [`dispatch`], with the timing model's statistics when `d.limits.timing`.
-pub fn dispatch_timed(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) -> Result<(RunStats, JitDelta, Option<TimingStats>), Box<dyn std::error::Error>> {
+pub fn dispatch_timed(
+    kind: EngineKind,
+    jit: &jit::Jit,
+    d: &KernelDispatch<'_>,
+) -> Result<(RunStats, JitDelta, Option<TimingStats>), Box<dyn std::error::Error>> {
     let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
     let before = jit.stats();
     let delta = |jit: &jit::Jit| JitDelta::since(&before, jit);
@@ -76,7 +84,9 @@ pub fn dispatch_timed(kind: EngineKind, jit: &jit::Jit, d: &KernelDispatch<'_>) 
                 let (s, t) = d.run_timed(&Interpreter, &NoObserver)?;
                 Ok((s, JitDelta::default(), Some(t)))
             }
-            EngineKind::Crosscheck => Err("--timing runs on one engine: --engine jit or --engine interp (both give the same cycles)".into()),
+            EngineKind::Crosscheck => {
+                Err("--timing runs on one engine: --engine jit or --engine interp (both give the same cycles)".into())
+            }
         };
     }
     let (s, delta) = functional(kind, jit, d, mem, kernel, limits, delta)?;
@@ -109,7 +119,14 @@ fn functional(
             // the JIT side checks every block against the interpreter as it goes (one host thread, so no other
             // wave changes memory between the two runs of a block)
             let lockstep = jit::Jit::crosscheck()?;
-            let jitted = KernelDispatch { limits: Limits { threads: Some(1), ..limits }, ..*d }.run_with(&lockstep, &NoObserver);
+            let jitted = KernelDispatch {
+                limits: Limits {
+                    threads: Some(1),
+                    ..limits
+                },
+                ..*d
+            }
+            .run_with(&lockstep, &NoObserver);
             let jd = JitDelta::since(&jit::JitStats::default(), &lockstep);
             match (interp, jitted) {
                 (Ok(i), Ok(j)) => {
@@ -131,7 +148,9 @@ fn functional(
                         }
                     }
                     if !i.same_but_code_address(&j) && limits.threads == Some(1) {
-                        return Err(format!("crosscheck: kernel {}: interpreter ran {i:?}, JIT {j:?}", kernel.name).into());
+                        return Err(
+                            format!("crosscheck: kernel {}: interpreter ran {i:?}, JIT {j:?}", kernel.name).into(),
+                        );
                     }
                     Ok((j, jd))
                 }

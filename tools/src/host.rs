@@ -36,7 +36,12 @@ pub fn restart_with_huge_page_heap() {
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_else(|| OsString::from("wavejit"));
     // `exec` returns only on failure (no /proc, say): then this process simply goes on
-    let _ = std::process::Command::new("/proc/self/exe").arg0(arg0).args(args).env(SWITCH, "1").env("GLIBC_TUNABLES", tunables).exec();
+    let _ = std::process::Command::new("/proc/self/exe")
+        .arg0(arg0)
+        .args(args)
+        .env(SWITCH, "1")
+        .env("GLIBC_TUNABLES", tunables)
+        .exec();
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
@@ -55,7 +60,13 @@ fn under_valgrind() -> bool {
 fn tunables_with_huge_pages(current: Option<OsString>) -> Option<OsString> {
     let setting = format!("{TUNABLE}=1");
     match current {
-        Some(c) if c.to_string_lossy().split(':').any(|t| t.split('=').next() == Some(TUNABLE)) => None,
+        Some(c)
+            if c.to_string_lossy()
+                .split(':')
+                .any(|t| t.split('=').next() == Some(TUNABLE)) =>
+        {
+            None
+        }
         Some(c) if !c.is_empty() => {
             let mut v = c;
             v.push(":");
@@ -72,13 +83,25 @@ mod tests {
 
     #[test]
     fn the_huge_page_setting_is_added_to_what_the_user_set_and_never_replaces_their_own() {
-        assert_eq!(tunables_with_huge_pages(None), Some(OsString::from("glibc.malloc.hugetlb=1")));
-        assert_eq!(tunables_with_huge_pages(Some(OsString::new())), Some(OsString::from("glibc.malloc.hugetlb=1")));
+        assert_eq!(
+            tunables_with_huge_pages(None),
+            Some(OsString::from("glibc.malloc.hugetlb=1"))
+        );
+        assert_eq!(
+            tunables_with_huge_pages(Some(OsString::new())),
+            Some(OsString::from("glibc.malloc.hugetlb=1"))
+        );
         assert_eq!(
             tunables_with_huge_pages(Some(OsString::from("glibc.malloc.arena_max=2"))),
             Some(OsString::from("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"))
         );
-        assert_eq!(tunables_with_huge_pages(Some(OsString::from("glibc.malloc.hugetlb=0"))), None);
-        assert_eq!(tunables_with_huge_pages(Some(OsString::from("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2"))), None);
+        assert_eq!(
+            tunables_with_huge_pages(Some(OsString::from("glibc.malloc.hugetlb=0"))),
+            None
+        );
+        assert_eq!(
+            tunables_with_huge_pages(Some(OsString::from("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=2"))),
+            None
+        );
     }
 }

@@ -55,7 +55,10 @@ fn sgpr_list(list: &[SgprInput]) -> String {
     if list.is_empty() {
         return "none".into();
     }
-    list.iter().map(|s| format!("{}({})", s.name, s.count)).collect::<Vec<_>>().join(" ")
+    list.iter()
+        .map(|s| format!("{}({})", s.name, s.count))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -79,14 +82,22 @@ fn code_object_text(lco: &LoadedCodeObject) -> String {
     let co = &lco.code_object;
     let mut t = String::new();
     let _ = writeln!(t, "{}", source_text(lco));
-    let _ = write!(t, "  target {}  code object v{}  e_flags {:#x}", co.target, co.code_object_version, co.e_flags);
+    let _ = write!(
+        t,
+        "  target {}  code object v{}  e_flags {:#x}",
+        co.target, co.code_object_version, co.e_flags
+    );
     if let Some(g) = co.target.generic_version {
         let _ = write!(t, "  generic v{g}");
     }
     let _ = writeln!(t);
     if let Some(md) = &co.metadata {
         let version = md.version.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(".");
-        let _ = writeln!(t, "  metadata: amdhsa.target {}  amdhsa.version {version}", opt(md.target.as_deref()));
+        let _ = writeln!(
+            t,
+            "  metadata: amdhsa.target {}  amdhsa.version {version}",
+            opt(md.target.as_deref())
+        );
     } else {
         let _ = writeln!(t, "  metadata: none");
     }
@@ -111,9 +122,10 @@ fn kernel_text(t: &mut String, co: &CodeObject, k: &Kernel) {
     let d = &k.descriptor;
     let md = co.kernel_metadata(k);
     let _ = writeln!(t, "  kernel {}", k.name);
-    let func = co
-        .kernel_function(k)
-        .map_or_else(|| "no function symbol".to_string(), |f| format!("{}, {:#x} bytes", f.name, f.size));
+    let func = co.kernel_function(k).map_or_else(
+        || "no function symbol".to_string(),
+        |f| format!("{}, {:#x} bytes", f.name, f.size),
+    );
     let _ = writeln!(
         t,
         "    entry {:#x} ({func})  descriptor {} at {:#x}",
@@ -181,7 +193,11 @@ fn kernel_text(t: &mut String, co: &CodeObject, k: &Kernel) {
         PgmRsrc3::Gfx90a { tg_split, .. } => {
             let _ = writeln!(t, "    tg_split {}", u8::from(tg_split));
         }
-        PgmRsrc3::Gfx10Plus { shared_vgpr_count, inst_pref_size, .. } => {
+        PgmRsrc3::Gfx10Plus {
+            shared_vgpr_count,
+            inst_pref_size,
+            ..
+        } => {
             let _ = writeln!(
                 t,
                 "    wgp_mode {} mem_ordered {} fwd_progress {} shared_vgpr_count {shared_vgpr_count} inst_pref_size {inst_pref_size}",
@@ -193,7 +209,11 @@ fn kernel_text(t: &mut String, co: &CodeObject, k: &Kernel) {
         PgmRsrc3::None { .. } => {}
     }
     if d.preload.length > 0 {
-        let _ = writeln!(t, "    kernarg preload: {} dwords from dword {}", d.preload.length, d.preload.offset);
+        let _ = writeln!(
+            t,
+            "    kernarg preload: {} dwords from dword {}",
+            d.preload.length, d.preload.offset
+        );
     }
     if let Some(m) = md {
         let _ = writeln!(t, "    args ({}):", m.args.len());

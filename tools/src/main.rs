@@ -30,7 +30,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "wavejit", version, about = "wavejit: a JIT-compiling AMD GPU emulator (gfx90a / gfx942)")]
+#[command(
+    name = "wavejit",
+    version,
+    about = "wavejit: a JIT-compiling AMD GPU emulator (gfx90a / gfx942)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,7 +46,9 @@ enum Command {
     ///
     /// Each function prints as `<name>:` followed by one line per instruction:
     /// `<text>  // <address>: <encoding>`. Without FILE, disassembles the bundled sample kernel.
-    #[command(after_help = "Examples:\n  wavejit disasm\n  wavejit disasm kernel.co\n  wavejit disasm ./app --target gfx90a:xnack- --kernel _Z4vaddPfS_S_i\n  wavejit disasm /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a")]
+    #[command(
+        after_help = "Examples:\n  wavejit disasm\n  wavejit disasm kernel.co\n  wavejit disasm ./app --target gfx90a:xnack- --kernel _Z4vaddPfS_S_i\n  wavejit disasm /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a"
+    )]
     Disasm {
         /// Code object, HIP executable, shared library or offload bundle. Default: the bundled sample.
         file: Option<PathBuf>,
@@ -54,7 +60,9 @@ enum Command {
         kernel: Option<String>,
     },
     /// Run one kernel dispatch on an emulated GPU.
-    #[command(after_help = "Example (c[i] = a[i] + b[i] over 1000 floats):\n  wavejit run vadd-gfx942.co --kernel vadd --grid 1000 --block 256 \\\n      --arg in=a.bin --arg in=b.bin --arg out=c.bin:4000 --arg u32=1000\n\nArgument kinds, in the kernel's argument order: u32=V i32=V u64=V i64=V f32=V f64=V (by value),\nin=PATH (device buffer filled from the file), out=PATH:BYTES (zeroed buffer written to PATH after\nthe run), inout=PATH (filled from PATH and written back). Hidden arguments are filled automatically.")]
+    #[command(
+        after_help = "Example (c[i] = a[i] + b[i] over 1000 floats):\n  wavejit run vadd-gfx942.co --kernel vadd --grid 1000 --block 256 \\\n      --arg in=a.bin --arg in=b.bin --arg out=c.bin:4000 --arg u32=1000\n\nArgument kinds, in the kernel's argument order: u32=V i32=V u64=V i64=V f32=V f64=V (by value),\nin=PATH (device buffer filled from the file), out=PATH:BYTES (zeroed buffer written to PATH after\nthe run), inout=PATH (filled from PATH and written back). Hidden arguments are filled automatically."
+    )]
     Run {
         /// Code object (or HIP binary / library holding one).
         file: PathBuf,
@@ -106,7 +114,9 @@ enum Command {
         wave_trace: usize,
     },
     /// Step through a kernel dispatch, forwards and backwards: breakpoints, watches, registers per lane.
-    #[command(after_help = "Example (the divergent kernel, stopping at its first instruction):\n  wavejit debug divergence-gfx90a.co --grid 64 --block 64 --arg out=/dev/null:512 --arg in=seeds.bin --arg u32=64\n\nOn a terminal: a full-screen view (an empty line repeats the last command). Otherwise one command per\nline on stdin, answers on stdout (one JSON object per line with --json). Commands: step [N], next,\nfinish, continue, break PC|SYMBOL+OFF, watch REG[LANE]|ADDRESS, print ..., disasm, wave, waves,\ninfo kernel, reverse-step [N], reverse-continue, history, help, quit.")]
+    #[command(
+        after_help = "Example (the divergent kernel, stopping at its first instruction):\n  wavejit debug divergence-gfx90a.co --grid 64 --block 64 --arg out=/dev/null:512 --arg in=seeds.bin --arg u32=64\n\nOn a terminal: a full-screen view (an empty line repeats the last command). Otherwise one command per\nline on stdin, answers on stdout (one JSON object per line with --json). Commands: step [N], next,\nfinish, continue, break PC|SYMBOL+OFF, watch REG[LANE]|ADDRESS, print ..., disasm, wave, waves,\ninfo kernel, reverse-step [N], reverse-continue, history, help, quit."
+    )]
     Debug {
         #[command(flatten)]
         kernel: KernelArgs,
@@ -121,7 +131,9 @@ enum Command {
         json: bool,
     },
     /// Record a dispatch and write the wavefront explorer: one self-contained HTML page.
-    #[command(after_help = "Example:\n  wavejit trace reduce-gfx942.co --grid 512 --block 256 --arg in=x.bin --arg out=sums.bin:8 --arg u32=512 --html reduce.html\n\nThe page shows every recorded wave's instructions with EXEC as a 64-lane grid per step, the registers\neach instruction changed, the lanes' memory addresses and cache lines, LDS bank conflicts, barrier waits and\nthe waves of a workgroup side by side; with --timing also the cycle timeline of the waves of a CU.")]
+    #[command(
+        after_help = "Example:\n  wavejit trace reduce-gfx942.co --grid 512 --block 256 --arg in=x.bin --arg out=sums.bin:8 --arg u32=512 --html reduce.html\n\nThe page shows every recorded wave's instructions with EXEC as a 64-lane grid per step, the registers\neach instruction changed, the lanes' memory addresses and cache lines, LDS bank conflicts, barrier waits and\nthe waves of a workgroup side by side; with --timing also the cycle timeline of the waves of a CU."
+    )]
     Trace {
         #[command(flatten)]
         kernel: KernelArgs,
@@ -190,7 +202,9 @@ enum Command {
         json: Option<String>,
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
-    #[command(after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.")]
+    #[command(
+        after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210."
+    )]
     Exec {
         /// Emulated GPUs, comma-separated (mi300x, mi210, mi250x).
         #[arg(long)]
@@ -234,7 +248,9 @@ enum Command {
         command: Vec<String>,
     },
     /// Show the emulated GPUs of the running wavejit processes: memory, processes, busy time (like amd-smi).
-    #[command(after_help = "Examples:\n  wavejit smi\n  wavejit smi metric --json\n  wavejit smi process --watch 1\n\nEvery process under `wavejit exec` (any program on the runtime shim) publishes its emulated devices;\ndevice N of one preset is one card, summed over processes. Utilization is the share of time with a\ndispatch running: since start, or over the last interval with --watch. Power and temperature are not\nmodeled. rocm-smi itself runs as `wavejit exec -- rocm-smi ...`.")]
+    #[command(
+        after_help = "Examples:\n  wavejit smi\n  wavejit smi metric --json\n  wavejit smi process --watch 1\n\nEvery process under `wavejit exec` (any program on the runtime shim) publishes its emulated devices;\ndevice N of one preset is one card, summed over processes. Utilization is the share of time with a\ndispatch running: since start, or over the last interval with --watch. Power and temperature are not\nmodeled. rocm-smi itself runs as `wavejit exec -- rocm-smi ...`."
+    )]
     Smi {
         /// list, static, metric or process (default: one line per card).
         #[arg(value_enum)]
@@ -250,7 +266,9 @@ enum Command {
         iterations: Option<u64>,
     },
     /// Profile every kernel dispatch of a ROCm program (and its child processes) on emulated GPUs.
-    #[command(after_help = "Examples:\n  wavejit profile --list-counters\n  wavejit profile -o prof -- ./my_hip_app\n  wavejit profile --timing --counters SQ_INSTS_VALU,TCC_HIT,TCC_MISS -o prof -- ./my_hip_app\n  wavejit profile --timing --wave-trace 4 --format json -o prof -- ./my_hip_app\n  wavejit analyze prof\n\nWrites into DIR: kernel_trace.csv, counter_collection.csv, memory_copy_trace.csv, hsa_api_trace.csv\n(rocprofv3's columns), trace.json (Chrome/Perfetto: chrome://tracing or ui.perfetto.dev) and profile.db\n(SQLite; schema in docs/profiling.md).")]
+    #[command(
+        after_help = "Examples:\n  wavejit profile --list-counters\n  wavejit profile -o prof -- ./my_hip_app\n  wavejit profile --timing --counters SQ_INSTS_VALU,TCC_HIT,TCC_MISS -o prof -- ./my_hip_app\n  wavejit profile --timing --wave-trace 4 --format json -o prof -- ./my_hip_app\n  wavejit analyze prof\n\nWrites into DIR: kernel_trace.csv, counter_collection.csv, memory_copy_trace.csv, hsa_api_trace.csv\n(rocprofv3's columns), trace.json (Chrome/Perfetto: chrome://tracing or ui.perfetto.dev) and profile.db\n(SQLite; schema in docs/profiling.md)."
+    )]
     Profile {
         /// Print every counter, its meaning and whether it is exact or modeled, and stop.
         #[arg(long)]
@@ -282,7 +300,9 @@ enum Command {
         command: Vec<String>,
     },
     /// Speed-of-light metrics, instruction mix, top kernels and a roofline chart from a profile.
-    #[command(after_help = "Examples:\n  wavejit analyze prof\n  wavejit analyze prof/profile.db --json\n\nDB_OR_DIR: a profile.db or the directory `wavejit profile -o` wrote. The roofline (roofline.svg,\nroofline.png, written beside the database) needs a profile made with --timing.")]
+    #[command(
+        after_help = "Examples:\n  wavejit analyze prof\n  wavejit analyze prof/profile.db --json\n\nDB_OR_DIR: a profile.db or the directory `wavejit profile -o` wrote. The roofline (roofline.svg,\nroofline.png, written beside the database) needs a profile made with --timing."
+    )]
     Analyze {
         /// profile.db, or the profile's directory.
         path: PathBuf,
@@ -329,16 +349,52 @@ struct KernelArgs {
 
 impl KernelArgs {
     fn prepare(&self) -> Result<run::Prepared, Box<dyn std::error::Error>> {
-        run::Prepared::new(&self.file, self.kernel.as_deref(), self.device.as_deref(), &self.grid, &self.block, &self.args)
+        run::Prepared::new(
+            &self.file,
+            self.kernel.as_deref(),
+            self.device.as_deref(),
+            &self.grid,
+            &self.block,
+            &self.args,
+        )
     }
 }
 
 fn main() -> ExitCode {
     host::restart_with_huge_page_heap();
     let cli = Cli::parse();
-    if let Command::Exec { device, engine, timing, memcheck, max_instructions, debug, wave, json, trace_html, kernel, max_recorded, command } = &cli.command {
-        let inspect = exec::Inspect { debug: debug.clone(), wave: wave.clone(), json: *json, trace_html: trace_html.clone(), kernel: kernel.clone(), max_recorded: *max_recorded };
-        return match exec::run(device.as_deref(), engine.as_deref(), *timing, *memcheck, *max_instructions, &inspect, command) {
+    if let Command::Exec {
+        device,
+        engine,
+        timing,
+        memcheck,
+        max_instructions,
+        debug,
+        wave,
+        json,
+        trace_html,
+        kernel,
+        max_recorded,
+        command,
+    } = &cli.command
+    {
+        let inspect = exec::Inspect {
+            debug: debug.clone(),
+            wave: wave.clone(),
+            json: *json,
+            trace_html: trace_html.clone(),
+            kernel: kernel.clone(),
+            max_recorded: *max_recorded,
+        };
+        return match exec::run(
+            device.as_deref(),
+            engine.as_deref(),
+            *timing,
+            *memcheck,
+            *max_instructions,
+            &inspect,
+            command,
+        ) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
@@ -346,7 +402,18 @@ fn main() -> ExitCode {
             }
         };
     }
-    if let Command::Profile { list_counters, counters, timing, output, format, wave_trace, device, engine, command } = &cli.command {
+    if let Command::Profile {
+        list_counters,
+        counters,
+        timing,
+        output,
+        format,
+        wave_trace,
+        device,
+        engine,
+        command,
+    } = &cli.command
+    {
         if *list_counters {
             print!("{}", profile::list_counters());
             return ExitCode::SUCCESS;
@@ -356,7 +423,16 @@ fn main() -> ExitCode {
                 return Err("wavejit profile needs a program to run: wavejit profile [OPTIONS] -- PROGRAM [ARGS…] (or --list-counters)".into());
             }
             let formats = profile::Formats::parse(format)?;
-            profile::run(profile::ProfileArgs { counters: counters.clone(), timing: *timing, output: output.clone(), formats, wave_trace: *wave_trace, device: device.clone(), engine: engine.clone(), command: command.clone() })
+            profile::run(profile::ProfileArgs {
+                counters: counters.clone(),
+                timing: *timing,
+                output: output.clone(),
+                formats,
+                wave_trace: *wave_trace,
+                device: device.clone(),
+                engine: engine.clone(),
+                command: command.clone(),
+            })
         };
         return match run() {
             Ok(code) => code,
@@ -371,26 +447,108 @@ fn main() -> ExitCode {
         Command::Analyze { path, json } => analyze::run(&path, json),
         Command::Disasm { file, target, kernel } => disasm::run(file.as_deref(), target.as_deref(), kernel.as_deref()),
         Command::Info { file, target, json } => info::run(&file, target.as_deref(), json),
-        Command::Smi { view, json, watch, iterations } => smi::run(view, json, watch, iterations),
-        Command::Demo { device, engine, timing, memcheck } => demo::run(device.as_deref(), engine, timing, memcheck),
-        Command::Bench { device, threads, sgemm_n, iterations, repeat, timing, counters, json } => {
+        Command::Smi {
+            view,
+            json,
+            watch,
+            iterations,
+        } => smi::run(view, json, watch, iterations),
+        Command::Demo {
+            device,
+            engine,
+            timing,
+            memcheck,
+        } => demo::run(device.as_deref(), engine, timing, memcheck),
+        Command::Bench {
+            device,
+            threads,
+            sgemm_n,
+            iterations,
+            repeat,
+            timing,
+            counters,
+            json,
+        } => {
             if counters {
                 bench::run_counters(device.as_deref(), iterations, repeat)
             } else if timing {
                 bench::run_timing(device.as_deref(), iterations, repeat, json.as_deref())
             } else {
-                bench::run(bench::BenchArgs { device: device.as_deref(), threads, sgemm_n, iterations, repeat, json: json.as_deref() })
+                bench::run(bench::BenchArgs {
+                    device: device.as_deref(),
+                    threads,
+                    sgemm_n,
+                    iterations,
+                    repeat,
+                    json: json.as_deref(),
+                })
             }
         }
-        Command::Debug { kernel, wave, engine, json } => kernel
-            .prepare()
-            .and_then(|prepared| debug::run(debug::DebugArgs { prepared, max_instructions: kernel.max_instructions, engine, wave, json })),
-        Command::Trace { kernel, html, workgroups, max_recorded, timing, engine } => kernel.prepare().and_then(|prepared| {
-            trace::run(trace::TraceArgs { prepared, html, workgroups, max_recorded, timing, engine, max_instructions: kernel.max_instructions })
+        Command::Debug {
+            kernel,
+            wave,
+            engine,
+            json,
+        } => kernel.prepare().and_then(|prepared| {
+            debug::run(debug::DebugArgs {
+                prepared,
+                max_instructions: kernel.max_instructions,
+                engine,
+                wave,
+                json,
+            })
         }),
-        Command::Run { file, kernel, grid, block, device, args, stats_json, max_instructions, memcheck, threads, engine, timing, hot_after, profile, wave_trace } => {
-            run::run(run::RunArgs { file, kernel, grid, block, device, args, stats_json, max_instructions, memcheck, threads, engine, timing, hot_after, profile, wave_trace })
-        }
+        Command::Trace {
+            kernel,
+            html,
+            workgroups,
+            max_recorded,
+            timing,
+            engine,
+        } => kernel.prepare().and_then(|prepared| {
+            trace::run(trace::TraceArgs {
+                prepared,
+                html,
+                workgroups,
+                max_recorded,
+                timing,
+                engine,
+                max_instructions: kernel.max_instructions,
+            })
+        }),
+        Command::Run {
+            file,
+            kernel,
+            grid,
+            block,
+            device,
+            args,
+            stats_json,
+            max_instructions,
+            memcheck,
+            threads,
+            engine,
+            timing,
+            hot_after,
+            profile,
+            wave_trace,
+        } => run::run(run::RunArgs {
+            file,
+            kernel,
+            grid,
+            block,
+            device,
+            args,
+            stats_json,
+            max_instructions,
+            memcheck,
+            threads,
+            engine,
+            timing,
+            hot_after,
+            profile,
+            wave_trace,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,8 +24,14 @@ const FONTS: &[&str] = &[
 fn register_font() -> Result<(), String> {
     static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     DONE.get_or_init(|| {
-        let bytes = FONTS.iter().find_map(|p| std::fs::read(p).ok()).ok_or_else(|| format!("no TrueType font for the chart's text (looked for {}); install fonts-dejavu-core", FONTS.join(", ")))?;
-        plotters::style::register_font("sans-serif", FontStyle::Normal, Box::leak(bytes.into_boxed_slice())).map_err(|_| "the chart's font cannot be read".to_string())
+        let bytes = FONTS.iter().find_map(|p| std::fs::read(p).ok()).ok_or_else(|| {
+            format!(
+                "no TrueType font for the chart's text (looked for {}); install fonts-dejavu-core",
+                FONTS.join(", ")
+            )
+        })?;
+        plotters::style::register_font("sans-serif", FontStyle::Normal, Box::leak(bytes.into_boxed_slice()))
+            .map_err(|_| "the chart's font cannot be read".to_string())
     })
     .clone()
 }
@@ -47,7 +53,9 @@ where
 {
     root.fill(&WHITE)?;
     let p = &a.peaks;
-    let top = [p.fp64_vector, p.fp32_vector, p.fp32_matrix, p.fp16_matrix].into_iter().fold(0.0, f64::max);
+    let top = [p.fp64_vector, p.fp32_vector, p.fp32_matrix, p.fp16_matrix]
+        .into_iter()
+        .fold(0.0, f64::max);
     let points: Vec<(usize, &str, f64, [Option<f64>; 3])> = a
         .kernels
         .iter()
@@ -61,15 +69,33 @@ where
     // names of one library share long (mangled) prefixes: the legend shows what follows the common part
     let common = match points.as_slice() {
         [_, _, ..] => {
-            let shared = |a: &str, b: &str| a.char_indices().zip(b.chars()).take_while(|((_, x), y)| x == y).last().map_or(0, |((i, x), _)| i + x.len_utf8());
-            points.iter().map(|p| p.1).reduce(|a, b| &a[..shared(a, b)]).map_or(0, str::len)
+            let shared = |a: &str, b: &str| {
+                a.char_indices()
+                    .zip(b.chars())
+                    .take_while(|((_, x), y)| x == y)
+                    .last()
+                    .map_or(0, |((i, x), _)| i + x.len_utf8())
+            };
+            points
+                .iter()
+                .map(|p| p.1)
+                .reduce(|a, b| &a[..shared(a, b)])
+                .map_or(0, str::len)
         }
         _ => 0,
     };
     let lowest = points.iter().map(|p| p.2).fold(top, f64::min);
     let (y0, y1) = ((lowest / 10.0).min(1e9), top * 3.0);
-    let ai_lo = points.iter().flat_map(|p| p.3.iter().flatten().copied()).fold(0.01, f64::min) / 3.0;
-    let ai_hi = points.iter().flat_map(|p| p.3.iter().flatten().copied()).fold(1000.0, f64::max) * 3.0;
+    let ai_lo = points
+        .iter()
+        .flat_map(|p| p.3.iter().flatten().copied())
+        .fold(0.01, f64::min)
+        / 3.0;
+    let ai_hi = points
+        .iter()
+        .flat_map(|p| p.3.iter().flatten().copied())
+        .fold(1000.0, f64::max)
+        * 3.0;
     let mut c = ChartBuilder::on(&root)
         .caption(format!("Roofline: {} (modeled)", a.device), ("sans-serif", 28))
         .margin(20)
@@ -80,30 +106,52 @@ where
         .x_desc("Arithmetic intensity (FLOP / byte)")
         .y_desc("Throughput (FLOP/s)")
         .y_label_formatter(&|v| format!("{:.0e}", v))
-        .x_label_formatter(&|v| if *v >= 1.0 { format!("{v:.0}") } else { format!("{v:.2}") })
+        .x_label_formatter(&|v| {
+            if *v >= 1.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.2}")
+            }
+        })
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()?;
-    let xs: Vec<f64> = (0..=200).map(|i| ai_lo * (ai_hi / ai_lo).powf(i as f64 / 200.0)).collect();
+    let xs: Vec<f64> = (0..=200)
+        .map(|i| ai_lo * (ai_hi / ai_lo).powf(i as f64 / 200.0))
+        .collect();
     let grey = RGBColor(90, 90, 90);
-    for (name, bw, style) in [("HBM", p.hbm, grey.stroke_width(3)), ("L2", p.l2, RGBColor(130, 130, 130).stroke_width(2)), ("vL1D", p.l1, RGBColor(170, 170, 170).stroke_width(2))] {
+    for (name, bw, style) in [
+        ("HBM", p.hbm, grey.stroke_width(3)),
+        ("L2", p.l2, RGBColor(130, 130, 130).stroke_width(2)),
+        ("vL1D", p.l1, RGBColor(170, 170, 170).stroke_width(2)),
+    ] {
         if bw <= 0.0 {
             continue;
         }
         let line: Vec<(f64, f64)> = xs.iter().map(|&x| (x, (x * bw).min(top))).collect();
-        c.draw_series(LineSeries::new(line, style))?.label(format!("{name} {:.0} GB/s", bw / 1e9)).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        c.draw_series(LineSeries::new(line, style))?
+            .label(format!("{name} {:.0} GB/s", bw / 1e9))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
     // roofs of equal height share one line and one label (MI210: FP32 and FP64 vector)
     let mut roofs: Vec<(String, f64, RGBColor)> = Vec::new();
-    for (name, peak, color) in [("FP16 matrix", p.fp16_matrix, RGBColor(0, 100, 0)), ("FP32 matrix", p.fp32_matrix, RGBColor(0, 0, 160)), ("FP32 vector", p.fp32_vector, RGBColor(170, 0, 0)), ("FP64 vector", p.fp64_vector, RGBColor(200, 120, 0))] {
+    for (name, peak, color) in [
+        ("FP16 matrix", p.fp16_matrix, RGBColor(0, 100, 0)),
+        ("FP32 matrix", p.fp32_matrix, RGBColor(0, 0, 160)),
+        ("FP32 vector", p.fp32_vector, RGBColor(170, 0, 0)),
+        ("FP64 vector", p.fp64_vector, RGBColor(200, 120, 0)),
+    ] {
         match roofs.iter_mut().find(|r| (r.1 - peak).abs() < 1e-6 * peak) {
             Some(r) => r.0 = format!("{} = {name}", r.0),
             None => roofs.push((name.to_string(), peak, color)),
         }
     }
     for (name, peak, color) in roofs {
-        let knee = [p.hbm, p.l2, p.l1].into_iter().fold(f64::MAX, |m, b| if b > 0.0 { m.min(peak / b) } else { m }).max(ai_lo);
+        let knee = [p.hbm, p.l2, p.l1]
+            .into_iter()
+            .fold(f64::MAX, |m, b| if b > 0.0 { m.min(peak / b) } else { m })
+            .max(ai_lo);
         let style = color.stroke_width(2);
         c.draw_series(DashedLineSeries::new(vec![(knee, peak), (ai_hi, peak)], 10, 6, style))?
             .label(format!("{name} {:.1} TFLOP/s", peak / 1e12))
@@ -112,21 +160,37 @@ where
     for (i, (rank, name, rate, ais)) in points.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let rest: Vec<char> = name[if common > 8 { common } else { 0 }..].chars().collect();
-        let short: String = if common > 8 { "…".to_string() } else { String::new() } + &rest.iter().take(44).collect::<String>() + if rest.len() > 44 { "…" } else { "" };
+        let short: String = if common > 8 { "…".to_string() } else { String::new() }
+            + &rest.iter().take(44).collect::<String>()
+            + if rest.len() > 44 { "…" } else { "" };
         let tag = format!("K{}", rank + 1);
         let [hbm, l2, l1] = *ais;
         if let Some(x) = hbm {
-            c.draw_series(std::iter::once(Circle::new((x, *rate), 7, color.filled())))?.label(format!("{tag} {short} (● HBM ▲ L2 ■ L1)")).legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
-            c.draw_series(std::iter::once(Text::new(tag.clone(), (x * 1.15, *rate * 1.25), ("sans-serif", 16).into_font().color(&color))))?;
+            c.draw_series(std::iter::once(Circle::new((x, *rate), 7, color.filled())))?
+                .label(format!("{tag} {short} (● HBM ▲ L2 ■ L1)"))
+                .legend(move |(x, y)| Circle::new((x + 10, y), 6, color.filled()));
+            c.draw_series(std::iter::once(Text::new(
+                tag.clone(),
+                (x * 1.15, *rate * 1.25),
+                ("sans-serif", 16).into_font().color(&color),
+            )))?;
         }
         if let Some(x) = l2 {
             c.draw_series(std::iter::once(TriangleMarker::new((x, *rate), 8, color.filled())))?;
         }
         if let Some(x) = l1 {
-            c.draw_series(std::iter::once(Rectangle::new([(x / 1.08, *rate / 1.12), (x * 1.08, *rate * 1.12)], color.filled())))?;
+            c.draw_series(std::iter::once(Rectangle::new(
+                [(x / 1.08, *rate / 1.12), (x * 1.08, *rate * 1.12)],
+                color.filled(),
+            )))?;
         }
     }
-    c.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.9)).border_style(BLACK).label_font(("sans-serif", 15)).draw()?;
+    c.configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .draw()?;
     root.present()?;
     Ok(())
 }
@@ -137,6 +201,7 @@ pub fn draw(a: &Analysis, dir: &Path) -> Result<[PathBuf; 2], Box<dyn std::error
     let svg = dir.join("roofline.svg");
     let png = dir.join("roofline.png");
     chart(a, SVGBackend::new(&svg, (1200, 800)).into_drawing_area()).map_err(|e| format!("{}: {e}", svg.display()))?;
-    chart(a, BitMapBackend::new(&png, (1200, 800)).into_drawing_area()).map_err(|e| format!("{}: {e}", png.display()))?;
+    chart(a, BitMapBackend::new(&png, (1200, 800)).into_drawing_area())
+        .map_err(|e| format!("{}: {e}", png.display()))?;
     Ok([svg, png])
 }

@@ -45,7 +45,10 @@ pub fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        d[i] = p.trim().parse().map_err(|_| format!("--{what}: `{p}` is not a positive integer"))?;
+        d[i] = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("--{what}: `{p}` is not a positive integer"))?;
     }
     Ok(d)
 }
@@ -58,7 +61,9 @@ struct Output {
 }
 
 fn parse_arg(mem: &DeviceMemory, spec: &str, outputs: &mut Vec<Output>) -> Result<ArgValue, String> {
-    let (kind, val) = spec.split_once('=').ok_or_else(|| format!("--arg `{spec}`: expected KIND=VALUE (u32=1, f32=2.5, in=PATH, out=PATH:BYTES, inout=PATH)"))?;
+    let (kind, val) = spec.split_once('=').ok_or_else(|| {
+        format!("--arg `{spec}`: expected KIND=VALUE (u32=1, f32=2.5, in=PATH, out=PATH:BYTES, inout=PATH)")
+    })?;
     let bad = |e: &dyn std::fmt::Display| format!("--arg `{spec}`: {e}");
     Ok(match kind {
         "u32" => ArgValue::U32(val.parse().map_err(|e| bad(&e))?),
@@ -69,10 +74,16 @@ fn parse_arg(mem: &DeviceMemory, spec: &str, outputs: &mut Vec<Output>) -> Resul
         "f64" => ArgValue::F64(val.parse().map_err(|e| bad(&e))?),
         "in" | "inout" => {
             let data = std::fs::read(val).map_err(|e| bad(&format!("{val}: {e}")))?;
-            let addr = mem.allocate(data.len() as u64, AllocKind::Buffer, val).map_err(|e| bad(&e))?;
+            let addr = mem
+                .allocate(data.len() as u64, AllocKind::Buffer, val)
+                .map_err(|e| bad(&e))?;
             mem.write(addr, &data).map_err(|e| bad(&e))?;
             if kind == "inout" {
-                outputs.push(Output { path: val.into(), addr, len: data.len() });
+                outputs.push(Output {
+                    path: val.into(),
+                    addr,
+                    len: data.len(),
+                });
             }
             ArgValue::Pointer(addr)
         }
@@ -80,10 +91,18 @@ fn parse_arg(mem: &DeviceMemory, spec: &str, outputs: &mut Vec<Output>) -> Resul
             let (path, bytes) = val.rsplit_once(':').ok_or_else(|| bad(&"out= takes PATH:BYTES"))?;
             let len: usize = bytes.parse().map_err(|e| bad(&e))?;
             let addr = mem.allocate(len as u64, AllocKind::Buffer, path).map_err(|e| bad(&e))?;
-            outputs.push(Output { path: path.into(), addr, len });
+            outputs.push(Output {
+                path: path.into(),
+                addr,
+                len,
+            });
             ArgValue::Pointer(addr)
         }
-        other => return Err(format!("--arg `{spec}`: unknown kind `{other}` (u32 i32 u64 i64 f32 f64 in out inout)")),
+        other => {
+            return Err(format!(
+                "--arg `{spec}`: unknown kind `{other}` (u32 i32 u64 i64 f32 f64 in out inout)"
+            ))
+        }
     })
 }
 
@@ -100,13 +119,26 @@ pub struct Prepared {
 
 impl Prepared {
     /// Loads `file`, chooses the kernel and device, allocates the buffer arguments and fills them.
-    pub fn new(file: &Path, kernel: Option<&str>, device: Option<&str>, grid: &str, block: &str, args: &[String]) -> Result<Prepared, Box<dyn std::error::Error>> {
+    pub fn new(
+        file: &Path,
+        kernel: Option<&str>,
+        device: Option<&str>,
+        grid: &str,
+        block: &str,
+        args: &[String],
+    ) -> Result<Prepared, Box<dyn std::error::Error>> {
         let wanted = device.map(DevicePreset::by_name).transpose()?;
         let objects = codeobj::open_any(file, wanted.map(|d| d.gfx))?;
         let loaded = objects
             .into_iter()
             .find(|l| isa_amdgpu::Target::from_name(&l.code_object.target.processor).is_some())
-            .ok_or_else(|| format!("{}: no gfx90a/gfx942 code object{}", file.display(), wanted.map(|d| format!(" for {}", d.gfx)).unwrap_or_default()))?;
+            .ok_or_else(|| {
+                format!(
+                    "{}: no gfx90a/gfx942 code object{}",
+                    file.display(),
+                    wanted.map(|d| format!(" for {}", d.gfx)).unwrap_or_default()
+                )
+            })?;
         let co = loaded.code_object;
         let device = match wanted {
             Some(d) => d,
@@ -117,16 +149,42 @@ impl Prepared {
         };
         let kernel_index = match kernel {
             Some(k) => co.kernels.iter().position(|x| x.name == k).ok_or_else(|| {
-                format!("no kernel `{k}` in {} (kernels: {})", file.display(), co.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", "))
+                format!(
+                    "no kernel `{k}` in {} (kernels: {})",
+                    file.display(),
+                    co.kernels
+                        .iter()
+                        .map(|k| k.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             })?,
             None if co.kernels.len() == 1 => 0,
-            None => return Err(format!("{} has {} kernels; choose one with --kernel", file.display(), co.kernels.len()).into()),
+            None => {
+                return Err(format!(
+                    "{} has {} kernels; choose one with --kernel",
+                    file.display(),
+                    co.kernels.len()
+                )
+                .into())
+            }
         };
         let shape = DispatchShape::new(dims("grid", grid)?, dims("block", block)?, device)?;
         let mem = DeviceMemory::new(device.memory_bytes)?;
         let mut outputs = Vec::new();
-        let args = args.iter().map(|s| parse_arg(&mem, s, &mut outputs)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Prepared { co, kernel_index, device, shape, mem, args, outputs })
+        let args = args
+            .iter()
+            .map(|s| parse_arg(&mem, s, &mut outputs))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Prepared {
+            co,
+            kernel_index,
+            device,
+            shape,
+            mem,
+            args,
+            outputs,
+        })
     }
 
     pub fn kernel(&self) -> &codeobj::Kernel {
@@ -135,7 +193,15 @@ impl Prepared {
 
     /// The dispatch with `limits`.
     pub fn dispatch(&self, limits: Limits) -> KernelDispatch<'_> {
-        KernelDispatch { mem: &self.mem, device: self.device, co: &self.co, kernel: self.kernel(), shape: self.shape, args: &self.args, limits }
+        KernelDispatch {
+            mem: &self.mem,
+            device: self.device,
+            co: &self.co,
+            kernel: self.kernel(),
+            shape: self.shape,
+            args: &self.args,
+            limits,
+        }
     }
 
     /// Writes the `out=` and `inout=` buffers to their files.
@@ -151,12 +217,24 @@ impl Prepared {
 
 /// Runs the dispatch and reports.
 pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let p = Prepared::new(&a.file, a.kernel.as_deref(), a.device.as_deref(), &a.grid, &a.block, &a.args)?;
+    let p = Prepared::new(
+        &a.file,
+        a.kernel.as_deref(),
+        a.device.as_deref(),
+        &a.grid,
+        &a.block,
+        &a.args,
+    )?;
     p.mem.set_memcheck(a.memcheck);
     let (device, kernel) = (p.device, p.kernel());
     let t0 = Instant::now();
     let counter = ClassCounter::default();
-    let limits = Limits { max_wave_instructions: a.max_instructions, threads: a.threads, timing: a.timing, ..Limits::default() };
+    let limits = Limits {
+        max_wave_instructions: a.max_instructions,
+        threads: a.threads,
+        timing: a.timing,
+        ..Limits::default()
+    };
     let mut options = jit::JitOptions::from_env();
     if let Some(n) = a.hot_after {
         options.hot_after = n;
@@ -166,14 +244,20 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
     let d = p.dispatch(limits);
     if a.wave_trace > 0 && !(a.timing && a.profile.is_some()) {
-        return Err("--wave-trace traces instruction issue of a profiled timed dispatch: add --profile DIR and --timing".into());
+        return Err(
+            "--wave-trace traces instruction issue of a profiled timed dispatch: add --profile DIR and --timing".into(),
+        );
     }
     let profiled = a.profile.as_ref().map(|_| HwCounters::new(device.id, a.wave_trace));
     let host_start = profiler_hooks::record::now_ns();
     let (stats, jd, timing) = if let Some(counters) = &profiled {
         let before = jit.stats();
         match (a.engine, a.timing) {
-            (EngineKind::Crosscheck, _) => return Err("--profile runs on one engine: --engine jit or --engine interp (both give the same counts)".into()),
+            (EngineKind::Crosscheck, _) => {
+                return Err(
+                    "--profile runs on one engine: --engine jit or --engine interp (both give the same counts)".into(),
+                )
+            }
             (EngineKind::Interp, false) => (d.run_observed(counters)?, Default::default(), None),
             (EngineKind::Jit, false) => (d.run_with(&jit, counters)?, JitDelta::since(&before, &jit), None),
             (EngineKind::Interp, true) => {
@@ -220,9 +304,25 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", crate::timing::summary(t));
     }
     if let (Some(dir), Some(counters)) = (&a.profile, &profiled) {
-        let session = one_dispatch_session(&a, device, kernel, &p.co, p.shape, host_start, counters, timing.as_ref());
+        let session = one_dispatch_session(
+            &a,
+            device,
+            kernel,
+            &p.co,
+            p.shape,
+            host_start,
+            counters,
+            timing.as_ref(),
+        );
         let written = crate::profile::write_outputs(&session, dir, crate::profile::Formats::ALL)?;
-        println!("profile: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        println!(
+            "profile: {}",
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     if let Some(p) = &a.stats_json {
         let mut j = serde_json::json!({
@@ -248,7 +348,11 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             j["timing"] = all;
         }
         if a.engine == EngineKind::Interp && timing.is_none() {
-            j["instructions_by_unit"] = serde_json::json!(counter.counts().into_iter().map(|(u, n)| (u.name(), n)).collect::<std::collections::BTreeMap<_, _>>());
+            j["instructions_by_unit"] = serde_json::json!(counter
+                .counts()
+                .into_iter()
+                .map(|(u, n)| (u.name(), n))
+                .collect::<std::collections::BTreeMap<_, _>>());
             j["vector_lane_ops"] = serde_json::json!(counter.vector_lanes());
         }
         write_json(p, &j)?;
@@ -276,7 +380,12 @@ fn one_dispatch_session(
     let kd = &kernel.descriptor;
     let (vgprs, agprs) = (kd.vgpr_alloc_count(), kd.agpr_alloc_count().unwrap_or(0));
     let selected = profiler_hooks::catalog::select(None, timing.is_some()).unwrap_or_default();
-    let values = counters.values(timing).into_iter().filter(|(n, _)| selected.iter().any(|c| c.name == *n)).map(|(n, v)| (n.to_string(), v)).collect();
+    let values = counters
+        .values(timing)
+        .into_iter()
+        .filter(|(n, _)| selected.iter().any(|c| c.name == *n))
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
     let end = profiler_hooks::record::now_ns();
     let dispatch = DispatchRecord {
         id: 1,
@@ -301,15 +410,38 @@ fn one_dispatch_session(
         error: None,
     };
     let agents = vec![
-        AgentInfo { index: 0, kind: "cpu".into(), name: "host".into(), gfx: String::new(), compute_units: 0 },
-        AgentInfo { index: 1, kind: device.id.into(), name: device.name.into(), gfx: co.target.processor.clone(), compute_units: device.compute_units },
+        AgentInfo {
+            index: 0,
+            kind: "cpu".into(),
+            name: "host".into(),
+            gfx: String::new(),
+            compute_units: 0,
+        },
+        AgentInfo {
+            index: 1,
+            kind: device.id.into(),
+            name: device.name.into(),
+            gfx: co.target.processor.clone(),
+            compute_units: device.compute_units,
+        },
     ];
     let command = format!("wavejit run {}", a.file.display());
     let waves = counters.take_trace();
     Session {
-        processes: vec![ProcessInfo { pid, ppid: 0, command, start_ns: host_start, timing: timing.is_some(), agents }],
+        processes: vec![ProcessInfo {
+            pid,
+            ppid: 0,
+            command,
+            start_ns: host_start,
+            timing: timing.is_some(),
+            agents,
+        }],
         dispatches: vec![dispatch],
-        waves: if waves.is_empty() { Vec::new() } else { vec![(pid, 1, waves)] },
+        waves: if waves.is_empty() {
+            Vec::new()
+        } else {
+            vec![(pid, 1, waves)]
+        },
         ..Session::default()
     }
 }

@@ -181,13 +181,23 @@ fn static_node(c: &Card) -> Node {
         ),
         ("bus", map(vec![("bdf", val(c.bdf()))])),
         ("vram", map(vec![("size", unit(c.vram_total / MIB, "MB"))])),
-        ("clock", map(vec![("sys", map(vec![("max", unit(c.engine_clock_mhz, "MHz"))])), ("mem", map(vec![("max", unit(c.memory_clock_mhz, "MHz"))]))])),
+        (
+            "clock",
+            map(vec![
+                ("sys", map(vec![("max", unit(c.engine_clock_mhz, "MHz"))])),
+                ("mem", map(vec![("max", unit(c.memory_clock_mhz, "MHz"))])),
+            ]),
+        ),
         ("emulated", emulated(c, vec![])),
     ])
 }
 
 fn clock_node(mhz: u32) -> Node {
-    map(vec![("clk", unit(mhz, "MHz")), ("min_clk", unit(mhz, "MHz")), ("max_clk", unit(mhz, "MHz"))])
+    map(vec![
+        ("clk", unit(mhz, "MHz")),
+        ("min_clk", unit(mhz, "MHz")),
+        ("max_clk", unit(mhz, "MHz")),
+    ])
 }
 
 fn metric_node(c: &Card, w: &Window) -> Node {
@@ -203,7 +213,13 @@ fn metric_node(c: &Card, w: &Window) -> Node {
                 ("window", unit((window_ns as f64 / 1e7).round() / 100.0, "s")),
             ]),
         ),
-        ("clock", map(vec![("gfx_0", clock_node(c.engine_clock_mhz)), ("mem_0", clock_node(c.memory_clock_mhz))])),
+        (
+            "clock",
+            map(vec![
+                ("gfx_0", clock_node(c.engine_clock_mhz)),
+                ("mem_0", clock_node(c.memory_clock_mhz)),
+            ]),
+        ),
         (
             "mem_usage",
             map(vec![
@@ -216,7 +232,12 @@ fn metric_node(c: &Card, w: &Window) -> Node {
             "emulated",
             emulated(
                 c,
-                vec![("vram_used", unit(used, "B")), ("busy", unit(c.busy_ns(), "ns")), ("dispatches", val(c.dispatches())), ("processes", val(c.users.len()))],
+                vec![
+                    ("vram_used", unit(used, "B")),
+                    ("busy", unit(c.busy_ns(), "ns")),
+                    ("dispatches", val(c.dispatches())),
+                    ("processes", val(c.users.len())),
+                ],
             ),
         ),
     ])
@@ -266,7 +287,19 @@ fn human_bytes(b: u64) -> String {
 
 /// The default view: one line per card.
 fn summary(cards: &[Card], w: &Window) -> String {
-    let mut rows = vec![["GPU", "NAME", "TARGET", "CUs", "VRAM USED / TOTAL", "GPU USE", "SCLK", "MCLK", "PIDS"].map(String::from).to_vec()];
+    let mut rows = vec![[
+        "GPU",
+        "NAME",
+        "TARGET",
+        "CUs",
+        "VRAM USED / TOTAL",
+        "GPU USE",
+        "SCLK",
+        "MCLK",
+        "PIDS",
+    ]
+    .map(String::from)
+    .to_vec()];
     for c in cards {
         let (util, _) = w.utilization(c);
         rows.push(vec![
@@ -281,7 +314,9 @@ fn summary(cards: &[Card], w: &Window) -> String {
             c.users.iter().map(|u| u.pid.to_string()).collect::<Vec<_>>().join(","),
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len()).map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for r in &rows {
         let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
@@ -294,10 +329,13 @@ fn summary(cards: &[Card], w: &Window) -> String {
 fn footnote(view: Option<View>, w: &Window) -> String {
     let mut s = String::new();
     if matches!(view, None | Some(View::Metric)) {
-        s.push_str(&format!("GPU use: share of time with a dispatch running, {}.\n", match w.since {
-            Some(_) => "over the last interval",
-            None => "since the card's oldest process started",
-        }));
+        s.push_str(&format!(
+            "GPU use: share of time with a dispatch running, {}.\n",
+            match w.since {
+                Some(_) => "over the last interval",
+                None => "since the card's oldest process started",
+            }
+        ));
     }
     if matches!(view, None | Some(View::Metric) | Some(View::Static)) {
         s.push_str("Clocks: the emulated preset's. Power and temperature: not modeled by wavejit, not shown.\n");
@@ -307,7 +345,12 @@ fn footnote(view: Option<View>, w: &Window) -> String {
 
 /// Runs `wavejit smi`: `view` (None: the one-line-per-card summary) as text or JSON, once or every `watch`
 /// seconds (`iterations` times, or until interrupted).
-pub fn run(view: Option<View>, json_out: bool, watch: Option<f64>, iterations: Option<u64>) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(
+    view: Option<View>,
+    json_out: bool,
+    watch: Option<f64>,
+    iterations: Option<u64>,
+) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(s) = watch.filter(|s| !(s.is_finite() && *s > 0.0)) {
         return Err(format!("--watch {s}: expected a positive number of seconds").into());
     }
@@ -318,12 +361,19 @@ pub fn run(view: Option<View>, json_out: bool, watch: Option<f64>, iterations: O
         let processes = smi::scan_all()?;
         let now_ns = smi::monotonic_ns();
         let cards = smi::cards(&processes, &[]);
-        let w = Window { since: previous.as_ref(), now_ns };
+        let w = Window {
+            since: previous.as_ref(),
+            now_ns,
+        };
         let mut text = String::new();
         if json_out {
             let doc = Node::List(view_nodes(view.unwrap_or(View::Metric), &cards, &w));
             // a stream of one-line documents under --watch, one pretty document otherwise
-            text = if watch.is_some() { serde_json::to_string(&doc)? } else { serde_json::to_string_pretty(&doc)? };
+            text = if watch.is_some() {
+                serde_json::to_string(&doc)?
+            } else {
+                serde_json::to_string_pretty(&doc)?
+            };
             text.push('\n');
         } else {
             if let Some(secs) = watch {
@@ -331,7 +381,10 @@ pub fn run(view: Option<View>, json_out: bool, watch: Option<f64>, iterations: O
             }
             if cards.is_empty() {
                 let dirs: Vec<String> = smi::reader_dirs().iter().map(|d| d.display().to_string()).collect();
-                text.push_str(&format!("No wavejit process is running: no emulated GPU to show (registry: {}).\n", dirs.join(", ")));
+                text.push_str(&format!(
+                    "No wavejit process is running: no emulated GPU to show (registry: {}).\n",
+                    dirs.join(", ")
+                ));
             } else {
                 match view {
                     None => text.push_str(&summary(&cards, &w)),

@@ -37,12 +37,21 @@ pub fn summary(t: &TimingStats) -> String {
         o.limited_by
     );
     let units = |p: &emu_core::timing::stats::PerUnit| {
-        [("valu", p.valu), ("mfma", p.mfma), ("salu", p.salu), ("smem", p.smem), ("vmem", p.vmem), ("lds", p.lds), ("branch", p.branch), ("internal", p.internal)]
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(u, n)| format!("{u} {}", count(n)))
-            .collect::<Vec<_>>()
-            .join(", ")
+        [
+            ("valu", p.valu),
+            ("mfma", p.mfma),
+            ("salu", p.salu),
+            ("smem", p.smem),
+            ("vmem", p.vmem),
+            ("lds", p.lds),
+            ("branch", p.branch),
+            ("internal", p.internal),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(u, n)| format!("{u} {}", count(n)))
+        .collect::<Vec<_>>()
+        .join(", ")
     };
     s += &format!("  issued: {}\n  busy cycles: {}\n", units(&t.issued), units(&t.busy));
     let st = &t.stalls;
@@ -60,7 +69,14 @@ pub fn summary(t: &TimingStats) -> String {
     .filter(|(_, n)| *n > 0)
     .map(|(r, n)| format!("{r} {}", count(n)))
     .collect();
-    s += &format!("  stall wave-cycles: {}\n", if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") });
+    s += &format!(
+        "  stall wave-cycles: {}\n",
+        if reasons.is_empty() {
+            "none".to_string()
+        } else {
+            reasons.join(", ")
+        }
+    );
     let levels: Vec<String> = t
         .levels()
         .into_iter()
@@ -69,11 +85,20 @@ pub fn summary(t: &TimingStats) -> String {
             if name == "hbm" {
                 format!("hbm {} read, {} written", mib(l.bytes_read), mib(l.bytes_written))
             } else {
-                format!("{name} {:.0}% hits ({} read, {} written)", l.hit_rate() * 100.0, mib(l.bytes_read), mib(l.bytes_written))
+                format!(
+                    "{name} {:.0}% hits ({} read, {} written)",
+                    l.hit_rate() * 100.0,
+                    mib(l.bytes_read),
+                    mib(l.bytes_written)
+                )
             }
         })
         .collect();
-    s += &format!("  memory: {}\n  LDS bank-conflict cycles: {}", levels.join("; "), t.lds_bank_conflict_cycles);
+    s += &format!(
+        "  memory: {}\n  LDS bank-conflict cycles: {}",
+        levels.join("; "),
+        t.lds_bank_conflict_cycles
+    );
     s
 }
 
@@ -85,7 +110,10 @@ pub fn json(t: &TimingStats) -> Result<(serde_json::Value, serde_json::Value, se
         for (name, level) in t.levels() {
             if let Some(obj) = memory.get_mut(name).and_then(|v| v.as_object_mut()) {
                 obj.insert("hit_rate".into(), serde_json::json!(level.hit_rate()));
-                obj.insert("bytes_moved".into(), serde_json::json!(level.bytes_read + level.bytes_written));
+                obj.insert(
+                    "bytes_moved".into(),
+                    serde_json::json!(level.bytes_read + level.bytes_written),
+                );
             }
         }
     }

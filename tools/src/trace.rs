@@ -23,16 +23,39 @@ pub struct TraceArgs {
 
 pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
     let workgroups = match &a.workgroups {
-        Some(list) => Some(list.split(',').map(|w| w.trim().parse::<u64>().map_err(|_| format!("--workgroups: `{w}` is not a workgroup index"))).collect::<Result<Vec<_>, _>>()?),
+        Some(list) => Some(
+            list.split(',')
+                .map(|w| {
+                    w.trim()
+                        .parse::<u64>()
+                        .map_err(|_| format!("--workgroups: `{w}` is not a workgroup index"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
         None => None,
     };
     let p = &a.prepared;
-    let opts = Options { max_recorded: a.max_recorded, workgroups };
+    let opts = Options {
+        max_recorded: a.max_recorded,
+        workgroups,
+    };
     let info = DebugInfo::of(&p.co, p.kernel());
-    let d = p.dispatch(Limits { max_wave_instructions: a.max_instructions, threads: Some(1), ..Limits::default() });
+    let d = p.dispatch(Limits {
+        max_wave_instructions: a.max_instructions,
+        threads: Some(1),
+        ..Limits::default()
+    });
     let trace = match a.engine {
         EngineKind::Interp => record(&d, &Interpreter, "interp", &opts, &info, a.timing, a.max_recorded)?,
-        EngineKind::Jit => record(&d, &jit::Jit::with_options(jit::JitOptions::from_env())?, "jit", &opts, &info, a.timing, a.max_recorded)?,
+        EngineKind::Jit => record(
+            &d,
+            &jit::Jit::with_options(jit::JitOptions::from_env())?,
+            "jit",
+            &opts,
+            &info,
+            a.timing,
+            a.max_recorded,
+        )?,
         EngineKind::Crosscheck => return Err("the explorer records one engine: --engine jit or --engine interp".into()),
     };
     let page = explorer::html(&trace)?;
@@ -49,7 +72,15 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Records `d` on `runner` (and, with `timing`, runs it again in the timing model for the cycle timeline).
-pub fn record<R: WaveRunner>(d: &KernelDispatch<'_>, runner: &R, engine: &str, opts: &Options, info: &DebugInfo, timing: bool, max: u64) -> Result<Trace, Box<dyn std::error::Error>> {
+pub fn record<R: WaveRunner>(
+    d: &KernelDispatch<'_>,
+    runner: &R,
+    engine: &str,
+    opts: &Options,
+    info: &DebugInfo,
+    timing: bool,
+    max: u64,
+) -> Result<Trace, Box<dyn std::error::Error>> {
     let mut trace = d.launch(|mem, device, launch, limits| {
         let mut session = Session::new(mem, device, launch, runner, limits.max_wave_instructions)?;
         let t = explorer::record(&mut session, engine, opts, &info.functions)?;

@@ -4,7 +4,11 @@ use std::process::{Command, Output};
 
 /// `wavejit ARGS` without the disk cache of translations (the tests that want it name a directory).
 fn wavejit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wavejit")).args(args).env("WAVEJIT_CACHE", "off").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_wavejit"))
+        .args(args)
+        .env("WAVEJIT_CACHE", "off")
+        .output()
+        .unwrap()
 }
 
 fn tmp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
@@ -22,7 +26,12 @@ fn disasm_without_a_file_lists_the_bundled_sample() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("reduce_sum:"), "{text}");
     assert!(text.contains("s_barrier"), "the LDS reduction synchronises its waves");
-    assert!(text.lines().filter(|l| l.starts_with('\t')).all(|l| l.contains("// 0000")), "every line carries its address");
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with('\t'))
+            .all(|l| l.contains("// 0000")),
+        "every line carries its address"
+    );
 }
 
 #[test]
@@ -31,8 +40,14 @@ fn kernel_filter_selects_one_function_and_unknown_names_fail() {
     let out = wavejit(&["disasm", p.to_str().unwrap(), "--kernel", "collatz_steps"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("collatz_steps:") && !text.contains("\ndivergence:"), "{text}");
-    assert!(text.contains("s_setpc_b64"), "a device function returns with s_setpc_b64");
+    assert!(
+        text.starts_with("collatz_steps:") && !text.contains("\ndivergence:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("s_setpc_b64"),
+        "a device function returns with s_setpc_b64"
+    );
     let out = wavejit(&["disasm", p.to_str().unwrap(), "--kernel", "nope"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no function named nope"));
@@ -136,14 +151,27 @@ fn run_executes_vadd_from_files_and_writes_stats() {
         assert!(stats["seconds"].as_f64().is_some());
         assert_eq!(stats["engine"], engine);
         // the JIT translated blocks and compiled vadd's instructions; the interpreter translated nothing
-        let (blocks, compiled) = (stats["jit_blocks"].as_u64().unwrap(), stats["jit_compiled_instructions"].as_u64().unwrap());
-        assert_eq!(blocks > 0 && compiled > 0, engine != "interp", "{engine}: {blocks} blocks, {compiled} compiled");
+        let (blocks, compiled) = (
+            stats["jit_blocks"].as_u64().unwrap(),
+            stats["jit_compiled_instructions"].as_u64().unwrap(),
+        );
+        assert_eq!(
+            blocks > 0 && compiled > 0,
+            engine != "interp",
+            "{engine}: {blocks} blocks, {compiled} compiled"
+        );
         assert!(stats["jit_fallbacks"].as_u64().is_some());
         if engine == "interp" {
             // instructions per functional unit, named as the table's unit column names them, each counted once
             let units = stats["instructions_by_unit"].as_object().unwrap();
-            assert!(units["valu"].as_u64().unwrap() > 0 && units["smem"].as_u64().unwrap() > 0, "{units:?}");
-            assert_eq!(units.values().map(|n| n.as_u64().unwrap()).sum::<u64>(), stats["wave_instructions"].as_u64().unwrap());
+            assert!(
+                units["valu"].as_u64().unwrap() > 0 && units["smem"].as_u64().unwrap() > 0,
+                "{units:?}"
+            );
+            assert_eq!(
+                units.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+                stats["wave_instructions"].as_u64().unwrap()
+            );
         }
     }
 }
@@ -156,17 +184,37 @@ fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
     let arg_out = format!("out={}:64", small.with_file_name("o.bin").display());
     let base = ["run", co.to_str().unwrap(), "--grid", "256", "--block", "64"];
     let mut args: Vec<&str> = base.to_vec();
-    args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=256", "--memcheck"]);
+    args.extend([
+        "--arg",
+        &arg_in,
+        "--arg",
+        &arg_in,
+        "--arg",
+        &arg_out,
+        "--arg",
+        "u32=256",
+        "--memcheck",
+    ]);
     let out = wavejit(&args);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("kernel vadd") && err.contains("global_load_dword") && err.contains("just past the end of the 64-byte allocation"), "{err}");
+    assert!(
+        err.contains("kernel vadd")
+            && err.contains("global_load_dword")
+            && err.contains("just past the end of the 64-byte allocation"),
+        "{err}"
+    );
     // 4160 work-items: from element 1024 on, the reads lie past the inputs' pages, a fault in any mode
     let mut args: Vec<&str> = base.to_vec();
     args[3] = "4160";
-    args.extend(["--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=4160"]);
+    args.extend([
+        "--arg", &arg_in, "--arg", &arg_in, "--arg", &arg_out, "--arg", "u32=4160",
+    ]);
     let err = String::from_utf8_lossy(&wavejit(&args).stderr).into_owned();
-    assert!(err.contains("global_load_dword") && err.contains("4032 bytes past the end of the 64-byte allocation"), "{err}");
+    assert!(
+        err.contains("global_load_dword") && err.contains("4032 bytes past the end of the 64-byte allocation"),
+        "{err}"
+    );
 
     let mut args: Vec<&str> = base.to_vec();
     args.extend(["--arg", "float=1"]);
@@ -189,19 +237,55 @@ fn run_lets_accesses_past_the_end_inside_the_last_page_through_counts_them_and_w
     for engine in ["jit", "interp", "crosscheck"] {
         let json = co.with_file_name(format!("slack-{engine}.json"));
         let (json_s, arg_out) = (json.to_str().unwrap(), arg_out.as_str());
-        let args = ["run", co.to_str().unwrap(), "--grid", "300", "--block", "64", "--engine", engine, "--stats-json", json_s];
-        let out = wavejit(&args.into_iter().chain(["--arg", &arg_in, "--arg", &arg_in, "--arg", arg_out, "--arg", "u32=300"]).collect::<Vec<_>>());
+        let args = [
+            "run",
+            co.to_str().unwrap(),
+            "--grid",
+            "300",
+            "--block",
+            "64",
+            "--engine",
+            engine,
+            "--stats-json",
+            json_s,
+        ];
+        let out = wavejit(
+            &args
+                .into_iter()
+                .chain(["--arg", &arg_in, "--arg", &arg_in, "--arg", arg_out, "--arg", "u32=300"])
+                .collect::<Vec<_>>(),
+        );
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{engine}: {text}{}", String::from_utf8_lossy(&out.stderr));
-        let warning = text.lines().find(|l| l.starts_with("warning: ")).unwrap_or_else(|| panic!("{engine}: no warning in {text}")).to_string();
+        assert!(
+            out.status.success(),
+            "{engine}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let warning = text
+            .lines()
+            .find(|l| l.starts_with("warning: "))
+            .unwrap_or_else(|| panic!("{engine}: no warning in {text}"))
+            .to_string();
         assert!(warning.starts_with("warning: 852 accesses past the end of allocations, inside their last pages; the first: kernel vadd, workgroup [0, 0, 0], wave 0, pc 0x"), "{warning}");
-        assert!(warning.contains("global_load_dword: lane 16: read of 4 bytes at 0x") && warning.contains(": 4 bytes past the end of the 64-byte allocation at 0x"), "{warning}");
+        assert!(
+            warning.contains("global_load_dword: lane 16: read of 4 bytes at 0x")
+                && warning.contains(": 4 bytes past the end of the 64-byte allocation at 0x"),
+            "{warning}"
+        );
         assert!(warning.ends_with("; the GPU reads the allocation's last page, so the dispatch went on; --memcheck stops at such accesses"), "{warning}");
         let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        assert_eq!((stats["slack_accesses"].as_u64(), stats["memcheck"].as_bool()), (Some(852), Some(false)), "{engine}: {stats}");
+        assert_eq!(
+            (stats["slack_accesses"].as_u64(), stats["memcheck"].as_bool()),
+            (Some(852), Some(false)),
+            "{engine}: {stats}"
+        );
         // the output file holds the allocation's 64 bytes: 16 sums of two 0x01010101 words
         let sums = std::fs::read(co.with_file_name("small-out.bin")).unwrap();
-        assert!(sums.chunks(4).all(|w| f32::from_le_bytes(w.try_into().unwrap()) == 2.0 * f32::from_le_bytes([1; 4])), "{engine}");
+        assert!(
+            sums.chunks(4)
+                .all(|w| f32::from_le_bytes(w.try_into().unwrap()) == 2.0 * f32::from_le_bytes([1; 4])),
+            "{engine}"
+        );
         warnings.push(warning.split(" pc ").next().unwrap().to_string());
     }
     assert!(warnings.windows(2).all(|w| w[0] == w[1]), "{warnings:?}");
@@ -213,7 +297,11 @@ fn demo_runs_every_bundled_kernel_and_checks_it() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     for k in ["vadd", "saxpy", "reduce_sum", "divergence", "alu_loop"] {
-        assert!(text.lines().any(|l| l.starts_with(k) && l.contains("matches the CPU reference")), "{k}: {text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(k) && l.contains("matches the CPU reference")),
+            "{k}: {text}"
+        );
     }
     assert!(text.contains("MI210") && text.contains("engine: crosscheck"));
 }
@@ -227,36 +315,104 @@ fn a_second_run_with_the_same_cache_directory_translates_nothing() {
         // every block translated on first use; A, B and C are 64x64 floats, zeroed
         let matrix = |name: &str| format!("out={}:16384", co.with_file_name(name).display());
         let (a, b, c) = (matrix("a.bin"), matrix("b.bin"), matrix("c.bin"));
-        let args = ["run", co.to_str().unwrap(), "--grid", "64,64", "--block", "16,16", "--device", "mi210", "--hot-after", "0"];
-        let args = args.into_iter().chain(["--arg", &a, "--arg", &b, "--arg", &c, "--arg", "u32=64"]);
-        let out = Command::new(env!("CARGO_BIN_EXE_wavejit")).args(args).env("WAVEJIT_CACHE", &cache).output().unwrap();
+        let args = [
+            "run",
+            co.to_str().unwrap(),
+            "--grid",
+            "64,64",
+            "--block",
+            "16,16",
+            "--device",
+            "mi210",
+            "--hot-after",
+            "0",
+        ];
+        let args = args
+            .into_iter()
+            .chain(["--arg", &a, "--arg", &b, "--arg", &c, "--arg", "u32=64"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_wavejit"))
+            .args(args)
+            .env("WAVEJIT_CACHE", &cache)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let first = run();
-    assert!(first.contains(" 0 loaded from the disk cache") && !first.contains(" 0 blocks translated"), "{first}");
+    assert!(
+        first.contains(" 0 loaded from the disk cache") && !first.contains(" 0 blocks translated"),
+        "{first}"
+    );
     let second = run();
-    assert!(second.contains(" 0 blocks translated") && !second.contains(" 0 loaded"), "{second}");
+    assert!(
+        second.contains(" 0 blocks translated") && !second.contains(" 0 loaded"),
+        "{second}"
+    );
     let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]
 fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     let json = tmp("bench.json", b"");
-    let out = wavejit(&["bench", "--device", "mi210", "--threads", "1", "--sgemm-n", "32", "--iterations", "20", "--json", json.to_str().unwrap()]);
+    let out = wavejit(&[
+        "bench",
+        "--device",
+        "mi210",
+        "--threads",
+        "1",
+        "--sgemm-n",
+        "32",
+        "--iterations",
+        "20",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("M VALU lane-ops/s") && text.contains("emulated GFLOP/s"), "{text}");
-    assert!(text.contains("interpreter") && text.contains("x the interpreter") && text.contains("translation per instruction"), "{text}");
-    assert!(text.contains("disk cache:") && text.contains("0 translated again"), "{text}");
+    assert!(
+        text.contains("M VALU lane-ops/s") && text.contains("emulated GFLOP/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("interpreter")
+            && text.contains("x the interpreter")
+            && text.contains("translation per instruction"),
+        "{text}"
+    );
+    assert!(
+        text.contains("disk cache:") && text.contains("0 translated again"),
+        "{text}"
+    );
     // every figure of the text, as JSON
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    for (section, key) in [("alu_loop", "jit_mlane_ops_per_s"), ("alu_loop", "interpreter_s"), ("sgemm", "jit_gflops"), ("mfma_gemm", "jit_vs_interpreter"), ("jit", "translation_us_per_instruction"), ("jit", "load_us_per_instruction")] {
-        assert!(j[section][key].as_f64().is_some_and(|x| x > 0.0), "{section}.{key} in {j}");
+    for (section, key) in [
+        ("alu_loop", "jit_mlane_ops_per_s"),
+        ("alu_loop", "interpreter_s"),
+        ("sgemm", "jit_gflops"),
+        ("mfma_gemm", "jit_vs_interpreter"),
+        ("jit", "translation_us_per_instruction"),
+        ("jit", "load_us_per_instruction"),
+    ] {
+        assert!(
+            j[section][key].as_f64().is_some_and(|x| x > 0.0),
+            "{section}.{key} in {j}"
+        );
     }
     assert_eq!(j["jit"]["translated_again"], 0, "{j}");
     // `--json -`: the JSON alone on stdout
-    let out = wavejit(&["bench", "--device", "mi210", "--threads", "1", "--sgemm-n", "32", "--iterations", "2", "--json", "-"]);
+    let out = wavejit(&[
+        "bench",
+        "--device",
+        "mi210",
+        "--threads",
+        "1",
+        "--sgemm-n",
+        "32",
+        "--iterations",
+        "2",
+        "--json",
+        "-",
+    ]);
     assert!(out.status.success());
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["device"], "mi210");
@@ -270,35 +426,85 @@ fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
 
 #[test]
 fn bench_timing_takes_repeat_and_writes_its_figures_as_json() {
-    let out = wavejit(&["bench", "--timing", "--device", "mi210", "--iterations", "5", "--repeat", "1", "--json", "-"]);
+    let out = wavejit(&[
+        "bench",
+        "--timing",
+        "--device",
+        "mi210",
+        "--iterations",
+        "5",
+        "--repeat",
+        "1",
+        "--json",
+        "-",
+    ]);
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("wave-instructions per second on one host core") && text.contains("x the functional time"), "{text}");
+    assert!(
+        text.contains("wave-instructions per second on one host core") && text.contains("x the functional time"),
+        "{text}"
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!((j["device"].as_str(), j["repeat"].as_u64()), (Some("mi210"), Some(1)), "{j}");
+    assert_eq!(
+        (j["device"].as_str(), j["repeat"].as_u64()),
+        (Some("mi210"), Some(1)),
+        "{j}"
+    );
     let kernels = j["kernels"].as_array().unwrap();
     assert_eq!(kernels.len(), 2, "the ALU loop and the streaming kernel: {j}");
     for k in kernels {
         let n = k["wave_instructions"].as_u64().unwrap();
         // the text shows the same counts as the JSON
-        assert!(text.contains(&format!("{}: {n} wave instructions, {} modeled cycles", k["kernel"].as_str().unwrap(), k["modeled_cycles"])), "{k} in {text}");
+        assert!(
+            text.contains(&format!(
+                "{}: {n} wave instructions, {} modeled cycles",
+                k["kernel"].as_str().unwrap(),
+                k["modeled_cycles"]
+            )),
+            "{k} in {text}"
+        );
         for key in ["functional_s", "timing_s", "functional_m_per_s", "timing_m_per_s"] {
             assert!(k[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {k}");
         }
         let ratio = k["timing_s"].as_f64().unwrap() / k["functional_s"].as_f64().unwrap();
-        assert!((k["timing_over_functional"].as_f64().unwrap() - ratio).abs() < 1e-9, "{k}");
-        assert!((k["timing_m_per_s"].as_f64().unwrap() * k["timing_s"].as_f64().unwrap() * 1e6 - n as f64).abs() < 1.0, "{k}");
+        assert!(
+            (k["timing_over_functional"].as_f64().unwrap() - ratio).abs() < 1e-9,
+            "{k}"
+        );
+        assert!(
+            (k["timing_m_per_s"].as_f64().unwrap() * k["timing_s"].as_f64().unwrap() * 1e6 - n as f64).abs() < 1.0,
+            "{k}"
+        );
     }
     // more runs of each kernel model the same cycles: the same dispatches over the same buffers
-    let again = wavejit(&["bench", "--timing", "--device", "mi210", "--iterations", "5", "--repeat", "2", "--json", "-"]);
+    let again = wavejit(&[
+        "bench",
+        "--timing",
+        "--device",
+        "mi210",
+        "--iterations",
+        "5",
+        "--repeat",
+        "2",
+        "--json",
+        "-",
+    ]);
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     for (k, a) in kernels.iter().zip(again["kernels"].as_array().unwrap()) {
-        assert_eq!((&k["kernel"], &k["modeled_cycles"]), (&a["kernel"], &a["modeled_cycles"]), "--repeat 1 against 2");
+        assert_eq!(
+            (&k["kernel"], &k["modeled_cycles"]),
+            (&a["kernel"], &a["modeled_cycles"]),
+            "--repeat 1 against 2"
+        );
     }
     // the counter benchmark writes no JSON, so it refuses the option rather than ignore it
     let out = wavejit(&["bench", "--counters", "--json", "-"]);
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--json"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `wavejit ARGS` with `input` on stdin.
@@ -323,8 +529,22 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
     let inp = tmp("reduce-dbg-in.bin", &input);
     let out = std::env::temp_dir().join(format!("wavejit-cli-{}/reduce-dbg-out.bin", std::process::id()));
     let args = |json: bool| {
-        let mut a = vec!["debug".to_string(), co.to_str().unwrap().into(), "--grid".into(), "512".into(), "--block".into(), "256".into()];
-        a.extend(["--arg".into(), format!("in={}", inp.display()), "--arg".into(), format!("out={}:8", out.display()), "--arg".into(), "u32=512".into()]);
+        let mut a = vec![
+            "debug".to_string(),
+            co.to_str().unwrap().into(),
+            "--grid".into(),
+            "512".into(),
+            "--block".into(),
+            "256".into(),
+        ];
+        a.extend([
+            "--arg".into(),
+            format!("in={}", inp.display()),
+            "--arg".into(),
+            format!("out={}:8", out.display()),
+            "--arg".into(),
+            "u32=512".into(),
+        ]);
         a.extend(["--wave".into(), "1,0,0:3".into(), "--engine".into(), "interp".into()]);
         if json {
             a.push("--json".into());
@@ -335,10 +555,24 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
     let o = wavejit_with_input(&args(false).iter().map(String::as_str).collect::<Vec<_>>(), script);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert!(text.starts_with("wave 1,0,0:3 is about to run its first instruction"), "{text}");
-    assert!(text.contains("arguments:") && text.contains("+16  (by_value)") && text.contains("= 512"), "info kernel names the arguments: {text}");
-    assert!(text.lines().any(|l| l.starts_with("  0,0,0:0 ") && l.contains(" ended ")), "workgroup 0 ran to its end before wave 1,0,0:3 started: {text}");
-    assert!(text.lines().any(|l| l.starts_with("  1,0,0:0 ") && l.contains(" at barrier ")), "its other waves wait at the first barrier: {text}");
+    assert!(
+        text.starts_with("wave 1,0,0:3 is about to run its first instruction"),
+        "{text}"
+    );
+    assert!(
+        text.contains("arguments:") && text.contains("+16  (by_value)") && text.contains("= 512"),
+        "info kernel names the arguments: {text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("  0,0,0:0 ") && l.contains(" ended ")),
+        "workgroup 0 ran to its end before wave 1,0,0:3 started: {text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("  1,0,0:0 ") && l.contains(" at barrier ")),
+        "its other waves wait at the first barrier: {text}"
+    );
     assert!(text.contains("lanes  0-31 ################################"), "{text}");
     assert!(text.contains("error: unknown command `bogus`"), "{text}");
     // the dispatch ran to its end after quit: both block sums are written
@@ -346,11 +580,17 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
     let want: Vec<f32> = test_kernels::reference::reduce_sum(&(0..512).map(|i| (i % 13) as f32).collect::<Vec<_>>());
     assert_eq!(sums, want.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
     let o = wavejit_with_input(&args(true).iter().map(String::as_str).collect::<Vec<_>>(), script);
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 11, "one JSON answer per command and the start");
     assert_eq!(lines[0]["stop"]["wave"], "1,0,0:3");
     assert_eq!(lines[4]["stop"]["executed"], 5);
-    assert_eq!(lines[7]["stop"]["executed"], 0, "reverse-step 5 goes back to the first instruction");
+    assert_eq!(
+        lines[7]["stop"]["executed"], 0,
+        "reverse-step 5 goes back to the first instruction"
+    );
     assert_eq!(lines[9]["ok"], false);
     assert_eq!(lines[10]["quit"], true);
 }
@@ -361,13 +601,44 @@ fn trace_writes_one_self_contained_page() {
     let a = tmp("vadd-trace-a.bin", &[0u8; 400]);
     let page = std::env::temp_dir().join(format!("wavejit-cli-{}/vadd.html", std::process::id()));
     let av = format!("in={}", a.display());
-    let o = wavejit(&["trace", co.to_str().unwrap(), "--grid", "100", "--block", "64", "--arg", &av, "--arg", &av, "--arg", "out=/dev/null:400", "--arg", "u32=100", "--html", page.to_str().unwrap()]);
+    let o = wavejit(&[
+        "trace",
+        co.to_str().unwrap(),
+        "--grid",
+        "100",
+        "--block",
+        "64",
+        "--arg",
+        &av,
+        "--arg",
+        &av,
+        "--arg",
+        "out=/dev/null:400",
+        "--arg",
+        "u32=100",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let msg = String::from_utf8_lossy(&o.stdout);
     assert!(msg.starts_with("vadd: ") && msg.contains(" waves; wrote "), "{msg}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!doctype html>") && html.contains("\"kernel\":\"vadd\""));
-    assert!(!html.contains("<script src") && !html.contains("<link"), "nothing is loaded from elsewhere");
-    let o = wavejit(&["trace", co.to_str().unwrap(), "--grid", "100", "--block", "64", "--html", page.to_str().unwrap(), "--engine", "crosscheck"]);
+    assert!(
+        !html.contains("<script src") && !html.contains("<link"),
+        "nothing is loaded from elsewhere"
+    );
+    let o = wavejit(&[
+        "trace",
+        co.to_str().unwrap(),
+        "--grid",
+        "100",
+        "--block",
+        "64",
+        "--html",
+        page.to_str().unwrap(),
+        "--engine",
+        "crosscheck",
+    ]);
     assert!(!o.status.success());
 }

@@ -36,7 +36,14 @@ fn text(b: &[u8]) -> String {
 fn hipcc(name: &str, extra: &[&str]) -> PathBuf {
     let out = scratch().join(name);
     let src = sources().join("hip").join(format!("{name}.hip"));
-    let o = run(Command::new("hipcc").arg("--offload-arch=gfx90a").arg("-I").arg(sources().join("hip")).arg(&src).arg("-o").arg(&out).args(extra));
+    let o = run(Command::new("hipcc")
+        .arg("--offload-arch=gfx90a")
+        .arg("-I")
+        .arg(sources().join("hip"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .args(extra));
     assert!(o.status.success(), "hipcc {}: {}", src.display(), text(&o.stderr));
     out
 }
@@ -58,16 +65,28 @@ fn exec(devices: Option<&str>, program: &Path, args: &[&str]) -> (Output, String
 
 fn exec_ok(devices: Option<&str>, program: &Path, args: &[&str]) -> String {
     let (o, so, se) = exec(devices, program, args);
-    assert!(o.status.success(), "{} failed ({:?})\nstdout:\n{so}\nstderr:\n{se}", program.display(), o.status);
+    assert!(
+        o.status.success(),
+        "{} failed ({:?})\nstdout:\n{so}\nstderr:\n{se}",
+        program.display(),
+        o.status
+    );
     so
 }
 
 /// Runs `program` under `wavejit exec --engine interp` (its kernels on the interpreter); its stdout must
 /// contain `expected`.
 fn interp_ok(program: &Path, expected: &str) {
-    let o = run(Command::new(wavejit()).args(["exec", "--engine", "interp", "--"]).arg(program));
+    let o = run(Command::new(wavejit())
+        .args(["exec", "--engine", "interp", "--"])
+        .arg(program));
     let (so, se) = (text(&o.stdout), text(&o.stderr));
-    assert!(o.status.success() && so.contains(expected), "{} on the interpreter ({:?})\nstdout:\n{so}\nstderr:\n{se}", program.display(), o.status);
+    assert!(
+        o.status.success() && so.contains(expected),
+        "{} on the interpreter ({:?})\nstdout:\n{so}\nstderr:\n{se}",
+        program.display(),
+        o.status
+    );
 }
 
 #[test]
@@ -79,7 +98,10 @@ fn rocminfo_lists_each_emulated_agent_with_its_real_name_and_properties() {
     assert!(so.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "{so}");
     assert!(so.contains("Device Type:             CPU"), "{so}");
     let so = exec_ok(Some("mi300x,mi210"), Path::new("rocminfo"), &[]);
-    let gpus: Vec<&str> = so.lines().filter(|l| l.trim_start().starts_with("Marketing Name:") && l.contains("AMD Instinct")).collect();
+    let gpus: Vec<&str> = so
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Marketing Name:") && l.contains("AMD Instinct"))
+        .collect();
     assert_eq!(gpus.len(), 2, "{so}");
     assert!(gpus[0].contains("MI300X") && gpus[1].contains("MI210"), "{gpus:?}");
     assert!(so.contains("Compute Unit:            304"), "{so}");
@@ -90,31 +112,77 @@ fn rocminfo_lists_each_emulated_agent_with_its_real_name_and_properties() {
 fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass() {
     let co = scratch().join("hsa_kernels.co");
     let o = run(Command::new("clang-19")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2"])
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+        ])
         .arg(sources().join("hsa/kernels.cl"))
         .arg("-o")
         .arg(&co));
     assert!(o.status.success(), "clang-19: {}", text(&o.stderr));
     let ext = scratch().join("hsa_external.co");
     let o = run(Command::new("clang-19")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2", "-fvisibility=default", "-Wl,-z,undefs"])
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+            "-fvisibility=default",
+            "-Wl,-z,undefs",
+        ])
         .arg(sources().join("hsa/external.cl"))
         .arg("-o")
         .arg(&ext));
     assert!(o.status.success(), "clang-19 external.cl: {}", text(&o.stderr));
     let bin = scratch().join("hsa_test");
-    let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/hsa_test.c")).args(["-lhsa-runtime64", "-lpthread", "-lm"]));
+    let o = run(Command::new("cc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(sources().join("hsa/hsa_test.c"))
+        .args(["-lhsa-runtime64", "-lpthread", "-lm"]));
     assert!(o.status.success(), "cc hsa_test.c: {}", text(&o.stderr));
-    let so = exec_ok(None, &bin, &[co.to_str().expect("UTF-8 path"), ext.to_str().expect("UTF-8 path")]);
+    let so = exec_ok(
+        None,
+        &bin,
+        &[co.to_str().expect("UTF-8 path"), ext.to_str().expect("UTF-8 path")],
+    );
     assert!(so.contains("hsa_test: all checks passed"), "{so}");
     assert!(so.contains("fault: the queue reported 0x29"), "{so}");
     assert!(so.contains("faults: illegal instruction 0x2a, trap 0x1016"), "{so}");
-    assert!(so.contains("external variable: defined by the application, read by the kernel"), "{so}");
-    assert!(so.contains("images: import, clear, copy, export, load, store and a filtered sample correct"), "{so}");
-    assert!(so.contains("svm: attributes per range, host memory reached by a kernel, prefetch after its dependency"), "{so}");
-    assert!(so.contains("interop: a mapped buffer changed in place by a kernel, then unmapped"), "{so}");
-    assert!(so.contains("code objects (pre-1.1): deserialized, queried, serialized back, loaded and run"), "{so}");
-    assert!(so.contains("ipc: a signal set to 0 by another process woke this one"), "{so}");
+    assert!(
+        so.contains("external variable: defined by the application, read by the kernel"),
+        "{so}"
+    );
+    assert!(
+        so.contains("images: import, clear, copy, export, load, store and a filtered sample correct"),
+        "{so}"
+    );
+    assert!(
+        so.contains("svm: attributes per range, host memory reached by a kernel, prefetch after its dependency"),
+        "{so}"
+    );
+    assert!(
+        so.contains("interop: a mapped buffer changed in place by a kernel, then unmapped"),
+        "{so}"
+    );
+    assert!(
+        so.contains("code objects (pre-1.1): deserialized, queried, serialized back, loaded and run"),
+        "{so}"
+    );
+    assert!(
+        so.contains("ipc: a signal set to 0 by another process woke this one"),
+        "{so}"
+    );
     // the benchmark line, for the record
     if let Some(l) = so.lines().find(|l| l.starts_with("latency:")) {
         eprintln!("{l}");
@@ -126,12 +194,24 @@ fn hsa_async_handlers_survive_signals_destroyed_while_they_run() {
     // HIP's streams on two devices register handlers while destroying signals that carry some: the handler
     // thread once lost its place in the list (an index past its end) or deadlocked against a destroy
     let bin = scratch().join("async_stress");
-    let o = run(Command::new("cc").args(["-O1", "-Wall", "-o"]).arg(&bin).arg(sources().join("hsa/async_stress.c")).args(["-lhsa-runtime64", "-lpthread"]));
+    let o = run(Command::new("cc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(sources().join("hsa/async_stress.c"))
+        .args(["-lhsa-runtime64", "-lpthread"]));
     assert!(o.status.success(), "cc async_stress.c: {}", text(&o.stderr));
     for _ in 0..3 {
-        let o = run(Command::new("timeout").arg("120").arg(wavejit()).args(["exec", "--"]).arg(&bin));
+        let o = run(Command::new("timeout")
+            .arg("120")
+            .arg(wavejit())
+            .args(["exec", "--"])
+            .arg(&bin));
         let (so, se) = (text(&o.stdout), text(&o.stderr));
-        assert!(o.status.success() && so.contains("async handlers: 6000 ran once each"), "({:?}, 124 = hung)\nstdout:\n{so}\nstderr:\n{se}", o.status);
+        assert!(
+            o.status.success() && so.contains("async handlers: 6000 ran once each"),
+            "({:?}, 124 = hung)\nstdout:\n{so}\nstderr:\n{se}",
+            o.status
+        );
     }
 }
 
@@ -139,11 +219,23 @@ fn hsa_async_handlers_survive_signals_destroyed_while_they_run() {
 fn hip_float_atomics_packed_integers_bit_masks_apertures_and_block_votes() {
     let bin = hipcc("device_ops", &[]);
     let so = exec_ok(None, &bin, &[]);
-    assert!(so.contains("device ops: float atomics (global, flat on global and LDS, ds, buffer) correct"), "{so}");
+    assert!(
+        so.contains("device ops: float atomics (global, flat on global and LDS, ds, buffer) correct"),
+        "{so}"
+    );
     assert!(so.contains("device ops: v_pk_sub, s_bfm, s_sext, SH_MEM_BASES apertures, generic LDS pointers, wrapped LDS addresses, clock64"), "{so}");
-    assert!(so.contains("device ops: private arrays through generic pointers and 16-bit min3/max3/med3 correct"), "{so}");
-    assert!(so.contains("device ops: __syncthreads_and/or/count correct in blocks of 10 to 723 threads"), "{so}");
-    assert!(so.contains("device ops: float atomics on coherent host memory dropped as on MI200, performed on non-coherent"), "{so}");
+    assert!(
+        so.contains("device ops: private arrays through generic pointers and 16-bit min3/max3/med3 correct"),
+        "{so}"
+    );
+    assert!(
+        so.contains("device ops: __syncthreads_and/or/count correct in blocks of 10 to 723 threads"),
+        "{so}"
+    );
+    assert!(
+        so.contains("device ops: float atomics on coherent host memory dropped as on MI200, performed on non-coherent"),
+        "{so}"
+    );
     interp_ok(&bin, "float atomics on coherent host memory dropped as on MI200");
 }
 
@@ -151,7 +243,12 @@ fn hip_float_atomics_packed_integers_bit_masks_apertures_and_block_votes() {
 fn hip_managed_memory_is_shared_by_host_and_kernels() {
     let bin = hipcc("managed", &[]);
     let so = exec_ok(None, &bin, &[]);
-    assert!(so.contains("managed: host and kernels share 65536 floats without copies, advice, prefetches and __managed__ correct"), "{so}");
+    assert!(
+        so.contains(
+            "managed: host and kernels share 65536 floats without copies, advice, prefetches and __managed__ correct"
+        ),
+        "{so}"
+    );
     interp_ok(&bin, "managed: host and kernels share");
 }
 
@@ -160,17 +257,32 @@ fn programs_run_with_a_huge_page_heap_unless_the_user_says_otherwise() {
     // `wavejit` starts itself again with glibc's huge-page heap tunable; the programs it runs inherit it
     let env_of = |extra: &[(&str, &str)]| {
         let mut cmd = Command::new(wavejit());
-        cmd.arg("exec").arg("env").env_remove("GLIBC_TUNABLES").env_remove("WAVEJIT_HUGE_PAGES").envs(extra.iter().copied());
+        cmd.arg("exec")
+            .arg("env")
+            .env_remove("GLIBC_TUNABLES")
+            .env_remove("WAVEJIT_HUGE_PAGES")
+            .envs(extra.iter().copied());
         let o = run(&mut cmd);
         assert!(o.status.success(), "{}", text(&o.stderr));
         text(&o.stdout)
     };
-    let tunables = |env: &str| env.lines().find_map(|l| l.strip_prefix("GLIBC_TUNABLES=")).map(str::to_string);
+    let tunables = |env: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix("GLIBC_TUNABLES="))
+            .map(str::to_string)
+    };
     assert_eq!(tunables(&env_of(&[])).as_deref(), Some("glibc.malloc.hugetlb=1"));
     let added = env_of(&[("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")]);
-    assert_eq!(tunables(&added).as_deref(), Some("glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1"));
+    assert_eq!(
+        tunables(&added).as_deref(),
+        Some("glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1")
+    );
     let theirs = env_of(&[("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")]);
-    assert_eq!(tunables(&theirs).as_deref(), Some("glibc.malloc.hugetlb=0"), "the user's own setting stands");
+    assert_eq!(
+        tunables(&theirs).as_deref(),
+        Some("glibc.malloc.hugetlb=0"),
+        "the user's own setting stands"
+    );
     let off = env_of(&[("WAVEJIT_HUGE_PAGES", "0")]);
     assert_eq!(tunables(&off), None, "{off}");
 }
@@ -180,25 +292,59 @@ fn a_long_kernel_runs_under_exec_and_the_instruction_limit_is_set_by_the_environ
     let bin = hipcc("long_kernel", &[]);
     // 30 million steps of 5 instructions: past the engine's own default of 100 million per wave
     let so = exec_ok(None, &bin, &["30000000"]);
-    assert!(so.contains("long kernel: 30000000 steps in each of 64 lanes correct"), "{so}");
+    assert!(
+        so.contains("long kernel: 30000000 steps in each of 64 lanes correct"),
+        "{so}"
+    );
     // a lower limit stops it, and the report says how to change the limit
-    let o = run(Command::new(wavejit()).env("WAVEJIT_MAX_INSTRUCTIONS", "1000000").args(["exec", "--"]).arg(&bin).arg("30000000"));
+    let o = run(Command::new(wavejit())
+        .env("WAVEJIT_MAX_INSTRUCTIONS", "1000000")
+        .args(["exec", "--"])
+        .arg(&bin)
+        .arg("30000000"));
     let se = text(&o.stderr);
     assert!(!o.status.success(), "{se}");
     assert!(se.contains("ran 1000000 instructions without ending"), "{se}");
-    assert!(se.contains("WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`)"), "{se}");
-    let o = run(Command::new(wavejit()).args(["exec", "--max-instructions", "2000000", "--"]).arg(&bin).arg("30000000"));
-    assert!(!o.status.success() && text(&o.stderr).contains("ran 2000000 instructions without ending"), "{}", text(&o.stderr));
-    let o = run(Command::new(wavejit()).env("WAVEJIT_MAX_INSTRUCTIONS", "many").args(["exec", "--"]).arg(&bin));
-    assert!(!o.status.success() && text(&o.stderr).contains("WAVEJIT_MAX_INSTRUCTIONS=many: expected a number"), "{}", text(&o.stderr));
+    assert!(
+        se.contains("WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`)"),
+        "{se}"
+    );
+    let o = run(Command::new(wavejit())
+        .args(["exec", "--max-instructions", "2000000", "--"])
+        .arg(&bin)
+        .arg("30000000"));
+    assert!(
+        !o.status.success() && text(&o.stderr).contains("ran 2000000 instructions without ending"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(Command::new(wavejit())
+        .env("WAVEJIT_MAX_INSTRUCTIONS", "many")
+        .args(["exec", "--"])
+        .arg(&bin));
+    assert!(
+        !o.status.success() && text(&o.stderr).contains("WAVEJIT_MAX_INSTRUCTIONS=many: expected a number"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
 fn hip_vector_add_compiled_without_an_offload_arch_targets_the_emulated_gpu() {
     // under exec, rocm_agent_enumerator reports the emulated target, so hipcc picks gfx90a by itself
     let out = scratch().join("vadd_auto");
-    let o = run(Command::new(wavejit()).args(["exec", "--", "hipcc", "-I"]).arg(sources().join("hip")).arg(sources().join("hip/vadd.hip")).arg("-o").arg(&out));
-    assert!(o.status.success(), "hipcc under exec: {}{}", text(&o.stdout), text(&o.stderr));
+    let o = run(Command::new(wavejit())
+        .args(["exec", "--", "hipcc", "-I"])
+        .arg(sources().join("hip"))
+        .arg(sources().join("hip/vadd.hip"))
+        .arg("-o")
+        .arg(&out));
+    assert!(
+        o.status.success(),
+        "hipcc under exec: {}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
     let so = exec_ok(None, &out, &[]);
     assert!(so.contains("0 of 100000 wrong"), "{so}");
     assert!(so.contains("AMD Instinct MI210"), "{so}");
@@ -209,20 +355,29 @@ fn hip_vector_add_compiled_without_an_offload_arch_targets_the_emulated_gpu() {
 #[test]
 fn hip_memset_and_memcpy_in_every_direction_2d_async_and_pinned() {
     let so = exec_ok(None, &hipcc("memcpy", &[]), &[]);
-    assert!(so.contains("memcpy: all directions, 2-D, async and pinned copies correct"), "{so}");
+    assert!(
+        so.contains("memcpy: all directions, 2-D, async and pinned copies correct"),
+        "{so}"
+    );
 }
 
 #[test]
 fn hip_dynamic_shared_memory_symbols_shuffles_and_occupancy_queries() {
     let so = exec_ok(None, &hipcc("misc", &[]), &[]);
-    assert!(so.contains("misc: dynamic shared memory, constant and device symbols, shuffles and ballots"), "{so}");
+    assert!(
+        so.contains("misc: dynamic shared memory, constant and device symbols, shuffles and ballots"),
+        "{so}"
+    );
 }
 
 #[test]
 fn hip_host_register_stream_callbacks_graphs_and_2d_memset() {
     let bin = hipcc("streams", &[]);
     let so = exec_ok(None, &bin, &[]);
-    assert!(so.contains("streams: host register, stream callback, graphs, 2-D memset"), "{so}");
+    assert!(
+        so.contains("streams: host register, stream callback, graphs, 2-D memset"),
+        "{so}"
+    );
     interp_ok(&bin, "streams: host register, stream callback, graphs, 2-D memset");
 }
 
@@ -230,7 +385,10 @@ fn hip_host_register_stream_callbacks_graphs_and_2d_memset() {
 fn hip_private_arrays_and_recursive_device_functions_use_scratch_correctly() {
     let bin = hipcc("scratch", &[]);
     let so = exec_ok(None, &bin, &[]);
-    assert!(so.contains("scratch: private arrays and a recursive device function correct"), "{so}");
+    assert!(
+        so.contains("scratch: private arrays and a recursive device function correct"),
+        "{so}"
+    );
     // the private-segment addressing is shared semantics: the interpreter agrees
     interp_ok(&bin, "scratch: private arrays");
 }
@@ -239,7 +397,15 @@ fn hip_private_arrays_and_recursive_device_functions_use_scratch_correctly() {
 fn hip_textures_arrays_and_pitched_memory_sample_like_the_cpu_reference() {
     let bin = hipcc("texture", &[]);
     let so = exec_ok(None, &bin, &[]);
-    for line in ["array copies: 851 texels round trip", "array, mirror, linear, normalized: 400 samples match", "pitched memory, clamp, nearest: 400 samples match", "linear memory: 1000 fetches match, 24 past the end read 0", "rgba8 normalized: 128 texels match", "3-D array: 315 texels match", "texture test passed"] {
+    for line in [
+        "array copies: 851 texels round trip",
+        "array, mirror, linear, normalized: 400 samples match",
+        "pitched memory, clamp, nearest: 400 samples match",
+        "linear memory: 1000 fetches match, 24 past the end read 0",
+        "rgba8 normalized: 128 texels match",
+        "3-D array: 315 texels match",
+        "texture test passed",
+    ] {
         assert!(so.contains(line), "missing {line:?} in {so}");
     }
     // image instructions run on the interpreter under the JIT too; the interpreter alone agrees
@@ -249,21 +415,36 @@ fn hip_textures_arrays_and_pitched_memory_sample_like_the_cpu_reference() {
 #[test]
 fn hip_ipc_memory_handles_share_device_memory_between_processes() {
     let so = exec_ok(None, &hipcc("ipc", &[]), &[]);
-    assert!(so.contains("ipc child: opened the parent's buffer, read it and added 1000 to 65536 elements"), "{so}");
-    assert!(so.contains("ipc: another process's kernel changed all 65536 elements of this process's buffer"), "{so}");
+    assert!(
+        so.contains("ipc child: opened the parent's buffer, read it and added 1000 to 65536 elements"),
+        "{so}"
+    );
+    assert!(
+        so.contains("ipc: another process's kernel changed all 65536 elements of this process's buffer"),
+        "{so}"
+    );
 }
 
 #[test]
 fn hip_cooperative_launches_sync_the_grid_and_plain_launches_of_grid_sync_fault() {
     let bin = hipcc("coop", &[]);
     let so = exec_ok(None, &bin, &[]);
-    assert!(so.contains("coop: 25 grid-wide syncs across 12 blocks match the CPU"), "{so}");
-    assert!(so.contains("coop: a flag hand-off through 16 spinning blocks matches the CPU"), "{so}");
+    assert!(
+        so.contains("coop: 25 grid-wide syncs across 12 blocks match the CPU"),
+        "{so}"
+    );
+    assert!(
+        so.contains("coop: a flag hand-off through 16 spinning blocks matches the CPU"),
+        "{so}"
+    );
     interp_ok(&bin, "coop: 25 grid-wide syncs");
     // without a cooperative launch the workgroups are not all resident: the emulator says so, HIP aborts
     let (o, so, se) = exec(None, &bin, &["plain"]);
     assert!(!o.status.success() && !so.contains("completed"), "{so}{se}");
-    assert!(se.contains("reached ds_gws_barrier (grid-wide sync) outside a cooperative launch"), "{se}");
+    assert!(
+        se.contains("reached ds_gws_barrier (grid-wide sync) outside a cooperative launch"),
+        "{se}"
+    );
 }
 
 #[test]
@@ -283,7 +464,10 @@ fn hip_events_time_a_bandwidth_test_in_modeled_time_under_the_timing_model() {
     // WAVEJIT_TIMING=1 (what `wavejit exec --timing` sets): dispatches run in the timing model and their
     // timestamps, which hipEventElapsedTime reads, are modeled time on the emulated MI210
     let prog = hipcc("bandwidth", &[]);
-    let o = run(Command::new(wavejit()).env("WAVEJIT_TIMING", "1").args(["exec", "--device", "mi210", "--"]).arg(&prog));
+    let o = run(Command::new(wavejit())
+        .env("WAVEJIT_TIMING", "1")
+        .args(["exec", "--device", "mi210", "--"])
+        .arg(&prog));
     let (so, se) = (text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "stdout:\n{so}\nstderr:\n{se}");
     let gbs: f64 = so
@@ -304,30 +488,49 @@ fn hip_events_time_a_bandwidth_test_in_modeled_time_under_the_timing_model() {
     // clock64() counts modeled shader cycles: at least one 4-cycle VALU issue per loop instruction; the
     // 100 MHz wall clock advances by cycles x 100 / 1700
     let clocks = |so: &str| -> (u64, u64) {
-        let (_, r) = so.split_once("clock64: ").unwrap_or_else(|| panic!("no clock64 in {so:?}"));
+        let (_, r) = so
+            .split_once("clock64: ")
+            .unwrap_or_else(|| panic!("no clock64 in {so:?}"));
         let c = r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap();
         let (_, r) = r.split_once("wall_clock64: ").unwrap();
         (c, r.split_whitespace().next().and_then(|x| x.parse().ok()).unwrap())
     };
     let (cycles, ticks) = clocks(&so);
-    assert!(cycles >= 4000 && ticks.abs_diff(cycles * 100 / 1700) <= 1, "{cycles} cycles, {ticks} ticks");
+    assert!(
+        cycles >= 4000 && ticks.abs_diff(cycles * 100 / 1700) <= 1,
+        "{cycles} cycles, {ticks} ticks"
+    );
     // without the timing model the same events carry host time: the emulator is far slower than the device
     let so = exec_ok(Some("mi210"), &prog, &[]);
     // and clock64() still counts (4 per instruction the wave executes)
     let (cycles, _) = clocks(&so);
     assert!(cycles >= 4000, "{so}");
-    let host: f64 = so.split_once(" ms: ").and_then(|(_, r)| r.split_once(" GB/s")).and_then(|(x, _)| x.trim().parse().ok()).unwrap();
-    assert!(host < gbs / 10.0, "host-time bandwidth {host} GB/s against modeled {gbs}");
+    let host: f64 = so
+        .split_once(" ms: ")
+        .and_then(|(_, r)| r.split_once(" GB/s"))
+        .and_then(|(x, _)| x.trim().parse().ok())
+        .unwrap();
+    assert!(
+        host < gbs / 10.0,
+        "host-time bandwidth {host} GB/s against modeled {gbs}"
+    );
 }
 
 #[test]
 fn hip_module_load_and_launch_of_a_code_object_file() {
     let co = scratch().join("module_kernel.co");
     let src = sources().join("hip/module_kernel.hip");
-    let o = run(Command::new("hipcc").args(["--offload-arch=gfx90a", "--genco"]).arg(&src).arg("-o").arg(&co));
+    let o = run(Command::new("hipcc")
+        .args(["--offload-arch=gfx90a", "--genco"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&co));
     assert!(o.status.success(), "hipcc --genco: {}", text(&o.stderr));
     let so = exec_ok(None, &hipcc("module", &[]), &[co.to_str().expect("UTF-8 path")]);
-    assert!(so.contains("module: loaded, global updated, kernel launched: 3000 results correct"), "{so}");
+    assert!(
+        so.contains("module: loaded, global updated, kernel launched: 3000 results correct"),
+        "{so}"
+    );
 }
 
 #[test]
@@ -344,19 +547,38 @@ fn rocr_visible_devices_chooses_and_orders_the_gpu_agents_as_rocms_runtime_does(
     let names = |env: Option<&str>| -> Vec<String> {
         let vars: Vec<(&str, &str)> = env.map(|v| ("ROCR_VISIBLE_DEVICES", v)).into_iter().collect();
         let (o, so, se) = exec_with(&["--device", "mi210,mi300x,mi250x"], &vars, Path::new("rocminfo"), &[]);
-        assert!(o.status.success(), "rocminfo with ROCR_VISIBLE_DEVICES={env:?}: {so}\n{se}");
-        so.lines().filter_map(|l| l.trim().strip_prefix("Marketing Name:")).map(|n| n.trim().to_string()).filter(|n| n.starts_with("AMD")).collect()
+        assert!(
+            o.status.success(),
+            "rocminfo with ROCR_VISIBLE_DEVICES={env:?}: {so}\n{se}"
+        );
+        so.lines()
+            .filter_map(|l| l.trim().strip_prefix("Marketing Name:"))
+            .map(|n| n.trim().to_string())
+            .filter(|n| n.starts_with("AMD"))
+            .collect()
     };
-    let (mi210, mi300x, mi250x) = ("AMD Instinct MI210", "AMD Instinct MI300X", "AMD Instinct MI250X (one GCD)");
+    let (mi210, mi300x, mi250x) = (
+        "AMD Instinct MI210",
+        "AMD Instinct MI300X",
+        "AMD Instinct MI250X (one GCD)",
+    );
     assert_eq!(names(None), [mi210, mi300x, mi250x]);
     assert_eq!(names(Some("2,0")), [mi250x, mi210]);
     assert_eq!(names(Some("1, 5, 0")), [mi300x]);
     assert_eq!(names(Some("-1")), [] as [&str; 0]);
     assert_eq!(names(Some("")), [] as [&str; 0]);
     let (_, all, _) = exec_with(&["--device", "mi210,mi300x,mi250x"], &[], Path::new("rocminfo"), &[]);
-    let uuids: Vec<&str> = all.lines().filter_map(|l| l.trim().strip_prefix("Uuid:")).map(str::trim).filter(|u| u.starts_with("GPU-")).collect();
+    let uuids: Vec<&str> = all
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Uuid:"))
+        .map(str::trim)
+        .filter(|u| u.starts_with("GPU-"))
+        .collect();
     assert_eq!(uuids.len(), 3, "{all}");
-    assert_eq!(names(Some(&format!("{},{}", &uuids[1][..10], uuids[0].to_uppercase()))), [mi300x, mi210]);
+    assert_eq!(
+        names(Some(&format!("{},{}", &uuids[1][..10], uuids[0].to_uppercase()))),
+        [mi300x, mi210]
+    );
     // HIP over it: no GPU left is HIP's "no device", as AMD's hipSetDevice tests expect
     let bin = hipcc("visible", &[]);
     let hip = |env: &[(&str, &str)]| {
@@ -365,21 +587,36 @@ fn rocr_visible_devices_chooses_and_orders_the_gpu_agents_as_rocms_runtime_does(
         so
     };
     let so = hip(&[("ROCR_VISIBLE_DEVICES", "1,0")]);
-    assert!(so.contains("count: hipSuccess 2\ndevice 0: AMD Instinct MI250X (one GCD), gfx90a") && so.contains("device 1: AMD Instinct MI210, gfx90a"), "{so}");
+    assert!(
+        so.contains("count: hipSuccess 2\ndevice 0: AMD Instinct MI250X (one GCD), gfx90a")
+            && so.contains("device 1: AMD Instinct MI210, gfx90a"),
+        "{so}"
+    );
     for bad in ["-1", "2"] {
         let so = hip(&[("ROCR_VISIBLE_DEVICES", bad)]);
-        assert!(so.contains("count: hipErrorNoDevice 0\nhipSetDevice(0): hipErrorInvalidDevice\nhipGetDevice: hipErrorNoDevice"), "ROCR_VISIBLE_DEVICES={bad}: {so}");
+        assert!(
+            so.contains(
+                "count: hipErrorNoDevice 0\nhipSetDevice(0): hipErrorInvalidDevice\nhipGetDevice: hipErrorNoDevice"
+            ),
+            "ROCR_VISIBLE_DEVICES={bad}: {so}"
+        );
     }
     // HIP_VISIBLE_DEVICES indexes what ROCR_VISIBLE_DEVICES left
     let so = hip(&[("ROCR_VISIBLE_DEVICES", "1,0"), ("HIP_VISIBLE_DEVICES", "1")]);
-    assert!(so.contains("count: hipSuccess 1\ndevice 0: AMD Instinct MI210, gfx90a"), "{so}");
+    assert!(
+        so.contains("count: hipSuccess 1\ndevice 0: AMD Instinct MI210, gfx90a"),
+        "{so}"
+    );
 }
 
 #[test]
 fn hip_device_printf_reaches_stdout_through_hostcall() {
     let so = exec_ok(None, &hipcc("printf", &[]), &[]);
     for (t, b) in [(0, 0), (32, 0), (0, 1), (32, 1)] {
-        assert!(so.contains(&format!("hello from thread {t} of block {b}: {}", 1000 + t)), "{so}");
+        assert!(
+            so.contains(&format!("hello from thread {t} of block {b}: {}", 1000 + t)),
+            "{so}"
+        );
     }
 }
 
@@ -395,7 +632,10 @@ fn hip_launch_benchmark_runs_every_launch_in_order_on_both_engines() {
     // launched and synchronized, launched back to back, then 1000 dependent launches that must run in order
     let bin = hipcc("launch", &[]);
     let so = exec_ok(None, &bin, &["200", "2000"]);
-    assert!(so.contains("launch: 200 round trips") && so.contains("launch: 2000 asynchronous launches"), "{so}");
+    assert!(
+        so.contains("launch: 200 round trips") && so.contains("launch: 2000 asynchronous launches"),
+        "{so}"
+    );
     assert!(so.contains("launch: 1000 dependent launches ran in order"), "{so}");
     interp_ok(&bin, "launch: 1000 dependent launches ran in order");
 }
@@ -404,14 +644,23 @@ fn hip_launch_benchmark_runs_every_launch_in_order_on_both_engines() {
 fn a_kernel_fault_is_reported_with_its_address_and_hip_aborts_as_on_hardware() {
     let (o, _, se) = exec(None, &hipcc("fault", &[]), &[]);
     assert!(!o.status.success());
-    assert!(se.contains("global_store_dword: lane 0: write of 4 bytes at 0x1000: outside device memory"), "{se}");
+    assert!(
+        se.contains("global_store_dword: lane 0: write of 4 bytes at 0x1000: outside device memory"),
+        "{se}"
+    );
     assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
 }
 
 /// Runs `program args` under `wavejit exec` with `flags` and `env`; returns (output, stdout, stderr).
 fn exec_with(flags: &[&str], env: &[(&str, &str)], program: &Path, args: &[&str]) -> (Output, String, String) {
     let mut cmd = Command::new(wavejit());
-    cmd.env("WAVEJIT_CACHE", scratch().join("translation-cache")).envs(env.iter().copied()).arg("exec").args(flags).arg("--").arg(program).args(args);
+    cmd.env("WAVEJIT_CACHE", scratch().join("translation-cache"))
+        .envs(env.iter().copied())
+        .arg("exec")
+        .args(flags)
+        .arg("--")
+        .arg(program)
+        .args(args);
     let o = run(&mut cmd);
     let (so, se) = (text(&o.stdout), text(&o.stderr));
     (o, so, se)
@@ -423,9 +672,19 @@ fn reads_and_writes_past_the_end_inside_the_last_page_pass_with_a_warning_and_fa
     let mut warnings = Vec::new();
     for engine in ["jit", "interp", "crosscheck"] {
         let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &[]);
-        assert!(o.status.success() && so.contains("overread: 35 doubles scaled from 18 pairs; the double written past the end reads back 42"), "{engine}: {so}\n{se}");
+        assert!(
+            o.status.success()
+                && so.contains(
+                    "overread: 35 doubles scaled from 18 pairs; the double written past the end reads back 42"
+                ),
+            "{engine}: {so}\n{se}"
+        );
         let lines: Vec<&str> = se.lines().filter(|l| l.starts_with("wavejit: warning on agent 1 (AMD Instinct MI210): 1 access past the end of an allocation, inside its last page; the first: kernel ")).collect();
-        assert_eq!(lines.len(), 3, "{engine}: one warning per dispatch with such an access:\n{se}");
+        assert_eq!(
+            lines.len(),
+            3,
+            "{engine}: one warning per dispatch with such an access:\n{se}"
+        );
         for (line, (kernel, what)) in lines.iter().zip([
             ("scale_pairs", "global_load_dwordx4: lane 17: read of 16 bytes at 0x_: 8 bytes past the end of the 280-byte allocation at 0x_ (device memory); the GPU reads"),
             ("write_last_pair", "global_store_dwordx4: lane 0: write of 16 bytes at 0x_: 8 bytes past the end of the 280-byte allocation at 0x_ (device memory); the GPU writes"),
@@ -437,22 +696,40 @@ fn reads_and_writes_past_the_end_inside_the_last_page_pass_with_a_warning_and_fa
         }
         warnings.push(lines.iter().map(|l| without_hex(l)).collect::<Vec<_>>());
     }
-    assert!(warnings.windows(2).all(|w| w[0] == w[1]), "the engines warn alike: {warnings:?}");
+    assert!(
+        warnings.windows(2).all(|w| w[0] == w[1]),
+        "the engines warn alike: {warnings:?}"
+    );
     // memcheck: the first of them is a fault, with the report of any access outside an allocation
-    for (flags, env) in [(&["--memcheck"][..], &[][..]), (&["--engine", "interp"][..], &[("WAVEJIT_MEMCHECK", "1")][..])] {
+    for (flags, env) in [
+        (&["--memcheck"][..], &[][..]),
+        (&["--engine", "interp"][..], &[("WAVEJIT_MEMCHECK", "1")][..]),
+    ] {
         let (o, so, se) = exec_with(flags, env, &bin, &[]);
-        assert!(!o.status.success() && !so.contains("overread:") && !se.contains("warning"), "{flags:?} {env:?}: {so}\n{se}");
+        assert!(
+            !o.status.success() && !so.contains("overread:") && !se.contains("warning"),
+            "{flags:?} {env:?}: {so}\n{se}"
+        );
         let fault = "global_load_dwordx4: lane 17: read of 16 bytes at 0x_: runs 8 bytes past the end of the 280-byte allocation at 0x_ (device memory)";
         assert!(without_hex(&se).contains(&format!("wavejit: GPU fault on agent 1 (AMD Instinct MI210): kernel _Z11scale_pairsPKdPdi, workgroup [0, 0, 0], wave 0, pc 0x_ (`global_load_dwordx4 v[2:5], v1, s[0:1]`): {fault}")), "{se}");
         assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
     }
     let (o, _, se) = exec_with(&[], &[("WAVEJIT_MEMCHECK", "yes")], &bin, &[]);
-    assert!(!o.status.success() && se.contains("WAVEJIT_MEMCHECK=yes: expected 1"), "{se}");
+    assert!(
+        !o.status.success() && se.contains("WAVEJIT_MEMCHECK=yes: expected 1"),
+        "{se}"
+    );
 }
 
 /// `text` with every hexadecimal number replaced by `0x_` (addresses differ from run to run).
 fn without_hex(text: &str) -> String {
-    let parts = text.split("0x").enumerate().map(|(i, p)| if i == 0 { p } else { p.trim_start_matches(|c: char| c.is_ascii_hexdigit()) });
+    let parts = text.split("0x").enumerate().map(|(i, p)| {
+        if i == 0 {
+            p
+        } else {
+            p.trim_start_matches(|c: char| c.is_ascii_hexdigit())
+        }
+    });
     parts.collect::<Vec<_>>().join("0x_")
 }
 
@@ -462,17 +739,33 @@ fn stores_past_the_end_of_a_buffer_run_within_its_last_page_and_fault_past_it_or
     let bin = hipcc("page_bounds", &[]);
     for engine in ["jit", "interp"] {
         let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &["near"]);
-        assert!(o.status.success() && so.contains("page bounds: near stores ran, the two wanted entries are 0 and 1024"), "{engine}: {so}\n{se}");
+        assert!(
+            o.status.success() && so.contains("page bounds: near stores ran, the two wanted entries are 0 and 1024"),
+            "{engine}: {so}\n{se}"
+        );
         // lanes 2 to 63 store past the end of the 8-byte array
         let warning = "wavejit: warning on agent 1 (AMD Instinct MI210): 62 accesses past the end of allocations, inside their last pages; the first: kernel _Z9partitionPjjj";
-        assert!(se.contains(warning) && se.contains("lane 2: write of 4 bytes at") && se.contains(": 4 bytes past the end of the 8-byte allocation at"), "{engine}: {se}");
+        assert!(
+            se.contains(warning)
+                && se.contains("lane 2: write of 4 bytes at")
+                && se.contains(": 4 bytes past the end of the 8-byte allocation at"),
+            "{engine}: {se}"
+        );
         // past the last page it is a fault as before
         let (o, _, se) = exec_with(&["--engine", engine], &[], &bin, &["far"]);
-        assert!(!o.status.success() && se.contains("past the end of the 8-byte allocation") && se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{engine}: {se}");
+        assert!(
+            !o.status.success()
+                && se.contains("past the end of the 8-byte allocation")
+                && se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"),
+            "{engine}: {se}"
+        );
     }
     let (o, _, se) = exec_with(&["--memcheck"], &[], &bin, &["near"]);
     assert!(!o.status.success());
-    assert!(se.contains("lane 2: write of 4 bytes at") && se.contains("just past the end of the 8-byte allocation"), "{se}");
+    assert!(
+        se.contains("lane 2: write of 4 bytes at") && se.contains("just past the end of the 8-byte allocation"),
+        "{se}"
+    );
 }
 
 #[test]
@@ -484,7 +777,11 @@ fn exec_says_clearly_what_it_cannot_run() {
     assert!(!o.status.success());
     assert!(se.contains("unknown device `mi999`"), "{se}");
     let o = run(Command::new(wavejit()).args(["exec", "--engine", "fast", "--", "true"]));
-    assert!(!o.status.success() && text(&o.stderr).contains("--engine fast: expected jit, interp or crosscheck"), "{}", text(&o.stderr));
+    assert!(
+        !o.status.success() && text(&o.stderr).contains("--engine fast: expected jit, interp or crosscheck"),
+        "{}",
+        text(&o.stderr)
+    );
     // the program's own exit status comes back
     let (o, _, _) = exec(None, Path::new("false"), &[]);
     assert_eq!(o.status.code(), Some(1));
@@ -514,15 +811,25 @@ fn exec_with_input(args: &[&str], program: &Path, input: &str) -> (Output, Strin
 fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program() {
     let prog = hipcc("vadd", &[]);
     // where the kernel stores c[i], from wavejit's own disassembly of the program
-    let d = run(Command::new(wavejit()).arg("disasm").arg(&prog).args(["--target", "gfx90a"]));
+    let d = run(Command::new(wavejit())
+        .arg("disasm")
+        .arg(&prog)
+        .args(["--target", "gfx90a"]));
     let listing = text(&d.stdout);
-    let store = listing.lines().find(|l| l.trim_start().starts_with("global_store_dword ")).expect("vadd stores c[i]");
+    let store = listing
+        .lines()
+        .find(|l| l.trim_start().starts_with("global_store_dword "))
+        .expect("vadd stores c[i]");
     let addr = store.split("// ").nth(1).unwrap().split(':').next().unwrap().trim();
     let data = store.trim().split(", ").nth(1).unwrap().to_string();
     let script = format!("break 0x{addr}\ncontinue\nprint {data}\nquit\n");
     let (o, so, se) = exec_with_input(&["--debug", "vadd", "--json", "--wave", "1,0,0:2"], &prog, &script);
     assert!(o.status.success(), "stdout:\n{so}\nstderr:\n{se}");
-    let answers: Vec<serde_json::Value> = so.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let answers: Vec<serde_json::Value> = so
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(answers.len(), 5, "{so}");
     assert_eq!(answers[2]["stop"]["reason"], "breakpoint", "{so}");
     assert_eq!(answers[2]["stop"]["wave"], "1,0,0:2");
@@ -530,13 +837,37 @@ fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program() 
     let lanes = answers[3]["values"][0]["lanes"].as_array().unwrap();
     for (lane, v) in lanes.iter().enumerate() {
         let i = (384 + lane) as f32;
-        assert_eq!(v.as_u64().unwrap() as u32, (i * 0.5 + (1000.0 - i)).to_bits(), "lane {lane}");
+        assert_eq!(
+            v.as_u64().unwrap() as u32,
+            (i * 0.5 + (1000.0 - i)).to_bits(),
+            "lane {lane}"
+        );
     }
-    assert!(so.contains("0 of 100000 wrong"), "the program goes on after the debugger: {so}");
+    assert!(
+        so.contains("0 of 100000 wrong"),
+        "the program goes on after the debugger: {so}"
+    );
     let page = scratch().join("vadd.html");
-    let (o, so, se) = exec_with_input(&["--trace-html", page.to_str().unwrap(), "--kernel", "vadd", "--max-recorded", "3000"], &prog, "");
-    assert!(o.status.success() && so.contains("0 of 100000 wrong"), "stdout:\n{so}\nstderr:\n{se}");
+    let (o, so, se) = exec_with_input(
+        &[
+            "--trace-html",
+            page.to_str().unwrap(),
+            "--kernel",
+            "vadd",
+            "--max-recorded",
+            "3000",
+        ],
+        &prog,
+        "",
+    );
+    assert!(
+        o.status.success() && so.contains("0 of 100000 wrong"),
+        "stdout:\n{so}\nstderr:\n{se}"
+    );
     assert!(se.contains("3000 of ") && se.contains("wrote"), "{se}");
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("\"recorded\":3000"), "the page holds the recorded instructions");
+    assert!(
+        html.contains("\"recorded\":3000"),
+        "the page holds the recorded instructions"
+    );
 }

@@ -47,8 +47,17 @@ fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> 
 
 /// Our listing of the same file, per function.
 fn wavejit_lines(path: &Path, target: &str) -> BTreeMap<String, Vec<String>> {
-    let out = Command::new(wavejit()).args(["disasm"]).arg(path).args(["--target", target]).output().unwrap();
-    assert!(out.status.success(), "wavejit disasm failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(wavejit())
+        .args(["disasm"])
+        .arg(path)
+        .args(["--target", target])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "wavejit disasm failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut by_fn: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut cur = String::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -86,11 +95,17 @@ fn compare(tally: &mut Tally, co: &CodeObject, co_path: &Path, listing: &BTreeMa
             }
             let o = ours.get(i).map(String::as_str).unwrap_or("<missing>");
             if o != w && tally.mismatches.len() < 50 {
-                tally.mismatches.push(format!("{name}:\n  objdump `{w}`\n  wavejit `{o}`"));
+                tally
+                    .mismatches
+                    .push(format!("{name}:\n  objdump `{w}`\n  wavejit `{o}`"));
             }
         }
         if ours.len() != lines.len() && tally.mismatches.len() < 50 {
-            tally.mismatches.push(format!("{name}: {} lines from objdump, {} from wavejit", lines.len(), ours.len()));
+            tally.mismatches.push(format!(
+                "{name}: {} lines from objdump, {} from wavejit",
+                lines.len(),
+                ours.len()
+            ));
         }
     }
 }
@@ -122,14 +137,24 @@ fn bundled_test_kernels_disassemble_exactly_like_llvm_objdump() {
     }
     report("test kernels", &tally);
     assert_eq!(tally.objects, test_kernels::ALL.len());
-    assert!(tally.instructions > 500, "suspiciously few instructions: {}", tally.instructions);
-    assert!(tally.mismatches.is_empty(), "wavejit disasm differs from llvm-objdump-19");
+    assert!(
+        tally.instructions > 500,
+        "suspiciously few instructions: {}",
+        tally.instructions
+    );
+    assert!(
+        tally.mismatches.is_empty(),
+        "wavejit disasm differs from llvm-objdump-19"
+    );
 }
 
 /// Splits the gfx90a code objects out of a library and compares each against objdump. `keep(i)` samples.
 fn library(path: &str, package: &str, keep: impl Fn(usize) -> bool) -> Tally {
     let lib = Path::new(path);
-    assert!(lib.exists(), "{path} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)");
+    assert!(
+        lib.exists(),
+        "{path} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)"
+    );
     let dir = tmpdir(lib.file_name().unwrap().to_str().unwrap());
     let objects = codeobj::open_any(lib, Some("gfx90a")).unwrap();
     assert!(!objects.is_empty(), "{path}: no gfx90a code objects");
@@ -149,14 +174,25 @@ fn librocrand_gfx90a_kernels_disassemble_exactly_like_llvm_objdump() {
     let t = library("/usr/lib/x86_64-linux-gnu/librocrand.so.1", "librocrand1", |_| true);
     report("librocrand gfx90a", &t);
     assert!(t.instructions > 10_000);
-    assert!(t.mismatches.is_empty(), "wavejit disasm differs from llvm-objdump-19 on librocrand");
+    assert!(
+        t.mismatches.is_empty(),
+        "wavejit disasm differs from llvm-objdump-19 on librocrand"
+    );
 }
 
 #[test]
 fn librocsparse_gfx90a_sample_disassembles_exactly_like_llvm_objdump() {
-    let every: usize = std::env::var("WAVEJIT_ROCSPARSE_EVERY").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
-    let t = library("/usr/lib/x86_64-linux-gnu/librocsparse.so.0", "librocsparse0", |i| i % every == 0);
+    let every: usize = std::env::var("WAVEJIT_ROCSPARSE_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
+    let t = library("/usr/lib/x86_64-linux-gnu/librocsparse.so.0", "librocsparse0", |i| {
+        i % every == 0
+    });
     report(&format!("librocsparse gfx90a (every {every}th code object)"), &t);
     assert!(t.instructions > 10_000);
-    assert!(t.mismatches.is_empty(), "wavejit disasm differs from llvm-objdump-19 on librocsparse");
+    assert!(
+        t.mismatches.is_empty(),
+        "wavejit disasm differs from llvm-objdump-19 on librocsparse"
+    );
 }

@@ -36,15 +36,31 @@ fn vadd() -> &'static Path {
     BIN.get_or_init(|| {
         let src = workspace().join("runtime-shim/tests/hip/vadd.hip");
         let out = scratch().join("vadd");
-        let o = run(Command::new("hipcc").arg("--offload-arch=gfx90a").arg(&src).arg("-o").arg(&out));
+        let o = run(Command::new("hipcc")
+            .arg("--offload-arch=gfx90a")
+            .arg(&src)
+            .arg("-o")
+            .arg(&out));
         assert!(o.status.success(), "hipcc {}: {}", src.display(), text(&o.stderr));
         out
     })
 }
 
 fn profile(dir: &Path, extra: &[&str], command: &[&str]) -> Output {
-    let o = run(Command::new(wavejit()).env("WAVEJIT_CACHE", scratch().join("cache")).arg("profile").arg("-o").arg(dir).args(extra).arg("--").args(command));
-    assert!(o.status.success(), "wavejit profile failed: {}\n{}", text(&o.stdout), text(&o.stderr));
+    let o = run(Command::new(wavejit())
+        .env("WAVEJIT_CACHE", scratch().join("cache"))
+        .arg("profile")
+        .arg("-o")
+        .arg(dir)
+        .args(extra)
+        .arg("--")
+        .args(command));
+    assert!(
+        o.status.success(),
+        "wavejit profile failed: {}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
     o
 }
 
@@ -53,7 +69,9 @@ fn csv(path: &Path) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
     let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = t.lines();
     let header: Vec<String> = lines.next().expect("a header").split(',').map(String::from).collect();
-    let rows = lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect();
+    let rows = lines
+        .map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect())
+        .collect();
     (header, rows)
 }
 
@@ -76,9 +94,15 @@ fn valid_trace(path: &Path) -> Vec<serde_json::Value> {
         match ph {
             "X" => {
                 assert!(e["tid"].is_u64() && e["name"].is_string(), "{e}");
-                assert!(e["ts"].as_f64().is_some_and(|t| t >= 0.0) && e["dur"].as_f64().is_some_and(|d| d >= 0.0), "complete event without ts/dur: {e}");
+                assert!(
+                    e["ts"].as_f64().is_some_and(|t| t >= 0.0) && e["dur"].as_f64().is_some_and(|d| d >= 0.0),
+                    "complete event without ts/dur: {e}"
+                );
             }
-            "M" => assert!(["process_name", "thread_name", "process_sort_index"].contains(&e["name"].as_str().unwrap()), "{e}"),
+            "M" => assert!(
+                ["process_name", "thread_name", "process_sort_index"].contains(&e["name"].as_str().unwrap()),
+                "{e}"
+            ),
             "s" => assert!(starts.insert(e["id"].as_u64().unwrap()), "{e}"),
             "f" => assert!(ends.insert(e["id"].as_u64().unwrap()) && e["bp"] == "e", "{e}"),
             other => panic!("unexpected phase {other}: {e}"),
@@ -93,8 +117,17 @@ fn list_counters_names_every_counter_exact_or_modeled() {
     let o = run(Command::new(wavejit()).args(["profile", "--list-counters"]));
     let t = text(&o.stdout);
     assert!(o.status.success());
-    for (name, source) in [("SQ_WAVES", "exact"), ("SQ_LDS_BANK_CONFLICT", "exact"), ("TCP_TOTAL_CACHE_ACCESSES", "exact"), ("TCC_HIT", "modeled"), ("GRBM_GUI_ACTIVE", "modeled")] {
-        let line = t.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name} missing:\n{t}"));
+    for (name, source) in [
+        ("SQ_WAVES", "exact"),
+        ("SQ_LDS_BANK_CONFLICT", "exact"),
+        ("TCP_TOTAL_CACHE_ACCESSES", "exact"),
+        ("TCC_HIT", "modeled"),
+        ("GRBM_GUI_ACTIVE", "modeled"),
+    ] {
+        let line = t
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{t}"));
         assert_eq!(line.split_whitespace().nth(1), Some(source), "{line}");
     }
 }
@@ -102,13 +135,24 @@ fn list_counters_names_every_counter_exact_or_modeled() {
 #[test]
 fn modeled_counters_without_timing_are_refused_naming_the_flag() {
     let dir = scratch().join("refused");
-    let o = run(Command::new(wavejit()).arg("profile").arg("-o").arg(&dir).args(["--counters", "SQ_WAVES,TCC_HIT", "--", "true"]));
+    let o = run(Command::new(wavejit()).arg("profile").arg("-o").arg(&dir).args([
+        "--counters",
+        "SQ_WAVES,TCC_HIT",
+        "--",
+        "true",
+    ]));
     assert!(!o.status.success());
     let e = text(&o.stderr);
     assert!(e.contains("TCC_HIT") && e.contains("--timing"), "{e}");
     assert!(!dir.join("profile.db").exists(), "nothing is written");
-    let o = run(Command::new(wavejit()).arg("profile").args(["--counters", "SQ_NOSUCH", "--", "true"]));
-    assert!(!o.status.success() && text(&o.stderr).contains("unknown counter `SQ_NOSUCH`"), "{}", text(&o.stderr));
+    let o = run(Command::new(wavejit())
+        .arg("profile")
+        .args(["--counters", "SQ_NOSUCH", "--", "true"]));
+    assert!(
+        !o.status.success() && text(&o.stderr).contains("unknown counter `SQ_NOSUCH`"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -116,7 +160,11 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     let dir = scratch().join("functional");
     let prog = vadd().display().to_string();
     let o = profile(&dir, &[], &["sh", "-c", &format!("{prog} && {prog}")]);
-    assert!(text(&o.stdout).matches("0 of 100000 wrong").count() == 2, "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).matches("0 of 100000 wrong").count() == 2,
+        "{}",
+        text(&o.stdout)
+    );
 
     // kernel_trace.csv: rocprofv3's columns; one vadd dispatch in each of the two processes
     let (header, rows) = csv(&dir.join("kernel_trace.csv"));
@@ -127,14 +175,30 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     let vadds: Vec<_> = rows.iter().filter(|r| r["Kernel_Name"].contains("vadd")).collect();
     assert_eq!(vadds.len(), 2, "{rows:?}");
     for r in &vadds {
-        assert_eq!((r["Grid_Size_X"].as_str(), r["Workgroup_Size_X"].as_str(), r["Agent_Id"].as_str()), ("100096", "256", "1"));
+        assert_eq!(
+            (
+                r["Grid_Size_X"].as_str(),
+                r["Workgroup_Size_X"].as_str(),
+                r["Agent_Id"].as_str()
+            ),
+            ("100096", "256", "1")
+        );
         assert!(r["End_Timestamp"].parse::<u64>().unwrap() > r["Start_Timestamp"].parse::<u64>().unwrap());
     }
 
     // counter_collection.csv: counts that follow from the program
     let (_, rows) = csv(&dir.join("counter_collection.csv"));
-    let counter = |name: &str| -> Vec<u64> { rows.iter().filter(|r| r["Kernel_Name"].contains("vadd") && r["Counter_Name"] == name).map(|r| r["Counter_Value"].parse().unwrap()).collect() };
-    let pids: BTreeSet<&str> = rows.iter().filter(|r| r["Kernel_Name"].contains("vadd")).map(|r| r["Process_Id"].as_str()).collect();
+    let counter = |name: &str| -> Vec<u64> {
+        rows.iter()
+            .filter(|r| r["Kernel_Name"].contains("vadd") && r["Counter_Name"] == name)
+            .map(|r| r["Counter_Value"].parse().unwrap())
+            .collect()
+    };
+    let pids: BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["Kernel_Name"].contains("vadd"))
+        .map(|r| r["Process_Id"].as_str())
+        .collect();
     assert_eq!(pids.len(), 2, "two processes");
     // 100,096 work-items: 1,564 waves; 1,563 hold an i < n, the last none (its branch skips the body)
     assert_eq!(counter("SQ_WAVES"), [1564, 1564]);
@@ -146,7 +210,11 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
 
     // the copies and the HSA calls
     let (_, copies) = csv(&dir.join("memory_copy_trace.csv"));
-    assert!(copies.iter().any(|r| r["Direction"] == "MEMORY_COPY_HOST_TO_DEVICE") && copies.iter().any(|r| r["Direction"] == "MEMORY_COPY_DEVICE_TO_HOST"), "{copies:?}");
+    assert!(
+        copies.iter().any(|r| r["Direction"] == "MEMORY_COPY_HOST_TO_DEVICE")
+            && copies.iter().any(|r| r["Direction"] == "MEMORY_COPY_DEVICE_TO_HOST"),
+        "{copies:?}"
+    );
     let (_, api) = csv(&dir.join("hsa_api_trace.csv"));
     for f in ["hsa_init", "hsa_queue_create", "hsa_signal_store_screlease"] {
         assert!(api.iter().any(|r| r["Function"] == f), "{f} missing from the API trace");
@@ -155,25 +223,64 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     // trace.json: valid trace-event format; kernels on GPU tracks, HSA calls on the processes' threads, an
     // arrow from a doorbell store to each kernel
     let events = valid_trace(&dir.join("trace.json"));
-    let kernels: Vec<_> = events.iter().filter(|e| e["cat"] == "kernel" && e["name"].as_str().unwrap().contains("vadd")).collect();
+    let kernels: Vec<_> = events
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && e["name"].as_str().unwrap().contains("vadd"))
+        .collect();
     assert_eq!(kernels.len(), 2);
     assert!(events.iter().filter(|e| e["ph"] == "f").count() >= 2);
-    assert!(events.iter().any(|e| e["ph"] == "M" && e["args"]["name"].as_str().is_some_and(|n| n.starts_with("GPU 1 (AMD Instinct MI210"))), "a GPU track");
-    assert!(events.iter().any(|e| e["cat"] == "hsa_api" && e["name"] == "hsa_queue_create"));
+    assert!(
+        events.iter().any(|e| e["ph"] == "M"
+            && e["args"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("GPU 1 (AMD Instinct MI210"))),
+        "a GPU track"
+    );
+    assert!(events
+        .iter()
+        .any(|e| e["cat"] == "hsa_api" && e["name"] == "hsa_queue_create"));
 
     // profile.db: opens with the sqlite3 CLI and answers queries
     let db = dir.join("profile.db");
-    assert_eq!(sqlite(&db, "SELECT COUNT(*), COUNT(DISTINCT pid) FROM kernels WHERE name LIKE '%vadd%'"), "2|2");
-    assert_eq!(sqlite(&db, "SELECT group_concat(value) FROM counters WHERE kernel LIKE '%vadd%' AND counter = 'SQ_WAVES'"), "1564,1564");
-    assert_eq!(sqlite(&db, "SELECT source FROM pmc_info WHERE name = 'TCC_MISS'"), "modeled");
-    assert!(sqlite(&db, "SELECT COUNT(*) FROM api_calls WHERE name = 'hsa_init'").parse::<u64>().unwrap() >= 2);
-    assert!(sqlite(&db, "SELECT COUNT(*) FROM memory_copies").parse::<u64>().unwrap() >= 4);
+    assert_eq!(
+        sqlite(
+            &db,
+            "SELECT COUNT(*), COUNT(DISTINCT pid) FROM kernels WHERE name LIKE '%vadd%'"
+        ),
+        "2|2"
+    );
+    assert_eq!(
+        sqlite(
+            &db,
+            "SELECT group_concat(value) FROM counters WHERE kernel LIKE '%vadd%' AND counter = 'SQ_WAVES'"
+        ),
+        "1564,1564"
+    );
+    assert_eq!(
+        sqlite(&db, "SELECT source FROM pmc_info WHERE name = 'TCC_MISS'"),
+        "modeled"
+    );
+    assert!(
+        sqlite(&db, "SELECT COUNT(*) FROM api_calls WHERE name = 'hsa_init'")
+            .parse::<u64>()
+            .unwrap()
+            >= 2
+    );
+    assert!(
+        sqlite(&db, "SELECT COUNT(*) FROM memory_copies")
+            .parse::<u64>()
+            .unwrap()
+            >= 4
+    );
 
     // analyze on a functional profile: the exact metrics, and the roofline refused for want of modeled time
     let o = run(Command::new(wavejit()).arg("analyze").arg(&dir));
     let t = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(t.contains("Instruction mix") && t.contains("needs a profile made with --timing"), "{t}");
+    assert!(
+        t.contains("Instruction mix") && t.contains("needs a profile made with --timing"),
+        "{t}"
+    );
     assert!(!dir.join("roofline.png").exists());
 }
 
@@ -183,9 +290,18 @@ fn a_timed_profile_has_consistent_modeled_counters_a_wave_trace_and_a_roofline()
     let prog = vadd().display().to_string();
     profile(&dir, &["--timing", "--wave-trace", "2"], &[&prog]);
     let (_, rows) = csv(&dir.join("counter_collection.csv"));
-    let vadd = |name: &str| -> u64 { rows.iter().find(|r| r["Kernel_Name"].contains("vadd") && r["Counter_Name"] == name).unwrap_or_else(|| panic!("{name}"))["Counter_Value"].parse().unwrap() };
+    let vadd = |name: &str| -> u64 {
+        rows.iter()
+            .find(|r| r["Kernel_Name"].contains("vadd") && r["Counter_Name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))["Counter_Value"]
+            .parse()
+            .unwrap()
+    };
     assert_eq!(vadd("TCC_HIT") + vadd("TCC_MISS"), vadd("TCC_REQ"));
-    assert!(vadd("TCC_REQ") >= vadd("TCP_TCC_READ_REQ") + vadd("TCP_TCC_WRITE_REQ"), "every L1 miss and write reaches the L2");
+    assert!(
+        vadd("TCC_REQ") >= vadd("TCP_TCC_READ_REQ") + vadd("TCP_TCC_WRITE_REQ"),
+        "every L1 miss and write reaches the L2"
+    );
     // 800,000 bytes of input: the L2 fetches at least that from memory (mi210: no MALL, HBM delivers it)
     assert!(vadd("TCC_EA_RDREQ") * 64 >= 800_000, "{}", vadd("TCC_EA_RDREQ"));
     assert_eq!(vadd("TCC_EA_RDREQ") * 64, vadd("HBM_READ_BYTES"));
@@ -198,20 +314,35 @@ fn a_timed_profile_has_consistent_modeled_counters_a_wave_trace_and_a_roofline()
 
     let events = valid_trace(&dir.join("trace.json"));
     let issues = events.iter().filter(|e| e["cat"] == "issue").count();
-    assert!(issues > 0 && events.iter().any(|e| e["cat"] == "stall"), "per-wave instruction tracks with stalls");
+    assert!(
+        issues > 0 && events.iter().any(|e| e["cat"] == "stall"),
+        "per-wave instruction tracks with stalls"
+    );
     let db = dir.join("profile.db");
-    let waves = sqlite(&db, "SELECT COUNT(*) FROM waves w JOIN kernels k ON k.id = w.dispatch_id WHERE k.name LIKE '%vadd%'");
+    let waves = sqlite(
+        &db,
+        "SELECT COUNT(*) FROM waves w JOIN kernels k ON k.id = w.dispatch_id WHERE k.name LIKE '%vadd%'",
+    );
     assert_eq!(waves, "2", "--wave-trace 2");
     let traced: usize = sqlite(&db, "SELECT COUNT(*) FROM wave_instructions").parse().unwrap();
     assert!(traced >= issues.min(1), "{traced}");
 
-    let o = run(Command::new(wavejit()).arg("analyze").arg(dir.join("profile.db")).arg("--json"));
+    let o = run(Command::new(wavejit())
+        .arg("analyze")
+        .arg(dir.join("profile.db"))
+        .arg("--json"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("analyze --json");
     assert_eq!(a["modeled"], true);
     let png = std::fs::read(dir.join("roofline.png")).expect("roofline.png");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    assert_eq!((u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap())), (1200, 800));
+    assert_eq!(
+        (
+            u32::from_be_bytes(png[16..20].try_into().unwrap()),
+            u32::from_be_bytes(png[20..24].try_into().unwrap())
+        ),
+        (1200, 800)
+    );
     let svg = std::fs::read_to_string(dir.join("roofline.svg")).expect("roofline.svg");
     assert!(svg.contains("<svg") && svg.contains("Arithmetic intensity"));
 }

@@ -39,7 +39,13 @@ fn smi_hold() -> &'static Path {
     BIN.get_or_init(|| {
         let hip = workspace().join("runtime-shim/tests/hip");
         let out = scratch().join("smi_hold");
-        let o = run(Command::new("hipcc").arg("--offload-arch=gfx90a").arg("-I").arg(&hip).arg(hip.join("smi_hold.hip")).arg("-o").arg(&out));
+        let o = run(Command::new("hipcc")
+            .arg("--offload-arch=gfx90a")
+            .arg("-I")
+            .arg(&hip)
+            .arg(hip.join("smi_hold.hip"))
+            .arg("-o")
+            .arg(&out));
         assert!(o.status.success(), "hipcc smi_hold.hip: {}", text(&o.stderr));
         out
     })
@@ -54,20 +60,31 @@ fn registry(name: &str) -> PathBuf {
 
 /// `wavejit exec [--device D] -- rocm-smi ARGS` against `registry`: (exit code, stdout + stderr).
 fn rocm_smi(registry: &Path, device: Option<&str>, args: &[&str]) -> (Option<i32>, String) {
-    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|d| d.join("rocm-smi").is_file());
-    assert!(found, "rocm-smi is not installed: run scripts/setup.sh (Debian packages rocm-smi librocm-smi-dev)");
+    let found =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|d| d.join("rocm-smi").is_file());
+    assert!(
+        found,
+        "rocm-smi is not installed: run scripts/setup.sh (Debian packages rocm-smi librocm-smi-dev)"
+    );
     let mut cmd = Command::new(wavejit());
     cmd.arg("exec");
     if let Some(d) = device {
         cmd.args(["--device", d]);
     }
-    let o = run(cmd.arg("--").arg("rocm-smi").args(args).env("WAVEJIT_SMI_DIR", registry));
+    let o = run(cmd
+        .arg("--")
+        .arg("rocm-smi")
+        .args(args)
+        .env("WAVEJIT_SMI_DIR", registry));
     (o.status.code(), text(&o.stdout) + &text(&o.stderr))
 }
 
 /// `wavejit smi ARGS` against `registry`: (exit code, stdout, stderr).
 fn smi(registry: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let o = run(Command::new(wavejit()).arg("smi").args(args).env("WAVEJIT_SMI_DIR", registry));
+    let o = run(Command::new(wavejit())
+        .arg("smi")
+        .args(args)
+        .env("WAVEJIT_SMI_DIR", registry));
     (o.status.code(), text(&o.stdout), text(&o.stderr))
 }
 
@@ -79,8 +96,14 @@ fn smi_json(registry: &Path, args: &[&str]) -> Value {
 
 /// "GPU[0] : VRAM Total Used Memory (B): N" of rocm-smi's output.
 fn vram_used(out: &str) -> u64 {
-    let line = out.lines().find(|l| l.starts_with("GPU[0]") && l.contains("VRAM Total Used Memory (B):")).unwrap_or_else(|| panic!("no VRAM use in {out}"));
-    line.rsplit(':').next().and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| panic!("bad VRAM line {line:?}"))
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("GPU[0]") && l.contains("VRAM Total Used Memory (B):"))
+        .unwrap_or_else(|| panic!("no VRAM use in {out}"));
+    line.rsplit(':')
+        .next()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("bad VRAM line {line:?}"))
 }
 
 /// smi_hold running under `wavejit exec`: it has allocated and filled its memory when `start` returns.
@@ -113,21 +136,34 @@ impl Held {
             }
         });
         let stdin = exec.stdin.take();
-        let mut held = Held { exec, stdin, lines, pid: 0 };
+        let mut held = Held {
+            exec,
+            stdin,
+            lines,
+            pid: 0,
+        };
         let ready = held.line();
-        held.pid = ready.strip_prefix("ready ").and_then(|p| p.parse().ok()).unwrap_or_else(|| panic!("smi_hold said {ready:?}, not `ready PID`"));
+        held.pid = ready
+            .strip_prefix("ready ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("smi_hold said {ready:?}, not `ready PID`"));
         held
     }
 
     /// The program's next line of output.
     fn line(&self) -> String {
-        self.lines.recv_timeout(Duration::from_secs(180)).unwrap_or_else(|e| panic!("smi_hold said nothing more ({e})"))
+        self.lines
+            .recv_timeout(Duration::from_secs(180))
+            .unwrap_or_else(|e| panic!("smi_hold said nothing more ({e})"))
     }
 
     /// Lets the program go on to its next step.
     fn step(&mut self) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(b"go\n").and_then(|()| stdin.flush()).expect("writing to smi_hold");
+        stdin
+            .write_all(b"go\n")
+            .and_then(|()| stdin.flush())
+            .expect("writing to smi_hold");
     }
 
     fn wait(mut self) -> std::process::ExitStatus {
@@ -153,18 +189,28 @@ fn rocm_smi_sees_the_vram_a_hip_program_holds_come_and_go() {
     let reg = registry("vram");
     let (code, before) = rocm_smi(&reg, None, &["--showmeminfo", "vram"]);
     assert_eq!(code, Some(0), "{before}");
-    assert!(before.contains("VRAM Total Memory (B): 68719476736"), "the MI210's 64 GiB: {before}");
+    assert!(
+        before.contains("VRAM Total Memory (B): 68719476736"),
+        "the MI210's 64 GiB: {before}"
+    );
     assert_eq!(vram_used(&before), 0, "nothing runs yet: {before}");
     let mut held = Held::start(&reg, 256);
     let (code, during) = rocm_smi(&reg, None, &["--showmeminfo", "vram"]);
     assert_eq!(code, Some(0), "{during}");
     let during = vram_used(&during);
-    assert!((256 * MIB..300 * MIB).contains(&during), "256 MiB held (and HIP's own few MiB): {during}");
+    assert!(
+        (256 * MIB..300 * MIB).contains(&during),
+        "256 MiB held (and HIP's own few MiB): {during}"
+    );
     held.step();
     assert_eq!(held.line(), "freed");
     let (_, after_free) = rocm_smi(&reg, None, &["--showmeminfo", "vram"]);
     let after_free = vram_used(&after_free);
-    assert_eq!(during - after_free, 256 * MIB, "exactly the freed 256 MiB went (before {during}, after {after_free})");
+    assert_eq!(
+        during - after_free,
+        256 * MIB,
+        "exactly the freed 256 MiB went (before {during}, after {after_free})"
+    );
     held.step();
     assert!(held.wait().success());
     let (_, after_exit) = rocm_smi(&reg, None, &["--showmeminfo", "vram"]);
@@ -196,28 +242,54 @@ fn wavejit_smi_lists_a_running_program_with_its_memory_and_forgets_it_after_exit
     assert_eq!(p["name"], "smi_hold", "{p}");
     let vram = p["memory_usage"]["vram_mem"]["value"].as_u64().expect("bytes");
     assert!((64 * MIB..100 * MIB).contains(&vram), "{p}");
-    assert!(p["usage"]["gfx"]["value"].as_u64().unwrap_or(0) > 0 && p["dispatches"].as_u64().unwrap_or(0) >= 1, "it ran its fill kernel: {p}");
+    assert!(
+        p["usage"]["gfx"]["value"].as_u64().unwrap_or(0) > 0 && p["dispatches"].as_u64().unwrap_or(0) >= 1,
+        "it ran its fill kernel: {p}"
+    );
     assert!(p["queues"].as_u64().unwrap_or(0) >= 1, "{p}");
     let cards = smi_json(&reg, &["metric", "--json"]);
     let card = &cards[0];
-    assert_eq!((card["gpu"].as_u64(), card["emulated"]["preset"].as_str()), (Some(0), Some("mi210")), "{cards}");
+    assert_eq!(
+        (card["gpu"].as_u64(), card["emulated"]["preset"].as_str()),
+        (Some(0), Some("mi210")),
+        "{cards}"
+    );
     assert_eq!(card["emulated"]["vram_used"]["value"].as_u64(), Some(vram), "{cards}");
-    assert_eq!(card["mem_usage"]["total_vram"]["value"].as_u64(), Some(65536), "{cards}");
+    assert_eq!(
+        card["mem_usage"]["total_vram"]["value"].as_u64(),
+        Some(65536),
+        "{cards}"
+    );
     assert_eq!(card["usage"]["basis"], "since start", "{cards}");
     let util = card["usage"]["gfx_activity"]["value"].as_f64().expect("a percentage");
     assert!((0.0..=100.0).contains(&util) && util > 0.0, "{cards}");
-    assert!(card.get("power").is_none() && card.get("temperature").is_none(), "not modeled, not shown: {card}");
+    assert!(
+        card.get("power").is_none() && card.get("temperature").is_none(),
+        "not modeled, not shown: {card}"
+    );
     let list = smi_json(&reg, &["list", "--json"]);
     assert_eq!(list[0]["market_name"], "AMD Instinct MI210", "{list}");
     assert_eq!(list[0]["target_graphics_version"], "gfx90a", "{list}");
     let (code, so, _) = smi(&reg, &["process"]);
-    assert!(code == Some(0) && so.contains(&format!("PID: {}", held.pid)) && so.contains("NAME: smi_hold"), "{so}");
+    assert!(
+        code == Some(0) && so.contains(&format!("PID: {}", held.pid)) && so.contains("NAME: smi_hold"),
+        "{so}"
+    );
     // --watch: the second print measures the last interval
     let (code, so, se) = smi(&reg, &["metric", "--json", "--watch", "0.2", "--iterations", "2"]);
     assert_eq!(code, Some(0), "{se}");
-    let docs: Vec<Value> = so.lines().map(|l| serde_json::from_str(l).expect("one JSON document per line")).collect();
+    let docs: Vec<Value> = so
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON document per line"))
+        .collect();
     assert_eq!(docs.len(), 2, "{so}");
-    assert_eq!((docs[0][0]["usage"]["basis"].as_str(), docs[1][0]["usage"]["basis"].as_str()), (Some("since start"), Some("last interval")));
+    assert_eq!(
+        (
+            docs[0][0]["usage"]["basis"].as_str(),
+            docs[1][0]["usage"]["basis"].as_str()
+        ),
+        (Some("since start"), Some("last interval"))
+    );
 
     // a normal exit removes the record
     held.step();
@@ -225,7 +297,9 @@ fn wavejit_smi_lists_a_running_program_with_its_memory_and_forgets_it_after_exit
     held.step();
     assert!(held.wait().success());
     assert_eq!(smi_json(&reg, &["process", "--json"]), Value::Array(vec![]));
-    let left: Vec<_> = std::fs::read_dir(&reg).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(&reg)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
     assert!(left.is_empty(), "the record went with the process: {left:?}");
 
     // a killed process cannot clean up: readers notice its pid is gone and delete the record
@@ -233,12 +307,26 @@ fn wavejit_smi_lists_a_running_program_with_its_memory_and_forgets_it_after_exit
     let pid = held.pid;
     assert!(process_entry(&smi_json(&reg, &["process", "--json"]), pid).is_some());
     assert!(reg.join(format!("{pid}.smi")).exists());
-    assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().expect("kill").success());
+    assert!(Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill")
+        .success());
     let status = held.wait();
-    assert_eq!(status.code(), Some(128 + 9), "wavejit exec reports the signal: {status:?}");
-    assert!(reg.join(format!("{pid}.smi")).exists(), "a SIGKILLed process leaves its record");
+    assert_eq!(
+        status.code(),
+        Some(128 + 9),
+        "wavejit exec reports the signal: {status:?}"
+    );
+    assert!(
+        reg.join(format!("{pid}.smi")).exists(),
+        "a SIGKILLed process leaves its record"
+    );
     assert_eq!(smi_json(&reg, &["--json"]), Value::Array(vec![]));
-    assert!(!reg.join(format!("{pid}.smi")).exists(), "the reader deleted the dead process's record");
+    assert!(
+        !reg.join(format!("{pid}.smi")).exists(),
+        "the reader deleted the dead process's record"
+    );
 }
 
 #[test]
@@ -248,9 +336,19 @@ fn rocm_smi_names_the_emulated_product_its_clocks_use_and_the_running_program() 
     let pid = held.pid.to_string();
     let checks: [(&str, &[&str]); 5] = [
         ("--showid", &["GPU ID: 0x740f"]),
-        ("--showproductname", &["Card series: \t\tAMD Instinct MI210", "Card vendor: \t\tAdvanced Micro Devices, Inc. [AMD/ATI]", "Card SKU: \t\tMI210"]),
+        (
+            "--showproductname",
+            &[
+                "Card series: \t\tAMD Instinct MI210",
+                "Card vendor: \t\tAdvanced Micro Devices, Inc. [AMD/ATI]",
+                "Card SKU: \t\tMI210",
+            ],
+        ),
         ("--showuse", &["GPU use (%): ", "GFX Activity: "]),
-        ("--showclocks", &["sclk clock level: 0: (1700Mhz)", "mclk clock level: 0: (1600Mhz)"]),
+        (
+            "--showclocks",
+            &["sclk clock level: 0: (1700Mhz)", "mclk clock level: 0: (1600Mhz)"],
+        ),
         ("--showpids", &[pid.as_str(), "smi_hold"]),
     ];
     for (flag, wanted) in checks {
@@ -263,24 +361,48 @@ fn rocm_smi_names_the_emulated_product_its_clocks_use_and_the_running_program() 
     }
     // the process line: pid, name, one GPU, its VRAM (32 MiB and HIP's own)
     let (_, out) = rocm_smi(&reg, None, &["--showpids"]);
-    let line = out.lines().find(|l| l.starts_with(&pid)).unwrap_or_else(|| panic!("{out}"));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&pid))
+        .unwrap_or_else(|| panic!("{out}"));
     let cols: Vec<&str> = line.split_whitespace().collect();
     assert_eq!((cols[1], cols[2]), ("smi_hold", "1"), "{line}");
-    assert!(cols[3].parse::<u64>().is_ok_and(|v| (32 * MIB..64 * MIB).contains(&v)), "{line}");
+    assert!(
+        cols[3].parse::<u64>().is_ok_and(|v| (32 * MIB..64 * MIB).contains(&v)),
+        "{line}"
+    );
     // everything at once: what the emulator does not model (power, voltage, fan, firmware, RAS, memory
     // vendor) is reported as not supported (status 2) — nothing else fails, and nothing is made up
     let (code, out) = rocm_smi(&reg, None, &["--showallinfo"]);
-    assert!(matches!(code, Some(0) | Some(2)), "rocm-smi --showallinfo: {code:?}\n{out}");
+    assert!(
+        matches!(code, Some(0) | Some(2)),
+        "rocm-smi --showallinfo: {code:?}\n{out}"
+    );
     assert!(!out.contains("Traceback"), "{out}");
-    for l in out.lines().filter(|l| l.starts_with("ERROR: ") && l.contains("RSMI_STATUS")) {
+    for l in out
+        .lines()
+        .filter(|l| l.starts_with("ERROR: ") && l.contains("RSMI_STATUS"))
+    {
         assert!(l.contains("RSMI_STATUS_NOT_SUPPORTED"), "{l}");
     }
-    for w in ["AMD Instinct MI210", "GPU ID: 0x740f", "Driver version: wavejit", "sclk clock level: 0: (1700Mhz)", "Temperature (Sensor edge) (C): N/A", "Average Graphics Package Power (W): N/A", "smi_hold", "PCI Bus: 0000:"] {
+    for w in [
+        "AMD Instinct MI210",
+        "GPU ID: 0x740f",
+        "Driver version: wavejit",
+        "sclk clock level: 0: (1700Mhz)",
+        "Temperature (Sensor edge) (C): N/A",
+        "Average Graphics Package Power (W): N/A",
+        "smi_hold",
+        "PCI Bus: 0000:",
+    ] {
         assert!(out.contains(w), "rocm-smi --showallinfo: no {w:?} in\n{out}");
     }
     drop(held);
     // another product: the MI300X's id and name
     let (code, out) = rocm_smi(&reg, Some("mi300x"), &["--showid", "--showproductname"]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("GPU ID: 0x74a1") && out.contains("AMD Instinct MI300X"), "{out}");
+    assert!(
+        out.contains("GPU ID: 0x74a1") && out.contains("AMD Instinct MI300X"),
+        "{out}"
+    );
 }

@@ -233,7 +233,13 @@ pub trait Backend {
     /// Per lane: `m` set → b, clear → a.
     fn v_select(&mut self, m: Self::M, a: Self::V, b: Self::V) -> Self::V;
     /// Per lane a*b (u32 × u32) + c (u64); carry out of bit 63 as a mask.
-    fn v_mad_u64_u32(&mut self, a: Self::V, b: Self::V, c: (Self::V, Self::V), signed: bool) -> ((Self::V, Self::V), Self::M);
+    fn v_mad_u64_u32(
+        &mut self,
+        a: Self::V,
+        b: Self::V,
+        c: (Self::V, Self::V),
+        signed: bool,
+    ) -> ((Self::V, Self::V), Self::M);
     /// Per lane a - b - borrow_in; the borrow out as a mask.
     fn v_sub_borrow(&mut self, a: Self::V, b: Self::V, borrow_in: Option<Self::M>) -> (Self::V, Self::M);
     fn mask_op(&mut self, op: MaskOp, a: Self::M, b: Self::M) -> Self::M;
@@ -296,12 +302,28 @@ pub trait Backend {
     fn v_mfma(&mut self, shape: Mfma, a: &[Self::V], b: &[Self::V], c: &[Self::V]) -> Vec<Self::V>;
     /// A typed buffer access at per-lane addresses (lo, hi) in the lanes of `m`: `word3` is the buffer
     /// resource's word 3 (format and channel selects), `data` what a store writes; returns a load's registers.
-    fn v_buffer_format(&mut self, op: &crate::image::FormatAccess, word3: Self::S, lo: Self::V, hi: Self::V, data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    fn v_buffer_format(
+        &mut self,
+        op: &crate::image::FormatAccess,
+        word3: Self::S,
+        lo: Self::V,
+        hi: Self::V,
+        data: &[Self::V],
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>;
     /// One MIMG instruction: `t` is the image resource, `s` the sampler (for sampling forms), `addr` the
     /// address registers from VADDR on (as many as the longest form reads), `data` the registers a store writes
     /// or an atomic combines with memory; returns the registers to write from VDATA on (a load's or sample's
     /// result, an atomic's old value with GLC, none for stores). The per-lane work is [`crate::image`]'s.
-    fn v_image(&mut self, op: &crate::image::ImageInst, t: [Self::S; 8], s: [Self::S; 4], addr: &[Self::V], data: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    fn v_image(
+        &mut self,
+        op: &crate::image::ImageInst,
+        t: [Self::S; 8],
+        s: [Self::S; 4],
+        addr: &[Self::V],
+        data: &[Self::V],
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>;
     /// A per-lane helper function over `f.inputs()` vectors, giving `f.outputs()` vectors.
     fn v_lanefn(&mut self, f: LaneFn, args: &[Self::V]) -> Vec<Self::V>;
     /// The same helper functions on uniform values.
@@ -318,7 +340,14 @@ pub trait Backend {
     fn s_popcount64(&mut self, lo: Self::S, hi: Self::S) -> Self::S;
 
     /// LDS atomic per active lane (in lane order); returns the old values.
-    fn lds_atomic(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
+    fn lds_atomic(
+        &mut self,
+        op: AtomicOp,
+        addr: Self::V,
+        offset: u32,
+        data: Self::V,
+        m: Self::M,
+    ) -> Result<Self::V, ExecError>;
     /// Global compare-and-swap per active lane (in lane order) at (lo, hi) + offset, on 32-bit values (`src` and
     /// `cmp` one register each) or 64-bit ones (two each, low first): memory equal to `cmp` becomes `src`.
     /// Returns the old values.
@@ -332,35 +361,108 @@ pub trait Backend {
         m: Self::M,
     ) -> Result<Vec<Self::V>, ExecError>;
     /// Global atomic per active lane at (lo, hi) + offset; returns the old values.
-    fn v_atomic(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: Self::V, m: Self::M) -> Result<Self::V, ExecError>;
+    fn v_atomic(
+        &mut self,
+        op: AtomicOp,
+        lo: Self::V,
+        hi: Self::V,
+        offset: i64,
+        data: Self::V,
+        m: Self::M,
+    ) -> Result<Self::V, ExecError>;
     /// Loads of 1 or 2 bytes per active lane, zero- or sign-extended to 32 bits.
-    fn v_load_narrow(&mut self, lo: Self::V, hi: Self::V, offset: i64, bytes: u32, signed: bool, m: Self::M) -> Result<Self::V, ExecError>;
+    fn v_load_narrow(
+        &mut self,
+        lo: Self::V,
+        hi: Self::V,
+        offset: i64,
+        bytes: u32,
+        signed: bool,
+        m: Self::M,
+    ) -> Result<Self::V, ExecError>;
     /// Stores of the low 1 or 2 bytes per active lane.
-    fn v_store_narrow(&mut self, lo: Self::V, hi: Self::V, offset: i64, bytes: u32, data: Self::V, m: Self::M) -> Result<(), ExecError>;
+    fn v_store_narrow(
+        &mut self,
+        lo: Self::V,
+        hi: Self::V,
+        offset: i64,
+        bytes: u32,
+        data: Self::V,
+        m: Self::M,
+    ) -> Result<(), ExecError>;
 
     /// LDS: per active lane, `dwords` dwords at byte address `addr` + `offset`.
     fn lds_read(&mut self, addr: Self::V, offset: u32, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
     /// LDS loads of 1 or 2 bytes, zero- or sign-extended.
-    fn lds_read_narrow(&mut self, addr: Self::V, offset: u32, bytes: u32, signed: bool, m: Self::M) -> Result<Self::V, ExecError>;
+    fn lds_read_narrow(
+        &mut self,
+        addr: Self::V,
+        offset: u32,
+        bytes: u32,
+        signed: bool,
+        m: Self::M,
+    ) -> Result<Self::V, ExecError>;
     /// LDS stores of the low 1 or 2 bytes.
-    fn lds_write_narrow(&mut self, addr: Self::V, offset: u32, bytes: u32, data: Self::V, m: Self::M) -> Result<(), ExecError>;
+    fn lds_write_narrow(
+        &mut self,
+        addr: Self::V,
+        offset: u32,
+        bytes: u32,
+        data: Self::V,
+        m: Self::M,
+    ) -> Result<(), ExecError>;
     /// 64-bit LDS atomics on (lo, hi) data; returns the old values.
-    fn lds_atomic64(&mut self, op: AtomicOp, addr: Self::V, offset: u32, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
+    fn lds_atomic64(
+        &mut self,
+        op: AtomicOp,
+        addr: Self::V,
+        offset: u32,
+        data: (Self::V, Self::V),
+        m: Self::M,
+    ) -> Result<(Self::V, Self::V), ExecError>;
     /// LDS atomic with two operands `a` and `b` of 1 or 2 dwords each, as [`crate::rules::atomic2`] defines it
     /// (compare-and-store: memory equal to `a` becomes `b`; masked or; wrap); returns the old values.
-    fn lds_atomic2(&mut self, op: AtomicOp, addr: Self::V, offset: u32, a: &[Self::V], b: &[Self::V], m: Self::M) -> Result<Vec<Self::V>, ExecError>;
+    fn lds_atomic2(
+        &mut self,
+        op: AtomicOp,
+        addr: Self::V,
+        offset: u32,
+        a: &[Self::V],
+        b: &[Self::V],
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>;
     /// 64-bit global atomics; returns the old values.
-    fn v_atomic64(&mut self, op: AtomicOp, lo: Self::V, hi: Self::V, offset: i64, data: (Self::V, Self::V), m: Self::M) -> Result<(Self::V, Self::V), ExecError>;
+    fn v_atomic64(
+        &mut self,
+        op: AtomicOp,
+        lo: Self::V,
+        hi: Self::V,
+        offset: i64,
+        data: (Self::V, Self::V),
+        m: Self::M,
+    ) -> Result<(Self::V, Self::V), ExecError>;
     fn lds_write(&mut self, addr: Self::V, offset: u32, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
     /// The two reads of a read2 form, `dwords` each at `addr` + each offset: every lane's first read, then every
     /// lane's second (a backend may do both in one access where that gives the same values).
-    fn lds_read2(&mut self, addr: Self::V, offsets: [u32; 2], dwords: u32, m: Self::M) -> Result<[Vec<Self::V>; 2], ExecError> {
+    fn lds_read2(
+        &mut self,
+        addr: Self::V,
+        offsets: [u32; 2],
+        dwords: u32,
+        m: Self::M,
+    ) -> Result<[Vec<Self::V>; 2], ExecError> {
         let first = self.lds_read(addr, offsets[0], dwords, m)?;
         Ok([first, self.lds_read(addr, offsets[1], dwords, m)?])
     }
     /// The two writes of a write2 form: every active lane's `data[0]` at `addr` + `offsets[0]`, then every
     /// lane's `data[1]` at `addr` + `offsets[1]`, so where lanes overlap the later write stays.
-    fn lds_write2(&mut self, addr: Self::V, offsets: [u32; 2], data: [&[Self::V]; 2], m: Self::M) -> Result<(), ExecError> {
+    fn lds_write2(
+        &mut self,
+        addr: Self::V,
+        offsets: [u32; 2],
+        data: [&[Self::V]; 2],
+        m: Self::M,
+    ) -> Result<(), ExecError> {
         self.lds_write(addr, offsets[0], data[0], m)?;
         self.lds_write(addr, offsets[1], data[1], m)
     }
@@ -369,7 +471,14 @@ pub trait Backend {
     /// private or global memory by its aperture — loaded (a narrow load's one value, else `bytes / 4` dwords)
     /// or, with `data`, stored. [`crate::sem::flat_access`] defines it; a backend may take another way to the
     /// same result.
-    fn flat_access(&mut self, inst: &isa_amdgpu::Inst, lo: Self::V, hi: Self::V, data: Option<&[Self::V]>, m: Self::M) -> Result<Vec<Self::V>, ExecError>
+    fn flat_access(
+        &mut self,
+        inst: &isa_amdgpu::Inst,
+        lo: Self::V,
+        hi: Self::V,
+        data: Option<&[Self::V]>,
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>
     where
         Self: Sized,
     {
@@ -380,7 +489,15 @@ pub trait Backend {
     /// narrow load's one value, zero- or sign-extended, else `bytes / 4` dwords) or, with `data` (one value, or
     /// `bytes / 4` dwords), stored; a fault when a lane's bytes are not all inside its segment.
     /// [`crate::sem::private_access`] defines it; a backend may take another way to the same result.
-    fn private_access(&mut self, name: &'static str, p: Self::V, bytes: u32, signed: bool, data: Option<&[Self::V]>, m: Self::M) -> Result<Vec<Self::V>, ExecError>
+    fn private_access(
+        &mut self,
+        name: &'static str,
+        p: Self::V,
+        bytes: u32,
+        signed: bool,
+        data: Option<&[Self::V]>,
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>
     where
         Self: Sized,
     {
@@ -391,14 +508,31 @@ pub trait Backend {
     fn s_load(&mut self, lo: Self::S, hi: Self::S, dwords: u32) -> Result<Vec<Self::S>, ExecError>;
     /// Scalar memory: the first `valid` of `dwords` dwords from (lo, hi), the others 0 without being read (a
     /// buffer load's dwords out of range).
-    fn s_load_part(&mut self, lo: Self::S, hi: Self::S, dwords: u32, valid: Self::S) -> Result<Vec<Self::S>, ExecError>;
+    fn s_load_part(&mut self, lo: Self::S, hi: Self::S, dwords: u32, valid: Self::S)
+        -> Result<Vec<Self::S>, ExecError>;
     /// Scalar store of the first `valid` dwords of `data` at (lo, hi) (its two low bits ignored).
     fn s_store(&mut self, lo: Self::S, hi: Self::S, data: &[Self::S], valid: Self::S) -> Result<(), ExecError>;
     /// Scalar atomic at (lo, hi) (its two low bits ignored) on 32-bit (`data` one dword) or 64-bit values (two,
     /// low first); `cmp` is compare-and-swap's value compared with (memory equal to it becomes `data`). Nothing
     /// happens when `valid` is 0 (a buffer atomic out of range), and the old value reads 0. Returns the old value.
-    fn s_atomic(&mut self, op: AtomicOp, lo: Self::S, hi: Self::S, data: &[Self::S], cmp: &[Self::S], valid: Self::S) -> Result<Vec<Self::S>, ExecError>;
+    fn s_atomic(
+        &mut self,
+        op: AtomicOp,
+        lo: Self::S,
+        hi: Self::S,
+        data: &[Self::S],
+        cmp: &[Self::S],
+        valid: Self::S,
+    ) -> Result<Vec<Self::S>, ExecError>;
     /// Vector memory: per active lane, `dwords` dwords from address (lo, hi) + offset.
-    fn v_load(&mut self, lo: Self::V, hi: Self::V, offset: i64, dwords: u32, m: Self::M) -> Result<Vec<Self::V>, ExecError>;
-    fn v_store(&mut self, lo: Self::V, hi: Self::V, offset: i64, data: &[Self::V], m: Self::M) -> Result<(), ExecError>;
+    fn v_load(
+        &mut self,
+        lo: Self::V,
+        hi: Self::V,
+        offset: i64,
+        dwords: u32,
+        m: Self::M,
+    ) -> Result<Vec<Self::V>, ExecError>;
+    fn v_store(&mut self, lo: Self::V, hi: Self::V, offset: i64, data: &[Self::V], m: Self::M)
+        -> Result<(), ExecError>;
 }

@@ -28,7 +28,14 @@ pub struct Inputs<'a> {
 
 impl<'a> Inputs<'a> {
     pub fn new(v: &'a [Lanes], s: &'a [u32], m: &'a [u64], inst: &'a Inst, pc: u64) -> Inputs<'a> {
-        Inputs { v, s, m, inst, pc, at: Cell::new((0, 0, 0)) }
+        Inputs {
+            v,
+            s,
+            m,
+            inst,
+            pc,
+            at: Cell::new((0, 0, 0)),
+        }
     }
     /// The next vector.
     pub fn v(&self) -> Lanes {

@@ -19,11 +19,19 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
         // change nothing a kernel sees, and no wave sleeps to be woken)
         O::SIcacheInv | O::SIncperflevel | O::SDecperflevel | O::STtracedata | O::SWakeup => Ok(Flow::Next),
         // the debugger's conditional branches: no debugger sets the bits they test
-        O::SCbranchCdbgsys | O::SCbranchCdbguser | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => Ok(Flow::Next),
+        O::SCbranchCdbgsys | O::SCbranchCdbguser | O::SCbranchCdbgsysOrUser | O::SCbranchCdbgsysAndUser => {
+            Ok(Flow::Next)
+        }
         O::SBarrier => Ok(Flow::Barrier),
         O::SSetGprIdxOff | O::SSetGprIdxMode => super::index::execute(b, inst),
         O::STrap => Err(ExecError::Trap(inst.field(Field::Simm16) & 0xff)),
-        O::SBranch | O::SCbranchScc0 | O::SCbranchScc1 | O::SCbranchExecz | O::SCbranchExecnz | O::SCbranchVccz | O::SCbranchVccnz => {
+        O::SBranch
+        | O::SCbranchScc0
+        | O::SCbranchScc1
+        | O::SCbranchExecz
+        | O::SCbranchExecnz
+        | O::SCbranchVccz
+        | O::SCbranchVccnz => {
             let simm = inst.field(Field::Simm16) as u16 as i16 as i64;
             let target = (next_pc as i64).wrapping_add(simm * 4) as u64;
             let cond = match inst.info.opcode {

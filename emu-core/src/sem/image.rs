@@ -23,8 +23,15 @@ fn image<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
         return Err(form(inst, "16-bit image addresses (A16)"));
     }
     let field = |f| inst.field(f) == 1;
-    let op = ImageInst::of(inst.info.opcode, inst.info.atomic, inst.field(Field::Dmask), field(Field::D16), field(Field::Unorm), field(Field::Glc))
-        .map_err(|what| form(inst, what))?;
+    let op = ImageInst::of(
+        inst.info.opcode,
+        inst.info.atomic,
+        inst.field(Field::Dmask),
+        field(Field::D16),
+        field(Field::Unorm),
+        field(Field::Glc),
+    )
+    .map_err(|what| form(inst, what))?;
     let acc = inst.field(Field::Acc) == 1;
     let (r, sr) = (inst.field(Field::Srsrc) * 4, inst.field(Field::Ssamp) * 4);
     let t = std::array::from_fn(|i| b.s_get(r + i as u32));
@@ -36,7 +43,11 @@ fn image<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     let exec = b.exec();
     // stores and atomics read their data from VDATA; what comes back (an atomic's old value with GLC) goes there
     let reads = matches!(op.kind, ImageKind::Store | ImageKind::Atomic(_));
-    let data: Vec<B::V> = if reads { (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect() } else { Vec::new() };
+    let data: Vec<B::V> = if reads {
+        (0..op.data_regs() as u32).map(|i| data_get(b, acc, d + i)).collect()
+    } else {
+        Vec::new()
+    };
     let out = b.v_image(&op, t, s, &addr, &data, exec)?;
     for (i, v) in out.into_iter().enumerate() {
         data_set(b, acc, d + i as u32, v, exec);

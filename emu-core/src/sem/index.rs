@@ -53,7 +53,10 @@ fn set_m0_bits<B: Backend>(b: &mut B, v: B::S, mask: u32) {
 
 /// Whether index mode changes what `inst` does: it is a VALU instruction.
 pub(super) fn applies(inst: &Inst) -> bool {
-    matches!(inst.encoding(), Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p)
+    matches!(
+        inst.encoding(),
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p
+    )
 }
 
 /// A VALU instruction in index mode: `v_mov_b32` (plain VOP1 or VOP3 without modifiers) with its VGPR source
@@ -62,10 +65,20 @@ pub(super) fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
     match inst.info.opcode {
         Opcode::VNop => return Ok(Flow::Next),
         Opcode::VMovB32 if inst.form == Form::Plain => {}
-        _ => return Err(form(inst, "VGPR index mode (s_set_gpr_idx_on) on an instruction other than v_mov_b32")),
+        _ => {
+            return Err(form(
+                inst,
+                "VGPR index mode (s_set_gpr_idx_on) on an instruction other than v_mov_b32",
+            ))
+        }
     }
-    if inst.encoding() == Encoding::Vop3 && (inst.field(Field::Neg) | inst.field(Field::Abs) | inst.field(Field::Clamp) | inst.field(Field::Omod)) != 0 {
-        return Err(form(inst, "VGPR index mode (s_set_gpr_idx_on) on a v_mov_b32 with input or output modifiers"));
+    if inst.encoding() == Encoding::Vop3
+        && (inst.field(Field::Neg) | inst.field(Field::Abs) | inst.field(Field::Clamp) | inst.field(Field::Omod)) != 0
+    {
+        return Err(form(
+            inst,
+            "VGPR index mode (s_set_gpr_idx_on) on a v_mov_b32 with input or output modifiers",
+        ));
     }
     let m0 = b.s_get(M0);
     let k = b.s_const(0xff);
@@ -82,7 +95,13 @@ pub(super) fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         let last = b.s_const(255);
         let past = b.s_op(SOp::LtU, last, r);
         let bad = b.mask_from(past, zero);
-        b.fail_if_any(bad, ExecError::Illegal { mnemonic: inst.info.name, what: "VGPR index mode reaches past v255" })?;
+        b.fail_if_any(
+            bad,
+            ExecError::Illegal {
+                mnemonic: inst.info.name,
+                what: "VGPR index mode reaches past v255",
+            },
+        )?;
         Ok(r)
     };
     let src = inst.field(Field::Src0);

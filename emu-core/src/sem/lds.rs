@@ -18,7 +18,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     use Opcode as O;
     match inst.info.opcode {
         O::DsBpermuteB32 | O::DsPermuteB32 | O::DsSwizzleB32 => return super::xlane::execute(b, inst),
-        O::DsGwsInit | O::DsGwsBarrier | O::DsGwsSemaV | O::DsGwsSemaBr | O::DsGwsSemaP | O::DsGwsSemaReleaseAll => return gws(b, inst),
+        O::DsGwsInit | O::DsGwsBarrier | O::DsGwsSemaV | O::DsGwsSemaBr | O::DsGwsSemaP | O::DsGwsSemaReleaseAll => {
+            return gws(b, inst)
+        }
         O::DsNop => return Ok(Flow::Next),
         _ => {}
     }
@@ -78,7 +80,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 return Ok(Flow::Next);
             }
             let dwords = bytes / 4;
-            let data: Vec<Vec<B::V>> = (0..offsets.len()).map(|k| (0..dwords).map(|i| data_get(b, acc, data_regs[k] + i)).collect()).collect();
+            let data: Vec<Vec<B::V>> = (0..offsets.len())
+                .map(|k| (0..dwords).map(|i| data_get(b, acc, data_regs[k] + i)).collect())
+                .collect();
             match offsets[..] {
                 [o0, o1] => b.lds_write2(addr, [o0, o1], [&data[0], &data[1]], m)?,
                 _ => b.lds_write(addr, offsets[0], &data[0], m)?,
@@ -93,7 +97,14 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
 /// A DS atomic: one with two operands (compare-and-store, masked or, wrap: [`crate::rules::atomic2`]), the
 /// conditional exchange of two dwords, a two-address exchange, or a read-modify-write of 32 or 64 bits; the old
 /// value goes to vdst when the table says it returns.
-fn atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offsets: &[u32], acc: bool, m: B::M) -> Result<Flow<B::S>, ExecError> {
+fn atomic<B: Backend>(
+    b: &mut B,
+    inst: &Inst,
+    addr: B::V,
+    offsets: &[u32],
+    acc: bool,
+    m: B::M,
+) -> Result<Flow<B::S>, ExecError> {
     let mem = inst.info.mem;
     let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
     let returns = mem.flags.contains(MemFlags::RETURNS);
@@ -158,7 +169,11 @@ fn gws<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     use crate::gws::SemaOp;
     let reg = inst.field(Field::Addr);
     let data = |b: &mut B| {
-        let v = if inst.field(Field::Acc) == 1 { b.a_get(reg) } else { b.v_get(reg) };
+        let v = if inst.field(Field::Acc) == 1 {
+            b.a_get(reg)
+        } else {
+            b.v_get(reg)
+        };
         let exec = b.exec();
         b.v_first_lane(v, exec)
     };

@@ -35,10 +35,18 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             Ok(Flow::Next)
         }
         _ if inst.info.mfma.is_some() => {
-            let mut shape = inst.info.mfma.and_then(Mfma::of).ok_or_else(|| form(inst, "this MFMA shape"))?;
+            let mut shape = inst
+                .info
+                .mfma
+                .and_then(Mfma::of)
+                .ok_or_else(|| form(inst, "this MFMA shape"))?;
             // CBSZ (bits 8..10), ABID (bits 11..14) and BLGP (bits 61..63, which gfx942's f64 MFMAs read as
             // neg for A, B and C)
-            let (cbsz, abid, blgp) = (inst.field(Field::NegHi), inst.field(Field::OpSel) | inst.field(Field::OpSelHi2) << 3, inst.field(Field::Neg));
+            let (cbsz, abid, blgp) = (
+                inst.field(Field::NegHi),
+                inst.field(Field::OpSel) | inst.field(Field::OpSelHi2) << 3,
+                inst.field(Field::Neg),
+            );
             if shape.input == MfmaInput::F64 && inst.info.on(isa_amdgpu::Target::Gfx942) {
                 shape.neg = blgp as u8;
             } else {
@@ -78,7 +86,9 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let bb = read(b, Field::Src1, acc_ab >> 1 & 1 == 1, shape.b_regs())?;
             let c = if shape.sparse {
                 // SMFMAC accumulates in place: C is the destination, src2 the index register (a VGPR)
-                let mut c: Vec<B::V> = (0..shape.acc_regs() as u32).map(|i| data_get(b, acc_cd, vdst(inst) + i)).collect();
+                let mut c: Vec<B::V> = (0..shape.acc_regs() as u32)
+                    .map(|i| data_get(b, acc_cd, vdst(inst) + i))
+                    .collect();
                 c.extend(read(b, Field::Src2, false, 1)?);
                 c
             } else {
@@ -170,8 +180,21 @@ impl Mfma {
             _ => return None,
         };
         let (m, n, k, blocks) = (s.m as usize, s.n as usize, s.k as usize, s.blocks as usize);
-        let shape = Mfma { m, n, k, blocks, input, input_b, cbsz: 0, abid: 0, blgp: 0, neg: 0, sparse: s.sparse };
-        let fits = |outer: usize| 64 % (outer * shape.blocks) == 0 && (shape.k * outer * shape.blocks).is_multiple_of(64);
+        let shape = Mfma {
+            m,
+            n,
+            k,
+            blocks,
+            input,
+            input_b,
+            cbsz: 0,
+            abid: 0,
+            blgp: 0,
+            neg: 0,
+            sparse: s.sparse,
+        };
+        let fits =
+            |outer: usize| 64 % (outer * shape.blocks) == 0 && (shape.k * outer * shape.blocks).is_multiple_of(64);
         (fits(shape.m) && fits(shape.n)).then_some(shape)
     }
     /// A plain single-block f16/bf16/f32 product: what the SIMD routine computes.
@@ -293,7 +316,11 @@ pub(crate) fn f8_to_f64(x: u8, mant: u32, bias: i32) -> f64 {
     }
     let e = (x & 0x7f) as i32 >> mant;
     let m = (x as u32 & ((1 << mant) - 1)) as f64 / (1u32 << mant) as f64;
-    let v = if e == 0 { m * 2f64.powi(1 - bias) } else { (1.0 + m) * 2f64.powi(e - bias) };
+    let v = if e == 0 {
+        m * 2f64.powi(1 - bias)
+    } else {
+        (1.0 + m) * 2f64.powi(e - bias)
+    };
     if x & 0x80 != 0 {
         -v
     } else {
@@ -331,7 +358,8 @@ fn mfma_general(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> V
                         d[r][lane] = acc as u32;
                     }
                     MfmaInput::F64 => {
-                        let mut acc = sign(2) * f64::from_bits((c[2 * r + 1][lane] as u64) << 32 | c[2 * r][lane] as u64);
+                        let mut acc =
+                            sign(2) * f64::from_bits((c[2 * r + 1][lane] as u64) << 32 | c[2 * r][lane] as u64);
                         for kk in 0..s.k {
                             let (x, y) = ab(kk);
                             acc = (sign(0) * x).mul_add(sign(1) * y, acc);
@@ -362,12 +390,15 @@ fn smfmac(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]]) -> Vec<[u3
     for i in 0..s.m {
         for j in 0..s.n {
             let (lane, r) = s.output_at(i, j, 0);
-            let terms = (0..s.k).step_by(4).flat_map(|group| (0..2).map(move |slot| (group, slot))).map(|(group, slot)| {
-                let (la, ea, bit) = s.sparse_at(i, group, slot);
-                let kk = group + (index[la] >> bit & 3) as usize;
-                let (lb, eb) = s.input_at(s.n, j, kk, 0);
-                (element(s.input, a, la, ea), element(s.input_b, b, lb, eb))
-            });
+            let terms = (0..s.k)
+                .step_by(4)
+                .flat_map(|group| (0..2).map(move |slot| (group, slot)))
+                .map(|(group, slot)| {
+                    let (la, ea, bit) = s.sparse_at(i, group, slot);
+                    let kk = group + (index[la] >> bit & 3) as usize;
+                    let (lb, eb) = s.input_at(s.n, j, kk, 0);
+                    (element(s.input, a, la, ea), element(s.input_b, b, lb, eb))
+                });
             d[r][lane] = if s.input == MfmaInput::I8 {
                 terms.fold(c[r][lane] as i32, |acc, (x, y)| acc.wrapping_add(x as i32 * y as i32)) as u32
             } else {
@@ -459,7 +490,10 @@ fn f16_to_f32(h: u32) -> f32 {
 #[inline(always)]
 fn mfma_block<const FUSED: bool>(s: Mfma, a: &[[u32; 64]], b: &[[u32; 64]], d: &mut [[u32; 64]]) {
     let (m, n, k, p) = (s.m, s.n, s.k, s.per_lane());
-    assert!(m * k <= MAX_ELEMS && n * k <= MAX_ELEMS && k <= MAX_ELEMS / 16 && 64 % n == 0 && 64 % m == 0, "a single-block MFMA shape");
+    assert!(
+        m * k <= MAX_ELEMS && n * k <= MAX_ELEMS && k <= MAX_ELEMS / 16 && 64 % n == 0 && 64 % m == 0,
+        "a single-block MFMA shape"
+    );
     // A and B by k (ak[kk m + i], bk[kk n + j]), as f64: lanes q m .. (q + 1) m of element e hold k index
     // q p + e of A (and likewise for B with n)
     let (mut ak, mut bk) = ([0f64; MAX_ELEMS], [0f64; MAX_ELEMS]);
@@ -504,7 +538,11 @@ fn dot<const N: usize, const FUSED: bool>(row: &[f64], bk: &[f64], out: &mut [u3
     for (kk, &x) in row.iter().enumerate() {
         let col: &[f64; N] = bk[kk * N..(kk + 1) * N].try_into().expect("N values");
         for j in 0..N {
-            acc[j] = if FUSED { x.mul_add(col[j], acc[j]) } else { acc[j] + x * col[j] };
+            acc[j] = if FUSED {
+                x.mul_add(col[j], acc[j])
+            } else {
+                acc[j] + x * col[j]
+            };
         }
     }
     for (o, x) in out.iter_mut().zip(acc) {
@@ -575,8 +613,18 @@ mod tests {
     }
 
     // specials: zeros of both signs, infinities, NaNs, subnormals, the largest finite values
-    const F16_SPECIAL: [u32; 10] = [0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e01, 0x7d00, 0x0001, 0x83ff, 0x7bff, 0x3c00];
-    const F32_SPECIAL: [u32; 7] = [0, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x0000_0001, 0x7f7f_ffff];
+    const F16_SPECIAL: [u32; 10] = [
+        0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e01, 0x7d00, 0x0001, 0x83ff, 0x7bff, 0x3c00,
+    ];
+    const F32_SPECIAL: [u32; 7] = [
+        0,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0001,
+        0x0000_0001,
+        0x7f7f_ffff,
+    ];
 
     /// A random 16-bit A or B element: a finite f16 or bf16 of either sign, now and then a special.
     fn half(rng: &mut Rng, input: MfmaInput, specials: bool) -> u32 {
@@ -615,13 +663,31 @@ mod tests {
             (32, 32, 2, MfmaInput::F32),
             (16, 16, 4, MfmaInput::F32),
         ] {
-            let s = Mfma { m, n, k, blocks: 1, input, input_b: input, cbsz: 0, abid: 0, blgp: 0, neg: 0, sparse: false };
+            let s = Mfma {
+                m,
+                n,
+                k,
+                blocks: 1,
+                input,
+                input_b: input,
+                cbsz: 0,
+                abid: 0,
+                blgp: 0,
+                neg: 0,
+                sparse: false,
+            };
             for round in 0..20 {
                 let specials = round % 4 == 3;
                 let mut regs = |count: usize, is_c: bool| -> Vec<[u32; 64]> {
-                    (0..count).map(|_| std::array::from_fn(|_| word(&mut rng, input, is_c, specials))).collect()
+                    (0..count)
+                        .map(|_| std::array::from_fn(|_| word(&mut rng, input, is_c, specials)))
+                        .collect()
                 };
-                let (a, b, c) = (regs(s.a_regs(), false), regs(s.b_regs(), false), regs(s.acc_regs(), true));
+                let (a, b, c) = (
+                    regs(s.a_regs(), false),
+                    regs(s.b_regs(), false),
+                    regs(s.acc_regs(), true),
+                );
                 let want = plain(s, &a, &b, &c);
                 assert_eq!(mfma_lanes(s, &a, &b, &c), want, "{s:?} round {round}");
                 for fused in [false, true] {

@@ -48,8 +48,8 @@ mod xlane;
 
 pub use backend::*;
 pub use mfma::{mfma_lanes, Mfma, MfmaInput};
-pub use vmem::{flat_access, private_access, SWIZZLE_ROW};
 use operand::*;
+pub use vmem::{flat_access, private_access, SWIZZLE_ROW};
 
 /// High 32 bits of flat addresses that reach the workgroup's LDS (`src_shared_base`); the low 32 bits are the
 /// LDS offset.
@@ -64,9 +64,15 @@ pub enum Flow<S> {
     /// Unconditional jump.
     Jump(u64),
     /// Jump if `cond` (0/1) is 1.
-    Branch { cond: S, target: u64 },
+    Branch {
+        cond: S,
+        target: u64,
+    },
     /// Jump to the address in a register pair (s_setpc_b64, s_swappc_b64).
-    Indirect { lo: S, hi: S },
+    Indirect {
+        lo: S,
+        hi: S,
+    },
     Barrier,
     End,
 }
@@ -147,7 +153,11 @@ pub enum ExecError {
     #[error("{mnemonic}: {what} is not supported")]
     UnsupportedForm { mnemonic: &'static str, what: &'static str },
     #[error("{mnemonic}: {lane}{fault}", lane = lane.map(|l| format!("lane {l}: ")).unwrap_or_default())]
-    Memory { mnemonic: &'static str, lane: Option<u32>, fault: crate::memory::MemoryFault },
+    Memory {
+        mnemonic: &'static str,
+        lane: Option<u32>,
+        fault: crate::memory::MemoryFault,
+    },
     /// An image instruction whose resource or sampler asks for what wavejit does not emulate, or is not valid.
     #[error("{mnemonic}: {what}")]
     Image { mnemonic: &'static str, what: String },
@@ -156,13 +166,25 @@ pub enum ExecError {
     #[error("{mnemonic}: private (scratch) access past the {lane_bytes}-byte private segment of a lane")]
     Private { mnemonic: &'static str, lane_bytes: u32 },
     #[error("{mnemonic}: lane {lane}: LDS {access} of {len} bytes at {address:#x} outside the workgroup's {size}-byte LDS allocation")]
-    Lds { mnemonic: &'static str, lane: u32, access: crate::memory::Access, address: u64, len: u64, size: u64 },
+    Lds {
+        mnemonic: &'static str,
+        lane: u32,
+        access: crate::memory::Access,
+        address: u64,
+        len: u64,
+        size: u64,
+    },
     /// An instruction the ISA guide calls illegal in the state it meets.
     #[error("{mnemonic}: {what}, which the ISA guide calls illegal")]
     Illegal { mnemonic: &'static str, what: &'static str },
     /// A write to MODE that changes a field the engines do not model ([`crate::hwreg::MODE_FIELDS`]).
     #[error("{mnemonic}: sets MODE.{field} to {value}, and {why}")]
-    ModeField { mnemonic: &'static str, field: &'static str, value: u32, why: &'static str },
+    ModeField {
+        mnemonic: &'static str,
+        field: &'static str,
+        value: u32,
+        why: &'static str,
+    },
     /// An instruction that has no meaning in a compute kernel on wavejit (privileged, trap-handler or debugger
     /// only, graphics), with why.
     #[error("{mnemonic}: {why}")]
@@ -170,13 +192,17 @@ pub enum ExecError {
 }
 
 fn unsupported(inst: &Inst) -> ExecError {
-    ExecError::Unsupported { mnemonic: inst.info.name }
+    ExecError::Unsupported {
+        mnemonic: inst.info.name,
+    }
 }
 
 fn form(inst: &Inst, what: &'static str) -> ExecError {
-    ExecError::UnsupportedForm { mnemonic: inst.info.name, what }
+    ExecError::UnsupportedForm {
+        mnemonic: inst.info.name,
+        what,
+    }
 }
-
 
 /// Whether `inst` reads a clock (`s_memtime`, `s_memrealtime`). The engines start a block at such an
 /// instruction, so a timing model can set the wave's clock to the instruction's issue cycle before it executes.
@@ -314,7 +340,6 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
     Ok(flow)
 }
 
-
 /// Clamps the float result `inst` wrote ([`float_clamp`]) in its destination: an f32 register, an f64 pair, or
 /// an f16 in the half op_sel[3] names (the low one without op_sel, as SDWA's; both halves for
 /// v_cvt_pkrtz_f16_f32, which writes two), under EXEC.
@@ -367,7 +392,9 @@ fn execute_plain<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::
         }
         Encoding::Smem => smem::execute(b, inst),
         Encoding::Ds => lds::execute(b, inst),
-        Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => vmem::execute(b, inst),
+        Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf => {
+            vmem::execute(b, inst)
+        }
         Encoding::Mimg => image::execute(b, inst),
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => valu(b, inst),
     }
@@ -381,7 +408,12 @@ fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     if info.compare.is_some() {
         return compare::execute(b, inst);
     }
-    if info.mfma.is_some() || matches!(info.opcode, Opcode::VAccvgprReadB32 | Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32) {
+    if info.mfma.is_some()
+        || matches!(
+            info.opcode,
+            Opcode::VAccvgprReadB32 | Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32
+        )
+    {
         return mfma::execute(b, inst);
     }
     if valu32::lane_op(info.opcode) {
@@ -390,7 +422,10 @@ fn valu<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     let types = [info.dst_type, info.src_type];
     if types.iter().flatten().any(|t| t.bits() == 64) {
         valu64::execute(b, inst)
-    } else if types.iter().flatten().any(|t| t.bits() == 16) || info.opcode == Opcode::VFmaMixF32 || valu16::packed_integer(info.opcode) {
+    } else if types.iter().flatten().any(|t| t.bits() == 16)
+        || info.opcode == Opcode::VFmaMixF32
+        || valu16::packed_integer(info.opcode)
+    {
         valu16::execute(b, inst)
     } else {
         valu32::execute(b, inst)

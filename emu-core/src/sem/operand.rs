@@ -23,7 +23,9 @@ pub(super) fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B
         // src_shared_base/limit and src_private_base/limit: the high halves of the flat apertures
         235 | 236 => Ok(b.s_const(super::SHARED_APERTURE_HI)),
         237 | 238 => Ok(b.s_const(super::PRIVATE_APERTURE_HI)),
-        _ => inline_const32(v).map(|c| b.s_const(c)).ok_or_else(|| form(inst, "this source operand")),
+        _ => inline_const32(v)
+            .map(|c| b.s_const(c))
+            .ok_or_else(|| form(inst, "this source operand")),
     }
 }
 
@@ -31,7 +33,10 @@ pub(super) fn scalar_src<B: Backend>(b: &mut B, inst: &Inst, v: u32) -> Result<B
 /// is the high half of an f64 operand and the zero-extended value of an integer one.
 pub(super) fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<(B::S, B::S), ExecError> {
     let v = inst.field(field);
-    let is_f64 = matches!(inst.info.operand(field).map(|o| o.kind), Some(OperandKind::Src { ty: SrcType::F64, .. }));
+    let is_f64 = matches!(
+        inst.info.operand(field).map(|o| o.kind),
+        Some(OperandKind::Src { ty: SrcType::F64, .. })
+    );
     let pair = |b: &mut B, x: u64| (b.s_const(x as u32), b.s_const((x >> 32) as u32));
     match v {
         0..=127 => {
@@ -42,7 +47,11 @@ pub(super) fn scalar_src64<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> 
         // the 4 GiB flat apertures as 64-bit addresses: base (src_shared_base, src_private_base) and last byte
         // (src_shared_limit, src_private_limit)
         235..=238 => {
-            let hi = if v <= 236 { super::SHARED_APERTURE_HI } else { super::PRIVATE_APERTURE_HI };
+            let hi = if v <= 236 {
+                super::SHARED_APERTURE_HI
+            } else {
+                super::PRIVATE_APERTURE_HI
+            };
             let lo = if v.is_multiple_of(2) { u32::MAX } else { 0 };
             Ok((b.s_const(lo), b.s_const(hi)))
         }
@@ -65,7 +74,11 @@ pub(super) fn input_mods(inst: &Inst, field: Field) -> (bool, bool) {
     if inst.encoding() != Encoding::Vop3 {
         return (false, false);
     }
-    let abs = if inst.info.operand(Field::Sdst).is_some() { 0 } else { inst.field(Field::Abs) };
+    let abs = if inst.info.operand(Field::Sdst).is_some() {
+        0
+    } else {
+        inst.field(Field::Abs)
+    };
     (inst.field(Field::Neg) >> i & 1 == 1, abs >> i & 1 == 1)
 }
 
@@ -81,7 +94,11 @@ pub(super) fn float_sign(inst: &Inst) -> u32 {
 
 /// The carry (borrow) input of v_addc/v_subb: VCC, or in VOP3 an SGPR pair named by src2.
 pub(super) fn carry_input<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::M, ExecError> {
-    let src = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+    let src = if inst.encoding() == Encoding::Vop3 {
+        inst.field(Field::Src2)
+    } else {
+        106
+    };
     if src > 127 {
         return Err(form(inst, "a carry or borrow input that is not an SGPR pair"));
     }
@@ -90,7 +107,15 @@ pub(super) fn carry_input<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::M, Ex
 }
 
 /// Applies float neg/abs to a value whose sign bit is `sign`.
-pub(super) fn apply_mods<B: Backend>(b: &mut B, inst: &Inst, v: B::V, neg: bool, abs: bool, sign: u32, field: Field) -> Result<B::V, ExecError> {
+pub(super) fn apply_mods<B: Backend>(
+    b: &mut B,
+    inst: &Inst,
+    v: B::V,
+    neg: bool,
+    abs: bool,
+    sign: u32,
+    field: Field,
+) -> Result<B::V, ExecError> {
     if !(neg || abs) {
         return Ok(v);
     }
@@ -160,13 +185,26 @@ pub(super) fn vec_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
 /// prints their inline constants alike).
 pub(super) fn is_f16_operand(inst: &Inst, field: Field) -> bool {
     let ty = inst.info.operand(field).map(|o| o.kind);
-    matches!(ty, Some(OperandKind::Src { ty: SrcType::F16 | SrcType::V216 | SrcType::I16, .. })) || inst.info.src_type == Some(DataType::F16)
+    matches!(
+        ty,
+        Some(OperandKind::Src {
+            ty: SrcType::F16 | SrcType::V216 | SrcType::I16,
+            ..
+        })
+    ) || inst.info.src_type == Some(DataType::F16)
 }
 
 /// An SDWA source: register `reg` (a VGPR, or with `scalar` an SGPR/constant), its byte or word `sel`
 /// (bits 0-2 of `ctl`: BYTE_0..3, WORD_0/1, DWORD) zero- or (bit 3) sign-extended, then neg (bit 4) and abs
 /// (bit 5).
-pub(super) fn sdwa_src<B: Backend>(b: &mut B, inst: &Inst, reg: u32, scalar: bool, ctl: u32, field: Field) -> Result<B::V, ExecError> {
+pub(super) fn sdwa_src<B: Backend>(
+    b: &mut B,
+    inst: &Inst,
+    reg: u32,
+    scalar: bool,
+    ctl: u32,
+    field: Field,
+) -> Result<B::V, ExecError> {
     let raw = if scalar {
         let s = scalar_src(b, inst, reg)?;
         b.v_splat(s)
@@ -216,7 +254,11 @@ pub(super) fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
     if inst.encoding() == Encoding::Vop3 {
         let has_sdst = inst.info.operand(Field::Sdst).is_some();
         let opsel = if has_sdst { 0 } else { inst.field(Field::OpSel) };
-        let clamp = if float_clamp(inst).is_some() { 0 } else { inst.field(Field::Clamp) };
+        let clamp = if float_clamp(inst).is_some() {
+            0
+        } else {
+            inst.field(Field::Clamp)
+        };
         if opsel | clamp != 0 {
             return Err(form(inst, "clamp of an integer result (saturation) or op_sel"));
         }
@@ -236,14 +278,18 @@ pub(super) fn float_clamp(inst: &Inst) -> Option<DataType> {
     let clamp = match inst.form {
         isa_amdgpu::Form::Sdwa => inst.encoding() != Encoding::Vopc && inst.ext().is_some_and(|e| e >> 13 & 1 == 1),
         isa_amdgpu::Form::Plain => {
-            inst.encoding() == Encoding::Vop3 && inst.info.operand(Field::Sdst).is_none() && inst.field(Field::Clamp) == 1
+            inst.encoding() == Encoding::Vop3
+                && inst.info.operand(Field::Sdst).is_none()
+                && inst.field(Field::Clamp) == 1
         }
         _ => false,
     };
     if !clamp || inst.info.compare.is_some() || inst.info.operand(Field::Vdst).is_none() {
         return None;
     }
-    inst.info.dst_type.filter(|t| matches!(t, DataType::F16 | DataType::F32 | DataType::F64))
+    inst.info
+        .dst_type
+        .filter(|t| matches!(t, DataType::F16 | DataType::F32 | DataType::F64))
 }
 
 /// Float lanes clamped to [0, 1]: f32 lanes, f16 values in the low halves (the high halves cleared) or f64
@@ -277,13 +323,11 @@ pub(super) fn vdst(inst: &Inst) -> u32 {
     inst.field(Field::Vdst)
 }
 
-
 /// A zero vector.
 pub(super) fn b_zero<B: Backend>(b: &mut B) -> B::V {
     let z = b.s_const(0);
     b.v_splat(z)
 }
-
 
 /// Writes a 64-bit value to an SGPR pair.
 pub(super) fn s_set64<B: Backend>(b: &mut B, d: u32, lo: B::S, hi: B::S) {
@@ -400,7 +444,6 @@ pub(super) fn dpp_write_lanes<B: Backend>(b: &mut B, inst: &Inst, exec: B::M) ->
     Ok(b.mask_op(MaskOp::And, allowed, active))
 }
 
-
 /// Reads VGPR `reg`, or AGPR `reg` when `acc`.
 pub(super) fn data_get<B: Backend>(b: &mut B, acc: bool, reg: u32) -> B::V {
     if acc {
@@ -419,7 +462,6 @@ pub(super) fn data_set<B: Backend>(b: &mut B, acc: bool, reg: u32, v: B::V, m: B
     }
 }
 
-
 pub(super) fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
     let s = b.s_const(x);
     b.v_splat(s)
@@ -430,10 +472,13 @@ pub(super) fn splat<B: Backend>(b: &mut B, x: u32) -> B::V {
 pub(super) fn no_output_mods(inst: &Inst) -> Result<(), ExecError> {
     let vop3 = inst.encoding() == Encoding::Vop3 && float_clamp(inst).is_none();
     if vop3 && inst.field(Field::Clamp) != 0 {
-        return Err(form(inst, match inst.info.operand(Field::Sdst) {
-            Some(_) => "clamp on an instruction that also writes a lane mask",
-            None => "clamp of an integer result (saturation)",
-        }));
+        return Err(form(
+            inst,
+            match inst.info.operand(Field::Sdst) {
+                Some(_) => "clamp on an instruction that also writes a lane mask",
+                None => "clamp of an integer result (saturation)",
+            },
+        ));
     }
     if inst.encoding() == Encoding::Vop3p && inst.field(Field::Clamp) != 0 {
         return Err(form(inst, "clamp"));
@@ -490,7 +535,6 @@ pub(super) fn set64<B: Backend>(b: &mut B, d: u32, v: &[B::V]) {
     b.v_set(d + 1, v[1], m);
 }
 
-
 /// A VOP3P source register (or constant) without modifiers.
 pub(super) fn raw_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Result<B::V, ExecError> {
     let v = inst.field(field);
@@ -500,7 +544,6 @@ pub(super) fn raw_src<B: Backend>(b: &mut B, inst: &Inst, field: Field) -> Resul
     let s = super::scalar_src(b, inst, v)?;
     Ok(b.v_splat(s))
 }
-
 
 /// A packed 16-bit source (VOP3P v2f16/v2i16): a register's 32 bits, or an inline constant as its 16-bit value
 /// (the f16 encoding of a float constant, an integer's low 16 bits) in the low half with the high half zero.

@@ -24,7 +24,10 @@ pub(super) fn why(op: Opcode) -> Option<&'static str> {
 /// Refuses `inst` if it cannot run.
 pub(super) fn check(inst: &Inst) -> Result<(), ExecError> {
     match why(inst.info.opcode) {
-        Some(why) => Err(ExecError::Refused { mnemonic: inst.info.name, why }),
+        Some(why) => Err(ExecError::Refused {
+            mnemonic: inst.info.name,
+            why,
+        }),
         None => Ok(()),
     }
 }

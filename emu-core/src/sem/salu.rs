@@ -23,8 +23,16 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             // min: D = S0 < S1 ? S0 : S1, SCC = S0 < S1; max: D = S0 > S1 ? S0 : S1, SCC = S0 > S1
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
-            let lt = if matches!(inst.info.opcode, O::SMinU32 | O::SMaxU32) { SOp::LtU } else { SOp::LtI };
-            let first = if matches!(inst.info.opcode, O::SMinU32 | O::SMinI32) { b.s_op(lt, a, c) } else { b.s_op(lt, c, a) };
+            let lt = if matches!(inst.info.opcode, O::SMinU32 | O::SMaxU32) {
+                SOp::LtU
+            } else {
+                SOp::LtI
+            };
+            let first = if matches!(inst.info.opcode, O::SMinU32 | O::SMinI32) {
+                b.s_op(lt, a, c)
+            } else {
+                b.s_op(lt, c, a)
+            };
             let r = b.s_select(first, a, c);
             b.s_set(inst.field(Field::Sdst), r);
             b.set_scc(first);
@@ -55,7 +63,13 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             // D = (S0 >> S1[4:0]) & ((1 << S1[22:16]) - 1); SCC = D != 0
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
-            let (k31, k16, k7f, one, zero) = (b.s_const(31), b.s_const(16), b.s_const(0x7f), b.s_const(1), b.s_const(0));
+            let (k31, k16, k7f, one, zero) = (
+                b.s_const(31),
+                b.s_const(16),
+                b.s_const(0x7f),
+                b.s_const(1),
+                b.s_const(0),
+            );
             let off = b.s_op(SOp::And, c, k31);
             let width = b.s_op(SOp::Lshr, c, k16);
             let width = b.s_op(SOp::And, width, k7f);
@@ -127,7 +141,15 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let r = match inst.info.opcode {
                 O::SAndn2B32 | O::SOrn2B32 => {
                     let nc = b.s_op(SOp::Xor, c, ones);
-                    b.s_op(if inst.info.opcode == O::SAndn2B32 { SOp::And } else { SOp::Or }, a, nc)
+                    b.s_op(
+                        if inst.info.opcode == O::SAndn2B32 {
+                            SOp::And
+                        } else {
+                            SOp::Or
+                        },
+                        a,
+                        nc,
+                    )
                 }
                 op => {
                     let r = match op {
@@ -167,10 +189,18 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
             let sub = inst.info.opcode == O::SSubI32;
-            let r = if sub { b.s_op(SOp::Sub, a, c) } else { b.s_op(SOp::Add, a, c) };
+            let r = if sub {
+                b.s_op(SOp::Sub, a, c)
+            } else {
+                b.s_op(SOp::Add, a, c)
+            };
             let scc = match inst.info.opcode {
                 O::SAddU32 | O::SAddcU32 => {
-                    let cin = if inst.info.opcode == O::SAddcU32 { b.scc() } else { b.s_const(0) };
+                    let cin = if inst.info.opcode == O::SAddcU32 {
+                        b.scc()
+                    } else {
+                        b.s_const(0)
+                    };
                     let (sum, carry) = b.s_add_carry(a, c, cin);
                     b.s_set(inst.field(Field::Sdst), sum);
                     b.set_scc(carry);
@@ -179,7 +209,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 _ => {
                     // signed overflow: add: a and c agree in sign, r does not; sub: a and c differ, r differs from a
                     let ar = b.s_op(SOp::Xor, a, r);
-                    let other = if sub { b.s_op(SOp::Xor, a, c) } else { b.s_op(SOp::Xor, c, r) };
+                    let other = if sub {
+                        b.s_op(SOp::Xor, a, c)
+                    } else {
+                        b.s_op(SOp::Xor, c, r)
+                    };
                     let both = b.s_op(SOp::And, ar, other);
                     let sh = b.s_const(31);
                     b.s_op(SOp::Lshr, both, sh)
@@ -243,7 +277,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::SMulHiU32 | O::SMulHiI32 => {
             let a = scalar_src(b, inst, inst.field(Field::Ssrc0))?;
             let c = scalar_src(b, inst, inst.field(Field::Ssrc1))?;
-            let op = if inst.info.opcode == O::SMulHiU32 { SOp::MulHiU32 } else { SOp::MulHiI32 };
+            let op = if inst.info.opcode == O::SMulHiU32 {
+                SOp::MulHiU32
+            } else {
+                SOp::MulHiI32
+            };
             let r = b.s_op(op, a, c);
             b.s_set(inst.field(Field::Sdst), r);
             Ok(Flow::Next)
@@ -278,7 +316,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let bit = b.s_op(SOp::Lshr, a, c);
             let one = b.s_const(1);
             let bit = b.s_op(SOp::And, bit, one);
-            let r = if inst.info.opcode == O::SBitcmp0B32 { b.s_op(SOp::Xor, bit, one) } else { bit };
+            let r = if inst.info.opcode == O::SBitcmp0B32 {
+                b.s_op(SOp::Xor, bit, one)
+            } else {
+                bit
+            };
             b.set_scc(r);
             Ok(Flow::Next)
         }
@@ -379,7 +421,10 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::SGetregB32 => {
             // D = the hardware register's bits offset .. offset + size, at bit 0
             let f = hwreg::Field::decode(inst.field(Field::Simm16));
-            let value = match hwreg::readable(inst.target, f).map_err(|why| ExecError::Refused { mnemonic: inst.info.name, why })? {
+            let value = match hwreg::readable(inst.target, f).map_err(|why| ExecError::Refused {
+                mnemonic: inst.info.name,
+                why,
+            })? {
                 Readable::Held(h) => b.s_hwreg(h),
                 Readable::Constant(c) => b.s_const(c),
                 Readable::Status => status(b),
@@ -398,7 +443,10 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             // the register's bits offset .. offset + size = the source's low bits
             let f = hwreg::Field::decode(inst.field(Field::Simm16));
             if let Some(why) = hwreg::unwritable(inst.target, f) {
-                return Err(ExecError::Refused { mnemonic: inst.info.name, why });
+                return Err(ExecError::Refused {
+                    mnemonic: inst.info.name,
+                    why,
+                });
             }
             let src = match inst.literal() {
                 Some(k) if inst.info.opcode == O::SSetregImm32B32 => b.s_const(k),
@@ -432,7 +480,10 @@ fn status<B: Backend>(b: &mut B) -> B::S {
     let exec = b.exec();
     let (lo, hi) = b.mask_parts(exec);
     let execz = zero_bit(b, lo, hi, 9);
-    let (lo, hi) = (b.s_get(crate::wave::sreg::VCC_LO), b.s_get(crate::wave::sreg::VCC_LO + 1));
+    let (lo, hi) = (
+        b.s_get(crate::wave::sreg::VCC_LO),
+        b.s_get(crate::wave::sreg::VCC_LO + 1),
+    );
     let vccz = zero_bit(b, lo, hi, 10);
     let r = b.s_op(SOp::Or, fixed, scc);
     let r = b.s_op(SOp::Or, r, execz);
@@ -513,10 +564,17 @@ fn compare<B: Backend>(b: &mut B, inst: &Inst, c: Compare) -> Result<Flow<B::S>,
     } else {
         let (a, k) = if inst.encoding() == Encoding::Sopk {
             let k = inst.field(Field::Simm16);
-            let k = if c.ty.is_signed_int() { k as u16 as i16 as i32 as u32 } else { k & 0xffff };
+            let k = if c.ty.is_signed_int() {
+                k as u16 as i16 as i32 as u32
+            } else {
+                k & 0xffff
+            };
             (b.s_get(inst.field(Field::Sdst)), b.s_const(k))
         } else {
-            (scalar_src(b, inst, inst.field(Field::Ssrc0))?, scalar_src(b, inst, inst.field(Field::Ssrc1))?)
+            (
+                scalar_src(b, inst, inst.field(Field::Ssrc0))?,
+                scalar_src(b, inst, inst.field(Field::Ssrc1))?,
+            )
         };
         // every predicate is eq or lt, with the operands swapped and/or the result negated
         let lt = if c.ty.is_signed_int() { SOp::LtI } else { SOp::LtU };
@@ -563,13 +621,37 @@ fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     let d = inst.field(Field::Sdst);
     // (operation, SCC = result != 0)
     let (op, scc) = match inst.info.opcode {
-        O::SBcnt0I32B32 => (S::Bcnt { ones: false, wide: false }, true),
-        O::SBcnt0I32B64 => (S::Bcnt { ones: false, wide: true }, true),
-        O::SBcnt1I32B32 => (S::Bcnt { ones: true, wide: false }, true),
+        O::SBcnt0I32B32 => (
+            S::Bcnt {
+                ones: false,
+                wide: false,
+            },
+            true,
+        ),
+        O::SBcnt0I32B64 => (
+            S::Bcnt {
+                ones: false,
+                wide: true,
+            },
+            true,
+        ),
+        O::SBcnt1I32B32 => (
+            S::Bcnt {
+                ones: true,
+                wide: false,
+            },
+            true,
+        ),
         O::SFf0I32B32 => (S::Ff0 { wide: false }, false),
         O::SFf0I32B64 => (S::Ff0 { wide: true }, false),
         O::SBrevB64 => (S::Brev64, false),
-        O::SBitset0B32 => (S::Bitset { set: false, wide: false }, false),
+        O::SBitset0B32 => (
+            S::Bitset {
+                set: false,
+                wide: false,
+            },
+            false,
+        ),
         O::SBitset1B32 => (S::Bitset { set: true, wide: false }, false),
         O::SBitset0B64 => (S::Bitset { set: false, wide: true }, false),
         O::SBitset1B64 => (S::Bitset { set: true, wide: true }, false),
@@ -595,7 +677,12 @@ fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     };
     let wide_src = matches!(
         op,
-        S::Bcnt { wide: true, .. } | S::Ff0 { wide: true } | S::Brev64 | S::Quadmask { wide: true } | S::Wqm { wide: true } | S::Bitcmp64 { .. }
+        S::Bcnt { wide: true, .. }
+            | S::Ff0 { wide: true }
+            | S::Brev64
+            | S::Quadmask { wide: true }
+            | S::Wqm { wide: true }
+            | S::Bitcmp64 { .. }
     );
     let mut args = Vec::with_capacity(3);
     match op {
@@ -666,7 +753,14 @@ fn cmov_and_exec<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecE
             let (rl, rh) = (b.s_select(scc, lo, ol), b.s_select(scc, hi, oh));
             s_set64(b, d, rl, rh);
         }
-        O::SAndn1SaveexecB64 | O::SOrn1SaveexecB64 | O::SOrn2SaveexecB64 | O::SNandSaveexecB64 | O::SNorSaveexecB64 | O::SXnorSaveexecB64 | O::SAndn1WrexecB64 | O::SAndn2WrexecB64 => {
+        O::SAndn1SaveexecB64
+        | O::SOrn1SaveexecB64
+        | O::SOrn2SaveexecB64
+        | O::SNandSaveexecB64
+        | O::SNorSaveexecB64
+        | O::SXnorSaveexecB64
+        | O::SAndn1WrexecB64
+        | O::SAndn2WrexecB64 => {
             let (sl, sh) = scalar_src64(b, inst, Field::Ssrc0)?;
             let src = b.mask_from(sl, sh);
             let exec = b.exec();

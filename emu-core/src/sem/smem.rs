@@ -22,7 +22,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     use Opcode as O;
     match inst.info.opcode {
         O::SMemtime | O::SMemrealtime => {
-            let clock = if inst.info.opcode == O::SMemtime { Clock::Shader } else { Clock::Real };
+            let clock = if inst.info.opcode == O::SMemtime {
+                Clock::Shader
+            } else {
+                Clock::Real
+            };
             let (lo, hi) = b.s_clock(clock);
             let dst = inst.field(Field::Sdata);
             b.s_set(dst, lo);
@@ -33,7 +37,12 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::SDcacheWb | O::SDcacheInv => return Ok(Flow::Next),
         // the same for the volatile forms; discarding drops nothing a later access could miss (every scalar
         // store went to memory), and a probe of the address translation returns nothing
-        O::SDcacheWbVol | O::SDcacheInvVol | O::SDcacheDiscard | O::SDcacheDiscardX2 | O::SAtcProbe | O::SAtcProbeBuffer => return Ok(Flow::Next),
+        O::SDcacheWbVol
+        | O::SDcacheInvVol
+        | O::SDcacheDiscard
+        | O::SDcacheDiscardX2
+        | O::SAtcProbe
+        | O::SAtcProbeBuffer => return Ok(Flow::Next),
         _ => {}
     }
     let mem = inst.info.mem;
@@ -43,7 +52,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     let Place { lo, hi, valid } = address(b, inst, n);
     match mem.dir {
         MemDir::Load => {
-            let data = if buffer { b.s_load_part(lo, hi, n, valid)? } else { b.s_load(lo, hi, n)? };
+            let data = if buffer {
+                b.s_load_part(lo, hi, n, valid)?
+            } else {
+                b.s_load(lo, hi, n)?
+            };
             for (i, d) in data.into_iter().enumerate() {
                 b.s_set(sdata + i as u32, d);
             }
@@ -56,7 +69,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
             // compare-and-swap: SDATA holds the value to store, then the value compared with
             let data: Vec<B::S> = (0..n).map(|i| b.s_get(sdata + i)).collect();
-            let cmp: Vec<B::S> = if op == AtomicOp::CmpSwap { (0..n).map(|i| b.s_get(sdata + n + i)).collect() } else { Vec::new() };
+            let cmp: Vec<B::S> = if op == AtomicOp::CmpSwap {
+                (0..n).map(|i| b.s_get(sdata + n + i)).collect()
+            } else {
+                Vec::new()
+            };
             // an atomic is done whole or not at all
             let all = b.s_const(n);
             let whole = b.s_op(SOp::Eq, valid, all);
@@ -81,7 +98,11 @@ fn offset<B: Backend>(b: &mut B, inst: &Inst) -> (B::S, B::S) {
         (false, false) => Some(inst.field(Field::Offset) & 0x7f),
         (true, false) => None,
     };
-    let k = if imm { ((inst.field(Field::Offset) << 11) as i32) >> 11 } else { 0 };
+    let k = if imm {
+        ((inst.field(Field::Offset) << 11) as i32) >> 11
+    } else {
+        0
+    };
     let (mut lo, mut hi) = (b.s_const(k as u32), b.s_const(if k < 0 { u32::MAX } else { 0 }));
     if let Some(r) = sgpr {
         let v = b.s_get(r);
@@ -119,7 +140,12 @@ fn address<B: Backend>(b: &mut B, inst: &Inst, n: u32) -> Place<B::S> {
         return Place { lo, hi, valid };
     }
     // a buffer: base + the 32-bit offset, dwords in range while their last byte lies below the size
-    let BufferResource { base_lo, base_hi, stride, num_records } = buffer_resource(b, first);
+    let BufferResource {
+        base_lo,
+        base_hi,
+        stride,
+        num_records,
+    } = buffer_resource(b, first);
     let (lo, carry) = b.s_add_carry(base_lo, off_lo, zero);
     let (hi, _) = b.s_add_carry(base_hi, zero, carry);
     let one = b.s_const(1);

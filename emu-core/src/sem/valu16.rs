@@ -63,17 +63,27 @@ enum MixOut {
 
 /// How a 16-bit instruction's operands map onto its lane helper, by opcode.
 fn shape_of(op: Opcode) -> Option<Shape> {
-    use Opcode as O;
     use F16Op as H;
     use I16Op as I;
-    let half = |f: LaneFn, n: usize| Shape::Half { f, n, mac: false, swap: false };
+    use Opcode as O;
+    let half = |f: LaneFn, n: usize| Shape::Half {
+        f,
+        n,
+        mac: false,
+        swap: false,
+    };
     let f16 = |op: F16Op, n: usize| half(LaneFn::F16(op), n);
     let i16 = |op: I16Op| half(LaneFn::I16(op), if op == I::Mad { 3 } else { 2 });
     let pk = |f: LaneFn, n: usize| Shape::Pk { f, n };
     Some(match op {
         O::VAddF16 => f16(H::Add, 2),
         O::VSubF16 => f16(H::Sub, 2),
-        O::VSubrevF16 => Shape::Half { f: LaneFn::F16(H::Sub), n: 2, mac: false, swap: true },
+        O::VSubrevF16 => Shape::Half {
+            f: LaneFn::F16(H::Sub),
+            n: 2,
+            mac: false,
+            swap: true,
+        },
         O::VMulF16 => f16(H::Mul, 2),
         O::VMinF16 => f16(H::Min, 2),
         O::VMaxF16 => f16(H::Max, 2),
@@ -81,7 +91,12 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VFmaF16 => f16(H::Fma, 3),
         O::VMadF16 | O::VMadLegacyF16 => f16(H::Mad, 3),
         O::VDivFixupF16 | O::VDivFixupLegacyF16 => f16(H::DivFixup, 3),
-        O::VMacF16 => Shape::Half { f: LaneFn::F16(H::Mad), n: 3, mac: true, swap: false },
+        O::VMacF16 => Shape::Half {
+            f: LaneFn::F16(H::Mad),
+            n: 3,
+            mac: true,
+            swap: false,
+        },
         O::VCvtF16U16 => f16(H::FromU16, 1),
         O::VCvtF16I16 => f16(H::FromI16, 1),
         O::VCvtU16F16 => f16(H::ToU16, 1),
@@ -100,9 +115,21 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VFrexpExpI16F16 => f16(H::FrexpExp, 1),
         O::VSinF16 => f16(H::Sin, 1),
         O::VCosF16 => f16(H::Cos, 1),
-        O::VAddU16 => Shape::HalfSat { f: I::Add, sat: I::AddSatU, swap: false },
-        O::VSubU16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatU, swap: false },
-        O::VSubrevU16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatU, swap: true },
+        O::VAddU16 => Shape::HalfSat {
+            f: I::Add,
+            sat: I::AddSatU,
+            swap: false,
+        },
+        O::VSubU16 => Shape::HalfSat {
+            f: I::Sub,
+            sat: I::SubSatU,
+            swap: false,
+        },
+        O::VSubrevU16 => Shape::HalfSat {
+            f: I::Sub,
+            sat: I::SubSatU,
+            swap: true,
+        },
         O::VMulLoU16 => i16(I::MulLo),
         O::VLshlrevB16 => i16(I::Lshlrev),
         O::VLshrrevB16 => i16(I::Lshrrev),
@@ -111,13 +138,47 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VMaxI16 => i16(I::MaxI),
         O::VMinU16 => i16(I::MinU),
         O::VMinI16 => i16(I::MinI),
-        O::VMadU16 | O::VMadLegacyU16 => Shape::HalfSat { f: I::Mad, sat: I::MadSatU, swap: false },
-        O::VMin3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: false },
-        O::VMax3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: false, max: true },
-        O::VMed3U16 => Shape::Three { lo: I::MinU, hi: I::MaxU, med: true, max: false },
-        O::VMin3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: false, max: false },
-        O::VMax3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: false, max: true },
-        O::VMed3I16 => Shape::Three { lo: I::MinI, hi: I::MaxI, med: true, max: false },
+        O::VMadU16 | O::VMadLegacyU16 => Shape::HalfSat {
+            f: I::Mad,
+            sat: I::MadSatU,
+            swap: false,
+        },
+        O::VMin3U16 => Shape::Three {
+            lo: I::MinU,
+            hi: I::MaxU,
+            med: false,
+            max: false,
+        },
+        O::VMax3U16 => Shape::Three {
+            lo: I::MinU,
+            hi: I::MaxU,
+            med: false,
+            max: true,
+        },
+        O::VMed3U16 => Shape::Three {
+            lo: I::MinU,
+            hi: I::MaxU,
+            med: true,
+            max: false,
+        },
+        O::VMin3I16 => Shape::Three {
+            lo: I::MinI,
+            hi: I::MaxI,
+            med: false,
+            max: false,
+        },
+        O::VMax3I16 => Shape::Three {
+            lo: I::MinI,
+            hi: I::MaxI,
+            med: false,
+            max: true,
+        },
+        O::VMed3I16 => Shape::Three {
+            lo: I::MinI,
+            hi: I::MaxI,
+            med: true,
+            max: false,
+        },
         O::VCvtF16F32 => Shape::HalfFromF32,
         O::VCvtF32F16 => Shape::F32FromHalf,
         O::VPackB32F16 => Shape::Pack,
@@ -142,9 +203,21 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VPkMinU16 => pk(LaneFn::I16(I::MinU), 2),
         O::VPkMinI16 => pk(LaneFn::I16(I::MinI), 2),
         O::VPkMadU16 | O::VPkMadI16 => pk(LaneFn::I16(I::Mad), 3),
-        O::VAddI16 => Shape::HalfSat { f: I::Add, sat: I::AddSatI, swap: false },
-        O::VSubI16 => Shape::HalfSat { f: I::Sub, sat: I::SubSatI, swap: false },
-        O::VMadI16 | O::VMadLegacyI16 => Shape::HalfSat { f: I::Mad, sat: I::MadSatI, swap: false },
+        O::VAddI16 => Shape::HalfSat {
+            f: I::Add,
+            sat: I::AddSatI,
+            swap: false,
+        },
+        O::VSubI16 => Shape::HalfSat {
+            f: I::Sub,
+            sat: I::SubSatI,
+            swap: false,
+        },
+        O::VMadI16 | O::VMadLegacyI16 => Shape::HalfSat {
+            f: I::Mad,
+            sat: I::MadSatI,
+            swap: false,
+        },
         O::VMin3F16 => f16(H::Min3, 3),
         O::VMax3F16 => f16(H::Max3, 3),
         O::VMed3F16 => f16(H::Med3, 3),
@@ -156,10 +229,22 @@ fn shape_of(op: Opcode) -> Option<Shape> {
         O::VPkFmacF16 => Shape::PkMac,
         O::VDot2F32F16 => Shape::Dot2,
         O::VDot2cF32F16 => Shape::Dot2c,
-        O::VCvtPknormI16F32 => Shape::PkNorm { signed: true, half: false },
-        O::VCvtPknormU16F32 => Shape::PkNorm { signed: false, half: false },
-        O::VCvtPknormI16F16 => Shape::PkNorm { signed: true, half: true },
-        O::VCvtPknormU16F16 => Shape::PkNorm { signed: false, half: true },
+        O::VCvtPknormI16F32 => Shape::PkNorm {
+            signed: true,
+            half: false,
+        },
+        O::VCvtPknormU16F32 => Shape::PkNorm {
+            signed: false,
+            half: false,
+        },
+        O::VCvtPknormI16F16 => Shape::PkNorm {
+            signed: true,
+            half: true,
+        },
+        O::VCvtPknormU16F16 => Shape::PkNorm {
+            signed: false,
+            half: true,
+        },
         _ => return None,
     })
 }
@@ -175,7 +260,11 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
         Shape::Half { f, n, mac, swap } => {
             let mut args = Vec::with_capacity(3);
             for k in 0..n {
-                let v = if mac && k == 2 { b.v_get(vdst(inst)) } else { src16(b, inst, k)? };
+                let v = if mac && k == 2 {
+                    b.v_get(vdst(inst))
+                } else {
+                    src16(b, inst, k)?
+                };
                 args.push(v);
             }
             if swap {
@@ -248,7 +337,8 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
             // only where both halves are equal
             let a = match inst.field(Field::Src0) {
                 v @ 240..=248 => {
-                    let h = isa_amdgpu::constants::inline_float(v, isa_amdgpu::constants::FloatWidth::F16).unwrap_or(0) as u32;
+                    let h = isa_amdgpu::constants::inline_float(v, isa_amdgpu::constants::FloatWidth::F16).unwrap_or(0)
+                        as u32;
                     splat(b, h & 0xffff | h << 16)
                 }
                 _ => vec_src(b, inst, Field::Src0)?,
@@ -277,7 +367,11 @@ fn run<B: Backend>(b: &mut B, inst: &Inst, shape: Shape) -> Result<Flow<B::S>, E
             if inst.encoding() == isa_amdgpu::Encoding::Vop3 && inst.field(Field::OpSel) >> 3 & 1 == 1 {
                 return Err(form(inst, "op_sel on the destination of a 32-bit result"));
             }
-            let (x, y) = if half { (src16(b, inst, 0)?, src16(b, inst, 1)?) } else { (src(b, inst, 0)?, src(b, inst, 1)?) };
+            let (x, y) = if half {
+                (src16(b, inst, 0)?, src16(b, inst, 1)?)
+            } else {
+                (src(b, inst, 0)?, src(b, inst, 1)?)
+            };
             let r = b.v_lanefn(LaneFn::Valu(ValuOp::CvtPkNorm { signed, half }), &[x, y]);
             let m = b.exec();
             b.v_set(vdst(inst), r[0], m);
@@ -301,7 +395,11 @@ fn dot2<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
         for (sel, neg) in [(opsel, neg_lo), (opsel_hi, neg_hi)] {
             let v = if sel >> k & 1 == 1 { b.v_op(VOp::Lshr, s, sh) } else { s };
             let v = b.v_op(VOp::And, v, lo16);
-            e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
+            e.push(if neg >> k & 1 == 1 {
+                b.v_op(VOp::Xor, v, sign)
+            } else {
+                v
+            });
         }
         let hi = b.v_op(VOp::Shl, e[1], sh);
         packed.push(b.v_op(VOp::Or, e[0], hi));
@@ -324,7 +422,6 @@ fn dot2<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
     b.v_set(vdst(inst), r, m);
     Ok(())
 }
-
 
 /// v_fma_mix*: op_sel_hi[k] says source k is f16 (its half chosen by op_sel[k]) rather than f32; neg_lo
 /// negates and neg_hi takes the absolute value of source k. The f32 fma is rounded once to f32 or to f16.
@@ -358,14 +455,26 @@ fn fma_mix<B: Backend>(b: &mut B, inst: &Inst, out: MixOut) -> Result<(), ExecEr
     let clamp = inst.field(Field::Clamp) == 1;
     if out == MixOut::F32 {
         let r = b.v_fma_f32(args[0], args[1], args[2]);
-        let r = if clamp { clamp_unit(b, DataType::F32, &[r])[0] } else { r };
+        let r = if clamp {
+            clamp_unit(b, DataType::F32, &[r])[0]
+        } else {
+            r
+        };
         b.v_set(d, r, m);
         return Ok(());
     }
     let r = b.v_lanefn(LaneFn::FmaF32ToF16, &args)[0];
-    let r = if clamp { clamp_unit(b, DataType::F16, &[r])[0] } else { r };
+    let r = if clamp {
+        clamp_unit(b, DataType::F16, &[r])[0]
+    } else {
+        r
+    };
     let old = b.v_get(d);
-    let (keep, sh) = if out == MixOut::Lo { (0xffff_0000, 0) } else { (0xffff, 16) };
+    let (keep, sh) = if out == MixOut::Lo {
+        (0xffff_0000, 0)
+    } else {
+        (0xffff, 16)
+    };
     let keep = splat(b, keep);
     let old = b.v_op(VOp::And, old, keep);
     let sh = splat(b, sh);
@@ -374,7 +483,6 @@ fn fma_mix<B: Backend>(b: &mut B, inst: &Inst, out: MixOut) -> Result<(), ExecEr
     b.v_set(d, v, m);
     Ok(())
 }
-
 
 /// Packed 16-bit: element j (0 = low half, 1 = high half) of source k is the half op_sel[k] (j = 0) or
 /// op_sel_hi[k] (j = 1) selects; for f16, neg_lo / neg_hi negate per element (integer forms have no neg).
@@ -395,7 +503,12 @@ fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(),
         (true, _, Opcode::VPkSubI16) => LaneFn::I16(I16Op::SubSatI),
         (true, _, Opcode::VPkMadU16) => LaneFn::I16(I16Op::MadSatU),
         (true, _, Opcode::VPkMadI16) => LaneFn::I16(I16Op::MadSatI),
-        (true, ..) => return Err(form(inst, "clamp on a packed operation that neither saturates nor gives floats")),
+        (true, ..) => {
+            return Err(form(
+                inst,
+                "clamp on a packed operation that neither saturates nor gives floats",
+            ))
+        }
     };
     let mut srcs = Vec::with_capacity(3);
     for field in [Field::Src0, Field::Src1, Field::Src2].into_iter().take(n) {
@@ -407,11 +520,23 @@ fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(),
         let (sel, neg) = if j == 0 { (opsel, neg_lo) } else { (opsel_hi, neg_hi) };
         let mut e = Vec::with_capacity(3);
         for (k, s) in srcs.iter().enumerate() {
-            let v = if sel >> k & 1 == 1 { b.v_op(VOp::Lshr, *s, sh) } else { *s };
-            e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
+            let v = if sel >> k & 1 == 1 {
+                b.v_op(VOp::Lshr, *s, sh)
+            } else {
+                *s
+            };
+            e.push(if neg >> k & 1 == 1 {
+                b.v_op(VOp::Xor, v, sign)
+            } else {
+                v
+            });
         }
         let h = b.v_lanefn(f, &e)[0];
-        halves.push(if clamp && matches!(f, LaneFn::F16(_)) { clamp_unit(b, DataType::F16, &[h])[0] } else { h });
+        halves.push(if clamp && matches!(f, LaneFn::F16(_)) {
+            clamp_unit(b, DataType::F16, &[h])[0]
+        } else {
+            h
+        });
     }
     let hi = b.v_op(VOp::Shl, halves[1], sh);
     let v = b.v_op(VOp::Or, halves[0], hi);
@@ -419,7 +544,6 @@ fn packed<B: Backend>(b: &mut B, inst: &Inst, f: LaneFn, n: usize) -> Result<(),
     b.v_set(vdst(inst), v, m);
     Ok(())
 }
-
 
 /// Whether `op` is a packed 16-bit integer operation (the table names its operands b32).
 pub(super) fn packed_integer(op: Opcode) -> bool {

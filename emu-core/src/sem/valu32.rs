@@ -56,16 +56,36 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             // clamp: unsigned saturation instead of wrapping
             let a = vec_src(b, inst, Field::Src0)?;
             let c = vec_src(b, inst, Field::Src1)?;
-            let (a, c) = if inst.info.opcode == O::VSubrevU32 { (c, a) } else { (a, c) };
+            let (a, c) = if inst.info.opcode == O::VSubrevU32 {
+                (c, a)
+            } else {
+                (a, c)
+            };
             let add = inst.info.opcode == O::VAddU32;
-            let (r, out) = if add { b.v_add_carry(a, c, None) } else { b.v_sub_borrow(a, c, None) };
+            let (r, out) = if add {
+                b.v_add_carry(a, c, None)
+            } else {
+                b.v_sub_borrow(a, c, None)
+            };
             let r = saturated(b, r, out, add);
             let m = b.exec();
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
-        O::VAddU32 | O::VSubU32 | O::VMulLoU32 | O::VAndB32 | O::VOrB32 | O::VXorB32 | O::VAddF32 | O::VSubF32 | O::VMulF32
-        | O::VMinF32 | O::VMaxF32 | O::VLshlrevB32 | O::VLshrrevB32 | O::VAshrrevI32 => {
+        O::VAddU32
+        | O::VSubU32
+        | O::VMulLoU32
+        | O::VAndB32
+        | O::VOrB32
+        | O::VXorB32
+        | O::VAddF32
+        | O::VSubF32
+        | O::VMulF32
+        | O::VMinF32
+        | O::VMaxF32
+        | O::VLshlrevB32
+        | O::VLshrrevB32
+        | O::VAshrrevI32 => {
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
@@ -103,10 +123,18 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::VAddCoU32 | O::VAddcCoU32 => {
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
-            let carry_in = if inst.info.opcode == O::VAddcCoU32 { Some(carry_input(b, inst)?) } else { None };
+            let carry_in = if inst.info.opcode == O::VAddcCoU32 {
+                Some(carry_input(b, inst)?)
+            } else {
+                None
+            };
             let (r, carry) = b.v_add_carry(a, c, carry_in);
             // VOP3 clamp: unsigned saturation (the carry out is still the overflow)
-            let r = if saturates(inst) { saturated(b, r, carry, true) } else { r };
+            let r = if saturates(inst) {
+                saturated(b, r, carry, true)
+            } else {
+                r
+            };
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
             write_lane_mask(b, inst, Field::Sdst, carry);
@@ -148,7 +176,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             let k32 = b.v_splat(k32);
             let up = b.v_op(VOp::SubU32, k32, width);
             let left = b.v_op(VOp::Shl, shifted, up);
-            let field = if inst.info.opcode == O::VBfeI32 { b.v_op(VOp::Ashr, left, up) } else { b.v_op(VOp::Lshr, left, up) };
+            let field = if inst.info.opcode == O::VBfeI32 {
+                b.v_op(VOp::Ashr, left, up)
+            } else {
+                b.v_op(VOp::Lshr, left, up)
+            };
             // a zero width extracts nothing (the shifts above would be by 32 & 31 = 0)
             let zero = b.s_const(0);
             let zero = b.v_splat(zero);
@@ -200,7 +232,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
-            let sel = if inst.encoding() == Encoding::Vop3 { inst.field(Field::Src2) } else { 106 };
+            let sel = if inst.encoding() == Encoding::Vop3 {
+                inst.field(Field::Src2)
+            } else {
+                106
+            };
             if sel > 127 {
                 return Err(form(inst, "a non-SGPR lane select"));
             }
@@ -278,7 +314,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         O::VSubCoU32 | O::VSubrevCoU32 | O::VSubbCoU32 | O::VSubbrevCoU32 => {
             let a = vec_src(b, inst, Field::Src0)?;
             let c = second_src(b, inst)?;
-            let (a, c) = if matches!(inst.info.opcode, O::VSubrevCoU32 | O::VSubbrevCoU32) { (c, a) } else { (a, c) };
+            let (a, c) = if matches!(inst.info.opcode, O::VSubrevCoU32 | O::VSubbrevCoU32) {
+                (c, a)
+            } else {
+                (a, c)
+            };
             let borrow_in = if matches!(inst.info.opcode, O::VSubbCoU32 | O::VSubbrevCoU32) {
                 Some(carry_input(b, inst)?)
             } else {
@@ -286,15 +326,37 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
             };
             let (r, borrow) = b.v_sub_borrow(a, c, borrow_in);
             // VOP3 clamp: unsigned saturation at 0 (the borrow out is still written)
-            let r = if saturates(inst) { saturated(b, r, borrow, false) } else { r };
+            let r = if saturates(inst) {
+                saturated(b, r, borrow, false)
+            } else {
+                r
+            };
             let exec = b.exec();
             b.v_set(vdst(inst), r, exec);
             write_lane_mask(b, inst, Field::Sdst, borrow);
             Ok(Flow::Next)
         }
-        O::VCvtF32U32 | O::VCvtF32I32 | O::VCvtU32F32 | O::VCvtI32F32 | O::VTruncF32 | O::VFloorF32 | O::VRcpF32
-        | O::VRcpIflagF32 | O::VSqrtF32 | O::VNotB32 | O::VExpF32 | O::VLogF32 | O::VRndneF32 | O::VCeilF32
-        | O::VFractF32 | O::VRsqF32 | O::VSinF32 | O::VCosF32 | O::VFrexpMantF32 | O::VFrexpExpI32F32 | O::VFfbhU32
+        O::VCvtF32U32
+        | O::VCvtF32I32
+        | O::VCvtU32F32
+        | O::VCvtI32F32
+        | O::VTruncF32
+        | O::VFloorF32
+        | O::VRcpF32
+        | O::VRcpIflagF32
+        | O::VSqrtF32
+        | O::VNotB32
+        | O::VExpF32
+        | O::VLogF32
+        | O::VRndneF32
+        | O::VCeilF32
+        | O::VFractF32
+        | O::VRsqF32
+        | O::VSinF32
+        | O::VCosF32
+        | O::VFrexpMantF32
+        | O::VFrexpExpI32F32
+        | O::VFfbhU32
         | O::VFfblB32 => {
             no_modifiers(inst)?;
             let a = vec_src(b, inst, Field::Src0)?;
@@ -391,7 +453,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 let mut e = Vec::with_capacity(3);
                 for (k, src) in srcs.iter().enumerate() {
                     let v = if sel >> k & 1 == 1 { src.1 } else { src.0 };
-                    e.push(if neg >> k & 1 == 1 { b.v_op(VOp::Xor, v, sign) } else { v });
+                    e.push(if neg >> k & 1 == 1 {
+                        b.v_op(VOp::Xor, v, sign)
+                    } else {
+                        v
+                    });
                 }
                 let r = match inst.info.opcode {
                     O::VPkFmaF32 => b.v_fma_f32(e[0], e[1], e[2]),
@@ -399,7 +465,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     _ => b.v_op(VOp::MulF32, e[0], e[1]),
                 };
                 // clamp: each element to [0, 1]
-                out.push(if inst.field(Field::Clamp) == 1 { clamp_unit(b, DataType::F32, &[r])[0] } else { r });
+                out.push(if inst.field(Field::Clamp) == 1 {
+                    clamp_unit(b, DataType::F32, &[r])[0]
+                } else {
+                    r
+                });
             }
             let m = b.exec();
             b.v_set(vdst(inst), out[0], m);
@@ -512,7 +582,10 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         O::VQsadPkU16U8 | O::VMqsadPkU16U8 | O::VMqsadU32U8 => {
             no_modifiers(inst)?;
             let wide = inst.info.opcode == O::VMqsadU32U8;
-            let f = LaneFn::QuadSad { masked: inst.info.opcode != O::VQsadPkU16U8, wide };
+            let f = LaneFn::QuadSad {
+                masked: inst.info.opcode != O::VQsadPkU16U8,
+                wide,
+            };
             let (lo, hi) = vec_src64(b, inst, Field::Src0)?;
             let mut args = vec![lo, hi, vec_src(b, inst, Field::Src1)?];
             let c = inst.field(Field::Src2);
@@ -581,12 +654,36 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
         O::VCubetcF32 => V::Cubetc,
         O::VMulLegacyF32 => V::MulLegacyF32,
         O::VMadLegacyF32 => V::MadLegacyF32,
-        O::VDot2I32I16 | O::VDot2cI32I16 => V::Dot { bits: 16, signed: true, clamp: vop3p_clamp },
-        O::VDot2U32U16 => V::Dot { bits: 16, signed: false, clamp: vop3p_clamp },
-        O::VDot4I32I8 | O::VDot4cI32I8 => V::Dot { bits: 8, signed: true, clamp: vop3p_clamp },
-        O::VDot4U32U8 => V::Dot { bits: 8, signed: false, clamp: vop3p_clamp },
-        O::VDot8I32I4 | O::VDot8cI32I4 => V::Dot { bits: 4, signed: true, clamp: vop3p_clamp },
-        O::VDot8U32U4 => V::Dot { bits: 4, signed: false, clamp: vop3p_clamp },
+        O::VDot2I32I16 | O::VDot2cI32I16 => V::Dot {
+            bits: 16,
+            signed: true,
+            clamp: vop3p_clamp,
+        },
+        O::VDot2U32U16 => V::Dot {
+            bits: 16,
+            signed: false,
+            clamp: vop3p_clamp,
+        },
+        O::VDot4I32I8 | O::VDot4cI32I8 => V::Dot {
+            bits: 8,
+            signed: true,
+            clamp: vop3p_clamp,
+        },
+        O::VDot4U32U8 => V::Dot {
+            bits: 8,
+            signed: false,
+            clamp: vop3p_clamp,
+        },
+        O::VDot8I32I4 | O::VDot8cI32I4 => V::Dot {
+            bits: 4,
+            signed: true,
+            clamp: vop3p_clamp,
+        },
+        O::VDot8U32U4 => V::Dot {
+            bits: 4,
+            signed: false,
+            clamp: vop3p_clamp,
+        },
         O::VSatPkU8I16 => V::SatPkU8I16,
         O::VBfmB32 => V::Bfm,
         O::VAddI32 => V::AddI32,
@@ -611,12 +708,19 @@ pub(super) fn more<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, Exe
     if vop3p_clamp && !matches!(op, V::Dot { .. }) {
         return Err(form(inst, "clamp"));
     }
-    if inst.encoding() == Encoding::Vop3p && (inst.field(Field::OpSel) != 0 || inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2 != 7 || inst.field(Field::Neg) | inst.field(Field::NegHi) != 0) {
+    if inst.encoding() == Encoding::Vop3p
+        && (inst.field(Field::OpSel) != 0
+            || inst.field(Field::OpSelHi) | inst.field(Field::OpSelHi2) << 2 != 7
+            || inst.field(Field::Neg) | inst.field(Field::NegHi) != 0)
+    {
         return Err(form(inst, "op_sel, op_sel_hi or neg on a dot product"));
     }
     let f = LaneFn::Valu(op);
     // the dot products of VOP2 ("c" forms) accumulate into the destination
-    let accumulate = matches!(inst.info.opcode, O::VDot2cI32I16 | O::VDot4cI32I8 | O::VDot8cI32I4 | O::VCvtPkaccumU8F32);
+    let accumulate = matches!(
+        inst.info.opcode,
+        O::VDot2cI32I16 | O::VDot4cI32I8 | O::VDot8cI32I4 | O::VCvtPkaccumU8F32
+    );
     let mut args = Vec::with_capacity(3);
     for k in 0..f.inputs() {
         args.push(match k {
@@ -646,10 +750,18 @@ fn f8_convert<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecErro
     let bf8 = matches!(op, O::VCvtPkBf8F32 | O::VCvtSrBf8F32);
     let sr = matches!(op, O::VCvtSrFp8F32 | O::VCvtSrBf8F32);
     let (x, y) = (src(b, inst, 0)?, src(b, inst, 1)?);
-    let f = if sr { ValuOp::CvtSrF8 { bf8 } } else { ValuOp::CvtPkF8 { bf8 } };
+    let f = if sr {
+        ValuOp::CvtSrF8 { bf8 }
+    } else {
+        ValuOp::CvtPkF8 { bf8 }
+    };
     let r = b.v_lanefn(LaneFn::Valu(f), &[x, y])[0];
     let opsel = inst.field(Field::OpSel);
-    let (shift, width) = if sr { (8 * (opsel >> 2), 8) } else { (16 * (opsel >> 3), 16) };
+    let (shift, width) = if sr {
+        (8 * (opsel >> 2), 8)
+    } else {
+        (16 * (opsel >> 3), 16)
+    };
     let d = vdst(inst);
     let old = b.v_get(d);
     let keep = splat(b, !(((1u32 << width) - 1) << shift));

@@ -102,7 +102,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 O::VLshrrevB64 | O::VAshrrevI64 => {
                     let amount = vec_src(b, inst, Field::Src0)?;
                     let v = vec_src64(b, inst, Field::Src1)?;
-                    let op = if inst.info.opcode == O::VLshrrevB64 { VOp64::Lshr } else { VOp64::Ashr };
+                    let op = if inst.info.opcode == O::VLshrrevB64 {
+                        VOp64::Lshr
+                    } else {
+                        VOp64::Ashr
+                    };
                     b.v_op64(op, v, (amount, amount))
                 }
                 O::VLdexpF64 => {
@@ -111,7 +115,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     b.v_op64(VOp64::LdexpF64, v, (e, e))
                 }
                 O::VFmaF64 => {
-                    let (x, y, z) = (vec_src64(b, inst, Field::Src0)?, vec_src64(b, inst, Field::Src1)?, vec_src64(b, inst, Field::Src2)?);
+                    let (x, y, z) = (
+                        vec_src64(b, inst, Field::Src0)?,
+                        vec_src64(b, inst, Field::Src1)?,
+                        vec_src64(b, inst, Field::Src2)?,
+                    );
                     b.v_fma_f64(x, y, z)
                 }
                 O::VFmacF64 => {
@@ -128,7 +136,15 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                 _ => {
                     let x = vec_src64(b, inst, Field::Src0)?;
                     let y = vec_src64(b, inst, Field::Src1)?;
-                    b.v_op64(if inst.info.opcode == O::VAddF64 { VOp64::AddF64 } else { VOp64::MulF64 }, x, y)
+                    b.v_op64(
+                        if inst.info.opcode == O::VAddF64 {
+                            VOp64::AddF64
+                        } else {
+                            VOp64::MulF64
+                        },
+                        x,
+                        y,
+                    )
                 }
             };
             let m = b.exec();

@@ -68,7 +68,14 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         Encoding::Global => {
             let (lo, hi) = global_address(b, inst)?;
             let offset = (((inst.field(Field::Offset) << 19) as i32) >> 19) as i64;
-            Lanes { lo, hi, offset, m: exec, in_range: None, layout: Layout::Whole }
+            Lanes {
+                lo,
+                hi,
+                offset,
+                m: exec,
+                in_range: None,
+                layout: Layout::Whole,
+            }
         }
         Encoding::Scratch => {
             let p = private_offsets(b, inst)?;
@@ -85,7 +92,14 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
         _ => {
             let (lo, hi, ok) = buffer_lanes(b, inst, mem.bytes as u32)?;
             let m = b.mask_op(MaskOp::And, exec, ok);
-            Lanes { lo, hi, offset: 0, m, in_range: Some(ok), layout: Layout::Whole }
+            Lanes {
+                lo,
+                hi,
+                offset: 0,
+                m,
+                in_range: Some(ok),
+                layout: Layout::Whole,
+            }
         }
     };
     if to_lds {
@@ -193,7 +207,13 @@ fn cmpswap_data<B: Backend>(b: &mut B, acc: bool, data: u32, n: u32) -> (Vec<B::
 
 /// A vector-memory atomic at `t`'s lanes with data from register `data`: compare-and-swap (data holds the new
 /// value, then the value to compare with) or a read-modify-write of 32 or 64 bits. Returns the old values.
-fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, data: u32) -> Result<Vec<B::V>, ExecError> {
+fn global_atomic<B: Backend>(
+    b: &mut B,
+    inst: &Inst,
+    t: &Lanes<B>,
+    acc: bool,
+    data: u32,
+) -> Result<Vec<B::V>, ExecError> {
     let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
     let n = inst.info.mem.bytes as u32 / 4;
     let private;
@@ -205,7 +225,14 @@ fn global_atomic<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, acc: bool, da
                 return Err(form(inst, PRIVATE_ATOMIC));
             }
             let (lo, hi) = private_address(b, p);
-            private = Lanes { lo, hi, offset: 0, m: t.m, in_range: None, layout: Layout::Whole };
+            private = Lanes {
+                lo,
+                hi,
+                offset: 0,
+                m: t.m,
+                in_range: None,
+                layout: Layout::Whole,
+            };
             &private
         }
     };
@@ -260,7 +287,14 @@ fn flat<B: Backend>(b: &mut B, inst: &Inst, acc: bool) -> Result<(), ExecError> 
             if f.own.is_some() && any_lane(b, f.private, false) {
                 return Err(form(inst, PRIVATE_ATOMIC));
             }
-            let t = Lanes { lo: f.lo, hi: f.hi, offset: f.offset as i64, m: f.global, in_range: None, layout: Layout::Whole };
+            let t = Lanes {
+                lo: f.lo,
+                hi: f.hi,
+                offset: f.offset as i64,
+                m: f.global,
+                in_range: None,
+                layout: Layout::Whole,
+            };
             let g = global_atomic(b, inst, &t, acc, data)?;
             let l = flat_lds_atomic(b, inst, f.lo, f.offset, acc, data, f.in_lds)?;
             if inst.field(Field::Glc) == 1 {
@@ -325,22 +359,48 @@ fn flat_lanes<B: Backend>(b: &mut B, inst: &Inst, lo: B::V, hi: B::V, m: B::M) -
         global = b.mask_op(MaskOp::AndNot, global, private);
         private_only(p, private)
     });
-    Ok(FlatLanes { lo, hi, offset, in_lds, private, global, own })
+    Ok(FlatLanes {
+        lo,
+        hi,
+        offset,
+        in_lds,
+        private,
+        global,
+        own,
+    })
 }
 
 /// A FLAT load or store as the semantics define it ([`Backend::flat_access`]'s default): the lanes of `m` at
 /// addresses (lo, hi) as [`FlatLanes`] sends them, loaded (a narrow load's one value, else `bytes / 4` dwords)
 /// or, with `data`, stored.
-pub fn flat_access<B: Backend>(b: &mut B, inst: &Inst, lo: B::V, hi: B::V, data: Option<&[B::V]>, m: B::M) -> Result<Vec<B::V>, ExecError> {
+pub fn flat_access<B: Backend>(
+    b: &mut B,
+    inst: &Inst,
+    lo: B::V,
+    hi: B::V,
+    data: Option<&[B::V]>,
+    m: B::M,
+) -> Result<Vec<B::V>, ExecError> {
     let mem = inst.info.mem;
     let (bytes, signed) = (mem.bytes as u32, mem.flags.contains(MemFlags::SIGNED));
     let f = flat_lanes(b, inst, lo, hi, m)?;
     let (lo, offset, in_lds) = (f.lo, f.offset, f.in_lds);
-    let whole = Lanes { lo, hi: f.hi, offset: offset as i64, m: f.global, in_range: None, layout: Layout::Whole };
+    let whole = Lanes {
+        lo,
+        hi: f.hi,
+        offset: offset as i64,
+        m: f.global,
+        in_range: None,
+        layout: Layout::Whole,
+    };
     match data {
         None => {
             let g = load(b, inst, &whole, bytes, signed)?;
-            let l = if bytes < 4 { vec![b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?] } else { b.lds_read(lo, offset, bytes / 4, in_lds)? };
+            let l = if bytes < 4 {
+                vec![b.lds_read_narrow(lo, offset, bytes, signed, in_lds)?]
+            } else {
+                b.lds_read(lo, offset, bytes / 4, in_lds)?
+            };
             let mine = match &f.own {
                 Some(t) => Some(load(b, inst, t, bytes, signed)?),
                 None => None,
@@ -395,7 +455,9 @@ fn load<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, bytes: u32, signed: bo
 /// Stores `data` ([`store_values`]) of `bytes` at `t`'s lanes.
 fn store<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, bytes: u32, data: &[B::V]) -> Result<(), ExecError> {
     match t.layout {
-        Layout::Private(p) => b.private_access(inst.info.name, p, bytes, false, Some(data), t.m).map(|_| ()),
+        Layout::Private(p) => b
+            .private_access(inst.info.name, p, bytes, false, Some(data), t.m)
+            .map(|_| ()),
         Layout::Whole if bytes < 4 => b.v_store_narrow(t.lo, t.hi, t.offset, bytes, data[0], t.m),
         Layout::Whole => b.v_store(t.lo, t.hi, t.offset, data, t.m),
     }
@@ -405,7 +467,15 @@ fn store<B: Backend>(b: &mut B, inst: &Inst, t: &Lanes<B>, bytes: u32, data: &[B
 /// of `m`'s private offset `p`, checked inside the lane's segment (else a fault of the instruction `name`),
 /// laid out as [`private_address`] says, loaded (a narrow load's one value, else `bytes / 4` dwords) or, with
 /// `data`, stored.
-pub fn private_access<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes: u32, signed: bool, data: Option<&[B::V]>, m: B::M) -> Result<Vec<B::V>, ExecError> {
+pub fn private_access<B: Backend>(
+    b: &mut B,
+    name: &'static str,
+    p: B::V,
+    bytes: u32,
+    signed: bool,
+    data: Option<&[B::V]>,
+    m: B::M,
+) -> Result<Vec<B::V>, ExecError> {
     check_private(b, name, p, bytes, m)?;
     let dwords = bytes.div_ceil(4);
     match private_layout(b, p, bytes, m) {
@@ -416,7 +486,9 @@ pub fn private_access<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes:
                 }
                 Ok(vec![])
             }
-            None => (0..dwords).map(|j| private_bytes_load(b, p, 4 * j, bytes.min(4), signed, m)).collect(),
+            None => (0..dwords)
+                .map(|j| private_bytes_load(b, p, 4 * j, bytes.min(4), signed, m))
+                .collect(),
         },
         Swizzle::Dwords => {
             let (lo, hi) = private_address(b, p);
@@ -429,7 +501,9 @@ pub fn private_access<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes:
                     Ok(vec![])
                 }
                 None if bytes < 4 => Ok(vec![b.v_load_narrow(lo, hi, 0, bytes, signed, m)?]),
-                None => (0..dwords).map(|j| Ok(b.v_load(lo, hi, SWIZZLE_ROW * j as i64, 1, m)?.remove(0))).collect(),
+                None => (0..dwords)
+                    .map(|j| Ok(b.v_load(lo, hi, SWIZZLE_ROW * j as i64, 1, m)?.remove(0)))
+                    .collect(),
             }
         }
     }
@@ -437,7 +511,15 @@ pub fn private_access<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes:
 
 /// The LDS lanes of a FLAT atomic (data as a global atomic's: for compare-and-swap the new value, then the
 /// value compared with).
-fn flat_lds_atomic<B: Backend>(b: &mut B, inst: &Inst, addr: B::V, offset: u32, acc: bool, data: u32, m: B::M) -> Result<Vec<B::V>, ExecError> {
+fn flat_lds_atomic<B: Backend>(
+    b: &mut B,
+    inst: &Inst,
+    addr: B::V,
+    offset: u32,
+    acc: bool,
+    data: u32,
+    m: B::M,
+) -> Result<Vec<B::V>, ExecError> {
     let op = inst.info.atomic.ok_or_else(|| unsupported(inst))?;
     let n = inst.info.mem.bytes as u32 / 4;
     Ok(match op {
@@ -500,7 +582,9 @@ fn buffer_format<B: Backend>(b: &mut B, inst: &Inst) -> Result<(), ExecError> {
             }
         }
     } else {
-        let data: Vec<B::V> = (0..op.data_regs() as u32).map(|i| store_data(b, acc, d + i, high)).collect();
+        let data: Vec<B::V> = (0..op.data_regs() as u32)
+            .map(|i| store_data(b, acc, d + i, high))
+            .collect();
         b.v_buffer_format(&op, word3, lo, hi, &data, m)?;
     }
     Ok(())
@@ -528,12 +612,22 @@ pub(super) fn buffer_resource<B: Backend>(b: &mut B, first: u32) -> BufferResour
         let s = b.s_op(SOp::Lshr, d1, sh);
         b.s_op(SOp::And, s, m)
     };
-    BufferResource { base_lo: d0, base_hi, stride, num_records: d2 }
+    BufferResource {
+        base_lo: d0,
+        base_hi,
+        stride,
+        num_records: d2,
+    }
 }
 
 /// Per-lane addresses of a buffer access of `bytes` and the mask of lanes in range.
 fn buffer_lanes<B: Backend>(b: &mut B, inst: &Inst, bytes: u32) -> Result<BufferLanes<B>, ExecError> {
-    let BufferResource { base_lo: d0, base_hi, stride, num_records: d2 } = buffer_resource(b, inst.field(Field::Srsrc) * 4);
+    let BufferResource {
+        base_lo: d0,
+        base_hi,
+        stride,
+        num_records: d2,
+    } = buffer_resource(b, inst.field(Field::Srsrc) * 4);
     let so = inst.field(Field::Soffset);
     let soffset = match so {
         0..=127 => b.s_get(so),
@@ -589,7 +683,11 @@ fn private_offsets<B: Backend>(b: &mut B, inst: &Inst) -> Result<B::V, ExecError
             let so = splat(b, so);
             p = b.v_op(VOp::AddU32, p, so);
         }
-        let vaddr_used = if inst.target.is_gfx940() { inst.field(Field::Lds) == 1 } else { saddr == 0x7f };
+        let vaddr_used = if inst.target.is_gfx940() {
+            inst.field(Field::Lds) == 1
+        } else {
+            saddr == 0x7f
+        };
         if vaddr_used {
             let va = b.v_get(inst.field(Field::Addr));
             p = b.v_op(VOp::AddU32, p, va);
@@ -634,7 +732,14 @@ pub const SWIZZLE_ROW: i64 = 4 * crate::wave::LANES as i64;
 /// The lanes `m` of a private access at private offsets `p` (checked by the access).
 fn private_only<B: Backend>(p: B::V, m: B::M) -> Lanes<B> {
     // addresses are worked out by the access (Backend::private_access); these are never read
-    Lanes { lo: p, hi: p, offset: 0, m, in_range: None, layout: Layout::Private(p) }
+    Lanes {
+        lo: p,
+        hi: p,
+        offset: 0,
+        m,
+        in_range: None,
+        layout: Layout::Private(p),
+    }
 }
 
 /// Faults when a lane of `m` would access past the end of its private segment with `bytes` at offset `p`
@@ -648,7 +753,13 @@ fn check_private<B: Backend>(b: &mut B, name: &'static str, p: B::V, bytes: u32,
     let wrapped = b.v_cmp(cmp::LT_U32, last, p);
     let bad = b.mask_op(MaskOp::Or, too_far, wrapped);
     let bad = b.mask_op(MaskOp::And, bad, m);
-    b.fail_if_any(bad, ExecError::Private { mnemonic: name, lane_bytes: 0 })
+    b.fail_if_any(
+        bad,
+        ExecError::Private {
+            mnemonic: name,
+            lane_bytes: 0,
+        },
+    )
 }
 
 /// How a private access of `bytes` at offsets `p` lies: by dwords when every lane of `m` accesses inside one
@@ -701,7 +812,14 @@ fn private_address<B: Backend>(b: &mut B, p: B::V) -> (B::V, B::V) {
 
 /// `n` (at most 4) bytes of each lane's private memory from offset `p` + `from`, loaded byte by byte into one
 /// value, zero- or sign-extended.
-fn private_bytes_load<B: Backend>(b: &mut B, p: B::V, from: u32, n: u32, signed: bool, m: B::M) -> Result<B::V, ExecError> {
+fn private_bytes_load<B: Backend>(
+    b: &mut B,
+    p: B::V,
+    from: u32,
+    n: u32,
+    signed: bool,
+    m: B::M,
+) -> Result<B::V, ExecError> {
     let mut v = b_zero(b);
     for k in 0..n {
         let at = splat(b, from + k);

@@ -15,7 +15,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
     match inst.info.opcode {
         O::VReadfirstlaneB32 => {
             let src = inst.field(Field::Src0);
-            let v = if src >= 256 { b.v_get(src - 256) } else { vec_src(b, inst, Field::Src0)? };
+            let v = if src >= 256 {
+                b.v_get(src - 256)
+            } else {
+                vec_src(b, inst, Field::Src0)?
+            };
             let exec = b.exec();
             let r = b.v_first_lane(v, exec);
             b.s_set(inst.field(Field::Vdst), r);
@@ -68,7 +72,11 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, 
                     (b.v_get(inst.field(Field::Data0)), b.v_op(VOp::Lshr, byte, two))
                 }
             };
-            let r = if inst.info.opcode == O::DsPermuteB32 { b.v_permute_forward(data, index, m) } else { b.v_permute(data, index, m) };
+            let r = if inst.info.opcode == O::DsPermuteB32 {
+                b.v_permute_forward(data, index, m)
+            } else {
+                b.v_permute(data, index, m)
+            };
             b.v_set(vdst(inst), r, m);
             Ok(Flow::Next)
         }
@@ -87,7 +95,11 @@ fn swizzle_source(pattern: u32, i: u32) -> u32 {
         ((i & 0x1f).reverse_bits() >> 27 >> mask.count_ones()) | (i & mask)
     } else if pattern >= 0xc000 {
         let rotate = (pattern >> 5) & 0x1f;
-        let rotated = if pattern >> 10 & 1 == 1 { i.wrapping_sub(rotate) } else { i.wrapping_add(rotate) };
+        let rotated = if pattern >> 10 & 1 == 1 {
+            i.wrapping_sub(rotate)
+        } else {
+            i.wrapping_add(rotate)
+        };
         (i & mask) | (rotated & !mask)
     } else if pattern & 0x8000 != 0 {
         (i & !3) | (pattern >> (2 * (i & 3))) & 3
@@ -110,9 +122,15 @@ mod tests {
     #[test]
     fn swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
         // DS_SWIZZLE_B32's examples, input {1, 2, ... 0x20}
-        let fft0 = [1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16, 0xe, 0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20];
+        let fft0 = [
+            1, 0x11, 9, 0x19, 5, 0x15, 0xd, 0x1d, 3, 0x13, 0xb, 0x1b, 7, 0x17, 0xf, 0x1f, 2, 0x12, 0xa, 0x1a, 6, 0x16,
+            0xe, 0x1e, 4, 0x14, 0xc, 0x1c, 8, 0x18, 0x10, 0x20,
+        ];
         assert_eq!(read(0xe000), fft0);
-        let fft10 = [1, 9, 5, 0xd, 3, 0xb, 7, 0xf, 2, 0xa, 6, 0xe, 4, 0xc, 8, 0x10, 0x11, 0x19, 0x15, 0x1d, 0x13, 0x1b, 0x17, 0x1f, 0x12, 0x1a, 0x16, 0x1e, 0x14, 0x1c, 0x18, 0x20];
+        let fft10 = [
+            1, 9, 5, 0xd, 3, 0xb, 7, 0xf, 2, 0xa, 6, 0xe, 4, 0xc, 8, 0x10, 0x11, 0x19, 0x15, 0x1d, 0x13, 0x1b, 0x17,
+            0x1f, 0x12, 0x1a, 0x16, 0x1e, 0x14, 0x1c, 0x18, 0x20,
+        ];
         assert_eq!(read(0xe010), fft10);
         assert_eq!(read(0xe01f), (1..=32).collect::<Vec<u32>>());
         // rotate by 1 (offset[9:5] = 1), left and right (offset[10]), with mask 0 and 1
@@ -120,9 +138,15 @@ mod tests {
         assert_eq!(read(0xc000 | 1 << 5), left);
         let right: Vec<u32> = [32].into_iter().chain(1..=31).collect();
         assert_eq!(read(0xc000 | 1 << 10 | 1 << 5), right);
-        let left1 = [1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20, 0x1f, 2];
+        let left1 = [
+            1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17,
+            0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20, 0x1f, 2,
+        ];
         assert_eq!(read(0xc000 | 1 << 5 | 1), left1);
-        let right1 = [0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20];
+        let right1 = [
+            0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15,
+            0x18, 0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20,
+        ];
         assert_eq!(read(0xc000 | 1 << 10 | 1 << 5 | 1), right1);
         // the second group of 32 lanes does the same among itself
         assert_eq!(swizzle_source(0xc000 | 1 << 5, 63), 32);

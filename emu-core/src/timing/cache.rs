@@ -97,10 +97,16 @@ impl Cache {
     /// An empty cache. `bytes / line_bytes / ways` must be a power of two, `line_bytes` too, and there are at
     /// most 16 ways.
     pub fn new(cfg: CacheConfig) -> Cache {
-        assert!(cfg.line_bytes.is_power_of_two() && cfg.ways > 0 && cfg.ways <= 16, "bad cache geometry {cfg:?}");
+        assert!(
+            cfg.line_bytes.is_power_of_two() && cfg.ways > 0 && cfg.ways <= 16,
+            "bad cache geometry {cfg:?}"
+        );
         let lines = cfg.bytes / cfg.line_bytes as u64;
         let sets = lines / cfg.ways as u64;
-        assert!(sets.is_power_of_two() && sets * cfg.ways as u64 == lines, "bad cache geometry {cfg:?}");
+        assert!(
+            sets.is_power_of_two() && sets * cfg.ways as u64 == lines,
+            "bad cache geometry {cfg:?}"
+        );
         let ways = cfg.ways as usize;
         let fp_words = ways.div_ceil(8);
         Cache {
@@ -141,7 +147,10 @@ impl Cache {
         } else {
             line
         };
-        Spot { line, set: (index & (self.sets - 1)) as usize }
+        Spot {
+            line,
+            set: (index & (self.sets - 1)) as usize,
+        }
     }
 
     /// Asks the host to bring the head of the set of `addr` into its caches ahead of an access, and that set's
@@ -151,7 +160,11 @@ impl Cache {
     pub fn prefetch(&self, addr: u64) -> Spot {
         let spot = self.spot(addr);
         prefetch(&self.heads[spot.set]);
-        prefetch(self.lines.as_ptr().wrapping_add(self.recent * self.sets as usize + spot.set));
+        prefetch(
+            self.lines
+                .as_ptr()
+                .wrapping_add(self.recent * self.sets as usize + spot.set),
+        );
         spot
     }
 
@@ -195,7 +208,13 @@ impl Cache {
                     }
                     head[ORDER] = to_front(head[ORDER], w as u64);
                     self.recent = w;
-                    return Outcome { hit: true, allocated: true, slot: at as u32, ready_at: way[READY], writeback: None };
+                    return Outcome {
+                        hit: true,
+                        allocated: true,
+                        slot: at as u32,
+                        ready_at: way[READY],
+                        writeback: None,
+                    };
                 }
             }
             let empty = zero_bytes(word);
@@ -205,10 +224,20 @@ impl Cache {
             }
         }
         if write && self.cfg.alloc == AllocPolicy::NoWriteAllocate {
-            return Outcome { hit: false, allocated: false, slot: u32::MAX, ready_at: 0, writeback: None };
+            return Outcome {
+                hit: false,
+                allocated: false,
+                slot: u32::MAX,
+                ready_at: 0,
+                writeback: None,
+            };
         }
         // the first empty way, else the least recently used (the last of the order)
-        let victim = if filled < ways { filled } else { (head[ORDER] >> (4 * (ways - 1)) & 15) as usize };
+        let victim = if filled < ways {
+            filled
+        } else {
+            (head[ORDER] >> (4 * (ways - 1)) & 15) as usize
+        };
         let at = victim * stride + set;
         let shift = 8 * (victim % 8);
         let word = &mut head[1 + victim / 8];
@@ -222,13 +251,22 @@ impl Cache {
                 writeback = Some((self.lines[at][TAG] >> 1) << self.line_shift);
             }
         }
-        debug_assert!(filled == ways || self.lines[at][TAG] == 0, "the ways before the first empty one are the valid ones");
+        debug_assert!(
+            filled == ways || self.lines[at][TAG] == 0,
+            "the ways before the first empty one are the valid ones"
+        );
         self.lines[at] = [want, 0];
         *word = *word & !(0xff << shift) | (fp | if dirty_on_write { DIRTY } else { 0 }) << shift;
         // the victim (last of a full order, or a way not in it yet) becomes the most recent
         head[ORDER] = (head[ORDER] << 4 | victim as u64) & self.order_mask;
         self.recent = victim;
-        Outcome { hit: false, allocated: true, slot: at as u32, ready_at: 0, writeback }
+        Outcome {
+            hit: false,
+            allocated: true,
+            slot: at as u32,
+            ready_at: 0,
+            writeback,
+        }
     }
 
     /// Records when the data of the line in `slot` (from an allocating [`Outcome`]) arrives.
@@ -280,7 +318,11 @@ fn to_front(order: u64, w: u64) -> u64 {
     let zero = x.wrapping_sub(0x1111_1111_1111_1111) & !x & 0x8888_8888_8888_8888;
     let p = zero.trailing_zeros() / 4;
     let below = order & ((1u64 << (4 * p)) - 1);
-    let above = if p >= 15 { 0 } else { order & !((1u64 << (4 * (p + 1))) - 1) };
+    let above = if p >= 15 {
+        0
+    } else {
+        order & !((1u64 << (4 * (p + 1))) - 1)
+    };
     above | below << 4 | w
 }
 
@@ -314,7 +356,10 @@ pub fn coalesce(addrs: &[u64], exec: u64, bytes_per_lane: u32, line_bytes: u32, 
                 return i;
             }
             if out.len() < 16 {
-                out.push(LineUse { line, bytes: bytes.min(line_bytes) });
+                out.push(LineUse {
+                    line,
+                    bytes: bytes.min(line_bytes),
+                });
                 return out.len() - 1;
             }
             let mut t = ([0u64; 256], [0u8; 256]);
@@ -341,7 +386,10 @@ pub fn coalesce(addrs: &[u64], exec: u64, bytes_per_lane: u32, line_bytes: u32, 
             if keys[h] == 0 {
                 keys[h] = key;
                 slot_of[h] = out.len() as u8;
-                out.push(LineUse { line, bytes: bytes.min(line_bytes) });
+                out.push(LineUse {
+                    line,
+                    bytes: bytes.min(line_bytes),
+                });
                 return out.len() - 1;
             }
             h = (h + 1) & 255;
@@ -350,7 +398,11 @@ pub fn coalesce(addrs: &[u64], exec: u64, bytes_per_lane: u32, line_bytes: u32, 
     // Consecutive lanes mostly share a line: bytes of the current line accumulate here and are added to its
     // entry when the line changes.
     let (mut cur_line, mut cur_idx, mut cur_bytes) = (u64::MAX, 0usize, 0u32);
-    let mut active = if addrs.len() >= 64 { exec } else { exec & ((1u64 << addrs.len()) - 1) };
+    let mut active = if addrs.len() >= 64 {
+        exec
+    } else {
+        exec & ((1u64 << addrs.len()) - 1)
+    };
     while active != 0 {
         let lane = active.trailing_zeros() as usize;
         active &= active - 1;
@@ -382,7 +434,14 @@ mod tests {
     use super::*;
 
     fn cache(bytes: u64, line: u32, ways: u32, write: WritePolicy, alloc: AllocPolicy) -> Cache {
-        Cache::new(CacheConfig { bytes, line_bytes: line, ways, write, alloc, hash_sets: false })
+        Cache::new(CacheConfig {
+            bytes,
+            line_bytes: line,
+            ways,
+            write,
+            alloc,
+            hash_sets: false,
+        })
     }
 
     #[test]
@@ -528,7 +587,11 @@ mod tests {
                 let is_write = (x >> 20).is_multiple_of(4);
                 let o = c.access(addr, is_write);
                 let (hit, writeback) = r.access(addr, is_write);
-                assert_eq!((o.hit, o.writeback), (hit, writeback), "{ways} ways, access {i} at {addr:#x}");
+                assert_eq!(
+                    (o.hit, o.writeback),
+                    (hit, writeback),
+                    "{ways} ways, access {i} at {addr:#x}"
+                );
             }
         }
     }
@@ -542,9 +605,24 @@ mod tests {
         let a = lanes(|i| 0x1000 + 4 * i);
         let mut out = Vec::with_capacity(128);
         coalesce(&a, u64::MAX, 4, 128, &mut out);
-        assert_eq!(out, vec![LineUse { line: 0x1000, bytes: 128 }, LineUse { line: 0x1080, bytes: 128 }]);
+        assert_eq!(
+            out,
+            vec![
+                LineUse {
+                    line: 0x1000,
+                    bytes: 128
+                },
+                LineUse {
+                    line: 0x1080,
+                    bytes: 128
+                }
+            ]
+        );
         coalesce(&a, u64::MAX, 4, 64, &mut out);
-        assert_eq!(out.iter().map(|u| u.line).collect::<Vec<_>>(), vec![0x1000, 0x1040, 0x1080, 0x10c0]);
+        assert_eq!(
+            out.iter().map(|u| u.line).collect::<Vec<_>>(),
+            vec![0x1000, 0x1040, 0x1080, 0x10c0]
+        );
         assert!(out.iter().all(|u| u.bytes == 64));
     }
 
@@ -559,7 +637,10 @@ mod tests {
         let mut a = lanes(|_| 0);
         a[5] = 0x103c;
         coalesce(&a, 1 << 5, 8, 64, &mut out);
-        assert_eq!(out, vec![LineUse { line: 0x1000, bytes: 4 }, LineUse { line: 0x1040, bytes: 4 }]);
+        assert_eq!(
+            out,
+            vec![LineUse { line: 0x1000, bytes: 4 }, LineUse { line: 0x1040, bytes: 4 }]
+        );
         coalesce(&a, 0, 8, 64, &mut out);
         assert!(out.is_empty());
         // A gather over 64 distinct lines keeps them all, in lane order.
@@ -572,6 +653,15 @@ mod tests {
         let mut a = lanes(|_| 0x2000);
         a[1] = 0x3000;
         coalesce(&a, 0b1111, 4, 64, &mut out);
-        assert_eq!(out, vec![LineUse { line: 0x2000, bytes: 12 }, LineUse { line: 0x3000, bytes: 4 }]);
+        assert_eq!(
+            out,
+            vec![
+                LineUse {
+                    line: 0x2000,
+                    bytes: 12
+                },
+                LineUse { line: 0x3000, bytes: 4 }
+            ]
+        );
     }
 }

@@ -102,8 +102,11 @@ fn parse(target: Target) -> TimingTable {
         Target::Gfx90a => 1,
         Target::Gfx942 => 4,
     };
-    let index: std::collections::BTreeMap<&str, usize> =
-        Opcode::ALL.iter().enumerate().map(|(i, op)| (op.mnemonic(), i)).collect();
+    let index: std::collections::BTreeMap<&str, usize> = Opcode::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, op)| (op.mnemonic(), i))
+        .collect();
     let mut by_opcode = vec![None; Opcode::ALL.len()];
     for (n, line) in TSV.lines().enumerate() {
         if line.starts_with('#') || line.is_empty() {
@@ -125,7 +128,12 @@ fn parse(target: Target) -> TimingTable {
         };
         let pipe = Pipe::parse(c[col + 2]).unwrap_or_else(|| bad("pipe"));
         let imm_cycles = c[7].parse().unwrap_or_else(|_| bad("imm_cycles"));
-        by_opcode[i] = Some(InstTiming { issue, latency, pipe, imm_cycles });
+        by_opcode[i] = Some(InstTiming {
+            issue,
+            latency,
+            pipe,
+            imm_cycles,
+        });
     }
     TimingTable { by_opcode }
 }
@@ -149,16 +157,23 @@ mod tests {
             let mut checked = 0;
             for &op in Opcode::ALL {
                 let Some(row) = rows_of(op, target).next() else {
-                    assert!(table.get(op).is_none(), "{op:?} has timing on {target:?} but no encoding");
+                    assert!(
+                        table.get(op).is_none(),
+                        "{op:?} has timing on {target:?} but no encoding"
+                    );
                     continue;
                 };
-                let t = table.get(op).unwrap_or_else(|| panic!("{} on {}: no timing row", op.mnemonic(), target.name()));
+                let t = table
+                    .get(op)
+                    .unwrap_or_else(|| panic!("{} on {}: no timing row", op.mnemonic(), target.name()));
                 checked += 1;
                 match row.unit {
                     Unit::Valu | Unit::Trans | Unit::F64 => assert_eq!(t.pipe, Pipe::Valu, "{op:?}"),
                     Unit::Mfma => assert!(matches!(t.pipe, Pipe::Mfma | Pipe::MfmaExclusive), "{op:?}"),
                     Unit::Salu => assert!(matches!(t.pipe, Pipe::Salu | Pipe::Internal), "{op:?}"),
-                    Unit::Lds | Unit::Vmem | Unit::Flat | Unit::Smem => assert_eq!(t.latency, Latency::Memory, "{op:?}"),
+                    Unit::Lds | Unit::Vmem | Unit::Flat | Unit::Smem => {
+                        assert_eq!(t.latency, Latency::Memory, "{op:?}")
+                    }
                     _ => {}
                 }
             }

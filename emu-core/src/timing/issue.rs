@@ -126,8 +126,15 @@ impl Regs {
 pub fn known_registers(inst: &Inst) -> Option<(Regs, Regs)> {
     use isa_amdgpu::Opcode as O;
     let (reads, writes) = registers(inst);
-    let flags = inst.info.operands.iter().any(|o| matches!(o.kind, OperandKind::Src { .. }) && matches!(inst.field(o.field), 251 | 252));
-    let relative = matches!(inst.info.opcode, O::SMovrelsB32 | O::SMovrelsB64 | O::SMovreldB32 | O::SMovreldB64);
+    let flags = inst
+        .info
+        .operands
+        .iter()
+        .any(|o| matches!(o.kind, OperandKind::Src { .. }) && matches!(inst.field(o.field), 251 | 252));
+    let relative = matches!(
+        inst.info.opcode,
+        O::SMovrelsB32 | O::SMovrelsB64 | O::SMovreldB32 | O::SMovreldB64
+    );
     (!flags && !relative && !reads.full() && !writes.full()).then_some((reads, writes))
 }
 
@@ -165,7 +172,12 @@ impl InstInfo {
             Opcode::SBarrier => Sequencer::Barrier,
             Opcode::SEndpgm => Sequencer::End,
             Opcode::SNop | Opcode::SSleep => Sequencer::Hold(timing.issue_with_count(inst.field(Field::Simm16) & 0x7f)),
-            Opcode::DsGwsBarrier | Opcode::DsGwsInit | Opcode::DsGwsSemaBr | Opcode::DsGwsSemaP | Opcode::DsGwsSemaReleaseAll | Opcode::DsGwsSemaV => Sequencer::GridSync,
+            Opcode::DsGwsBarrier
+            | Opcode::DsGwsInit
+            | Opcode::DsGwsSemaBr
+            | Opcode::DsGwsSemaP
+            | Opcode::DsGwsSemaReleaseAll
+            | Opcode::DsGwsSemaV => Sequencer::GridSync,
             _ => Sequencer::Plain,
         };
         let latency = match timing.latency {
@@ -196,7 +208,17 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
     let (mut reads, mut writes) = (Regs::default(), Regs::default());
     let info = inst.info;
     let enc = info.encoding;
-    let acc = inst.field(Field::Acc) == 1 && matches!(enc, Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg);
+    let acc = inst.field(Field::Acc) == 1
+        && matches!(
+            enc,
+            Encoding::Ds
+                | Encoding::Flat
+                | Encoding::Global
+                | Encoding::Scratch
+                | Encoding::Mubuf
+                | Encoding::Mtbuf
+                | Encoding::Mimg
+        );
     let mfma = info.mfma.is_some();
     let (acc_a, acc_b, acc_cd) = if mfma {
         let ab = inst.field(Field::OpSelHi);
@@ -205,9 +227,11 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
         (false, false, false)
     };
     let loads = matches!(info.mem.dir, MemDir::Load);
-    let returns = info.mem.flags.contains(isa_amdgpu::table::MemFlags::RETURNS) || (info.mem.dir == MemDir::Atomic && inst.field(Field::Glc) == 1);
+    let returns = info.mem.flags.contains(isa_amdgpu::table::MemFlags::RETURNS)
+        || (info.mem.dir == MemDir::Atomic && inst.field(Field::Glc) == 1);
     // SOPK forms whose SDST field is a source: the compares, s_setreg, s_cbranch_i_fork
-    let sdst_read = enc == Encoding::Sopk && (info.name.starts_with("s_cmpk_") || matches!(info.name, "s_setreg_b32" | "s_cbranch_i_fork"));
+    let sdst_read = enc == Encoding::Sopk
+        && (info.name.starts_with("s_cmpk_") || matches!(info.name, "s_setreg_b32" | "s_cbranch_i_fork"));
     for o in info.operands {
         let v = inst.field(o.field);
         // destination fields; VDATA is a destination of loads and of atomics that return
@@ -219,22 +243,34 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
             _ => false,
         };
         let agpr = match o.field {
-            Field::Vdst | Field::Vdata | Field::Data | Field::Data0 | Field::Data1 => acc || (mfma && acc_cd && o.field == Field::Vdst),
+            Field::Vdst | Field::Vdata | Field::Data | Field::Data0 | Field::Data1 => {
+                acc || (mfma && acc_cd && o.field == Field::Vdst)
+            }
             Field::Src0 => acc_a || info.opcode == Opcode::VAccvgprReadB32 || info.opcode == Opcode::VAccvgprMovB32,
             Field::Src1 => acc_b,
             Field::Src2 => acc_cd,
             _ => false,
-        } || (o.field == Field::Vdst && matches!(info.opcode, Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32));
+        } || (o.field == Field::Vdst
+            && matches!(info.opcode, Opcode::VAccvgprWriteB32 | Opcode::VAccvgprMovB32));
         // an SDWA source may be scalar (an SGPR or constant), which src0's operand kind cannot say
         let sdwa = inst.sdwa_source(o.field);
         let kind = match (sdwa, o.kind) {
-            (Some((_, true)), OperandKind::Reg { count, .. } | OperandKind::Src { count, .. }) => OperandKind::Reg { file: RegFile::S, count },
-            (Some((_, false)), OperandKind::Src { count, .. }) => OperandKind::Reg { file: RegFile::V, count },
+            (Some((_, true)), OperandKind::Reg { count, .. } | OperandKind::Src { count, .. }) => OperandKind::Reg {
+                file: RegFile::S,
+                count,
+            },
+            (Some((_, false)), OperandKind::Src { count, .. }) => OperandKind::Reg {
+                file: RegFile::V,
+                count,
+            },
             (_, kind) => kind,
         };
         let v = sdwa.map_or(v, |(r, _)| r);
         let (start, count) = match kind {
-            OperandKind::Reg { file: RegFile::S, count } if sdwa.is_some() => match v {
+            OperandKind::Reg {
+                file: RegFile::S,
+                count,
+            } if sdwa.is_some() => match v {
                 0..=127 => match crate::wave::sgpr_slot(v) {
                     Some(s) => (s as u16, count as u16),
                     None => continue,
@@ -242,7 +278,10 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
                 // inline constants, literals, execz/vccz
                 _ => continue,
             },
-            OperandKind::Reg { file: RegFile::S, count } => {
+            OperandKind::Reg {
+                file: RegFile::S,
+                count,
+            } => {
                 let base = match (enc, o.field) {
                     (Encoding::Smem, Field::Sbase) => v * 2,
                     (_, Field::Srsrc | Field::Ssamp) => v * 4,
@@ -260,7 +299,11 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
             }
             OperandKind::Src { count, .. } => {
                 // DPP keeps src0's register in its extra dword
-                let v = if o.field == Field::Src0 && inst.form == Form::Dpp { 256 + (inst.ext().unwrap_or(0) & 0xff) } else { v };
+                let v = if o.field == Field::Src0 && inst.form == Form::Dpp {
+                    256 + (inst.ext().unwrap_or(0) & 0xff)
+                } else {
+                    v
+                };
                 match v {
                     0..=127 => match crate::wave::sgpr_slot(v) {
                         Some(s) => (s as u16, count as u16),
@@ -284,11 +327,23 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
     // s_bitset, and SDWA's UNUSED_PRESERVE, which keeps the other bits), and s_cmov/s_cmovk's, which may be
     // left as they were (a conditional write, so read: nothing may take it as written over). Lanes a write
     // leaves (EXEC, DPP's masks, v_writelane's other lanes) are not reads.
-    let keeps_old = matches!(info.opcode, Opcode::SCmovB32 | Opcode::SCmovB64 | Opcode::SCmovkI32 | Opcode::SBitset0B32 | Opcode::SBitset0B64 | Opcode::SBitset1B32 | Opcode::SBitset1B64 | Opcode::SAddkI32 | Opcode::SMulkI32)
-        || info.name.starts_with("v_mac_")
+    let keeps_old = matches!(
+        info.opcode,
+        Opcode::SCmovB32
+            | Opcode::SCmovB64
+            | Opcode::SCmovkI32
+            | Opcode::SBitset0B32
+            | Opcode::SBitset0B64
+            | Opcode::SBitset1B32
+            | Opcode::SBitset1B64
+            | Opcode::SAddkI32
+            | Opcode::SMulkI32
+    ) || info.name.starts_with("v_mac_")
         || info.name.starts_with("v_fmac_")
         || info.name.starts_with("v_pk_fmac_")
-        || ["v_dot2c_", "v_dot4c_", "v_dot8c_"].iter().any(|p| info.name.starts_with(p))
+        || ["v_dot2c_", "v_dot4c_", "v_dot8c_"]
+            .iter()
+            .any(|p| info.name.starts_with(p))
         || (inst.form == Form::Sdwa && enc != Encoding::Vopc && inst.ext().is_some_and(|e| e >> 11 & 3 == 2));
     if keeps_old {
         let dsts = writes;
@@ -320,7 +375,11 @@ fn registers(inst: &Inst) -> (Regs, Regs) {
         }
     }
     // vector instructions read EXEC
-    if !matches!(enc, Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk | Encoding::Sopp | Encoding::Smem) && !info.reads.contains(Implicit::EXEC) {
+    if !matches!(
+        enc,
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk | Encoding::Sopp | Encoding::Smem
+    ) && !info.reads.contains(Implicit::EXEC)
+    {
         reads.add(126, 2);
     }
     (reads, writes)
@@ -359,7 +418,18 @@ pub struct WaveWaits {
 
 impl Default for WaveWaits {
     fn default() -> WaveWaits {
-        WaveWaits { vm_first: u64::MAX, lgkm_first: u64::MAX, vm_last: 0, lgkm_last: 0, pending_len: 0, pending_until: 0, vm_len: 0, vm: Default::default(), lgkm: Vec::new(), pending: [(0, 0, 0); 8] }
+        WaveWaits {
+            vm_first: u64::MAX,
+            lgkm_first: u64::MAX,
+            vm_last: 0,
+            lgkm_last: 0,
+            pending_len: 0,
+            pending_until: 0,
+            vm_len: 0,
+            vm: Default::default(),
+            lgkm: Vec::new(),
+            pending: [(0, 0, 0); 8],
+        }
     }
 }
 
@@ -426,7 +496,11 @@ impl WaveWaits {
     pub fn push_lgkm(&mut self, done: u64) {
         let at = self.lgkm.partition_point(|&x| x <= done);
         self.lgkm.insert(at, done);
-        self.lgkm_last = if self.lgkm.len() == 1 { done } else { self.lgkm_last.max(done) };
+        self.lgkm_last = if self.lgkm.len() == 1 {
+            done
+        } else {
+            self.lgkm_last.max(done)
+        };
         self.lgkm_first = self.lgkm_first.min(done);
     }
 
@@ -439,7 +513,11 @@ impl WaveWaits {
         }
         while self.vm_first <= now {
             self.vm_len -= 1;
-            self.vm_first = if self.vm_len == 0 { u64::MAX } else { self.vm.pop_front().expect("the operations after the oldest") };
+            self.vm_first = if self.vm_len == 0 {
+                u64::MAX
+            } else {
+                self.vm.pop_front().expect("the operations after the oldest")
+            };
         }
         if self.lgkm_first <= now {
             let done = self.lgkm.partition_point(|&x| x <= now);
@@ -519,16 +597,33 @@ mod tests {
         assert_eq!(add.inst.info.name, "v_add_f32_e32");
         assert_eq!(add.writes.iter().collect::<Vec<_>>(), vec![(VGPR + 2, VGPR + 3)]);
         let r: Vec<_> = add.reads.iter().collect();
-        assert!(r.contains(&(VGPR, VGPR + 1)) && r.contains(&(VGPR + 1, VGPR + 2)) && r.contains(&(126, 128)), "{r:?}");
+        assert!(
+            r.contains(&(VGPR, VGPR + 1)) && r.contains(&(VGPR + 1, VGPR + 2)) && r.contains(&(126, 128)),
+            "{r:?}"
+        );
         assert_eq!((add.category, add.latency), (Category::Valu, Some(4)));
         let load = InstInfo::new(&asm("global_load", Target::Gfx90a), t, 7).unwrap();
         assert_eq!(load.writes.iter().collect::<Vec<_>>(), vec![(VGPR + 1, VGPR + 2)]);
         assert!(load.reads.iter().any(|x| x == (VGPR + 2, VGPR + 4)), "{:?}", load.reads);
-        assert_eq!((load.category, load.latency, load.wait), (Category::Vmem, None, WaitClass::Vm));
+        assert_eq!(
+            (load.category, load.latency, load.wait),
+            (Category::Vmem, None, WaitClass::Vm)
+        );
         let cmp = InstInfo::new(&asm("v_cmp", Target::Gfx90a), t, 7).unwrap();
-        assert!(cmp.writes.iter().any(|x| x == (106, 108)), "VOPC writes VCC: {:?}", cmp.writes);
+        assert!(
+            cmp.writes.iter().any(|x| x == (106, 108)),
+            "VOPC writes VCC: {:?}",
+            cmp.writes
+        );
         let w = InstInfo::new(&asm("s_waitcnt", Target::Gfx90a), t, 7).unwrap();
-        assert_eq!(w.sequencer, Sequencer::Waitcnt(WaitCounts { vmcnt: 0, expcnt: 7, lgkmcnt: 0 }));
+        assert_eq!(
+            w.sequencer,
+            Sequencer::Waitcnt(WaitCounts {
+                vmcnt: 0,
+                expcnt: 7,
+                lgkmcnt: 0
+            })
+        );
         assert_eq!(w.category, Category::Internal);
     }
 
@@ -537,20 +632,59 @@ mod tests {
         // (llvm-mc-19 -mcpu=gfx90a -show-encoding; scoreboard numbers: SGPRs as themselves, VGPRs from 256)
         type Ranges = &'static [(u16, u16)];
         let cases: &[(&str, [u8; 8], Ranges, Ranges)] = &[
-            ("v_cmp_eq_u32_sdwa s[6:7], v0, v1", [0xf9, 0x02, 0x94, 0x7d, 0x00, 0x86, 0x06, 0x06], &[(256, 257), (257, 258)], &[(6, 8)]),
-            ("v_cmp_eq_u32_sdwa vcc, v0, v1", [0xf9, 0x02, 0x94, 0x7d, 0x00, 0x00, 0x06, 0x06], &[(256, 257), (257, 258)], &[(106, 108)]),
-            ("v_add_f32_sdwa v2, s4, v1", [0xf9, 0x02, 0x04, 0x02, 0x04, 0x06, 0x86, 0x06], &[(4, 5), (257, 258)], &[(258, 259)]),
-            ("v_add_f32_sdwa v2, v0, s5", [0xf9, 0x0a, 0x04, 0x02, 0x00, 0x06, 0x06, 0x86], &[(256, 257), (5, 6)], &[(258, 259)]),
-            ("v_add_f32_sdwa v2, 1.0, v1", [0xf9, 0x02, 0x04, 0x02, 0xf2, 0x06, 0x86, 0x06], &[(257, 258)], &[(258, 259)]),
-            ("v_cmp_lt_f16_sdwa s[8:9], s4, v3", [0xf9, 0x06, 0x42, 0x7c, 0x04, 0x88, 0x85, 0x06], &[(4, 5), (259, 260)], &[(8, 10)]),
-            ("v_add_f32_dpp v2, v4, v1", [0xfa, 0x02, 0x04, 0x02, 0x04, 0xb1, 0x00, 0xff], &[(260, 261), (257, 258)], &[(258, 259)]),
+            (
+                "v_cmp_eq_u32_sdwa s[6:7], v0, v1",
+                [0xf9, 0x02, 0x94, 0x7d, 0x00, 0x86, 0x06, 0x06],
+                &[(256, 257), (257, 258)],
+                &[(6, 8)],
+            ),
+            (
+                "v_cmp_eq_u32_sdwa vcc, v0, v1",
+                [0xf9, 0x02, 0x94, 0x7d, 0x00, 0x00, 0x06, 0x06],
+                &[(256, 257), (257, 258)],
+                &[(106, 108)],
+            ),
+            (
+                "v_add_f32_sdwa v2, s4, v1",
+                [0xf9, 0x02, 0x04, 0x02, 0x04, 0x06, 0x86, 0x06],
+                &[(4, 5), (257, 258)],
+                &[(258, 259)],
+            ),
+            (
+                "v_add_f32_sdwa v2, v0, s5",
+                [0xf9, 0x0a, 0x04, 0x02, 0x00, 0x06, 0x06, 0x86],
+                &[(256, 257), (5, 6)],
+                &[(258, 259)],
+            ),
+            (
+                "v_add_f32_sdwa v2, 1.0, v1",
+                [0xf9, 0x02, 0x04, 0x02, 0xf2, 0x06, 0x86, 0x06],
+                &[(257, 258)],
+                &[(258, 259)],
+            ),
+            (
+                "v_cmp_lt_f16_sdwa s[8:9], s4, v3",
+                [0xf9, 0x06, 0x42, 0x7c, 0x04, 0x88, 0x85, 0x06],
+                &[(4, 5), (259, 260)],
+                &[(8, 10)],
+            ),
+            (
+                "v_add_f32_dpp v2, v4, v1",
+                [0xfa, 0x02, 0x04, 0x02, 0x04, 0xb1, 0x00, 0xff],
+                &[(260, 261), (257, 258)],
+                &[(258, 259)],
+            ),
         ];
         for (text, bytes, reads, writes) in cases {
             let inst = isa_amdgpu::decode(bytes, 0, Target::Gfx90a).unwrap();
             let (r, w) = known_registers(&inst).unwrap();
             let (r, w): (Vec<_>, Vec<_>) = (r.iter().collect(), w.iter().collect());
             // and EXEC, which every vector instruction reads
-            assert_eq!(r.iter().filter(|&&x| x != (126, 128)).copied().collect::<Vec<_>>(), *reads, "{text}: reads");
+            assert_eq!(
+                r.iter().filter(|&&x| x != (126, 128)).copied().collect::<Vec<_>>(),
+                *reads,
+                "{text}: reads"
+            );
             assert!(r.contains(&(126, 128)), "{text}: reads EXEC");
             assert_eq!(w, *writes, "{text}: writes");
         }
@@ -559,11 +693,22 @@ mod tests {
     #[test]
     fn moves_relative_to_m0_have_no_known_registers() {
         // s_movreld_b64 vcc, s[10:11]; s_movrels_b64 s[20:21], s[0:1]; s_mov_b64 vcc, s[10:11] (llvm-mc-19)
-        let [reld, rels, mov] = [[0x0a, 0x2d, 0xea, 0xbe], [0x00, 0x2b, 0x94, 0xbe], [0x0a, 0x01, 0xea, 0xbe]].map(|b: [u8; 4]| isa_amdgpu::decode(&b, 0, Target::Gfx90a).unwrap());
-        assert_eq!((reld.info.name, rels.info.name, mov.info.name), ("s_movreld_b64", "s_movrels_b64", "s_mov_b64"));
+        let [reld, rels, mov] = [
+            [0x0a, 0x2d, 0xea, 0xbe],
+            [0x00, 0x2b, 0x94, 0xbe],
+            [0x0a, 0x01, 0xea, 0xbe],
+        ]
+        .map(|b: [u8; 4]| isa_amdgpu::decode(&b, 0, Target::Gfx90a).unwrap());
+        assert_eq!(
+            (reld.info.name, rels.info.name, mov.info.name),
+            ("s_movreld_b64", "s_movrels_b64", "s_mov_b64")
+        );
         assert!(known_registers(&reld).is_none() && known_registers(&rels).is_none());
         let (r, w) = known_registers(&mov).unwrap();
-        assert_eq!((r.iter().collect::<Vec<_>>(), w.iter().collect::<Vec<_>>()), (vec![(10, 12)], vec![(106, 108)]));
+        assert_eq!(
+            (r.iter().collect::<Vec<_>>(), w.iter().collect::<Vec<_>>()),
+            (vec![(10, 12)], vec![(106, 108)])
+        );
     }
 
     #[test]
@@ -571,14 +716,54 @@ mod tests {
         // (llvm-mc-19 -mcpu=gfx90a -show-encoding; SCC 128, VCC 106-107, EXEC 126-127, VGPRs from 256)
         type Ranges = &'static [(u16, u16)];
         let cases: &[(&str, &[u8], Ranges, Ranges)] = &[
-            ("s_cmov_b64 vcc, s[10:11]", &[0x0a, 0x03, 0xea, 0xbe], &[(10, 12), (106, 108), (128, 129)], &[(106, 108)]),
-            ("s_cmpk_eq_u32 s5, 0x10", &[0x10, 0x00, 0x05, 0xb4], &[(5, 6)], &[(128, 129)]),
-            ("s_andn2_wrexec_b64 s[2:3], s[4:5]", &[0x04, 0x36, 0x82, 0xbe], &[(4, 6), (126, 128)], &[(2, 4), (126, 128), (128, 129)]),
-            ("v_div_fmas_f32 v0, v1, v2, v3", &[0x00, 0x00, 0xe2, 0xd1, 0x01, 0x05, 0x0e, 0x04], &[(106, 108), (126, 128), (257, 258), (258, 259), (259, 260)], &[(256, 257)]),
-            ("v_fmac_f32_e32 v2, v0, v1", &[0x00, 0x03, 0x04, 0x76], &[(126, 128), (256, 257), (257, 258), (258, 259)], &[(258, 259)]),
-            ("s_setreg_b32 hwreg(HW_REG_MODE), s4", &[0x01, 0xf8, 0x04, 0xb9], &[(4, 5)], &[]),
-            ("s_bitset1_b32 vcc_lo, 3", &[0x83, 0x1a, 0xea, 0xbe], &[(106, 107)], &[(106, 107)]),
-            ("v_mov_b32_sdwa v1, v0 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE", &[0xf9, 0x02, 0x02, 0x7e, 0x00, 0x15, 0x06, 0x00], &[(126, 128), (256, 257), (257, 258)], &[(257, 258)]),
+            (
+                "s_cmov_b64 vcc, s[10:11]",
+                &[0x0a, 0x03, 0xea, 0xbe],
+                &[(10, 12), (106, 108), (128, 129)],
+                &[(106, 108)],
+            ),
+            (
+                "s_cmpk_eq_u32 s5, 0x10",
+                &[0x10, 0x00, 0x05, 0xb4],
+                &[(5, 6)],
+                &[(128, 129)],
+            ),
+            (
+                "s_andn2_wrexec_b64 s[2:3], s[4:5]",
+                &[0x04, 0x36, 0x82, 0xbe],
+                &[(4, 6), (126, 128)],
+                &[(2, 4), (126, 128), (128, 129)],
+            ),
+            (
+                "v_div_fmas_f32 v0, v1, v2, v3",
+                &[0x00, 0x00, 0xe2, 0xd1, 0x01, 0x05, 0x0e, 0x04],
+                &[(106, 108), (126, 128), (257, 258), (258, 259), (259, 260)],
+                &[(256, 257)],
+            ),
+            (
+                "v_fmac_f32_e32 v2, v0, v1",
+                &[0x00, 0x03, 0x04, 0x76],
+                &[(126, 128), (256, 257), (257, 258), (258, 259)],
+                &[(258, 259)],
+            ),
+            (
+                "s_setreg_b32 hwreg(HW_REG_MODE), s4",
+                &[0x01, 0xf8, 0x04, 0xb9],
+                &[(4, 5)],
+                &[],
+            ),
+            (
+                "s_bitset1_b32 vcc_lo, 3",
+                &[0x83, 0x1a, 0xea, 0xbe],
+                &[(106, 107)],
+                &[(106, 107)],
+            ),
+            (
+                "v_mov_b32_sdwa v1, v0 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE",
+                &[0xf9, 0x02, 0x02, 0x7e, 0x00, 0x15, 0x06, 0x00],
+                &[(126, 128), (256, 257), (257, 258)],
+                &[(257, 258)],
+            ),
         ];
         let sorted = |r: Regs| {
             let mut v: Vec<_> = r.iter().collect();
@@ -589,7 +774,11 @@ mod tests {
         for (text, bytes, reads, writes) in cases {
             let inst = isa_amdgpu::decode(bytes, 0, Target::Gfx90a).unwrap();
             let (r, w) = registers(&inst);
-            assert_eq!((sorted(r), sorted(w)), (reads.to_vec(), writes.to_vec()), "{text}: reads, writes");
+            assert_eq!(
+                (sorted(r), sorted(w)),
+                (reads.to_vec(), writes.to_vec()),
+                "{text}: reads, writes"
+            );
         }
     }
 
@@ -599,12 +788,18 @@ mod tests {
         w.push_vm(100);
         w.push_vm(90); // returns in order: not before the first
         w.push_vm(300);
-        assert_eq!((w.vm_ready(0), w.vm_ready(1), w.vm_ready(2), w.vm_ready(3)), (300, 100, 100, 0));
+        assert_eq!(
+            (w.vm_ready(0), w.vm_ready(1), w.vm_ready(2), w.vm_ready(3)),
+            (300, 100, 100, 0)
+        );
         w.push_lgkm(50);
         w.push_lgkm(20);
         assert_eq!((w.lgkm_ready(0), w.lgkm_ready(1)), (50, 20));
         w.retire(100);
-        assert_eq!((w.vm_ready(0), w.vm_ready(1), w.lgkm_ready(0), w.all_done()), (300, 0, 0, 300));
+        assert_eq!(
+            (w.vm_ready(0), w.vm_ready(1), w.lgkm_ready(0), w.all_done()),
+            (300, 0, 0, 300)
+        );
         // one outstanding again, then more behind it, retired one at a time
         w.push_vm(320);
         assert_eq!((w.vm_ready(0), w.vm_ready(1), w.vm_ready(2)), (320, 300, 0));

@@ -46,7 +46,11 @@ pub fn bank_cycles(addrs: &[u32], exec: u64, bytes: u32, read: bool) -> LdsCycle
         _ => (8, 8),
     };
     let mut out = LdsCycles::default();
-    let exec = if addrs.len() >= 64 { exec } else { exec & ((1u64 << addrs.len()) - 1) };
+    let exec = if addrs.len() >= 64 {
+        exec
+    } else {
+        exec & ((1u64 << addrs.len()) - 1)
+    };
     let group_mask = (1u64 << lanes_per_phase) - 1;
     // Dword addresses of one phase: at most 8 lanes x 4 dwords, 16 x 2 or 32 x 1 = 32.
     let mut dw = [0u32; 32];
@@ -66,7 +70,11 @@ pub fn bank_cycles(addrs: &[u32], exec: u64, bytes: u32, read: bool) -> LdsCycle
             let l = lanes.trailing_zeros();
             lanes &= lanes - 1;
             let lane = if lanes_per_phase == 8 && read {
-                if l < 4 { 4 * p + l } else { READ_B128_PARTNER[p as usize] + l - 4 }
+                if l < 4 {
+                    4 * p + l
+                } else {
+                    READ_B128_PARTNER[p as usize] + l - 4
+                }
             } else {
                 p * lanes_per_phase + l
             };
@@ -128,33 +136,75 @@ mod tests {
     #[test]
     fn stride_one_dwords_are_conflict_free_in_two_cycles() {
         let c = bank_cycles(&lanes(|i| 4 * i), u64::MAX, 4, true);
-        assert_eq!(c, LdsCycles { cycles: 2, conflict_cycles: 0 });
+        assert_eq!(
+            c,
+            LdsCycles {
+                cycles: 2,
+                conflict_cycles: 0
+            }
+        );
     }
 
     #[test]
     fn stride_32_dwords_put_every_lane_of_a_half_in_one_bank() {
         // 32-way conflict in each half: 32 cycles per half.
         let c = bank_cycles(&lanes(|i| 128 * i), u64::MAX, 4, true);
-        assert_eq!(c, LdsCycles { cycles: 64, conflict_cycles: 62 });
+        assert_eq!(
+            c,
+            LdsCycles {
+                cycles: 64,
+                conflict_cycles: 62
+            }
+        );
         // Stride 2 dwords: two lanes per bank in each half.
         let c = bank_cycles(&lanes(|i| 8 * i), u64::MAX, 4, false);
-        assert_eq!(c, LdsCycles { cycles: 4, conflict_cycles: 2 });
+        assert_eq!(
+            c,
+            LdsCycles {
+                cycles: 4,
+                conflict_cycles: 2
+            }
+        );
     }
 
     #[test]
     fn all_lanes_reading_one_address_broadcast_for_free() {
         let c = bank_cycles(&lanes(|_| 256), u64::MAX, 4, true);
-        assert_eq!(c, LdsCycles { cycles: 2, conflict_cycles: 0 });
+        assert_eq!(
+            c,
+            LdsCycles {
+                cycles: 2,
+                conflict_cycles: 0
+            }
+        );
     }
 
     #[test]
     fn wider_accesses_take_more_phases() {
         // ds_read_b64 at consecutive addresses: 4 phases of 16 lanes x 2 dwords = 32 banks each.
-        assert_eq!(bank_cycles(&lanes(|i| 8 * i), u64::MAX, 8, true), LdsCycles { cycles: 4, conflict_cycles: 0 });
+        assert_eq!(
+            bank_cycles(&lanes(|i| 8 * i), u64::MAX, 8, true),
+            LdsCycles {
+                cycles: 4,
+                conflict_cycles: 0
+            }
+        );
         // ds_write_b128 at consecutive addresses: 8 phases of 8 lanes x 4 dwords.
-        assert_eq!(bank_cycles(&lanes(|i| 16 * i), u64::MAX, 16, false), LdsCycles { cycles: 8, conflict_cycles: 0 });
+        assert_eq!(
+            bank_cycles(&lanes(|i| 16 * i), u64::MAX, 16, false),
+            LdsCycles {
+                cycles: 8,
+                conflict_cycles: 0
+            }
+        );
         // ds_read_b128 at consecutive addresses is conflict-free in its lane groups too.
-        assert_eq!(bank_cycles(&lanes(|i| 16 * i), u64::MAX, 16, true), LdsCycles { cycles: 8, conflict_cycles: 0 });
+        assert_eq!(
+            bank_cycles(&lanes(|i| 16 * i), u64::MAX, 16, true),
+            LdsCycles {
+                cycles: 8,
+                conflict_cycles: 0
+            }
+        );
         // A column read (stride 64 bytes): in a read group, lanes 0-3 hit banks 0-3,16-19,0-3,16-19 -> 2-way.
         let c = bank_cycles(&lanes(|i| 64 * i), u64::MAX, 16, true);
         assert!(c.conflict_cycles > 0, "{c:?}");
@@ -164,6 +214,12 @@ mod tests {
     fn inactive_lanes_and_empty_phases_cost_nothing() {
         assert_eq!(bank_cycles(&lanes(|i| 128 * i), 0, 4, true), LdsCycles::default());
         // Only lanes 0 and 1 active, both in bank 0: 2 cycles, one of them a conflict.
-        assert_eq!(bank_cycles(&lanes(|i| 128 * i), 0b11, 4, true), LdsCycles { cycles: 2, conflict_cycles: 1 });
+        assert_eq!(
+            bank_cycles(&lanes(|i| 128 * i), 0b11, 4, true),
+            LdsCycles {
+                cycles: 2,
+                conflict_cycles: 1
+            }
+        );
     }
 }

@@ -357,7 +357,14 @@ const fn cdna2_core() -> Core {
 }
 
 const fn lds() -> Lds {
-    Lds { bytes: 64 * KIB, banks: 32, bank_bytes: 4, latency: 33, bytes_per_clock: 128, source: SRC_LDS }
+    Lds {
+        bytes: 64 * KIB,
+        banks: 32,
+        bank_bytes: 4,
+        latency: 33,
+        bytes_per_clock: 128,
+        source: SRC_LDS,
+    }
 }
 
 const fn overheads() -> Overheads {
@@ -623,9 +630,17 @@ mod tests {
             assert_eq!(m.lds.bytes, p.lds_bytes, "{}", p.id);
             assert_eq!(m.core.vgprs_per_lane, p.vgprs_per_lane, "{}", p.id);
             assert_eq!(m.core.waves_per_simd, p.max_waves_per_simd, "{}", p.id);
-            assert!(m.core.waves_per_simd as usize <= crate::timing::sched::MAX_WAVES, "{}: more wave slots than the scheduler holds", p.id);
+            assert!(
+                m.core.waves_per_simd as usize <= crate::timing::sched::MAX_WAVES,
+                "{}: more wave slots than the scheduler holds",
+                p.id
+            );
             let peak_gbs = m.hbm.peak_bytes_per_second(&m.clocks) / 1e9;
-            assert!((peak_gbs - p.memory_bandwidth_gbs as f64).abs() / (p.memory_bandwidth_gbs as f64) < 0.01, "{}: {peak_gbs}", p.id);
+            assert!(
+                (peak_gbs - p.memory_bandwidth_gbs as f64).abs() / (p.memory_bandwidth_gbs as f64) < 0.01,
+                "{}: {peak_gbs}",
+                p.id
+            );
         }
     }
 

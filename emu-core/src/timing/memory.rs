@@ -135,7 +135,9 @@ struct Rate {
 impl Rate {
     fn new(bytes_per_clock: f64) -> Rate {
         assert!(bytes_per_clock > 0.0);
-        Rate { per_byte_q16: (256.0 * 65536.0 / bytes_per_clock).round() as u64 }
+        Rate {
+            per_byte_q16: (256.0 * 65536.0 / bytes_per_clock).round() as u64,
+        }
     }
     #[inline]
     fn cost(self, bytes: u32) -> u64 {
@@ -172,7 +174,11 @@ struct InFlight {
 impl InFlight {
     fn new(limit: u32) -> InFlight {
         let limit = limit.max(1) as usize;
-        InFlight { limit, start: 0, done: Vec::with_capacity(2 * limit + 1) }
+        InFlight {
+            limit,
+            start: 0,
+            done: Vec::with_capacity(2 * limit + 1),
+        }
     }
     /// The completion cycles of the requests in flight, earliest first.
     #[inline]
@@ -207,7 +213,11 @@ impl InFlight {
     #[inline(always)]
     fn room_at(&self, t: u64, n: usize) -> u64 {
         let live = self.live();
-        let done = if live.first().is_some_and(|&d| d <= t) { live.partition_point(|&d| d <= t) } else { 0 };
+        let done = if live.first().is_some_and(|&d| d <= t) {
+            live.partition_point(|&d| d <= t)
+        } else {
+            0
+        };
         let busy = live.len() - done;
         let excess = (busy + n.min(self.limit)).saturating_sub(self.limit);
         if excess == 0 {
@@ -268,12 +278,26 @@ pub struct MemorySystem {
 
 fn cache_of(l: &CacheLevel) -> Cache {
     let (bytes, line_bytes, ways, write, alloc) = (l.bytes, l.line_bytes, l.ways, l.write, l.alloc);
-    Cache::new(CacheConfig { bytes, line_bytes, ways, write, alloc, hash_sets: false })
+    Cache::new(CacheConfig {
+        bytes,
+        line_bytes,
+        ways,
+        write,
+        alloc,
+        hash_sets: false,
+    })
 }
 
 fn shared_of(l: &SharedLevel) -> Cache {
     let (bytes, line_bytes, ways, write, alloc) = (l.bytes, l.line_bytes, l.ways, l.write, l.alloc);
-    Cache::new(CacheConfig { bytes, line_bytes, ways, write, alloc, hash_sets: true })
+    Cache::new(CacheConfig {
+        bytes,
+        line_bytes,
+        ways,
+        write,
+        alloc,
+        hash_sets: true,
+    })
 }
 
 impl MemorySystem {
@@ -292,7 +316,9 @@ impl MemorySystem {
             l1_inflight: (0..cus).map(|_| InFlight::new(m.limits.l1_misses_per_cu)).collect(),
             scalar: (0..groups(&m.scalar)).map(|_| cache_of(&m.scalar)).collect(),
             scalar_port: vec![0; groups(&m.scalar)],
-            scalar_inflight: (0..groups(&m.scalar)).map(|_| InFlight::new(m.limits.scalar_misses)).collect(),
+            scalar_inflight: (0..groups(&m.scalar))
+                .map(|_| InFlight::new(m.limits.scalar_misses))
+                .collect(),
             icache: (0..groups(&m.icache)).map(|_| cache_of(&m.icache)).collect(),
             icache_port: vec![0; groups(&m.icache)],
             l2: (0..xcds).map(|_| shared_of(&m.l2)).collect(),
@@ -328,7 +354,11 @@ impl MemorySystem {
 
     /// Vector memory requests of one wave instruction of compute unit `cu`, leaving the CU at cycle `now`.
     pub fn access(&mut self, now: u64, cu: u32, lines: &[LineRequest]) -> AccessResult {
-        let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
+        let mut r = AccessResult {
+            accepted_at: now,
+            complete_at: now,
+            ..AccessResult::default()
+        };
         let cu = cu as usize;
         let xcd = self.m.topology.xcd_of(cu as u32) as usize;
         for batch in lines.chunks(SPOT_BATCH) {
@@ -336,7 +366,11 @@ impl MemorySystem {
             let mut spots = [Spots::default(); SPOT_BATCH];
             for (sp, l) in spots.iter_mut().zip(batch) {
                 let mall = self.mall.as_ref().map_or(Spot::default(), |mall| mall.prefetch(l.addr));
-                *sp = Spots { l1: self.l1[cu].prefetch(l.addr), l2: self.l2[xcd].prefetch(l.addr), mall };
+                *sp = Spots {
+                    l1: self.l1[cu].prefetch(l.addr),
+                    l2: self.l2[xcd].prefetch(l.addr),
+                    mall,
+                };
             }
             for (sp, l) in spots.iter().zip(batch) {
                 let (accepted, done) = match l.kind {
@@ -353,7 +387,11 @@ impl MemorySystem {
 
     /// Scalar memory requests (`s_load`, `s_buffer_load`, `s_store`) of compute unit `cu` at cycle `now`.
     pub fn access_scalar(&mut self, now: u64, cu: u32, lines: &[LineRequest]) -> AccessResult {
-        let mut r = AccessResult { accepted_at: now, complete_at: now, ..AccessResult::default() };
+        let mut r = AccessResult {
+            accepted_at: now,
+            complete_at: now,
+            ..AccessResult::default()
+        };
         let g = (cu / self.m.scalar.cus_per_instance) as usize;
         let xcd = self.m.topology.xcd_of(cu) as usize;
         let hit_latency = self.m.scalar.hit_latency;
@@ -387,7 +425,16 @@ impl MemorySystem {
                     self.l2_write(slot, xcd, l.addr, l.bytes, hit_latency, &sp)
                 } else {
                     self.stats[SCALAR].fill_bytes += self.m.scalar.line_bytes as u64;
-                    self.l2_read(slot, xcd, l.addr, self.m.scalar.line_bytes, hit_latency, false, &sp, &mut r)
+                    self.l2_read(
+                        slot,
+                        xcd,
+                        l.addr,
+                        self.m.scalar.line_bytes,
+                        hit_latency,
+                        false,
+                        &sp,
+                        &mut r,
+                    )
                 };
                 if o.allocated && !o.hit {
                     self.scalar[g].set_ready(o.slot, done);
@@ -410,7 +457,12 @@ impl MemorySystem {
         st.requests += 1;
         st.reads += 1;
         st.bytes_read += line as u64;
-        let s = occupy(&mut self.icache_port[g], now, self.icache_rate.cost(line), &mut self.busy_fp[ICACHE]);
+        let s = occupy(
+            &mut self.icache_port[g],
+            now,
+            self.icache_rate.cost(line),
+            &mut self.busy_fp[ICACHE],
+        );
         let o = self.icache[g].access(pc, false);
         if o.hit {
             self.stats[ICACHE].hits += 1;
@@ -446,22 +498,46 @@ impl MemorySystem {
         if let Some(c) = &self.mall {
             s[MALL].absorb(c.stats());
         }
-        MemoryStats { l1: s[L1], scalar: s[SCALAR], icache: s[ICACHE], l2: s[L2], mall: s[MALL], hbm: s[HBM] }
+        MemoryStats {
+            l1: s[L1],
+            scalar: s[SCALAR],
+            icache: s[ICACHE],
+            l2: s[L2],
+            mall: s[MALL],
+            hbm: s[HBM],
+        }
     }
 
     /// Where `addr` is looked up below the L1s of XCD `xcd`.
     fn spots_below_l1(&self, xcd: usize, addr: u64) -> Spots {
-        Spots { l1: Spot::default(), l2: self.l2[xcd].spot(addr), mall: self.mall.as_ref().map_or(Spot::default(), |mall| mall.spot(addr)) }
+        Spots {
+            l1: Spot::default(),
+            l2: self.l2[xcd].spot(addr),
+            mall: self.mall.as_ref().map_or(Spot::default(), |mall| mall.spot(addr)),
+        }
     }
 
-    fn l1_read(&mut self, now: u64, cu: usize, xcd: usize, l: &LineRequest, sp: &Spots, r: &mut AccessResult) -> (u64, u64) {
+    fn l1_read(
+        &mut self,
+        now: u64,
+        cu: usize,
+        xcd: usize,
+        l: &LineRequest,
+        sp: &Spots,
+        r: &mut AccessResult,
+    ) -> (u64, u64) {
         let (addr, bytes) = (l.addr, l.bytes);
         let st = &mut self.stats[L1];
         st.requests += 1;
         st.reads += 1;
         st.bytes_read += bytes as u64;
         let line = self.m.l1.line_bytes;
-        let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(line), &mut self.busy_fp[L1]);
+        let s = occupy(
+            &mut self.l1_port[cu],
+            now,
+            self.l1_rate.cost(line),
+            &mut self.busy_fp[L1],
+        );
         let o = self.l1[cu].access_at(sp.l1, false);
         if o.hit {
             self.stats[L1].hits += 1;
@@ -478,14 +554,27 @@ impl MemorySystem {
         (slot, done)
     }
 
-    fn l1_write(&mut self, now: u64, cu: usize, xcd: usize, l: &LineRequest, sp: &Spots, r: &mut AccessResult) -> (u64, u64) {
+    fn l1_write(
+        &mut self,
+        now: u64,
+        cu: usize,
+        xcd: usize,
+        l: &LineRequest,
+        sp: &Spots,
+        r: &mut AccessResult,
+    ) -> (u64, u64) {
         let (addr, bytes) = (l.addr, l.bytes);
         let st = &mut self.stats[L1];
         st.requests += 1;
         st.writes += 1;
         st.bytes_written += bytes as u64;
         st.writeback_bytes += bytes as u64;
-        let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(bytes), &mut self.busy_fp[L1]);
+        let s = occupy(
+            &mut self.l1_port[cu],
+            now,
+            self.l1_rate.cost(bytes),
+            &mut self.busy_fp[L1],
+        );
         // Write-through: a present line is updated, a missing one is not allocated; the write goes on to L2.
         if self.l1[cu].access_at(sp.l1, true).hit {
             self.stats[L1].hits += 1;
@@ -500,7 +589,15 @@ impl MemorySystem {
         (slot, done)
     }
 
-    fn l1_atomic(&mut self, now: u64, cu: usize, xcd: usize, l: &LineRequest, sp: &Spots, r: &mut AccessResult) -> (u64, u64) {
+    fn l1_atomic(
+        &mut self,
+        now: u64,
+        cu: usize,
+        xcd: usize,
+        l: &LineRequest,
+        sp: &Spots,
+        r: &mut AccessResult,
+    ) -> (u64, u64) {
         let (addr, bytes) = (l.addr, l.bytes);
         let st = &mut self.stats[L1];
         st.requests += 1;
@@ -509,7 +606,12 @@ impl MemorySystem {
         st.bytes_read += bytes as u64;
         st.bytes_written += bytes as u64;
         r.l1_misses += 1;
-        let s = occupy(&mut self.l1_port[cu], now, self.l1_rate.cost(bytes), &mut self.busy_fp[L1]);
+        let s = occupy(
+            &mut self.l1_port[cu],
+            now,
+            self.l1_rate.cost(bytes),
+            &mut self.busy_fp[L1],
+        );
         let slot = self.l1_inflight[cu].acquire(s);
         let done = self.l2_read(slot, xcd, addr, bytes, self.m.l1.hit_latency, true, sp, r);
         self.l1_inflight[cu].release_at(done);
@@ -520,7 +622,17 @@ impl MemorySystem {
     /// of the level that sent it. Returns the cycle the data is back at the requester.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn l2_read(&mut self, t: u64, xcd: usize, addr: u64, bytes: u32, above: u64, atomic: bool, sp: &Spots, r: &mut AccessResult) -> u64 {
+    fn l2_read(
+        &mut self,
+        t: u64,
+        xcd: usize,
+        addr: u64,
+        bytes: u32,
+        above: u64,
+        atomic: bool,
+        sp: &Spots,
+        r: &mut AccessResult,
+    ) -> u64 {
         let l2 = &self.m.l2;
         let ch = xcd * l2.channels as usize + channel(addr, l2.interleave_bits, l2.channels);
         let latency = above + l2.extra_latency;
@@ -534,7 +646,12 @@ impl MemorySystem {
         } else {
             st.reads += 1;
         }
-        let s = occupy(&mut self.l2_chan[ch], t, self.l2_rate.cost(bytes), &mut self.busy_fp[L2]);
+        let s = occupy(
+            &mut self.l2_chan[ch],
+            t,
+            self.l2_rate.cost(bytes),
+            &mut self.busy_fp[L2],
+        );
         let o = self.l2[xcd].access_at(sp.l2, atomic);
         if let Some(wb) = o.writeback {
             self.write_below_l2(s, wb, line);
@@ -563,7 +680,12 @@ impl MemorySystem {
         st.requests += 1;
         st.writes += 1;
         st.bytes_written += bytes as u64;
-        let s = occupy(&mut self.l2_chan[ch], t, self.l2_rate.cost(bytes), &mut self.busy_fp[L2]);
+        let s = occupy(
+            &mut self.l2_chan[ch],
+            t,
+            self.l2_rate.cost(bytes),
+            &mut self.busy_fp[L2],
+        );
         let o = self.l2[xcd].access_at(sp.l2, true);
         let mut ack = s + latency;
         if o.hit {
@@ -584,7 +706,15 @@ impl MemorySystem {
     /// Fills `bytes` (an L2 line) at `addr` (looked up at `mall` in the MALL) from the MALL or HBM, the request
     /// leaving L2 at `t` with `latency` accumulated so far; returns when the data is back at the original
     /// requester.
-    fn read_below_l2(&mut self, t: u64, addr: u64, bytes: u32, latency: u64, mall_spot: Spot, r: &mut AccessResult) -> u64 {
+    fn read_below_l2(
+        &mut self,
+        t: u64,
+        addr: u64,
+        bytes: u32,
+        latency: u64,
+        mall_spot: Spot,
+        r: &mut AccessResult,
+    ) -> u64 {
         let mut latency = latency;
         if let (Some(mall), Some(level)) = (self.mall.as_mut(), self.m.mall.as_ref()) {
             let ch = channel(addr, level.interleave_bits, level.channels);
@@ -593,7 +723,12 @@ impl MemorySystem {
             st.requests += 1;
             st.reads += 1;
             st.bytes_read += bytes as u64;
-            let s = occupy(&mut self.mall_chan[ch], t, self.mall_rate.cost(bytes), &mut self.busy_fp[MALL]);
+            let s = occupy(
+                &mut self.mall_chan[ch],
+                t,
+                self.mall_rate.cost(bytes),
+                &mut self.busy_fp[MALL],
+            );
             let o = mall.access_at(mall_spot, false);
             let wb = o.writeback;
             if o.hit {
@@ -640,7 +775,12 @@ impl MemorySystem {
             st.requests += 1;
             st.writes += 1;
             st.bytes_written += bytes as u64;
-            let s = occupy(&mut self.mall_chan[ch], t, self.mall_rate.cost(bytes), &mut self.busy_fp[MALL]);
+            let s = occupy(
+                &mut self.mall_chan[ch],
+                t,
+                self.mall_rate.cost(bytes),
+                &mut self.busy_fp[MALL],
+            );
             let o = mall.access(addr, true);
             if o.hit {
                 self.stats[MALL].hits += 1;
@@ -693,11 +833,19 @@ mod tests {
     }
 
     fn read(addr: u64, bytes: u32) -> LineRequest {
-        LineRequest { addr, bytes, kind: Kind::Read }
+        LineRequest {
+            addr,
+            bytes,
+            kind: Kind::Read,
+        }
     }
 
     fn write(addr: u64, bytes: u32) -> LineRequest {
-        LineRequest { addr, bytes, kind: Kind::Write }
+        LineRequest {
+            addr,
+            bytes,
+            kind: Kind::Write,
+        }
     }
 
     #[test]
@@ -740,7 +888,10 @@ mod tests {
         assert_eq!(mem.access(0, 0, &[read(0x8000, 4)]).complete_at, cold);
         // CU 38 is on XCD 1: its L2 misses, the MALL hits.
         let r = mem.access(2000, 38, &[read(0x8000, 4)]);
-        assert_eq!(r.complete_at, 2000 + m.l1.hit_latency + m.l2.extra_latency + mall.extra_latency);
+        assert_eq!(
+            r.complete_at,
+            2000 + m.l1.hit_latency + m.l2.extra_latency + mall.extra_latency
+        );
         assert_eq!((r.l2_misses, r.mall_hits), (1, 1));
     }
 
@@ -790,7 +941,11 @@ mod tests {
         let ack = m.l1.hit_latency + m.l2.extra_latency;
         let r = mem.access(0, 0, &[write(0x2000, 64)]);
         assert_eq!(r.complete_at, ack);
-        assert_eq!(mem.stats().hbm.bytes_read, 0, "a write miss allocates in L2 without reading");
+        assert_eq!(
+            mem.stats().hbm.bytes_read,
+            0,
+            "a write miss allocates in L2 without reading"
+        );
         // The line is in L2, not in L1.
         let r = mem.access(1000, 0, &[read(0x2000, 4)]);
         assert_eq!((r.l1_misses, r.l2_hits, r.complete_at), (1, 1, 1000 + ack));
@@ -836,7 +991,10 @@ mod tests {
         let cold = mem.access_scalar(0, 0, &[read(0x7000, 8)]).complete_at;
         assert_eq!(cold, m.scalar.hit_latency + m.l2.extra_latency + m.hbm.extra_latency);
         // CU 1 shares CU 0's scalar cache.
-        assert_eq!(mem.access_scalar(1000, 1, &[read(0x7000, 8)]).complete_at, 1000 + m.scalar.hit_latency);
+        assert_eq!(
+            mem.access_scalar(1000, 1, &[read(0x7000, 8)]).complete_at,
+            1000 + m.scalar.hit_latency
+        );
         let f = mem.fetch_instruction(2000, 0, 0x7000);
         assert_eq!(f, 2000 + m.icache.hit_latency + m.l2.extra_latency, "L2 holds the line");
     }
@@ -884,13 +1042,19 @@ mod tests {
         for &(level, footprint, lo, hi) in bands {
             let c = chase(m, footprint);
             eprintln!("MI210 model chase {level} at {footprint} bytes: {c:.1} cycles (band {lo}-{hi})");
-            assert!(within(c, lo, hi), "{level} at {footprint} bytes: {c} cycles, band {lo}-{hi}");
+            assert!(
+                within(c, lo, hi),
+                "{level} at {footprint} bytes: {c} cycles, band {lo}-{hi}"
+            );
         }
         // Scalar cache and LDS chases.
         let mut mem = MemorySystem::new(m);
         mem.access_scalar(0, 0, &[read(0x100, 8)]);
         let s = mem.access_scalar(10_000, 0, &[read(0x100, 8)]).complete_at - 10_000 + SCALAR_CHASE_OVERHEAD;
-        eprintln!("MI210 model chase: scalar {s} cycles, LDS {} cycles", m.lds.latency + 2 + LDS_CHASE_OVERHEAD);
+        eprintln!(
+            "MI210 model chase: scalar {s} cycles, LDS {} cycles",
+            m.lds.latency + 2 + LDS_CHASE_OVERHEAD
+        );
         assert!(within(s as f64, 48.0, 48.0), "scalar {s}");
         let broadcast = crate::timing::lds::bank_cycles(&[64; 64], u64::MAX, 4, true);
         let lds = m.lds.latency + broadcast.cycles as u64 + LDS_CHASE_OVERHEAD;
@@ -910,7 +1074,17 @@ mod tests {
         let mut t0 = 0;
         if kinds.contains(&Kind::Write) {
             for i in 0..m.l2.bytes / 128 {
-                t0 = mem.access(t0, 0, &[LineRequest { addr: (1 << 40) + i * 128, bytes: 128, kind: Kind::Write }]).accepted_at;
+                t0 = mem
+                    .access(
+                        t0,
+                        0,
+                        &[LineRequest {
+                            addr: (1 << 40) + i * 128,
+                            bytes: 128,
+                            kind: Kind::Write,
+                        }],
+                    )
+                    .accepted_at;
             }
             t0 += 10_000;
         }
@@ -923,7 +1097,15 @@ mod tests {
             let (group, within) = (i / 16, i % 16);
             let kind = kinds[(group % k) as usize];
             let addr = base(cu) + (group % k) * (1 << 32) + ((group / k) * 16 + within) * line;
-            let r = mem.access(t, cu, &[LineRequest { addr, bytes: line as u32, kind }]);
+            let r = mem.access(
+                t,
+                cu,
+                &[LineRequest {
+                    addr,
+                    bytes: line as u32,
+                    kind,
+                }],
+            );
             if i >= lines_per_cu / 2 {
                 start = start.min(t);
                 end = end.max(r.complete_at);
@@ -955,11 +1137,22 @@ mod tests {
         // channels turn direction all the time, and a triad runs below both pure streams (the measured triad,
         // 1.23 TB/s, is the engine's calibration with the stream_triad kernel: jit/tests/timing.rs).
         let reads = tbs(stream(m, cus, 4096, &[Kind::Read], |cu| cu as u64 * (1 << 24)));
-        let triad = tbs(stream(m, cus, 3 * 2048, &[Kind::Read, Kind::Read, Kind::Write], |cu| cu as u64 * (1 << 24)));
+        let triad = tbs(stream(m, cus, 3 * 2048, &[Kind::Read, Kind::Read, Kind::Write], |cu| {
+            cu as u64 * (1 << 24)
+        }));
         let mut no_turnaround = m.clone();
         no_turnaround.hbm.turnaround = 0;
-        let smooth = tbs(stream(&no_turnaround, cus, 3 * 2048, &[Kind::Read, Kind::Read, Kind::Write], |cu| cu as u64 * (1 << 24)));
-        assert!(triad < reads.min(write) && triad < smooth, "triad {triad:.3} TB/s, without turnarounds {smooth:.3}, read {reads:.3}, write {write:.3}");
+        let smooth = tbs(stream(
+            &no_turnaround,
+            cus,
+            3 * 2048,
+            &[Kind::Read, Kind::Read, Kind::Write],
+            |cu| cu as u64 * (1 << 24),
+        ));
+        assert!(
+            triad < reads.min(write) && triad < smooth,
+            "triad {triad:.3} TB/s, without turnarounds {smooth:.3}, read {reads:.3}, write {write:.3}"
+        );
         // L2-resident reads: CU 0 reads 2 MiB into the L2 (untimed); then every CU reads 4096 lines of it
         // (256 KiB, far more than its 16 KiB L1), each starting at its own offset, all from the same cycle.
         let mut mem = MemorySystem::new(m);

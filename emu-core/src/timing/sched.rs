@@ -37,9 +37,9 @@
 //! kernel (one that does not store what HW_ID and XCC_ID say of the model's placement).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::cell::RefCell;
 
 use isa_amdgpu::Inst;
 
@@ -54,7 +54,10 @@ use crate::device::DevicePreset;
 use crate::dispatch::{DispatchContext, WaveTemplate};
 use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
 use crate::memory::DeviceMemory;
-use crate::observe::{classify, next_dispatch_id, Accesses, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess, LaneRange, Observer, Placement, Space, Stalls};
+use crate::observe::{
+    classify, next_dispatch_id, Accesses, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess,
+    LaneRange, Observer, Placement, Space, Stalls,
+};
 use crate::wave::{WaveClock, WaveStatus};
 
 /// Runs `launch` in the timing model: the results of a functional dispatch, its modeled cycles and the model's
@@ -68,11 +71,15 @@ pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     observer: &'a O,
 ) -> Result<(RunStats, TimingStats), EngineError> {
     engine::check_launch(device, launch)?;
-    let fail = |what: String| EngineError::Timing { kernel: launch.name.to_string(), what };
+    let fail = |what: String| EngineError::Timing {
+        kernel: launch.name.to_string(),
+        what,
+    };
     if launch.cooperative && launch.code.grid_sync {
         return Err(fail("grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled; run this dispatch without timing".into()));
     }
-    let machine = Machine::by_preset(device.id).ok_or_else(|| fail(format!("no machine description for device {}", device.id)))?;
+    let machine = Machine::by_preset(device.id)
+        .ok_or_else(|| fail(format!("no machine description for device {}", device.id)))?;
     let mut model = Model::new(mem, device, launch, limits, runner, observer, machine)?;
     let result = model.run();
     model.release_all();
@@ -108,7 +115,10 @@ struct Executed {
 
 impl Executed {
     /// A wave's head not looked up yet.
-    const UNKNOWN: Executed = Executed { next_pc: 0, bits: u32::MAX };
+    const UNKNOWN: Executed = Executed {
+        next_pc: 0,
+        bits: u32::MAX,
+    };
 
     #[inline(always)]
     fn info(self) -> u32 {
@@ -151,10 +161,19 @@ enum Lines {
 }
 
 impl Work {
-    const NONE: Work = Work { lines: Lines::Listed { start: 0, len: 0 }, banks: None };
+    const NONE: Work = Work {
+        lines: Lines::Listed { start: 0, len: 0 },
+        banks: None,
+    };
 
     fn listed(start: usize, end: usize, banks: Option<(u64, u64)>) -> Work {
-        Work { lines: Lines::Listed { start: start as u32, len: (end - start) as u32 }, banks }
+        Work {
+            lines: Lines::Listed {
+                start: start as u32,
+                len: (end - start) as u32,
+            },
+            banks,
+        }
     }
 }
 
@@ -175,11 +194,17 @@ impl AccAt {
         match a {
             Accesses::Range(r) => {
                 ranges.push(*r);
-                AccAt { start: ranges.len() as u32 - 1, len: AccAt::RANGE }
+                AccAt {
+                    start: ranges.len() as u32 - 1,
+                    len: AccAt::RANGE,
+                }
             }
             Accesses::Lanes(l) => {
                 acc.extend_from_slice(l);
-                AccAt { start: (acc.len() - l.len()) as u32, len: l.len() as u32 }
+                AccAt {
+                    start: (acc.len() - l.len()) as u32,
+                    len: l.len() as u32,
+                }
             }
         }
     }
@@ -295,7 +320,11 @@ const UNKNOWN: u32 = u32::MAX;
 
 impl Resident {
     fn new(wave: u32) -> Resident {
-        Resident { waits_ready: 0, wave, head: UNKNOWN }
+        Resident {
+            waits_ready: 0,
+            wave,
+            head: UNKNOWN,
+        }
     }
 }
 
@@ -366,7 +395,11 @@ struct Recorder;
 
 impl Log {
     fn record(&mut self, pc: u64, inst: &Inst, exec: u64, accesses: &Accesses<'_>) {
-        let at = AccAt::push(&classify(inst, accesses, &mut self.buf), &mut self.acc, &mut self.ranges);
+        let at = AccAt::push(
+            &classify(inst, accesses, &mut self.buf),
+            &mut self.acc,
+            &mut self.ranges,
+        );
         self.accessing += (at.len != 0) as u32;
         self.entry(pc, inst, exec, at);
     }
@@ -380,11 +413,20 @@ impl Log {
     /// The entry of an instruction whose accesses are at `at`, by its info when the model knows it.
     #[inline(always)]
     fn entry(&mut self, pc: u64, inst: &Inst, exec: u64, at: AccAt) {
-        let info = self.known.get((pc.wrapping_sub(self.base) / 4) as usize).copied().unwrap_or(0);
+        let info = self
+            .known
+            .get((pc.wrapping_sub(self.base) / 4) as usize)
+            .copied()
+            .unwrap_or(0);
         if info == 0 {
             self.new.push((self.entries.len() as u32, *inst));
         }
-        self.entries.push(Entry { pc, exec, info, acc: at });
+        self.entries.push(Entry {
+            pc,
+            exec,
+            info,
+            acc: at,
+        });
     }
 }
 
@@ -537,7 +579,9 @@ impl Places {
     /// the place of `addr` plus its offset from it.
     fn one_piece(&self, addr: u64, len: u64) -> bool {
         let Some(end) = addr.checked_add(len) else { return false };
-        let within = |&(base, bytes): &(u64, u64)| addr.wrapping_sub(base) < bytes && end - addr <= bytes - addr.wrapping_sub(base);
+        let within = |&(base, bytes): &(u64, u64)| {
+            addr.wrapping_sub(base) < bytes && end - addr <= bytes - addr.wrapping_sub(base)
+        };
         let overlaps = |&(base, bytes): &(u64, u64)| end > base && addr < base.saturating_add(bytes);
         match self.moving.iter().filter(|r| overlaps(r)).count() {
             0 => true,
@@ -566,7 +610,9 @@ fn due(lbs: &[u64; MAX_WAVES], t: u64) -> u32 {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of every x86_64 target; the four unaligned 16-byte loads read the eight bounds.
     unsafe {
-        use std::arch::x86_64::{__m128i, _mm_castsi128_pd, _mm_loadu_si128, _mm_movemask_pd, _mm_set1_epi64x, _mm_sub_epi64};
+        use std::arch::x86_64::{
+            __m128i, _mm_castsi128_pd, _mm_loadu_si128, _mm_movemask_pd, _mm_set1_epi64x, _mm_sub_epi64,
+        };
         let next = _mm_set1_epi64x((t + 1) as i64);
         let p = lbs.as_ptr().cast::<__m128i>();
         let signs = |k: usize| _mm_movemask_pd(_mm_castsi128_pd(_mm_sub_epi64(_mm_loadu_si128(p.add(k)), next))) as u32;
@@ -617,20 +663,53 @@ fn round_up(x: u32, granule: u32) -> u32 {
 }
 
 impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
-    fn new(mem: &'a DeviceMemory, device: &'a DevicePreset, launch: &'a Launch<'a>, limits: Limits, runner: &'a R, observer: &'a O, m: &'static Machine) -> Result<Self, EngineError> {
+    fn new(
+        mem: &'a DeviceMemory,
+        device: &'a DevicePreset,
+        launch: &'a Launch<'a>,
+        limits: Limits,
+        runner: &'a R,
+        observer: &'a O,
+        m: &'static Machine,
+    ) -> Result<Self, EngineError> {
         if launch.code.size > u32::MAX as u64 {
-            return Err(EngineError::Timing { kernel: launch.name.to_string(), what: format!("the model takes code of up to 4 GiB, not {} bytes", launch.code.size) });
+            return Err(EngineError::Timing {
+                kernel: launch.name.to_string(),
+                what: format!("the model takes code of up to 4 GiB, not {} bytes", launch.code.size),
+            });
         }
         let topo = &m.topology;
         let cus: Vec<Cu> = (0..topo.cus())
-            .map(|cu| Cu { xcd: topo.xcd_of(cu), se: topo.se_of(cu), waves: 0, multi_groups: 0, lds: 0, vmem_free: 0, lds_free: 0 })
+            .map(|cu| Cu {
+                xcd: topo.xcd_of(cu),
+                se: topo.se_of(cu),
+                waves: 0,
+                multi_groups: 0,
+                lds: 0,
+                vmem_free: 0,
+                lds_free: 0,
+            })
             .collect();
         let per = m.core.simds_per_cu;
-        let grid_waves = launch.shape.workgroup_count().saturating_mul(launch.shape.waves_in([0; 3], device.wave_size) as u64);
+        let grid_waves = launch
+            .shape
+            .workgroup_count()
+            .saturating_mul(launch.shape.waves_in([0; 3], device.wave_size) as u64);
         let resident_waves = grid_waves.min((topo.cus() * per) as u64 * MAX_WAVES as u64) as usize;
         let resident_groups = resident_waves.min(launch.shape.workgroup_count() as usize);
         let simds: Vec<Simd> = (0..topo.cus() * per)
-            .map(|s| Simd { len: 0, scheduled: u64::MAX, valu_free: 0, mfma_free: 0, phase: (s % per) as u64, cu: s / per, vgprs: 0, sgprs: 0, lbs: [NEVER; MAX_WAVES], resident: [Resident::new(0); MAX_WAVES] })
+            .map(|s| Simd {
+                len: 0,
+                scheduled: u64::MAX,
+                valu_free: 0,
+                mfma_free: 0,
+                phase: (s % per) as u64,
+                cu: s / per,
+                vgprs: 0,
+                sgprs: 0,
+                lbs: [NEVER; MAX_WAVES],
+                resident: [Resident::new(0); MAX_WAVES],
+            })
             .collect();
         let kd = launch.descriptor;
         let cx = engine::dispatch_context(device, launch);
@@ -645,17 +724,41 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             template,
             runner,
             observer,
-            block_limits: Limits { slice: Some(RUN_AHEAD), clock_ends_turn: true, threads: Some(1), timing: false, ..limits },
+            block_limits: Limits {
+                slice: Some(RUN_AHEAD),
+                clock_ends_turn: true,
+                threads: Some(1),
+                timing: false,
+                ..limits
+            },
             m,
             table: TimingTable::of(device.target),
             memsys: MemorySystem::new(m),
             places: Places {
                 arena: mem.base(),
-                moving: [(launch.code.base, launch.code.size), (launch.kernarg_addr, launch.kernarg.len() as u64), (launch.dispatch_packet, if launch.dispatch_packet == 0 { 0 } else { engine::DISPATCH_PACKET_BYTES as u64 })],
-                scratch_group: launch.private_segment_size.div_ceil(16) as u64 * 16 * device.wave_size as u64 * launch.shape.waves_in([0; 3], device.wave_size) as u64,
+                moving: [
+                    (launch.code.base, launch.code.size),
+                    (launch.kernarg_addr, launch.kernarg.len() as u64),
+                    (
+                        launch.dispatch_packet,
+                        if launch.dispatch_packet == 0 {
+                            0
+                        } else {
+                            engine::DISPATCH_PACKET_BYTES as u64
+                        },
+                    ),
+                ],
+                scratch_group: launch.private_segment_size.div_ceil(16) as u64
+                    * 16
+                    * device.wave_size as u64
+                    * launch.shape.waves_in([0; 3], device.wave_size) as u64,
             },
             dispatch,
-            clock: WaveClock { base: engine::clock_base(), per_instruction: 0, shader_mhz: m.clocks.shader_mhz },
+            clock: WaveClock {
+                base: engine::clock_base(),
+                per_instruction: 0,
+                shader_mhz: m.clocks.shader_mhz,
+            },
             cadence: m.core.issue_cadence.max(1).next_power_of_two() as u64,
             icache_line_shift: m.icache.line_bytes.trailing_zeros(),
             l1_line_shift: m.l1.line_bytes.trailing_zeros(),
@@ -702,12 +805,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     }
 
     fn fail(&self, what: String) -> EngineError {
-        EngineError::Timing { kernel: self.launch.name.to_string(), what }
+        EngineError::Timing {
+            kernel: self.launch.name.to_string(),
+            what,
+        }
     }
 
     fn run(&mut self) -> Result<(RunStats, TimingStats), EngineError> {
         if O::ACTIVE {
-            self.observer.event(&engine::dispatch_begin(self.dispatch, self.device, self.launch, true));
+            self.observer
+                .event(&engine::dispatch_begin(self.dispatch, self.device, self.launch, true));
         }
         // the largest workgroup must fit on an empty CU
         let full = self.launch.shape.waves_in([0; 3], self.device.wave_size);
@@ -738,15 +845,37 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         if self.groups_done < self.workgroups {
             let waiting = self.waves.iter().filter(|w| w.state == State::AtBarrier).count();
-            return Err(self.fail(format!("{} of {} workgroups never finished: {waiting} wave(s) wait at s_barrier for waves that cannot arrive", self.workgroups - self.groups_done, self.workgroups)));
+            return Err(self.fail(format!(
+                "{} of {} workgroups never finished: {waiting} wave(s) wait at s_barrier for waves that cannot arrive",
+                self.workgroups - self.groups_done,
+                self.workgroups
+            )));
         }
         let cycles = self.end;
         engine::advance_clock(self.clock.base + cycles);
         let first_slack = self.first_slack.take().map(|(_, f)| f);
-        let stats = RunStats { workgroups: self.workgroups, waves: self.waves_run, wave_instructions: self.instructions, cycles: Some(cycles), slack: self.slack, first_slack };
+        let stats = RunStats {
+            workgroups: self.workgroups,
+            waves: self.waves_run,
+            wave_instructions: self.instructions,
+            cycles: Some(cycles),
+            slack: self.slack,
+            first_slack,
+        };
         if O::ACTIVE {
-            let RunStats { workgroups, waves, wave_instructions, .. } = stats;
-            self.observer.event(&Event::DispatchEnd { dispatch: self.dispatch, workgroups, waves, wave_instructions, cycles: Some(cycles) });
+            let RunStats {
+                workgroups,
+                waves,
+                wave_instructions,
+                ..
+            } = stats;
+            self.observer.event(&Event::DispatchEnd {
+                dispatch: self.dispatch,
+                workgroups,
+                waves,
+                wave_instructions,
+                cycles: Some(cycles),
+            });
         }
         let timing = TimingStats {
             device: self.device.id.to_string(),
@@ -794,7 +923,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let (by, limit) = limits.iter().copied().min_by_key(|l| l.1).expect("slots");
         let slots = (c.waves_per_simd * simds) as f64;
-        let mean = if cycles == 0 { 0.0 } else { self.wave_cycles as f64 / cycles as f64 / self.cus.len() as f64 };
+        let mean = if cycles == 0 {
+            0.0
+        } else {
+            self.wave_cycles as f64 / cycles as f64 / self.cus.len() as f64
+        };
         Occupancy {
             max_waves_per_simd: c.waves_per_simd,
             limit_waves_per_simd: limit.min(c.waves_per_simd),
@@ -891,7 +1024,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
-        let mut group = engine::build_group_registers_later(self.mem, self.device, self.launch, &self.template, linear, self.clock)?;
+        let mut group = engine::build_group_registers_later(
+            self.mem,
+            self.device,
+            self.launch,
+            &self.template,
+            linear,
+            self.clock,
+        )?;
         let wg = group.wg;
         let multi = plan.len() > 1;
         let slot_index = match self.free_slots.pop() {
@@ -909,34 +1049,68 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let (xcd, se) = (unit.xcd, unit.se);
         let mut ids = Vec::with_capacity(plan.len());
         for (index, &simd) in plan.iter().enumerate() {
-            let placement = Placement { xcd, se, cu: cu as u32, simd: simd % self.m.core.simds_per_cu };
+            let placement = Placement {
+                xcd,
+                se,
+                cu: cu as u32,
+                simd: simd % self.m.core.simds_per_cu,
+            };
             // HW_ID names where the model put the wave: its CU within the SE and the lowest free wave slot
             let taken = {
                 let s = &self.simds[simd as usize];
-                s.resident[..s.len].iter().fold(0u32, |m, r| m | 1 << self.waves[r.wave as usize].hw_slot)
+                s.resident[..s.len]
+                    .iter()
+                    .fold(0u32, |m, r| m | 1 << self.waves[r.wave as usize].hw_slot)
             };
             let hw_slot = (!taken).trailing_zeros();
             let cu_in_se = (cu as u32 % self.m.topology.cus_per_xcd) / self.m.topology.ses_per_xcd;
-            let at = crate::hwreg::Place { xcd, se, cu: cu_in_se, simd: placement.simd, slot: hw_slot };
+            let at = crate::hwreg::Place {
+                xcd,
+                se,
+                cu: cu_in_se,
+                simd: placement.simd,
+                slot: hw_slot,
+            };
             let hw = &mut group.waves[index].hw;
             (hw.hw_id, hw.xcc_id) = (crate::hwreg::hw_id(self.device.target, at), xcd);
             // the wave's first instructions come through the instruction cache
             let entry = self.launch.entry;
-            let fetched = self.memsys.fetch_instruction(start, cu as u32, self.places.of(entry, None));
+            let fetched = self
+                .memsys
+                .fetch_instruction(start, cu as u32, self.places.of(entry, None));
             let penalty = fetched.saturating_sub(start + self.m.icache.hit_latency);
             let hold_why = if penalty > 0 { Hold::Fetch } else { Hold::None };
             let id = match self.free_waves.pop() {
                 Some(i) => {
                     // keep the old wave's buffers
                     let w = &mut self.waves[i as usize];
-                    (w.head, w.state, w.hold_why, w.pos, w.len, w.next_work, w.next_turn, w.hold) = (Executed::UNKNOWN, State::Active, hold_why, 0, 0, 0, start, start + penalty);
+                    (
+                        w.head,
+                        w.state,
+                        w.hold_why,
+                        w.pos,
+                        w.len,
+                        w.next_work,
+                        w.next_turn,
+                        w.hold,
+                    ) = (
+                        Executed::UNKNOWN,
+                        State::Active,
+                        hold_why,
+                        0,
+                        0,
+                        0,
+                        start,
+                        start + penalty,
+                    );
                     w.waits.clear();
                     w.queue.clear();
                     w.work.clear();
                     w.reqs.clear();
                     w.observed.clear();
                     w.acc.clear();
-                    (w.slot, w.index, w.simd, w.vgprs, w.sgprs) = (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
+                    (w.slot, w.index, w.simd, w.vgprs, w.sgprs) =
+                        (slot_index, index as u32, simd, self.wave_vgprs, self.wave_sgprs);
                     (w.peek_pc, w.ran_at, w.start, w.placement, w.hw_slot) = (entry, start, start, placement, hw_slot);
                     i
                 }
@@ -984,14 +1158,36 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         if O::ACTIVE {
             let p = self.waves[ids[0] as usize].placement;
-            self.observer.event(&Event::WorkgroupStart { dispatch: self.dispatch, workgroup: wg, waves: plan.len() as u32, placement: Some(p), cycle: Some(at) });
+            self.observer.event(&Event::WorkgroupStart {
+                dispatch: self.dispatch,
+                workgroup: wg,
+                waves: plan.len() as u32,
+                placement: Some(p),
+                cycle: Some(at),
+            });
             for (i, id) in ids.iter().enumerate() {
                 let placement = Some(self.waves[*id as usize].placement);
-                self.observer.event(&Event::WaveStart { dispatch: self.dispatch, workgroup: wg, wave: i as u32, placement, cycle: Some(start) });
+                self.observer.event(&Event::WaveStart {
+                    dispatch: self.dispatch,
+                    workgroup: wg,
+                    wave: i as u32,
+                    placement,
+                    cycle: Some(start),
+                });
             }
         }
         let live = ids.len() as u32;
-        self.slots[slot_index as usize] = Some(Slot { group, linear, waves: ids, lds: self.group_lds, live, at_barrier: 0, last_arrival: 0, end: 0, multi });
+        self.slots[slot_index as usize] = Some(Slot {
+            group,
+            linear,
+            waves: ids,
+            lds: self.group_lds,
+            live,
+            at_barrier: 0,
+            last_arrival: 0,
+            end: 0,
+            multi,
+        });
         Ok(())
     }
 
@@ -1009,9 +1205,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     #[cold]
     #[inline(never)]
     fn end_wave(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
-        let (slot, simd, start) = (self.waves[w].slot as usize, self.waves[w].simd as usize, self.waves[w].start);
+        let (slot, simd, start) = (
+            self.waves[w].slot as usize,
+            self.waves[w].simd as usize,
+            self.waves[w].start,
+        );
         let s = &mut self.simds[simd];
-        let k = s.resident[..s.len].iter().position(|r| r.wave as usize == w).expect("resident on its SIMD");
+        let k = s.resident[..s.len]
+            .iter()
+            .position(|r| r.wave as usize == w)
+            .expect("resident on its SIMD");
         s.lbs.copy_within(k + 1..s.len, k);
         s.resident.copy_within(k + 1..s.len, k);
         s.len -= 1;
@@ -1029,7 +1232,13 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let (wg, index) = (sl.group.wg, self.waves[w].index);
         let executed = sl.group.waves[index as usize].executed;
         if O::ACTIVE {
-            self.observer.event(&Event::WaveEnd { dispatch: self.dispatch, workgroup: wg, wave: index, instructions: executed, cycle: Some(t) });
+            self.observer.event(&Event::WaveEnd {
+                dispatch: self.dispatch,
+                workgroup: wg,
+                wave: index,
+                instructions: executed,
+                cycle: Some(t),
+            });
         }
         if sl.live > 0 {
             return Ok(());
@@ -1052,7 +1261,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         self.groups_done += 1;
         if O::ACTIVE {
-            self.observer.event(&Event::WorkgroupEnd { dispatch: self.dispatch, workgroup: wg, cycle: Some(t) });
+            self.observer.event(&Event::WorkgroupEnd {
+                dispatch: self.dispatch,
+                workgroup: wg,
+                cycle: Some(t),
+            });
         }
         self.place(t, xcd)
     }
@@ -1069,15 +1282,22 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let inst = match decoded {
             Some(i) => *i,
-            None => self.launch.cache.get(self.mem, self.launch.code, pc).map_err(|error| EngineError::IllegalInstruction {
-                kernel: self.launch.name.to_string(),
-                workgroup: who.0,
-                wave: who.1,
-                pc,
-                error,
+            None => self.launch.cache.get(self.mem, self.launch.code, pc).map_err(|error| {
+                EngineError::IllegalInstruction {
+                    kernel: self.launch.name.to_string(),
+                    workgroup: who.0,
+                    wave: who.1,
+                    pc,
+                    error,
+                }
             })?,
         };
-        let info = InstInfo::new(&inst, self.table, self.l1_line_shift).ok_or_else(|| self.fail(format!("{} at {pc:#x} has no timing on {}", inst.info.name, self.device.gfx)))?;
+        let info = InstInfo::new(&inst, self.table, self.l1_line_shift).ok_or_else(|| {
+            self.fail(format!(
+                "{} at {pc:#x} has no timing on {}",
+                inst.info.name, self.device.gfx
+            ))
+        })?;
         if self.infos.len() >= INFO as usize {
             return Err(self.fail(format!("more than {INFO} distinct instructions ran")));
         }
@@ -1115,7 +1335,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let (slot, pc, index) = (wave.slot as usize, wave.peek_pc, wave.index);
         let wg = self.slots[slot].as_ref().expect("resident").group.wg;
         let info = self.info_at_pc(pc, None, (wg, index))?;
-        self.waves[w].head = Executed { bits: info, ..Executed::UNKNOWN };
+        self.waves[w].head = Executed {
+            bits: info,
+            ..Executed::UNKNOWN
+        };
         Ok(info)
     }
 
@@ -1124,7 +1347,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// the queue entry that [`Model::issue`] asked for.
     fn head_at_hand(&self, w: usize) -> bool {
         let wave = &self.waves[w];
-        wave.head.known() || (wave.pos == wave.len && self.info_at.get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize).is_some_and(|&i| i != 0))
+        wave.head.known()
+            || (wave.pos == wave.len
+                && self
+                    .info_at
+                    .get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize)
+                    .is_some_and(|&i| i != 0))
     }
 
     /// The constraints on wave `w`'s head (instruction info `info`) that only the wave's own issues move: its
@@ -1153,9 +1381,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             Pipe::MfmaExclusive => simd.valu_free.max(simd.mfma_free),
             // the texture address unit, and room for the instruction's lines among the CU's misses in flight
             // (a wave64 access of `bytes` per lane at unit stride: the lines are known only once it executes)
-            Pipe::Vmem | Pipe::Flat => {
-                self.cus[simd.cu as usize].vmem_free.max(self.memsys.l1_room_at(0, simd.cu, i.l1_lines))
-            }
+            Pipe::Vmem | Pipe::Flat => self.cus[simd.cu as usize]
+                .vmem_free
+                .max(self.memsys.l1_room_at(0, simd.cu, i.l1_lines)),
             Pipe::Lds => self.cus[simd.cu as usize].lds_free,
             _ => 0,
         };
@@ -1193,8 +1421,15 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // the bound covers the wave's turn and holds (it is never below them), so only the head's
             // constraints remain to check: its waits, known since it last issued, and its unit's state
             let w = r.wave as usize;
-            debug_assert!(self.waves[w].next_turn.max(self.waves[w].hold) <= self.simds[s].lbs[i], "the bound covers the turn and holds");
-            let (info, waits_ready) = if r.head == UNKNOWN { self.look_up_head(s, i)? } else { (r.head, r.waits_ready) };
+            debug_assert!(
+                self.waves[w].next_turn.max(self.waves[w].hold) <= self.simds[s].lbs[i],
+                "the bound covers the turn and holds"
+            );
+            let (info, waits_ready) = if r.head == UNKNOWN {
+                self.look_up_head(s, i)?
+            } else {
+                (r.head, r.waits_ready)
+            };
             // waves at the same instruction (a vector load many wait to issue) find its unit as the last one did
             let unit = if known_unit.0 == info {
                 known_unit.1
@@ -1218,7 +1453,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             known_unit.0 = UNKNOWN;
             used |= cat.bit();
             let wave = &self.waves[w];
-            let lb = if wave.state == State::Active { wave.next_turn.max(wave.hold) } else { NEVER };
+            let lb = if wave.state == State::Active {
+                wave.next_turn.max(wave.hold)
+            } else {
+                NEVER
+            };
             self.simds[s].lbs[i] = lb;
             self.simds[s].resident[i].head = UNKNOWN;
             // the next head's waits while the wave is at hand, when they need no queue entry or decoding
@@ -1274,7 +1513,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // its first block: the group was built without register files ([`engine::build_group_registers_later`])
             engine::give_registers(self.launch, &self.template, *wg, index, wave);
         }
-        wave.clock = WaveClock { base: self.clock.base + t, ..self.clock };
+        wave.clock = WaveClock {
+            base: self.clock.base + t,
+            ..self.clock
+        };
         let run = WaveRun {
             mem: self.mem,
             code: self.launch.code,
@@ -1310,10 +1552,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let wg = *wg;
         let (next_pc, gws) = (waves[index as usize].pc, waves[index as usize].at_grid_sync());
         if gws {
-            return Err(self.fail(format!("workgroup {wg:?} reached ds_gws_barrier or a GWS semaphore: grid-wide sync is not modeled")));
+            return Err(self.fail(format!(
+                "workgroup {wg:?} reached ds_gws_barrier or a GWS semaphore: grid-wide sync is not modeled"
+            )));
         }
         if self.entries.is_empty() {
-            return Err(self.fail(format!("workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}")));
+            return Err(self.fail(format!(
+                "workgroup {wg:?} wave {index}: the engine ran no instruction at {next_pc:#x}"
+            )));
         }
         if waves[index as usize].status == WaveStatus::Done {
             // the wave ran to its end: its registers are read no more, and a wave placed soon can use their memory
@@ -1336,7 +1582,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         wave.acc.clear();
         wave.ranges.clear();
         let mut new = 0;
-        for (k, &Entry { pc, exec, info, acc: at }) in entries.iter().enumerate() {
+        for (
+            k,
+            &Entry {
+                pc,
+                exec,
+                info,
+                acc: at,
+            },
+        ) in entries.iter().enumerate()
+        {
             let info = if info != 0 {
                 info - 1
             } else {
@@ -1369,10 +1624,17 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             }
             // a PC below the code or 4 GiB past its start wraps here: the dispatch fails at it (the engine's fault or
             // the next head's decode) before any result depends on this entry's fetch
-            queue.push(Executed { next_pc: next.wrapping_sub(code_base) as u32, bits });
+            queue.push(Executed {
+                next_pc: next.wrapping_sub(code_base) as u32,
+                bits,
+            });
             if O::ACTIVE {
                 let wave = &mut self.waves[w];
-                let acc = if O::WANTS_ACCESSES { AccAt::push(&lanes(), &mut wave.acc, &mut wave.ranges) } else { AccAt::NONE };
+                let acc = if O::WANTS_ACCESSES {
+                    AccAt::push(&lanes(), &mut wave.acc, &mut wave.ranges)
+                } else {
+                    AccAt::NONE
+                };
                 wave.observed.push(Observed { pc, exec, acc });
             }
         }
@@ -1397,8 +1659,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// next issue runs its next block on the engine, a few turns from now ([`STATE_COLD_AFTER`]).
     fn prefetch_state(&self, w: usize) {
         let wave = &self.waves[w];
-        let Some(sl) = self.slots[wave.slot as usize].as_ref() else { return };
-        let Some(state) = sl.group.waves.get(wave.index as usize) else { return };
+        let Some(sl) = self.slots[wave.slot as usize].as_ref() else {
+            return;
+        };
+        let Some(state) = sl.group.waves.get(wave.index as usize) else {
+            return;
+        };
         super::prefetch_bytes(state, std::mem::offset_of!(crate::wave::WaveState, windows));
         super::prefetch_bytes(state.vgprs.as_ptr(), std::mem::size_of_val(state.vgprs.as_slice()));
     }
@@ -1445,14 +1711,28 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             // nothing held it past its turn (most issues): any cycles since are the arbitration's
             let arbitration = t.saturating_sub(base);
             self.stalls.arbitration += arbitration;
-            Stalls { arbitration, ..Stalls::default() }
+            Stalls {
+                arbitration,
+                ..Stalls::default()
+            }
         } else {
             // which constraint held it: its waits as they were while it waited
-            let c = Constraints { unit, ..self.waits(w, info) };
+            let c = Constraints {
+                unit,
+                ..self.waits(w, info)
+            };
             debug_assert_eq!(c.ready(), ready, "the waits stay as they are until the wave issues");
             let wave = &self.waves[w];
             let held = |why| if wave.hold_why == why { wave.hold } else { 0 };
-            let reasons = [c.vm, c.lgkm, held(Hold::Barrier), c.dependency, c.unit, held(Hold::Fetch), held(Hold::Sleep)];
+            let reasons = [
+                c.vm,
+                c.lgkm,
+                held(Hold::Barrier),
+                c.dependency,
+                c.unit,
+                held(Hold::Fetch),
+                held(Hold::Sleep),
+            ];
             let mut stall = [0u64; 8];
             let mut covered = base;
             for (k, &until) in reasons.iter().enumerate() {
@@ -1462,7 +1742,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 covered = covered.max(u);
             }
             stall[7] = t.saturating_sub(covered);
-            let stalls = Stalls { vmcnt: stall[0], lgkmcnt: stall[1], barrier: stall[2], dependency: stall[3], unit_busy: stall[4], fetch: stall[5], sleep: stall[6], arbitration: stall[7] };
+            let stalls = Stalls {
+                vmcnt: stall[0],
+                lgkmcnt: stall[1],
+                barrier: stall[2],
+                dependency: stall[3],
+                unit_busy: stall[4],
+                fetch: stall[5],
+                sleep: stall[6],
+                arbitration: stall[7],
+            };
             self.stalls.add(&stalls);
             stalls
         };
@@ -1482,7 +1771,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             Pipe::Mfma | Pipe::MfmaExclusive => {
                 let simd = &mut self.simds[s];
                 simd.mfma_free = t + issue;
-                simd.valu_free = if pipe == Pipe::Mfma { t + self.cadence } else { t + issue };
+                simd.valu_free = if pipe == Pipe::Mfma {
+                    t + self.cadence
+                } else {
+                    t + issue
+                };
                 self.issued.mfma += 1;
                 self.busy.mfma += issue;
             }
@@ -1534,7 +1827,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         if !matches!(sequencer, Sequencer::End) && e.bits & FETCH != 0 {
             let taken = e.bits & TAKEN != 0;
             let next_pc = self.launch.code.base + e.next_pc as u64;
-            let fetched = self.memsys.fetch_instruction(t, cu_index as u32, self.places.of(next_pc, None));
+            let fetched = self
+                .memsys
+                .fetch_instruction(t, cu_index as u32, self.places.of(next_pc, None));
             let penalty = fetched.saturating_sub(t + self.m.icache.hit_latency);
             let extra = if taken { self.m.overheads.taken_branch } else { 0 } + penalty;
             if extra > 0 && t + self.cadence + extra > wave.hold {
@@ -1585,7 +1880,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let wave = &self.waves[w];
         let e = wave.observed[at];
         let wg = self.slots[wave.slot as usize].as_ref().expect("resident").group.wg;
-        let accesses = if O::WANTS_ACCESSES { e.acc.get(&wave.acc, &wave.ranges) } else { Accesses::NONE };
+        let accesses = if O::WANTS_ACCESSES {
+            e.acc.get(&wave.acc, &wave.ranges)
+        } else {
+            Accesses::NONE
+        };
         let (dispatch, index) = (self.dispatch, wave.index);
         self.observer.event(&Event::Instruction(InstructionEvent {
             dispatch,
@@ -1610,7 +1909,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 expcnt: n.expcnt,
                 waited: Some(stalls.vmcnt + stalls.lgkmcnt),
             }),
-            Sequencer::Barrier => self.observer.event(&Event::BarrierArrive { dispatch, workgroup: wg, wave: index, cycle: Some(t) }),
+            Sequencer::Barrier => self.observer.event(&Event::BarrierArrive {
+                dispatch,
+                workgroup: wg,
+                wave: index,
+                cycle: Some(t),
+            }),
             _ => {}
         }
     }
@@ -1619,14 +1923,21 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// at cycle `t`, when a wave arrives or ends).
     fn release_barrier(&mut self, slot: usize, t: u64) {
         let sl = self.slots[slot].as_mut().expect("resident");
-        let not_done = sl.waves.iter().filter(|&&x| self.waves[x as usize].state != State::Done).count() as u32;
+        let not_done = sl
+            .waves
+            .iter()
+            .filter(|&&x| self.waves[x as usize].state != State::Done)
+            .count() as u32;
         if sl.at_barrier == 0 || sl.at_barrier < not_done {
             return;
         }
         // the last wave arrived (or the last one that had not ended ended) at `t`
         let release = sl.last_arrival.max(t) + self.m.overheads.barrier_release;
         // a turn decides which of its waves are due once, at its start: a release must come after it
-        debug_assert!(release > t, "a barrier releases after the turn in which its last wave arrives");
+        debug_assert!(
+            release > t,
+            "a barrier releases after the turn in which its last wave arrives"
+        );
         sl.at_barrier = 0;
         let wg = sl.group.wg;
         let ids = sl.waves.clone();
@@ -1643,7 +1954,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             let lb = wave.next_turn.max(wave.hold);
             let (simd, index) = (wave.simd as usize, wave.index as usize);
             let sd = &mut self.simds[simd];
-            let k = sd.resident[..sd.len].iter().position(|r| r.wave == id).expect("resident on its SIMD");
+            let k = sd.resident[..sd.len]
+                .iter()
+                .position(|r| r.wave == id)
+                .expect("resident on its SIMD");
             sd.lbs[k] = lb;
             let functional = &mut self.slots[slot].as_mut().expect("resident").group.waves[index];
             if functional.status == WaveStatus::AtBarrier {
@@ -1653,7 +1967,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             self.schedule(simd, at);
         }
         if O::ACTIVE {
-            self.observer.event(&Event::BarrierRelease { dispatch: self.dispatch, workgroup: wg, cycle: Some(release) });
+            self.observer.event(&Event::BarrierRelease {
+                dispatch: self.dispatch,
+                workgroup: wg,
+                cycle: Some(release),
+            });
         }
     }
 
@@ -1688,20 +2006,31 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             Accesses::Lanes(l) => contiguous_range(l, place, one_piece, line as u64),
         };
         if let Some((start, end, kind)) = range {
-            return Work { lines: Lines::Range { start, end, kind }, banks: None };
+            return Work {
+                lines: Lines::Range { start, end, kind },
+                banks: None,
+            };
         }
         let mut buf = std::mem::take(&mut self.lanes_buf);
         let lanes = accesses.lanes_in(&mut buf);
         let mut rounds = self.rounds.take().expect("the lane scratch");
         let places = &self.places;
-        rounds.fill(lanes, |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)), |a| a.space != Space::Lds);
+        rounds.fill(
+            lanes,
+            |a| places.of(a.address, scratch.filter(|_| a.space == Space::Scratch)),
+            |a| a.space != Space::Lds,
+        );
         let reqs = &mut self.waves[w].reqs;
         let start = reqs.len();
         for r in 0..rounds.n {
             let bytes = rounds.bytes[r].clamp(1, line);
             coalesce(&rounds.addrs[r], rounds.exec[r], bytes, line, &mut self.lines);
             let kind = kind_of(rounds.dir[r]);
-            reqs.extend(self.lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
+            reqs.extend(self.lines.iter().map(|l| LineRequest {
+                addr: l.line,
+                bytes: l.bytes,
+                kind,
+            }));
         }
         let end = reqs.len();
         rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
@@ -1726,7 +2055,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// `w`'s requests); its completion cycle.
     fn scalar_memory(&mut self, t: u64, cu: usize, w: usize, work: Work) -> u64 {
         let lines = work.lines;
-        let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.scalar.line_bytes as u64);
+        let reqs = requests(
+            lines,
+            &self.waves[w].reqs,
+            &mut self.range_reqs,
+            self.m.scalar.line_bytes as u64,
+        );
         if reqs.is_empty() {
             // s_memtime, s_memrealtime, cache control: the scalar unit answers like a cache hit
             return t + self.m.scalar.hit_latency;
@@ -1742,7 +2076,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let mut done = sent;
         let mut accepted = sent;
         let Work { lines, banks } = work;
-        let reqs = requests(lines, &self.waves[w].reqs, &mut self.range_reqs, self.m.l1.line_bytes as u64);
+        let reqs = requests(
+            lines,
+            &self.waves[w].reqs,
+            &mut self.range_reqs,
+            self.m.l1.line_bytes as u64,
+        );
         if !reqs.is_empty() {
             let r = self.memsys.access(sent, cu as u32, reqs);
             done = done.max(r.complete_at);
@@ -1789,15 +2128,26 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 /// [`range_lines`] gives its line requests as coalescing lane by lane would. `one_piece(addr, len)` says
 /// whether `place` maps the `len` bytes from `addr` as one piece; lanes contiguous in such a piece are
 /// contiguous places without each lane's place worked out.
-fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, one_piece: impl Fn(u64, u64) -> bool, line: u64) -> Option<(u64, u64, Kind)> {
+fn contiguous_range(
+    lanes: &[LaneAccess],
+    place: impl Fn(u64) -> u64,
+    one_piece: impl Fn(u64, u64) -> bool,
+    line: u64,
+) -> Option<(u64, u64, Kind)> {
     let first = lanes.first()?;
     let (space, dir, bytes) = (first.space, first.dir, first.bytes as u64);
     if lanes.len() > 64 || matches!(space, Space::Lds | Space::Scratch) || bytes == 0 || bytes > line {
         return None;
     }
-    let alike = |i: usize, a: &LaneAccess| a.lane as usize == i && a.space == space && a.dir == dir && a.bytes as u64 == bytes;
+    let alike =
+        |i: usize, a: &LaneAccess| a.lane as usize == i && a.space == space && a.dir == dir && a.bytes as u64 == bytes;
     let (raw, len) = (first.address, lanes.len() as u64 * bytes);
-    let raw_contiguous = || lanes.iter().enumerate().all(|(i, a)| alike(i, a) && a.address == raw.wrapping_add(i as u64 * bytes));
+    let raw_contiguous = || {
+        lanes
+            .iter()
+            .enumerate()
+            .all(|(i, a)| alike(i, a) && a.address == raw.wrapping_add(i as u64 * bytes))
+    };
     let start = place(raw);
     if !(one_piece(raw, len) && raw_contiguous()) {
         for (i, a) in lanes.iter().enumerate() {
@@ -1812,7 +2162,12 @@ fn contiguous_range(lanes: &[LaneAccess], place: impl Fn(u64) -> u64, one_piece:
 
 /// [`contiguous_range`] of the lanes of `r` (whose device addresses are contiguous already): lanes 0..n at
 /// most a `line` each, contiguous at their places too.
-fn contiguous_places(r: &LaneRange, place: impl Fn(u64) -> u64, one_piece: impl Fn(u64, u64) -> bool, line: u64) -> Option<(u64, u64, Kind)> {
+fn contiguous_places(
+    r: &LaneRange,
+    place: impl Fn(u64) -> u64,
+    one_piece: impl Fn(u64, u64) -> bool,
+    line: u64,
+) -> Option<(u64, u64, Kind)> {
     let n = r.leading()?;
     let bytes = r.bytes as u64;
     if bytes > line {
@@ -1843,14 +2198,23 @@ fn range_lines(start: u64, end: u64, kind: Kind, line: u64, out: &mut Vec<LineRe
     let mut l = start & !(line - 1);
     while l < end {
         let next = l.saturating_add(line);
-        out.push(LineRequest { addr: l, bytes: (next.min(end) - l.max(start)) as u32, kind });
+        out.push(LineRequest {
+            addr: l,
+            bytes: (next.min(end) - l.max(start)) as u32,
+            kind,
+        });
         l = next;
     }
 }
 
 /// The line requests `lines` stands for: listed in `reqs` (a wave's), or made into `scratch` (`line`-byte lines).
 #[inline(always)]
-fn requests<'a>(lines: Lines, reqs: &'a [LineRequest], scratch: &'a mut Vec<LineRequest>, line: u64) -> &'a [LineRequest] {
+fn requests<'a>(
+    lines: Lines,
+    reqs: &'a [LineRequest],
+    scratch: &'a mut Vec<LineRequest>,
+    line: u64,
+) -> &'a [LineRequest] {
     match lines {
         Lines::Listed { start, len } => &reqs[start as usize..(start + len) as usize],
         Lines::Range { start, end, kind } => {
@@ -1866,7 +2230,12 @@ fn bank_sums(rounds: &Rounds) -> (u64, u64) {
     let (mut cycles, mut conflicts) = (0u64, 0u64);
     for r in 0..rounds.n {
         let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
-        let b = bank_cycles(&addrs, rounds.exec[r], rounds.bytes[r].max(1), rounds.dir[r] == Dir::Read);
+        let b = bank_cycles(
+            &addrs,
+            rounds.exec[r],
+            rounds.bytes[r].max(1),
+            rounds.dir[r] == Dir::Read,
+        );
         cycles += b.cycles as u64;
         conflicts += b.conflict_cycles as u64;
     }
@@ -1886,7 +2255,13 @@ struct Rounds {
 
 impl Rounds {
     fn new() -> Box<Rounds> {
-        Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], dir: [Dir::Read; 4] })
+        Box::new(Rounds {
+            n: 0,
+            addrs: [[0; 64]; 4],
+            exec: [0; 4],
+            bytes: [0; 4],
+            dir: [Dir::Read; 4],
+        })
     }
 
     /// The accesses of `lanes` that `want` keeps, at the addresses `place` gives them.
@@ -1929,7 +2304,14 @@ impl Wheel {
     const SPAN: u64 = 4096;
 
     fn new() -> Wheel {
-        Wheel { buckets: (0..Self::SPAN).map(|_| Vec::new()).collect(), now: 0, cursor: 0, near: 0, far: BinaryHeap::new(), seq: 0 }
+        Wheel {
+            buckets: (0..Self::SPAN).map(|_| Vec::new()).collect(),
+            now: 0,
+            cursor: 0,
+            near: 0,
+            far: BinaryHeap::new(),
+            seq: 0,
+        }
     }
 
     #[inline(always)]
@@ -1976,7 +2358,9 @@ impl Wheel {
     /// The entry `d` places after the one [`Wheel::pop`] took last, when it is in the same cycle.
     #[inline]
     fn ahead(&self, d: usize) -> Option<u32> {
-        self.buckets[(self.now % Self::SPAN) as usize].get(self.cursor + d - 1).copied()
+        self.buckets[(self.now % Self::SPAN) as usize]
+            .get(self.cursor + d - 1)
+            .copied()
     }
 
     /// Takes the entry [`Wheel::peek`] showed.
@@ -1994,15 +2378,41 @@ mod tests {
     #[test]
     fn the_recorder_ends_a_run_after_the_memory_instruction_that_passes_the_lane_bound() {
         // ds_read_b32 v1, v2 (gfx90a): 64 lane records per wave-wide access
-        let inst = isa_amdgpu::decode(&[0x00, 0x00, 0x6c, 0xd8, 0x02, 0x00, 0x00, 0x01], 0, isa_amdgpu::Target::Gfx90a).expect("ds_read_b32");
-        let lanes: Vec<LaneAccess> = (0..64).map(|l| LaneAccess { lane: l as u8, space: Space::Lds, dir: Dir::Read, bytes: 4, address: 4 * l * 7 }).collect();
-        let range = Accesses::Range(LaneRange { space: Space::Global, dir: Dir::Read, bytes: 4, base: 0x1000, lanes: u64::MAX });
+        let inst = isa_amdgpu::decode(
+            &[0x00, 0x00, 0x6c, 0xd8, 0x02, 0x00, 0x00, 0x01],
+            0,
+            isa_amdgpu::Target::Gfx90a,
+        )
+        .expect("ds_read_b32");
+        let lanes: Vec<LaneAccess> = (0..64)
+            .map(|l| LaneAccess {
+                lane: l as u8,
+                space: Space::Lds,
+                dir: Dir::Read,
+                bytes: 4,
+                address: 4 * l * 7,
+            })
+            .collect();
+        let range = Accesses::Range(LaneRange {
+            space: Space::Global,
+            dir: Dir::Read,
+            bytes: 4,
+            base: 0x1000,
+            lanes: u64::MAX,
+        });
         LOG.with_borrow_mut(|log| log.acc.clear());
         let mut ended_at = None;
         for k in 1..=20 {
             // a range between the records: it counts no lane records
             for accesses in [Accesses::Lanes(Cow::Borrowed(&lanes)), range.clone()] {
-                let ev = InstEvent { workgroup: [0; 3], wave: 0, pc: 0, inst: &inst, exec: u64::MAX, accesses };
+                let ev = InstEvent {
+                    workgroup: [0; 3],
+                    wave: 0,
+                    pc: 0,
+                    inst: &inst,
+                    exec: u64::MAX,
+                    accesses,
+                };
                 Recorder.instruction(&ev);
                 if Recorder.switch_wave(&ev) && ended_at.is_none() {
                     ended_at = Some(k);
@@ -2015,7 +2425,11 @@ mod tests {
             log.acc.clear();
             log.ranges.clear();
         });
-        assert_eq!(ended_at, Some(MAX_QUEUED_LANES / 64 + 1), "the run ends after the access that passes {MAX_QUEUED_LANES} lanes");
+        assert_eq!(
+            ended_at,
+            Some(MAX_QUEUED_LANES / 64 + 1),
+            "the run ends after the access that passes {MAX_QUEUED_LANES} lanes"
+        );
     }
 
     /// `due` gives exactly the bounds at or before the cycle, however the slots hold them.
@@ -2048,16 +2462,30 @@ mod tests {
         rounds.fill(lanes, |a| a.address, |a| a.space != Space::Lds);
         let (mut lines, mut out) = (Vec::new(), Vec::new());
         for r in 0..rounds.n {
-            coalesce(&rounds.addrs[r], rounds.exec[r], rounds.bytes[r].clamp(1, line), line, &mut lines);
+            coalesce(
+                &rounds.addrs[r],
+                rounds.exec[r],
+                rounds.bytes[r].clamp(1, line),
+                line,
+                &mut lines,
+            );
             let kind = kind_of(rounds.dir[r]);
-            out.extend(lines.iter().map(|l| LineRequest { addr: l.line, bytes: l.bytes, kind }));
+            out.extend(lines.iter().map(|l| LineRequest {
+                addr: l.line,
+                bytes: l.bytes,
+                kind,
+            }));
         }
         out
     }
 
     #[test]
     fn places_map_a_range_as_one_piece_only_inside_one_region() {
-        let places = Places { arena: 0x1000, moving: [(0x5000, 0x100), (0x6000, 0x40), (0x7000, 0x40)], scratch_group: 0 };
+        let places = Places {
+            arena: 0x1000,
+            moving: [(0x5000, 0x100), (0x6000, 0x40), (0x7000, 0x40)],
+            scratch_group: 0,
+        };
         let cases = [
             ((0x5000, 0x100), true),
             ((0x5010, 0x10), true),
@@ -2075,7 +2503,10 @@ mod tests {
             assert_eq!(places.one_piece(addr, len), one, "{len:#x} bytes from {addr:#x}");
             if one {
                 let first = places.of(addr, None);
-                assert!((0..len).all(|k| places.of(addr + k, None) == first + k), "{len:#x} bytes from {addr:#x}");
+                assert!(
+                    (0..len).all(|k| places.of(addr + k, None) == first + k),
+                    "{len:#x} bytes from {addr:#x}"
+                );
             }
         }
     }
@@ -2089,23 +2520,48 @@ mod tests {
                     for offset in [0u64, 1, 4, 12, 60, 62, 124] {
                         for dir in [Dir::Read, Dir::Write, Dir::Atomic] {
                             let base = 0x10_0000 + offset;
-                            let lanes: Vec<LaneAccess> = (0..n).map(|i| LaneAccess { lane: i as u8, space: Space::Global, dir, bytes, address: base + i as u64 * bytes as u64 }).collect();
+                            let lanes: Vec<LaneAccess> = (0..n)
+                                .map(|i| LaneAccess {
+                                    lane: i as u8,
+                                    space: Space::Global,
+                                    dir,
+                                    bytes,
+                                    address: base + i as u64 * bytes as u64,
+                                })
+                                .collect();
                             let range = LaneRange::of(&lanes).expect("one range");
                             for one_piece in [true, false] {
                                 let mut fast = Vec::new();
-                                let (start, end, kind) = contiguous_range(&lanes, |a| a, |_, _| one_piece, line as u64).expect("contiguous");
+                                let (start, end, kind) =
+                                    contiguous_range(&lanes, |a| a, |_, _| one_piece, line as u64).expect("contiguous");
                                 range_lines(start, end, kind, line as u64, &mut fast);
-                                assert_eq!(fast, coalesced(&lanes, line), "line {line}, {bytes} bytes x {n} lanes from {base:#x}");
+                                assert_eq!(
+                                    fast,
+                                    coalesced(&lanes, line),
+                                    "line {line}, {bytes} bytes x {n} lanes from {base:#x}"
+                                );
                                 // the range the engines deliver for these lanes finds the same
-                                assert_eq!(contiguous_places(&range, |a| a, |_, _| one_piece, line as u64), Some((start, end, kind)));
+                                assert_eq!(
+                                    contiguous_places(&range, |a| a, |_, _| one_piece, line as u64),
+                                    Some((start, end, kind))
+                                );
                             }
                             // a lane missing, or lanes that are contiguous only in device memory, not at their places
                             if n > 1 {
-                                let without_lane_0 = LaneRange { lanes: range.lanes & !1, ..range };
-                                assert_eq!(contiguous_places(&without_lane_0, |a| a, |_, _| true, line as u64), None);
+                                let without_lane_0 = LaneRange {
+                                    lanes: range.lanes & !1,
+                                    ..range
+                                };
+                                assert_eq!(
+                                    contiguous_places(&without_lane_0, |a| a, |_, _| true, line as u64),
+                                    None
+                                );
                             }
                             let place = |a: u64| if a >= base + bytes as u64 { a + 4096 } else { a };
-                            assert_eq!(contiguous_places(&range, place, |_, _| false, line as u64).is_some(), n == 1);
+                            assert_eq!(
+                                contiguous_places(&range, place, |_, _| false, line as u64).is_some(),
+                                n == 1
+                            );
                             seen += 1;
                         }
                     }
@@ -2114,17 +2570,56 @@ mod tests {
         }
         assert!(seen > 1000);
         // anything else takes the general path
-        let lane = |i: u8, address: u64| LaneAccess { lane: i, space: Space::Global, dir: Dir::Read, bytes: 4, address };
-        assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x108)], |a| a, |_, _| true, 64).is_none(), "a gap");
-        assert!(contiguous_range(&[lane(1, 0x100), lane(2, 0x104)], |a| a, |_, _| true, 64).is_none(), "lane 0 inactive");
-        assert!(contiguous_range(&[lane(0, 0x104), lane(1, 0x100)], |a| a, |_, _| true, 64).is_none(), "descending");
-        let scratch = LaneAccess { space: Space::Scratch, ..lane(0, 0x100) };
-        assert!(contiguous_range(&[scratch], |a| a, |_, _| true, 64).is_none(), "private memory has places of its own");
-        assert!(contiguous_range(&[lane(0, 0x100), LaneAccess { dir: Dir::Write, ..lane(1, 0x104) }], |a| a, |_, _| true, 64).is_none(), "mixed directions");
+        let lane = |i: u8, address: u64| LaneAccess {
+            lane: i,
+            space: Space::Global,
+            dir: Dir::Read,
+            bytes: 4,
+            address,
+        };
+        assert!(
+            contiguous_range(&[lane(0, 0x100), lane(1, 0x108)], |a| a, |_, _| true, 64).is_none(),
+            "a gap"
+        );
+        assert!(
+            contiguous_range(&[lane(1, 0x100), lane(2, 0x104)], |a| a, |_, _| true, 64).is_none(),
+            "lane 0 inactive"
+        );
+        assert!(
+            contiguous_range(&[lane(0, 0x104), lane(1, 0x100)], |a| a, |_, _| true, 64).is_none(),
+            "descending"
+        );
+        let scratch = LaneAccess {
+            space: Space::Scratch,
+            ..lane(0, 0x100)
+        };
+        assert!(
+            contiguous_range(&[scratch], |a| a, |_, _| true, 64).is_none(),
+            "private memory has places of its own"
+        );
+        assert!(
+            contiguous_range(
+                &[
+                    lane(0, 0x100),
+                    LaneAccess {
+                        dir: Dir::Write,
+                        ..lane(1, 0x104)
+                    }
+                ],
+                |a| a,
+                |_, _| true,
+                64
+            )
+            .is_none(),
+            "mixed directions"
+        );
         // lanes that are contiguous only at their places, across two pieces of the map
         let place = |a: u64| if a >= 0x1000 { a - 0x1000 + 0x104 } else { a };
         let across = [lane(0, 0x100), lane(1, 0x1000)];
-        assert_eq!(contiguous_range(&across, place, |a, n| a + n <= 0x1000, 64), Some((0x100, 0x108, Kind::Read)));
+        assert_eq!(
+            contiguous_range(&across, place, |a, n| a + n <= 0x1000, 64),
+            Some((0x100, 0x108, Kind::Read))
+        );
         assert!(contiguous_range(&[lane(0, 0x100), lane(1, 0x104)], |a| a, |_, _| true, 64).is_some());
     }
 }

@@ -77,7 +77,14 @@ impl TimingStats {
     /// The memory levels by name, in order from the CU outward.
     pub fn levels(&self) -> [(&'static str, &LevelStats); 6] {
         let m = &self.memory;
-        [("l1", &m.l1), ("scalar", &m.scalar), ("icache", &m.icache), ("l2", &m.l2), ("mall", &m.mall), ("hbm", &m.hbm)]
+        [
+            ("l1", &m.l1),
+            ("scalar", &m.scalar),
+            ("icache", &m.icache),
+            ("l2", &m.l2),
+            ("mall", &m.mall),
+            ("hbm", &m.hbm),
+        ]
     }
 
     /// Bytes per second at the modeled time.

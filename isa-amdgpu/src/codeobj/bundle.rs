@@ -67,7 +67,10 @@ impl BundleEntry {
     /// The entry's bytes within `buffer` (the buffer given to [`parse_bundles`]); empty if out of range.
     pub fn bytes<'a>(&self, buffer: &'a [u8]) -> &'a [u8] {
         let start = usize::try_from(self.buffer_offset).unwrap_or(usize::MAX);
-        let end = usize::try_from(self.size).ok().and_then(|s| start.checked_add(s)).unwrap_or(usize::MAX);
+        let end = usize::try_from(self.size)
+            .ok()
+            .and_then(|s| start.checked_add(s))
+            .unwrap_or(usize::MAX);
         buffer.get(start..end).unwrap_or(&[])
     }
 }
@@ -127,7 +130,10 @@ fn parse_one(buf: &[u8], start: usize, index: usize, file: &str) -> Result<(Bund
     };
     let bundle = buf.get(start..).unwrap_or(&[]);
     if bundle.starts_with(COMPRESSED_BUNDLE_MAGIC) {
-        return Err(CodeObjectError::CompressedBundle { file: file.to_string(), offset: start as u64 });
+        return Err(CodeObjectError::CompressedBundle {
+            file: file.to_string(),
+            offset: start as u64,
+        });
     }
     if !bundle.starts_with(BUNDLE_MAGIC) {
         return Err(err(start, "missing __CLANG_OFFLOAD_BUNDLE__ magic".into()));
@@ -137,7 +143,10 @@ fn parse_one(buf: &[u8], start: usize, index: usize, file: &str) -> Result<(Bund
     // Every entry header takes at least 24 bytes: reject absurd counts before allocating anything.
     let max_entries = (blen.saturating_sub(32) / 24) as u64;
     if count > max_entries {
-        return Err(err(start + 24, format!("entry count {count} cannot fit in {blen} bytes")));
+        return Err(err(
+            start + 24,
+            format!("entry count {count} cannot fit in {blen} bytes"),
+        ));
     }
     let mut entries = Vec::with_capacity(count as usize);
     let mut pos = 32usize;
@@ -156,19 +165,19 @@ fn parse_one(buf: &[u8], start: usize, index: usize, file: &str) -> Result<(Bund
             .and_then(|l| id_start.checked_add(l))
             .filter(|&e| e <= blen)
             .ok_or_else(|| {
-                err(start + pos + 16, format!("entry {i}: id length {id_len} past end of bundle (len {blen})"))
+                err(
+                    start + pos + 16,
+                    format!("entry {i}: id length {id_len} past end of bundle (len {blen})"),
+                )
             })?;
         let id_bytes = bundle.get(id_start..id_end).unwrap_or(&[]);
         let id = String::from_utf8_lossy(id_bytes).into_owned();
-        let entry_end = offset
-            .checked_add(size)
-            .filter(|&e| e <= blen as u64)
-            .ok_or_else(|| {
-                err(
-                    start + pos,
-                    format!("bundle entry {i} offset {offset:#x} + size {size:#x} past end of bundle (len {blen:#x})"),
-                )
-            })?;
+        let entry_end = offset.checked_add(size).filter(|&e| e <= blen as u64).ok_or_else(|| {
+            err(
+                start + pos,
+                format!("bundle entry {i} offset {offset:#x} + size {size:#x} past end of bundle (len {blen:#x})"),
+            )
+        })?;
         end = end.max(entry_end as usize);
         let (kind, triple, target_id) = split_entry_id(&id);
         entries.push(BundleEntry {
@@ -184,7 +193,15 @@ fn parse_one(buf: &[u8], start: usize, index: usize, file: &str) -> Result<(Bund
         pos = id_end;
     }
     end = end.max(pos);
-    Ok((Bundle { index, offset: start as u64, len: end as u64, entries }, start + end))
+    Ok((
+        Bundle {
+            index,
+            offset: start as u64,
+            len: end as u64,
+            entries,
+        },
+        start + end,
+    ))
 }
 
 /// Parses every offload bundle in `bytes`, which must start with one. After each bundle the next magic is
@@ -239,16 +256,25 @@ mod tests {
     #[test]
     fn entry_ids_split_like_clang_offload_bundler() {
         let (k, t, id) = split_entry_id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-");
-        assert_eq!((k.as_str(), t.as_str(), id.as_deref()), ("hipv4", "amdgcn-amd-amdhsa-", Some("gfx90a:xnack-")));
+        assert_eq!(
+            (k.as_str(), t.as_str(), id.as_deref()),
+            ("hipv4", "amdgcn-amd-amdhsa-", Some("gfx90a:xnack-"))
+        );
         let (k, t, id) = split_entry_id("host-x86_64-unknown-linux-gnu");
         assert_eq!((k.as_str(), t.as_str(), id), ("host", "x86_64-unknown-linux-gnu", None));
         let (k, t, id) = split_entry_id("hip-amdgcn-amd-amdhsa-gfx906");
-        assert_eq!((k.as_str(), t.as_str(), id.as_deref()), ("hip", "amdgcn-amd-amdhsa", Some("gfx906")));
+        assert_eq!(
+            (k.as_str(), t.as_str(), id.as_deref()),
+            ("hip", "amdgcn-amd-amdhsa", Some("gfx906"))
+        );
     }
 
     #[test]
     fn back_to_back_bundles_with_padding_are_all_found() {
-        let a = build(&[("host-x86_64-unknown-linux-gnu", b""), ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"AAAA")]);
+        let a = build(&[
+            ("host-x86_64-unknown-linux-gnu", b""),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"AAAA"),
+        ]);
         let b = build(&[("hipv4-amdgcn-amd-amdhsa--gfx908", b"BB")]);
         let mut buf = a.clone();
         buf.resize(4096, 0);
@@ -266,7 +292,10 @@ mod tests {
         let mut a = build(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"AAAA")]);
         a.truncate(a.len() - 1);
         let e = parse_bundles(&a, "x.hipfb").unwrap_err().to_string();
-        assert!(e.contains("x.hipfb") && e.contains("bundle entry 0 offset") && e.contains("past end"), "{e}");
+        assert!(
+            e.contains("x.hipfb") && e.contains("bundle entry 0 offset") && e.contains("past end"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -39,7 +39,11 @@ impl SharedBytes {
     /// Takes ownership of `bytes`.
     pub fn from_vec(bytes: Vec<u8>) -> Self {
         let end = bytes.len();
-        SharedBytes { backing: Arc::new(Backing::Owned(bytes)), start: 0, end }
+        SharedBytes {
+            backing: Arc::new(Backing::Owned(bytes)),
+            start: 0,
+            end,
+        }
     }
 
     /// Copies `bytes` into a new buffer.
@@ -51,7 +55,10 @@ impl SharedBytes {
     ///
     /// The file must not be modified while any [`SharedBytes`] of it is alive (see the `SAFETY` note inside).
     pub fn map_file(path: &Path) -> Result<Self, CodeObjectError> {
-        let io_err = |source| CodeObjectError::Io { file: path.display().to_string(), source };
+        let io_err = |source| CodeObjectError::Io {
+            file: path.display().to_string(),
+            source,
+        };
         let file = std::fs::File::open(path).map_err(io_err)?;
         let len = file.metadata().map_err(io_err)?.len();
         if len == 0 {
@@ -62,14 +69,21 @@ impl SharedBytes {
         // not modified while a tool reads them, and the documented contract of `map_file` forbids it.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
         let end = map.len();
-        Ok(SharedBytes { backing: Arc::new(Backing::Mapped(map)), start: 0, end })
+        Ok(SharedBytes {
+            backing: Arc::new(Backing::Mapped(map)),
+            start: 0,
+            end,
+        })
     }
 
     /// Reads the whole file at `path` into memory.
     pub fn read_file(path: &Path) -> Result<Self, CodeObjectError> {
         std::fs::read(path)
             .map(Self::from_vec)
-            .map_err(|source| CodeObjectError::Io { file: path.display().to_string(), source })
+            .map_err(|source| CodeObjectError::Io {
+                file: path.display().to_string(),
+                source,
+            })
     }
 
     /// The bytes.
@@ -134,7 +148,12 @@ impl AsRef<[u8]> for SharedBytes {
 
 impl fmt::Debug for SharedBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SharedBytes({} bytes at {:#x})", self.end.saturating_sub(self.start), self.start)
+        write!(
+            f,
+            "SharedBytes({} bytes at {:#x})",
+            self.end.saturating_sub(self.start),
+            self.start
+        )
     }
 }
 

@@ -43,10 +43,16 @@ pub(super) fn host_fatbin_range(bytes: &[u8], file: &str) -> Result<Option<(u64,
         bytes: &[u8],
         file: &str,
     ) -> Result<Option<(u64, u64)>, CodeObjectError> {
-        let elf_err = |what, source| CodeObjectError::Elf { file: file.to_string(), what, source };
+        let elf_err = |what, source| CodeObjectError::Elf {
+            file: file.to_string(),
+            what,
+            source,
+        };
         let header = H::parse(bytes).map_err(|e| elf_err("header", e))?;
         let endian = header.endian().map_err(|e| elf_err("header", e))?;
-        let sections = header.sections(endian, bytes).map_err(|e| elf_err("section headers", e))?;
+        let sections = header
+            .sections(endian, bytes)
+            .map_err(|e| elf_err("section headers", e))?;
         for sh in sections.iter() {
             if sections.section_name(endian, sh).ok() == Some(&b".hip_fatbin"[..]) {
                 return Ok(sh.file_range(endian));
@@ -268,13 +274,25 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn malformed(&self, offset: u64, what: impl Into<String>) -> CodeObjectError {
-        CodeObjectError::Malformed { file: self.file.to_string(), offset, what: what.into() }
+        CodeObjectError::Malformed {
+            file: self.file.to_string(),
+            offset,
+            what: what.into(),
+        }
     }
     fn elf(&self, what: &'static str) -> impl Fn(object::read::Error) -> CodeObjectError + '_ {
-        move |source| CodeObjectError::Elf { file: self.file.to_string(), what, source }
+        move |source| CodeObjectError::Elf {
+            file: self.file.to_string(),
+            what,
+            source,
+        }
     }
     fn kernel(&self, kernel: &str, what: impl Into<String>) -> CodeObjectError {
-        CodeObjectError::Kernel { file: self.file.to_string(), kernel: kernel.to_string(), what: what.into() }
+        CodeObjectError::Kernel {
+            file: self.file.to_string(),
+            kernel: kernel.to_string(),
+            what: what.into(),
+        }
     }
 }
 
@@ -295,7 +313,10 @@ impl CodeObject {
             .and_then(|b| b.try_into().ok())
             .ok_or_else(|| cx.malformed(0, format!("truncated ELF header ({} of 64 bytes)", data.len())))?;
         if !ident.starts_with(b"\x7fELF") {
-            return Err(CodeObjectError::NotAmdgpu { file: name.into(), why: "no ELF magic".into() });
+            return Err(CodeObjectError::NotAmdgpu {
+                file: name.into(),
+                why: "no ELF magic".into(),
+            });
         }
         if ident[4] != E::ELFCLASS64 {
             return Err(CodeObjectError::NotAmdgpu {
@@ -354,7 +375,10 @@ impl CodeObject {
         if (e_flags & 0xff) < 0x20 {
             return Err(CodeObjectError::Unsupported {
                 file: name.into(),
-                why: format!("e_flags {e_flags:#x}: mach {:#x} is not an AMDGCN processor", e_flags & 0xff),
+                why: format!(
+                    "e_flags {e_flags:#x}: mach {:#x} is not an AMDGCN processor",
+                    e_flags & 0xff
+                ),
             });
         }
 
@@ -375,7 +399,9 @@ impl CodeObject {
         let symtab = {
             let st = table.symbols(LE, data, E::SHT_SYMTAB).map_err(cx.elf("symbol table"))?;
             if st.is_empty() {
-                table.symbols(LE, data, E::SHT_DYNSYM).map_err(cx.elf("dynamic symbol table"))?
+                table
+                    .symbols(LE, data, E::SHT_DYNSYM)
+                    .map_err(cx.elf("dynamic symbol table"))?
             } else {
                 st
             }
@@ -384,7 +410,9 @@ impl CodeObject {
         // Symbol table index → index in `symbols`, for relocations.
         let mut by_table_index: HashMap<usize, usize> = HashMap::new();
         for (idx, sym) in symtab.enumerate() {
-            let Ok(Some(section)) = symtab.symbol_section(LE, sym, idx) else { continue };
+            let Ok(Some(section)) = symtab.symbol_section(LE, sym, idx) else {
+                continue;
+            };
             let raw_name = symtab.symbol_name(LE, sym).map_err(cx.elf("symbol name"))?;
             if raw_name.is_empty() {
                 continue;
@@ -414,7 +442,11 @@ impl CodeObject {
             if !sec.has_file_data() {
                 return Err(format!("in section {} which has no file data", sec.name));
             }
-            let rel = if is_rel { Some(s.address) } else { s.address.checked_sub(sec.address) };
+            let rel = if is_rel {
+                Some(s.address)
+            } else {
+                s.address.checked_sub(sec.address)
+            };
             let rel = rel
                 .filter(|r| r.checked_add(s.size).is_some_and(|end| end <= sec.size))
                 .ok_or_else(|| {
@@ -427,10 +459,17 @@ impl CodeObject {
                         sec.address.saturating_add(sec.size)
                     )
                 })?;
-            let off = sec.file_offset.checked_add(rel).ok_or_else(|| "file offset overflows".to_string())?;
+            let off = sec
+                .file_offset
+                .checked_add(rel)
+                .ok_or_else(|| "file offset overflows".to_string())?;
             let in_file = off.checked_add(s.size).is_some_and(|end| end <= image.len() as u64);
             if !in_file {
-                return Err(format!("bytes {off:#x}+{:#x} past end of file (len {:#x})", s.size, image.len()));
+                return Err(format!(
+                    "bytes {off:#x}+{:#x} past end of file (len {:#x})",
+                    s.size,
+                    image.len()
+                ));
             }
             Ok(off)
         };
@@ -456,7 +495,9 @@ impl CodeObject {
                 .filter(|(section, _)| *section == s.section_index)
                 .map_or(u64::MAX, |&(_, a)| a)
                 .min(base.saturating_add(sec.size));
-            let padding = image.slice_u64(off.saturating_add(s.size), next.saturating_sub(end)).unwrap_or_default();
+            let padding = image
+                .slice_u64(off.saturating_add(s.size), next.saturating_sub(end))
+                .unwrap_or_default();
             functions.push(Function {
                 name: s.name.clone(),
                 section_index: s.section_index,
@@ -471,24 +512,41 @@ impl CodeObject {
 
         let metadata = read_metadata(header, &table, data, &cx)?;
         let meta_by_symbol: HashMap<&str, usize> = match &metadata {
-            Some(m) => m.kernels.iter().enumerate().map(|(i, k)| (k.symbol.as_str(), i)).collect(),
+            Some(m) => m
+                .kernels
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.symbol.as_str(), i))
+                .collect(),
             None => HashMap::new(),
         };
-        let func_by_addr: HashMap<(usize, u64), usize> =
-            functions.iter().enumerate().map(|(i, f)| ((f.section_index, f.address), i)).collect();
-        let rel64 = if is_rel { kd_relocations(&table, data, &cx)? } else { HashMap::new() };
+        let func_by_addr: HashMap<(usize, u64), usize> = functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| ((f.section_index, f.address), i))
+            .collect();
+        let rel64 = if is_rel {
+            kd_relocations(&table, data, &cx)?
+        } else {
+            HashMap::new()
+        };
         let family = target.family();
 
         let mut kernels = Vec::new();
         for s in &symbols {
-            let Some(kname) = s.name.strip_suffix(".kd") else { continue };
+            let Some(kname) = s.name.strip_suffix(".kd") else {
+                continue;
+            };
             if s.kind != SymbolKind::Object {
                 continue;
             }
             if s.size < KERNEL_DESCRIPTOR_SIZE as u64 {
                 return Err(cx.kernel(&s.name, format!("descriptor symbol size {} (expected 64)", s.size)));
             }
-            let desc_sym = Symbol { size: KERNEL_DESCRIPTOR_SIZE as u64, ..s.clone() };
+            let desc_sym = Symbol {
+                size: KERNEL_DESCRIPTOR_SIZE as u64,
+                ..s.clone()
+            };
             let off = locate(&desc_sym).map_err(|w| cx.kernel(&s.name, format!("descriptor {w}")))?;
             let bytes = image.slice_u64(off, KERNEL_DESCRIPTOR_SIZE as u64).unwrap_or_default();
             let descriptor = KernelDescriptor::parse(&bytes, family)
@@ -506,7 +564,10 @@ impl CodeObject {
                             .map_err(|_| cx.kernel(&s.name, format!("entry relocation resolves to {e}")))?;
                         (t.section_index, e)
                     }
-                    None => (text.map_or(0, |t| t.section_index), descriptor.kernel_code_entry_byte_offset as u64),
+                    None => (
+                        text.map_or(0, |t| t.section_index),
+                        descriptor.kernel_code_entry_byte_offset as u64,
+                    ),
                 }
             } else {
                 let e = i128::from(s.address) + i128::from(descriptor.kernel_code_entry_byte_offset);
@@ -538,7 +599,12 @@ impl CodeObject {
         }
 
         let mut by_address: Vec<usize> = (0..symbols.len())
-            .filter(|&i| matches!(symbols[i].kind, SymbolKind::Func | SymbolKind::Object | SymbolKind::NoType))
+            .filter(|&i| {
+                matches!(
+                    symbols[i].kind,
+                    SymbolKind::Func | SymbolKind::Object | SymbolKind::NoType
+                )
+            })
             .collect();
         // Sort by (section, address); among equal addresses functions first, then table order.
         by_address.sort_by_key(|&i| {
@@ -653,7 +719,10 @@ impl CodeObject {
             }
         }
         let s = best?;
-        Some(SymbolRef { name: &s.name, offset: addr - s.address })
+        Some(SymbolRef {
+            name: &s.name,
+            offset: addr - s.address,
+        })
     }
 }
 
@@ -687,12 +756,17 @@ fn read_metadata(
     let decode = |desc: &[u8]| {
         Metadata::from_msgpack(desc)
             .map(Some)
-            .map_err(|what| CodeObjectError::Metadata { file: cx.file.to_string(), what })
+            .map_err(|what| CodeObjectError::Metadata {
+                file: cx.file.to_string(),
+                what,
+            })
     };
     let is_md = |name: &[u8], ty: u32| name == NOTE_OWNER_AMDGPU && ty == NT_AMDGPU_METADATA;
     if !table.is_empty() {
         for sh in table.iter() {
-            let Some(mut notes) = sh.notes(LE, data).map_err(cx.elf("note section"))? else { continue };
+            let Some(mut notes) = sh.notes(LE, data).map_err(cx.elf("note section"))? else {
+                continue;
+            };
             while let Some(note) = notes.next().map_err(cx.elf("note"))? {
                 if is_md(note.name(), note.n_type(LE)) {
                     return decode(note.desc());
@@ -702,7 +776,9 @@ fn read_metadata(
         return Ok(None);
     }
     for ph in header.program_headers(LE, data).map_err(cx.elf("program headers"))? {
-        let Some(mut notes) = ph.notes(LE, data).map_err(cx.elf("note segment"))? else { continue };
+        let Some(mut notes) = ph.notes(LE, data).map_err(cx.elf("note segment"))? else {
+            continue;
+        };
         while let Some(note) = notes.next().map_err(cx.elf("note"))? {
             if is_md(note.name(), note.n_type(LE)) {
                 return decode(note.desc());
@@ -724,7 +800,9 @@ fn kd_relocations(
 ) -> Result<RelocMap, CodeObjectError> {
     let mut map = HashMap::new();
     for sh in table.iter() {
-        let Some((relas, _symtab)) = sh.rela(LE, data).map_err(cx.elf("relocation section"))? else { continue };
+        let Some((relas, _symtab)) = sh.rela(LE, data).map_err(cx.elf("relocation section"))? else {
+            continue;
+        };
         let target = sh.sh_info(LE) as usize;
         for r in relas {
             if r.r_type(LE, false) == R_AMDGPU_REL64 {

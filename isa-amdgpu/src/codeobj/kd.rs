@@ -281,9 +281,10 @@ impl PgmRsrc3 {
     /// Decodes the register value for `family` (`None`: unknown processor, kept raw).
     pub fn decode(v: u32, family: Option<GfxFamily>) -> Self {
         match family {
-            Some(GfxFamily::Gfx90a) => {
-                PgmRsrc3::Gfx90a { accum_offset: bits(v, 0, 6) as u8, tg_split: bit(v, 16) }
-            }
+            Some(GfxFamily::Gfx90a) => PgmRsrc3::Gfx90a {
+                accum_offset: bits(v, 0, 6) as u8,
+                tg_split: bit(v, 16),
+            },
             Some(f) if f.is_gfx10_plus() => PgmRsrc3::Gfx10Plus {
                 shared_vgpr_count: if f == GfxFamily::Gfx12 { 0 } else { bits(v, 0, 4) as u8 },
                 inst_pref_size: match f {
@@ -417,9 +418,10 @@ impl KernelDescriptor {
         let kernel_code_properties = (props & 0xffff) as u16;
         let kernarg_preload = (props >> 16) as u16;
         let entry = u64::from(le_u32(b, 16)) | (u64::from(le_u32(b, 20)) << 32);
-        let reserved = b.iter().enumerate().any(|(i, &x)| {
-            x != 0 && ((12..16).contains(&i) || (24..44).contains(&i) || (60..64).contains(&i))
-        });
+        let reserved = b
+            .iter()
+            .enumerate()
+            .any(|(i, &x)| x != 0 && ((12..16).contains(&i) || (24..44).contains(&i) || (60..64).contains(&i)));
         Some(KernelDescriptor {
             group_segment_fixed_size: le_u32(b, 0),
             private_segment_fixed_size: le_u32(b, 4),
@@ -568,7 +570,13 @@ mod tests {
         assert_eq!(kd.private_segment_fixed_size, 0x20);
         assert_eq!(kd.kernarg_size, 28);
         assert_eq!(kd.kernel_code_entry_byte_offset, -0x40);
-        assert_eq!(kd.rsrc3, PgmRsrc3::Gfx90a { accum_offset: 1, tg_split: true });
+        assert_eq!(
+            kd.rsrc3,
+            PgmRsrc3::Gfx90a {
+                accum_offset: 1,
+                tg_split: true
+            }
+        );
         assert_eq!(kd.accum_offset(), Some(8));
         assert_eq!(kd.vgpr_alloc_count(), 16);
         assert_eq!(kd.sgpr_alloc_count(), Some(24));

@@ -203,7 +203,9 @@ fn as_str(path: &Path<'_>, key: &str, v: &Value) -> Result<String, String> {
 
 fn as_u64(path: &Path<'_>, key: &str, v: &Value) -> Result<u64, String> {
     match v {
-        Value::Integer(i) => i.as_u64().ok_or_else(|| format!("{}{key}: negative integer {i}", path.text)),
+        Value::Integer(i) => i
+            .as_u64()
+            .ok_or_else(|| format!("{}{key}: negative integer {i}", path.text)),
         _ => Err(expected(path, key, "unsigned integer", v)),
     }
 }
@@ -255,9 +257,7 @@ impl Metadata {
                 "amdhsa.version" => md.version = as_u64_list(&top, &key, v)?,
                 "amdhsa.target" => md.target = Some(as_str(&top, &key, v)?),
                 "amdhsa.printf" => match v {
-                    Value::Array(a) => {
-                        md.printf = a.iter().map(|x| as_str(&top, &key, x)).collect::<Result<_, _>>()?
-                    }
+                    Value::Array(a) => md.printf = a.iter().map(|x| as_str(&top, &key, x)).collect::<Result<_, _>>()?,
                     _ => return Err(expected(&top, &key, "array", v)),
                 },
                 "amdhsa.kernels" => {
@@ -388,7 +388,11 @@ impl KernelArg {
                 }
             }
         }
-        for (have, key) in [(have_size, ".size"), (have_offset, ".offset"), (have_kind, ".value_kind")] {
+        for (have, key) in [
+            (have_size, ".size"),
+            (have_offset, ".offset"),
+            (have_kind, ".value_kind"),
+        ] {
             if !have {
                 return Err(format!("{prefix}missing {key}"));
             }
@@ -414,16 +418,30 @@ mod tests {
 
     #[test]
     fn wrong_type_names_kernel_and_key() {
-        let kernel = Value::Map(vec![(s(".name"), s("k")), (s(".symbol"), s("k.kd")), (s(".sgpr_count"), s("x"))]);
+        let kernel = Value::Map(vec![
+            (s(".name"), s("k")),
+            (s(".symbol"), s("k.kd")),
+            (s(".sgpr_count"), s("x")),
+        ]);
         let root = Value::Map(vec![(s("amdhsa.kernels"), Value::Array(vec![kernel]))]);
         let err = Metadata::from_value(&root).unwrap_err();
-        assert_eq!(err, "amdhsa.kernels[0] (k) .sgpr_count: expected unsigned integer, found string");
+        assert_eq!(
+            err,
+            "amdhsa.kernels[0] (k) .sgpr_count: expected unsigned integer, found string"
+        );
     }
 
     #[test]
     fn unknown_keys_are_kept() {
-        let kernel = Value::Map(vec![(s(".name"), s("k")), (s(".symbol"), s("k.kd")), (s(".new_key"), Value::from(7))]);
-        let root = Value::Map(vec![(s("amdhsa.kernels"), Value::Array(vec![kernel])), (s("vendor"), s("x"))]);
+        let kernel = Value::Map(vec![
+            (s(".name"), s("k")),
+            (s(".symbol"), s("k.kd")),
+            (s(".new_key"), Value::from(7)),
+        ]);
+        let root = Value::Map(vec![
+            (s("amdhsa.kernels"), Value::Array(vec![kernel])),
+            (s("vendor"), s("x")),
+        ]);
         let md = Metadata::from_value(&root).unwrap();
         assert_eq!(md.kernels[0].extra.get(".new_key"), Some(&Json::from(7)));
         assert_eq!(md.extra.get("vendor"), Some(&Json::from("x")));

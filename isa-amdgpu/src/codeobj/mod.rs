@@ -179,8 +179,10 @@ const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
 
 /// Parses a target selector (`gfx90a`, `gfx90a:xnack-`, `gfx90a:sramecc+:xnack-`).
 pub fn parse_selector(selector: &str) -> Result<TargetId, CodeObjectError> {
-    TargetId::parse(selector)
-        .map_err(|why| CodeObjectError::BadSelector { selector: selector.to_string(), why })
+    TargetId::parse(selector).map_err(|why| CodeObjectError::BadSelector {
+        selector: selector.to_string(),
+        why,
+    })
 }
 
 /// Opens `path` (memory-mapped) and returns every AMDGPU code object in it, in file order: the file itself if it
@@ -218,17 +220,25 @@ pub fn open_bytes(
                 file_offset: 0,
                 size: bytes.len() as u64,
             };
-            return Ok(vec![LoadedCodeObject { source, code_object: co }]);
+            return Ok(vec![LoadedCodeObject {
+                source,
+                code_object: co,
+            }]);
         }
         let (offset, size) = elf::host_fatbin_range(bytes, &file)?.ok_or_else(|| CodeObjectError::NoDeviceCode {
             file: file.clone(),
             what: "host ELF without a .hip_fatbin section".into(),
         })?;
-        let fatbin = bytes.slice_u64(offset, size).ok_or_else(|| CodeObjectError::Malformed {
-            file: file.clone(),
-            offset,
-            what: format!(".hip_fatbin section (size {size:#x}) extends past end of file (len {:#x})", bytes.len()),
-        })?;
+        let fatbin = bytes
+            .slice_u64(offset, size)
+            .ok_or_else(|| CodeObjectError::Malformed {
+                file: file.clone(),
+                offset,
+                what: format!(
+                    ".hip_fatbin section (size {size:#x}) extends past end of file (len {:#x})",
+                    bytes.len()
+                ),
+            })?;
         return open_bundles(&fatbin, path, Container::HostElf, selector);
     }
     if bundle::is_bundle(bytes) {
@@ -262,12 +272,14 @@ fn open_bundles(
                 }
             }
             let name = format!("{file}[bundle {} entry {} {}]", b.index, e.index, e.id);
-            let data = region.slice_u64(e.buffer_offset, e.size).ok_or_else(|| CodeObjectError::Bundle {
-                file: file.clone(),
-                bundle: b.index,
-                offset: e.buffer_offset,
-                what: format!("entry {} out of range", e.index),
-            })?;
+            let data = region
+                .slice_u64(e.buffer_offset, e.size)
+                .ok_or_else(|| CodeObjectError::Bundle {
+                    file: file.clone(),
+                    bundle: b.index,
+                    offset: e.buffer_offset,
+                    what: format!("entry {} out of range", e.index),
+                })?;
             let co = CodeObject::parse_shared(data, &name)?;
             out.push(LoadedCodeObject {
                 source: CodeObjectSource {
@@ -297,11 +309,13 @@ pub fn list_bundles(path: &Path) -> Result<Vec<bundle::Bundle>, CodeObjectError>
         }
         return match elf::host_fatbin_range(&bytes, &file)? {
             Some((offset, size)) => {
-                let fatbin = bytes.slice_u64(offset, size).ok_or_else(|| CodeObjectError::Malformed {
-                    file: file.clone(),
-                    offset,
-                    what: ".hip_fatbin section extends past end of file".into(),
-                })?;
+                let fatbin = bytes
+                    .slice_u64(offset, size)
+                    .ok_or_else(|| CodeObjectError::Malformed {
+                        file: file.clone(),
+                        offset,
+                        what: ".hip_fatbin section extends past end of file".into(),
+                    })?;
                 bundle::parse_bundles(&fatbin, &file)
             }
             None => Ok(Vec::new()),

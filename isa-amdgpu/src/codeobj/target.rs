@@ -157,10 +157,19 @@ impl TargetId {
             None => format!("unknown-mach-{mach:#04x}"),
         };
         let (xnack, sramecc) = if code_object_version <= 3 {
-            let bit = |b: u32| if e_flags & b != 0 { FeatureSetting::On } else { FeatureSetting::Any };
+            let bit = |b: u32| {
+                if e_flags & b != 0 {
+                    FeatureSetting::On
+                } else {
+                    FeatureSetting::Any
+                }
+            };
             (bit(0x100), bit(0x200))
         } else {
-            (FeatureSetting::from_v4_bits(e_flags >> 8), FeatureSetting::from_v4_bits(e_flags >> 10))
+            (
+                FeatureSetting::from_v4_bits(e_flags >> 8),
+                FeatureSetting::from_v4_bits(e_flags >> 10),
+            )
         };
         let generic = (e_flags >> 24) as u8;
         TargetId {

@@ -98,14 +98,20 @@ impl Drop for Scratch {
 
 /// True if `tool --version` runs.
 pub fn have_tool(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Panics, naming the package, unless every tool runs: a missing test dependency fails the test
 /// (scripts/setup.sh installs them all).
 pub fn require_tools(tools: &[&str]) {
     for t in tools {
-        assert!(have_tool(t), "{t} is not installed: this test needs it (scripts/setup.sh installs clang-19 llvm-19 lld-19)");
+        assert!(
+            have_tool(t),
+            "{t} is not installed: this test needs it (scripts/setup.sh installs clang-19 llvm-19 lld-19)"
+        );
     }
 }
 
@@ -116,13 +122,21 @@ pub fn require_llvm() {
 
 /// Panics, naming the package, unless `path` exists.
 pub fn require_file(path: &std::path::Path, package: &str) {
-    assert!(path.exists(), "{} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: this test needs the Debian package {package} (scripts/setup.sh installs it)",
+        path.display()
+    );
 }
 
 /// Runs a command, panicking with its stderr if it fails; returns stdout.
 pub fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -135,7 +149,9 @@ pub fn run_lenient(cmd: &mut Command) -> String {
 
 /// Arguments selecting the code object version: `-mcode-object-version=N`, or nothing for the default.
 fn cov_args(version: Option<u32>) -> Vec<String> {
-    version.map(|v| vec![format!("-mcode-object-version={v}")]).unwrap_or_default()
+    version
+        .map(|v| vec![format!("-mcode-object-version={v}")])
+        .unwrap_or_default()
 }
 
 /// Compiles OpenCL `source` for `mcpu` (e.g. `gfx90a:xnack-`) into a linked code object at `out`.
@@ -143,7 +159,15 @@ pub fn compile_cl(scratch: &Scratch, source: &str, mcpu: &str, version: Option<u
     let src = scratch.path(&format!("src-{}.cl", COUNTER.fetch_add(1, Ordering::Relaxed)));
     std::fs::write(&src, source).unwrap();
     run(Command::new("clang-19")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-nogpulib", "-O3"])
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-nogpulib",
+            "-O3",
+        ])
         .arg(format!("-mcpu={mcpu}"))
         .args(cov_args(version))
         .arg("-Wno-unused-command-line-argument")
@@ -157,7 +181,16 @@ pub fn compile_cl_asm(scratch: &Scratch, source: &str, mcpu: &str, version: Opti
     let src = scratch.path(&format!("src-{}.cl", COUNTER.fetch_add(1, Ordering::Relaxed)));
     std::fs::write(&src, source).unwrap();
     run(Command::new("clang-19")
-        .args(["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-nogpulib", "-O3", "-S"])
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
         .arg(format!("-mcpu={mcpu}"))
         .args(cov_args(version))
         .arg(&src)
@@ -217,7 +250,9 @@ pub fn readelf_symbols(path: &Path) -> Vec<ReadelfSym> {
             out.push(ReadelfSym {
                 table: table.clone(),
                 value: u64::from_str_radix(f[1], 16).unwrap(),
-                size: f[2].parse().unwrap_or_else(|_| u64::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap()),
+                size: f[2]
+                    .parse()
+                    .unwrap_or_else(|_| u64::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap()),
                 kind: f[3].to_string(),
                 bind: f[4].to_string(),
                 ndx: f[6].to_string(),
@@ -320,12 +355,16 @@ pub fn objdump_branch_labels(path: &Path) -> Vec<(u64, String)> {
     let text = run(Command::new("llvm-objdump-19").arg("-d").arg(path));
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some((insn, comment)) = line.split_once("//") else { continue };
+        let Some((insn, comment)) = line.split_once("//") else {
+            continue;
+        };
         let mnemonic = insn.split_whitespace().next().unwrap_or("");
         if !(mnemonic == "s_branch" || mnemonic.starts_with("s_cbranch_")) {
             continue;
         }
-        let (Some(open), Some(close)) = (comment.find('<'), comment.rfind('>')) else { continue };
+        let (Some(open), Some(close)) = (comment.find('<'), comment.rfind('>')) else {
+            continue;
+        };
         let label = comment[open + 1..close].to_string();
         let mut parts = comment.split_whitespace();
         let addr = parts.next().unwrap().trim_end_matches(':');

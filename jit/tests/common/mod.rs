@@ -9,7 +9,11 @@ use emu_core::engine::{EngineError, KernelDispatch, RunStats};
 /// `engine_name` names the engine in failure messages. Returns the engine's result.
 // not every test binary that includes this module dispatches kernels
 #[allow(dead_code)]
-pub fn against_interpreter(d: &KernelDispatch<'_>, engine: &jit::Jit, engine_name: &str) -> Result<RunStats, EngineError> {
+pub fn against_interpreter(
+    d: &KernelDispatch<'_>,
+    engine: &jit::Jit,
+    engine_name: &str,
+) -> Result<RunStats, EngineError> {
     let (mem, kernel, limits) = (d.mem, d.kernel, d.limits);
     let before = mem.snapshot_buffers().unwrap();
     let interp = d.run();
@@ -18,14 +22,32 @@ pub fn against_interpreter(d: &KernelDispatch<'_>, engine: &jit::Jit, engine_nam
     let jitted = d.run_with(engine, &emu_core::observe::NoObserver);
     match (&interp, &jitted) {
         (Ok(i), Ok(j)) => {
-            assert!(mem.snapshot_buffers().unwrap() == after_interp, "{}: the {engine_name}'s memory differs from the interpreter's", kernel.name);
+            assert!(
+                mem.snapshot_buffers().unwrap() == after_interp,
+                "{}: the {engine_name}'s memory differs from the interpreter's",
+                kernel.name
+            );
             if limits.threads == Some(1) {
-                assert!(i.same_but_code_address(j), "{}: statistics differ: interpreter {i:?}, JIT {j:?}", kernel.name);
+                assert!(
+                    i.same_but_code_address(j),
+                    "{}: statistics differ: interpreter {i:?}, JIT {j:?}",
+                    kernel.name
+                );
             }
         }
         // the code is loaded at a different address for each dispatch: compare reports without addresses
-        (Err(i), Err(j)) => assert_eq!(without_hex(&i.to_string()), without_hex(&j.to_string()), "{}: the engines fail differently", kernel.name),
-        _ => panic!("{}: interpreter {:?}, {engine_name} {:?}", kernel.name, interp.as_ref().err(), jitted.as_ref().err()),
+        (Err(i), Err(j)) => assert_eq!(
+            without_hex(&i.to_string()),
+            without_hex(&j.to_string()),
+            "{}: the engines fail differently",
+            kernel.name
+        ),
+        _ => panic!(
+            "{}: interpreter {:?}, {engine_name} {:?}",
+            kernel.name,
+            interp.as_ref().err(),
+            jitted.as_ref().err()
+        ),
     }
     jitted
 }
@@ -59,13 +81,31 @@ pub fn assemble(asm: &[&str], target: isa_amdgpu::Target) -> Vec<Vec<u8>> {
             c.wait_with_output()
         })
         .unwrap_or_else(|e| panic!("llvm-mc-19 is needed for the tests that assemble instructions (scripts/setup.sh installs llvm-19): {e}"));
-    assert!(out.status.success(), "llvm-mc-19 rejected the instructions for {}:\n{}", target.name(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "llvm-mc-19 rejected the instructions for {}:\n{}",
+        target.name(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let enc: Vec<Vec<u8>> = text
         .lines()
-        .filter_map(|l| l.split_once("encoding: [").map(|(_, e)| e.trim_end_matches(']').split(',').map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("a byte")).collect()))
+        .filter_map(|l| {
+            l.split_once("encoding: [").map(|(_, e)| {
+                e.trim_end_matches(']')
+                    .split(',')
+                    .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("a byte"))
+                    .collect()
+            })
+        })
         .collect();
-    assert_eq!(enc.len(), asm.len(), "llvm-mc-19 gave {} encodings for {} lines", enc.len(), asm.len());
+    assert_eq!(
+        enc.len(),
+        asm.len(),
+        "llvm-mc-19 gave {} encodings for {} lines",
+        enc.len(),
+        asm.len()
+    );
     enc
 }
 

@@ -24,10 +24,30 @@ pub struct Product {
 /// The product facts for preset `preset` (`mi300x`, `mi210`, `mi250x-gcd`); zeros for a preset not known here.
 pub fn product(preset: &str) -> Product {
     match preset {
-        "mi300x" => Product { pci_device_id: 0x74a1, memory_clock_mhz: 2600, memory_width_bits: 8192, slot: 0 },
-        "mi210" => Product { pci_device_id: 0x740f, memory_clock_mhz: 1600, memory_width_bits: 4096, slot: 1 },
-        "mi250x-gcd" => Product { pci_device_id: 0x740c, memory_clock_mhz: 1600, memory_width_bits: 4096, slot: 2 },
-        _ => Product { pci_device_id: 0, memory_clock_mhz: 0, memory_width_bits: 0, slot: 3 },
+        "mi300x" => Product {
+            pci_device_id: 0x74a1,
+            memory_clock_mhz: 2600,
+            memory_width_bits: 8192,
+            slot: 0,
+        },
+        "mi210" => Product {
+            pci_device_id: 0x740f,
+            memory_clock_mhz: 1600,
+            memory_width_bits: 4096,
+            slot: 1,
+        },
+        "mi250x-gcd" => Product {
+            pci_device_id: 0x740c,
+            memory_clock_mhz: 1600,
+            memory_width_bits: 4096,
+            slot: 2,
+        },
+        _ => Product {
+            pci_device_id: 0,
+            memory_clock_mhz: 0,
+            memory_width_bits: 0,
+            slot: 3,
+        },
     }
 }
 
@@ -64,7 +84,9 @@ pub struct Card {
 }
 
 fn fnv64(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// How the card of device `index` of preset `preset` identifies itself, wherever it is shown (SMI views,
@@ -82,7 +104,11 @@ pub struct Identity {
 impl Identity {
     pub fn of(index: u32, preset: &str) -> Identity {
         let slot = (index % 48) * 4 + product(preset).slot;
-        Identity { bus: 0x10 + slot, gpu_id: 0xA000 + slot, unique_id: fnv64(&format!("wavejit:{preset}:{index}")) }
+        Identity {
+            bus: 0x10 + slot,
+            gpu_id: 0xA000 + slot,
+            unique_id: fnv64(&format!("wavejit:{preset}:{index}")),
+        }
     }
 }
 
@@ -128,13 +154,21 @@ impl Card {
     /// A UUID in amd-smi's form, from the unique id and the device id.
     pub fn uuid(&self) -> String {
         let u = self.unique_id();
-        format!("{:08x}-{:04x}-1000-80{:02x}-{:012x}", u >> 32, self.pci_device_id, (u >> 24) & 0xff, u & 0xffff_ffff_ffff)
+        format!(
+            "{:08x}-{:04x}-1000-80{:02x}-{:012x}",
+            u >> 32,
+            self.pci_device_id,
+            (u >> 24) & 0xff,
+            u & 0xffff_ffff_ffff
+        )
     }
 
     /// Share of time with a dispatch running, in percent, since the oldest of its processes started (capped at
     /// 100: processes run dispatches at the same time), and that window in ns.
     pub fn utilization_since_start(&self, now_ns: u64) -> (f64, u64) {
-        let Some(first) = self.users.iter().map(|u| u.started_ns).min() else { return (0.0, 0) };
+        let Some(first) = self.users.iter().map(|u| u.started_ns).min() else {
+            return (0.0, 0);
+        };
         let window = now_ns.saturating_sub(first);
         (percent(self.busy_ns(), window), window)
     }
@@ -147,7 +181,11 @@ impl Card {
             .users
             .iter()
             .map(|u| {
-                let before = earlier.busy.get(&(u.pid, u.start_ticks, self.index, self.preset.clone())).copied().unwrap_or(0);
+                let before = earlier
+                    .busy
+                    .get(&(u.pid, u.start_ticks, self.index, self.preset.clone()))
+                    .copied()
+                    .unwrap_or(0);
                 u.busy_ns.saturating_sub(before)
             })
             .sum();
@@ -173,7 +211,14 @@ pub struct Sample {
 
 impl Sample {
     pub fn take(cards: &[Card], at_ns: u64) -> Sample {
-        let busy = cards.iter().flat_map(|c| c.users.iter().map(move |u| ((u.pid, u.start_ticks, c.index, c.preset.clone()), u.busy_ns))).collect();
+        let busy = cards
+            .iter()
+            .flat_map(|c| {
+                c.users
+                    .iter()
+                    .map(move |u| ((u.pid, u.start_ticks, c.index, c.preset.clone()), u.busy_ns))
+            })
+            .collect();
         Sample { at_ns, busy }
     }
 }
@@ -220,7 +265,9 @@ pub fn cards(processes: &[ProcessRecord], own: &[DeviceRecord]) -> Vec<Card> {
             });
         }
     }
-    cards.sort_by(|a, b| (a.index, product(&a.preset).slot, &a.preset).cmp(&(b.index, product(&b.preset).slot, &b.preset)));
+    cards.sort_by(|a, b| {
+        (a.index, product(&a.preset).slot, &a.preset).cmp(&(b.index, product(&b.preset).slot, &b.preset))
+    });
     for (n, c) in cards.iter_mut().enumerate() {
         c.number = n;
     }

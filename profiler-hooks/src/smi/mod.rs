@@ -81,7 +81,10 @@ pub enum SmiError {
 }
 
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SmiError + '_ {
-    move |source| SmiError::Io { path: path.to_path_buf(), source }
+    move |source| SmiError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn uid() -> u32 {
@@ -100,7 +103,10 @@ pub fn registry_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("WAVEJIT_SMI_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|d| d.is_absolute() && d.is_dir()) {
+    match std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && d.is_dir())
+    {
         Some(d) => d.join("wavejit"),
         None => tmp_dir(),
     }
@@ -137,7 +143,10 @@ pub fn ensure_dir(dir: &Path) -> Result<(), SmiError> {
         None
     };
     match why {
-        Some(why) => Err(SmiError::NotPrivate { path: dir.to_path_buf(), why }),
+        Some(why) => Err(SmiError::NotPrivate {
+            path: dir.to_path_buf(),
+            why,
+        }),
         None => Ok(()),
     }
 }

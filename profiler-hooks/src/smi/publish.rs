@@ -65,7 +65,10 @@ impl Publisher {
     /// Publishes this process (named `program`) with `devices` in `dir` (see [`super::registry_dir`]).
     pub fn create(dir: &Path, program: &str, devices: &[DeviceInfo]) -> Result<Publisher, SmiError> {
         if devices.len() > l::MAX_DEVICES {
-            return Err(SmiError::TooManyDevices { count: devices.len(), max: l::MAX_DEVICES });
+            return Err(SmiError::TooManyDevices {
+                count: devices.len(),
+                max: l::MAX_DEVICES,
+            });
         }
         ensure_dir(dir)?;
         let pid = std::process::id();
@@ -76,7 +79,14 @@ impl Publisher {
         });
         let tmp = dir.join(format!("{pid}.tmp"));
         let path = dir.join(format!("{pid}.smi"));
-        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).mode(0o600).open(&tmp).map_err(io(&tmp))?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
         file.set_len(l::FILE_SIZE as u64).map_err(io(&tmp))?;
         // SAFETY: the file is ours, just made and sized; nobody truncates it while mapped (readers only read).
         let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(io(&tmp))?;
@@ -104,7 +114,14 @@ impl Publisher {
         // readers see the record only once it is complete
         std::fs::rename(&tmp, &path).map_err(io(&path))?;
         let base = map.as_mut_ptr();
-        Ok(Publisher { _map: map, base, path, pid, devices: devices.len(), running: (0..devices.len()).map(|_| Mutex::new(0)).collect() })
+        Ok(Publisher {
+            _map: map,
+            base,
+            path,
+            pid,
+            devices: devices.len(),
+            running: (0..devices.len()).map(|_| Mutex::new(0)).collect(),
+        })
     }
 
     /// The record's file.
@@ -154,11 +171,18 @@ impl Publisher {
     /// A dispatch starts on device `device`; it ends when the guard is dropped.
     pub fn dispatch(&self, device: usize) -> DispatchGuard<'_> {
         self.busy_change(device, true);
-        DispatchGuard { publisher: self, device }
+        DispatchGuard {
+            publisher: self,
+            device,
+        }
     }
 
     fn busy_change(&self, device: usize, start: bool) {
-        let (Some(seq), Some(busy), Some(since)) = (self.counter(device, l::BUSY_SEQ), self.counter(device, l::BUSY_NS), self.counter(device, l::BUSY_SINCE)) else {
+        let (Some(seq), Some(busy), Some(since)) = (
+            self.counter(device, l::BUSY_SEQ),
+            self.counter(device, l::BUSY_NS),
+            self.counter(device, l::BUSY_SINCE),
+        ) else {
             return;
         };
         let mut running = self.running[device].lock().unwrap_or_else(|e| e.into_inner());

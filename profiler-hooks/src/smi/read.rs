@@ -87,7 +87,11 @@ fn read_record(path: &Path) -> Result<Option<ProcessRecord>, SmiError> {
                 }
                 std::hint::spin_loop();
             };
-            let running = if since != 0 { monotonic_ns().saturating_sub(since) } else { 0 };
+            let running = if since != 0 {
+                monotonic_ns().saturating_sub(since)
+            } else {
+                0
+            };
             DeviceRecord {
                 index: u32_at(p, at(l::INDEX)),
                 preset: str_at(p, at(l::PRESET), l::PRESET_LEN),
@@ -129,7 +133,9 @@ pub fn scan(dir: &Path) -> Result<Vec<ProcessRecord>, SmiError> {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
-        let Some((pid, ext)) = name.to_str().and_then(|n| n.split_once('.')) else { continue };
+        let Some((pid, ext)) = name.to_str().and_then(|n| n.split_once('.')) else {
+            continue;
+        };
         let Ok(pid) = pid.parse::<u32>() else { continue };
         match ext {
             // a record being made, or left half made by a process that died
@@ -143,7 +149,9 @@ pub fn scan(dir: &Path) -> Result<Vec<ProcessRecord>, SmiError> {
                     Err(SmiError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(e) => return Err(e),
                 };
-                let alive = record.as_ref().is_some_and(|r| r.pid == pid && process_start_ticks(pid) == Some(r.start_ticks));
+                let alive = record
+                    .as_ref()
+                    .is_some_and(|r| r.pid == pid && process_start_ticks(pid) == Some(r.start_ticks));
                 match record {
                     Some(r) if alive => found.push(r),
                     _ => {

@@ -10,13 +10,33 @@ fn temp_dir(tag: &str) -> PathBuf {
 }
 
 fn mi210() -> DeviceInfo<'static> {
-    DeviceInfo { preset: "mi210", gfx: "gfx90a", name: "AMD Instinct MI210", compute_units: 104, vram_total: 64 << 30, engine_clock_mhz: 1700, memory_clock_mhz: 1600, pci_device_id: 0x740f }
+    DeviceInfo {
+        preset: "mi210",
+        gfx: "gfx90a",
+        name: "AMD Instinct MI210",
+        compute_units: 104,
+        vram_total: 64 << 30,
+        engine_clock_mhz: 1700,
+        memory_clock_mhz: 1600,
+        pci_device_id: 0x740f,
+    }
 }
 
 #[test]
 fn a_published_record_reads_back_with_its_counters_and_goes_when_dropped() {
     let dir = temp_dir("roundtrip");
-    let p = Publisher::create(&dir, "alloc_test", &[mi210(), DeviceInfo { preset: "mi300x", ..mi210() }]).unwrap();
+    let p = Publisher::create(
+        &dir,
+        "alloc_test",
+        &[
+            mi210(),
+            DeviceInfo {
+                preset: "mi300x",
+                ..mi210()
+            },
+        ],
+    )
+    .unwrap();
     p.vram_allocated(0, 256 << 20);
     p.vram_allocated(0, 4096);
     p.vram_freed(0, 4096);
@@ -27,7 +47,10 @@ fn a_published_record_reads_back_with_its_counters_and_goes_when_dropped() {
         std::thread::sleep(Duration::from_millis(20));
         // a running dispatch counts while it runs
         let r = scan(&dir).unwrap();
-        assert!(r[0].devices[1].busy_now && r[0].devices[1].busy_ns >= 20_000_000, "{r:?}");
+        assert!(
+            r[0].devices[1].busy_now && r[0].devices[1].busy_ns >= 20_000_000,
+            "{r:?}"
+        );
     }
     let r = scan(&dir).unwrap();
     assert_eq!(r.len(), 1);
@@ -35,10 +58,25 @@ fn a_published_record_reads_back_with_its_counters_and_goes_when_dropped() {
     assert_eq!((r.pid, r.name.as_str()), (std::process::id(), "alloc_test"));
     assert_eq!(r.start_ticks, process_start_ticks(r.pid).unwrap());
     let (d0, d1) = (&r.devices[0], &r.devices[1]);
-    assert_eq!((d0.index, d0.preset.as_str(), d0.gfx.as_str(), d0.compute_units, d0.vram_total), (0, "mi210", "gfx90a", 104, 64 << 30));
+    assert_eq!(
+        (
+            d0.index,
+            d0.preset.as_str(),
+            d0.gfx.as_str(),
+            d0.compute_units,
+            d0.vram_total
+        ),
+        (0, "mi210", "gfx90a", 104, 64 << 30)
+    );
     assert_eq!((d0.vram_used, d0.dispatches, d0.busy_ns), (256 << 20, 0, 0));
-    assert_eq!((d1.index, d1.preset.as_str(), d1.vram_used, d1.dispatches, d1.queues), (1, "mi300x", 1 << 20, 1, 1));
-    assert!(!d1.busy_now && d1.busy_ns >= 20_000_000 && d1.busy_ns < 2_000_000_000, "{d1:?}");
+    assert_eq!(
+        (d1.index, d1.preset.as_str(), d1.vram_used, d1.dispatches, d1.queues),
+        (1, "mi300x", 1 << 20, 1, 1)
+    );
+    assert!(
+        !d1.busy_now && d1.busy_ns >= 20_000_000 && d1.busy_ns < 2_000_000_000,
+        "{d1:?}"
+    );
     let path = p.path().to_path_buf();
     drop(p);
     assert!(!path.exists());
@@ -84,7 +122,10 @@ fn records_of_dead_or_reused_pids_and_half_made_records_are_deleted_by_readers()
     reused[layout::START_TICKS_AT..layout::START_TICKS_AT + 8].copy_from_slice(&1u64.to_le_bytes());
     let live = std::fs::read(p.path()).unwrap();
     std::fs::write(p.path(), &reused).unwrap();
-    assert!(scan(&dir).unwrap().is_empty(), "a record with another start time is not this process");
+    assert!(
+        scan(&dir).unwrap().is_empty(),
+        "a record with another start time is not this process"
+    );
     assert!(!p.path().exists());
     std::fs::write(p.path(), &live).unwrap();
     let found = scan(&dir).unwrap();
@@ -149,7 +190,10 @@ fn cards_are_index_and_preset_summed_over_processes_with_stable_identities() {
     assert_eq!(mi210.utilization_since_start(2_000), (4.0, 1_000));
     // identities depend on (index, preset) only
     let alone = super::cards(&[record(300, 0, vec![(0, "mi210", 0, 0)])], &[]);
-    assert_eq!((alone[0].bdf(), alone[0].gpu_id(), alone[0].unique_id()), (mi210.bdf(), mi210.gpu_id(), mi210.unique_id()));
+    assert_eq!(
+        (alone[0].bdf(), alone[0].gpu_id(), alone[0].unique_id()),
+        (mi210.bdf(), mi210.gpu_id(), mi210.unique_id())
+    );
     let all: std::collections::HashSet<String> = cards.iter().map(|c| c.bdf()).collect();
     assert_eq!(all.len(), 3);
     assert_eq!(mi210.uuid().len(), 36);
@@ -159,7 +203,13 @@ fn cards_are_index_and_preset_summed_over_processes_with_stable_identities() {
 fn utilization_over_an_interval_counts_only_the_busy_time_added() {
     let before = cards(&[record(100, 0, vec![(0, "mi210", 0, 500)])], &[]);
     let sample = Sample::take(&before, 1_000);
-    let after = cards(&[record(100, 0, vec![(0, "mi210", 0, 750)]), record(200, 1_500, vec![(0, "mi210", 0, 250)])], &[]);
+    let after = cards(
+        &[
+            record(100, 0, vec![(0, "mi210", 0, 750)]),
+            record(200, 1_500, vec![(0, "mi210", 0, 250)]),
+        ],
+        &[],
+    );
     // 250 more from the first process, 250 from a new one, over 1000 ns
     assert_eq!(after[0].utilization_since(&sample, 2_000), (50.0, 1_000));
 }
@@ -181,7 +231,10 @@ fn publishing_costs_nanoseconds_per_allocation_and_dispatch() {
     }
     let dispatch = t.elapsed() / (n / 10);
     eprintln!("SMI publishing: {alloc_free:?} per allocation + free, {dispatch:?} per dispatch start + end");
-    assert!(alloc_free < Duration::from_micros(2) && dispatch < Duration::from_micros(5), "{alloc_free:?} {dispatch:?}");
+    assert!(
+        alloc_free < Duration::from_micros(2) && dispatch < Duration::from_micros(5),
+        "{alloc_free:?} {dispatch:?}"
+    );
     drop(p);
     let _ = std::fs::remove_dir_all(&dir);
 }

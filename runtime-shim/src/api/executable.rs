@@ -170,7 +170,11 @@ export! {
 fn new_executable(r: &Runtime, exe: *mut u64) -> Result<(), Status> {
     nonnull(exe)?;
     let id = crate::runtime::EXECUTABLE_TAG + r.next_id();
-    r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Default::default());
+    r.loader
+        .executables
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, Default::default());
     out(exe, id)
 }
 
@@ -185,7 +189,14 @@ fn define_variable(r: &Runtime, exe: u64, name: *const c_char, address: *mut c_v
 
 /// `hsa_executable_symbol_get_info`: an attribute of executable symbol `symbol`.
 fn symbol_info(r: &Runtime, symbol: u64, attribute: u32, value: *mut c_void) -> Result<(), Status> {
-    let s = r.loader.symbols.read().unwrap_or_else(|e| e.into_inner()).get(&symbol).cloned().ok_or(ffi::ERROR_INVALID_EXECUTABLE_SYMBOL)?;
+    let s = r
+        .loader
+        .symbols
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&symbol)
+        .cloned()
+        .ok_or(ffi::ERROR_INVALID_EXECUTABLE_SYMBOL)?;
     match attribute {
         ffi::SYMBOL_INFO_AGENT => out(value.cast::<u64>(), s.agent),
         ffi::SYMBOL_INFO_VARIABLE_ADDRESS => out(value.cast::<u64>(), s.address),
@@ -199,11 +210,25 @@ fn symbol_info(r: &Runtime, symbol: u64, attribute: u32, value: *mut c_void) -> 
 
 /// The attributes executable symbols and (pre-1.1) code symbols share, whose numbers are the same in both
 /// enumerations: of a symbol named `name`, a kernel (`props` when known) or a variable of `size` bytes.
-pub(super) fn symbol_attribute(name: &str, is_kernel: bool, props: Option<loader::KernelProps>, size: u64, attribute: u32, value: *mut c_void) -> Result<(), Status> {
+pub(super) fn symbol_attribute(
+    name: &str,
+    is_kernel: bool,
+    props: Option<loader::KernelProps>,
+    size: u64,
+    attribute: u32,
+    value: *mut c_void,
+) -> Result<(), Status> {
     let v32 = value.cast::<u32>();
     let kernel = || props.ok_or(ffi::ERROR_INVALID_ARGUMENT);
     match attribute {
-        ffi::SYMBOL_INFO_TYPE => out(v32, if is_kernel { ffi::SYMBOL_KIND_KERNEL } else { ffi::SYMBOL_KIND_VARIABLE }),
+        ffi::SYMBOL_INFO_TYPE => out(
+            v32,
+            if is_kernel {
+                ffi::SYMBOL_KIND_KERNEL
+            } else {
+                ffi::SYMBOL_KIND_VARIABLE
+            },
+        ),
         ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, name.len() as u32),
         ffi::SYMBOL_INFO_NAME => {
             nonnull(value)?;
@@ -260,7 +285,10 @@ pub(super) extern "C" fn loader_query_host_address(device: *const c_void, host: 
 
 /// `hsa_ven_amd_loader_query_segment_descriptors`: with no `descriptors`, how many there are; else fills them
 /// (INVALID_ARGUMENT, and the count, when `*count` leaves too little room).
-pub(super) extern "C" fn loader_query_segment_descriptors(descriptors: *mut SegmentDescriptor, count: *mut usize) -> Status {
+pub(super) extern "C" fn loader_query_segment_descriptors(
+    descriptors: *mut SegmentDescriptor,
+    count: *mut usize,
+) -> Status {
     std::panic::catch_unwind(|| {
         with(|r| {
             nonnull(count)?;

@@ -142,31 +142,62 @@ const IMAGE_LAYOUT_LINEAR: u32 = 1;
 
 /// The descriptor behind a caller's pointer, for agent `agent`, checked for a GPU with images and a valid
 /// access permission.
-fn image_descriptor(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, access: u32) -> Result<image::ImageDescriptor, Status> {
+fn image_descriptor(
+    r: &Runtime,
+    agent: u64,
+    desc: *const image::ImageDescriptor,
+    access: u32,
+) -> Result<image::ImageDescriptor, Status> {
     let (_, g) = r.gpu(agent)?;
     nonnull(desc)?;
     if !(1..=3).contains(&access) {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     if !image::supported(g) {
-        return Err(image::refuse(format!("{} ({}) has no image instructions", g.name, g.gfx)));
+        return Err(image::refuse(format!(
+            "{} ({}) has no image instructions",
+            g.name, g.gfx
+        )));
     }
     // SAFETY: checked non-null; the API requires a valid hsa_ext_image_descriptor_t.
     Ok(unsafe { *desc })
 }
 
 /// `hsa_ext_image_data_get_info[_with_layout]`: the size and alignment of an image's data.
-fn image_data_info(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, access: u32, row_pitch: u64, slice_pitch: u64, info: *mut image::DataInfo) -> Result<(), Status> {
+fn image_data_info(
+    r: &Runtime,
+    agent: u64,
+    desc: *const image::ImageDescriptor,
+    access: u32,
+    row_pitch: u64,
+    slice_pitch: u64,
+    info: *mut image::DataInfo,
+) -> Result<(), Status> {
     let d = image_descriptor(r, agent, desc, access)?;
     nonnull(info)?;
     let (_, size) = image::layout(&d, 0, row_pitch, slice_pitch).map_err(image::refuse)?;
-    out(info, image::DataInfo { size: size as usize, alignment: image::ROW_PITCH_ALIGNMENT as usize })
+    out(
+        info,
+        image::DataInfo {
+            size: size as usize,
+            alignment: image::ROW_PITCH_ALIGNMENT as usize,
+        },
+    )
 }
 
 /// `hsa_ext_image_create[_with_layout]` and `hsa_amd_image_create`: checks the descriptor, makes the image
 /// object, and hands back its handle.
 #[allow(clippy::too_many_arguments)]
-fn create_image(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, data: u64, access: u32, row_pitch: u64, slice_pitch: u64, handle: *mut u64) -> Result<(), Status> {
+fn create_image(
+    r: &Runtime,
+    agent: u64,
+    desc: *const image::ImageDescriptor,
+    data: u64,
+    access: u32,
+    row_pitch: u64,
+    slice_pitch: u64,
+    handle: *mut u64,
+) -> Result<(), Status> {
     let d = image_descriptor(r, agent, desc, access)?;
     nonnull(handle)?;
     out(handle, image::create(r, &d, data, row_pitch, slice_pitch)?)
@@ -174,7 +205,16 @@ fn create_image(r: &Runtime, agent: u64, desc: *const image::ImageDescriptor, da
 
 /// `hsa_ext_image_import` (`into_image`) and `_export`: checks the agent and the region, then moves the texels.
 #[allow(clippy::too_many_arguments)]
-fn image_transfer(r: &Runtime, agent: u64, handle: u64, linear: u64, row_pitch: u64, slice_pitch: u64, region: *const image::Region, into_image: bool) -> Result<(), Status> {
+fn image_transfer(
+    r: &Runtime,
+    agent: u64,
+    handle: u64,
+    linear: u64,
+    row_pitch: u64,
+    slice_pitch: u64,
+    region: *const image::Region,
+    into_image: bool,
+) -> Result<(), Status> {
     r.gpu(agent)?;
     nonnull(region)?;
     // SAFETY: checked non-null; the API requires a valid region.

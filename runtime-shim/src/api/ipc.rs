@@ -110,7 +110,16 @@ const IPC_SIGNAL: u32 = 1;
 
 /// An IPC handle: magic, process, kind, address and length (48 bits); the caller fills in the rest.
 fn ipc_handle(kind: u32, address: u64, len: u64) -> [u32; 8] {
-    [IPC_MAGIC, std::process::id(), kind, address as u32, (address >> 32) as u32, len as u32, (len >> 32) as u32, 0]
+    [
+        IPC_MAGIC,
+        std::process::id(),
+        kind,
+        address as u32,
+        (address >> 32) as u32,
+        len as u32,
+        (len >> 32) as u32,
+        0,
+    ]
 }
 
 /// An IPC handle of `kind`: its words, and the address (in the creating process) and length it names (a
@@ -122,5 +131,9 @@ fn ipc_open(handle: *const [u32; 8], kind: u32) -> Result<([u32; 8], u64, u64), 
     if h[0] != IPC_MAGIC || h[2] != kind {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    Ok((h, (h[4] as u64) << 32 | h[3] as u64, (h[6] as u64 & 0xffff) << 32 | h[5] as u64))
+    Ok((
+        h,
+        (h[4] as u64) << 32 | h[3] as u64,
+        (h[6] as u64 & 0xffff) << 32 | h[5] as u64,
+    ))
 }

@@ -195,7 +195,14 @@ fn allocate_into(r: &Runtime, pool: usize, size: usize, ptr: *mut *mut c_void) -
 
 /// `hsa_amd_memory_lock[_to_pool]`: checks the range and the agents, locks the range, and hands back the
 /// address agents reach it at.
-fn lock(r: &Runtime, host: *mut c_void, size: usize, agents: *const u64, n: i32, agent_ptr: *mut *mut c_void) -> Result<(), Status> {
+fn lock(
+    r: &Runtime,
+    host: *mut c_void,
+    size: usize,
+    agents: *const u64,
+    n: i32,
+    agent_ptr: *mut *mut c_void,
+) -> Result<(), Status> {
     if host.is_null() || size == 0 {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
@@ -208,18 +215,36 @@ fn lock(r: &Runtime, host: *mut c_void, size: usize, agents: *const u64, n: i32,
 /// `hsa_amd_pointer_info`: what `ptr` lies in (an API allocation, or locked host memory found by its host or
 /// its agent address), written into as much of the caller's record as its `size` field allows; and, when asked
 /// for, the agents that can reach it, in an array from the caller's allocator.
-fn pointer_info(r: &Runtime, ptr: u64, info: *mut ffi::PointerInfo, alloc: Option<extern "C" fn(usize) -> *mut c_void>, n: *mut u32, accessible: *mut *mut u64) -> Result<(), Status> {
+fn pointer_info(
+    r: &Runtime,
+    ptr: u64,
+    info: *mut ffi::PointerInfo,
+    alloc: Option<extern "C" fn(usize) -> *mut c_void>,
+    n: *mut u32,
+    accessible: *mut *mut u64,
+) -> Result<(), Status> {
     nonnull(info)?;
     // SAFETY: the caller provides an hsa_amd_pointer_info_t whose `size` field says how much of it we may fill.
     let size = unsafe { (*info).size } as usize;
-    let found = r.allocation_of(ptr).map(|(s, a)| (s, a.size, r.pools[a.pool].agent as u64, r.pools[a.pool].flags, ffi::POINTER_TYPE_HSA)).or_else(|| {
-        // locked host memory, found by its host or its agent address
-        let locked = r.locked.lock().unwrap_or_else(|e| e.into_inner());
-        locked
-            .iter()
-            .find(|(h, (l, a))| (ptr >= **h && ptr < *h + l) || (ptr >= *a && ptr < a + l))
-            .map(|(h, (l, a))| (*h, *l, *a, ffi::GLOBAL_FLAG_COARSE_GRAINED, ffi::POINTER_TYPE_LOCKED))
-    });
+    let found = r
+        .allocation_of(ptr)
+        .map(|(s, a)| {
+            (
+                s,
+                a.size,
+                r.pools[a.pool].agent as u64,
+                r.pools[a.pool].flags,
+                ffi::POINTER_TYPE_HSA,
+            )
+        })
+        .or_else(|| {
+            // locked host memory, found by its host or its agent address
+            let locked = r.locked.lock().unwrap_or_else(|e| e.into_inner());
+            locked
+                .iter()
+                .find(|(h, (l, a))| (ptr >= **h && ptr < *h + l) || (ptr >= *a && ptr < a + l))
+                .map(|(h, (l, a))| (*h, *l, *a, ffi::GLOBAL_FLAG_COARSE_GRAINED, ffi::POINTER_TYPE_LOCKED))
+        });
     let full = std::mem::size_of::<ffi::PointerInfo>();
     let mut record = ffi::PointerInfo {
         size: size.min(full) as u32,
@@ -233,7 +258,11 @@ fn pointer_info(r: &Runtime, ptr: u64, info: *mut ffi::PointerInfo, alloc: Optio
     };
     if let Some((start, len, extra, flags, kind)) = found {
         // for API allocations `extra` is the owning agent; for locked memory, the agent address
-        let (agent_base, owner) = if kind == ffi::POINTER_TYPE_LOCKED { (extra, 0) } else { (start, extra) };
+        let (agent_base, owner) = if kind == ffi::POINTER_TYPE_LOCKED {
+            (extra, 0)
+        } else {
+            (start, extra)
+        };
         record.kind = kind;
         record.agent_base_address = agent_base as *mut c_void;
         record.host_base_address = start as *mut c_void;
@@ -242,9 +271,19 @@ fn pointer_info(r: &Runtime, ptr: u64, info: *mut ffi::PointerInfo, alloc: Optio
         record.global_flags = flags;
     }
     // SAFETY: `info` has room for `size` bytes (the caller said so); we copy no more than that.
-    unsafe { std::ptr::copy_nonoverlapping((&record as *const ffi::PointerInfo).cast::<u8>(), info.cast::<u8>(), size.min(full)) };
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (&record as *const ffi::PointerInfo).cast::<u8>(),
+            info.cast::<u8>(),
+            size.min(full),
+        )
+    };
     if !n.is_null() && !accessible.is_null() {
-        let all: Vec<u64> = if found.is_some() { (0..r.agents.len() as u64).map(|i| AGENT_TAG + i).collect() } else { Vec::new() };
+        let all: Vec<u64> = if found.is_some() {
+            (0..r.agents.len() as u64).map(|i| AGENT_TAG + i).collect()
+        } else {
+            Vec::new()
+        };
         let alloc = alloc.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
         out(n, all.len() as u32)?;
         if !all.is_empty() {

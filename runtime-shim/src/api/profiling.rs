@@ -35,5 +35,11 @@ export! {
 /// The start and end timestamps a dispatch, barrier or copy left in its completion signal.
 fn times(r: &Runtime, s: u64, time: *mut ffi::ProfilingTime) -> Result<(), Status> {
     let (a, b) = signal::timestamps(r, s)?;
-    out(time, ffi::ProfilingTime { start: a.load(Ordering::Relaxed), end: b.load(Ordering::Relaxed) })
+    out(
+        time,
+        ffi::ProfilingTime {
+            start: a.load(Ordering::Relaxed),
+            end: b.load(Ordering::Relaxed),
+        },
+    )
 }

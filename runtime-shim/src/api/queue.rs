@@ -93,7 +93,11 @@ export! {
 fn index_field<'a>(q: *const ffi::HsaQueue, offset: usize) -> Option<&'a std::sync::atomic::AtomicU64> {
     if !rt().is_ok_and(|r| queue::is_live(&r, q as u64)) {
         static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| eprintln!("wavejit: a queue index function was given {q:p}, which is not a queue of this runtime (0 returned)"));
+        SAID.call_once(|| {
+            eprintln!(
+                "wavejit: a queue index function was given {q:p}, which is not a queue of this runtime (0 returned)"
+            )
+        });
         return None;
     }
     // SAFETY: `q` is a live queue of this runtime (checked above): a 256-byte amd_queue_t record; the index is an
@@ -117,7 +121,9 @@ fn add_idx(q: *const ffi::HsaQueue, v: u64) -> u64 {
 }
 /// Sets queue `q`'s write index to `v` if it is `e`; returns the index before.
 fn cas_idx(q: *const ffi::HsaQueue, e: u64, v: u64) -> u64 {
-    index_field(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID).map_or(0, |f| match f.compare_exchange(e, v, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(o) | Err(o) => o,
+    index_field(q, ffi::AMD_QUEUE_WRITE_DISPATCH_ID).map_or(0, |f| {
+        match f.compare_exchange(e, v, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(o) | Err(o) => o,
+        }
     })
 }

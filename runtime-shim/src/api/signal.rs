@@ -147,7 +147,9 @@ export! {
 }
 
 fn load(s: u64) -> i64 {
-    rt().ok().and_then(|r| signal::value(&r, s).ok().map(|v| v.load(Ordering::Acquire))).unwrap_or(0)
+    rt().ok()
+        .and_then(|r| signal::value(&r, s).ok().map(|v| v.load(Ordering::Acquire)))
+        .unwrap_or(0)
 }
 fn store(s: u64, v: i64) {
     if let Ok(r) = rt() {
@@ -161,13 +163,28 @@ fn cas(s: u64, e: i64, v: i64) -> i64 {
     rt().ok().and_then(|r| signal::cas(&r, s, e, v).ok()).unwrap_or(0)
 }
 fn wait(s: u64, c: u32, v: i64, timeout: u64) -> i64 {
-    rt().ok().and_then(|r| signal::wait(&r, s, c, v, timeout).ok()).unwrap_or(0)
+    rt().ok()
+        .and_then(|r| signal::wait(&r, s, c, v, timeout).ok())
+        .unwrap_or(0)
 }
 
 /// `hsa_signal_group_wait_any_*`: waits (with no timeout) until a member's condition holds; hands back that
 /// signal and its value.
-fn group_wait(r: &Runtime, group: u64, conds: *const u32, values: *const i64, signal_out: *mut u64, value: *mut i64) -> Result<(), Status> {
-    let signals = r.groups.lock().unwrap_or_else(|e| e.into_inner()).get(&group).cloned().ok_or(ffi::ERROR_INVALID_SIGNAL_GROUP)?;
+fn group_wait(
+    r: &Runtime,
+    group: u64,
+    conds: *const u32,
+    values: *const i64,
+    signal_out: *mut u64,
+    value: *mut i64,
+) -> Result<(), Status> {
+    let signals = r
+        .groups
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&group)
+        .cloned()
+        .ok_or(ffi::ERROR_INVALID_SIGNAL_GROUP)?;
     let n = signals.len();
     let (i, v) = signal::wait_any(r, &signals, slice(conds, n)?, slice(values, n)?, u64::MAX)?;
     out(signal_out, signals[i as usize])?;

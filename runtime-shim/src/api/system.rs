@@ -100,7 +100,10 @@ fn extension_table(ext: u16, major: u16, length: usize, table: *mut c_void) -> R
     };
     let bytes = fns.len() * 8;
     if length == 0 || length > bytes || !length.is_multiple_of(8) {
-        eprintln!("wavejit: extension {ext:#x}'s table has {} functions; {length} bytes were asked for", fns.len());
+        eprintln!(
+            "wavejit: extension {ext:#x}'s table has {} functions; {length} bytes were asked for",
+            fns.len()
+        );
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
     nonnull(table)?;

@@ -39,17 +39,23 @@ fn resolve(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         return Some(PathBuf::from(program));
     }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(program)).find(|p| p.is_file())
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
 }
 
 /// The presets matching the GPU targets the program's fat binary carries (e.g. gfx942 → mi300x).
 fn devices_for(program: &Path) -> Vec<&'static str> {
-    let Ok(bundles) = isa_amdgpu::codeobj::list_bundles(program) else { return Vec::new() };
+    let Ok(bundles) = isa_amdgpu::codeobj::list_bundles(program) else {
+        return Vec::new();
+    };
     let mut found = Vec::new();
     for e in bundles.iter().flat_map(|b| &b.entries) {
         for p in emu_core::device::PRESETS {
             let gfx = format!("--{}", p.gfx);
-            if (e.id.ends_with(&gfx) || e.id.contains(&format!("{gfx}:"))) && !found.iter().any(|f: &&DevicePreset| f.gfx == p.gfx) {
+            if (e.id.ends_with(&gfx) || e.id.contains(&format!("{gfx}:")))
+                && !found.iter().any(|f: &&DevicePreset| f.gfx == p.gfx)
+            {
                 found.push(p);
             }
         }
@@ -83,8 +89,15 @@ impl Inspect {
             }
         }
         if let Some(p) = &self.trace_html {
-            let k = self.kernel.as_ref().ok_or("--trace-html needs --kernel NAME (the kernel whose first dispatch is recorded)")?;
-            let p = if p.is_absolute() { p.clone() } else { std::env::current_dir().map_err(|e| e.to_string())?.join(p) };
+            let k = self
+                .kernel
+                .as_ref()
+                .ok_or("--trace-html needs --kernel NAME (the kernel whose first dispatch is recorded)")?;
+            let p = if p.is_absolute() {
+                p.clone()
+            } else {
+                std::env::current_dir().map_err(|e| e.to_string())?.join(p)
+            };
             v.push(("WAVEJIT_TRACE_HTML", p.into_os_string()));
             v.push(("WAVEJIT_TRACE_KERNEL", k.into()));
             if let Some(m) = self.max_recorded {
@@ -98,8 +111,20 @@ impl Inspect {
 /// Runs `command` on emulated GPUs; `memcheck` sets `WAVEJIT_MEMCHECK=1` for it (every byte outside an
 /// allocation faults).
 #[allow(clippy::too_many_arguments)]
-pub fn run(devices: Option<&str>, engine: Option<&str>, timing: bool, memcheck: bool, max_instructions: Option<u64>, inspect: &Inspect, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let env = if memcheck { vec![("WAVEJIT_MEMCHECK".to_string(), "1".to_string())] } else { Vec::new() };
+pub fn run(
+    devices: Option<&str>,
+    engine: Option<&str>,
+    timing: bool,
+    memcheck: bool,
+    max_instructions: Option<u64>,
+    inspect: &Inspect,
+    command: &[String],
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let env = if memcheck {
+        vec![("WAVEJIT_MEMCHECK".to_string(), "1".to_string())]
+    } else {
+        Vec::new()
+    };
     run_with_env(devices, engine, timing, max_instructions, inspect, command, &env)
 }
 
@@ -115,12 +140,18 @@ pub fn run_with_env(
     env: &[(String, String)],
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let inspect_env = inspect.env()?;
-    let (program, args) = command.split_first().ok_or("wavejit exec needs a program to run: wavejit exec -- PROGRAM [ARGS…]")?;
+    let (program, args) = command
+        .split_first()
+        .ok_or("wavejit exec needs a program to run: wavejit exec -- PROGRAM [ARGS…]")?;
     let devices = match devices {
         Some(d) => d.to_string(),
         None => {
             let found = resolve(program).map(|p| devices_for(&p)).unwrap_or_default();
-            if found.is_empty() { "mi210".to_string() } else { found.join(",") }
+            if found.is_empty() {
+                "mi210".to_string()
+            } else {
+                found.join(",")
+            }
         }
     };
     for d in devices.split(',') {
@@ -138,12 +169,25 @@ pub fn run_with_env(
         std::os::unix::fs::symlink(&shim, &link)?;
         let preload = dir.join("libwavejit-kfd.so");
         std::fs::write(&preload, KFD_PRELOAD)?;
-        let presets: Vec<&'static DevicePreset> = devices.split(',').filter_map(|d| DevicePreset::by_name(d.trim()).ok()).collect();
+        let presets: Vec<&'static DevicePreset> = devices
+            .split(',')
+            .filter_map(|d| DevicePreset::by_name(d.trim()).ok())
+            .collect();
         let gfx: Vec<&str> = presets.iter().map(|p| p.gfx).collect();
         // the driver's view for rocm-smi and anything else reading sysfs; the program runs without it if it fails
         let sysfs_root = dir.join("sysfs");
-        let tree = sysfs::Tree::build(&sysfs_root, &presets).map_err(|e| eprintln!("wavejit: no sysfs view of the emulated GPUs for rocm-smi ({}: {e})", sysfs_root.display())).ok();
-        script(&dir.join("lsmod"), "echo 'Module                  Size  Used by'\necho 'amdgpu              16777216  0'\n")?;
+        let tree = sysfs::Tree::build(&sysfs_root, &presets)
+            .map_err(|e| {
+                eprintln!(
+                    "wavejit: no sysfs view of the emulated GPUs for rocm-smi ({}: {e})",
+                    sysfs_root.display()
+                )
+            })
+            .ok();
+        script(
+            &dir.join("lsmod"),
+            "echo 'Module                  Size  Used by'\necho 'amdgpu              16777216  0'\n",
+        )?;
         // ROCm's own rocm_agent_enumerator (and so hipcc without --offload-arch) reads targets from this list
         let targets = dir.join("target.lst");
         std::fs::write(&targets, gfx.iter().map(|g| format!("{g}\n")).collect::<String>())?;

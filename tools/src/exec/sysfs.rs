@@ -128,8 +128,14 @@ fn gfx_target_version(gfx: &str) -> u32 {
 
 /// Shader arrays × CUs per array giving exactly the card's CU count (librocm_smi64 multiplies them).
 fn cu_layout(card: &Card) -> (u32, u32) {
-    let per_group = DevicePreset::by_name(&card.preset).map(|p| p.cus_per_group).unwrap_or(card.compute_units).clamp(1, card.compute_units.max(1));
-    let per_array = (1..=per_group).rev().find(|d| card.compute_units.is_multiple_of(*d)).unwrap_or(1);
+    let per_group = DevicePreset::by_name(&card.preset)
+        .map(|p| p.cus_per_group)
+        .unwrap_or(card.compute_units)
+        .clamp(1, card.compute_units.max(1));
+    let per_array = (1..=per_group)
+        .rev()
+        .find(|d| card.compute_units.is_multiple_of(*d))
+        .unwrap_or(1);
     (card.compute_units / per_array, per_array)
 }
 
@@ -151,11 +157,18 @@ impl Tree {
         let own = own_devices(presets);
         let processes = smi::scan_all().unwrap_or_default();
         let cards = smi::cards(&processes, &own);
-        let mut tree = Tree { root: root.to_path_buf(), cards: cards.iter().map(|c| (c.index, c.preset.clone())).collect(), own };
+        let mut tree = Tree {
+            root: root.to_path_buf(),
+            cards: cards.iter().map(|c| (c.index, c.preset.clone())).collect(),
+            own,
+        };
         let module = root.join("sys/module/amdgpu");
         std::fs::create_dir_all(&module)?;
         write(&module.join("initstate"), "live\n")?;
-        write(&module.join("version"), &format!("wavejit {}\n", env!("CARGO_PKG_VERSION")))?;
+        write(
+            &module.join("version"),
+            &format!("wavejit {}\n", env!("CARGO_PKG_VERSION")),
+        )?;
         let drm = root.join("sys/class/drm");
         std::fs::create_dir_all(&drm)?;
         std::fs::create_dir_all(root.join("sys/class/kfd"))?;
@@ -164,7 +177,10 @@ impl Tree {
         std::fs::create_dir_all(kfd.join("proc"))?;
         link("../../devices/virtual/kfd/kfd", &root.join("sys/class/kfd/kfd"))?;
         write(&kfd.join("topology/generation_id"), "1\n")?;
-        write(&kfd.join("topology/system_properties"), "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")?;
+        write(
+            &kfd.join("topology/system_properties"),
+            "platform_oem 0\nplatform_id 0\nplatform_rev 0\n",
+        )?;
         tree.cpu_node(&cards)?;
         for c in &cards {
             tree.card(c)?;
@@ -203,8 +219,14 @@ impl Tree {
             link(&format!("../../../{}", c.bdf()), &pci.join(&d).join("device"))?;
         }
         let drm = self.root.join("sys/class/drm");
-        link(&format!("../../devices/wavejit/{}/drm/card{n}", c.bdf()), &drm.join(format!("card{n}")))?;
-        link(&format!("../../devices/wavejit/{}/drm/renderD{render}", c.bdf()), &drm.join(format!("renderD{render}")))?;
+        link(
+            &format!("../../devices/wavejit/{}/drm/card{n}", c.bdf()),
+            &drm.join(format!("card{n}")),
+        )?;
+        link(
+            &format!("../../devices/wavejit/{}/drm/renderD{render}", c.bdf()),
+            &drm.join(format!("renderD{render}")),
+        )?;
         let files = [
             ("vendor", "0x1002".to_string()),
             ("device", format!("{:#06x}", c.pci_device_id)),
@@ -241,7 +263,10 @@ impl Tree {
         let preset = DevicePreset::by_name(&c.preset).ok();
         let props = [
             ("cpu_cores_count", 0u64),
-            ("simd_count", c.compute_units as u64 * preset.map_or(4, |p| p.simds_per_cu) as u64),
+            (
+                "simd_count",
+                c.compute_units as u64 * preset.map_or(4, |p| p.simds_per_cu) as u64,
+            ),
             ("mem_banks_count", 1),
             ("caches_count", 0),
             ("io_links_count", 1),
@@ -273,9 +298,18 @@ impl Tree {
             ("local_mem_size", 0),
             ("unique_id", c.unique_id()),
         ];
-        write(&node.join("properties"), &props.iter().map(|(k, v)| format!("{k} {v}\n")).collect::<String>())?;
+        write(
+            &node.join("properties"),
+            &props.iter().map(|(k, v)| format!("{k} {v}\n")).collect::<String>(),
+        )?;
         let width = smi::product(&c.preset).memory_width_bits;
-        write(&node.join("mem_banks/0/properties"), &format!("heap_type 1\nsize_in_bytes {}\nflags 0\nwidth {width}\nmem_clk_max {}\n", c.vram_total, c.memory_clock_mhz))?;
+        write(
+            &node.join("mem_banks/0/properties"),
+            &format!(
+                "heap_type 1\nsize_in_bytes {}\nflags 0\nwidth {width}\nmem_clk_max {}\n",
+                c.vram_total, c.memory_clock_mhz
+            ),
+        )?;
         write(&node.join("io_links/0/properties"), &io_link(n + 1, 0))?;
         Ok(())
     }
@@ -286,7 +320,9 @@ impl Tree {
         let kfd_proc = self.kfd().join("proc");
         let mut pids: Vec<(u32, Vec<KfdUse>)> = Vec::new();
         for (index, preset) in &self.cards {
-            let Some(c) = cards.iter().find(|c| c.index == *index && &c.preset == preset) else { continue };
+            let Some(c) = cards.iter().find(|c| c.index == *index && &c.preset == preset) else {
+                continue;
+            };
             let pci = self.pci(c);
             let used = c.vram_used().to_string() + "\n";
             replace(&pci.join("mem_info_vram_used"), &used)?;
@@ -305,13 +341,21 @@ impl Tree {
                         pids.last_mut().expect("just pushed")
                     }
                 };
-                entry.1.push(KfdUse { gpu_id: c.gpu_id(), vram: u.vram_used, queues: u.queues });
+                entry.1.push(KfdUse {
+                    gpu_id: c.gpu_id(),
+                    vram: u.vram_used,
+                    queues: u.queues,
+                });
             }
         }
         // processes that are gone leave
         if let Ok(entries) = std::fs::read_dir(&kfd_proc) {
             for e in entries.flatten() {
-                let gone = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()).is_none_or(|pid| !pids.iter().any(|(p, _)| *p == pid));
+                let gone = e
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_none_or(|pid| !pids.iter().any(|(p, _)| *p == pid));
                 if gone {
                     let _ = std::fs::remove_dir_all(e.path());
                 }
@@ -370,7 +414,10 @@ fn gpu_metrics(c: &Card, busy_percent: u16, now_ns: u64) -> Vec<u8> {
     let mut u16_at = |at: usize, v: u16| m[at..at + 2].copy_from_slice(&v.to_le_bytes());
     u16_at(0, 96); // structure_size
     u16_at(16, busy_percent); // average_gfx_activity
-    let (sclk, mclk) = (c.engine_clock_mhz.min(0xfffe) as u16, c.memory_clock_mhz.min(0xfffe) as u16);
+    let (sclk, mclk) = (
+        c.engine_clock_mhz.min(0xfffe) as u16,
+        c.memory_clock_mhz.min(0xfffe) as u16,
+    );
     u16_at(40, sclk); // average_gfxclk_frequency
     u16_at(44, mclk); // average_uclk_frequency
     u16_at(54, sclk); // current_gfxclk

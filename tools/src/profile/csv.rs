@@ -31,7 +31,11 @@ pub struct Ids {
 
 impl Ids {
     pub fn of(s: &Session) -> Ids {
-        let mut ids = Ids { dispatch: BTreeMap::new(), kernel: BTreeMap::new(), queue: BTreeMap::new() };
+        let mut ids = Ids {
+            dispatch: BTreeMap::new(),
+            kernel: BTreeMap::new(),
+            queue: BTreeMap::new(),
+        };
         let mut ordered: Vec<&DispatchRecord> = s.dispatches.iter().collect();
         ordered.sort_by_key(|d| (s.processes.iter().position(|p| p.pid == d.pid), d.id));
         for d in ordered {
@@ -52,7 +56,8 @@ impl Ids {
 
 const KERNEL_TRACE: &str = "Kind,Agent_Id,Queue_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z";
 const COUNTER_COLLECTION: &str = "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,Kernel_Name,Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,Counter_Value,Start_Timestamp,End_Timestamp";
-const MEMORY_COPY: &str = "Kind,Direction,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp";
+const MEMORY_COPY: &str =
+    "Kind,Direction,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp";
 const HSA_API: &str = "Domain,Function,Process_Id,Thread_Id,Correlation_Id,Start_Timestamp,End_Timestamp";
 
 /// Writes the four files into `dir`; their paths.
@@ -62,12 +67,28 @@ pub fn write(s: &Session, dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error
     let mut counters = format!("{COUNTER_COLLECTION}\n");
     for d in &s.dispatches {
         let (start, end) = s.device_span(d);
-        let (corr, kid, q) = (ids.dispatch[&(d.pid, d.id)], ids.kernel[&d.kernel], ids.queue[&(d.pid, d.queue)]);
+        let (corr, kid, q) = (
+            ids.dispatch[&(d.pid, d.id)],
+            ids.kernel[&d.kernel],
+            ids.queue[&(d.pid, d.queue)],
+        );
         let name = field(&d.kernel);
         let _ = writeln!(
             kernels,
             "KERNEL_DISPATCH,{},{q},{},{corr},{kid},{name},{corr},{start},{end},{},{},{},{},{},{},{},{},{},{},{}",
-            d.agent, d.tid, d.lds_bytes, d.scratch_bytes, d.arch_vgprs, d.accum_vgprs, d.sgprs, d.workgroup[0], d.workgroup[1], d.workgroup[2], d.grid[0], d.grid[1], d.grid[2]
+            d.agent,
+            d.tid,
+            d.lds_bytes,
+            d.scratch_bytes,
+            d.arch_vgprs,
+            d.accum_vgprs,
+            d.sgprs,
+            d.workgroup[0],
+            d.workgroup[1],
+            d.workgroup[2],
+            d.grid[0],
+            d.grid[1],
+            d.grid[2]
         );
         let grid: u64 = d.grid.iter().map(|&g| g as u64).product();
         let wg: u64 = d.workgroup.iter().map(|&g| g as u64).product();
@@ -81,15 +102,37 @@ pub fn write(s: &Session, dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error
     }
     let mut copies = format!("{MEMORY_COPY}\n");
     for c in &s.copies {
-        let _ = writeln!(copies, "MEMORY_COPY,MEMORY_COPY_{},{},{},0,{},{}", c.direction, c.src_agent, c.dst_agent, c.start_ns, c.end_ns);
+        let _ = writeln!(
+            copies,
+            "MEMORY_COPY,MEMORY_COPY_{},{},{},0,{},{}",
+            c.direction, c.src_agent, c.dst_agent, c.start_ns, c.end_ns
+        );
     }
     let mut api = format!("{HSA_API}\n");
     for (i, a) in s.api.iter().enumerate() {
-        let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") { "HSA_AMD_EXT_API" } else { "HSA_CORE_API" };
-        let _ = writeln!(api, "{domain},{},{},{},{},{},{}", a.name, a.pid, a.tid, i + 1, a.start_ns, a.end_ns);
+        let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") {
+            "HSA_AMD_EXT_API"
+        } else {
+            "HSA_CORE_API"
+        };
+        let _ = writeln!(
+            api,
+            "{domain},{},{},{},{},{},{}",
+            a.name,
+            a.pid,
+            a.tid,
+            i + 1,
+            a.start_ns,
+            a.end_ns
+        );
     }
     let mut out = Vec::new();
-    for (name, text) in [("kernel_trace.csv", kernels), ("counter_collection.csv", counters), ("memory_copy_trace.csv", copies), ("hsa_api_trace.csv", api)] {
+    for (name, text) in [
+        ("kernel_trace.csv", kernels),
+        ("counter_collection.csv", counters),
+        ("memory_copy_trace.csv", copies),
+        ("hsa_api_trace.csv", api),
+    ] {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
         out.push(p);

@@ -66,10 +66,16 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
     db.execute_batch(SCHEMA)?;
     let tx = db.transaction()?;
     let ids = super::csv::Ids::of(s);
-    tx.execute("INSERT INTO metadata VALUES ('producer', 'wavejit profile'), ('schema_version', '1'), ('time_unit', 'ns')", [])?;
+    tx.execute(
+        "INSERT INTO metadata VALUES ('producer', 'wavejit profile'), ('schema_version', '1'), ('time_unit', 'ns')",
+        [],
+    )?;
     let mut agent_ids = std::collections::BTreeMap::new();
     for p in &s.processes {
-        tx.execute("INSERT INTO processes (pid, ppid, command, start, timing) VALUES (?1, ?2, ?3, ?4, ?5)", params![p.pid, p.ppid, p.command, p.start_ns as i64, p.timing])?;
+        tx.execute(
+            "INSERT INTO processes (pid, ppid, command, start, timing) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![p.pid, p.ppid, p.command, p.start_ns as i64, p.timing],
+        )?;
         for a in &p.agents {
             let ty = if a.kind == "cpu" { "CPU" } else { "GPU" };
             tx.execute(
@@ -90,17 +96,31 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
         Ok(id)
     };
     let mut queue_ids = std::collections::BTreeMap::new();
-    let queue_agent: std::collections::BTreeMap<(u32, u64), u32> = s.dispatches.iter().map(|d| ((d.pid, d.queue), d.agent)).chain(s.barriers.iter().map(|b| ((b.pid, b.queue), b.agent))).collect();
+    let queue_agent: std::collections::BTreeMap<(u32, u64), u32> = s
+        .dispatches
+        .iter()
+        .map(|d| ((d.pid, d.queue), d.agent))
+        .chain(s.barriers.iter().map(|b| ((b.pid, b.queue), b.agent)))
+        .collect();
     for (&(pid, address), &index) in &ids.queue {
         let agent = agent_id(&tx, pid, queue_agent.get(&(pid, address)).copied().unwrap_or(1))?;
-        tx.execute("INSERT INTO queues (pid, agent_id, queue_index, address) VALUES (?1, ?2, ?3, ?4)", params![pid, agent, index as i64, address as i64])?;
+        tx.execute(
+            "INSERT INTO queues (pid, agent_id, queue_index, address) VALUES (?1, ?2, ?3, ?4)",
+            params![pid, agent, index as i64, address as i64],
+        )?;
         queue_ids.insert((pid, address), tx.last_insert_rowid());
     }
     for (name, &id) in &ids.kernel {
-        tx.execute("INSERT INTO kernel_symbols (id, name) VALUES (?1, ?2)", params![id as i64, name])?;
+        tx.execute(
+            "INSERT INTO kernel_symbols (id, name) VALUES (?1, ?2)",
+            params![id as i64, name],
+        )?;
     }
     for (i, c) in catalog::all().enumerate() {
-        tx.execute("INSERT INTO pmc_info (id, name, source, description) VALUES (?1, ?2, ?3, ?4)", params![i as i64 + 1, c.name, c.source.name(), c.description])?;
+        tx.execute(
+            "INSERT INTO pmc_info (id, name, source, description) VALUES (?1, ?2, ?3, ?4)",
+            params![i as i64 + 1, c.name, c.source.name(), c.description],
+        )?;
     }
     let pmc_id = |name: &str| catalog::all().position(|c| c.name == name).map(|i| i as i64 + 1);
     for d in &s.dispatches {
@@ -140,7 +160,10 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
         )?;
         for (name, value) in &d.counters {
             if let Some(p) = pmc_id(name) {
-                tx.execute("INSERT INTO pmc_events VALUES (?1, ?2, ?3)", params![id, p, *value as i64])?;
+                tx.execute(
+                    "INSERT INTO pmc_events VALUES (?1, ?2, ?3)",
+                    params![id, p, *value as i64],
+                )?;
             }
         }
     }
@@ -152,18 +175,42 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
         )?;
     }
     for b in &s.barriers {
-        tx.execute("INSERT INTO barriers (pid, queue_id, kind, start, end) VALUES (?1, ?2, ?3, ?4, ?5)", params![b.pid, queue_ids[&(b.pid, b.queue)], b.kind, b.start_ns as i64, b.end_ns as i64])?;
+        tx.execute(
+            "INSERT INTO barriers (pid, queue_id, kind, start, end) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                b.pid,
+                queue_ids[&(b.pid, b.queue)],
+                b.kind,
+                b.start_ns as i64,
+                b.end_ns as i64
+            ],
+        )?;
     }
     {
-        let mut st = tx.prepare("INSERT INTO api_calls (pid, tid, domain, name, start, end) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        let mut st =
+            tx.prepare("INSERT INTO api_calls (pid, tid, domain, name, start, end) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
         for a in &s.api {
-            let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") { "HSA_AMD_EXT_API" } else { "HSA_CORE_API" };
-            st.execute(params![a.pid, a.tid as i64, domain, a.name, a.start_ns as i64, a.end_ns as i64])?;
+            let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") {
+                "HSA_AMD_EXT_API"
+            } else {
+                "HSA_CORE_API"
+            };
+            st.execute(params![
+                a.pid,
+                a.tid as i64,
+                domain,
+                a.name,
+                a.start_ns as i64,
+                a.end_ns as i64
+            ])?;
         }
         let mut wave = tx.prepare("INSERT INTO waves (dispatch_id, workgroup_x, workgroup_y, workgroup_z, wave, xcd, se, cu, simd, start_cycle, end_cycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")?;
-        let mut inst = tx.prepare("INSERT INTO wave_instructions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)")?;
+        let mut inst = tx
+            .prepare("INSERT INTO wave_instructions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)")?;
         for (pid, dispatch, waves) in &s.waves {
-            let Some(&id) = ids.dispatch.get(&(*pid, *dispatch)) else { continue };
+            let Some(&id) = ids.dispatch.get(&(*pid, *dispatch)) else {
+                continue;
+            };
             for w in waves {
                 let p = w.placement;
                 wave.execute(params![
@@ -208,17 +255,40 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
 /// Reads a database [`write`] made back into a session (what `wavejit analyze` needs: processes, agents,
 /// dispatches with their counters, copies, barriers, API calls; not the wave trace).
 pub fn load(path: &Path) -> Result<Session, Box<dyn std::error::Error>> {
-    let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| format!("{}: {e}", path.display()))?;
-    let producer: Option<String> = db.query_row("SELECT value FROM metadata WHERE tag = 'producer'", [], |r| r.get(0)).ok();
+    let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let producer: Option<String> = db
+        .query_row("SELECT value FROM metadata WHERE tag = 'producer'", [], |r| r.get(0))
+        .ok();
     if producer.as_deref() != Some("wavejit profile") {
         return Err(format!("{}: not a database of `wavejit profile`", path.display()).into());
     }
     let mut s = Session::default();
     let mut st = db.prepare("SELECT pid, ppid, command, start, timing FROM processes ORDER BY id")?;
-    let procs = st.query_map([], |r| Ok(ProcessInfo { pid: r.get(0)?, ppid: r.get(1)?, command: r.get(2)?, start_ns: r.get::<_, i64>(3)? as u64, timing: r.get(4)?, agents: Vec::new() }))?;
+    let procs = st.query_map([], |r| {
+        Ok(ProcessInfo {
+            pid: r.get(0)?,
+            ppid: r.get(1)?,
+            command: r.get(2)?,
+            start_ns: r.get::<_, i64>(3)? as u64,
+            timing: r.get(4)?,
+            agents: Vec::new(),
+        })
+    })?;
     s.processes = procs.collect::<Result<_, _>>()?;
     let mut st = db.prepare("SELECT pid, agent_index, device, name, gfx, compute_units FROM agents ORDER BY id")?;
-    let agents = st.query_map([], |r| Ok((r.get::<_, u32>(0)?, AgentInfo { index: r.get(1)?, kind: r.get(2)?, name: r.get(3)?, gfx: r.get(4)?, compute_units: r.get(5)? })))?;
+    let agents = st.query_map([], |r| {
+        Ok((
+            r.get::<_, u32>(0)?,
+            AgentInfo {
+                index: r.get(1)?,
+                kind: r.get(2)?,
+                name: r.get(3)?,
+                gfx: r.get(4)?,
+                compute_units: r.get(5)?,
+            },
+        ))
+    })?;
     for a in agents {
         let (pid, a) = a?;
         if let Some(p) = s.processes.iter_mut().find(|p| p.pid == pid) {
@@ -265,7 +335,13 @@ pub fn load(path: &Path) -> Result<Session, Box<dyn std::error::Error>> {
         }
     }
     let mut st = db.prepare("SELECT e.dispatch_id, p.name, e.value FROM pmc_events e JOIN pmc_info p ON p.id = e.pmc_id ORDER BY e.dispatch_id, p.id")?;
-    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?, r.get::<_, i64>(2)? as u64)))?;
+    let rows = st.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u64,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)? as u64,
+        ))
+    })?;
     for row in rows {
         let (id, name, value) = row?;
         if let Some(d) = s.dispatches.iter_mut().find(|d| d.id == id) {
@@ -293,11 +369,27 @@ pub fn load(path: &Path) -> Result<Session, Box<dyn std::error::Error>> {
     s.copies = rows.collect::<Result<_, _>>()?;
     let mut st = db.prepare("SELECT b.id, b.pid, a.agent_index, q.address, b.kind, b.start, b.end FROM barriers b JOIN queues q ON q.id = b.queue_id JOIN agents a ON a.id = q.agent_id ORDER BY b.id")?;
     let rows = st.query_map([], |r| {
-        Ok(BarrierRecord { id: r.get::<_, i64>(0)? as u64, pid: r.get(1)?, agent: r.get(2)?, queue: r.get::<_, i64>(3)? as u64, kind: r.get(4)?, start_ns: r.get::<_, i64>(5)? as u64, end_ns: r.get::<_, i64>(6)? as u64 })
+        Ok(BarrierRecord {
+            id: r.get::<_, i64>(0)? as u64,
+            pid: r.get(1)?,
+            agent: r.get(2)?,
+            queue: r.get::<_, i64>(3)? as u64,
+            kind: r.get(4)?,
+            start_ns: r.get::<_, i64>(5)? as u64,
+            end_ns: r.get::<_, i64>(6)? as u64,
+        })
     })?;
     s.barriers = rows.collect::<Result<_, _>>()?;
     let mut st = db.prepare("SELECT pid, tid, name, start, end FROM api_calls ORDER BY id")?;
-    let rows = st.query_map([], |r| Ok(ApiRecord { pid: r.get(0)?, tid: r.get::<_, i64>(1)? as u64, name: r.get(2)?, start_ns: r.get::<_, i64>(3)? as u64, end_ns: r.get::<_, i64>(4)? as u64 }))?;
+    let rows = st.query_map([], |r| {
+        Ok(ApiRecord {
+            pid: r.get(0)?,
+            tid: r.get::<_, i64>(1)? as u64,
+            name: r.get(2)?,
+            start_ns: r.get::<_, i64>(3)? as u64,
+            end_ns: r.get::<_, i64>(4)? as u64,
+        })
+    })?;
     s.api = rows.collect::<Result<_, _>>()?;
     Ok(s)
 }

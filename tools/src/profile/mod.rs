@@ -27,11 +27,19 @@ pub struct Formats {
 }
 
 impl Formats {
-    pub const ALL: Formats = Formats { csv: true, json: true, db: true };
+    pub const ALL: Formats = Formats {
+        csv: true,
+        json: true,
+        db: true,
+    };
 
     /// `csv,json,db` (any subset).
     pub fn parse(s: &str) -> Result<Formats, String> {
-        let mut f = Formats { csv: false, json: false, db: false };
+        let mut f = Formats {
+            csv: false,
+            json: false,
+            db: false,
+        };
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "csv" => f.csv = true,
@@ -40,7 +48,11 @@ impl Formats {
                 other => return Err(format!("--format {other}: expected csv, json or db (comma-separated)")),
             }
         }
-        if f == (Formats { csv: false, json: false, db: false }) {
+        if f == (Formats {
+            csv: false,
+            json: false,
+            db: false,
+        }) {
             return Err("--format names no format (csv, json, db)".into());
         }
         Ok(f)
@@ -85,7 +97,15 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         env.push((record::env::WAVE_TRACE.to_string(), a.wave_trace.to_string()));
     }
     let progress = Progress::start(&staging);
-    let code = crate::exec::run_with_env(a.device.as_deref(), a.engine.as_deref(), a.timing, None, &crate::exec::Inspect::default(), &a.command, &env);
+    let code = crate::exec::run_with_env(
+        a.device.as_deref(),
+        a.engine.as_deref(),
+        a.timing,
+        None,
+        &crate::exec::Inspect::default(),
+        &a.command,
+        &env,
+    );
     progress.finish();
     let code = code?;
     let session = Session::load(&staging)?;
@@ -99,13 +119,21 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         session.api.len(),
         session.processes.len(),
         if session.processes.len() == 1 { "" } else { "es" },
-        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(code)
 }
 
 /// Writes `session` in `formats` into `dir`; the files written.
-pub fn write_outputs(session: &Session, dir: &Path, formats: Formats) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+pub fn write_outputs(
+    session: &Session,
+    dir: &Path,
+    formats: Formats,
+) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut written = Vec::new();
     if formats.csv {
@@ -140,17 +168,27 @@ impl Progress {
         let (dir, flag) = (staging.to_path_buf(), stop.clone());
         let thread = std::thread::spawn(move || {
             let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {elapsed} profiling: {msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()));
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed} profiling: {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
             while !flag.load(std::sync::atomic::Ordering::Acquire) {
                 let files = Session::files(&dir).unwrap_or_default();
-                let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+                let bytes: u64 = files
+                    .iter()
+                    .filter_map(|f| std::fs::metadata(f).ok())
+                    .map(|m| m.len())
+                    .sum();
                 bar.set_message(format!("{} process(es), {} KiB of records", files.len(), bytes / 1024));
                 bar.tick();
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
             bar.finish_and_clear();
         });
-        Progress { stop, thread: Some(thread) }
+        Progress {
+            stop,
+            thread: Some(thread),
+        }
     }
 
     fn finish(mut self) {

@@ -41,21 +41,37 @@ pub fn trace(s: &Session) -> Value {
     let ids = super::csv::Ids::of(s);
     let mut ev: Vec<Value> = Vec::new();
     let process_index: BTreeMap<u32, u64> = s.processes.iter().enumerate().map(|(i, p)| (p.pid, i as u64)).collect();
-    let gpu_pid = |pid: u32, agent: u32| GPU_PID_BASE + process_index.get(&pid).copied().unwrap_or(0) * 64 + agent as u64;
+    let gpu_pid =
+        |pid: u32, agent: u32| GPU_PID_BASE + process_index.get(&pid).copied().unwrap_or(0) * 64 + agent as u64;
     for p in &s.processes {
         let cmd: String = p.command.chars().take(80).collect();
-        ev.push(meta(p.pid as u64, None, "process_name", &format!("{cmd} (pid {})", p.pid)));
+        ev.push(meta(
+            p.pid as u64,
+            None,
+            "process_name",
+            &format!("{cmd} (pid {})", p.pid),
+        ));
         ev.push(json!({"ph": "M", "pid": p.pid, "name": "process_sort_index", "args": {"sort_index": process_index[&p.pid]}}));
         for a in p.agents.iter().filter(|a| a.kind != "cpu") {
             let gp = gpu_pid(p.pid, a.index);
-            ev.push(meta(gp, None, "process_name", &format!("GPU {} ({}, {}) of pid {}", a.index, a.name, a.gfx, p.pid)));
+            ev.push(meta(
+                gp,
+                None,
+                "process_name",
+                &format!("GPU {} ({}, {}) of pid {}", a.index, a.name, a.gfx, p.pid),
+            ));
             ev.push(meta(gp, Some(COPY_TID), "thread_name", "copy engine"));
         }
     }
     let mut threads: BTreeMap<(u32, u64), ()> = BTreeMap::new();
     for (i, a) in s.api.iter().enumerate() {
         if threads.insert((a.pid, a.tid), ()).is_none() {
-            ev.push(meta(a.pid as u64, Some(a.tid), "thread_name", &format!("HSA API (thread {})", a.tid)));
+            ev.push(meta(
+                a.pid as u64,
+                Some(a.tid),
+                "thread_name",
+                &format!("HSA API (thread {})", a.tid),
+            ));
         }
         ev.push(json!({"ph": "X", "cat": "hsa_api", "name": a.name, "pid": a.pid, "tid": a.tid, "ts": us(a.start_ns), "dur": us(a.end_ns) - us(a.start_ns), "args": {"correlation_id": i + 1}}));
     }
@@ -63,7 +79,12 @@ pub fn trace(s: &Session) -> Value {
     let mut queue_track = |ev: &mut Vec<Value>, pid: u32, agent: u32, queue: u64| {
         let q = ids.queue[&(pid, queue)];
         if queues.insert((pid, agent, q), ()).is_none() {
-            ev.push(meta(gpu_pid(pid, agent), Some(q), "thread_name", &format!("queue {q} ({queue:#x})")));
+            ev.push(meta(
+                gpu_pid(pid, agent),
+                Some(q),
+                "thread_name",
+                &format!("queue {q} ({queue:#x})"),
+            ));
         }
         (gpu_pid(pid, agent), q)
     };
@@ -89,25 +110,61 @@ pub fn trace(s: &Session) -> Value {
         ev.push(json!({"ph": "X", "cat": "barrier", "name": format!("barrier-{}", b.kind), "pid": tpid, "tid": tid, "ts": us(b.start_ns), "dur": us(b.end_ns) - us(b.start_ns)}));
     }
     for c in &s.copies {
-        let agent = if c.dst_agent != 0 { c.dst_agent } else { c.src_agent.max(1) };
+        let agent = if c.dst_agent != 0 {
+            c.dst_agent
+        } else {
+            c.src_agent.max(1)
+        };
         ev.push(json!({"ph": "X", "cat": "copy", "name": format!("copy {}", c.direction), "pid": gpu_pid(c.pid, agent), "tid": COPY_TID, "ts": us(c.start_ns), "dur": us(c.end_ns) - us(c.start_ns), "args": {"bytes": c.bytes}}));
     }
     for (n, (pid, dispatch, waves)) in s.waves.iter().enumerate() {
-        let Some(d) = s.dispatches.iter().find(|d| d.pid == *pid && d.id == *dispatch) else { continue };
-        let mhz = s.process(*pid).and_then(|p| p.agents.iter().find(|a| a.index == d.agent)).and_then(|a| emu_core::DevicePreset::by_name(&a.kind).ok()).map_or(1000, |p| p.engine_clock_mhz) as f64;
+        let Some(d) = s.dispatches.iter().find(|d| d.pid == *pid && d.id == *dispatch) else {
+            continue;
+        };
+        let mhz = s
+            .process(*pid)
+            .and_then(|p| p.agents.iter().find(|a| a.index == d.agent))
+            .and_then(|a| emu_core::DevicePreset::by_name(&a.kind).ok())
+            .map_or(1000, |p| p.engine_clock_mhz) as f64;
         let base = us(s.device_span(d).0);
         let at = |cycle: u64| base + cycle as f64 / mhz;
         let wpid = WAVES_PID_BASE + n as u64;
-        ev.push(meta(wpid, None, "process_name", &format!("waves of {} (dispatch {}, pid {pid})", d.kernel, ids.dispatch[&(*pid, *dispatch)])));
+        ev.push(meta(
+            wpid,
+            None,
+            "process_name",
+            &format!(
+                "waves of {} (dispatch {}, pid {pid})",
+                d.kernel,
+                ids.dispatch[&(*pid, *dispatch)]
+            ),
+        ));
         for (t, w) in waves.iter().enumerate() {
-            let place = w.placement.map(|p| format!(" on XCD {} SE {} CU {} SIMD {}", p.xcd, p.se, p.cu, p.simd)).unwrap_or_default();
-            ev.push(meta(wpid, Some(t as u64), "thread_name", &format!("workgroup {:?} wave {}{place}", w.workgroup, w.wave)));
+            let place = w
+                .placement
+                .map(|p| format!(" on XCD {} SE {} CU {} SIMD {}", p.xcd, p.se, p.cu, p.simd))
+                .unwrap_or_default();
+            ev.push(meta(
+                wpid,
+                Some(t as u64),
+                "thread_name",
+                &format!("workgroup {:?} wave {}{place}", w.workgroup, w.wave),
+            ));
             let mut free = w.start;
             for inst in &w.instructions {
                 // the stall spans end at the issue cycle, never reaching back before the previous issue
                 let st = &inst.stalls;
                 let mut from = inst.cycle.saturating_sub(st.total()).max(free);
-                for (why, n) in [("vmcnt", st.vmcnt), ("lgkmcnt", st.lgkmcnt), ("barrier", st.barrier), ("dependency", st.dependency), ("unit busy", st.unit_busy), ("fetch", st.fetch), ("sleep", st.sleep), ("arbitration", st.arbitration)] {
+                for (why, n) in [
+                    ("vmcnt", st.vmcnt),
+                    ("lgkmcnt", st.lgkmcnt),
+                    ("barrier", st.barrier),
+                    ("dependency", st.dependency),
+                    ("unit busy", st.unit_busy),
+                    ("fetch", st.fetch),
+                    ("sleep", st.sleep),
+                    ("arbitration", st.arbitration),
+                ] {
                     let n = n.min(inst.cycle.saturating_sub(from));
                     if n > 0 {
                         ev.push(json!({"ph": "X", "cat": "stall", "name": format!("stall: {why}"), "pid": wpid, "tid": t, "ts": at(from), "dur": n as f64 / mhz}));

@@ -7,7 +7,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tools/ is inside the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tools/ is inside the workspace")
+        .to_path_buf()
 }
 
 /// The release `wavejit` with the runtime shim beside it, built on first use.
@@ -15,14 +18,28 @@ pub fn wavejit() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "--locked", "-p", "wavejit-tools", "-p", "runtime-shim"])
+            .args([
+                "build",
+                "--release",
+                "--locked",
+                "-p",
+                "wavejit-tools",
+                "-p",
+                "runtime-shim",
+            ])
             .current_dir(workspace())
             .status()
             .expect("running cargo");
         assert!(status.success(), "building wavejit and the runtime shim failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"));
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace().join("target"));
         let bin = target.join("release").join("wavejit");
-        assert!(bin.exists() && target.join("release/libhsa_runtime64.so").exists(), "{} or the shim beside it is missing", bin.display());
+        assert!(
+            bin.exists() && target.join("release/libhsa_runtime64.so").exists(),
+            "{} or the shim beside it is missing",
+            bin.display()
+        );
         bin
     })
 }
