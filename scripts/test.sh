@@ -7,5 +7,8 @@ bash scripts/setup.sh
 # One build of the test profile, without incremental state (it would double the build's disk use on a machine
 # that builds the tree once).
 export CARGO_INCREMENTAL=0
+# The house's floor: formatted as rustfmt.toml says, and clippy without a warning (lints in Cargo.toml).
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked --no-run 2>&1 | tail -n 3
 cargo test --workspace --locked --no-fail-fast

@@ -62,12 +62,13 @@ pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
         ctx.take_records(wave, env.access_log());
         let log = env.access_log().map(|v| v as *mut Vec<emu_core::observe::LaneAccess>);
         // SAFETY: the log is the Env's own vector, not otherwise touched until this call returns.
+        let accesses = log.map(|p| unsafe { &mut *p });
         let mut b = Interp {
             wave,
             mem,
             lds,
             mnemonic: inst.info.name,
-            accesses: log.map(|p| unsafe { &mut *p }),
+            accesses,
         };
         let b = &mut b;
         // the operands, copied out of the slots the results go to, into this thread's reused buffer (this runs

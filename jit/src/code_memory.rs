@@ -123,11 +123,8 @@ impl CodeMemory {
             let to = end.next_multiple_of(page);
             // SAFETY: [writable, to) lies inside the reservation (`to` ≤ len, which is a multiple of the page
             // size); its pages are not finalized and hold nothing yet.
-            protect(
-                unsafe { r.base.add(r.writable) },
-                to - r.writable,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )?;
+            let from = unsafe { r.base.add(r.writable) };
+            protect(from, to - r.writable, libc::PROT_READ | libc::PROT_WRITE)?;
             r.writable = to;
         }
         r.used = end;

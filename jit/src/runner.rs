@@ -981,12 +981,13 @@ extern "C" fn interpret_one(ctx: *mut Ctx, inst: *const Inst, offset: u64) -> u3
         // the log is the Env's own vector, untouched elsewhere while the interpreter runs
         let r = {
             // SAFETY: as above.
+            let accesses = log.map(|p| unsafe { &mut *p });
             let mut b = Interp {
                 wave,
                 mem,
                 lds,
                 mnemonic: inst.info.name,
-                accesses: log.map(|p| unsafe { &mut *p }),
+                accesses,
             };
             execute(&mut b, inst, pc)
         };
