@@ -3,8 +3,8 @@
 //! `WAVEJIT_DEBUG` runs under the debugger (commands on the program's stdin, answers on its stdout, or the
 //! terminal view on a terminal; `WAVEJIT_DEBUG_WAVE` chooses the wave, `WAVEJIT_DEBUG_JSON=1` answers in JSON),
 //! and the first dispatch of the kernel named by `WAVEJIT_TRACE_KERNEL` is recorded into the page
-//! `WAVEJIT_TRACE_HTML` (at most `WAVEJIT_TRACE_MAX` instructions). A kernel is named by its symbol or, for a
-//! mangled C++ name (`_Z4vaddPfS_S_i`), by the plain name in it (`vadd`). Either way the dispatch runs to its
+//! `WAVEJIT_TRACE_HTML` (at most `WAVEJIT_TRACE_MAX` instructions). A kernel is named by its symbol, its
+//! demangled name or the plain name in it (`isa_amdgpu::codeobj::names::matches`). Either way the dispatch runs to its
 //! end with the results a plain dispatch has.
 
 use std::io::{self, BufRead};
@@ -21,15 +21,6 @@ use crate::runtime::Runtime;
 static DEBUGGED: AtomicBool = AtomicBool::new(false);
 static TRACED: AtomicBool = AtomicBool::new(false);
 
-/// Whether `symbol` is the kernel `want` names.
-pub fn names(symbol: &str, want: &str) -> bool {
-    symbol == want
-        || symbol
-            .strip_prefix("_Z")
-            .and_then(|r| r.strip_prefix(&want.len().to_string()))
-            .is_some_and(|r| r.starts_with(want))
-}
-
 fn env(var: &str) -> Option<String> {
     std::env::var(var).ok().filter(|v| !v.is_empty())
 }
@@ -42,9 +33,10 @@ pub fn dispatch(
     launch: &Launch<'_>,
     k: &KernelEntry,
 ) -> Option<Result<RunStats, EngineError>> {
-    let debug = env("WAVEJIT_DEBUG").is_some_and(|w| names(&k.name, &w)) && !DEBUGGED.swap(true, Ordering::SeqCst);
+    let debug = env("WAVEJIT_DEBUG").is_some_and(|w| isa_amdgpu::codeobj::names::matches(&k.name, &w))
+        && !DEBUGGED.swap(true, Ordering::SeqCst);
     let trace = !debug
-        && env("WAVEJIT_TRACE_KERNEL").is_some_and(|w| names(&k.name, &w))
+        && env("WAVEJIT_TRACE_KERNEL").is_some_and(|w| isa_amdgpu::codeobj::names::matches(&k.name, &w))
         && env("WAVEJIT_TRACE_HTML").is_some()
         && !TRACED.swap(true, Ordering::SeqCst);
     if !debug && !trace {
@@ -129,15 +121,4 @@ fn stats<R: WaveRunner>(s: &Session<'_, R>) -> Result<RunStats, EngineError> {
         wave_instructions: waves.iter().map(|w| w.2).sum(),
         ..RunStats::default()
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn kernels_are_named_by_symbol_or_by_the_plain_name_in_a_mangled_one() {
-        assert!(super::names("vadd", "vadd"));
-        assert!(super::names("_Z4vaddPfS_S_i", "vadd"));
-        assert!(!super::names("_Z5vadd2Pf", "vadd"));
-        assert!(!super::names("_Z4vaddPfS_S_i", "vad"));
-    }
 }

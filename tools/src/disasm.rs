@@ -44,7 +44,7 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
             writeln!(out, "# {} ({})", co.name, co.target.canonical())?;
         }
         for f in &co.functions {
-            if kernel.is_some_and(|k| k != f.name) {
+            if kernel.is_some_and(|k| !isa_amdgpu::codeobj::names::matches(&f.name, k)) {
                 continue;
             }
             printed += 1;

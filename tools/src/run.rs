@@ -148,17 +148,7 @@ impl Prepared {
                 .ok_or_else(|| format!("no preset runs {}", co.target.processor))?,
         };
         let kernel_index = match kernel {
-            Some(k) => co.kernels.iter().position(|x| x.name == k).ok_or_else(|| {
-                format!(
-                    "no kernel `{k}` in {} (kernels: {})",
-                    file.display(),
-                    co.kernels
-                        .iter()
-                        .map(|k| k.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })?,
+            Some(k) => pick_kernel(&co, k).map_err(|e| format!("{}: {e}", file.display()))?,
             None if co.kernels.len() == 1 => 0,
             None => {
                 return Err(format!(
@@ -443,5 +433,36 @@ fn one_dispatch_session(
             vec![(pid, 1, waves)]
         },
         ..Session::default()
+    }
+}
+
+/// The index of the kernel of `co` that `query` names (symbol, demangled or plain name:
+/// [`isa_amdgpu::codeobj::names::matches`]); an error listing the kernels when none or several match.
+pub fn pick_kernel(co: &codeobj::CodeObject, query: &str) -> Result<usize, String> {
+    use isa_amdgpu::codeobj::names;
+    let listed = |ks: &mut dyn Iterator<Item = &codeobj::Kernel>| {
+        ks.map(|k| names::demangle(&k.name)).collect::<Vec<_>>().join(", ")
+    };
+    if let Some(i) = co.kernels.iter().position(|x| x.name == query) {
+        return Ok(i);
+    }
+    let found: Vec<usize> = (0..co.kernels.len())
+        .filter(|&i| names::matches(&co.kernels[i].name, query))
+        .collect();
+    match found[..] {
+        [i] => Ok(i),
+        [] => Err(format!(
+            "no kernel `{query}` (kernels: {})",
+            listed(&mut co.kernels.iter())
+        )),
+        _ => Err(format!(
+            "`{query}` names {} kernels ({}); give the mangled name",
+            found.len(),
+            found
+                .iter()
+                .map(|&i| co.kernels[i].name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }

@@ -642,3 +642,93 @@ fn trace_writes_one_self_contained_page() {
     ]);
     assert!(!o.status.success());
 }
+
+/// A HIP kernel compiled here with its C++ (mangled) symbol, `_Z10reduce_sumPfPKfj`.
+fn mangled_kernel() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("wavejit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("reduce_sum.hip");
+    std::fs::write(
+        &src,
+        "#include <hip/hip_runtime.h>\n__global__ void reduce_sum(float* out, const float* in, unsigned n) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) atomicAdd(out, in[i]);\n}\n",
+    )
+    .unwrap();
+    let co = dir.join("reduce_sum.co");
+    let o = Command::new("clang++-19")
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx90a",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+        ])
+        .args([
+            "--rocm-path=/usr",
+            "--rocm-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
+            "-O2",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .expect("clang++-19 (scripts/setup.sh installs it)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    co
+}
+
+#[test]
+fn every_command_takes_a_kernel_by_its_mangled_demangled_or_plain_name() {
+    let co = mangled_kernel();
+    let co = co.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("wavejit-cli-{}", std::process::id()));
+    let input = dir.join("ones.bin");
+    std::fs::write(
+        &input,
+        [1.0f32; 64].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let out_arg = format!("out={}:4", dir.join("sum.bin").display());
+    let in_arg = format!("in={}", input.display());
+    let html = dir.join("names.html");
+    for name in [
+        "_Z10reduce_sumPfPKfj",
+        "reduce_sum",
+        "reduce_sum(float*, float const*, unsigned int)",
+    ] {
+        let o = wavejit(&["disasm", co, "--kernel", name]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && text.starts_with("_Z10reduce_sumPfPKfj:"),
+            "disasm {name}: {text}"
+        );
+        let run = [
+            "--kernel", name, "--grid", "64", "--block", "64", "--arg", &out_arg, "--arg", &in_arg,
+        ];
+        let o = wavejit(&[&["run", co][..], &run[..], &["--arg", "u32=64"]].concat());
+        assert!(o.status.success(), "run {name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            std::fs::read(dir.join("sum.bin")).unwrap(),
+            64.0f32.to_le_bytes(),
+            "run {name}"
+        );
+        let o = wavejit(
+            &[
+                &["trace", co][..],
+                &run[..],
+                &["--arg", "u32=64", "--html", html.to_str().unwrap()],
+            ]
+            .concat(),
+        );
+        assert!(
+            o.status.success(),
+            "trace {name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = wavejit(&["run", co, "--kernel", "reduce", "--grid", "64", "--block", "64"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no kernel `reduce`") && err.contains("reduce_sum(float*"),
+        "{err}"
+    );
+}

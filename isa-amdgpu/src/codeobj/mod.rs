@@ -17,6 +17,7 @@ mod bytes;
 mod elf;
 pub mod kd;
 pub mod metadata;
+pub mod names;
 pub mod target;
 
 use std::path::{Path, PathBuf};
