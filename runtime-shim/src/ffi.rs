@@ -257,6 +257,22 @@ pub struct DispatchPacket {
     pub completion_signal: u64,
 }
 
+/// `hsa_amd_event_t` for `HSA_AMD_GPU_MEMORY_FAULT_EVENT` (the one event type): the type, then
+/// `hsa_amd_gpu_memory_fault_info_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AmdEvent {
+    pub event_type: u32,
+    pub agent: u64,
+    pub virtual_address: u64,
+    pub fault_reason_mask: u32,
+}
+
+/// `HSA_AMD_GPU_MEMORY_FAULT_EVENT`.
+pub const AMD_GPU_MEMORY_FAULT_EVENT: u32 = 0;
+/// `HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT`: what an access outside every mapping is.
+pub const AMD_MEMORY_FAULT_PAGE_NOT_PRESENT: u32 = 1;
+
 /// `hsa_barrier_and_packet_t` / `hsa_barrier_or_packet_t`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

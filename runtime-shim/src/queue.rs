@@ -250,7 +250,7 @@ fn process(rt: &Runtime, q: &Queue) {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(rt, q, &p, slot)))
                     .unwrap_or_else(|_| {
                         eprintln!("wavejit: internal error while running a kernel of queue {:#x} (packet {index}); the queue is stopped", q.address);
-                        Err(ffi::ERROR_FATAL)
+                        Err(ffi::ERROR_FATAL.into())
                     })
                     .map(|()| p.completion_signal)
             }
@@ -279,11 +279,11 @@ fn process(rt: &Runtime, q: &Queue) {
                     };
                     prof.write(&Record::Barrier(b));
                 }
-                r.map(|()| p.completion_signal)
+                r.map(|()| p.completion_signal).map_err(Failed::from)
             }
             other => {
                 eprintln!("wavejit: queue {:#x}: packet {index} has type {other}, which the emulated GPU does not process (kernel dispatch and barrier-AND/OR are supported)", q.address);
-                Err(ffi::ERROR_INVALID_PACKET_FORMAT)
+                Err(ffi::ERROR_INVALID_PACKET_FORMAT.into())
             }
         };
         match result {
@@ -297,16 +297,80 @@ fn process(rt: &Runtime, q: &Queue) {
                 }
                 rt.notify();
             }
-            Err(status) if status == ffi::INFO_BREAK => return, // stopped while waiting
-            Err(status) => {
+            Err(f) if f.status == ffi::INFO_BREAK => return, // stopped while waiting
+            Err(f) => {
                 // the queue is broken, as on hardware: report once and stop processing
-                if let Some(cb) = q.callback {
-                    let _ = std::panic::catch_unwind(|| cb(status, q.address as *mut HsaQueue, q.data as *mut c_void));
+                if let Some(address) = f.fault_address {
+                    memory_fault(rt, q, address);
+                }
+                match q.callback {
+                    Some(cb) => {
+                        let _ = std::panic::catch_unwind(|| {
+                            cb(f.status, q.address as *mut HsaQueue, q.data as *mut c_void)
+                        });
+                    }
+                    None => no_callback(q, f.status),
                 }
                 return;
             }
         }
     }
+}
+
+/// Why a packet failed: the status the queue's error callback gets, and the address of a GPU memory fault.
+struct Failed {
+    status: Status,
+    fault_address: Option<u64>,
+}
+
+impl From<Status> for Failed {
+    fn from(status: Status) -> Failed {
+        Failed {
+            status,
+            fault_address: None,
+        }
+    }
+}
+
+/// A GPU memory fault, as ROCm's runtime handles the driver's memory-fault event: the program's system event
+/// handlers get an `HSA_AMD_GPU_MEMORY_FAULT_EVENT`; unless one of them returns success, the runtime prints
+/// its line (`HSA_ENABLE_VM_FAULT_MESSAGE=0` silences it) and aborts the process, whatever queue callbacks
+/// the program registered. After wavejit's own report (printed by the dispatch), so a person sees both.
+fn memory_fault(rt: &Runtime, q: &Queue, address: u64) {
+    let agent = crate::runtime::AGENT_TAG + q.agent as u64;
+    let event = ffi::AmdEvent {
+        event_type: ffi::AMD_GPU_MEMORY_FAULT_EVENT,
+        agent,
+        virtual_address: address,
+        fault_reason_mask: ffi::AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+    };
+    let handlers = rt.system_events.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let handled = handlers.iter().fold(false, |handled, (cb, data)| {
+        let r = std::panic::catch_unwind(|| cb(&event, *data as *mut c_void));
+        handled | matches!(r, Ok(ffi::SUCCESS))
+    });
+    if handled {
+        return;
+    }
+    if std::env::var("HSA_ENABLE_VM_FAULT_MESSAGE").as_deref() != Ok("0") {
+        // the node numbering of the KFD topology: the CPU is node 0, GPUs follow in agent order
+        eprintln!(
+            "Memory access fault by GPU node-{} (Agent handle: {:#x}) on address {:#x}. Reason: Page not present or supervisor privilege.",
+            q.agent, agent, address
+        );
+    }
+    std::process::abort();
+}
+
+/// A queue error with no error callback to receive it. ROCm's runtime would suspend the queue and say nothing,
+/// leaving the program waiting for a completion signal that never comes; wavejit ends the program instead, so
+/// that a fault never turns into a hang or a clean exit.
+fn no_callback(q: &Queue, status: Status) {
+    eprintln!(
+        "wavejit: queue {:#x} on agent {} stopped with status {status:#x} and has no error callback: aborting rather than leave the program waiting for a packet that will never complete",
+        q.address, q.agent
+    );
+    std::process::abort();
 }
 
 fn barrier(rt: &Runtime, q: &Queue, p: &BarrierPacket, and: bool) -> Result<(), Status> {
@@ -340,13 +404,13 @@ fn stamp(rt: &Runtime, completion: u64, start: u64, end: u64) {
     }
 }
 
-fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<(), Status> {
+fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<(), Failed> {
     let Some(k) = rt.loader.kernel(p.kernel_object) else {
         eprintln!(
             "wavejit: queue {:#x}: dispatch of kernel object {:#x}, which no loaded executable defines",
             q.address, p.kernel_object
         );
-        return Err(ffi::ERROR_INVALID_PACKET_FORMAT);
+        return Err(ffi::ERROR_INVALID_PACKET_FORMAT.into());
     };
     let dims = (p.setup & 3) as usize;
     let mut grid = [1u32; 3];
@@ -373,7 +437,10 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
                 "wavejit: kernel {}: its kernel arguments are not in memory the GPU can read: {e}",
                 k.name
             );
-            return Err(ffi::ERROR_MEMORY_APERTURE_VIOLATION);
+            return Err(Failed {
+                status: ffi::ERROR_MEMORY_APERTURE_VIOLATION,
+                fault_address: Some(p.kernarg_address),
+            });
         }
     }
     let launch = Launch {
@@ -461,8 +528,24 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         if matches!(e, emu_core::engine::EngineError::Runaway { .. }) {
             eprintln!("wavejit: WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`) sets the limit per wave; 0 removes it");
         }
-        fault_status(&e)
+        Failed {
+            status: fault_status(&e),
+            fault_address: fault_address(&e),
+        }
     })
+}
+
+/// The address of a dispatch's memory fault: an access of global memory (or memory reached through FLAT)
+/// outside every allocation, what a GPU's page tables turn into a memory-fault event. LDS and private-segment
+/// violations are not page faults.
+fn fault_address(e: &emu_core::engine::EngineError) -> Option<u64> {
+    match e {
+        emu_core::engine::EngineError::Fault { error, .. } => match &**error {
+            emu_core::sem::ExecError::Memory { fault, .. } => Some(fault.address),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A profiled launch: observed by `counters`, with the timing model's statistics in timing mode.

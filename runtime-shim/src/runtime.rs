@@ -36,6 +36,9 @@ pub const SYSTEM_POOL_BYTES: u64 = 64 << 30;
 /// `hsa_amd_deallocation_callback_t`.
 pub type DeallocCallback = extern "C" fn(*mut std::ffi::c_void, *mut std::ffi::c_void);
 
+/// `hsa_amd_system_event_callback_t`: gets an `hsa_amd_event_t` and the user data.
+pub type SystemEventCallback = extern "C" fn(*const ffi::AmdEvent, *mut std::ffi::c_void) -> Status;
+
 /// One agent: the host CPU (index 0) or an emulated GPU.
 pub struct Agent {
     pub gpu: Option<&'static DevicePreset>,
@@ -78,6 +81,8 @@ pub struct Runtime {
     pub queues: Mutex<HashMap<u64, Arc<Queue>, HandleHash>>,
     /// Deallocation callbacks: (allocation start, monitored pointer, callback, user data).
     pub dealloc: Mutex<Vec<(u64, u64, DeallocCallback, usize)>>,
+    /// System event handlers (`hsa_amd_register_system_event_handler`): callback, user data.
+    pub system_events: Mutex<Vec<(SystemEventCallback, usize)>>,
     /// Signal groups: handle → members.
     pub groups: Mutex<HashMap<u64, Vec<u64>>>,
     /// Image and sampler objects.
@@ -348,6 +353,7 @@ impl Runtime {
             foreign: Mutex::default(),
             svm: Mutex::default(),
             dealloc: Mutex::new(Vec::new()),
+            system_events: Mutex::new(Vec::new()),
             loader: Loader::default(),
             jit,
             timing,

@@ -640,15 +640,98 @@ fn hip_launch_benchmark_runs_every_launch_in_order_on_both_engines() {
     interp_ok(&bin, "launch: 1000 dependent launches ran in order");
 }
 
+/// What ROCm's runtime prints for a GPU memory fault on the first GPU before it aborts the process.
+const ROCM_FAULT: &str = "Memory access fault by GPU node-1 (Agent handle: 0x";
+const ROCM_FAULT_REASON: &str = ". Reason: Page not present or supervisor privilege.";
+
+/// Whether `o` is a program that `wavejit exec` saw end by SIGABRT (128 + 6), after saying so.
+fn aborted(o: &Output, stderr: &str) -> bool {
+    o.status.code() == Some(134) && stderr.contains("was killed by signal 6")
+}
+
 #[test]
-fn a_kernel_fault_is_reported_with_its_address_and_hip_aborts_as_on_hardware() {
-    let (o, _, se) = exec(None, &hipcc("fault", &[]), &[]);
-    assert!(!o.status.success());
+fn a_kernel_fault_is_reported_with_its_address_and_the_program_aborts_as_on_rocm() {
+    let (o, so, se) = exec(None, &hipcc("fault", &[]), &[]);
+    assert!(aborted(&o, &se), "{:?}\n{se}", o.status);
     assert!(
         se.contains("global_store_dword: lane 0: write of 4 bytes at 0x1000: outside device memory"),
         "{se}"
     );
-    assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
+    assert!(
+        se.contains(&format!("on address 0x1000{ROCM_FAULT_REASON}")) && se.contains(ROCM_FAULT),
+        "{se}"
+    );
+    assert!(!so.contains("after the fault"), "the program does not go on: {so}");
+}
+
+#[test]
+fn an_hsa_program_that_faults_aborts_unless_a_system_event_handler_takes_the_fault_and_never_hangs() {
+    let co = scratch().join("fault.co");
+    let o = run(Command::new("clang-19")
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+        ])
+        .arg(sources().join("hsa/fault.cl"))
+        .arg("-o")
+        .arg(&co));
+    assert!(o.status.success(), "clang-19 fault.cl: {}", text(&o.stderr));
+    let bin = scratch().join("hsa_fault");
+    let o = run(Command::new("cc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(sources().join("hsa/fault.c"))
+        .arg("-lhsa-runtime64"));
+    assert!(o.status.success(), "cc fault.c: {}", text(&o.stderr));
+    let co = co.to_str().expect("UTF-8 path");
+    for engine in ["jit", "interp"] {
+        // no callback, no handler, a wait without a timeout: the fault ends the program, as on ROCm
+        let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &[co, "plain"]);
+        assert!(aborted(&o, &se), "{engine}: {:?}\n{so}\n{se}", o.status);
+        let report = se.find("wavejit: GPU fault on agent 1 (AMD Instinct MI210): kernel past_end");
+        let rocm = se.find(ROCM_FAULT);
+        assert!(
+            report.is_some() && rocm.is_some() && report < rocm,
+            "{engine}: both reports, wavejit's first:\n{se}"
+        );
+        assert!(
+            se.contains(": 4092 bytes past the end of the 4-byte allocation at ") && se.contains(ROCM_FAULT_REASON),
+            "{engine}: {se}"
+        );
+        assert!(!so.contains("waited past"), "{engine}: {so}");
+        // ROCm's switch for its line
+        let (o, _, se) = exec_with(
+            &["--engine", engine],
+            &[("HSA_ENABLE_VM_FAULT_MESSAGE", "0")],
+            &bin,
+            &[co, "plain"],
+        );
+        assert!(aborted(&o, &se) && !se.contains(ROCM_FAULT), "{engine}: {se}");
+        // a system event handler that takes the fault: the program goes on, its queue's callback told
+        let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &[co, "handled"]);
+        assert!(
+            o.status.success()
+                && so.contains("fault: handler saw address == buffer+4096, agent ==, queue status 0x29, signal 1"),
+            "{engine}: {so}\n{se}"
+        );
+        assert!(!se.contains(ROCM_FAULT), "{engine}: {se}");
+        // a trap on a queue without a callback: no memory fault, and still no hang and no exit 0
+        let (o, so, se) = exec_with(&["--engine", engine], &[], &bin, &[co, "trap"]);
+        assert!(
+            aborted(&o, &se) && se.contains("has no error callback: aborting"),
+            "{engine}: {so}\n{se}"
+        );
+        assert!(
+            !se.contains(ROCM_FAULT) && !so.contains("waited past"),
+            "{engine}: {se}"
+        );
+    }
 }
 
 /// Runs `program args` under `wavejit exec` with `flags` and `env`; returns (output, stdout, stderr).
@@ -712,7 +795,7 @@ fn reads_and_writes_past_the_end_inside_the_last_page_pass_with_a_warning_and_fa
         );
         let fault = "global_load_dwordx4: lane 17: read of 16 bytes at 0x_: runs 8 bytes past the end of the 280-byte allocation at 0x_ (device memory)";
         assert!(without_hex(&se).contains(&format!("wavejit: GPU fault on agent 1 (AMD Instinct MI210): kernel _Z11scale_pairsPKdPdi, workgroup [0, 0, 0], wave 0, pc 0x_ (`global_load_dwordx4 v[2:5], v1, s[0:1]`): {fault}")), "{se}");
-        assert!(se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"), "{se}");
+        assert!(aborted(&o, &se) && se.contains(ROCM_FAULT), "{se}");
     }
     let (o, _, se) = exec_with(&[], &[("WAVEJIT_MEMCHECK", "yes")], &bin, &[]);
     assert!(
@@ -754,9 +837,7 @@ fn stores_past_the_end_of_a_buffer_run_within_its_last_page_and_fault_past_it_or
         // past the last page it is a fault as before
         let (o, _, se) = exec_with(&["--engine", engine], &[], &bin, &["far"]);
         assert!(
-            !o.status.success()
-                && se.contains("past the end of the 8-byte allocation")
-                && se.contains("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"),
+            aborted(&o, &se) && se.contains("past the end of the 8-byte allocation") && se.contains(ROCM_FAULT),
             "{engine}: {se}"
         );
     }

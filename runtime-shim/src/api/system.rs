@@ -49,9 +49,13 @@ export! {
         };
         with(|_| out(name, n.as_ptr()))
     }
-    fn hsa_amd_register_system_event_handler(_callback: *const c_void, _data: *mut c_void) -> Status = ffi::ERROR; {
-        // kernel faults reach the faulting queue's error callback; no other system events are raised
-        with(|_| Ok(()))
+    fn hsa_amd_register_system_event_handler(callback: Option<crate::runtime::SystemEventCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
+        // GPU memory faults are the one system event raised (crate::queue::memory_fault)
+        with(|r| {
+            let f = callback.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
+            r.system_events.lock().unwrap_or_else(|e| e.into_inner()).push((f, data as usize));
+            Ok(())
+        })
     }
 }
 

@@ -1,5 +1,5 @@
-// A kernel that writes through a wild pointer: the emulated GPU reports a memory fault (HIP then aborts the
-// process, as it does on hardware); the host must not crash inside the emulator.
+// A kernel that writes through a wild pointer: the emulated GPU reports a memory fault, and the runtime aborts
+// the process, as ROCm does on hardware; the host must not crash inside the emulator.
 #include "check.h"
 __global__ void wild(int* p) { p[threadIdx.x * 1024] = 1; }
 int main() {

@@ -158,6 +158,15 @@ static hsa_status_t first_region(hsa_region_t r, void* out) {
 }
 
 static atomic_uint error_status;
+static atomic_uint_fast64_t fault_address;
+// A GPU memory fault is fatal unless a system event handler takes it (as on ROCm).
+static hsa_status_t on_memory_fault(const hsa_amd_event_t* e, void* data) {
+  (void)data;
+  if (e->event_type != HSA_AMD_GPU_MEMORY_FAULT_EVENT || e->memory_fault.agent.handle != gpu.handle) return HSA_STATUS_ERROR;
+  atomic_store(&fault_address, e->memory_fault.virtual_address);
+  return HSA_STATUS_SUCCESS;
+}
+
 static void on_queue_error(hsa_status_t s, hsa_queue_t* q, void* data) {
   (void)q; (void)data;
   atomic_store(&error_status, s);
@@ -605,7 +614,10 @@ int main(int argc, char** argv) {
   OK(hsa_amd_memory_pool_free(watched));
   EXPECT(atomic_load(&freed_calls) == 1);
 
-  // a kernel fault reaches the error callback of its queue; the process and its data survive
+  // a kernel's memory fault reaches the system event handler (which takes it, so the process goes on) and the
+  // error callback of its queue; the process and its data survive
+  EXPECT(hsa_amd_register_system_event_handler(NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  OK(hsa_amd_register_system_event_handler(on_memory_fault, NULL));
   hsa_queue_t* fq;
   OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, 0, 0, &fq));
   hsa_signal_t never;
@@ -613,6 +625,7 @@ int main(int argc, char** argv) {
   dispatch(fq, wild, (void*)0x1000, 64, never);
   for (int i = 0; i < 5000 && atomic_load(&error_status) == 0; i++) { struct timespec d = {0, 1000000}; nanosleep(&d, NULL); }
   EXPECT(atomic_load(&error_status) == HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  EXPECT(atomic_load(&fault_address) == 0x1000);
   EXPECT(hsa_signal_load_relaxed(never) == 1);
   OK(hsa_memory_copy(host, dev, n * 4));
   EXPECT(host[7] == 7 * 3 + 3);
