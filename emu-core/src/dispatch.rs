@@ -94,6 +94,25 @@ impl DispatchShape {
         [0, 1, 2].map(|i| self.grid[i] % self.block[i])
     }
 
+    /// Waves of `wave_size` lanes in the whole dispatch.
+    pub fn total_waves(&self, wave_size: u32) -> u64 {
+        // workgroups come in at most eight sizes: full or the partial remainder in each dimension
+        let sizes = [0, 1, 2].map(|i| {
+            let (full, rest) = (self.grid[i] / self.block[i], self.grid[i] % self.block[i]);
+            [(full as u64, self.block[i] as u64), ((rest > 0) as u64, rest as u64)]
+        });
+        let mut total = 0;
+        for x in sizes[0] {
+            for y in sizes[1] {
+                for z in sizes[2] {
+                    let items = x.1 * y.1 * z.1;
+                    total += x.0 * y.0 * z.0 * items.div_ceil(wave_size as u64);
+                }
+            }
+        }
+        total
+    }
+
     /// Waves of `wave_size` lanes needed by workgroup `wg`.
     pub fn waves_in(&self, wg: [u32; 3], wave_size: u32) -> u32 {
         let s = self.workgroup_size(wg);
@@ -138,6 +157,9 @@ pub fn packed_workitem_ids(device: &DevicePreset) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub struct DispatchContext<'a> {
     pub kernel: &'a str,
+    /// The dispatch's progress, when it is watched ([`crate::watch`]): runners note what waves executed and
+    /// stop between blocks once it says so.
+    pub progress: Option<&'a crate::watch::Progress>,
     pub kd: &'a KernelDescriptor,
     pub device: &'a DevicePreset,
     pub shape: DispatchShape,
@@ -199,6 +221,7 @@ impl WaveTemplate {
             shape,
             kernarg,
             addrs,
+            ..
         } = *cx;
         let user = kd.user_sgprs();
         let enabled: u32 = user.iter().map(|s| s.count as u32).sum();
@@ -370,6 +393,15 @@ mod tests {
         assert_eq!(s.waves_in([0, 0, 0], 64), 8);
         assert_eq!(s.waves_in([3, 1, 0], 64), 4, "232 work-items need 4 waves");
         assert_eq!(s.workgroup_id(5), [1, 1, 0]);
+        let by_group: u64 = (0..s.workgroup_count())
+            .map(|i| s.waves_in(s.workgroup_id(i), 64) as u64)
+            .sum();
+        assert_eq!(s.total_waves(64), by_group);
+        let s = DispatchShape::new([1000, 7, 3], [64, 4, 2], dev).unwrap();
+        let by_group: u64 = (0..s.workgroup_count())
+            .map(|i| s.waves_in(s.workgroup_id(i), 64) as u64)
+            .sum();
+        assert_eq!(s.total_waves(64), by_group);
         assert!(matches!(
             DispatchShape::new([64, 1, 1], [2048, 1, 1], dev),
             Err(DispatchError::WorkgroupTooLarge { .. })

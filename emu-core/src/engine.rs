@@ -44,17 +44,35 @@ pub struct Limits {
     /// Run the dispatch in the timing model ([`crate::timing::sched`]): one host thread, modeled cycles,
     /// the same results.
     pub timing: bool,
+    /// Watch the dispatch ([`crate::watch`]): progress reports while it runs long, and its timeout.
+    pub watch: Option<crate::watch::Watch>,
+}
+
+/// The per-wave instruction limit of every command and of programs run on the runtime shim, unless told
+/// otherwise: ten billion, minutes of emulation for one wave, far beyond what the test suites of HIP and its
+/// libraries run, so only a kernel that never ends reaches it. A dispatch that runs long says so on stderr
+/// meanwhile ([`crate::watch`]), and a timeout stops it sooner.
+pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 10_000_000_000;
+
+/// The per-wave instruction limit a person asked for: `n`, or none (`u64::MAX`) for 0.
+pub fn instruction_limit(n: u64) -> u64 {
+    if n == 0 {
+        u64::MAX
+    } else {
+        n
+    }
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_wave_instructions: 100_000_000,
+            max_wave_instructions: DEFAULT_MAX_WAVE_INSTRUCTIONS,
             threads: None,
             slice: None,
             clock_ends_turn: false,
             poll_ends_turn: false,
             timing: false,
+            watch: Some(crate::watch::Watch::default()),
         }
     }
 }
@@ -294,6 +312,62 @@ pub enum EngineError {
         wave: u32,
         limit: u64,
     },
+    /// A dispatch stopped by its timeout ([`crate::watch`]), with where its waves were.
+    #[error("kernel {kernel}: stopped after {seconds:.1} s (the timeout): {done} of {total} waves had ended, {instructions} instructions executed; {waves}")]
+    Timeout {
+        kernel: String,
+        seconds: f64,
+        done: u64,
+        total: u64,
+        instructions: u64,
+        /// Where each wave still running was: "workgroup [0, 0, 0] wave 1 at pc 0x… (`s_branch …`)", ...
+        waves: String,
+    },
+    /// A wave's runner saw its dispatch's [`crate::watch::Progress::stopped`]: what becomes
+    /// [`EngineError::Timeout`] once every wave has stopped.
+    #[error("kernel {kernel}: stopped")]
+    Stopped { kernel: String },
+}
+
+/// The [`EngineError::Timeout`] of a dispatch that `progress` stopped, its waves' places decoded from `code`.
+pub fn timeout_error(
+    kernel: &str,
+    progress: &crate::watch::Progress,
+    mem: &DeviceMemory,
+    code: &LoadedCode,
+    cache: &DecodeCache,
+) -> EngineError {
+    let (done, _, instructions) = progress.counts();
+    let at = progress.stopped_waves();
+    const SHOWN: usize = 16;
+    let mut waves: Vec<String> = at
+        .iter()
+        .take(SHOWN)
+        .map(|(wg, w, pc)| {
+            let text = cache
+                .get(mem, code, *pc)
+                .map(|i| disasm::text(&i))
+                .unwrap_or_else(|_| "undecodable".into());
+            let offset = pc.wrapping_sub(code.base);
+            format!("workgroup {wg:?} wave {w} at pc {pc:#x} (code offset {offset:#x}: `{text}`)")
+        })
+        .collect();
+    if at.len() > SHOWN {
+        waves.push(format!("and {} more", at.len() - SHOWN));
+    }
+    let waves = if waves.is_empty() {
+        "no wave was running".to_string()
+    } else {
+        format!("waves still running: {}", waves.join("; "))
+    };
+    EngineError::Timeout {
+        kernel: kernel.to_string(),
+        seconds: progress.elapsed().as_secs_f64(),
+        done,
+        total: progress.total(),
+        instructions,
+        waves,
+    }
 }
 
 /// Refuses kernels whose descriptor sets a rounding or denormal mode the engine does not model.
@@ -632,7 +706,33 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         dispatch,
         inner: observer,
     };
-    let cx = dispatch_context(device, launch);
+    let progress = limits.watch.map(|w| {
+        crate::watch::Progress::start(
+            launch.name,
+            shape.total_waves(device.wave_size),
+            w,
+            limits.max_wave_instructions,
+        )
+    });
+    let mut cx = dispatch_context(device, launch);
+    cx.progress = progress.as_deref();
+    let stopped = || progress.as_ref().is_some_and(|p| p.stopped());
+    // a dispatch its timeout stopped: where every wave of `groups` still running was
+    let note_stopped = |groups: &[Group]| {
+        if let Some(p) = progress.as_deref() {
+            for g in groups {
+                for (w, wave) in g.waves.iter().enumerate() {
+                    if wave.status != WaveStatus::Done {
+                        p.stopped_wave(g.wg, w as u32, wave.pc);
+                    }
+                }
+            }
+        }
+    };
+    let timed_out = || {
+        let p = progress.as_deref().expect("only a watched dispatch stops");
+        timeout_error(launch.name, p, mem, code, launch.cache)
+    };
     let cache = launch.cache;
     let clock = WaveClock {
         base: CLOCK.load(Ordering::Relaxed),
@@ -646,6 +746,9 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     let template = WaveTemplate::new(&cx)?;
     let build = |i: u64, private: Option<u64>| -> Result<Group, EngineError> {
         let g = build_group_in(mem, device, launch, &template, i, clock, private, true)?;
+        if let Some(p) = &progress {
+            p.resident(g.waves.len() as u64);
+        }
         if O::ACTIVE {
             observer.event(&Event::WorkgroupStart {
                 dispatch,
@@ -668,6 +771,9 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     };
     let done = |g: &Group| {
         longest.fetch_max(g.waves.iter().map(|w| w.executed).max().unwrap_or(0), Ordering::Relaxed);
+        if let Some(p) = &progress {
+            p.done(g.waves.len() as u64);
+        }
         if O::ACTIVE {
             observer.event(&Event::WorkgroupEnd {
                 dispatch,
@@ -743,6 +849,10 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
                     &mut semaphores,
                 ) {
                     Ok(false) => {}
+                    Err(_) if stopped() => {
+                        note_stopped(&groups);
+                        break Err(timed_out());
+                    }
                     done => break done.map(|_| ()),
                 }
             };
@@ -769,7 +879,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
         let mut held: Vec<(u64, Group, Option<u64>)> = Vec::new();
         let mut private = PrivateAreas::new(mem, device, launch);
         loop {
-            if held.len() < HELD && held.iter().all(|(_, g, _)| stalled(g)) {
+            if held.len() < HELD && held.iter().all(|(_, g, _)| stalled(g)) && !stopped() {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i < count {
                     let built = private.take(i).and_then(|area| match build(i, area) {
@@ -805,6 +915,18 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
                     &mut None,
                 ) {
                     Ok(false) => k += 1,
+                    Err(_) if stopped() => {
+                        let (i, g, area) = held.remove(k);
+                        note_stopped(std::slice::from_ref(&g));
+                        private.give(area);
+                        out.push((
+                            i,
+                            Err(EngineError::Stopped {
+                                kernel: launch.name.to_string(),
+                            }),
+                        ));
+                        recycle(g);
+                    }
                     result => {
                         let (i, g, area) = held.remove(k);
                         private.give(area);
@@ -823,6 +945,9 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
             None => work(),
         },
     };
+    if stopped() {
+        return Err(timed_out());
+    }
     results.sort_by_key(|(i, _)| *i);
     let results = results.into_iter().map(|(_, r)| r);
     let mut stats = RunStats::default();
@@ -922,6 +1047,7 @@ pub fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result<(), En
 /// What every wave of a launch shares.
 pub fn dispatch_context<'a>(device: &'a DevicePreset, launch: &Launch<'a>) -> DispatchContext<'a> {
     DispatchContext {
+        progress: None,
         kernel: launch.name,
         kd: launch.descriptor,
         device,
@@ -1246,7 +1372,11 @@ fn round<R: WaveRunner, O: Observer>(
                     cache,
                     limits,
                 };
-                runner.run_wave(run, observer)?;
+                let ran = runner.run_wave(run, observer);
+                if let Some(p) = cx.progress {
+                    p.note(&mut g.waves[wi]);
+                }
+                ran?;
                 turned |= g.waves[wi].executed > before;
                 if let Some(s) = semaphores.as_mut() {
                     s.serve(groups, (gi, wi));
@@ -1343,6 +1473,9 @@ fn round<R: WaveRunner, O: Observer>(
     Ok(false)
 }
 
+/// How many instructions a wave of a watched dispatch runs on the interpreter between notes of its progress.
+const STOP_LOOK: u64 = 1 << 16;
+
 /// The interpreter's [`WaveRunner::run_wave`].
 fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineError> {
     let WaveRun {
@@ -1361,6 +1494,13 @@ fn run_wave<O: Observer>(run: WaveRun<'_>, observer: &O) -> Result<(), EngineErr
     let turn_starts = wave.executed;
     let turn_ends = limits.slice.map_or(u64::MAX, |s| wave.executed.saturating_add(s));
     while wave.status == WaveStatus::Running && wave.executed < turn_ends {
+        // a watched dispatch: what the wave did shows in its progress, and a stopped dispatch stops here
+        if let Some(p) = cx.progress.filter(|_| wave.executed - wave.reported >= STOP_LOOK) {
+            p.note(wave);
+        }
+        if cx.progress.is_some_and(|p| p.stopped()) {
+            return Err(EngineError::Stopped { kernel: kernel() });
+        }
         if wave.executed >= limits.max_wave_instructions {
             return Err(EngineError::Runaway {
                 kernel: kernel(),

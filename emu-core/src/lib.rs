@@ -27,6 +27,7 @@ pub mod observe;
 pub mod rules;
 pub mod sem;
 pub mod timing;
+pub mod watch;
 pub mod wave;
 
 pub use device::{DevicePreset, PRESETS};

@@ -134,6 +134,8 @@ pub struct WaveState {
     pub status: WaveStatus,
     /// Instructions executed.
     pub executed: u64,
+    /// Of them, those already counted in its dispatch's progress ([`crate::watch::Progress::note`]).
+    pub reported: u64,
     /// This wave's private (scratch) memory: base address and bytes per lane (0: none).
     pub scratch_base: u64,
     pub scratch_lane_bytes: u32,
@@ -314,6 +316,7 @@ impl WaveState {
             pc,
             status: WaveStatus::Running,
             executed: 0,
+            reported: 0,
             scratch_base: 0,
             scratch_lane_bytes: 0,
             gws: None,

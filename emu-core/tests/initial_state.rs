@@ -48,6 +48,7 @@ fn kernarg_pointer_lands_where_every_test_kernel_reads_it() {
                 ..Default::default()
             };
             let cx = DispatchContext {
+                progress: None,
                 kernel: &k.name,
                 kd: &k.descriptor,
                 device: dev,
@@ -134,6 +135,7 @@ fn packed_workitem_ids_put_y_and_z_above_x() {
     let dev = device_for(Target::Gfx942);
     let shape = DispatchShape::new([16, 8, 2], [16, 8, 2], dev).unwrap();
     let cx = DispatchContext {
+        progress: None,
         kernel: "vadd",
         kd: &kd,
         device: dev,

@@ -350,6 +350,8 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             clock_ends_turn: false,
             poll_ends_turn: false,
             timing: false,
+            // a person steps this dispatch: no progress reports or timeout
+            watch: None,
         };
         let clock = WaveClock {
             base: engine::clock_base(),

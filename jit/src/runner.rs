@@ -1264,6 +1264,15 @@ impl WaveRunner for Jit {
             {
                 break Ok(());
             }
+            // a watched dispatch: what the wave did shows in its progress, and a stopped dispatch stops here
+            if let Some(p) = run.cx.progress {
+                if wave.executed - wave.reported >= emu_core::watch::CHUNK {
+                    p.note(wave);
+                }
+                if p.stopped() {
+                    break Err(EngineError::Stopped { kernel: kernel() });
+                }
+            }
             if wave.executed >= run.limits.max_wave_instructions {
                 break Err(EngineError::Runaway {
                     kernel: kernel(),
@@ -1373,11 +1382,15 @@ impl WaveRunner for Jit {
             } else {
                 None
             };
-            let budget = run
+            let mut budget = run
                 .limits
                 .max_wave_instructions
                 .min(turn_ends)
                 .saturating_sub(wave.executed);
+            if run.cx.progress.is_some() {
+                // compiled loops come back to look at the dispatch's progress now and then
+                budget = budget.min(emu_core::watch::CHUNK);
+            }
             ctx.sgprs = wave.sgprs.as_mut_ptr();
             ctx.vgprs = wave.vgprs.as_mut_ptr();
             ctx.agprs = wave.agprs.as_mut_ptr();

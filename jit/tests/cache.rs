@@ -132,6 +132,7 @@ fn the_instruction_limit_is_exact_on_the_jit_as_on_the_interpreter() {
                 clock_ends_turn: false,
                 poll_ends_turn: false,
                 timing: false,
+                watch: None,
             },
             ..d
         };

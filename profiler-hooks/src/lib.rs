@@ -12,6 +12,7 @@
 
 pub mod catalog;
 mod counters;
+pub mod exec_report;
 pub mod hw;
 pub mod record;
 pub mod smi;

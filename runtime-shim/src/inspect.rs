@@ -56,7 +56,7 @@ fn run<R: WaveRunner>(
     runner: &R,
     debug: bool,
 ) -> Result<RunStats, EngineError> {
-    let max = emu_core::engine::Limits::default().max_wave_instructions;
+    let max = rt.max_wave_instructions;
     let mut session = Session::new(&rt.mem, device, launch, runner, max)?;
     let fail = |what: String| EngineError::Inspect {
         kernel: k.name.clone(),

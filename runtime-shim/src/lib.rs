@@ -22,6 +22,7 @@ pub mod loader;
 pub mod memory;
 pub mod profile;
 pub mod queue;
+pub mod report;
 pub mod runtime;
 pub mod signal;
 pub mod smi;

@@ -468,6 +468,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     let limits = Limits {
         timing: rt.timing,
         max_wave_instructions: rt.max_wave_instructions,
+        watch: Some(rt.watch),
         ..Limits::default()
     };
     let profile = crate::profile::get();
@@ -518,6 +519,12 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
             result.as_ref().err(),
         );
     }
+    let modeled = match &result {
+        Ok(emu_core::engine::RunStats { cycles: Some(c), .. }) => Some((end - start, *c)),
+        _ => None,
+    };
+    let instructions = result.as_ref().map_or(0, |s| s.wave_instructions);
+    crate::report::dispatched(&k.name, instructions, modeled, result.is_err());
     // before the completion signal: the program may exit as soon as it sees the dispatch done
     if let Some(w) = result.as_ref().ok().and_then(|s| s.slack_warning()) {
         eprintln!("wavejit: warning on agent {} ({}): {w}", q.agent, q.device.name);
@@ -525,8 +532,10 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
-        if matches!(e, emu_core::engine::EngineError::Runaway { .. }) {
-            eprintln!("wavejit: WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`) sets the limit per wave; 0 removes it");
+        match e {
+            emu_core::engine::EngineError::Runaway { .. } => eprintln!("wavejit: WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`) sets the limit per wave; 0 removes it"),
+            emu_core::engine::EngineError::Timeout { .. } => eprintln!("wavejit: WAVEJIT_TIMEOUT=SECS (or `wavejit exec --timeout SECS`) sets the time a dispatch may run; 0 removes it"),
+            _ => {}
         }
         Failed {
             status: fault_status(&e),

@@ -99,6 +99,8 @@ pub struct Runtime {
     /// Instructions one wave may execute before its dispatch stops as a runaway kernel
     /// (`WAVEJIT_MAX_INSTRUCTIONS`; `u64::MAX` for no limit).
     pub max_wave_instructions: u64,
+    /// How dispatches are watched: progress reports while one runs long, and `WAVEJIT_TIMEOUT`.
+    pub watch: emu_core::watch::Watch,
     /// The modeled device clock of timing mode, in nanoseconds from the `CLOCK_MONOTONIC` time the runtime
     /// started at: each dispatch advances it by its modeled duration; barriers and copies take no modeled time.
     modeled_ns: AtomicU64,
@@ -121,11 +123,7 @@ pub fn monotonic_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-/// The per-wave instruction limit of programs on the shim when `WAVEJIT_MAX_INSTRUCTIONS` is not set: ten
-/// billion, minutes of emulation for one wave, far beyond what the test suites of HIP and its libraries run,
-/// so only a kernel that never ends reaches it (the engine's own default, 100 million, suits single kernels
-/// run by `wavejit run`).
-pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 10_000_000_000;
+use emu_core::engine::DEFAULT_MAX_WAVE_INSTRUCTIONS;
 
 /// `WAVEJIT_MAX_INSTRUCTIONS`: instructions per wave (digits, `_` allowed), or 0 / `none` for no limit.
 fn max_instructions_from_env() -> Result<u64, String> {
@@ -328,6 +326,7 @@ impl Runtime {
             Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
         };
         let max_wave_instructions = max_instructions_from_env()?;
+        let watch = emu_core::watch::Watch::from_env()?;
         // memcheck: kernels' accesses outside their allocations' bytes fault even inside the allocations' pages
         match std::env::var("WAVEJIT_MEMCHECK").as_deref() {
             Err(_) | Ok("" | "0") => {}
@@ -358,6 +357,7 @@ impl Runtime {
             jit,
             timing,
             max_wave_instructions,
+            watch,
             modeled_ns: AtomicU64::new(started_ns),
             started_ns,
             changed: Changes::default(),

@@ -24,19 +24,26 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
     let p = &a.prepared;
     let info = DebugInfo::of(&p.co, p.kernel());
     let d = p.dispatch(Limits {
-        max_wave_instructions: a.max_instructions,
+        max_wave_instructions: emu_core::engine::instruction_limit(a.max_instructions),
         threads: Some(1),
         ..Limits::default()
     });
     match a.engine {
-        EngineKind::Interp => interact(&d, &Interpreter, info, wave, a.json, a.max_instructions)?,
+        EngineKind::Interp => interact(
+            &d,
+            &Interpreter,
+            info,
+            wave,
+            a.json,
+            emu_core::engine::instruction_limit(a.max_instructions),
+        )?,
         EngineKind::Jit => interact(
             &d,
             &jit::Jit::with_options(jit::JitOptions::from_env())?,
             info,
             wave,
             a.json,
-            a.max_instructions,
+            emu_core::engine::instruction_limit(a.max_instructions),
         )?,
         EngineKind::Crosscheck => return Err("the debugger runs one engine: --engine jit or --engine interp".into()),
     }

@@ -84,9 +84,13 @@ enum Command {
         /// Write statistics as JSON to this file.
         #[arg(long)]
         stats_json: Option<PathBuf>,
-        /// Stop a wave after this many instructions (runaway kernels).
-        #[arg(long, default_value_t = 100_000_000)]
+        /// Stop a wave after this many instructions (runaway kernels; 0: no limit).
+        #[arg(long, value_name = "N", default_value_t = emu_core::engine::DEFAULT_MAX_WAVE_INSTRUCTIONS)]
         max_instructions: u64,
+        /// Stop the dispatch after SECS seconds with a report of where each wave is (also WAVEJIT_TIMEOUT).
+        /// A dispatch running longer than a few seconds reports its progress on stderr meanwhile.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<String>,
         /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
         /// where a GPU (and wavejit by default, with a warning) lets it through.
         #[arg(long)]
@@ -221,9 +225,14 @@ enum Command {
         #[arg(long)]
         memcheck: bool,
         /// Stop a wave after this many instructions, 0 for no limit (also WAVEJIT_MAX_INSTRUCTIONS;
-        /// default 10 billion).
+        /// default 10 billion, as for every command).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Stop any dispatch that runs longer than SECS seconds, with a fault report of where each wave is
+        /// (also WAVEJIT_TIMEOUT, for programs a test harness starts). A dispatch running longer than a few
+        /// seconds reports its progress on stderr meanwhile.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<String>,
         /// Run the first dispatch of this kernel under the step debugger (commands on stdin; a mangled
         /// name's plain part is enough: vadd for _Z4vaddPfS_S_i).
         #[arg(long, value_name = "KERNEL")]
@@ -295,6 +304,9 @@ enum Command {
         /// jit (the default), interp or crosscheck.
         #[arg(long)]
         engine: Option<String>,
+        /// Stop any dispatch that runs longer than SECS seconds, as for exec (also WAVEJIT_TIMEOUT).
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<String>,
         /// The program and its arguments (after --).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
@@ -342,8 +354,8 @@ struct KernelArgs {
     /// Kernel arguments, in order, as for `run` (u32=V ... in=PATH out=PATH:BYTES inout=PATH).
     #[arg(long = "arg")]
     args: Vec<String>,
-    /// Stop a wave after this many instructions (runaway kernels).
-    #[arg(long, default_value_t = 100_000_000)]
+    /// Stop a wave after this many instructions (runaway kernels; 0: no limit).
+    #[arg(long, value_name = "N", default_value_t = emu_core::engine::DEFAULT_MAX_WAVE_INSTRUCTIONS)]
     max_instructions: u64,
 }
 
@@ -369,6 +381,7 @@ fn main() -> ExitCode {
         timing,
         memcheck,
         max_instructions,
+        timeout,
         debug,
         wave,
         json,
@@ -378,23 +391,24 @@ fn main() -> ExitCode {
         command,
     } = &cli.command
     {
-        let inspect = exec::Inspect {
-            debug: debug.clone(),
-            wave: wave.clone(),
-            json: *json,
-            trace_html: trace_html.clone(),
-            kernel: kernel.clone(),
-            max_recorded: *max_recorded,
+        let options = exec::Options {
+            devices: device.clone(),
+            engine: engine.clone(),
+            timing: *timing,
+            memcheck: *memcheck,
+            max_instructions: *max_instructions,
+            timeout: timeout.clone(),
+            inspect: exec::Inspect {
+                debug: debug.clone(),
+                wave: wave.clone(),
+                json: *json,
+                trace_html: trace_html.clone(),
+                kernel: kernel.clone(),
+                max_recorded: *max_recorded,
+            },
+            env: Vec::new(),
         };
-        return match exec::run(
-            device.as_deref(),
-            engine.as_deref(),
-            *timing,
-            *memcheck,
-            *max_instructions,
-            &inspect,
-            command,
-        ) {
+        return match exec::run(&options, command) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("wavejit: {e}");
@@ -411,6 +425,7 @@ fn main() -> ExitCode {
         wave_trace,
         device,
         engine,
+        timeout,
         command,
     } = &cli.command
     {
@@ -431,6 +446,7 @@ fn main() -> ExitCode {
                 wave_trace: *wave_trace,
                 device: device.clone(),
                 engine: engine.clone(),
+                timeout: timeout.clone(),
                 command: command.clone(),
             })
         };
@@ -525,6 +541,7 @@ fn main() -> ExitCode {
             args,
             stats_json,
             max_instructions,
+            timeout,
             memcheck,
             threads,
             engine,
@@ -541,6 +558,7 @@ fn main() -> ExitCode {
             args,
             stats_json,
             max_instructions,
+            timeout,
             memcheck,
             threads,
             engine,

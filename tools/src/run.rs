@@ -24,6 +24,8 @@ pub struct RunArgs {
     pub args: Vec<String>,
     pub stats_json: Option<PathBuf>,
     pub max_instructions: u64,
+    /// `--timeout SECS`: stop the dispatch after so long (else `WAVEJIT_TIMEOUT`).
+    pub timeout: Option<String>,
     /// Every byte outside an allocation is a fault ([`DeviceMemory::set_memcheck`]).
     pub memcheck: bool,
     pub threads: Option<usize>,
@@ -220,9 +222,10 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let counter = ClassCounter::default();
     let limits = Limits {
-        max_wave_instructions: a.max_instructions,
+        max_wave_instructions: emu_core::engine::instruction_limit(a.max_instructions),
         threads: a.threads,
         timing: a.timing,
+        watch: Some(watch(a.timeout.as_deref())?),
         ..Limits::default()
     };
     let mut options = jit::JitOptions::from_env();
@@ -465,4 +468,16 @@ pub fn pick_kernel(co: &codeobj::CodeObject, query: &str) -> Result<usize, Strin
                 .join(", ")
         )),
     }
+}
+
+/// The watch of a dispatch: `--timeout SECS` when given, else `WAVEJIT_TIMEOUT`'s.
+pub fn watch(timeout: Option<&str>) -> Result<emu_core::watch::Watch, String> {
+    let w = emu_core::watch::Watch::from_env()?;
+    Ok(match timeout {
+        Some(t) => emu_core::watch::Watch {
+            timeout: emu_core::watch::parse_timeout(t).map_err(|e| format!("--timeout {t}: {e}"))?,
+            ..w
+        },
+        None => w,
+    })
 }

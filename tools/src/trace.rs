@@ -41,7 +41,7 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let info = DebugInfo::of(&p.co, p.kernel());
     let d = p.dispatch(Limits {
-        max_wave_instructions: a.max_instructions,
+        max_wave_instructions: emu_core::engine::instruction_limit(a.max_instructions),
         threads: Some(1),
         ..Limits::default()
     });

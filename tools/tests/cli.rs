@@ -732,3 +732,109 @@ fn every_command_takes_a_kernel_by_its_mangled_demangled_or_plain_name() {
         "{err}"
     );
 }
+
+#[test]
+fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_wave_is() {
+    let dir = std::env::temp_dir().join(format!("wavejit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("spin.cl");
+    std::fs::write(
+        &src,
+        "kernel void spin(global volatile int* p) { while (p[0] == 0) { p[1] += 1; } }\n",
+    )
+    .unwrap();
+    let co = dir.join("spin.co");
+    let o = Command::new("clang-19")
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .expect("clang-19 (scripts/setup.sh installs it)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let zeros = dir.join("zeros.bin");
+    std::fs::write(&zeros, [0u8; 64]).unwrap();
+    let arg = format!("inout={}", zeros.display());
+    for engine in ["jit", "interp"] {
+        let started = std::time::Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_wavejit"))
+            .args([
+                "run",
+                co.to_str().unwrap(),
+                "--grid",
+                "128",
+                "--block",
+                "64",
+                "--arg",
+                &arg,
+            ])
+            .args(["--engine", engine, "--timeout", "3"])
+            .env("WAVEJIT_CACHE", "off")
+            .env("WAVEJIT_PROGRESS", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{engine}: {err}");
+        let reports: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("wavejit: kernel spin running for "))
+            .collect();
+        assert!(reports.len() >= 2, "{engine}: a report every second:\n{err}");
+        assert!(
+            reports[0].contains(" of 2 waves done") && reports[0].contains("instructions so far"),
+            "{engine}: {err}"
+        );
+        assert!(reports[0].contains("stopped at 3 s"), "{engine}: {err}");
+        assert!(err.contains("kernel spin: stopped after 3."), "{engine}: {err}");
+        assert!(
+            err.contains("waves still running: workgroup [0, 0, 0] wave 0 at pc 0x") && err.contains("(code offset 0x"),
+            "{engine}: {err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{engine}: stopped soon after the timeout"
+        );
+    }
+    // the same limits everywhere, and a bad timeout is an error
+    let o = wavejit(&[
+        "run",
+        co.to_str().unwrap(),
+        "--grid",
+        "64",
+        "--block",
+        "64",
+        "--arg",
+        &arg,
+        "--timeout",
+        "soon",
+    ]);
+    assert!(
+        !o.status.success()
+            && String::from_utf8_lossy(&o.stderr).contains("--timeout soon: expected a number of seconds"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for command in ["run", "debug", "trace", "exec"] {
+        let o = wavejit(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(help.contains("--max-instructions"), "{command}: {help}");
+        if command == "run" || command == "exec" {
+            assert!(help.contains("--timeout"), "{command}: {help}");
+        }
+        if command != "exec" {
+            assert!(
+                help.contains("[default: 10000000000]"),
+                "{command}: the default limit of every command:\n{help}"
+            );
+        }
+    }
+}

@@ -290,7 +290,7 @@ fn programs_run_with_a_huge_page_heap_unless_the_user_says_otherwise() {
 #[test]
 fn a_long_kernel_runs_under_exec_and_the_instruction_limit_is_set_by_the_environment() {
     let bin = hipcc("long_kernel", &[]);
-    // 30 million steps of 5 instructions: past the engine's own default of 100 million per wave
+    // 30 million steps of 5 instructions, 150 million per wave
     let so = exec_ok(None, &bin, &["30000000"]);
     assert!(
         so.contains("long kernel: 30000000 steps in each of 64 lanes correct"),
@@ -950,5 +950,165 @@ fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program() 
     assert!(
         html.contains("\"recorded\":3000"),
         "the page holds the recorded instructions"
+    );
+}
+
+/// Debian's device libraries with the ISA-version file they lack for gfx942 (as test-kernels/build.sh makes it).
+fn gfx942_device_libs() -> PathBuf {
+    let dl = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+    let dir = scratch().join("device-libs-942");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    for e in std::fs::read_dir(dl)
+        .expect("rocm-device-libs (scripts/setup.sh installs it)")
+        .flatten()
+    {
+        let _ = std::os::unix::fs::symlink(e.path(), dir.join(e.file_name()));
+    }
+    let isa = dir.join("isa.cl");
+    std::fs::write(
+        &isa,
+        "__attribute__((visibility(\"protected\"))) const __constant int __oclc_ISA_version = 9402;\n",
+    )
+    .unwrap();
+    let o = run(Command::new("clang-19")
+        .args([
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-nogpulib",
+            "-cl-std=CL2.0",
+            "-Xclang",
+            "-mcode-object-version=none",
+        ])
+        .args(["-emit-llvm", "-c"])
+        .arg(&isa)
+        .arg("-o")
+        .arg(dir.join("oclc_isa_version_942.bc")));
+    assert!(o.status.success(), "clang-19 isa.cl: {}", text(&o.stderr));
+    dir
+}
+
+#[test]
+fn exec_refuses_devices_the_programs_gpu_code_cannot_run_on_before_it_starts() {
+    let bin = hipcc("vadd", &[]);
+    // gfx90a code only, on an MI300X alone: refused with the devices that would run it
+    let (o, so, se) = exec(Some("mi300x"), &bin, &[]);
+    assert!(
+        o.status.code() == Some(1)
+            && se.contains("carries GPU code for gfx90a only; mi300x (gfx942) cannot run it: use --device mi210")
+            && so.is_empty()
+            && !se.contains("signal"),
+        "{:?}\n{so}\n{se}",
+        o.status
+    );
+    // beside a device that runs it, HIP uses that one
+    let so = exec_ok(Some("mi300x,mi210"), &bin, &[]);
+    assert!(so.contains("0 of 100000 wrong"), "{so}");
+    // HIP 5.2 on gfx942 alone, whatever the code: a clang-19 build with gfx942 code against Debian's HIP 5.2
+    let out = scratch().join("vadd942");
+    let o = run(Command::new("clang++-19")
+        .args(["-O2", "-x", "hip", "--offload-arch=gfx942", "--rocm-path=/usr"])
+        .arg(format!("--rocm-device-lib-path={}", gfx942_device_libs().display()))
+        .arg("-I")
+        .arg(sources().join("hip"))
+        .arg(sources().join("hip/vadd.hip"))
+        .arg("-o")
+        .arg(&out)
+        .args(["-L/usr/lib/x86_64-linux-gnu", "-lamdhip64"]));
+    assert!(o.status.success(), "clang++-19: {}", text(&o.stderr));
+    let (o, _, se) = exec(Some("mi300x"), &out, &[]);
+    assert!(
+        o.status.code() == Some(1)
+            && se.contains("runs on HIP 5 (libamdhip64.so.5), which predates mi300x (gfx942): use --device mi210"),
+        "{se}"
+    );
+}
+
+#[test]
+fn exec_options_that_cannot_apply_are_errors_and_a_kernel_never_dispatched_is_named() {
+    let bin = hipcc("vadd", &[]);
+    let flags = |f: &[&str]| exec_with(f, &[], &bin, &[]);
+    let (o, so, se) = flags(&["--kernel", "vadd"]);
+    assert!(
+        o.status.code() == Some(1)
+            && so.is_empty()
+            && se.contains("--kernel and --max-recorded choose what --trace-html records"),
+        "{se}"
+    );
+    let (o, _, se) = flags(&["--wave", "0,0,0:1"]);
+    assert!(o.status.code() == Some(1) && se.contains("add --debug KERNEL"), "{se}");
+    // the program runs; at its end exec says the kernel never ran, with those that did, and fails
+    let (o, so, se) = exec_with_input(&["--debug", "vsub"], &bin, "quit\n");
+    assert!(so.contains("0 of 100000 wrong"), "{so}");
+    assert!(
+        o.status.code() == Some(1)
+            && se.contains("wavejit: --debug vsub: no kernel of that name was dispatched; it dispatched: vadd(float const*, float const*, float*, int)"),
+        "{se}"
+    );
+    let page = scratch().join("never.html");
+    let (o, _, se) = flags(&["--trace-html", page.to_str().unwrap(), "--kernel", "vsub"]);
+    assert!(
+        o.status.code() == Some(1) && se.contains("--trace-html --kernel vsub: no kernel of that name"),
+        "{se}"
+    );
+    assert!(!page.exists());
+    // named by its plain, demangled or mangled name, it runs
+    let (o, _, se) = flags(&[
+        "--trace-html",
+        page.to_str().unwrap(),
+        "--kernel",
+        "vadd(float const*, float const*, float*, int)",
+    ]);
+    assert!(o.status.success() && page.exists(), "{se}");
+}
+
+#[test]
+fn exec_timing_ends_with_the_modeled_time_of_every_kernel() {
+    let bin = hipcc("vadd", &[]);
+    let (o, _, se) = exec_with(&["--timing"], &[], &bin, &[]);
+    assert!(o.status.success(), "{se}");
+    let table: Vec<&str> = se
+        .lines()
+        .skip_while(|l| !l.starts_with("wavejit: modeled time per kernel"))
+        .collect();
+    assert!(table.len() >= 4, "{se}");
+    assert!(
+        table[1].contains("dispatches") && table[1].contains("total") && table[1].contains("cycles"),
+        "{se}"
+    );
+    let row: Vec<&str> = table[2].split_whitespace().collect();
+    assert!(
+        table[2].contains("vadd(float const*, float const*, float*, int)"),
+        "{se}"
+    );
+    let cycles: u64 = row.last().unwrap().parse().unwrap();
+    assert!(cycles > 1000, "100,000 adds take thousands of cycles: {se}");
+    // without --timing, no table
+    let (_, _, se) = exec(None, &bin, &[]);
+    assert!(!se.contains("modeled time per kernel"), "{se}");
+}
+
+#[test]
+fn a_runaway_kernel_under_exec_reports_progress_and_its_timeout_ends_the_program() {
+    let bin = hipcc("long_kernel", &[]);
+    // four billion steps: twenty billion instructions, past any limit
+    let (o, so, se) = exec_with(&["--timeout", "3"], &[("WAVEJIT_PROGRESS", "1")], &bin, &["4000000000"]);
+    assert!(!o.status.success() && !so.contains("correct"), "{so}\n{se}");
+    assert!(
+        se.contains("wavejit: kernel lcg(unsigned int*, unsigned int) running for 1 s: 0 of 1 waves done, 1 resident"),
+        "{se}"
+    );
+    assert!(
+        se.contains("kernel _Z3lcgPjj: stopped after 3.")
+            && se.contains("waves still running: workgroup [0, 0, 0] wave 0 at pc"),
+        "{se}"
+    );
+    assert!(
+        se.contains("WAVEJIT_TIMEOUT=SECS (or `wavejit exec --timeout SECS`)"),
+        "{se}"
+    );
+    let (o, _, se) = exec_with(&["--timeout", "-2"], &[], &bin, &["1"]);
+    assert!(
+        o.status.code() == Some(1) && se.contains("--timeout -2: expected a number of seconds"),
+        "{se}"
     );
 }

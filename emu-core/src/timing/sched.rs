@@ -81,7 +81,11 @@ pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     let machine = Machine::by_preset(device.id)
         .ok_or_else(|| fail(format!("no machine description for device {}", device.id)))?;
     let mut model = Model::new(mem, device, launch, limits, runner, observer, machine)?;
-    let result = model.run();
+    let result = match model.run() {
+        // a wave's runner saw the timeout first
+        Err(EngineError::Stopped { .. }) => Err(model.timed_out()),
+        r => r,
+    };
     model.release_all();
     engine::drop_kept_parts();
     result
@@ -471,6 +475,8 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     device: &'a DevicePreset,
     launch: &'a Launch<'a>,
     cx: DispatchContext<'a>,
+    /// The dispatch's progress when it is watched ([`crate::watch`]).
+    progress: Option<std::sync::Arc<crate::watch::Progress>>,
     /// The waves' initial state.
     template: WaveTemplate,
     runner: &'a R,
@@ -716,11 +722,20 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let template = WaveTemplate::new(&cx).map_err(EngineError::from)?;
         let dispatch = next_dispatch_id();
         let code_words = launch.code.size.div_ceil(4) as usize;
+        let progress = limits.watch.map(|w| {
+            crate::watch::Progress::start(
+                launch.name,
+                launch.shape.total_waves(device.wave_size),
+                w,
+                limits.max_wave_instructions,
+            )
+        });
         Ok(Model {
             mem,
             device,
             launch,
             cx,
+            progress,
             template,
             runner,
             observer,
@@ -830,6 +845,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         // turns and wave ends in cycle order
         while let Some((t, x)) = self.turns.peek() {
+            if self.progress.as_ref().is_some_and(|p| p.stopped()) {
+                return Err(self.timed_out());
+            }
             self.turns.pop();
             self.prefetch_turn();
             if x & RETIRE != 0 {
@@ -1022,6 +1040,19 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
     }
 
+    /// The [`EngineError::Timeout`] of a dispatch its timeout stopped, naming where each resident wave was.
+    fn timed_out(&self) -> EngineError {
+        let p = self.progress.as_deref().expect("only a watched dispatch stops");
+        for sl in self.slots.iter().flatten() {
+            for (w, wave) in sl.group.waves.iter().enumerate() {
+                if wave.status != crate::wave::WaveStatus::Done {
+                    p.stopped_wave(sl.group.wg, w as u32, wave.pc);
+                }
+            }
+        }
+        engine::timeout_error(self.launch.name, p, self.mem, self.launch.code, self.launch.cache)
+    }
+
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
         let mut group = engine::build_group_registers_later(
@@ -1033,6 +1064,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             self.clock,
         )?;
         let wg = group.wg;
+        if let Some(p) = &self.progress {
+            p.resident(group.waves.len() as u64);
+        }
         let multi = plan.len() > 1;
         let slot_index = match self.free_slots.pop() {
             Some(i) => i,
@@ -1260,6 +1294,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             self.first_slack = Some((sl.linear, f));
         }
         self.groups_done += 1;
+        if let Some(p) = &self.progress {
+            p.done(sl.group.waves.len() as u64);
+        }
         if O::ACTIVE {
             self.observer.event(&Event::WorkgroupEnd {
                 dispatch: self.dispatch,
@@ -1504,6 +1541,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// (which is empty): each instruction with its next-line fetch and, for a memory instruction, its line
     /// requests and LDS bank cycles worked out from its lane accesses.
     fn run_block(&mut self, t: u64, w: usize) -> Result<(), EngineError> {
+        let cx = DispatchContext {
+            progress: self.progress.as_deref(),
+            ..self.cx
+        };
         let (slot, index) = (self.waves[w].slot as usize, self.waves[w].index);
         let sl = self.slots[slot].as_mut().expect("resident");
         let (linear, scratch) = (sl.linear, sl.group.scratch);
@@ -1520,7 +1561,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let run = WaveRun {
             mem: self.mem,
             code: self.launch.code,
-            cx: &self.cx,
+            cx: &cx,
             workgroup: *wg,
             wave_index: index,
             wave,
@@ -1539,6 +1580,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             log.accessing = 0;
         });
         let ran = self.runner.run_wave(run, &Recorder);
+        if let Some(p) = cx.progress {
+            p.note(&mut waves[index as usize]);
+        }
         // the block's instructions and their accesses (the buffers swap places with the log's)
         let accessing = LOG.with_borrow_mut(|log| {
             self.info_at = std::mem::take(&mut log.known);

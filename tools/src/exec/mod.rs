@@ -17,6 +17,8 @@ use std::sync::Arc;
 
 use emu_core::DevicePreset;
 
+mod check;
+mod report;
 mod sysfs;
 
 const KFD_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libwavejit-kfd.so"));
@@ -44,24 +46,14 @@ fn resolve(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The presets matching the GPU targets the program's fat binary carries (e.g. gfx942 → mi300x).
+/// The presets matching the GPU targets the program's fat binary carries (e.g. gfx942 → mi300x), the first
+/// preset of each target (mi210 for gfx90a, listed before mi250x).
 fn devices_for(program: &Path) -> Vec<&'static str> {
-    let Ok(bundles) = isa_amdgpu::codeobj::list_bundles(program) else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    for e in bundles.iter().flat_map(|b| &b.entries) {
-        for p in emu_core::device::PRESETS {
-            let gfx = format!("--{}", p.gfx);
-            if (e.id.ends_with(&gfx) || e.id.contains(&format!("{gfx}:")))
-                && !found.iter().any(|f: &&DevicePreset| f.gfx == p.gfx)
-            {
-                found.push(p);
-            }
-        }
-    }
-    // prefer the newest model of a target (mi210 for gfx90a is listed before mi250x)
-    found.iter().map(|p| p.id).collect()
+    check::fat_binary_targets(program)
+        .iter()
+        .filter_map(|t| emu_core::device::PRESETS.iter().find(|p| p.gfx == t))
+        .map(|p| p.id)
+        .collect()
 }
 
 /// `--debug KERNEL` and `--trace-html PATH`: what the shim runs its dispatches of a kernel under, as the
@@ -78,6 +70,16 @@ pub struct Inspect {
 
 impl Inspect {
     fn env(&self) -> Result<Vec<(&'static str, std::ffi::OsString)>, String> {
+        // options that only mean something beside another are usage errors without it, not silent no-ops
+        if self.debug.is_none() && (self.wave.is_some() || self.json) {
+            return Err("--wave and --json choose how --debug KERNEL runs: add --debug KERNEL".into());
+        }
+        if self.trace_html.is_none() && (self.kernel.is_some() || self.max_recorded.is_some()) {
+            return Err(
+                "--kernel and --max-recorded choose what --trace-html records: add --trace-html OUT.html (the debugger takes its kernel as --debug KERNEL)"
+                    .into(),
+            );
+        }
         let mut v = Vec::new();
         if let Some(k) = &self.debug {
             v.push(("WAVEJIT_DEBUG", k.into()));
@@ -108,37 +110,41 @@ impl Inspect {
     }
 }
 
-/// Runs `command` on emulated GPUs; `memcheck` sets `WAVEJIT_MEMCHECK=1` for it (every byte outside an
-/// allocation faults).
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    devices: Option<&str>,
-    engine: Option<&str>,
-    timing: bool,
-    memcheck: bool,
-    max_instructions: Option<u64>,
-    inspect: &Inspect,
-    command: &[String],
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let env = if memcheck {
-        vec![("WAVEJIT_MEMCHECK".to_string(), "1".to_string())]
-    } else {
-        Vec::new()
-    };
-    run_with_env(devices, engine, timing, max_instructions, inspect, command, &env)
+/// How `wavejit exec` (and `profile`, which runs the program the same way) runs a program.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// Emulated GPUs, comma-separated (default: from the program's fat binary).
+    pub devices: Option<String>,
+    pub engine: Option<String>,
+    pub timing: bool,
+    /// Every byte outside an allocation faults (`WAVEJIT_MEMCHECK=1`).
+    pub memcheck: bool,
+    /// Per-wave instruction limit (`WAVEJIT_MAX_INSTRUCTIONS`; 0: none).
+    pub max_instructions: Option<u64>,
+    /// Seconds a dispatch may run (`WAVEJIT_TIMEOUT`).
+    pub timeout: Option<String>,
+    pub inspect: Inspect,
+    /// Extra environment variables for the program (and so its child processes).
+    pub env: Vec<(String, String)>,
 }
 
-/// [`run`] with extra environment variables for the program (and so its child processes).
-#[allow(clippy::too_many_arguments)]
-pub fn run_with_env(
-    devices: Option<&str>,
-    engine: Option<&str>,
-    timing: bool,
-    max_instructions: Option<u64>,
-    inspect: &Inspect,
-    command: &[String],
-    env: &[(String, String)],
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+/// Runs `command` on emulated GPUs as `o` says.
+pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let Options {
+        devices,
+        engine,
+        timing,
+        memcheck,
+        max_instructions,
+        timeout,
+        inspect,
+        env,
+    } = o;
+    let (devices, engine, timing, max_instructions) =
+        (devices.as_deref(), engine.as_deref(), *timing, *max_instructions);
+    if let Some(t) = timeout {
+        emu_core::watch::parse_timeout(t).map_err(|e| format!("--timeout {t}: {e}"))?;
+    }
     let inspect_env = inspect.env()?;
     let (program, args) = command
         .split_first()
@@ -154,8 +160,12 @@ pub fn run_with_env(
             }
         }
     };
-    for d in devices.split(',') {
-        DevicePreset::by_name(d.trim())?;
+    let chosen = devices
+        .split(',')
+        .map(|d| DevicePreset::by_name(d.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = resolve(program) {
+        check::devices_fit(&path, &chosen)?;
     }
     if let Some(e) = engine.filter(|e| !matches!(*e, "jit" | "interp" | "crosscheck")) {
         return Err(format!("--engine {e}: expected jit, interp or crosscheck").into());
@@ -204,13 +214,16 @@ pub fn run_with_env(
             preloads.push(":");
             preloads.push(old);
         }
+        let reports = dir.join("reports");
+        std::fs::create_dir_all(&reports)?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .env("LD_LIBRARY_PATH", join("LD_LIBRARY_PATH", &dir))
             .env("PATH", join("PATH", &dir))
             .env("LD_PRELOAD", preloads)
             .env("ROCM_TARGET_LST", &targets)
-            .env("WAVEJIT_DEVICES", &devices);
+            .env("WAVEJIT_DEVICES", &devices)
+            .env(profiler_hooks::exec_report::VAR, &reports);
         if tree.is_some() {
             cmd.env("WAVEJIT_SYSFS", &sysfs_root);
         }
@@ -223,6 +236,12 @@ pub fn run_with_env(
         if let Some(n) = max_instructions {
             cmd.env("WAVEJIT_MAX_INSTRUCTIONS", n.to_string());
         }
+        if let Some(t) = timeout {
+            cmd.env(emu_core::watch::TIMEOUT_VAR, t);
+        }
+        if *memcheck {
+            cmd.env("WAVEJIT_MEMCHECK", "1");
+        }
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.envs(inspect_env.iter().map(|(k, v)| (*k, v)));
         let mut child = cmd.spawn().map_err(|e| format!("cannot run {program}: {e}"))?;
@@ -234,14 +253,31 @@ pub fn run_with_env(
             let _ = r.join();
         }
         let status = status.map_err(|e| format!("waiting for {program}: {e}"))?;
-        Ok(match (status.code(), status.signal()) {
-            (Some(c), _) => ExitCode::from(c as u8),
+        let mut code = match (status.code(), status.signal()) {
+            (Some(c), _) => c as u8,
             (None, Some(s)) => {
                 eprintln!("wavejit: {program} was killed by signal {s}");
-                ExitCode::from(128 + s as u8)
+                128 + s as u8
             }
-            _ => ExitCode::FAILURE,
-        })
+            _ => 1,
+        };
+        let (report, processes) = profiler_hooks::exec_report::read_dir(&reports);
+        if let Some(s) = report::timing_summary(&report) {
+            eprint!("{s}");
+        }
+        let asked = [("--debug", &inspect.debug), ("--trace-html --kernel", &inspect.kernel)];
+        for (option, kernel) in asked {
+            if let Some(e) = kernel
+                .as_deref()
+                .and_then(|k| report::never_dispatched(&report, processes, option, k))
+            {
+                eprintln!("wavejit: {e}");
+                if code == 0 {
+                    code = 1;
+                }
+            }
+        }
+        Ok(ExitCode::from(code))
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result

@@ -68,6 +68,7 @@ pub struct ProfileArgs {
     pub wave_trace: usize,
     pub device: Option<String>,
     pub engine: Option<String>,
+    pub timeout: Option<String>,
     pub command: Vec<String>,
 }
 
@@ -97,15 +98,15 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         env.push((record::env::WAVE_TRACE.to_string(), a.wave_trace.to_string()));
     }
     let progress = Progress::start(&staging);
-    let code = crate::exec::run_with_env(
-        a.device.as_deref(),
-        a.engine.as_deref(),
-        a.timing,
-        None,
-        &crate::exec::Inspect::default(),
-        &a.command,
-        &env,
-    );
+    let options = crate::exec::Options {
+        devices: a.device.clone(),
+        engine: a.engine.clone(),
+        timing: a.timing,
+        timeout: a.timeout.clone(),
+        env,
+        ..Default::default()
+    };
+    let code = crate::exec::run(&options, &a.command);
     progress.finish();
     let code = code?;
     let session = Session::load(&staging)?;
