@@ -278,9 +278,9 @@ impl Drop for Arena {
 
 struct State {
     allocs: BTreeMap<u64, Allocation>,
-    /// Host memory outside the arena that kernels may access (pinned with `hsa_amd_memory_lock`): start
-    /// address → (length, label).
-    host: BTreeMap<u64, (u64, String)>,
+    /// Host memory outside the arena that kernels may access (pinned with `hsa_amd_memory_lock`, or mapped by
+    /// an emulated driver): device start address → (length, label, host address of the first byte).
+    host: BTreeMap<u64, (u64, String, u64)>,
     /// Next never-used address.
     bump: u64,
     /// Bytes held by live allocations.
@@ -424,9 +424,17 @@ impl DeviceMemory {
     /// Lets kernels access `len` bytes of host memory at `address` (outside the arena), as ROCm lets GPUs
     /// access pinned host memory. The caller keeps the memory valid until [`DeviceMemory::unmap_host`].
     pub fn map_host(&self, address: u64, len: u64, label: &str) -> Result<(), AllocError> {
+        self.map_host_at(address, len, address, label)
+    }
+
+    /// Lets kernels access `len` bytes at device address `address` (outside the arena) whose bytes are the host
+    /// memory at `host`: a GPU page-table mapping, as an emulated driver makes them (the device address being
+    /// where the program sees the buffer, `host` where the driver keeps it). The caller keeps the host memory
+    /// valid until [`DeviceMemory::unmap_host`].
+    pub fn map_host_at(&self, address: u64, len: u64, host: u64, label: &str) -> Result<(), AllocError> {
         let end = address.checked_add(len).ok_or(AllocError::NotAllocated { address })?;
         let arena_end = self.base + self.arena.len as u64;
-        if len == 0 || (address < arena_end && end > self.base) {
+        if len == 0 || (address < arena_end && end > self.base) || host.checked_add(len).is_none() {
             return Err(AllocError::NotAllocated { address });
         }
         let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
@@ -434,11 +442,11 @@ impl DeviceMemory {
             .host
             .range(..end)
             .next_back()
-            .is_some_and(|(&s, (n, _))| s + n > address);
+            .is_some_and(|(&s, (n, _, _))| s + n > address);
         if overlaps {
             return Err(AllocError::NotAllocated { address });
         }
-        st.host.insert(address, (len, label.to_string()));
+        st.host.insert(address, (len, label.to_string(), host));
         self.generation.fetch_add(1, Ordering::Release);
         Ok(())
     }
@@ -847,9 +855,9 @@ impl DeviceMemory {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else {
             // mapped host memory: addressed like the arena, by its (wrapping) distance from the base
-            if let Some((&start, (n, _))) = st.host.range(..=address).next_back() {
+            if let Some((&start, &(n, _, host))) = st.host.range(..=address).next_back() {
                 if address.checked_add(len).is_some_and(|end| end <= start + n) {
-                    return Ok(address.wrapping_sub(self.base));
+                    return Ok((host + (address - start)).wrapping_sub(self.base));
                 }
             }
             return Err(fault("outside device memory".to_string()));
@@ -971,8 +979,8 @@ impl DeviceMemory {
             });
         }
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        let (&start, &(n, _)) = st.host.range(..=address).next_back()?;
-        (address < start + n).then_some((start, n, start as *mut u8))
+        let (&start, &(n, _, host)) = st.host.range(..=address).next_back()?;
+        (address < start + n).then_some((start, n, host as *mut u8))
     }
 
     /// The live allocation holding `address` that compiled scalar loads may read directly: (start address,

@@ -52,9 +52,14 @@ impl Watch {
     /// The default watch with the timeout `WAVEJIT_TIMEOUT` sets and the report interval of
     /// `WAVEJIT_PROGRESS` (seconds; empty or 0: none).
     pub fn from_env() -> Result<Watch, String> {
-        let read = |var: &str| match std::env::var(var) {
-            Err(_) => Ok(None),
-            Ok(v) => parse_timeout(&v).map(Some).map_err(|e| format!("{var}={v}: {e}")),
+        Watch::from_vars(&|name| std::env::var(name).ok())
+    }
+
+    /// [`Watch::from_env`] with `var` looking the variables up.
+    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Watch, String> {
+        let read = |name: &str| match var(name) {
+            None => Ok(None),
+            Some(v) => parse_timeout(&v).map(Some).map_err(|e| format!("{name}={v}: {e}")),
         };
         let timeout = read(TIMEOUT_VAR)?.flatten();
         let mut w = Watch {

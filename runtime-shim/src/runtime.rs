@@ -123,31 +123,6 @@ pub fn monotonic_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-use emu_core::engine::DEFAULT_MAX_WAVE_INSTRUCTIONS;
-
-/// `WAVEJIT_MAX_INSTRUCTIONS`: instructions per wave (digits, `_` allowed), or 0 / `none` for no limit.
-fn max_instructions_from_env() -> Result<u64, String> {
-    match std::env::var("WAVEJIT_MAX_INSTRUCTIONS") {
-        Err(_) => Ok(DEFAULT_MAX_WAVE_INSTRUCTIONS),
-        Ok(v) => match v.trim() {
-            "" => Ok(DEFAULT_MAX_WAVE_INSTRUCTIONS),
-            "none" | "0" => Ok(u64::MAX),
-            n => n.replace('_', "").parse::<u64>().map_err(|_| format!("WAVEJIT_MAX_INSTRUCTIONS={v}: expected a number of instructions per wave, or 0 (none) for no limit")),
-        },
-    }
-}
-
-/// `WAVEJIT_DEVICES` (comma-separated preset names); default one MI210 — gfx90a, the newest target Debian's
-/// ROCm 5.2 compiles for.
-fn devices_from_env() -> Result<Vec<&'static DevicePreset>, String> {
-    let list = std::env::var("WAVEJIT_DEVICES").unwrap_or_else(|_| "mi210".to_string());
-    list.split(',')
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-        .map(|s| DevicePreset::by_name(s).map_err(|e| e.to_string()))
-        .collect()
-}
-
 /// The GPUs of `ROCR_VISIBLE_DEVICES` (`var`; `None` when it is not set: all of them), as places among the
 /// GPUs whose UUIDs (`GPU-` and 16 hex digits) are `uuids`, in the order listed. ROCm's runtime reads it so
 /// (ROCR-Runtime, `RvdFilter`): set but empty, no GPU; otherwise comma-separated tokens, trimmed and read
@@ -237,12 +212,12 @@ pub fn isa_name(dev: &DevicePreset) -> String {
 
 impl Runtime {
     pub fn new() -> Result<Runtime, String> {
-        let gpus = devices_from_env()?;
-        if gpus.is_empty() {
-            return Err("WAVEJIT_DEVICES names no device".into());
-        }
+        let settings = gpu::Settings::from_env()?;
+        let gpus = settings.devices.clone();
         let capacity = gpus.iter().map(|g| g.memory_bytes).sum::<u64>() + SYSTEM_POOL_BYTES;
         let mem = DeviceMemory::new(capacity).map_err(|e| e.to_string())?;
+        // memcheck: kernels' accesses outside their allocations' bytes fault even inside the allocations' pages
+        mem.set_memcheck(settings.memcheck);
         let mut agents = vec![Agent {
             gpu: None,
             cpu_name: cpu_model(),
@@ -306,7 +281,6 @@ impl Runtime {
                 isas.push((g, isa_name(g)));
             }
         }
-        let engine = std::env::var("WAVEJIT_ENGINE").unwrap_or_else(|_| "jit".into());
         if std::env::var_os("WAVEJIT_JIT_STATS").is_some() {
             static AT_EXIT: std::sync::Once = std::sync::Once::new();
             // SAFETY: registers a plain function that only reads the runtime's counters and writes stderr.
@@ -314,29 +288,8 @@ impl Runtime {
                 libc::atexit(print_jit_stats);
             });
         }
-        let jit = match engine.as_str() {
-            "interp" => None,
-            "jit" => Some(jit::Jit::with_options(jit::JitOptions::from_env()).map_err(|e| e.to_string())?),
-            "crosscheck" => Some(jit::Jit::crosscheck().map_err(|e| e.to_string())?),
-            other => return Err(format!("WAVEJIT_ENGINE={other}: expected jit, interp or crosscheck")),
-        };
-        let timing = match std::env::var("WAVEJIT_TIMING").as_deref() {
-            Err(_) | Ok("" | "0") => false,
-            Ok("1") => true,
-            Ok(other) => return Err(format!("WAVEJIT_TIMING={other}: expected 1 (timing model) or 0")),
-        };
-        let max_wave_instructions = max_instructions_from_env()?;
-        let watch = emu_core::watch::Watch::from_env()?;
-        // memcheck: kernels' accesses outside their allocations' bytes fault even inside the allocations' pages
-        match std::env::var("WAVEJIT_MEMCHECK").as_deref() {
-            Err(_) | Ok("" | "0") => {}
-            Ok("1") => mem.set_memcheck(true),
-            Ok(other) => {
-                return Err(format!(
-                    "WAVEJIT_MEMCHECK={other}: expected 1 (every byte outside an allocation faults) or 0"
-                ))
-            }
-        }
+        let jit = settings.jit()?;
+        let (timing, max_wave_instructions, watch) = (settings.timing, settings.max_wave_instructions, settings.watch);
         let started_ns = monotonic_ns();
         Ok(Runtime {
             mem,

@@ -213,6 +213,10 @@ enum Command {
         /// Emulated GPUs, comma-separated (mi300x, mi210, mi250x).
         #[arg(long)]
         device: Option<String>,
+        /// How the program reaches the GPUs: hsa (wavejit's HSA runtime replaces ROCm's) or kfd (the program's
+        /// own ROCm, or tinygrad's runtime, over an emulated kernel driver: /dev/kfd and the render nodes).
+        #[arg(long, default_value = "hsa", value_name = "hsa|kfd")]
+        driver: exec::Route,
         /// jit (the default), interp or crosscheck.
         #[arg(long)]
         engine: Option<String>,
@@ -377,6 +381,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Exec {
         device,
+        driver,
         engine,
         timing,
         memcheck,
@@ -407,6 +412,7 @@ fn main() -> ExitCode {
                 max_recorded: *max_recorded,
             },
             env: Vec::new(),
+            route: *driver,
         };
         return match exec::run(&options, command) {
             Ok(code) => code,

@@ -23,6 +23,42 @@ mod sysfs;
 
 const KFD_PRELOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libwavejit-kfd.so"));
 
+/// Which way a program reaches the emulated GPUs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// wavejit's own HSA runtime replaces ROCm's (`libhsa-runtime64.so.1`).
+    #[default]
+    Hsa,
+    /// The program's own ROCm (or tinygrad's runtime) runs over the emulated kernel driver.
+    Kfd,
+}
+
+impl std::str::FromStr for Route {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Route, String> {
+        match s {
+            "hsa" => Ok(Route::Hsa),
+            "kfd" => Ok(Route::Kfd),
+            other => Err(format!(
+                "--driver {other}: expected hsa (wavejit's HSA runtime, the default) or kfd (the emulated kernel driver under the program's own ROCm)"
+            )),
+        }
+    }
+}
+
+/// The emulated driver: `WAVEJIT_DRIVER`, or `libwavejit_driver.so` beside this executable.
+fn driver_library() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("WAVEJIT_DRIVER") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let beside = exe.with_file_name("libwavejit_driver.so");
+    if beside.exists() {
+        return Ok(beside);
+    }
+    Err(format!("the emulated driver {} is missing: build it with `cargo build -p wavejit-driver` (same profile as wavejit), or set WAVEJIT_DRIVER", beside.display()))
+}
+
 /// The runtime shim: `WAVEJIT_SHIM`, or `libhsa_runtime64.so` beside this executable (where cargo builds it).
 fn shim() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("WAVEJIT_SHIM") {
@@ -126,6 +162,7 @@ pub struct Options {
     pub inspect: Inspect,
     /// Extra environment variables for the program (and so its child processes).
     pub env: Vec<(String, String)>,
+    pub route: Route,
 }
 
 /// Runs `command` on emulated GPUs as `o` says.
@@ -139,6 +176,7 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
         timeout,
         inspect,
         env,
+        route,
     } = o;
     let (devices, engine, timing, max_instructions) =
         (devices.as_deref(), engine.as_deref(), *timing, *max_instructions);
@@ -170,13 +208,20 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
     if let Some(e) = engine.filter(|e| !matches!(*e, "jit" | "interp" | "crosscheck")) {
         return Err(format!("--engine {e}: expected jit, interp or crosscheck").into());
     }
-    let shim = shim()?;
+    // the drop-in route puts wavejit's runtime where the program looks for ROCm's; the driver route leaves the
+    // program its own and loads the emulated driver into it
+    let (shim, driver) = match route {
+        Route::Hsa => (Some(shim()?), None),
+        Route::Kfd => (None, Some(driver_library()?)),
+    };
     let dir = std::env::temp_dir().join(format!("wavejit-exec-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let result = (|| -> Result<ExitCode, Box<dyn std::error::Error>> {
-        let link = dir.join("libhsa-runtime64.so.1");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&shim, &link)?;
+        if let Some(shim) = &shim {
+            let link = dir.join("libhsa-runtime64.so.1");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(shim, &link)?;
+        }
         let preload = dir.join("libwavejit-kfd.so");
         std::fs::write(&preload, KFD_PRELOAD)?;
         let presets: Vec<&'static DevicePreset> = devices
@@ -186,7 +231,7 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
         let gfx: Vec<&str> = presets.iter().map(|p| p.gfx).collect();
         // the driver's view for rocm-smi and anything else reading sysfs; the program runs without it if it fails
         let sysfs_root = dir.join("sysfs");
-        let tree = sysfs::Tree::build(&sysfs_root, &presets)
+        let tree = sysfs::Tree::build(&sysfs_root, &presets, *route == Route::Kfd)
             .map_err(|e| {
                 eprintln!(
                     "wavejit: no sysfs view of the emulated GPUs for rocm-smi ({}: {e})",
@@ -209,7 +254,13 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
             }
             v
         };
-        let mut preloads = preload.as_os_str().to_owned();
+        // the driver first: it answers /dev/kfd and the render nodes; the sysfs redirection after it
+        let mut preloads = std::ffi::OsString::new();
+        if let Some(d) = &driver {
+            preloads.push(d.as_os_str());
+            preloads.push(":");
+        }
+        preloads.push(preload.as_os_str());
         if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
             preloads.push(":");
             preloads.push(old);

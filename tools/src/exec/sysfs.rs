@@ -152,11 +152,19 @@ impl Tree {
         self.root.join("sys/devices/wavejit").join(card.bdf())
     }
 
-    /// Builds the tree under `root` for the registry's cards and `presets` (this exec's devices).
-    pub fn build(root: &Path, presets: &[&'static DevicePreset]) -> std::io::Result<Tree> {
+    /// Builds the tree under `root` for the registry's cards and `presets` (this exec's devices). Under the
+    /// emulated driver (`only_own`) the topology lists this exec's devices alone, in their order: they are the
+    /// GPUs the program's driver serves (render node 128 + N for device N).
+    pub fn build(root: &Path, presets: &[&'static DevicePreset], only_own: bool) -> std::io::Result<Tree> {
         let own = own_devices(presets);
         let processes = smi::scan_all().unwrap_or_default();
-        let cards = smi::cards(&processes, &own);
+        let mut cards = smi::cards(&processes, &own);
+        if only_own {
+            cards.retain(|c| own.iter().any(|o| o.index == c.index && o.preset == c.preset));
+            for (n, c) in cards.iter_mut().enumerate() {
+                c.number = n;
+            }
+        }
         let mut tree = Tree {
             root: root.to_path_buf(),
             cards: cards.iter().map(|c| (c.index, c.preset.clone())).collect(),
@@ -192,16 +200,28 @@ impl Tree {
 
     fn cpu_node(&self, cards: &[Card]) -> std::io::Result<()> {
         let node = self.kfd().join("topology/nodes/0");
-        std::fs::create_dir_all(node.join("mem_banks"))?;
-        std::fs::create_dir_all(node.join("caches"))?;
+        std::fs::create_dir_all(node.join("mem_banks/0"))?;
+        std::fs::create_dir_all(node.join("caches/0"))?;
         write(&node.join("gpu_id"), "0\n")?;
         write(&node.join("name"), "\n")?;
+        // ROCm's runtime asserts a CPU data cache, and places kernel arguments in the CPU's memory bank
         let props = format!(
-            "cpu_cores_count {}\nsimd_count 0\nmem_banks_count 0\ncaches_count 0\nio_links_count {}\np2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 0\nmax_waves_per_simd 0\nlds_size_in_kb 0\ngds_size_in_kb 0\nnum_gws 0\nwave_front_size 0\narray_count 0\nsimd_arrays_per_engine 0\ncu_per_simd_array 0\nsimd_per_cu 0\nmax_slots_scratch_cu 0\ngfx_target_version 0\nvendor_id 0\ndevice_id 0\nlocation_id 0\ndomain 0\ndrm_render_minor 0\nhive_id 0\nnum_sdma_engines 0\nnum_sdma_xgmi_engines 0\nnum_sdma_queues_per_engine 0\nnum_cp_queues 0\n",
+            "cpu_cores_count {}\nsimd_count 0\nmem_banks_count 1\ncaches_count 1\nio_links_count {}\ncpu_core_id_base 0\nsimd_id_base 0\nmax_waves_per_simd 0\nlds_size_in_kb 0\ngds_size_in_kb 0\nnum_gws 0\nwave_front_size 0\narray_count 0\nsimd_arrays_per_engine 0\ncu_per_simd_array 0\nsimd_per_cu 0\nmax_slots_scratch_cu 0\ngfx_target_version 0\nvendor_id 0\ndevice_id 0\nlocation_id 0\ndomain 0\ndrm_render_minor 0\nhive_id 0\nnum_sdma_engines 0\nnum_sdma_xgmi_engines 0\nnum_sdma_queues_per_engine 0\nnum_cp_queues 0\nmax_engine_clk_ccompute 3000\n",
             host_cores(),
             cards.len()
         );
         write(&node.join("properties"), &props)?;
+        write(
+            &node.join("mem_banks/0/properties"),
+            &format!(
+                "heap_type 0\nsize_in_bytes {}\nflags 0\nwidth 64\nmem_clk_max 2400\n",
+                host_memory()
+            ),
+        )?;
+        write(
+            &node.join("caches/0/properties"),
+            &cache(0, 1, 32, 64, 8, CACHE_DATA | CACHE_CPU),
+        )?;
         for c in cards {
             let l = node.join("io_links").join(c.number.to_string());
             std::fs::create_dir_all(&l)?;
@@ -256,7 +276,8 @@ impl Tree {
         let node = self.kfd().join("topology/nodes").join((n + 1).to_string());
         std::fs::create_dir_all(node.join("mem_banks/0"))?;
         std::fs::create_dir_all(node.join("io_links/0"))?;
-        std::fs::create_dir_all(node.join("caches"))?;
+        std::fs::create_dir_all(node.join("caches/0"))?;
+        std::fs::create_dir_all(node.join("caches/1"))?;
         write(&node.join("gpu_id"), &format!("{}\n", c.gpu_id()))?;
         write(&node.join("name"), &format!("{}\n", c.gfx))?;
         let (arrays, per_array) = cu_layout(c);
@@ -268,11 +289,10 @@ impl Tree {
                 c.compute_units as u64 * preset.map_or(4, |p| p.simds_per_cu) as u64,
             ),
             ("mem_banks_count", 1),
-            ("caches_count", 0),
+            ("caches_count", 2),
             ("io_links_count", 1),
-            ("p2p_links_count", 0),
             ("cpu_core_id_base", 0),
-            ("simd_id_base", 0x8000_1000 + 0x1000 * n as u64),
+            ("simd_id_base", simd_id_base(n)),
             ("max_waves_per_simd", preset.map_or(8, |p| p.max_waves_per_simd) as u64),
             ("lds_size_in_kb", preset.map_or(64, |p| p.lds_bytes / 1024)),
             ("gds_size_in_kb", 0),
@@ -296,7 +316,13 @@ impl Tree {
             ("num_cp_queues", 24),
             ("max_engine_clk_fcompute", c.engine_clock_mhz as u64),
             ("local_mem_size", 0),
+            ("fw_version", FW_VERSION),
+            ("capability", CAPABILITY),
+            ("debug_prop", 0),
+            ("sdma_fw_version", SDMA_FW_VERSION),
             ("unique_id", c.unique_id()),
+            ("num_xcc", xccs(c) as u64),
+            ("max_engine_clk_ccompute", 3000),
         ];
         write(
             &node.join("properties"),
@@ -311,6 +337,25 @@ impl Tree {
             ),
         )?;
         write(&node.join("io_links/0/properties"), &io_link(n + 1, 0))?;
+        // the GPU's caches, as ROCm's runtime requires at least one (its vector L1 and its L2)
+        let (l1, l2) = preset.map_or((16 << 10, 8 << 20), |p| (p.l1_vector_bytes, p.l2_bytes));
+        let gpu_cache = CACHE_DATA | CACHE_HSACU;
+        write(
+            &node.join("caches/0/properties"),
+            &cache(simd_id_base(n), 1, l1 >> 10, 64, 4, gpu_cache),
+        )?;
+        write(
+            &node.join("caches/1/properties"),
+            &cache(simd_id_base(n), 2, l2 >> 10, 128, 16, gpu_cache),
+        )?;
+        // the IP blocks' versions, where tinygrad reads which register layout the GPU has
+        for (hwid, (major, minor, revision)) in ip_versions(&c.gfx) {
+            let dir = pci.join(format!("ip_discovery/die/0/{hwid}/0"));
+            std::fs::create_dir_all(&dir)?;
+            for (f, v) in [("major", major), ("minor", minor), ("revision", revision)] {
+                write(&dir.join(f), &format!("{v}\n"))?;
+            }
+        }
         Ok(())
     }
 
@@ -430,8 +475,64 @@ fn gpu_metrics(c: &Card, busy_percent: u16, now_ns: u64) -> Vec<u8> {
     m
 }
 
+/// A PCIe link (type 2) without the override flag: ROCm's runtime then counts on 64-bit atomics across it.
 fn io_link(from: usize, to: usize) -> String {
-    format!("type 2\nversion_major 0\nversion_minor 0\nnode_from {from}\nnode_to {to}\nweight 20\nmin_latency 0\nmax_latency 0\nmin_bandwidth 0\nmax_bandwidth 0\nrecommended_transfer_size 0\nflags 1\n")
+    format!("type 2\nversion_major 0\nversion_minor 0\nnode_from {from}\nnode_to {to}\nweight 20\nmin_latency 0\nmax_latency 0\nmin_bandwidth 0\nmax_bandwidth 0\nrecommended_transfer_size 0\nflags 0\n")
+}
+
+/// Cache types (`HSA_CACHE_TYPE_*`): data, instruction, a CPU's, a GPU's (HSA compute unit).
+const CACHE_DATA: u32 = 1;
+const CACHE_CPU: u32 = 4;
+const CACHE_HSACU: u32 = 8;
+
+/// A cache's properties: level, size in KiB, line size, associativity, type.
+fn cache(processor: u64, level: u32, size_kib: u64, line: u32, ways: u32, kind: u32) -> String {
+    format!("processor_id_low {processor}\nlevel {level}\nsize {size_kib}\ncache_line_size {line}\ncache_lines_per_tag 1\nassociation {ways}\nlatency 1\ntype {kind}\n")
+}
+
+/// The first SIMD id of GPU node `n` (a number the caches refer to, as the driver numbers them).
+fn simd_id_base(n: usize) -> u64 {
+    0x8000_1000 + 0x1000 * n as u64
+}
+
+/// The capability word of a GPU node: 64-bit doorbells (DoorbellType 2, which gfx9 queues need), address
+/// watch points (4), SRAM ECC (so the ISA is `gfx90a:sramecc+`, as on the real parts).
+const CAPABILITY: u64 = 2 << 12 | 1 << 7 | 2 << 8 | 1 << 26;
+/// Firmware versions the nodes report (the CP microcode and SDMA firmware of shipping MI200/MI300 parts; only
+/// gfx7/gfx8 decisions in the runtimes read them).
+const FW_VERSION: u64 = 78;
+const SDMA_FW_VERSION: u64 = 8;
+
+/// Accelerator dies (XCDs) of a card: an MI300X has eight, the others one.
+fn xccs(c: &Card) -> u32 {
+    if c.gfx == "gfx942" {
+        8
+    } else {
+        1
+    }
+}
+
+/// The versions of the IP blocks tinygrad reads (`ip_discovery/die/0/<hwid>/0/{major,minor,revision}`): GC (11),
+/// SDMA0 (42) and NBIF (108), as the hardware's discovery table gives them: MI300X GC 9.4.3, SDMA 4.4.2,
+/// NBIO 7.9.0; MI200 GC 9.4.2, SDMA 4.4.0, NBIO 7.4.0.
+fn ip_versions(gfx: &str) -> [(u32, (u32, u32, u32)); 3] {
+    if gfx == "gfx942" {
+        [(11, (9, 4, 3)), (42, (4, 4, 2)), (108, (7, 9, 0))]
+    } else {
+        [(11, (9, 4, 2)), (42, (4, 4, 0)), (108, (7, 4, 0))]
+    }
+}
+
+/// The host's memory, bytes (`/proc/meminfo`'s MemTotal; 0 if unreadable).
+fn host_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
 }
 
 #[cfg(test)]

@@ -1,0 +1,181 @@
+//! The driver's device files: real memory files (memfd) the kernel maps like any file.
+//!
+//! A program maps device memory by `mmap` of a device file at the offset an ioctl returned — ROCm's thunk
+//! through libc, tinygrad through its own ctypes handle on libc, which no preload library sees. So `/dev/kfd` and
+//! each `/dev/dri/renderD<N>` open a memory file, and every offset the driver hands out is a real offset into it:
+//!
+//! - a GPU's render node file holds its memory (VRAM and GTT buffer objects, at offsets the driver allocates);
+//! - the kfd file holds each GPU's doorbell page and MMIO page ([`kfd_page`]).
+//!
+//! The driver keeps its own shared mapping of every file (its *view*): what the emulated GPU reads and writes.
+//! The program's mappings and the view are the same pages, so neither needs the other's addresses, and the GPU
+//! keeps its memory while the program unmaps or remaps its own.
+//!
+//! Opening a device file again returns another descriptor of the same file. Which descriptors are the driver's is
+//! told by the inode ([`DeviceFile::owns`]), so `dup`, `fcntl(F_DUPFD_CLOEXEC)` and `close` need no tracking.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// A memory file and the driver's view of it.
+pub struct DeviceFile {
+    fd: OwnedFd,
+    inode: u64,
+    view: *mut u8,
+    len: u64,
+}
+
+// SAFETY: the view is shared memory the driver reads and writes through checked offsets; concurrent access by
+// GPU threads and the program is what device memory is.
+unsafe impl Send for DeviceFile {}
+// SAFETY: as above.
+unsafe impl Sync for DeviceFile {}
+
+impl DeviceFile {
+    /// A memory file of `len` bytes (sparse: pages exist once touched), mapped whole as the driver's view.
+    pub fn new(name: &str, len: u64) -> std::io::Result<DeviceFile> {
+        let err = std::io::Error::last_os_error;
+        let cname = std::ffi::CString::new(name).map_err(std::io::Error::other)?;
+        // SAFETY: memfd_create with a NUL-terminated name; the descriptor is owned from here on.
+        let raw = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(err());
+        }
+        // SAFETY: a fresh descriptor this function owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: plain syscalls on the descriptor this function owns.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+            return Err(err());
+        }
+        // SAFETY: a shared mapping of the whole file at an address the kernel picks; NORESERVE keeps untouched
+        // pages free.
+        let view = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_NORESERVE,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if view == libc::MAP_FAILED {
+            return Err(err());
+        }
+        let inode = inode_of(fd.as_raw_fd()).ok_or_else(err)?;
+        Ok(DeviceFile {
+            fd,
+            inode,
+            view: view.cast(),
+            len,
+        })
+    }
+
+    /// A new descriptor of this file, as `open` of the device returns one (close-on-exec when `cloexec`).
+    pub fn open(&self, cloexec: bool) -> std::io::Result<RawFd> {
+        let cmd = if cloexec { libc::F_DUPFD_CLOEXEC } else { libc::F_DUPFD };
+        // SAFETY: duplicating a descriptor this file owns.
+        let fd = unsafe { libc::fcntl(self.fd.as_raw_fd(), cmd, 0) };
+        if fd < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(fd)
+        }
+    }
+
+    /// Whether `fd` (a descriptor of the program) is this file.
+    pub fn owns(&self, fd: RawFd) -> bool {
+        inode_of(fd) == Some(self.inode)
+    }
+
+    /// The driver's pointer to byte `offset` of the file, for `len` bytes inside it.
+    pub fn at(&self, offset: u64, len: u64) -> Option<*mut u8> {
+        let end = offset.checked_add(len)?;
+        // SAFETY: offset lies inside the view (checked just above).
+        (end <= self.len).then(|| unsafe { self.view.add(offset as usize) })
+    }
+
+    /// Gives the pages of `[offset, offset + len)` back (they read as zero afterwards), as freeing a buffer
+    /// object does.
+    pub fn discard(&self, offset: u64, len: u64) {
+        if offset.checked_add(len).is_none_or(|e| e > self.len) || len == 0 {
+            return;
+        }
+        // SAFETY: punching a hole inside the file this struct owns.
+        unsafe {
+            libc::fallocate(
+                self.fd.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            );
+        }
+    }
+}
+
+impl Drop for DeviceFile {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the view this struct made; nothing refers into it once the file is dropped.
+        unsafe {
+            libc::munmap(self.view.cast(), self.len as usize);
+        }
+    }
+}
+
+fn inode_of(fd: RawFd) -> Option<u64> {
+    // SAFETY: fstat writes one stat into the zeroed buffer; an invalid descriptor only returns -1.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+}
+
+/// Bytes of the kfd file given to each GPU: its doorbell page (8 KiB: 1024 doorbells of 8 bytes, as gfx9 has) and
+/// its MMIO page after it.
+pub const KFD_PER_GPU: u64 = 64 << 10;
+/// The doorbell page's size.
+pub const DOORBELL_PAGE: u64 = 8 << 10;
+/// Where a GPU's MMIO page (the HDP flush registers) lies in its part of the kfd file.
+pub const MMIO_OFFSET: u64 = DOORBELL_PAGE;
+
+/// Offset of GPU `gpu`'s part of the kfd file.
+pub fn kfd_page(gpu: usize) -> u64 {
+    gpu as u64 * KFD_PER_GPU
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_file_is_shared_memory_its_descriptors_map() {
+        let f = DeviceFile::new("test", 1 << 30).unwrap();
+        let fd = f.open(true).unwrap();
+        assert!(f.owns(fd));
+        assert!(!f.owns(0) || inode_of(0) == Some(f.inode));
+        // the program's mapping and the driver's view are the same pages
+        // SAFETY: mapping one page of the file the test owns.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0x10000,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // SAFETY: both pointers cover the mapped page.
+        unsafe {
+            *(p as *mut u32) = 0xdead_beef;
+            assert_eq!(*(f.at(0x10000, 4).unwrap() as *const u32), 0xdead_beef);
+        }
+        f.discard(0x10000, 4096);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(*(p as *const u32), 0, "a discarded page reads as zero");
+            libc::munmap(p, 4096);
+            libc::close(fd);
+        }
+        assert!(f.at(1 << 30, 1).is_none());
+    }
+}

@@ -1,0 +1,108 @@
+//! What the interposed libc entry points (src/hooks.c) ask the driver: whether a path is a device of it, and
+//! whether an ioctl is on one of its files. Nothing unwinds into C: a panic becomes an error for the call.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use crate::args::Errno;
+
+/// Returned for what is not the driver's (hooks.c passes it on to libc).
+const PASS: c_int = -2;
+
+fn set_errno(e: Errno) {
+    // SAFETY: errno is this thread's.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// The render node minor of `path` when it is `/dev/dri/renderD<N>`.
+fn render_minor(path: &[u8]) -> Option<u32> {
+    let n = path.strip_prefix(b"/dev/dri/renderD")?;
+    std::str::from_utf8(n).ok()?.parse().ok()
+}
+
+/// `open` of `path`: a descriptor of one of the driver's device files, or [`PASS`].
+///
+/// # Safety
+/// `path` is null or a NUL-terminated string, as `open` is given.
+#[no_mangle]
+pub unsafe extern "C" fn wj_open(path: *const c_char, flags: c_int) -> c_int {
+    if path.is_null() {
+        return PASS;
+    }
+    // SAFETY: `open` is given a NUL-terminated path.
+    let p = unsafe { CStr::from_ptr(path) }.to_bytes();
+    let kfd = p == b"/dev/kfd";
+    let minor = render_minor(p);
+    if !kfd && minor.is_none() {
+        return PASS;
+    }
+    let opened = std::panic::catch_unwind(|| {
+        let d = crate::start()?;
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let file = match minor {
+            None => &d.kfd,
+            Some(m) => match d.gpus.iter().find(|g| g.render_minor == m) {
+                Some(g) => &g.render,
+                None => return Err(libc::ENOENT),
+            },
+        };
+        file.open(cloexec).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+    });
+    match opened {
+        Ok(Ok(fd)) => fd,
+        Ok(Err(e)) => {
+            set_errno(e);
+            -1
+        }
+        Err(_) => {
+            eprintln!("wavejit: internal error in the emulated driver opening a device");
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
+/// `ioctl` on `fd` (`request` is C's `unsigned long`, 64 bits here): the driver's answer when `fd` is one of its device files, else [`PASS`].
+#[no_mangle]
+pub extern "C" fn wj_ioctl(fd: c_int, request: u64, arg: *mut c_void) -> c_int {
+    let Some(d) = crate::driver() else {
+        return PASS;
+    };
+    let (is_kfd, gpu) = if d.kfd.owns(fd) {
+        (true, None)
+    } else {
+        match d.gpus.iter().position(|g| g.render.owns(fd)) {
+            Some(g) => (false, Some(g)),
+            None => return PASS,
+        }
+    };
+    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match gpu {
+        None if is_kfd => crate::kfd::ioctl(&d, request, arg as u64),
+        Some(g) => crate::drm::ioctl(&d, g, request, arg as u64),
+        None => Err(libc::ENOTTY),
+    }));
+    match done {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            set_errno(e);
+            -1
+        }
+        Err(_) => {
+            eprintln!("wavejit: internal error in the emulated driver handling ioctl {request:#x}");
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_nodes_are_named_by_their_minor() {
+        assert_eq!(render_minor(b"/dev/dri/renderD128"), Some(128));
+        assert_eq!(render_minor(b"/dev/dri/renderD"), None);
+        assert_eq!(render_minor(b"/dev/dri/card0"), None);
+        assert_eq!(render_minor(b"/dev/dri/renderD12x"), None);
+    }
+}

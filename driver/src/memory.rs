@@ -1,0 +1,270 @@
+//! Buffer objects and the GPUs' page tables.
+//!
+//! `ALLOC_MEMORY_OF_GPU` makes a buffer object at a virtual address the program chose (ROCm's thunk and tinygrad
+//! both reserve the range themselves): VRAM and GTT objects are ranges of the GPU's render node file, which the
+//! program then maps at that address; userptr objects are the program's own pages (`mmap_offset` is their
+//! address); the doorbell and MMIO objects are the GPU's pages of the kfd file. `MAP_MEMORY_TO_GPU` puts the
+//! object's range into the GPUs' address space (the emulator's [`emu_core::memory::DeviceMemory`], at the
+//! program's address, reaching the object's bytes through the driver's view): only then may kernels and the
+//! command processor touch it, and an access anywhere else is a GPU memory fault.
+//!
+//! The page tables are one for all GPUs of the process (ROCm maps its buffers to every GPU alike; a buffer mapped
+//! to one GPU is reachable from the others too).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use crate::args::{self, Args, Errno};
+use crate::{files, Driver};
+
+/// `ALLOC_MEMORY_OF_GPU` flags.
+pub mod flags {
+    pub const VRAM: u32 = 1 << 0;
+    pub const GTT: u32 = 1 << 1;
+    pub const USERPTR: u32 = 1 << 2;
+    pub const DOORBELL: u32 = 1 << 3;
+    pub const MMIO_REMAP: u32 = 1 << 4;
+}
+
+const PAGE: u64 = 4096;
+
+fn page_up(n: u64) -> u64 {
+    n.div_ceil(PAGE) * PAGE
+}
+
+/// Free ranges of a render node file (first fit; freed ranges merge with their neighbours).
+#[derive(Debug)]
+pub struct Space {
+    free: BTreeMap<u64, u64>,
+    len: u64,
+}
+
+impl Space {
+    pub fn new(len: u64) -> Space {
+        Space {
+            free: BTreeMap::from([(0, len)]),
+            len,
+        }
+    }
+
+    /// `n` bytes (a multiple of the page size), at the lowest offset where they fit.
+    pub fn take(&mut self, n: u64) -> Option<u64> {
+        let (&at, &len) = self.free.iter().find(|(_, &len)| len >= n)?;
+        self.free.remove(&at);
+        if len > n {
+            self.free.insert(at + n, len - n);
+        }
+        Some(at)
+    }
+
+    /// Gives `[at, at + n)` back.
+    pub fn give(&mut self, at: u64, n: u64) {
+        let (mut start, mut len) = (at, n);
+        if let Some((&s, &l)) = self.free.range(..at).next_back().filter(|(&s, &l)| s + l == at) {
+            self.free.remove(&s);
+            (start, len) = (s, l + len);
+        }
+        if let Some(&l) = self.free.get(&(at + n)) {
+            self.free.remove(&(at + n));
+            len += l;
+        }
+        self.free.insert(start, len);
+    }
+
+    /// Bytes in use.
+    pub fn used(&self) -> u64 {
+        self.len - self.free.values().sum::<u64>()
+    }
+}
+
+/// Where a buffer object's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// A range of GPU `gpu`'s render node file.
+    Render { gpu: usize, offset: u64 },
+    /// The program's own pages at this address.
+    User { address: u64 },
+    /// GPU `gpu`'s doorbell page in the kfd file.
+    Doorbell { gpu: usize },
+    /// GPU `gpu`'s MMIO page in the kfd file.
+    Mmio { gpu: usize },
+}
+
+#[derive(Debug, Clone)]
+pub struct Bo {
+    pub va: u64,
+    /// The size the program asked for (echoed back; tinygrad's are not page multiples).
+    pub size: u64,
+    /// Its pages' bytes.
+    pub len: u64,
+    pub flags: u32,
+    pub backing: Backing,
+    /// Mapped into the GPUs' address space.
+    pub mapped: bool,
+}
+
+/// The process's buffer objects, by handle.
+#[derive(Default)]
+pub struct Bos {
+    inner: Mutex<(u64, HashMap<u64, Bo>)>,
+}
+
+impl Bos {
+    /// The object `handle` names.
+    pub fn get(&self, handle: u64) -> Option<Bo> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .get(&handle)
+            .cloned()
+    }
+}
+
+impl Driver {
+    /// The driver's pointer to the first byte of `b`.
+    pub fn host_of(&self, b: &Bo) -> Option<*mut u8> {
+        match b.backing {
+            Backing::Render { gpu, offset } => self.gpus.get(gpu)?.render.at(offset, b.len),
+            Backing::User { address } => Some(address as *mut u8),
+            Backing::Doorbell { gpu } => self.kfd.at(files::kfd_page(gpu), files::DOORBELL_PAGE),
+            Backing::Mmio { gpu } => self.kfd.at(files::kfd_page(gpu) + files::MMIO_OFFSET, PAGE),
+        }
+    }
+
+    /// `ALLOC_MEMORY_OF_GPU`: va @0, size @8, handle @16 (out), mmap_offset @24 (in for userptr, else out),
+    /// gpu_id @32, flags @36.
+    pub fn alloc(&self, a: &mut Args) -> Result<(), Errno> {
+        let (va, size, gpu_id, f) = (a.u64(0), a.u64(8), a.u32(32), a.u32(36));
+        let gpu = self.gpu_index(gpu_id).ok_or(libc::EINVAL)?;
+        if size == 0 || va.checked_add(size).is_none() {
+            return Err(libc::EINVAL);
+        }
+        let len = page_up(size);
+        let (backing, mmap_offset) = if f & (flags::VRAM | flags::GTT) != 0 {
+            let offset = self.gpus[gpu]
+                .space
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(len)
+                .ok_or(libc::ENOMEM)?;
+            (Backing::Render { gpu, offset }, offset)
+        } else if f & flags::USERPTR != 0 {
+            let address = a.u64(24);
+            if address == 0 || !address.is_multiple_of(PAGE) {
+                return Err(libc::EINVAL);
+            }
+            (Backing::User { address }, address)
+        } else if f & flags::DOORBELL != 0 {
+            (Backing::Doorbell { gpu }, files::kfd_page(gpu))
+        } else if f & flags::MMIO_REMAP != 0 {
+            (Backing::Mmio { gpu }, files::kfd_page(gpu) + files::MMIO_OFFSET)
+        } else {
+            return Err(libc::EINVAL);
+        };
+        let bo = Bo {
+            va,
+            size,
+            len: match backing {
+                Backing::Doorbell { .. } => files::DOORBELL_PAGE.min(len),
+                Backing::Mmio { .. } => PAGE,
+                _ => len,
+            },
+            flags: f,
+            backing,
+            mapped: false,
+        };
+        let mut g = self.bos.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += 1;
+        // the kernel's form: the GPU in the high half, a number in the low one
+        let handle = (gpu_id as u64) << 32 | g.0;
+        g.1.insert(handle, bo);
+        a.set_u64(16, handle);
+        a.set_u64(24, mmap_offset);
+        Ok(())
+    }
+
+    /// `FREE_MEMORY_OF_GPU`: handle @0. A mapped object leaves the GPUs' address space first; its pages are given
+    /// back.
+    pub fn free(&self, handle: u64) -> Result<(), Errno> {
+        let bo = {
+            let mut g = self.bos.inner.lock().unwrap_or_else(|e| e.into_inner());
+            g.1.remove(&handle).ok_or(libc::EINVAL)?
+        };
+        if bo.mapped {
+            let _ = self.mem.unmap_host(bo.va);
+        }
+        if let Backing::Render { gpu, offset } = bo.backing {
+            let g = &self.gpus[gpu];
+            g.render.discard(offset, bo.len);
+            g.space.lock().unwrap_or_else(|e| e.into_inner()).give(offset, bo.len);
+        }
+        Ok(())
+    }
+
+    /// `MAP_MEMORY_TO_GPU` / `UNMAP_MEMORY_FROM_GPU`: handle @0, device_ids_array_ptr @8, n_devices @16,
+    /// n_success @20 (out: every device).
+    pub fn map(&self, a: &mut Args, map: bool) -> Result<(), Errno> {
+        let (handle, ids_ptr, n) = (a.u64(0), a.u64(8), a.u32(16));
+        if n == 0 || n > 64 {
+            return Err(libc::EINVAL);
+        }
+        let mut ids = vec![0u8; n as usize * 4];
+        args::read_user(ids_ptr, &mut ids)?;
+        for id in ids.chunks_exact(4) {
+            let id = u32::from_le_bytes(id.try_into().expect("4 bytes"));
+            self.gpu_index(id).ok_or(libc::EINVAL)?;
+        }
+        let mut g = self.bos.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let bo = g.1.get_mut(&handle).ok_or(libc::EINVAL)?;
+        if map && !bo.mapped {
+            let host = self.host_of(bo).ok_or(libc::EINVAL)?;
+            self.mem
+                .map_host_at(bo.va, bo.len, host as u64, label(bo.flags))
+                .map_err(|_| libc::EINVAL)?;
+            bo.mapped = true;
+        } else if !map && bo.mapped {
+            let _ = self.mem.unmap_host(bo.va);
+            bo.mapped = false;
+        }
+        a.set_u32(20, n);
+        Ok(())
+    }
+}
+
+/// What a fault report calls memory of this kind.
+fn label(f: u32) -> &'static str {
+    if f & flags::VRAM != 0 {
+        "VRAM"
+    } else if f & flags::GTT != 0 {
+        "GTT memory"
+    } else if f & flags::USERPTR != 0 {
+        "host memory"
+    } else if f & flags::DOORBELL != 0 {
+        "doorbells"
+    } else {
+        "MMIO"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_space_hands_out_first_fit_and_merges_what_is_given_back() {
+        let mut s = Space::new(16 * PAGE);
+        let a = s.take(4 * PAGE).unwrap();
+        let b = s.take(4 * PAGE).unwrap();
+        let c = s.take(4 * PAGE).unwrap();
+        assert_eq!((a, b, c), (0, 4 * PAGE, 8 * PAGE));
+        assert_eq!(s.used(), 12 * PAGE);
+        assert!(s.take(8 * PAGE).is_none());
+        s.give(a, 4 * PAGE);
+        s.give(b, 4 * PAGE);
+        assert_eq!(s.take(8 * PAGE), Some(0), "two neighbours merged");
+        s.give(0, 8 * PAGE);
+        s.give(c, 4 * PAGE);
+        assert_eq!(s.take(16 * PAGE), Some(0), "all of it again");
+    }
+}
