@@ -214,6 +214,30 @@ impl Events {
         self.changed.notify_all();
     }
 
+    /// A GPU error that is not a memory fault, on a queue without an error signal of its own: every
+    /// hardware-exception event is set and carries the GPU (`kfd_hsa_hw_exception_data`: reset type, cause,
+    /// memory lost, gpu_id @12).
+    pub fn hw_exception(&self, gpu_id: u32) {
+        let mut data = [0u8; 32];
+        data[12..16].copy_from_slice(&gpu_id.to_le_bytes());
+        let mut st = self.lock();
+        let ids: Vec<u32> = st
+            .events
+            .iter()
+            .filter(|(_, e)| e.kind == HW_EXCEPTION)
+            .map(|(i, _)| *i)
+            .collect();
+        for id in ids {
+            if let Some(e) = st.events.get_mut(&id) {
+                e.fault = Some(data);
+            }
+            st.set(id);
+        }
+        st.changes += 1;
+        drop(st);
+        self.changed.notify_all();
+    }
+
     /// Wakes every waiter to look at memory again (the GPU made progress).
     pub fn nudge(&self) {
         self.lock().changes += 1;

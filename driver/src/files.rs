@@ -16,11 +16,13 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// A memory file and the driver's view of it.
+/// A memory file and the driver's view of (a part of) it.
 pub struct DeviceFile {
     fd: OwnedFd,
     inode: u64,
     view: *mut u8,
+    /// The file offset the view starts at, and its length.
+    view_offset: u64,
     len: u64,
 }
 
@@ -66,8 +68,30 @@ impl DeviceFile {
             fd,
             inode,
             view: view.cast(),
+            view_offset: 0,
             len,
         })
+    }
+
+    /// The part `[offset, offset + len)` of the memory file `fd` (which this takes over), as this process's
+    /// view: a GPU's memory shared by the processes of one `wavejit exec`, each allocating in a part of its own.
+    pub fn part_of(fd: OwnedFd, offset: u64, len: u64) -> std::io::Result<DeviceFile> {
+        let err = std::io::Error::last_os_error;
+        let inode = inode_of(fd.as_raw_fd()).ok_or_else(err)?;
+        let view = map_shared(&fd, offset, len)?;
+        Ok(DeviceFile {
+            fd,
+            inode,
+            view,
+            view_offset: offset,
+            len,
+        })
+    }
+
+    /// A mapping of `[offset, offset + len)` of the file beside the view (memory another process allocated in the
+    /// shared file, imported): the pointer to its first byte. The caller unmaps it ([`unmap`]).
+    pub fn map_range(&self, offset: u64, len: u64) -> std::io::Result<*mut u8> {
+        map_shared(&self.fd, offset, len)
     }
 
     /// A new descriptor of this file, as `open` of the device returns one (close-on-exec when `cloexec`).
@@ -87,17 +111,28 @@ impl DeviceFile {
         inode_of(fd) == Some(self.inode)
     }
 
-    /// The driver's pointer to byte `offset` of the file, for `len` bytes inside it.
+    /// The driver's pointer to byte `offset` of the file, for `len` bytes inside its view.
     pub fn at(&self, offset: u64, len: u64) -> Option<*mut u8> {
-        let end = offset.checked_add(len)?;
-        // SAFETY: offset lies inside the view (checked just above).
-        (end <= self.len).then(|| unsafe { self.view.add(offset as usize) })
+        let rel = offset.checked_sub(self.view_offset)?;
+        let end = rel.checked_add(len)?;
+        // SAFETY: rel lies inside the view (checked just above).
+        (end <= self.len).then(|| unsafe { self.view.add(rel as usize) })
+    }
+
+    /// The file offsets of the view: `[start, end)`.
+    pub fn view_range(&self) -> (u64, u64) {
+        (self.view_offset, self.view_offset + self.len)
+    }
+
+    /// The file's descriptor.
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 
     /// Gives the pages of `[offset, offset + len)` back (they read as zero afterwards), as freeing a buffer
     /// object does.
     pub fn discard(&self, offset: u64, len: u64) {
-        if offset.checked_add(len).is_none_or(|e| e > self.len) || len == 0 {
+        if self.at(offset, len).is_none() || len == 0 {
             return;
         }
         // SAFETY: punching a hole inside the file this struct owns.
@@ -121,11 +156,63 @@ impl Drop for DeviceFile {
     }
 }
 
+/// A shared mapping of `[offset, offset + len)` of `fd` at an address the kernel picks.
+fn map_shared(fd: &OwnedFd, offset: u64, len: u64) -> std::io::Result<*mut u8> {
+    // SAFETY: a shared mapping of the file at an address the kernel picks; NORESERVE keeps untouched pages free.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_NORESERVE,
+            fd.as_raw_fd(),
+            offset as libc::off_t,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(p.cast())
+    }
+}
+
+/// Unmaps what [`DeviceFile::map_range`] mapped.
+pub fn unmap(p: *mut u8, len: u64) {
+    // SAFETY: the caller passes a mapping map_range made, which nothing refers to any more.
+    unsafe {
+        libc::munmap(p.cast(), len as usize);
+    }
+}
+
 fn inode_of(fd: RawFd) -> Option<u64> {
     // SAFETY: fstat writes one stat into the zeroed buffer; an invalid descriptor only returns -1.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
     (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+}
+
+/// This process's part of the shared memory file `fd` of GPU `preset` (`gpu::vram`): the next part free.
+pub fn shared_part(fd: RawFd, preset: &emu_core::DevicePreset) -> std::io::Result<DeviceFile> {
+    // SAFETY: duplicating the inherited descriptor; the duplicate is owned from here on (the original stays the
+    // program's, for its children).
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor this function owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(dup) };
+    let header = map_shared(&fd, 0, 4096)?;
+    // SAFETY: the header page is mapped; its first u64 is the counter, changed only atomically.
+    let n = unsafe { std::sync::atomic::AtomicU64::from_ptr(header.cast::<u64>()) }
+        .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    unmap(header, 4096);
+    if n >= gpu::vram::PARTS {
+        return Err(std::io::Error::other(format!(
+            "more than {} processes of one wavejit exec opened this GPU",
+            gpu::vram::PARTS
+        )));
+    }
+    DeviceFile::part_of(fd, gpu::vram::part_offset(preset, n), gpu::vram::part_len(preset))
 }
 
 /// Bytes of the kfd file given to each GPU: its doorbell page (8 KiB: 1024 doorbells of 8 bytes, as gfx9 has) and

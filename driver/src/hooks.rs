@@ -5,6 +5,12 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::args::Errno;
 
+/// `WAVEJIT_DRIVER_TRACE=1`: every ioctl of the driver and its outcome on stderr.
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WAVEJIT_DRIVER_TRACE").is_ok_and(|v| v == "1"))
+}
+
 /// Returned for what is not the driver's (hooks.c passes it on to libc).
 const PASS: c_int = -2;
 
@@ -80,6 +86,14 @@ pub extern "C" fn wj_ioctl(fd: c_int, request: u64, arg: *mut c_void) -> c_int {
         Some(g) => crate::drm::ioctl(&d, g, request, arg as u64),
         None => Err(libc::ENOTTY),
     }));
+    if trace() {
+        eprintln!(
+            "wavejit-driver: ioctl {request:#010x} on {} -> {:?}",
+            if is_kfd { "/dev/kfd" } else { "render node" },
+            done.as_ref()
+                .map(|r| r.map_err(|e| std::io::Error::from_raw_os_error(e).to_string()))
+        );
+    }
     match done {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {

@@ -4,7 +4,7 @@
 //! | nr | ioctl | what the driver does |
 //! |---|---|---|
 //! | 0x01 | GET_VERSION | 1.14 |
-//! | 0x02, 0x03, 0x07 | CREATE/DESTROY/UPDATE_QUEUE | [`crate::queues`] |
+//! | 0x02, 0x03, 0x07 | CREATE/DESTROY/UPDATE_QUEUE | [`crate::queues`]: AQL, PM4 and SDMA queues |
 //! | 0x04 | SET_MEMORY_POLICY | accepted: the emulated memory is coherent |
 //! | 0x05 | GET_CLOCK_COUNTERS | [`crate::clock`], `CLOCK_MONOTONIC_RAW`, `CLOCK_BOOTTIME`, 1 GHz |
 //! | 0x08–0x0C | events | [`crate::events`] |
@@ -17,6 +17,7 @@
 //! | 0x1A, 0x1E | SET_CU_MASK, ALLOC_QUEUE_GWS | accepted |
 //! | 0x21 | SET_XNACK_MODE | XNACK off (a request to turn it on: EPERM, "not supported") |
 //! | 0x25 | RUNTIME_ENABLE | accepted |
+//! | 0x80, 0x81 | IPC_IMPORT/EXPORT_HANDLE | [`crate::memory`]: buffers shared by the processes of a program |
 //! | 0x82 | DBG_TRAP | EINVAL: ROCr then runs without its debugger interface |
 //!
 //! Any other number fails with ENOTTY and one line on stderr naming it (SVM, IPC, DMA-BUF import, CRIU, SMI
@@ -80,14 +81,19 @@ fn name(nr: u32) -> &'static str {
 }
 
 /// A KFD ioctl on the process's driver.
-pub fn ioctl(d: &Driver, request: u64, arg: u64) -> Result<(), Errno> {
+pub fn ioctl(d: &std::sync::Arc<Driver>, request: u64, arg: u64) -> Result<(), Errno> {
     use crate::args::{request_nr, request_type};
     if request_type(request) != b'K' {
         return Err(libc::ENOTTY);
     }
+    // a runtime calling in may have just submitted work: idle command processors look now
+    d.queues.wake();
     let nr = request_nr(request);
     let mut a = Args::copy_in(arg, request, 128)?;
     match nr {
+        0x02 => d.create_queue(&mut a)?,
+        0x03 => d.destroy_queue(a.u32(0))?,
+        0x07 => d.update_queue(&a)?,
         0x01 => {
             a.set_u32(0, VERSION.0);
             a.set_u32(4, VERSION.1);
@@ -155,6 +161,8 @@ pub fn ioctl(d: &Driver, request: u64, arg: u64) -> Result<(), Errno> {
             a.set_u32(0, 0);
         }
         0x1a | 0x1e | 0x25 => {}
+        0x80 => d.ipc_import(&mut a)?,
+        0x81 => d.ipc_export(&mut a)?,
         0x82 => return Err(libc::EINVAL),
         _ => {
             say_unsupported(nr, name(nr));

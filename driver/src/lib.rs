@@ -14,14 +14,20 @@
 //! runtime turns into its own report. Unsupported ioctls fail with ENOTTY or EINVAL and one line on stderr
 //! naming them — never EAGAIN or EINTR, which the thunk would retry forever.
 
+pub mod aql;
 pub mod args;
 pub mod clock;
+pub mod dispatch;
 pub mod drm;
 pub mod events;
 pub mod files;
 pub mod hooks;
 pub mod kfd;
 pub mod memory;
+pub mod pm4;
+pub mod queues;
+pub mod sdma;
+pub mod symbols;
 
 use std::sync::{Arc, Mutex};
 
@@ -58,10 +64,10 @@ pub struct Driver {
     pub events: events::Events,
     pub jit: Option<jit::Jit>,
     pub clock: clock::Clock,
+    /// Code the GPUs ran, decoded and translated.
+    pub code: dispatch::CodeCache,
+    pub queues: queues::Queues,
 }
-
-/// The memory a GPU's render node file holds at most, whatever the preset says (the file is sparse).
-const MAX_RENDER_BYTES: u64 = 1 << 40;
 
 /// The bytes of the emulator's own device memory (private segments of dispatches), reserved, not used.
 const ARENA_BYTES: u64 = 64 << 30;
@@ -70,25 +76,43 @@ impl Driver {
     /// The driver for the GPUs the environment names (`gpu::Settings`).
     pub fn new() -> Result<Driver, String> {
         let settings = gpu::Settings::from_env()?;
+        // the GPUs' memory files `wavejit exec` made for all processes of the program, if it did
+        let shared: Vec<i32> = std::env::var(gpu::vram::VRAM_FDS)
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|f| f.trim().parse().ok())
+            .collect();
         let mut gpus = Vec::new();
         for (index, preset) in settings.devices.iter().enumerate() {
             let identity = kfd::identity(index, preset);
-            let len = preset.memory_bytes.min(MAX_RENDER_BYTES);
-            let render = DeviceFile::new(&format!("wavejit-renderD{}", identity.render_minor), len)
-                .map_err(|e| format!("cannot make the memory of GPU {index} ({}): {e}", preset.id))?;
+            let render = match shared.get(index) {
+                Some(&fd) => files::shared_part(fd, preset),
+                None => DeviceFile::new(
+                    &format!("wavejit-renderD{}", identity.render_minor),
+                    gpu::vram::part_len(preset),
+                ),
+            }
+            .map_err(|e| format!("cannot make the memory of GPU {index} ({}): {e}", preset.id))?;
+            let (start, end) = render.view_range();
             gpus.push(Gpu {
                 preset,
                 index,
                 gpu_id: identity.gpu_id,
                 render_minor: identity.render_minor,
                 render,
-                space: Mutex::new(memory::Space::new(len)),
+                space: Mutex::new(memory::Space::new(start, end - start)),
             });
         }
         let kfd = DeviceFile::new("wavejit-kfd", files::KFD_PER_GPU * gpus.len().max(1) as u64)
             .map_err(|e| format!("cannot make /dev/kfd: {e}"))?;
         let mem = DeviceMemory::new(ARENA_BYTES).map_err(|e| e.to_string())?;
         mem.set_memcheck(settings.memcheck);
+        // kernels' interrupts (s_sendmsg) reach the events, as the hardware's reach the kernel driver
+        emu_core::interrupt::set_handler(|ctxid| {
+            if let Some(d) = driver() {
+                d.events.interrupt(ctxid);
+            }
+        });
         let jit = settings.jit()?;
         Ok(Driver {
             settings,
@@ -99,6 +123,8 @@ impl Driver {
             events: events::Events::default(),
             jit,
             clock: clock::Clock::new(),
+            code: dispatch::CodeCache::default(),
+            queues: queues::Queues::default(),
         })
     }
 

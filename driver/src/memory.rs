@@ -40,9 +40,10 @@ pub struct Space {
 }
 
 impl Space {
-    pub fn new(len: u64) -> Space {
+    /// The range `[start, start + len)` of a file, all free.
+    pub fn new(start: u64, len: u64) -> Space {
         Space {
-            free: BTreeMap::from([(0, len)]),
+            free: BTreeMap::from([(start, len)]),
             len,
         }
     }
@@ -80,8 +81,10 @@ impl Space {
 /// Where a buffer object's bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backing {
-    /// A range of GPU `gpu`'s render node file.
+    /// A range of GPU `gpu`'s render node file in this process's part of it.
     Render { gpu: usize, offset: u64 },
+    /// A range another process allocated in GPU `gpu`'s shared file, imported: the driver's own mapping of it.
+    Imported { gpu: usize, offset: u64, view: u64 },
     /// The program's own pages at this address.
     User { address: u64 },
     /// GPU `gpu`'s doorbell page in the kfd file.
@@ -126,6 +129,7 @@ impl Driver {
     pub fn host_of(&self, b: &Bo) -> Option<*mut u8> {
         match b.backing {
             Backing::Render { gpu, offset } => self.gpus.get(gpu)?.render.at(offset, b.len),
+            Backing::Imported { view, .. } => Some(view as *mut u8),
             Backing::User { address } => Some(address as *mut u8),
             Backing::Doorbell { gpu } => self.kfd.at(files::kfd_page(gpu), files::DOORBELL_PAGE),
             Backing::Mmio { gpu } => self.kfd.at(files::kfd_page(gpu) + files::MMIO_OFFSET, PAGE),
@@ -194,11 +198,69 @@ impl Driver {
         if bo.mapped {
             let _ = self.mem.unmap_host(bo.va);
         }
-        if let Backing::Render { gpu, offset } = bo.backing {
-            let g = &self.gpus[gpu];
-            g.render.discard(offset, bo.len);
-            g.space.lock().unwrap_or_else(|e| e.into_inner()).give(offset, bo.len);
+        match bo.backing {
+            Backing::Render { gpu, offset } => {
+                let g = &self.gpus[gpu];
+                g.render.discard(offset, bo.len);
+                g.space.lock().unwrap_or_else(|e| e.into_inner()).give(offset, bo.len);
+            }
+            Backing::Imported { view, .. } => files::unmap(view as *mut u8, bo.len),
+            _ => {}
         }
+        Ok(())
+    }
+
+    /// `IPC_EXPORT_HANDLE`: handle @0, share_handle[4] @8 (out), gpu_id @24, flags @28 (the runtime's memory
+    /// flags, handed to the importer). The share handle names the object's pages in the GPU's memory file, which
+    /// every process of the program shares (`wavejit exec` hands it down): their first page, their count, the
+    /// GPU, the flags.
+    pub fn ipc_export(&self, a: &mut Args) -> Result<(), Errno> {
+        let bo = self.bos.get(a.u64(0)).ok_or(libc::EINVAL)?;
+        let (gpu, offset) = match bo.backing {
+            Backing::Render { gpu, offset } | Backing::Imported { gpu, offset, .. } => (gpu, offset),
+            _ => return Err(libc::EINVAL), // the program's own pages have no place in a GPU's memory file
+        };
+        let first = u32::try_from(offset / PAGE).map_err(|_| libc::EINVAL)?;
+        let pages = u32::try_from(bo.len / PAGE).map_err(|_| libc::EINVAL)?;
+        for (i, w) in [first, pages, gpu as u32, a.u32(28)].into_iter().enumerate() {
+            a.set_u32(8 + 4 * i, w);
+        }
+        Ok(())
+    }
+
+    /// `IPC_IMPORT_HANDLE`: handle @0 (out), va_addr @8, mmap_offset @16 (out), share_handle[4] @24, gpu_id @40,
+    /// flags @44 (out). The program maps the render node at `mmap_offset`: the exporter's pages.
+    pub fn ipc_import(&self, a: &mut Args) -> Result<(), Errno> {
+        let (va, gpu_id) = (a.u64(8), a.u32(40));
+        let gpu = self.gpu_index(gpu_id).ok_or(libc::EINVAL)?;
+        let (first, pages, from_gpu, flags) = (a.u32(24), a.u32(28), a.u32(32) as usize, a.u32(36));
+        if from_gpu != gpu || pages == 0 {
+            return Err(libc::EINVAL);
+        }
+        let (offset, len) = (first as u64 * PAGE, pages as u64 * PAGE);
+        // a mapping of its own, also for this process's own pages: freeing the import leaves the pages to
+        // their owner
+        let view = self.gpus[gpu].render.map_range(offset, len).map_err(|_| libc::EINVAL)?;
+        let backing = Backing::Imported {
+            gpu,
+            offset,
+            view: view as u64,
+        };
+        let bo = Bo {
+            va,
+            size: len,
+            len,
+            flags: flags::VRAM,
+            backing,
+            mapped: false,
+        };
+        let mut g = self.bos.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += 1;
+        let handle = (gpu_id as u64) << 32 | g.0;
+        g.1.insert(handle, bo);
+        a.set_u64(0, handle);
+        a.set_u64(16, offset);
+        a.set_u32(44, flags);
         Ok(())
     }
 
@@ -253,7 +315,7 @@ mod tests {
 
     #[test]
     fn the_space_hands_out_first_fit_and_merges_what_is_given_back() {
-        let mut s = Space::new(16 * PAGE);
+        let mut s = Space::new(0, 16 * PAGE);
         let a = s.take(4 * PAGE).unwrap();
         let b = s.take(4 * PAGE).unwrap();
         let c = s.take(4 * PAGE).unwrap();

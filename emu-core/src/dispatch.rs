@@ -160,6 +160,8 @@ pub struct DispatchContext<'a> {
     /// The dispatch's progress, when it is watched ([`crate::watch`]): runners note what waves executed and
     /// stop between blocks once it says so.
     pub progress: Option<&'a crate::watch::Progress>,
+    /// The user SGPRs as given ([`crate::engine::Launch::user_sgprs`]), instead of those the descriptor asks for.
+    pub user_sgprs: Option<&'a [u32]>,
     pub kd: &'a KernelDescriptor,
     pub device: &'a DevicePreset,
     pub shape: DispatchShape,
@@ -221,10 +223,19 @@ impl WaveTemplate {
             shape,
             kernarg,
             addrs,
+            user_sgprs,
             ..
         } = *cx;
-        let user = kd.user_sgprs();
-        let enabled: u32 = user.iter().map(|s| s.count as u32).sum();
+        // registers a command processor was given: loaded as they are, the descriptor's properties ignored
+        let user = if user_sgprs.is_some() {
+            Vec::new()
+        } else {
+            kd.user_sgprs()
+        };
+        let enabled: u32 = match user_sgprs {
+            Some(raw) => raw.len() as u32,
+            None => user.iter().map(|s| s.count as u32).sum(),
+        };
         if enabled != kd.rsrc2.user_sgpr_count as u32 {
             return Err(DispatchError::UserSgprMismatch {
                 kernel: kernel.into(),
@@ -233,6 +244,10 @@ impl WaveTemplate {
             });
         }
         let (mut sgprs, mut map, mut varying) = (Vec::new(), Vec::new(), Vec::new());
+        if let Some(raw) = user_sgprs {
+            map.push(("user_data", 0));
+            sgprs.extend_from_slice(raw);
+        }
         let lo = |x: u64| x as u32;
         let hi = |x: u64| (x >> 32) as u32;
         for s in &user {

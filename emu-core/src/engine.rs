@@ -81,19 +81,28 @@ impl Default for Limits {
 const COOPERATIVE_SLICE: u64 = 20_000;
 
 /// Decoded instructions of a loaded code object, filled on first execution and shared by all waves and
-/// workgroups of a dispatch (one slot per dword of code).
+/// workgroups of a dispatch (one slot per dword of code, in chunks of [`DECODE_CHUNK`] dwords made when an
+/// instruction in them is first decoded: code mapped in megabytes by a runtime costs only what runs).
 pub struct DecodeCache {
     base: u64,
-    slots: Vec<OnceLock<Result<Inst, isa_amdgpu::DecodeError>>>,
+    dwords: u64,
+    chunks: Vec<OnceLock<Box<[DecodeSlot]>>>,
 }
 
+type DecodeSlot = OnceLock<Result<Inst, isa_amdgpu::DecodeError>>;
+
+/// Dwords of code per chunk of a [`DecodeCache`].
+const DECODE_CHUNK: u64 = 1024;
+
 impl DecodeCache {
-    /// An empty cache for `code` (one slot per dword). Keep it with the loaded code when the code is dispatched
-    /// many times: making it costs a slot per dword, decoding fills it once.
+    /// An empty cache for `code`. Keep it with the loaded code when the code is dispatched many times: decoding
+    /// fills it once.
     pub fn new(code: &LoadedCode) -> DecodeCache {
+        let dwords = code.size.div_ceil(4);
         DecodeCache {
             base: code.base,
-            slots: (0..code.size.div_ceil(4)).map(|_| OnceLock::new()).collect(),
+            dwords,
+            chunks: (0..dwords.div_ceil(DECODE_CHUNK)).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -111,10 +120,13 @@ impl DecodeCache {
                 reason: "PC outside the code or not dword-aligned",
             });
         }
-        let slot = self
-            .slots
-            .get(((pc - self.base) / 4) as usize)
-            .ok_or_else(|| truncated(0))?;
+        let dword = (pc - self.base) / 4;
+        if dword >= self.dwords {
+            return Err(truncated(0));
+        }
+        let chunk = self.chunks[(dword / DECODE_CHUNK) as usize]
+            .get_or_init(|| (0..DECODE_CHUNK).map(|_| OnceLock::new()).collect());
+        let slot = &chunk[(dword % DECODE_CHUNK) as usize];
         slot.get_or_init(|| {
             let mut buf = [0u8; 12];
             let avail = (code.base + code.size).saturating_sub(pc).min(12) as usize;
@@ -583,6 +595,7 @@ impl KernelDispatch<'_> {
                 queue: 0,
                 // without a queue to say so, a kernel that syncs the grid is launched cooperatively
                 cooperative: code.grid_sync,
+                user_sgprs: None,
             };
             let result = f(mem, device, &launch, limits);
             let _ = mem.free(kernarg_addr);
@@ -684,6 +697,9 @@ pub struct Launch<'a> {
     /// a global wave sync barrier (grid-wide sync). When its code may sync the grid, its workgroups run
     /// interleaved on one host thread; otherwise as any launch.
     pub cooperative: bool,
+    /// The user SGPRs' values as a command processor's registers give them (PM4's `COMPUTE_USER_DATA_*`),
+    /// instead of the values the descriptor's code properties ask for (what an AQL packet processor loads).
+    pub user_sgprs: Option<&'a [u32]>,
 }
 
 /// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end. With `limits.timing` the timing
@@ -1048,6 +1064,7 @@ pub fn check_launch(device: &DevicePreset, launch: &Launch<'_>) -> Result<(), En
 pub fn dispatch_context<'a>(device: &'a DevicePreset, launch: &Launch<'a>) -> DispatchContext<'a> {
     DispatchContext {
         progress: None,
+        user_sgprs: launch.user_sgprs,
         kernel: launch.name,
         kd: launch.descriptor,
         device,

@@ -633,6 +633,9 @@ impl Backend for Interp<'_> {
     fn s_hwreg(&mut self, reg: crate::hwreg::Held) -> u32 {
         self.wave.hw.get(reg, self.wave.gpr_idx)
     }
+    fn s_interrupt(&mut self, ctxid: u32) {
+        crate::interrupt::raise(ctxid);
+    }
     fn s_set_mode(&mut self, value: u32, mask: u32) -> Result<(), ExecError> {
         let old = self.wave.hw.get(crate::hwreg::Held::Mode, self.wave.gpr_idx);
         match crate::hwreg::mode_write(old, value, mask) {

@@ -20,6 +20,7 @@ pub mod hash;
 pub mod hwreg;
 pub mod image;
 pub mod interp;
+pub mod interrupt;
 pub mod kernarg;
 pub mod lanefn;
 pub mod memory;

@@ -49,6 +49,7 @@ fn kernarg_pointer_lands_where_every_test_kernel_reads_it() {
             };
             let cx = DispatchContext {
                 progress: None,
+                user_sgprs: None,
                 kernel: &k.name,
                 kd: &k.descriptor,
                 device: dev,
@@ -136,6 +137,7 @@ fn packed_workitem_ids_put_y_and_z_above_x() {
     let shape = DispatchShape::new([16, 8, 2], [16, 8, 2], dev).unwrap();
     let cx = DispatchContext {
         progress: None,
+        user_sgprs: None,
         kernel: "vadd",
         kd: &kd,
         device: dev,

@@ -4,5 +4,6 @@
 //! `wavejit exec` sets ([`settings`]), and run dispatches on the same engines.
 
 pub mod settings;
+pub mod vram;
 
 pub use settings::{EngineChoice, Settings};

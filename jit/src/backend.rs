@@ -4998,6 +4998,9 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
         // the hardware registers live in the wave state, outside the registers the JIT keeps
         self.call(Op::HwReg { reg }, &[], &[], &[], 0, 1, 0, false).1[0]
     }
+    fn s_interrupt(&mut self, ctxid: Value) {
+        self.call(Op::Interrupt {}, &[], &[ctxid], &[], 0, 0, 0, false);
+    }
     fn s_set_mode(&mut self, value: Value, mask: u32) -> Result<(), ExecError> {
         // checked when the code runs: a refused change faults (and ends the block)
         self.call(Op::SetMode { mask }, &[], &[value], &[], 0, 0, 0, true);

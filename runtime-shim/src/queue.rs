@@ -301,7 +301,10 @@ fn process(rt: &Runtime, q: &Queue) {
             Err(f) => {
                 // the queue is broken, as on hardware: report once and stop processing
                 if let Some(address) = f.fault_address {
+                    // the process aborts here unless a system event handler took the fault; the queue is dead,
+                    // and its callback not called (ROCm's queues hear nothing of a memory fault)
                     memory_fault(rt, q, address);
+                    return;
                 }
                 match q.callback {
                     Some(cb) => {
@@ -457,6 +460,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         dispatch_packet: slot,
         queue: q.address,
         cooperative: q.cooperative,
+        user_sgprs: None,
     };
     let start = rt.timestamp();
     // the device counts as busy in the SMI registry until the guard drops, also if the engine panics

@@ -276,6 +276,8 @@ pub trait Backend {
     fn s_set_mode(&mut self, value: Self::S, mask: u32) -> Result<(), ExecError>;
     /// Fails with `err` if any lane of `bad` is set.
     fn fail_if_any(&mut self, bad: Self::M, err: ExecError) -> Result<(), ExecError>;
+    /// Raises an interrupt with context id `ctxid` ([`crate::interrupt`]).
+    fn s_interrupt(&mut self, ctxid: Self::S);
 
     /// The value of `v` in lane `lane & 63` (v_readlane).
     fn v_lane_read(&mut self, v: Self::V, lane: Self::S) -> Self::S;

@@ -166,6 +166,7 @@ calls! {
     Mfma { shape: Mfma } => |b, i| b.v_mfma(shape, i.vs(shape.a_regs()), i.vs(shape.b_regs()), i.vs(shape.c_regs()));
     HwReg { reg: crate::hwreg::Held } => |b, _i| b.s_hwreg(reg);
     SetMode { mask: u32 } => |b, i| b.s_set_mode(i.s(), mask)?;
+    Interrupt {} => |b, i| b.s_interrupt(i.s());
     FailIfAny { err: ExecError } => |b, i| b.fail_if_any(i.m(), err)?;
     VLoad { offset: i64, dwords: u32 } => |b, i| b.v_load(i.v(), i.v(), offset, dwords, i.m())?;
     VStore { offset: i64, n: u32 } => |b, i| b.v_store(i.v(), i.v(), offset, i.vs(n as usize), i.m())?;

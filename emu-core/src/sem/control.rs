@@ -25,6 +25,19 @@ pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flo
         O::SBarrier => Ok(Flow::Barrier),
         O::SSetGprIdxOff | O::SSetGprIdxMode => super::index::execute(b, inst),
         O::STrap => Err(ExecError::Trap(inst.field(Field::Simm16) & 0xff)),
+        // the message id in bits 0-3: an interrupt (1) carries M0 to the interrupt handler; the others go to the
+        // graphics pipeline or the trap handler, which a compute dispatch on wavejit has not
+        O::SSendmsg => match inst.field(Field::Simm16) & 0xf {
+            1 => {
+                let m0 = b.s_get(124);
+                b.s_interrupt(m0);
+                Ok(Flow::Next)
+            }
+            _ => Err(ExecError::Refused {
+                mnemonic: inst.info.name,
+                why: "sends a message to the graphics pipeline or the trap handler, neither of which a compute dispatch on wavejit has (only MSG_INTERRUPT is delivered)",
+            }),
+        },
         O::SBranch
         | O::SCbranchScc0
         | O::SCbranchScc1

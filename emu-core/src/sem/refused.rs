@@ -10,13 +10,19 @@ use super::ExecError;
 pub(super) fn why(op: Opcode) -> Option<&'static str> {
     use Opcode as O;
     Some(match op {
-        O::SRfeB64 | O::SRfeRestoreB64 => "returns from a trap handler, and wavejit runs none (a trap stops the dispatch with its report)",
+        O::SRfeB64 | O::SRfeRestoreB64 => {
+            "returns from a trap handler, and wavejit runs none (a trap stops the dispatch with its report)"
+        }
         O::SSethalt => "halts the wave for a debugger, and wavejit attaches none",
         O::SEndpgmSaved => "ends a wave saved by a context switch, which wavejit never performs",
-        O::SEndpgmOrderedPsDone | O::SSetkill | O::VScreenPartition4seB32 => "a graphics (pixel shader) instruction, and wavejit runs compute kernels",
-        O::SSendmsg | O::SSendmsghalt => "sends a message to the graphics pipeline or the trap handler, neither of which a compute dispatch on wavejit has",
+        O::SEndpgmOrderedPsDone | O::SSetkill | O::VScreenPartition4seB32 => {
+            "a graphics (pixel shader) instruction, and wavejit runs compute kernels"
+        }
+        O::SSendmsghalt => "sends a message and halts the wave, which only the trap handler does",
         O::SSetvskip => "sets the debugger's vector skip mode, and wavejit attaches no debugger",
-        O::SCbranchGFork | O::SCbranchIFork | O::SCbranchJoin => "uses the control-stack fork/join of early GCN compilers, which wavejit does not keep",
+        O::SCbranchGFork | O::SCbranchIFork | O::SCbranchJoin => {
+            "uses the control-stack fork/join of early GCN compilers, which wavejit does not keep"
+        }
         _ => return None,
     })
 }

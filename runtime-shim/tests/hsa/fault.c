@@ -2,7 +2,8 @@
 //   plain    a kernel writes 4 KiB past a 4-byte buffer on a queue without an error callback, and the program
 //            waits for it without a timeout: the runtime prints its memory-fault line and aborts (SIGABRT)
 //   handled  the same with a system event handler that returns success: the handler gets the agent and the
-//            address, the queue's callback gets its status, and the program goes on and exits 0
+//            address (the queue's callback is not called: ROCm's queues hear nothing of a memory fault), and the
+//            program goes on and exits 0
 //   trap     a kernel traps on a queue without an error callback: never a hang, never an exit 0
 // Each mode prints what it saw; "waited past" would mean the dispatch completed.
 #include <hsa/hsa.h>
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   if (handled) {
-    for (int i = 0; i < 10000 && atomic_load(&queue_status) == 0; i++) {
+    for (int i = 0; i < 10000 && atomic_load(&fault_address) == 0; i++) {
       struct timespec d = {0, 1000000};
       nanosleep(&d, NULL);
     }

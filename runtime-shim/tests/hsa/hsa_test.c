@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 static int failures;
+// HSA_TEST_ROCR=1: the program runs on ROCm's own runtime (`wavejit exec --driver kfd`), which dereferences
+// invalid handles rather than reject them: the checks of API misuse with such handles are left out.
+static int rocr;
 #define EXPECT(c) do { if (!(c)) { fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 #define OK(call) do { hsa_status_t s_ = (call); if (s_ != HSA_STATUS_SUCCESS) { const char* t_ = ""; hsa_status_string(s_, &t_); \
   fprintf(stderr, "%s:%d: %s -> 0x%x %s\n", __FILE__, __LINE__, #call, s_, t_); exit(2); } } while (0)
@@ -106,6 +109,8 @@ static void dispatch(hsa_queue_t* q, kernel_t k, void* arg, uint32_t items, hsa_
   void* kernarg = NULL;
   if (k.kernarg_size) {
     OK(hsa_amd_memory_pool_allocate(kernarg_pool, k.kernarg_size, 0, &kernarg));
+    // system memory from a pool is the CPU's until the program lets a GPU reach it (ROCm's rule)
+    OK(hsa_amd_agents_allow_access(1, &gpu, NULL, kernarg));
     memset(kernarg, 0, k.kernarg_size);
     if (arg) memcpy(kernarg, &arg, sizeof arg);
   }
@@ -209,8 +214,9 @@ static int ipc_signal_child(const char* text) {
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "ipc-signal-child") == 0) return ipc_signal_child(argv[2]);
   if (argc != 3) { fprintf(stderr, "usage: hsa_test KERNELS.co EXTERNAL.co\n"); return 2; }
+  rocr = getenv("HSA_TEST_ROCR") && strcmp(getenv("HSA_TEST_ROCR"), "1") == 0;
   // misuse before init
-  EXPECT(hsa_iterate_agents(find_agent, NULL) == HSA_STATUS_ERROR_NOT_INITIALIZED);
+  if (!rocr) EXPECT(hsa_iterate_agents(find_agent, NULL) == HSA_STATUS_ERROR_NOT_INITIALIZED);
   OK(hsa_init());
   OK(hsa_iterate_agents(find_agent, NULL));
   EXPECT(n_cpu == 1 && n_gpu >= 1);
@@ -225,6 +231,7 @@ int main(int argc, char** argv) {
 
   // API misuse gets error statuses, not crashes
   hsa_agent_t bogus = {12345};
+  if (!rocr) {
   EXPECT(hsa_agent_get_info(bogus, HSA_AGENT_INFO_NAME, name) == HSA_STATUS_ERROR_INVALID_AGENT);
   hsa_signal_t bad_signal = {8};
   EXPECT(hsa_signal_destroy(bad_signal) == HSA_STATUS_ERROR_INVALID_SIGNAL);
@@ -238,6 +245,7 @@ int main(int argc, char** argv) {
   EXPECT(hsa_signal_group_destroy(bogus_group) == HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP);
   EXPECT(hsa_queue_load_read_index_scacquire((hsa_queue_t*)&bogus) == 0);
   EXPECT(hsa_executable_freeze((hsa_executable_t){77}, NULL) == HSA_STATUS_ERROR_INVALID_EXECUTABLE);
+  }
   hsa_code_object_reader_t junk_reader;
   OK(hsa_code_object_reader_create_from_memory("not an ELF file", 15, &junk_reader));
   hsa_executable_t junk_exe;
@@ -403,14 +411,17 @@ int main(int argc, char** argv) {
   OK(hsa_amd_memory_async_copy(host, cpu, dev, gpu, n * 4, 1, &gate, copied));
   EXPECT(hsa_signal_wait_scacquire(copied, HSA_SIGNAL_CONDITION_EQ, 0, 30 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
   EXPECT(host[5] == 0);
-  // a later copy without dependencies is not held up behind the waiting one
-  int small[4] = {0}, small_back[4] = {0};
-  hsa_signal_t copied2;
-  OK(hsa_signal_create(1, 0, NULL, &copied2));
-  OK(hsa_amd_memory_async_copy(small_back, cpu, dev, gpu, sizeof small, 0, NULL, copied2));
-  EXPECT(hsa_signal_wait_scacquire(copied2, HSA_SIGNAL_CONDITION_EQ, 0, 2000 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 0);
-  EXPECT(small_back[1] == 1 * 3 + 3);
-  (void)small;
+  // a later copy without dependencies is not held up behind the waiting one (wavejit's copy engine; ROCm queues
+  // both on one SDMA engine, in order, and the destination here is memory no GPU may reach)
+  if (!rocr) {
+    int small[4] = {0}, small_back[4] = {0};
+    hsa_signal_t copied2;
+    OK(hsa_signal_create(1, 0, NULL, &copied2));
+    OK(hsa_amd_memory_async_copy(small_back, cpu, dev, gpu, sizeof small, 0, NULL, copied2));
+    EXPECT(hsa_signal_wait_scacquire(copied2, HSA_SIGNAL_CONDITION_EQ, 0, 2000 * 1000000ull, HSA_WAIT_STATE_BLOCKED) == 0);
+    EXPECT(small_back[1] == 1 * 3 + 3);
+    (void)small;
+  }
   hsa_signal_store_screlease(gate, 0);
   EXPECT(hsa_signal_wait_scacquire(copied, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED) == 0);
   wrong = 0;
@@ -419,11 +430,13 @@ int main(int argc, char** argv) {
   hsa_amd_profiling_async_copy_time_t ct;
   OK(hsa_amd_profiling_get_async_copy_time(copied, &ct));
   EXPECT(ct.end >= ct.start && ct.start > 0);
-  EXPECT(hsa_amd_memory_async_copy(host, cpu, (void*)((char*)dev + n * 4 - 8), gpu, 64, 0, NULL, copied) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
+  // a copy past the end of an allocation is refused (by wavejit's runtime; ROCm's lets the engine fault)
+  if (!rocr) EXPECT(hsa_amd_memory_async_copy(host, cpu, (void*)((char*)dev + n * 4 - 8), gpu, 64, 0, NULL, copied) == HSA_STATUS_ERROR_INVALID_ALLOCATION);
   // a rectangle: 5 rows of 12 bytes from (x 8, y 2) of a 64-byte-pitch source to (x 4, y 1) of a 32-byte pitch
   uint8_t* src_rect;
   uint8_t* dst_rect;
   OK(hsa_amd_memory_pool_allocate(host_pool, 64 * 16, 0, (void**)&src_rect));
+  OK(hsa_amd_agents_allow_access(1, &gpu, NULL, src_rect));
   OK(hsa_amd_memory_pool_allocate(device_pool, 32 * 16, 0, (void**)&dst_rect));
   for (int i = 0; i < 64 * 16; i++) src_rect[i] = (uint8_t)(i * 13);
   uint8_t zero_rect[32 * 16] = {0}, got_rect[32 * 16];
@@ -481,17 +494,20 @@ int main(int argc, char** argv) {
   }
   printf("latency: empty kernel dispatch round trip %.1f us (mean of %d)\n", (now_ms() - t1) * 1000.0 / reps, reps);
 
-  // plain host memory, registered, is reachable by kernels
+  // plain host memory, registered, is reachable by kernels at its own address (wavejit's runtime: one address
+  // space; ROCm's gives registered memory another GPU address, which hsa_memory_register does not return)
   static int plain[64 * 4];
-  for (int i = 0; i < 64 * 4; i++) plain[i] = i;
-  OK(hsa_memory_register(plain, sizeof plain));
-  hsa_signal_store_relaxed(ping, 1);
-  dispatch(q, add_one, plain, 64 * 4, ping);
-  hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
-  wrong = 0;
-  for (int i = 0; i < 64 * 4; i++) wrong += plain[i] != i + 1;
-  EXPECT(wrong == 0);
-  OK(hsa_memory_deregister(plain, sizeof plain));
+  if (!rocr) {
+    for (int i = 0; i < 64 * 4; i++) plain[i] = i;
+    OK(hsa_memory_register(plain, sizeof plain));
+    hsa_signal_store_relaxed(ping, 1);
+    dispatch(q, add_one, plain, 64 * 4, ping);
+    hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+    wrong = 0;
+    for (int i = 0; i < 64 * 4; i++) wrong += plain[i] != i + 1;
+    EXPECT(wrong == 0);
+    OK(hsa_memory_deregister(plain, sizeof plain));
+  }
 
   // locked host memory: its own agent address, which kernels and copies use to reach the host bytes
   int* pageable = malloc(64 * 4 * sizeof(int));
@@ -505,8 +521,10 @@ int main(int argc, char** argv) {
   hsa_signal_store_relaxed(ping, 1);
   dispatch(q, add_one, agent_view, 64 * 4, ping);
   hsa_signal_wait_scacquire(ping, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
-  int via_agent[4];
-  OK(hsa_memory_copy(via_agent, agent_view + 10, sizeof via_agent));
+  // a copy from the agent address reaches the host bytes too (wavejit's runtime; ROCm's copies between host
+  // pointers with the CPU, and the agent address is no CPU address)
+  int via_agent[4] = {111};
+  if (!rocr) OK(hsa_memory_copy(via_agent, agent_view + 10, sizeof via_agent));
   wrong = 0;
   for (int i = 0; i < 64 * 4; i++) wrong += pageable[i] != 101 + i;
   EXPECT(wrong == 0 && via_agent[0] == 111);
@@ -515,10 +533,12 @@ int main(int argc, char** argv) {
 
   // IPC handles within the process: memory and a signal
   hsa_amd_ipc_memory_t ipc;
-  OK(hsa_amd_ipc_memory_create(dev, n * 4, &ipc));
+  // the allocation's size: ROCm's runtime keeps it in whole pages and wants it whole
+  size_t ipc_len = rocr ? ((size_t)n * 4 + 4095) & ~(size_t)4095 : (size_t)n * 4;
+  OK(hsa_amd_ipc_memory_create(dev, ipc_len, &ipc));
   void* opened = NULL;
-  OK(hsa_amd_ipc_memory_attach(&ipc, n * 4, 1, &gpu, &opened));
-  EXPECT(opened == dev);
+  OK(hsa_amd_ipc_memory_attach(&ipc, ipc_len, 1, &gpu, &opened));
+  EXPECT(rocr || opened == dev);  // ROCm maps an import at an address of its own, also in the same process
   OK(hsa_amd_ipc_memory_detach(opened));
   EXPECT(hsa_amd_ipc_memory_create((char*)dev + 4, 16, &ipc) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
   hsa_amd_ipc_signal_t ipc_signal;
@@ -528,7 +548,8 @@ int main(int argc, char** argv) {
   OK(hsa_amd_signal_create(3, 0, NULL, HSA_AMD_SIGNAL_IPC, &ipc_ping));
   OK(hsa_amd_ipc_signal_create(ipc_ping, &ipc_signal));
   OK(hsa_amd_ipc_signal_attach(&ipc_signal, &ping2));
-  EXPECT(ping2.handle == ipc_ping.handle && hsa_signal_load_scacquire(ping2) == 3);
+  // the same signal (wavejit's runtime hands back the handle; ROCm's another handle of the same signal)
+  EXPECT((rocr || ping2.handle == ipc_ping.handle) && hsa_signal_load_scacquire(ping2) == 3);
   OK(hsa_signal_destroy(ipc_ping));
   // ...and a signal another process sets: this process waits, that one (this program again) stores 0
   {
@@ -557,7 +578,8 @@ int main(int argc, char** argv) {
   OK(hsa_code_object_reader_create_from_memory(ext_image, ext_bytes, &ext_reader));
   hsa_executable_t undefined_exe, ext_exe;
   OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &undefined_exe));
-  EXPECT(hsa_executable_load_agent_code_object(undefined_exe, gpu, ext_reader, NULL, NULL) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  // an undefined external variable: refused when loaded (wavejit's loader; ROCm's loader defers it)
+  if (!rocr) EXPECT(hsa_executable_load_agent_code_object(undefined_exe, gpu, ext_reader, NULL, NULL) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
   OK(hsa_executable_destroy(undefined_exe));
   int* ext_var;
   OK(hsa_amd_memory_pool_allocate(device_pool, 4, 0, (void**)&ext_var));
@@ -614,22 +636,23 @@ int main(int argc, char** argv) {
   OK(hsa_amd_memory_pool_free(watched));
   EXPECT(atomic_load(&freed_calls) == 1);
 
-  // a kernel's memory fault reaches the system event handler (which takes it, so the process goes on) and the
-  // error callback of its queue; the process and its data survive
-  EXPECT(hsa_amd_register_system_event_handler(NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  // a kernel's memory fault reaches the system event handler (which takes it, so the process goes on), not the
+  // error callback of its queue (which ROCm does not call for a memory fault); the process and its data survive
+  // a missing callback is refused (wavejit's runtime; ROCm's registers it and calls it)
+  if (!rocr) EXPECT(hsa_amd_register_system_event_handler(NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
   OK(hsa_amd_register_system_event_handler(on_memory_fault, NULL));
   hsa_queue_t* fq;
   OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, 0, 0, &fq));
   hsa_signal_t never;
   OK(hsa_signal_create(1, 0, NULL, &never));
   dispatch(fq, wild, (void*)0x1000, 64, never);
-  for (int i = 0; i < 5000 && atomic_load(&error_status) == 0; i++) { struct timespec d = {0, 1000000}; nanosleep(&d, NULL); }
-  EXPECT(atomic_load(&error_status) == HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  for (int i = 0; i < 5000 && atomic_load(&fault_address) == 0; i++) { struct timespec d = {0, 1000000}; nanosleep(&d, NULL); }
   EXPECT(atomic_load(&fault_address) == 0x1000);
+  EXPECT(atomic_load(&error_status) == 0);
   EXPECT(hsa_signal_load_relaxed(never) == 1);
   OK(hsa_memory_copy(host, dev, n * 4));
   EXPECT(host[7] == 7 * 3 + 3);
-  printf("fault: the queue reported 0x%x; host data intact\n", atomic_load(&error_status));
+  printf("fault: the system event handler got address 0x%lx; host data intact\n", (unsigned long)atomic_load(&fault_address));
 
   // an illegal instruction and a trap: each breaks its own queue with its own status
   const char* names[2] = {"illegal.kd", "trap.kd"};
@@ -651,7 +674,8 @@ int main(int argc, char** argv) {
   OK(hsa_amd_memory_pool_free(host));
   // ---- images: import, clear, copy and export from the host; image_load/image_store and a filtered
   // image_sample in a kernel; the descriptors kernels read are the handles' memory
-  {
+  // (not under ROCm's own runtime: its image kernels flush f32 denormals, a float mode the engines do not compute in)
+  if (!rocr) {
     bool has_images = false;
     OK(hsa_agent_extension_supported(HSA_EXTENSION_IMAGES, gpu, 1, 0, &has_images));
     EXPECT(has_images);
@@ -706,6 +730,7 @@ int main(int argc, char** argv) {
     EXPECT((int)hsa_ext_sampler_create(gpu, &badsd, &smp) == (int)HSA_EXT_STATUS_ERROR_SAMPLER_DESCRIPTOR_UNSUPPORTED);
     uint64_t* handles;
     OK(hsa_amd_memory_pool_allocate(kernarg_pool, 32, 0, (void**)&handles));
+    OK(hsa_amd_agents_allow_access(1, &gpu, NULL, handles));
     handles[0] = ia.handle; handles[1] = ib.handle; handles[2] = smp.handle; handles[3] = (uint64_t)res;
     run_once(kernel("image_half.kd"), handles, 64);
     float (*got)[4] = res;
@@ -747,7 +772,8 @@ int main(int argc, char** argv) {
 
   // ---- shared virtual memory attributes: plain host memory given to the GPU is reachable by kernels;
   // attributes read back per range; a prefetch waits for its dependency and completes
-  {
+  // (not under ROCm's own runtime: the emulated driver has no SVM interface)
+  if (!rocr) {
     static int svm[3 * 1024] __attribute__((aligned(4096)));
     for (int i = 0; i < 3 * 1024; i++) svm[i] = i;
     hsa_amd_svm_attribute_pair_t set[] = {
@@ -806,7 +832,8 @@ int main(int argc, char** argv) {
   }
 
   // ---- interop: a memfd stands for a graphics driver's DMA-BUF; mapped, a kernel changes it in place
-  {
+  // (not under ROCm's own runtime: the emulated driver imports no DMA-BUF)
+  if (!rocr) {
     int fd = memfd_create("interop", 0);
     EXPECT(fd >= 0 && ftruncate(fd, 8192) == 0);
     int* host = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -833,7 +860,8 @@ int main(int argc, char** argv) {
   }
 
   // ---- the pre-1.1 code object API: deserialize, query, serialize back, load into an executable and run
-  {
+  // (not under ROCm's own runtime: ROCm 5.2's pre-1.1 code object API does not read code object v5)
+  if (!rocr) {
     hsa_code_object_t co;
     OK(hsa_code_object_deserialize(image, bytes, NULL, &co));
     hsa_isa_t isa, agent_isa;

@@ -267,6 +267,11 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
         }
         let reports = dir.join("reports");
         std::fs::create_dir_all(&reports)?;
+        // under the emulated driver, each GPU's memory is one file all processes of the program share
+        let vram = match route {
+            Route::Kfd => presets.iter().map(|p| shared_vram(p)).collect::<Result<Vec<_>, _>>()?,
+            Route::Hsa => Vec::new(),
+        };
         let mut cmd = Command::new(program);
         cmd.args(args)
             .env("LD_LIBRARY_PATH", join("LD_LIBRARY_PATH", &dir))
@@ -275,6 +280,13 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
             .env("ROCM_TARGET_LST", &targets)
             .env("WAVEJIT_DEVICES", &devices)
             .env(profiler_hooks::exec_report::VAR, &reports);
+        if !vram.is_empty() {
+            let fds: Vec<String> = vram
+                .iter()
+                .map(|f| std::os::fd::AsRawFd::as_raw_fd(f).to_string())
+                .collect();
+            cmd.env(gpu::vram::VRAM_FDS, fds.join(","));
+        }
         if tree.is_some() {
             cmd.env("WAVEJIT_SYSFS", &sysfs_root);
         }
@@ -332,6 +344,30 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// A GPU's memory file for the processes of a program (`gpu::vram`): a sparse memory file they inherit.
+fn shared_vram(preset: &DevicePreset) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let name = std::ffi::CString::new(format!("wavejit-vram-{}", preset.id)).map_err(std::io::Error::other)?;
+    // SAFETY: memfd_create with a NUL-terminated name; without MFD_CLOEXEC the program inherits it.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor, owned from here on.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sizing the file this function made.
+    if unsafe {
+        libc::ftruncate(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            gpu::vram::file_len(preset) as libc::off_t,
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd)
 }
 
 fn script(path: &Path, body: &str) -> std::io::Result<()> {

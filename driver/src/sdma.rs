@@ -1,0 +1,173 @@
+//! The SDMA engine (gfx9's SDMA 4): copies, fills, fences and waits on memory.
+//!
+//! ROCm's runtime copies between host and device memory on it (and falls back to blit kernels without it);
+//! tinygrad copies tensors and uploads programs with it. The queue's pointers count bytes, never wrapped; packets
+//! never straddle the ring's end (producers pad with NOPs). A packet's first dword holds its operation (bits
+//! 0–7) and sub-operation (bits 8–15):
+//!
+//! | op | packet | dwords |
+//! |---|---|---|
+//! | 0 | NOP (the count in bits 16–29 skips that many more dwords) | 1 + count |
+//! | 1/0 | COPY_LINEAR: bytes − 1, parameters, source, destination | 7 |
+//! | 1/4 | COPY_LINEAR_RECT: 3-D sub-rectangles of elements | 13 |
+//! | 2 | WRITE_LINEAR: address, dwords − 1, the data | 4 + n |
+//! | 5 | FENCE: a 32-bit store | 4 |
+//! | 6 | TRAP: the interrupt for an event | 2 |
+//! | 8 | POLL_REGMEM: memory, waits until the masked 32-bit value compares true; register (HDP flush): nothing | 6 |
+//! | 10 | ATOMIC: 64-bit add (a signal's decrement) | 8 |
+//! | 11 | CONST_FILL: a 32-bit (or 8-bit) pattern | 5 |
+//! | 13/2 | TIMESTAMP: the GPU clock, 64 bits | 3 |
+//!
+//! Anything else stops the queue with a report naming it.
+
+use crate::queues::{code, Failure, Queue};
+use crate::Driver;
+
+/// Bytes copied at a time (a copy of any size is split).
+const CHUNK: u64 = 1 << 20;
+
+impl Driver {
+    /// Runs the published packets of SDMA queue `q`; false when none is published.
+    pub fn sdma_step(&self, q: &Queue) -> Result<bool, Failure> {
+        let (mut at, end) = (self.read_u64(q.rptr)?, self.published(q)?);
+        if at >= end {
+            return Ok(false);
+        }
+        let dword = |byte: u64| self.mem.read_u32(q.ring + byte % q.ring_size);
+        while at < end {
+            let h = dword(at)?;
+            let (op, sub) = (h & 0xff, (h >> 8) & 0xff);
+            let len = match (op, sub) {
+                (0, _) => 1 + ((h >> 16) & 0x3fff) as u64,
+                (1, 0) => 7,
+                (1, 4) => 13,
+                (2, _) => 4 + (dword(at + 12)? & 0xf_ffff) as u64 + 1,
+                (5, _) => 4,
+                (6, _) => 2,
+                (8, _) => 6,
+                (10, _) => 8,
+                (11, _) => 5,
+                (13, 2) => 3,
+                _ => {
+                    return Err(Failure::Error {
+                        code: code::INVALID_PACKET,
+                        report: format!(
+                            "SDMA queue {}: packet {h:#010x} (op {op}, sub-op {sub}) is not run by the emulated engine",
+                            q.id
+                        ),
+                    })
+                }
+            };
+            if at + len * 4 > end {
+                break;
+            }
+            let p: Vec<u32> = (0..len).map(|i| dword(at + 4 * i)).collect::<Result<_, _>>()?;
+            let addr = |i: usize| p[i] as u64 | (p[i + 1] as u64) << 32;
+            match (op, sub) {
+                (0, _) => {}
+                (1, 0) => self.copy(addr(3), addr(5), (p[1] & 0x3f_ffff) as u64 + 1)?,
+                (1, 4) => self.copy_rect(&p)?,
+                (2, _) => {
+                    let bytes: Vec<u8> = p[4..].iter().flat_map(|w| w.to_le_bytes()).collect();
+                    self.mem.write(addr(1), &bytes)?;
+                }
+                (5, _) => self.mem.write_u32(addr(1), p[3])?,
+                (6, _) => self.events.interrupt(p[1] & 0x0fff_ffff),
+                (8, _) => {
+                    if h & (1 << 31) != 0 {
+                        let (function, address, reference, mask) = ((h >> 28) & 7, addr(1), p[3], p[4]);
+                        self.wait_for(q, || {
+                            Ok(crate::pm4::compare(
+                                function,
+                                self.mem.read_u32(address)? & mask,
+                                reference,
+                            ))
+                        })?;
+                    }
+                }
+                (10, _) => {
+                    let operation = h >> 25;
+                    if operation != 47 {
+                        return Err(Failure::Error {
+                            code: code::INVALID_PACKET,
+                            report: format!("SDMA queue {}: ATOMIC operation {operation} (only ADD64 is run)", q.id),
+                        });
+                    }
+                    let add = addr(3);
+                    self.mem.atomic_u64(addr(1), |v| v.wrapping_add(add))?;
+                }
+                (11, _) => {
+                    let (address, pattern) = (addr(1), p[3]);
+                    let bytes = match h >> 30 {
+                        2 => (p[4] & 0x3f_ffff) as u64 + 4,
+                        _ => (p[4] & 0x3f_ffff) as u64 + 1,
+                    };
+                    let fill: Vec<u8> = if h >> 30 == 2 {
+                        pattern
+                            .to_le_bytes()
+                            .iter()
+                            .copied()
+                            .cycle()
+                            .take(bytes as usize)
+                            .collect()
+                    } else {
+                        vec![pattern as u8; bytes as usize]
+                    };
+                    self.mem.write(address, &fill)?;
+                }
+                (13, 2) => self.write_u64(addr(1), self.clock.now())?,
+                _ => unreachable!("lengths are known only for the packets run here"),
+            }
+            at += len * 4;
+            self.write_u64(q.rptr, at)?;
+        }
+        self.events.nudge();
+        Ok(true)
+    }
+
+    /// Copies `bytes` from `src` to `dst` through the GPUs' mappings (both checked).
+    fn copy(&self, src: u64, dst: u64, bytes: u64) -> Result<(), Failure> {
+        let mut buf = vec![0u8; bytes.min(CHUNK) as usize];
+        let mut done = 0;
+        while done < bytes {
+            let n = (bytes - done).min(CHUNK) as usize;
+            self.mem.read(src + done, &mut buf[..n])?;
+            self.mem.write(dst + done, &buf[..n])?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    /// COPY_LINEAR_RECT: a `rect_x × rect_y × rect_z` box of elements (2^size bytes) between two pitched 3-D
+    /// arrays.
+    fn copy_rect(&self, p: &[u32]) -> Result<(), Failure> {
+        let element = 1u64 << (p[0] >> 29);
+        let base = |i: usize| p[i] as u64 | (p[i + 1] as u64) << 32;
+        let (src, dst) = (base(1), base(6));
+        let (sx, sy, sz) = (
+            (p[3] & 0x3fff) as u64,
+            ((p[3] >> 16) & 0x3fff) as u64,
+            (p[4] & 0x7ff) as u64,
+        );
+        let (s_pitch, s_slice) = (((p[4] >> 13) as u64) + 1, (p[5] & 0xfff_ffff) as u64 + 1);
+        let (dx, dy, dz) = (
+            (p[8] & 0x3fff) as u64,
+            ((p[8] >> 16) & 0x3fff) as u64,
+            (p[9] & 0x7ff) as u64,
+        );
+        let (d_pitch, d_slice) = (((p[9] >> 13) as u64) + 1, (p[10] & 0xfff_ffff) as u64 + 1);
+        let (rx, ry, rz) = (
+            (p[11] & 0x3fff) as u64 + 1,
+            ((p[11] >> 16) & 0x3fff) as u64 + 1,
+            (p[12] & 0x7ff) as u64 + 1,
+        );
+        for z in 0..rz {
+            for y in 0..ry {
+                let from = src + ((sz + z) * s_slice + (sy + y) * s_pitch + sx) * element;
+                let to = dst + ((dz + z) * d_slice + (dy + y) * d_pitch + dx) * element;
+                self.copy(from, to, rx * element)?;
+            }
+        }
+        Ok(())
+    }
+}
