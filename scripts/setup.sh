@@ -9,8 +9,12 @@
 #   sqlite3 fonts-dejavu-core    the profile database queried by the sqlite3 CLI, the roofline chart's font
 #                                (tools/tests/profile.rs)
 #   chromium                     headless browser the wavefront explorer's page is tested in (inspect/tests/explorer.rs)
+#   librocsparse-dev             a rocSPARSE program built by the tests (runtime-shim/tests/hip/rocsparse.hip)
+#   libhsa-runtime64-1 libhsakmt1  ROCm's own runtime and thunk, run over the emulated driver (tools/tests/driver.rs)
+# and a Python virtual environment in target/venv with tinygrad and numpy from PyPI (tools/tests/driver.rs runs
+# tinygrad's own KFD runtime on the emulated MI300X).
 set -euo pipefail
-want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium)
+want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium librocsparse-dev libhsa-runtime64-1 libhsakmt1)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,6 +24,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# tinygrad (its KFD runtime and its LLVM compiler, which loads Debian's libLLVM-19) and numpy
+venv=target/venv
+if ! "$venv/bin/python" -c "import tinygrad, numpy" 2>/dev/null; then
+  echo "setup: making $venv with tinygrad and numpy" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "tinygrad==0.14.0" "numpy==2.4.6"
 fi
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2

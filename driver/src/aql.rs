@@ -59,6 +59,12 @@ impl Driver {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         let mut p = [0u8; 64];
         self.mem.read(slot, &mut p)?;
+        if crate::hooks::trace() {
+            eprintln!(
+                "wavejit-driver: queue {} (GPU {}) packet {index}: type {kind}",
+                q.id, q.gpu
+            );
+        }
         let amd_queue = q.rptr - 128;
         let u16_at = |at: usize| u16::from_le_bytes([p[at], p[at + 1]]);
         let u32_at = |at: usize| u32::from_le_bytes(p[at..at + 4].try_into().expect("4 bytes"));
@@ -102,6 +108,7 @@ impl Driver {
                     packet: slot,
                     queue: amd_queue,
                     user_sgprs: None,
+                    cooperative: q.cooperative.load(std::sync::atomic::Ordering::Acquire),
                 };
                 self.run_job(q, &job)?;
                 u64_at(56)

@@ -60,6 +60,8 @@ pub struct Job {
     pub queue: u64,
     /// User SGPRs as PM4's registers give them (`None`: as the descriptor asks, from the packet).
     pub user_sgprs: Option<Vec<u32>>,
+    /// A cooperative launch (its queue has global wave sync resources).
+    pub cooperative: bool,
 }
 
 impl CodeCache {
@@ -137,7 +139,7 @@ impl Driver {
             private_segment_size: job.private_segment_size.max(job.descriptor.private_segment_fixed_size),
             dispatch_packet: job.packet,
             queue: job.queue,
-            cooperative: false,
+            cooperative: job.cooperative,
             user_sgprs: job.user_sgprs.as_deref(),
         };
         let s = &self.settings;

@@ -215,9 +215,11 @@ pub fn shared_part(fd: RawFd, preset: &emu_core::DevicePreset) -> std::io::Resul
     DeviceFile::part_of(fd, gpu::vram::part_offset(preset, n), gpu::vram::part_len(preset))
 }
 
-/// Bytes of the kfd file given to each GPU: its doorbell page (8 KiB: 1024 doorbells of 8 bytes, as gfx9 has) and
-/// its MMIO page after it.
-pub const KFD_PER_GPU: u64 = 64 << 10;
+/// Bytes of the kfd file given to each GPU (the file is sparse): its doorbell page (8 KiB: 1024 doorbells of 8
+/// bytes, as gfx9 has) and its MMIO page after it. A GPU's part starts at a multiple of 2^32, as the kernel's
+/// doorbell offsets keep the page's token in their high half: ROCm 5.2's thunk takes the mmap offset of a GPU's
+/// first queue's doorbell page as the offset's high 32 bits (before it knows the page's size).
+pub const KFD_PER_GPU: u64 = 1 << 32;
 /// The doorbell page's size.
 pub const DOORBELL_PAGE: u64 = 8 << 10;
 /// Where a GPU's MMIO page (the HDP flush registers) lies in its part of the kfd file.

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use crate::args::Errno;
 
 /// `WAVEJIT_DRIVER_TRACE=1`: every ioctl of the driver and its outcome on stderr.
-fn trace() -> bool {
+pub fn trace() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("WAVEJIT_DRIVER_TRACE").is_ok_and(|v| v == "1"))
 }

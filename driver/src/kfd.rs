@@ -14,7 +14,8 @@
 //! | 0x14 | GET_PROCESS_APERTURES_NEW | gfx9's LDS, scratch and GPUVM apertures |
 //! | 0x15 | ACQUIRE_VM | the render node's descriptor is checked |
 //! | 0x16–0x19 | ALLOC/FREE, MAP/UNMAP | [`crate::memory`] |
-//! | 0x1A, 0x1E | SET_CU_MASK, ALLOC_QUEUE_GWS | accepted |
+//! | 0x1A | SET_CU_MASK | accepted (every CU runs every queue) |
+//! | 0x1E | ALLOC_QUEUE_GWS | the queue's dispatches become cooperative launches |
 //! | 0x21 | SET_XNACK_MODE | XNACK off (a request to turn it on: EPERM, "not supported") |
 //! | 0x25 | RUNTIME_ENABLE | accepted |
 //! | 0x80, 0x81 | IPC_IMPORT/EXPORT_HANDLE | [`crate::memory`]: buffers shared by the processes of a program |
@@ -160,7 +161,8 @@ pub fn ioctl(d: &std::sync::Arc<Driver>, request: u64, arg: u64) -> Result<(), E
             }
             a.set_u32(0, 0);
         }
-        0x1a | 0x1e | 0x25 => {}
+        0x1e => d.alloc_queue_gws(&mut a)?,
+        0x1a | 0x25 => {}
         0x80 => d.ipc_import(&mut a)?,
         0x81 => d.ipc_export(&mut a)?,
         0x82 => return Err(libc::EINVAL),

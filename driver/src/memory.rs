@@ -24,6 +24,7 @@ pub mod flags {
     pub const USERPTR: u32 = 1 << 2;
     pub const DOORBELL: u32 = 1 << 3;
     pub const MMIO_REMAP: u32 = 1 << 4;
+    pub const COHERENT: u32 = 1 << 26;
 }
 
 const PAGE: u64 = 4096;
@@ -284,6 +285,10 @@ impl Driver {
             self.mem
                 .map_host_at(bo.va, bo.len, host as u64, label(bo.flags))
                 .map_err(|_| libc::EINVAL)?;
+            // coherent memory is fine-grained: what a float atomic does there depends on the device
+            if bo.flags & flags::COHERENT != 0 {
+                let _ = self.mem.set_fine_grained(bo.va);
+            }
             bo.mapped = true;
         } else if !map && bo.mapped {
             let _ = self.mem.unmap_host(bo.va);

@@ -285,6 +285,7 @@ impl Driver {
             packet: 0,
             queue: 0,
             user_sgprs: Some(user_sgprs),
+            cooperative: q.cooperative.load(std::sync::atomic::Ordering::Acquire),
         };
         self.run_job(q, &job)
     }

@@ -50,6 +50,8 @@ pub struct Queue {
     stop: AtomicBool,
     /// UPDATE_QUEUE with percentage 0 suspends it.
     suspended: AtomicBool,
+    /// It has global wave sync resources (ALLOC_QUEUE_GWS): its dispatches are cooperative launches.
+    pub cooperative: AtomicBool,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -178,7 +180,7 @@ impl Driver {
     }
 
     /// The doorbell of `q` (what the program last stored in it).
-    fn doorbell(&self, q: &Queue) -> u64 {
+    pub fn doorbell(&self, q: &Queue) -> u64 {
         let at = files::kfd_page(q.gpu) + q.doorbell as u64 * 8;
         self.kfd.at(at, 8).map_or(UNRUNG, |p| {
             // SAFETY: the doorbell lies in the GPU's doorbell page inside the kfd file's view; the program stores
@@ -256,6 +258,7 @@ impl Driver {
             doorbell,
             stop: AtomicBool::new(false),
             suspended: AtomicBool::new(a.u32(44) & 0xff == 0),
+            cooperative: AtomicBool::new(false),
             thread: Mutex::new(None),
         });
         self.set_doorbell(&q, UNRUNG);
@@ -267,6 +270,9 @@ impl Driver {
         *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
         live.insert(id, q);
         a.set_u64(24, files::kfd_page(gpu) | (doorbell as u64 * 8));
+        if crate::hooks::trace() {
+            eprintln!("wavejit-driver: queue {id}: {kind:?} on GPU {gpu}, ring {ring:#x} ({ring_size} bytes), doorbell {doorbell}");
+        }
         a.set_u32(52, id);
         Ok(())
     }
@@ -297,6 +303,16 @@ impl Driver {
         q.suspended.store(a.u32(16) & 0xff == 0, Ordering::Release);
         drop(live);
         self.queues.wake();
+        Ok(())
+    }
+
+    /// `ALLOC_QUEUE_GWS`: queue_id @0, num_gws @4, first_gws @8 (out). The queue's dispatches become cooperative
+    /// launches, whose waves meet at global wave sync barriers (the engine's 64 resources per dispatch).
+    pub fn alloc_queue_gws(&self, a: &mut Args) -> Result<(), Errno> {
+        let live = self.queues.live.lock().unwrap_or_else(|e| e.into_inner());
+        let q = live.get(&a.u32(0)).ok_or(libc::EINVAL)?;
+        q.cooperative.store(a.u32(4) > 0, Ordering::Release);
+        a.set_u32(8, 0);
         Ok(())
     }
 

@@ -279,8 +279,9 @@ impl Drop for Arena {
 struct State {
     allocs: BTreeMap<u64, Allocation>,
     /// Host memory outside the arena that kernels may access (pinned with `hsa_amd_memory_lock`, or mapped by
-    /// an emulated driver): device start address → (length, label, host address of the first byte).
-    host: BTreeMap<u64, (u64, String, u64)>,
+    /// an emulated driver): device start address → (length, label, host address of the first byte,
+    /// fine-grained).
+    host: BTreeMap<u64, (u64, String, u64, bool)>,
     /// Next never-used address.
     bump: u64,
     /// Bytes held by live allocations.
@@ -442,11 +443,11 @@ impl DeviceMemory {
             .host
             .range(..end)
             .next_back()
-            .is_some_and(|(&s, (n, _, _))| s + n > address);
+            .is_some_and(|(&s, (n, _, _, _))| s + n > address);
         if overlaps {
             return Err(AllocError::NotAllocated { address });
         }
-        st.host.insert(address, (len, label.to_string(), host));
+        st.host.insert(address, (len, label.to_string(), host, false));
         self.generation.fetch_add(1, Ordering::Release);
         Ok(())
     }
@@ -647,10 +648,14 @@ impl DeviceMemory {
     /// Marks the allocation starting at `address` fine-grained: memory the host and the device share coherently
     /// while a kernel runs (HSA's fine-grained pools), which the device does not cache for writes.
     pub fn set_fine_grained(&self, address: u64) -> Result<(), AllocError> {
+        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(h) = st.host.get_mut(&address) {
+            h.3 = true;
+            return Ok(());
+        }
         let off = address
             .checked_sub(self.base)
             .ok_or(AllocError::NotAllocated { address })?;
-        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
         let a = st
             .allocs
             .get_mut(&off)
@@ -660,8 +665,16 @@ impl DeviceMemory {
         Ok(())
     }
 
-    /// Whether `address` lies in a live fine-grained allocation.
+    /// Whether `address` lies in a live fine-grained allocation (or mapped host memory marked so).
     pub fn fine_grained(&self, address: u64) -> bool {
+        if !self.overlaps(address, 1) {
+            let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+            return st
+                .host
+                .range(..=address)
+                .next_back()
+                .is_some_and(|(&s, &(n, _, _, fine))| fine && address < s + n);
+        }
         self.holding(address, |_, a| Some(a.fine_grained)).unwrap_or(false)
     }
 
@@ -855,7 +868,7 @@ impl DeviceMemory {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let Some(off) = address.checked_sub(self.base).filter(|o| *o < self.arena.len as u64) else {
             // mapped host memory: addressed like the arena, by its (wrapping) distance from the base
-            if let Some((&start, &(n, _, host))) = st.host.range(..=address).next_back() {
+            if let Some((&start, &(n, _, host, _))) = st.host.range(..=address).next_back() {
                 if address.checked_add(len).is_some_and(|end| end <= start + n) {
                     return Ok((host + (address - start)).wrapping_sub(self.base));
                 }
@@ -979,7 +992,7 @@ impl DeviceMemory {
             });
         }
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        let (&start, &(n, _, host)) = st.host.range(..=address).next_back()?;
+        let (&start, &(n, _, host, _)) = st.host.range(..=address).next_back()?;
         (address < start + n).then_some((start, n, host as *mut u8))
     }
 

@@ -1,9 +1,11 @@
 // How a GPU fault ends an HSA program, as on ROCm: `fault KERNELS.co MODE`.
 //   plain    a kernel writes 4 KiB past a 4-byte buffer on a queue without an error callback, and the program
 //            waits for it without a timeout: the runtime prints its memory-fault line and aborts (SIGABRT)
-//   handled  the same with a system event handler that returns success: the handler gets the agent and the
+//   handled  as wild, with a system event handler that returns success: the handler gets the agent and the
 //            address (the queue's callback is not called: ROCm's queues hear nothing of a memory fault), and the
 //            program goes on and exits 0
+//   wild     as plain, the kernel given address 0x1000 instead of the buffer: under ROCm's own runtime a 4-byte
+//            buffer is a piece of a larger block of device memory, whose rest a GPU reaches without a fault
 //   trap     a kernel traps on a queue without an error callback: never a hang, never an exit 0
 // Each mode prints what it saw; "waited past" would mean the dispatch completed.
 #include <hsa/hsa.h>
@@ -69,9 +71,9 @@ static void on_queue_error(hsa_status_t s, hsa_queue_t* q, void* data) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) { fprintf(stderr, "usage: fault KERNELS.co plain|handled|trap\n"); return 2; }
+  if (argc != 3) { fprintf(stderr, "usage: fault KERNELS.co plain|wild|handled|trap\n"); return 2; }
   const char* mode = argv[2];
-  int handled = strcmp(mode, "handled") == 0, trap = strcmp(mode, "trap") == 0;
+  int handled = strcmp(mode, "handled") == 0, trap = strcmp(mode, "trap") == 0, wild = strcmp(mode, "wild") == 0;
   OK(hsa_init());
   OK(hsa_iterate_agents(find_gpu, NULL));
   OK(hsa_iterate_agents(find_kernarg_pool, NULL));
@@ -99,8 +101,10 @@ int main(int argc, char** argv) {
   OK(hsa_amd_memory_pool_allocate(device_pool, 4, 0, (void**)&buffer));
   void* kernarg;
   OK(hsa_amd_memory_pool_allocate(kernarg_pool, kernarg_size < 8 ? 8 : kernarg_size, 0, &kernarg));
+  OK(hsa_amd_agents_allow_access(1, &gpu, NULL, kernarg));  // system memory is the CPU's until allowed
   memset(kernarg, 0, kernarg_size);
-  memcpy(kernarg, &buffer, sizeof buffer);
+  int* target = wild || handled ? (int*)0x1000 : buffer;
+  memcpy(kernarg, &target, sizeof target);
 
   hsa_queue_t* q;
   OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, handled ? on_queue_error : NULL, NULL, 0, 0, &q));
@@ -128,8 +132,8 @@ int main(int argc, char** argv) {
       struct timespec d = {0, 1000000};
       nanosleep(&d, NULL);
     }
-    uint64_t want = (uint64_t)(uintptr_t)buffer + 4096;
-    printf("fault: handler saw address %s buffer+4096, agent %s, queue status 0x%x, signal %ld\n",
+    uint64_t want = (uint64_t)(uintptr_t)target + 4096;
+    printf("fault: handler saw address %s target+4096, agent %s, queue status 0x%x, signal %ld\n",
            atomic_load(&fault_address) == want ? "==" : "!=",
            atomic_load(&fault_agent) == gpu.handle ? "==" : "!=", atomic_load(&queue_status),
            (long)hsa_signal_load_relaxed(done));

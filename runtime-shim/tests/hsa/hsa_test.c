@@ -4,6 +4,7 @@
 // interop buffers, the pre-1.1 code object API, and the dispatch round-trip latency.
 // Usage: hsa_test KERNELS.co EXTERNAL.co
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <hsa/hsa_ext_image.h>
@@ -218,6 +219,10 @@ int main(int argc, char** argv) {
   // misuse before init
   if (!rocr) EXPECT(hsa_iterate_agents(find_agent, NULL) == HSA_STATUS_ERROR_NOT_INITIALIZED);
   OK(hsa_init());
+  // which library is the HSA runtime: the one whose hsa_init the dynamic linker binds
+  Dl_info where;
+  void* init = dlsym(RTLD_DEFAULT, "hsa_init");
+  printf("runtime: %s\n", init && dladdr(init, &where) ? where.dli_fname : "unknown");
   OK(hsa_iterate_agents(find_agent, NULL));
   EXPECT(n_cpu == 1 && n_gpu >= 1);
   EXPECT(have_kernarg && have_device && have_host);

@@ -13,7 +13,7 @@ pub fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// The release `wavejit` with the runtime shim beside it, built on first use.
+/// The release `wavejit` with the runtime shim and the emulated driver beside it, built on first use.
 pub fn wavejit() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -26,18 +26,25 @@ pub fn wavejit() -> &'static Path {
                 "wavejit-tools",
                 "-p",
                 "runtime-shim",
+                "-p",
+                "wavejit-driver",
             ])
             .current_dir(workspace())
             .status()
             .expect("running cargo");
-        assert!(status.success(), "building wavejit and the runtime shim failed");
+        assert!(
+            status.success(),
+            "building wavejit, the runtime shim and the driver failed"
+        );
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| workspace().join("target"));
         let bin = target.join("release").join("wavejit");
         assert!(
-            bin.exists() && target.join("release/libhsa_runtime64.so").exists(),
-            "{} or the shim beside it is missing",
+            bin.exists()
+                && target.join("release/libhsa_runtime64.so").exists()
+                && target.join("release/libwavejit_driver.so").exists(),
+            "{} or the shim or the driver beside it is missing",
             bin.display()
         );
         bin

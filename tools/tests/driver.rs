@@ -1,0 +1,321 @@
+//! ROCm's own user space on the emulated kernel driver (`wavejit exec --driver kfd`): Debian's ROCr 5.2 and its
+//! thunk run rocminfo, the HSA test programs, HIP programs and rocRAND's and rocSPARSE's kernels; tinygrad's own
+//! KFD runtime runs tensor programs on the emulated MI300X on both its queue paths. Without the driver none of
+//! these programs finds a GPU (there is no /dev/kfd here).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+mod support;
+use support::{wavejit, workspace};
+
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("wavejit-driver-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("a scratch directory");
+        d
+    })
+}
+
+fn sources() -> PathBuf {
+    workspace().join("runtime-shim/tests")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc.
+fn hipcc(name: &str, extra: &[&str]) -> PathBuf {
+    let out = scratch().join(name);
+    let o = run(Command::new("hipcc")
+        .arg("--offload-arch=gfx90a")
+        .arg("-I")
+        .arg(sources().join("hip"))
+        .arg(sources().join("hip").join(format!("{name}.hip")))
+        .arg("-o")
+        .arg(&out)
+        .args(extra));
+    assert!(o.status.success(), "hipcc {name}: {}", text(&o.stderr));
+    out
+}
+
+/// Runs `program args` under `wavejit exec --driver kfd` with `flags` and `env`: (output, stdout, stderr).
+fn kfd(flags: &[&str], env: &[(&str, &str)], program: &Path, args: &[&str]) -> (Output, String, String) {
+    let o = run(Command::new(wavejit())
+        .env("WAVEJIT_CACHE", scratch().join("translation-cache"))
+        // programs that know they run on ROCm's own runtime leave out what only wavejit's runtime does
+        .env("HSA_TEST_ROCR", "1")
+        .envs(env.iter().copied())
+        .args(["exec", "--driver", "kfd"])
+        .args(flags)
+        .arg("--")
+        .arg(program)
+        .args(args));
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    (o, so, se)
+}
+
+fn kfd_ok(flags: &[&str], program: &Path, args: &[&str]) -> String {
+    let (o, so, se) = kfd(flags, &[], program, args);
+    assert!(
+        o.status.success(),
+        "{} failed ({:?})\nstdout:\n{so}\nstderr:\n{se}",
+        program.display(),
+        o.status
+    );
+    so
+}
+
+#[test]
+fn rocminfo_on_debians_rocr_lists_the_emulated_gpus_the_driver_serves() {
+    let so = kfd_ok(&[], Path::new("rocminfo"), &[]);
+    assert!(so.contains("Marketing Name:          AMD Instinct MI210"), "{so}");
+    assert!(so.contains("Compute Unit:            104"), "{so}");
+    assert!(so.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "{so}");
+    let so = kfd_ok(&["--device", "mi210,mi250x"], Path::new("rocminfo"), &[]);
+    let gpus: Vec<&str> = so
+        .lines()
+        .filter(|l| l.contains("Marketing Name:          AMD"))
+        .collect();
+    assert_eq!(gpus.len(), 2, "{so}");
+    assert!(gpus[1].contains("MI250X"), "{gpus:?}");
+    // the drop-in route needs no driver; this one fails without it: a program opening /dev/kfd gets ours only
+    // under exec --driver kfd
+    let o = run(&mut Command::new("rocminfo"));
+    assert!(
+        !o.status.success() || !text(&o.stdout).contains("AMD Instinct"),
+        "no GPU without the emulated driver"
+    );
+}
+
+#[test]
+fn hsa_programs_run_on_debians_own_rocr_and_a_memory_fault_ends_as_rocr_ends_it() {
+    let cl = |name: &str, extra: &[&str]| {
+        let co = scratch().join(format!("{name}.co"));
+        let o = run(Command::new("clang-19")
+            .args([
+                "-x",
+                "cl",
+                "-cl-std=CL2.0",
+                "-target",
+                "amdgcn-amd-amdhsa",
+                "-mcpu=gfx90a",
+                "-nogpulib",
+                "-O2",
+            ])
+            .args(extra)
+            .arg(sources().join(format!("hsa/{name}.cl")))
+            .arg("-o")
+            .arg(&co));
+        assert!(o.status.success(), "clang-19 {name}.cl: {}", text(&o.stderr));
+        co
+    };
+    let kernels = cl("kernels", &[]);
+    let external = cl("external", &["-fvisibility=default", "-Wl,-z,undefs"]);
+    let faults = cl("fault", &[]);
+    let cc = |name: &str| {
+        let bin = scratch().join(name);
+        let o = run(Command::new("cc")
+            .args(["-O1", "-Wall", "-o"])
+            .arg(&bin)
+            .arg(sources().join(format!("hsa/{name}.c")))
+            .args(["-lhsa-runtime64", "-lpthread", "-lm"]));
+        assert!(o.status.success(), "cc {name}.c: {}", text(&o.stderr));
+        bin
+    };
+    let test = cc("hsa_test");
+    let so = kfd_ok(&[], &test, &[kernels.to_str().unwrap(), external.to_str().unwrap()]);
+    assert!(so.contains("hsa_test: all checks passed"), "{so}");
+    // Debian's runtime served the program, not wavejit's
+    let runtime = so.lines().find_map(|l| l.strip_prefix("runtime: ")).unwrap_or_default();
+    assert!(
+        runtime.ends_with("/x86_64-linux-gnu/libhsa-runtime64.so.1") && !runtime.contains("wavejit"),
+        "{runtime}"
+    );
+    for line in [
+        "dispatch: 32000 work-items correct",
+        "barriers: AND waited for both dependencies, OR for one",
+        "async copy: waited for its dependency, 128000 bytes correct; a 12x5 rectangle correct",
+        "threads: 6 threads x 40 dispatches on 6 queues, every completion seen",
+        "ipc: a signal set to 0 by another process woke this one",
+        "fault: the system event handler got address 0x1000; host data intact",
+        "faults: illegal instruction 0x2a, trap 0x1016",
+    ] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+    // a memory fault with no handler: wavejit's report, then ROCr's own line and its abort (a write past a small
+    // buffer stays in the block of device memory ROCr carved it from, and faults as little as on a GPU: the
+    // kernel writes through a wild pointer instead)
+    let fault = cc("fault");
+    let co = faults.to_str().unwrap();
+    for engine in ["jit", "interp"] {
+        let (o, so, se) = kfd(&["--engine", engine], &[], &fault, &[co, "plain"]);
+        assert!(
+            o.status.success() && so.contains("fault: waited past the faulting dispatch"),
+            "{engine}: {so}\n{se}"
+        );
+        let (o, _, se) = kfd(&["--engine", engine], &[], &fault, &[co, "wild"]);
+        assert!(o.status.code() == Some(134), "{engine}: {:?}\n{se}", o.status);
+        let ours = se.find("wavejit: GPU fault on GPU 0 (AMD Instinct MI210): kernel past_end");
+        let rocr = se.find("Memory access fault by GPU node-1 (Agent handle: 0x");
+        assert!(ours.is_some() && rocr.is_some() && ours < rocr, "{engine}:\n{se}");
+        assert!(
+            se.contains("Reason: Page not present or supervisor privilege."),
+            "{engine}: {se}"
+        );
+        let (o, so, se) = kfd(&["--engine", engine], &[], &fault, &[co, "handled"]);
+        assert!(
+            o.status.success() && so.contains("fault: handler saw address == target+4096, agent ==, queue status 0x0"),
+            "{engine}: {so}\n{se}"
+        );
+    }
+}
+
+#[test]
+fn hip_programs_run_on_debians_own_hip_and_rocr_over_the_emulated_driver() {
+    for (name, libs, flags, expected) in [
+        ("vadd", &[][..], &[][..], "0 of 100000 wrong"),
+        (
+            "memcpy",
+            &[],
+            &[],
+            "memcpy: all directions, 2-D, async and pinned copies correct",
+        ),
+        (
+            "streams",
+            &[],
+            &[],
+            "streams: host register, stream callback, graphs, 2-D memset",
+        ),
+        ("events", &[], &[], "cross-stream wait respected"),
+        ("reduce", &[], &[], "all equal to the CPU's"),
+        (
+            "misc",
+            &[],
+            &[],
+            "dynamic shared memory, constant and device symbols, shuffles and ballots",
+        ),
+        (
+            "device_ops",
+            &[],
+            &[],
+            "__syncthreads_and/or/count correct in blocks of 10 to 723 threads",
+        ),
+        ("printf", &[], &[], "hello from thread 32 of block 1: 1032"),
+        (
+            "scratch",
+            &[],
+            &[],
+            "scratch: private arrays and a recursive device function correct",
+        ),
+        (
+            "coop",
+            &[],
+            &[],
+            "coop: 25 grid-wide syncs across 12 blocks match the CPU",
+        ),
+        (
+            "devices",
+            &[],
+            &["--device", "mi210,mi210"],
+            "devices: 2 GPUs, kernels on each, peer copy correct",
+        ),
+        (
+            "ipc",
+            &[],
+            &[],
+            "ipc: another process's kernel changed all 65536 elements of this process's buffer",
+        ),
+        ("rocrand", &["-lrocrand"], &[], "rocrand philox"),
+        (
+            "rocsparse",
+            &["-lrocsparse"],
+            &[],
+            "rocsparse csr2coo: 11228 row indices, 0 wrong",
+        ),
+    ] {
+        let bin = hipcc(name, libs);
+        let so = kfd_ok(flags, &bin, &[]);
+        assert!(so.contains(expected), "{name}: {so}");
+    }
+    // a kernel's memory fault: ROCr's own line and abort
+    let (o, _, se) = kfd(&[], &[], &hipcc("fault", &[]), &[]);
+    assert!(o.status.code() == Some(134), "{:?}\n{se}", o.status);
+    assert!(
+        se.contains("Memory access fault by GPU node-1") && se.contains("on address 0x1000"),
+        "{se}"
+    );
+}
+
+/// The Python of the test environment (scripts/setup.sh makes it: tinygrad and numpy from PyPI).
+fn venv_python() -> PathBuf {
+    let p = workspace().join("target/venv/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: scripts/setup.sh makes it (tinygrad and numpy)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn tinygrad_runs_tensor_programs_on_the_emulated_mi300x_on_both_its_queue_paths() {
+    let script = scratch().join("tinygrad_programs.py");
+    std::fs::write(&script, TINYGRAD_PROGRAMS).unwrap();
+    let python = venv_python();
+    // AQL queues (tinygrad's choice on a GPU of several XCDs) and its PM4 compute queue
+    for aql in ["1", "0"] {
+        let env = [
+            ("DEV", "KFD+AMD:LLVM"),
+            ("AMD_AQL", aql),
+            ("HCQDEV_WAIT_TIMEOUT_MS", "600000"),
+        ];
+        let (o, so, se) = kfd(&["--device", "mi300x"], &env, &python, &[script.to_str().unwrap()]);
+        assert!(o.status.success() && so.contains("all ok"), "AMD_AQL={aql}: {so}\n{se}");
+        for name in ["matmul", "sum", "max", "softmax", "conv2d", "fp16", "elementwise"] {
+            assert!(
+                so.contains(&format!("{name}: ")) && !so.contains("WRONG"),
+                "AMD_AQL={aql} {name}: {so}"
+            );
+        }
+    }
+}
+
+/// Tensor programs against numpy: matrix product, reductions, softmax, a convolution, fp16.
+const TINYGRAD_PROGRAMS: &str = r#"
+import numpy as np
+from tinygrad import Tensor, dtypes, Device
+assert Device.DEFAULT == "AMD", Device.DEFAULT
+rng = np.random.default_rng(0)
+a = rng.standard_normal((64, 48)).astype(np.float32)
+b = rng.standard_normal((48, 32)).astype(np.float32)
+ok = []
+def check(name, got, want, tol=1e-4):
+    err = float(np.max(np.abs(got - want) / (np.abs(want) + 1)))
+    ok.append(err < tol)
+    print(f"{name}: max relative error {err:.2e} {'ok' if err < tol else 'WRONG'}")
+check("elementwise", (Tensor([1, 2, 3]) + 1).numpy(), np.array([2, 3, 4]))
+check("matmul", (Tensor(a) @ Tensor(b)).numpy(), a @ b)
+check("sum", Tensor(a).sum(axis=1).numpy(), a.sum(axis=1))
+check("max", Tensor(a).max().numpy(), a.max())
+e = np.exp(a - a.max(axis=1, keepdims=True))
+check("softmax", Tensor(a).softmax(axis=1).numpy(), e / e.sum(axis=1, keepdims=True))
+img = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+want = np.zeros((1, 4, 14, 14), np.float32)
+for o in range(4):
+    for i in range(14):
+        for j in range(14):
+            want[0, o, i, j] = (img[0, :, i:i + 3, j:j + 3] * w[o]).sum()
+check("conv2d", Tensor(img).conv2d(Tensor(w)).numpy(), want)
+h = (Tensor(a).cast(dtypes.half) * 2 + 1).numpy().astype(np.float32)
+check("fp16", h, (a.astype(np.float16) * 2 + 1).astype(np.float32), 2e-3)
+print("all ok" if all(ok) else "FAILED")
+"#;
