@@ -4,6 +4,7 @@
 //! `wavejit exec` sets ([`settings`]), and run dispatches on the same engines.
 
 pub mod settings;
+pub mod smi;
 pub mod vram;
 
 pub use settings::{EngineChoice, Settings};

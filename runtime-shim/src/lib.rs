@@ -9,7 +9,7 @@
 //! `WAVEJIT_ENGINE=interp`; in the timing model with `WAVEJIT_TIMING=1`, which makes every timestamp modeled
 //! time), an SDMA-like copy engine, and a loader for code objects. What is not provided returns an error status
 //! and says why on stderr; nothing unwinds into the caller. The process publishes its devices, memory use and
-//! busy time in the per-user SMI registry (`smi.rs`) for `wavejit smi` and rocm-smi. Under `wavejit profile`
+//! busy time in the per-user SMI registry (`gpu::smi`) for `wavejit smi` and rocm-smi. Under `wavejit profile`
 //! (`WAVEJIT_PROFILE_DIR`) it records its dispatches with hardware counters, copies, barriers and API calls
 //! (`profile.rs`).
 
@@ -25,5 +25,4 @@ pub mod queue;
 pub mod report;
 pub mod runtime;
 pub mod signal;
-pub mod smi;
 pub mod svm;

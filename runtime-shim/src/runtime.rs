@@ -251,7 +251,7 @@ impl Runtime {
         ];
         let mut isas: Vec<(&'static DevicePreset, String)> = Vec::new();
         // every GPU is a card in the SMI view; the agents are those ROCR_VISIBLE_DEVICES leaves, in its order
-        let smi = crate::smi::publish(&gpus);
+        let smi = gpu::smi::publish(&gpus);
         let uuids: Vec<String> = gpus.iter().enumerate().map(|(i, g)| gpu_uuid(i, g)).collect();
         for card in visible_gpus(std::env::var("ROCR_VISIBLE_DEVICES").ok().as_deref(), &uuids) {
             let g = gpus[card];
@@ -577,7 +577,7 @@ pub fn shut_down() -> Result<(), Status> {
         crate::memory::stop_copy_engine(&rt);
         crate::signal::clear_async_handlers();
         if let Some(p) = &rt.smi {
-            crate::smi::retire(p);
+            gpu::smi::retire(p);
         }
     }
     Ok(())

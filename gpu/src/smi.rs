@@ -1,7 +1,8 @@
-//! This process in the per-user SMI registry (`profiler_hooks::smi`): the runtime publishes its emulated GPUs
-//! when it starts, counts their memory (allocations from a GPU's memory pool, in `Runtime::allocate`/`free`),
-//! their queues and the time a dispatch runs on them (`queue.rs`), and removes its record when it shuts down
-//! or the process exits. `WAVEJIT_SMI=off` keeps the process out of the registry.
+//! This process in the per-user SMI registry (`profiler_hooks::smi`), whichever route it reaches its GPUs by:
+//! the drop-in runtime or the emulated driver publishes the emulated GPUs when it starts, counts their memory
+//! (allocations from a GPU's memory pool, VRAM buffer objects), their queues and the time a dispatch runs on them,
+//! and the record goes when the runtime shuts down or the process exits. `WAVEJIT_SMI=off` keeps the process out
+//! of the registry.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, Once};
