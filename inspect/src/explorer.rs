@@ -110,7 +110,10 @@ pub struct Issued {
 /// The recording: what the page draws.
 #[derive(Debug, Clone, Serialize)]
 pub struct Trace {
+    /// The kernel's demangled name, as the page's title shows it.
     pub kernel: String,
+    /// Its symbol (the mangled name of a C++ kernel).
+    pub symbol: String,
     pub device: String,
     pub engine: String,
     pub grid: [u32; 3],
@@ -197,7 +200,8 @@ pub fn record<R: WaveRunner>(
     let device = session.device();
     let wpw = shape.block.iter().product::<u32>().div_ceil(device.wave_size);
     let mut trace = Trace {
-        kernel: launch.name.to_string(),
+        kernel: isa_amdgpu::codeobj::names::demangle(launch.name),
+        symbol: launch.name.to_string(),
         device: device.id.to_string(),
         engine: engine.to_string(),
         grid: shape.grid,

@@ -458,3 +458,40 @@ fn the_lds_reductions_page_shows_lane_addresses_and_barriers_in_chromium() {
         "explorer-reduce-timeline.png",
     );
 }
+
+#[test]
+fn the_page_title_names_a_cxx_kernel_by_its_demangled_name() {
+    let (dev, mut co) = setup("divergence", "gfx90a");
+    // the kernel as a HIP compiler names it: divergence(unsigned int*, unsigned int const*, unsigned int)
+    co.kernels[0].name = "_Z10divergencePjPKjj".into();
+    let mem = DeviceMemory::new(dev.memory_bytes).unwrap();
+    let out = upload(&mem, &[0u8; 64 * 8], "out");
+    let seeds = upload(&mem, &[0u8; 64 * 4], "seed");
+    let args = [ArgValue::Pointer(out), ArgValue::Pointer(seeds), ArgValue::U32(64)];
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape: DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap(),
+        args: &args,
+        limits: Limits {
+            threads: Some(1),
+            ..Limits::default()
+        },
+    };
+    let t = record(&d, &co, &Interpreter, "interp");
+    assert_eq!(
+        (t.kernel.as_str(), t.symbol.as_str()),
+        (
+            "divergence(unsigned int*, unsigned int const*, unsigned int)",
+            "_Z10divergencePjPKjj"
+        )
+    );
+    // the page's title is made from the recording's `kernel`
+    let html = explorer::html(&t).unwrap();
+    assert!(
+        html.contains("\"kernel\":\"divergence(unsigned int*, unsigned int const*, unsigned int)\""),
+        "the page carries the demangled name for its title"
+    );
+}

@@ -70,7 +70,10 @@ impl Peaks {
 /// Counters of one kernel (summed over its dispatches) and the metrics derived from them.
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelMetrics {
+    /// The demangled name (`vadd(float*, float*, float*, int)`).
     pub name: String,
+    /// The kernel's symbol (`_Z4vaddPfS_S_i`).
+    pub symbol: String,
     pub device: String,
     pub dispatches: u64,
     /// Total duration, ns (modeled under `--timing`).
@@ -214,7 +217,8 @@ fn metrics_of(name: &str, ds: &[&DispatchRecord], device: &DevicePreset) -> Kern
     }
     x.insert("flops_per_second", secs.map(|s| total / s));
     KernelMetrics {
-        name: name.to_string(),
+        name: isa_amdgpu::codeobj::names::demangle(name),
+        symbol: name.to_string(),
         device: device.id.to_string(),
         dispatches: ds.len() as u64,
         duration_ns,

@@ -46,6 +46,10 @@ fn vadd() -> &'static Path {
     })
 }
 
+/// vadd.hip's kernel, demangled and as its symbol.
+const VADD: &str = "vadd(float const*, float const*, float*, int)";
+const VADD_SYMBOL: &str = "_Z4vaddPKfS0_Pfi";
+
 fn profile(dir: &Path, extra: &[&str], command: &[&str]) -> Output {
     let o = run(Command::new(wavejit())
         .env("WAVEJIT_CACHE", scratch().join("cache"))
@@ -64,13 +68,35 @@ fn profile(dir: &Path, extra: &[&str], command: &[&str]) -> Output {
     o
 }
 
-/// Rows of a CSV file as maps from the header's names (no quoted commas in what these tests read).
+/// The fields of one CSV line (RFC 4180: a field in double quotes may hold commas and doubled quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+/// Rows of a CSV file as maps from the header's names.
 fn csv(path: &Path) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
     let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = t.lines();
-    let header: Vec<String> = lines.next().expect("a header").split(',').map(String::from).collect();
+    let header = csv_fields(lines.next().expect("a header"));
     let rows = lines
-        .map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect())
+        .map(|l| {
+            let fields = csv_fields(l);
+            assert_eq!(fields.len(), header.len(), "a field per column: {l}");
+            header.iter().cloned().zip(fields).collect()
+        })
         .collect();
     (header, rows)
 }
@@ -170,10 +196,15 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     let (header, rows) = csv(&dir.join("kernel_trace.csv"));
     assert_eq!(
         header.join(","),
-        "Kind,Agent_Id,Queue_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z"
+        "Kind,Agent_Id,Queue_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z,Mangled_Kernel_Name"
     );
-    let vadds: Vec<_> = rows.iter().filter(|r| r["Kernel_Name"].contains("vadd")).collect();
+    // the kernel by its demangled name, as rocprofv3 writes it; the symbol in a column of its own
+    let vadds: Vec<_> = rows.iter().filter(|r| r["Kernel_Name"] == VADD).collect();
     assert_eq!(vadds.len(), 2, "{rows:?}");
+    assert!(
+        vadds.iter().all(|r| r["Mangled_Kernel_Name"] == VADD_SYMBOL),
+        "{vadds:?}"
+    );
     for r in &vadds {
         assert_eq!(
             (
@@ -225,9 +256,13 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     let events = valid_trace(&dir.join("trace.json"));
     let kernels: Vec<_> = events
         .iter()
-        .filter(|e| e["cat"] == "kernel" && e["name"].as_str().unwrap().contains("vadd"))
+        .filter(|e| e["cat"] == "kernel" && e["name"] == VADD)
         .collect();
     assert_eq!(kernels.len(), 2);
+    assert!(
+        kernels.iter().all(|k| k["args"]["symbol"] == VADD_SYMBOL),
+        "{kernels:?}"
+    );
     assert!(events.iter().filter(|e| e["ph"] == "f").count() >= 2);
     assert!(
         events.iter().any(|e| e["ph"] == "M"
@@ -248,6 +283,13 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
             "SELECT COUNT(*), COUNT(DISTINCT pid) FROM kernels WHERE name LIKE '%vadd%'"
         ),
         "2|2"
+    );
+    assert_eq!(
+        sqlite(
+            &db,
+            "SELECT name, mangled_name FROM kernel_symbols WHERE name LIKE 'vadd%'"
+        ),
+        format!("{VADD}|{VADD_SYMBOL}")
     );
     assert_eq!(
         sqlite(
@@ -280,6 +322,10 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     assert!(
         t.contains("Instruction mix") && t.contains("needs a profile made with --timing"),
         "{t}"
+    );
+    assert!(
+        t.contains(VADD) && !t.contains(VADD_SYMBOL),
+        "analyze names kernels demangled: {t}"
     );
     assert!(!dir.join("roofline.png").exists());
 }
@@ -345,6 +391,10 @@ fn a_timed_profile_has_consistent_modeled_counters_a_wave_trace_and_a_roofline()
     );
     let svg = std::fs::read_to_string(dir.join("roofline.svg")).expect("roofline.svg");
     assert!(svg.contains("<svg") && svg.contains("Arithmetic intensity"));
+    assert!(
+        svg.contains("K1 vadd(float const*") && !svg.contains(VADD_SYMBOL),
+        "the legend names the kernel demangled"
+    );
 }
 
 #[test]

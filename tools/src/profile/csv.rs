@@ -3,11 +3,16 @@
 //! the HSA agent indices of their process (0 is the CPU); queues are numbered per process from 0 in order of
 //! first use; kernel ids number distinct kernel names of the session from 1; correlation ids are dispatch ids
 //! (unique per session: process order, then the process's own order).
+//!
+//! `Kernel_Name` is the demangled name, as rocprofv3 writes it (`vadd(float*, float*, float*, int)`); the
+//! symbol it demangles (`_Z4vaddPfS_S_i`) is in a column of wavejit's own, `Mangled_Kernel_Name`, after
+//! rocprofv3's columns.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use isa_amdgpu::codeobj::names::demangle;
 use profiler_hooks::record::{DispatchRecord, Session};
 
 /// Quotes a field when it needs it (RFC 4180).
@@ -54,8 +59,8 @@ impl Ids {
     }
 }
 
-const KERNEL_TRACE: &str = "Kind,Agent_Id,Queue_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z";
-const COUNTER_COLLECTION: &str = "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,Kernel_Name,Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,Counter_Value,Start_Timestamp,End_Timestamp";
+const KERNEL_TRACE: &str = "Kind,Agent_Id,Queue_Id,Thread_Id,Dispatch_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Workgroup_Size_X,Workgroup_Size_Y,Workgroup_Size_Z,Grid_Size_X,Grid_Size_Y,Grid_Size_Z,Mangled_Kernel_Name";
+const COUNTER_COLLECTION: &str = "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,Kernel_Name,Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,Counter_Value,Start_Timestamp,End_Timestamp,Mangled_Kernel_Name";
 const MEMORY_COPY: &str =
     "Kind,Direction,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp";
 const HSA_API: &str = "Domain,Function,Process_Id,Thread_Id,Correlation_Id,Start_Timestamp,End_Timestamp";
@@ -72,10 +77,10 @@ pub fn write(s: &Session, dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error
             ids.kernel[&d.kernel],
             ids.queue[&(d.pid, d.queue)],
         );
-        let name = field(&d.kernel);
+        let (name, symbol) = (field(&demangle(&d.kernel)), field(&d.kernel));
         let _ = writeln!(
             kernels,
-            "KERNEL_DISPATCH,{},{q},{},{corr},{kid},{name},{corr},{start},{end},{},{},{},{},{},{},{},{},{},{},{}",
+            "KERNEL_DISPATCH,{},{q},{},{corr},{kid},{name},{corr},{start},{end},{},{},{},{},{},{},{},{},{},{},{},{symbol}",
             d.agent,
             d.tid,
             d.lds_bytes,
@@ -95,7 +100,7 @@ pub fn write(s: &Session, dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error
         for (c, v) in &d.counters {
             let _ = writeln!(
                 counters,
-                "{corr},{corr},{},{q},{},{},{grid},{kid},{name},{wg},{},{},{},{},{},{c},{v},{start},{end}",
+                "{corr},{corr},{},{q},{},{},{grid},{kid},{name},{wg},{},{},{},{},{},{c},{v},{start},{end},{symbol}",
                 d.agent, d.pid, d.tid, d.lds_bytes, d.scratch_bytes, d.arch_vgprs, d.accum_vgprs, d.sgprs
             );
         }

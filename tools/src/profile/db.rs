@@ -1,13 +1,20 @@
 //! The session as a SQLite database, modelled on ROCm's rocpd tables (processes, agents, queues, kernel
 //! symbols, dispatches, counters, copies, API calls) plus the wave trace. `docs/profiling.md` documents the
-//! schema; [`SCHEMA`] is its definition. `wavejit analyze` reads it back ([`load`]).
+//! schema; [`SCHEMA`] is its definition. `wavejit analyze` reads it back ([`load`]). Kernel names are
+//! demangled (`kernel_symbols.name`, the `kernels` and `counters` views), the symbol beside them
+//! (`mangled_name`).
 
 use std::path::Path;
 
 use rusqlite::{params, Connection};
 
+use isa_amdgpu::codeobj::names::demangle;
+
 use profiler_hooks::catalog;
 use profiler_hooks::record::{AgentInfo, ApiRecord, BarrierRecord, CopyRecord, DispatchRecord, ProcessInfo, Session};
+
+/// The version of [`SCHEMA`] (`metadata.schema_version`); [`load`] reads this version only.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The tables and views (times in nanoseconds; see `docs/profiling.md`).
 pub const SCHEMA: &str = r#"
@@ -18,7 +25,7 @@ CREATE TABLE agents (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, agent_index I
     device TEXT NOT NULL, name TEXT NOT NULL, gfx TEXT NOT NULL, compute_units INTEGER NOT NULL);
 CREATE TABLE queues (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, agent_id INTEGER NOT NULL REFERENCES agents(id),
     queue_index INTEGER NOT NULL, address INTEGER NOT NULL);
-CREATE TABLE kernel_symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE kernel_symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, mangled_name TEXT NOT NULL UNIQUE);
 CREATE TABLE dispatches (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL, dispatch_index INTEGER NOT NULL,
     agent_id INTEGER NOT NULL REFERENCES agents(id), queue_id INTEGER NOT NULL REFERENCES queues(id),
     kernel_id INTEGER NOT NULL REFERENCES kernel_symbols(id), kernel_object INTEGER NOT NULL,
@@ -47,14 +54,14 @@ CREATE TABLE wave_instructions (wave_id INTEGER NOT NULL REFERENCES waves(id), s
     PRIMARY KEY (wave_id, seq));
 CREATE VIEW kernels AS
     SELECT d.id AS id, d.pid AS pid, d.tid AS tid, a.agent_index AS agent, a.device AS device, q.queue_index AS queue,
-        k.name AS name, d.start AS start, d.end AS end, d.end - d.start AS duration, d.modeled AS modeled,
+        k.name AS name, k.mangled_name AS mangled_name, d.start AS start, d.end AS end, d.end - d.start AS duration, d.modeled AS modeled,
         d.grid_x AS grid_x, d.grid_y AS grid_y, d.grid_z AS grid_z,
         d.workgroup_x AS workgroup_x, d.workgroup_y AS workgroup_y, d.workgroup_z AS workgroup_z,
         d.lds_size AS lds_size, d.scratch_size AS scratch_size, d.arch_vgpr_count AS arch_vgpr_count,
         d.accum_vgpr_count AS accum_vgpr_count, d.sgpr_count AS sgpr_count
     FROM dispatches d JOIN agents a ON a.id = d.agent_id JOIN queues q ON q.id = d.queue_id JOIN kernel_symbols k ON k.id = d.kernel_id;
 CREATE VIEW counters AS
-    SELECT e.dispatch_id AS dispatch_id, k.name AS kernel, p.name AS counter, p.source AS source, e.value AS value
+    SELECT e.dispatch_id AS dispatch_id, k.name AS kernel, k.mangled_name AS mangled_name, p.name AS counter, p.source AS source, e.value AS value
     FROM pmc_events e JOIN pmc_info p ON p.id = e.pmc_id JOIN dispatches d ON d.id = e.dispatch_id
     JOIN kernel_symbols k ON k.id = d.kernel_id;
 "#;
@@ -67,7 +74,7 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
     let tx = db.transaction()?;
     let ids = super::csv::Ids::of(s);
     tx.execute(
-        "INSERT INTO metadata VALUES ('producer', 'wavejit profile'), ('schema_version', '1'), ('time_unit', 'ns')",
+        &format!("INSERT INTO metadata VALUES ('producer', 'wavejit profile'), ('schema_version', '{SCHEMA_VERSION}'), ('time_unit', 'ns')"),
         [],
     )?;
     let mut agent_ids = std::collections::BTreeMap::new();
@@ -110,10 +117,10 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
         )?;
         queue_ids.insert((pid, address), tx.last_insert_rowid());
     }
-    for (name, &id) in &ids.kernel {
+    for (symbol, &id) in &ids.kernel {
         tx.execute(
-            "INSERT INTO kernel_symbols (id, name) VALUES (?1, ?2)",
-            params![id as i64, name],
+            "INSERT INTO kernel_symbols (id, name, mangled_name) VALUES (?1, ?2, ?3)",
+            params![id as i64, demangle(symbol), symbol],
         )?;
     }
     for (i, c) in catalog::all().enumerate() {
@@ -263,6 +270,19 @@ pub fn load(path: &Path) -> Result<Session, Box<dyn std::error::Error>> {
     if producer.as_deref() != Some("wavejit profile") {
         return Err(format!("{}: not a database of `wavejit profile`", path.display()).into());
     }
+    let version: Option<String> = db
+        .query_row("SELECT value FROM metadata WHERE tag = 'schema_version'", [], |r| {
+            r.get(0)
+        })
+        .ok();
+    if version.as_deref() != Some(SCHEMA_VERSION.to_string().as_str()) {
+        return Err(format!(
+            "{}: schema version {} of `wavejit profile`'s database, this wavejit reads version {SCHEMA_VERSION}: profile again",
+            path.display(),
+            version.as_deref().unwrap_or("unknown")
+        )
+        .into());
+    }
     let mut s = Session::default();
     let mut st = db.prepare("SELECT pid, ppid, command, start, timing FROM processes ORDER BY id")?;
     let procs = st.query_map([], |r| {
@@ -296,7 +316,7 @@ pub fn load(path: &Path) -> Result<Session, Box<dyn std::error::Error>> {
         }
     }
     let mut st = db.prepare(
-        "SELECT d.id, d.pid, d.tid, a.agent_index, q.address, k.name, d.kernel_object, d.grid_x, d.grid_y, d.grid_z, d.workgroup_x, d.workgroup_y, d.workgroup_z,
+        "SELECT d.id, d.pid, d.tid, a.agent_index, q.address, k.mangled_name, d.kernel_object, d.grid_x, d.grid_y, d.grid_z, d.workgroup_x, d.workgroup_y, d.workgroup_z,
                 d.lds_size, d.scratch_size, d.arch_vgpr_count, d.accum_vgpr_count, d.sgpr_count, d.wave_size, d.host_start, d.host_end, d.modeled, d.start, d.end, d.error
          FROM dispatches d JOIN agents a ON a.id = d.agent_id JOIN queues q ON q.id = d.queue_id JOIN kernel_symbols k ON k.id = d.kernel_id ORDER BY d.id",
     )?;

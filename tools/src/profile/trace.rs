@@ -9,11 +9,13 @@
 //! with one thread per traced wave: every instruction's issue cycle, and before it the cycles it stalled,
 //! named by reason. Under `--timing` the device tracks show modeled time, placed from the
 //! start of their process; host tracks show host time. Times are relative to the session's first record.
+//! Kernels are named by their demangled names; a kernel event's `args.symbol` is the symbol.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use isa_amdgpu::codeobj::names::demangle;
 use profiler_hooks::record::Session;
 
 const GPU_PID_BASE: u64 = 1 << 24;
@@ -94,8 +96,8 @@ pub fn trace(s: &Session) -> Value {
         let corr = ids.dispatch[&(d.pid, d.id)];
         let counters: serde_json::Map<String, Value> = d.counters.iter().map(|(n, v)| (n.clone(), json!(v))).collect();
         ev.push(json!({
-            "ph": "X", "cat": "kernel", "name": d.kernel, "pid": tpid, "tid": tid, "ts": us(start), "dur": us(end) - us(start),
-            "args": {"dispatch_id": corr, "grid": d.grid, "workgroup": d.workgroup, "lds_bytes": d.lds_bytes, "scratch_bytes": d.scratch_bytes,
+            "ph": "X", "cat": "kernel", "name": demangle(&d.kernel), "pid": tpid, "tid": tid, "ts": us(start), "dur": us(end) - us(start),
+            "args": {"dispatch_id": corr, "symbol": d.kernel, "grid": d.grid, "workgroup": d.workgroup, "lds_bytes": d.lds_bytes, "scratch_bytes": d.scratch_bytes,
                      "arch_vgprs": d.arch_vgprs, "accum_vgprs": d.accum_vgprs, "sgprs": d.sgprs, "modeled": d.modeled.is_some(), "error": d.error, "counters": counters}
         }));
         if let Some(i) = s.launch_of(d) {
@@ -135,7 +137,7 @@ pub fn trace(s: &Session) -> Value {
             "process_name",
             &format!(
                 "waves of {} (dispatch {}, pid {pid})",
-                d.kernel,
+                demangle(&d.kernel),
                 ids.dispatch[&(*pid, *dispatch)]
             ),
         ));
