@@ -149,9 +149,28 @@ pub fn all() -> impl Iterator<Item = &'static CounterDef> {
     EXACT.iter().chain(MODELED)
 }
 
-/// The counter named `name` (case-insensitive).
+/// rocprofv3's suffix for a counter summed over every instance of its block (XCDs, shader engines, channels:
+/// its `reduce(X, sum)`). wavejit counts every counter over the whole device, so `X_sum` is `X`.
+pub const SUM_SUFFIX: &str = "_sum";
+
+/// The counter named `name` (case-insensitive), or named `X_sum` for counter `X` (see [`SUM_SUFFIX`]).
 pub fn lookup(name: &str) -> Option<&'static CounterDef> {
-    all().find(|c| c.name.eq_ignore_ascii_case(name))
+    let base = all().find(|c| c.name.eq_ignore_ascii_case(name));
+    base.or_else(|| {
+        let cut = name.len().checked_sub(SUM_SUFFIX.len())?;
+        let (head, tail) = (name.get(..cut)?, name.get(cut..)?);
+        tail.eq_ignore_ascii_case(SUM_SUFFIX)
+            .then(|| all().find(|c| c.name.eq_ignore_ascii_case(head)))
+            .flatten()
+    })
+}
+
+/// A counter as asked for: the name it is recorded under (`SQ_WAVES`, or rocprofv3's `SQ_WAVES_sum`, spelled
+/// as the catalogue spells the counter) and the counter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected {
+    pub name: String,
+    pub def: &'static CounterDef,
 }
 
 /// A counter list that cannot be collected.
@@ -163,25 +182,37 @@ pub enum CounterError {
     NeedsTiming { names: String },
 }
 
-/// The counters `list` names (comma- or space-separated), or every counter this mode has when `list` is
-/// `None` (the exact ones; the modeled ones too with `timing`). Modeled counters without `timing` are an error
-/// naming the flag.
-pub fn select(list: Option<&str>, timing: bool) -> Result<Vec<&'static CounterDef>, CounterError> {
+/// The counters `list` names (comma- or space-separated; a name with rocprofv3's `_sum` suffix is recorded
+/// under that name), or every counter this mode has when `list` is `None` (the exact ones; the modeled ones
+/// too with `timing`). Modeled counters without `timing` are an error naming the flag.
+pub fn select(list: Option<&str>, timing: bool) -> Result<Vec<Selected>, CounterError> {
     let Some(list) = list else {
-        return Ok(all().filter(|c| timing || c.source == Source::Exact).collect());
+        return Ok(all()
+            .filter(|c| timing || c.source == Source::Exact)
+            .map(|def| Selected {
+                name: def.name.to_string(),
+                def,
+            })
+            .collect());
     };
-    let mut out: Vec<&'static CounterDef> = Vec::new();
+    let mut out: Vec<Selected> = Vec::new();
     for name in list.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()) {
-        let c = lookup(name).ok_or_else(|| CounterError::Unknown { name: name.to_string() })?;
-        if !out.contains(&c) {
-            out.push(c);
+        let def = lookup(name).ok_or_else(|| CounterError::Unknown { name: name.to_string() })?;
+        let name = if def.name.eq_ignore_ascii_case(name) {
+            def.name.to_string()
+        } else {
+            format!("{}{SUM_SUFFIX}", def.name)
+        };
+        if !out.iter().any(|s| s.name == name) {
+            out.push(Selected { name, def });
         }
     }
-    let needs: Vec<&str> = out
-        .iter()
-        .filter(|c| c.source == Source::Modeled)
-        .map(|c| c.name)
-        .collect();
+    let mut needs: Vec<&str> = Vec::new();
+    for c in out.iter().filter(|c| c.def.source == Source::Modeled) {
+        if !needs.contains(&c.def.name) {
+            needs.push(c.def.name);
+        }
+    }
     if !timing && !needs.is_empty() {
         return Err(CounterError::NeedsTiming {
             names: needs.join(", "),
@@ -193,6 +224,19 @@ pub fn select(list: Option<&str>, timing: bool) -> Result<Vec<&'static CounterDe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rocprofv3s_sum_names_are_the_device_wide_counters_recorded_under_the_name_asked_for() {
+        assert_eq!(lookup("SQ_WAVES_sum"), lookup("SQ_WAVES"));
+        assert_eq!(lookup("sq_waves_SUM").map(|c| c.name), Some("SQ_WAVES"));
+        assert_eq!(lookup("SQ_WAVES_summed"), None);
+        assert_eq!(lookup("_sum"), None);
+        let s = select(Some("SQ_WAVES_sum,SQ_WAVES,sq_waves_sum"), false).unwrap();
+        assert_eq!(
+            s.iter().map(|s| (s.name.as_str(), s.def.name)).collect::<Vec<_>>(),
+            [("SQ_WAVES_sum", "SQ_WAVES"), ("SQ_WAVES", "SQ_WAVES")]
+        );
+    }
 
     #[test]
     fn names_are_unique_and_lookup_ignores_case() {
@@ -216,11 +260,21 @@ mod tests {
         );
         assert!(e.to_string().contains("--timing"), "{e}");
         assert_eq!(select(Some("SQ_WAVES TCC_HIT"), true).unwrap().len(), 2);
+        let sum = select(Some("tcc_hit_SUM"), false).unwrap_err();
+        assert_eq!(
+            sum,
+            CounterError::NeedsTiming {
+                names: "TCC_HIT".into()
+            }
+        );
         assert!(matches!(
             select(Some("SQ_NOPE"), true),
             Err(CounterError::Unknown { .. })
         ));
-        assert!(select(None, false).unwrap().iter().all(|c| c.source == Source::Exact));
+        assert!(select(None, false)
+            .unwrap()
+            .iter()
+            .all(|c| c.def.source == Source::Exact));
         assert_eq!(select(None, true).unwrap().len(), EXACT.len() + MODELED.len());
     }
 }

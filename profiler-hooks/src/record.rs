@@ -26,6 +26,17 @@ pub mod env {
     pub const WAVE_TRACE: &str = "WAVEJIT_PROFILE_WAVE_TRACE";
 }
 
+/// A kernel's `Accum_VGPR_Count`: the AGPRs its code uses, the code object metadata's `.agpr_count`; when the
+/// metadata has none, the room the descriptor leaves for AGPRs (gfx90a/gfx94x: the VGPR allocation above the
+/// accumulation offset; 0 on other targets). rocprofv3 reports the descriptor's room, which counts the
+/// allocation's rounding up to 8 registers as AGPRs.
+pub fn accum_vgpr_count(metadata_agprs: Option<u64>, kd: &isa_amdgpu::codeobj::kd::KernelDescriptor) -> u32 {
+    metadata_agprs.map_or_else(
+        || kd.agpr_alloc_count().unwrap_or(0),
+        |n| u32::try_from(n).unwrap_or(u32::MAX),
+    )
+}
+
 /// Nanoseconds on the real-time clock.
 pub fn now_ns() -> u64 {
     std::time::SystemTime::now()

@@ -36,6 +36,8 @@ pub struct KernelProps {
     pub group_size: u32,
     pub private_size: u32,
     pub dynamic_callstack: bool,
+    /// `.agpr_count` of the kernel's metadata.
+    pub agpr_count: Option<u64>,
 }
 
 impl KernelProps {
@@ -49,6 +51,7 @@ impl KernelProps {
             group_size: k.descriptor.group_segment_fixed_size,
             private_size: k.descriptor.private_segment_fixed_size,
             dynamic_callstack: k.descriptor.properties.uses_dynamic_stack,
+            agpr_count: meta.and_then(|m| m.agpr_count),
         }
     }
 }

@@ -10,14 +10,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use profiler_hooks::catalog::{self, CounterDef};
+use profiler_hooks::catalog::{self, Selected};
 use profiler_hooks::record::{self, AgentInfo, ApiRecord, Record, Writer};
 
 /// This process's profiling session.
 pub struct Profile {
     writer: Mutex<Writer>,
-    /// The counters to record (validated by `wavejit profile`; unknown names are dropped with a warning).
-    counters: Vec<&'static CounterDef>,
+    /// The counters to record, under the names asked for (validated by `wavejit profile`; an unknown name
+    /// makes this process record every counter of its mode, with a warning).
+    counters: Vec<Selected>,
     pub wave_trace: usize,
     pub pid: u32,
     next_dispatch: AtomicU64,
@@ -113,12 +114,17 @@ impl Profile {
         self.next_barrier.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// `values` restricted to the selected counters, in catalog order.
+    /// `values` restricted to the selected counters, in catalog order, each under the name it was asked for
+    /// (a counter asked for as `X` and as `X_sum` is recorded under both).
     pub fn select(&self, values: Vec<(&'static str, u64)>) -> Vec<(String, u64)> {
         values
             .into_iter()
-            .filter(|(n, _)| self.counters.iter().any(|c| c.name == *n))
-            .map(|(n, v)| (n.to_string(), v))
+            .flat_map(|(n, v)| {
+                self.counters
+                    .iter()
+                    .filter(move |c| c.def.name == n)
+                    .map(move |c| (c.name.clone(), v))
+            })
             .collect()
     }
 

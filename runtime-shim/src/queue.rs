@@ -630,7 +630,7 @@ fn record_dispatch(
         lds_bytes: launch.group_segment_size,
         scratch_bytes: launch.private_segment_size,
         arch_vgprs: res.vgprs - res.agprs,
-        accum_vgprs: res.agprs,
+        accum_vgprs: profiler_hooks::record::accum_vgpr_count(k.props.agpr_count, &k.descriptor),
         sgprs: res.sgprs,
         wave_size: q.device.wave_size,
         start_ns: host.0,

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use emu_core::timing::machine::Machine;
 use emu_core::DevicePreset;
+use profiler_hooks::catalog;
 use profiler_hooks::record::{DispatchRecord, Session};
 
 /// Published peak throughputs of a device, FLOP/s (AMD's data sheets; MI250X GCD: half the MI250X).
@@ -100,11 +101,18 @@ pub struct Analysis {
     pub roofline: Option<[PathBuf; 2]>,
 }
 
+/// The counters of `ds` summed, by the catalogue's names (a counter recorded as rocprofv3's `X_sum`, or as both
+/// `X` and `X_sum`, counts once, as `X`).
 fn sum_counters(ds: &[&DispatchRecord]) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     for d in ds {
-        for (n, v) in &d.counters {
-            *m.entry(n.clone()).or_default() += v;
+        let own: BTreeMap<&str, u64> = d
+            .counters
+            .iter()
+            .map(|(n, v)| (catalog::lookup(n).map_or(n.as_str(), |c| c.name), *v))
+            .collect();
+        for (n, v) in own {
+            *m.entry(n.to_string()).or_default() += v;
         }
     }
     m

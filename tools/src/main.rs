@@ -280,16 +280,17 @@ enum Command {
     },
     /// Profile every kernel dispatch of a ROCm program (and its child processes) on emulated GPUs.
     #[command(
-        after_help = "Examples:\n  wavejit profile --list-counters\n  wavejit profile -o prof -- ./my_hip_app\n  wavejit profile --timing --counters SQ_INSTS_VALU,TCC_HIT,TCC_MISS -o prof -- ./my_hip_app\n  wavejit profile --timing --wave-trace 4 --format json -o prof -- ./my_hip_app\n  wavejit analyze prof\n\nWrites into DIR: kernel_trace.csv, counter_collection.csv, memory_copy_trace.csv, hsa_api_trace.csv\n(rocprofv3's columns), trace.json (Chrome/Perfetto: chrome://tracing or ui.perfetto.dev) and profile.db\n(SQLite; schema in docs/profiling.md)."
+        after_help = "Examples:\n  wavejit profile --list-counters\n  wavejit profile -o prof -- ./my_hip_app\n  wavejit profile --timing --counters SQ_INSTS_VALU,TCC_HIT,TCC_MISS -o prof -- ./my_hip_app\n  wavejit profile --pmc SQ_WAVES_sum SQ_INSTS_VALU -o prof -- ./my_hip_app\n  wavejit profile --timing --wave-trace 4 --format json -o prof -- ./my_hip_app\n  wavejit analyze prof\n\nWrites into DIR: kernel_trace.csv, counter_collection.csv, memory_copy_trace.csv, hsa_api_trace.csv\n(rocprofv3's columns), trace.json (Chrome/Perfetto: chrome://tracing or ui.perfetto.dev) and profile.db\n(SQLite; schema in docs/profiling.md)."
     )]
     Profile {
         /// Print every counter, its meaning and whether it is exact or modeled, and stop.
         #[arg(long)]
         list_counters: bool,
-        /// Counters to collect, comma-separated (default: every exact counter, and with --timing every
-        /// modeled one).
-        #[arg(long)]
-        counters: Option<String>,
+        /// Counters to collect, comma- or space-separated (default: every exact counter, and with --timing
+        /// every modeled one). --pmc is rocprofv3's spelling; rocprofv3's X_sum names are accepted (wavejit's
+        /// counters are whole-device totals, so X_sum is X) and recorded under the name given.
+        #[arg(long, visible_alias = "pmc", num_args = 1.., value_name = "COUNTER")]
+        counters: Vec<String>,
         /// Run every dispatch in the timing model: modeled timestamps and the modeled counters.
         #[arg(long)]
         timing: bool,
@@ -445,7 +446,7 @@ fn main() -> ExitCode {
             }
             let formats = profile::Formats::parse(format)?;
             profile::run(profile::ProfileArgs {
-                counters: counters.clone(),
+                counters: (!counters.is_empty()).then(|| counters.join(",")),
                 timing: *timing,
                 output: output.clone(),
                 formats,

@@ -393,7 +393,10 @@ fn one_dispatch_session(
         lds_bytes: kd.group_segment_fixed_size,
         scratch_bytes: kd.private_segment_fixed_size,
         arch_vgprs: vgprs - agprs,
-        accum_vgprs: agprs,
+        accum_vgprs: profiler_hooks::record::accum_vgpr_count(
+            co.kernel_metadata(kernel).and_then(|m| m.agpr_count),
+            kd,
+        ),
         sgprs: kd.sgpr_alloc_count().unwrap_or(0),
         wave_size: device.wave_size,
         start_ns: host_start,

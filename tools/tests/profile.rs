@@ -250,6 +250,18 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
     for f in ["hsa_init", "hsa_queue_create", "hsa_signal_store_screlease"] {
         assert!(api.iter().any(|r| r["Function"] == f), "{f} missing from the API trace");
     }
+    // every HSA call, dispatch and copy has a correlation id of its own
+    let (_, kernels) = csv(&dir.join("kernel_trace.csv"));
+    let corr = |rows: &[BTreeMap<String, String>]| -> Vec<u64> {
+        rows.iter().map(|r| r["Correlation_Id"].parse().unwrap()).collect()
+    };
+    let all: Vec<u64> = [corr(&copies), corr(&kernels), corr(&api)].concat();
+    assert!(!all.contains(&0), "no record goes without a correlation id");
+    assert_eq!(
+        all.iter().collect::<BTreeSet<_>>().len(),
+        all.len(),
+        "copies, dispatches and calls never share an id"
+    );
 
     // trace.json: valid trace-event format; kernels on GPU tracks, HSA calls on the processes' threads, an
     // arrow from a doorbell store to each kernel
@@ -394,6 +406,62 @@ fn a_timed_profile_has_consistent_modeled_counters_a_wave_trace_and_a_roofline()
     assert!(
         svg.contains("K1 vadd(float const*") && !svg.contains(VADD_SYMBOL),
         "the legend names the kernel demangled"
+    );
+}
+
+#[test]
+fn pmc_is_rocprofv3s_spelling_of_counters_and_a_sum_name_is_the_device_wide_counter() {
+    let dir = scratch().join("pmc");
+    profile(
+        &dir,
+        &["--pmc", "SQ_WAVES_sum", "SQ_INSTS_VMEM_WR"],
+        &[&vadd().display().to_string()],
+    );
+    let (_, rows) = csv(&dir.join("counter_collection.csv"));
+    let got: BTreeMap<&str, &str> = rows
+        .iter()
+        .filter(|r| r["Kernel_Name"] == VADD)
+        .map(|r| (r["Counter_Name"].as_str(), r["Counter_Value"].as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        BTreeMap::from([("SQ_INSTS_VMEM_WR", "1563"), ("SQ_WAVES_sum", "1564")]),
+        "the counters asked for, under the names asked for"
+    );
+    let db = dir.join("profile.db");
+    assert_eq!(
+        sqlite(&db, "SELECT value FROM counters WHERE counter = 'SQ_WAVES_sum'"),
+        "1564"
+    );
+    let o = run(Command::new(wavejit()).arg("analyze").arg(&dir).arg("--json"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        a["kernels"][0]["counters"]["SQ_WAVES"], 1564,
+        "analyze reads X_sum as X"
+    );
+}
+
+#[test]
+fn accum_vgpr_count_is_the_agprs_the_kernel_metadata_gives() {
+    // alu_loop uses no AGPRs (.agpr_count 0); its descriptor's VGPR allocation leaves room for 4 above the
+    // accumulation offset
+    let dir = scratch().join("agprs");
+    let co = scratch().join("alu_loop-gfx90a.co");
+    std::fs::write(&co, test_kernels::by_name("alu_loop-gfx90a.co").unwrap()).unwrap();
+    let o = run(Command::new(wavejit())
+        .arg("run")
+        .arg(&co)
+        .args(["--grid", "256", "--block", "256", "--profile"])
+        .arg(&dir)
+        .arg(format!("--arg=out={}:1024", scratch().join("alu.bin").display()))
+        .arg("--arg=u32=4"));
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    let (_, rows) = csv(&dir.join("kernel_trace.csv"));
+    assert_eq!(
+        (rows[0]["VGPR_Count"].as_str(), rows[0]["Accum_VGPR_Count"].as_str()),
+        ("4", "0"),
+        "{rows:?}"
     );
 }
 

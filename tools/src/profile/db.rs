@@ -33,17 +33,19 @@ CREATE TABLE dispatches (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEG
     grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
     workgroup_x INTEGER NOT NULL, workgroup_y INTEGER NOT NULL, workgroup_z INTEGER NOT NULL,
     lds_size INTEGER NOT NULL, scratch_size INTEGER NOT NULL, arch_vgpr_count INTEGER NOT NULL,
-    accum_vgpr_count INTEGER NOT NULL, sgpr_count INTEGER NOT NULL, wave_size INTEGER NOT NULL, error TEXT);
+    accum_vgpr_count INTEGER NOT NULL, sgpr_count INTEGER NOT NULL, wave_size INTEGER NOT NULL, error TEXT,
+    correlation_id INTEGER NOT NULL);
 CREATE TABLE pmc_info (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, source TEXT NOT NULL, description TEXT NOT NULL);
 CREATE TABLE pmc_events (dispatch_id INTEGER NOT NULL REFERENCES dispatches(id), pmc_id INTEGER NOT NULL REFERENCES pmc_info(id),
     value INTEGER NOT NULL, PRIMARY KEY (dispatch_id, pmc_id));
 CREATE TABLE memory_copies (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, direction TEXT NOT NULL,
     src_agent_id INTEGER REFERENCES agents(id), dst_agent_id INTEGER REFERENCES agents(id), size INTEGER NOT NULL,
-    src_address INTEGER NOT NULL, dst_address INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);
+    src_address INTEGER NOT NULL, dst_address INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
+    correlation_id INTEGER NOT NULL);
 CREATE TABLE barriers (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, queue_id INTEGER NOT NULL REFERENCES queues(id),
     kind TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);
 CREATE TABLE api_calls (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL, domain TEXT NOT NULL,
-    name TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL);
+    name TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL, correlation_id INTEGER NOT NULL);
 CREATE TABLE waves (id INTEGER PRIMARY KEY, dispatch_id INTEGER NOT NULL REFERENCES dispatches(id),
     workgroup_x INTEGER NOT NULL, workgroup_y INTEGER NOT NULL, workgroup_z INTEGER NOT NULL, wave INTEGER NOT NULL,
     xcd INTEGER, se INTEGER, cu INTEGER, simd INTEGER, start_cycle INTEGER NOT NULL, end_cycle INTEGER);
@@ -123,19 +125,32 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
             params![id as i64, demangle(symbol), symbol],
         )?;
     }
-    for (i, c) in catalog::all().enumerate() {
+    // every counter of the catalogue, then the names of rocprofv3's `_sum` form the session recorded
+    let mut pmc: Vec<(String, &str, String)> = catalog::all()
+        .map(|c| (c.name.to_string(), c.source.name(), c.description.to_string()))
+        .collect();
+    for (name, _) in s.dispatches.iter().flat_map(|d| &d.counters) {
+        if let (false, Some(c)) = (pmc.iter().any(|p| &p.0 == name), catalog::lookup(name)) {
+            let what = format!(
+                "{}, summed over every instance of its block (rocprofv3's {name}); wavejit counts over the whole device, so it equals {}",
+                c.name, c.name
+            );
+            pmc.push((name.clone(), c.source.name(), what));
+        }
+    }
+    for (i, (name, source, description)) in pmc.iter().enumerate() {
         tx.execute(
             "INSERT INTO pmc_info (id, name, source, description) VALUES (?1, ?2, ?3, ?4)",
-            params![i as i64 + 1, c.name, c.source.name(), c.description],
+            params![i as i64 + 1, name, source, description],
         )?;
     }
-    let pmc_id = |name: &str| catalog::all().position(|c| c.name == name).map(|i| i as i64 + 1);
+    let pmc_id = |name: &str| pmc.iter().position(|p| p.0 == name).map(|i| i as i64 + 1);
     for d in &s.dispatches {
         let id = ids.dispatch[&(d.pid, d.id)] as i64;
         let (start, end) = s.device_span(d);
         let agent = agent_id(&tx, d.pid, d.agent)?;
         tx.execute(
-            "INSERT INTO dispatches VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+            "INSERT INTO dispatches VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
             params![
                 id,
                 d.pid,
@@ -162,7 +177,8 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
                 d.accum_vgprs,
                 d.sgprs,
                 d.wave_size,
-                d.error
+                d.error,
+                ids.dispatch_corr[&(d.pid, d.id)] as i64
             ],
         )?;
         for (name, value) in &d.counters {
@@ -177,8 +193,8 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
     for c in &s.copies {
         let (src, dst) = (agent_id(&tx, c.pid, c.src_agent)?, agent_id(&tx, c.pid, c.dst_agent)?);
         tx.execute(
-            "INSERT INTO memory_copies (pid, direction, src_agent_id, dst_agent_id, size, src_address, dst_address, start, end) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![c.pid, c.direction, src, dst, c.bytes as i64, c.src as i64, c.dst as i64, c.start_ns as i64, c.end_ns as i64],
+            "INSERT INTO memory_copies (pid, direction, src_agent_id, dst_agent_id, size, src_address, dst_address, start, end, correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![c.pid, c.direction, src, dst, c.bytes as i64, c.src as i64, c.dst as i64, c.start_ns as i64, c.end_ns as i64, ids.copy_corr[&(c.pid, c.id)] as i64],
         )?;
     }
     for b in &s.barriers {
@@ -195,8 +211,8 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
     }
     {
         let mut st =
-            tx.prepare("INSERT INTO api_calls (pid, tid, domain, name, start, end) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-        for a in &s.api {
+            tx.prepare("INSERT INTO api_calls (pid, tid, domain, name, start, end, correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
+        for (i, a) in s.api.iter().enumerate() {
             let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") {
                 "HSA_AMD_EXT_API"
             } else {
@@ -208,7 +224,8 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
                 domain,
                 a.name,
                 a.start_ns as i64,
-                a.end_ns as i64
+                a.end_ns as i64,
+                ids.api_corr[i] as i64
             ])?;
         }
         let mut wave = tx.prepare("INSERT INTO waves (dispatch_id, workgroup_x, workgroup_y, workgroup_z, wave, xcd, se, cu, simd, start_cycle, end_cycle) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")?;

@@ -74,7 +74,7 @@ pub struct ProfileArgs {
 
 /// `wavejit profile --list-counters`: every counter, what it counts, exact or modeled.
 pub fn list_counters() -> String {
-    let mut s = String::from("Counters (exact: counted from every executed instruction and lane address, the same on every engine;\nmodeled: the timing model's figure, collected with --timing):\n\n");
+    let mut s = String::from("Counters (exact: counted from every executed instruction and lane address, the same on every engine;\nmodeled: the timing model's figure, collected with --timing).\nEvery counter is a whole-device total: rocprofv3's X_sum (X summed over every instance of its block) is X,\nand --counters/--pmc accept that name too.\n\n");
     let width = catalog::all().map(|c| c.name.len()).max().unwrap_or(0);
     for c in catalog::all() {
         s += &format!("  {:width$}  {:7}  {}\n", c.name, c.source.name(), c.description);

@@ -75,7 +75,7 @@ pub fn trace(s: &Session) -> Value {
                 &format!("HSA API (thread {})", a.tid),
             ));
         }
-        ev.push(json!({"ph": "X", "cat": "hsa_api", "name": a.name, "pid": a.pid, "tid": a.tid, "ts": us(a.start_ns), "dur": us(a.end_ns) - us(a.start_ns), "args": {"correlation_id": i + 1}}));
+        ev.push(json!({"ph": "X", "cat": "hsa_api", "name": a.name, "pid": a.pid, "tid": a.tid, "ts": us(a.start_ns), "dur": us(a.end_ns) - us(a.start_ns), "args": {"correlation_id": ids.api_corr[i]}}));
     }
     let mut queues: BTreeMap<(u32, u32, u64), ()> = BTreeMap::new();
     let mut queue_track = |ev: &mut Vec<Value>, pid: u32, agent: u32, queue: u64| {
@@ -97,7 +97,7 @@ pub fn trace(s: &Session) -> Value {
         let counters: serde_json::Map<String, Value> = d.counters.iter().map(|(n, v)| (n.clone(), json!(v))).collect();
         ev.push(json!({
             "ph": "X", "cat": "kernel", "name": demangle(&d.kernel), "pid": tpid, "tid": tid, "ts": us(start), "dur": us(end) - us(start),
-            "args": {"dispatch_id": corr, "symbol": d.kernel, "grid": d.grid, "workgroup": d.workgroup, "lds_bytes": d.lds_bytes, "scratch_bytes": d.scratch_bytes,
+            "args": {"dispatch_id": corr, "correlation_id": ids.dispatch_corr[&(d.pid, d.id)], "symbol": d.kernel, "grid": d.grid, "workgroup": d.workgroup, "lds_bytes": d.lds_bytes, "scratch_bytes": d.scratch_bytes,
                      "arch_vgprs": d.arch_vgprs, "accum_vgprs": d.accum_vgprs, "sgprs": d.sgprs, "modeled": d.modeled.is_some(), "error": d.error, "counters": counters}
         }));
         if let Some(i) = s.launch_of(d) {
@@ -117,7 +117,7 @@ pub fn trace(s: &Session) -> Value {
         } else {
             c.src_agent.max(1)
         };
-        ev.push(json!({"ph": "X", "cat": "copy", "name": format!("copy {}", c.direction), "pid": gpu_pid(c.pid, agent), "tid": COPY_TID, "ts": us(c.start_ns), "dur": us(c.end_ns) - us(c.start_ns), "args": {"bytes": c.bytes}}));
+        ev.push(json!({"ph": "X", "cat": "copy", "name": format!("copy {}", c.direction), "pid": gpu_pid(c.pid, agent), "tid": COPY_TID, "ts": us(c.start_ns), "dur": us(c.end_ns) - us(c.start_ns), "args": {"bytes": c.bytes, "correlation_id": ids.copy_corr[&(c.pid, c.id)]}}));
     }
     for (n, (pid, dispatch, waves)) in s.waves.iter().enumerate() {
         let Some(d) = s.dispatches.iter().find(|d| d.pid == *pid && d.id == *dispatch) else {
