@@ -116,10 +116,19 @@ pub const MODELED: &[CounterDef] = &[
         "SQ_ACTIVE_INST_VMEM",
         "Cycles the texture address units were busy issuing vector memory instructions",
     ),
-    modeled("TCP_TCC_READ_REQ", "Vector L1 read misses sent to the L2"),
-    modeled("TCP_TCC_WRITE_REQ", "Vector L1 writes sent to the L2 (write-through)"),
-    modeled("TCP_TCC_ATOMIC_REQ", "Vector L1 atomics sent to the L2"),
-    modeled("TCC_REQ", "L2 requests (vector L1, scalar cache and instruction cache)"),
+    modeled(
+        "TCP_TCC_READ_REQ",
+        "Vector L1 read misses sent to the L2, one per L1 line (the unit of TCP_TOTAL_CACHE_ACCESSES)",
+    ),
+    modeled(
+        "TCP_TCC_WRITE_REQ",
+        "Vector L1 writes sent to the L2 (write-through), one per L1 line written",
+    ),
+    modeled("TCP_TCC_ATOMIC_REQ", "Vector L1 atomics sent to the L2, one per L1 line"),
+    modeled(
+        "TCC_REQ",
+        "L2 requests from the vector L1, scalar cache and instruction cache, one per line of the cache asking (a count, not a size)",
+    ),
     modeled("TCC_HIT", "L2 hits"),
     modeled("TCC_MISS", "L2 misses"),
     modeled(

@@ -7,9 +7,15 @@
 //! utilizations, bandwidths, hit rates, the roofline) need a profile made with `--timing`, and are reported
 //! as unavailable otherwise: wall-clock time of an emulator says nothing about a GPU.
 //!
+//! Kernels are ranked by modeled time in a timed profile; in a functional one by the instructions they executed
+//! (`SQ_INSTS`; by dispatches when it was not collected), the table saying which: the emulator's host time is
+//! not GPU time.
+//!
 //! Formulas (rocprofiler-compute's, over wavejit's counters): FLOPs = 64 × (ADD + MUL + TRANS) + 128 × FMA
-//! per precision + 512 × MFMA_MOPS; L1 bytes = TCP_TOTAL_CACHE_ACCESSES × L1 line; L2 bytes = TCC_REQ × L2
-//! line; HBM bytes = HBM_READ_BYTES + HBM_WRITE_BYTES; vL1D hit rate = 1 − (TCP_TCC_READ_REQ +
+//! per precision + 512 × MFMA_MOPS; L1 bytes = TCP_TOTAL_CACHE_ACCESSES × L1 line; L2 bytes =
+//! (TCP_TCC_READ_REQ + TCP_TCC_WRITE_REQ + TCP_TCC_ATOMIC_REQ) × L1 line (the vector L1's traffic with the L2,
+//! counted in the same L1 lines as the L1's own, as rocprofiler-compute's roofline counts it);
+//! HBM bytes = HBM_READ_BYTES + HBM_WRITE_BYTES; vL1D hit rate = 1 − (TCP_TCC_READ_REQ +
 //! TCP_TCC_WRITE_REQ + TCP_TCC_ATOMIC_REQ) / TCP_TOTAL_CACHE_ACCESSES; utilizations = busy cycles over
 //! (units × GRBM_GUI_ACTIVE); IPC = SQ_INSTS / (CUs × GRBM_GUI_ACTIVE); occupancy = SQ_WAVE_CYCLES /
 //! (GRBM_GUI_ACTIVE × CUs × wave slots per CU).
@@ -83,7 +89,7 @@ pub struct KernelMetrics {
     pub counters: BTreeMap<String, u64>,
     /// FLOPs by precision: f16 (with bf16), f32, f64.
     pub flops: BTreeMap<&'static str, u64>,
-    /// Bytes by level (l1 exact; l2, hbm modeled).
+    /// Bytes by level (l1 exact; l2, hbm modeled); l1 and l2 both in L1 lines.
     pub bytes: BTreeMap<&'static str, u64>,
     /// Speed-of-light metrics by name; `None` where the profile lacks what they need.
     pub metrics: BTreeMap<&'static str, Option<f64>>,
@@ -96,9 +102,25 @@ pub struct Analysis {
     pub peaks: Peaks,
     pub modeled: bool,
     pub kernels: Vec<KernelMetrics>,
+    /// What `kernels` are ranked by: `modeled_time` (timed profiles), `instructions` (`SQ_INSTS`, functional
+    /// profiles) or `dispatches` (functional profiles without `SQ_INSTS`).
+    pub ranked_by: &'static str,
     /// Instruction mix over all kernels: (class, instructions).
     pub mix: Vec<(&'static str, u64)>,
     pub roofline: Option<[PathBuf; 2]>,
+    /// Kernels the roofline leaves off: (tag `K<rank>`, name, why).
+    pub roofline_left_off: Vec<(String, String, &'static str)>,
+}
+
+impl KernelMetrics {
+    /// The figure kernels are ranked by (see [`Analysis::ranked_by`]).
+    fn rank_value(&self, ranked_by: &str) -> u64 {
+        match ranked_by {
+            "modeled_time" => self.duration_ns,
+            "instructions" => self.counters.get("SQ_INSTS").copied().unwrap_or(0),
+            _ => self.dispatches,
+        }
+    }
 }
 
 /// The counters of `ds` summed, by the catalogue's names (a counter recorded as rocprofv3's `X_sum`, or as both
@@ -139,11 +161,13 @@ fn metrics_of(name: &str, ds: &[&DispatchRecord], device: &DevicePreset) -> Kern
     let mut bytes = BTreeMap::new();
     let m = Machine::by_preset(device.id);
     let l1_line = m.map_or(128, |m| m.l1.line_bytes) as u64;
-    let l2_line = m.map_or(128, |m| m.l2.line_bytes) as u64;
     bytes.insert("l1", c("TCP_TOTAL_CACHE_ACCESSES") * l1_line);
     let has = |n: &str| counters.contains_key(n);
-    if has("TCC_REQ") {
-        bytes.insert("l2", c("TCC_REQ") * l2_line);
+    if has("TCP_TCC_READ_REQ") {
+        bytes.insert(
+            "l2",
+            (c("TCP_TCC_READ_REQ") + c("TCP_TCC_WRITE_REQ") + c("TCP_TCC_ATOMIC_REQ")) * l1_line,
+        );
     }
     if has("HBM_READ_BYTES") {
         bytes.insert("hbm", c("HBM_READ_BYTES") + c("HBM_WRITE_BYTES"));
@@ -259,7 +283,39 @@ pub fn analyze(session: &Session, chart_dir: Option<&Path>) -> Result<Analysis, 
         .iter()
         .map(|((name, dev), ds)| metrics_of(name, ds, DevicePreset::by_name(dev).unwrap_or(device)))
         .collect();
-    kernels.sort_by(|a, b| b.duration_ns.cmp(&a.duration_ns).then(a.name.cmp(&b.name)));
+    let modeled = kernels.iter().all(|k| k.modeled);
+    let ranked_by = if modeled {
+        "modeled_time"
+    } else if kernels.iter().any(|k| k.counters.contains_key("SQ_INSTS")) {
+        "instructions"
+    } else {
+        "dispatches"
+    };
+    kernels.sort_by(|a, b| {
+        b.rank_value(ranked_by)
+            .cmp(&a.rank_value(ranked_by))
+            .then(a.name.cmp(&b.name))
+    });
+    // the roofline places a kernel at its FLOP rate: one without FLOPs (or without time) has no place on it
+    let roofline_left_off = kernels
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| {
+            !k.metrics
+                .get("flops_per_second")
+                .copied()
+                .flatten()
+                .is_some_and(|r| r > 0.0)
+        })
+        .map(|(rank, k)| {
+            let why = if k.flops.values().sum::<u64>() == 0 {
+                "no floating-point operations counted"
+            } else {
+                "no modeled time"
+            };
+            (format!("K{}", rank + 1), k.name.clone(), why)
+        })
+        .collect();
     let all = sum_counters(&session.dispatches.iter().collect::<Vec<_>>());
     let g = |n: &str| all.get(n).copied().unwrap_or(0);
     let mix = vec![
@@ -284,15 +340,16 @@ pub fn analyze(session: &Session, chart_dir: Option<&Path>) -> Result<Analysis, 
             ),
         ),
     ];
-    let modeled = kernels.iter().all(|k| k.modeled);
     let peaks = Peaks::of(device);
     let mut a = Analysis {
         device: device.id.to_string(),
         peaks,
         modeled,
         kernels,
+        ranked_by,
         mix,
         roofline: None,
+        roofline_left_off,
     };
     if let (Some(dir), true) = (chart_dir, modeled) {
         a.roofline = Some(crate::roofline::draw(&a, dir)?);
@@ -343,19 +400,30 @@ pub fn report(a: &Analysis) -> String {
             "functional profile: rates, hit rates and the roofline need --timing"
         }
     );
-    let total: u64 = a.kernels.iter().map(|k| k.duration_ns).sum();
-    s += "\nTop kernels by time\n";
+    let total: u64 = a.kernels.iter().map(|k| k.rank_value(a.ranked_by)).sum();
+    let (title, column) = match a.ranked_by {
+        "modeled_time" => ("Top kernels by modeled time", "modeled ns"),
+        "instructions" => (
+            "Top kernels by instructions executed (functional profile: the emulator's host time is not GPU time)",
+            "instructions",
+        ),
+        _ => (
+            "Top kernels by dispatches (functional profile without SQ_INSTS: the emulator's host time is not GPU time)",
+            "dispatches",
+        ),
+    };
+    s += &format!("\n{title}\n");
     s += &format!(
-        "  {:>5}  {:>12}  {:>10}  {:>6}  kernel\n",
-        "#", "total ns", "calls", "share"
+        "  {:>5}  {:>14}  {:>10}  {:>6}  kernel\n",
+        "#", column, "calls", "share"
     );
     for (i, k) in a.kernels.iter().take(10).enumerate() {
         s += &format!(
-            "  {:>5}  {:>12}  {:>10}  {:>5.1}%  {}\n",
+            "  {:>5}  {:>14}  {:>10}  {:>5.1}%  {}\n",
             i + 1,
-            k.duration_ns,
+            k.rank_value(a.ranked_by),
             k.dispatches,
-            100.0 * k.duration_ns as f64 / total.max(1) as f64,
+            100.0 * k.rank_value(a.ranked_by) as f64 / total.max(1) as f64,
             k.name
         );
     }
@@ -372,10 +440,12 @@ pub fn report(a: &Analysis) -> String {
     let p = &a.peaks;
     for k in a.kernels.iter().take(10) {
         let m = |n: &str| k.metrics.get(n).copied().flatten();
-        s += &format!(
-            "\nSpeed of light: {} ({} dispatches, {} ns)\n",
-            k.name, k.dispatches, k.duration_ns
-        );
+        let size = if a.modeled {
+            format!("{} ns modeled", k.duration_ns)
+        } else {
+            format!("{} instructions", k.counters.get("SQ_INSTS").copied().unwrap_or(0))
+        };
+        s += &format!("\nSpeed of light: {} ({} dispatches, {size})\n", k.name, k.dispatches);
         let peak_flops = p.fp32_vector.max(p.fp64_vector);
         let rows: Vec<(&str, String, String)> = vec![
             ("VALU utilization", pct(m("valu_utilization")), String::new()),
@@ -441,7 +511,12 @@ pub fn report(a: &Analysis) -> String {
         }
     }
     match &a.roofline {
-        Some([svg, png]) => s += &format!("\nRoofline: {} and {}\n", svg.display(), png.display()),
+        Some([svg, png]) => {
+            s += &format!("\nRoofline: {} and {}\n", svg.display(), png.display());
+            for (tag, name, why) in &a.roofline_left_off {
+                s += &format!("  left off: {tag} {name} ({why})\n");
+            }
+        }
         None if !a.modeled => {
             s += "\nRoofline: needs a profile made with --timing (kernels are placed by modeled time)\n"
         }
@@ -465,4 +540,131 @@ pub fn run(path: &Path, json: bool) -> Result<(), Box<dyn std::error::Error>> {
         print!("{}", report(&a));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profiler_hooks::record::{AgentInfo, ProcessInfo};
+
+    /// A kernel of a test session: symbol, host ns, modeled ns, counters.
+    type Kernel<'a> = (&'a str, u64, Option<u64>, &'a [(&'a str, u64)]);
+
+    fn session(kernels: &[Kernel]) -> Session {
+        let dispatches = kernels
+            .iter()
+            .enumerate()
+            .map(|(i, (name, host_ns, modeled_ns, counters))| DispatchRecord {
+                id: i as u64 + 1,
+                pid: 7,
+                tid: 1,
+                agent: 1,
+                queue: 0x1000,
+                kernel: name.to_string(),
+                kernel_object: 0,
+                grid: [64, 1, 1],
+                workgroup: [64, 1, 1],
+                lds_bytes: 0,
+                scratch_bytes: 0,
+                arch_vgprs: 8,
+                accum_vgprs: 0,
+                sgprs: 16,
+                wave_size: 64,
+                start_ns: 1000,
+                end_ns: 1000 + host_ns,
+                modeled: modeled_ns.map(|n| (0, n)),
+                counters: counters.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+                error: None,
+            })
+            .collect();
+        Session {
+            processes: vec![ProcessInfo {
+                pid: 7,
+                ppid: 1,
+                command: "t".into(),
+                start_ns: 0,
+                timing: kernels.iter().all(|k| k.2.is_some()),
+                agents: vec![AgentInfo {
+                    index: 1,
+                    kind: "mi210".into(),
+                    name: "AMD Instinct MI210".into(),
+                    gfx: "gfx90a".into(),
+                    compute_units: 104,
+                }],
+            }],
+            dispatches,
+            ..Session::default()
+        }
+    }
+
+    #[test]
+    fn a_functional_profile_ranks_kernels_by_instructions_not_by_the_emulators_host_time() {
+        let s = session(&[
+            ("_Z4slowv", 1_000_000_000, None, &[("SQ_INSTS", 10)]),
+            ("_Z4busyv", 10, None, &[("SQ_INSTS", 1000)]),
+        ]);
+        let a = analyze(&s, None).unwrap();
+        assert_eq!(a.ranked_by, "instructions");
+        assert_eq!(
+            a.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+            ["busy()", "slow()"]
+        );
+        let r = report(&a);
+        assert!(r.contains("Top kernels by instructions executed"), "{r}");
+        assert!(r.contains("(1 dispatches, 1000 instructions)"), "{r}");
+        assert!(!r.contains(" ns)"), "no host time passed off as a duration: {r}");
+    }
+
+    #[test]
+    fn l2_bytes_count_the_l1s_traffic_with_the_l2_in_l1_lines() {
+        // a streaming kernel: 12 L1 lines touched, 8 read misses and 4 writes go to the L2 (every TCC_REQ too,
+        // and the instruction cache's)
+        let s = session(&[(
+            "stream",
+            10,
+            Some(1000),
+            &[
+                ("TCP_TOTAL_CACHE_ACCESSES", 12),
+                ("TCP_TCC_READ_REQ", 8),
+                ("TCP_TCC_WRITE_REQ", 4),
+                ("TCP_TCC_ATOMIC_REQ", 0),
+                ("TCC_REQ", 14),
+            ],
+        )]);
+        let a = analyze(&s, None).unwrap();
+        let b = &a.kernels[0].bytes;
+        assert_eq!((b["l1"], b["l2"]), (12 * 64, 12 * 64), "MI210's L1 line is 64 bytes");
+    }
+
+    #[test]
+    fn a_kernel_without_flops_is_named_as_left_off_the_roofline() {
+        let dir = std::env::temp_dir().join(format!("wavejit-analyze-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = session(&[
+            (
+                "_Z4saxpyPfi",
+                10,
+                Some(2000),
+                &[("SQ_INSTS_VALU_FMA_F32", 100), ("TCP_TOTAL_CACHE_ACCESSES", 10)],
+            ),
+            ("_Z4copyPfi", 10, Some(1000), &[("TCP_TOTAL_CACHE_ACCESSES", 10)]),
+        ]);
+        let a = analyze(&s, Some(&dir)).unwrap();
+        assert_eq!(
+            a.roofline_left_off,
+            [(
+                "K2".to_string(),
+                "copy(float*, int)".to_string(),
+                "no floating-point operations counted"
+            )]
+        );
+        let r = report(&a);
+        assert!(
+            r.contains("left off: K2 copy(float*, int) (no floating-point operations counted)"),
+            "{r}"
+        );
+        let svg = std::fs::read_to_string(dir.join("roofline.svg")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(svg.contains("Left off: K2 copy(float*, int)"), "the chart names it");
+    }
 }

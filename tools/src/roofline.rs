@@ -3,7 +3,8 @@
 //! up to the compute peak) and the compute roofs (FP32 and FP64 vector, FP16 and FP32 matrix) of the
 //! device; every kernel with FLOPs placed three times, at its HBM, L2 and L1 intensity, at its modeled
 //! throughput (the markers of one kernel share a colour, the level is the marker's shape; kernels are tagged
-//! K1, K2… in the order of `wavejit analyze`'s table, longest first, and the legend names them).
+//! K1, K2… in the order of `wavejit analyze`'s table, longest first, and the legend names them). Kernels
+//! without a place (no FLOPs) are named under the chart as left off.
 //!
 //! Text is drawn with a system TrueType font (DejaVu Sans or Liberation Sans, Debian's `fonts-dejavu-core`).
 
@@ -36,6 +37,15 @@ fn register_font() -> Result<(), String> {
     .clone()
 }
 
+/// `s` cut to `n` characters, `…` marking a cut.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() > n {
+        s.chars().take(n).collect::<String>() + "…"
+    } else {
+        s.to_string()
+    }
+}
+
 const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -66,7 +76,7 @@ where
             Some((rank, k.name.as_str(), rate, [m("ai_hbm"), m("ai_l2"), m("ai_l1")]))
         })
         .collect();
-    // names of one library share long (mangled) prefixes: the legend shows what follows the common part
+    // names of one library share long prefixes (namespaces, templates): the legend shows what follows them
     let common = match points.as_slice() {
         [_, _, ..] => {
             let shared = |a: &str, b: &str| {
@@ -159,10 +169,8 @@ where
     }
     for (i, (rank, name, rate, ais)) in points.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let rest: Vec<char> = name[if common > 8 { common } else { 0 }..].chars().collect();
-        let short: String = if common > 8 { "…".to_string() } else { String::new() }
-            + &rest.iter().take(44).collect::<String>()
-            + if rest.len() > 44 { "…" } else { "" };
+        let short = if common > 8 { "…".to_string() } else { String::new() }
+            + &clip(&name[if common > 8 { common } else { 0 }..], 44);
         let tag = format!("K{}", rank + 1);
         let [hbm, l2, l1] = *ais;
         if let Some(x) = hbm {
@@ -191,6 +199,20 @@ where
         .border_style(BLACK)
         .label_font(("sans-serif", 15))
         .draw()?;
+    // kernels without a place on the chart are named under it
+    if !a.roofline_left_off.is_empty() {
+        let list: Vec<String> = a
+            .roofline_left_off
+            .iter()
+            .map(|(tag, name, why)| format!("{tag} {} ({why})", clip(name, 40)))
+            .collect();
+        let (_, h) = root.dim_in_pixel();
+        root.draw(&Text::new(
+            format!("Left off: {}", list.join("; ")),
+            (20, h as i32 - 18),
+            ("sans-serif", 14).into_font().color(&BLACK),
+        ))?;
+    }
     root.present()?;
     Ok(())
 }

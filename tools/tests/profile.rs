@@ -339,6 +339,10 @@ fn a_hip_program_in_two_child_processes_is_profiled_into_csv_trace_and_database(
         t.contains(VADD) && !t.contains(VADD_SYMBOL),
         "analyze names kernels demangled: {t}"
     );
+    assert!(
+        t.contains("Top kernels by instructions executed") && !t.contains("Top kernels by time"),
+        "a functional profile ranks by what was counted: {t}"
+    );
     assert!(!dir.join("roofline.png").exists());
 }
 
@@ -392,6 +396,12 @@ fn a_timed_profile_has_consistent_modeled_counters_a_wave_trace_and_a_roofline()
     assert!(o.status.success(), "{}", text(&o.stderr));
     let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("analyze --json");
     assert_eq!(a["modeled"], true);
+    assert_eq!(a["ranked_by"], "modeled_time");
+    // a streaming kernel: every L1 line it touches goes to the L2 (reads miss, writes go through), and both
+    // figures count in L1 lines
+    let k = &a["kernels"][0];
+    assert!(k["bytes"]["l1"].as_u64().unwrap() > 800_000, "{k}");
+    assert_eq!(k["bytes"]["l2"], k["bytes"]["l1"], "{k}");
     let png = std::fs::read(dir.join("roofline.png")).expect("roofline.png");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert_eq!(
