@@ -476,6 +476,22 @@ fn accum_vgpr_count_is_the_agprs_the_kernel_metadata_gives() {
 }
 
 #[test]
+fn a_program_that_used_no_gpu_is_said_to_and_its_status_kept() {
+    let dir = scratch().join("no-gpu");
+    let o =
+        run(Command::new(wavejit())
+            .arg("profile")
+            .arg("-o")
+            .arg(&dir)
+            .args(["--", "sh", "-c", "echo hello; exit 3"]));
+    assert_eq!(o.status.code(), Some(3), "the program's status: {}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "hello\n");
+    let e = text(&o.stderr);
+    assert!(e.contains("used no GPU") && e.contains("no file was written"), "{e}");
+    assert!(!dir.exists(), "no empty profile left behind");
+}
+
+#[test]
 fn run_profile_counts_an_sgemms_two_n_cubed_flops() {
     let dir = scratch().join("sgemm");
     let n = 64usize;

@@ -6,7 +6,8 @@
 //! The program runs under `wavejit exec` with `WAVEJIT_PROFILE_*` set (`profiler_hooks::record::env`): every
 //! process on the runtime shim writes its own `wavejit-<pid>.jsonl` into a staging directory inside the
 //! output directory; when the program has ended they are merged into one [`Session`] and the staging files
-//! removed.
+//! removed. A program none of whose processes started the HSA runtime used no GPU: `wavejit profile` says so,
+//! writes nothing and exits with the program's status.
 
 pub mod csv;
 pub mod db;
@@ -88,6 +89,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         return Err("--wave-trace traces instruction issue in the timing model: add --timing".into());
     }
     catalog::select(a.counters.as_deref(), a.timing)?;
+    let had_output = a.output.exists();
     let staging = a.output.join(format!(".wavejit-staging-{}", std::process::id()));
     std::fs::create_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
     let mut env = vec![(record::env::DIR.to_string(), staging.display().to_string())];
@@ -110,6 +112,18 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     progress.finish();
     let code = code?;
     let session = Session::load(&staging)?;
+    if session.processes.is_empty() && session.dispatches.is_empty() && session.api.is_empty() {
+        // no process of the program started the runtime: there is nothing to write
+        let _ = std::fs::remove_dir_all(&staging);
+        if !had_output {
+            let _ = std::fs::remove_dir(&a.output);
+        }
+        eprintln!(
+            "wavejit profile: `{}` used no GPU: none of its processes started the HSA runtime, so there is nothing to profile and no file was written",
+            a.command.join(" ")
+        );
+        return Ok(code);
+    }
     let written = write_outputs(&session, &a.output, a.formats)?;
     let _ = std::fs::remove_dir_all(&staging);
     eprintln!(
