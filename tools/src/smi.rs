@@ -8,7 +8,10 @@
 //! runs at one clock); power and temperature are not shown: wavejit has no power or thermal model.
 //!
 //! Utilization is the share of wall time with a dispatch running: since the oldest of the card's processes
-//! started, or, under `--watch`, over the last interval (each view says which).
+//! started, or, under `--watch`, over the last interval (each view says which). A card's number follows from
+//! its (index, preset) alone (`profiler_hooks::smi::card_number`), so it does not change as programs come and
+//! go. VRAM is shown in whole MiB rounded down (`MB`, as amd-smi writes it) in every view, text and JSON; the
+//! `emulated` blocks add the exact bytes.
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -30,6 +33,11 @@ pub enum View {
 }
 
 const MIB: u64 = 1 << 20;
+
+/// VRAM as every view shows it: whole MiB, rounded down (amd-smi's `MB`); exact bytes only under `emulated`.
+fn vram_mb(bytes: u64) -> Node {
+    unit(bytes / MIB, "MB")
+}
 
 /// A view as an ordered tree: serialized as JSON in this order, and printed as amd-smi prints its
 /// human-readable form (`KEY: value` lines, nested blocks indented, value/unit pairs as `value unit`).
@@ -151,13 +159,14 @@ fn emulated(c: &Card, mut more: Vec<(&'static str, Node)>) -> Node {
     map(fields)
 }
 
-fn list_node(c: &Card) -> Node {
+/// `node`: the card's KFD node in `wavejit exec`'s sysfs view made now (its place among the cards shown + 1).
+fn list_node(c: &Card, node: usize) -> Node {
     map(vec![
         ("gpu", val(c.number)),
         ("bdf", val(c.bdf())),
         ("uuid", val(c.uuid())),
         ("kfd_id", val(c.gpu_id())),
-        ("node_id", val(c.number + 1)),
+        ("node_id", val(node)),
         ("market_name", val(c.name.clone())),
         ("target_graphics_version", val(c.gfx.clone())),
         ("emulated", emulated(c, vec![])),
@@ -180,7 +189,7 @@ fn static_node(c: &Card) -> Node {
             ]),
         ),
         ("bus", map(vec![("bdf", val(c.bdf()))])),
-        ("vram", map(vec![("size", unit(c.vram_total / MIB, "MB"))])),
+        ("vram", map(vec![("size", vram_mb(c.vram_total))])),
         (
             "clock",
             map(vec![
@@ -223,9 +232,9 @@ fn metric_node(c: &Card, w: &Window) -> Node {
         (
             "mem_usage",
             map(vec![
-                ("total_vram", unit(c.vram_total / MIB, "MB")),
-                ("used_vram", unit(used / MIB, "MB")),
-                ("free_vram", unit(c.vram_total.saturating_sub(used) / MIB, "MB")),
+                ("total_vram", vram_mb(c.vram_total)),
+                ("used_vram", vram_mb(used)),
+                ("free_vram", vram_mb(c.vram_total.saturating_sub(used))),
             ]),
         ),
         (
@@ -253,11 +262,12 @@ fn process_node(c: &Card) -> Node {
                 map(vec![
                     ("name", val(u.name.clone())),
                     ("pid", val(u.pid)),
-                    ("mem_usage", unit(u.vram_used, "B")),
-                    ("memory_usage", map(vec![("vram_mem", unit(u.vram_used, "B"))])),
+                    ("mem_usage", vram_mb(u.vram_used)),
+                    ("memory_usage", map(vec![("vram_mem", vram_mb(u.vram_used))])),
                     ("usage", map(vec![("gfx", unit(u.busy_ns, "ns"))])),
                     ("dispatches", val(u.dispatches)),
                     ("queues", val(u.queues)),
+                    ("emulated", map(vec![("vram_used", unit(u.vram_used, "B"))])),
                 ]),
             )])
         })
@@ -268,21 +278,14 @@ fn process_node(c: &Card) -> Node {
 fn view_nodes(view: View, cards: &[Card], w: &Window) -> Vec<Node> {
     cards
         .iter()
-        .map(|c| match view {
-            View::List => list_node(c),
+        .enumerate()
+        .map(|(i, c)| match view {
+            View::List => list_node(c, i + 1),
             View::Static => static_node(c),
             View::Metric => metric_node(c, w),
             View::Process => process_node(c),
         })
         .collect()
-}
-
-fn human_bytes(b: u64) -> String {
-    if b >= 1 << 30 {
-        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{} MiB", b.div_ceil(MIB))
-    }
 }
 
 /// The default view: one line per card.
@@ -307,7 +310,7 @@ fn summary(cards: &[Card], w: &Window) -> String {
             c.name.clone(),
             c.gfx.clone(),
             c.compute_units.to_string(),
-            format!("{} / {}", human_bytes(c.vram_used()), human_bytes(c.vram_total)),
+            format!("{} / {} MB", c.vram_used() / MIB, c.vram_total / MIB),
             format!("{util:.0}%"),
             format!("{} MHz", c.engine_clock_mhz),
             format!("{} MHz", c.memory_clock_mhz),

@@ -240,8 +240,16 @@ fn wavejit_smi_lists_a_running_program_with_its_memory_and_forgets_it_after_exit
     let procs = smi_json(&reg, &["process", "--json"]);
     let p = process_entry(&procs, held.pid).unwrap_or_else(|| panic!("pid {} not in {procs}", held.pid));
     assert_eq!(p["name"], "smi_hold", "{p}");
-    let vram = p["memory_usage"]["vram_mem"]["value"].as_u64().expect("bytes");
+    let vram = p["emulated"]["vram_used"]["value"].as_u64().expect("bytes");
     assert!((64 * MIB..100 * MIB).contains(&vram), "{p}");
+    // VRAM in whole MiB, rounded down, in every view
+    for field in [&p["mem_usage"], &p["memory_usage"]["vram_mem"]] {
+        assert_eq!(
+            (field["value"].as_u64(), field["unit"].as_str()),
+            (Some(vram / MIB), Some("MB")),
+            "{p}"
+        );
+    }
     assert!(
         p["usage"]["gfx"]["value"].as_u64().unwrap_or(0) > 0 && p["dispatches"].as_u64().unwrap_or(0) >= 1,
         "it ran its fill kernel: {p}"
@@ -255,6 +263,16 @@ fn wavejit_smi_lists_a_running_program_with_its_memory_and_forgets_it_after_exit
         "{cards}"
     );
     assert_eq!(card["emulated"]["vram_used"]["value"].as_u64(), Some(vram), "{cards}");
+    assert_eq!(
+        card["mem_usage"]["used_vram"]["value"].as_u64(),
+        Some(vram / MIB),
+        "the same rounding as the process view: {cards}"
+    );
+    let (_, summary, _) = smi(&reg, &[]);
+    assert!(
+        summary.contains(&format!("{} / 65536 MB", vram / MIB)),
+        "and as the summary: {summary}"
+    );
     assert_eq!(
         card["mem_usage"]["total_vram"]["value"].as_u64(),
         Some(65536),
@@ -334,7 +352,9 @@ fn rocm_smi_names_the_emulated_product_its_clocks_use_and_the_running_program() 
     let reg = registry("rocm");
     let held = Held::start(&reg, 32);
     let pid = held.pid.to_string();
-    let checks: [(&str, &[&str]); 5] = [
+    let checks: [(&str, &[&str]); 6] = [
+        // the DPM level (one level, the peak clock): a reading rocm-smi's default view makes
+        ("--showperflevel", &["Performance Level: high"]),
         ("--showid", &["GPU ID: 0x740f"]),
         (
             "--showproductname",

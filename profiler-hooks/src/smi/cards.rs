@@ -19,6 +19,8 @@ pub struct Product {
     pub memory_width_bits: u32,
     /// Small number distinguishing presets in the card identities below.
     slot: u32,
+    /// The preset's place in card numbers ([`Card::number`]): the default preset (MI210) first.
+    order: u32,
 }
 
 /// The product facts for preset `preset` (`mi300x`, `mi210`, `mi250x-gcd`); zeros for a preset not known here.
@@ -29,24 +31,28 @@ pub fn product(preset: &str) -> Product {
             memory_clock_mhz: 2600,
             memory_width_bits: 8192,
             slot: 0,
+            order: 2,
         },
         "mi210" => Product {
             pci_device_id: 0x740f,
             memory_clock_mhz: 1600,
             memory_width_bits: 4096,
             slot: 1,
+            order: 0,
         },
         "mi250x-gcd" => Product {
             pci_device_id: 0x740c,
             memory_clock_mhz: 1600,
             memory_width_bits: 4096,
             slot: 2,
+            order: 1,
         },
         _ => Product {
             pci_device_id: 0,
             memory_clock_mhz: 0,
             memory_width_bits: 0,
             slot: 3,
+            order: 3,
         },
     }
 }
@@ -68,7 +74,8 @@ pub struct CardUser {
 /// One emulated card of the machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Card {
-    /// Position among the cards shown (sorted by index, then preset): `cardN`, GPU N.
+    /// The card's number, `cardN` and GPU N: from (index, preset) alone ([`card_number`]), so a card keeps its
+    /// number whichever other cards are in use.
     pub number: usize,
     pub index: u32,
     pub preset: String,
@@ -223,8 +230,14 @@ impl Sample {
     }
 }
 
+/// The number of the card of device `index` of preset `preset`: 16 numbers per preset (a process has at most
+/// [`super::layout::MAX_DEVICES`] devices), MI210 0–15, MI250X GCD 16–31, MI300X 32–47, others from 48.
+pub fn card_number(index: u32, preset: &str) -> usize {
+    product(preset).order as usize * super::layout::MAX_DEVICES + index as usize
+}
+
 /// The machine's cards: every (index, preset) in `processes`, plus `own` (the devices of a process not in the
-/// registry yet, e.g. those `wavejit exec` is about to emulate), numbered in (index, preset) order.
+/// registry yet, e.g. those `wavejit exec` is about to emulate), in order of their numbers ([`card_number`]).
 pub fn cards(processes: &[ProcessRecord], own: &[DeviceRecord]) -> Vec<Card> {
     let mut cards: Vec<Card> = Vec::new();
     let card_for = |d: &DeviceRecord, cards: &mut Vec<Card>| -> usize {
@@ -265,11 +278,9 @@ pub fn cards(processes: &[ProcessRecord], own: &[DeviceRecord]) -> Vec<Card> {
             });
         }
     }
-    cards.sort_by(|a, b| {
-        (a.index, product(&a.preset).slot, &a.preset).cmp(&(b.index, product(&b.preset).slot, &b.preset))
-    });
-    for (n, c) in cards.iter_mut().enumerate() {
-        c.number = n;
+    for c in &mut cards {
+        c.number = card_number(c.index, &c.preset);
     }
+    cards.sort_by(|a, b| (a.number, &a.preset).cmp(&(b.number, &b.preset)));
     cards
 }

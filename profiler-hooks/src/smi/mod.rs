@@ -56,7 +56,7 @@
 //! # Machine-wide cards
 //! Each process emulates GPUs of its own; the SMI views treat device index N of preset P as one card of the
 //! machine, as several processes share one real GPU ([`cards`]): its memory use and busy time add up over the
-//! processes that use it.
+//! processes that use it. Its number follows from (N, P) alone ([`card_number`]).
 
 mod cards;
 pub mod layout;
@@ -65,7 +65,7 @@ mod read;
 
 use std::path::{Path, PathBuf};
 
-pub use cards::{cards, product, Card, CardUser, Identity, Product, Sample};
+pub use cards::{card_number, cards, product, Card, CardUser, Identity, Product, Sample};
 pub use publish::{DeviceInfo, Publisher};
 pub use read::{scan, scan_all, DeviceRecord, ProcessRecord};
 

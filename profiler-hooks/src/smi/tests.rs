@@ -178,22 +178,25 @@ fn record(pid: u32, started_ns: u64, devices: Vec<(u32, &str, u64, u64)>) -> Pro
 }
 
 #[test]
-fn cards_are_index_and_preset_summed_over_processes_with_stable_identities() {
+fn cards_are_index_and_preset_summed_over_processes_with_stable_numbers_and_identities() {
     let a = record(100, 1_000, vec![(0, "mi210", 100, 10), (1, "mi300x", 5, 0)]);
     let b = record(200, 2_000, vec![(0, "mi210", 50, 30), (0, "mi300x", 7, 0)]);
     let cards = cards(&[a, b], &[]);
     let ids: Vec<(usize, u32, &str)> = cards.iter().map(|c| (c.number, c.index, c.preset.as_str())).collect();
-    assert_eq!(ids, vec![(0, 0, "mi300x"), (1, 0, "mi210"), (2, 1, "mi300x")]);
-    let mi210 = &cards[1];
+    assert_eq!(ids, vec![(0, 0, "mi210"), (32, 0, "mi300x"), (33, 1, "mi300x")]);
+    let mi210 = &cards[0];
     assert_eq!((mi210.vram_used(), mi210.busy_ns(), mi210.users.len()), (150, 40, 2));
     // over 1000 ns since the older process started: 40 busy ns = 4 %
     assert_eq!(mi210.utilization_since_start(2_000), (4.0, 1_000));
     // identities depend on (index, preset) only
     let alone = super::cards(&[record(300, 0, vec![(0, "mi210", 0, 0)])], &[]);
     assert_eq!(
-        (alone[0].bdf(), alone[0].gpu_id(), alone[0].unique_id()),
-        (mi210.bdf(), mi210.gpu_id(), mi210.unique_id())
+        (alone[0].number, alone[0].bdf(), alone[0].gpu_id(), alone[0].unique_id()),
+        (mi210.number, mi210.bdf(), mi210.gpu_id(), mi210.unique_id())
     );
+    // numbers too: the MI300X keeps its number whether or not an MI210 is in use
+    let mi300x = super::cards(&[record(400, 0, vec![(0, "mi300x", 0, 0)])], &[]);
+    assert_eq!(mi300x[0].number, cards[1].number);
     let all: std::collections::HashSet<String> = cards.iter().map(|c| c.bdf()).collect();
     assert_eq!(all.len(), 3);
     assert_eq!(mi210.uuid().len(), 36);

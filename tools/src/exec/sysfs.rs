@@ -11,7 +11,9 @@
 //! ```text
 //! sys/module/amdgpu/initstate             "live" (rocm-smi's driver check)
 //! sys/module/amdgpu/version               wavejit's version (the "driver" is the emulator)
-//! sys/class/drm/cardN, renderD(128+N)     links to sys/devices/wavejit/<bdf>/drm/…, N in (index, preset) order
+//! sys/class/drm/cardN, renderD(128+N)     links to sys/devices/wavejit/<bdf>/drm/…, N the card's place in
+//!                                         order of `wavejit smi`'s GPU numbers (librocm_smi needs cards
+//!                                         numbered from 0 without gaps)
 //! sys/devices/wavejit/<bdf>/              the card's PCI device (bdf: 0000:BB:00.0, BB from (index, preset))
 //!     vendor 0x1002 · device: the product's PCI id (MI210 0x740f, MI250X 0x740c, MI300X 0x74a1)
 //!     subsystem_vendor 0x1002 · subsystem_device: the device id again (AMD's own board)
@@ -27,6 +29,8 @@
 //!         time accumulated in ms as gfx_activity_acc), the clocks and the time; every other field all ones
 //!         ("not available", as the driver marks them)
 //!     pp_dpm_sclk, pp_dpm_mclk: one level, the preset's engine clock and the product's memory clock, current
+//!     power_dpm_force_performance_level: "high" (the one level, the peak clock, all the time); without it
+//!         rocm-smi counts the performance level, which its default view shows, as a failed reading
 //!     drm/cardN/device, drm/renderD…/device: links back to the PCI device
 //!     hwmon/hwmonN/name "amdgpu", in0_label "vddgfx", and no sensor readings: librocm_smi64 needs a monitor
 //!         (and that label), and reports every missing sensor (temperature, power, fan, voltage) as not supported
@@ -160,10 +164,9 @@ impl Tree {
         let processes = smi::scan_all().unwrap_or_default();
         let mut cards = smi::cards(&processes, &own);
         if only_own {
+            // in the order of WAVEJIT_DEVICES: device N is node N+1 and render node 128 + N
             cards.retain(|c| own.iter().any(|o| o.index == c.index && o.preset == c.preset));
-            for (n, c) in cards.iter_mut().enumerate() {
-                c.number = n;
-            }
+            cards.sort_by_key(|c| c.index);
         }
         let mut tree = Tree {
             root: root.to_path_buf(),
@@ -190,8 +193,8 @@ impl Tree {
             "platform_oem 0\nplatform_id 0\nplatform_rev 0\n",
         )?;
         tree.cpu_node(&cards)?;
-        for c in &cards {
-            tree.card(c)?;
+        for (n, c) in cards.iter().enumerate() {
+            tree.card(n, c)?;
         }
         tree.live(&cards, None, smi::monotonic_ns())?;
         tree.cards.shrink_to_fit();
@@ -222,16 +225,17 @@ impl Tree {
             &node.join("caches/0/properties"),
             &cache(0, 1, 32, 64, 8, CACHE_DATA | CACHE_CPU),
         )?;
-        for c in cards {
-            let l = node.join("io_links").join(c.number.to_string());
+        for i in 0..cards.len() {
+            let l = node.join("io_links").join(i.to_string());
             std::fs::create_dir_all(&l)?;
-            write(&l.join("properties"), &io_link(0, c.number + 1))?;
+            write(&l.join("properties"), &io_link(0, i + 1))?;
         }
         Ok(())
     }
 
-    fn card(&self, c: &Card) -> std::io::Result<()> {
-        let n = c.number;
+    /// Card `c` as `card<n>` and KFD node n+1: librocm_smi finds cards numbered from 0 without gaps, so `n` is
+    /// the card's place among those shown (`wavejit smi`'s GPU number is `c.number`).
+    fn card(&self, n: usize, c: &Card) -> std::io::Result<()> {
         let render = 128 + n;
         let pci = self.pci(c);
         for d in [format!("drm/card{n}"), format!("drm/renderD{render}")] {
@@ -261,6 +265,8 @@ impl Tree {
             ("mem_info_vis_vram_total", c.vram_total.to_string()),
             ("pp_dpm_sclk", format!("0: {}Mhz *", c.engine_clock_mhz)),
             ("pp_dpm_mclk", format!("0: {}Mhz *", c.memory_clock_mhz)),
+            // the emulated GPU runs at its one (peak) clock throughout: DPM held at its highest level
+            ("power_dpm_force_performance_level", "high".to_string()),
         ];
         for (name, value) in files {
             write(&pci.join(name), &format!("{value}\n"))?;
