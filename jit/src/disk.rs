@@ -9,14 +9,26 @@
 //! writes its own in. Nor does it depend on where the code object is loaded (PCs are relative to the code base,
 //! and the instructions that write a PC into registers run on the interpreter: `compile::materializes_pc`).
 //!
+//! # Trust
+//! A block file is machine code the loading process maps and runs, so only files this user's own processes
+//! wrote are used. The directory is created with mode 0700 and used only while it belongs to the user and
+//! neither group nor others may write it; beside the blocks, `DIR/key` holds a secret of 32 random bytes,
+//! created once (mode 0600, exclusively) and used only while it is the user's own regular file that neither
+//! group nor others may read or write. Each block file ends in an HMAC-SHA256 of its contents under that key.
+//! A directory or key file that breaks these rules turns the disk cache off for the process, with a one-line
+//! warning on stderr ([`DiskCache::open_or_warn`]); a file whose code does not carry the key's MAC is ignored,
+//! whatever else about it is right (its public hashes can be computed by anyone, a MAC cannot).
+//!
+//! # Sharing and size
 //! Safe under concurrent processes: a file is written under a temporary name and renamed into place, so a
-//! reader sees a whole file or none. Nothing read is trusted: a file whose magic, length, checksum, key or
-//! call table disagrees with the block being loaded is ignored (the block is translated and the file
-//! replaced). The directory is bounded: when it outgrows its limit the least recently used files go (a hit
-//! refreshes a file's modification time).
+//! reader sees a whole file or none. Nothing read is trusted: a file whose magic, length, MAC, key or call
+//! table disagrees with the block being loaded is ignored (the block is translated and the file replaced).
+//! The directory is bounded: when it outgrows its limit the least recently used files go (a hit refreshes a
+//! file's modification time).
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -25,16 +37,23 @@ use std::time::{Duration, SystemTime};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::LibCall;
 use cranelift_codegen::isa::TargetIsa;
+use hmac::{KeyInit, Mac};
 use isa_amdgpu::{Inst, Target};
 
 use crate::call::Call;
 use crate::reloc::{Code, Relocation, Target as RelocTarget};
 
 /// File format version (the first bytes of every file: `WJBLK`, three zero bytes, then this).
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const MAGIC: &[u8; 8] = b"WJBLK\0\0\0";
 /// The extension of block files; temporary files start with `tmp.`.
 const EXT: &str = "wjb";
+/// The key file in the cache directory, and the bytes of the key.
+pub const KEY_FILE: &str = "key";
+const KEY_BYTES: usize = 32;
+/// The MAC that ends every block file: HMAC-SHA256 under the user's key.
+type BlockMac = hmac::Hmac<sha2::Sha256>;
+const MAC_BYTES: usize = 32;
 /// Temporary files older than this are left over from a process that died while writing; eviction removes them.
 const STALE_TMP: Duration = Duration::from_secs(3600);
 
@@ -101,8 +120,8 @@ impl BlockKey {
     }
 }
 
-/// A 64-bit hash (multiply-rotate over 8-byte words; for file names and checksums against corruption, not
-/// against an adversary).
+/// A 64-bit hash (multiply-rotate over 8-byte words; for file names and fingerprints, not against an adversary:
+/// block files are authenticated by their MAC).
 pub fn hash(bytes: &[u8], seed: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = seed ^ (bytes.len() as u64).wrapping_mul(K);
@@ -149,7 +168,8 @@ pub fn build_fingerprint(isa: &dyn TargetIsa) -> u64 {
 pub enum Miss {
     /// No file.
     Absent,
-    /// A file that is not a whole, intact block file of this format (truncated, corrupted, another format).
+    /// A file that is not a whole, intact block file of this format made under this user's key (truncated,
+    /// corrupted, another format, planted).
     Corrupt,
     /// An intact file for another block, build or call table.
     Mismatch,
@@ -158,10 +178,161 @@ pub enum Miss {
 /// The relocation kinds kept on disk, by number.
 const KINDS: [Reloc; 4] = [Reloc::Abs8, Reloc::Abs4, Reloc::X86PCRel4, Reloc::X86CallPCRel4];
 
+/// Why a cache directory is not used.
+#[derive(Debug, thiserror::Error)]
+pub enum DiskError {
+    #[error("translation cache {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("translation cache {path} is not private to this user ({why})")]
+    NotPrivate { path: PathBuf, why: String },
+    #[error("translation cache key {path}: {len} bytes, not {KEY_BYTES} (remove it and a new key is made)")]
+    BadKey { path: PathBuf, len: usize },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> DiskError + '_ {
+    move |source| DiskError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What the trust rules apply to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Private {
+    /// The cache directory: a directory of the user that neither group nor others may write.
+    Dir,
+    /// The key file: a regular file of the user that neither group nor others may read or write.
+    Key,
+}
+
+/// Why a directory or key file with metadata `meta` may not serve user `uid` (`None`: it may).
+pub fn not_private(what: Private, meta: &Metadata, uid: u32) -> Option<String> {
+    let mode = meta.mode() & 0o7777;
+    let (kind_ok, kind, forbidden) = match what {
+        Private::Dir => (meta.is_dir(), "not a directory", 0o022),
+        Private::Key => (meta.is_file(), "not a regular file", 0o077),
+    };
+    if !kind_ok {
+        Some(kind.to_string())
+    } else if meta.uid() != uid {
+        Some(format!("owned by uid {}, not {uid}", meta.uid()))
+    } else if mode & forbidden != 0 {
+        Some(format!(
+            "mode {mode:o}: {} may {}",
+            if mode & forbidden & 0o070 != 0 {
+                "its group"
+            } else {
+                "others"
+            },
+            if what == Private::Dir {
+                "write it"
+            } else {
+                "read or write it"
+            }
+        ))
+    } else {
+        None
+    }
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Creates `dir` (mode 0700; its missing parents as `create_dir_all` makes them) and checks it is private to
+/// this user.
+fn private_dir(dir: &Path) -> Result<(), DiskError> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(dir)(e)),
+        _ => {}
+    }
+    let meta = std::fs::metadata(dir).map_err(io(dir))?;
+    match not_private(Private::Dir, &meta, euid()) {
+        Some(why) => Err(DiskError::NotPrivate {
+            path: dir.to_path_buf(),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The key of the private directory `dir`, made if it has none.
+fn key_of(dir: &Path) -> Result<[u8; KEY_BYTES], DiskError> {
+    let path = dir.join(KEY_FILE);
+    if let Some(k) = read_key(&path)? {
+        return Ok(k);
+    }
+    // written whole under a name of this process (created exclusively, 0600), then linked into place, which
+    // fails if another process made the key meanwhile: every process of the user ends up with the same key
+    let tmp = dir.join(format!(
+        "tmp.key.{}.{}",
+        std::process::id(),
+        TMP.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut key = [0u8; KEY_BYTES];
+    File::open("/dev/urandom")
+        .and_then(|mut r| r.read_exact(&mut key))
+        .map_err(io(Path::new("/dev/urandom")))?;
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&key))
+        .and_then(|()| std::fs::hard_link(&tmp, &path));
+    let _ = std::fs::remove_file(&tmp);
+    match made {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(&path)(e)),
+    }
+    read_key(&path)?.ok_or_else(|| io(&path)(std::io::ErrorKind::NotFound.into()))
+}
+
+/// The key in `path` if there is a file (`None`: there is none), checked to be private to this user.
+fn read_key(path: &Path) -> Result<Option<[u8; KEY_BYTES]>, DiskError> {
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(DiskError::NotPrivate {
+                path: path.to_path_buf(),
+                why: "a symbolic link".into(),
+            })
+        }
+        Err(e) => return Err(io(path)(e)),
+    };
+    let meta = f.metadata().map_err(io(path))?;
+    if let Some(why) = not_private(Private::Key, &meta, euid()) {
+        return Err(DiskError::NotPrivate {
+            path: path.to_path_buf(),
+            why,
+        });
+    }
+    let mut bytes = Vec::with_capacity(KEY_BYTES);
+    f.take(KEY_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(io(path))?;
+    let len = bytes.len();
+    let key = bytes.try_into().map_err(|_| DiskError::BadKey {
+        path: path.to_path_buf(),
+        len,
+    })?;
+    Ok(Some(key))
+}
+
 /// The cache directory of one JIT.
 pub struct DiskCache {
     config: DiskConfig,
     build: u64,
+    /// This user's key, which the MAC of every block file is made under.
+    key: [u8; KEY_BYTES],
     /// Bytes in the directory as this process knows them (`None` until it first writes and scans).
     size: Mutex<Option<u64>>,
 }
@@ -169,12 +340,37 @@ pub struct DiskCache {
 /// Numbers the temporary files of this process.
 static TMP: AtomicU64 = AtomicU64::new(0);
 
+/// The directories this process has warned about.
+static WARNED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
 impl DiskCache {
-    pub fn new(config: DiskConfig, isa: &dyn TargetIsa) -> DiskCache {
-        DiskCache {
+    /// The cache in `config.dir` for code made by `isa`: creates the directory (mode 0700) and the key if
+    /// missing; an error if the directory or the key file is not private to this user or cannot be made.
+    pub fn open(config: DiskConfig, isa: &dyn TargetIsa) -> Result<DiskCache, DiskError> {
+        private_dir(&config.dir)?;
+        let key = key_of(&config.dir)?;
+        Ok(DiskCache {
             config,
             build: build_fingerprint(isa),
+            key,
             size: Mutex::new(None),
+        })
+    }
+
+    /// [`Self::open`], or `None` after a one-line warning on stderr (once per directory and process): the
+    /// JIT then keeps its translations in memory only.
+    pub fn open_or_warn(config: DiskConfig, isa: &dyn TargetIsa) -> Option<DiskCache> {
+        let dir = config.dir.clone();
+        match DiskCache::open(config, isa) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+                if !warned.contains(&dir) {
+                    eprintln!("wavejit: warning: {e}; not using the disk cache");
+                    warned.push(dir);
+                }
+                None
+            }
         }
     }
 
@@ -204,7 +400,7 @@ impl DiskCache {
         let mut f = File::open(&path).map_err(|_| Miss::Absent)?;
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes).map_err(|_| Miss::Corrupt)?;
-        let code = decode(&bytes, self.build, key, calls)?;
+        let code = decode(&bytes, &self.key, self.build, key, calls)?;
         // a hit makes the file recently used (eviction takes the least recently used first)
         let _ = f.set_modified(SystemTime::now());
         Ok(code)
@@ -213,7 +409,7 @@ impl DiskCache {
     /// Keeps `code` for `key` (made for calls with fingerprint `calls`); errors are ignored (the cache is an
     /// optimization): a full disk or a read-only directory only means the next run translates again.
     pub fn store(&self, key: &BlockKey, calls: u64, code: &Code) {
-        let Some(bytes) = encode(self.build, key, calls, code) else {
+        let Some(bytes) = encode(&self.key, self.build, key, calls, code) else {
             return;
         };
         let path = self.path(key);
@@ -306,10 +502,18 @@ impl DiskCache {
     }
 }
 
-/// A block file: magic, format, build fingerprint, key, calls fingerprint, alignment, code, relocations, and a
-/// checksum of everything before it. `None` if the code has a relocation kind the format does not keep.
-fn encode(build: u64, key: &BlockKey, calls: u64, code: &Code) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(code.bytes.len() + 64 + 4 * key.words.len() + 24 * code.relocs.len());
+/// The MAC of `body` under `secret`.
+fn mac(secret: &[u8; KEY_BYTES], body: &[u8]) -> BlockMac {
+    let mut m = <BlockMac as KeyInit>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    m.update(body);
+    m
+}
+
+/// A block file: magic, format, build fingerprint, key, calls fingerprint, alignment, code, relocations, and
+/// the MAC of everything before it under `secret`. `None` if the code has a relocation kind the format does not
+/// keep.
+fn encode(secret: &[u8; KEY_BYTES], build: u64, key: &BlockKey, calls: u64, code: &Code) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(code.bytes.len() + 88 + 4 * key.words.len() + 24 * code.relocs.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_le_bytes());
     out.extend_from_slice(&build.to_le_bytes());
@@ -337,8 +541,8 @@ fn encode(build: u64, key: &BlockKey, calls: u64, code: &Code) -> Option<Vec<u8>
         }
         out.extend_from_slice(&r.addend.to_le_bytes());
     }
-    let sum = hash(&out, 0x73756d);
-    out.extend_from_slice(&sum.to_le_bytes());
+    let tag = mac(secret, &out).finalize().into_bytes();
+    out.extend_from_slice(&tag);
     Some(out)
 }
 
@@ -365,13 +569,15 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The code of a block file, if it is intact and for `key` with calls `calls` under `build`.
-fn decode(bytes: &[u8], build: u64, key: &BlockKey, calls: u64) -> Result<Code, Miss> {
-    if bytes.len() < 8 + 4 + 8 || &bytes[..8] != MAGIC {
+/// The code of a block file, if it carries the MAC under `secret` and is for `key` with calls `calls` under
+/// `build`.
+fn decode(bytes: &[u8], secret: &[u8; KEY_BYTES], build: u64, key: &BlockKey, calls: u64) -> Result<Code, Miss> {
+    if bytes.len() < 8 + 4 + 8 + MAC_BYTES || &bytes[..8] != MAGIC {
         return Err(Miss::Corrupt);
     }
-    let (body, sum) = bytes.split_at(bytes.len() - 8);
-    if hash(body, 0x73756d) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
+    let (body, tag) = bytes.split_at(bytes.len() - MAC_BYTES);
+    // (a comparison in constant time)
+    if mac(secret, body).verify_slice(tag).is_err() {
         return Err(Miss::Corrupt);
     }
     let mut r = Reader(&body[8..]);
@@ -460,22 +666,36 @@ mod tests {
         }
     }
 
+    const SECRET: [u8; KEY_BYTES] = [7; KEY_BYTES];
+
     #[test]
     fn a_block_file_reads_back_only_for_its_own_key_build_and_calls() {
-        let bytes = encode(7, &key(), 9, &code()).unwrap();
-        assert_eq!(decode(&bytes, 7, &key(), 9), Ok(code()));
-        assert_eq!(decode(&bytes, 8, &key(), 9), Err(Miss::Mismatch), "another build");
-        assert_eq!(decode(&bytes, 7, &key(), 10), Err(Miss::Mismatch), "other calls");
+        let bytes = encode(&SECRET, 7, &key(), 9, &code()).unwrap();
+        assert_eq!(decode(&bytes, &SECRET, 7, &key(), 9), Ok(code()));
+        assert_eq!(
+            decode(&bytes, &SECRET, 8, &key(), 9),
+            Err(Miss::Mismatch),
+            "another build"
+        );
+        assert_eq!(
+            decode(&bytes, &SECRET, 7, &key(), 10),
+            Err(Miss::Mismatch),
+            "other calls"
+        );
         let other = BlockKey { offset: 0x104, ..key() };
-        assert_eq!(decode(&bytes, 7, &other, 9), Err(Miss::Mismatch), "another block");
+        assert_eq!(
+            decode(&bytes, &SECRET, 7, &other, 9),
+            Err(Miss::Mismatch),
+            "another block"
+        );
     }
 
     #[test]
     fn every_truncation_and_every_flipped_bit_of_a_block_file_is_refused() {
-        let bytes = encode(7, &key(), 9, &code()).unwrap();
+        let bytes = encode(&SECRET, 7, &key(), 9, &code()).unwrap();
         for n in 0..bytes.len() {
             assert_eq!(
-                decode(&bytes[..n], 7, &key(), 9).err(),
+                decode(&bytes[..n], &SECRET, 7, &key(), 9).err(),
                 Some(Miss::Corrupt),
                 "truncated to {n}"
             );
@@ -483,7 +703,71 @@ mod tests {
         for i in 0..bytes.len() * 8 {
             let mut b = bytes.clone();
             b[i / 8] ^= 1 << (i % 8);
-            assert!(decode(&b, 7, &key(), 9).is_err(), "bit {i} flipped");
+            assert_eq!(
+                decode(&b, &SECRET, 7, &key(), 9).err(),
+                Some(Miss::Corrupt),
+                "bit {i} flipped"
+            );
         }
+    }
+
+    #[test]
+    fn a_block_file_sealed_under_another_key_or_with_a_public_checksum_is_refused() {
+        let good = encode(&SECRET, 7, &key(), 9, &code()).unwrap();
+        let body = &good[..good.len() - MAC_BYTES];
+        // what anyone can compute without the key: the file under a key of their own, and the body followed by
+        // public hashes of it in place of the MAC (the 64-bit hash, repeated to fill it; SHA-256)
+        let mut forgeries = vec![encode(&[8; KEY_BYTES], 7, &key(), 9, &code()).unwrap()];
+        let public = hash(body, 0x73756d).to_le_bytes();
+        forgeries.push([body, &public].concat());
+        forgeries.push([body, &public.repeat(MAC_BYTES / 8)].concat());
+        use sha2::Digest;
+        forgeries.push([body, sha2::Sha256::digest(body).as_slice()].concat());
+        for (i, f) in forgeries.iter().enumerate() {
+            assert_eq!(decode(f, &SECRET, 7, &key(), 9), Err(Miss::Corrupt), "forgery {i}");
+        }
+    }
+
+    #[test]
+    fn the_trust_rules_refuse_another_users_directory_or_key_and_access_by_group_or_others() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("wavejit-disk-rules-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let file = dir.join("key");
+        std::fs::write(&file, [0u8; KEY_BYTES]).unwrap();
+        let me = euid();
+        let rule = |what, path: &Path, mode: u32, uid: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+            not_private(what, &std::fs::metadata(path).unwrap(), uid)
+        };
+        // the directory: the user's own, which group and others may read but not write
+        for mode in [0o700, 0o750, 0o755] {
+            assert_eq!(rule(Private::Dir, &dir, mode, me), None, "{mode:o}");
+        }
+        for mode in [0o770, 0o702, 0o777, 0o1777] {
+            let why = rule(Private::Dir, &dir, mode, me).unwrap();
+            assert!(why.starts_with(&format!("mode {mode:o}")), "{why}");
+        }
+        let other = me.wrapping_add(1);
+        assert_eq!(
+            rule(Private::Dir, &dir, 0o700, other),
+            Some(format!("owned by uid {me}, not {other}"))
+        );
+        assert_eq!(rule(Private::Dir, &file, 0o600, me).as_deref(), Some("not a directory"));
+        // the key: the user's own regular file, which nobody else may read or write
+        assert_eq!(rule(Private::Key, &file, 0o600, me), None);
+        assert_eq!(rule(Private::Key, &file, 0o400, me), None);
+        for mode in [0o640, 0o604, 0o620, 0o602, 0o644] {
+            assert!(rule(Private::Key, &file, mode, me).is_some(), "{mode:o}");
+        }
+        assert!(rule(Private::Key, &file, 0o600, other)
+            .unwrap()
+            .starts_with("owned by uid"));
+        assert_eq!(
+            rule(Private::Key, &dir, 0o700, me).as_deref(),
+            Some("not a regular file")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -344,7 +344,7 @@ impl Jit {
         let mut builder = JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
         builder.memory_provider(Box::new(CodeMemory::new()));
         let module = JITModule::new(builder);
-        let disk = options.disk.clone().map(|c| DiskCache::new(c, &*isa));
+        let disk = options.disk.clone().and_then(|c| DiskCache::open_or_warn(c, &*isa));
         let shared = Arc::new(Shared {
             id: NEXT_JIT_ID.fetch_add(1, Ordering::Relaxed),
             isa,

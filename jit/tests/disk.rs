@@ -1,5 +1,6 @@
 //! The translation cache on disk: a second JIT (as a second process would) on the same directory translates
-//! nothing and computes the same results; corrupted and truncated files are ignored and replaced; the
+//! nothing and computes the same results; corrupted and truncated files are ignored and replaced, and so are
+//! files planted from another user's cache; a directory or key file others may write or read is not used; the
 //! directory stays within its size bound; two processes translating the same blocks into one directory at once
 //! leave only whole, usable files.
 
@@ -13,7 +14,7 @@ use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::NoObserver;
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::CodeObject;
-use jit::disk::{DiskCache, DiskConfig};
+use jit::disk::{DiskCache, DiskConfig, DiskError};
 use jit::{Jit, JitOptions};
 
 /// A fresh cache directory for one test.
@@ -101,7 +102,7 @@ fn workload(jit: &Jit) -> (Vec<u8>, Vec<u8>) {
 /// The block files in `dir`.
 fn block_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for sub in std::fs::read_dir(dir).unwrap().flatten() {
+    for sub in std::fs::read_dir(dir).unwrap().flatten().filter(|s| s.path().is_dir()) {
         for f in std::fs::read_dir(sub.path()).unwrap().flatten() {
             files.push(f.path());
         }
@@ -199,6 +200,91 @@ fn corrupted_truncated_and_foreign_cache_files_are_ignored_and_replaced() {
     let third = jit_on(&dir, 64 << 20);
     assert_eq!(workload(&third), expected);
     assert_eq!((third.stats().blocks, third.stats().loaded), (0, translated));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn block_files_planted_from_another_users_cache_are_not_loaded() {
+    // the attacker runs the same program with a cache of their own, whose files carry every public hash and
+    // checksum right, and puts them into the victim's directory under the same names
+    let (victim, attacker) = (cache_dir("victim"), cache_dir("attacker"));
+    let first = jit_on(&victim, 64 << 20);
+    let expected = workload(&first);
+    let translated = first.stats().blocks;
+    drop(first);
+    workload(&jit_on(&attacker, 64 << 20));
+    let theirs = block_files(&attacker);
+    assert_eq!(theirs.len(), block_files(&victim).len());
+    for f in &theirs {
+        let to = victim.join(f.strip_prefix(&attacker).unwrap());
+        assert!(
+            to.is_file(),
+            "the attacker's file has the name of one of the victim's: {to:?}"
+        );
+        std::fs::copy(f, &to).unwrap();
+    }
+    let second = jit_on(&victim, 64 << 20);
+    assert_eq!(workload(&second), expected);
+    let s = second.stats();
+    assert_eq!(
+        (s.loaded, s.blocks),
+        (0, translated),
+        "no planted file is loaded, every block is translated again: {s}"
+    );
+    // the key stays each user's own: 0600 in a 0700 directory
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&victim), mode(&victim.join(jit::disk::KEY_FILE))), (0o700, 0o600));
+    assert_ne!(
+        std::fs::read(victim.join(jit::disk::KEY_FILE)).unwrap(),
+        std::fs::read(attacker.join(jit::disk::KEY_FILE)).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&victim);
+    let _ = std::fs::remove_dir_all(&attacker);
+}
+
+#[test]
+fn a_cache_directory_or_key_file_that_others_may_write_or_read_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let isa = cranelift_native::builder()
+        .unwrap()
+        .finish(cranelift_codegen::settings::Flags::new(
+            cranelift_codegen::settings::builder(),
+        ))
+        .unwrap();
+    let config = |dir: &Path| DiskConfig {
+        dir: dir.to_path_buf(),
+        max_bytes: 64 << 20,
+    };
+    let chmod = |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    // a directory its group may write: refused, and a JIT on it keeps nothing there
+    let dir = cache_dir("group-writable");
+    std::fs::create_dir(&dir).unwrap();
+    chmod(&dir, 0o770);
+    match DiskCache::open(config(&dir), &*isa) {
+        Err(DiskError::NotPrivate { why, .. }) => assert!(why.contains("mode 770"), "{why}"),
+        other => panic!("a group-writable directory was accepted: {:?}", other.err()),
+    }
+    let jit = jit_on(&dir, 64 << 20);
+    workload(&jit);
+    assert_eq!((jit.stats().stored, jit.stats().loaded), (0, 0), "{}", jit.stats());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written into it");
+    // a key file others may read: refused
+    chmod(&dir, 0o700);
+    DiskCache::open(config(&dir), &*isa).unwrap();
+    let key = dir.join(jit::disk::KEY_FILE);
+    chmod(&key, 0o644);
+    match DiskCache::open(config(&dir), &*isa) {
+        Err(DiskError::NotPrivate { why, .. }) => assert!(why.contains("mode 644"), "{why}"),
+        other => panic!("a key file others may read was accepted: {:?}", other.err()),
+    }
+    // a key of the wrong length: refused, not padded or cut
+    chmod(&key, 0o600);
+    std::fs::write(&key, b"short").unwrap();
+    assert!(matches!(
+        DiskCache::open(config(&dir), &*isa),
+        Err(DiskError::BadKey { len: 5, .. })
+    ));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

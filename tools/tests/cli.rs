@@ -352,6 +352,53 @@ fn a_second_run_with_the_same_cache_directory_translates_nothing() {
 }
 
 #[test]
+fn a_cache_directory_others_may_write_is_refused_with_one_warning_and_left_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let co = tmp("vadd-open-cache.co", test_kernels::by_name("vadd-gfx90a.co").unwrap());
+    let cache = co.with_file_name("open-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    std::fs::create_dir(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let buffer = |name: &str| format!("out={}:256", co.with_file_name(name).display());
+    let (a, b, c) = (buffer("oa.bin"), buffer("ob.bin"), buffer("oc.bin"));
+    let out = Command::new(env!("CARGO_BIN_EXE_wavejit"))
+        .args([
+            "run",
+            co.to_str().unwrap(),
+            "--grid",
+            "64",
+            "--block",
+            "64",
+            "--hot-after",
+            "0",
+        ])
+        .args(["--arg", &a, "--arg", &b, "--arg", &c, "--arg", "u32=64"])
+        .env("WAVEJIT_CACHE", &cache)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains(&cache.display().to_string())
+            && warnings[0].contains("not private to this user (mode 777")
+            && warnings[0].ends_with("not using the disk cache"),
+        "{stderr}"
+    );
+    assert!(stdout.contains(" 0 loaded from the disk cache"), "{stdout}");
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        0,
+        "nothing was written into it"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
 fn bench_reports_lane_ops_and_gflops_and_rejects_bad_sizes() {
     let json = tmp("bench.json", b"");
     let out = wavejit(&[
