@@ -4,10 +4,10 @@
 
 use std::io::{self, BufRead};
 
-use emu_core::engine::{Interpreter, KernelDispatch, Limits, WaveRunner};
+use emu_core::engine::{Interpreter, Limits, WaveRunner};
 use inspect::{DebugInfo, Debugger, Session, WaveKey};
 
-use crate::engine::EngineKind;
+use crate::engine::{Dispatch, EngineKind};
 use crate::run::Prepared;
 
 /// Options of `wavejit debug`.
@@ -27,7 +27,7 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
         max_wave_instructions: emu_core::engine::instruction_limit(a.max_instructions),
         threads: Some(1),
         ..Limits::default()
-    });
+    })?;
     match a.engine {
         EngineKind::Interp => interact(
             &d,
@@ -53,7 +53,7 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
 /// Runs a debugger session over the dispatch `d` on `runner` until the input ends or `quit`, then the rest of
 /// the dispatch.
 pub fn interact<R: WaveRunner>(
-    d: &KernelDispatch<'_>,
+    d: &Dispatch<'_>,
     runner: &R,
     info: DebugInfo,
     wave: WaveKey,

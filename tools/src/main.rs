@@ -81,6 +81,11 @@ enum Command {
         /// Kernel arguments, in order (see below).
         #[arg(long = "arg")]
         args: Vec<String>,
+        /// Dynamic LDS bytes per workgroup, as hipModuleLaunchKernel's sharedMemBytes: the dispatch's group
+        /// segment is the kernel descriptor's static LDS plus BYTES (Triton kernels ask for all their LDS here),
+        /// and its hidden dynamic-LDS argument is BYTES. Their sum may not exceed the device's LDS.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        lds: u32,
         /// Write statistics as JSON to this file.
         #[arg(long)]
         stats_json: Option<PathBuf>,
@@ -359,6 +364,9 @@ struct KernelArgs {
     /// Kernel arguments, in order, as for `run` (u32=V ... in=PATH out=PATH:BYTES inout=PATH).
     #[arg(long = "arg")]
     args: Vec<String>,
+    /// Dynamic LDS bytes per workgroup beyond the kernel's static LDS, as for `run`.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    lds: u32,
     /// Stop a wave after this many instructions (runaway kernels; 0: no limit).
     #[arg(long, value_name = "N", default_value_t = emu_core::engine::DEFAULT_MAX_WAVE_INSTRUCTIONS)]
     max_instructions: u64,
@@ -373,6 +381,7 @@ impl KernelArgs {
             &self.grid,
             &self.block,
             &self.args,
+            self.lds,
         )
     }
 }
@@ -546,6 +555,7 @@ fn main() -> ExitCode {
             block,
             device,
             args,
+            lds,
             stats_json,
             max_instructions,
             timeout,
@@ -563,6 +573,7 @@ fn main() -> ExitCode {
             block,
             device,
             args,
+            lds,
             stats_json,
             max_instructions,
             timeout,

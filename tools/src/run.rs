@@ -6,7 +6,7 @@ use std::time::Instant;
 use emu_core::dispatch::DispatchShape;
 use emu_core::engine::{KernelDispatch, Limits};
 
-use crate::engine::{dispatch_timed, EngineKind, JitDelta};
+use crate::engine::{dispatch_timed, Dispatch, EngineKind, JitDelta};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
@@ -22,6 +22,8 @@ pub struct RunArgs {
     pub block: String,
     pub device: Option<String>,
     pub args: Vec<String>,
+    /// Dynamic LDS bytes per workgroup.
+    pub lds: u32,
     pub stats_json: Option<PathBuf>,
     pub max_instructions: u64,
     /// `--timeout SECS`: stop the dispatch after so long (else `WAVEJIT_TIMEOUT`).
@@ -116,11 +118,15 @@ pub struct Prepared {
     pub shape: DispatchShape,
     pub mem: DeviceMemory,
     pub args: Vec<ArgValue>,
+    /// LDS bytes per workgroup asked for at launch, beyond the kernel's static LDS.
+    pub dynamic_lds: u32,
     outputs: Vec<Output>,
 }
 
 impl Prepared {
-    /// Loads `file`, chooses the kernel and device, allocates the buffer arguments and fills them.
+    /// Loads `file`, chooses the kernel and device, checks that the kernel's LDS and `lds` bytes of dynamic
+    /// LDS fit the device, allocates the buffer arguments and fills them.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         file: &Path,
         kernel: Option<&str>,
@@ -128,6 +134,7 @@ impl Prepared {
         grid: &str,
         block: &str,
         args: &[String],
+        lds: u32,
     ) -> Result<Prepared, Box<dyn std::error::Error>> {
         let wanted = device.map(DevicePreset::by_name).transpose()?;
         let objects = codeobj::open_any(file, wanted.map(|d| d.gfx))?;
@@ -161,6 +168,7 @@ impl Prepared {
                 .into())
             }
         };
+        crate::engine::group_segment(device, &co.kernels[kernel_index], lds)?;
         let shape = DispatchShape::new(dims("grid", grid)?, dims("block", block)?, device)?;
         let mem = DeviceMemory::new(device.memory_bytes)?;
         let mut outputs = Vec::new();
@@ -175,6 +183,7 @@ impl Prepared {
             shape,
             mem,
             args,
+            dynamic_lds: lds,
             outputs,
         })
     }
@@ -184,8 +193,8 @@ impl Prepared {
     }
 
     /// The dispatch with `limits`.
-    pub fn dispatch(&self, limits: Limits) -> KernelDispatch<'_> {
-        KernelDispatch {
+    pub fn dispatch(&self, limits: Limits) -> Result<Dispatch<'_>, String> {
+        let kernel = KernelDispatch {
             mem: &self.mem,
             device: self.device,
             co: &self.co,
@@ -193,15 +202,17 @@ impl Prepared {
             shape: self.shape,
             args: &self.args,
             limits,
-        }
+        };
+        Dispatch::new(kernel, self.dynamic_lds)
     }
 
-    /// Writes the `out=` and `inout=` buffers to their files.
+    /// Writes the `out=` and `inout=` buffers to their files, telling on stderr what went where.
     pub fn write_outputs(&self) -> Result<(), Box<dyn std::error::Error>> {
         for o in &self.outputs {
             let mut buf = vec![0u8; o.len];
             self.mem.read(o.addr, &mut buf)?;
             std::fs::write(&o.path, &buf).map_err(|e| format!("{}: {e}", o.path.display()))?;
+            eprintln!("wrote {} bytes to {}", o.len, o.path.display());
         }
         Ok(())
     }
@@ -216,6 +227,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         &a.grid,
         &a.block,
         &a.args,
+        a.lds,
     )?;
     p.mem.set_memcheck(a.memcheck);
     let (device, kernel) = (p.device, p.kernel());
@@ -235,7 +247,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let jit = jit::Jit::with_options(options)?;
     // the interpreter also counts instructions per unit (an observer); the JIT runs unobserved
-    let d = p.dispatch(limits);
+    let d = p.dispatch(limits)?;
     if a.wave_trace > 0 && !(a.timing && a.profile.is_some()) {
         return Err(
             "--wave-trace traces instruction issue of a profiled timed dispatch: add --profile DIR and --timing".into(),
@@ -265,7 +277,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     } else if a.engine == EngineKind::Interp && !a.timing {
         (d.run_observed(&counter)?, Default::default(), None)
     } else {
-        dispatch_timed(a.engine, &jit, &d)?
+        dispatch_timed(a.engine, &jit, d)?
     };
     let seconds = t0.elapsed().as_secs_f64();
     p.write_outputs()?;
@@ -390,7 +402,7 @@ fn one_dispatch_session(
         kernel_object: 0,
         grid: shape.grid,
         workgroup: shape.block,
-        lds_bytes: kd.group_segment_fixed_size,
+        lds_bytes: kd.group_segment_fixed_size + a.lds,
         scratch_bytes: kd.private_segment_fixed_size,
         arch_vgprs: vgprs - agprs,
         accum_vgprs: profiler_hooks::record::accum_vgpr_count(

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use emu_core::engine::{Interpreter, KernelDispatch, Limits, WaveRunner};
+use emu_core::engine::{Interpreter, Limits, WaveRunner};
 use inspect::explorer::{self, Options, TimelineRecorder, Trace};
 use inspect::{DebugInfo, Session};
 
-use crate::engine::EngineKind;
+use crate::engine::{Dispatch, EngineKind};
 use crate::run::Prepared;
 
 /// Options of `wavejit trace`.
@@ -44,7 +44,7 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
         max_wave_instructions: emu_core::engine::instruction_limit(a.max_instructions),
         threads: Some(1),
         ..Limits::default()
-    });
+    })?;
     let trace = match a.engine {
         EngineKind::Interp => record(&d, &Interpreter, "interp", &opts, &info, a.timing, a.max_recorded)?,
         EngineKind::Jit => record(
@@ -73,7 +73,7 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
 
 /// Records `d` on `runner` (and, with `timing`, runs it again in the timing model for the cycle timeline).
 pub fn record<R: WaveRunner>(
-    d: &KernelDispatch<'_>,
+    d: &Dispatch<'_>,
     runner: &R,
     engine: &str,
     opts: &Options,

@@ -554,6 +554,113 @@ fn bench_timing_takes_repeat_and_writes_its_figures_as_json() {
     );
 }
 
+/// reduce_sum as Triton would have it: the same code, asking for its 1024 bytes of LDS at launch (its
+/// descriptor's static LDS zeroed).
+fn reduce_with_dynamic_lds() -> std::path::PathBuf {
+    let bytes = test_kernels::by_name("reduce-gfx90a.co").unwrap();
+    let co = isa_amdgpu::codeobj::CodeObject::parse(bytes, "reduce").unwrap();
+    let k = &co.kernels[0];
+    assert_eq!(k.descriptor.group_segment_fixed_size, 1024);
+    let section = co.sections.iter().find(|s| s.index == k.descriptor_section).unwrap();
+    let at = (section.file_offset + k.descriptor_address - section.address) as usize;
+    let mut bytes = bytes.to_vec();
+    assert_eq!(
+        bytes[at..at + 4],
+        1024u32.to_le_bytes(),
+        "group_segment_fixed_size opens the descriptor"
+    );
+    bytes[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+    tmp("reduce-dynamic-lds.co", &bytes)
+}
+
+#[test]
+fn run_trace_and_debug_take_launch_time_lds_and_run_tells_where_its_outputs_went() {
+    let co = reduce_with_dynamic_lds();
+    let input: Vec<f32> = (0..512).map(|i| (i % 13) as f32).collect();
+    let inp = tmp(
+        "reduce-lds-in.bin",
+        &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+    );
+    let out = inp.with_file_name("reduce-lds-out.bin");
+    let want: Vec<u8> = test_kernels::reference::reduce_sum(&input)
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let args = |command: &str, lds: Option<&str>| {
+        let mut a: Vec<String> = [command, co.to_str().unwrap(), "--grid", "512", "--block", "256"]
+            .map(String::from)
+            .to_vec();
+        a.extend(["--arg".into(), format!("in={}", inp.display())]);
+        a.extend(["--arg".into(), format!("out={}:8", out.display())]);
+        a.extend(["--arg".into(), "u32=512".into()]);
+        if let Some(l) = lds {
+            a.extend(["--lds".into(), l.into()]);
+        }
+        a
+    };
+    let run = |a: Vec<String>| wavejit(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    // without its LDS the kernel's first LDS store faults, as on a GPU
+    let o = run(args("run", None));
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("outside the workgroup's 0-byte LDS allocation"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // with it, the sums, and one line on stderr for the file written
+    for engine in ["jit", "interp", "crosscheck"] {
+        let _ = std::fs::remove_file(&out);
+        let mut a = args("run", Some("1024"));
+        a.extend(["--engine".into(), engine.into()]);
+        let o = run(a);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{engine}: {stderr}");
+        assert_eq!(std::fs::read(&out).unwrap(), want, "{engine}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!("wrote 8 bytes to {}", out.display()),
+            "{engine}"
+        );
+    }
+    let mut a = args("run", Some("1024"));
+    a.extend(["--timing".into()]);
+    assert!(run(a).status.success());
+    // trace and debug take it too
+    let html = inp.with_file_name("reduce-lds.html");
+    let mut a = args("trace", Some("1024"));
+    a.extend(["--html".into(), html.display().to_string()]);
+    let _ = std::fs::remove_file(&out);
+    let o = run(a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+    let _ = std::fs::remove_file(&out);
+    let debug = args("debug", Some("1024"));
+    let o = wavejit_with_input(&debug.iter().map(String::as_str).collect::<Vec<_>>(), "quit\n");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+    // all of the device's LDS, and more than it has: a clear error before anything runs
+    let o = run(args("run", Some("65536")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let original = tmp(
+        "reduce-static-lds.co",
+        test_kernels::by_name("reduce-gfx90a.co").unwrap(),
+    );
+    let mut a = args("run", Some("65536"));
+    a[1] = original.display().to_string();
+    let o = run(a);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains(
+            "kernel reduce_sum: 1024 bytes of static LDS and 65536 of dynamic LDS (--lds) make 66560 bytes per \
+             workgroup, more than the 65536 bytes of LDS of an mi210"
+        ),
+        "{stderr}"
+    );
+    let o = run(args("run", Some("lots")));
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--lds"));
+}
+
 /// `wavejit ARGS` with `input` on stdin.
 fn wavejit_with_input(args: &[&str], input: &str) -> Output {
     use std::io::Write;
