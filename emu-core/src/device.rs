@@ -19,6 +19,9 @@ const GIB: u64 = 1024 * MIB;
 pub struct DevicePreset {
     /// Short name used on command lines (`mi300x`).
     pub id: &'static str,
+    /// Other names [`DevicePreset::by_name`] takes for it (`mi250x` for `mi250x-gcd`); help and messages list
+    /// the ids.
+    pub aliases: &'static [&'static str],
     /// Marketing name (`AMD Instinct MI300X`).
     pub name: &'static str,
     /// ISA the device runs.
@@ -73,6 +76,7 @@ pub enum FineGrainedFloatAtomics {
 pub static PRESETS: &[DevicePreset] = &[
     DevicePreset {
         id: "mi300x",
+        aliases: &[],
         name: "AMD Instinct MI300X",
         target: Target::Gfx942,
         gfx: "gfx942",
@@ -97,6 +101,7 @@ pub static PRESETS: &[DevicePreset] = &[
     },
     DevicePreset {
         id: "mi210",
+        aliases: &[],
         name: "AMD Instinct MI210",
         target: Target::Gfx90a,
         gfx: "gfx90a",
@@ -121,6 +126,8 @@ pub static PRESETS: &[DevicePreset] = &[
     },
     DevicePreset {
         id: "mi250x-gcd",
+        // one GCD of the two on the card, as ROCm shows it
+        aliases: &["mi250x"],
         name: "AMD Instinct MI250X (one GCD)",
         target: Target::Gfx90a,
         gfx: "gfx90a",
@@ -151,14 +158,17 @@ pub static PRESETS: &[DevicePreset] = &[
 pub struct UnknownDevice(pub String);
 
 impl DevicePreset {
-    /// The preset with id `name` (case-insensitive; `mi250x` means one GCD, as ROCm shows it).
+    /// The preset with id or alias `name` (case-insensitive).
     pub fn by_name(name: &str) -> Result<&'static DevicePreset, UnknownDevice> {
-        let n = name.to_ascii_lowercase();
-        let n = if n == "mi250x" { "mi250x-gcd".to_string() } else { n };
         PRESETS
             .iter()
-            .find(|p| p.id == n)
+            .find(|p| p.names().any(|n| n.eq_ignore_ascii_case(name)))
             .ok_or_else(|| UnknownDevice(name.to_string()))
+    }
+
+    /// The names of the preset: its id, then its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.id).chain(self.aliases.iter().copied())
     }
 
     /// The default device: an MI300X.
@@ -204,6 +214,7 @@ mod tests {
             (104, Target::Gfx90a, 8 * MIB)
         );
         assert_eq!(DevicePreset::by_name("mi250x").unwrap().compute_units, 110);
+        assert_eq!(DevicePreset::by_name("MI250X-GCD").unwrap().id, "mi250x-gcd");
         for p in PRESETS {
             assert_eq!(p.target.name(), p.gfx);
             assert_eq!(p.wave_size, 64);

@@ -7,14 +7,14 @@ use std::io::{self, BufRead};
 use emu_core::engine::{Interpreter, Limits, WaveRunner};
 use inspect::{DebugInfo, Debugger, Session, WaveKey};
 
-use crate::engine::{Dispatch, EngineKind};
+use crate::engine::{Dispatch, OneEngine};
 use crate::run::Prepared;
 
 /// Options of `wavejit debug`.
 pub struct DebugArgs {
     pub prepared: Prepared,
     pub max_instructions: u64,
-    pub engine: EngineKind,
+    pub engine: OneEngine,
     pub wave: Option<String>,
     pub json: bool,
 }
@@ -29,7 +29,7 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
         ..Limits::default()
     })?;
     match a.engine {
-        EngineKind::Interp => interact(
+        OneEngine::Interp => interact(
             &d,
             &Interpreter,
             info,
@@ -37,7 +37,7 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
             a.json,
             emu_core::engine::instruction_limit(a.max_instructions),
         )?,
-        EngineKind::Jit => interact(
+        OneEngine::Jit => interact(
             &d,
             &jit::Jit::with_options(jit::JitOptions::from_env())?,
             info,
@@ -45,7 +45,6 @@ pub fn run(a: DebugArgs) -> Result<(), Box<dyn std::error::Error>> {
             a.json,
             emu_core::engine::instruction_limit(a.max_instructions),
         )?,
-        EngineKind::Crosscheck => return Err("the debugger runs one engine: --engine jit or --engine interp".into()),
     }
     p.write_outputs()
 }

@@ -133,6 +133,15 @@ pub enum EngineKind {
     Crosscheck,
 }
 
+/// The engines of a command that runs one engine at a time (the debugger, the explorer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OneEngine {
+    /// Compiled to host code with Cranelift (instructions it does not translate run on the interpreter).
+    Jit,
+    /// The interpreter.
+    Interp,
+}
+
 impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
@@ -140,6 +149,14 @@ impl EngineKind {
             EngineKind::Interp => "interp",
             EngineKind::Crosscheck => "crosscheck",
         }
+    }
+
+    /// The help of an `--engine` that takes an engine's name as text (`exec` and `profile`, which pass it to
+    /// the runtime): `what`, then every engine's name.
+    pub fn help(what: &str) -> String {
+        use clap::ValueEnum;
+        let names: Vec<&str> = EngineKind::value_variants().iter().map(|e| e.name()).collect();
+        format!("{what}: {} (default: jit)", names.join(", "))
     }
 }
 

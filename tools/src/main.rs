@@ -27,7 +27,9 @@ mod trace;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use emu_core::DevicePreset;
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +53,7 @@ enum Command {
     )]
     Disasm {
         /// Code object, HIP executable, shared library or offload bundle. Default: the bundled sample.
+        #[arg(value_parser = code_file)]
         file: Option<PathBuf>,
         /// Only code objects for this target id (`gfx90a`, `gfx90a:xnack-`, `gfx942`).
         #[arg(long)]
@@ -65,6 +68,7 @@ enum Command {
     )]
     Run {
         /// Code object (or HIP binary / library holding one).
+        #[arg(value_parser = code_file)]
         file: PathBuf,
         /// Kernel name (optional when the code object has one kernel).
         #[arg(long)]
@@ -75,9 +79,9 @@ enum Command {
         /// Workgroup size: X[,Y[,Z]].
         #[arg(long)]
         block: String,
-        /// mi300x, mi210 or mi250x (default: the preset matching the code object's target).
-        #[arg(long)]
-        device: Option<String>,
+        /// The emulated GPU (default: the preset matching the code object's target).
+        #[arg(long, value_parser = device(), ignore_case = true)]
+        device: Option<&'static DevicePreset>,
         /// Kernel arguments, in order (see below).
         #[arg(long = "arg")]
         args: Vec<String>,
@@ -103,7 +107,7 @@ enum Command {
         /// Host threads running workgroups (default: all cores); results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
-        /// jit (compiled, the default), interp (interpreter) or crosscheck (both, compared).
+        /// The engine that runs the kernel.
         #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
         engine: engine::EngineKind,
         /// Run in the timing model (one host thread): modeled cycles and time, occupancy, stalls, cache
@@ -132,9 +136,9 @@ enum Command {
         /// The wave to stop at first: WG_X,WG_Y,WG_Z:WAVE (default 0,0,0:0).
         #[arg(long)]
         wave: Option<String>,
-        /// jit (the default) or interp.
-        #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
-        engine: engine::EngineKind,
+        /// The engine that runs the kernel (one: they give the same picture).
+        #[arg(long, value_enum, default_value_t = engine::OneEngine::Jit)]
+        engine: engine::OneEngine,
         /// Answer every command with one JSON object per line.
         #[arg(long)]
         json: bool,
@@ -159,16 +163,15 @@ enum Command {
         /// Also run the dispatch in the timing model and draw the cycle timeline of the waves of a CU.
         #[arg(long)]
         timing: bool,
-        /// jit (the default) or interp.
-        #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
-        engine: engine::EngineKind,
+        /// The engine that runs the kernel (one: they give the same picture).
+        #[arg(long, value_enum, default_value_t = engine::OneEngine::Jit)]
+        engine: engine::OneEngine,
     },
     /// Run the bundled kernels on an emulated GPU and check them against their CPU references.
     Demo {
-        /// mi300x (default), mi210 or mi250x.
-        #[arg(long)]
-        device: Option<String>,
-        /// jit (the default), interp or crosscheck.
+        #[arg(long, value_parser = device(), ignore_case = true, help = default_device_help())]
+        device: Option<&'static DevicePreset>,
+        /// The engine that runs the kernels.
         #[arg(long, value_enum, default_value_t = engine::EngineKind::Jit)]
         engine: engine::EngineKind,
         /// Run every kernel in the timing model and show its modeled time.
@@ -180,9 +183,8 @@ enum Command {
     },
     /// Measure engine throughput: VALU lane-ops/s on an ALU loop, emulated GFLOP/s on a tiled SGEMM.
     Bench {
-        /// mi300x (default), mi210 or mi250x.
-        #[arg(long)]
-        device: Option<String>,
+        #[arg(long, value_parser = device(), ignore_case = true, help = default_device_help())]
+        device: Option<&'static DevicePreset>,
         /// Host threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -215,15 +217,13 @@ enum Command {
         after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210."
     )]
     Exec {
-        /// Emulated GPUs, comma-separated (mi300x, mi210, mi250x).
-        #[arg(long)]
+        #[arg(long, value_name = "DEVICES", help = devices_help("default: the presets of the program's GPU targets, below"))]
         device: Option<String>,
         /// How the program reaches the GPUs: hsa (wavejit's HSA runtime replaces ROCm's) or kfd (the program's
         /// own ROCm, or tinygrad's runtime, over an emulated kernel driver: /dev/kfd and the render nodes).
         #[arg(long, default_value = "hsa", value_name = "hsa|kfd")]
         driver: exec::Route,
-        /// jit (the default), interp or crosscheck.
-        #[arg(long)]
+        #[arg(long, help = engine::EngineKind::help("The engine that runs kernels"))]
         engine: Option<String>,
         /// Run every dispatch in the timing model: the runtime's dispatch timestamps (and so
         /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
@@ -308,11 +308,9 @@ enum Command {
         /// With --timing: trace the instructions of the first N waves of every dispatch (trace JSON and DB).
         #[arg(long, value_name = "N", default_value_t = 0)]
         wave_trace: usize,
-        /// Emulated GPUs, comma-separated (as for exec).
-        #[arg(long)]
+        #[arg(long, value_name = "DEVICES", help = devices_help("as for exec"))]
         device: Option<String>,
-        /// jit (the default), interp or crosscheck.
-        #[arg(long)]
+        #[arg(long, help = engine::EngineKind::help("The engine that runs kernels"))]
         engine: Option<String>,
         /// Stop any dispatch that runs longer than SECS seconds, as for exec (also WAVEJIT_TIMEOUT).
         #[arg(long, value_name = "SECS")]
@@ -334,6 +332,8 @@ enum Command {
     },
     /// Show targets, kernels, kernel descriptors and metadata of a code object or host binary.
     Info {
+        /// Code object, HIP executable, shared library or offload bundle.
+        #[arg(value_parser = code_file)]
         file: PathBuf,
         /// Only code objects for this target id.
         #[arg(long)]
@@ -348,6 +348,7 @@ enum Command {
 #[derive(clap::Args)]
 struct KernelArgs {
     /// Code object (or HIP binary / library holding one).
+    #[arg(value_parser = code_file)]
     file: PathBuf,
     /// Kernel name (optional when the code object has one kernel).
     #[arg(long)]
@@ -358,9 +359,9 @@ struct KernelArgs {
     /// Workgroup size: X[,Y[,Z]].
     #[arg(long)]
     block: String,
-    /// mi300x, mi210 or mi250x (default: the preset matching the code object's target).
-    #[arg(long)]
-    device: Option<String>,
+    /// The emulated GPU (default: the preset matching the code object's target).
+    #[arg(long, value_parser = device(), ignore_case = true)]
+    device: Option<&'static DevicePreset>,
     /// Kernel arguments, in order, as for `run` (u32=V ... in=PATH out=PATH:BYTES inout=PATH).
     #[arg(long = "arg")]
     args: Vec<String>,
@@ -377,13 +378,47 @@ impl KernelArgs {
         run::Prepared::new(
             &self.file,
             self.kernel.as_deref(),
-            self.device.as_deref(),
+            self.device.map(|d| d.id),
             &self.grid,
             &self.block,
             &self.args,
             self.lds,
         )
     }
+}
+
+/// `--device`: the id or an alias of a preset, in any case; help and errors list the ids of
+/// [`emu_core::PRESETS`].
+fn device() -> impl TypedValueParser<Value = &'static DevicePreset> {
+    PossibleValuesParser::new(
+        emu_core::PRESETS
+            .iter()
+            .map(|p| PossibleValue::new(p.id).aliases(p.aliases.iter().copied())),
+    )
+    .try_map(|name| DevicePreset::by_name(&name))
+}
+
+/// The help of `--device` where none given means the default device.
+fn default_device_help() -> String {
+    format!("The emulated GPU (default: {})", DevicePreset::default_device().id)
+}
+
+/// The help of a `--device` that takes a comma-separated list (`exec`, `profile`, which check the names).
+fn devices_help(default: &str) -> String {
+    let ids: Vec<&str> = emu_core::PRESETS.iter().map(|p| p.id).collect();
+    format!("Emulated GPUs, comma-separated ({}; {default})", ids.join(", "))
+}
+
+/// A file argument that names a code object, executable or library: a directory is refused as one (reading
+/// it would fail with an error of the system's that does not say so).
+fn code_file(path: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(path);
+    if p.is_dir() {
+        return Err(format!(
+            "{path} is a directory; give a code object, HIP executable or shared library"
+        ));
+    }
+    Ok(p)
 }
 
 fn main() -> ExitCode {
@@ -490,7 +525,7 @@ fn main() -> ExitCode {
             engine,
             timing,
             memcheck,
-        } => demo::run(device.as_deref(), engine, timing, memcheck),
+        } => demo::run(device.map(|d| d.id), engine, timing, memcheck),
         Command::Bench {
             device,
             threads,
@@ -502,12 +537,12 @@ fn main() -> ExitCode {
             json,
         } => {
             if counters {
-                bench::run_counters(device.as_deref(), iterations, repeat)
+                bench::run_counters(device.map(|d| d.id), iterations, repeat)
             } else if timing {
-                bench::run_timing(device.as_deref(), iterations, repeat, json.as_deref())
+                bench::run_timing(device.map(|d| d.id), iterations, repeat, json.as_deref())
             } else {
                 bench::run(bench::BenchArgs {
-                    device: device.as_deref(),
+                    device: device.map(|d| d.id),
                     threads,
                     sgemm_n,
                     iterations,
@@ -571,7 +606,7 @@ fn main() -> ExitCode {
             kernel,
             grid,
             block,
-            device,
+            device: device.map(|d| d.id.to_string()),
             args,
             lds,
             stats_json,

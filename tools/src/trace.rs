@@ -7,7 +7,7 @@ use emu_core::engine::{Interpreter, Limits, WaveRunner};
 use inspect::explorer::{self, Options, TimelineRecorder, Trace};
 use inspect::{DebugInfo, Session};
 
-use crate::engine::{Dispatch, EngineKind};
+use crate::engine::{Dispatch, OneEngine};
 use crate::run::Prepared;
 
 /// Options of `wavejit trace`.
@@ -17,7 +17,7 @@ pub struct TraceArgs {
     pub workgroups: Option<String>,
     pub max_recorded: u64,
     pub timing: bool,
-    pub engine: EngineKind,
+    pub engine: OneEngine,
     pub max_instructions: u64,
 }
 
@@ -46,8 +46,8 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
         ..Limits::default()
     })?;
     let trace = match a.engine {
-        EngineKind::Interp => record(&d, &Interpreter, "interp", &opts, &info, a.timing, a.max_recorded)?,
-        EngineKind::Jit => record(
+        OneEngine::Interp => record(&d, &Interpreter, "interp", &opts, &info, a.timing, a.max_recorded)?,
+        OneEngine::Jit => record(
             &d,
             &jit::Jit::with_options(jit::JitOptions::from_env())?,
             "jit",
@@ -56,7 +56,6 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
             a.timing,
             a.max_recorded,
         )?,
-        EngineKind::Crosscheck => return Err("the explorer records one engine: --engine jit or --engine interp".into()),
     };
     let page = explorer::html(&trace)?;
     std::fs::write(&a.html, page).map_err(|e| format!("{}: {e}", a.html.display()))?;

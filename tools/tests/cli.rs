@@ -84,6 +84,92 @@ fn bad_files_fail_with_a_message_that_names_the_file() {
 }
 
 #[test]
+fn a_directory_given_for_a_file_is_named_as_one() {
+    let dir = std::env::temp_dir();
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["disasm", d],
+        vec!["info", d],
+        vec!["run", d, "--grid", "64", "--block", "64"],
+        vec!["trace", d, "--grid", "64", "--block", "64", "--html", "/dev/null"],
+        vec!["debug", d, "--grid", "64", "--block", "64"],
+    ] {
+        let out = wavejit(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            err.contains(&format!(
+                "{d} is a directory; give a code object, HIP executable or shared library"
+            )) && !err.contains("os error"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn help_and_errors_list_the_engines_and_devices_each_command_takes() {
+    let ids: Vec<&str> = emu_core::PRESETS.iter().map(|p| p.id).collect();
+    let co = tmp("vadd-names.co", test_kernels::by_name("vadd-gfx90a.co").unwrap());
+    let co = co.to_str().unwrap();
+    let prof = co.replace("vadd-names.co", "names-profile");
+    let kernel = |command: &'static str| vec![command, co, "--grid", "64", "--block", "64"];
+    let all = ["jit", "interp", "crosscheck"];
+    // each command, what its --engine takes, and what follows the option under test (exec and profile check
+    // their names once they have a program)
+    let commands: [(Vec<&str>, &[&str], Vec<&str>); 6] = [
+        (kernel("run"), &all, vec![]),
+        (vec!["demo"], &all, vec![]),
+        (vec!["exec"], &all, vec!["--", "true"]),
+        (vec!["profile", "-o", &prof], &all, vec!["--", "true"]),
+        (kernel("debug"), &all[..2], vec![]),
+        (kernel("trace"), &all[..2], vec![]),
+    ];
+    // the device names a text gives: every preset's id, and no other spelling of them
+    let names_the_devices =
+        |text: &str| ids.iter().all(|id| text.contains(id)) && !text.replace("mi250x-gcd", "").contains("mi250x");
+    for (args, engines, tail) in &commands {
+        let out = wavejit(&[&args[..], &["--engine", "bogus"], tail].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        let listed: Vec<&str> = all.iter().copied().filter(|e| err.contains(e)).collect();
+        assert_eq!(&listed, engines, "{}: {err}", args[0]);
+        let help = String::from_utf8_lossy(&wavejit(&[args[0], "--help"]).stdout).into_owned();
+        assert_eq!(
+            help.contains("crosscheck"),
+            engines.contains(&"crosscheck"),
+            "{}: {help}",
+            args[0]
+        );
+        assert!(names_the_devices(&help), "{}: {help}", args[0]);
+        let out = wavejit(&[&args[..], &["--device", "h100"], tail].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("h100") && names_the_devices(&err),
+            "{}: {err}",
+            args[0]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&prof);
+    let trace = ["trace", co, "--grid", "64", "--block", "64", "--html", "/dev/null"];
+    let out = wavejit(&[&trace[..], &["--engine", "crosscheck"]].concat());
+    assert!(!out.status.success(), "the explorer records one engine");
+    // bench measures every engine and takes no --engine; its --device is as everywhere
+    let out = wavejit(&["bench", "--engine", "jit"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--engine'"));
+    let bench = String::from_utf8_lossy(&wavejit(&["bench", "--help"]).stdout).into_owned();
+    assert!(names_the_devices(&bench) && !bench.contains("--engine"), "{bench}");
+    let err = String::from_utf8_lossy(&wavejit(&["bench", "--device", "h100"]).stderr).into_owned();
+    assert!(names_the_devices(&err), "{err}");
+    // an alias and any case still name a preset
+    let out = wavejit(&[&kernel("run")[..], &["--device", "MI250X", "--arg", "u32=1"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("invalid value") && !err.contains("unknown device") && err.contains("kernel vadd"),
+        "the device is taken; the arguments are what is wrong: {err}"
+    );
+}
+
+#[test]
 fn invalid_words_inside_code_print_as_data_like_objdump() {
     // vadd with one instruction word overwritten by 0xFFFFFFFF: the listing goes on
     let mut co = test_kernels::by_name("vadd-gfx90a.co").unwrap().to_vec();
