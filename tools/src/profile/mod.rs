@@ -167,38 +167,47 @@ pub fn write_outputs(
     Ok(written)
 }
 
-/// A progress line on a terminal while the program runs: the processes recording and how much they recorded.
+/// Progress while the program runs: after 10 seconds, and every 10 seconds after that, one line on stderr with
+/// the processes recording and how much they recorded. Whole lines, never redrawn in place: the program's own
+/// output goes to the same terminal, and a line rewritten under it would be left behind in the scrollback. (A
+/// dispatch that runs long says so itself, `emu_core::watch`.)
 struct Progress {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// How often the progress line comes.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Progress {
     fn start(staging: &Path) -> Progress {
-        use std::io::IsTerminal;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        if !std::io::stderr().is_terminal() {
-            return Progress { stop, thread: None };
-        }
+        let stop = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
         let (dir, flag) = (staging.to_path_buf(), stop.clone());
         let thread = std::thread::spawn(move || {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {elapsed} profiling: {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-            );
-            while !flag.load(std::sync::atomic::Ordering::Acquire) {
+            let started = std::time::Instant::now();
+            let (lock, woken) = &*flag;
+            let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                done = woken
+                    .wait_timeout(done, PROGRESS_EVERY)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                if *done {
+                    return;
+                }
                 let files = Session::files(&dir).unwrap_or_default();
                 let bytes: u64 = files
                     .iter()
                     .filter_map(|f| std::fs::metadata(f).ok())
                     .map(|m| m.len())
                     .sum();
-                bar.set_message(format!("{} process(es), {} KiB of records", files.len(), bytes / 1024));
-                bar.tick();
-                std::thread::sleep(std::time::Duration::from_millis(200));
+                eprintln!(
+                    "wavejit profile: {} s, {} process(es) recording, {} KiB of records",
+                    started.elapsed().as_secs(),
+                    files.len(),
+                    bytes / 1024
+                );
             }
-            bar.finish_and_clear();
         });
         Progress {
             stop,
@@ -207,7 +216,9 @@ impl Progress {
     }
 
     fn finish(mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        let (lock, woken) = &*self.stop;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        woken.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
