@@ -517,3 +517,28 @@ fn run_profile_counts_an_sgemms_two_n_cubed_flops() {
     assert_eq!(k["counters"]["SQ_WAVES"], (n * n / 64) as u64);
     assert!(k["metrics"]["flops_per_second"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn a_long_profile_reports_progress_in_whole_lines_that_stay_readable_in_a_log() {
+    let dir = scratch().join("progress");
+    // a shell that sleeps before running the program: the profile session lasts a few seconds
+    let script = format!("sleep 3; {}", vadd().display());
+    let o = Command::new(wavejit())
+        .env("WAVEJIT_CACHE", scratch().join("cache"))
+        .env("WAVEJIT_PROGRESS", "1")
+        .arg("profile")
+        .arg("-o")
+        .arg(&dir)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("wavejit profile: ")).collect();
+    assert!(lines.len() >= 3, "a line a second, and the summary:\n{err}");
+    assert!(lines[0].contains(" s, ") && lines[0].contains("recording"), "{err}");
+    assert!(
+        !err.contains('\r') && !err.contains("\x1b["),
+        "no line redrawn in place: {err:?}"
+    );
+}

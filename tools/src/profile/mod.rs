@@ -167,8 +167,8 @@ pub fn write_outputs(
     Ok(written)
 }
 
-/// Progress while the program runs: after 10 seconds, and every 10 seconds after that, one line on stderr with
-/// the processes recording and how much they recorded. Whole lines, never redrawn in place: the program's own
+/// Progress while the program runs: after 10 seconds (`WAVEJIT_PROGRESS=SECS`; 0: never), and as often after
+/// that, one line on stderr with the processes recording and how much they recorded. Whole lines, never redrawn in place: the program's own
 /// output goes to the same terminal, and a line rewritten under it would be left behind in the scrollback. (A
 /// dispatch that runs long says so itself, `emu_core::watch`.)
 struct Progress {
@@ -176,22 +176,28 @@ struct Progress {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// How often the progress line comes.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+/// How often the progress line comes: `WAVEJIT_PROGRESS` (as for long dispatches), else every 10 seconds;
+/// `None`: never.
+fn progress_every() -> Option<std::time::Duration> {
+    match std::env::var(emu_core::watch::PROGRESS_VAR) {
+        Err(_) => Some(std::time::Duration::from_secs(10)),
+        Ok(v) => emu_core::watch::parse_timeout(&v).ok().flatten(),
+    }
+}
 
 impl Progress {
     fn start(staging: &Path) -> Progress {
         let stop = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
         let (dir, flag) = (staging.to_path_buf(), stop.clone());
+        let Some(every) = progress_every() else {
+            return Progress { stop, thread: None };
+        };
         let thread = std::thread::spawn(move || {
             let started = std::time::Instant::now();
             let (lock, woken) = &*flag;
             let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
             loop {
-                done = woken
-                    .wait_timeout(done, PROGRESS_EVERY)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                done = woken.wait_timeout(done, every).unwrap_or_else(|e| e.into_inner()).0;
                 if *done {
                     return;
                 }
