@@ -3,8 +3,10 @@
 //! ROCm's own runtime or tinygrad's). Both routes take their settings from the same environment variables, which
 //! `wavejit exec` sets ([`settings`]), and run dispatches on the same engines.
 
+pub mod launch;
 pub mod settings;
 pub mod smi;
+pub mod stats;
 pub mod vram;
 
 pub use settings::{EngineChoice, Settings};
