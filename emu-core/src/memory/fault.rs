@@ -11,18 +11,7 @@ impl DeviceMemory {
         let location = match st.allocs.range(..=off).next_back() {
             Some((&start, a)) => {
                 let past = (off + len).saturating_sub(start + a.size);
-                format!(
-                    "{} past the end of the {}-byte {} at {:#x} ({})",
-                    if past == 1 {
-                        "1 byte".to_string()
-                    } else {
-                        format!("{past} bytes")
-                    },
-                    a.size,
-                    a.kind,
-                    self.base + start,
-                    a.label
-                )
+                format!("{} past the end of the {}", bytes(past), self.name(start, a))
             }
             None => "outside every allocation".to_string(),
         };
@@ -34,37 +23,32 @@ impl DeviceMemory {
         }
     }
 
-    /// Where an offset outside every allocation lies: relative to the nearest allocation on either side.
+    /// Where an offset outside every allocation lies: relative to the nearest allocation on each side, the
+    /// nearer first ("12 bytes past the end of the 400-byte allocation at 0x… (a) and 7780 bytes before the
+    /// 64-byte kernarg segment at 0x… (kernarg)"). Freed allocations count, marked "(freed)".
     pub(super) fn describe_gap(&self, st: &State, off: u64) -> String {
-        let before = st.allocs.range(..=off).next_back();
-        let after = st.allocs.range(off + 1..).next();
-        let dist_before = before.map(|(&s, a)| off - (s + a.size));
-        let dist_after = after.map(|(&s, _)| s - off);
-        let state = |a: &Allocation| if a.live { "" } else { " (freed)" };
-        match (before, after) {
-            (Some((&s, a)), _) if dist_after.is_none_or(|d| dist_before.unwrap_or(u64::MAX) < d) => format!(
-                "{} past the end of the {}-byte {} at {:#x} ({}){}",
-                match dist_before.unwrap_or(0) {
-                    0 => "just".to_string(),
-                    1 => "1 byte".to_string(),
-                    d => format!("{d} bytes"),
-                },
-                a.size,
-                a.kind,
-                self.base + s,
-                a.label,
-                state(a)
-            ),
-            (_, Some((&s, a))) => format!(
-                "{} bytes before the {}-byte {} at {:#x} ({}){}",
-                dist_after.unwrap_or(0),
-                a.size,
-                a.kind,
-                self.base + s,
-                a.label,
-                state(a)
-            ),
-            _ => "not inside any allocation (nothing is allocated)".to_string(),
+        let below = st.allocs.range(..=off).next_back().map(|(&s, a)| {
+            let d = off - (s + a.size);
+            let distance = match d {
+                0 => "just".to_string(),
+                d => bytes(d),
+            };
+            (
+                d,
+                format!("{distance} past the end of the {}{}", self.name(s, a), freed(a)),
+            )
+        });
+        let above = st.allocs.range(off + 1..).next().map(|(&s, a)| {
+            (
+                s - off,
+                format!("{} before the {}{}", bytes(s - off), self.name(s, a), freed(a)),
+            )
+        });
+        match (below, above) {
+            (Some((db, b)), Some((da, a))) if db < da => format!("{b} and {a}"),
+            (Some((_, b)), Some((_, a))) => format!("{a} and {b}"),
+            (Some((_, one)), None) | (None, Some((_, one))) => one,
+            (None, None) => "not inside any allocation (nothing is allocated)".to_string(),
         }
     }
 
@@ -85,11 +69,7 @@ impl DeviceMemory {
             .next()
             .map(|(&s, h)| (s - address, s, h))
             .filter(|(d, _, _)| *d < NEAR);
-        let bytes = |d: u64| match d {
-            0 => "just".to_string(),
-            1 => "1 byte".to_string(),
-            d => format!("{d} bytes"),
-        };
+        let bytes = |d: u64| if d == 0 { "just".to_string() } else { bytes(d) };
         let past = before.map(|(d, s, h)| {
             format!(
                 "{} past the end of the {}-byte {} mapped at {s:#x}",
@@ -105,5 +85,28 @@ impl DeviceMemory {
             (Some(one), None) | (None, Some(one)) => format!("outside device memory: {one}"),
             (None, None) => "outside device memory".to_string(),
         }
+    }
+
+    /// The allocation at arena offset `start` as reports name it: "400-byte allocation at 0x… (label)".
+    pub(super) fn name(&self, start: u64, a: &Allocation) -> String {
+        format!("{}-byte {} at {:#x} ({})", a.size, a.kind, self.base + start, a.label)
+    }
+}
+
+/// "1 byte", "12 bytes".
+pub(super) fn bytes(n: u64) -> String {
+    if n == 1 {
+        "1 byte".to_string()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// " (freed)" after an allocation freed earlier, nothing after a live one.
+fn freed(a: &Allocation) -> &'static str {
+    if a.live {
+        ""
+    } else {
+        " (freed)"
     }
 }

@@ -6,8 +6,9 @@
 //! dangling pointer is reported as "inside an allocation freed earlier" rather than silently hitting new data.
 //!
 //! Every access goes through [`DeviceMemory::read`]/[`DeviceMemory::write`] (or [`DeviceMemory::check`]): an
-//! address outside the live allocations becomes a [`MemoryFault`] that says where the address lies relative to
-//! the nearest allocation. No guest address can reach host memory outside the arena.
+//! address outside the live allocations becomes a [`MemoryFault`] that says where the address lies: in which
+//! allocation, or relative to the nearest allocation on each side. No guest address can reach host memory
+//! outside the arena.
 //!
 //! Kernels' accesses are checked by the device's rule, [`DeviceMemory::check_guest`]: a GPU maps memory by the
 //! page, so an access outside its allocation's bytes but inside the allocation's pages (its *slack*: the rest of
@@ -307,11 +308,8 @@ impl DeviceMemory {
                 if access == Access::Write && a.kind == AllocKind::Code && !in_data {
                     // compiled and decoded code is cached: kernels may not rewrite their own code
                     return Err(fault(format!(
-                        "inside the {}-byte {} at {:#x} ({}): kernels may not write code memory",
-                        a.size,
-                        a.kind,
-                        self.base + start,
-                        a.label
+                        "inside the {}: kernels may not write code memory",
+                        self.name(start, a)
                     )));
                 }
                 if let Some(host) = a.alias {
@@ -328,19 +326,13 @@ impl DeviceMemory {
                 return Ok(off);
             }
             if off < end {
-                let at = self.base + start;
                 return Err(fault(if !a.live {
-                    format!(
-                        "inside the {}-byte {} at {at:#x} ({}) freed earlier",
-                        a.size, a.kind, a.label
-                    )
+                    format!("inside the {} freed earlier", self.name(start, a))
                 } else {
                     format!(
-                        "runs {} bytes past the end of the {}-byte {} at {at:#x} ({})",
-                        off + len - end,
-                        a.size,
-                        a.kind,
-                        a.label
+                        "runs {} past the end of the {}",
+                        fault::bytes(off + len - end),
+                        self.name(start, a)
                     )
                 }));
             }

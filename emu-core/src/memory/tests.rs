@@ -88,14 +88,61 @@ fn overruns_name_the_allocation_and_the_distance() {
         e.location
     );
     let b = mem.allocate(100, AllocKind::Kernarg, "kernarg").unwrap();
+    // between two allocations: both, the nearer first
     let e = mem.read_u32(b - 8).unwrap_err();
     assert_eq!(
         e.location,
-        format!("8 bytes before the 100-byte kernarg segment at {b:#x} (kernarg)")
+        format!(
+            "8 bytes before the 100-byte kernarg segment at {b:#x} (kernarg) and {} bytes past the end of the \
+             4096-byte allocation at {a:#x} (out)",
+            b - 8 - (a + 4096)
+        )
     );
     let e = mem.read_u32(0x1000).unwrap_err();
     assert_eq!(e.location, "outside device memory");
     assert!(e.to_string().starts_with("read of 4 bytes at 0x1000"), "{e}");
+}
+
+#[test]
+fn a_fault_between_allocations_names_the_nearest_one_on_each_side_with_distances_freed_ones_included() {
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let a = mem.allocate(400, AllocKind::Buffer, "a").unwrap();
+    let k = mem.allocate(64, AllocKind::Kernarg, "args").unwrap();
+    let e = mem.read_u32(a + 400 + 12).unwrap_err();
+    assert_eq!(
+        e.location,
+        format!(
+            "12 bytes past the end of the 400-byte allocation at {a:#x} (a) and {} bytes before the 64-byte \
+             kernarg segment at {k:#x} (args)",
+            k - (a + 412)
+        )
+    );
+    let e = mem.read_u32(k - 3000).unwrap_err();
+    assert_eq!(
+        e.location,
+        format!(
+            "3000 bytes before the 64-byte kernarg segment at {k:#x} (args) and {} bytes past the end of the \
+             400-byte allocation at {a:#x} (a)",
+            k - 3000 - (a + 400)
+        )
+    );
+    // a freed neighbour is still named, as freed; one byte short of the next allocation is "1 byte"
+    mem.free(a).unwrap();
+    let e = mem.read(k - 1, &mut [0u8]).unwrap_err();
+    assert_eq!(
+        e.location,
+        format!(
+            "1 byte before the 64-byte kernarg segment at {k:#x} (args) and {} bytes past the end of the \
+             400-byte allocation at {a:#x} (a) (freed)",
+            k - 1 - (a + 400)
+        )
+    );
+    // nothing above: one side only
+    let e = mem.read_u32(k + 64).unwrap_err();
+    assert_eq!(
+        e.location,
+        format!("just past the end of the 64-byte kernarg segment at {k:#x} (args)")
+    );
 }
 
 #[test]
