@@ -47,14 +47,23 @@ fn both(
     lds_bytes: usize,
     mem: &DeviceMemory,
 ) -> (Option<String>, jit::BlockExit, WaveState, WaveState) {
-    let make = || {
+    both_from(insts, lds_bytes, mem, || {
         let mut w = WaveState::new(0x1000, 8, 0);
         w.vgprs[2] = [addr as u32; 64];
         w.vgprs[3] = [(addr >> 32) as u32; 64];
         w.vgprs[4] = [7; 64];
         w.set_exec(exec);
         w
-    };
+    })
+}
+
+/// [`both`] from the wave `make` returns.
+fn both_from(
+    insts: &[Inst],
+    lds_bytes: usize,
+    mem: &DeviceMemory,
+    make: impl Fn() -> WaveState,
+) -> (Option<String>, jit::BlockExit, WaveState, WaveState) {
     let mut a = make();
     let mut lds = vec![0u8; lds_bytes];
     let mut fault = None;
@@ -229,6 +238,51 @@ fn stores_past_the_end_inside_the_page_land_there_on_both_engines_and_fault_unde
         "{error}"
     );
     assert_eq!((a.slack.count, j.slack.count), (0, 0));
+}
+
+#[test]
+fn a_lane_far_past_its_buffer_faults_in_the_redzone_under_memcheck_on_both_engines_through_a_window() {
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    mem.set_memcheck(true);
+    let buf = mem.allocate(400, AllocKind::Buffer, "small").unwrap();
+    // without redzones, 400,000 bytes past the end of `small` lies inside this one
+    let next = mem.allocate(4 << 20, AllocKind::Buffer, "next").unwrap();
+    let far = buf + 400 + 400_000;
+    let store = |addr: u32| {
+        build(
+            Opcode::GlobalStoreDword,
+            Encoding::Global,
+            &[(Field::Data, 4), (Field::Addr, addr), (Field::Saddr, 0x7f)],
+        )
+    };
+    // the first store (both lanes at `small`) gives the JIT its window on `small`; in the second, lane 0 stays
+    // inside it and lane 1 writes 400,000 bytes past the end
+    let (fault, exit, _, _) = both_from(&[store(6), store(2)], 0, &mem, || {
+        let mut w = WaveState::new(0x1000, 8, 0);
+        for (lane, addr) in [buf, far].into_iter().enumerate() {
+            (w.vgprs[2][lane], w.vgprs[3][lane]) = (addr as u32, (addr >> 32) as u32);
+        }
+        (w.vgprs[6], w.vgprs[7]) = ([buf as u32; 64], [(buf >> 32) as u32; 64]);
+        w.vgprs[4] = [7; 64];
+        w.set_exec(0b11);
+        w
+    });
+    let jit::BlockExit::Fault { error, .. } = exit else {
+        panic!("{exit:?}")
+    };
+    let fault = fault.expect("the interpreter faults");
+    assert!(error.ends_with(&fault), "{error}");
+    assert!(
+        fault.contains(&format!(
+            "lane 1: write of 4 bytes at {far:#x}: 400000 bytes past the end of the 400-byte allocation at \
+             {buf:#x} (small) and {} bytes before the 4194304-byte allocation at {next:#x} (next)",
+            next - far
+        )),
+        "{fault}"
+    );
+    let mut neighbour = vec![0u8; 4 << 20];
+    mem.read(next, &mut neighbour).unwrap();
+    assert!(neighbour.iter().all(|&x| x == 0), "the next allocation was written");
 }
 
 /// A buffer that crosses a 4 GiB boundary of the device address space: compiled accesses check lanes against

@@ -101,7 +101,8 @@ enum Command {
         #[arg(long, value_name = "SECS")]
         timeout: Option<String>,
         /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
-        /// where a GPU (and wavejit by default, with a warning) lets it through.
+        /// where a GPU (and wavejit by default, with a warning) lets it through; allocations get redzones
+        /// (unowned address space as large as each, 1 MiB to 1 GiB), so one far past a buffer faults too.
         #[arg(long)]
         memcheck: bool,
         /// Host threads running workgroups (default: all cores); results do not depend on it.
@@ -177,7 +178,8 @@ enum Command {
         /// Run every kernel in the timing model and show its modeled time.
         #[arg(long)]
         timing: bool,
-        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page.
+        /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page;
+        /// allocations get redzones (unowned address space as large as each, 1 MiB to 1 GiB).
         #[arg(long)]
         memcheck: bool,
     },
@@ -230,7 +232,9 @@ enum Command {
         #[arg(long)]
         timing: bool,
         /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
-        /// where a GPU (and wavejit by default, with a warning) lets it through (also WAVEJIT_MEMCHECK=1).
+        /// where a GPU (and wavejit by default, with a warning) lets it through; allocations get redzones
+        /// (unowned address space as large as each, 1 MiB to 1 GiB), so one far past a buffer faults too
+        /// (also WAVEJIT_MEMCHECK=1).
         #[arg(long)]
         memcheck: bool,
         /// Stop a wave after this many instructions, 0 for no limit (also WAVEJIT_MAX_INSTRUCTIONS;
@@ -383,6 +387,7 @@ impl KernelArgs {
             &self.block,
             &self.args,
             self.lds,
+            false,
         )
     }
 }

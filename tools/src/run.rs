@@ -125,7 +125,8 @@ pub struct Prepared {
 
 impl Prepared {
     /// Loads `file`, chooses the kernel and device, checks that the kernel's LDS and `lds` bytes of dynamic
-    /// LDS fit the device, allocates the buffer arguments and fills them.
+    /// LDS fit the device, allocates the buffer arguments and fills them; in memcheck mode when `memcheck`
+    /// ([`DeviceMemory::set_memcheck`], set before the buffers are allocated so that they get redzones).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         file: &Path,
@@ -135,6 +136,7 @@ impl Prepared {
         block: &str,
         args: &[String],
         lds: u32,
+        memcheck: bool,
     ) -> Result<Prepared, Box<dyn std::error::Error>> {
         let wanted = device.map(DevicePreset::by_name).transpose()?;
         let objects = codeobj::open_any(file, wanted.map(|d| d.gfx))?;
@@ -171,6 +173,7 @@ impl Prepared {
         crate::engine::group_segment(device, &co.kernels[kernel_index], lds)?;
         let shape = DispatchShape::new(dims("grid", grid)?, dims("block", block)?, device)?;
         let mem = DeviceMemory::new(device.memory_bytes)?;
+        mem.set_memcheck(memcheck);
         let mut outputs = Vec::new();
         let args = args
             .iter()
@@ -228,8 +231,8 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         &a.block,
         &a.args,
         a.lds,
+        a.memcheck,
     )?;
-    p.mem.set_memcheck(a.memcheck);
     let (device, kernel) = (p.device, p.kernel());
     let t0 = Instant::now();
     let counter = ClassCounter::default();

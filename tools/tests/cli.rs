@@ -263,6 +263,51 @@ fn run_executes_vadd_from_files_and_writes_stats() {
 }
 
 #[test]
+fn run_memcheck_puts_redzones_between_the_argument_buffers_so_a_read_far_past_one_faults_on_every_engine() {
+    // chase_vector follows next[p] from p = 0: next[0] = 100,100 sends it 400,000 bytes past the end of the
+    // 400-byte `next`, which without redzones lies inside the 1 MiB `out` allocated after it
+    let co = tmp("chase-gfx90a.co", test_kernels::by_name("chase-gfx90a.co").unwrap());
+    let mut next = vec![0u8; 400];
+    next[..4].copy_from_slice(&100_100u32.to_le_bytes());
+    let next = tmp("redzone-next.bin", &next);
+    let arg_next = format!("in={}", next.display());
+    let out = next.with_file_name("redzone-out.bin");
+    let arg_out = format!("out={}:1048576", out.display());
+    for engine in ["jit", "interp"] {
+        let run = wavejit(&[
+            "run",
+            co.to_str().unwrap(),
+            "--kernel",
+            "chase_vector",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--engine",
+            engine,
+            "--memcheck",
+            "--arg",
+            &arg_next,
+            "--arg",
+            "u32=1",
+            "--arg",
+            &arg_out,
+        ]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{engine}: {err}");
+        let (next, out) = (next.display().to_string(), out.display().to_string());
+        assert!(
+            err.contains("global_load_dword")
+                && err.contains(": 400000 bytes past the end of the 400-byte allocation at 0x")
+                && err.contains(&format!(" ({next}) and "))
+                && err.contains(" bytes before the 1048576-byte allocation at 0x")
+                && err.contains(&format!(" ({out})")),
+            "{engine}: {err}"
+        );
+    }
+}
+
+#[test]
 fn run_reports_faults_and_bad_arguments_with_a_non_zero_exit() {
     let co = tmp("vadd-gfx942.co", test_kernels::by_name("vadd-gfx942.co").unwrap());
     let small = tmp("small.bin", &[0u8; 64]);

@@ -10,6 +10,14 @@
 //! allocation, or relative to the nearest allocation on each side. No guest address can reach host memory
 //! outside the arena.
 //!
+//! In memcheck mode ([`DeviceMemory::set_memcheck`]) allocations get redzones, as AddressSanitizer gives them:
+//! the gap below and above each allocation is the larger of the two neighbours' redzones (each as large as its
+//! allocation, from [`REDZONE_MIN`] to [`REDZONE_MAX`]) instead of one guard page, so an overrun into what would
+//! otherwise be the next allocation lands in unowned address space and faults. Redzones beyond the guard page
+//! come out of address space reserved for them on top of the rest (half the capacity); once that is spent,
+//! later allocations get the guard page only, so memcheck never runs a program out of address space sooner.
+//! Addresses reused after the space runs out also get the guard page only.
+//!
 //! Kernels' accesses are checked by the device's rule, [`DeviceMemory::check_guest`]: a GPU maps memory by the
 //! page, so an access outside its allocation's bytes but inside the allocation's pages (its *slack*: the rest of
 //! its last page) does not fault; it reads and writes those bytes, and the result says so ([`Within::Pages`]),
@@ -37,8 +45,14 @@ use table::State;
 pub use window::Window;
 use window::{copy_from_guest, copy_to_guest};
 
-/// Allocation granularity and the guard gap left after every allocation.
+/// Allocation granularity and the guard gap left between allocations (memcheck widens it to redzones).
 pub const PAGE: u64 = 4096;
+
+/// The smallest redzone under memcheck: unowned address space on each side of an allocation.
+pub const REDZONE_MIN: u64 = 1 << 20;
+
+/// The largest redzone under memcheck.
+pub const REDZONE_MAX: u64 = 1 << 30;
 
 /// Spans from which [`DeviceMemory::clear`] zeroes by giving the pages back to the host rather than by storing
 /// zeros: below it, the stores cost less than the page faults (and the host's zeroing) that touching the
@@ -171,16 +185,33 @@ fn round_up(x: u64, to: u64) -> u64 {
     x.div_ceil(to) * to
 }
 
+/// The redzone an allocation of `span` bytes (its page-rounded size) asks for on each side under memcheck: as
+/// large as the allocation, at least [`REDZONE_MIN`] and at most [`REDZONE_MAX`], so an overrun by up to its own
+/// size (and any by up to 1 MiB) lands in unowned address space rather than in a neighbouring allocation.
+fn redzone(span: u64) -> u64 {
+    span.clamp(REDZONE_MIN, REDZONE_MAX)
+}
+
+/// The address space set aside for redzones beyond the guard page: half the capacity (page-rounded down),
+/// reserved on top of the twice the capacity that allocations and their guard pages have.
+fn redzone_budget(capacity: u64) -> u64 {
+    capacity / 2 / PAGE * PAGE
+}
+
 impl DeviceMemory {
     /// A device memory of `capacity` bytes. Twice that much address space is reserved, so freed addresses stay
-    /// recognisable for a long time.
+    /// recognisable for a long time, and half as much again for memcheck's redzones.
     pub fn new(capacity: u64) -> Result<DeviceMemory, AllocError> {
-        let arena = Arena::reserve(capacity.saturating_mul(2).max(PAGE))?;
+        let redzones = redzone_budget(capacity);
+        let arena = Arena::reserve(capacity.saturating_mul(2).saturating_add(redzones).max(PAGE))?;
         Ok(DeviceMemory {
             base: arena.ptr as u64,
             arena,
             capacity,
-            state: RwLock::new(State::default()),
+            state: RwLock::new(State {
+                redzones,
+                ..State::default()
+            }),
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
             memcheck: AtomicBool::new(false),
@@ -225,7 +256,8 @@ impl DeviceMemory {
         self.state.read().unwrap_or_else(|e| e.into_inner()).used
     }
 
-    /// Guest accesses get no slack: in memcheck mode any byte outside its allocation is a fault. Off by
+    /// Guest accesses get no slack: in memcheck mode any byte outside its allocation is a fault, and allocations
+    /// made while it is on get redzones (see the module documentation), so turn it on before allocating. Off by
     /// default: a GPU faults only outside the allocation's pages.
     pub fn set_memcheck(&self, on: bool) {
         self.memcheck.store(on, Ordering::Relaxed);

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-use super::{round_up, Access, AllocError, AllocKind, DeviceMemory, CLEAR_BY_PAGES, PAGE};
+use super::{redzone, round_up, Access, AllocError, AllocKind, DeviceMemory, CLEAR_BY_PAGES, PAGE};
 
 #[derive(Debug, Clone)]
 pub(super) struct Allocation {
@@ -40,8 +40,13 @@ pub(super) struct State {
     pub(super) allocs: BTreeMap<u64, Allocation>,
     /// Mapped host memory by device start address.
     pub(super) host: BTreeMap<u64, HostRange>,
-    /// Next never-used address.
+    /// End of the last allocation placed at the top of the used address space (0 before the first): above it
+    /// (and its gap) no address was ever allocated.
     pub(super) bump: u64,
+    /// The gap that allocation asks for above it: the guard page, or its redzone under memcheck.
+    pub(super) gap_after: u64,
+    /// Address space left for redzones beyond the guard page ([`super::redzone_budget`]).
+    pub(super) redzones: u64,
     /// Bytes held by live allocations.
     pub(super) used: u64,
 }
@@ -126,12 +131,23 @@ impl DeviceMemory {
             });
         }
         let arena_len = self.arena.len as u64;
-        let offset = if st.bump + span + PAGE <= arena_len {
-            let o = st.bump;
-            st.bump += span + PAGE; // guard gap
+        // the gap below it: the guard page (none below the first allocation: below the arena nothing is device
+        // memory), widened under memcheck to the larger of its redzone and that of the allocation below, as far
+        // as the address space set aside for redzones lasts
+        let guard = if st.bump == 0 { 0 } else { PAGE };
+        let memcheck = self.memcheck();
+        let wanted = st.gap_after.max(if memcheck { redzone(span) } else { guard });
+        let extra = (wanted - guard).min(st.redzones);
+        let below = guard + extra;
+        let offset = if st.bump + below + span + PAGE <= arena_len {
+            let o = st.bump + below;
+            st.bump = o + span;
+            st.gap_after = if memcheck { redzone(span) } else { PAGE };
+            st.redzones -= extra;
             o
         } else {
-            // address space exhausted: reuse the first freed range that fits (its record goes away)
+            // address space exhausted: reuse the first freed range that fits (its record goes away), with the
+            // guard page above it, under memcheck too
             let reuse = st
                 .allocs
                 .iter()

@@ -146,6 +146,63 @@ fn a_fault_between_allocations_names_the_nearest_one_on_each_side_with_distances
 }
 
 #[test]
+fn under_memcheck_every_allocation_sits_between_redzones_as_large_as_it_is_from_1_mib_to_1_gib() {
+    let mem = DeviceMemory::new(64 << 30).unwrap();
+    mem.set_memcheck(true);
+    let a = mem.allocate(400, AllocKind::Buffer, "a").unwrap();
+    let b = mem.allocate(3 << 20, AllocKind::Buffer, "b").unwrap();
+    let c = mem.allocate(8, AllocKind::Kernarg, "c").unwrap();
+    let d = mem.allocate(2 << 30, AllocKind::Buffer, "d").unwrap();
+    // the gap between two allocations is the larger of their redzones; the first has one below it too
+    assert_eq!(a - mem.base(), 1 << 20, "below the first");
+    assert_eq!(
+        b - (a + 4096),
+        3 << 20,
+        "after a 400-byte allocation, before a 3 MiB one"
+    );
+    assert_eq!(c - (b + (3 << 20)), 3 << 20, "after a 3 MiB allocation");
+    assert_eq!(d - (c + 4096), 1 << 30, "before a 2 GiB allocation: the cap");
+    // every byte outside the allocations faults, for kernels too
+    for (at, len) in [
+        (a + 400, 4),
+        (a + 4096, 4),
+        (b - 4, 4),
+        (b + (3 << 20), 1),
+        (d - 1, 1),
+        (c + 8, 8),
+    ] {
+        assert!(
+            mem.read_guest(at, &mut vec![0u8; len]).is_err(),
+            "{:#x}",
+            at - mem.base()
+        );
+    }
+    // outside memcheck the gap is the guard page
+    let plain = DeviceMemory::new(64 << 30).unwrap();
+    let a = plain.allocate(400, AllocKind::Buffer, "a").unwrap();
+    let b = plain.allocate(3 << 20, AllocKind::Buffer, "b").unwrap();
+    assert_eq!((a - plain.base(), b - a), (0, 2 * PAGE));
+}
+
+#[test]
+fn redzones_shrink_to_the_guard_page_once_their_address_space_is_spent_and_the_capacity_still_fits() {
+    // 64 MiB in single pages: 16,384 allocations, each with 1 MiB redzones would need 16 GiB of address space
+    let mem = DeviceMemory::new(64 << 20).unwrap();
+    mem.set_memcheck(true);
+    let pages: Vec<u64> = (0..16384)
+        .map(|i| {
+            mem.allocate(PAGE, AllocKind::Buffer, "page")
+                .unwrap_or_else(|e| panic!("allocation {i}: {e}"))
+        })
+        .collect();
+    assert_eq!(mem.used(), 64 << 20);
+    assert_eq!(pages[1] - pages[0], PAGE + (1 << 20), "the first get whole redzones");
+    assert_eq!(pages[16383] - pages[16382], 2 * PAGE, "the last the guard page");
+    assert!(pages.windows(2).all(|w| w[1] - w[0] >= 2 * PAGE));
+    assert!(mem.read_guest(pages[16383] + PAGE, &mut [0u8; 4]).is_err());
+}
+
+#[test]
 fn guest_accesses_run_into_the_rest_of_their_allocations_last_page_unless_memcheck_is_on() {
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let a = mem.allocate(8, AllocKind::Buffer, "tmp").unwrap();

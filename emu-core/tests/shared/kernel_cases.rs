@@ -139,6 +139,31 @@ fn an_out_of_bounds_store_faults_with_kernel_pc_lane_and_allocation_under_memche
 }
 
 #[test]
+fn a_store_far_past_a_small_buffer_faults_in_its_redzone_under_memcheck_and_spares_the_next_allocation() {
+    // vadd handed a `c` 400,000 bytes past the end of a 400-byte buffer: without redzones that address lies in the
+    // 4 MiB buffer allocated next, and the stores would land there unreported
+    let (dev, co) = setup("vadd", "gfx90a");
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    mem.set_memcheck(true);
+    let n = 64;
+    let (a, b) = inputs(n);
+    let (da, db) = (upload(&mem, &a, "a"), upload(&mem, &b, "b"));
+    let small = upload(&mem, &[0.0; 100], "small");
+    let next = mem.allocate(4 << 20, AllocKind::Buffer, "next").unwrap();
+    let far = small + 400 + 400_000;
+    let shape = DispatchShape::new([n as u32, 1, 1], [64, 1, 1], dev).unwrap();
+    let args = [ArgValue::Pointer(da), ArgValue::Pointer(db), ArgValue::Pointer(far), ArgValue::U32(n as u32)];
+    let err = run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits: Limits::default() }).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, EngineError::Fault { .. }), "{text}");
+    let place = format!("global_store_dword: lane 0: write of 4 bytes at {far:#x}: 400000 bytes past the end of the 400-byte allocation at {small:#x} (small) and {} bytes before the 4194304-byte allocation at {next:#x} (next)", next - far);
+    assert!(text.contains(&place), "{text}");
+    let mut neighbour = vec![0u8; 4 << 20];
+    mem.read(next, &mut neighbour).unwrap();
+    assert!(neighbour.iter().all(|&x| x == 0), "the next allocation was written");
+}
+
+#[test]
 fn a_store_past_the_end_inside_the_last_page_lands_there_and_is_counted_and_described() {
     let mem = DeviceMemory::new(1 << 30).unwrap();
     let (a, b, dc, result) = vadd_into_a_too_small_c(&mem);
