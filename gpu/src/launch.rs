@@ -120,3 +120,74 @@ impl Dispatch<'_> {
         self.run_with(&Interpreter, observer)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use emu_core::dispatch::DispatchShape;
+    use emu_core::kernarg::ArgValue;
+    use emu_core::memory::AllocKind;
+    use isa_amdgpu::codeobj::{CodeObject, KernelArg};
+
+    #[test]
+    fn dynamic_lds_sizes_the_launch_the_packet_and_the_hidden_argument_within_the_devices_lds() {
+        let dev = DevicePreset::by_name("mi210").unwrap();
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let mut co = CodeObject::parse(test_kernels::by_name("divide-gfx90a.co").unwrap(), "divide").unwrap();
+        let kernel = co.kernels[0].clone();
+        assert_eq!(
+            (kernel.name.as_str(), kernel.descriptor.group_segment_fixed_size),
+            ("divide", 0)
+        );
+        // the hidden argument of a HIP kernel that uses dynamic shared memory, in the segment's free space
+        let meta = &mut co.metadata.as_mut().unwrap().kernels[kernel.metadata_index.unwrap()];
+        let hidden = KernelArg {
+            value_kind: "hidden_dynamic_lds_size".into(),
+            offset: 128,
+            size: 4,
+            ..meta.args.last().unwrap().clone()
+        };
+        meta.args.push(hidden);
+        let buffers: Vec<ArgValue> = (0..6)
+            .map(|_| ArgValue::Pointer(mem.allocate(256, AllocKind::Buffer, "b").unwrap()))
+            .chain([ArgValue::U32(64)])
+            .collect();
+        let d = KernelDispatch {
+            mem: &mem,
+            device: dev,
+            co: &co,
+            kernel: &kernel,
+            shape: DispatchShape::new([64, 1, 1], [64, 1, 1], dev).unwrap(),
+            args: &buffers,
+            limits: Limits::default(),
+        };
+        let seen = |d: Dispatch<'_>| {
+            d.launch(|mem, _, launch, _| {
+                let mut packet = [0u8; 4];
+                mem.read(launch.dispatch_packet + 28, &mut packet).unwrap();
+                let mut arg = [0u8; 4];
+                mem.read(launch.kernarg_addr + 128, &mut arg).unwrap();
+                Ok((
+                    launch.group_segment_size,
+                    u32::from_le_bytes(packet),
+                    u32::from_le_bytes(arg),
+                    u32::from_le_bytes(launch.kernarg[128..132].try_into().unwrap()),
+                ))
+            })
+            .unwrap()
+        };
+        assert_eq!(seen(Dispatch::from(&d)), (0, 0, 0, 0));
+        assert_eq!(seen(Dispatch::new(d, 4096).unwrap()), (4096, 4096, 4096, 4096));
+        assert_eq!(
+            seen(Dispatch::new(d, 65536).unwrap()).0,
+            65536,
+            "all of the device's LDS"
+        );
+        let e = Dispatch::new(d, 65537).err().unwrap();
+        assert!(
+            e.contains("make 65537 bytes per workgroup, more than the 65536 bytes of LDS of an mi210"),
+            "{e}"
+        );
+        assert!(Dispatch::new(d, u32::MAX).is_err(), "no overflow");
+    }
+}
