@@ -2,8 +2,10 @@
 // buffer once (float4 per work-item, grid-stride loop, a sum per work-item so the loads stay), the elapsed
 // time from hipEventElapsedTime. Under `wavejit exec --timing` (WAVEJIT_TIMING=1) the events carry modeled
 // time, so this prints the modeled device's bandwidth. Also: clock64() and wall_clock64() around a loop in a
-// kernel (s_memtime, s_memrealtime) count forward, with or without the timing model.
+// kernel (s_memtime, s_memrealtime) count forward, with or without the timing model. With `--blocking-sync`
+// the host thread sleeps while it waits for the GPU (hipDeviceScheduleBlockingSync) instead of HIP's default spin.
 #include "check.h"
+#include <cstring>
 #include <vector>
 
 __global__ void read_sum(const float4* in, size_t n, float* out) {
@@ -32,7 +34,8 @@ __global__ void clocked(unsigned long long* out, int n) {
 #endif
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--blocking-sync") == 0) CHECK(hipSetDeviceFlags(hipDeviceScheduleBlockingSync));
   const size_t bytes = 64u << 20, n = bytes / sizeof(float4);
   int cus = 0;
   CHECK(hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, 0));
