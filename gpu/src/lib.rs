@@ -3,7 +3,10 @@
 //! ROCm's own runtime or tinygrad's). Both routes take their settings from the same environment variables, which
 //! `wavejit exec` sets ([`settings`]), and run dispatches on the same engines.
 
+pub mod dispatch;
 pub mod launch;
+pub mod profile;
+pub mod report;
 pub mod settings;
 pub mod smi;
 pub mod stats;

@@ -11,7 +11,7 @@
 //! and says why on stderr; nothing unwinds into the caller. The process publishes its devices, memory use and
 //! busy time in the per-user SMI registry (`gpu::smi`) for `wavejit smi` and rocm-smi. Under `wavejit profile`
 //! (`WAVEJIT_PROFILE_DIR`) it records its dispatches with hardware counters, copies, barriers and API calls
-//! (`profile.rs`).
+//! (`gpu::profile`, `gpu::dispatch`).
 
 pub mod api;
 pub mod ffi;
@@ -20,9 +20,7 @@ pub mod info;
 pub mod inspect;
 pub mod loader;
 pub mod memory;
-pub mod profile;
 pub mod queue;
-pub mod report;
 pub mod runtime;
 pub mod signal;
 pub mod svm;

@@ -96,7 +96,7 @@ impl CopyJob {
     }
 
     /// The profile record of this copy, which ran from `start` (host time) until now.
-    fn record(&self, rt: &Runtime, prof: &crate::profile::Profile, start: u64) -> profiler_hooks::record::CopyRecord {
+    fn record(&self, rt: &Runtime, prof: &gpu::profile::Profile, start: u64) -> profiler_hooks::record::CopyRecord {
         // the agent owning the pool an address was allocated from (host memory and system pools: the CPU)
         let agent = |a: u64| {
             let allocs = rt.allocs.lock().unwrap_or_else(|e| e.into_inner());
@@ -144,7 +144,7 @@ impl CopyJob {
             }
         }
         let end = rt.stamp_time();
-        if let Some(prof) = crate::profile::get() {
+        if let Some(prof) = gpu::profile::get() {
             prof.write(&profiler_hooks::record::Record::Copy(self.record(rt, prof, host_start)));
         }
         if self.completion != 0 {

@@ -9,14 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_launch, Launch, Limits};
+use emu_core::engine::{Launch, Limits};
 use emu_core::memory::AllocKind;
-use emu_core::observe::NoObserver;
-use emu_core::timing::sched::run_timed;
-use emu_core::timing::TimingStats;
 use emu_core::DevicePreset;
-use profiler_hooks::record::{BarrierRecord, DispatchRecord, Record};
-use profiler_hooks::HwCounters;
+use profiler_hooks::record::{BarrierRecord, Record};
 
 use crate::ffi::{self, BarrierPacket, DispatchPacket, HsaQueue, Status};
 use crate::runtime::Runtime;
@@ -262,7 +258,7 @@ fn process(rt: &Runtime, q: &Queue) {
                 let r = barrier(rt, q, &p, kind == ffi::PACKET_TYPE_BARRIER_AND);
                 // barriers are stamped too (HIP's events are barrier packets whose times it reads)
                 stamp(rt, p.completion_signal, start, rt.stamp_time());
-                if let Some(prof) = crate::profile::get() {
+                if let Some(prof) = gpu::profile::get() {
                     let kind = if kind == ffi::PACKET_TYPE_BARRIER_AND {
                         "and"
                     } else {
@@ -469,36 +465,23 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         .as_ref()
         .zip(rt.gpu_card(q.agent))
         .map(|(smi, gpu)| smi.dispatch(gpu));
-    let limits = Limits {
-        timing: rt.timing,
-        max_wave_instructions: rt.max_wave_instructions,
-        watch: Some(rt.watch),
-        ..Limits::default()
+    let engine = gpu::dispatch::Engine {
+        mem: &rt.mem,
+        device: q.device,
+        jit: rt.jit.as_ref(),
+        limits: Limits {
+            timing: rt.timing,
+            max_wave_instructions: rt.max_wave_instructions,
+            watch: Some(rt.watch),
+            ..Limits::default()
+        },
     };
-    let profile = crate::profile::get();
+    let profile = gpu::profile::get();
     let host_start = profile.map(|_| profiler_hooks::record::now_ns());
-    let (result, observed) = match (crate::inspect::dispatch(rt, q.device, &launch, &k), profile) {
+    let (result, observed) = match crate::inspect::dispatch(rt, q.device, &launch, &k) {
         // a dispatch the debugger or the explorer asked for runs under it
-        (Some(r), _) => (r, None),
-        (None, None) => (
-            match &rt.jit {
-                Some(j) => run_launch(&rt.mem, q.device, &launch, limits, j, &NoObserver),
-                None => run_launch(
-                    &rt.mem,
-                    q.device,
-                    &launch,
-                    limits,
-                    &emu_core::engine::Interpreter,
-                    &NoObserver,
-                ),
-            },
-            None,
-        ),
-        (None, Some(prof)) => {
-            let counters = HwCounters::new(q.device.id, prof.wave_trace);
-            let (result, timing) = observed_launch(rt, q.device, &launch, limits, &counters);
-            (result, Some((counters, timing)))
-        }
+        Some(r) => (r, None),
+        None => engine.run(&launch, profile),
     };
     // in timing mode the dispatch takes its modeled time on the modeled clock
     let (start, end) = match &result {
@@ -508,18 +491,23 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         _ if rt.timing => (rt.stamp_time(), rt.stamp_time()),
         _ => (start, rt.timestamp()),
     };
-    if let (Some(prof), Some((counters, timing))) = (profile, observed) {
+    if let (Some(prof), Some(observed)) = (profile, observed) {
         let host = (host_start.unwrap_or(0), profiler_hooks::record::now_ns());
-        record_dispatch(
+        let origin = gpu::dispatch::Origin {
+            agent: q.agent as u32,
+            queue: q.address,
+            kernel_object: p.kernel_object,
+            descriptor: &k.descriptor,
+            agpr_count: k.props.agpr_count,
+        };
+        gpu::dispatch::record(
             prof,
-            q,
-            &k,
+            q.device,
+            &origin,
             &launch,
-            p,
             host,
             rt.timing.then_some((start - rt.started_ns, end - rt.started_ns)),
-            &counters,
-            timing.as_ref(),
+            &observed,
             result.as_ref().err(),
         );
     }
@@ -528,7 +516,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
         _ => None,
     };
     let instructions = result.as_ref().map_or(0, |s| s.wave_instructions);
-    crate::report::dispatched(&k.name, instructions, modeled, result.is_err());
+    gpu::report::dispatched(&k.name, instructions, modeled, result.is_err());
     // before the completion signal: the program may exit as soon as it sees the dispatch done
     if let Some(w) = result.as_ref().ok().and_then(|s| s.slack_warning()) {
         eprintln!("wavejit: warning on agent {} ({}): {w}", q.agent, q.device.name);
@@ -536,10 +524,8 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     stamp(rt, p.completion_signal, start, end);
     result.map(drop).map_err(|e| {
         eprintln!("wavejit: GPU fault on agent {} ({}): {e}", q.agent, q.device.name);
-        match e {
-            emu_core::engine::EngineError::Runaway { .. } => eprintln!("wavejit: WAVEJIT_MAX_INSTRUCTIONS=N (or `wavejit exec --max-instructions N`) sets the limit per wave; 0 removes it"),
-            emu_core::engine::EngineError::Timeout { .. } => eprintln!("wavejit: WAVEJIT_TIMEOUT=SECS (or `wavejit exec --timeout SECS`) sets the time a dispatch may run; 0 removes it"),
-            _ => {}
+        if let Some(hint) = gpu::dispatch::hint(&e) {
+            eprintln!("wavejit: {hint}");
         }
         Failed {
             status: fault_status(&e),
@@ -558,95 +544,6 @@ fn fault_address(e: &emu_core::engine::EngineError) -> Option<u64> {
             _ => None,
         },
         _ => None,
-    }
-}
-
-/// A profiled launch: observed by `counters`, with the timing model's statistics in timing mode.
-fn observed_launch(
-    rt: &Runtime,
-    device: &DevicePreset,
-    launch: &Launch<'_>,
-    limits: Limits,
-    counters: &HwCounters,
-) -> (
-    Result<emu_core::engine::RunStats, emu_core::engine::EngineError>,
-    Option<TimingStats>,
-) {
-    let timed = |r: Result<(emu_core::engine::RunStats, TimingStats), _>| match r {
-        Ok((s, t)) => (Ok(s), Some(t)),
-        Err(e) => (Err(e), None),
-    };
-    match (&rt.jit, limits.timing) {
-        (Some(j), true) => timed(run_timed(&rt.mem, device, launch, limits, j, counters)),
-        (None, true) => timed(run_timed(
-            &rt.mem,
-            device,
-            launch,
-            limits,
-            &emu_core::engine::Interpreter,
-            counters,
-        )),
-        (Some(j), false) => (run_launch(&rt.mem, device, launch, limits, j, counters), None),
-        (None, false) => (
-            run_launch(
-                &rt.mem,
-                device,
-                launch,
-                limits,
-                &emu_core::engine::Interpreter,
-                counters,
-            ),
-            None,
-        ),
-    }
-}
-
-/// Writes a dispatch's record (and its traced waves) to the profile.
-#[allow(clippy::too_many_arguments)]
-fn record_dispatch(
-    prof: &crate::profile::Profile,
-    q: &Queue,
-    k: &crate::loader::KernelEntry,
-    launch: &Launch<'_>,
-    p: &DispatchPacket,
-    host: (u64, u64),
-    modeled: Option<(u64, u64)>,
-    counters: &HwCounters,
-    timing: Option<&TimingStats>,
-    error: Option<&emu_core::engine::EngineError>,
-) {
-    let res = emu_core::engine::resources(q.device, launch);
-    let id = prof.next_dispatch();
-    let d = DispatchRecord {
-        id,
-        pid: prof.pid,
-        tid: crate::profile::tid(),
-        agent: q.agent as u32,
-        queue: q.address,
-        kernel: k.name.clone(),
-        kernel_object: p.kernel_object,
-        grid: launch.shape.grid,
-        workgroup: launch.shape.block,
-        lds_bytes: launch.group_segment_size,
-        scratch_bytes: launch.private_segment_size,
-        arch_vgprs: res.vgprs - res.agprs,
-        accum_vgprs: profiler_hooks::record::accum_vgpr_count(k.props.agpr_count, &k.descriptor),
-        sgprs: res.sgprs,
-        wave_size: q.device.wave_size,
-        start_ns: host.0,
-        end_ns: host.1,
-        modeled,
-        counters: prof.select(counters.values(timing)),
-        error: error.map(|e| e.to_string()),
-    };
-    prof.write(&Record::Dispatch(d));
-    let waves = counters.take_trace();
-    if !waves.is_empty() {
-        prof.write(&Record::Waves {
-            pid: prof.pid,
-            dispatch: id,
-            waves,
-        });
     }
 }
 

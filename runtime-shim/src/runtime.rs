@@ -536,8 +536,19 @@ pub fn init() -> Result<(), Status> {
     if g.0 == 0 {
         match Runtime::new() {
             Ok(rt) => {
-                if let Some(p) = crate::profile::get() {
-                    p.process(&rt);
+                if let Some(p) = gpu::profile::get() {
+                    let agents = rt
+                        .agents
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| match a.gpu {
+                            Some(g) => gpu::profile::gpu_agent(i as u32, g),
+                            None => gpu::profile::cpu_agent(i as u32, &a.cpu_name),
+                        })
+                        .collect();
+                    let start =
+                        profiler_hooks::record::now_ns().saturating_sub(monotonic_ns().saturating_sub(rt.started_ns));
+                    p.process(agents, start, rt.timing);
                 }
                 g.1 = Some(Arc::new(rt))
             }

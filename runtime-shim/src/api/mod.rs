@@ -37,7 +37,7 @@ macro_rules! export {
     ($(fn $name:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty = $fail:expr; $body:block)*) => {$(
         #[no_mangle]
         pub extern "C" fn $name($($a: $t),*) -> $r {
-            let start = crate::profile::api_begin();
+            let start = gpu::profile::api_begin();
             let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || -> $r { $body })) {
                 Ok(v) => v,
                 Err(_) => {
@@ -45,7 +45,7 @@ macro_rules! export {
                     $fail
                 }
             };
-            crate::profile::api_end(stringify!($name), start);
+            gpu::profile::api_end(stringify!($name), start);
             r
         }
         std::arch::global_asm!(concat!(".symver ", stringify!($name), ",", stringify!($name), "@@ROCR_1"));

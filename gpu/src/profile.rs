@@ -1,7 +1,8 @@
 //! Profiling under `wavejit profile`: when `WAVEJIT_PROFILE_DIR` is set, this process writes its own record
 //! file (`wavejit-<pid>.jsonl`, `profiler_hooks::record`) into that directory — the process and its agents,
-//! every kernel dispatch with its hardware counters (`profiler_hooks::HwCounters`, per dispatch), every
-//! barrier packet and asynchronous copy, and every `hsa_*` call the program made (name, thread, start, end).
+//! every kernel dispatch with its hardware counters (`profiler_hooks::HwCounters`, per dispatch, recorded by
+//! [`crate::dispatch`]), every barrier packet and asynchronous copy, and the program's calls into the GPU's
+//! interface (name, thread, start, end): its `hsa_*` calls on the drop-in route, its driver ioctls on the other.
 //! Child processes inherit the environment and write files of their own; `wavejit profile` merges them.
 //!
 //! Without `WAVEJIT_PROFILE_DIR` nothing here runs: dispatches keep `NoObserver`, and an API call pays one
@@ -128,29 +129,9 @@ impl Profile {
             .collect()
     }
 
-    /// The process record, written when the runtime starts.
-    pub fn process(&self, rt: &crate::runtime::Runtime) {
-        let agents = rt
-            .agents
-            .iter()
-            .enumerate()
-            .map(|(i, a)| match a.gpu {
-                Some(g) => AgentInfo {
-                    index: i as u32,
-                    kind: g.id.to_string(),
-                    name: g.name.to_string(),
-                    gfx: g.gfx.to_string(),
-                    compute_units: g.compute_units,
-                },
-                None => AgentInfo {
-                    index: i as u32,
-                    kind: "cpu".into(),
-                    name: a.cpu_name.clone(),
-                    gfx: String::new(),
-                    compute_units: 0,
-                },
-            })
-            .collect();
+    /// The process record, written when the runtime or the driver starts: `agents` in the order dispatch
+    /// records number them, `start_ns` on the real-time clock ([`record::now_ns`]).
+    pub fn process(&self, agents: Vec<AgentInfo>, start_ns: u64, timing: bool) {
         let command = std::fs::read("/proc/self/cmdline")
             .map(|b| {
                 b.split(|&c| c == 0)
@@ -162,15 +143,36 @@ impl Profile {
             .unwrap_or_default();
         // SAFETY: getppid has no preconditions.
         let ppid = unsafe { libc::getppid() } as u32;
-        let start_ns = record::now_ns().saturating_sub(crate::runtime::monotonic_ns().saturating_sub(rt.started_ns));
         self.write(&Record::Process {
             pid: self.pid,
             ppid,
             command,
             start_ns,
-            timing: rt.timing,
+            timing,
             agents,
         });
+    }
+}
+
+/// The record of a GPU agent numbered `index`.
+pub fn gpu_agent(index: u32, g: &emu_core::DevicePreset) -> AgentInfo {
+    AgentInfo {
+        index,
+        kind: g.id.to_string(),
+        name: g.name.to_string(),
+        gfx: g.gfx.to_string(),
+        compute_units: g.compute_units,
+    }
+}
+
+/// The record of a CPU agent numbered `index`.
+pub fn cpu_agent(index: u32, name: &str) -> AgentInfo {
+    AgentInfo {
+        index,
+        kind: "cpu".into(),
+        name: name.to_string(),
+        gfx: String::new(),
+        compute_units: 0,
     }
 }
 
