@@ -1,8 +1,9 @@
-//! How the debugger talks: a line protocol (one command per line in, each answer out as text followed by an
-//! empty line, or as one JSON object per line with `--json`) when its input is not a terminal, and a
-//! full-screen terminal view (code around the PC, registers, the EXEC strip, lanes of the vector registers,
-//! breakpoints and watches, the last answer) redrawn after every command when it is. The terminal view is
-//! plain ANSI escape sequences over a line-edited prompt: an empty line repeats the last command.
+//! How the debugger talks ([`talk`], the one front end of `wavejit debug` and `wavejit exec --debug`): a line
+//! protocol (one command per line in, each answer out as text followed by an empty line, or as one JSON object
+//! per line with `--json`) when its input or output is not a terminal, and a full-screen terminal view (code
+//! around the PC, registers, the EXEC strip, lanes of the vector registers, breakpoints and watches, the last
+//! answer) redrawn after every command when both are. The terminal view is plain ANSI escape sequences over a
+//! line-edited prompt: an empty line repeats the last command.
 
 use std::io::{self, BufRead, Write};
 
@@ -11,7 +12,42 @@ use emu_core::wave::sreg;
 
 use crate::debugger::{Answer, Debugger};
 
-/// Answers commands from `input` until it ends or `quit`.
+/// How the debugger talks to its user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// The full-screen terminal view.
+    Terminal,
+    /// The line protocol, answers as text.
+    Lines,
+    /// The line protocol, answers as JSON objects.
+    Json,
+}
+
+/// The front end for the options and the streams: JSON when asked for; the terminal view when input and
+/// output are both terminals; the line protocol otherwise.
+pub fn front_end(json: bool, stdin_terminal: bool, stdout_terminal: bool) -> FrontEnd {
+    if json {
+        FrontEnd::Json
+    } else if stdin_terminal && stdout_terminal {
+        FrontEnd::Terminal
+    } else {
+        FrontEnd::Lines
+    }
+}
+
+/// Talks to the user over the process's stdin and stdout ([`front_end`]) until input ends or `quit`.
+pub fn talk<R: WaveRunner>(dbg: &mut Debugger<'_, R>, first: &Answer, json: bool) -> io::Result<()> {
+    match front_end(json, is_terminal(0), is_terminal(1)) {
+        FrontEnd::Terminal => terminal(dbg, first),
+        f => {
+            let stdin = io::stdin();
+            let mut input = stdin.lock();
+            serve(dbg, first, &mut input, &mut io::stdout(), f == FrontEnd::Json)
+        }
+    }
+}
+
+/// The line protocol: answers commands from `input` until it ends or `quit`.
 pub fn serve<R: WaveRunner>(
     dbg: &mut Debugger<'_, R>,
     first: &Answer,

@@ -7,7 +7,6 @@
 //! demangled name or the plain name in it (`isa_amdgpu::codeobj::names::matches`). Either way the dispatch runs to its
 //! end with the results a plain dispatch has.
 
-use std::io::{self, BufRead};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use emu_core::engine::{EngineError, Launch, RunStats, WaveRunner};
@@ -69,19 +68,7 @@ fn run<R: WaveRunner>(
             .map_err(fail)?;
         let json = env("WAVEJIT_DEBUG_JSON").is_some_and(|v| v == "1");
         let (mut dbg, first) = Debugger::start(session, k.info.clone(), wave)?;
-        let talk = if !json && inspect::protocol::is_terminal(0) && inspect::protocol::is_terminal(1) {
-            inspect::protocol::terminal(&mut dbg, &first)
-        } else {
-            let stdin = io::stdin();
-            let mut input = stdin.lock();
-            inspect::protocol::serve(
-                &mut dbg,
-                &first,
-                &mut input as &mut dyn BufRead,
-                &mut io::stdout(),
-                json,
-            )
-        };
+        let talk = inspect::protocol::talk(&mut dbg, &first, json);
         if let Err(e) = talk {
             eprintln!("wavejit: debugger: {e}");
         }

@@ -1,8 +1,6 @@
 //! `wavejit debug`: the step debugger (with reverse execution) over one dispatch described as for `run`.
-//! On a terminal it shows the full-screen view; otherwise it reads one command per line from stdin and answers
-//! on stdout (as JSON objects with `--json`). See `inspect::debugger` for the commands.
-
-use std::io::{self, BufRead};
+//! It talks through `inspect::protocol::talk`: on a terminal the full-screen view; otherwise one command per line
+//! from stdin, answered on stdout (as JSON objects with `--json`). See `inspect::debugger` for the commands.
 
 use emu_core::engine::{Interpreter, Limits, WaveRunner};
 use inspect::{DebugInfo, Debugger, Session, WaveKey};
@@ -62,19 +60,7 @@ pub fn interact<R: WaveRunner>(
     let r = d.launch(|mem, device, launch, _| {
         let session = Session::new(mem, device, launch, runner, max)?;
         let (mut dbg, first) = Debugger::start(session, info, wave)?;
-        let talk = if !json && inspect::protocol::is_terminal(0) && inspect::protocol::is_terminal(1) {
-            inspect::protocol::terminal(&mut dbg, &first)
-        } else {
-            let stdin = io::stdin();
-            let mut input = stdin.lock();
-            inspect::protocol::serve(
-                &mut dbg,
-                &first,
-                &mut input as &mut dyn BufRead,
-                &mut io::stdout(),
-                json,
-            )
-        };
+        let talk = inspect::protocol::talk(&mut dbg, &first, json);
         dbg.finish_dispatch()?;
         Ok(talk)
     })?;
