@@ -2,10 +2,15 @@
 //! a wave's state, disassembly, waves. Each command gives an [`Answer`]: text for people, and the same as a
 //! JSON object for tools (`--json`).
 //!
+//! Every command that runs the dispatch forwards (`step`, `next`, `finish`, `continue`) stops where any wave
+//! hits a breakpoint or a watch fires on the way, whichever wave the command was for; the focus then moves to
+//! the wave that hit it, as gdb switches to the thread that hit a breakpoint, and the answer says so.
+//!
 //! Reverse execution replays the dispatch from its start ([`Session::rewind`]) to the point asked for:
-//! `reverse-step N` to where the focused wave had executed N instructions fewer, `reverse-continue` to the last
-//! breakpoint or watch hit before the present point. What a replay reaches is what a forward run stopped at
-//! the same point has, since every run executes the same instructions in the same order.
+//! `reverse-step N` to where the focused wave had executed N instructions fewer, or to the last breakpoint or
+//! watch hit after that point (as `step N` stops at the first one going forwards); `reverse-continue` to the
+//! last breakpoint or watch hit before the present point. What a replay reaches is what a forward run stopped
+//! at the same point has, since every run executes the same instructions in the same order.
 
 use serde_json::{json, Value};
 
@@ -15,7 +20,8 @@ use isa_amdgpu::codeobj::{CodeObject, Kernel};
 use isa_amdgpu::table::FlowControl;
 use isa_amdgpu::{decode, disasm};
 
-use crate::regs;
+use crate::help;
+use crate::regs::{self, Files};
 use crate::session::{MemWatch, Position, Reason, RegWatch, Session, Status, Until, WaveKey};
 
 mod print;
@@ -130,7 +136,15 @@ impl Answer {
 #[derive(Debug, Clone)]
 enum Point {
     Break(u64),
-    Reg(RegWatch),
+    /// Registers of one wave, by the name the watch was set with (`v3`, `v3[5]`, `exec`): one [`RegWatch`]
+    /// for each 32-bit register and lane it covers.
+    Reg {
+        name: String,
+        wave: WaveKey,
+        regs: Vec<RegWatch>,
+        /// Vector registers watched in every lane (no lane given).
+        every_lane: bool,
+    },
     Mem(MemWatch),
 }
 
@@ -165,6 +179,12 @@ fn hex(v: u64) -> String {
     format!("{v:#x}")
 }
 
+/// A wave with its workgroup and its index in it spelled out: `wave 1,0,0:0 (workgroup 1,0,0, wave 0)`.
+pub fn wave_words(k: WaveKey) -> String {
+    let [x, y, z] = k.workgroup;
+    format!("wave {k} (workgroup {x},{y},{z}, wave {})", k.wave)
+}
+
 impl<'a, R: WaveRunner> Debugger<'a, R> {
     /// Starts the dispatch and stops before the first instruction of `wave`.
     pub fn start(mut session: Session<'a, R>, info: DebugInfo, wave: WaveKey) -> Result<(Self, Answer), EngineError> {
@@ -194,7 +214,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             origin,
             origin_wave: wave,
         };
-        let a = d.stopped(reason, "start");
+        let a = d.stopped(reason, "start", wave);
         Ok((d, a))
     }
 
@@ -229,7 +249,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             "reverse-step" | "rs" | "reverse-stepi" | "rsi" => count(1).map(|n| self.reverse_step(n)),
             "reverse-continue" | "rc" => Ok(self.reverse_continue()),
             "history" => Ok(self.history()),
-            "help" | "h" | "?" => Ok(Answer::ok(HELP.to_string(), json!({"help": HELP}))),
+            "help" | "h" | "?" => Ok(self.help(rest)),
             "quit" | "q" | "exit" => {
                 let mut a = Answer::ok("bye".into(), json!({"quit": true}));
                 a.quit = true;
@@ -258,6 +278,25 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             Some((n, a, _)) => format!("{n}+{:#x}", rel - a),
             None => format!("{rel:#x}"),
         }
+    }
+
+    /// Where a code address is, as the code pane shows code: the function and offset, then the address in the
+    /// code object as `wavejit disasm` prints it (`divergence+0x3c (0x1a3c)`).
+    pub fn code_place(&self, a: u64) -> String {
+        let code = self.session.launch().code;
+        if a < code.base || a >= code.base + code.size {
+            return format!("{a:#x} (outside the code object)");
+        }
+        let rel = a - code.base;
+        match self.symbolize(a) {
+            s if s == format!("{rel:#x}") => s,
+            s => format!("{s} ({rel:#x})"),
+        }
+    }
+
+    /// How many registers of each file the wave has.
+    pub fn files(&self, w: &WaveState) -> Files {
+        Files::of(self.session.launch().descriptor, w)
     }
 
     /// A code address: `SYMBOL[+OFF]`, an address in the code object (as `wavejit disasm` prints them) or a
@@ -325,9 +364,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             .map_or(Status::NotStarted, |x| x.1)
     }
 
-    /// The report of a stop: where, why, and the instruction about to run.
-    fn stopped(&mut self, reason: Reason, command: &str) -> Answer {
-        let mut hit = false;
+    /// The report of a stop: where, why, and the instruction about to run. A breakpoint or watch hit moves the
+    /// focus to the wave that hit it; a focus other than `prev` (the focus when the command began) is
+    /// announced, as gdb announces the thread it switches to.
+    fn stopped(&mut self, reason: Reason, command: &str, prev: WaveKey) -> Answer {
+        let mut hit_by = None;
         let mut j = json!({});
         let why = match &reason {
             Reason::Position => "reached".to_string(),
@@ -336,32 +377,36 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             Reason::Count => "stepped".into(),
             Reason::Pc => "returned".into(),
             Reason::Breakpoint { pc } => {
-                hit = true;
+                let by = self.session.at.wave;
+                hit_by = Some(by);
                 let id = self
                     .points
                     .iter()
                     .find(|(_, p)| matches!(p, Point::Break(a) if a == pc))
                     .map_or(0, |p| p.0);
                 j["breakpoint"] = json!(id);
-                self.focus = self.session.at.wave;
-                format!("breakpoint {id} at {}", self.symbolize(*pc))
+                format!("breakpoint {id} at {}, hit by {}", self.symbolize(*pc), wave_words(by))
             }
             Reason::Register { watch, old, new, pc } => {
-                hit = true;
-                let id = self.reg_watch_id(*watch);
+                let (id, r) = self.reg_watch(*watch);
+                hit_by = Some(r.wave);
                 j["watch"] = json!(id);
                 j["old"] = json!(old);
                 j["new"] = json!(new);
                 j["changed_at"] = json!(hex(*pc));
-                let name = self
-                    .points
-                    .iter()
-                    .find(|p| p.0 == id)
-                    .map_or(String::new(), |p| point_name(&p.1));
+                j["register"] = json!(r.reg.name());
+                let name = if r.reg.is_vector() {
+                    j["lane"] = json!(r.lane);
+                    format!("{}[{}]", r.reg.name(), r.lane)
+                } else {
+                    r.reg.name()
+                };
                 format!(
-                    "watch {id} ({name}) changed: {old:#x} -> {new:#x}, by the instruction at {} ({})",
+                    "watch {id} ({name} of wave {}) changed: {old:#x} -> {new:#x}, by the instruction at {} ({}) of {}",
+                    r.wave,
                     self.symbolize(*pc),
-                    self.inst_text(*pc)
+                    self.inst_text(*pc),
+                    wave_words(r.wave)
                 )
             }
             Reason::Memory {
@@ -371,18 +416,18 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 by,
                 pc,
             } => {
-                hit = true;
+                hit_by = Some(*by);
                 let id = self.mem_watch_id(*watch);
                 j["watch"] = json!(id);
                 j["old"] = json!(old);
                 j["new"] = json!(new);
                 j["changed_at"] = json!(hex(*pc));
                 j["changed_by"] = json!(by.to_string());
-                self.focus = *by;
                 format!(
-                    "watch {id} changed: {} -> {}, written by wave {by} at {} ({})",
+                    "watch {id} changed: {} -> {}, written by {} at {} ({})",
                     bytes_hex(old),
                     bytes_hex(new),
+                    wave_words(*by),
                     self.symbolize(*pc),
                     self.inst_text(*pc)
                 )
@@ -391,12 +436,19 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             Reason::DispatchEnded => "every wave of the dispatch has ended".into(),
             Reason::Hook => "reached".into(),
         };
+        let hit = hit_by.is_some();
+        if let Some(by) = hit_by {
+            self.focus = by;
+        }
+        let switched = self.focus != prev;
         // the watches watch for changes from the values they have here
         for (_, p) in self.points.iter_mut() {
             match p {
-                Point::Reg(r) => {
-                    if let Some(w) = self.session.wave(r.wave) {
-                        r.value = r.reg.read(w, r.lane);
+                Point::Reg { wave, regs, .. } => {
+                    if let Some(w) = self.session.wave(*wave) {
+                        for r in regs.iter_mut() {
+                            r.value = r.reg.read(w, r.lane);
+                        }
                     }
                 }
                 Point::Mem(m) => {
@@ -410,7 +462,11 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let state = self.session.wave(self.focus).map(|w| (w.pc, w.executed));
         let status = self.status_of(self.focus);
         let (pc, executed) = state.unwrap_or((0, 0));
-        let mut text = format!("{why}\n");
+        let mut text = String::new();
+        if switched {
+            text += &format!("[switching to {}]\n", wave_words(self.focus));
+        }
+        text += &format!("{why}\n");
         if !ended && status != Status::Ended && state.is_some() {
             text += &format!(
                 "wave {} ({}) at {:#x} <{}>, {} instructions executed; dispatch time {}\n=> {}",
@@ -445,6 +501,9 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 "executed": executed,
                 "time": self.session.time(),
                 "dispatch_ended": ended,
+                "hit_by": hit_by.map(|k| json!({"wave": k.to_string(), "workgroup": k.workgroup, "index": k.wave})),
+                "focus_switched": switched,
+                "previous_focus": prev.to_string(),
             }
         });
         let mut a = Answer::ok(text, j2);
@@ -454,12 +513,25 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         a
     }
 
-    fn reg_watch_id(&self, index: usize) -> u32 {
+    /// The number of the watch that holds the session's register watch `index` ([`Debugger::until`]'s order),
+    /// and that register watch.
+    fn reg_watch(&self, index: usize) -> (u32, RegWatch) {
         self.points
             .iter()
-            .filter(|p| matches!(p.1, Point::Reg(_)))
+            .flat_map(|(id, p)| match p {
+                Point::Reg { regs, .. } => regs.iter().map(|r| (*id, r.clone())).collect(),
+                _ => Vec::new(),
+            })
             .nth(index)
-            .map_or(0, |p| p.0)
+            .unwrap_or((
+                0,
+                RegWatch {
+                    wave: self.focus,
+                    reg: regs::Reg::Scc,
+                    lane: 0,
+                    value: 0,
+                },
+            ))
     }
 
     fn mem_watch_id(&self, index: usize) -> u32 {
@@ -476,7 +548,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         for (_, p) in &self.points {
             match p {
                 Point::Break(a) => u.breakpoints.push(*a),
-                Point::Reg(r) => u.registers.push(r.clone()),
+                Point::Reg { regs, .. } => u.registers.extend(regs.iter().cloned()),
                 Point::Mem(m) => u.memory.push(m.clone()),
             }
         }
@@ -484,8 +556,9 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
     }
 
     fn run(&mut self, until: &Until, command: &str) -> Answer {
+        let prev = self.focus;
         match self.session.run(until) {
-            Ok(r) => self.stopped(r, command),
+            Ok(r) => self.stopped(r, command, prev),
             Err(e) => Answer::err(e.to_string()),
         }
     }
@@ -510,7 +583,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         };
         let until = Until {
             count: Some((self.focus, executed + n)),
-            ..Until::default()
+            ..self.until()
         };
         self.run(&until, "step")
     }
@@ -540,7 +613,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             _ => {
                 let until = Until {
                     count: Some((self.focus, executed + 1)),
-                    ..Until::default()
+                    ..self.until()
                 };
                 self.run(&until, "next")
             }
@@ -584,21 +657,16 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         let id = self.next_id;
         self.next_id += 1;
         self.points.push((id, Point::Break(a)));
-        let text = format!(
-            "breakpoint {id} at {:#x} <{}>: {}",
-            a,
-            self.symbolize(a),
-            self.inst_text(a)
-        );
+        let text = format!("breakpoint {id} at {}: {}", self.code_place(a), self.inst_text(a));
         Answer::ok(
             text,
-            json!({"breakpoint": id, "pc": hex(a), "where": self.symbolize(a), "instruction": self.inst_text(a)}),
+            json!({"breakpoint": id, "pc": hex(a), "where": self.symbolize(a), "offset": a.wrapping_sub(self.code_base()), "instruction": self.inst_text(a)}),
         )
     }
 
     fn watch(&mut self, rest: &str) -> Answer {
         if rest.is_empty() {
-            return Answer::err("watch REGISTER[LANE] (v3[5], s4, vcc_lo) or watch ADDRESS[:BYTES]");
+            return Answer::err("watch REGISTER[LANE] (v3[5], v3, s4, exec, $v3) or watch ADDRESS[:BYTES]");
         }
         let id = self.next_id;
         let first = rest.chars().next().unwrap_or(' ');
@@ -618,36 +686,71 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             }
             Point::Mem(MemWatch { address, bytes })
         } else {
-            let (name, lane) = match rest.split_once('[') {
-                Some((n, l)) => match l.trim_end_matches(']').trim().parse::<usize>() {
-                    Ok(l) if l < LANES => (n, l),
-                    _ => return Answer::err(format!("`{rest}`: the lane is 0..63")),
-                },
-                None => (rest, 0),
-            };
-            let reg = match regs::parse(name).as_deref() {
-                Some([r]) => *r,
-                _ => {
-                    return Answer::err(format!(
-                        "`{name}` is not one 32-bit register (s4, v3, a0, vcc_lo, exec_hi, m0, scc)"
-                    ))
-                }
-            };
-            let w = match self.focus_state() {
-                Ok(w) => w,
+            match self.reg_point(rest) {
+                Ok(p) => p,
                 Err(e) => return Answer::err(e),
-            };
-            Point::Reg(RegWatch {
-                wave: self.focus,
-                reg,
-                lane,
-                value: reg.read(w, lane),
-            })
+            }
         };
         self.next_id += 1;
-        let text = format!("watch {id}: {}", point_name(&point));
+        let text = format!("watch {id}: {}", self.describe(&point));
         self.points.push((id, point));
         Answer::ok(text, json!({"watch": id}))
+    }
+
+    /// A register watch of the focused wave: `v3[5]` (one lane), `v3` (every lane), `s4`, `exec` (both
+    /// halves), as the disassembler or rocgdb (`$v3`) writes them.
+    fn reg_point(&self, text: &str) -> Result<Point, String> {
+        let (name, lane) = match text.split_once('[') {
+            // `v3[5]` a lane; `v[2:3]` a range
+            Some((n, l)) if regs::plain(n).len() > 1 => match l.trim_end_matches(']').trim().parse::<usize>() {
+                Ok(l) if l < LANES => (n.trim(), Some(l)),
+                _ => return Err(format!("`{text}`: the lane is 0..63")),
+            },
+            _ => (text.trim(), None),
+        };
+        if let Some(why) = regs::not_shown(name) {
+            return Err(format!("`{name}`: {why}"));
+        }
+        if regs::plain(name) == "pc" {
+            return Err("the pc changes with every instruction: use step, or break at an address".into());
+        }
+        let regs = regs::parse(name).ok_or_else(|| {
+            format!("`{name}` is not a register (v3[5], v3, s4, exec, vcc_lo, m0, scc, or as rocgdb writes them: $v3, $exec)")
+        })?;
+        if lane.is_some() && !regs.iter().all(|r| r.is_vector()) {
+            return Err(format!("`{text}`: only vector registers have lanes"));
+        }
+        let w = self.focus_state()?;
+        let files = self.files(w);
+        for r in &regs {
+            files.check(*r)?;
+        }
+        let mut watches = Vec::new();
+        for r in &regs {
+            let lanes = match (r.is_vector(), lane) {
+                (true, Some(l)) => l..l + 1,
+                (true, None) => 0..LANES,
+                (false, _) => 0..1,
+            };
+            for l in lanes {
+                watches.push(RegWatch {
+                    wave: self.focus,
+                    reg: *r,
+                    lane: l,
+                    value: r.read(w, l),
+                });
+            }
+        }
+        let mut name = regs::plain(name);
+        if let Some(l) = lane {
+            name += &format!("[{l}]");
+        }
+        Ok(Point::Reg {
+            name,
+            wave: self.focus,
+            every_lane: lane.is_none() && regs.iter().any(|r| r.is_vector()),
+            regs: watches,
+        })
     }
 
     fn address_any(&self, t: &str) -> Result<u64, String> {
@@ -817,8 +920,14 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 let mut text = String::new();
                 let mut j = Vec::new();
                 for (id, p) in &self.points {
-                    text += &format!("{id}: {}\n", point_name(p));
-                    j.push(json!({"id": id, "what": point_name(p)}));
+                    text += &format!("{id}: {}\n", self.describe(p));
+                    let mut e = json!({"id": id, "what": self.describe(p)});
+                    if let Point::Break(a) = p {
+                        e["pc"] = json!(hex(*a));
+                        e["where"] = json!(self.symbolize(*a));
+                        e["offset"] = json!(a.wrapping_sub(self.code_base()));
+                    }
+                    j.push(e);
                 }
                 if text.is_empty() {
                     text = "no breakpoints or watches".into();
@@ -838,10 +947,7 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         };
         let target = executed.saturating_sub(n);
         let focus = self.focus;
-        if let Err(e) = self.session.rewind() {
-            return Answer::err(e.to_string());
-        }
-        let until = if target == 0 {
+        let mark = if target == 0 {
             Until {
                 turn_of: Some(focus),
                 ..Until::default()
@@ -852,16 +958,21 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
                 ..Until::default()
             }
         };
-        let a = self.run(&until, "reverse-step");
-        self.focus = focus;
-        a
+        self.go_back(Some(mark), "reverse-step")
     }
 
     fn reverse_continue(&mut self) -> Answer {
+        self.go_back(None, "reverse-continue")
+    }
+
+    /// Goes back by replay. The dispatch runs again from its start up to the present point with the
+    /// breakpoints and watches, noting where each hits and where `mark` (a count or the turn of the focused
+    /// wave) holds; the session then stops at the last hit after the mark, or else at the mark. Without a
+    /// mark, at the last hit before the present point, or else at the start.
+    fn go_back(&mut self, mark: Option<Until>, command: &str) -> Answer {
+        let prev = self.focus;
         let now = self.session.at;
-        let now_time = self.session.time();
         let ended = self.session.finished();
-        let focus = self.focus;
         if let Err(e) = self.session.rewind() {
             return Answer::err(e.to_string());
         }
@@ -870,23 +981,36 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         for m in until.memory.iter_mut() {
             let _ = self.session.memory().read(m.address, &mut m.bytes);
         }
-        let mut last: Option<(Position, WaveKey, Reason)> = None;
+        if let Some(m) = &mark {
+            until.count = m.count;
+            until.turn_of = m.turn_of;
+        }
+        let mut marked: Option<(Position, Reason)> = None;
+        let mut last: Option<(Position, Reason)> = None;
         loop {
             let r = match self.session.run(&until) {
                 Ok(r) => r,
                 Err(e) => return Answer::err(e.to_string()),
             };
             let at = self.session.at;
-            if r == Reason::DispatchEnded
-                || (!ended && (at == now || at.time > now_time || (at.time == now.time && at.before == now.before)))
-            {
+            if r == Reason::DispatchEnded || (!ended && at.order() >= now.order()) {
                 break;
             }
-            let wave = match r {
-                Reason::Memory { by, .. } => by,
-                _ => at.wave,
-            };
-            last = Some((at, wave, r));
+            // a hit can stop the replay where the count is reached (a breakpoint comes first)
+            let counted = until.count.is_some_and(|(w, n)| {
+                at.before && at.wave == w && self.session.wave(w).is_some_and(|s| s.executed >= n)
+            });
+            if marked.is_none() && (matches!(r, Reason::Count | Reason::Turn) || counted) {
+                until.count = None;
+                until.turn_of = None;
+                last = None;
+                marked = Some((at, r));
+            } else if matches!(
+                r,
+                Reason::Breakpoint { .. } | Reason::Register { .. } | Reason::Memory { .. }
+            ) {
+                last = Some((at, r));
+            }
             let (regs, mems) = self.session.watches();
             until.registers = regs.to_vec();
             until.memory = mems.to_vec();
@@ -894,39 +1018,51 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
         if let Err(e) = self.session.rewind() {
             return Answer::err(e.to_string());
         }
-        match last {
-            Some((p, wave, reason)) => {
-                if let Err(e) = self.session.run(&Until {
-                    position: Some(p),
-                    ..Until::default()
-                }) {
-                    return Answer::err(e.to_string());
-                }
-                self.focus = wave;
-                let mut a = self.stopped(reason, "reverse-continue");
-                a.text = format!("back at the previous breakpoint or watch hit:\n{}", a.text);
-                a
+        let early = last.is_some() && mark.is_some();
+        let (position, reason) = match (last.or(marked), mark.is_some()) {
+            (Some(stop), _) => stop,
+            (None, false) => (self.origin, Reason::Turn),
+            // the mark is the present point (a wave at its start, or a count of 0)
+            (None, true) => (now, Reason::Position),
+        };
+        if let Err(e) = self.session.run(&Until {
+            position: Some(position),
+            turn_of: (position == self.origin).then_some(self.origin_wave),
+            ..Until::default()
+        }) {
+            return Answer::err(e.to_string());
+        }
+        self.focus = if matches!(reason, Reason::Turn) && mark.is_none() {
+            self.origin_wave
+        } else {
+            prev
+        };
+        let hit = matches!(
+            reason,
+            Reason::Breakpoint { .. } | Reason::Register { .. } | Reason::Memory { .. }
+        );
+        let mut a = self.stopped(reason, command, prev);
+        let head = match (mark.is_some(), hit) {
+            (false, true) => "back at the previous breakpoint or watch hit:\n".to_string(),
+            (false, false) => "no earlier breakpoint or watch hit: back at the start\n".to_string(),
+            (true, true) if early => {
+                "stopped on the way back, at the last breakpoint or watch hit before the present point:\n".to_string()
             }
-            None => {
-                let r = self.session.run(&Until {
-                    position: Some(self.origin),
-                    turn_of: Some(self.origin_wave),
-                    ..Until::default()
-                });
-                self.focus = if self.origin_wave == focus {
-                    focus
-                } else {
-                    self.origin_wave
-                };
-                match r {
-                    Ok(_) => {
-                        let mut a = self.stopped(Reason::Turn, "reverse-continue");
-                        a.text = format!("no earlier breakpoint or watch hit: back at the start\n{}", a.text);
-                        a
-                    }
-                    Err(e) => Answer::err(e.to_string()),
-                }
-            }
+            (true, _) => String::new(),
+        };
+        a.text = head + &a.text;
+        a
+    }
+
+    fn help(&self, rest: &str) -> Answer {
+        if rest.is_empty() {
+            let text = help::summary();
+            let names: Vec<&str> = help::COMMANDS.iter().map(|c| c.names[0]).collect();
+            return Answer::ok(text.clone(), json!({"help": text, "commands": names}));
+        }
+        match help::about(rest) {
+            Ok(text) => Answer::ok(text.clone(), json!({"help": text})),
+            Err(e) => Answer::err(e),
         }
     }
 
@@ -963,19 +1099,43 @@ impl<'a, R: WaveRunner> Debugger<'a, R> {
             .collect()
     }
 
-    /// Breakpoints and watches as text lines (for a watch list).
+    /// Breakpoints and watches as text lines (for a watch list), each register watch with its value now.
     pub fn points_text(&self) -> Vec<String> {
         self.points
             .iter()
             .map(|(id, p)| match p {
-                Point::Reg(r) => format!(
-                    "{id}: {} = {:#x}",
-                    point_name(p),
-                    self.session.wave(r.wave).map_or(r.value, |w| r.reg.read(w, r.lane))
-                ),
-                _ => format!("{id}: {}", point_name(p)),
+                Point::Reg {
+                    wave,
+                    regs,
+                    every_lane: false,
+                    ..
+                } if regs.len() <= 2 => {
+                    let state = self.session.wave(*wave);
+                    let value = regs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| (state.map_or(r.value, |w| r.reg.read(w, r.lane)) as u64) << (32 * i))
+                        .fold(0, |v, x| v | x);
+                    format!("{id}: {} = {value:#x}", self.describe(p))
+                }
+                _ => format!("{id}: {}", self.describe(p)),
             })
             .collect()
+    }
+
+    /// A breakpoint (as SYMBOL+OFFSET) or a watch, in words.
+    fn describe(&self, p: &Point) -> String {
+        match p {
+            Point::Break(a) => format!("breakpoint at {}", self.code_place(*a)),
+            Point::Reg {
+                name,
+                wave,
+                every_lane: true,
+                ..
+            } => format!("{name} (every lane) of wave {wave}"),
+            Point::Reg { name, wave, .. } => format!("{name} of wave {wave}"),
+            Point::Mem(m) => format!("{} bytes at {:#x}", m.bytes.len(), m.address),
+        }
     }
 }
 
@@ -994,36 +1154,6 @@ fn reason_name(r: &Reason) -> &'static str {
     }
 }
 
-fn point_name(p: &Point) -> String {
-    match p {
-        Point::Break(a) => format!("breakpoint at {a:#x}"),
-        Point::Reg(r) if r.reg.is_vector() => format!("{}[{}] of wave {}", r.reg.name(), r.lane, r.wave),
-        Point::Reg(r) => format!("{} of wave {}", r.reg.name(), r.wave),
-        Point::Mem(m) => format!("{} bytes at {:#x}", m.bytes.len(), m.address),
-    }
-}
-
 fn bytes_hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
 }
-
-/// Help text of the commands.
-pub const HELP: &str = "\
-step [N]            run the focused wave N instructions (s)
-next                like step, but over a device-function call (n)
-finish              run until the focused wave returns from its device function
-continue            run until a breakpoint or watch hits, or the dispatch ends (c)
-break PC|SYM+OFF    stop before any wave runs the instruction there (b); PC as `wavejit disasm` prints it
-watch REG[LANE]     stop when the focused wave's register changes (v3[5], s4, vcc_lo, m0)
-watch ADDR[:BYTES]  stop when device memory there changes
-delete [N]          delete breakpoint or watch N (all without N)
-print WHAT          s5, s[4:5], v3 (every lane), v3[5], a0, exec, vcc, scc, m0, pc, mode, waitcnt, regs,
-                    lds ADDR [N], mem ADDR [N]; print/f (f32), /i (signed), /u, /h (f16 pair), /x (hex)
-disasm [N]          N instructions either side of the PC
-wave [WG:W]         show or choose the focused wave (e.g. wave 0,0,0:1)
-waves               every wave: running, at barrier, ended
-info kernel         the descriptor and the arguments by name; info break: breakpoints and watches
-reverse-step [N]    back N instructions of the focused wave (rs)
-reverse-continue    back to the previous breakpoint or watch hit (rc)
-history             the stops so far
-quit";

@@ -9,6 +9,7 @@
 
 pub mod debugger;
 pub mod explorer;
+pub mod help;
 pub mod protocol;
 pub mod regs;
 pub mod session;

@@ -3,7 +3,10 @@
 //! per line with `--json`) when its input or output is not a terminal, and a full-screen terminal view (code
 //! around the PC, registers, the EXEC strip, lanes of the vector registers, breakpoints and watches, the last
 //! answer) redrawn after every command when both are. The terminal view is plain ANSI escape sequences over a
-//! line-edited prompt: an empty line repeats the last command.
+//! line-edited prompt: an empty line repeats the last command, and `more` shows the next page of an answer
+//! longer than the room left for it. Its EXEC strip shows active and inactive lanes as different characters
+//! (`#` and `.`), coloured unless `NO_COLOR` is set (<https://no-color.org>), so a screen capture or a plain
+//! text log of it still shows the mask.
 
 use std::io::{self, BufRead, Write};
 
@@ -35,15 +38,23 @@ pub fn front_end(json: bool, stdin_terminal: bool, stdout_terminal: bool) -> Fro
     }
 }
 
+/// Whether the terminal view may colour its output, given the value of `NO_COLOR`: not when it is set to
+/// anything but the empty string (<https://no-color.org>).
+pub fn color_allowed(no_color: Option<&std::ffi::OsStr>) -> bool {
+    no_color.is_none_or(|v| v.is_empty())
+}
+
 /// Talks to the user over the process's stdin and stdout ([`front_end`]) until input ends or `quit`.
 pub fn talk<R: WaveRunner>(dbg: &mut Debugger<'_, R>, first: &Answer, json: bool) -> io::Result<()> {
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    let mut out = io::stdout();
     match front_end(json, is_terminal(0), is_terminal(1)) {
-        FrontEnd::Terminal => terminal(dbg, first),
-        f => {
-            let stdin = io::stdin();
-            let mut input = stdin.lock();
-            serve(dbg, first, &mut input, &mut io::stdout(), f == FrontEnd::Json)
+        FrontEnd::Terminal => {
+            let color = color_allowed(std::env::var_os("NO_COLOR").as_deref());
+            terminal(dbg, first, &mut input, &mut out, &terminal_size, color)
         }
+        f => serve(dbg, first, &mut input, &mut out, f == FrontEnd::Json),
     }
 }
 
@@ -88,7 +99,8 @@ pub fn is_terminal(fd: i32) -> bool {
     unsafe { libc::isatty(fd) == 1 }
 }
 
-fn terminal_size() -> (usize, usize) {
+/// The size of the terminal on stdout (columns, rows); 120 by 40 when it does not say.
+pub fn terminal_size() -> (usize, usize) {
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,
@@ -104,30 +116,30 @@ fn terminal_size() -> (usize, usize) {
     }
 }
 
-const BOLD: &str = "\x1b[1m";
-const INVERSE: &str = "\x1b[7m";
-const GREEN: &str = "\x1b[32m";
-const DIM: &str = "\x1b[2m";
-const RED: &str = "\x1b[31m";
-const RESET: &str = "\x1b[0m";
-
-fn clip(s: &str, width: usize) -> String {
-    s.chars().take(width).collect()
-}
-
-/// The terminal view: redraws the screen after every command.
-pub fn terminal<R: WaveRunner>(dbg: &mut Debugger<'_, R>, first: &Answer) -> io::Result<()> {
-    let stdin = io::stdin();
-    let mut out = io::stdout();
+/// The terminal view: redraws the screen after every command read from `input`, at the size `size` gives
+/// then, coloured if `color`.
+pub fn terminal<R: WaveRunner>(
+    dbg: &mut Debugger<'_, R>,
+    first: &Answer,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    size: &dyn Fn() -> (usize, usize),
+    color: bool,
+) -> io::Result<()> {
     let mut last = first.text.clone();
+    // the first line of `last` on screen
+    let mut from = 0;
     let mut previous = String::from("step");
     let mut line = String::new();
     loop {
-        draw(dbg, &last, &mut out)?;
+        let (cols, rows) = size();
+        let s = screen(dbg, &last, from, &View { cols, rows, color });
+        let shown = s.shown;
+        out.write_all(s.text.as_bytes())?;
         write!(out, "{BOLD}(wavejit){RESET} ")?;
         out.flush()?;
         line.clear();
-        if stdin.lock().read_line(&mut line)? == 0 {
+        if input.read_line(&mut line)? == 0 {
             writeln!(out)?;
             return Ok(());
         }
@@ -136,17 +148,59 @@ pub fn terminal<R: WaveRunner>(dbg: &mut Debugger<'_, R>, first: &Answer) -> io:
         } else {
             line.trim().to_string()
         };
+        previous = cmd.clone();
+        if cmd == "more" {
+            if from + shown < last.lines().count() {
+                from += shown;
+            } else {
+                last = "(the whole answer has been shown)".into();
+                from = 0;
+            }
+            continue;
+        }
         let a = dbg.execute(&cmd);
-        previous = cmd;
         if a.quit {
             return Ok(());
         }
         last = a.text;
+        from = 0;
     }
 }
 
-fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -> io::Result<()> {
-    let (cols, rows) = terminal_size();
+/// The size of the terminal view and whether it is coloured.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    pub cols: usize,
+    pub rows: usize,
+    pub color: bool,
+}
+
+/// One drawing of the terminal view: the text with its escape sequences, and how many lines of the last
+/// answer it shows.
+pub struct Screen {
+    pub text: String,
+    pub shown: usize,
+}
+
+const BOLD: &str = "\x1b[1m";
+const INVERSE: &str = "\x1b[7m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+// colours, only when the view is coloured
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const ACTIVE: &str = "\x1b[30;42m";
+const INACTIVE: &str = "\x1b[90m";
+
+fn clip(s: &str, width: usize) -> String {
+    s.chars().take(width).collect()
+}
+
+/// The terminal view of the debugger's state with the last answer from its line `from` on (as many lines as
+/// fit; a last line says how to see more when they do not all fit).
+pub fn screen<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, from: usize, view: &View) -> Screen {
+    let View { cols, rows, color } = *view;
+    let paint = |c: &'static str| if color { c } else { "" };
     let mut s = String::from("\x1b[H\x1b[2J");
     let focus = dbg.focus;
     let state = dbg.session.wave(focus);
@@ -167,11 +221,12 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
     left.truncate(18);
     let mut right = Vec::new();
     if let Some(w) = state {
+        let sgprs = (dbg.files(w).sgprs as usize).min(24);
         right.push(format!("{BOLD}scalar registers{RESET}"));
-        for r in 0..6 {
-            let mut l = format!("s{:<3}", r * 4);
-            for i in 0..4 {
-                l += &format!(" {:08x}", w.sgprs[r * 4 + i]);
+        for first in (0..sgprs).step_by(4) {
+            let mut l = format!("s{first:<3}");
+            for v in &w.sgprs[first..(first + 4).min(sgprs)] {
+                l += &format!(" {v:08x}");
             }
             right.push(l);
         }
@@ -187,9 +242,9 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
     for i in 0..left.len().max(right.len()) {
         let l = left.get(i).cloned().unwrap_or_default();
         let l = if l.starts_with("=>") {
-            format!("{GREEN}{BOLD}{l:<half$}{RESET}")
+            format!("{}{BOLD}{l:<half$}{RESET}", paint(GREEN))
         } else if l.starts_with("  *") {
-            format!("{RED}{l:<half$}{RESET}")
+            format!("{}{l:<half$}{RESET}", paint(RED))
         } else {
             format!("{l:<half$}")
         };
@@ -197,20 +252,28 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
     }
     if let Some(w) = state {
         let m = w.exec();
-        s += &format!("{BOLD}EXEC{RESET} ({} of 64 lanes active)\n", m.count_ones());
+        s += &format!(
+            "{BOLD}EXEC{RESET} ({} of 64 lanes active: # active, . inactive)\n",
+            m.count_ones()
+        );
         for lo in [0u32, 32] {
             s += &format!(" lanes {lo:2}-{:2} ", lo + 31);
             for l in lo..lo + 32 {
-                s += if m >> l & 1 == 1 {
-                    "\x1b[42m \x1b[0m"
+                let (c, ch) = if m >> l & 1 == 1 {
+                    (ACTIVE, '#')
                 } else {
-                    "\x1b[100m \x1b[0m"
+                    (INACTIVE, '.')
                 };
+                if color {
+                    s += &format!("{c}{ch}{RESET}");
+                } else {
+                    s.push(ch);
+                }
             }
             s += "\n";
         }
         let nv = w.vgprs.len().min(8);
-        s += &format!("{BOLD}vector registers, lanes 0-7{RESET}\n");
+        s += &format!("{BOLD}vector registers, lanes 0-7{RESET} (* inactive)\n");
         for r in 0..nv {
             let mut l = format!(" v{r:<3}");
             for lane in 0..8 {
@@ -233,9 +296,24 @@ fn draw<R: WaveRunner>(dbg: &Debugger<'_, R>, last: &str, out: &mut dyn Write) -
         )
     );
     let room = rows.saturating_sub(used + 3).max(3);
-    for l in last.lines().take(room) {
+    let lines: Vec<&str> = last.lines().collect();
+    let rest = lines.len().saturating_sub(from);
+    let shown = if rest > room { room - 1 } else { rest };
+    for l in lines.iter().skip(from).take(shown) {
         s += &clip(l, cols);
         s += "\n";
     }
-    out.write_all(s.as_bytes())
+    if shown < rest {
+        s += &clip(
+            &format!(
+                "{DIM}-- lines {}-{} of {}: `more` shows the next ones --{RESET}",
+                from + 1,
+                from + shown,
+                lines.len()
+            ),
+            cols + DIM.len() + RESET.len(),
+        );
+        s += "\n";
+    }
+    Screen { text: s, shown }
 }

@@ -1,7 +1,13 @@
-//! Register names as the disassembler writes them (`s5`, `v[2:3]`, `a0`, `vcc_lo`, `exec_hi`, `m0`, `scc`),
-//! parsed into [`Reg`]s that read a [`WaveState`].
+//! Register names as the disassembler writes them (`s5`, `v[2:3]`, `a0`, `vcc_lo`, `exec_hi`, `m0`, `scc`) and as
+//! rocgdb writes them (the same names after a `$`: `$v3`, `$exec`, `$s5`, `$a2`; ROCdbgapi's AMDGPU register
+//! names), parsed into [`Reg`]s that read a [`WaveState`]; and how many registers of each file a wave has
+//! ([`Files`]).
 
 use emu_core::wave::{sreg, WaveState};
+use isa_amdgpu::codeobj::KernelDescriptor;
+
+/// The plain SGPRs there are (s0..s101); the slots after them are the special registers.
+pub const SGPR_SLOTS: u32 = 102;
 
 /// One 32-bit register (one lane of it for vector registers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -14,7 +20,8 @@ pub enum Reg {
 }
 
 impl Reg {
-    /// The value of the register (lane `lane` of a vector register).
+    /// The value of the register (lane `lane` of a vector register); 0 for a register the wave does not have
+    /// (see [`Files::check`]).
     pub fn read(self, w: &WaveState, lane: usize) -> u32 {
         match self {
             Reg::S(i) => w.sgprs[i as usize & 127],
@@ -55,14 +62,22 @@ pub fn sgpr_name(i: u32) -> String {
     }
 }
 
-/// A run of registers: `s4`, `s[4:5]`, `v[0:3]`, `vcc` (vcc_lo, vcc_hi), `exec`, `flat_scratch`.
+/// A name without rocgdb's `$`, in lower case.
+pub fn plain(text: &str) -> String {
+    let t = text.trim();
+    t.strip_prefix('$').unwrap_or(t).to_ascii_lowercase()
+}
+
+/// A run of registers: `s4`, `s[4:5]`, `v[0:3]`, `vcc` (vcc_lo, vcc_hi), `exec`, `flat_scratch`, `xnack_mask`;
+/// each also with rocgdb's `$` (`$v3`, `$exec`).
 pub fn parse(text: &str) -> Option<Vec<Reg>> {
-    let t = text.trim().to_ascii_lowercase();
+    let t = plain(text);
     let pair = |lo: u32| Some(vec![Reg::S(lo), Reg::S(lo + 1)]);
     match t.as_str() {
         "vcc" => return pair(sreg::VCC_LO),
         "exec" => return pair(sreg::EXEC_LO),
         "flat_scratch" => return pair(sreg::FLAT_SCRATCH_LO),
+        "xnack_mask" => return pair(sreg::FLAT_SCRATCH_LO + 2),
         "scc" => return Some(vec![Reg::Scc]),
         _ => {}
     }
@@ -71,14 +86,16 @@ pub fn parse(text: &str) -> Option<Vec<Reg>> {
             return Some(vec![Reg::S(i)]);
         }
     }
-    let (file, rest) = t.split_at(1);
+    let mut chars = t.chars();
+    let file = chars.next()?;
+    let rest = chars.as_str();
     let make: fn(u32) -> Reg = match file {
-        "s" => Reg::S,
-        "v" => Reg::V,
-        "a" => Reg::A,
+        's' => Reg::S,
+        'v' => Reg::V,
+        'a' => Reg::A,
         _ => return None,
     };
-    let limit = if file == "s" { 102 } else { 512 };
+    let limit = if file == 's' { SGPR_SLOTS } else { 512 };
     let (lo, hi) = if let Some(r) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
         let (a, b) = r.split_once(':')?;
         (a.parse().ok()?, b.parse().ok()?)
@@ -87,6 +104,66 @@ pub fn parse(text: &str) -> Option<Vec<Reg>> {
         (n, n)
     };
     (lo <= hi && hi < limit && hi - lo < 32).then(|| (lo..=hi).map(make).collect())
+}
+
+/// Why a register rocgdb names is not one wavejit's debugger shows, for the names rocgdb has and it does not.
+pub fn not_shown(text: &str) -> Option<&'static str> {
+    let t = plain(text);
+    let numbered = |prefix: &str| t.strip_prefix(prefix).is_some_and(|n| n.parse::<u32>().is_ok());
+    Some(match t.as_str() {
+        "status" => "STATUS is not kept as a register here: its SCC bit is `print scc`, EXECZ and VCCZ are whether `print exec` and `print vcc` are 0",
+        "trapsts" => "TRAPSTS belongs to the trap handler, and wavejit runs none",
+        "wave_id" => "wave_id is the hardware slot of a wave; waves here are named WG_X,WG_Y,WG_Z:WAVE (`waves`)",
+        "csp" | "null" => "that register is not kept by the emulator",
+        _ if numbered("ttmp") => "the trap temporaries (ttmp) belong to the trap handler, and wavejit runs none",
+        _ if numbered("hwreg") => "hardware registers are read with s_getreg_b32; `print mode` shows MODE",
+        _ => return None,
+    })
+}
+
+/// How many registers of each file a wave has: its plain SGPRs as the kernel descriptor allocates them (s0..,
+/// at most s101; the allocation counts VCC, FLAT_SCRATCH and XNACK_MASK among them), its VGPRs and AGPRs as
+/// the wave holds them (the descriptor's allocation). The special registers (vcc, exec, m0, flat_scratch,
+/// xnack_mask, scc) every wave has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Files {
+    pub sgprs: u32,
+    pub vgprs: u32,
+    pub agprs: u32,
+}
+
+impl Files {
+    pub fn of(descriptor: &KernelDescriptor, w: &WaveState) -> Files {
+        Files {
+            sgprs: descriptor.sgpr_alloc_count().map_or(SGPR_SLOTS, |n| n.min(SGPR_SLOTS)),
+            vgprs: w.vgprs.len() as u32,
+            agprs: w.agprs.len() as u32,
+        }
+    }
+
+    /// Whether the wave has `r`; if not, an error naming how many registers of that file it has.
+    pub fn check(&self, r: Reg) -> Result<(), String> {
+        let (i, have, file, what) = match r {
+            Reg::S(i) if i < SGPR_SLOTS => (i, self.sgprs, "s", "SGPRs"),
+            Reg::V(i) => (i, self.vgprs, "v", "VGPRs"),
+            Reg::A(i) => (i, self.agprs, "a", "AGPRs"),
+            Reg::S(_) | Reg::Scc => return Ok(()),
+        };
+        if i < have {
+            return Ok(());
+        }
+        Err(match have {
+            0 => format!(
+                "`{}`: the wave has no {what} (the kernel descriptor allocates none)",
+                r.name()
+            ),
+            n => format!(
+                "`{}`: the wave has {n} {what} ({file}0-{file}{}, as the kernel descriptor allocates)",
+                r.name(),
+                n - 1
+            ),
+        })
+    }
 }
 
 /// Registers named in an instruction's disassembly text, in order, each once.
@@ -136,5 +213,37 @@ mod tests {
             vec![Reg::V(3), Reg::V(4), Reg::V(5), Reg::S(6), Reg::S(7)]
         );
         assert_eq!(in_text("s_endpgm"), vec![]);
+    }
+
+    #[test]
+    fn rocgdb_register_names_are_the_same_registers_after_a_dollar() {
+        for (rocgdb, plain) in [
+            ("$v3", "v3"),
+            ("$exec", "exec"),
+            ("$s5", "s5"),
+            ("$vcc", "vcc"),
+            ("$m0", "m0"),
+            ("$scc", "scc"),
+            ("$a2", "a2"),
+            ("$exec_lo", "exec_lo"),
+            ("$vcc_hi", "vcc_hi"),
+            ("$flat_scratch", "flat_scratch"),
+            ("$V[4:5]", "v[4:5]"),
+        ] {
+            assert_eq!(parse(rocgdb), parse(plain), "{rocgdb}");
+            assert!(parse(rocgdb).is_some(), "{rocgdb}");
+        }
+        assert_eq!(parse("$xnack_mask"), Some(vec![Reg::S(104), Reg::S(105)]));
+        assert_eq!(parse("$"), None);
+        assert!(not_shown("$status").unwrap().contains("scc"));
+        assert!(not_shown("$ttmp4").is_some() && not_shown("$v3").is_none());
+    }
+
+    #[test]
+    fn empty_and_non_ascii_register_names_are_no_register_and_no_panic() {
+        for bad in ["", "ü", "$ü", "vü", "v[ü:1]", "s[1:ü]"] {
+            assert_eq!(parse(bad), None, "{bad}");
+            assert_eq!(in_text(&format!("v_mov_b32 {bad}, v1")), vec![Reg::V(1)], "{bad}");
+        }
     }
 }

@@ -64,6 +64,14 @@ pub struct Position {
     pub before: bool,
 }
 
+impl Position {
+    /// Where the position falls in a run, to compare positions by: the time, and at one time the point just
+    /// after the instruction that made it comes before the point where a wave is about to run the next one.
+    pub fn order(&self) -> (u64, bool) {
+        (self.time, self.before)
+    }
+}
+
 /// One executed instruction, as the session's observer saw it.
 #[derive(Debug, Clone)]
 pub struct Executed {
@@ -79,7 +87,8 @@ pub struct Executed {
 }
 
 /// Where to stop. Conditions are checked before each instruction of a wave (breakpoints, counts, PCs) and
-/// after each (watches, the end of a wave).
+/// after each (watches, the end of a wave). Where a breakpoint and a count or PC hold at once, the run stops
+/// for the breakpoint.
 #[derive(Debug, Clone, Default)]
 pub struct Until {
     /// A recorded position.
@@ -590,6 +599,8 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                     Some(Reason::Position)
                 } else if until.turn_of == Some(key) {
                     Some(Reason::Turn)
+                } else if until.breakpoints.contains(&pc) && resume != Some(here) {
+                    Some(Reason::Breakpoint { pc })
                 } else if until.count.is_some_and(|(w, n)| w == key && executed >= n) {
                     Some(Reason::Count)
                 } else if until
@@ -597,8 +608,6 @@ impl<'a, R: WaveRunner> Session<'a, R> {
                     .is_some_and(|(w, at, depth)| w == key && pc == at && self.call_depth(key) == depth)
                 {
                     Some(Reason::Pc)
-                } else if until.breakpoints.contains(&pc) && resume != Some(here) {
-                    Some(Reason::Breakpoint { pc })
                 } else {
                     None
                 };

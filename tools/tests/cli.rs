@@ -836,7 +836,7 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
         }
         a
     };
-    let script = "info kernel\nbreak reduce_sum+0x0\nwaves\nstep 5\nprint exec\nprint/f v3[2]\nreverse-step 5\nhistory\nbogus\nquit\n";
+    let script = "info kernel\nbreak reduce_sum+0x0\nwaves\nstep 5\nprint exec\nprint/f v3[2]\nreverse-step 5\nhistory\nbogus\nprint $exec\nprint v8\nquit\n";
     let o = wavejit_with_input(&args(false).iter().map(String::as_str).collect::<Vec<_>>(), script);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
@@ -860,6 +860,19 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
     );
     assert!(text.contains("lanes  0-31 ################################"), "{text}");
     assert!(text.contains("error: unknown command `bogus`"), "{text}");
+    assert!(
+        text.contains("breakpoint 1 at reduce_sum+0x0 (0x1600): "),
+        "the breakpoint as a kernel offset: {text}"
+    );
+    assert_eq!(
+        text.matches("exec = 0x").count(),
+        2,
+        "rocgdb's $exec prints as exec does: {text}"
+    );
+    assert!(
+        text.contains("error: `v8`: the wave has 8 VGPRs (v0-v7"),
+        "a register past the allocation: {text}"
+    );
     // the dispatch ran to its end after quit: both block sums are written
     let sums = std::fs::read(&out).unwrap();
     let want: Vec<f32> = test_kernels::reference::reduce_sum(&(0..512).map(|i| (i % 13) as f32).collect::<Vec<_>>());
@@ -869,7 +882,7 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 11, "one JSON answer per command and the start");
+    assert_eq!(lines.len(), 13, "one JSON answer per command and the start");
     assert_eq!(lines[0]["stop"]["wave"], "1,0,0:3");
     assert_eq!(lines[4]["stop"]["executed"], 5);
     assert_eq!(
@@ -877,7 +890,9 @@ fn the_debugger_answers_a_script_on_stdin_as_text_and_as_json_and_finishes_the_d
         "reverse-step 5 goes back to the first instruction"
     );
     assert_eq!(lines[9]["ok"], false);
-    assert_eq!(lines[10]["quit"], true);
+    assert_eq!(lines[10]["register"], "exec");
+    assert_eq!(lines[11]["ok"], false);
+    assert_eq!(lines[12]["quit"], true);
 }
 
 #[test]

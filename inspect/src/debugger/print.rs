@@ -1,5 +1,6 @@
-//! `print` and `x`: registers of the focused wave, the EXEC and VCC masks lane by lane, MODE, the wait
-//! counters, LDS and device memory, in the formats of `print/FMT`.
+//! `print` and `x`: registers of the focused wave by the disassembler's or rocgdb's names (refused past what
+//! the wave has), the EXEC and VCC masks lane by lane, MODE, the wait counters, LDS and device memory, in the
+//! formats of `print/FMT`.
 
 use serde_json::json;
 
@@ -12,6 +13,8 @@ use crate::regs;
 impl<R: WaveRunner> Debugger<'_, R> {
     pub(super) fn print(&self, what: &str, fmt: &str) -> Answer {
         let what = what.trim();
+        // rocgdb's names are the same registers after a `$`
+        let what = what.strip_prefix('$').unwrap_or(what);
         let (target, arg) = what
             .split_once(char::is_whitespace)
             .map_or((what, ""), |(a, b)| (a, b.trim()));
@@ -38,13 +41,7 @@ impl<R: WaveRunner> Debugger<'_, R> {
 
     fn print_regs(&self) -> Result<Answer, String> {
         let w = self.focus_state()?;
-        let n = self
-            .session
-            .launch()
-            .descriptor
-            .sgpr_alloc_count()
-            .unwrap_or(16)
-            .min(102) as usize;
+        let n = self.files(w).sgprs as usize;
         let mut text = String::new();
         for (i, chunk) in w.sgprs[..n].chunks(8).enumerate() {
             text += &format!("s{:<3}", i * 8);
@@ -99,10 +96,17 @@ impl<R: WaveRunner> Debugger<'_, R> {
             }
             _ => (what, None),
         };
+        if let Some(why) = regs::not_shown(name) {
+            return Err(format!("`{name}`: {why}"));
+        }
         let regs = regs::parse(name).ok_or_else(|| {
             format!("`{what}`: not a register, `lds ADDR [N]`, `mem ADDR [N]`, exec, vcc, scc, m0, pc, mode or waitcnt")
         })?;
         let w = self.focus_state()?;
+        let files = self.files(w);
+        for r in &regs {
+            files.check(*r)?;
+        }
         let exec = w.exec();
         let mut text = String::new();
         let mut j = Vec::new();

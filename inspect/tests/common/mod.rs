@@ -7,7 +7,8 @@ use emu_core::engine::{Interpreter, KernelDispatch, WaveRunner};
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::wave::WaveStatus;
 use emu_core::DevicePreset;
-use inspect::{DebugInfo, Debugger, Session, WaveKey};
+use inspect::protocol::{self, View};
+use inspect::{Answer, DebugInfo, Debugger, Session, WaveKey};
 use isa_amdgpu::codeobj::CodeObject;
 
 pub fn setup(kernel: &str, target: &str) -> (&'static DevicePreset, CodeObject) {
@@ -36,18 +37,40 @@ pub fn listing(co: &CodeObject) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// What the tests ask of a debugger, whichever runner it has.
+/// What the tests ask of a debugger, whichever runner it has. (Each test file compiles this module; the
+/// terminal view's methods are the gdb_promises tests'.)
+#[allow(dead_code)]
 pub trait Dbg {
-    fn cmd(&mut self, line: &str) -> Value;
+    /// The whole answer, whether it succeeded or not.
+    fn answer(&mut self, line: &str) -> Answer;
+    /// The JSON answer of a command that succeeds.
+    fn cmd(&mut self, line: &str) -> Value {
+        let a = self.answer(line);
+        assert_eq!(a.json["ok"], true, "`{line}`: {}", a.text);
+        a.json
+    }
     fn state(&self) -> Snapshot;
     fn state_code_base(&self) -> u64;
+    /// The terminal view with `last` as the last answer, from its line `from` on.
+    fn screen(&self, last: &str, from: usize, view: &View) -> protocol::Screen;
+    /// What the terminal view writes while it answers `input`.
+    fn terminal(&mut self, input: &str, size: (usize, usize), color: bool) -> String;
 }
 
 impl<R: WaveRunner> Dbg for Debugger<'_, R> {
-    fn cmd(&mut self, line: &str) -> Value {
-        let a = self.execute(line);
-        assert_eq!(a.json["ok"], true, "`{line}`: {}", a.text);
-        a.json
+    fn answer(&mut self, line: &str) -> Answer {
+        self.execute(line)
+    }
+
+    fn screen(&self, last: &str, from: usize, view: &View) -> protocol::Screen {
+        protocol::screen(self, last, from, view)
+    }
+
+    fn terminal(&mut self, input: &str, size: (usize, usize), color: bool) -> String {
+        let first = self.execute("wave");
+        let mut out = Vec::new();
+        protocol::terminal(self, &first, &mut input.as_bytes(), &mut out, &|| size, color).unwrap();
+        String::from_utf8(out).unwrap()
     }
 
     fn state_code_base(&self) -> u64 {
