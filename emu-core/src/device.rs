@@ -2,9 +2,10 @@
 //!
 //! Numbers are AMD's public specifications (ROCm's GPU hardware specification table and the products' data
 //! sheets): compute units, caches, register files, LDS, memory size, clocks. The functional engine reads the
-//! target, the CU count and the register/LDS limits; the runtime shim reports the rest to programs as agent
-//! properties, and the timing components' machine tables (`timing::machine`, one per preset) are checked
-//! against them.
+//! target, the CU count, the topology (XCDs, shader engines, CUs: where HW_ID and XCC_ID place a wave, and what
+//! the timing model's dispatcher places workgroups over) and the register/LDS limits; the runtime shim reports
+//! the rest to programs as agent properties, and the timing model's machine tables (one per preset) take the
+//! topology from here and are checked against the rest.
 
 use std::fmt;
 
@@ -29,8 +30,11 @@ pub struct DevicePreset {
     /// Processor name as ROCm reports it (`gfx942`).
     pub gfx: &'static str,
     pub compute_units: u32,
-    /// Compute units per shader engine / XCD group, for dispatch placement.
+    /// Compute units per shader engine / XCD group, as the runtime shim and the driver report the device's
+    /// shader engines (`compute_units / cus_per_group`).
     pub cus_per_group: u32,
+    /// How the compute units are grouped into XCDs and shader engines.
+    pub topology: Topology,
     pub simds_per_cu: u32,
     pub wave_size: u32,
     /// Wave slots per SIMD.
@@ -72,6 +76,62 @@ pub enum FineGrainedFloatAtomics {
     Dropped,
 }
 
+/// How a device's compute units are grouped: accelerator complex dies (XCDs), each with its shader engines
+/// and compute units. CUs are numbered XCD by XCD and dealt round-robin over an XCD's shader engines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    /// XCDs (1 for a CDNA2 GCD). Each has its own L2.
+    pub xcds: u32,
+    /// Shader engines per XCD.
+    pub ses_per_xcd: u32,
+    /// Active compute units per XCD (not always a multiple of `ses_per_xcd`: MI300X has 38 on 4 SEs).
+    pub cus_per_xcd: u32,
+    pub source: &'static str,
+}
+
+impl Topology {
+    /// MI300X: 8 XCDs of 38 active CUs on 4 shader engines each.
+    pub const MI300X: Topology = Topology {
+        xcds: 8,
+        ses_per_xcd: 4,
+        cus_per_xcd: 38,
+        source: "AMD CDNA3 white paper and ROCm 'MI300 microarchitecture': 8 XCDs of 40 CUs with 38 \
+            active (304); 4 shader engines per XCD (rocminfo 'Shader Engines: 32')",
+    };
+
+    /// One CDNA2 GCD (MI210, one GCD of an MI250X) with `cus` CUs on 8 shader engines.
+    pub const fn cdna2_gcd(cus: u32) -> Topology {
+        Topology {
+            xcds: 1,
+            ses_per_xcd: 8,
+            cus_per_xcd: cus,
+            source: "CUs: ROCm GPU hardware specifications table (MI210 104, MI250X 110 per GCD); 8 shader \
+                engines per GCD: ROCm docs 'Shader engine' (omniperf docs: the MI250X has 8 SEs per \
+                accelerator) and rocminfo's 'Shader Engines: 8'",
+        }
+    }
+
+    /// Compute units on the device.
+    pub fn cus(&self) -> u32 {
+        self.xcds * self.cus_per_xcd
+    }
+
+    /// The XCD of compute unit `cu`.
+    pub fn xcd_of(&self, cu: u32) -> u32 {
+        cu / self.cus_per_xcd
+    }
+
+    /// The shader engine (within its XCD) of compute unit `cu`.
+    pub fn se_of(&self, cu: u32) -> u32 {
+        (cu % self.cus_per_xcd) % self.ses_per_xcd
+    }
+
+    /// The CU within its shader engine of compute unit `cu`.
+    pub fn cu_in_se(&self, cu: u32) -> u32 {
+        (cu % self.cus_per_xcd) / self.ses_per_xcd
+    }
+}
+
 /// Every preset, the default first.
 pub static PRESETS: &[DevicePreset] = &[
     DevicePreset {
@@ -82,6 +142,7 @@ pub static PRESETS: &[DevicePreset] = &[
         gfx: "gfx942",
         compute_units: 304,
         cus_per_group: 38,
+        topology: Topology::MI300X,
         simds_per_cu: 4,
         wave_size: 64,
         max_waves_per_simd: 8,
@@ -107,6 +168,7 @@ pub static PRESETS: &[DevicePreset] = &[
         gfx: "gfx90a",
         compute_units: 104,
         cus_per_group: 26,
+        topology: Topology::cdna2_gcd(104),
         simds_per_cu: 4,
         wave_size: 64,
         max_waves_per_simd: 8,
@@ -133,6 +195,7 @@ pub static PRESETS: &[DevicePreset] = &[
         gfx: "gfx90a",
         compute_units: 110,
         cus_per_group: 28,
+        topology: Topology::cdna2_gcd(110),
         simds_per_cu: 4,
         wave_size: 64,
         max_waves_per_simd: 8,
@@ -216,6 +279,7 @@ mod tests {
         assert_eq!(DevicePreset::by_name("mi250x").unwrap().compute_units, 110);
         assert_eq!(DevicePreset::by_name("MI250X-GCD").unwrap().id, "mi250x-gcd");
         for p in PRESETS {
+            assert_eq!(p.topology.cus(), p.compute_units, "{}", p.id);
             assert_eq!(p.target.name(), p.gfx);
             assert_eq!(p.wave_size, 64);
             assert_eq!(p.lds_bytes, 64 * KIB);

@@ -350,30 +350,16 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout of `device`, from the timing model's machine description (its XCDs, SEs and CUs).
+    /// The layout of `device`: its topology's XCDs, SEs and CUs, its SIMDs and wave slots.
     pub fn of(device: &crate::device::DevicePreset) -> Layout {
-        match crate::timing::machine::Machine::by_preset(device.id) {
-            Some(m) => Layout {
-                xcds: m.topology.xcds,
-                ses_per_xcd: m.topology.ses_per_xcd,
-                cus_per_xcd: m.topology.cus_per_xcd,
-                simds_per_cu: m.core.simds_per_cu,
-                slots_per_simd: m.core.waves_per_simd,
-            },
-            None => Layout {
-                xcds: 1,
-                ses_per_xcd: (device.compute_units / device.cus_per_group.max(1)).max(1),
-                cus_per_xcd: device.compute_units.max(1),
-                simds_per_cu: device.simds_per_cu.max(1),
-                slots_per_simd: device.max_waves_per_simd.max(1),
-            },
+        let t = &device.topology;
+        Layout {
+            xcds: t.xcds,
+            ses_per_xcd: t.ses_per_xcd,
+            cus_per_xcd: t.cus_per_xcd,
+            simds_per_cu: device.simds_per_cu,
+            slots_per_simd: device.max_waves_per_simd,
         }
-    }
-
-    /// The CU within its shader engine of the timing model's CU number `cu` (CUs numbered XCD by XCD, dealt
-    /// round-robin over an XCD's SEs).
-    pub fn cu_in_se(&self, cu: u32) -> u32 {
-        (cu % self.cus_per_xcd) / self.ses_per_xcd
     }
 
     /// CUs of shader engine `se` of an XCD.

@@ -85,32 +85,7 @@ pub struct Clocks {
     pub source: &'static str,
 }
 
-/// How compute units are grouped.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Topology {
-    /// Accelerator complex dies (XCDs; 1 for a CDNA2 GCD). Each has its own L2.
-    pub xcds: u32,
-    /// Shader engines per XCD.
-    pub ses_per_xcd: u32,
-    /// Active compute units per XCD (not always a multiple of `ses_per_xcd`: MI300X has 38 on 4 SEs).
-    pub cus_per_xcd: u32,
-    pub source: &'static str,
-}
-
-impl Topology {
-    /// Compute units on the device.
-    pub fn cus(&self) -> u32 {
-        self.xcds * self.cus_per_xcd
-    }
-    /// The XCD of compute unit `cu` (CUs numbered XCD by XCD).
-    pub fn xcd_of(&self, cu: u32) -> u32 {
-        cu / self.cus_per_xcd
-    }
-    /// The shader engine (within its XCD) of compute unit `cu`: CUs are dealt round-robin over the SEs.
-    pub fn se_of(&self, cu: u32) -> u32 {
-        (cu % self.cus_per_xcd) % self.ses_per_xcd
-    }
-}
+pub use crate::device::Topology;
 
 /// Per-CU execution resources.
 #[derive(Debug, Clone, PartialEq)]
@@ -408,14 +383,7 @@ const fn cdna2(preset: &'static str, cus: u32, memory_source: &'static str) -> M
                 memory clock 1600 MHz from rocprofiler-compute's HBM formula (src/utils/specs.py: hbm_bw = \
                 mclk x 32 B x channels) with 32 channels: 1600 MHz x 32 B x 32 = 1.64 TB/s",
         },
-        topology: Topology {
-            xcds: 1,
-            ses_per_xcd: 8,
-            cus_per_xcd: cus,
-            source: "CUs: ROCm GPU hardware specifications table (MI210 104, MI250X 110 per GCD); 8 shader \
-                engines per GCD: ROCm docs 'Shader engine' (omniperf docs: the MI250X has 8 SEs per \
-                accelerator) and rocminfo's 'Shader Engines: 8'",
-        },
+        topology: Topology::cdna2_gcd(cus),
         core: cdna2_core(),
         lds: lds(),
         l1: CacheLevel {
@@ -518,13 +486,7 @@ const fn mi300x() -> Machine {
             source: "AMD Instinct MI300X data sheet: peak engine clock 2100 MHz, HBM3 5.3 TB/s; memory clock \
                 1300 MHz from rocprofiler-compute's HBM formula (mclk x 32 B x 128 channels = 5.32 TB/s)",
         },
-        topology: Topology {
-            xcds: 8,
-            ses_per_xcd: 4,
-            cus_per_xcd: 38,
-            source: "AMD CDNA3 white paper and ROCm 'MI300 microarchitecture': 8 XCDs of 40 CUs with 38 \
-                active (304); 4 shader engines per XCD (rocminfo 'Shader Engines: 32')",
-        },
+        topology: Topology::MI300X,
         core: cdna2_core(),
         lds: lds(),
         l1: CacheLevel {
@@ -620,7 +582,8 @@ mod tests {
         assert_eq!(MACHINES.len(), PRESETS.len());
         for p in PRESETS {
             let m = Machine::by_preset(p.id).unwrap_or_else(|| panic!("no machine for {}", p.id));
-            assert_eq!(m.topology.cus(), p.compute_units, "{}", p.id);
+            assert_eq!(m.topology, p.topology, "{}", p.id);
+            assert_eq!(m.core.simds_per_cu, p.simds_per_cu, "{}", p.id);
             assert_eq!(m.clocks.shader_mhz, p.engine_clock_mhz, "{}", p.id);
             assert_eq!(m.l1.bytes, p.l1_vector_bytes, "{}", p.id);
             assert_eq!(m.scalar.bytes, p.l1_scalar_bytes, "{}", p.id);

@@ -1097,11 +1097,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                     .fold(0u32, |m, r| m | 1 << self.waves[r.wave as usize].hw_slot)
             };
             let hw_slot = (!taken).trailing_zeros();
-            let cu_in_se = (cu as u32 % self.m.topology.cus_per_xcd) / self.m.topology.ses_per_xcd;
             let at = crate::hwreg::Place {
                 xcd,
                 se,
-                cu: cu_in_se,
+                cu: self.m.topology.cu_in_se(cu as u32),
                 simd: placement.simd,
                 slot: hw_slot,
             };
