@@ -162,7 +162,7 @@ pub fn lane_local(inst: &Inst) -> bool {
 /// between would show the pair: an instruction left to the interpreter may stop it with an error, and so may
 /// s_setreg (a MODE value the emulator refuses).
 pub fn carry_out_dead(insts: &[Inst], compiled: &[bool], i: usize) -> bool {
-    use emu_core::timing::issue::{known_registers, SCC};
+    use emu_core::sem::analysis::{known_registers, SCC};
     use isa_amdgpu::table::{MemDir, Unit};
     use isa_amdgpu::Opcode as O;
     if !matches!(

@@ -6,6 +6,7 @@
 //!
 //! | module | instructions |
 //! |---|---|
+//! | [`analysis`] | which registers an instruction reads and writes (for the timing model and the JIT) |
 //! | [`backend`] | the `Backend` trait and its lane operations |
 //! | [`calls`] | the operations compiled code hands to the interpreter, as one list |
 //! | [`operand`] | sources (SGPR, special, inline constant, literal, VGPR), VOP3/SDWA/DPP modifiers, writes |
@@ -28,6 +29,7 @@ use isa_amdgpu::encoding::Encoding;
 use isa_amdgpu::table::{FlowControl, Implicit};
 use isa_amdgpu::{Inst, Opcode};
 
+pub mod analysis;
 pub mod backend;
 pub mod calls;
 mod compare;
