@@ -41,8 +41,8 @@ pub struct Limits {
     /// another workgroup sets lets its host thread run other workgroups meanwhile. [`run_launch`] sets it for
     /// the dispatches it runs functionally.
     pub poll_ends_turn: bool,
-    /// Run the dispatch in the timing model ([`crate::timing::sched`]): one host thread, modeled cycles,
-    /// the same results.
+    /// Run the dispatch in the timing model ([`run_launch`] schedules it there): one host thread, modeled
+    /// cycles, the same results.
     pub timing: bool,
     /// Watch the dispatch ([`crate::watch`]): progress reports while it runs long, and its timeout.
     pub watch: Option<crate::watch::Watch>,
@@ -245,7 +245,7 @@ fn group_stats(kernel: &str, g: &Group) -> RunStats {
 }
 
 /// The slack accesses of workgroup `g`'s waves: how many, and the first in wave order.
-pub fn group_slack(kernel: &str, g: &Group) -> (u64, Option<Box<SlackReport>>) {
+fn group_slack(kernel: &str, g: &Group) -> (u64, Option<Box<SlackReport>>) {
     let count = g.waves.iter().map(|w| w.slack.count).sum();
     let first = g.waves.iter().enumerate().find_map(|(i, w)| {
         let f = w.slack.first.as_deref()?;
@@ -518,21 +518,9 @@ impl KernelDispatch<'_> {
     }
 
     /// Runs the dispatch on a chosen [`WaveRunner`] (the interpreter, the JIT), observed by `observer` (in the
-    /// timing model when `limits.timing`).
+    /// timing model when `limits.timing`, as [`run_launch`] does).
     pub fn run_with<R: WaveRunner, O: Observer>(&self, runner: &R, observer: &O) -> Result<RunStats, EngineError> {
         self.launch(|mem, device, launch, limits| run_launch(mem, device, launch, limits, runner, observer))
-    }
-
-    /// Runs the dispatch in the timing model on `runner`: the results of [`Self::run_with`], the modeled
-    /// cycles and the model's statistics.
-    pub fn run_timed<R: WaveRunner, O: Observer>(
-        &self,
-        runner: &R,
-        observer: &O,
-    ) -> Result<(RunStats, crate::timing::TimingStats), EngineError> {
-        self.launch(|mem, device, launch, limits| {
-            crate::timing::sched::run_timed(mem, device, launch, Limits { timing: true, ..limits }, runner, observer)
-        })
     }
 
     /// Loads the code and the kernel arguments, runs `f` on the [`Launch`], frees both.
@@ -702,8 +690,9 @@ pub struct Launch<'a> {
     pub user_sgprs: Option<&'a [u32]>,
 }
 
-/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end. With `limits.timing` the timing
-/// model runs it ([`crate::timing::sched`]) and the statistics carry its cycles.
+/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end, on the process's clock
+/// ([`PROCESS_CLOCK`]). With `limits.timing` the timing model schedules it and the statistics carry its
+/// cycles; otherwise the functional rounds ([`Functional`]) do.
 pub fn run_launch<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,
     device: &DevicePreset,
@@ -712,25 +701,190 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     runner: &R,
     observer: &O,
 ) -> Result<RunStats, EngineError> {
+    let d = Dispatch::new(mem, device, launch, limits, runner, observer);
     if limits.timing {
-        return crate::timing::sched::run_timed(mem, device, launch, limits, runner, observer).map(|(s, _)| s);
+        // the one place the engine names the timing model: the scheduler a timed dispatch asks for
+        return d.run(&crate::timing::TimingModel).map(|(s, _)| s);
     }
-    check_launch(device, launch)?;
+    d.run(&Functional).map(|(s, ())| s)
+}
+
+/// How a dispatch's workgroups are placed and its waves take turns: the functional rounds ([`Functional`]) or
+/// the timing model. A scheduler decides what runs when; the engine builds the workgroups and runs the waves for
+/// it through the [`Dispatch`] it is given (its runner, its observer, the operations on groups and waves) — the
+/// only part of the engine a scheduler uses.
+pub trait Scheduler {
+    /// What the scheduler reports beside the dispatch's statistics (the timing model's cycles and counters).
+    type Report;
+
+    /// Runs `dispatch` (its launch already checked) until every workgroup has ended.
+    fn run<R: WaveRunner, O: Observer>(
+        &self,
+        dispatch: &Dispatch<'_, R, O>,
+    ) -> Result<(RunStats, Self::Report), EngineError>;
+}
+
+/// A dispatch as the engine hands it to a [`Scheduler`]: the launch on its device, its limits, the runner and
+/// the observer of its waves, the clock its waves read, and the engine's operations on its workgroups and
+/// waves.
+pub struct Dispatch<'a, R, O> {
+    pub mem: &'a DeviceMemory,
+    pub device: &'a DevicePreset,
+    pub launch: &'a Launch<'a>,
+    pub limits: Limits,
+    pub runner: &'a R,
+    pub observer: &'a O,
+    /// The clock this dispatch's waves continue from, and move on.
+    pub clock: &'a DeviceClock,
+    /// The memory of up to [`ENDED_KEPT`] waves that ended while their workgroup went on
+    /// ([`Dispatch::keep_parts`]), for [`Dispatch::give_registers`]; dropped with the dispatch.
+    ended: std::sync::Mutex<Vec<crate::wave::Parts>>,
+}
+
+/// How many ended waves' parts [`Dispatch::keep_parts`] keeps.
+const ENDED_KEPT: usize = 64;
+
+impl<'a, R: WaveRunner, O: Observer> Dispatch<'a, R, O> {
+    /// `launch` on `device`, its waves run by `runner` and seen by `observer`, on the process's clock.
+    pub fn new(
+        mem: &'a DeviceMemory,
+        device: &'a DevicePreset,
+        launch: &'a Launch<'a>,
+        limits: Limits,
+        runner: &'a R,
+        observer: &'a O,
+    ) -> Self {
+        Dispatch {
+            mem,
+            device,
+            launch,
+            limits,
+            runner,
+            observer,
+            clock: &PROCESS_CLOCK,
+            ended: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The dispatch on `clock` instead.
+    pub fn on_clock(self, clock: &'a DeviceClock) -> Self {
+        Dispatch { clock, ..self }
+    }
+
+    /// Checks the launch ([`check_launch`]) and has `scheduler` run it.
+    pub fn run<S: Scheduler>(&self, scheduler: &S) -> Result<(RunStats, S::Report), EngineError> {
+        check_launch(self.device, self.launch)?;
+        scheduler.run(self)
+    }
+
+    /// What every wave of the dispatch shares.
+    pub fn context(&self) -> DispatchContext<'a> {
+        dispatch_context(self.device, self.launch)
+    }
+
+    /// The event that opens the dispatch (numbered `id`; `timing`: in the timing model).
+    pub fn begin_event(&self, id: u64, timing: bool) -> Event<'a> {
+        dispatch_begin(id, self.device, self.launch, timing)
+    }
+
+    /// The dispatch's progress, when its limits watch it ([`crate::watch`]).
+    pub fn watch(&self) -> Option<std::sync::Arc<crate::watch::Progress>> {
+        self.limits.watch.map(|w| {
+            crate::watch::Progress::start(
+                self.launch.name,
+                self.launch.shape.total_waves(self.device.wave_size),
+                w,
+                self.limits.max_wave_instructions,
+            )
+        })
+    }
+
+    /// The [`EngineError::Timeout`] of the dispatch once `progress` has stopped it.
+    pub fn timeout_error(&self, progress: &crate::watch::Progress) -> EngineError {
+        timeout_error(
+            self.launch.name,
+            progress,
+            self.mem,
+            self.launch.code,
+            self.launch.cache,
+        )
+    }
+
+    /// Workgroup `i` (linear index) with its waves' register files left empty, for [`Dispatch::give_registers`]
+    /// to make when each wave first runs: a scheduler that places many workgroups long before their waves run
+    /// (the timing model) then makes each wave's registers in memory the host has just used
+    /// ([`Dispatch::keep_parts`]), not all at once. Its private memory is its own (`Group::scratch`).
+    pub fn group_registers_later(
+        &self,
+        template: &WaveTemplate,
+        i: u64,
+        clock: WaveClock,
+    ) -> Result<Group, EngineError> {
+        build_group_in(self.mem, self.device, self.launch, template, i, clock, None, false)
+    }
+
+    /// Gives wave `w` of workgroup `wg` (made by [`Dispatch::group_registers_later`]) its register files, with the
+    /// work-item ids the hardware loads, in the memory of a wave that ended ([`Dispatch::keep_parts`]) where there
+    /// is some.
+    pub fn give_registers(&self, template: &WaveTemplate, wg: [u32; 3], w: u32, wave: &mut WaveState) {
+        let (vgprs, agprs) = register_counts(self.launch);
+        let parts = self
+            .ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        wave.registers_from(parts, vgprs, agprs);
+        load_ids(wave, &template.lanes(self.launch.shape.workgroup_size(wg), w).0);
+    }
+
+    /// Keeps the memory of a wave that has ended ([`WaveState::take_parts`]: its registers read as empty
+    /// afterwards) for the next wave the dispatch gives registers ([`Dispatch::give_registers`]): that wave's
+    /// registers are then made in memory the host has just used, not in pages fetched and zeroed afresh.
+    pub fn keep_parts(&self, wave: &mut WaveState) {
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if ended.len() < ENDED_KEPT {
+            ended.push(wave.take_parts());
+        }
+    }
+
+    /// The slack accesses of workgroup `g`'s waves (once they have ended): how many, and the first in wave
+    /// order.
+    pub fn slack(&self, g: &Group) -> (u64, Option<Box<SlackReport>>) {
+        group_slack(self.launch.name, g)
+    }
+
+    /// Places `wave` at `at` on the device: what its HW_ID and XCC_ID read (a scheduler that places waves
+    /// itself; otherwise a wave reads the functional dispatch's fixed placement, [`crate::hwreg::placement`]).
+    pub fn place_wave(&self, wave: &mut WaveState, at: crate::hwreg::Place) {
+        (wave.hw.hw_id, wave.hw.xcc_id) = (crate::hwreg::hw_id(self.device.target, at), at.xcd);
+    }
+}
+
+/// The functional rounds: host threads take workgroups in dispatch order and run each wave until it waits or
+/// ends (a cooperative launch that syncs the grid: every workgroup resident, waves taking turns of a slice);
+/// the waves' clocks count 4 cycles an instruction.
+pub struct Functional;
+
+impl Scheduler for Functional {
+    type Report = ();
+
+    fn run<R: WaveRunner, O: Observer>(&self, d: &Dispatch<'_, R, O>) -> Result<(RunStats, ()), EngineError> {
+        run_rounds(d).map(|s| (s, ()))
+    }
+}
+
+/// [`Functional`]'s run of `d`.
+fn run_rounds<R: WaveRunner, O: Observer>(d: &Dispatch<'_, R, O>) -> Result<RunStats, EngineError> {
+    let (mem, device, launch, limits, runner, observer) = (d.mem, d.device, d.launch, d.limits, d.runner, d.observer);
     let (code, shape) = (launch.code, launch.shape);
     let dispatch = next_dispatch_id();
     let observer = &Dispatched {
         dispatch,
         inner: observer,
     };
-    let progress = limits.watch.map(|w| {
-        crate::watch::Progress::start(
-            launch.name,
-            shape.total_waves(device.wave_size),
-            w,
-            limits.max_wave_instructions,
-        )
-    });
-    let mut cx = dispatch_context(device, launch);
+    let progress = d.watch();
+    let mut cx = d.context();
     cx.progress = progress.as_deref();
     let stopped = || progress.as_ref().is_some_and(|p| p.stopped());
     // a dispatch its timeout stopped: where every wave of `groups` still running was
@@ -747,17 +901,17 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     };
     let timed_out = || {
         let p = progress.as_deref().expect("only a watched dispatch stops");
-        timeout_error(launch.name, p, mem, code, launch.cache)
+        d.timeout_error(p)
     };
     let cache = launch.cache;
     let clock = WaveClock {
-        base: CLOCK.load(Ordering::Relaxed),
+        base: d.clock.base(),
         per_instruction: 4,
         shader_mhz: device.engine_clock_mhz,
     };
     let longest = AtomicU64::new(0);
     if O::ACTIVE {
-        observer.event(&dispatch_begin(dispatch, device, launch, false));
+        observer.event(&d.begin_event(dispatch, false));
     }
     let template = WaveTemplate::new(&cx)?;
     let build = |i: u64, private: Option<u64>| -> Result<Group, EngineError> {
@@ -812,7 +966,7 @@ pub fn run_launch<R: WaveRunner, O: Observer>(
     };
     let finish = |stats: RunStats| {
         // the clocks of later dispatches go on from where this one's longest wave left them
-        CLOCK.fetch_max(clock.base + 4 * longest.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.clock.advance_to(clock.base + 4 * longest.load(Ordering::Relaxed));
         if O::ACTIVE {
             let RunStats {
                 workgroups,
@@ -1034,18 +1188,35 @@ impl Drop for PrivateAreas<'_, '_> {
     }
 }
 
-/// The shader-cycle count the clocks of this process's dispatches continue from ([`WaveClock`]): it only
-/// grows, so clocks never go back from one dispatch to the next.
-static CLOCK: AtomicU64 = AtomicU64::new(0);
+/// The clock a device's dispatches read ([`WaveClock`]: `s_memtime`, `s_memrealtime`): the shader-cycle count
+/// their clocks continue from. It only grows, so clocks never go back from one dispatch to the next.
+#[derive(Debug, Default)]
+pub struct DeviceClock(AtomicU64);
 
-/// Where the clocks of a dispatch start.
-pub fn clock_base() -> u64 {
-    CLOCK.load(Ordering::Relaxed)
+impl DeviceClock {
+    /// A clock at cycle 0.
+    pub const fn new() -> DeviceClock {
+        DeviceClock(AtomicU64::new(0))
+    }
+
+    /// The cycle the clocks of the next dispatch start from.
+    pub fn base(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Moves the clock to at least `cycles` (what a dispatch's clocks have counted to).
+    pub fn advance_to(&self, cycles: u64) {
+        self.0.fetch_max(cycles, Ordering::Relaxed);
+    }
 }
 
-/// Moves the process's clock count to at least `cycles`.
-pub(crate) fn advance_clock(cycles: u64) {
-    CLOCK.fetch_max(cycles, Ordering::Relaxed);
+/// The clock of the dispatches that are not given one ([`Dispatch::new`], and so [`run_launch`] and
+/// [`KernelDispatch`]): one for the process.
+pub static PROCESS_CLOCK: DeviceClock = DeviceClock::new();
+
+/// Where the clocks of a dispatch on [`PROCESS_CLOCK`] start.
+pub fn clock_base() -> u64 {
+    PROCESS_CLOCK.base()
 }
 
 /// The target and float-mode checks every launch passes first.
@@ -1094,12 +1265,7 @@ pub fn resources(device: &DevicePreset, launch: &Launch<'_>) -> Resources {
 }
 
 /// The event that opens a dispatch.
-pub(crate) fn dispatch_begin<'a>(
-    dispatch: u64,
-    device: &'a DevicePreset,
-    launch: &Launch<'a>,
-    timing: bool,
-) -> Event<'a> {
+fn dispatch_begin<'a>(dispatch: u64, device: &'a DevicePreset, launch: &Launch<'a>, timing: bool) -> Event<'a> {
     Event::DispatchBegin {
         dispatch,
         kernel: std::borrow::Cow::Borrowed(launch.name),
@@ -1134,29 +1300,6 @@ pub fn group_private_bytes(device: &DevicePreset, launch: &Launch<'_>, i: u64) -
     lane_bytes as u64 * device.wave_size as u64 * launch.shape.waves_in(wg, device.wave_size) as u64
 }
 
-/// [`build_group`] with the waves' register files left empty, for [`give_registers`] to make when each wave
-/// first runs: a model that places many workgroups long before their waves run (the timing model) then
-/// makes each wave's registers in memory the host has just used ([`keep_parts`]), not all at once.
-pub fn build_group_registers_later(
-    mem: &DeviceMemory,
-    device: &DevicePreset,
-    launch: &Launch<'_>,
-    template: &WaveTemplate,
-    i: u64,
-    clock: WaveClock,
-) -> Result<Group, EngineError> {
-    build_group_in(mem, device, launch, template, i, clock, None, false)
-}
-
-/// Gives wave `w` of workgroup `wg` (made by [`build_group_registers_later`]) its register files, with the
-/// work-item ids the hardware loads, in the memory of a wave that ended ([`keep_parts`]) where there is some.
-pub fn give_registers(launch: &Launch<'_>, template: &WaveTemplate, wg: [u32; 3], w: u32, wave: &mut WaveState) {
-    let (vgprs, agprs) = register_counts(launch);
-    let parts = ENDED.with_borrow_mut(Vec::pop).unwrap_or_default();
-    wave.registers_from(parts, vgprs, agprs);
-    load_ids(wave, &template.lanes(launch.shape.workgroup_size(wg), w).0);
-}
-
 /// A wave's VGPRs and AGPRs by its kernel descriptor.
 fn register_counts(launch: &Launch<'_>) -> (usize, usize) {
     (
@@ -1173,7 +1316,7 @@ fn load_ids(wave: &mut WaveState, ids: &[[u32; 64]]) {
 /// [`build_group`] with the workgroup's private memory at `private` when given ([`group_private_bytes`]
 /// bytes the caller allocated and keeps: a replayed workgroup then sees the same addresses every time;
 /// `Group::scratch` is then `None`), and the waves' register files made now or, without `registers`, left
-/// for [`give_registers`] ([`build_group_registers_later`]).
+/// for [`Dispatch::give_registers`] ([`Dispatch::group_registers_later`]).
 #[allow(clippy::too_many_arguments)]
 pub fn build_group_in(
     mem: &DeviceMemory,
@@ -1225,7 +1368,7 @@ pub fn build_group_in(
         wave.sgprs[..init].copy_from_slice(template.sgprs());
         template.patch(&mut wave.sgprs[..init], wg, wave_scratch, wave_scratch);
         // (for a full workgroup the template's lanes, borrowed; a partial one's made here, and again by
-        // `give_registers` when its registers come later)
+        // `Dispatch::give_registers` when its registers come later)
         let lanes = template.lanes(size, w);
         if registers {
             load_ids(wave, &lanes.0);
@@ -1253,13 +1396,7 @@ pub fn build_group_in(
 thread_local! {
     /// The wave states and the LDS of the last workgroup this thread finished ([`recycle`]), for its next one.
     static SPARE: std::cell::RefCell<(Vec<WaveState>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-    /// The memory of up to [`ENDED_KEPT`] waves that ended while their workgroup went on ([`keep_parts`]), for
-    /// [`give_registers`]; emptied by [`drop_kept_parts`].
-    static ENDED: std::cell::RefCell<Vec<crate::wave::Parts>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-
-/// How many ended waves' parts [`keep_parts`] keeps.
-const ENDED_KEPT: usize = 64;
 
 /// `n` fresh wave states starting at `entry` and a zeroed LDS of `lds` bytes, made in place of what this thread's
 /// last finished workgroup left where there is some ([`WaveState::reset`]: their windows stay).
@@ -1275,23 +1412,6 @@ fn spare_parts(n: usize, entry: u64, vgprs: usize, agprs: usize, lds: usize) -> 
     bytes.clear();
     bytes.resize(lds, 0);
     (waves, bytes)
-}
-
-/// Drops what [`keep_parts`] kept on this thread (a model's run does at its end: up to [`ENDED_KEPT`] register
-/// files are not kept past the dispatch).
-pub fn drop_kept_parts() {
-    ENDED.with_borrow_mut(Vec::clear);
-}
-
-/// Keeps the memory of a wave that has ended ([`WaveState::take_parts`]: its registers read as empty
-/// afterwards) for the next wave this thread gives registers ([`give_registers`]): that wave's registers are
-/// then made in memory the host has just used, not in pages fetched and zeroed afresh.
-pub fn keep_parts(wave: &mut WaveState) {
-    ENDED.with_borrow_mut(|ended| {
-        if ended.len() < ENDED_KEPT {
-            ended.push(wave.take_parts());
-        }
-    });
 }
 
 /// Keeps a finished workgroup's wave states and LDS for this thread's next workgroup (whose private memory

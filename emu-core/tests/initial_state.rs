@@ -160,7 +160,8 @@ fn packed_workitem_ids_put_y_and_z_above_x() {
 #[test]
 fn registers_given_at_first_run_match_a_group_built_whole() {
     use emu_core::dispatch::WaveTemplate;
-    use emu_core::engine::{self, KernelDispatch, Limits};
+    use emu_core::engine::{self, Interpreter, KernelDispatch, Limits};
+    use emu_core::observe::NoObserver;
     use emu_core::wave::{BufferWindow, WaveClock, WaveState};
     let mut checked = 0;
     for (name, bytes) in test_kernels::ALL {
@@ -185,12 +186,12 @@ fn registers_given_at_first_run_match_a_group_built_whole() {
                 args: &args,
                 limits: Limits::default(),
             };
-            d.launch(|mem, device, launch, _| {
-                let template = WaveTemplate::new(&engine::dispatch_context(device, launch)).unwrap();
+            d.launch(|mem, device, launch, limits| {
+                let seam = engine::Dispatch::new(mem, device, launch, limits, &Interpreter, &NoObserver);
+                let template = WaveTemplate::new(&seam.context()).unwrap();
                 for i in [0, 3] {
                     let whole = engine::build_group(mem, device, launch, &template, i, WaveClock::default())?;
-                    let mut later =
-                        engine::build_group_registers_later(mem, device, launch, &template, i, WaveClock::default())?;
+                    let mut later = seam.group_registers_later(&template, i, WaveClock::default())?;
                     for (w, wave) in later.waves.iter_mut().enumerate() {
                         assert!(wave.vgprs.is_empty() && wave.agprs.is_empty());
                         let mut ended = WaveState::new(0x40, 300, 9);
@@ -209,12 +210,12 @@ fn registers_given_at_first_run_match_a_group_built_whole() {
                         };
                         (ended.windows_mut().vector[0], ended.windows_mut().vector[1]) = (shared, private);
                         ended.windows_version = (4, 5);
-                        engine::keep_parts(&mut ended);
+                        seam.keep_parts(&mut ended);
                         assert!(
                             ended.vgprs.is_empty() && ended.windows.is_none(),
                             "its parts were taken"
                         );
-                        engine::give_registers(launch, &template, whole.wg, w as u32, wave);
+                        seam.give_registers(&template, whole.wg, w as u32, wave);
                         let windows = wave.windows.take().expect("the ended wave's windows");
                         assert_eq!(
                             (windows.vector[0], windows.vector[1], wave.windows_version),

@@ -8,11 +8,11 @@
 use std::sync::{Mutex, OnceLock};
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{Interpreter, KernelDispatch, Limits};
+use emu_core::engine::{DeviceClock, Dispatch, Functional, Interpreter, KernelDispatch, Limits};
 use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::observe::{Event, NoObserver, Observer};
-use emu_core::timing::TimingStats;
+use emu_core::timing::{TimingModel, TimingStats};
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj::CodeObject;
 
@@ -521,6 +521,71 @@ fn a_timed_dispatch_reports_placement_issue_cycles_stalls_barriers_and_waits() {
     assert_eq!(
         events.iter().filter(|e| matches!(e, Event::Instruction(_))).count() as u64,
         stats.wave_instructions
+    );
+}
+
+/// A dispatch continues from the clock it is given and moves that clock alone: a timed one by its modeled cycles,
+/// a functional one by 4 cycles for each instruction of its longest wave.
+#[test]
+fn a_dispatch_moves_only_the_clock_it_is_given() {
+    let dev = device("mi210");
+    let co = code("sgemm", dev);
+    let mem = DeviceMemory::new(1 << 30).unwrap();
+    let n = 32u32;
+    let bytes = (n * n * 4) as u64;
+    let (a, b, c) = (
+        mem.allocate(bytes, AllocKind::Buffer, "A").unwrap(),
+        mem.allocate(bytes, AllocKind::Buffer, "B").unwrap(),
+        mem.allocate(bytes, AllocKind::Buffer, "C").unwrap(),
+    );
+    let shape = DispatchShape::new([n, n, 1], [16, 16, 1], dev).unwrap();
+    let args = [
+        ArgValue::Pointer(a),
+        ArgValue::Pointer(b),
+        ArgValue::Pointer(c),
+        ArgValue::U32(n),
+    ];
+    let d = KernelDispatch {
+        mem: &mem,
+        device: dev,
+        co: &co,
+        kernel: &co.kernels[0],
+        shape,
+        args: &args,
+        limits: Limits::default(),
+    };
+    let on = |clock: &DeviceClock, timing: bool| {
+        d.launch(|mem, device, launch, limits| {
+            let dispatch = Dispatch::new(mem, device, launch, limits, jit(), &NoObserver).on_clock(clock);
+            if timing {
+                dispatch.run(&TimingModel).map(|(s, t)| (s, Some(t)))
+            } else {
+                dispatch.run(&Functional).map(|(s, ())| (s, None))
+            }
+        })
+        .unwrap()
+    };
+    let (timed, functional) = (DeviceClock::new(), DeviceClock::new());
+    let (_, t) = on(&timed, true);
+    let cycles = t.expect("timing statistics").cycles;
+    assert_eq!(timed.base(), cycles, "a timed dispatch moves its clock by its cycles");
+    let (stats, _) = on(&functional, false);
+    let per_wave = stats.wave_instructions / stats.waves;
+    assert!(
+        functional.base() >= 4 * per_wave && functional.base().is_multiple_of(4),
+        "{} after waves of {per_wave} instructions on average",
+        functional.base()
+    );
+    assert_eq!(
+        timed.base(),
+        cycles,
+        "the functional dispatch left the other clock alone"
+    );
+    on(&timed, true);
+    assert_eq!(
+        timed.base(),
+        2 * cycles,
+        "the next dispatch continues from where the last one left it"
     );
 }
 

@@ -9,8 +9,9 @@
 //! - [`inst`]: issue cycles, latency and pipeline per opcode and target (`data/gfx9_timing.tsv`);
 //! - [`issue`]: what the scheduler knows about an instruction before it issues (category, registers,
 //!   sequencer meaning) and what a wave waits on (results in flight, `vmcnt`/`lgkmcnt`);
-//! - [`sched`]: the timing mode of a dispatch: workgroup placement, per-CU issue, the engines executing
-//!   what the model picks ([`sched::run_timed`]);
+//! - [`sched`]: the timing mode of a dispatch, a [`crate::engine::Scheduler`] ([`TimingModel`]): workgroup
+//!   placement, per-CU issue, the engines executing what the model picks through the dispatch the engine
+//!   hands it;
 //! - [`stats`]: what a timed dispatch reports ([`TimingStats`]).
 //!
 //! Invariants: these components only schedule and count; results of a kernel never depend on them. They
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod sched;
 pub mod stats;
 
+pub use sched::TimingModel;
 pub use stats::TimingStats;
 
 /// A hint to the host to bring the cache line holding `p` into its caches, for the model's data it is about to

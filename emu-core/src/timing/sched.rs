@@ -52,7 +52,9 @@ use super::memory::{Kind, LineRequest, MemorySystem};
 use super::stats::{Occupancy, PerUnit, TimingStats};
 use crate::device::DevicePreset;
 use crate::dispatch::{DispatchContext, WaveTemplate};
-use crate::engine::{self, EngineError, Group, Launch, Limits, RunStats, WaveRun, WaveRunner};
+use crate::engine::{
+    self, Dispatch, EngineError, Group, KernelDispatch, Launch, Limits, RunStats, Scheduler, WaveRun, WaveRunner,
+};
 use crate::memory::DeviceMemory;
 use crate::observe::{
     classify, next_dispatch_id, Accesses, Dir, Event, InstBatch, InstEvent, InstructionEvent, Issue, LaneAccess,
@@ -60,8 +62,36 @@ use crate::observe::{
 };
 use crate::wave::{WaveClock, WaveStatus};
 
-/// Runs `launch` in the timing model: the results of a functional dispatch, its modeled cycles and the model's
-/// statistics.
+/// The timing model as a [`Scheduler`]: the results of a functional dispatch, its modeled cycles and the
+/// model's statistics.
+pub struct TimingModel;
+
+impl Scheduler for TimingModel {
+    type Report = TimingStats;
+
+    fn run<R: WaveRunner, O: Observer>(&self, d: &Dispatch<'_, R, O>) -> Result<(RunStats, TimingStats), EngineError> {
+        let launch = d.launch;
+        let fail = |what: String| EngineError::Timing {
+            kernel: launch.name.to_string(),
+            what,
+        };
+        if launch.cooperative && launch.code.grid_sync {
+            return Err(fail("grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled; run this dispatch without timing".into()));
+        }
+        let machine = Machine::by_preset(d.device.id)
+            .ok_or_else(|| fail(format!("no machine description for device {}", d.device.id)))?;
+        let mut model = Model::new(d, machine)?;
+        let result = match model.run() {
+            // a wave's runner saw the timeout first
+            Err(EngineError::Stopped { .. }) => Err(model.timed_out()),
+            r => r,
+        };
+        model.release_all();
+        result
+    }
+}
+
+/// Runs `launch` in the timing model on the process's clock ([`TimingModel`]).
 pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     mem: &'a DeviceMemory,
     device: &'a DevicePreset,
@@ -70,25 +100,21 @@ pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     runner: &'a R,
     observer: &'a O,
 ) -> Result<(RunStats, TimingStats), EngineError> {
-    engine::check_launch(device, launch)?;
-    let fail = |what: String| EngineError::Timing {
-        kernel: launch.name.to_string(),
-        what,
-    };
-    if launch.cooperative && launch.code.grid_sync {
-        return Err(fail("grid-wide sync (ds_gws_barrier, the ds_gws_sema_* semaphores) is not modeled; run this dispatch without timing".into()));
+    Dispatch::new(mem, device, launch, limits, runner, observer).run(&TimingModel)
+}
+
+impl KernelDispatch<'_> {
+    /// Runs the dispatch in the timing model on `runner`: the results of [`KernelDispatch::run_with`], the
+    /// modeled cycles and the model's statistics.
+    pub fn run_timed<R: WaveRunner, O: Observer>(
+        &self,
+        runner: &R,
+        observer: &O,
+    ) -> Result<(RunStats, TimingStats), EngineError> {
+        self.launch(|mem, device, launch, limits| {
+            run_timed(mem, device, launch, Limits { timing: true, ..limits }, runner, observer)
+        })
     }
-    let machine = Machine::by_preset(device.id)
-        .ok_or_else(|| fail(format!("no machine description for device {}", device.id)))?;
-    let mut model = Model::new(mem, device, launch, limits, runner, observer, machine)?;
-    let result = match model.run() {
-        // a wave's runner saw the timeout first
-        Err(EngineError::Stopped { .. }) => Err(model.timed_out()),
-        r => r,
-    };
-    model.release_all();
-    engine::drop_kept_parts();
-    result
 }
 
 /// Why a wave's issue is held back, besides its turn.
@@ -471,16 +497,13 @@ impl Constraints {
 }
 
 struct Model<'a, R: WaveRunner, O: Observer> {
-    mem: &'a DeviceMemory,
-    device: &'a DevicePreset,
-    launch: &'a Launch<'a>,
+    /// The dispatch being run: the model's only way into the engine.
+    d: &'a Dispatch<'a, R, O>,
     cx: DispatchContext<'a>,
     /// The dispatch's progress when it is watched ([`crate::watch`]).
     progress: Option<std::sync::Arc<crate::watch::Progress>>,
     /// The waves' initial state.
     template: WaveTemplate,
-    runner: &'a R,
-    observer: &'a O,
     block_limits: Limits,
     m: &'static Machine,
     table: &'static TimingTable,
@@ -539,7 +562,7 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     wave_cycles: u128,
     waves_run: u64,
     instructions: u64,
-    /// Slack accesses ([`engine::group_slack`]), and the first with its workgroup's linear index.
+    /// Slack accesses ([`Dispatch::slack`]), and the first with its workgroup's linear index.
     slack: u64,
     first_slack: Option<(u64, Box<engine::SlackReport>)>,
     issued: PerUnit,
@@ -669,15 +692,8 @@ fn round_up(x: u32, granule: u32) -> u32 {
 }
 
 impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
-    fn new(
-        mem: &'a DeviceMemory,
-        device: &'a DevicePreset,
-        launch: &'a Launch<'a>,
-        limits: Limits,
-        runner: &'a R,
-        observer: &'a O,
-        m: &'static Machine,
-    ) -> Result<Self, EngineError> {
+    fn new(d: &'a Dispatch<'a, R, O>, m: &'static Machine) -> Result<Self, EngineError> {
+        let (mem, device, launch, limits) = (d.mem, d.device, d.launch, d.limits);
         if launch.code.size > u32::MAX as u64 {
             return Err(EngineError::Timing {
                 kernel: launch.name.to_string(),
@@ -718,27 +734,16 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             })
             .collect();
         let kd = launch.descriptor;
-        let cx = engine::dispatch_context(device, launch);
+        let cx = d.context();
         let template = WaveTemplate::new(&cx).map_err(EngineError::from)?;
         let dispatch = next_dispatch_id();
         let code_words = launch.code.size.div_ceil(4) as usize;
-        let progress = limits.watch.map(|w| {
-            crate::watch::Progress::start(
-                launch.name,
-                launch.shape.total_waves(device.wave_size),
-                w,
-                limits.max_wave_instructions,
-            )
-        });
+        let progress = d.watch();
         Ok(Model {
-            mem,
-            device,
-            launch,
+            d,
             cx,
             progress,
             template,
-            runner,
-            observer,
             block_limits: Limits {
                 slice: Some(RUN_AHEAD),
                 clock_ends_turn: true,
@@ -770,7 +775,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             },
             dispatch,
             clock: WaveClock {
-                base: engine::clock_base(),
+                base: d.clock.base(),
                 per_instruction: 0,
                 shader_mhz: m.clocks.shader_mhz,
             },
@@ -821,18 +826,17 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     fn fail(&self, what: String) -> EngineError {
         EngineError::Timing {
-            kernel: self.launch.name.to_string(),
+            kernel: self.d.launch.name.to_string(),
             what,
         }
     }
 
     fn run(&mut self) -> Result<(RunStats, TimingStats), EngineError> {
         if O::ACTIVE {
-            self.observer
-                .event(&engine::dispatch_begin(self.dispatch, self.device, self.launch, true));
+            self.d.observer.event(&self.d.begin_event(self.dispatch, true));
         }
         // the largest workgroup must fit on an empty CU
-        let full = self.launch.shape.waves_in([0; 3], self.device.wave_size);
+        let full = self.d.launch.shape.waves_in([0; 3], self.d.device.wave_size);
         if !self.fit(0, full, true, &mut Vec::new()) {
             return Err(self.fail(format!(
                 "a workgroup of {full} waves ({} VGPRs, {} SGPRs per wave, {} bytes of LDS) does not fit on a CU",
@@ -870,7 +874,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             )));
         }
         let cycles = self.end;
-        engine::advance_clock(self.clock.base + cycles);
+        self.d.clock.advance_to(self.clock.base + cycles);
         let first_slack = self.first_slack.take().map(|(_, f)| f);
         let stats = RunStats {
             workgroups: self.workgroups,
@@ -887,7 +891,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 wave_instructions,
                 ..
             } = stats;
-            self.observer.event(&Event::DispatchEnd {
+            self.d.observer.event(&Event::DispatchEnd {
                 dispatch: self.dispatch,
                 workgroups,
                 waves,
@@ -896,7 +900,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             });
         }
         let timing = TimingStats {
-            device: self.device.id.to_string(),
+            device: self.d.device.id.to_string(),
             shader_mhz: self.m.clocks.shader_mhz,
             cycles,
             ns: cycles as f64 * 1000.0 / self.m.clocks.shader_mhz as f64,
@@ -917,14 +921,14 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     fn release_all(&mut self) {
         for s in self.slots.iter_mut().filter_map(Option::take) {
             if let Some(a) = s.group.scratch {
-                let _ = self.mem.free(a);
+                let _ = self.d.mem.free(a);
             }
         }
     }
 
     fn occupancy(&self, cycles: u64) -> Occupancy {
         let c = &self.m.core;
-        let per_wg = self.launch.shape.waves_in([0; 3], self.device.wave_size).max(1);
+        let per_wg = self.d.launch.shape.waves_in([0; 3], self.d.device.wave_size).max(1);
         let mut limits = vec![("waves", c.waves_per_simd)];
         if let Some(n) = c.vgprs_per_lane.checked_div(self.wave_vgprs) {
             limits.push(("vgprs", n));
@@ -1003,8 +1007,8 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             if linear >= self.workgroups {
                 return Ok(());
             }
-            let wg = self.launch.shape.workgroup_id(linear);
-            let n = self.launch.shape.waves_in(wg, self.device.wave_size);
+            let wg = self.d.launch.shape.workgroup_id(linear);
+            let n = self.d.launch.shape.waves_in(wg, self.d.device.wave_size);
             let mut found = None;
             let mut plan = std::mem::take(&mut self.plan);
             'search: for k in 0..ses {
@@ -1050,19 +1054,12 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 }
             }
         }
-        engine::timeout_error(self.launch.name, p, self.mem, self.launch.code, self.launch.cache)
+        self.d.timeout_error(p)
     }
 
     /// Builds workgroup `linear` and starts its waves on `plan`'s SIMDs of `cu`, placed at cycle `at`.
     fn start_group(&mut self, at: u64, linear: u64, cu: usize, plan: &[u32]) -> Result<(), EngineError> {
-        let mut group = engine::build_group_registers_later(
-            self.mem,
-            self.device,
-            self.launch,
-            &self.template,
-            linear,
-            self.clock,
-        )?;
+        let mut group = self.d.group_registers_later(&self.template, linear, self.clock)?;
         let wg = group.wg;
         if let Some(p) = &self.progress {
             p.resident(group.waves.len() as u64);
@@ -1104,10 +1101,9 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 simd: placement.simd,
                 slot: hw_slot,
             };
-            let hw = &mut group.waves[index].hw;
-            (hw.hw_id, hw.xcc_id) = (crate::hwreg::hw_id(self.device.target, at), xcd);
+            self.d.place_wave(&mut group.waves[index], at);
             // the wave's first instructions come through the instruction cache
-            let entry = self.launch.entry;
+            let entry = self.d.launch.entry;
             let fetched = self
                 .memsys
                 .fetch_instruction(start, cu as u32, self.places.of(entry, None));
@@ -1191,7 +1187,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         if O::ACTIVE {
             let p = self.waves[ids[0] as usize].placement;
-            self.observer.event(&Event::WorkgroupStart {
+            self.d.observer.event(&Event::WorkgroupStart {
                 dispatch: self.dispatch,
                 workgroup: wg,
                 waves: plan.len() as u32,
@@ -1200,7 +1196,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             });
             for (i, id) in ids.iter().enumerate() {
                 let placement = Some(self.waves[*id as usize].placement);
-                self.observer.event(&Event::WaveStart {
+                self.d.observer.event(&Event::WaveStart {
                     dispatch: self.dispatch,
                     workgroup: wg,
                     wave: i as u32,
@@ -1265,7 +1261,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let (wg, index) = (sl.group.wg, self.waves[w].index);
         let executed = sl.group.waves[index as usize].executed;
         if O::ACTIVE {
-            self.observer.event(&Event::WaveEnd {
+            self.d.observer.event(&Event::WaveEnd {
                 dispatch: self.dispatch,
                 workgroup: wg,
                 wave: index,
@@ -1283,11 +1279,11 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         unit.multi_groups -= sl.multi as u32;
         let xcd = unit.xcd;
         if let Some(a) = sl.group.scratch {
-            let _ = self.mem.free(a);
+            let _ = self.d.mem.free(a);
         }
         self.waves_run += sl.group.waves.len() as u64;
         self.instructions += sl.group.waves.iter().map(|w| w.executed).sum::<u64>();
-        let (slack, first) = engine::group_slack(self.launch.name, &sl.group);
+        let (slack, first) = self.d.slack(&sl.group);
         self.slack += slack;
         if let Some(f) = first.filter(|_| self.first_slack.as_ref().is_none_or(|(l, _)| sl.linear < *l)) {
             self.first_slack = Some((sl.linear, f));
@@ -1297,7 +1293,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             p.done(sl.group.waves.len() as u64);
         }
         if O::ACTIVE {
-            self.observer.event(&Event::WorkgroupEnd {
+            self.d.observer.event(&Event::WorkgroupEnd {
                 dispatch: self.dispatch,
                 workgroup: wg,
                 cycle: Some(t),
@@ -1310,7 +1306,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
 
     /// The info of the instruction at `pc`, decoded through the dispatch's decode cache on first sight.
     fn info_at_pc(&mut self, pc: u64, decoded: Option<&Inst>, who: ([u32; 3], u32)) -> Result<u32, EngineError> {
-        let word = (pc.wrapping_sub(self.launch.code.base) / 4) as usize;
+        let word = (pc.wrapping_sub(self.d.launch.code.base) / 4) as usize;
         if let Some(&i) = self.info_at.get(word) {
             if i != 0 {
                 return Ok(i - 1);
@@ -1318,20 +1314,23 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let inst = match decoded {
             Some(i) => *i,
-            None => self.launch.cache.get(self.mem, self.launch.code, pc).map_err(|error| {
-                EngineError::IllegalInstruction {
-                    kernel: self.launch.name.to_string(),
+            None => self
+                .d
+                .launch
+                .cache
+                .get(self.d.mem, self.d.launch.code, pc)
+                .map_err(|error| EngineError::IllegalInstruction {
+                    kernel: self.d.launch.name.to_string(),
                     workgroup: who.0,
                     wave: who.1,
                     pc,
                     error,
-                }
-            })?,
+                })?,
         };
         let info = InstInfo::new(&inst, self.table, self.l1_line_shift).ok_or_else(|| {
             self.fail(format!(
                 "{} at {pc:#x} has no timing on {}",
-                inst.info.name, self.device.gfx
+                inst.info.name, self.d.device.gfx
             ))
         })?;
         if self.infos.len() >= INFO as usize {
@@ -1387,7 +1386,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             || (wave.pos == wave.len
                 && self
                     .info_at
-                    .get((wave.peek_pc.wrapping_sub(self.launch.code.base) / 4) as usize)
+                    .get((wave.peek_pc.wrapping_sub(self.d.launch.code.base) / 4) as usize)
                     .is_some_and(|&i| i != 0))
     }
 
@@ -1550,22 +1549,22 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         let Group { wg, waves, lds, .. } = &mut sl.group;
         let wave = &mut waves[index as usize];
         if wave.vgprs.is_empty() {
-            // its first block: the group was built without register files ([`engine::build_group_registers_later`])
-            engine::give_registers(self.launch, &self.template, *wg, index, wave);
+            // its first block: the group was built without register files ([`Dispatch::group_registers_later`])
+            self.d.give_registers(&self.template, *wg, index, wave);
         }
         wave.clock = WaveClock {
             base: self.clock.base + t,
             ..self.clock
         };
         let run = WaveRun {
-            mem: self.mem,
-            code: self.launch.code,
+            mem: self.d.mem,
+            code: self.d.launch.code,
             cx: &cx,
             workgroup: *wg,
             wave_index: index,
             wave,
             lds,
-            cache: self.launch.cache,
+            cache: self.d.launch.cache,
             limits: self.block_limits,
         };
         let known = std::mem::take(&mut self.info_at);
@@ -1575,10 +1574,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             log.acc.clear();
             log.ranges.clear();
             log.known = known;
-            log.base = self.launch.code.base;
+            log.base = self.d.launch.code.base;
             log.accessing = 0;
         });
-        let ran = self.runner.run_wave(run, &Recorder);
+        let ran = self.d.runner.run_wave(run, &Recorder);
         if let Some(p) = cx.progress {
             p.note(&mut waves[index as usize]);
         }
@@ -1606,13 +1605,13 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         if waves[index as usize].status == WaveStatus::Done {
             // the wave ran to its end: its registers are read no more, and a wave placed soon can use their memory
-            engine::keep_parts(&mut waves[index as usize]);
+            self.d.keep_parts(&mut waves[index as usize]);
         }
         let entries = std::mem::take(&mut self.entries);
         let acc = std::mem::take(&mut self.block_acc);
         let ranges = std::mem::take(&mut self.block_ranges);
         let scratch = scratch.map(|base| (base, linear));
-        let (line_shift, code_base) = (self.icache_line_shift, self.launch.code.base);
+        let (line_shift, code_base) = (self.icache_line_shift, self.d.launch.code.base);
         let wave = &mut self.waves[w];
         // the queue is filled here and goes back to the wave at the end (so the loop reaches it without the wave)
         let mut queue = std::mem::take(&mut wave.queue);
@@ -1869,7 +1868,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         // the next instruction's fetch: a taken branch refills the instruction buffer; a new line may miss
         if !matches!(sequencer, Sequencer::End) && e.bits & FETCH != 0 {
             let taken = e.bits & TAKEN != 0;
-            let next_pc = self.launch.code.base + e.next_pc as u64;
+            let next_pc = self.d.launch.code.base + e.next_pc as u64;
             let fetched = self
                 .memsys
                 .fetch_instruction(t, cu_index as u32, self.places.of(next_pc, None));
@@ -1929,7 +1928,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             Accesses::NONE
         };
         let (dispatch, index) = (self.dispatch, wave.index);
-        self.observer.event(&Event::Instruction(InstructionEvent {
+        self.d.observer.event(&Event::Instruction(InstructionEvent {
             dispatch,
             workgroup: wg,
             wave: index,
@@ -1942,7 +1941,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             accesses,
         }));
         match i.sequencer {
-            Sequencer::Waitcnt(n) => self.observer.event(&Event::Waitcnt {
+            Sequencer::Waitcnt(n) => self.d.observer.event(&Event::Waitcnt {
                 dispatch,
                 workgroup: wg,
                 wave: index,
@@ -1952,7 +1951,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
                 expcnt: n.expcnt,
                 waited: Some(stalls.vmcnt + stalls.lgkmcnt),
             }),
-            Sequencer::Barrier => self.observer.event(&Event::BarrierArrive {
+            Sequencer::Barrier => self.d.observer.event(&Event::BarrierArrive {
                 dispatch,
                 workgroup: wg,
                 wave: index,
@@ -2010,7 +2009,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             self.schedule(simd, at);
         }
         if O::ACTIVE {
-            self.observer.event(&Event::BarrierRelease {
+            self.d.observer.event(&Event::BarrierRelease {
                 dispatch: self.dispatch,
                 workgroup: wg,
                 cycle: Some(release),
