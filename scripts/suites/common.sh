@@ -14,10 +14,12 @@ BUILD=""
 WAVEJIT="$REPO/target/release/wavejit"
 COMMIT=""
 DRIVER=hsa
+DEVICE=""
 JOBS=1
 TIMEOUT=300
 SHARD=1/1
 FILTER=""
+EXCLUDE=${DEFAULT_EXCLUDE:-}
 RESULTS=""
 ONLY=""
 BUILD_ONLY=0
@@ -33,11 +35,14 @@ Options:
   --commit REV      the wavejit commit to record in the results (default: \`git rev-parse HEAD\` of the
                     checkout holding --wavejit, else of this checkout)
   --driver hsa|kfd  passed to \`wavejit exec --driver\` (default: hsa)
+  --device LIST     passed to \`wavejit exec --device\` (default: wavejit's, one MI210 for gfx90a programs)
   --jobs N          compile jobs and test processes at a time (default: 1)
   --timeout SECS    limit per test case, after which it counts as timed out (default: 300)
   --shard K/N       run only the test cases whose position in the whole list, counted from 0, is K-1 modulo N
                     (default: 1/1, all); the list is in program order, so each shard gets some of every program
   --filter REGEX    run only test cases whose "PROGRAM:TEST NAME" matches this extended regex (grep -E)
+  --exclude REGEX   leave out test cases whose "PROGRAM:TEST NAME" matches this extended regex
+                    (default: ${DEFAULT_EXCLUDE:-none}; --exclude '' runs them all)
   --only LIST       build and run only these test programs (comma-separated names, as in the results)
   --build-only      build, then stop
   --results FILE    write the results as JSON here (default: BUILD/results-DRIVER-K-of-N.json)
@@ -46,7 +51,7 @@ Options:
 Each test case runs alone: \`timeout SECS wavejit exec --driver DRIVER -- PROGRAM ONE-TEST\`, its output kept in
 BUILD/logs-DRIVER/PROGRAM/. A test case is "timed out" when the limit ends it, "skipped" when the test itself
 says so, "failed" on any other non-zero exit (crashes included), "passed" otherwise.
-The results file: {"suite", "tag", "wavejit", "wavejit_commit", "driver", "shard", "filter", "timeout",
+The results file: {"suite", "tag", "wavejit", "wavejit_commit", "driver", "device", "shard", "filter", "exclude", "timeout",
 "programs": {NAME: {"passed", "failed", "skipped", "timed_out", "wall_seconds", "failures": [{"name",
 "status", "seconds", "tail"}]}}, "totals": {...}}; "tail" is the last lines of a failure's output.
 A summary table goes to stdout, ending with a line "N passed, N failed, N skipped, N timed out".
@@ -66,10 +71,12 @@ parse_args() {
         --wavejit) WAVEJIT=${2:?--wavejit needs a path}; shift ;;
         --commit) COMMIT=${2:?--commit needs a revision}; shift ;;
         --driver) DRIVER=${2:?--driver needs hsa or kfd}; shift ;;
+        --device) DEVICE=${2:?--device needs a list of GPUs}; shift ;;
         --jobs) JOBS=${2:?--jobs needs a number}; shift ;;
         --timeout) TIMEOUT=${2:?--timeout needs seconds}; shift ;;
         --shard) SHARD=${2:?--shard needs K/N}; shift ;;
         --filter) FILTER=${2:?--filter needs a regex}; shift ;;
+        --exclude) EXCLUDE=${2?--exclude needs a regex}; shift ;;
         --only) ONLY=${2:?--only needs program names}; shift ;;
         --build-only) BUILD_ONLY=1 ;;
         --results) RESULTS=${2:?--results needs a file}; shift ;;
@@ -92,11 +99,12 @@ parse_args() {
     SHARD_K=${BASH_REMATCH[1]}
     SHARD_N=${BASH_REMATCH[2]}
     [ "$SHARD_K" -le "$SHARD_N" ] || die "--shard $SHARD: K must not exceed N"
-    if [ -n "$FILTER" ]; then
-        local rc=0
-        echo | grep -Eq -- "$FILTER" 2>/dev/null || rc=$?
-        [ "$rc" -le 1 ] || die "--filter '$FILTER' is not a valid extended regex"
-    fi
+    local re rc
+    for re in "$FILTER" "$EXCLUDE"; do
+        rc=0
+        [ -z "$re" ] || echo | grep -Eq -- "$re" 2>/dev/null || rc=$?
+        [ "$rc" -le 1 ] || die "'$re' is not a valid extended regex"
+    done
     RESULTS=${RESULTS:-$BUILD/results-$DRIVER-$SHARD_K-of-$SHARD_N.json}
     if [ "$BUILD_ONLY" = 0 ]; then
         [ -x "$WAVEJIT" ] || die "--wavejit $WAVEJIT is not an executable (build it: cargo build --release)"
@@ -105,7 +113,7 @@ parse_args() {
             COMMIT=$(git -C "$(dirname "$WAVEJIT")" rev-parse HEAD 2>/dev/null || git -C "$REPO" rev-parse HEAD)
         fi
     fi
-    EXEC=(timeout -k 10 "$TIMEOUT" "$WAVEJIT" exec --driver "$DRIVER" --)
+    EXEC=(timeout -k 10 "$TIMEOUT" "$WAVEJIT" exec --driver "$DRIVER" ${DEVICE:+--device "$DEVICE"} --)
 }
 
 # Whether program $1 was asked for with --only.
@@ -135,9 +143,9 @@ run_one() {
 }
 
 write_results() {
-    python3 - "$RECORDS" "$RESULTS" "$SUITE" "$TAG" "$WAVEJIT" "$COMMIT" "$DRIVER" "$SHARD" "$FILTER" "$TIMEOUT" <<'EOF'
+    python3 - "$RECORDS" "$RESULTS" "$SUITE" "$TAG" "$WAVEJIT" "$COMMIT" "$DRIVER" "$DEVICE" "$SHARD" "$FILTER" "$EXCLUDE" "$TIMEOUT" <<'EOF'
 import json, os, sys
-records, out, suite, tag, wavejit, commit, driver, shard, flt, timeout = sys.argv[1:]
+records, out, suite, tag, wavejit, commit, driver, device, shard, flt, exclude, timeout = sys.argv[1:]
 programs = {}
 for f in sorted(os.listdir(records), key=int):
     program, status, seconds, log, name = open(os.path.join(records, f)).read().rstrip("\n").split("\t", 4)
@@ -149,8 +157,9 @@ for f in sorted(os.listdir(records), key=int):
         p["failures"].append(dict(name=name, status=status, seconds=float(seconds), tail="\n".join(lines[-25:])[-3000:]))
 keys = ("passed", "failed", "skipped", "timed_out", "wall_seconds")
 totals = {k: round(sum(p[k] for p in programs.values()), 1) for k in keys}
-json.dump(dict(suite=suite, tag=tag, wavejit=wavejit, wavejit_commit=commit, driver=driver, shard=shard,
-               filter=flt, timeout=int(timeout), programs=programs, totals=totals), open(out, "w"), indent=1)
+json.dump(dict(suite=suite, tag=tag, wavejit=wavejit, wavejit_commit=commit, driver=driver, device=device or "default",
+               shard=shard,
+               filter=flt, exclude=exclude, timeout=int(timeout), programs=programs, totals=totals), open(out, "w"), indent=1)
 print(f"{'program':32} {'passed':>7} {'failed':>7} {'skipped':>7} {'timeout':>7} {'wall s':>8}")
 for name, p in list(programs.items()) + [("all", totals)]:
     print(f"{name:32} {p['passed']:7} {p['failed']:7} {p['skipped']:7} {p['timed_out']:7} {p['wall_seconds']:8.0f}")
@@ -178,12 +187,13 @@ suite_main() {
     done < <(suite_binaries)
     : >"$selected"
     while IFS=$'\t' read -r program path workdir name; do
-        if [ $((i % SHARD_N)) = $((SHARD_K - 1)) ] && { [ -z "$FILTER" ] || grep -Eq -- "$FILTER" <<<"$program:$name"; }; then
+        if [ $((i % SHARD_N)) = $((SHARD_K - 1)) ] && { [ -z "$FILTER" ] || grep -Eq -- "$FILTER" <<<"$program:$name"; } &&
+            { [ -z "$EXCLUDE" ] || ! grep -Eq -- "$EXCLUDE" <<<"$program:$name"; }; then
             printf '%s\t%s\t%s\t%s\t%s\n' "$i" "$program" "$path" "$workdir" "$name" >>"$selected"
         fi
         i=$((i + 1))
     done <"$all"
-    echo "$SUITE $TAG: $(wc -l <"$selected") of $i test cases (shard $SHARD${FILTER:+, filter $FILTER}), driver $DRIVER, wavejit $COMMIT"
+    echo "$SUITE $TAG: $(wc -l <"$selected") of $i test cases (shard $SHARD${FILTER:+, filter $FILTER}${EXCLUDE:+, excluding $EXCLUDE}), driver $DRIVER, wavejit $COMMIT"
     RECORDS=$(mktemp -d "$BUILD/records-$DRIVER.XXXXXX")
     export -f run_one suite_cmd suite_status
     export BUILD DRIVER RECORDS TIMEOUT WAVEJIT

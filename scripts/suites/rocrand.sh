@@ -12,7 +12,7 @@ suite_usage() {
 Usage: scripts/suites/rocrand.sh --src DIR [options]
 
 Builds rocRAND's tests (test/test_*.cpp of ROCm/rocRAND at tag $TAG) outside this repository, each source on
-its own as upstream's CMake does, with Debian's hipcc (apt-get install hipcc librocrand-dev googletest):
+its own as upstream's CMake does, with Debian's hipcc (apt-get install hipcc librocrand-dev libgtest-dev):
   hipcc --offload-arch=gfx90a -O3 -DNDEBUG -std=c++14 -I SRC/library/src test_X.cpp -lrocrand -lgtest_main -lgtest
 (the rocrand headers are Debian's, upstream's library/src supplies the generator sources the *_prng, *_qrng
 and distribution tests compile in), then runs each test case in its own process under \`wavejit exec\`:
