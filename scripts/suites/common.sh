@@ -23,6 +23,7 @@ EXCLUDE=${DEFAULT_EXCLUDE:-}
 RESULTS=""
 ONLY=""
 BUILD_ONLY=0
+NO_BUILD=0
 
 common_usage() {
     cat <<EOF
@@ -45,15 +46,19 @@ Options:
                     (default: ${DEFAULT_EXCLUDE:-none}; --exclude '' runs them all)
   --only LIST       build and run only these test programs (comma-separated names, as in the results)
   --build-only      build, then stop
+  --no-build        run what BUILD holds, without bringing the build up to date first
   --results FILE    write the results as JSON here (default: BUILD/results-DRIVER-K-of-N.json)
   -h, --help        this text
 
 Each test case runs alone: \`timeout SECS wavejit exec --driver DRIVER -- PROGRAM ONE-TEST\`, its output kept in
-BUILD/logs-DRIVER/PROGRAM/. A test case is "timed out" when the limit ends it, "skipped" when the test itself
-says so, "failed" on any other non-zero exit (crashes included), "passed" otherwise.
-The results file: {"suite", "tag", "wavejit", "wavejit_commit", "driver", "device", "shard", "filter", "exclude", "timeout",
-"programs": {NAME: {"passed", "failed", "skipped", "timed_out", "wall_seconds", "failures": [{"name",
-"status", "seconds", "tail"}]}}, "totals": {...}}; "tail" is the last lines of a failure's output.
+BUILD/run-DRIVER-DATE-*/logs/PROGRAM/ (the run's directory also holds its list of test cases). A test case is
+"timed out" when the limit ends it, "skipped" when the test itself says so, "failed" on any other non-zero exit
+(crashes included), "passed" otherwise.
+The results file: {"suite", "tag", "wavejit", "wavejit_commit", "driver", "device", "shard", "filter",
+"exclude", "timeout", "jobs", "elapsed_seconds", "programs": {NAME: {"passed", "failed", "skipped", "timed_out",
+"wall_seconds", "failures": [{"name", "status", "seconds", "log", "tail"}]}}, "totals": {...}}; "tail" is the last
+lines of a failure's output, wall_seconds the sum of the test processes' times, elapsed_seconds the whole
+run's (its test cases only).
 A summary table goes to stdout, ending with a line "N passed, N failed, N skipped, N timed out".
 EOF
 }
@@ -79,6 +84,7 @@ parse_args() {
         --exclude) EXCLUDE=${2?--exclude needs a regex}; shift ;;
         --only) ONLY=${2:?--only needs program names}; shift ;;
         --build-only) BUILD_ONLY=1 ;;
+        --no-build) NO_BUILD=1 ;;
         --results) RESULTS=${2:?--results needs a file}; shift ;;
         -h | --help) suite_usage; common_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
@@ -122,30 +128,32 @@ wanted() {
 }
 
 # Runs one test case: $1 is its line "INDEX<TAB>PROGRAM<TAB>PATH<TAB>WORKDIR<TAB>NAME" of the selected list.
-# Writes RECORDS/INDEX: "PROGRAM<TAB>STATUS<TAB>SECONDS<TAB>LOG<TAB>NAME".
+# Writes RUN/records/INDEX: "PROGRAM<TAB>STATUS<TAB>SECONDS<TAB>LOG<TAB>NAME".
 run_one() {
     local index program path workdir name log start rc status seconds
     IFS=$'\t' read -r index program path workdir name <<<"$1"
-    log="$BUILD/logs-$DRIVER/$program/$index.log"
+    log="$RUN/logs/$program/$index.log"
     mkdir -p "$(dirname "$log")"
     suite_cmd "$path" "$name"
     start=$(date +%s.%N)
     rc=0
     (cd "$workdir" && "${EXEC[@]}" "${CMD[@]}") >"$log" 2>&1 </dev/null || rc=$?
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    if [ "$rc" = 124 ] || { [ "$rc" = 137 ] && [ "$(echo "$seconds >= $TIMEOUT" | bc)" = 1 ]; }; then
         status=timed_out
+        echo "(stopped by the ${TIMEOUT} s limit)" >>"$log"
     else
         status=$(suite_status "$rc" "$log")
     fi
-    printf '%s\t%s\t%.1f\t%s\t%s\n' "$program" "$status" "$seconds" "$log" "$name" >"$RECORDS/$index"
+    printf '%s\t%s\t%.1f\t%s\t%s\n' "$program" "$status" "$seconds" "$log" "$name" >"$RUN/records/$index"
     printf '%-8s %6.1fs %s: %s\n' "$status" "$seconds" "$program" "$name"
 }
 
 write_results() {
-    python3 - "$RECORDS" "$RESULTS" "$SUITE" "$TAG" "$WAVEJIT" "$COMMIT" "$DRIVER" "$DEVICE" "$SHARD" "$FILTER" "$EXCLUDE" "$TIMEOUT" <<'EOF'
+    python3 - "$RUN/records" "$RESULTS" "$SUITE" "$TAG" "$WAVEJIT" "$COMMIT" "$DRIVER" "$DEVICE" "$SHARD" "$FILTER" \
+        "$EXCLUDE" "$TIMEOUT" "$(($(date +%s) - STARTED))" "$JOBS" <<'EOF'
 import json, os, sys
-records, out, suite, tag, wavejit, commit, driver, device, shard, flt, exclude, timeout = sys.argv[1:]
+records, out, suite, tag, wavejit, commit, driver, device, shard, flt, exclude, timeout, elapsed, jobs = sys.argv[1:]
 programs = {}
 for f in sorted(os.listdir(records), key=int):
     program, status, seconds, log, name = open(os.path.join(records, f)).read().rstrip("\n").split("\t", 4)
@@ -154,12 +162,13 @@ for f in sorted(os.listdir(records), key=int):
     p["wall_seconds"] = round(p["wall_seconds"] + float(seconds), 1)
     if status in ("failed", "timed_out"):
         lines = open(log, errors="replace").read().splitlines()
-        p["failures"].append(dict(name=name, status=status, seconds=float(seconds), tail="\n".join(lines[-25:])[-3000:]))
+        tail = "\n".join(lines[-25:])[-3000:]
+        p["failures"].append(dict(name=name, status=status, seconds=float(seconds), log=log, tail=tail))
 keys = ("passed", "failed", "skipped", "timed_out", "wall_seconds")
 totals = {k: round(sum(p[k] for p in programs.values()), 1) for k in keys}
 json.dump(dict(suite=suite, tag=tag, wavejit=wavejit, wavejit_commit=commit, driver=driver, device=device or "default",
-               shard=shard,
-               filter=flt, exclude=exclude, timeout=int(timeout), programs=programs, totals=totals), open(out, "w"), indent=1)
+               shard=shard, filter=flt, exclude=exclude, timeout=int(timeout), jobs=int(jobs),
+               elapsed_seconds=int(elapsed), programs=programs, totals=totals), open(out, "w"), indent=1)
 print(f"{'program':32} {'passed':>7} {'failed':>7} {'skipped':>7} {'timeout':>7} {'wall s':>8}")
 for name, p in list(programs.items()) + [("all", totals)]:
     print(f"{name:32} {p['passed']:7} {p['failed']:7} {p['skipped']:7} {p['timed_out']:7} {p['wall_seconds']:8.0f}")
@@ -170,10 +179,13 @@ EOF
 
 suite_main() {
     parse_args "$@"
-    suite_build
+    [ "$NO_BUILD" = 1 ] || suite_build
     [ "$BUILD_ONLY" = 0 ] || return 0
-    # The whole list, in program order, then this shard's part of it, filtered.
-    local all="$BUILD/tests-$DRIVER.tsv" selected="$BUILD/selected-$DRIVER-$SHARD_K-of-$SHARD_N.tsv"
+    # This run's directory: the whole list, in program order, this shard's part of it, filtered, the records
+    # of the test cases run and their output.
+    RUN=$(mktemp -d "$BUILD/run-$DRIVER-$(date +%Y%m%d-%H%M%S)-XXXX")
+    mkdir -p "$RUN/records" "$RUN/logs"
+    local all="$RUN/tests.tsv" selected="$RUN/selected.tsv"
     local program path workdir name i=0
     : >"$all"
     while IFS=$'\t' read -r program path workdir; do
@@ -194,9 +206,10 @@ suite_main() {
         i=$((i + 1))
     done <"$all"
     echo "$SUITE $TAG: $(wc -l <"$selected") of $i test cases (shard $SHARD${FILTER:+, filter $FILTER}${EXCLUDE:+, excluding $EXCLUDE}), driver $DRIVER, wavejit $COMMIT"
-    RECORDS=$(mktemp -d "$BUILD/records-$DRIVER.XXXXXX")
+    echo "output of each test case: $RUN/logs"
+    STARTED=$(date +%s)
     export -f run_one suite_cmd suite_status
-    export BUILD DRIVER RECORDS TIMEOUT WAVEJIT
+    export RUN TIMEOUT
     export EXEC_STR
     EXEC_STR=$(declare -p EXEC)
     tr '\n' '\0' <"$selected" | xargs -0 -r -n 1 -P "$JOBS" bash -c 'eval "$EXEC_STR"; run_one "$1"' _
