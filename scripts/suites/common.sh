@@ -60,6 +60,7 @@ The results file: {"suite", "tag", "wavejit", "wavejit_commit", "driver", "devic
 lines of a failure's output, wall_seconds the sum of the test processes' times, elapsed_seconds the whole
 run's (its test cases only).
 A summary table goes to stdout, ending with a line "N passed, N failed, N skipped, N timed out".
+scripts/suites/selftest.sh checks these scripts with stand-in programs (no ROCm, no upstream source).
 EOF
 }
 
@@ -137,12 +138,13 @@ run_one() {
     suite_cmd "$path" "$name"
     start=$(date +%s.%N)
     rc=0
-    (cd "$workdir" && "${EXEC[@]}" "${CMD[@]}") >"$log" 2>&1 </dev/null || rc=$?
+    { (cd "$workdir" && "${EXEC[@]}" "${CMD[@]}") >"$log" 2>&1 </dev/null; } 2>/dev/null || rc=$?
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
     if [ "$rc" = 124 ] || { [ "$rc" = 137 ] && [ "$(echo "$seconds >= $TIMEOUT" | bc)" = 1 ]; }; then
         status=timed_out
         echo "(stopped by the ${TIMEOUT} s limit)" >>"$log"
     else
+        [ "$rc" -le 128 ] || echo "(ended by signal $((rc - 128)))" >>"$log"
         status=$(suite_status "$rc" "$log")
     fi
     printf '%s\t%s\t%.1f\t%s\t%s\n' "$program" "$status" "$seconds" "$log" "$name" >"$RUN/records/$index"
