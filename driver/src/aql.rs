@@ -205,6 +205,9 @@ impl Driver {
         match self.launch(q.gpu, job) {
             Ok(_) => Ok(()),
             Err(e) => {
+                if let Some(hint) = gpu::dispatch::hint(&e) {
+                    eprintln!("wavejit: {hint}");
+                }
                 let report = e.to_string();
                 Err(match &e {
                     E::Fault { error, .. } => match &**error {

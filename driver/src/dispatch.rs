@@ -8,15 +8,20 @@
 //! GPU's would be.
 //!
 //! A kernel's name comes from the code object when it is in memory whole, as ROCm's loader leaves it (its ELF
-//! header and dynamic symbols are in its first segment): the symbol whose address is the kernel descriptor's.
-//! Otherwise (tinygrad loads only the sections) the kernel is named by its descriptor's address.
+//! header, metadata note and dynamic symbols are in its first segment): the symbol whose address is the kernel
+//! descriptor's, with its arguments from the metadata for the debugger. Otherwise (tinygrad loads only the
+//! sections) the kernel is named by its descriptor's address.
+//!
+//! Dispatches run through `gpu::dispatch`, as the drop-in runtime's do: under the debugger or the explorer
+//! when asked, observed by the counters under `wavejit profile`, counted for `wavejit exec`'s report, and busy
+//! in the SMI registry while they run.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use emu_core::dispatch::DispatchShape;
-use emu_core::engine::{run_launch, DecodeCache, EngineError, Launch, Limits, LoadedCode, RunStats};
-use emu_core::observe::NoObserver;
+use emu_core::engine::{DecodeCache, EngineError, Launch, Limits, LoadedCode, RunStats};
+use inspect::DebugInfo;
 use isa_amdgpu::codeobj::KernelDescriptor;
 
 use crate::Driver;
@@ -31,17 +36,37 @@ pub struct CodeCache {
 pub struct Code {
     pub loaded: LoadedCode,
     pub cache: DecodeCache,
-    /// Kernel names by the address of their descriptor (from the code object's symbols, where it is whole).
-    names: HashMap<u64, String>,
+    /// Kernels by the address of their descriptor, and functions (from the code objects' symbols, where they
+    /// are whole).
+    symbols: crate::symbols::Symbols,
 }
 
 impl Code {
     /// The name of the kernel whose descriptor is at `descriptor`: its symbol, or its address.
     pub fn name(&self, descriptor: u64) -> String {
-        self.names
+        self.symbols
+            .kernels
             .get(&descriptor)
-            .cloned()
+            .map(|k| k.name.clone())
             .unwrap_or_else(|| format!("kernel@{descriptor:#x}"))
+    }
+
+    /// `.agpr_count` of the metadata of the kernel whose descriptor is at `descriptor`.
+    fn agpr_count(&self, descriptor: u64) -> Option<u64> {
+        let k = self.symbols.kernels.get(&descriptor)?;
+        k.metadata.as_ref()?.agpr_count
+    }
+
+    /// What the debugger and the explorer know of the kernel `name` whose descriptor is at `address`.
+    fn info(&self, name: &str, address: u64, descriptor: &KernelDescriptor) -> DebugInfo {
+        let args = self
+            .symbols
+            .kernels
+            .get(&address)
+            .and_then(|k| k.metadata.as_ref())
+            .map(|m| &m.args[..])
+            .unwrap_or_default();
+        DebugInfo::new(name, self.symbols.functions.clone(), args, descriptor)
     }
 }
 
@@ -97,7 +122,7 @@ impl Driver {
         };
         let code = Arc::new(Code {
             cache: DecodeCache::new(&loaded),
-            names: crate::symbols::kernel_names(&bytes, start),
+            symbols: crate::symbols::symbols(&bytes, start),
             loaded,
         });
         self.code
@@ -143,23 +168,66 @@ impl Driver {
             user_sgprs: job.user_sgprs.as_deref(),
         };
         let s = &self.settings;
-        let limits = Limits {
-            timing: s.timing,
-            max_wave_instructions: s.max_wave_instructions,
-            watch: Some(s.watch),
-            ..Limits::default()
+        let engine = gpu::dispatch::Engine {
+            mem: &self.mem,
+            device,
+            jit: self.jit.as_ref(),
+            limits: Limits {
+                timing: s.timing,
+                max_wave_instructions: s.max_wave_instructions,
+                watch: Some(s.watch),
+                ..Limits::default()
+            },
         };
-        let stats = match &self.jit {
-            Some(j) => run_launch(&self.mem, device, &launch, limits, j, &NoObserver),
-            None => run_launch(
-                &self.mem,
-                device,
+        let profile = gpu::profile::get();
+        let host_start = profile.map(|_| profiler_hooks::record::now_ns());
+        let start = self.clock.now();
+        let (result, observed) = {
+            // the GPU counts as busy in the SMI registry while the dispatch runs, also if the engine panics
+            let _busy = self.smi.as_ref().map(|smi| smi.dispatch(gpu));
+            engine.run(
                 &launch,
-                limits,
-                &emu_core::engine::Interpreter,
-                &NoObserver,
-            ),
-        }?;
+                || code.info(&name, job.descriptor_address, &job.descriptor),
+                profile,
+            )
+        };
+        // in timing mode the dispatch takes its modeled time on the GPU clock
+        let modeled_ns = match &result {
+            Ok(RunStats { cycles: Some(c), .. }) => Some(c * 1000 / device.engine_clock_mhz as u64),
+            _ => None,
+        };
+        if let Some(ns) = modeled_ns {
+            self.clock.advance(ns);
+        }
+        let end = self.clock.now();
+        if let (Some(prof), Some(observed)) = (profile, observed) {
+            let origin = gpu::dispatch::Origin {
+                agent: self.agent(gpu),
+                queue: job.queue,
+                kernel_object: job.descriptor_address,
+                descriptor: &job.descriptor,
+                agpr_count: code.agpr_count(job.descriptor_address),
+            };
+            let modeled = self.clock.modeled_ns(start).zip(self.clock.modeled_ns(end));
+            let host = (host_start.unwrap_or(0), profiler_hooks::record::now_ns());
+            gpu::dispatch::record(
+                prof,
+                device,
+                &origin,
+                &launch,
+                host,
+                modeled,
+                &observed,
+                result.as_ref().err(),
+            );
+        }
+        let instructions = result.as_ref().map_or(0, |s| s.wave_instructions);
+        let cycles = result.as_ref().ok().and_then(|s| s.cycles);
+        gpu::report::dispatched(&name, instructions, modeled_ns.zip(cycles), result.is_err());
+        if let Some(w) = result.as_ref().ok().and_then(|s| s.slack_warning()) {
+            eprintln!("wavejit: warning on GPU {gpu} ({}): {w}", device.name);
+        }
+        let stats = result?;
         Ok((stats, name))
     }
 }

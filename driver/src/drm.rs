@@ -36,6 +36,16 @@ fn say_unsupported(request: u64) {
     });
 }
 
+/// The name of DRM ioctl `nr` on a render node, for profiles.
+pub fn name(nr: u32) -> &'static str {
+    match nr {
+        0x00 => "VERSION",
+        0x05 => "GET_CLIENT",
+        0x45 => "AMDGPU_INFO",
+        _ => "unknown",
+    }
+}
+
 /// A DRM ioctl on GPU `gpu`'s render node.
 pub fn ioctl(d: &Driver, gpu: usize, request: u64, arg: u64) -> Result<(), Errno> {
     if args::request_type(request) != b'd' {

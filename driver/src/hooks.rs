@@ -81,11 +81,19 @@ pub extern "C" fn wj_ioctl(fd: c_int, request: u64, arg: *mut c_void) -> c_int {
             None => return PASS,
         }
     };
+    let start = gpu::profile::api_begin();
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match gpu {
         None if is_kfd => crate::kfd::ioctl(&d, request, arg as u64),
         Some(g) => crate::drm::ioctl(&d, g, request, arg as u64),
         None => Err(libc::ENOTTY),
     }));
+    // a profile lists the program's ioctls as its calls into the GPU's interface
+    let nr = crate::args::request_nr(request);
+    if is_kfd {
+        gpu::profile::api_end(|| format!("AMDKFD_IOC_{}", crate::kfd::name(nr)), start);
+    } else {
+        gpu::profile::api_end(|| format!("DRM_IOCTL_{}", crate::drm::name(nr)), start);
+    }
     if trace() {
         eprintln!(
             "wavejit-driver: ioctl {request:#010x} on {} -> {:?}",

@@ -6,7 +6,7 @@
 //! | 0x01 | GET_VERSION | 1.14 |
 //! | 0x02, 0x03, 0x07 | CREATE/DESTROY/UPDATE_QUEUE | [`crate::queues`]: AQL, PM4 and SDMA queues |
 //! | 0x04 | SET_MEMORY_POLICY | accepted: the emulated memory is coherent |
-//! | 0x05 | GET_CLOCK_COUNTERS | [`crate::clock`], `CLOCK_MONOTONIC_RAW`, `CLOCK_BOOTTIME`, 1 GHz |
+//! | 0x05 | GET_CLOCK_COUNTERS | [`crate::clock`], `CLOCK_MONOTONIC_RAW`, `CLOCK_BOOTTIME` (modeled in timing mode), 1 GHz |
 //! | 0x08–0x0C | events | [`crate::events`] |
 //! | 0x11 | SET_SCRATCH_BACKING_VA | recorded: kernels get private memory from the emulator |
 //! | 0x12 | GET_TILE_CONFIG | no tile tables (gfx9) |
@@ -60,21 +60,46 @@ fn say_unsupported(nr: u32, name: &str) {
     }
 }
 
-/// The name of KFD ioctl `nr`, for messages.
-fn name(nr: u32) -> &'static str {
+/// The name of KFD ioctl `nr` (kfd_ioctl.h's `AMDKFD_IOC_` names), for messages and profiles.
+pub fn name(nr: u32) -> &'static str {
     match nr {
+        0x01 => "GET_VERSION",
+        0x02 => "CREATE_QUEUE",
+        0x03 => "DESTROY_QUEUE",
+        0x04 => "SET_MEMORY_POLICY",
+        0x05 => "GET_CLOCK_COUNTERS",
         0x06 => "GET_PROCESS_APERTURES",
+        0x07 => "UPDATE_QUEUE",
+        0x08 => "CREATE_EVENT",
+        0x09 => "DESTROY_EVENT",
+        0x0a => "SET_EVENT",
+        0x0b => "RESET_EVENT",
+        0x0c => "WAIT_EVENTS",
         0x0d..=0x10 => "DBG (deprecated)",
+        0x11 => "SET_SCRATCH_BACKING_VA",
+        0x12 => "GET_TILE_CONFIG",
+        0x13 => "SET_TRAP_HANDLER",
+        0x14 => "GET_PROCESS_APERTURES_NEW",
+        0x15 => "ACQUIRE_VM",
+        0x16 => "ALLOC_MEMORY_OF_GPU",
+        0x17 => "FREE_MEMORY_OF_GPU",
+        0x18 => "MAP_MEMORY_TO_GPU",
+        0x19 => "UNMAP_MEMORY_FROM_GPU",
+        0x1a => "SET_CU_MASK",
         0x1b => "GET_QUEUE_WAVE_STATE",
         0x1c => "GET_DMABUF_INFO",
         0x1d => "IMPORT_DMABUF",
+        0x1e => "ALLOC_QUEUE_GWS",
         0x1f => "SMI_EVENTS",
         0x20 => "SVM",
+        0x21 => "SET_XNACK_MODE",
         0x22 => "CRIU_OP",
         0x23 => "AVAILABLE_MEMORY",
         0x24 => "EXPORT_DMABUF",
+        0x25 => "RUNTIME_ENABLE",
         0x80 => "IPC_IMPORT_HANDLE",
         0x81 => "IPC_EXPORT_HANDLE",
+        0x82 => "DBG_TRAP",
         0x83 => "CROSS_MEMORY_COPY",
         0x84 => "RLC_SPM",
         _ => "unknown",
@@ -117,9 +142,10 @@ pub fn ioctl(d: &std::sync::Arc<Driver>, request: u64, arg: u64) -> Result<(), E
             if gpu_id != 0 {
                 d.gpu(gpu_id).ok_or(libc::EINVAL)?;
             }
-            a.set_u64(0, if gpu_id == 0 { 0 } else { d.clock.now() });
-            a.set_u64(8, crate::clock::host_ns(libc::CLOCK_MONOTONIC_RAW));
-            a.set_u64(16, crate::clock::host_ns(libc::CLOCK_BOOTTIME));
+            let c = d.clock.counters();
+            a.set_u64(0, if gpu_id == 0 { 0 } else { c.gpu });
+            a.set_u64(8, c.cpu_ns);
+            a.set_u64(16, c.system_ns);
             a.set_u64(24, 1_000_000_000);
         }
         0x12 => {

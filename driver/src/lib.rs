@@ -67,6 +67,8 @@ pub struct Driver {
     /// Code the GPUs ran, decoded and translated.
     pub code: dispatch::CodeCache,
     pub queues: queues::Queues,
+    /// This process in the SMI registry (`None` when switched off or unusable).
+    pub smi: Option<profiler_hooks::smi::Publisher>,
 }
 
 /// The bytes of the emulator's own device memory (private segments of dispatches), reserved, not used.
@@ -114,6 +116,21 @@ impl Driver {
             }
         });
         let jit = settings.jit()?;
+        let clock = clock::Clock::new(settings.timing);
+        let smi = gpu::smi::publish(&settings.devices);
+        if let Some(p) = gpu::profile::get() {
+            // the agents as ROCr numbers them: the CPU's node first, then the GPUs
+            let agents = std::iter::once(gpu::profile::cpu_agent(0, "CPU"))
+                .chain(
+                    settings
+                        .devices
+                        .iter()
+                        .enumerate()
+                        .map(|(i, g)| gpu::profile::gpu_agent(i as u32 + 1, g)),
+                )
+                .collect();
+            p.process(agents, profiler_hooks::record::now_ns(), settings.timing);
+        }
         Ok(Driver {
             settings,
             gpus,
@@ -122,15 +139,22 @@ impl Driver {
             bos: memory::Bos::default(),
             events: events::Events::default(),
             jit,
-            clock: clock::Clock::new(),
+            clock,
             code: dispatch::CodeCache::default(),
             queues: queues::Queues::default(),
+            smi,
         })
     }
 
     /// The GPU whose KFD id is `gpu_id`.
     pub fn gpu(&self, gpu_id: u32) -> Option<&Gpu> {
         self.gpus.iter().find(|g| g.gpu_id == gpu_id)
+    }
+
+    /// The number of GPU `gpu` (its place in `WAVEJIT_DEVICES`) among the agents of the process's profile
+    /// record (the CPU is 0).
+    pub fn agent(&self, gpu: usize) -> u32 {
+        gpu as u32 + 1
     }
 
     /// The place of the GPU whose KFD id is `gpu_id`.

@@ -137,6 +137,21 @@ impl Driver {
         }
     }
 
+    /// The agent (as the profile numbers them: [`Driver::agent`], 0 for the host) whose memory holds `address`:
+    /// a GPU's for buffer objects in its memory file mapped to the GPUs, the host's for anything else.
+    pub fn agent_holding(&self, address: u64) -> u32 {
+        let g = self.bos.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1.values()
+            .filter(|b| b.mapped && address >= b.va && address - b.va < b.len)
+            .find_map(|b| match b.backing {
+                Backing::Render { gpu, .. } | Backing::Imported { gpu, .. } if b.flags & flags::VRAM != 0 => {
+                    Some(self.agent(gpu))
+                }
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+
     /// `ALLOC_MEMORY_OF_GPU`: va @0, size @8, handle @16 (out), mmap_offset @24 (in for userptr, else out),
     /// gpu_id @32, flags @36.
     pub fn alloc(&self, a: &mut Args) -> Result<(), Errno> {
@@ -179,6 +194,11 @@ impl Driver {
             backing,
             mapped: false,
         };
+        if f & flags::VRAM != 0 {
+            if let Some(smi) = &self.smi {
+                smi.vram_allocated(gpu, len);
+            }
+        }
         let mut g = self.bos.inner.lock().unwrap_or_else(|e| e.into_inner());
         g.0 += 1;
         // the kernel's form: the GPU in the high half, a number in the low one
@@ -201,6 +221,9 @@ impl Driver {
         }
         match bo.backing {
             Backing::Render { gpu, offset } => {
+                if let Some(smi) = self.smi.as_ref().filter(|_| bo.flags & flags::VRAM != 0) {
+                    smi.vram_freed(gpu, bo.len);
+                }
                 let g = &self.gpus[gpu];
                 g.render.discard(offset, bo.len);
                 g.space.lock().unwrap_or_else(|e| e.into_inner()).give(offset, bo.len);

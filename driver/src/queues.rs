@@ -269,6 +269,9 @@ impl Driver {
             .map_err(|_| libc::ENOMEM)?;
         *q.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
         live.insert(id, q);
+        if let Some(smi) = &self.smi {
+            smi.queue_created(gpu);
+        }
         a.set_u64(24, files::kfd_page(gpu) | (doorbell as u64 * 8));
         if crate::hooks::trace() {
             eprintln!("wavejit-driver: queue {id}: {kind:?} on GPU {gpu}, ring {ring:#x} ({ring_size} bytes), doorbell {doorbell}");
@@ -287,6 +290,9 @@ impl Driver {
             .remove(&id)
             .ok_or(libc::EINVAL)?;
         q.stop.store(true, Ordering::Release);
+        if let Some(smi) = &self.smi {
+            smi.queue_destroyed(q.gpu);
+        }
         self.queues.wake();
         let t = q.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(t) = t.filter(|t| t.thread().id() != std::thread::current().id()) {

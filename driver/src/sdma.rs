@@ -65,8 +65,17 @@ impl Driver {
             let addr = |i: usize| p[i] as u64 | (p[i + 1] as u64) << 32;
             match (op, sub) {
                 (0, _) => {}
-                (1, 0) => self.copy(addr(3), addr(5), (p[1] & 0x3f_ffff) as u64 + 1)?,
-                (1, 4) => self.copy_rect(&p)?,
+                (1, 0) => {
+                    let (src, dst, bytes) = (addr(3), addr(5), (p[1] & 0x3f_ffff) as u64 + 1);
+                    let start = profiler_hooks::record::now_ns();
+                    self.copy(src, dst, bytes)?;
+                    self.record_copy(src, dst, bytes, start);
+                }
+                (1, 4) => {
+                    let start = profiler_hooks::record::now_ns();
+                    let (src, dst, bytes) = self.copy_rect(&p)?;
+                    self.record_copy(src, dst, bytes, start);
+                }
                 (2, _) => {
                     let bytes: Vec<u8> = p[4..].iter().flat_map(|w| w.to_le_bytes()).collect();
                     self.mem.write(addr(1), &bytes)?;
@@ -125,6 +134,28 @@ impl Driver {
         Ok(true)
     }
 
+    /// A copy of `bytes` from `src` to `dst` that began at `start` (real time) into the profile, when the
+    /// process is profiled: its direction from where the two addresses are (a GPU's memory or the host's).
+    fn record_copy(&self, src: u64, dst: u64, bytes: u64, start: u64) {
+        let Some(prof) = gpu::profile::get() else { return };
+        let (src_agent, dst_agent) = (self.agent_holding(src), self.agent_holding(dst));
+        let side = |a: u32| if a == 0 { "HOST" } else { "DEVICE" };
+        prof.write(&profiler_hooks::record::Record::Copy(
+            profiler_hooks::record::CopyRecord {
+                id: prof.next_copy(),
+                pid: prof.pid,
+                bytes,
+                src,
+                dst,
+                direction: format!("{}_TO_{}", side(src_agent), side(dst_agent)),
+                src_agent,
+                dst_agent,
+                start_ns: start,
+                end_ns: profiler_hooks::record::now_ns(),
+            },
+        ));
+    }
+
     /// Copies `bytes` from `src` to `dst` through the GPUs' mappings (both checked).
     fn copy(&self, src: u64, dst: u64, bytes: u64) -> Result<(), Failure> {
         let mut buf = vec![0u8; bytes.min(CHUNK) as usize];
@@ -140,7 +171,8 @@ impl Driver {
 
     /// COPY_LINEAR_RECT: a `rect_x × rect_y × rect_z` box of elements (2^size bytes) between two pitched 3-D
     /// arrays.
-    fn copy_rect(&self, p: &[u32]) -> Result<(), Failure> {
+    /// Returns the two base addresses and the bytes copied.
+    fn copy_rect(&self, p: &[u32]) -> Result<(u64, u64, u64), Failure> {
         let element = 1u64 << (p[0] >> 29);
         let base = |i: usize| p[i] as u64 | (p[i + 1] as u64) << 32;
         let (src, dst) = (base(1), base(6));
@@ -168,6 +200,6 @@ impl Driver {
                 self.copy(from, to, rx * element)?;
             }
         }
-        Ok(())
+        Ok((src, dst, rx * ry * rz * element))
     }
 }

@@ -1,6 +1,7 @@
-//! A kernel dispatch of a process's GPU, run the way the environment asks, on either route: plainly, observed
-//! by the hardware counters when the process is profiled ([`crate::profile`]), and counted for `wavejit exec`'s
-//! report ([`crate::report`]). The drop-in runtime's queues and the emulated driver's command processors both
+//! A kernel dispatch of a process's GPU, run the way the environment asks, on either route: under the debugger
+//! or the explorer's recorder when asked for ([`crate::inspect`]), observed by the hardware counters when the
+//! process is profiled ([`crate::profile`]), else plainly; and counted for `wavejit exec`'s report
+//! ([`crate::report`]). The drop-in runtime's queues and the emulated driver's command processors both
 //! run their dispatches here, so a feature of one route is a feature of the other.
 
 use emu_core::engine::{run_launch, EngineError, Interpreter, Launch, Limits, RunStats, WaveRunner};
@@ -9,6 +10,7 @@ use emu_core::observe::{NoObserver, Observer};
 use emu_core::timing::sched::run_timed;
 use emu_core::timing::TimingStats;
 use emu_core::DevicePreset;
+use inspect::DebugInfo;
 use isa_amdgpu::codeobj::KernelDescriptor;
 use profiler_hooks::record::{DispatchRecord, Record};
 use profiler_hooks::HwCounters;
@@ -34,8 +36,17 @@ pub struct Observed {
 pub type Outcome = Result<RunStats, EngineError>;
 
 impl Engine<'_> {
-    /// Runs `launch` to its end; observed by the hardware counters when `profile` is given.
-    pub fn run(&self, launch: &Launch<'_>, profile: Option<&Profile>) -> (Outcome, Option<Observed>) {
+    /// Runs `launch` to its end: under the debugger or the recorder when the environment asks for this kernel
+    /// (`info` describes it to them), else observed by the hardware counters when `profile` is given.
+    pub fn run(
+        &self,
+        launch: &Launch<'_>,
+        info: impl FnOnce() -> DebugInfo,
+        profile: Option<&Profile>,
+    ) -> (Outcome, Option<Observed>) {
+        if let Some(r) = crate::inspect::dispatch(self, launch, info) {
+            return (r, None);
+        }
         match profile {
             None => (self.with_runner(launch, &NoObserver), None),
             Some(prof) => {

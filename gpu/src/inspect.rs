@@ -1,21 +1,21 @@
 //! The step debugger and the wavefront explorer inside a program (`wavejit exec --debug KERNEL`,
-//! `wavejit exec --trace-html PATH --kernel KERNEL`): the first dispatch of the kernel named by
+//! `wavejit exec --trace-html PATH --kernel KERNEL`), on either route: the first dispatch of the kernel named by
 //! `WAVEJIT_DEBUG` runs under the debugger (commands on the program's stdin, answers on its stdout, or the
 //! terminal view on a terminal; `WAVEJIT_DEBUG_WAVE` chooses the wave, `WAVEJIT_DEBUG_JSON=1` answers in JSON),
 //! and the first dispatch of the kernel named by `WAVEJIT_TRACE_KERNEL` is recorded into the page
-//! `WAVEJIT_TRACE_HTML` (at most `WAVEJIT_TRACE_MAX` instructions). A kernel is named by its symbol, its
-//! demangled name or the plain name in it (`isa_amdgpu::codeobj::names::matches`). Either way the dispatch runs to its
-//! end with the results a plain dispatch has.
+//! `WAVEJIT_TRACE_HTML` (at most `WAVEJIT_TRACE_MAX` instructions; in timing mode with the timing model's cycle
+//! timeline, from a second run of the dispatch from the same memory). A kernel is named by its symbol, its
+//! demangled name or the plain name in it (`isa_amdgpu::codeobj::names::matches`). Either way the dispatch runs
+//! to its end with the results a plain dispatch has.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use emu_core::engine::{EngineError, Launch, RunStats, WaveRunner};
-use emu_core::DevicePreset;
-use inspect::explorer::{self, Options};
-use inspect::{Debugger, Session, WaveKey};
+use emu_core::timing::sched::run_timed;
+use inspect::explorer::{self, Options, TimelineRecorder};
+use inspect::{DebugInfo, Debugger, Session, WaveKey};
 
-use crate::loader::KernelEntry;
-use crate::runtime::Runtime;
+use crate::dispatch::Engine;
 
 static DEBUGGED: AtomicBool = AtomicBool::new(false);
 static TRACED: AtomicBool = AtomicBool::new(false);
@@ -27,38 +27,39 @@ fn env(var: &str) -> Option<String> {
 /// Runs the dispatch under the debugger or the recorder when the environment asks for this kernel; `None`
 /// otherwise (the dispatch then runs as usual).
 pub fn dispatch(
-    rt: &Runtime,
-    device: &DevicePreset,
+    engine: &Engine<'_>,
     launch: &Launch<'_>,
-    k: &KernelEntry,
+    info: impl FnOnce() -> DebugInfo,
 ) -> Option<Result<RunStats, EngineError>> {
-    let debug = env("WAVEJIT_DEBUG").is_some_and(|w| isa_amdgpu::codeobj::names::matches(&k.name, &w))
+    let name = launch.name;
+    let debug = env("WAVEJIT_DEBUG").is_some_and(|w| isa_amdgpu::codeobj::names::matches(name, &w))
         && !DEBUGGED.swap(true, Ordering::SeqCst);
     let trace = !debug
-        && env("WAVEJIT_TRACE_KERNEL").is_some_and(|w| isa_amdgpu::codeobj::names::matches(&k.name, &w))
+        && env("WAVEJIT_TRACE_KERNEL").is_some_and(|w| isa_amdgpu::codeobj::names::matches(name, &w))
         && env("WAVEJIT_TRACE_HTML").is_some()
         && !TRACED.swap(true, Ordering::SeqCst);
     if !debug && !trace {
         return None;
     }
-    Some(match &rt.jit {
-        Some(j) => run(rt, device, launch, k, j, debug),
-        None => run(rt, device, launch, k, &emu_core::engine::Interpreter, debug),
+    let info = info();
+    Some(match engine.jit {
+        Some(j) => run(engine, launch, &info, j, "jit", debug),
+        None => run(engine, launch, &info, &emu_core::engine::Interpreter, "interp", debug),
     })
 }
 
 fn run<R: WaveRunner>(
-    rt: &Runtime,
-    device: &DevicePreset,
+    engine: &Engine<'_>,
     launch: &Launch<'_>,
-    k: &KernelEntry,
+    info: &DebugInfo,
     runner: &R,
+    engine_name: &str,
     debug: bool,
 ) -> Result<RunStats, EngineError> {
-    let max = rt.max_wave_instructions;
-    let mut session = Session::new(&rt.mem, device, launch, runner, max)?;
+    let max = engine.limits.max_wave_instructions;
+    let mut session = Session::new(engine.mem, engine.device, launch, runner, max)?;
     let fail = |what: String| EngineError::Inspect {
-        kernel: k.name.clone(),
+        kernel: launch.name.to_string(),
         what,
     };
     if debug {
@@ -67,7 +68,7 @@ fn run<R: WaveRunner>(
             .parse()
             .map_err(fail)?;
         let json = env("WAVEJIT_DEBUG_JSON").is_some_and(|v| v == "1");
-        let (mut dbg, first) = Debugger::start(session, k.info.clone(), wave)?;
+        let (mut dbg, first) = Debugger::start(session, info.clone(), wave)?;
         let talk = inspect::protocol::talk(&mut dbg, &first, json);
         if let Err(e) = talk {
             eprintln!("wavejit: debugger: {e}");
@@ -77,26 +78,39 @@ fn run<R: WaveRunner>(
     } else {
         let path = env("WAVEJIT_TRACE_HTML").unwrap_or_default();
         let max_recorded = env("WAVEJIT_TRACE_MAX").and_then(|m| m.parse().ok()).unwrap_or(50_000);
-        let engine = if rt.jit.is_some() { "jit" } else { "interp" };
-        let trace = explorer::record(
+        let mut trace = explorer::record(
             &mut session,
-            engine,
+            engine_name,
             &Options {
                 max_recorded,
                 workgroups: None,
             },
-            &k.info.functions,
+            &info.functions,
         )?;
+        let mut stats = stats(&session)?;
+        if engine.limits.timing {
+            // the cycle timeline: the dispatch again in the timing model, from the memory the recording started from
+            session.rewind()?;
+            let rec = TimelineRecorder::new(max_recorded);
+            let (timed, _) = run_timed(engine.mem, engine.device, launch, engine.limits, runner, &rec)?;
+            rec.into_trace(&mut trace, timed.cycles.unwrap_or(0));
+            stats = timed;
+        }
         let page = explorer::html(&trace).map_err(|e| fail(e.to_string()))?;
         std::fs::write(&path, page).map_err(|e| fail(format!("{path}: {e}")))?;
         eprintln!(
-            "wavejit: {}: {} of {} instructions recorded, {} waves; wrote {path}",
-            k.name,
+            "wavejit: {}: {} of {} instructions recorded, {} waves{}; wrote {path}",
+            launch.name,
             trace.recorded,
             trace.total,
-            trace.waves.len()
+            trace.waves.len(),
+            if engine.limits.timing {
+                ", the cycle timeline"
+            } else {
+                ""
+            }
         );
-        stats(&session)
+        Ok(stats)
     }
 }
 

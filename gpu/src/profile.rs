@@ -182,14 +182,14 @@ pub fn api_begin() -> Option<u64> {
     get().map(|_| record::now_ns())
 }
 
-/// Records the call `name` that began at `start`.
+/// Records the call named `name()` that began at `start`.
 #[inline]
-pub fn api_end(name: &'static str, start: Option<u64>) {
+pub fn api_end<S: Into<String>>(name: impl FnOnce() -> S, start: Option<u64>) {
     if let (Some(start), Some(p)) = (start, get()) {
         p.write(&Record::Api(ApiRecord {
             pid: p.pid,
             tid: tid(),
-            name: name.to_string(),
+            name: name().into(),
             start_ns: start,
             end_ns: record::now_ns(),
         }));

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use emu_core::engine::{EngineError, WaveRunner};
 use emu_core::wave::{WaveState, LANES};
-use isa_amdgpu::codeobj::{CodeObject, Kernel};
+use isa_amdgpu::codeobj::{CodeObject, Kernel, KernelArg, KernelDescriptor};
 use isa_amdgpu::table::FlowControl;
 use isa_amdgpu::{decode, disasm};
 
@@ -56,22 +56,28 @@ impl DebugInfo {
             .iter()
             .map(|f| (f.name.clone(), f.address, f.size))
             .collect();
-        let args = co
-            .kernel_metadata(kernel)
-            .map(|m| {
-                m.args
-                    .iter()
-                    .map(|a| ArgInfo {
-                        name: a.name.clone().unwrap_or_default(),
-                        type_name: a.type_name.clone().unwrap_or_default(),
-                        kind: a.value_kind.clone(),
-                        offset: a.offset,
-                        size: a.size,
-                    })
-                    .collect()
+        let args = co.kernel_metadata(kernel).map(|m| &m.args[..]).unwrap_or_default();
+        DebugInfo::new(&kernel.name, functions, args, &kernel.descriptor)
+    }
+
+    /// A kernel's information from its parts: its `functions` (name, address in the code object, size), its
+    /// arguments as the metadata lists them, and its descriptor.
+    pub fn new(
+        kernel: &str,
+        functions: Vec<(String, u64, u64)>,
+        args: &[KernelArg],
+        d: &KernelDescriptor,
+    ) -> DebugInfo {
+        let args = args
+            .iter()
+            .map(|a| ArgInfo {
+                name: a.name.clone().unwrap_or_default(),
+                type_name: a.type_name.clone().unwrap_or_default(),
+                kind: a.value_kind.clone(),
+                offset: a.offset,
+                size: a.size,
             })
-            .unwrap_or_default();
-        let d = &kernel.descriptor;
+            .collect();
         let descriptor = vec![
             format!(
                 "VGPRs {} (AGPRs {}), SGPRs {}",
@@ -92,7 +98,7 @@ impl DebugInfo {
             ),
         ];
         DebugInfo {
-            kernel: kernel.name.clone(),
+            kernel: kernel.to_string(),
             functions,
             args,
             descriptor,

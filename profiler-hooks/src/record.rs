@@ -37,6 +37,21 @@ pub fn accum_vgpr_count(metadata_agprs: Option<u64>, kd: &isa_amdgpu::codeobj::k
     )
 }
 
+/// The API domain of a recorded call, by its name: the HSA runtime's core and AMD extension calls (the drop-in
+/// route records them), or the kernel driver's ioctls (the emulated driver records them, named as kfd_ioctl.h
+/// and amdgpu_drm.h name them: `AMDKFD_IOC_…`, `DRM_IOCTL_…`).
+pub fn api_domain(name: &str) -> &'static str {
+    if name.starts_with("AMDKFD_IOC_") {
+        "KFD_IOCTL"
+    } else if name.starts_with("DRM_IOCTL_") {
+        "DRM_IOCTL"
+    } else if name.starts_with("hsa_amd_") || name.starts_with("hsa_ven_amd") {
+        "HSA_AMD_EXT_API"
+    } else {
+        "HSA_CORE_API"
+    }
+}
+
 /// Nanoseconds on the real-time clock.
 pub fn now_ns() -> u64 {
     std::time::SystemTime::now()

@@ -17,7 +17,6 @@ pub mod api;
 pub mod ffi;
 pub mod image;
 pub mod info;
-pub mod inspect;
 pub mod loader;
 pub mod memory;
 pub mod queue;

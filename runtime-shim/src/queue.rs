@@ -478,11 +478,7 @@ fn dispatch(rt: &Runtime, q: &Queue, p: &DispatchPacket, slot: u64) -> Result<()
     };
     let profile = gpu::profile::get();
     let host_start = profile.map(|_| profiler_hooks::record::now_ns());
-    let (result, observed) = match crate::inspect::dispatch(rt, q.device, &launch, &k) {
-        // a dispatch the debugger or the explorer asked for runs under it
-        Some(r) => (r, None),
-        None => engine.run(&launch, profile),
-    };
+    let (result, observed) = engine.run(&launch, || k.info.clone(), profile);
     // in timing mode the dispatch takes its modeled time on the modeled clock
     let (start, end) = match &result {
         Ok(emu_core::engine::RunStats { cycles: Some(c), .. }) => {

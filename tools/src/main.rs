@@ -314,6 +314,10 @@ enum Command {
         wave_trace: usize,
         #[arg(long, value_name = "DEVICES", help = devices_help("as for exec"))]
         device: Option<String>,
+        /// How the program reaches the GPUs, as for exec: hsa (wavejit's HSA runtime, which also records the
+        /// program's hsa_* calls) or kfd (its own ROCm over the emulated kernel driver, which records its ioctls).
+        #[arg(long, default_value = "hsa", value_name = "hsa|kfd")]
+        driver: exec::Route,
         #[arg(long, help = engine::EngineKind::help("The engine that runs kernels"))]
         engine: Option<String>,
         /// Stop any dispatch that runs longer than SECS seconds, as for exec (also WAVEJIT_TIMEOUT).
@@ -480,6 +484,7 @@ fn main() -> ExitCode {
         format,
         wave_trace,
         device,
+        driver,
         engine,
         timeout,
         command,
@@ -501,6 +506,7 @@ fn main() -> ExitCode {
                 formats,
                 wave_trace: *wave_trace,
                 device: device.clone(),
+                route: *driver,
                 engine: engine.clone(),
                 timeout: timeout.clone(),
                 command: command.clone(),

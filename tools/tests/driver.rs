@@ -254,6 +254,105 @@ fn hip_programs_run_on_debians_own_hip_and_rocr_over_the_emulated_driver() {
     );
 }
 
+/// The GB/s bandwidth.hip prints.
+fn bandwidth(so: &str) -> f64 {
+    so.split_once("MiB in ")
+        .and_then(|(_, r)| r.split_once(" ms: "))
+        .and_then(|(_, r)| r.split_once(" GB/s"))
+        .and_then(|(x, _)| x.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no bandwidth in {so:?}"))
+}
+
+#[test]
+fn under_the_timing_model_rocrs_hip_events_time_kernels_in_modeled_time_as_the_drop_in_route_does() {
+    let prog = hipcc("bandwidth", &[]);
+    // the GPU clock is the modeled clock: ROCr translates its ticks with the host clocks GET_CLOCK_COUNTERS pairs
+    // with it, and hipEventElapsedTime reads the dispatch's modeled time
+    let (o, so, se) = kfd(&["--timing"], &[], &prog, &[]);
+    assert!(o.status.success(), "stdout:\n{so}\nstderr:\n{se}");
+    let kfd_gbs = bandwidth(&so);
+    // the measured MI210 HBM read band, 1.17-1.40 TB/s, widened by 10%
+    assert!((1170.0 * 0.9..=1400.0 * 1.1).contains(&kfd_gbs), "{kfd_gbs} GB/s: {so}");
+    let drop_in = run(Command::new(wavejit())
+        .args(["exec", "--driver", "hsa", "--timing", "--"])
+        .arg(&prog));
+    let hsa_gbs = bandwidth(&text(&drop_in.stdout));
+    assert!(
+        (kfd_gbs / hsa_gbs - 1.0).abs() < 0.05,
+        "the same kernel in the same model: {kfd_gbs} vs {hsa_gbs} GB/s"
+    );
+    // exec's table of modeled time per kernel, from the driver's dispatches
+    let row = se
+        .lines()
+        .skip_while(|l| !l.starts_with("wavejit: modeled time per kernel"))
+        .find(|l| l.trim_start().starts_with("read_sum("))
+        .unwrap_or_else(|| panic!("no modeled time of read_sum in {se}"));
+    let dispatches: u32 = row.split_whitespace().rev().nth(5).unwrap().parse().unwrap();
+    assert_eq!(dispatches, 3, "{row}");
+    // without the timing model the events carry host time: the emulator is far slower than the device
+    let (o, so, se) = kfd(&[], &[], &prog, &[]);
+    assert!(o.status.success(), "{se}");
+    assert!(bandwidth(&so) < 200.0, "{so}");
+    assert!(!se.contains("modeled time per kernel"), "{se}");
+}
+
+/// The rows of a profile's CSV `name` in `dir` as maps from column to value.
+fn csv_rows(dir: &Path, name: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    support::csv(&dir.join(name)).1
+}
+
+#[test]
+fn a_profile_of_rocrs_program_has_its_kernels_with_the_drop_in_routes_counters_its_copies_and_ioctls() {
+    let prog = hipcc("vadd", &[]);
+    let counters = |route: &str| {
+        let out = scratch().join(format!("profile-{route}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = run(Command::new(wavejit())
+            .env("WAVEJIT_CACHE", scratch().join("translation-cache"))
+            .args(["profile", "--driver", route, "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(&prog));
+        assert!(o.status.success(), "{route}: {}", text(&o.stderr));
+        let mut c: Vec<(String, String)> = csv_rows(&out, "counter_collection.csv")
+            .into_iter()
+            .filter(|r| r["Kernel_Name"].starts_with("vadd("))
+            .map(|r| (r["Counter_Name"].clone(), r["Counter_Value"].clone()))
+            .collect();
+        c.sort();
+        (out, c)
+    };
+    let (out, kfd) = counters("kfd");
+    let (_, hsa) = counters("hsa");
+    assert!(kfd.len() > 10, "{kfd:?}");
+    assert_eq!(kfd, hsa, "the same kernel counted the same way on both routes");
+    let kernels = csv_rows(&out, "kernel_trace.csv");
+    let vadd = kernels
+        .iter()
+        .find(|r| r["Kernel_Name"].starts_with("vadd("))
+        .expect("vadd in the kernel trace");
+    assert_eq!(
+        vadd["Mangled_Kernel_Name"], "_Z4vaddPKfS0_Pfi",
+        "named from the code object ROCr loaded"
+    );
+    // ROCr's SDMA copies: vadd's two inputs in, its output out
+    let copies = csv_rows(&out, "memory_copy_trace.csv");
+    let dir = |d: &str| copies.iter().filter(|r| r["Direction"] == d).count();
+    assert!(
+        dir("MEMORY_COPY_HOST_TO_DEVICE") >= 2 && dir("MEMORY_COPY_DEVICE_TO_HOST") >= 1,
+        "{copies:?}"
+    );
+    let calls = csv_rows(&out, "hsa_api_trace.csv");
+    let ioctl = |name: &str| calls.iter().filter(|r| r["Function"] == name).count();
+    assert!(
+        ioctl("AMDKFD_IOC_CREATE_QUEUE") >= 1 && ioctl("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU") >= 3,
+        "{calls:?}"
+    );
+    assert!(calls
+        .iter()
+        .all(|r| r["Domain"] == "KFD_IOCTL" || r["Domain"] == "DRM_IOCTL"));
+}
+
 /// The Python of the test environment (scripts/setup.sh makes it: tinygrad and numpy from PyPI).
 fn venv_python() -> PathBuf {
     let p = workspace().join("target/venv/bin/python");

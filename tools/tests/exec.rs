@@ -908,7 +908,7 @@ fn exec_with_input(args: &[&str], program: &Path, input: &str) -> (Output, Strin
 }
 
 #[test]
-fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program() {
+fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program_on_both_routes() {
     let prog = hipcc("vadd", &[]);
     // where the kernel stores c[i], from wavejit's own disassembly of the program
     let d = run(Command::new(wavejit())
@@ -922,54 +922,86 @@ fn hip_vector_add_runs_under_the_debugger_and_the_explorer_inside_the_program() 
         .expect("vadd stores c[i]");
     let addr = store.split("// ").nth(1).unwrap().split(':').next().unwrap().trim();
     let data = store.trim().split(", ").nth(1).unwrap().to_string();
-    let script = format!("break 0x{addr}\ncontinue\nprint {data}\nquit\n");
-    let (o, so, se) = exec_with_input(&["--debug", "vadd", "--json", "--wave", "1,0,0:2"], &prog, &script);
-    assert!(o.status.success(), "stdout:\n{so}\nstderr:\n{se}");
-    let answers: Vec<serde_json::Value> = so
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(answers.len(), 5, "{so}");
-    assert_eq!(answers[2]["stop"]["reason"], "breakpoint", "{so}");
-    assert_eq!(answers[2]["stop"]["wave"], "1,0,0:2");
-    // c[i] = a[i] + b[i] with a[i] = i * 0.5 and b[i] = 1000 - i, for i = 256 + 128 + lane
-    let lanes = answers[3]["values"][0]["lanes"].as_array().unwrap();
-    for (lane, v) in lanes.iter().enumerate() {
-        let i = (384 + lane) as f32;
-        assert_eq!(
-            v.as_u64().unwrap() as u32,
-            (i * 0.5 + (1000.0 - i)).to_bits(),
-            "lane {lane}"
+    // on the drop-in runtime and on Debian's ROCr over the emulated driver (which names kernels and their
+    // arguments from the code object ROCr loaded)
+    for route in ["hsa", "kfd"] {
+        let script = format!("break 0x{addr}\ncontinue\nprint {data}\ninfo kernel\nquit\n");
+        let (o, so, se) = exec_with_input(
+            &["--driver", route, "--debug", "vadd", "--json", "--wave", "1,0,0:2"],
+            &prog,
+            &script,
+        );
+        assert!(o.status.success(), "{route}: stdout:\n{so}\nstderr:\n{se}");
+        let answers: Vec<serde_json::Value> = so
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(answers.len(), 6, "{route}: {so}");
+        assert_eq!(answers[2]["stop"]["reason"], "breakpoint", "{route}: {so}");
+        assert_eq!(answers[2]["stop"]["wave"], "1,0,0:2");
+        // c[i] = a[i] + b[i] with a[i] = i * 0.5 and b[i] = 1000 - i, for i = 256 + 128 + lane
+        let lanes = answers[3]["values"][0]["lanes"].as_array().unwrap();
+        for (lane, v) in lanes.iter().enumerate() {
+            let i = (384 + lane) as f32;
+            assert_eq!(
+                v.as_u64().unwrap() as u32,
+                (i * 0.5 + (1000.0 - i)).to_bits(),
+                "{route}: lane {lane}"
+            );
+        }
+        // the kernel's arguments, from the metadata
+        let info = answers[4].to_string();
+        assert!(
+            info.contains("global_buffer") && info.contains("by_value"),
+            "{route}: {info}"
+        );
+        assert!(
+            so.contains("0 of 100000 wrong"),
+            "{route}: the program goes on after the debugger: {so}"
+        );
+        let page = scratch().join(format!("vadd-{route}.html"));
+        let (o, so, se) = exec_with_input(
+            &[
+                "--driver",
+                route,
+                "--timing",
+                "--trace-html",
+                page.to_str().unwrap(),
+                "--kernel",
+                "vadd",
+                "--max-recorded",
+                "3000",
+            ],
+            &prog,
+            "",
+        );
+        assert!(
+            o.status.success() && so.contains("0 of 100000 wrong"),
+            "{route}: stdout:\n{so}\nstderr:\n{se}"
+        );
+        assert!(
+            se.contains("3000 of ") && se.contains("the cycle timeline; wrote"),
+            "{route}: {se}"
+        );
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            html.contains("\"recorded\":3000"),
+            "{route}: the page holds the recorded instructions"
+        );
+        assert!(
+            html.contains("\"timeline\":[{"),
+            "{route}: the cycle timeline is on the page"
+        );
+        let cycles = html
+            .rsplit_once("\"cycles\":")
+            .and_then(|(_, r)| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse::<u64>().ok());
+        assert!(
+            cycles.is_some_and(|c| c > 1000),
+            "{route}: the timing model's cycles are on the page: {cycles:?}"
         );
     }
-    assert!(
-        so.contains("0 of 100000 wrong"),
-        "the program goes on after the debugger: {so}"
-    );
-    let page = scratch().join("vadd.html");
-    let (o, so, se) = exec_with_input(
-        &[
-            "--trace-html",
-            page.to_str().unwrap(),
-            "--kernel",
-            "vadd",
-            "--max-recorded",
-            "3000",
-        ],
-        &prog,
-        "",
-    );
-    assert!(
-        o.status.success() && so.contains("0 of 100000 wrong"),
-        "stdout:\n{so}\nstderr:\n{se}"
-    );
-    assert!(se.contains("3000 of ") && se.contains("wrote"), "{se}");
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(
-        html.contains("\"recorded\":3000"),
-        "the page holds the recorded instructions"
-    );
 }
 
 /// Debian's device libraries with the ISA-version file they lack for gfx942 (as test-kernels/build.sh makes it).

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::{wavejit, workspace};
+use support::{csv, wavejit, workspace};
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -66,39 +66,6 @@ fn profile(dir: &Path, extra: &[&str], command: &[&str]) -> Output {
         text(&o.stderr)
     );
     o
-}
-
-/// The fields of one CSV line (RFC 4180: a field in double quotes may hold commas and doubled quotes).
-fn csv_fields(line: &str) -> Vec<String> {
-    let (mut fields, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut cur)),
-            (c, _) => cur.push(c),
-        }
-    }
-    fields.push(cur);
-    fields
-}
-
-/// Rows of a CSV file as maps from the header's names.
-fn csv(path: &Path) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
-    let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = t.lines();
-    let header = csv_fields(lines.next().expect("a header"));
-    let rows = lines
-        .map(|l| {
-            let fields = csv_fields(l);
-            assert_eq!(fields.len(), header.len(), "a field per column: {l}");
-            header.iter().cloned().zip(fields).collect()
-        })
-        .collect();
-    (header, rows)
 }
 
 fn sqlite(db: &Path, query: &str) -> String {

@@ -117,8 +117,13 @@ struct Held {
 
 impl Held {
     fn start(registry: &Path, mib: u32) -> Held {
+        Held::start_on(registry, mib, "hsa")
+    }
+
+    /// As [`Held::start`], the program reaching its GPU by `route` (`wavejit exec --driver`).
+    fn start_on(registry: &Path, mib: u32, route: &str) -> Held {
         let mut exec = Command::new(wavejit())
-            .args(["exec", "--"])
+            .args(["exec", "--driver", route, "--"])
             .arg(smi_hold())
             .arg(mib.to_string())
             .env("WAVEJIT_SMI_DIR", registry)
@@ -425,4 +430,29 @@ fn rocm_smi_names_the_emulated_product_its_clocks_use_and_the_running_program() 
         out.contains("GPU ID: 0x74a1") && out.contains("AMD Instinct MI300X"),
         "{out}"
     );
+}
+
+#[test]
+fn wavejit_smi_sees_a_program_on_debians_rocr_over_the_emulated_driver_with_its_vram_queues_and_busy_time() {
+    let reg = registry("kfd");
+    let mut held = Held::start_on(&reg, 64, "kfd");
+    let procs = smi_json(&reg, &["process", "--json"]);
+    let p = process_entry(&procs, held.pid).unwrap_or_else(|| panic!("pid {} not in {procs}", held.pid));
+    assert_eq!(p["name"], "smi_hold", "{p}");
+    // its 64 MiB buffer object and what ROCr keeps in VRAM for itself
+    let vram = p["emulated"]["vram_used"]["value"].as_u64().expect("bytes");
+    assert!((64 * MIB..200 * MIB).contains(&vram), "{p}");
+    assert!(
+        p["dispatches"].as_u64().unwrap_or(0) >= 1 && p["usage"]["gfx"]["value"].as_u64().unwrap_or(0) > 0,
+        "it ran its fill kernel: {p}"
+    );
+    assert!(p["queues"].as_u64().unwrap_or(0) >= 1, "{p}");
+    held.step();
+    assert_eq!(held.line(), "freed");
+    let after = process_entry(&smi_json(&reg, &["process", "--json"]), held.pid).expect("still running");
+    let left = after["emulated"]["vram_used"]["value"].as_u64().expect("bytes");
+    assert_eq!(vram - left, 64 * MIB, "hipFree gave its buffer object back: {after}");
+    held.step();
+    assert!(held.wait().success());
+    assert_eq!(smi_json(&reg, &["process", "--json"]), Value::Array(vec![]));
 }

@@ -45,7 +45,7 @@ macro_rules! export {
                     $fail
                 }
             };
-            gpu::profile::api_end(stringify!($name), start);
+            gpu::profile::api_end(|| stringify!($name), start);
             r
         }
         std::arch::global_asm!(concat!(".symver ", stringify!($name), ",", stringify!($name), "@@ROCR_1"));

@@ -167,11 +167,7 @@ pub fn write(s: &Session, dir: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error
     }
     let mut api = format!("{HSA_API}\n");
     for (i, a) in s.api.iter().enumerate() {
-        let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") {
-            "HSA_AMD_EXT_API"
-        } else {
-            "HSA_CORE_API"
-        };
+        let domain = profiler_hooks::record::api_domain(&a.name);
         let _ = writeln!(
             api,
             "{domain},{},{},{},{},{},{}",

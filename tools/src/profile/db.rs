@@ -213,11 +213,7 @@ pub fn write(s: &Session, path: &Path) -> Result<(), Box<dyn std::error::Error>>
         let mut st =
             tx.prepare("INSERT INTO api_calls (pid, tid, domain, name, start, end, correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?;
         for (i, a) in s.api.iter().enumerate() {
-            let domain = if a.name.starts_with("hsa_amd_") || a.name.starts_with("hsa_ven_amd") {
-                "HSA_AMD_EXT_API"
-            } else {
-                "HSA_CORE_API"
-            };
+            let domain = profiler_hooks::record::api_domain(&a.name);
             st.execute(params![
                 a.pid,
                 a.tid as i64,

@@ -68,6 +68,7 @@ pub struct ProfileArgs {
     pub formats: Formats,
     pub wave_trace: usize,
     pub device: Option<String>,
+    pub route: crate::exec::Route,
     pub engine: Option<String>,
     pub timeout: Option<String>,
     pub command: Vec<String>,
@@ -102,6 +103,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let progress = Progress::start(&staging);
     let options = crate::exec::Options {
         devices: a.device.clone(),
+        route: a.route,
         engine: a.engine.clone(),
         timing: a.timing,
         timeout: a.timeout.clone(),
@@ -127,7 +129,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let written = write_outputs(&session, &a.output, a.formats)?;
     let _ = std::fs::remove_dir_all(&staging);
     eprintln!(
-        "wavejit profile: {} dispatches, {} copies, {} barriers, {} HSA calls in {} process{}; wrote {}",
+        "wavejit profile: {} dispatches, {} copies, {} barriers, {} API calls in {} process{}; wrote {}",
         session.dispatches.len(),
         session.copies.len(),
         session.barriers.len(),

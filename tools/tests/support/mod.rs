@@ -50,3 +50,36 @@ pub fn wavejit() -> &'static Path {
         bin
     })
 }
+
+/// The fields of one CSV line (RFC 4180: a field in double quotes may hold commas and doubled quotes).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+/// Rows of a CSV file as maps from the header's names.
+pub fn csv(path: &Path) -> (Vec<String>, Vec<std::collections::BTreeMap<String, String>>) {
+    let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = t.lines();
+    let header = csv_fields(lines.next().expect("a header"));
+    let rows = lines
+        .map(|l| {
+            let fields = csv_fields(l);
+            assert_eq!(fields.len(), header.len(), "a field per column: {l}");
+            header.iter().cloned().zip(fields).collect()
+        })
+        .collect();
+    (header, rows)
+}
