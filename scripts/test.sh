@@ -12,3 +12,5 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked --no-run 2>&1 | tail -n 3
 cargo test --workspace --locked --no-fail-fast
+# The scripts that build and run AMD's suites, checked against stand-in programs (no upstream code needed).
+bash scripts/suites/selftest.sh
