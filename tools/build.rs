@@ -1,8 +1,10 @@
 //! Compiles the small LD_PRELOAD helper `wavejit exec` writes next to the runtime shim (see
-//! src/exec/kfd_preload.c) with the system C compiler; the binary embeds it.
+//! src/exec/kfd_preload.c) with the system C compiler; the binary embeds it. Also names the commit the binary is
+//! built from for `wavejit --version`: `WAVEJIT_COMMIT` when set (a build from a source tarball), else git's.
 use std::process::Command;
 
 fn main() {
+    commit();
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let so = format!("{out}/libwavejit-kfd.so");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
@@ -22,4 +24,45 @@ fn main() {
     assert!(status.success(), "`{cc}` failed to compile src/exec/kfd_preload.c");
     println!("cargo:rerun-if-changed=src/exec/kfd_preload.c");
     println!("cargo:rerun-if-env-changed=CC");
+}
+
+/// Sets `WAVEJIT_COMMIT` for the crate: the environment's, else `git describe`'s abbreviated commit with
+/// `-modified` when the work tree differs from it, else `unknown` (no git, no checkout).
+fn commit() {
+    println!("cargo:rerun-if-env-changed=WAVEJIT_COMMIT");
+    let commit = std::env::var("WAVEJIT_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| {
+            let git = |args: &[&str]| {
+                Command::new("git")
+                    .args(args)
+                    .output()
+                    .ok()
+                    .filter(|o| o.status.success())
+                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            };
+            // rebuilt when HEAD moves (a commit, a checkout) and when the index changes (staging, a commit)
+            for file in ["HEAD", "index"] {
+                if let Some(path) = git(&["rev-parse", "--git-path", file]) {
+                    println!("cargo:rerun-if-changed={path}");
+                }
+            }
+            if let Some(path) = git(&["symbolic-ref", "-q", "HEAD"]).and_then(|r| git(&["rev-parse", "--git-path", &r]))
+            {
+                println!("cargo:rerun-if-changed={path}");
+            }
+            match git(&[
+                "describe",
+                "--always",
+                "--abbrev=12",
+                "--dirty=-modified",
+                "--match",
+                "NO-TAGS",
+            ]) {
+                Some(c) if !c.is_empty() => c,
+                _ => "unknown".to_string(),
+            }
+        });
+    println!("cargo:rustc-env=WAVEJIT_COMMIT={commit}");
 }

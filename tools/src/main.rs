@@ -31,10 +31,13 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use emu_core::DevicePreset;
 
+/// `wavejit --version`: the package's version and the commit the binary was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("WAVEJIT_COMMIT"), ")");
+
 #[derive(Parser)]
 #[command(
     name = "wavejit",
-    version,
+    version = VERSION,
     about = "wavejit: a JIT-compiling AMD GPU emulator (gfx90a / gfx942)"
 )]
 struct Cli {

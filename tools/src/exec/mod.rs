@@ -46,30 +46,48 @@ impl std::str::FromStr for Route {
     }
 }
 
-/// The emulated driver: `WAVEJIT_DRIVER`, or `libwavejit_driver.so` beside this executable.
+/// The emulated driver: `WAVEJIT_DRIVER`, or `libwavejit_driver.so` where [`library`] finds it.
 fn driver_library() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("WAVEJIT_DRIVER") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let beside = exe.with_file_name("libwavejit_driver.so");
-    if beside.exists() {
-        return Ok(beside);
-    }
-    Err(format!("the emulated driver {} is missing: build it with `cargo build -p wavejit-driver` (same profile as wavejit), or set WAVEJIT_DRIVER", beside.display()))
+    library(
+        "WAVEJIT_DRIVER",
+        "libwavejit_driver.so",
+        "wavejit-driver",
+        "emulated driver",
+    )
 }
 
-/// The runtime shim: `WAVEJIT_SHIM`, or `libhsa_runtime64.so` beside this executable (where cargo builds it).
+/// The runtime shim: `WAVEJIT_SHIM`, or `libhsa_runtime64.so` where [`library`] finds it.
 fn shim() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("WAVEJIT_SHIM") {
+    library("WAVEJIT_SHIM", "libhsa_runtime64.so", "runtime-shim", "runtime shim")
+}
+
+/// A library `exec` loads into the program: the path in the environment variable `var`, else `file` beside this
+/// executable (where cargo builds it) or in `../lib/wavejit/` from it (a release tarball's layout), so an
+/// unpacked release works from wherever it is put.
+fn library(var: &str, file: &str, package: &str, what: &str) -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(var) {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let beside = exe.with_file_name("libhsa_runtime64.so");
-    if beside.exists() {
-        return Ok(beside);
+    let beside = exe.with_file_name(file);
+    let released = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join("lib/wavejit").join(file));
+    if let Some(found) = std::iter::once(beside.clone())
+        .chain(released.clone())
+        .find(|p| p.exists())
+    {
+        return Ok(found);
     }
-    Err(format!("the runtime shim {} is missing: build it with `cargo build -p runtime-shim` (same profile as wavejit), or set WAVEJIT_SHIM", beside.display()))
+    let looked = match &released {
+        Some(r) => format!("{} or {}", beside.display(), r.display()),
+        None => beside.display().to_string(),
+    };
+    Err(format!(
+        "the {what} is missing (looked for {looked}): build it with `cargo build -p {package}` (same profile as \
+         wavejit), or set {var}"
+    ))
 }
 
 /// `program` as the shell would find it.
@@ -224,6 +242,25 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
         }
         let preload = dir.join("libwavejit-kfd.so");
         std::fs::write(&preload, KFD_PRELOAD)?;
+        // LD_PRELOAD splits at spaces as well as colons, so the driver is preloaded from this directory, whose
+        // path is checked below, not from wherever wavejit was unpacked
+        let driver = match &driver {
+            Some(lib) => {
+                let link = dir.join("libwavejit_driver.so");
+                let _ = std::fs::remove_file(&link);
+                std::os::unix::fs::symlink(lib, &link)?;
+                Some(link)
+            }
+            None => None,
+        };
+        if dir.to_string_lossy().contains([' ', ':']) {
+            return Err(format!(
+                "the temporary directory {} has a space or a colon in its path, which LD_PRELOAD cannot name: set \
+                 TMPDIR to another directory",
+                dir.display()
+            )
+            .into());
+        }
         let presets: Vec<&'static DevicePreset> = devices
             .split(',')
             .filter_map(|d| DevicePreset::by_name(d.trim()).ok())
