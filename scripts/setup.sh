@@ -11,10 +11,11 @@
 #   chromium                     headless browser the wavefront explorer's page is tested in (inspect/tests/explorer.rs)
 #   librocsparse-dev             a rocSPARSE program built by the tests (runtime-shim/tests/hip/rocsparse.hip)
 #   libhsa-runtime64-1 libhsakmt1  ROCm's own runtime and thunk, run over the emulated driver (tools/tests/driver.rs)
+#   mmdebstrap                   Debian 12 root filesystems for the container image and the GitHub Action (tools/tests/image.rs)
 # and a Python virtual environment in target/venv with tinygrad and numpy from PyPI (tools/tests/driver.rs runs
 # tinygrad's own KFD runtime on the emulated MI300X).
 set -euo pipefail
-want=(clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium librocsparse-dev libhsa-runtime64-1 libhsakmt1)
+want=(mmdebstrap clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium librocsparse-dev libhsa-runtime64-1 libhsakmt1)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,8 +26,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=CC");
 }
 
-/// Sets `WAVEJIT_COMMIT` for the crate: the environment's, else `git describe`'s abbreviated commit with
-/// `-modified` when the work tree differs from it, else `unknown` (no git, no checkout).
+/// Sets `WAVEJIT_COMMIT` for the crate: the environment's, else git's abbreviated HEAD commit, else `unknown` (no
+/// git, no checkout). Changes in the work tree after that commit are not marked.
 fn commit() {
     println!("cargo:rerun-if-env-changed=WAVEJIT_COMMIT");
     let commit = std::env::var("WAVEJIT_COMMIT")
@@ -42,24 +42,15 @@ fn commit() {
                     .filter(|o| o.status.success())
                     .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             };
-            // rebuilt when HEAD moves (a commit, a checkout) and when the index changes (staging, a commit)
-            for file in ["HEAD", "index"] {
-                if let Some(path) = git(&["rev-parse", "--git-path", file]) {
-                    println!("cargo:rerun-if-changed={path}");
-                }
+            // rebuilt when HEAD moves: a checkout changes HEAD, a commit the branch's ref
+            if let Some(path) = git(&["rev-parse", "--git-path", "HEAD"]) {
+                println!("cargo:rerun-if-changed={path}");
             }
             if let Some(path) = git(&["symbolic-ref", "-q", "HEAD"]).and_then(|r| git(&["rev-parse", "--git-path", &r]))
             {
                 println!("cargo:rerun-if-changed={path}");
             }
-            match git(&[
-                "describe",
-                "--always",
-                "--abbrev=12",
-                "--dirty=-modified",
-                "--match",
-                "NO-TAGS",
-            ]) {
+            match git(&["rev-parse", "--short=12", "HEAD"]) {
                 Some(c) if !c.is_empty() => c,
                 _ => "unknown".to_string(),
             }
