@@ -23,8 +23,6 @@
 //! - `interop.rs`: interop buffers;
 //! - `svm.rs`: shared virtual memory attributes, prefetch and migration.
 
-#![allow(clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
-
 use std::sync::Arc;
 
 use crate::ffi::{self, Status};
