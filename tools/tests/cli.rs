@@ -1094,7 +1094,18 @@ fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_w
             "{engine}: {err}"
         );
         assert!(reports[0].contains("stopped at 3 s"), "{engine}: {err}");
-        assert!(err.contains("kernel spin: stopped after 3."), "{engine}: {err}");
+        // the timeout is checked between runs of the waves' blocks: it stops at 3 s, or a little later on a
+        // loaded machine
+        let after: f64 = err
+            .split("kernel spin: stopped after ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|secs| secs.parse().ok())
+            .unwrap_or_else(|| panic!("{engine}: no stop report in\n{err}"));
+        assert!(
+            (3.0..10.0).contains(&after),
+            "{engine}: stopped after {after} s:\n{err}"
+        );
         assert!(
             err.contains("waves still running: workgroup [0, 0, 0] wave 0 at pc 0x") && err.contains("(code offset 0x"),
             "{engine}: {err}"
