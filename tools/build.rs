@@ -42,13 +42,15 @@ fn commit() {
                     .filter(|o| o.status.success())
                     .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             };
-            // rebuilt when HEAD moves: a checkout changes HEAD, a commit the branch's ref
-            if let Some(path) = git(&["rev-parse", "--git-path", "HEAD"]) {
-                println!("cargo:rerun-if-changed={path}");
-            }
-            if let Some(path) = git(&["symbolic-ref", "-q", "HEAD"]).and_then(|r| git(&["rev-parse", "--git-path", &r]))
-            {
-                println!("cargo:rerun-if-changed={path}");
+            // rebuilt when HEAD moves: a checkout changes HEAD, a commit the branch's ref (a loose file, or a line
+            // of packed-refs); only files that exist, since cargo reruns a script watching a missing file every time
+            let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+            for name in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
+                if let Some(path) = git(&["rev-parse", "--path-format=absolute", "--git-path", name]) {
+                    if std::path::Path::new(&path).exists() {
+                        println!("cargo:rerun-if-changed={path}");
+                    }
+                }
             }
             match git(&["rev-parse", "--short=12", "HEAD"]) {
                 Some(c) if !c.is_empty() => c,
