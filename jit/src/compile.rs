@@ -20,7 +20,7 @@ use emu_core::sem::{execute, Flow, PcOps, Stop};
 use isa_amdgpu::table::FlowControl;
 use isa_amdgpu::Inst;
 
-use crate::backend::{CallSite, JitBackend, RegCache};
+use crate::backend::{CallSite, JitBackend, Probe, RegCache};
 use crate::call::Call;
 use crate::ctx::Ctx;
 use crate::reloc::{Code, Symbols};
@@ -215,7 +215,7 @@ pub fn reads_exec_lanes(inst: &Inst) -> bool {
 
 /// Whether the JIT backend can emit all of `inst`.
 pub fn translatable(inst: &Inst, pc: u64) -> bool {
-    let mut probe = JitBackend::probe();
+    let mut probe = Probe::default();
     let ok = execute(&mut probe, inst, pc).is_ok();
     ok && probe.unsupported.is_none()
 }

@@ -4,6 +4,7 @@
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
 use crate::backend::ir::{dummy, trusted, vflags};
+use crate::backend::refused::CALL_OPERANDS;
 use crate::backend::types::{JitBackend, Vv, CHUNKS, I32X4};
 use crate::call::{Call, Op};
 use crate::ctx::{Ctx, SLOTS};
@@ -17,6 +18,13 @@ pub struct CallSite<'a> {
     pub offset: u64,
     /// Instructions executed when this one faults (its index in the block + 1).
     pub executed: i64,
+}
+
+/// Whether an interpreter call with `vin` vectors, `sin` scalars and `min` masks in and `vout`, `sout` and
+/// `mout` out fits the context's call slots ([`Ctx`]'s `v`, `s` and `m`); one that does not is not emitted
+/// ([`CALL_OPERANDS`]).
+pub(super) fn call_fits(vin: usize, sin: usize, min: usize, vout: usize, sout: usize, mout: usize) -> bool {
+    vin <= SLOTS && vout <= SLOTS && sin <= 16 && sout <= 16 && min <= 8 && mout <= 8
 }
 
 impl<'a, 'f> JitBackend<'a, 'f> {
@@ -35,17 +43,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         mout: usize,
         faults: bool,
     ) -> (Vec<Vv>, Vec<Value>, Vec<Value>) {
-        let dummies = (vec![self.dv(); vout], vec![dummy(); sout], vec![dummy(); mout]);
-        if vin.len() > SLOTS || vout > SLOTS || sin.len() > 16 || sout > 16 || min.len() > 8 || mout > 8 {
-            self.no("an interpreter call with too many operands");
-            return dummies;
-        }
-        if self.fb().is_none() {
-            return dummies;
+        if !call_fits(vin.len(), sin.len(), min.len(), vout, sout, mout) {
+            self.no(CALL_OPERANDS);
+            return (vec![self.dv(); vout], vec![dummy(); sout], vec![dummy(); mout]);
         }
         let ctx = self.ctx;
         self.interpreted |= matches!(op, Op::Instruction {});
-        let site = self.site.as_mut().expect("emitting");
+        let site = &mut self.site;
         site.calls.push(Box::new(Call {
             op,
             inst: site.inst,
@@ -57,11 +61,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for (k, v) in vin.iter().enumerate() {
             for i in 0..CHUNKS {
                 let c = self.ch(v, i);
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.ins().store(vflags(), c, ctx, Ctx::V + (256 * k + 16 * i) as i32);
             }
         }
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         for (k, x) in sin.iter().enumerate() {
             b.ins().store(trusted(), *x, ctx, Ctx::S + 4 * k as i32);
         }
@@ -90,7 +94,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         // the block ends here: pending register writes are made first
         self.emit_flush();
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let e = b.ins().load(types::I64, trusted(), ctx, Ctx::EXECUTED);
         let e = b.ins().iadd_imm(e, executed);
         b.ins().store(trusted(), e, ctx, Ctx::EXECUTED);

@@ -8,7 +8,7 @@ use cranelift_frontend::FunctionBuilder;
 use emu_core::rules;
 use emu_core::sem::{CmpPred, Compare, DataType};
 
-use crate::backend::ir::{dummy, trusted, Chunks};
+use crate::backend::ir::{trusted, Chunks};
 use crate::backend::lazy::all_uniform;
 use crate::backend::types::{JitBackend, Vv, CHUNKS};
 use crate::call::Op;
@@ -91,13 +91,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The class test of f32 or f16 values `a` against the class masks `x`, inline: the class's bit
     /// ([`rules::class_bit`], the rule the interpreter's [`rules::class_of`] is checked against) and the mask.
     fn v_cmp_class(&mut self, ty: DataType, a: Vv, x: Vv) -> Value {
-        if self.fb().is_none() {
-            return dummy();
-        }
         let mut mask = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let mut al = Chunks(b);
             let bit = rules::class_bit(&mut al, ai, ty);
             let zero = rules::LaneAlgebra::constant(&mut al, 0);
@@ -113,7 +110,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// and the next chunk's instead of after all of them, with sixteen vectors of loads live (and spilled).
     pub(super) fn collapse_step(&mut self, m: Option<Value>, c: Value, i: usize) -> Value {
         let ctx = self.ctx;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let m = collapse_into(b, m, c, i);
         b.ins().store(trusted(), m, ctx, Ctx::SINK);
         m
@@ -122,12 +119,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The lane mask of `i32x4` lane mask `lanes` (all ones where set) computed from uniform operands: all lanes
     /// or none, as its first lane says.
     pub(super) fn uniform_mask(&mut self, lanes: Value) -> Value {
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let x = b.ins().extractlane(lanes, 0);
         let m = b.ins().sextend(types::I64, x);
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.uniform_masks.push(m);
-        }
+        self.cache.uniform_masks.push(m);
         m
     }
 
@@ -165,7 +160,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let Some(p) = p else {
             return self.call(Op::VCmp { c }, &[a, x], &[], &[], 0, 0, 1, false).2[0];
         };
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         if let P::Const(k) = p {
             return b.ins().iconst(types::I64, if k { -1 } else { 0 });
         }
@@ -175,7 +170,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut mask = None;
         for i in 0..CHUNKS {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let lanes = match p {
                 P::I(cc) => b.ins().icmp(cc, ai, xi),
                 P::I16(cc, signed) => {
@@ -224,7 +219,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 .2[0];
         };
         let t = rules::truth(c.pred);
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         if !(t.lt || t.eq || t.gt) || (t.lt && t.eq && t.gt) {
             return b.ins().iconst(types::I64, if t.lt { -1 } else { 0 });
         }
@@ -240,7 +235,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut mask = None;
         for i in 0..CHUNKS {
             let (alo, ahi, xlo, xhi) = (self.ch(&a.0, i), self.ch(&a.1, i), self.ch(&x.0, i), self.ch(&x.1, i));
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let hi_eq = b.ins().icmp(IntCC::Equal, ahi, xhi);
             let mut m = None;
             let mut or = |b: &mut FunctionBuilder, v: Value| {

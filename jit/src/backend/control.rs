@@ -6,6 +6,7 @@ use cranelift_codegen::ir::{types, InstBuilder, Value};
 use emu_core::sem::ExecError;
 
 use crate::backend::ir::{dummy, trusted};
+use crate::backend::refused::REAL_CLOCK;
 use crate::backend::types::JitBackend;
 use crate::call::Op;
 use crate::ctx::Ctx;
@@ -14,11 +15,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::uniform_bit`](emu_core::sem::Backend::uniform_bit).
     pub(super) fn emit_uniform_bit(&mut self, s: Value, bit: u32, likely: bool) -> bool {
         // compiled the likely way; the other runs on the interpreter
-        if self.fb().is_none() {
-            return likely;
-        }
         let (slow, fast) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let shifted = b.ins().ushr_imm(s, bit as i64);
             let set = b.ins().band_imm(shifted, 1);
             let (slow, fast) = (b.create_block(), b.create_block());
@@ -34,7 +32,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let _ = slow;
         // the whole instruction on the interpreter, then on past the compiled form
         self.call(Op::Instruction {}, &[], &[], &[], 0, 0, 0, true);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let end = *self.guard_end.get_or_insert_with(|| b.create_block());
         b.ins().jump(end, &[]);
         b.switch_to_block(fast);
@@ -47,12 +45,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // the shader clock from the run's start value and the instructions executed since (earlier passes of
         // the block, then those of this pass before this one); the real-time clock on the interpreter
         if clock != emu_core::sem::Clock::Shader {
-            self.no("reading the real-time clock");
+            self.no(REAL_CLOCK);
             return (dummy(), dummy());
         }
-        let before = self.site.as_ref().map_or(0, |s| s.executed - 1);
+        let before = self.site.executed - 1;
         let ctx = self.ctx;
-        let Some(b) = self.fb() else { return (dummy(), dummy()) };
+        let b = &mut *self.b;
         let now = b.ins().load(types::I64, trusted(), ctx, Ctx::CLOCK_NOW);
         let step = b.ins().load(types::I64, trusted(), ctx, Ctx::CLOCK_STEP);
         let e = b.ins().load(types::I64, trusted(), ctx, Ctx::EXECUTED);
@@ -86,13 +84,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::fail_if_any`](emu_core::sem::Backend::fail_if_any).
     pub(super) fn emit_fail_if_any(&mut self, bad: Value, err: ExecError) -> Result<(), ExecError> {
         // checked when the code runs: with any lane set, the call faults (and ends the block)
-        let Some(b) = self.fb() else { return Ok(()) };
+        let b = &mut *self.b;
         let (fail, go_on) = (b.create_block(), b.create_block());
         b.ins().brif(bad, fail, &[], go_on, &[]);
         b.switch_to_block(fail);
         b.seal_block(fail);
         self.call(Op::FailIfAny { err }, &[], &[], &[bad], 0, 0, 0, true);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().jump(go_on, &[]);
         b.switch_to_block(go_on);
         b.seal_block(go_on);

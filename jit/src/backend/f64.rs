@@ -75,21 +75,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// the f32 compares are: lanes regrouped into f64x2 vectors as in [`Self::f64_op`], two mask bits from each.
     pub(super) fn v_cmp_f64(&mut self, c: Compare, a: (Vv, Vv), x: (Vv, Vv)) -> Value {
         let cond = float_cond(rules::truth(c.pred));
-        if self.fb().is_none() {
-            return dummy();
-        }
         let (cc, and, not) = match cond {
             Ok(p) => p,
-            Err(k) => {
-                return self
-                    .fb()
-                    .expect("emitting")
-                    .ins()
-                    .iconst(types::I64, if k { -1 } else { 0 })
-            }
+            Err(k) => return self.b.ins().iconst(types::I64, if k { -1 } else { 0 }),
         };
         let srcs = [a, x].map(|(l, h)| (self.mat(l), self.mat(h)));
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let joins = f64x2_joins(b);
         let mut m = b.ins().iconst(types::I64, 0);
         for i in 0..CHUNKS {
@@ -117,15 +108,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         srcs: &[(Vv, Vv)],
         op: impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value,
     ) -> (Vv, Vv) {
-        if self.fb().is_none() {
-            return (self.dv(), self.dv());
-        }
         if let Some(r) = self.f64_loop(srcs, &op) {
             return r;
         }
         let srcs: Vec<(Vv, Vv)> = srcs.iter().map(|(l, h)| (self.mat(*l), self.mat(*h))).collect();
         let srcs = &srcs[..];
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let shuffles = (f64x2_joins(b), f64x2_splits(b));
         let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
         let mut any_nan = None;
@@ -179,7 +167,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             &[],
             2,
         );
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let args: Vec<_> = fixed[0]
             .c
             .iter()
@@ -233,7 +221,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         self.tmps += 2;
         let ctx = self.ctx;
         let (head, off, flag) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let head = b.create_block();
             let off = b.append_block_param(head, types::I64);
             let flag = b.append_block_param(head, types::I8);
@@ -246,7 +234,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             .iter()
             .map(|(l, h)| (self.ch_at(l, off, &spill, true), self.ch_at(h, off, &spill, true)))
             .collect();
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let shuffles = (f64x2_joins(b), f64x2_splits(b));
         let (n, result) = f64_chunk(b, shuffles, op, &chunks);
         let any = b.ins().vany_true(n);
@@ -286,7 +274,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             &[],
             2,
         );
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         for (d, v) in fixed.iter().enumerate() {
             for i in 0..CHUNKS {
                 b.ins()

@@ -56,7 +56,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             uniform: None,
             lazy: Some(self.lazies.len() as u32 - 1),
         };
-        let c = self.cache.as_deref_mut().expect("emitting");
+        let c = &mut *self.cache;
         match c.pending.iter_mut().find(|(k, _)| *k == (field, reg)) {
             Some(p) => p.1 = w,
             None => c.pending.push(((field, reg), w)),
@@ -93,7 +93,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// `v` computed now into the next parked slot of the context, as a lazy vector: a lazy expression in a loop
     /// over the chunks (as the block's pending writes are: [`Self::emit_writes`]), anything else chunk by chunk.
     fn park(&mut self, v: Vv) -> Vv {
-        let c = self.cache.as_deref_mut().expect("emitting");
+        let c = &mut *self.cache;
         assert!(
             c.parked < PARKED,
             "an instruction that defers its writes starts with parked slots free"
@@ -107,7 +107,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         } else {
             for i in 0..CHUNKS {
                 let x = self.ch(&v, i);
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.ins().store(vflags(), x, ctx, at + 16 * i as i32);
             }
         }
@@ -131,7 +131,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         if !matches!(self.lazies[k as usize], Lazy::Expr { .. } | Lazy::Blend { .. }) || self.guard_end.is_some() {
             return;
         }
-        if !self.cache.as_deref().is_some_and(|c| c.defer && PARKED - c.parked > 4) || self.tree(v).len() < 4 {
+        if !(self.cache.defer && PARKED - self.cache.parked > 4) || self.tree(v).len() < 4 {
             return;
         }
         let p = self.park(*v);
@@ -167,11 +167,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// Writes the pending registers (see [`RegCache`](super::RegCache)) and forgets them.
     pub fn flush(&mut self) {
-        if self.fb().is_none() {
-            return;
-        }
         self.emit_flush();
-        let c = self.cache.as_deref_mut().expect("emitting");
+        let c = &mut *self.cache;
         c.pending.clear();
         c.parked = 0;
     }
@@ -180,14 +177,15 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// one loop over the chunks when every pending write's lanes are all on, another that blends them in when
     /// some are off.
     pub(super) fn emit_flush(&mut self) {
-        let pending: Vec<(Dest, Vv)> = match self.cache.as_deref() {
-            Some(c) if !c.pending.is_empty() => c
-                .pending
-                .iter()
-                .map(|&((field, reg), v)| (Dest::Reg(field, reg), v))
-                .collect(),
-            _ => return,
-        };
+        if self.cache.pending.is_empty() {
+            return;
+        }
+        let pending: Vec<(Dest, Vv)> = self
+            .cache
+            .pending
+            .iter()
+            .map(|&((field, reg), v)| (Dest::Reg(field, reg), v))
+            .collect();
         self.emit_writes(&pending);
     }
 
@@ -215,7 +213,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
         }
         let (full, masked, done) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let mut all = None;
             for m in &masks {
                 let on = b.ins().icmp_imm(IntCC::Equal, *m, -1);
@@ -233,7 +231,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         self.fused_loop(full, done, pending, true);
         self.fused_loop(masked, done, pending, false);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.switch_to_block(done);
         b.seal_block(done);
     }
@@ -249,7 +247,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         full: bool,
     ) {
         let (head, off) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(start);
             b.seal_block(start);
             let head = b.create_block();
@@ -263,7 +261,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         for raw in [true, false] {
             if !raw {
                 let Some(r) = redo else { break };
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.switch_to_block(r);
                 b.seal_block(r);
             }
@@ -275,7 +273,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             };
             let vals: Vec<Value> = pending.iter().map(|(_, v)| self.fuse_at(v, off, &mut f)).collect();
             if let Some(nan) = f.nan {
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let any = b.ins().vany_true(nan);
                 let (again, store) = (b.create_block(), b.create_block());
                 b.ins().brif(any, again, &[], store, &[]);
@@ -289,16 +287,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     Dest::Reg(field, reg) => (self.reg_base(field, reg), 0),
                     Dest::Parked(at) => (ctx, at),
                 };
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let p = b.ins().iadd(base, off);
                 b.ins().store(vflags(), x, p, at);
             }
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let next = b.ins().iadd_imm(off, 16);
             let more = b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 16 * CHUNKS as i64);
             b.ins().brif(more, head, &[next.into()], done, &[]);
         }
-        self.b.as_deref_mut().expect("emitting").seal_block(head);
+        self.b.seal_block(head);
     }
 
     /// Whether `v` is computed without operands of its own (a register, a parked value, a mask, a uniform value).
@@ -322,19 +320,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let x = match &self.lazies[k as usize] {
             Lazy::Reg { field, reg, .. } => {
                 let base = self.reg_base(*field, *reg);
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let p = b.ins().iadd(base, off);
                 b.ins().load(I32X4, vflags(), p, 0)
             }
             Lazy::Parked { at } => {
                 let at = *at;
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let p = b.ins().iadd(ctx, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
             Lazy::Mask { m } => {
                 let m = *m;
-                mask_chunk_at(self.b.as_deref_mut().expect("emitting"), m, off)
+                mask_chunk_at(&mut *self.b, m, off)
             }
             Lazy::Blend { m, new, old } => {
                 let (m, new, old) = (*m, *new, *old);
@@ -343,7 +341,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     x
                 } else {
                     let y = self.fuse_at(&old, off, f);
-                    let b = self.b.as_deref_mut().expect("emitting");
+                    let b = &mut *self.b;
                     let lanes = mask_chunk_at(b, m, off);
                     b.ins().bitselect(lanes, x, y)
                 }
@@ -360,7 +358,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                         }
                     }
                 }
-                let r = op(self.b.as_deref_mut().expect("emitting"), &vals);
+                let r = op(&mut *self.b, &vals);
                 // an operation over operations (a link of a chain) is stored to the context's sink (or the NaN
                 // flags so far, which it goes into), so that Cranelift computes it here, after the loads of
                 // its own operands, instead of after the loads of the whole chain, which would all be live at
@@ -369,15 +367,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let ctx = self.ctx;
                 if nan.is_empty() {
                     if anchor {
-                        self.b
-                            .as_deref_mut()
-                            .expect("emitting")
-                            .ins()
-                            .store(vflags(), r, ctx, Ctx::SINK);
+                        self.b.ins().store(vflags(), r, ctx, Ctx::SINK);
                     }
                     r
                 } else if f.raw {
-                    let b = self.b.as_deref_mut().expect("emitting");
+                    let b = &mut *self.b;
                     let x = Self::to_f(b, r);
                     let is = b.ins().fcmp(FloatCC::Unordered, x, x);
                     let flags = match f.nan {
@@ -391,7 +385,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     r
                 } else {
                     let srcs: Vec<Value> = nan.iter().map(|a| self.fuse_at(a, off, f)).collect();
-                    rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
+                    rules::propagate_nan32(&mut Chunks(&mut *self.b), &srcs, r)
                 }
             }
             Lazy::Slot { .. } | Lazy::Spent | Lazy::Read(_) => unreachable!("pending writes hold none"),

@@ -25,7 +25,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut all: Option<Value> = None;
         for i in 0..CHUNKS {
             let x: Vec<Value> = args.iter().map(|a| self.ch(a, i)).collect();
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let mut al = Chunks(b);
             let ok = match f {
                 LaneFn::DivScaleF32 => {
@@ -68,7 +68,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             })
             .collect();
         let join = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let all = b.ins().vall_true(all.expect("chunks"));
             let (fast_blk, slow, join) = (b.create_block(), b.create_block(), b.create_block());
             for _ in 0..outs * CHUNKS {
@@ -83,7 +83,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             join
         };
         let r = self.call_v(Op::LaneFn { f }, &args, &[], outs);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         jump_with(b, join, &r);
         join_vectors(b, join)
     }
@@ -94,7 +94,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// shuffles in zero.
     fn perm_uniform(&mut self, a: Vv, x: Vv, sel: Value) -> Vv {
         let [idx_b, idx_a, idx_sb, idx_sa, ones] = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let splat8 = |b: &mut FunctionBuilder<'f>, v: i64| {
                 let c = b.ins().iconst(types::I8, v);
                 b.ins().splat(types::I8X16, c)
@@ -157,11 +157,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::v_lanefn`](emu_core::sem::Backend::v_lanefn).
     pub(super) fn emit_v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
         if let (LaneFn::Word(emu_core::lanefn::WordOp::Perm), [a, x, sel]) = (f, args) {
-            if let (Some(sel), true) = (sel.uniform, self.fb().is_some()) {
+            if let Some(sel) = sel.uniform {
                 return vec![self.perm_uniform(*a, *x, sel)];
             }
         }
-        if matches!(f, LaneFn::DivScaleF32 | LaneFn::DivFmasF32 | LaneFn::DivFixupF32) && self.fb().is_some() {
+        if matches!(f, LaneFn::DivScaleF32 | LaneFn::DivFmasF32 | LaneFn::DivFixupF32) {
             return self.div_step_f32(f, args);
         }
         self.call_v(Op::LaneFn { f }, args, &[], f.outputs())

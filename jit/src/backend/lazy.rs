@@ -64,7 +64,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         match &self.lazies[k as usize] {
             Lazy::Slot { at } => {
                 let (ctx, at) = (self.ctx, *at);
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32)
             }
             Lazy::Spent => unreachable!("a register read a call consumed is not read again"),
@@ -82,44 +82,44 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     Some(slot) => (self.ctx, Ctx::KEEP + (256 * slot + 16 * i) as i32),
                     None => (self.reg_base(field, reg), 16 * i as i32),
                 };
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.ins().load(I32X4, vflags(), base, off)
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
                 let vals: Vec<Value> = args.iter().map(|a| self.ch(a, i)).collect();
-                let r = f(self.b.as_deref_mut().expect("emitting"), &vals);
+                let r = f(&mut *self.b, &vals);
                 if nan.is_empty() {
                     return r;
                 }
                 let srcs: Vec<Value> = nan.iter().map(|a| self.ch(a, i)).collect();
-                rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
+                rules::propagate_nan32(&mut Chunks(&mut *self.b), &srcs, r)
             }
             Lazy::Read(r) => {
                 let r = *r;
                 let a = self.ch(&r.addr, i);
                 let ctx = self.ctx;
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let off = b.ins().iconst(types::I64, 16 * i as i64);
                 Self::read_chunk(b, ctx, a, off, &r)
             }
             Lazy::Mask { m } => {
                 let m = *m;
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
                 mask_chunk(b, bits)
             }
             Lazy::Blend { m, new, old } => {
                 let (m, new, old) = (*m, *new, *old);
                 let (x, y) = (self.chunk(&new, i, nan_rule), self.chunk(&old, i, nan_rule));
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
                 let lanes = mask_chunk(b, bits);
                 b.ins().bitselect(lanes, x, y)
             }
             Lazy::Parked { at } => {
                 let (ctx, at) = (self.ctx, *at);
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.ins().load(I32X4, vflags(), ctx, at + 16 * i as i32)
             }
         }
@@ -157,9 +157,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// A lazy operation over `args`; over wave-uniform operands alone, one chunk computed here and the result
     /// uniform (a chunk operation works lane by lane: equal lanes in, equal lanes out).
     pub(super) fn lazy_op(&mut self, args: Vec<Vv>, f: ChunkFn<'f>, nan: Vec<Vv>) -> Vv {
-        if self.b.is_some() && all_uniform(args.iter().chain(nan.iter())) {
+        if all_uniform(args.iter().chain(nan.iter())) {
             let vals: Vec<Value> = args.iter().map(|a| a.c[0]).collect();
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let r = f(b, &vals);
             return self.uniform_result(r, &nan);
         }
@@ -173,7 +173,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// The uniform vector of chunk `r` (every lane the same), with the NaN rule over the uniform `nan` sources.
     pub(super) fn uniform_result(&mut self, r: Value, nan: &[Vv]) -> Vv {
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let r = if nan.is_empty() {
             r
         } else {
@@ -190,7 +190,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// `v` with all its chunks emitted here (for code that works on the whole vector at once).
     pub(super) fn mat(&mut self, v: Vv) -> Vv {
-        if v.lazy.is_none() || self.fb().is_none() {
+        if v.lazy.is_none() {
             return v;
         }
         let mut c = [dummy(); CHUNKS];
@@ -235,7 +235,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return None;
         }
         if let Some(s) = v.uniform {
-            return scalar_const(self.b.as_deref()?, s).map(|x| [x; 64]);
+            return scalar_const(&*self.b, s).map(|x| [x; 64]);
         }
         self.consts.iter().find(|(c, _)| *c == v.c).map(|(_, lanes)| *lanes)
     }
@@ -243,7 +243,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Lanes computed while translating, as a vector: a splat where they are all equal (it stays uniform).
     pub(super) fn folded(&mut self, lanes: &[u32; 64]) -> Vv {
         if lanes.iter().all(|&x| x == lanes[0]) {
-            let Some(b) = self.fb() else { return self.dv() };
+            let b = &mut *self.b;
             let s = b.ins().iconst(types::I32, lanes[0] as i64);
             return self.v_splat(s);
         }
@@ -251,9 +251,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     pub(super) fn map_chunks(&mut self, a: Vv, f: impl Fn(&mut FunctionBuilder<'f>, Value) -> Value + 'static) -> Vv {
-        if self.fb().is_none() {
-            return self.dv();
-        }
         self.lazy_op(
             vec![a],
             std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0])),
@@ -267,9 +264,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         x: Vv,
         f: impl Fn(&mut FunctionBuilder<'f>, Value, Value) -> Value + 'static,
     ) -> Vv {
-        if self.fb().is_none() {
-            return self.dv();
-        }
         self.lazy_op(
             vec![a, x],
             std::rc::Rc::new(move |b: &mut FunctionBuilder<'f>, v: &[Value]| f(b, v[0], v[1])),
@@ -279,7 +273,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// The sixteen `i32x4` lane masks (all ones where the mask bit is set) of a lane mask.
     pub(super) fn expand(&mut self, m: Value) -> [Value; CHUNKS] {
-        let Some(b) = self.fb() else { return [dummy(); CHUNKS] };
+        let b = &mut *self.b;
         let mut out = [dummy(); CHUNKS];
         for (i, o) in out.iter_mut().enumerate() {
             let bits = if i == 0 { m } else { b.ins().ushr_imm(m, 4 * i as i64) };
@@ -303,22 +297,23 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// EXEC's lanes ([`RegCache::exec_lanes`](super::RegCache::exec_lanes)) — as a carry written by one add and read by the next is;
     /// otherwise made from the mask's bits where used.
     pub(super) fn lanes_of_mask(&mut self, m: Value) -> Vv {
-        let uniform = self.cache.as_deref().and_then(|c| {
-            if c.uniform_masks.contains(&m) {
-                return Some(m);
-            }
-            let e = c.exec.filter(|_| c.exec_lanes)?;
-            c.exec_masked
-                .iter()
-                .find(|&&(r, _, x)| r == m && x == e)
-                .map(|&(_, u, _)| u)
-        });
-        match (uniform, self.fb()) {
-            (Some(u), Some(b)) => {
-                let lane = b.ins().ireduce(types::I32, u);
+        let c = &*self.cache;
+        let uniform = if c.uniform_masks.contains(&m) {
+            Some(m)
+        } else {
+            c.exec.filter(|_| c.exec_lanes).and_then(|e| {
+                c.exec_masked
+                    .iter()
+                    .find(|&&(r, _, x)| r == m && x == e)
+                    .map(|&(_, u, _)| u)
+            })
+        };
+        match uniform {
+            Some(u) => {
+                let lane = self.b.ins().ireduce(types::I32, u);
                 self.v_splat(lane)
             }
-            _ => self.mask_lanes(m),
+            None => self.mask_lanes(m),
         }
     }
 
@@ -350,7 +345,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         self.tmps += spill.len();
         let ctx = self.ctx;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         for (x, (_, slot)) in concrete.iter().zip(&spill) {
             for i in 0..CHUNKS {
                 b.ins()
@@ -364,7 +359,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     pub(super) fn ch_at(&mut self, v: &Vv, off: Value, spill: &[(Value, usize)], nan_rule: bool) -> Value {
         let ctx = self.ctx;
         let Some(k) = v.lazy else {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             return match spill.iter().find(|(f, _)| *f == v.c[0]) {
                 Some((_, slot)) => {
                     let p = b.ins().iadd(ctx, off);
@@ -376,7 +371,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         match &self.lazies[k as usize] {
             Lazy::Slot { at } => {
                 let at = *at;
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let p = b.ins().iadd(ctx, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
@@ -387,19 +382,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     Some(slot) => (ctx, Ctx::KEEP + 256 * slot as i32),
                     None => (self.reg_base(field, reg), 0),
                 };
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let p = b.ins().iadd(base, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
             Lazy::Read(r) => {
                 let r = *r;
                 let a = self.ch_at(&r.addr, off, spill, true);
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 Self::read_chunk(b, ctx, a, off, &r)
             }
             Lazy::Mask { m } => {
                 let m = *m;
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 mask_chunk_at(b, m, off)
             }
             Lazy::Blend { m, new, old } => {
@@ -408,25 +403,25 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     self.ch_at(&new, off, spill, nan_rule),
                     self.ch_at(&old, off, spill, nan_rule),
                 );
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let lanes = mask_chunk_at(b, m, off);
                 b.ins().bitselect(lanes, x, y)
             }
             Lazy::Parked { at } => {
                 let at = *at;
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let p = b.ins().iadd(ctx, off);
                 b.ins().load(I32X4, vflags(), p, at)
             }
             Lazy::Expr { args, f, nan } => {
                 let (args, f, nan) = (args.clone(), f.clone(), if nan_rule { nan.clone() } else { Vec::new() });
                 let vals: Vec<Value> = args.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
-                let r = f(self.b.as_deref_mut().expect("emitting"), &vals);
+                let r = f(&mut *self.b, &vals);
                 if nan.is_empty() {
                     return r;
                 }
                 let srcs: Vec<Value> = nan.iter().map(|a| self.ch_at(a, off, spill, true)).collect();
-                rules::propagate_nan32(&mut Chunks(self.b.as_deref_mut().expect("emitting")), &srcs, r)
+                rules::propagate_nan32(&mut Chunks(&mut *self.b), &srcs, r)
             }
         }
     }

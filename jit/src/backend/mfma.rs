@@ -36,7 +36,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// written in a loop). The operand reads are spent: writing D over them keeps no copies.
     fn mfma_direct(&mut self, shape: Mfma, runs: [(i32, u32); 3], reads: Vec<Vv>) -> Vec<Vv> {
         let ctx = self.ctx;
-        let site = self.site.as_mut().expect("emitting");
+        let site = &mut self.site;
         site.calls.push(Box::new(Call {
             op: Op::Mfma { shape },
             inst: site.inst,
@@ -45,7 +45,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }));
         let call_ptr = &**site.calls.last().expect("just pushed") as *const Call;
         let ptrs: Vec<Value> = runs.iter().map(|&(field, reg)| self.reg_base(field, reg)).collect();
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
         sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64); 5]);
         let sig = b.import_signature(sig);
@@ -67,9 +67,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::v_mfma`](emu_core::sem::Backend::v_mfma).
     pub(super) fn emit_v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
         if let (Some(ra), Some(rx), Some(rc)) = (self.reg_run(a), self.reg_run(x), self.reg_run(c)) {
-            if self.fb().is_some() {
-                return self.mfma_direct(shape, [ra, rx, rc], [a, x, c].concat());
-            }
+            return self.mfma_direct(shape, [ra, rx, rc], [a, x, c].concat());
         }
         let ins: Vec<Vv> = a.iter().chain(x).chain(c).copied().collect();
         self.call_v(Op::Mfma { shape }, &ins, &[], shape.acc_regs())

@@ -3,15 +3,17 @@
 //! Registers live in the wave's memory (read and written by every instruction), so compiled instructions and
 //! interpreted ones (the fallback) can follow each other freely.
 //!
-//! The backend also runs in *probe* mode, without a function builder, to find out whether every operation an
-//! instruction needs is one it can emit; instructions that are not are left to the interpreter.
+//! Whether every operation an instruction needs is one the JIT can emit is the [`Probe`]'s to find out, first: a
+//! second backend that runs the same semantics and emits nothing. Instructions it refuses are left to the
+//! interpreter; [`JitBackend`] emits the others, always into a function builder.
 //!
 //! The backend is split by job, one module per instruction family as in `emu_core::sem` where the job is
 //! one: `types` (the vector type and the backend itself), `lazy` (lazy vectors), `regcache` (what a
 //! block knows; register reads), `writes` and `fusion` (register writes, made at once or deferred and
 //! fused), `calls` (interpreter calls), `memory` (LDS, global, private and scalar memory), `salu`,
-//! `valu32`, `valu64`, `f64`, `compare`, `xlane`, `mfma`, `lanefn`, `control`, `refused`,
-//! and `ir` (IR helpers). The [`Backend`] implementation below hands each operation to its family's module.
+//! `valu32`, `valu64`, `f64`, `compare`, `xlane`, `mfma`, `lanefn`, `control`, `refused` (what is not
+//! emitted, and why), `probe` (the [`Probe`]) and `ir` (IR helpers). The [`Backend`] implementation below
+//! hands each operation to its family's module.
 
 // chunk loops index several 16-element arrays in step; an index reads better than zipped iterators
 #![allow(clippy::needless_range_loop)]
@@ -26,6 +28,7 @@ mod lanefn;
 mod lazy;
 mod memory;
 mod mfma;
+mod probe;
 mod refused;
 mod regcache;
 mod salu;
@@ -36,6 +39,7 @@ mod writes;
 mod xlane;
 
 pub use calls::CallSite;
+pub use probe::Probe;
 pub use regcache::RegCache;
 pub use types::{JitBackend, Vv};
 
@@ -176,14 +180,14 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn index_mode(&mut self) -> bool {
         self.emit_index_mode()
     }
-    fn set_index_mode(&mut self, on: bool) {
-        self.emit_set_index_mode(on)
+    fn set_index_mode(&mut self, _on: bool) {
+        self.emit_set_index_mode()
     }
-    fn v_get_at(&mut self, reg: Value) -> Vv {
-        self.emit_v_get_at(reg)
+    fn v_get_at(&mut self, _reg: Value) -> Vv {
+        self.emit_v_get_at()
     }
-    fn v_set_at(&mut self, reg: Value, v: Vv, m: Value) {
-        self.emit_v_set_at(reg, v, m)
+    fn v_set_at(&mut self, _reg: Value, _v: Vv, _m: Value) {
+        self.emit_v_set_at()
     }
     fn s_hwreg(&mut self, reg: emu_core::hwreg::Held) -> Value {
         self.emit_s_hwreg(reg)
@@ -218,33 +222,33 @@ impl<'a, 'f> Backend for JitBackend<'a, 'f> {
     fn v_mfma(&mut self, shape: Mfma, a: &[Vv], x: &[Vv], c: &[Vv]) -> Vec<Vv> {
         self.emit_v_mfma(shape, a, x, c)
     }
-    fn gws_barrier(&mut self, count: Value) {
-        self.emit_gws_barrier(count)
+    fn gws_barrier(&mut self, _count: Value) {
+        self.emit_gws()
     }
-    fn gws_sema(&mut self, op: emu_core::gws::SemaOp, m0: Value, offset0: u32, value: Value) {
-        self.emit_gws_sema(op, m0, offset0, value)
+    fn gws_sema(&mut self, _op: emu_core::gws::SemaOp, _m0: Value, _offset0: u32, _value: Value) {
+        self.emit_gws()
     }
     fn v_buffer_format(
         &mut self,
         op: &FormatAccess,
-        word3: Value,
-        lo: Vv,
-        hi: Vv,
-        data: &[Vv],
-        m: Value,
+        _word3: Value,
+        _lo: Vv,
+        _hi: Vv,
+        _data: &[Vv],
+        _m: Value,
     ) -> Result<Vec<Vv>, ExecError> {
-        self.emit_v_buffer_format(op, word3, lo, hi, data, m)
+        self.emit_v_buffer_format(op)
     }
     fn v_image(
         &mut self,
         op: &ImageInst,
-        t: [Value; 8],
-        s: [Value; 4],
-        addr: &[Vv],
-        data: &[Vv],
-        m: Value,
+        _t: [Value; 8],
+        _s: [Value; 4],
+        _addr: &[Vv],
+        _data: &[Vv],
+        _m: Value,
     ) -> Result<Vec<Vv>, ExecError> {
-        self.emit_v_image(op, t, s, addr, data, m)
+        self.emit_v_image(op)
     }
     fn v_lanefn(&mut self, f: LaneFn, args: &[Vv]) -> Vec<Vv> {
         self.emit_v_lanefn(f, args)

@@ -9,8 +9,13 @@ use emu_core::sem::Backend;
 
 use crate::backend::ir::{dummy, vflags};
 use crate::backend::memory::lds::LdsPattern;
+use crate::backend::refused::OUTSIDE_FILE;
 use crate::backend::types::{JitBackend, Lazy, Vv, CHUNKS, I32X4};
 use crate::ctx::{Ctx, KEEP, PARKED};
+
+/// Register numbers from here on are past the architectural files (256 + a few for multi-dword operands):
+/// they come only from invalid encodings, whose instructions are left to the interpreter.
+pub(super) const FILE_REGS: u32 = 272;
 
 /// Key of an LDS address pattern in the block's cache: a register (until it is written).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,7 +149,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let base = self.reg_base(field, reg);
             let ctx = self.ctx;
             let slot = (self.kept < KEEP).then_some(self.kept);
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let mut vals = [dummy(); CHUNKS];
             for (i, x) in vals.iter_mut().enumerate() {
                 *x = b.ins().load(I32X4, vflags(), base, 16 * i as i32);
@@ -163,23 +168,21 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 self.kept += 1;
             }
         }
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.written(field, reg);
-        }
+        self.cache.written(field, reg);
     }
 
     /// The address of register `reg` in the file at `field`, from the base loaded at the instruction's start.
     pub(super) fn reg_base(&mut self, field: i32, reg: u32) -> Value {
-        let (v, a) = self.file_base.expect("emitting");
+        let (v, a) = self.file_base;
         let base = if field == Ctx::AGPRS { a } else { v };
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().iadd_imm(base, reg as i64 * 256)
     }
 
     /// Register `reg` of the VGPR or AGPR file (`base_field`): range-checked and counted for sizing the file,
-    /// then read (or, probing, a placeholder).
+    /// then read (a placeholder for a number outside the file).
     pub(super) fn read_file(&mut self, base_field: i32, reg: u32) -> Vv {
-        if !self.note_reg(base_field, reg) || self.fb().is_none() {
+        if !self.note_reg(base_field, reg) {
             return self.dv();
         }
         if let Some(lanes) = self.known_on_exec(base_field, reg) {
@@ -195,7 +198,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// under today's EXEC: the register holds it in every lane the instruction computes, so the blend with what
     /// the register held before is left out (a value written from scalars stays one scalar).
     fn written_on_exec(&self, field: i32, reg: u32) -> Option<Vv> {
-        let c = self.cache.as_deref()?;
+        let c = &*self.cache;
         if !(c.defer && c.lane_local) {
             return None;
         }
@@ -205,7 +208,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// In an instruction that reads only EXEC's lanes ([`RegCache::exec_lanes`]), the lanes of a register an
     /// earlier instruction of the block wrote with known lanes under today's EXEC (see [`RegCache::known`]).
     fn known_on_exec(&self, field: i32, reg: u32) -> Option<[u32; 64]> {
-        let c = self.cache.as_deref()?;
+        let c = &*self.cache;
         if !c.exec_lanes {
             return None;
         }
@@ -215,9 +218,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The lanes register `reg` of the file at `field` holds in the lanes of mask `m`, where an earlier write
     /// gave it known lanes under a mask that holds `m`'s lanes.
     fn known_under(&self, field: i32, reg: u32, m: Value) -> Option<[u32; 64]> {
-        let c = self.cache.as_deref()?;
-        let b = self.b.as_deref()?;
-        c.known
+        let b = &*self.b;
+        self.cache
+            .known
             .iter()
             .find(|(k, w, _)| *k == (field, reg) && within(b, m, *w, 4))
             .map(|(_, _, lanes)| *lanes)
@@ -226,8 +229,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// The pending write of register `reg` of the file at `field` when it was made under lane mask `m`: its
     /// value in those lanes and the register's value before it.
     pub(super) fn pending_under(&self, field: i32, reg: u32, m: Value) -> Option<(Vv, Vv)> {
-        let c = self.cache.as_deref()?;
-        let (_, v) = c.pending.iter().find(|(k, _)| *k == (field, reg))?;
+        let (_, v) = self.cache.pending.iter().find(|(k, _)| *k == (field, reg))?;
         match &self.lazies[v.lazy? as usize] {
             Lazy::Blend { m: pm, new, old } if *pm == m => Some((*new, *old)),
             _ => None,
@@ -256,10 +258,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     }
 
     pub(super) fn load_reg(&mut self, base_field: i32, reg: u32) -> Vv {
-        if let Some(c) = self.cache.as_deref() {
-            if let Some((_, v)) = c.pending.iter().find(|(k, _)| *k == (base_field, reg)) {
-                return *v;
-            }
+        if let Some((_, v)) = self.cache.pending.iter().find(|(k, _)| *k == (base_field, reg)) {
+            return *v;
         }
         self.lazies.push(Lazy::Reg {
             field: base_field,
@@ -274,11 +274,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
     }
 
-    /// Register numbers past the architectural files (256 + a few for multi-dword operands) come only from
-    /// invalid encodings: those instructions are left to the interpreter.
+    /// Whether `reg` is inside the register files ([`FILE_REGS`]); one outside is not emitted.
     fn reg_ok(&mut self, reg: u32) -> bool {
-        if reg >= 272 {
-            self.no("a register number outside the register file");
+        if reg >= FILE_REGS {
+            self.no(OUTSIDE_FILE);
             return false;
         }
         true

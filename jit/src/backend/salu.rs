@@ -7,7 +7,7 @@ use cranelift_frontend::FunctionBuilder;
 use emu_core::sem::{Backend, MaskOp, SOp};
 use emu_core::wave::{sgpr_slot, sreg};
 
-use crate::backend::ir::{dummy, trusted, vflags};
+use crate::backend::ir::{trusted, vflags};
 use crate::backend::types::JitBackend;
 use crate::ctx::Ctx;
 
@@ -24,16 +24,13 @@ fn sgpr_at(b: &mut FunctionBuilder<'_>, sg: Value, index: Value) -> (Value, Valu
 impl<'a, 'f> JitBackend<'a, 'f> {
     fn ptr_field(&mut self, offset: i32) -> Value {
         let ctx = self.ctx;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().load(types::I64, trusted(), ctx, offset)
     }
 
     /// [`Backend::s_const`].
     pub(super) fn emit_s_const(&mut self, x: u32) -> Value {
-        match self.fb() {
-            Some(b) => b.ins().iconst(types::I32, x as i32 as i64),
-            None => dummy(),
-        }
+        self.b.ins().iconst(types::I32, x as i32 as i64)
     }
 
     /// [`Backend::s_get`].
@@ -41,51 +38,36 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let Some(slot) = sgpr_slot(reg) else {
             return self.s_const(0);
         };
-        if self.fb().is_none() {
-            return dummy();
-        }
-        if let Some(v) = self
-            .cache
-            .as_deref()
-            .and_then(|c| c.sgpr_halves.iter().find(|(k, _)| *k == slot))
-            .map(|(_, v)| *v)
-        {
+        if let Some(&(_, v)) = self.cache.sgpr_halves.iter().find(|(k, _)| *k == slot) {
             return v;
         }
         let sg = self.ptr_field(Ctx::SGPRS);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().load(types::I32, trusted(), sg, slot as i32 * 4)
     }
 
     /// [`Backend::s_set`].
     pub(super) fn emit_s_set(&mut self, reg: u32, v: Value) {
         let Some(slot) = sgpr_slot(reg) else { return };
-        if self.fb().is_none() {
-            return;
-        }
         let reg = slot;
         if reg == sreg::EXEC_LO as usize || reg == sreg::EXEC_LO as usize + 1 {
             self.forget_exec();
         }
         let main = self.guard_end.is_none();
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.sgpr_halves.retain(|(k, _)| *k != reg);
-            if main && c.halves.iter().any(|&(lo, hi, _)| v == lo || v == hi) {
-                c.sgpr_halves.push((reg, v));
-            }
+        let c = &mut *self.cache;
+        c.sgpr_halves.retain(|(k, _)| *k != reg);
+        if main && c.halves.iter().any(|&(lo, hi, _)| v == lo || v == hi) {
+            c.sgpr_halves.push((reg, v));
         }
         let sg = self.ptr_field(Ctx::SGPRS);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().store(trusted(), v, sg, reg as i32 * 4);
     }
 
     /// [`Backend::s_get_at`].
     pub(super) fn emit_s_get_at(&mut self, index: Value) -> Value {
-        if self.fb().is_none() {
-            return dummy();
-        }
         let sg = self.ptr_field(Ctx::SGPRS);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let (at, null) = sgpr_at(b, sg, index);
         let v = b.ins().load(types::I32, trusted(), at, 0);
         let zero = b.ins().iconst(types::I32, 0);
@@ -94,16 +76,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::s_set_at`].
     pub(super) fn emit_s_set_at(&mut self, index: Value, v: Value) {
-        if self.fb().is_none() {
-            return;
-        }
         // any register, EXEC among them
         self.forget_exec();
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.sgpr_halves.clear();
-        }
+        self.cache.sgpr_halves.clear();
         let sg = self.ptr_field(Ctx::SGPRS);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let (at, null) = sgpr_at(b, sg, index);
         // the null register keeps what it holds
         let old = b.ins().load(types::I32, trusted(), at, 0);
@@ -113,7 +90,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::s_op`].
     pub(super) fn emit_s_op(&mut self, op: SOp, a: Value, x: Value) -> Value {
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         match op {
             SOp::Add => b.ins().iadd(a, x),
             SOp::Sub => b.ins().isub(a, x),
@@ -147,7 +124,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::s_add_carry`].
     pub(super) fn emit_s_add_carry(&mut self, a: Value, x: Value, carry_in: Value) -> (Value, Value) {
-        let Some(b) = self.fb() else { return (dummy(), dummy()) };
+        let b = &mut *self.b;
         let (a, x) = (b.ins().uextend(types::I64, a), b.ins().uextend(types::I64, x));
         let c = b.ins().band_imm(carry_in, 1);
         let c = b.ins().uextend(types::I64, c);
@@ -161,15 +138,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::scc`].
     pub(super) fn emit_scc(&mut self) -> Value {
         let ctx = self.ctx;
-        match self.fb() {
-            Some(b) => b.ins().load(types::I32, trusted(), ctx, Ctx::SCC),
-            None => dummy(),
-        }
+        self.b.ins().load(types::I32, trusted(), ctx, Ctx::SCC)
     }
 
     /// [`Backend::s_select`].
     pub(super) fn emit_s_select(&mut self, cond: Value, x: Value, a: Value) -> Value {
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         let c = b.ins().band_imm(cond, 1);
         b.ins().select(c, x, a)
     }
@@ -177,28 +151,24 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::set_scc`].
     pub(super) fn emit_set_scc(&mut self, v: Value) {
         let ctx = self.ctx;
-        let Some(b) = self.fb() else { return };
+        let b = &mut *self.b;
         let v = b.ins().band_imm(v, 1);
         b.ins().store(trusted(), v, ctx, Ctx::SCC);
     }
 
     /// [`Backend::s_nonzero`].
     pub(super) fn emit_s_nonzero(&mut self, v: Value) -> Value {
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         let c = b.ins().icmp_imm(IntCC::NotEqual, v, 0);
         b.ins().uextend(types::I32, c)
     }
 
     /// [`Backend::mask_from`].
     pub(super) fn emit_mask_from(&mut self, lo: Value, hi: Value) -> Value {
-        if let Some(&(.., m)) = self
-            .cache
-            .as_deref()
-            .and_then(|c| c.halves.iter().find(|h| (h.0, h.1) == (lo, hi)))
-        {
+        if let Some(&(.., m)) = self.cache.halves.iter().find(|h| (h.0, h.1) == (lo, hi)) {
             return m;
         }
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         let lo = b.ins().uextend(types::I64, lo);
         let hi = b.ins().uextend(types::I64, hi);
         let hi = b.ins().ishl_imm(hi, 32);
@@ -207,62 +177,54 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::mask_parts`].
     pub(super) fn emit_mask_parts(&mut self, m: Value) -> (Value, Value) {
-        let Some(b) = self.fb() else { return (dummy(), dummy()) };
+        let b = &mut *self.b;
         let lo = b.ins().ireduce(types::I32, m);
         let hi = b.ins().ushr_imm(m, 32);
         let hi = b.ins().ireduce(types::I32, hi);
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.halves.push((lo, hi, m));
-        }
+        self.cache.halves.push((lo, hi, m));
         (lo, hi)
     }
 
     /// [`Backend::exec`].
     pub(super) fn emit_exec(&mut self) -> Value {
-        if self.fb().is_none() {
-            return dummy();
-        }
         // outside a guard's compiled path, code here dominates the rest of the block: EXEC loaded (or set) by an
         // earlier instruction is reused, and a load here is kept for later ones
         let main = self.guard_end.is_none();
-        if let Some(e) = self.cache.as_deref().and_then(|c| c.exec).filter(|_| main) {
+        if let Some(e) = self.cache.exec.filter(|_| main) {
             return e;
         }
         let sg = self.ptr_field(Ctx::SGPRS);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let e = b.ins().load(types::I64, vflags(), sg, sreg::EXEC_LO as i32 * 4);
-        if let Some(c) = self.cache.as_deref_mut().filter(|_| main) {
-            c.exec = Some(e);
+        if main {
+            self.cache.exec = Some(e);
         }
         e
     }
 
     /// [`Backend::set_exec`].
     pub(super) fn emit_set_exec(&mut self, m: Value) {
-        if self.fb().is_none() {
-            return;
-        }
         let main = self.guard_end.is_none();
         let sg = self.ptr_field(Ctx::SGPRS);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().store(vflags(), m, sg, sreg::EXEC_LO as i32 * 4);
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.exec = main.then_some(m);
-            c.sgpr_halves
-                .retain(|(k, _)| *k != sreg::EXEC_LO as usize && *k != sreg::EXEC_LO as usize + 1);
-        }
+        let c = &mut *self.cache;
+        c.exec = main.then_some(m);
+        c.sgpr_halves
+            .retain(|(k, _)| *k != sreg::EXEC_LO as usize && *k != sreg::EXEC_LO as usize + 1);
     }
 
     /// [`Backend::mask_op`].
     pub(super) fn emit_mask_op(&mut self, op: MaskOp, a: Value, x: Value) -> Value {
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         let r = match op {
             MaskOp::And => b.ins().band(a, x),
             MaskOp::Or => b.ins().bor(a, x),
             MaskOp::Xor => b.ins().bxor(a, x),
             MaskOp::AndNot => b.ins().band_not(a, x),
         };
-        if let Some(c) = self.cache.as_deref_mut().filter(|_| op == MaskOp::And) {
+        if op == MaskOp::And {
+            let c = &mut *self.cache;
             for (u, e) in [(a, x), (x, a)] {
                 if c.exec == Some(e) && c.uniform_masks.contains(&u) {
                     c.exec_masked.push((r, u, e));
@@ -276,7 +238,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::s_shl64`].
     pub(super) fn emit_s_shl64(&mut self, lo: Value, hi: Value, amount: Value) -> (Value, Value) {
         let m = self.mask_from(lo, hi);
-        let Some(b) = self.fb() else { return (dummy(), dummy()) };
+        let b = &mut *self.b;
         let a = b.ins().band_imm(amount, 63);
         let a = b.ins().uextend(types::I64, a);
         let r = b.ins().ishl(m, a);
@@ -286,7 +248,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::s_shr64`].
     pub(super) fn emit_s_shr64(&mut self, lo: Value, hi: Value, amount: Value, signed: bool) -> (Value, Value) {
         let m = self.mask_from(lo, hi);
-        let Some(b) = self.fb() else { return (dummy(), dummy()) };
+        let b = &mut *self.b;
         let a = b.ins().band_imm(amount, 63);
         let a = b.ins().uextend(types::I64, a);
         let r = if signed { b.ins().sshr(m, a) } else { b.ins().ushr(m, a) };
@@ -296,7 +258,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::s_popcount64`].
     pub(super) fn emit_s_popcount64(&mut self, lo: Value, hi: Value) -> Value {
         let m = self.mask_from(lo, hi);
-        let Some(b) = self.fb() else { return dummy() };
+        let b = &mut *self.b;
         let c = b.ins().popcnt(m);
         b.ins().ireduce(types::I32, c)
     }

@@ -89,13 +89,16 @@ pub(super) struct ReadAt {
     pub(super) gather: bool,
 }
 
-/// Emits (or, with no builder, probes) one instruction at a time.
+/// Emits one instruction at a time into the block's function (whether it can is the [`super::Probe`]'s to say,
+/// first).
 pub struct JitBackend<'a, 'f> {
-    pub(super) b: Option<&'a mut FunctionBuilder<'f>>,
-    pub(super) cache: Option<&'a mut RegCache<'f>>,
-    pub(super) site: Option<CallSite<'a>>,
+    pub(super) b: &'a mut FunctionBuilder<'f>,
+    pub(super) cache: &'a mut RegCache<'f>,
+    pub(super) site: CallSite<'a>,
     pub(super) ctx: Value,
-    /// The first operation this backend cannot emit, if any.
+    /// The first operation this backend met that it cannot emit, if any: one the probe refuses, so never in an
+    /// instruction the probe accepted. The block's function is then dropped (its code goes on with placeholder
+    /// values from there).
     pub unsupported: Option<&'static str>,
     /// The block reports its instructions to an observer: compiled memory accesses leave records of their
     /// lanes' addresses in the context ([`crate::ctx::AccessRecord`]; interpreter calls record their own), and
@@ -119,7 +122,7 @@ pub struct JitBackend<'a, 'f> {
     pub(super) stores: u32,
     /// The VGPR and AGPR file bases, loaded once at the start of the instruction (they dominate every use in
     /// it; a block's register files do not move while it runs).
-    pub(super) file_base: Option<(Value, Value)>,
+    pub(super) file_base: (Value, Value),
     /// Where a guard's interpreter path rejoins ([`emu_core::sem::Backend::uniform_bit`]): the end of the instruction, which
     /// [`JitBackend::finish`] places.
     pub(super) guard_end: Option<cranelift_codegen::ir::Block>,
@@ -136,31 +139,6 @@ pub struct JitBackend<'a, 'f> {
 }
 
 impl<'a, 'f> JitBackend<'a, 'f> {
-    /// A backend that only checks what it could emit.
-    pub fn probe() -> JitBackend<'static, 'static> {
-        JitBackend {
-            b: None,
-            cache: None,
-            site: None,
-            ctx: dummy(),
-            unsupported: None,
-            observed: false,
-            carry_dead: false,
-            records: 0,
-            vgprs_used: 0,
-            agprs_used: 0,
-            lazies: Vec::new(),
-            kept: 0,
-            tmps: 0,
-            stores: 0,
-            file_base: None,
-            guard_end: None,
-            chunk_memo: None,
-            interpreted: false,
-            consts: Vec::new(),
-        }
-    }
-
     /// A backend emitting into `b`, with `ctx` the `*mut Ctx` parameter, the block's register cache, and where
     /// interpreter calls of this instruction are recorded.
     pub fn emit(
@@ -178,9 +156,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         let consts = std::mem::take(&mut cache.consts);
         JitBackend {
-            b: Some(b),
-            cache: Some(cache),
-            site: Some(site),
+            b,
+            cache,
+            site,
             ctx,
             unsupported: None,
             observed: false,
@@ -192,7 +170,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             kept: 0,
             tmps: 0,
             stores: 0,
-            file_base: Some((v, a)),
+            file_base: (v, a),
             guard_end: None,
             chunk_memo: None,
             interpreted: false,
@@ -205,48 +183,36 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     pub fn finish(&mut self) {
         if self.guard_end.is_some() || self.interpreted {
             self.forget_exec();
-            if let Some(c) = self.cache.as_deref_mut() {
-                c.sgpr_halves.clear();
-            }
+            self.cache.sgpr_halves.clear();
         }
-        if let (Some(end), Some(b)) = (self.guard_end.take(), self.b.as_deref_mut()) {
+        if let Some(end) = self.guard_end.take() {
+            let b = &mut *self.b;
             b.ins().jump(end, &[]);
             b.switch_to_block(end);
             b.seal_block(end);
         }
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.lazies = std::mem::take(&mut self.lazies);
-            c.consts = std::mem::take(&mut self.consts);
-        }
+        self.cache.lazies = std::mem::take(&mut self.lazies);
+        self.cache.consts = std::mem::take(&mut self.consts);
     }
 
     /// EXEC may change here: later instructions load it again.
     pub(super) fn forget_exec(&mut self) {
-        if let Some(c) = self.cache.as_deref_mut() {
-            c.exec = None;
-        }
+        self.cache.exec = None;
     }
 
-    /// Records that `what` cannot be emitted (the instruction goes to the interpreter).
+    /// Records that `what` cannot be emitted (the probe refuses it: the instruction goes to the interpreter).
     pub(super) fn no(&mut self, what: &'static str) {
         if self.unsupported.is_none() {
             self.unsupported = Some(what);
         }
     }
 
+    /// A placeholder vector (no code), for what is not emitted.
     pub(super) fn dv(&self) -> Vv {
         Vv {
             c: [dummy(); CHUNKS],
             uniform: None,
             lazy: None,
         }
-    }
-
-    /// The builder, or None when probing (or when the instruction is already known unsupported).
-    pub(super) fn fb(&mut self) -> Option<&mut FunctionBuilder<'f>> {
-        if self.unsupported.is_some() {
-            return None;
-        }
-        self.b.as_deref_mut()
     }
 }

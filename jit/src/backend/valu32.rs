@@ -25,22 +25,19 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         carries: impl Fn(&mut FunctionBuilder<'f>, Value, Value, Option<Value>) -> Value,
         result: impl Fn(&mut FunctionBuilder<'f>, &[Value]) -> Value + 'static,
     ) -> (Vv, Value) {
-        if self.fb().is_none() {
-            return (self.dv(), dummy());
-        }
         self.park_in_place(&a);
         self.park_in_place(&x);
         let cin = carry_in.map(|m| self.lanes_of_mask(m));
         let uniform = all_uniform([&a, &x].into_iter().chain(cin.as_ref()));
         let mut out = None;
         if self.carry_dead {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             out = Some(b.ins().iconst(types::I64, 0));
         }
         for i in (0..CHUNKS).take(if self.carry_dead { 0 } else { CHUNKS }) {
             let (ai, xi) = (self.ch(&a, i), self.ch(&x, i));
             let mi = cin.map(|m| self.ch(&m, i));
-            let c = carries(self.b.as_deref_mut().expect("emitting"), ai, xi, mi);
+            let c = carries(&mut *self.b, ai, xi, mi);
             if uniform {
                 out = Some(self.uniform_mask(c));
                 break;
@@ -74,9 +71,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Applies the NaN propagation rule ([`rules::propagate_nan32`] over `srcs` in order) to the lanes of `r` —
     /// on a side path taken only when some lane of `r` is NaN, so ordinary arithmetic pays one compare.
     fn nan_fixup(&mut self, r: Vv, srcs: &[Vv]) -> Vv {
-        if self.fb().is_none() {
-            return r;
-        }
         if r.lazy.is_none() && all_uniform(std::iter::once(&r).chain(srcs)) {
             return self.uniform_result(r.c[0], srcs);
         }
@@ -88,7 +82,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             }
         }
         let r = self.mat(r);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let mut any = None;
         for c in r.c {
             let f = Self::to_f(b, c);
@@ -110,10 +104,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut fixed = [dummy(); CHUNKS];
         for i in 0..CHUNKS {
             let chunk: Vec<Value> = srcs.iter().map(|s| self.ch(s, i)).collect();
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             fixed[i] = rules::propagate_nan32(&mut Chunks(b), &chunk, r.c[i]);
         }
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let args: Vec<_> = fixed.iter().map(|x| (*x).into()).collect();
         b.ins().jump(done, &args);
         b.switch_to_block(done);
@@ -129,13 +123,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::v_splat`].
     pub(super) fn emit_v_splat(&mut self, s: Value) -> Vv {
-        let Some(b) = self.fb() else {
-            return Vv {
-                c: [dummy(); CHUNKS],
-                uniform: None,
-                lazy: None,
-            };
-        };
+        let b = &mut *self.b;
         let v = b.ins().splat(I32X4, s);
         Vv {
             c: [v; CHUNKS],
@@ -175,10 +163,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     _ => return None,
                 })
             };
-            if let Some(b) = self.fb() {
-                if let Some(r) = scalar(b) {
-                    return self.v_splat(r);
-                }
+            if let Some(r) = scalar(&mut *self.b) {
+                return self.v_splat(r);
             }
         }
         match op {
@@ -207,13 +193,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             VOp::MinF32 => self.zip_chunks(a, x, |b, p, q| rules::min_num32(&mut Chunks(b), p, q)),
             VOp::MaxF32 => self.zip_chunks(a, x, |b, p, q| rules::max_num32(&mut Chunks(b), p, q)),
             VOp::MulHiU32 | VOp::MulHiI32 => {
-                if self.fb().is_none() {
-                    return self.dv();
-                }
                 self.park_in_place(&a);
                 self.park_in_place(&x);
                 let (a, x) = (self.mat(a), self.mat(x));
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 // lanes widened to 64 bits in two i64x2 halves, multiplied, and the high words gathered
                 let odd_words = b.func.dfg.immediates.push(ConstantData::from(vec![
                     4u8, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31,
@@ -268,9 +251,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::v_fma_f32`].
     pub(super) fn emit_v_fma_f32(&mut self, a: Vv, x: Vv, c: Vv) -> Vv {
-        if self.fb().is_none() {
-            return self.dv();
-        }
         let f: ChunkFn<'f> = std::rc::Rc::new(|b: &mut FunctionBuilder<'f>, v: &[Value]| {
             let (p, q, r) = (Self::to_f(b, v[0]), Self::to_f(b, v[1]), Self::to_f(b, v[2]));
             let f = b.ins().fma(p, q, r);
@@ -394,9 +374,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::v_select`].
     pub(super) fn emit_v_select(&mut self, m: Value, a: Vv, x: Vv) -> Vv {
-        if self.fb().is_none() {
-            return self.dv();
-        }
         let lanes = self.lanes_of_mask(m);
         self.lazy_op(
             vec![lanes, a, x],
@@ -407,13 +384,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
 
     /// [`Backend::v_const`].
     pub(super) fn emit_v_const(&mut self, values: &[u32; 64]) -> Vv {
-        let Some(b) = self.fb() else {
-            return Vv {
-                c: [dummy(); CHUNKS],
-                uniform: None,
-                lazy: None,
-            };
-        };
+        let b = &mut *self.b;
         let mut c = [dummy(); CHUNKS];
         for (i, x) in c.iter_mut().enumerate() {
             let bytes: Vec<u8> = values[4 * i..4 * i + 4].iter().flat_map(|v| v.to_le_bytes()).collect();

@@ -17,7 +17,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// 32-bit shifts of the halves, lazily.
     fn shr64_uniform(&mut self, (lo, hi): (Vv, Vv), s: Value, arith: bool) -> (Vv, Vv) {
         let (k, down, wide, none) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let t = b.ins().band_imm(s, 63);
             let k = b.ins().band_imm(t, 31);
             let down = b.ins().irsub_imm(k, 32);
@@ -64,9 +64,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 }
             });
         }
-        if self.fb().is_none() {
-            return (self.dv(), self.dv());
-        }
         if op == VOp64::AddU64 {
             // the high half adds the low half's carry (an all-ones lane where the low sum wrapped: subtracted)
             let lo = self.zip_chunks(a.0, x.0, |b, p, q| b.ins().iadd(p, q));
@@ -108,11 +105,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let r = self.call_v(Op::Cvt { op }, &[a.0, a.1], &[], 2);
             return (r[0], r[1]);
         }
-        if self.fb().is_none() {
-            return (self.dv(), self.dv());
-        }
         let imm = |b: &mut FunctionBuilder<'f>, m: [u8; 16]| b.func.dfg.immediates.push(ConstantData::from(m.to_vec()));
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         if op == VCvt::F32FromF64 {
             // each f64x2 pair demoted into the low half of an f32x4; the two low halves joined
             let joins = f64x2_joins(b);
@@ -161,9 +155,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // chunk by chunk, as two i64x2 halves: the 32-bit operands widened and multiplied (the product is exact
         // in 64 bits), the addend joined from its dwords and added; the carry (unsigned: out of bit 63) or the
         // overflow (signed: an i64 result with the wrong sign) is the sign bit of a bitwise expression
-        if self.fb().is_none() {
-            return ((self.dv(), self.dv()), dummy());
-        }
         // an addend of 0 (as LLVM writes a plain 32 x 32 -> 64 multiply) neither carries nor overflows
         let no_addend = [&c.0, &c.1]
             .into_iter()
@@ -172,14 +163,14 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             self.park_in_place(v);
         }
         let (joins, splits) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             (f64x2_joins(b), f64x2_splits(b))
         };
         let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
         let mut mask = None;
         for i in 0..CHUNKS {
             let (ai, xi, cl, chi) = (self.ch(&a, i), self.ch(&x, i), self.ch(&c.0, i), self.ch(&c.1, i));
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let (c8, h8) = (
                 b.ins().bitcast(types::I8X16, little(), cl),
                 b.ins().bitcast(types::I8X16, little(), chi),
@@ -226,7 +217,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }
         let mask = match mask {
             Some(m) => m,
-            None => self.fb().expect("emitting").ins().iconst(types::I64, 0),
+            None => self.b.ins().iconst(types::I64, 0),
         };
         (
             (
@@ -253,11 +244,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let r = self.call_v(Op::Shl64 {}, &[lo, hi, amount], &[], 2);
             return (r[0], r[1]);
         };
-        if self.fb().is_none() {
-            return (self.dv(), self.dv());
-        }
         let (k, up, wide, none) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let t = b.ins().band_imm(s, 63);
             let k = b.ins().band_imm(t, 31);
             let up = b.ins().irsub_imm(k, 32);

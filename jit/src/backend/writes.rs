@@ -33,7 +33,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             (true, false) => &[Kind::Lanes],
         };
         let (starts, general, done) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let (q, general, done) = (b.create_block(), b.create_block(), b.create_block());
             let starts: Vec<_> = kinds.iter().map(|_| b.create_block()).collect();
             b.ins().brif(r.quick, q, &[], general, &[]);
@@ -58,7 +58,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         for (&kind, &start) in kinds.iter().zip(&starts) {
             let head = {
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.switch_to_block(start);
                 b.seal_block(start);
                 let head = b.create_block();
@@ -68,7 +68,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 b.switch_to_block(head);
                 head
             };
-            let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
+            let off = self.b.block_params(head)[0];
             // STORE_UNROLL chunks per pass, every address read and every load made before the first store
             // (the destination may be the address register)
             let mut loaded = Vec::with_capacity(STORE_UNROLL);
@@ -76,21 +76,17 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 let at = if k == 0 {
                     off
                 } else {
-                    self.b
-                        .as_deref_mut()
-                        .expect("emitting")
-                        .ins()
-                        .iadd_imm(off, 16 * k as i64)
+                    self.b.ins().iadd_imm(off, 16 * k as i64)
                 };
                 let x = match kind {
                     Kind::Lanes => {
                         let a = self.ch_at(&r.addr, at, spill, true);
-                        let b = self.b.as_deref_mut().expect("emitting");
+                        let b = &mut *self.b;
                         gather_chunk(b, a, r.base, r.offset, r.bytes, r.signed, None)
                     }
                     _ => {
                         let first = self.first_lane_at(&r.addr, at, spill);
-                        let b = self.b.as_deref_mut().expect("emitting");
+                        let b = &mut *self.b;
                         let first = b.ins().uextend(types::I64, first);
                         let p = b.ins().iadd(r.base, first);
                         if kind == Kind::Seq {
@@ -103,7 +99,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 };
                 loaded.push((at, x));
             }
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             for (at, x) in loaded {
                 let d = b.ins().iadd(base, at);
                 b.ins().store(vflags(), x, d, 0);
@@ -114,7 +110,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.seal_block(head);
         }
         // the interpreter's result, under EXEC
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.switch_to_block(general);
         b.seal_block(general);
         let table = b.ins().iconst(types::I64, MASK_TABLE.as_ptr() as i64);
@@ -154,7 +150,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         mask: Option<Value>,
     ) {
         let head = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(start);
             b.seal_block(start);
             let head = b.create_block();
@@ -167,7 +163,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             b.switch_to_block(head);
             head
         };
-        let off = self.b.as_deref_mut().expect("emitting").block_params(head)[0];
+        let off = self.b.block_params(head)[0];
         // STORE_UNROLL chunks per pass: all computed (and checked) before any is stored, so a NaN sends the
         // pass's first chunk to `redo` with its sources untouched
         let mut stores = Vec::with_capacity(STORE_UNROLL);
@@ -175,14 +171,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let at = if k == 0 {
                 off
             } else {
-                self.b
-                    .as_deref_mut()
-                    .expect("emitting")
-                    .ins()
-                    .iadd_imm(off, 16 * k as i64)
+                self.b.ins().iadd_imm(off, 16 * k as i64)
             };
             let x = self.ch_at(v, at, spill, !checked);
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let p = b.ins().iadd(base, at);
             let x = match mask {
                 None => x,
@@ -201,7 +193,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             };
             stores.push((p, x));
         }
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         if let Some(redo) = redo {
             // checked before they are stored, so the pass is redone from its sources as they are
             let mut any = None;
@@ -231,33 +223,28 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Writes the lanes of `v` that `m` selects to register `reg` of the file at `base_field`; with every lane
     /// selected (the common case) a plain store, otherwise a blend with the old value.
     pub(super) fn store_reg(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
-        if self.fb().is_none() {
-            return;
-        }
         // known lanes written where the code dominates the rest of the block are known there
         let lanes = if self.guard_end.is_none() { self.known(&v) } else { None };
         // the write forgets what was known of the register (`RegCache::written`, on every path of it)
         self.write_reg(base_field, reg, v, m);
-        if let (Some(lanes), Some(c)) = (lanes, self.cache.as_deref_mut()) {
-            c.known.push(((base_field, reg), m, lanes));
+        if let Some(lanes) = lanes {
+            self.cache.known.push(((base_field, reg), m, lanes));
         }
     }
 
     /// [`Self::store_reg`]'s write.
     fn write_reg(&mut self, base_field: i32, reg: u32, v: Vv, m: Value) {
-        if self.cache.as_deref().is_some_and(|c| c.defer) {
+        if self.cache.defer {
             self.defer_write(base_field, reg, v, m);
             return;
         }
-        let (sdwa, one_dst) = self.site.as_ref().map_or((true, false), |s| {
-            // SAFETY: the instruction lives in the block's slice while the block is compiled.
-            let inst = unsafe { &*s.inst };
-            let one = matches!(
-                inst.info.operand(isa_amdgpu::Field::Vdst).map(|o| o.kind),
-                Some(isa_amdgpu::table::OperandKind::Reg { count: 1, .. })
-            );
-            (inst.form == isa_amdgpu::Form::Sdwa, one)
-        });
+        // SAFETY: the instruction lives in the block's slice while the block is compiled.
+        let inst = unsafe { &*self.site.inst };
+        let one_dst = matches!(
+            inst.info.operand(isa_amdgpu::Field::Vdst).map(|o| o.kind),
+            Some(isa_amdgpu::table::OperandKind::Reg { count: 1, .. })
+        );
+        let sdwa = inst.form == isa_amdgpu::Form::Sdwa;
         // the instruction's only write (one destination register, no SDWA wrapper going on after it): nothing
         // reads the destination afterwards but the value being stored
         let only = self.stores == 0 && one_dst && !sdwa;
@@ -281,7 +268,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 return;
             }
             let (full, masked, done) = {
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
                 let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
                 b.ins().brif(all, full, &[], masked, &[]);
@@ -289,23 +276,16 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             };
             for mask in [None, Some(m)] {
                 let start = if mask.is_none() { full } else { masked };
-                let slow = if nan_rule {
-                    Some(self.b.as_deref_mut().expect("emitting").create_block())
-                } else {
-                    None
-                };
+                let slow = if nan_rule { Some(self.b.create_block()) } else { None };
                 if let Some(slow) = slow {
-                    self.b
-                        .as_deref_mut()
-                        .expect("emitting")
-                        .append_block_param(slow, types::I64);
+                    self.b.append_block_param(slow, types::I64);
                 }
                 self.store_loop(start, done, slow, base, &v, &spill, nan_rule, mask);
                 if let Some(slow) = slow {
                     self.store_loop(slow, done, None, base, &v, &spill, false, mask);
                 }
             }
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(done);
             b.seal_block(done);
             return;
@@ -334,7 +314,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             })
             .collect();
         let (full, masked, done, redo) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let all = b.ins().icmp_imm(IntCC::Equal, m, -1);
             let (full, masked, done) = (b.create_block(), b.create_block(), b.create_block());
             let redo = if checked { Some(b.create_block()) } else { None };
@@ -343,7 +323,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         for exec_all in [true, false] {
             {
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let start = if exec_all { full } else { masked };
                 b.switch_to_block(start);
                 b.seal_block(start);
@@ -351,7 +331,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             let masks = if exec_all { None } else { Some(self.expand(m)) };
             for i in 0..CHUNKS {
                 let x = if checked { self.ch_raw(&v, i) } else { self.ch(&v, i) };
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 let x = match &masks {
                     None => x,
                     Some(ms) => {
@@ -371,13 +351,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                     b.seal_block(next);
                 }
             }
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.ins().jump(done, &[]);
         }
         if let Some(redo) = redo {
             let ctx = self.ctx;
             {
-                let b = self.b.as_deref_mut().expect("emitting");
+                let b = &mut *self.b;
                 b.switch_to_block(redo);
                 b.seal_block(redo);
                 for slot in kept.iter().take(1) {
@@ -390,10 +370,10 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 }
             }
             self.call(Op::Instruction {}, &[], &[], &[], 0, 0, 0, true);
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.ins().jump(done, &[]);
         }
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.switch_to_block(done);
         b.seal_block(done);
     }

@@ -19,7 +19,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         self.park_in_place(&data);
         let data = self.mat(data);
         let on = self.expand(m);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let src: [Value; CHUNKS] = std::array::from_fn(|k| b.ins().band(data.c[k], on[k]));
         let mut c = [dummy(); CHUNKS];
         for (i, out) in c.iter_mut().enumerate() {
@@ -67,11 +67,11 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return Some(s);
         }
         let spill = self.loop_operands(v)?;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let chunk = b.ins().ushr_imm(lane, 2);
         let off = b.ins().ishl_imm(chunk, 4);
         let c = self.ch_at(v, off, &spill, true);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let j = b.ins().band_imm(lane, 3);
         let mut x = b.ins().extractlane(c, 0);
         for k in 1..4u8 {
@@ -92,37 +92,35 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         }) = v.lazy.map(|k| &self.lazies[k as usize])
         {
             let base = self.reg_base(*field, *reg);
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let p = b.ins().iadd(base, off);
             return b.ins().load(types::I32, vflags(), p, 0);
         }
         let a = self.ch_at(v, off, spill, true);
-        self.b.as_deref_mut().expect("emitting").ins().extractlane(a, 0)
+        self.b.ins().extractlane(a, 0)
     }
 
     /// [`Backend::v_lane_read`].
     pub(super) fn emit_v_lane_read(&mut self, v: Vv, lane: Value) -> Value {
-        if let Some(b) = self.fb() {
-            let at = b.ins().uextend(types::I64, lane);
-            let at = b.ins().band_imm(at, 63);
-            if let Some(x) = self.lane_at(&v, at) {
-                return x;
-            }
+        let b = &mut *self.b;
+        let at = b.ins().uextend(types::I64, lane);
+        let at = b.ins().band_imm(at, 63);
+        if let Some(x) = self.lane_at(&v, at) {
+            return x;
         }
         self.call(Op::LaneRead {}, &[v], &[lane], &[], 0, 1, 0, false).1[0]
     }
 
     /// [`Backend::v_first_lane`].
     pub(super) fn emit_v_first_lane(&mut self, v: Vv, m: Value) -> Value {
-        if let Some(b) = self.fb() {
-            // the first lane of the mask, lane 0 when it is empty
-            let first = b.ins().ctz(m);
-            let none = b.ins().icmp_imm(IntCC::Equal, m, 0);
-            let zero = b.ins().iconst(types::I64, 0);
-            let at = b.ins().select(none, zero, first);
-            if let Some(x) = self.lane_at(&v, at) {
-                return x;
-            }
+        // the first lane of the mask, lane 0 when it is empty
+        let b = &mut *self.b;
+        let first = b.ins().ctz(m);
+        let none = b.ins().icmp_imm(IntCC::Equal, m, 0);
+        let zero = b.ins().iconst(types::I64, 0);
+        let at = b.ins().select(none, zero, first);
+        if let Some(x) = self.lane_at(&v, at) {
+            return x;
         }
         self.call(Op::FirstLane {}, &[v], &[], &[m], 0, 1, 0, false).1[0]
     }
@@ -130,9 +128,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// [`Backend::v_permute`].
     pub(super) fn emit_v_permute(&mut self, data: Vv, index: Vv, m: Value) -> Vv {
         let known = self.known(&index);
-        match (known, self.fb().is_some()) {
-            (Some(lanes), true) => self.permute_known(data, &lanes, m),
-            _ => {
+        match known {
+            Some(lanes) => self.permute_known(data, &lanes, m),
+            None => {
                 self.park_in_place(&data);
                 self.call_v(Op::Permute {}, &[data, index], &[m], 1)[0]
             }

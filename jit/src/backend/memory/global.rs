@@ -35,9 +35,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let slot = self.tmps;
         self.tmps += outs;
-        let w = window_slot(self.site.as_ref().expect("emitting").offset);
+        let w = window_slot(self.site.offset);
         let (quick, general, join, base, lim) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
             let start = b.ins().load(types::I64, trusted(), wins, window_field(w, 0));
             let len = b.ins().load(types::I64, trusted(), wins, window_field(w, 1));
@@ -66,12 +66,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             (ok, general, join, base, lim)
         };
         {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(general);
             b.seal_block(general);
         }
         self.call(slow, &[lo, hi], &[], &[m], 0, 0, 0, true);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         for d in 0..outs {
             for i in 0..CHUNKS {
                 let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + (256 * d + 16 * i) as i32);
@@ -128,9 +128,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         } else {
             (bytes as usize).div_ceil(4)
         };
-        if self.fb().is_none() {
-            return vec![self.dv(); outs];
-        }
         if !(i32::MIN as i64..=i32::MAX as i64).contains(&offset) || !self.may_record() {
             let mut ins = vec![lo, hi];
             ins.extend(data.unwrap_or(&[]).iter().copied());
@@ -146,9 +143,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let data = data.as_deref();
         let ctx = self.ctx;
         let masks = self.expand(m);
-        let slot = window_slot(self.site.as_ref().expect("emitting").offset);
+        let slot = window_slot(self.site.offset);
         let (fast, slow_blk, join, rels, wins, seq) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let wins = b.ins().load(types::I64, trusted(), ctx, Ctx::WINDOWS);
             let start = b.ins().load(types::I64, trusted(), wins, window_field(slot, 0));
             let len = b.ins().load(types::I64, trusted(), wins, window_field(slot, 1));
@@ -233,7 +230,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut ins = vec![lo, hi];
         ins.extend(data.unwrap_or(&[]).iter().copied());
         let slow_out = self.call_mem(slow, &ins, &[], &[m], outs, 0).0;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         jump_with(b, join, &slow_out);
         b.switch_to_block(fast);
         b.seal_block(fast);
@@ -244,7 +241,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             offset,
             m,
         );
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let host = b.ins().load(types::I64, trusted(), wins, window_field(slot, 2));
         if let (Some(seq), Some([d])) = (seq, data) {
             let (chunked, lanes) = (b.create_block(), b.create_block());

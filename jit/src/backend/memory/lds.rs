@@ -95,9 +95,6 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         m: Value,
         data: Option<&[Vv]>,
     ) -> Vec<Vv> {
-        if self.fb().is_none() {
-            return vec![self.dv(); if data.is_some() { 0 } else { dwords as usize }];
-        }
         if !self.may_record() {
             return self.lds_call(addr, offset, dwords, m, data);
         }
@@ -117,7 +114,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let outs = if data.is_some() { 0 } else { 1 };
         let (quick, general, join) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let fits = lds_chunks_fit(b, len, &pattern, offset, 4, m);
             let regular = b.ins().bor(pattern.seq, pattern.same);
@@ -131,12 +128,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         // anything else (lanes off, irregular addresses, out of range): the interpreter, out of line
         let general_out = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(general);
             b.seal_block(general);
             self.lds_call(addr, offset, dwords, m, data)
         };
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         jump_with(b, join, &general_out);
         b.switch_to_block(quick);
         b.seal_block(quick);
@@ -150,7 +147,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             offset as i64,
             m,
         );
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let ptrs: Vec<Value> = pattern
             .firsts
@@ -211,7 +208,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let outs = if data.is_some() { 0 } else { 2 * CHUNKS };
         let pattern = self.lds_pattern_of(addr, None, 8);
         let (quick, join) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let fits = lds_chunks_fit(b, len, &pattern, offset, 8, m);
             let ok = b.ins().band(fits, pattern.seq);
@@ -226,7 +223,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             (quick, join)
         };
         let general_out = self.lds_lanes(addr, offset, 2, m, data);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         jump_with(b, join, &general_out);
         b.switch_to_block(quick);
         b.seal_block(quick);
@@ -237,7 +234,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             offset as i64,
             m,
         );
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let (joins, splits) = (f64x2_joins(b), f64x2_splits(b));
         let (mut lo, mut hi) = ([dummy(); CHUNKS], [dummy(); CHUNKS]);
@@ -293,7 +290,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// Whether a read2 or write2 of `dwords` a lane at `offsets` is of two dwords at adjacent offsets, compiled
     /// (not observed: an observer counts the two accesses), so that each lane's two pairs are 16 bytes in a row.
     fn adjacent_pairs(&mut self, offsets: [u32; 2], dwords: u32) -> bool {
-        dwords == 2 && offsets[1] == offsets[0] + 8 && !self.observed && self.fb().is_some()
+        dwords == 2 && offsets[1] == offsets[0] + 8 && !self.observed
     }
 
     /// A write2 of two dwords a lane at adjacent offsets as one 16-byte store a lane (the registers' chunks
@@ -306,7 +303,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let offset = offsets[0];
         let (fast, join) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let (negative, room_v) = lds_room(b, len, offset as i64 + 16);
             // each lane's next lane: this chunk's lanes 1-3, then the next chunk's lane 0
@@ -352,7 +349,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // slow: the two writes as apart (lane by lane, or the interpreter for faults)
         self.lds_inline(addr, offsets[0], 2, m, Some(&data[..2]));
         self.lds_inline(addr, offsets[1], 2, m, Some(&data[2..]));
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         b.ins().jump(join, &[]);
         b.switch_to_block(fast);
         b.seal_block(fast);
@@ -381,7 +378,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let slot = self.tmps;
         self.tmps += 1;
         let (quick, general, join, lds, lim) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
             let fits = lds_chunks_fit(b, len, &pattern, offset, 4, m);
@@ -395,13 +392,13 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             (ok, general, join, lds, lim)
         };
         {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(general);
             b.seal_block(general);
         }
         // the interpreter's checked read (a fault ends the block there); its result kept in the tmp slot
         self.call(Op::LdsRead { offset, dwords: 1 }, &[addr], &[], &[m], 0, 0, 0, true);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         for i in 0..CHUNKS {
             let x = b.ins().load(I32X4, vflags(), ctx, Ctx::V + 16 * i as i32);
             b.ins().store(vflags(), x, ctx, Ctx::TMP + (256 * slot + 16 * i) as i32);
@@ -445,7 +442,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
                 return self.lds_pattern_of(addr_m, None, 4);
             }
         };
-        if let Some(p) = self.cache.as_ref().and_then(|c| c.lds.get(&key)) {
+        if let Some(p) = self.cache.lds.get(&key) {
             return *p;
         }
         self.lds_pattern_of(addr, Some(key), 4)
@@ -455,7 +452,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     /// bytes apart), remembered under `key`.
     fn lds_pattern_of(&mut self, addr: Vv, key: Option<PatternKey>, step: u32) -> LdsPattern {
         let steps = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let steps = b.func.dfg.constants.insert(ConstantData::from(
                 (0..4).flat_map(|k| (k * step).to_le_bytes()).collect::<Vec<u8>>(),
             ));
@@ -465,7 +462,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let (mut seq, mut same, mut max, mut min) = (None, None, None, None);
         for i in 0..CHUNKS {
             let c = self.ch(&addr, i);
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             firsts[i] = b.ins().extractlane(c, 0);
             let first = b.ins().splat(I32X4, firsts[i]);
             let next = b.ins().iadd(first, steps);
@@ -476,7 +473,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             max = Some(max.map_or(c, |a| b.ins().umax(a, c)));
             min = Some(min.map_or(c, |a| b.ins().umin(a, c)));
         }
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let seq = b.ins().vall_true(seq.expect("chunks"));
         let same = b.ins().vall_true(same.expect("chunks"));
         let (vmax, vmin) = (max.expect("chunks"), min.expect("chunks"));
@@ -494,8 +491,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             max: m,
             min: n,
         };
-        if let (Some(c), Some(key)) = (self.cache.as_mut(), key) {
-            c.lds.insert(key, p);
+        if let Some(key) = key {
+            self.cache.lds.insert(key, p);
         }
         p
     }
@@ -527,7 +524,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let ctx = self.ctx;
         let masks = self.expand(m);
         let (fast, slow_blk, join) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let len = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_LEN);
             let (negative, room_v) = lds_room(b, len, offset as i64 + bytes as i64);
             let mut bad = [dummy(); CHUNKS];
@@ -557,12 +554,12 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         // slow: the interpreter (faults end the block there)
         {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             b.switch_to_block(slow_blk);
             b.seal_block(slow_blk);
         }
         let slow_out = slow(self, addr, data);
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         jump_with(b, join, &slow_out);
         // fast: lane by lane
         b.switch_to_block(fast);
@@ -574,7 +571,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             offset as i64,
             m,
         );
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let lds = b.ins().load(types::I64, trusted(), ctx, Ctx::LDS_PTR);
         let loaded = lane_accesses(b, ctx, lds, &addr.c, offset as i32, bytes, signed, &masks, data);
         jump_with(b, join, &loaded);
@@ -608,7 +605,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             jb.call_mem(Op::LdsReadNarrow { offset, bytes, signed }, &[addr], &[], &[m], 1, 0)
                 .0
         };
-        if self.fb().is_none() || !self.may_record() {
+        if !self.may_record() {
             return Ok(slow(self, addr, None)[0]);
         }
         Ok(self.lds_lanes_of(addr, offset, bytes, signed, m, None, slow)[0])
@@ -628,7 +625,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             jb.call_mem(Op::LdsWriteNarrow { offset, bytes }, &[addr, data], &[], &[m], 0, 0)
                 .0
         };
-        if self.fb().is_none() || !self.may_record() {
+        if !self.may_record() {
             slow(self, addr, Some(&[data]));
             return Ok(());
         }

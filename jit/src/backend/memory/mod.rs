@@ -292,7 +292,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
             return;
         }
         let ctx = self.ctx;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let at = record_slot(b, ctx);
         for i in 0..CHUNKS {
             b.ins()

@@ -42,9 +42,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let data: Option<Vec<Vv>> = data.map(|d| d.iter().map(|v| self.mat(*v)).collect());
         let outs = if data.is_some() { 0 } else { rows as usize };
         let ctx = self.ctx;
-        let slot = window_slot(self.site.as_ref().expect("emitting").offset);
+        let slot = window_slot(self.site.offset);
         let (fast, join, rel, wins) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             // no lane (FLAT's private lanes, mostly): nothing to access
             let join = b.create_block();
             for _ in 0..outs * CHUNKS {
@@ -95,7 +95,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         };
         let slow_out = generic(self, data.as_deref())?;
         let slow_out: Vec<Vv> = slow_out.into_iter().map(|v| self.mat(v)).collect();
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         jump_with(b, join, &slow_out);
         b.switch_to_block(fast);
         b.seal_block(fast);
@@ -129,9 +129,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
     pub(in crate::backend) fn emit_scratch(&mut self) -> (Value, Value, Value) {
         // the wave's, in its context (set from the wave for every block)
         let ctx = self.ctx;
-        let Some(b) = self.fb() else {
-            return (dummy(), dummy(), dummy());
-        };
+        let b = &mut *self.b;
         let base = b.ins().load(types::I64, trusted(), ctx, Ctx::SCRATCH_BASE);
         let lo = b.ins().ireduce(types::I32, base);
         let hi = b.ins().ushr_imm(base, 32);
@@ -150,7 +148,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         data: Option<&[Vv]>,
         m: Value,
     ) -> Result<Vec<Vv>, ExecError> {
-        if bytes < 4 || self.observed || self.fb().is_none() {
+        if bytes < 4 || self.observed {
             return emu_core::sem::private_access(self, name, p, bytes, signed, data, m);
         }
         let p = self.mat(p);
@@ -174,7 +172,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         m: Value,
     ) -> Result<Vec<Vv>, ExecError> {
         let bytes = inst.info.mem.bytes as u32;
-        if bytes < 4 || self.observed || self.fb().is_none() {
+        if bytes < 4 || self.observed {
             return emu_core::sem::flat_access(self, inst, lo, hi, data, m);
         }
         let (lo, hi) = (self.mat(lo), self.mat(hi));

@@ -21,7 +21,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         hi: Value,
         dwords: u32,
     ) -> Result<Vec<Value>, ExecError> {
-        if self.fb().is_none() || !self.may_record() {
+        if !self.may_record() {
             return Ok(self
                 .call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize)
                 .1);
@@ -29,9 +29,9 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         // inside the allocation this site's last interpreted scalar load read: straight from host memory
         let ctx = self.ctx;
         let observed = self.observed;
-        let slot = scalar_window_slot(self.site.as_ref().expect("emitting").offset);
+        let slot = scalar_window_slot(self.site.offset);
         let (fast, join, rel, addr, wins) = {
-            let b = self.b.as_deref_mut().expect("emitting");
+            let b = &mut *self.b;
             let (lo64, hi64) = (b.ins().uextend(types::I64, lo), b.ins().uextend(types::I64, hi));
             let hi64 = b.ins().ishl_imm(hi64, 32);
             let addr = b.ins().bor(hi64, lo64);
@@ -56,7 +56,7 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let slow_out = self
             .call_mem(Op::SLoad { dwords }, &[], &[lo, hi], &[], 0, dwords as usize)
             .1;
-        let b = self.b.as_deref_mut().expect("emitting");
+        let b = &mut *self.b;
         let args: Vec<_> = slow_out.iter().map(|x| (*x).into()).collect();
         b.ins().jump(join, &args);
         b.switch_to_block(fast);
