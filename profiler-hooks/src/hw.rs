@@ -4,9 +4,9 @@
 //! The exact counters ([`crate::catalog::EXACT`]) come from the instruction table's columns (unit, encoding,
 //! memory access, arithmetic kind and type, MFMA shape), EXEC and every lane's access: the same events on the
 //! interpreter and the JIT, so the same counts. Coalescing (`TCP_TOTAL_CACHE_ACCESSES`) and LDS bank cycles
-//! use the timing model's own definitions (`emu_core::timing::cache::coalesce`,
-//! `emu_core::timing::lds::bank_cycles`), so in timing mode the exact L1 line count equals the model's L1
-//! lookups for device-memory lanes and the bank-conflict count its conflict cycles. The modeled counters
+//! use the timing model's own definitions (an instruction's accesses as `emu_core::timing::rounds::Rounds`,
+//! coalesced into lines and served bank by bank), so in timing mode the exact L1 line count equals the
+//! model's L1 lookups for device-memory lanes and the bank-conflict count its conflict cycles. The modeled counters
 //! ([`crate::catalog::MODELED`]) are read from a dispatch's `TimingStats` and the waves' modeled start and end
 //! cycles.
 //!
@@ -23,9 +23,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use emu_core::observe::{
     Dir, Event, InstBatch, InstructionEvent, LaneAccess, LaneRange, Observer, Placement, Space, Stalls,
 };
-use emu_core::timing::cache::{coalesce, LineUse};
+use emu_core::timing::cache::LineUse;
 use emu_core::timing::inst::{Pipe, TimingTable};
-use emu_core::timing::lds::bank_cycles;
+use emu_core::timing::rounds::Rounds;
 use emu_core::timing::TimingStats;
 use isa_amdgpu::encoding::Encoding;
 use isa_amdgpu::table::{ArithKind, DataType, Unit};
@@ -228,55 +228,8 @@ impl RunClass {
 /// Slots of a thread's cache of run classes.
 const RUN_SLOTS: usize = 256;
 
-/// How many `line_bytes` lines a round of lane accesses touches ([`coalesce`]'s count): a whole wave reading
-/// or writing one contiguous range (each lane `bytes` after the one before) by arithmetic, anything else
-/// through `coalesce` (with `lines` as its buffer).
-fn lines_touched(addrs: &[u64; 64], exec: u64, bytes: u32, line_bytes: u32, lines: &mut Vec<LineUse>) -> u64 {
-    if exec == u64::MAX {
-        let (first, step) = (addrs[0], bytes as u64);
-        let last = first.wrapping_add(64 * step - 1);
-        if last > first && (1..64).all(|l| addrs[l] == first.wrapping_add(l as u64 * step)) {
-            let shift = line_bytes.trailing_zeros();
-            return (last >> shift) - (first >> shift) + 1;
-        }
-    }
-    coalesce(addrs, exec, bytes, line_bytes, lines);
-    lines.len() as u64
-}
-
-/// A memory instruction's lane accesses as rounds of at most one access per lane (two-address DS forms make
-/// two).
-struct Rounds {
-    n: usize,
-    addrs: [[u64; 64]; 4],
-    exec: [u64; 4],
-    bytes: [u32; 4],
-    read: [bool; 4],
-}
-
-impl Rounds {
-    fn fill(&mut self, lanes: &[LaneAccess], want: impl Fn(&LaneAccess) -> bool) {
-        self.n = 0;
-        self.exec = [0; 4];
-        for a in lanes.iter().filter(|a| want(a)) {
-            let l = (a.lane & 63) as usize;
-            let Some(r) = (0..4).find(|&r| self.exec[r] >> l & 1 == 0) else {
-                continue;
-            };
-            if self.exec[r] == 0 {
-                self.bytes[r] = a.bytes.max(1);
-                self.read[r] = a.dir == Dir::Read;
-            }
-            self.addrs[r][l] = a.address;
-            self.exec[r] |= 1 << l;
-            self.n = self.n.max(r + 1);
-        }
-    }
-}
-
 thread_local! {
-    static SCRATCH: RefCell<(Box<Rounds>, Vec<LineUse>, Vec<LaneAccess>)> =
-        RefCell::new((Box::new(Rounds { n: 0, addrs: [[0; 64]; 4], exec: [0; 4], bytes: [0; 4], read: [false; 4] }), Vec::new(), Vec::new()));
+    static SCRATCH: RefCell<(Rounds, Vec<LineUse>, Vec<LaneAccess>)> = RefCell::new((Rounds::new(), Vec::new(), Vec::new()));
     static RUNS: RefCell<Box<[Option<RunClass>; RUN_SLOTS]>> = RefCell::new(Box::new(std::array::from_fn(|_| None)));
     static SHARDS_OF_THREAD: RefCell<[(u64, Option<Arc<Shard>>); MINE]> = const { RefCell::new([(0, None), (0, None), (0, None), (0, None)]) };
 }
@@ -480,36 +433,20 @@ impl HwCounters {
             // lanes of a DS instruction are all LDS, of a scalar load all scalar; FLAT lanes may be either
             if !matches!(mem.space, Space::Lds | Space::Scalar) {
                 let device = |a: &LaneAccess| !matches!(a.space, Space::Lds | Space::Scalar);
-                rounds.fill(accesses, device);
-                if rounds.n > 0 {
+                rounds.fill(accesses, |a| a.address, device);
+                if !rounds.is_empty() {
                     if c.flat_family {
                         add(if write { idx::TA_FLAT_WRITE } else { idx::TA_FLAT_READ }, 1);
                     }
-                    let mut n = 0u64;
-                    for r in 0..rounds.n {
-                        n += lines_touched(
-                            &rounds.addrs[r],
-                            rounds.exec[r],
-                            rounds.bytes[r].clamp(1, self.line_bytes),
-                            self.line_bytes,
-                            lines,
-                        );
-                    }
-                    add(idx::TCP_ACCESSES, n);
+                    add(idx::TCP_ACCESSES, rounds.line_count(self.line_bytes, lines));
                 }
             }
             if !matches!(mem.space, Space::Lds | Space::Flat) {
                 return;
             }
-            rounds.fill(accesses, |a| a.space == Space::Lds);
-            let (mut cycles, mut conflicts) = (0u64, 0u64);
-            for r in 0..rounds.n {
-                let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
-                let b = bank_cycles(&addrs, rounds.exec[r], rounds.bytes[r], rounds.read[r]);
-                cycles += b.cycles as u64;
-                conflicts += b.conflict_cycles as u64;
-            }
-            if rounds.n > 0 {
+            rounds.fill(accesses, |a| a.address, |a| a.space == Space::Lds);
+            if !rounds.is_empty() {
+                let (cycles, conflicts) = rounds.bank_cycles();
                 add(idx::LDS_IDX_ACTIVE, cycles);
                 add(idx::LDS_BANK_CONFLICT, conflicts);
             }
@@ -517,7 +454,7 @@ impl HwCounters {
     }
 
     /// When `r` is all 64 lanes' elements, each at most a line, in one range that does not wrap: the lines
-    /// they touch (what [`lines_touched`] finds for its lanes).
+    /// they touch (what [`Rounds::line_count`] finds for its lanes).
     fn contiguous_lines(&self, r: &LaneRange) -> Option<u64> {
         let last = r.base.wrapping_add(64 * r.bytes as u64).wrapping_sub(1);
         if r.lanes != u64::MAX || r.bytes > self.line_bytes || last <= r.base {
@@ -637,42 +574,5 @@ impl Observer for HwCounters {
             }
             _ => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn contiguous_waves_touch_the_lines_coalescing_finds() {
-        // contiguous ranges at every alignment and lane size, and ranges broken by one lane or one missing lane
-        let mut lines = Vec::new();
-        let mut checked = 0;
-        for line_bytes in [64u32, 128] {
-            for bytes in [1u32, 2, 4, 8, 12, 16] {
-                for start in [0u64, 4, 60, 64, 100, 127, 0x1000_0000 - 8] {
-                    let base: [u64; 64] = std::array::from_fn(|l| start + l as u64 * bytes as u64);
-                    let mut gap = base;
-                    gap[40] += 4096;
-                    for (addrs, exec) in [
-                        (base, u64::MAX),
-                        (gap, u64::MAX),
-                        (base, u64::MAX >> 1),
-                        (base, !(1u64 << 17)),
-                    ] {
-                        coalesce(&addrs, exec, bytes, line_bytes, &mut lines);
-                        let want = lines.len() as u64;
-                        assert_eq!(
-                            lines_touched(&addrs, exec, bytes, line_bytes, &mut lines),
-                            want,
-                            "start {start:#x}, {bytes} B per lane, {line_bytes} B lines, exec {exec:#x}"
-                        );
-                        checked += 1;
-                    }
-                }
-            }
-        }
-        assert_eq!(checked, 2 * 6 * 7 * 4);
     }
 }

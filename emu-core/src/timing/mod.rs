@@ -6,6 +6,8 @@
 //! - [`memory`]: the memory pipeline (L1 → L2 → MALL → HBM, scalar and instruction caches) with latency,
 //!   per-channel bandwidth and misses in flight;
 //! - [`lds`]: LDS bank-conflict cycles of one wave instruction;
+//! - [`rounds`]: a memory instruction's lane accesses as rounds of one access per lane, which the model and the
+//!   hardware counters coalesce into lines and serve bank by bank;
 //! - [`inst`]: issue cycles, latency and pipeline per opcode and target (`data/gfx9_timing.tsv`);
 //! - [`issue`]: what the scheduler knows about an instruction before it issues (category, registers,
 //!   sequencer meaning) and what a wave waits on (results in flight, `vmcnt`/`lgkmcnt`);
@@ -24,6 +26,7 @@ pub mod issue;
 pub mod lds;
 pub mod machine;
 pub mod memory;
+pub mod rounds;
 pub mod sched;
 pub mod stats;
 

@@ -49,12 +49,12 @@ use std::cell::RefCell;
 
 use isa_amdgpu::Inst;
 
-use super::cache::{coalesce, LineUse};
+use super::cache::LineUse;
 use super::inst::{Pipe, TimingTable};
 use super::issue::{InstInfo, Sequencer, WaveWaits};
-use super::lds::bank_cycles;
 use super::machine::Machine;
 use super::memory::{Kind, LineRequest, MemorySystem};
+use super::rounds::Rounds;
 use super::stats::{Occupancy, PerUnit, TimingStats};
 use crate::device::DevicePreset;
 use crate::dispatch::{DispatchContext, WaveTemplate};
@@ -79,7 +79,7 @@ mod work;
 use bridge::{Entry, Observed, RUN_AHEAD};
 use prefetch::STATE_COLD_AFTER;
 use wheel::Wheel;
-use work::{Places, Rounds, Work};
+use work::{Places, Work};
 
 /// The timing model as a [`Scheduler`]: the results of a functional dispatch, its modeled cycles and the
 /// model's statistics.
@@ -363,7 +363,7 @@ struct Model<'a, R: WaveRunner, O: Observer> {
     /// Lane scratch: the records of a range.
     lanes_buf: Vec<LaneAccess>,
     /// Lane scratch of memory instructions.
-    rounds: Option<Box<Rounds>>,
+    rounds: Rounds,
     /// Scratch of placement: the SIMD of each wave of a workgroup.
     plan: Vec<u32>,
     lines: Vec<LineUse>,
@@ -521,7 +521,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
             block_acc: Vec::new(),
             block_ranges: Vec::new(),
             lanes_buf: Vec::new(),
-            rounds: Some(Rounds::new()),
+            rounds: Rounds::new(),
             plan: Vec::new(),
             lines: Vec::with_capacity(128),
             range_reqs: Vec::with_capacity(128),

@@ -129,7 +129,7 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         }
         let mut buf = std::mem::take(&mut self.lanes_buf);
         let lanes = accesses.lanes_in(&mut buf);
-        let mut rounds = self.rounds.take().expect("the lane scratch");
+        let rounds = &mut self.rounds;
         let places = &self.places;
         rounds.fill(
             lanes,
@@ -138,20 +138,17 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
         );
         let reqs = &mut self.waves[w].reqs;
         let start = reqs.len();
-        for r in 0..rounds.n {
-            let bytes = rounds.bytes[r].clamp(1, line);
-            coalesce(&rounds.addrs[r], rounds.exec[r], bytes, line, &mut self.lines);
-            let kind = kind_of(rounds.dir[r]);
-            reqs.extend(self.lines.iter().map(|l| LineRequest {
+        rounds.lines(line, &mut self.lines, |r, lines| {
+            let kind = kind_of(r.dir);
+            reqs.extend(lines.iter().map(|l| LineRequest {
                 addr: l.line,
                 bytes: l.bytes,
                 kind,
             }));
-        }
+        });
         let end = reqs.len();
         rounds.fill(lanes, |a| a.address, |a| a.space == Space::Lds);
-        let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
-        self.rounds = Some(rounds);
+        let banks = (!rounds.is_empty()).then(|| rounds.bank_cycles());
         self.lanes_buf = buf;
         Work::listed(start, end, banks)
     }
@@ -159,11 +156,10 @@ impl<'a, R: WaveRunner, O: Observer> Model<'a, R, O> {
     /// A DS instruction's bank cycles (none for lane permutes and swizzles, which touch no bank).
     pub(super) fn lds_work(&mut self, accesses: &Accesses<'_>) -> Work {
         let mut buf = std::mem::take(&mut self.lanes_buf);
-        let mut rounds = self.rounds.take().expect("the lane scratch");
+        let rounds = &mut self.rounds;
         rounds.fill(accesses.lanes_in(&mut buf), |a| a.address, |_| true);
         self.lanes_buf = buf;
-        let banks = (rounds.n > 0).then(|| bank_sums(&rounds));
-        self.rounds = Some(rounds);
+        let banks = (!rounds.is_empty()).then(|| rounds.bank_cycles());
         Work { banks, ..Work::NONE }
     }
 
@@ -341,70 +337,6 @@ pub(super) fn requests<'a>(
     }
 }
 
-/// The bank cycles and conflict cycles of `rounds`' lanes, summed over rounds.
-pub(super) fn bank_sums(rounds: &Rounds) -> (u64, u64) {
-    let (mut cycles, mut conflicts) = (0u64, 0u64);
-    for r in 0..rounds.n {
-        let addrs: [u32; 64] = std::array::from_fn(|l| rounds.addrs[r][l] as u32);
-        let b = bank_cycles(
-            &addrs,
-            rounds.exec[r],
-            rounds.bytes[r].max(1),
-            rounds.dir[r] == Dir::Read,
-        );
-        cycles += b.cycles as u64;
-        conflicts += b.conflict_cycles as u64;
-    }
-    (cycles, conflicts)
-}
-
-/// A memory instruction's lane accesses split into rounds of at most one access per lane (two-address DS
-/// forms make two rounds). Reused from instruction to instruction: only the active lanes' addresses of a
-/// round mean anything.
-pub(super) struct Rounds {
-    pub(super) n: usize,
-    pub(super) addrs: [[u64; 64]; 4],
-    pub(super) exec: [u64; 4],
-    pub(super) bytes: [u32; 4],
-    pub(super) dir: [Dir; 4],
-}
-
-impl Rounds {
-    pub(super) fn new() -> Box<Rounds> {
-        Box::new(Rounds {
-            n: 0,
-            addrs: [[0; 64]; 4],
-            exec: [0; 4],
-            bytes: [0; 4],
-            dir: [Dir::Read; 4],
-        })
-    }
-
-    /// The accesses of `lanes` that `want` keeps, at the addresses `place` gives them.
-    pub(super) fn fill(
-        &mut self,
-        lanes: &[LaneAccess],
-        place: impl Fn(&LaneAccess) -> u64,
-        want: impl Fn(&LaneAccess) -> bool,
-    ) {
-        self.n = 0;
-        self.exec = [0; 4];
-        self.bytes = [0; 4];
-        for a in lanes.iter().filter(|a| want(a)) {
-            let l = (a.lane & 63) as usize;
-            let mut r = 0;
-            while r < 3 && self.exec[r] >> l & 1 == 1 {
-                r += 1;
-            }
-            self.addrs[r][l] = place(a);
-            self.exec[r] |= 1 << l;
-            self.bytes[r] = self.bytes[r].max(a.bytes);
-            self.dir[r] = a.dir;
-            self.n = self.n.max(r + 1);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,22 +344,15 @@ mod tests {
     fn coalesced(lanes: &[LaneAccess], line: u32) -> Vec<LineRequest> {
         let mut rounds = Rounds::new();
         rounds.fill(lanes, |a| a.address, |a| a.space != Space::Lds);
-        let (mut lines, mut out) = (Vec::new(), Vec::new());
-        for r in 0..rounds.n {
-            coalesce(
-                &rounds.addrs[r],
-                rounds.exec[r],
-                rounds.bytes[r].clamp(1, line),
-                line,
-                &mut lines,
-            );
-            let kind = kind_of(rounds.dir[r]);
+        let mut out = Vec::new();
+        rounds.lines(line, &mut Vec::new(), |r, lines| {
+            let kind = kind_of(r.dir);
             out.extend(lines.iter().map(|l| LineRequest {
                 addr: l.line,
                 bytes: l.bytes,
                 kind,
             }));
-        }
+        });
         out
     }
 
