@@ -81,7 +81,8 @@ The results file: {"suite", "tag", "upstream", "wavejit", "wavejit_commit", "dri
 "seconds", "log", "tail"}]}}, "totals": {...}}; "listed" counts the program's test cases before --shard,
 --filter and --exclude, "tail" is the last lines of a failure's output, wall_seconds the sum of the test
 processes' times (a batch's start counted to its first test case), elapsed_seconds the whole run's (its test
-cases only).
+cases only). scripts/suites/tables.py merges the results of shards and makes the tables of
+docs/compatibility.md from results files.
 A summary table goes to stdout, ending with a line "N passed, N failed, N skipped, N timed out".
 scripts/suites/selftest.sh checks these scripts with stand-in programs (no ROCm, no upstream source).
 EOF

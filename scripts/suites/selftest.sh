@@ -310,5 +310,78 @@ for script in hip rocrand rocprim rocsparse; do
     check_out "$T/help.out" '^  --batch N ' "$script.sh --help says the options"
 done
 
+# tables.py: the shards merged are the whole run; a table from stand-in results is the expected text; a
+# document's tables are rewritten from the results files its markers name, and --check finds a stale one.
+TABLES=$HERE/tables.py
+python3 "$TABLES" merge "$T/merged.json" "$T/shard2.json" "$T/shard3.json" "$T/shard1.json" >/dev/null
+"$HERE/hip.sh" --src "$T/src" --build "$B" "${common[@]}" --exclude '' --results "$T/whole.json" >/dev/null
+check "$T/merged.json" "(lambda w: d['totals'] | {'wall_seconds': 0} == w['totals'] | {'wall_seconds': 0} and
+    list(d['programs']) == list(w['programs']) and d['shard'] == '1/1' and
+    [(n, p['listed'], p['passed'], sorted(f['name'] for f in p['failures'])) for n, p in d['programs'].items()] ==
+    [(n, p['listed'], p['passed'], sorted(f['name'] for f in p['failures'])) for n, p in w['programs'].items()])
+    (json.load(open('$T/whole.json')))" "tables.py merge: three shards make the whole run's results"
+for bad in "shard1 shard2" "shard1 shard2 shard2 shard3" "shard1 shard2 shard3 hip" "shard1 nothing"; do
+    # shellcheck disable=SC2046,SC2086 # the files' names, split
+    if python3 "$TABLES" merge "$T/bad.json" $(printf "$T/%s.json " $bad) 2>"$T/bad.out"; then
+        echo "FAILED: tables.py merge of $bad accepted"
+        failures=$((failures + 1))
+    else
+        echo "ok: tables.py merge of $bad refused: $(cat "$T/bad.out")"
+    fi
+done
+mkdir -p "$T/doc/results"
+python3 - "$T/doc/results" <<'EOF'
+import json, sys
+def run(driver, commit, programs):
+    return dict(suite="rocPRIM", tag="rocm-5.3.3", wavejit_commit=commit, driver=driver, device="default",
+                shard="1/1", filter="", exclude="", timeout=300, jobs=2, not_built=["test_warp_scan"],
+                programs={n: dict(listed=l, passed=p, failed=f, skipped=s, timed_out=t, wall_seconds=w, failures=[])
+                          for n, (l, p, f, s, t, w) in programs.items()}, totals={})
+json.dump(run("hsa", "0123abcdef", {"test_basic": (2, 2, 0, 0, 0, 0.4), "test_device_scan": (140, 136, 1, 0, 1, 1201.6)}),
+          open(sys.argv[1] + "/a.json", "w"))
+json.dump(run("kfd", "4567abcdef", {"test_basic": (2, 1, 1, 0, 0, 0.6)}), open(sys.argv[1] + "/b.json", "w"))
+EOF
+cat >"$T/expected.md" <<'EOF'
+Per program: passed / failed / skipped / timed out, and the test processes' summed wall time. From `results/a.json`: rocPRIM `rocm-5.3.3`, wavejit `0123abc`, `--driver hsa`, 300 s limit, 2 at a time, not built: test_warp_scan; `results/b.json`: rocPRIM `rocm-5.3.3`, wavejit `4567abc`, `--driver kfd`, 300 s limit, 2 at a time, not built: test_warp_scan.
+
+| program | test cases | drop-in (`--driver hsa`), wavejit `0123abc` | wall | ROCr (`--driver kfd`), wavejit `4567abc` | wall |
+| --- | --- | --- | --- | --- | --- |
+| test_basic | 2 | 2 / 0 / 0 / 0 | 0 s | 1 / 1 / 0 / 0 | 1 s |
+| test_device_scan | 138 of 140 | 136 / 1 / 0 / 1 | 1,202 s | not run |  |
+| **all 2** | **140 of 142** | **138 / 1 / 0 / 1** | 1,202 s | **1 / 1 / 0 / 0** | 1 s |
+EOF
+(cd "$T/doc" && python3 "$TABLES" table results/a.json results/b.json) >"$T/table.md"
+if cmp -s "$T/table.md" "$T/expected.md"; then
+    echo "ok: tables.py table: stand-in results give the expected table"
+else
+    echo "FAILED: tables.py table: stand-in results give the expected table"
+    diff "$T/expected.md" "$T/table.md" || true
+    failures=$((failures + 1))
+fi
+printf '# Doc\ntext before\n<!-- tables.py: results/a.json results/b.json -->\nold table\n<!-- end of tables.py -->\ntext after\n' \
+    >"$T/doc/doc.md"
+if python3 "$TABLES" update --check "$T/doc/doc.md" >/dev/null; then
+    echo "FAILED: tables.py update --check passes a stale table"
+    failures=$((failures + 1))
+else
+    echo "ok: tables.py update --check finds a stale table"
+fi
+python3 "$TABLES" update "$T/doc/doc.md" >/dev/null
+{ printf '# Doc\ntext before\n<!-- tables.py: results/a.json results/b.json -->\n'; cat "$T/expected.md"
+    printf '<!-- end of tables.py -->\ntext after\n'; } >"$T/doc/expected.md"
+if cmp -s "$T/doc/doc.md" "$T/doc/expected.md" && python3 "$TABLES" update --check "$T/doc/doc.md" >/dev/null; then
+    echo "ok: tables.py update rewrites the table between its markers, and --check then passes"
+else
+    echo "FAILED: tables.py update rewrites the table between its markers, and --check then passes"
+    failures=$((failures + 1))
+fi
+
+if python3 "$TABLES" update --check "$HERE/../../docs/compatibility.md"; then
+    echo "ok: docs/compatibility.md's generated tables are those of docs/results/"
+else
+    echo "FAILED: docs/compatibility.md's generated tables are those of docs/results/ (run tables.py update)"
+    failures=$((failures + 1))
+fi
+
 [ "$failures" = 0 ] || { echo "$failures checks failed"; exit 1; }
 echo "every check holds"
