@@ -48,7 +48,8 @@ Options:
                       (git clone --branch $TAG --depth 1 $UPSTREAM), or uses the clone made before
   --upstream URL    the repository to clone when there is no --src (default: $UPSTREAM)
   --build DIR       where to build and keep logs, outside this repository (default: $DEFAULT_BUILD)
-  --wavejit PATH    the wavejit binary; libhsa_runtime64.so and libwavejit_driver.so must sit beside it
+  --wavejit PATH    the wavejit binary: a release build's, beside libhsa_runtime64.so and libwavejit_driver.so,
+                    or bin/wavejit of the release tarball (scripts/package.sh)
                     (default: target/release/wavejit of this checkout, $WAVEJIT)
   --commit REV      the wavejit commit to record in the results (default: the one \`wavejit --version\`
                     names, else \`git rev-parse HEAD\` of the checkout holding --wavejit, else "unknown")
