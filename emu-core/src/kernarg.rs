@@ -8,6 +8,11 @@ use crate::dispatch::DispatchShape;
 /// A user argument value, as given on the command line or by a runtime.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ArgValue {
+    /// 8- and 16-bit values (`char`, `short`, `_Float16`'s bits, Triton's `i8`, `i16`, `fp16`, `bf16`).
+    U8(u8),
+    I8(i8),
+    U16(u16),
+    I16(i16),
     U32(u32),
     I32(i32),
     U64(u64),
@@ -21,6 +26,10 @@ pub enum ArgValue {
 impl ArgValue {
     fn bytes(&self) -> Vec<u8> {
         match *self {
+            ArgValue::U8(v) => v.to_le_bytes().to_vec(),
+            ArgValue::I8(v) => v.to_le_bytes().to_vec(),
+            ArgValue::U16(v) => v.to_le_bytes().to_vec(),
+            ArgValue::I16(v) => v.to_le_bytes().to_vec(),
             ArgValue::U32(v) => v.to_le_bytes().to_vec(),
             ArgValue::I32(v) => v.to_le_bytes().to_vec(),
             ArgValue::U64(v) | ArgValue::Pointer(v) => v.to_le_bytes().to_vec(),
@@ -161,4 +170,42 @@ pub fn build_kernarg(
         buf[a.offset as usize..a.offset as usize + n].copy_from_slice(&bytes[..n]);
     }
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use isa_amdgpu::codeobj::KernelArg;
+
+    #[test]
+    fn one_and_two_byte_values_fill_their_slots_and_do_not_fit_smaller_ones() {
+        let slot = |offset, size| KernelArg {
+            offset,
+            size,
+            value_kind: "by_value".into(),
+            ..KernelArg::default()
+        };
+        let meta = KernelMetadata {
+            name: "k".into(),
+            args: vec![slot(0, 1), slot(1, 1), slot(2, 2), slot(4, 2), slot(6, 1)],
+            kernarg_segment_size: Some(8),
+            ..KernelMetadata::default()
+        };
+        let shape = DispatchShape {
+            grid: [64, 1, 1],
+            block: [64, 1, 1],
+        };
+        let args = [
+            ArgValue::U8(0xab),
+            ArgValue::I8(-2),
+            ArgValue::U16(0x3c00),
+            ArgValue::I16(-3),
+            ArgValue::U8(7),
+        ];
+        let seg = build_kernarg(&meta, &args, &shape, &HiddenValues::default()).unwrap();
+        assert_eq!(seg, [0xab, 0xfe, 0x00, 0x3c, 0xfd, 0xff, 7, 0]);
+        let wide = [args[0], args[1], args[2], args[3], ArgValue::U16(7)];
+        let e = build_kernarg(&meta, &wide, &shape, &HiddenValues::default()).unwrap_err();
+        assert!(matches!(e, KernargError::Size { index: 4, size: 1, .. }), "{e}");
+    }
 }

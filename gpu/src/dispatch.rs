@@ -51,9 +51,9 @@ impl Engine<'_> {
             None => (self.with_runner(launch, &NoObserver), None),
             Some(prof) => {
                 let counters = HwCounters::new(self.device.id, prof.wave_trace);
-                let (result, timing) = match self.jit {
-                    Some(j) => self.observed(launch, j, &counters),
-                    None => self.observed(launch, &Interpreter, &counters),
+                let (result, timing) = match run_on(self.mem, self.device, launch, self.limits, self.jit, &counters) {
+                    Ok((s, t)) => (Ok(s), t),
+                    Err(e) => (Err(e), None),
                 };
                 (result, Some(Observed { counters, timing }))
             }
@@ -66,24 +66,36 @@ impl Engine<'_> {
             None => run_launch(self.mem, self.device, launch, self.limits, &Interpreter, observer),
         }
     }
+}
 
-    fn observed<R: WaveRunner>(
-        &self,
-        launch: &Launch<'_>,
-        runner: &R,
-        counters: &HwCounters,
-    ) -> (Outcome, Option<TimingStats>) {
-        if !self.limits.timing {
-            return (
-                run_launch(self.mem, self.device, launch, self.limits, runner, counters),
-                None,
-            );
-        }
-        match run_timed(self.mem, self.device, launch, self.limits, runner, counters) {
-            Ok((s, t)) => (Ok(s), Some(t)),
-            Err(e) => (Err(e), None),
-        }
+/// Runs `launch` to its end on `jit` (`None`: the interpreter), seen by `observer`; in the timing model when
+/// `limits.timing`, then with the model's statistics.
+pub fn run_on<O: Observer>(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    limits: Limits,
+    jit: Option<&jit::Jit>,
+    observer: &O,
+) -> Result<(RunStats, Option<TimingStats>), EngineError> {
+    match jit {
+        Some(j) => on_runner(mem, device, launch, limits, j, observer),
+        None => on_runner(mem, device, launch, limits, &Interpreter, observer),
     }
+}
+
+fn on_runner<R: WaveRunner, O: Observer>(
+    mem: &DeviceMemory,
+    device: &DevicePreset,
+    launch: &Launch<'_>,
+    limits: Limits,
+    runner: &R,
+    observer: &O,
+) -> Result<(RunStats, Option<TimingStats>), EngineError> {
+    if limits.timing {
+        return run_timed(mem, device, launch, limits, runner, observer).map(|(s, t)| (s, Some(t)));
+    }
+    run_launch(mem, device, launch, limits, runner, observer).map(|s| (s, None))
 }
 
 /// Where a dispatch came from, as its profile record names it.

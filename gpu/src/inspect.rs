@@ -11,8 +11,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use emu_core::engine::{EngineError, Launch, RunStats, WaveRunner};
-use emu_core::timing::sched::run_timed;
-use inspect::explorer::{self, Options, TimelineRecorder};
+use inspect::explorer::{self, Options};
 use inspect::{DebugInfo, Debugger, Session, WaveKey};
 
 use crate::dispatch::Engine;
@@ -56,13 +55,13 @@ fn run<R: WaveRunner>(
     engine_name: &str,
     debug: bool,
 ) -> Result<RunStats, EngineError> {
-    let max = engine.limits.max_wave_instructions;
-    let mut session = Session::new(engine.mem, engine.device, launch, runner, max)?;
     let fail = |what: String| EngineError::Inspect {
         kernel: launch.name.to_string(),
         what,
     };
     if debug {
+        let max = engine.limits.max_wave_instructions;
+        let session = Session::new(engine.mem, engine.device, launch, runner, max)?;
         let wave: WaveKey = env("WAVEJIT_DEBUG_WAVE")
             .unwrap_or_else(|| "0".into())
             .parse()
@@ -74,28 +73,24 @@ fn run<R: WaveRunner>(
             eprintln!("wavejit: debugger: {e}");
         }
         dbg.finish_dispatch()?;
-        stats(&dbg.session)
+        Ok(stats(&dbg.session))
     } else {
         let path = env("WAVEJIT_TRACE_HTML").unwrap_or_default();
         let max_recorded = env("WAVEJIT_TRACE_MAX").and_then(|m| m.parse().ok()).unwrap_or(50_000);
-        let mut trace = explorer::record(
-            &mut session,
+        let opts = Options {
+            max_recorded,
+            workgroups: None,
+        };
+        let (trace, stats) = crate::explore::record_launch(
+            engine.mem,
+            engine.device,
+            launch,
+            engine.limits,
+            runner,
             engine_name,
-            &Options {
-                max_recorded,
-                workgroups: None,
-            },
+            &opts,
             &info.functions,
         )?;
-        let mut stats = stats(&session)?;
-        if engine.limits.timing {
-            // the cycle timeline: the dispatch again in the timing model, from the memory the recording started from
-            session.rewind()?;
-            let rec = TimelineRecorder::new(max_recorded);
-            let (timed, _) = run_timed(engine.mem, engine.device, launch, engine.limits, runner, &rec)?;
-            rec.into_trace(&mut trace, timed.cycles.unwrap_or(0));
-            stats = timed;
-        }
         let page = explorer::html(&trace).map_err(|e| fail(e.to_string()))?;
         std::fs::write(&path, page).map_err(|e| fail(format!("{path}: {e}")))?;
         eprintln!(
@@ -114,12 +109,13 @@ fn run<R: WaveRunner>(
     }
 }
 
-fn stats<R: WaveRunner>(s: &Session<'_, R>) -> Result<RunStats, EngineError> {
+/// What a session's dispatch ran: its workgroups, waves and their instructions.
+pub(crate) fn stats<R: WaveRunner>(s: &Session<'_, R>) -> RunStats {
     let waves = s.waves();
-    Ok(RunStats {
+    RunStats {
         workgroups: s.launch().shape.workgroup_count(),
         waves: waves.len() as u64,
         wave_instructions: waves.iter().map(|w| w.2).sum(),
         ..RunStats::default()
-    })
+    }
 }

@@ -119,6 +119,16 @@ impl Dispatch<'_> {
     pub fn run_observed<O: Observer>(&self, observer: &O) -> Result<RunStats, EngineError> {
         self.run_with(&Interpreter, observer)
     }
+
+    /// On `jit` (`None`: the interpreter), seen by `observer`; in the timing model when the dispatch's limits
+    /// say so, then with the model's statistics ([`crate::dispatch::run_on`]).
+    pub fn run_on<O: Observer>(
+        &self,
+        jit: Option<&jit::Jit>,
+        observer: &O,
+    ) -> Result<(RunStats, Option<TimingStats>), EngineError> {
+        self.launch(|mem, device, launch, limits| crate::dispatch::run_on(mem, device, launch, limits, jit, observer))
+    }
 }
 
 #[cfg(test)]
@@ -189,5 +199,51 @@ mod tests {
             "{e}"
         );
         assert!(Dispatch::new(d, u32::MAX).is_err(), "no overflow");
+    }
+
+    #[test]
+    fn run_on_runs_the_engine_asked_for_observed_and_timed_when_the_limits_say_so() {
+        let dev = DevicePreset::by_name("mi210").unwrap();
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let co = CodeObject::parse(test_kernels::by_name("vadd-gfx90a.co").unwrap(), "vadd").unwrap();
+        let n = 1000u32;
+        let buf = |v: f32| {
+            let a = mem.allocate(4 * n as u64, AllocKind::Buffer, "b").unwrap();
+            mem.write(a, &v.to_le_bytes().repeat(n as usize)).unwrap();
+            a
+        };
+        let (a, b, c) = (buf(1.5), buf(2.0), buf(0.0));
+        let args = [
+            ArgValue::Pointer(a),
+            ArgValue::Pointer(b),
+            ArgValue::Pointer(c),
+            ArgValue::U32(n),
+        ];
+        let jit = jit::Jit::new().unwrap();
+        let mut seen = Vec::new();
+        for (engine, timing) in [(None, false), (Some(&jit), false), (None, true), (Some(&jit), true)] {
+            mem.write(c, &[0u8; 4000]).unwrap();
+            let d = Dispatch::from(&KernelDispatch {
+                mem: &mem,
+                device: dev,
+                co: &co,
+                kernel: &co.kernels[0],
+                shape: DispatchShape::new([n, 1, 1], [256, 1, 1], dev).unwrap(),
+                args: &args,
+                limits: Limits {
+                    timing,
+                    ..Limits::default()
+                },
+            });
+            let counter = profiler_hooks::ClassCounter::default();
+            let (stats, t) = d.run_on(engine, &counter).unwrap();
+            assert_eq!(mem.read_u32(c + 4 * 999).unwrap(), 3.5f32.to_bits());
+            assert_eq!(t.is_some(), timing, "timing statistics exactly when timed");
+            assert_eq!(stats.cycles.is_some(), timing);
+            let counted: u64 = counter.counts().iter().map(|(_, k)| k).sum();
+            assert_eq!(counted, stats.wave_instructions, "the observer saw every instruction");
+            seen.push(stats.wave_instructions);
+        }
+        assert!(seen.iter().all(|&k| k == seen[0] && k > 0), "{seen:?}");
     }
 }

@@ -4,6 +4,7 @@
 //! `wavejit exec` sets ([`settings`]), and run dispatches on the same engines.
 
 pub mod dispatch;
+pub mod explore;
 pub mod inspect;
 pub mod launch;
 pub mod profile;

@@ -1,7 +1,9 @@
 //! Listings in llvm-objdump's layout: one line per instruction with address and encoding comment.
 
+use crate::codeobj::{CodeObject, Function};
+use crate::disasm;
 use crate::inst::{decode_all, DecodeError, Inst};
-use crate::table::Target;
+use crate::table::{OperandKind, Target};
 
 /// Width to which llvm-objdump pads the instruction text (after the leading tab) before the `//` comment.
 const COMMENT_COLUMN: usize = 59;
@@ -52,4 +54,48 @@ pub fn list(code: &[u8], address: u64, target: Target) -> Vec<Listed> {
             }
         })
         .collect()
+}
+
+/// The lines llvm-objdump lists for function `f` of `co` (after its `name:` line): the function, then the
+/// padding up to the next symbol; a run of 8 or more zero bytes prints as `...` and is skipped in whole dwords
+/// (llvm-objdump's rule without `--disassemble-zeroes`), bytes that do not decode print as `.long`, and a direct
+/// branch names its target as `<symbol+offset>`.
+pub fn function(co: &CodeObject, f: &Function, target: Target) -> Vec<String> {
+    let bytes = [f.code(), f.padding()].concat();
+    let mut out = Vec::new();
+    let mut skip_to = f.address;
+    for item in list(&bytes, f.address, target) {
+        if item.address < skip_to {
+            continue;
+        }
+        let zeros = bytes[(item.address - f.address) as usize..]
+            .iter()
+            .take_while(|b| **b == 0)
+            .count();
+        if zeros >= 8 {
+            out.push("\t\t...".to_string());
+            skip_to = item.address + (zeros & !3) as u64;
+            continue;
+        }
+        out.push(match &item.inst {
+            Ok(inst) => {
+                let mut l = line(&disasm::text(inst), item.address, &item.words);
+                if let Some(t) = branch_target(inst, item.address) {
+                    if let Some(s) = co.symbolize(t) {
+                        l.push_str(&format!(" <{s}>"));
+                    }
+                }
+                l
+            }
+            Err(_) => line(&format!(".long 0x{:08x}", item.words[0]), item.address, &item.words),
+        });
+    }
+    out
+}
+
+/// The target address of a direct branch.
+fn branch_target(inst: &Inst, address: u64) -> Option<u64> {
+    let o = inst.info.operands.iter().find(|o| o.kind == OperandKind::Label)?;
+    let simm = inst.field(o.field) as u16 as i16 as i64;
+    Some((address as i64 + 4 + simm * 4) as u64)
 }

@@ -7,6 +7,7 @@ use emu_core::observe::NoObserver;
 use emu_core::timing::TimingStats;
 
 pub use gpu::launch::{group_segment, Dispatch};
+pub use gpu::stats::JitDelta;
 
 /// The engines a command can run kernels on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -44,34 +45,6 @@ impl EngineKind {
         use clap::ValueEnum;
         let names: Vec<&str> = EngineKind::value_variants().iter().map(|e| e.name()).collect();
         format!("{what}: {} (default: jit)", names.join(", "))
-    }
-}
-
-/// What the JIT did during one dispatch.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct JitDelta {
-    pub blocks: u64,
-    pub compiled: u64,
-    pub fallbacks: u64,
-    /// Blocks loaded from the disk cache, and block runs on the interpreter tier.
-    pub loaded: u64,
-    pub interpreted: u64,
-    /// Memory accesses of compiled code through the interpreter's checked path.
-    pub checked_accesses: u64,
-}
-
-impl JitDelta {
-    /// What `jit` did since its statistics were `before`.
-    pub fn since(before: &jit::JitStats, jit: &jit::Jit) -> JitDelta {
-        let after = jit.stats();
-        JitDelta {
-            blocks: after.blocks - before.blocks,
-            compiled: after.compiled - before.compiled,
-            fallbacks: after.fallbacks - before.fallbacks,
-            loaded: after.loaded - before.loaded,
-            interpreted: after.interpreted - before.interpreted,
-            checked_accesses: after.checked_accesses - before.checked_accesses,
-        }
     }
 }
 

@@ -11,6 +11,7 @@ use emu_core::kernarg::ArgValue;
 use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::DevicePreset;
 use isa_amdgpu::codeobj;
+use isa_amdgpu::codeobj::names::pick_kernel;
 use profiler_hooks::record::{AgentInfo, DispatchRecord, ProcessInfo, Session};
 use profiler_hooks::{ClassCounter, HwCounters};
 
@@ -259,24 +260,15 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let profiled = a.profile.as_ref().map(|_| HwCounters::new(device.id, a.wave_trace));
     let host_start = profiler_hooks::record::now_ns();
     let (stats, jd, timing) = if let Some(counters) = &profiled {
-        let before = jit.stats();
-        match (a.engine, a.timing) {
-            (EngineKind::Crosscheck, _) => {
-                return Err(
-                    "--profile runs on one engine: --engine jit or --engine interp (both give the same counts)".into(),
-                )
-            }
-            (EngineKind::Interp, false) => (d.run_observed(counters)?, Default::default(), None),
-            (EngineKind::Jit, false) => (d.run_with(&jit, counters)?, JitDelta::since(&before, &jit), None),
-            (EngineKind::Interp, true) => {
-                let (s, t) = d.run_timed(&emu_core::engine::Interpreter, counters)?;
-                (s, Default::default(), Some(t))
-            }
-            (EngineKind::Jit, true) => {
-                let (s, t) = d.run_timed(&jit, counters)?;
-                (s, JitDelta::since(&before, &jit), Some(t))
-            }
+        if a.engine == EngineKind::Crosscheck {
+            return Err(
+                "--profile runs on one engine: --engine jit or --engine interp (both give the same counts)".into(),
+            );
         }
+        let before = jit.stats();
+        let on = (a.engine == EngineKind::Jit).then_some(&jit);
+        let (s, t) = d.run_on(on, counters)?;
+        (s, on.map(|j| JitDelta::since(&before, j)).unwrap_or_default(), t)
     } else if a.engine == EngineKind::Interp && !a.timing {
         (d.run_observed(&counter)?, Default::default(), None)
     } else {
@@ -333,36 +325,19 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     if let Some(p) = &a.stats_json {
-        let mut j = serde_json::json!({
-            "kernel": kernel.name,
-            "device": device.id,
-            "engine": a.engine.name(),
-            "workgroups": stats.workgroups,
-            "waves": stats.waves,
-            "wave_instructions": stats.wave_instructions,
-            "slack_accesses": stats.slack,
-            "memcheck": a.memcheck,
-            "seconds": seconds,
-            "jit_blocks": jd.blocks,
-            "jit_compiled_instructions": jd.compiled,
-            "jit_fallbacks": jd.fallbacks,
-            "jit_loaded_blocks": jd.loaded,
-            "jit_interpreted_block_runs": jd.interpreted,
-        });
-        if let Some(t) = &timing {
-            let (cycles, ns, all) = crate::timing::json(t)?;
-            j["cycles"] = cycles;
-            j["ns"] = ns;
-            j["timing"] = all;
+        let by_unit = (a.engine == EngineKind::Interp && timing.is_none()).then_some(&counter);
+        let j = gpu::stats::Report {
+            kernel: &kernel.name,
+            device: device.id,
+            engine: a.engine.name(),
+            stats: &stats,
+            memcheck: a.memcheck,
+            seconds,
+            jit: jd,
+            timing: timing.as_ref(),
+            by_unit,
         }
-        if a.engine == EngineKind::Interp && timing.is_none() {
-            j["instructions_by_unit"] = serde_json::json!(counter
-                .counts()
-                .into_iter()
-                .map(|(u, n)| (u.name(), n))
-                .collect::<std::collections::BTreeMap<_, _>>());
-            j["vector_lane_ops"] = serde_json::json!(counter.vector_lanes());
-        }
+        .json()?;
         write_json(p, &j)?;
     }
     Ok(())
@@ -454,37 +429,6 @@ fn one_dispatch_session(
             vec![(pid, 1, waves)]
         },
         ..Session::default()
-    }
-}
-
-/// The index of the kernel of `co` that `query` names (symbol, demangled or plain name:
-/// [`isa_amdgpu::codeobj::names::matches`]); an error listing the kernels when none or several match.
-pub fn pick_kernel(co: &codeobj::CodeObject, query: &str) -> Result<usize, String> {
-    use isa_amdgpu::codeobj::names;
-    let listed = |ks: &mut dyn Iterator<Item = &codeobj::Kernel>| {
-        ks.map(|k| names::demangle(&k.name)).collect::<Vec<_>>().join(", ")
-    };
-    if let Some(i) = co.kernels.iter().position(|x| x.name == query) {
-        return Ok(i);
-    }
-    let found: Vec<usize> = (0..co.kernels.len())
-        .filter(|&i| names::matches(&co.kernels[i].name, query))
-        .collect();
-    match found[..] {
-        [i] => Ok(i),
-        [] => Err(format!(
-            "no kernel `{query}` (kernels: {})",
-            listed(&mut co.kernels.iter())
-        )),
-        _ => Err(format!(
-            "`{query}` names {} kernels ({}); give the mangled name",
-            found.len(),
-            found
-                .iter()
-                .map(|&i| co.kernels[i].name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
     }
 }
 

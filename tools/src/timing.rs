@@ -1,4 +1,4 @@
-//! `--timing`: the timing model's statistics as a short human summary and as the `--stats-json` fields.
+//! `--timing`: the timing model's statistics as a short human summary (`gpu::stats` has them as JSON).
 
 use emu_core::timing::TimingStats;
 
@@ -101,5 +101,3 @@ pub fn summary(t: &TimingStats) -> String {
     );
     s
 }
-
-pub use gpu::stats::timing_json as json;

@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
-use emu_core::engine::{Interpreter, Limits, WaveRunner};
-use inspect::explorer::{self, Options, TimelineRecorder, Trace};
-use inspect::{DebugInfo, Session};
+use emu_core::engine::{Interpreter, Limits};
+use gpu::explore::record;
+use inspect::explorer::{self, Options};
+use inspect::DebugInfo;
 
-use crate::engine::{Dispatch, OneEngine};
+use crate::engine::OneEngine;
 use crate::run::Prepared;
 
 /// Options of `wavejit trace`.
@@ -43,18 +44,18 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
     let d = p.dispatch(Limits {
         max_wave_instructions: emu_core::engine::instruction_limit(a.max_instructions),
         threads: Some(1),
+        // with the cycle timeline from a second run in the timing model
+        timing: a.timing,
         ..Limits::default()
     })?;
     let trace = match a.engine {
-        OneEngine::Interp => record(&d, &Interpreter, "interp", &opts, &info, a.timing, a.max_recorded)?,
+        OneEngine::Interp => record(&d, &Interpreter, "interp", &opts, &info)?,
         OneEngine::Jit => record(
             &d,
             &jit::Jit::with_options(jit::JitOptions::from_env())?,
             "jit",
             &opts,
             &info,
-            a.timing,
-            a.max_recorded,
         )?,
     };
     let page = explorer::html(&trace)?;
@@ -68,31 +69,4 @@ pub fn run(a: TraceArgs) -> Result<(), Box<dyn std::error::Error>> {
         a.html.display()
     );
     p.write_outputs()
-}
-
-/// Records `d` on `runner` (and, with `timing`, runs it again in the timing model for the cycle timeline).
-pub fn record<R: WaveRunner>(
-    d: &Dispatch<'_>,
-    runner: &R,
-    engine: &str,
-    opts: &Options,
-    info: &DebugInfo,
-    timing: bool,
-    max: u64,
-) -> Result<Trace, Box<dyn std::error::Error>> {
-    let mut trace = d.launch(|mem, device, launch, limits| {
-        let mut session = Session::new(mem, device, launch, runner, limits.max_wave_instructions)?;
-        let t = explorer::record(&mut session, engine, opts, &info.functions)?;
-        if timing {
-            // the timing run starts from the memory the recording started from
-            session.rewind()?;
-        }
-        Ok(t)
-    })?;
-    if timing {
-        let rec = TimelineRecorder::new(max);
-        let (stats, _) = d.run_timed(runner, &rec)?;
-        rec.into_trace(&mut trace, stats.cycles.unwrap_or(0));
-    }
-    Ok(trace)
 }

@@ -5,6 +5,8 @@
 //! Every command that shows a kernel name shows [`demangle`]d text, and every option that names a kernel
 //! accepts any of the spellings [`matches`] lists, so the two never disagree.
 
+use super::{CodeObject, Kernel};
+
 /// The demangled name of `symbol` (Itanium C++ ABI, what clang emits for HIP), or `symbol` itself when it is
 /// not a mangled name (OpenCL C and assembly kernels, `extern "C"` functions).
 pub fn demangle(symbol: &str) -> String {
@@ -94,6 +96,34 @@ pub fn matches(symbol: &str, query: &str) -> bool {
     }
     let name = function_name(&demangled);
     name == query || name.rsplit("::").next() == Some(query)
+}
+
+/// The index of the kernel of `co` that `query` names (symbol, demangled or plain name: [`matches`]); an
+/// error listing the kernels when none or several match.
+pub fn pick_kernel(co: &CodeObject, query: &str) -> Result<usize, String> {
+    let listed = |ks: &mut dyn Iterator<Item = &Kernel>| ks.map(|k| demangle(&k.name)).collect::<Vec<_>>().join(", ");
+    if let Some(i) = co.kernels.iter().position(|x| x.name == query) {
+        return Ok(i);
+    }
+    let found: Vec<usize> = (0..co.kernels.len())
+        .filter(|&i| matches(&co.kernels[i].name, query))
+        .collect();
+    match found[..] {
+        [i] => Ok(i),
+        [] => Err(format!(
+            "no kernel `{query}` (kernels: {})",
+            listed(&mut co.kernels.iter())
+        )),
+        _ => Err(format!(
+            "`{query}` names {} kernels ({}); give the mangled name",
+            found.len(),
+            found
+                .iter()
+                .map(|&i| co.kernels[i].name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 #[cfg(test)]
