@@ -12,8 +12,9 @@
 #   librocsparse-dev             a rocSPARSE program built by the tests (runtime-shim/tests/hip/rocsparse.hip)
 #   libhsa-runtime64-1 libhsakmt1  ROCm's own runtime and thunk, run over the emulated driver (tools/tests/driver.rs)
 #   mmdebstrap                   Debian 12 root filesystems for the container image and the GitHub Action (tools/tests/image.rs)
-# and a Python virtual environment in target/venv with tinygrad and numpy from PyPI (tools/tests/driver.rs runs
-# tinygrad's own KFD runtime on the emulated MI300X).
+# and a Python virtual environment in target/venv with, from PyPI, tinygrad and numpy (tools/tests/driver.rs runs
+# tinygrad's own KFD runtime on the emulated MI300X), and maturin, pytest and Triton (scripts/python.sh builds the
+# Python package into it and runs its tests, Triton's kernels among them).
 set -euo pipefail
 want=(mmdebstrap clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium librocsparse-dev libhsa-runtime64-1 libhsakmt1)
 missing=()
@@ -26,12 +27,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# tinygrad (its KFD runtime and its LLVM compiler, which loads Debian's libLLVM-19) and numpy
+# tinygrad (its KFD runtime and its LLVM compiler, which loads Debian's libLLVM-19), numpy, and what builds and
+# tests the Python package
 venv=target/venv
-if ! "$venv/bin/python" -c "import tinygrad, numpy" 2>/dev/null; then
-  echo "setup: making $venv with tinygrad and numpy" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "tinygrad==0.14.0" "numpy==2.4.6"
+pins=("tinygrad==0.14.0" "numpy==2.4.6" "triton==3.9.0" "maturin==1.16.0" "pytest==9.2.0")
+if ! "$venv/bin/python" -c "import tinygrad, numpy, triton, pytest, maturin" 2>/dev/null; then
+  echo "setup: making $venv with ${pins[*]}" >&2
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "${pins[@]}"
 fi
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2

@@ -11,6 +11,10 @@ export CARGO_INCREMENTAL=0
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked --no-run 2>&1 | tail -n 3
-cargo test --workspace --locked --no-fail-fast
+status=0
+cargo test --workspace --locked --no-fail-fast || status=$?
 # The scripts that build and run AMD's suites, checked against stand-in programs (no upstream code needed).
-bash scripts/suites/selftest.sh
+bash scripts/suites/selftest.sh || status=$?
+# The Python package's tests (python/tests, pytest in target/venv), its wheel built with the test profile just built
+WAVEJIT_WHEEL_PROFILE=test bash scripts/python.sh || status=$?
+exit $status
