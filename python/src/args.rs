@@ -12,6 +12,8 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flavour {
     Float,
+    /// bfloat16 (`__bf16`): a float whose 2-byte slot holds bfloat16, not IEEE half.
+    BFloat16,
     Int,
     /// No type name (Triton's kernels, assembly): by the value's own type.
     Unknown,
@@ -23,7 +25,8 @@ fn flavour(type_name: Option<&str>) -> Flavour {
     };
     let t = t.trim().trim_start_matches("const ").trim();
     match t {
-        "float" | "double" | "half" | "_Float16" | "__fp16" | "__half" | "__bf16" | "bfloat16" => Flavour::Float,
+        "float" | "double" | "half" | "_Float16" | "__fp16" | "__half" => Flavour::Float,
+        "__bf16" | "bfloat16" | "__hip_bfloat16" | "hip_bfloat16" => Flavour::BFloat16,
         "int" | "uint" | "unsigned int" | "long" | "ulong" | "unsigned long" | "long long" | "unsigned long long"
         | "short" | "ushort" | "unsigned short" | "char" | "uchar" | "unsigned char" | "signed char" | "bool"
         | "_Bool" | "size_t" | "int32_t" | "uint32_t" | "int64_t" | "uint64_t" | "int16_t" | "uint16_t" | "int8_t"
@@ -144,6 +147,12 @@ fn by_value(v: &Bound<'_, PyAny>, size: u64, flavour: Flavour) -> PyResult<ArgVa
             ("f", Flavour::Int) => {
                 return Err(PyTypeError::new_err(format!("an integer, got {}", ty())));
             }
+            ("f", Flavour::BFloat16) => {
+                return Err(PyTypeError::new_err(format!(
+                    "a bfloat16 (a Python float, or its bits as numpy.uint16), got {}",
+                    ty()
+                )));
+            }
             ("b" | "i" | "u" | "f", _) => {}
             _ => return Err(PyTypeError::new_err(format!("a number, got {}", ty()))),
         }
@@ -157,12 +166,14 @@ fn by_value(v: &Bound<'_, PyAny>, size: u64, flavour: Flavour) -> PyResult<ArgVa
         }
         return Ok(raw(&bytes));
     }
-    if v.is_instance_of::<PyFloat>() || (flavour == Flavour::Float && v.is_instance_of::<PyInt>()) {
+    let float_slot = matches!(flavour, Flavour::Float | Flavour::BFloat16);
+    if v.is_instance_of::<PyFloat>() || (float_slot && v.is_instance_of::<PyInt>()) {
         if flavour == Flavour::Int {
             return Err(PyTypeError::new_err(format!("an integer, got {}", ty())));
         }
         let x: f64 = v.extract()?;
         return match size {
+            2 if flavour == Flavour::BFloat16 => Ok(ArgValue::U16(half::bf16::from_f64(x).to_bits())),
             2 => Ok(ArgValue::U16(half::f16::from_f64(x).to_bits())),
             4 => Ok(ArgValue::F32(x as f32)),
             8 => Ok(ArgValue::F64(x)),

@@ -1,5 +1,6 @@
 """Bundled kernels of test-kernels/ against numpy, on both targets and both engines: buffers, float and integer
-scalars, f32 and f64 division, LDS with barriers; loading and naming kernels; the disassembly."""
+scalars, f32 and f64 division, LDS with barriers; loading and naming kernels; the disassembly; scalars of one and
+two bytes (half, bfloat16, char, short) in a kernel compiled here."""
 
 import os
 import shutil
@@ -22,6 +23,10 @@ def test_vadd_adds_exactly(device):
     assert np.array_equal(c.numpy(), a + b)
     assert launch.kernel == "vadd" and launch.grid == (n, 1, 1) and launch.block == (256, 1, 1)
     assert device.last.stats["workgroups"] == (n + 255) // 256
+    # launch(...) is the same call
+    c.zero_()
+    assert vadd.launch(device.array(a), device.array(b), c, n, grid=n, block=256).kernel == "vadd"
+    assert np.array_equal(c.numpy(), a + b) and device.last.grid == (n, 1, 1)
 
 
 def test_saxpy_takes_a_float_scalar_before_its_buffers(device):
@@ -162,3 +167,43 @@ def test_loading_a_directory_is_an_os_error_naming_it(tmp_path):
     with pytest.raises(OSError, match=str(tmp_path)) as e:
         dev.load(tmp_path)
     assert not isinstance(e.value, FileNotFoundError)
+
+
+SCALARS_CL = """
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+__kernel void scalars(__global float *out, half h, __bf16 b, char c, unsigned char uc, short s, ushort us) {
+    out[0] = (float)h; out[1] = (float)b; out[2] = (float)c; out[3] = (float)uc; out[4] = (float)s;
+    out[5] = (float)us;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("clang-19") is None, reason="clang-19 (scripts/setup.sh installs it)")
+@pytest.mark.parametrize("name", DEVICES)
+def test_scalars_of_one_and_two_bytes_are_laid_out_by_their_c_type(tmp_path, name):
+    dev = wavejit.Device(name)
+    src = tmp_path / "scalars.cl"
+    src.write_text(SCALARS_CL)
+    co = tmp_path / "scalars.co"
+    subprocess.run(["clang-19", "-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", f"-mcpu={dev.gfx}",
+                    "-nogpulib", "-O3", str(src), "-o", str(co)], check=True)
+    k = dev.load(co)["scalars"]
+    assert [a["type_name"] for a in k.args if not a["hidden"]][1:3] == ["half", "__bf16"]
+    out = dev.zeros(6, np.float32)
+    # a float goes into a half slot as IEEE half and into a __bf16 slot as bfloat16; ints in two's complement
+    k(out, 1.5, -2.75, -3, 250, -300, 65000, grid=1, block=1)
+    assert out.numpy().tolist() == [1.5, -2.75, -3.0, 250.0, -300.0, 65000.0]
+    # 1/3 rounds to nearest in both formats
+    k(out, 1 / 3, 1 / 3, 0, 0, 0, 0, grid=1, block=1)
+    assert out.numpy()[0] == np.float32(np.float16(1 / 3))
+    assert out.numpy()[1] == np.float32(0.333984375), "1/3 as bfloat16 (0x3eab)"
+    # numpy scalars of exactly the slot's size go as their bits
+    k(out, np.float16(0.5), np.uint16(0x4049), np.int8(-128), np.uint8(255), np.int16(-32768), np.uint16(1),
+      grid=1, block=1)
+    assert out.numpy().tolist() == [0.5, 3.140625, -128.0, 255.0, -32768.0, 1.0]
+    with pytest.raises(ValueError, match=r"argument 3 \(#3: char\) of scalars: 256 does not fit a 1-byte slot"):
+        k(out, 0.0, 0.0, 256, 0, 0, 0, grid=1, block=1)
+    with pytest.raises(TypeError, match=r"argument 2 \(#2: __bf16\) of scalars: a bfloat16 \(.*\), got float16"):
+        k(out, 0.0, np.float16(1), 0, 0, 0, 0, grid=1, block=1)
+    with pytest.raises(TypeError, match=r"argument 1 \(#1: half\) of scalars: a 2-byte value, got float32"):
+        k(out, np.float32(1), 0.0, 0, 0, 0, 0, grid=1, block=1)
