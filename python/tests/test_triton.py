@@ -75,6 +75,46 @@ def test_vector_add_compiles_for_the_devices_target_and_adds_exactly(dev):
     assert compiled_for(add_kernel, dev) == [k]
 
 
+def test_scratch_memory_a_kernel_asks_for_is_allocated_per_program_and_passed_last(dev, monkeypatch):
+    # a kernel whose metadata asks for global and profile scratch (Triton's device-made TMA descriptors and its
+    # instrumentation do) gets, as its two trailing arguments, programs x size bytes from Triton's allocator and
+    # from the driver's default profile allocator, as Triton's own HIP launcher gives them
+    n, programs = 4096, 4
+    x = dev.array(np.arange(n, dtype=np.float32))
+    out = dev.empty(n, np.float32)
+    k = add_kernel[(programs,)](x, x, out, n, BLOCK_SIZE=1024)
+    assert (k.metadata.global_scratch_size, k.metadata.profile_scratch_size) == (0, 0)
+    meta = k.metadata._replace(global_scratch_size=256, global_scratch_align=128, profile_scratch_size=64,
+                               profile_scratch_align=8)
+    allocated = []
+
+    def allocator(size, align, stream):
+        a = dev.zeros(size, np.int8)
+        allocated.append((size, align, a))
+        return a
+
+    triton.set_allocator(allocator)
+    real = wavejit.triton._functions[k.function]
+    given = []
+
+    class Spy:
+        def launch(self, *args, **kwargs):
+            given.append(args)
+            return real.launch(*args, **kwargs)
+
+    monkeypatch.setitem(wavejit.triton._functions, k.function, Spy())
+    launcher = wavejit.triton._Launcher(wavejit.triton._active(), k.src, meta)
+    out.zero_()
+    launcher(programs, 1, 1, 0, k.function, k.packed_metadata, None, None, None, x, x, out, n, 1024)
+    assert np.array_equal(out.numpy(), 2 * np.arange(n, dtype=np.float32))
+    [(size, align, scratch)] = allocated
+    assert (size, align) == (programs * 256, 128)
+    (args,) = given
+    assert args[:4] == (x, x, out, n) and len(args) == 6
+    assert args[4] is scratch
+    assert args[5].nbytes == programs * 64 and args[5].data_ptr() not in (0, scratch.data_ptr())
+
+
 # --- fused softmax
 
 
