@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks in one run on this machine: the interpreter and the JIT (`wavejit bench`, one host thread and
-# all), and the same ALU loop as native C (gcc -O3 -mavx2 -mfma), for the ratios reported in the issue notes.
+# all), the same ALU loop as native C (gcc -O3 -mavx2 -mfma), and the launch overhead of an empty kernel from
+# Python against `wavejit run`'s (python/bench/launch_overhead.py, with the release wheel in target/venv).
 # Criterion statistics: cargo bench -p emu-core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,5 @@ if command -v gcc >/dev/null; then
   "$tmp/native_alu_loop" 1000
   rm -rf "$tmp"
 fi
+bash scripts/python.sh install
+target/venv/bin/python python/bench/launch_overhead.py target/release/wavejit
