@@ -34,7 +34,16 @@ pins=("tinygrad==0.14.0" "numpy==2.4.6" "triton==3.9.0" "maturin==1.16.0" "pytes
 if ! "$venv/bin/python" -c "import tinygrad, numpy, triton, pytest, maturin" 2>/dev/null; then
   echo "setup: making $venv with ${pins[*]}" >&2
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "${pins[@]}"
+  # pip unpacks wheels in TMPDIR (Triton's is hundreds of MB): keep that, and no download cache, beside the build
+  # rather than in a /tmp that may be a small tmpfs.
+  pip_tmp=target/pip-tmp
+  mkdir -p "$pip_tmp"
+  if ! TMPDIR="$PWD/$pip_tmp" "$venv/bin/pip" install -q --no-cache-dir "${pins[@]}"; then
+    echo "setup: pip could not install ${pins[*]}; free space:" >&2
+    df -h . /tmp >&2 || true
+    exit 1
+  fi
+  rm -rf "$pip_tmp"
 fi
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
