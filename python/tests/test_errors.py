@@ -37,8 +37,7 @@ def test_a_write_past_device_memory_raises_gpu_fault_with_its_parts(device):
 
 def test_the_fault_report_is_the_one_wavejit_run_prints(tmp_path):
     exe = wavejit_binary()
-    if exe is None:
-        pytest.skip("no wavejit binary built in target/ (cargo build -p wavejit-tools)")
+    assert exe is not None, "no wavejit binary built in target/ (cargo build -p wavejit-tools) nor WAVEJIT_BIN"
     path = tmp_path / "vadd.co"
     path.write_bytes(wavejit.bundled("vadd-gfx942.co"))
     run = subprocess.run(
