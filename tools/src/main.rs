@@ -219,7 +219,7 @@ enum Command {
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
     #[command(
-        after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210."
+        after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.\nA --device the program's code objects (or its HIP runtime) cannot run on is refused before it starts,\nnaming the devices that would work."
     )]
     Exec {
         #[arg(long, value_name = "DEVICES", help = devices_help("default: the presets of the program's GPU targets, below"))]
@@ -231,7 +231,8 @@ enum Command {
         #[arg(long, help = engine::EngineKind::help("The engine that runs kernels"))]
         engine: Option<String>,
         /// Run every dispatch in the timing model: the runtime's dispatch timestamps (and so
-        /// hipEventElapsedTime) report modeled time (also WAVEJIT_TIMING=1).
+        /// hipEventElapsedTime) report modeled time, and the program's end prints a table of each kernel's
+        /// modeled time (also WAVEJIT_TIMING=1).
         #[arg(long)]
         timing: bool,
         /// Fault at any kernel access outside its allocation's bytes, also inside the allocation's last page,
@@ -250,7 +251,8 @@ enum Command {
         #[arg(long, value_name = "SECS")]
         timeout: Option<String>,
         /// Run the first dispatch of this kernel under the step debugger (commands on stdin; a mangled
-        /// name's plain part is enough: vadd for _Z4vaddPfS_S_i).
+        /// name's plain part is enough: vadd for _Z4vaddPfS_S_i). A kernel the program never dispatches is
+        /// an error at its end, listing the ones it did.
         #[arg(long, value_name = "KERNEL")]
         debug: Option<String>,
         /// With --debug: the wave to stop at first, WG_X,WG_Y,WG_Z:WAVE.
@@ -259,7 +261,8 @@ enum Command {
         /// With --debug: answer in JSON, one object per line.
         #[arg(long)]
         json: bool,
-        /// Record the first dispatch of --kernel and write the wavefront explorer page here.
+        /// Record the first dispatch of --kernel and write the wavefront explorer page here (with --timing,
+        /// the cycle timeline too). A kernel the program never dispatches is an error at its end.
         #[arg(long, value_name = "OUT.html")]
         trace_html: Option<PathBuf>,
         /// The kernel --trace-html records.

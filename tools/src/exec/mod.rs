@@ -86,7 +86,8 @@ fn library(var: &str, file: &str, package: &str, what: &str) -> Result<PathBuf, 
     };
     Err(format!(
         "the {what} is missing (looked for {looked}): build it with `cargo build -p {package}` (same profile as \
-         wavejit), or set {var}"
+         wavejit), set {var}, or use the release tarball `scripts/package.sh` makes (`cargo install` installs \
+         the wavejit command alone)"
     ))
 }
 
