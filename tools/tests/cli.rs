@@ -1024,6 +1024,23 @@ fn every_command_takes_a_kernel_by_its_mangled_demangled_or_plain_name() {
             "trace {name}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
+        std::fs::remove_file(dir.join("sum.bin")).unwrap();
+        let o = wavejit_with_input(
+            &[&["debug", co][..], &run[..], &["--arg", "u32=64"]].concat(),
+            "info kernel\nquit\n",
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && text.contains("_Z10reduce_sumPfPKfj"),
+            "debug {name}: {text}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // quit lets the dispatch run to its end
+        assert_eq!(
+            std::fs::read(dir.join("sum.bin")).unwrap(),
+            64.0f32.to_le_bytes(),
+            "debug {name}"
+        );
     }
     let o = wavejit(&["run", co, "--kernel", "reduce", "--grid", "64", "--block", "64"]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -1064,7 +1081,8 @@ fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_w
     let zeros = dir.join("zeros.bin");
     std::fs::write(&zeros, [0u8; 64]).unwrap();
     let arg = format!("inout={}", zeros.display());
-    for engine in ["jit", "interp"] {
+    // both engines, and the timing model (which runs the waves itself, cycle by cycle)
+    for (engine, timing) in [("jit", false), ("interp", false), ("jit", true)] {
         let started = std::time::Instant::now();
         let o = Command::new(env!("CARGO_BIN_EXE_wavejit"))
             .args([
@@ -1078,10 +1096,12 @@ fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_w
                 &arg,
             ])
             .args(["--engine", engine, "--timeout", "3"])
+            .args(timing.then_some("--timing"))
             .env("WAVEJIT_CACHE", "off")
             .env("WAVEJIT_PROGRESS", "1")
             .output()
             .unwrap();
+        let engine = if timing { "timing" } else { engine };
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{engine}: {err}");
         let reports: Vec<&str> = err
