@@ -19,7 +19,7 @@ fn jit() -> &'static jit::Jit {
 /// JIT, an instruction on the interpreter), so their functional effects reach memory at different modeled
 /// times and the retries or polls, and so the cycles, may differ, as they do from a functional run's. Their
 /// results may not.
-const RACY: &[&str] = &["cas", "reverse_chain"];
+const RACY: &[&str] = &["cas", "reverse_chain", "lds_handoff"];
 
 /// Kernels that sync the grid (GWS barrier and semaphores), which the timing model refuses: their cases check
 /// the functional run, after the refusal is checked here.

@@ -83,6 +83,8 @@ prebuilt!(
     "wide_publish-gfx942.co",
     "reverse_chain-gfx90a.co",
     "reverse_chain-gfx942.co",
+    "lds_handoff-gfx90a.co",
+    "lds_handoff-gfx942.co",
 );
 
 /// The default sample: the LDS reduction for an MI300X (gfx942).

@@ -212,11 +212,14 @@ pub fn reads_clock(inst: &Inst) -> bool {
     matches!(inst.info.opcode, Opcode::SMemtime | Opcode::SMemrealtime)
 }
 
-/// Whether `inst` loads memory past the wave's non-coherent caches (glc; sc0 or sc1 on gfx940): how a wave reads
-/// a flag another workgroup may be writing, as a spin-wait does.
+/// Whether `inst` loads memory that other waves' writes reach at once: a load past the wave's non-coherent
+/// caches (glc; sc0 or sc1 on gfx940), how a wave reads a flag another workgroup may be writing, or an LDS load
+/// (the LDS has no cache: every wave of the workgroup sees each write), how a wave reads a flag another wave of
+/// its workgroup writes. Either is what a spin-wait loads.
 pub fn loads_coherent(inst: &Inst) -> bool {
     use isa_amdgpu::encoding::Field;
-    inst.info.mem.dir == isa_amdgpu::table::MemDir::Load && (inst.field(Field::Glc) == 1 || inst.field(Field::Sc1) == 1)
+    inst.info.mem.dir == isa_amdgpu::table::MemDir::Load
+        && (inst.info.encoding == Encoding::Ds || inst.field(Field::Glc) == 1 || inst.field(Field::Sc1) == 1)
 }
 
 /// What a wave did since it last went backwards (took a branch to its own PC or before), kept in

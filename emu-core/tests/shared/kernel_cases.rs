@@ -709,6 +709,24 @@ fn workgroups_spinning_on_flags_that_later_workgroups_set_complete_on_one_host_t
     }
 }
 
+/// A wave that spins on an LDS word another wave of its workgroup writes (lds_handoff) is polling too: the
+/// writer waits on a later workgroup, so the reader's turn must end for that workgroup to run. On one host thread,
+/// a reader that kept its turn would spin to the limit; rocSPARSE's triangular-solve analysis waits this way.
+#[test]
+fn waves_spinning_on_the_lds_while_their_workgroup_waits_on_a_later_one_complete_on_one_host_thread() {
+    for target in ["gfx90a", "gfx942"] {
+        let (dev, co) = setup("lds_handoff", target);
+        let mem = DeviceMemory::new(1 << 30).unwrap();
+        let n = 4u32;
+        let flags = upload_i32(&mem, &vec![0; n as usize], "flags");
+        let shape = DispatchShape::new([n * 128, 1, 1], [128, 1, 1], dev).unwrap();
+        let args = [ArgValue::Pointer(flags), ArgValue::U32(n)];
+        let limits = Limits { max_wave_instructions: 1_000_000, ..Limits::default() };
+        run_kernel(KernelDispatch { mem: &mem, device: dev, co: &co, kernel: &co.kernels[0], shape, args: &args, limits }).unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(download_i32(&mem, flags, n as usize), vec![4, 3, 2, 1], "{target}");
+    }
+}
+
 /// A 64-bit value one workgroup publishes while three others read it, on one and on two host threads: no read
 /// sees the halves of two different stores (wavejit's JIT once loaded and stored a lane's two dwords apart, and
 /// on two host threads about one read in ten of rocPRIM's look-back flags came back torn).
