@@ -5,9 +5,9 @@
 //! kernarg segment with hidden arguments ([`kernarg`]), the hardware registers of s_getreg/s_setreg ([`hwreg`]), the instruction semantics ([`sem`]) and the
 //! interpreter ([`interp`]), the dispatch loop over workgroups and waves ([`engine`]), the observation seam
 //! with its plain-data events ([`observe`]), and the timing model with its memory pipeline (L1, L2, MALL, HBM,
-//! LDS) ([`timing`]). The engine runs every dispatch through a scheduler ([`engine::Scheduler`]): its own
-//! functional rounds, or the timing model, which sees the engine only through the [`engine::Dispatch`] it is
-//! given and the observation events.
+//! LDS) ([`timing`]). The engine runs every dispatch through a scheduler ([`engine::Scheduler`]), which
+//! [`launch`] picks: the engine's own functional rounds, or the timing model, which sees the engine only
+//! through the [`engine::Dispatch`] it is given and the observation events.
 //!
 //! Invariants: instruction semantics live in one place shared with the JIT; the functional model never
 //! depends on the timing model (a timed dispatch computes what a functional one does, except what a kernel reads
@@ -25,6 +25,7 @@ pub mod interp;
 pub mod interrupt;
 pub mod kernarg;
 pub mod lanefn;
+pub mod launch;
 pub mod memory;
 pub mod observe;
 pub mod rules;
