@@ -1,0 +1,48 @@
+//! Images: the gfx9 image resource (T#, eight dwords) and sampler (S#, four dwords) as the hardware reads
+//! them, texel formats, and the per-lane work of the MIMG instructions (load, store, their packed `_pck`
+//! forms, atomics, sample, gather, size query). The functions here take a resource and coordinates and reach
+//! memory through [`Texels`], so the engine (which checks every access) and the runtime's host-side image
+//! copies share one texel layout.
+//!
+//! Images are linear (swizzle mode 0): texel (x, y, z) of a level-0 image lives at
+//! `base + ((z * height + y) * pitch + x) * bytes_per_texel`, where array layers take the place of z (of y
+//! for 1-D arrays). Tiled swizzle modes, mipmaps, cube maps and depth compares are refused with a message
+//! naming them.
+//!
+//! The parts: texel formats ([`format`]); the image resource and its channel selects ([`resource`]); the
+//! sampler and sampling ([`sampler`]); the MIMG instructions' per-lane work ([`inst`]); typed buffer accesses
+//! ([`buffer`]).
+
+mod buffer;
+mod format;
+mod inst;
+mod resource;
+mod sampler;
+#[cfg(test)]
+mod tests;
+
+pub use buffer::FormatAccess;
+pub use format::{Format, Num};
+pub use inst::{ImageInst, ImageKind, MAX_ADDRESS};
+pub use resource::{select_bits, Dim, Resource, SEL_0, SEL_1, SEL_W, SEL_X, SEL_Y, SEL_Z};
+pub use sampler::{Border, Sample, Sampler, Wrap};
+
+/// Memory as the image code sees it: checked reads and writes at device addresses.
+pub trait Texels {
+    type Error;
+    fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), Self::Error>;
+    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), Self::Error>;
+    /// Replaces the little-endian value of `bytes` (4 or 8) bytes at `address` with `f(old)` in one step and
+    /// returns the old value. The default reads and writes, for memory no other agent touches meanwhile; the
+    /// engine's memory does it as one host atomic.
+    fn atomic(&mut self, address: u64, bytes: u32, f: &dyn Fn(u64) -> u64) -> Result<u64, Self::Error> {
+        let mut b = [0u8; 8];
+        let b = &mut b[..bytes as usize];
+        self.read(address, b)?;
+        let mut v = [0u8; 8];
+        v[..b.len()].copy_from_slice(b);
+        let old = u64::from_le_bytes(v);
+        self.write(address, &f(old).to_le_bytes()[..bytes as usize])?;
+        Ok(old)
+    }
+}
