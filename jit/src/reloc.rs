@@ -31,9 +31,9 @@ pub const NAMESPACE: u32 = 0x574a; // "WJ"
 /// What an address in a block's code refers to; its index ([`Sym::index`]) is the symbol number in [`Code`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sym {
-    /// `runner::interpret_one`.
+    /// `runner::callbacks::interpret_one`.
     Interpret,
-    /// `runner::observe`.
+    /// `runner::callbacks::observe`.
     Observe,
     /// `call::wave_call`.
     WaveCall,
