@@ -21,7 +21,7 @@
 //! | 0x80, 0x81 | IPC_IMPORT/EXPORT_HANDLE | [`crate::memory`]: buffers shared by the processes of a program |
 //! | 0x82 | DBG_TRAP | EINVAL: ROCr then runs without its debugger interface |
 //!
-//! Any other number fails with ENOTTY and one line on stderr naming it (SVM, IPC, DMA-BUF import, CRIU, SMI
+//! Any other number fails with ENOTTY and one line on stderr naming it (SVM, DMA-BUF import and export, CRIU, SMI
 //! events and the like are not emulated).
 
 use crate::args::{Args, Errno};
