@@ -630,13 +630,18 @@ fn hip_device_printf_reaches_stdout_through_hostcall() {
 }
 
 #[test]
-fn hip_rocsparse_csrmv_and_csr2coo_match_the_cpu() {
+fn hip_rocsparse_csrmv_csr2coo_and_csrsv_match_the_cpu() {
     let so = exec_ok(None, &hipcc("rocsparse", &["-lrocsparse"]), &[]);
     assert!(
         so.contains("rocsparse csrmv (analysed): 1000 rows, 11228 nonzeros"),
         "{so}"
     );
     assert!(so.contains("rocsparse csr2coo: 11228 row indices, 0 wrong"), "{so}");
+    assert!(
+        so.contains("rocsparse csrsv: 1000 rows solved, 8796 nonzeros")
+            && so.contains("rocsparse csrsv: 187 rows, a structural zero pivot at row 49"),
+        "{so}"
+    );
 }
 
 #[test]
@@ -866,6 +871,18 @@ fn stores_past_the_end_of_a_buffer_run_within_its_last_page_and_fault_past_it_or
         se.contains("lane 2: write of 4 bytes at") && se.contains("just past the end of the 8-byte allocation"),
         "{se}"
     );
+    // a store far past one buffer, towards the next: under --memcheck the redzones between allocations make it a
+    // fault that names the buffer it overflowed, on both engines
+    for engine in ["jit", "interp"] {
+        let (o, _, se) = exec_with(&["--memcheck", "--engine", engine], &[], &bin, &["neighbour"]);
+        assert!(
+            aborted(&o, &se)
+                && se.contains("lane 0: write of 4 bytes at")
+                && se.contains("past the end of the 400-byte allocation")
+                && se.contains(ROCM_FAULT),
+            "{engine}: {se}"
+        );
+    }
 }
 
 #[test]
