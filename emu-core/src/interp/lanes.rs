@@ -1,6 +1,7 @@
-//! The interpreter's whole-wave arithmetic: VALU operations over every lane, with the float helpers they
+//! The interpreter's whole-wave arithmetic: VALU operations over every lane, with the NaN propagation they
 //! share.
 
+use crate::lanefn::float::{fract_f32, frexp_f32, ldexp_f32};
 use crate::sem::{VOp, VUn};
 use crate::wave::{Lanes, LANES};
 
@@ -27,21 +28,6 @@ pub(super) fn nan2_64(x: u64, y: u64, r: u64) -> u64 {
 #[inline(always)]
 pub(super) fn nan2(x: u32, y: u32, r: u32) -> u32 {
     crate::rules::nan32(&[x, y], r)
-}
-
-/// x * 2^e, exact where the result is representable (scaling by powers of two in steps that cannot overflow).
-pub(super) fn ldexp(x: f64, e: i32) -> f64 {
-    let mut x = x;
-    let mut e = e.clamp(-2200, 2200);
-    while e > 1000 {
-        x *= f64::powi(2.0, 1000);
-        e -= 1000;
-    }
-    while e < -1000 {
-        x *= f64::powi(2.0, -1000);
-        e += 1000;
-    }
-    x * f64::powi(2.0, e)
 }
 
 /// A 32-bit two-operand VALU op on every lane: the interpreter's, and the JIT's for operands it knows while
@@ -143,32 +129,4 @@ pub fn v_un_lanes(op: VUn, a: &Lanes) -> Lanes {
         };
     }
     r
-}
-
-/// x * 2^e with one rounding; exponents beyond any f32 result's reach are clamped first.
-fn ldexp_f32(x: f32, e: i32) -> f32 {
-    ((x as f64) * 2f64.powi(e.clamp(-400, 400))) as f32
-}
-
-/// x - floor(x), kept below 1 (v_fract_f32); NaN and infinities give NaN.
-fn fract_f32(x: f32) -> f32 {
-    if !x.is_finite() {
-        return f32::NAN;
-    }
-    (x - x.floor()).min(f32::from_bits(0x3f7f_ffff))
-}
-
-/// frexp: (mantissa in [0.5, 1) with x's sign, exponent); infinities and NaN give (x, 0), zero gives (x, 0).
-fn frexp_f32(x: f32) -> (f32, i32) {
-    if !x.is_finite() || x == 0.0 {
-        return (x, 0);
-    }
-    let (scaled, bias) = if x.abs() < f32::MIN_POSITIVE {
-        (x * 2f32.powi(32), 32)
-    } else {
-        (x, 0)
-    };
-    let bits = scaled.to_bits();
-    let exp = ((bits >> 23) & 0xff) as i32 - 126;
-    (f32::from_bits(bits & 0x807f_ffff | 126 << 23), exp - bias)
 }

@@ -9,13 +9,14 @@ mod lanes;
 mod tests;
 
 use crate::image::{FormatAccess, ImageInst, ImageKind, Resource, Sampler};
+use crate::lanefn::float::ldexp;
 use crate::lanefn::LaneFn;
 use crate::memory::DeviceMemory;
 use crate::observe::{LaneAccess, Space};
 use crate::sem::{AtomicOp, Backend, Compare, ExecError, MaskOp, Mfma, SOp, VCvt, VOp, VOp64, VUn, VUn64};
 use crate::wave::{Lanes, WaveState, LANES};
 use access::{atomic32, atomic64, lane_address, lds_address, LaneTexels};
-use lanes::{f, ldexp, nan2, nan2_64};
+use lanes::{f, nan2, nan2_64};
 pub use lanes::{v_op_lanes, v_un_lanes};
 
 /// A wave being interpreted, with the memory it reads and writes.

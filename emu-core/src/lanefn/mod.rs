@@ -7,13 +7,14 @@
 //! operand is the low half of one input, a flag (VCC bit) is 0 or 1.
 //!
 //! [`LaneFn`] names each function and evaluates it (here); the functions themselves are grouped by kind:
-//! 32-bit word and bit operations ([`word`]), 16-bit floats and integers ([`f16`](mod@f16)), float helpers the others
-//! share ([`float`]), the IEEE division steps ([`division`]), `v_trig_preop_f64` ([`trig`]), the scalar and
-//! vector ALU operation tables ([`salu`], [`valu`]) and gfx942's 8-bit floats ([`fp8`]).
+//! 32-bit word and bit operations ([`word`]), 16-bit floats and integers ([`f16`](mod@f16)), float helpers the
+//! others and the interpreter share ([`float`]), the IEEE division steps ([`division`]), `v_trig_preop_f64`
+//! ([`trig`]), the scalar and vector ALU operation tables ([`salu`], [`valu`]) and gfx942's 8-bit floats
+//! ([`fp8`]).
 
 mod division;
 mod f16;
-mod float;
+pub(crate) mod float;
 mod fp8;
 mod salu;
 #[cfg(test)]

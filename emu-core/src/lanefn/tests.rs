@@ -150,6 +150,46 @@ fn trig_preop_segments_add_up_to_two_over_pi() {
 }
 
 #[test]
+fn ldexp_rounds_once_into_the_subnormals_and_keeps_zeros_and_infinities() {
+    let b = f64::from_bits;
+    // (x, e, x * 2^e correctly rounded)
+    let cases = [
+        // one step below the normal range and one rounding into the subnormals: 0x41b2.8... rounds up
+        (0x3c40_6ca9_7114_cf80, -1001, 0x41b3),
+        (0x7e38_e034_3a23_82be, -2048, 0x0063_80d1),
+        // exactly half the smallest subnormal rounds to even (zero); one and a half of it rounds up
+        (0x7fe0_0000_0000_0000, -2098, 0),
+        (0x7fe8_0000_0000_0000, -2098, 1),
+        (0x7fef_ffff_ffff_ffff, -2099, 0),
+        // the smallest subnormal up to the largest power of two, and past it
+        (1, 2097, 0x7fe0_0000_0000_0000),
+        (1, 2098, 0x7ff0_0000_0000_0000),
+        (0x3ff0_0000_0000_0000, i32::MAX, 0x7ff0_0000_0000_0000),
+        (0x3ff0_0000_0000_0000, i32::MIN, 0),
+        // zeros and infinities stay as they are for any exponent
+        (0, 3000, 0),
+        (0x8000_0000_0000_0000, i32::MAX, 0x8000_0000_0000_0000),
+        (0x7ff0_0000_0000_0000, -3000, 0x7ff0_0000_0000_0000),
+        (0xfff0_0000_0000_0000, i32::MIN, 0xfff0_0000_0000_0000),
+    ];
+    for (x, e, want) in cases {
+        assert_eq!(ldexp(b(x), e).to_bits(), want, "ldexp({x:#x}, {e})");
+    }
+    assert!(ldexp(f64::NAN, 5000).is_nan() && ldexp(f64::NAN, -5000).is_nan());
+    // within the normal range of 2^e it is one multiplication
+    let mut next = xorshift(0x2545_f491);
+    for _ in 0..20_000 {
+        let x = b((next() as u64) << 32 | next() as u64);
+        let e = (next() % 2046) as i32 - 1022;
+        let want = x * 2f64.powi(e);
+        assert!(
+            ldexp(x, e).to_bits() == want.to_bits() || x.is_nan(),
+            "ldexp({x:e}, {e})"
+        );
+    }
+}
+
+#[test]
 fn min_max_order_signed_zeros_and_ignore_one_nan() {
     assert!(min_num(0.0, -0.0).is_sign_negative() && min_num(-0.0, 0.0).is_sign_negative());
     assert!(max_num(-0.0, 0.0).is_sign_positive() && max_num(0.0, -0.0).is_sign_positive());
