@@ -34,19 +34,24 @@ unsafe impl Send for Call {}
 unsafe impl Sync for Call {}
 
 /// Status of [`wave_call`]: 0 done, otherwise the block stops with this status (fault).
-pub type WaveCall = extern "C" fn(ctx: *mut Ctx, call: *const Call) -> u32;
+pub type WaveCall = unsafe extern "C" fn(ctx: *mut Ctx, call: *const Call) -> u32;
 
 thread_local! {
     /// [`wave_call`]'s operand buffer, taken and given back by each call.
     static OPERANDS: std::cell::Cell<Vec<Lanes>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Runs `call` on the interpreter's backend over the context's slots.
-// called only by compiled blocks, with the runner's live context and pointers into the block's own data
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub(crate) extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
+/// Runs `call` on the interpreter's backend over the context's slots. Compiled blocks call it; nothing else does.
+///
+/// # Safety
+///
+/// `ctx` is the running block's context, exclusively the callee's until it returns, whose `env` points to the
+/// runner's live [`Env`] (with its wave and LDS, which nothing else touches meanwhile) and whose register and
+/// window pointers are that wave's. `call` points to a [`Call`] the block owns, whose `inst` points into the
+/// block's instructions.
+pub(crate) unsafe extern "C" fn wave_call(ctx: *mut Ctx, call: *const Call) -> u32 {
     let run = || -> u32 {
-        // SAFETY: compiled code passes the runner's live Ctx and a Call owned by its Block.
+        // SAFETY: the caller passes the runner's live Ctx and a Call owned by its Block.
         let (ctx, call) = unsafe { (&mut *ctx, &*call) };
         // SAFETY: the Env behind the Ctx is the runner's, which waits for the block to return.
         let env = unsafe { &mut *(ctx.env as *mut Env<'_>) };
@@ -210,17 +215,21 @@ fn own_private(
 
 /// An MFMA ([`Op::Mfma`] in `call`) over operands read straight from the register files: A at `a`, B at `b`, C
 /// at `c` (each the first of a run of registers as long as the shape needs); D goes to the first vector slots.
-/// The arithmetic is [`emu_core::sem::mfma_lanes`], the interpreter's.
-// called only by compiled blocks, with the runner's live context and pointers into the block's own data
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub(crate) extern "C" fn mfma_registers(
+/// The arithmetic is [`emu_core::sem::mfma_lanes`], the interpreter's. Compiled blocks call it; nothing else does.
+///
+/// # Safety
+///
+/// `ctx` is the running block's context, exclusively the callee's until it returns; `call` points to a
+/// [`Call`] the block owns, an [`Op::Mfma`]; `a`, `b` and `c` point to runs of as many readable registers as
+/// the shape's A, B and C operands take (`a_regs`, `b_regs`, `c_regs`), none of them in the context.
+pub(crate) unsafe extern "C" fn mfma_registers(
     ctx: *mut Ctx,
     call: *const Call,
     a: *const Lanes,
     b: *const Lanes,
     c: *const Lanes,
 ) {
-    // SAFETY: compiled code passes its context, a call record its block keeps alive, and the addresses of
+    // SAFETY: the caller passes its context, a call record its block keeps alive, and the addresses of
     // register runs it checked against the register files (sized for every register the block names).
     let (ctx, call) = unsafe { (&mut *ctx, &*call) };
     let Op::Mfma { shape } = call.op else {

@@ -79,6 +79,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         ]);
         sig.returns.push(cranelift_codegen::ir::AbiParam::new(types::I32));
         let sig = b.import_signature(sig);
+        // wave_call's obligations: the call passes the block's own context (the runner's, whose env, wave and
+        // LDS the block holds while it runs) and a Call the block owns (kept in `site.calls`)
         let f = b.ins().iconst(types::I64, crate::call::wave_call as *const () as i64);
         let cp = b.ins().iconst(types::I64, call_ptr as i64);
         let inst = b.ins().call_indirect(sig, f, &[ctx, cp]);

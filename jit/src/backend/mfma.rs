@@ -49,6 +49,8 @@ impl<'a, 'f> JitBackend<'a, 'f> {
         let mut sig = cranelift_codegen::ir::Signature::new(cranelift_codegen::isa::CallConv::SystemV);
         sig.params.extend([cranelift_codegen::ir::AbiParam::new(types::I64); 5]);
         let sig = b.import_signature(sig);
+        // mfma_registers' obligations: the call passes the block's own context, a Call the block owns (kept in
+        // `site.calls`), and the bases of register runs (`reg_run`) each of whose registers was range-checked when read
         let f = b
             .ins()
             .iconst(types::I64, crate::call::mfma_registers as *const () as i64);
