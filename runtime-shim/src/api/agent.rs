@@ -24,13 +24,15 @@ export! {
     fn hsa_agent_get_info(agent: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let i = r.agent(agent)?;
-            info::agent(r, i, attribute, value)
+            // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+            unsafe { info::agent(r, i, attribute, value) }
         })
     }
     fn hsa_agent_extension_supported(ext: u16, agent: u64, major: u16, minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            out(result, extension(ext, major) && minor == 0)
+            // SAFETY: `result` is null or points to storage for the result, as the API requires.
+            unsafe { out(result, extension(ext, major) && minor == 0) }
         })
     }
     fn hsa_agent_major_extension_supported(ext: u16, agent: u64, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
@@ -42,7 +44,8 @@ export! {
     fn hsa_agent_get_exception_policies(agent: u64, _profile: u32, mask: *mut u16) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            out(mask, 0)
+            // SAFETY: `mask` is null or points to storage for the result, as the API requires.
+            unsafe { out(mask, 0) }
         })
     }
     fn hsa_agent_iterate_isas(agent: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
@@ -70,7 +73,8 @@ export! {
         })
     }
     fn hsa_cache_get_info(cache: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| info::cache(r, cache, attribute, value))
+        // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+        with(|r| unsafe { info::cache(r, cache, attribute, value) })
     }
 
     fn hsa_isa_from_name(name: *const c_char, isa: *mut u64) -> Status = ffi::ERROR; {
@@ -80,13 +84,15 @@ export! {
             let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
             let found = r.isas.iter().position(|(d, full)| *full == n || n == format!("amdgcn-amd-amdhsa--{}", d.gfx) || n.starts_with(&format!("amdgcn-amd-amdhsa--{}:", d.gfx)));
             match found {
-                Some(i) => out(isa, ISA_TAG + i as u64),
+                // SAFETY: `isa` is null or points to storage for the result, as the API requires.
+                Some(i) => unsafe { out(isa, ISA_TAG + i as u64) },
                 None => Err(ffi::ERROR_INVALID_ISA_NAME),
             }
         })
     }
     fn hsa_isa_get_info(isa: u64, attribute: u32, _index: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| info::isa(r, isa, attribute, value))
+        // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+        with(|r| unsafe { info::isa(r, isa, attribute, value) })
     }
     fn hsa_isa_get_info_alt(isa: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         hsa_isa_get_info(isa, attribute, 0, value)
@@ -97,7 +103,8 @@ export! {
             if code.wrapping_sub(ISA_TAG) >= n || agent_isa.wrapping_sub(ISA_TAG) >= n {
                 return Err(ffi::ERROR_INVALID_ISA);
             }
-            out(result, code == agent_isa)
+            // SAFETY: `result` is null or points to storage for the result, as the API requires.
+            unsafe { out(result, code == agent_isa) }
         })
     }
     fn hsa_isa_get_exception_policies(isa: u64, _profile: u32, mask: *mut u16) -> Status = ffi::ERROR; {
@@ -105,7 +112,8 @@ export! {
             if isa.wrapping_sub(ISA_TAG) >= r.isas.len() as u64 {
                 return Err(ffi::ERROR_INVALID_ISA);
             }
-            out(mask, 0)
+            // SAFETY: `mask` is null or points to storage for the result, as the API requires.
+            unsafe { out(mask, 0) }
         })
     }
     fn hsa_isa_get_round_method(isa: u64, _fp: u32, _flush: u32, method: *mut u32) -> Status = ffi::ERROR; {
@@ -113,7 +121,8 @@ export! {
             if isa.wrapping_sub(ISA_TAG) >= r.isas.len() as u64 {
                 return Err(ffi::ERROR_INVALID_ISA);
             }
-            out(method, 1)
+            // SAFETY: `method` is null or points to storage for the result, as the API requires.
+            unsafe { out(method, 1) }
         })
     }
     fn hsa_isa_iterate_wavefronts(isa: u64, callback: Option<AgentCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
@@ -125,7 +134,8 @@ export! {
     }
     fn hsa_wavefront_get_info(wavefront: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|_| match (wavefront, attribute) {
-            (32 | 64, 0) => out(value.cast::<u32>(), wavefront as u32),
+            // SAFETY: `value` is null or points to storage for the result, as the API requires.
+            (32 | 64, 0) => unsafe { out(value.cast::<u32>(), wavefront as u32) },
             (32 | 64, _) => Err(ffi::ERROR_INVALID_ARGUMENT),
             _ => Err(ffi::ERROR_INVALID_WAVEFRONT),
         })
@@ -142,7 +152,8 @@ export! {
         with(|r| {
             let a = r.agent(agent)?;
             let p = r.pool(pool, POOL_TAG)?;
-            info::agent_pool(r, a, p, attribute, value)
+            // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+            unsafe { info::agent_pool(r, a, p, attribute, value) }
         })
     }
 }

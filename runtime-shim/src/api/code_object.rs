@@ -22,7 +22,8 @@ export! {
     fn hsa_code_object_deserialize(data: *mut c_void, size: usize, _options: *const c_char, handle: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             nonnull(handle)?;
-            let bytes = slice(data.cast::<u8>(), size)?;
+            // SAFETY: `data` points to `size` elements that stay valid for the call, as the API requires.
+            let bytes = unsafe { slice(data.cast::<u8>(), size) }?;
             let co = isa_amdgpu::codeobj::CodeObject::parse(bytes, "code object").map_err(|e| {
                 eprintln!("wavejit: hsa_code_object_deserialize: {e}");
                 ffi::ERROR_INVALID_CODE_OBJECT
@@ -37,7 +38,8 @@ export! {
             }
             let old = loader::OldCodeObject { bytes: Arc::new(bytes.to_vec()), processor: co.target.processor.clone(), symbols };
             r.loader.code_objects.lock().unwrap_or_else(|e| e.into_inner()).insert(id, old);
-            out(handle, id)
+            // SAFETY: `handle` is null or points to storage for the result, as the API requires.
+            unsafe { out(handle, id) }
         })
     }
     fn hsa_code_object_serialize(handle: u64, alloc: Option<AllocCallback>, data: u64, _options: *const c_char, serialized: *mut *mut c_void, size: *mut usize) -> Status = ffi::ERROR; {
@@ -54,8 +56,10 @@ export! {
             }
             // SAFETY: the application's callback gave `at` room for `bytes.len()` bytes.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.cast::<u8>(), bytes.len()) };
-            out(size, bytes.len())?;
-            out(serialized, at)
+            // SAFETY: `size` is null or points to storage for the result, as the API requires.
+            unsafe { out(size, bytes.len()) }?;
+            // SAFETY: `serialized` is null or points to storage for the result, as the API requires.
+            unsafe { out(serialized, at) }
         })
     }
     fn hsa_code_object_destroy(handle: u64) -> Status = ffi::ERROR; {
@@ -73,18 +77,24 @@ export! {
             let (_, processor) = r.loader.code_object(handle)?;
             match attribute {
                 // version, type (program), ISA, machine model (large), profile (base), rounding mode (near)
-                0 => info::put_str::<64>(value, "2.1"),
-                1 => put(value, 0u32),
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                0 => unsafe { info::put_str::<64>(value, "2.1") },
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                1 => unsafe { put(value, 0u32) },
                 2 => {
                     let isa = r.isas.iter().position(|(d, _)| d.gfx == processor).ok_or_else(|| {
                         eprintln!("wavejit: the code object is for {processor}, which no emulated agent runs");
                         ffi::ERROR_INVALID_ISA
                     })?;
-                    put(value, ISA_TAG + isa as u64)
+                    // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                    unsafe { put(value, ISA_TAG + isa as u64) }
                 }
-                3 => put(value, ffi::MACHINE_MODEL_LARGE),
-                4 => put(value, ffi::PROFILE_BASE),
-                5 => put(value, ffi::ROUNDING_MODE_NEAR),
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                3 => unsafe { put(value, ffi::MACHINE_MODEL_LARGE) },
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                4 => unsafe { put(value, ffi::PROFILE_BASE) },
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                5 => unsafe { put(value, ffi::ROUNDING_MODE_NEAR) },
                 _ => Err(ffi::ERROR_INVALID_ARGUMENT),
             }
         })
@@ -131,5 +141,6 @@ fn code_symbol_named(r: &Runtime, handle: u64, name: *const c_char, symbol: *mut
     nonnull(symbol)?;
     // SAFETY: a NUL-terminated name, as the API requires.
     let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-    out(symbol, r.loader.code_symbol(handle, &n)?)
+    // SAFETY: `symbol` is null or points to storage for the result, as the API requires.
+    unsafe { out(symbol, r.loader.code_symbol(handle, &n)?) }
 }

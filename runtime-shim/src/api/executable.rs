@@ -14,13 +14,15 @@ export! {
     fn hsa_code_object_reader_create_from_memory(data: *const c_void, size: usize, reader: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             nonnull(reader)?;
-            let bytes = slice(data.cast::<u8>(), size)?;
+            // SAFETY: `data` points to `size` elements that stay valid for the call, as the API requires.
+            let bytes = unsafe { slice(data.cast::<u8>(), size) }?;
             if bytes.is_empty() {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             let id = crate::runtime::READER_TAG + r.next_id();
             r.loader.readers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::new(bytes.to_vec()));
-            out(reader, id)
+            // SAFETY: `reader` is null or points to storage for the result, as the API requires.
+            unsafe { out(reader, id) }
         })
     }
     fn hsa_code_object_reader_create_from_file(fd: i32, reader: *mut u64) -> Status = ffi::ERROR; {
@@ -29,7 +31,8 @@ export! {
             let bytes = read_fd(fd).ok_or(ffi::ERROR_INVALID_FILE)?;
             let id = crate::runtime::READER_TAG + r.next_id();
             r.loader.readers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::new(bytes));
-            out(reader, id)
+            // SAFETY: `reader` is null or points to storage for the result, as the API requires.
+            unsafe { out(reader, id) }
         })
     }
     fn hsa_code_object_reader_destroy(reader: u64) -> Status = ffi::ERROR; {
@@ -50,7 +53,8 @@ export! {
             let (_, dev) = r.gpu(agent)?;
             let id = r.loader.load(r, exe, agent, dev, reader)?;
             if !loaded.is_null() {
-                out(loaded, id)?;
+                // SAFETY: `loaded` is null or points to storage for the result, as the API requires.
+                unsafe { out(loaded, id) }?;
             }
             Ok(())
         })
@@ -63,7 +67,8 @@ export! {
             let (i, dev) = r.agents.iter().enumerate().find_map(|(i, a)| a.gpu.filter(|g| g.gfx == co.target.processor).map(|g| (i, g))).ok_or(ffi::ERROR_INVALID_ISA)?;
             let id = r.loader.load(r, exe, AGENT_TAG + i as u64, dev, reader)?;
             if !loaded.is_null() {
-                out(loaded, id)?;
+                // SAFETY: `loaded` is null or points to storage for the result, as the API requires.
+                unsafe { out(loaded, id) }?;
             }
             Ok(())
         })
@@ -83,9 +88,12 @@ export! {
         with(|r| {
             let frozen = r.loader.executables.lock().unwrap_or_else(|e| e.into_inner()).get(&exe).map(|e| e.frozen).ok_or(ffi::ERROR_INVALID_EXECUTABLE)?;
             match attribute {
-                ffi::EXECUTABLE_INFO_PROFILE => out(value.cast::<u32>(), ffi::PROFILE_BASE),
-                ffi::EXECUTABLE_INFO_STATE => out(value.cast::<u32>(), if frozen { ffi::EXECUTABLE_STATE_FROZEN } else { ffi::EXECUTABLE_STATE_UNFROZEN }),
-                ffi::EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE => out(value.cast::<u32>(), ffi::ROUNDING_MODE_NEAR),
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                ffi::EXECUTABLE_INFO_PROFILE => unsafe { out(value.cast::<u32>(), ffi::PROFILE_BASE) },
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                ffi::EXECUTABLE_INFO_STATE => unsafe { out(value.cast::<u32>(), if frozen { ffi::EXECUTABLE_STATE_FROZEN } else { ffi::EXECUTABLE_STATE_UNFROZEN }) },
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                ffi::EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE => unsafe { out(value.cast::<u32>(), ffi::ROUNDING_MODE_NEAR) },
                 _ => Err(ffi::ERROR_INVALID_ARGUMENT),
             }
         })
@@ -93,7 +101,8 @@ export! {
     fn hsa_executable_validate(exe: u64, result: *mut u32) -> Status = ffi::ERROR; {
         with(|r| {
             r.loader.symbols_of(exe)?;
-            out(result, 0)
+            // SAFETY: `result` is null or points to storage for the result, as the API requires.
+            unsafe { out(result, 0) }
         })
     }
     fn hsa_executable_validate_alt(exe: u64, _options: *const c_char, result: *mut u32) -> Status = ffi::ERROR; {
@@ -107,7 +116,8 @@ export! {
             // SAFETY: a non-null agent pointer points to a handle.
             let a = if agent.is_null() { None } else { Some(unsafe { *agent }) };
             match r.loader.find(exe, &n, a) {
-                Some(s) => out(symbol, s),
+                // SAFETY: `symbol` is null or points to storage for the result, as the API requires.
+                Some(s) => unsafe { out(symbol, s) },
                 // a known executable without the symbol, or no such executable
                 None => r.loader.symbols_of(exe).and(Err(ffi::ERROR_INVALID_SYMBOL_NAME)),
             }
@@ -118,7 +128,8 @@ export! {
             nonnull(name)?;
             // SAFETY: a NUL-terminated name, as the API requires.
             let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-            r.loader.find(exe, &n, Some(agent)).map_or(Err(ffi::ERROR_INVALID_SYMBOL_NAME), |s| out(symbol, s))
+            // SAFETY: `symbol` is null or points to storage for the result, as the API requires.
+            r.loader.find(exe, &n, Some(agent)).map_or(Err(ffi::ERROR_INVALID_SYMBOL_NAME), |s| unsafe { out(symbol, s) })
         })
     }
     fn hsa_executable_symbol_get_info(symbol: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
@@ -175,7 +186,8 @@ fn new_executable(r: &Runtime, exe: *mut u64) -> Result<(), Status> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(id, Default::default());
-    out(exe, id)
+    // SAFETY: `exe` is null or points to storage for the result, as the API requires.
+    unsafe { out(exe, id) }
 }
 
 /// Defines an external variable of executable `exe` (for relocations of code objects loaded afterwards).
@@ -198,9 +210,14 @@ fn symbol_info(r: &Runtime, symbol: u64, attribute: u32, value: *mut c_void) -> 
         .cloned()
         .ok_or(ffi::ERROR_INVALID_EXECUTABLE_SYMBOL)?;
     match attribute {
-        ffi::SYMBOL_INFO_AGENT => out(value.cast::<u64>(), s.agent),
-        ffi::SYMBOL_INFO_VARIABLE_ADDRESS => out(value.cast::<u64>(), s.address),
-        ffi::SYMBOL_INFO_KERNEL_OBJECT => out(value.cast::<u64>(), s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?),
+        // SAFETY: `value` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_AGENT => unsafe { out(value.cast::<u64>(), s.agent) },
+        // SAFETY: `value` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_VARIABLE_ADDRESS => unsafe { out(value.cast::<u64>(), s.address) },
+        // SAFETY: `value` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_OBJECT => unsafe {
+            out(value.cast::<u64>(), s.kernel.ok_or(ffi::ERROR_INVALID_ARGUMENT)?)
+        },
         _ => {
             let props = s.kernel.and_then(|k| r.loader.kernel(k)).map(|k| k.props);
             symbol_attribute(&s.name, s.kernel.is_some(), props, s.size, attribute, value)
@@ -221,36 +238,53 @@ pub(super) fn symbol_attribute(
     let v32 = value.cast::<u32>();
     let kernel = || props.ok_or(ffi::ERROR_INVALID_ARGUMENT);
     match attribute {
-        ffi::SYMBOL_INFO_TYPE => out(
-            v32,
-            if is_kernel {
-                ffi::SYMBOL_KIND_KERNEL
-            } else {
-                ffi::SYMBOL_KIND_VARIABLE
-            },
-        ),
-        ffi::SYMBOL_INFO_NAME_LENGTH => out(v32, name.len() as u32),
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_TYPE => unsafe {
+            out(
+                v32,
+                if is_kernel {
+                    ffi::SYMBOL_KIND_KERNEL
+                } else {
+                    ffi::SYMBOL_KIND_VARIABLE
+                },
+            )
+        },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_NAME_LENGTH => unsafe { out(v32, name.len() as u32) },
         ffi::SYMBOL_INFO_NAME => {
             nonnull(value)?;
             // SAFETY: the caller provides NAME_LENGTH bytes for the (unterminated) name.
             unsafe { std::ptr::copy_nonoverlapping(name.as_ptr(), value.cast::<u8>(), name.len()) };
             Ok(())
         }
-        ffi::SYMBOL_INFO_MODULE_NAME_LENGTH => out(v32, 0),
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_MODULE_NAME_LENGTH => unsafe { out(v32, 0) },
         ffi::SYMBOL_INFO_MODULE_NAME => Ok(()),
-        ffi::SYMBOL_INFO_LINKAGE => out(v32, 1),
-        ffi::SYMBOL_INFO_IS_DEFINITION => out(value.cast::<bool>(), true),
-        ffi::SYMBOL_INFO_VARIABLE_ALLOCATION | ffi::SYMBOL_INFO_VARIABLE_SEGMENT => out(v32, 0),
-        ffi::SYMBOL_INFO_VARIABLE_ALIGNMENT => out(v32, 8),
-        ffi::SYMBOL_INFO_VARIABLE_SIZE => out(v32, size as u32),
-        ffi::SYMBOL_INFO_VARIABLE_IS_CONST => out(value.cast::<bool>(), false),
-        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => out(v32, kernel()?.kernarg_size),
-        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => out(v32, kernel()?.kernarg_align),
-        ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => out(v32, kernel()?.group_size),
-        ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => out(v32, kernel()?.private_size),
-        ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => out(value.cast::<bool>(), kernel()?.dynamic_callstack),
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_LINKAGE => unsafe { out(v32, 1) },
+        // SAFETY: `value` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_IS_DEFINITION => unsafe { out(value.cast::<bool>(), true) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_VARIABLE_ALLOCATION | ffi::SYMBOL_INFO_VARIABLE_SEGMENT => unsafe { out(v32, 0) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_VARIABLE_ALIGNMENT => unsafe { out(v32, 8) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_VARIABLE_SIZE => unsafe { out(v32, size as u32) },
+        // SAFETY: `value` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_VARIABLE_IS_CONST => unsafe { out(value.cast::<bool>(), false) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE => unsafe { out(v32, kernel()?.kernarg_size) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT => unsafe { out(v32, kernel()?.kernarg_align) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE => unsafe { out(v32, kernel()?.group_size) },
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE => unsafe { out(v32, kernel()?.private_size) },
+        // SAFETY: `value` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK => unsafe { out(value.cast::<bool>(), kernel()?.dynamic_callstack) },
         // the call convention, and (code symbols) the indirect-function call convention
-        ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION | 16 => out(v32, 0),
+        // SAFETY: `v32` is null or points to storage for the result, as the API requires.
+        ffi::SYMBOL_INFO_KERNEL_CALL_CONVENTION | 16 => unsafe { out(v32, 0) },
         _ => Err(ffi::ERROR_INVALID_ARGUMENT),
     }
 }
@@ -277,7 +311,8 @@ pub(super) extern "C" fn loader_query_host_address(device: *const c_void, host: 
         with(|r| {
             nonnull(host)?;
             r.loader.code_at(device as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
-            out(host, device)
+            // SAFETY: `host` is null or points to storage for the result, as the API requires.
+            unsafe { out(host, device) }
         })
     })
     .unwrap_or(ffi::ERROR)
@@ -296,14 +331,17 @@ pub(super) extern "C" fn loader_query_segment_descriptors(
             // SAFETY: checked non-null above.
             let room = unsafe { *count };
             if descriptors.is_null() {
-                return out(count, segments.len());
+                // SAFETY: `count` is null or points to storage for the result, as the API requires.
+                return unsafe { out(count, segments.len()) };
             }
             if room < segments.len() {
-                out(count, segments.len())?;
+                // SAFETY: `count` is null or points to storage for the result, as the API requires.
+                unsafe { out(count, segments.len()) }?;
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             for (i, s) in segments.into_iter().enumerate() {
-                out(descriptors.wrapping_add(i), s)?;
+                // SAFETY: `descriptors` has room for `room` descriptors (at least `segments.len()`), as the API requires.
+                unsafe { out(descriptors.wrapping_add(i), s) }?;
             }
             Ok(())
         })
@@ -316,7 +354,8 @@ pub(super) extern "C" fn loader_query_executable(device: *const c_void, exe: *mu
     std::panic::catch_unwind(|| {
         with(|r| {
             let (id, _) = r.loader.code_at(device as u64).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
-            out(exe, id)
+            // SAFETY: `exe` is null or points to storage for the result, as the API requires.
+            unsafe { out(exe, id) }
         })
     })
     .unwrap_or(ffi::ERROR)

@@ -18,7 +18,8 @@ export! {
             nonnull(format)?;
             // SAFETY: checked non-null; the API requires a valid hsa_ext_image_format_t.
             let [ty, order] = unsafe { *format };
-            out(mask, image::capability(g, geometry, ty, order))
+            // SAFETY: `mask` is null or points to storage for the result, as the API requires.
+            unsafe { out(mask, image::capability(g, geometry, ty, order)) }
         })
     }
     fn hsa_ext_image_get_capability_with_layout(agent: u64, geometry: u32, format: *const [u32; 2], layout: u32, mask: *mut u32) -> Status = ffi::ERROR; {
@@ -118,7 +119,8 @@ export! {
             let words: Vec<u8> = s.encode().iter().flat_map(|w| w.to_le_bytes()).collect();
             r.mem.write(at, &words).map_err(|_| ffi::ERROR)?;
             r.images.lock().unwrap_or_else(|e| e.into_inner()).samplers.insert(at, s);
-            out(handle, at)
+            // SAFETY: `handle` is null or points to storage for the result, as the API requires.
+            unsafe { out(handle, at) }
         })
     }
     fn hsa_ext_sampler_destroy(agent: u64, handle: u64) -> Status = ffi::ERROR; {
@@ -132,7 +134,8 @@ export! {
     fn hsa_amd_image_get_info_max_dim(agent: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let (_, g) = r.gpu(agent)?;
-            info::image_limit(g, attribute, value)
+            // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+            unsafe { info::image_limit(g, attribute, value) }
         })
     }
 }
@@ -176,13 +179,16 @@ fn image_data_info(
     let d = image_descriptor(r, agent, desc, access)?;
     nonnull(info)?;
     let (_, size) = image::layout(&d, 0, row_pitch, slice_pitch).map_err(image::refuse)?;
-    out(
-        info,
-        image::DataInfo {
-            size: size as usize,
-            alignment: image::ROW_PITCH_ALIGNMENT as usize,
-        },
-    )
+    // SAFETY: `info` is null or points to storage for the result, as the API requires.
+    unsafe {
+        out(
+            info,
+            image::DataInfo {
+                size: size as usize,
+                alignment: image::ROW_PITCH_ALIGNMENT as usize,
+            },
+        )
+    }
 }
 
 /// `hsa_ext_image_create[_with_layout]` and `hsa_amd_image_create`: checks the descriptor, makes the image
@@ -200,7 +206,8 @@ fn create_image(
 ) -> Result<(), Status> {
     let d = image_descriptor(r, agent, desc, access)?;
     nonnull(handle)?;
-    out(handle, image::create(r, &d, data, row_pitch, slice_pitch)?)
+    // SAFETY: `handle` is null or points to storage for the result, as the API requires.
+    unsafe { out(handle, image::create(r, &d, data, row_pitch, slice_pitch)?) }
 }
 
 /// `hsa_ext_image_import` (`into_image`) and `_export`: checks the agent and the region, then moves the texels.

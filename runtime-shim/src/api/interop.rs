@@ -10,7 +10,8 @@ use crate::memory;
 export! {
     fn hsa_amd_interop_map_buffer(n: u32, agents: *const u64, handle: i32, flags: u32, size: *mut usize, ptr: *mut *mut c_void, metadata_size: *mut usize, metadata: *mut *const c_void) -> Status = ffi::ERROR; {
         with(|r| {
-            for &a in slice(agents, n as usize)? {
+            // SAFETY: `agents` points to `n` elements that stay valid for the call, as the API requires.
+            for &a in unsafe { slice(agents, n as usize) }? {
                 r.gpu(a)?;
             }
             if n == 0 || flags != 0 {
@@ -19,14 +20,18 @@ export! {
             nonnull(size)?;
             nonnull(ptr)?;
             let (address, len) = memory::interop_map(r, handle)?;
-            out(size, len as usize)?;
+            // SAFETY: `size` is null or points to storage for the result, as the API requires.
+            unsafe { out(size, len as usize) }?;
             if !metadata_size.is_null() {
-                out(metadata_size, 0)?;
+                // SAFETY: `metadata_size` is null or points to storage for the result, as the API requires.
+                unsafe { out(metadata_size, 0) }?;
             }
             if !metadata.is_null() {
-                out(metadata, std::ptr::null())?;
+                // SAFETY: `metadata` is null or points to storage for the result, as the API requires.
+                unsafe { out(metadata, std::ptr::null()) }?;
             }
-            out(ptr, address as *mut c_void)
+            // SAFETY: `ptr` is null or points to storage for the result, as the API requires.
+            unsafe { out(ptr, address as *mut c_void) }
         })
     }
     fn hsa_amd_interop_unmap_buffer(ptr: *mut c_void) -> Status = ffi::ERROR; {

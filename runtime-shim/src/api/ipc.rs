@@ -29,12 +29,14 @@ export! {
             let mut h = ipc_handle(IPC_MEMORY, start, len as u64);
             h[6] |= fd << 16;
             h[7] = ino;
-            out(handle, h)
+            // SAFETY: `handle` is null or points to storage for the result, as the API requires.
+            unsafe { out(handle, h) }
         })
     }
     fn hsa_amd_ipc_memory_attach(handle: *const [u32; 8], len: usize, n: u32, agents: *const u64, mapped: *mut *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
-            for &a in slice(agents, n as usize)? {
+            // SAFETY: `agents` points to `n` elements that stay valid for the call, as the API requires.
+            for &a in unsafe { slice(agents, n as usize) }? {
                 r.agent(a)?;
             }
             nonnull(mapped)?;
@@ -43,13 +45,15 @@ export! {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             if h[1] != std::process::id() {
-                return out(mapped, memory::ipc_attach(r, h[1], (h[6] >> 16) as i32, h[7], len as u64)? as *mut c_void);
+                // SAFETY: `mapped` is null or points to storage for the result, as the API requires.
+                return unsafe { out(mapped, memory::ipc_attach(r, h[1], (h[6] >> 16) as i32, h[7], len as u64)? as *mut c_void) };
             }
             let (start, a) = r.allocation_of(address).ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
             if start != address || len as u64 > a.size.next_multiple_of(4096) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
-            out(mapped, address as *mut c_void)
+            // SAFETY: `mapped` is null or points to storage for the result, as the API requires.
+            unsafe { out(mapped, address as *mut c_void) }
         })
     }
     fn hsa_amd_ipc_memory_detach(mapped: *mut c_void) -> Status = ffi::ERROR; {
@@ -79,7 +83,8 @@ export! {
             h[5] = (s - slab) as u32;
             h[6] = pages as u32 | fd << 16;
             h[7] = ino;
-            out(handle, h)
+            // SAFETY: `handle` is null or points to storage for the result, as the API requires.
+            unsafe { out(handle, h) }
         })
     }
     fn hsa_amd_ipc_signal_attach(handle: *const [u32; 8], s: *mut u64) -> Status = ffi::ERROR; {
@@ -88,7 +93,8 @@ export! {
             nonnull(s)?;
             if h[1] == std::process::id() {
                 signal::value(r, address)?;
-                return out(s, address);
+                // SAFETY: `s` is null or points to storage for the result, as the API requires.
+                return unsafe { out(s, address) };
             }
             let (offset, span) = (h[5] as u64, (h[6] & 0xffff) as u64 * 4096);
             if offset + ffi::AMD_SIGNAL_SIZE as u64 > span {
@@ -97,7 +103,8 @@ export! {
             // the mapping belongs to the signal (freed when it is destroyed)
             let mapping = memory::map_shared(r, h[1], (h[6] >> 16) as i32, h[7], span)?;
             r.signals.adopt(mapping + offset, mapping);
-            out(s, mapping + offset)
+            // SAFETY: `s` is null or points to storage for the result, as the API requires.
+            unsafe { out(s, mapping + offset) }
         })
     }
 }

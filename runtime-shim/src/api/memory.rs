@@ -15,7 +15,8 @@ export! {
     fn hsa_region_get_info(region: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let i = r.pool(region, REGION_TAG)?;
-            info::region(r, i, attribute, value)
+            // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+            unsafe { info::region(r, i, attribute, value) }
         })
     }
     fn hsa_memory_allocate(region: u64, size: usize, ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
@@ -59,7 +60,8 @@ export! {
     fn hsa_amd_memory_pool_get_info(pool: u64, attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
         with(|r| {
             let i = r.pool(pool, POOL_TAG)?;
-            info::pool(r, i, attribute, value)
+            // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+            unsafe { info::pool(r, i, attribute, value) }
         })
     }
     fn hsa_amd_memory_pool_allocate(pool: u64, size: usize, _flags: u32, ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
@@ -73,7 +75,8 @@ export! {
     }
     fn hsa_amd_agents_allow_access(n: u32, agents: *const u64, _flags: *const u32, ptr: *const c_void) -> Status = ffi::ERROR; {
         with(|r| {
-            for &a in slice(agents, n as usize)? {
+            // SAFETY: `agents` points to `n` elements that stay valid for the call, as the API requires.
+            for &a in unsafe { slice(agents, n as usize) }? {
                 r.agent(a)?;
             }
             nonnull(ptr)
@@ -83,7 +86,8 @@ export! {
         with(|r| {
             r.pool(src, POOL_TAG)?;
             r.pool(dst, POOL_TAG)?;
-            out(result, false)
+            // SAFETY: `result` is null or points to storage for the result, as the API requires.
+            unsafe { out(result, false) }
         })
     }
     fn hsa_amd_memory_lock(host: *mut c_void, size: usize, agents: *const u64, n: i32, agent_ptr: *mut *mut c_void) -> Status = ffi::ERROR; {
@@ -118,7 +122,8 @@ export! {
         with(|r| {
             r.agent(dst_agent)?;
             r.agent(src_agent)?;
-            let deps = slice(deps, n as usize)?.to_vec();
+            // SAFETY: `deps` points to `n` elements that stay valid for the call, as the API requires.
+            let deps = unsafe { slice(deps, n as usize) }?.to_vec();
             memory::submit(r, CopyJob::linear(dst as u64, src as u64, size as u64, deps, completion))
         })
     }
@@ -143,7 +148,8 @@ export! {
                 dst_slice: d.slice as u64,
                 src_pitch: s.pitch as u64,
                 src_slice: s.slice as u64,
-                deps: slice(deps, n as usize)?.to_vec(),
+                // SAFETY: `deps` points to `n` elements that stay valid for the call, as the API requires.
+                deps: unsafe { slice(deps, n as usize) }?.to_vec(),
                 completion,
             };
             memory::submit(r, job)
@@ -158,7 +164,8 @@ export! {
     fn hsa_amd_coherency_get_type(agent: u64, kind: *mut u32) -> Status = ffi::ERROR; {
         with(|r| {
             r.gpu(agent)?;
-            out(kind, 0)
+            // SAFETY: `kind` is null or points to storage for the result, as the API requires.
+            unsafe { out(kind, 0) }
         })
     }
     fn hsa_amd_coherency_set_type(agent: u64, kind: u32) -> Status = ffi::ERROR; {
@@ -190,7 +197,8 @@ export! {
 /// Allocates `size` bytes from pool `pool` into `*ptr`.
 fn allocate_into(r: &Runtime, pool: usize, size: usize, ptr: *mut *mut c_void) -> Result<(), Status> {
     nonnull(ptr)?;
-    out(ptr, r.allocate(pool, size as u64)? as *mut c_void)
+    // SAFETY: `ptr` is null or points to storage for the result, as the API requires.
+    unsafe { out(ptr, r.allocate(pool, size as u64)? as *mut c_void) }
 }
 
 /// `hsa_amd_memory_lock[_to_pool]`: checks the range and the agents, locks the range, and hands back the
@@ -206,10 +214,12 @@ fn lock(
     if host.is_null() || size == 0 {
         return Err(ffi::ERROR_INVALID_ARGUMENT);
     }
-    for &a in slice(agents, n.max(0) as usize)? {
+    // SAFETY: `agents` points to `n.max(0) as usize` elements that stay valid for the call, as the API requires.
+    for &a in unsafe { slice(agents, n.max(0) as usize) }? {
         r.agent(a)?;
     }
-    out(agent_ptr, memory::lock(r, host as u64, size as u64)? as *mut c_void)
+    // SAFETY: `agent_ptr` is null or points to storage for the result, as the API requires.
+    unsafe { out(agent_ptr, memory::lock(r, host as u64, size as u64)? as *mut c_void) }
 }
 
 /// `hsa_amd_pointer_info`: what `ptr` lies in (an API allocation, or locked host memory found by its host or
@@ -285,13 +295,15 @@ fn pointer_info(
             Vec::new()
         };
         let alloc = alloc.ok_or(ffi::ERROR_INVALID_ARGUMENT)?;
-        out(n, all.len() as u32)?;
+        // SAFETY: `n` is null or points to storage for the result, as the API requires.
+        unsafe { out(n, all.len() as u32) }?;
         if !all.is_empty() {
             let p = alloc(all.len() * 8).cast::<u64>();
             nonnull(p)?;
             // SAFETY: the caller's allocator returned room for `all.len()` handles.
             unsafe { std::ptr::copy_nonoverlapping(all.as_ptr(), p, all.len()) };
-            out(accessible, p)?;
+            // SAFETY: `accessible` is null or points to storage for the result, as the API requires.
+            unsafe { out(accessible, p) }?;
         }
     }
     Ok(())

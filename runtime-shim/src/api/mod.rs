@@ -90,8 +90,13 @@ fn with(f: impl FnOnce(&Arc<Runtime>) -> Result<(), Status>) -> Status {
 }
 
 /// Writes `v` to the caller's `p`; INVALID_ARGUMENT when it is null.
-fn out<T>(p: *mut T, v: T) -> Result<(), Status> {
-    put(p.cast(), v)
+///
+/// # Safety
+///
+/// `p` is null or valid for writing a `T` (at any alignment).
+unsafe fn out<T>(p: *mut T, v: T) -> Result<(), Status> {
+    // SAFETY: as the caller guarantees; the storage is a `T`.
+    unsafe { put(p.cast(), v) }
 }
 
 /// INVALID_ARGUMENT when `p` is null.
@@ -114,12 +119,17 @@ fn iterate(items: impl IntoIterator<Item = u64>, mut f: impl FnMut(u64) -> Statu
     Ok(())
 }
 
-/// The caller's `n` elements at `p` (`p` may be null when `n` is 0).
-fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
+/// The caller's `n` elements at `p` (`p` may be null when `n` is 0); INVALID_ARGUMENT when `p` is null.
+///
+/// # Safety
+///
+/// A non-null `p` points to `n` initialized elements, which nothing writes for as long as the returned
+/// slice (of a lifetime the caller picks) is used.
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
     if n == 0 {
         return Ok(&[]);
     }
     nonnull(p)?;
-    // SAFETY: the API requires `p` to point to `n` elements that stay valid for the call.
+    // SAFETY: as the caller guarantees.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }

@@ -27,7 +27,8 @@ export! {
     fn hsa_amd_profiling_convert_tick_to_system_domain(agent: u64, tick: u64, system: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            out(system, tick)
+            // SAFETY: `system` is null or points to storage for the result, as the API requires.
+            unsafe { out(system, tick) }
         })
     }
 }
@@ -35,11 +36,14 @@ export! {
 /// The start and end timestamps a dispatch, barrier or copy left in its completion signal.
 fn times(r: &Runtime, s: u64, time: *mut ffi::ProfilingTime) -> Result<(), Status> {
     let (a, b) = signal::timestamps(r, s)?;
-    out(
-        time,
-        ffi::ProfilingTime {
-            start: a.load(Ordering::Relaxed),
-            end: b.load(Ordering::Relaxed),
-        },
-    )
+    // SAFETY: `time` is null or points to storage for the result, as the API requires.
+    unsafe {
+        out(
+            time,
+            ffi::ProfilingTime {
+                start: a.load(Ordering::Relaxed),
+                end: b.load(Ordering::Relaxed),
+            },
+        )
+    }
 }

@@ -16,7 +16,8 @@ export! {
             nonnull(q)?;
             let (i, dev) = r.gpu(agent)?;
             let created = queue::create(r, i, dev, size, kind, callback, data)?;
-            out(q, created.address as *mut ffi::HsaQueue)
+            // SAFETY: `q` is null or points to storage for the result, as the API requires.
+            unsafe { out(q, created.address as *mut ffi::HsaQueue) }
         })
     }
     fn hsa_queue_destroy(q: *mut ffi::HsaQueue) -> Status = ffi::ERROR; {
@@ -59,7 +60,8 @@ export! {
     fn hsa_amd_queue_cu_set_mask(q: *const ffi::HsaQueue, count: u32, mask: *const u32) -> Status = ffi::ERROR; {
         with(|r| {
             queue::find(r, q as u64)?;
-            slice(mask, count.div_ceil(32) as usize).map(drop)
+            // SAFETY: `mask` points to a word per 32 CUs that stay valid for the call, as the API requires.
+            unsafe { slice(mask, count.div_ceil(32) as usize) }.map(drop)
         })
     }
     fn hsa_amd_queue_cu_get_mask(q: *const ffi::HsaQueue, count: u32, mask: *mut u32) -> Status = ffi::ERROR; {
@@ -68,7 +70,8 @@ export! {
             nonnull(mask)?;
             for w in 0..count.div_ceil(32) {
                 let bits = qq.device.compute_units.saturating_sub(w * 32).min(32);
-                out(mask.wrapping_add(w as usize), if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 })?;
+                // SAFETY: `mask` has room for a word per 32 CUs, as the API requires.
+                unsafe { out(mask.wrapping_add(w as usize), if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 }) }?;
             }
             Ok(())
         })
@@ -84,7 +87,8 @@ export! {
             nonnull(q)?;
             r.pool(region, REGION_TAG)?;
             let created = queue::create_soft(r, size, features, doorbell)?;
-            out(q, created.address as *mut ffi::HsaQueue)
+            // SAFETY: `q` is null or points to storage for the result, as the API requires.
+            unsafe { out(q, created.address as *mut ffi::HsaQueue) }
         })
     }
 }

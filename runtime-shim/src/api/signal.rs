@@ -18,13 +18,15 @@ export! {
     fn hsa_signal_create(initial: i64, _n: u32, _consumers: *const u64, signal: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             nonnull(signal)?;
-            out(signal, r.signals.create(r, initial, false)?)
+            // SAFETY: `signal` is null or points to storage for the result, as the API requires.
+            unsafe { out(signal, r.signals.create(r, initial, false)?) }
         })
     }
     fn hsa_amd_signal_create(initial: i64, _n: u32, _consumers: *const u64, attributes: u64, signal: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
             nonnull(signal)?;
-            out(signal, r.signals.create(r, initial, attributes & ffi::AMD_SIGNAL_IPC != 0)?)
+            // SAFETY: `signal` is null or points to storage for the result, as the API requires.
+            unsafe { out(signal, r.signals.create(r, initial, attributes & ffi::AMD_SIGNAL_IPC != 0)?) }
         })
     }
     fn hsa_signal_destroy(signal: u64) -> Status = ffi::ERROR; { with(|r| r.signals.destroy(r, signal)) }
@@ -92,10 +94,13 @@ export! {
         let run = || -> Result<u32, Status> {
             let r = rt()?;
             let n = n as usize;
-            let (s, c, v) = (slice(signals, n)?, slice(conds, n)?, slice(values, n)?);
+            // SAFETY: `signals`, `conds` and `values` point to `n` elements each that stay valid for the call, as the
+            // API requires.
+            let (s, c, v) = (unsafe { slice(signals, n) }?, unsafe { slice(conds, n) }?, unsafe { slice(values, n) }?);
             let (i, got) = signal::wait_any(&r, s, c, v, timeout)?;
             if !value.is_null() && i != u32::MAX {
-                out(value, got)?;
+                // SAFETY: `value` is null or points to storage for the result, as the API requires.
+                unsafe { out(value, got) }?;
             }
             Ok(i)
         };
@@ -103,13 +108,15 @@ export! {
     }
     fn hsa_signal_group_create(n: u32, signals: *const u64, _nc: u32, _consumers: *const u64, group: *mut u64) -> Status = ffi::ERROR; {
         with(|r| {
-            let s = slice(signals, n as usize)?;
+            // SAFETY: `signals` points to `n` elements that stay valid for the call, as the API requires.
+            let s = unsafe { slice(signals, n as usize) }?;
             if s.is_empty() || s.iter().any(|&x| !r.signals.is_live(x)) {
                 return Err(ffi::ERROR_INVALID_ARGUMENT);
             }
             let id = crate::runtime::GROUP_TAG + r.next_id();
             r.groups.lock().unwrap_or_else(|e| e.into_inner()).insert(id, s.to_vec());
-            out(group, id)
+            // SAFETY: `group` is null or points to storage for the result, as the API requires.
+            unsafe { out(group, id) }
         })
     }
     fn hsa_signal_group_destroy(group: u64) -> Status = ffi::ERROR; {
@@ -135,7 +142,8 @@ export! {
         })
     }
     fn hsa_amd_signal_value_pointer(s: u64, ptr: *mut *mut i64) -> Status = ffi::ERROR; {
-        with(|r| out(ptr, signal::value(r, s)?.as_ptr()))
+        // SAFETY: `ptr` is null or points to storage for the result, as the API requires.
+        with(|r| unsafe { out(ptr, signal::value(r, s)?.as_ptr()) })
     }
     fn hsa_amd_async_function(callback: Option<extern "C" fn(*mut c_void)>, arg: *mut c_void) -> Status = ffi::ERROR; {
         with(|_| {
@@ -186,7 +194,16 @@ fn group_wait(
         .cloned()
         .ok_or(ffi::ERROR_INVALID_SIGNAL_GROUP)?;
     let n = signals.len();
-    let (i, v) = signal::wait_any(r, &signals, slice(conds, n)?, slice(values, n)?, u64::MAX)?;
-    out(signal_out, signals[i as usize])?;
-    out(value, v)
+    // SAFETY: `conds` and `values` point to `n` elements each that stay valid for the call, as the API requires.
+    let (i, v) = signal::wait_any(
+        r,
+        &signals,
+        unsafe { slice(conds, n) }?,
+        unsafe { slice(values, n) }?,
+        u64::MAX,
+    )?;
+    // SAFETY: `signal_out` is null or points to storage for the result, as the API requires.
+    unsafe { out(signal_out, signals[i as usize]) }?;
+    // SAFETY: `value` is null or points to storage for the result, as the API requires.
+    unsafe { out(value, v) }
 }

@@ -12,7 +12,8 @@ use crate::svm;
 export! {
     fn hsa_amd_svm_attributes_set(ptr: *mut c_void, size: usize, list: *mut svm::Pair, count: usize) -> Status = ffi::ERROR; {
         with(|r| {
-            let pairs = slice(list as *const svm::Pair, count)?;
+            // SAFETY: `list` points to `count` elements that stay valid for the call, as the API requires.
+            let pairs = unsafe { slice(list as *const svm::Pair, count) }?;
             r.svm.lock().unwrap_or_else(|e| e.into_inner()).set(r, ptr as u64, size as u64, pairs)
         })
     }
@@ -36,7 +37,8 @@ export! {
     fn hsa_amd_svm_prefetch_async(ptr: *mut c_void, size: usize, agent: u64, n: u32, deps: *const u64, completion: u64) -> Status = ffi::ERROR; {
         with(|r| {
             r.agent(agent)?;
-            let deps = slice(deps, n as usize)?.to_vec();
+            // SAFETY: `deps` points to `n` elements that stay valid for the call, as the API requires.
+            let deps = unsafe { slice(deps, n as usize) }?.to_vec();
             r.svm.lock().unwrap_or_else(|e| e.into_inner()).prefetched(r, ptr as u64, size as u64, agent)?;
             // an empty copy: it waits for the dependencies, then decrements the completion signal
             memory::submit(r, CopyJob::linear(ptr as u64, ptr as u64, 0, deps, completion))

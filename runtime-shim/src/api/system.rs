@@ -14,16 +14,19 @@ export! {
 
     fn hsa_status_string(s: Status, text: *mut *const c_char) -> Status = ffi::ERROR; {
         match ffi::status_text(s) {
-            Some(t) => status(out(text, t.as_ptr())),
+            // SAFETY: `text` is null or points to storage for the result, as the API requires.
+            Some(t) => status(unsafe { out(text, t.as_ptr()) }),
             None => ffi::ERROR_INVALID_ARGUMENT,
         }
     }
 
     fn hsa_system_get_info(attribute: u32, value: *mut c_void) -> Status = ffi::ERROR; {
-        with(|r| info::system(r, attribute, value))
+        // SAFETY: `value` is null or points to storage for the attribute's value, as the API requires.
+        with(|r| unsafe { info::system(r, attribute, value) })
     }
     fn hsa_system_extension_supported(ext: u16, major: u16, minor: u16, result: *mut bool) -> Status = ffi::ERROR; {
-        with(|_| out(result, extension(ext, major) && minor == 0))
+        // SAFETY: `result` is null or points to storage for the result, as the API requires.
+        with(|_| unsafe { out(result, extension(ext, major) && minor == 0) })
     }
     fn hsa_system_major_extension_supported(ext: u16, major: u16, minor: *mut u16, result: *mut bool) -> Status = ffi::ERROR; {
         with(|_| major_extension(ext, major, minor, result))
@@ -47,7 +50,8 @@ export! {
             0x202 => c"HSA_EXTENSION_AMD_AQLPROFILE",
             _ => return ffi::ERROR_INVALID_ARGUMENT,
         };
-        with(|_| out(name, n.as_ptr()))
+        // SAFETY: `name` is null or points to storage for the result, as the API requires.
+        with(|_| unsafe { out(name, n.as_ptr()) })
     }
     fn hsa_amd_register_system_event_handler(callback: Option<crate::runtime::SystemEventCallback>, data: *mut c_void) -> Status = ffi::ERROR; {
         // GPU memory faults are the one system event raised (crate::queue::memory_fault)
@@ -68,9 +72,11 @@ pub(super) fn extension(ext: u16, major: u16) -> bool {
 pub(super) fn major_extension(ext: u16, major: u16, minor: *mut u16, result: *mut bool) -> Result<(), Status> {
     let yes = extension(ext, major);
     if yes {
-        out(minor, 0)?;
+        // SAFETY: `minor` is null or points to storage for the result, as the API requires.
+        unsafe { out(minor, 0) }?;
     }
-    out(result, yes)
+    // SAFETY: `result` is null or points to storage for the result, as the API requires.
+    unsafe { out(result, yes) }
 }
 
 /// Extension function table `ext` (its first `length` bytes).
