@@ -1,11 +1,16 @@
 //! Device presets: the emulated GPUs, as data.
 //!
 //! Numbers are AMD's public specifications (ROCm's GPU hardware specification table and the products' data
-//! sheets): compute units, caches, register files, LDS, memory size, clocks. The functional engine reads the
-//! target, the CU count, the topology (XCDs, shader engines, CUs: where HW_ID and XCC_ID place a wave, and what
-//! the timing model's dispatcher places workgroups over) and the register/LDS limits; the runtime shim reports
-//! the rest to programs as agent properties, and the timing model's machine tables (one per preset) take the
-//! topology from here and are checked against the rest.
+//! sheets): compute units, caches, register files, LDS, memory size, clocks, the product's PCI id and memory
+//! bus, peak arithmetic throughputs. The functional engine reads the target, the CU count, the topology (XCDs,
+//! shader engines, CUs: where HW_ID and XCC_ID place a wave, and what the timing model's dispatcher places
+//! workgroups over) and the register/LDS limits; the runtime shim, the driver, sysfs and the SMI views report
+//! the rest to programs, and `wavejit analyze` draws its roofs from the peaks. The timing model's machine
+//! tables ([`crate::timing::machine::MACHINES`], one per preset, in the same order) take the topology from here
+//! and are checked against the rest by a test over [`PRESETS`].
+//!
+//! Adding a device is a row here (CDNA2 GCDs share `CDNA2_GCD`'s fields) and its machine table; tests over
+//! `PRESETS` here, in `timing::machine` and in `profiler-hooks`' SMI cards name whatever else a row lacks.
 
 use std::fmt;
 
@@ -61,6 +66,28 @@ pub struct DevicePreset {
     pub mall_bytes: u64,
     /// What a floating-point atomic does to fine-grained memory.
     pub fine_grained_float_atomics: FineGrainedFloatAtomics,
+    /// PCI device id of the product (as `lspci`, rocminfo's chip id, `/sys/.../device` and the SMI views give
+    /// it).
+    pub pci_device_id: u32,
+    /// PCI revision id: the one libdrm's marketing-name table (`amdgpu.ids`) knows the product by.
+    pub pci_revision: u32,
+    /// Memory clock, MHz: the HBM clock of the product (its per-pin data rate / 2), which with
+    /// `memory_width_bits` gives `memory_bandwidth_gbs`.
+    pub memory_clock_mhz: u32,
+    /// Memory bus width, bits.
+    pub memory_width_bits: u32,
+    /// Published peak arithmetic throughputs (the roofline's compute roofs).
+    pub peak_tflops: PeakTflops,
+}
+
+/// A device's published peak throughputs, TFLOP/s (AMD's data sheets).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeakTflops {
+    pub fp64_vector: f64,
+    pub fp32_vector: f64,
+    pub fp64_matrix: f64,
+    pub fp32_matrix: f64,
+    pub fp16_matrix: f64,
 }
 
 /// What a floating-point read-modify-write atomic (f32 and packed-f16/bf16 add, f64 add, min and max) does when
@@ -132,6 +159,47 @@ impl Topology {
     }
 }
 
+/// What the CDNA2 presets share: one GCD (gfx90a) of 64 GiB HBM2e at 1.6 TB/s. A row takes these with
+/// `..CDNA2_GCD` and sets its own identity, compute units and peaks.
+const CDNA2_GCD: DevicePreset = DevicePreset {
+    id: "",
+    aliases: &[],
+    name: "",
+    target: Target::Gfx90a,
+    gfx: "gfx90a",
+    compute_units: 0,
+    cus_per_group: 0,
+    topology: Topology::cdna2_gcd(0),
+    simds_per_cu: 4,
+    wave_size: 64,
+    max_waves_per_simd: 8,
+    vgprs_per_lane: 512,
+    sgprs_per_wave: 102,
+    lds_bytes: 64 * KIB,
+    max_workgroup_size: 1024,
+    engine_clock_mhz: 1700,
+    memory_bytes: 64 * GIB,
+    memory_bandwidth_gbs: 1638,
+    l1_vector_bytes: 16 * KIB,
+    l1_scalar_bytes: 16 * KIB,
+    cus_per_scalar_cache: 2,
+    l2_bytes: 8 * MIB,
+    mall_bytes: 0,
+    fine_grained_float_atomics: FineGrainedFloatAtomics::Dropped,
+    pci_device_id: 0,
+    pci_revision: 0,
+    // HBM2e, 4096 bits at 1600 MHz: 1.6 TB/s
+    memory_clock_mhz: 1600,
+    memory_width_bits: 4096,
+    peak_tflops: PeakTflops {
+        fp64_vector: 0.0,
+        fp32_vector: 0.0,
+        fp64_matrix: 0.0,
+        fp32_matrix: 0.0,
+        fp16_matrix: 0.0,
+    },
+};
+
 /// Every preset, the default first.
 pub static PRESETS: &[DevicePreset] = &[
     DevicePreset {
@@ -159,61 +227,61 @@ pub static PRESETS: &[DevicePreset] = &[
         l2_bytes: 32 * MIB,
         mall_bytes: 256 * MIB,
         fine_grained_float_atomics: FineGrainedFloatAtomics::Performed,
+        pci_device_id: 0x74a1,
+        pci_revision: 0x00,
+        // HBM3 at 5.2 Gb/s per pin, 8192 bits: 5.3 TB/s
+        memory_clock_mhz: 2600,
+        memory_width_bits: 8192,
+        peak_tflops: PeakTflops {
+            fp64_vector: 81.7,
+            fp32_vector: 163.4,
+            fp64_matrix: 163.4,
+            fp32_matrix: 163.4,
+            fp16_matrix: 1307.4,
+        },
     },
     DevicePreset {
         id: "mi210",
-        aliases: &[],
         name: "AMD Instinct MI210",
-        target: Target::Gfx90a,
-        gfx: "gfx90a",
         compute_units: 104,
         cus_per_group: 26,
         topology: Topology::cdna2_gcd(104),
-        simds_per_cu: 4,
-        wave_size: 64,
-        max_waves_per_simd: 8,
-        vgprs_per_lane: 512,
-        sgprs_per_wave: 102,
-        lds_bytes: 64 * KIB,
-        max_workgroup_size: 1024,
-        engine_clock_mhz: 1700,
-        memory_bytes: 64 * GIB,
-        memory_bandwidth_gbs: 1638,
-        l1_vector_bytes: 16 * KIB,
-        l1_scalar_bytes: 16 * KIB,
-        cus_per_scalar_cache: 2,
-        l2_bytes: 8 * MIB,
-        mall_bytes: 0,
-        fine_grained_float_atomics: FineGrainedFloatAtomics::Dropped,
+        pci_device_id: 0x740f,
+        pci_revision: 0x02,
+        peak_tflops: PeakTflops {
+            fp64_vector: 22.6,
+            fp32_vector: 22.6,
+            fp64_matrix: 45.3,
+            fp32_matrix: 45.3,
+            fp16_matrix: 181.0,
+        },
+        ..CDNA2_GCD
     },
     DevicePreset {
         id: "mi250x-gcd",
         // one GCD of the two on the card, as ROCm shows it
         aliases: &["mi250x"],
         name: "AMD Instinct MI250X (one GCD)",
-        target: Target::Gfx90a,
-        gfx: "gfx90a",
         compute_units: 110,
         cus_per_group: 28,
         topology: Topology::cdna2_gcd(110),
-        simds_per_cu: 4,
-        wave_size: 64,
-        max_waves_per_simd: 8,
-        vgprs_per_lane: 512,
-        sgprs_per_wave: 102,
-        lds_bytes: 64 * KIB,
-        max_workgroup_size: 1024,
-        engine_clock_mhz: 1700,
-        memory_bytes: 64 * GIB,
-        memory_bandwidth_gbs: 1638,
-        l1_vector_bytes: 16 * KIB,
-        l1_scalar_bytes: 16 * KIB,
-        cus_per_scalar_cache: 2,
-        l2_bytes: 8 * MIB,
-        mall_bytes: 0,
-        fine_grained_float_atomics: FineGrainedFloatAtomics::Dropped,
+        pci_device_id: 0x740c,
+        // "AMD Instinct MI250X / MI250"
+        pci_revision: 0x01,
+        // half the MI250X's
+        peak_tflops: PeakTflops {
+            fp64_vector: 23.95,
+            fp32_vector: 23.95,
+            fp64_matrix: 47.85,
+            fp32_matrix: 47.85,
+            fp16_matrix: 191.5,
+        },
+        ..CDNA2_GCD
     },
 ];
+
+/// The id of [`DevicePreset::program_default`]'s preset.
+const PROGRAM_DEFAULT: &str = "mi210";
 
 /// A device name that no preset has.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -237,6 +305,12 @@ impl DevicePreset {
     /// The default device: an MI300X.
     pub fn default_device() -> &'static DevicePreset {
         &PRESETS[0]
+    }
+
+    /// The device a ROCm program gets when nothing chooses one (`WAVEJIT_DEVICES` unset, `wavejit exec` of a
+    /// program with no GPU code object): an MI210.
+    pub fn program_default() -> &'static DevicePreset {
+        Self::by_name(PROGRAM_DEFAULT).expect("PROGRAM_DEFAULT names a preset")
     }
 
     /// Wave slots on the whole device.
@@ -287,9 +361,48 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_is_complete_and_named_once() {
+        let mut names: Vec<String> = PRESETS.iter().flat_map(|p| p.names()).map(str::to_lowercase).collect();
+        names.sort();
+        let all = names.len();
+        names.dedup();
+        assert_eq!(names.len(), all, "a name shared by two presets");
+        for p in PRESETS {
+            assert!(!p.id.is_empty() && !p.name.is_empty(), "{p:?}");
+            assert!(p.compute_units > 0 && p.cus_per_group > 0, "{}", p.id);
+            assert!(p.pci_device_id != 0, "{}: no PCI device id", p.id);
+            let gbs = p.memory_clock_mhz as f64 * 2.0 * p.memory_width_bits as f64 / 8.0 / 1e3;
+            assert!(
+                (gbs - p.memory_bandwidth_gbs as f64).abs() / (p.memory_bandwidth_gbs as f64) < 0.01,
+                "{}: memory clock and width give {gbs} GB/s",
+                p.id
+            );
+            let t = p.peak_tflops;
+            for (what, v) in [
+                ("fp64_vector", t.fp64_vector),
+                ("fp32_vector", t.fp32_vector),
+                ("fp64_matrix", t.fp64_matrix),
+                ("fp32_matrix", t.fp32_matrix),
+                ("fp16_matrix", t.fp16_matrix),
+            ] {
+                assert!(v > 0.0, "{}: no {what} peak", p.id);
+            }
+        }
+        assert_eq!(
+            PRESETS
+                .iter()
+                .map(|p| p.pci_device_id)
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
+            PRESETS.len()
+        );
+    }
+
+    #[test]
     fn unknown_devices_list_the_known_ones() {
         let e = DevicePreset::by_name("h100").unwrap_err().to_string();
         assert!(e.contains("h100") && e.contains("mi300x") && e.contains("mi210"), "{e}");
         assert_eq!(DevicePreset::default_device().id, "mi300x");
+        assert_eq!(DevicePreset::program_default().id, "mi210");
     }
 }

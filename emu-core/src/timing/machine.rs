@@ -37,6 +37,8 @@
 
 use std::fmt;
 
+use crate::device::DevicePreset;
+
 /// The chase overhead of the engine's vector pointer chase (see the module docs).
 pub const VECTOR_CHASE_OVERHEAD: u64 = 24;
 /// The chase overhead of the engine's scalar pointer chase.
@@ -250,9 +252,15 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// The machine of device preset `id`.
+    /// The machine of device preset `id`; `None` for an id no preset has.
     pub fn by_preset(id: &str) -> Option<&'static Machine> {
         MACHINES.iter().find(|m| m.preset == id)
+    }
+
+    /// The machine of `preset` (every preset has one: a test checks [`MACHINES`] against
+    /// [`crate::device::PRESETS`]).
+    pub fn of(preset: &DevicePreset) -> &'static Machine {
+        Self::by_preset(preset.id).unwrap_or_else(|| panic!("no machine table for preset {}", preset.id))
     }
 
     /// Shader cycles per second.
@@ -579,9 +587,13 @@ mod tests {
 
     #[test]
     fn every_preset_has_a_machine_with_its_geometry() {
-        assert_eq!(MACHINES.len(), PRESETS.len());
+        assert_eq!(
+            MACHINES.iter().map(|m| m.preset).collect::<Vec<_>>(),
+            PRESETS.iter().map(|p| p.id).collect::<Vec<_>>(),
+            "one machine per preset, in the order of PRESETS"
+        );
         for p in PRESETS {
-            let m = Machine::by_preset(p.id).unwrap_or_else(|| panic!("no machine for {}", p.id));
+            let m = Machine::of(p);
             assert_eq!(m.topology, p.topology, "{}", p.id);
             assert_eq!(m.core.simds_per_cu, p.simds_per_cu, "{}", p.id);
             assert_eq!(m.clocks.shader_mhz, p.engine_clock_mhz, "{}", p.id);
