@@ -6,54 +6,57 @@ use std::collections::HashMap;
 
 use super::read::{DeviceRecord, ProcessRecord};
 
-/// What SMI tools show of a product beyond the emulator's preset.
+/// What SMI tools show of a product beyond the rest of the emulator's preset (the figures are the preset's:
+/// [`emu_core::DevicePreset::pci_device_id`], `memory_clock_mhz`, `memory_width_bits`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Product {
     /// PCI device id (as `lspci`, rocminfo's chip id and `/sys/.../device` give it).
     pub pci_device_id: u32,
     /// Memory clock, MHz: the HBM clock of the product (its per-pin data rate / 2), which with its bus width
-    /// gives the preset's bandwidth: MI210 and an MI250X GCD 1600 MHz (HBM2e, 4096 bits, 1.6 TB/s), MI300X
-    /// 2600 MHz (HBM3 at 5.2 Gb/s per pin, 8192 bits, 5.3 TB/s).
+    /// gives the preset's bandwidth.
     pub memory_clock_mhz: u32,
     /// Memory bus width, bits.
     pub memory_width_bits: u32,
     /// Small number distinguishing presets in the card identities below.
     slot: u32,
-    /// The preset's place in card numbers ([`Card::number`]): the default preset (MI210) first.
+    /// The preset's place in card numbers ([`Card::number`]).
     order: u32,
 }
 
-/// The product facts for preset `preset` (`mi300x`, `mi210`, `mi250x-gcd`); zeros for a preset not known here.
+/// Where each preset's cards go: (preset id, slot, order). The slot distinguishes presets in the identities
+/// of one device index ([`Identity::of`]: four slots per index, the last, [`OTHER_PLACE`], for presets this
+/// build does not know); the order places the preset's cards in card numbers ([`card_number`]): the default
+/// preset of programs (MI210) first. A test checks that every preset has a row.
+const PLACES: &[(&str, u32, u32)] = &[("mi300x", 0, 2), ("mi210", 1, 0), ("mi250x-gcd", 2, 1)];
+
+/// (slot, order) of a card whose preset this build does not know: one another wavejit put in the registry.
+const OTHER_PLACE: (u32, u32) = (3, 3);
+
+/// (slot, order) of preset id `preset` ([`PLACES`]); [`OTHER_PLACE`] for an id no preset of this build has.
+fn place(preset: &str) -> (u32, u32) {
+    PLACES
+        .iter()
+        .find(|(id, ..)| *id == preset)
+        .map_or(OTHER_PLACE, |&(_, slot, order)| (slot, order))
+}
+
+/// The product facts of preset `preset` (an id of [`emu_core::PRESETS`]).
+///
+/// # Panics
+///
+/// For an id no preset has.
 pub fn product(preset: &str) -> Product {
-    match preset {
-        "mi300x" => Product {
-            pci_device_id: 0x74a1,
-            memory_clock_mhz: 2600,
-            memory_width_bits: 8192,
-            slot: 0,
-            order: 2,
-        },
-        "mi210" => Product {
-            pci_device_id: 0x740f,
-            memory_clock_mhz: 1600,
-            memory_width_bits: 4096,
-            slot: 1,
-            order: 0,
-        },
-        "mi250x-gcd" => Product {
-            pci_device_id: 0x740c,
-            memory_clock_mhz: 1600,
-            memory_width_bits: 4096,
-            slot: 2,
-            order: 1,
-        },
-        _ => Product {
-            pci_device_id: 0,
-            memory_clock_mhz: 0,
-            memory_width_bits: 0,
-            slot: 3,
-            order: 3,
-        },
+    let p = emu_core::DevicePreset::by_name(preset)
+        .ok()
+        .filter(|p| p.id == preset)
+        .unwrap_or_else(|| panic!("smi::product: `{preset}` is not a preset id"));
+    let (slot, order) = place(p.id);
+    Product {
+        pci_device_id: p.pci_device_id,
+        memory_clock_mhz: p.memory_clock_mhz,
+        memory_width_bits: p.memory_width_bits,
+        slot,
+        order,
     }
 }
 
@@ -110,7 +113,7 @@ pub struct Identity {
 
 impl Identity {
     pub fn of(index: u32, preset: &str) -> Identity {
-        let slot = (index % 48) * 4 + product(preset).slot;
+        let slot = (index % 48) * 4 + place(preset).0;
         Identity {
             bus: 0x10 + slot,
             gpu_id: 0xA000 + slot,
@@ -233,7 +236,7 @@ impl Sample {
 /// The number of the card of device `index` of preset `preset`: 16 numbers per preset (a process has at most
 /// [`super::layout::MAX_DEVICES`] devices), MI210 0–15, MI250X GCD 16–31, MI300X 32–47, others from 48.
 pub fn card_number(index: u32, preset: &str) -> usize {
-    product(preset).order as usize * super::layout::MAX_DEVICES + index as usize
+    place(preset).1 as usize * super::layout::MAX_DEVICES + index as usize
 }
 
 /// The machine's cards: every (index, preset) in `processes`, plus `own` (the devices of a process not in the
@@ -283,4 +286,55 @@ pub fn cards(processes: &[ProcessRecord], own: &[DeviceRecord]) -> Vec<Card> {
     }
     cards.sort_by(|a, b| (a.number, &a.preset).cmp(&(b.number, &b.preset)));
     cards
+}
+
+#[cfg(test)]
+mod place_tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_has_a_place_of_its_own() {
+        let ids: Vec<&str> = emu_core::PRESETS.iter().map(|p| p.id).collect();
+        let mut rows: Vec<&str> = PLACES.iter().map(|&(id, ..)| id).collect();
+        rows.sort();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(rows, sorted, "PLACES has one row per preset");
+        let mut slots: Vec<u32> = PLACES.iter().map(|&(_, slot, _)| slot).collect();
+        let mut orders: Vec<u32> = PLACES.iter().map(|&(.., order)| order).collect();
+        slots.sort();
+        orders.sort();
+        slots.dedup();
+        orders.dedup();
+        assert_eq!(
+            (slots.len(), orders.len()),
+            (PLACES.len(), PLACES.len()),
+            "slots and orders distinct"
+        );
+        assert!(
+            slots.iter().all(|&s| s < OTHER_PLACE.0),
+            "four slots per index, the last for others"
+        );
+        assert!(orders.iter().all(|&o| o < OTHER_PLACE.1));
+        let default = emu_core::DevicePreset::program_default().id;
+        assert_eq!(
+            place(default).1,
+            0,
+            "the programs' default preset numbers the first cards"
+        );
+        for p in emu_core::PRESETS {
+            let prod = product(p.id);
+            assert_eq!(
+                (prod.pci_device_id, prod.memory_clock_mhz, prod.memory_width_bits),
+                (p.pci_device_id, p.memory_clock_mhz, p.memory_width_bits)
+            );
+        }
+        assert_eq!(place("mi999"), OTHER_PLACE);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a preset id")]
+    fn an_unknown_preset_has_no_product() {
+        product("mi999");
+    }
 }
