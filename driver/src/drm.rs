@@ -20,15 +20,6 @@ const VRAM_TYPE_HBM: u32 = 6;
 /// GB_ADDR_CONFIG's register offset (dwords) and its value on gfx90a/gfx942.
 const GB_ADDR_CONFIG: (u32, u32) = (0x263e, 0x2a11_4042);
 
-/// The PCI revision libdrm's marketing-name table knows each product by.
-fn pci_revision(pci_device_id: u32) -> u32 {
-    match pci_device_id {
-        0x740f => 0x02, // AMD Instinct MI210
-        0x740c => 0x01, // AMD Instinct MI250X / MI250
-        _ => 0x00,
-    }
-}
-
 fn say_unsupported(request: u64) {
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
@@ -115,7 +106,7 @@ fn dev_info(g: &crate::Gpu) -> Vec<u8> {
     let mut b = vec![0u8; 368];
     let mut u32_at = |at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
     u32_at(0, product.pci_device_id);
-    u32_at(12, pci_revision(product.pci_device_id));
+    u32_at(12, p.pci_revision);
     u32_at(16, FAMILY_AI);
     let engines = (p.compute_units / p.cus_per_group.max(1)).max(1);
     u32_at(20, engines);

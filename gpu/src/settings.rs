@@ -45,7 +45,11 @@ impl Settings {
 
     /// The settings `var` (a lookup of environment variables) gives.
     pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Settings, String> {
-        let devices = devices(var("WAVEJIT_DEVICES").as_deref().unwrap_or("mi210"))?;
+        let devices = devices(
+            var("WAVEJIT_DEVICES")
+                .as_deref()
+                .unwrap_or(DevicePreset::program_default().id),
+        )?;
         let engine = match var("WAVEJIT_ENGINE").as_deref().map(str::trim) {
             None | Some("" | "jit") => EngineChoice::Jit,
             Some("interp") => EngineChoice::Interp,
