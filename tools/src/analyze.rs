@@ -30,7 +30,8 @@ use emu_core::DevicePreset;
 use profiler_hooks::catalog;
 use profiler_hooks::record::{DispatchRecord, Session};
 
-/// Published peak throughputs of a device, FLOP/s (AMD's data sheets; MI250X GCD: half the MI250X).
+/// Peak throughputs of a device: the published arithmetic peaks ([`DevicePreset::peak_tflops`]), FLOP/s, and
+/// bandwidths from the preset and its timing machine.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Peaks {
     pub fp64_vector: f64,
@@ -48,24 +49,18 @@ pub struct Peaks {
 impl Peaks {
     pub fn of(device: &DevicePreset) -> Peaks {
         let t = 1e12;
-        let (fp64_vector, fp32_vector, fp64_matrix, fp32_matrix, fp16_matrix) = match device.id {
-            "mi300x" => (81.7 * t, 163.4 * t, 163.4 * t, 163.4 * t, 1307.4 * t),
-            "mi250x-gcd" => (23.95 * t, 23.95 * t, 47.85 * t, 47.85 * t, 191.5 * t),
-            _ => (22.6 * t, 22.6 * t, 45.3 * t, 45.3 * t, 181.0 * t),
-        };
+        let f = device.peak_tflops;
         let hz = device.engine_clock_mhz as f64 * 1e6;
-        let m = Machine::by_preset(device.id);
-        let l2 = m.map_or(0.0, |m| {
-            m.l2.channels as f64 * m.l2.bytes_per_clock as f64 * m.topology.xcds as f64 * hz
-        });
-        let l1 = m.map_or(0.0, |m| m.l1.bytes_per_clock as f64 * device.compute_units as f64 * hz);
-        let lds = m.map_or(0.0, |m| m.lds.bytes_per_clock as f64 * device.compute_units as f64 * hz);
+        let m = Machine::of(device);
+        let l2 = m.l2.channels as f64 * m.l2.bytes_per_clock as f64 * m.topology.xcds as f64 * hz;
+        let l1 = m.l1.bytes_per_clock as f64 * device.compute_units as f64 * hz;
+        let lds = m.lds.bytes_per_clock as f64 * device.compute_units as f64 * hz;
         Peaks {
-            fp64_vector,
-            fp32_vector,
-            fp64_matrix,
-            fp32_matrix,
-            fp16_matrix,
+            fp64_vector: f.fp64_vector * t,
+            fp32_vector: f.fp32_vector * t,
+            fp64_matrix: f.fp64_matrix * t,
+            fp32_matrix: f.fp32_matrix * t,
+            fp16_matrix: f.fp16_matrix * t,
             hbm: device.memory_bandwidth_gbs as f64 * 1e9,
             l2,
             l1,
@@ -159,8 +154,7 @@ fn metrics_of(name: &str, ds: &[&DispatchRecord], device: &DevicePreset) -> Kern
     let f64 = valu("F64") + 512 * c("SQ_INSTS_VALU_MFMA_MOPS_F64");
     let flops: BTreeMap<&'static str, u64> = [("f16", f16), ("f32", f32), ("f64", f64)].into_iter().collect();
     let mut bytes = BTreeMap::new();
-    let m = Machine::by_preset(device.id);
-    let l1_line = m.map_or(128, |m| m.l1.line_bytes) as u64;
+    let l1_line = Machine::of(device).l1.line_bytes as u64;
     bytes.insert("l1", c("TCP_TOTAL_CACHE_ACCESSES") * l1_line);
     let has = |n: &str| counters.contains_key(n);
     if has("TCP_TCC_READ_REQ") {

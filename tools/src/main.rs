@@ -219,7 +219,7 @@ enum Command {
     },
     /// Run a ROCm program (HIP application, rocminfo, …) on emulated GPUs through the HSA runtime shim.
     #[command(
-        after_help = "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device mi300x,mi210 -- ./my_hip_app --size 1024\n  wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat binary (gfx90a: mi210, gfx942: mi300x), else one mi210.\nA --device the program's code objects (or its HIP runtime) cannot run on is refused before it starts,\nnaming the devices that would work."
+        after_help = exec_after_help()
     )]
     Exec {
         #[arg(long, value_name = "DEVICES", help = devices_help("default: the presets of the program's GPU targets, below"))]
@@ -422,6 +422,28 @@ fn default_device_help() -> String {
 fn devices_help(default: &str) -> String {
     let ids: Vec<&str> = emu_core::PRESETS.iter().map(|p| p.id).collect();
     format!("Emulated GPUs, comma-separated ({}; {default})", ids.join(", "))
+}
+
+/// The after-help of `exec`: examples, and the default devices as [`exec::preset_for_target`] and
+/// [`DevicePreset::program_default`] choose them.
+fn exec_after_help() -> String {
+    let (default, fallback) = (DevicePreset::default_device().id, DevicePreset::program_default().id);
+    let mut targets: Vec<&str> = emu_core::PRESETS.iter().map(|p| p.gfx).collect();
+    targets.sort();
+    targets.dedup();
+    let by_target: Vec<String> = targets
+        .iter()
+        .filter_map(|&t| exec::preset_for_target(t).map(|p| format!("{t}: {}", p.id)))
+        .collect();
+    format!(
+        "Examples:\n  wavejit exec -- rocminfo\n  wavejit exec --device {default},{fallback} -- ./my_hip_app --size 1024\n  \
+         wavejit exec --debug vadd -- ./vadd                      # step through vadd's first dispatch\n  \
+         wavejit exec --trace-html vadd.html --kernel vadd -- ./vadd\n\nThe program is unmodified: it loads the \
+         shim as libhsa-runtime64.so.1. Default devices: the presets\nmatching the GPU targets in the program's fat \
+         binary ({}), else one {fallback}.\nA --device the program's code objects (or its HIP runtime) cannot run \
+         on is refused before it starts,\nnaming the devices that would work.",
+        by_target.join(", ")
+    )
 }
 
 /// A file argument that names a code object, executable or library: a directory is refused as one (reading

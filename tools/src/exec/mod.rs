@@ -101,14 +101,19 @@ fn resolve(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The presets matching the GPU targets the program's fat binary carries (e.g. gfx942 → mi300x), the first
-/// preset of each target (mi210 for gfx90a, listed before mi250x).
+/// The presets matching the GPU targets the program's fat binary carries ([`preset_for_target`]).
 fn devices_for(program: &Path) -> Vec<&'static str> {
     check::fat_binary_targets(program)
         .iter()
-        .filter_map(|t| emu_core::device::PRESETS.iter().find(|p| p.gfx == t))
+        .filter_map(|t| preset_for_target(t))
         .map(|p| p.id)
         .collect()
+}
+
+/// The preset `exec` emulates for a program built for GPU target `gfx` (e.g. gfx942 → mi300x): the first of
+/// [`emu_core::PRESETS`] with that target (mi210 for gfx90a, listed before mi250x-gcd).
+pub fn preset_for_target(gfx: &str) -> Option<&'static DevicePreset> {
+    emu_core::PRESETS.iter().find(|p| p.gfx == gfx)
 }
 
 /// `--debug KERNEL` and `--trace-html PATH`: what the shim runs its dispatches of a kernel under, as the
@@ -211,7 +216,7 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
         None => {
             let found = resolve(program).map(|p| devices_for(&p)).unwrap_or_default();
             if found.is_empty() {
-                "mi210".to_string()
+                DevicePreset::program_default().id.to_string()
             } else {
                 found.join(",")
             }

@@ -334,7 +334,8 @@ impl Tree {
             &node.join("properties"),
             &props.iter().map(|(k, v)| format!("{k} {v}\n")).collect::<String>(),
         )?;
-        let width = smi::product(&c.preset).memory_width_bits;
+        // the registry may hold cards of a preset another wavejit has and this one does not: no width known
+        let width = DevicePreset::by_name(&c.preset).map_or(0, |p| p.memory_width_bits);
         write(
             &node.join("mem_banks/0/properties"),
             &format!(
