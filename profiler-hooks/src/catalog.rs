@@ -37,121 +37,144 @@ pub struct CounterDef {
     pub description: &'static str,
 }
 
-const fn exact(name: &'static str, description: &'static str) -> CounterDef {
-    CounterDef {
-        name,
-        source: Source::Exact,
-        description,
-    }
+/// The catalogue from its table: every row `ID: "NAME" => "description";` is one counter, in the order listed.
+/// The exact rows make [`EXACT`] and their indices [`idx`] (`idx::ID`, and `idx::COUNT`, the length of
+/// [`crate::HwCounters::exact`]'s array); the modeled rows make [`MODELED`] and the [`Modeled`] counter of
+/// each (`Modeled::ID`, in [`Modeled::ALL`]), which [`crate::HwCounters::values`] reads them by.
+macro_rules! catalogue {
+    (
+        exact { $($e:ident: $e_name:literal => $e_description:literal;)* }
+        modeled { $($m:ident: $m_name:literal => $m_description:literal;)* }
+    ) => {
+        /// Indices of the exact counters: their rows in [`EXACT`].
+        #[allow(missing_docs)]
+        pub mod idx {
+            /// Numbers the rows.
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+            enum Row {
+                $($e,)*
+                COUNT,
+            }
+            $(pub const $e: usize = Row::$e as usize;)*
+            /// How many exact counters there are.
+            pub const COUNT: usize = Row::COUNT as usize;
+        }
+
+        /// The exact counters, in the order of [`idx`].
+        pub const EXACT: &[CounterDef; idx::COUNT] = &[$(
+            CounterDef {
+                name: $e_name,
+                source: Source::Exact,
+                description: $e_description,
+            },
+        )*];
+
+        /// A modeled counter: which figure of the timing model's statistics it is.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Modeled {
+            $($m,)*
+        }
+
+        impl Modeled {
+            /// How many modeled counters there are.
+            pub const COUNT: usize = [$(Modeled::$m,)*].len();
+            /// Every modeled counter, in the order of [`MODELED`].
+            pub const ALL: [Modeled; Modeled::COUNT] = [$(Modeled::$m,)*];
+        }
+
+        /// The timing model's counters, in the order of [`Modeled::ALL`].
+        pub const MODELED: &[CounterDef; Modeled::COUNT] = &[$(
+            CounterDef {
+                name: $m_name,
+                source: Source::Modeled,
+                description: $m_description,
+            },
+        )*];
+    };
 }
 
-const fn modeled(name: &'static str, description: &'static str) -> CounterDef {
-    CounterDef {
-        name,
-        source: Source::Modeled,
-        description,
+catalogue! {
+    exact {
+        WAVES: "SQ_WAVES" => "Waves launched";
+        INSTS: "SQ_INSTS" => "Wave instructions executed (every unit)";
+        VALU: "SQ_INSTS_VALU" => "VALU instructions, MFMA, transcendental and f64 ones included";
+        SALU: "SQ_INSTS_SALU"
+            => "Scalar ALU instructions (not the sequencer's own: s_nop, s_waitcnt, s_barrier, s_endpgm)";
+        SMEM: "SQ_INSTS_SMEM" => "Scalar memory instructions";
+        VMEM_RD: "SQ_INSTS_VMEM_RD" => "Vector memory read instructions (buffer, global, scratch, flat loads)";
+        VMEM_WR: "SQ_INSTS_VMEM_WR" => "Vector memory write instructions (stores and atomics)";
+        LDS: "SQ_INSTS_LDS" => "LDS (DS) instructions";
+        FLAT: "SQ_INSTS_FLAT" => "FLAT instructions (flat_*; global_* and scratch_* are counted as VMEM)";
+        BRANCH: "SQ_INSTS_BRANCH" => "Branch instructions (s_branch, s_cbranch_*, s_setpc, s_swappc, s_call)";
+        MFMA: "SQ_INSTS_MFMA" => "Matrix (MFMA/SMFMAC) instructions";
+        VALU_ADD_F16: "SQ_INSTS_VALU_ADD_F16" => "VALU add/subtract instructions on f16";
+        VALU_MUL_F16: "SQ_INSTS_VALU_MUL_F16" => "VALU multiply instructions on f16";
+        VALU_FMA_F16: "SQ_INSTS_VALU_FMA_F16" => "VALU fused multiply-add instructions on f16";
+        VALU_TRANS_F16: "SQ_INSTS_VALU_TRANS_F16" => "VALU transcendental instructions on f16";
+        VALU_ADD_F32: "SQ_INSTS_VALU_ADD_F32" => "VALU add/subtract instructions on f32";
+        VALU_MUL_F32: "SQ_INSTS_VALU_MUL_F32" => "VALU multiply instructions on f32";
+        VALU_FMA_F32: "SQ_INSTS_VALU_FMA_F32" => "VALU fused multiply-add instructions on f32";
+        VALU_TRANS_F32: "SQ_INSTS_VALU_TRANS_F32" => "VALU transcendental instructions on f32";
+        VALU_ADD_F64: "SQ_INSTS_VALU_ADD_F64" => "VALU add/subtract instructions on f64";
+        VALU_MUL_F64: "SQ_INSTS_VALU_MUL_F64" => "VALU multiply instructions on f64";
+        VALU_FMA_F64: "SQ_INSTS_VALU_FMA_F64" => "VALU fused multiply-add instructions on f64";
+        VALU_TRANS_F64: "SQ_INSTS_VALU_TRANS_F64" => "VALU transcendental instructions on f64";
+        MFMA_MOPS_F16: "SQ_INSTS_VALU_MFMA_MOPS_F16"
+            => "Matrix math operations (2 per multiply-add) on f16 inputs, in units of 512";
+        MFMA_MOPS_BF16: "SQ_INSTS_VALU_MFMA_MOPS_BF16" => "Matrix math operations on bf16 inputs, in units of 512";
+        MFMA_MOPS_F32: "SQ_INSTS_VALU_MFMA_MOPS_F32"
+            => "Matrix math operations on f32 (and xf32) inputs, in units of 512";
+        MFMA_MOPS_F64: "SQ_INSTS_VALU_MFMA_MOPS_F64" => "Matrix math operations on f64 inputs, in units of 512";
+        THREAD_INSTS_VALU: "SQ_THREAD_INSTS_VALU"
+            => "Active lanes summed over VALU instructions (the lane-level view of SQ_THREAD_CYCLES_VALU)";
+        TCP_ACCESSES: "TCP_TOTAL_CACHE_ACCESSES"
+            => "Vector L1 cache lines touched: per vector memory instruction to device memory, the distinct lines its \
+               active lanes' addresses fall in (coalescing); the line size is the preset's L1 line";
+        TA_FLAT_READ: "TA_FLAT_READ_WAVEFRONTS"
+            => "FLAT-encoded (flat_, global_, scratch_) load instructions reaching device memory";
+        TA_FLAT_WRITE: "TA_FLAT_WRITE_WAVEFRONTS"
+            => "FLAT-encoded store and atomic instructions reaching device memory";
+        LDS_IDX_ACTIVE: "SQ_LDS_IDX_ACTIVE"
+            => "Cycles the LDS banks serve indexed DS accesses (one per phase, plus conflicts), from the lanes' \
+               addresses";
+        LDS_BANK_CONFLICT: "SQ_LDS_BANK_CONFLICT"
+            => "Cycles lost to LDS bank conflicts (32 banks of 4 bytes, a broadcast of one dword free), from the \
+               lanes' addresses";
+    }
+    modeled {
+        GrbmCount: "GRBM_COUNT" => "Shader-clock cycles of the dispatch (the model's clock)";
+        GrbmGuiActive: "GRBM_GUI_ACTIVE" => "Cycles the GPU was busy with the dispatch";
+        SqWaveCycles: "SQ_WAVE_CYCLES" => "Wave-cycles: every wave's lifetime summed";
+        SqBusyCycles: "SQ_BUSY_CYCLES" => "Cycles from the first wave's start to the last wave's end";
+        SqWaitInstAny: "SQ_WAIT_INST_ANY"
+            => "Wave-cycles waiting to issue, any reason (dependencies, s_waitcnt, barriers, busy units, fetch, \
+               arbitration)";
+        SqActiveInstValu: "SQ_ACTIVE_INST_VALU" => "Cycles the VALUs and matrix cores were busy, summed over SIMDs";
+        SqActiveInstSalu: "SQ_ACTIVE_INST_SALU" => "Cycles the scalar ALUs were busy";
+        SqActiveInstLds: "SQ_ACTIVE_INST_LDS" => "Cycles the LDS was busy";
+        SqActiveInstVmem: "SQ_ACTIVE_INST_VMEM"
+            => "Cycles the texture address units were busy issuing vector memory instructions";
+        TcpTccReadReq: "TCP_TCC_READ_REQ"
+            => "Vector L1 read misses sent to the L2, one per L1 line (the unit of TCP_TOTAL_CACHE_ACCESSES)";
+        TcpTccWriteReq: "TCP_TCC_WRITE_REQ"
+            => "Vector L1 writes sent to the L2 (write-through), one per L1 line written";
+        TcpTccAtomicReq: "TCP_TCC_ATOMIC_REQ" => "Vector L1 atomics sent to the L2, one per L1 line";
+        TccReq: "TCC_REQ"
+            => "L2 requests from the vector L1, scalar cache and instruction cache, one per line of the cache asking \
+               (a count, not a size)";
+        TccHit: "TCC_HIT" => "L2 hits";
+        TccMiss: "TCC_MISS" => "L2 misses";
+        TccEaRdreq: "TCC_EA_RDREQ" => "L2 read requests to memory (line fills), in 64-byte units";
+        TccEaWrreq: "TCC_EA_WRREQ" => "L2 write requests to memory (write-backs), in 64-byte units";
+        MallHit: "MALL_HIT" => "Infinity Cache (MALL) hits (0 where the device has none)";
+        MallMiss: "MALL_MISS" => "Infinity Cache (MALL) misses";
+        HbmReadBytes: "HBM_READ_BYTES" => "Bytes read from device memory (HBM)";
+        HbmWriteBytes: "HBM_WRITE_BYTES" => "Bytes written to device memory (HBM)";
+        SqValuMfmaBusyCycles: "SQ_VALU_MFMA_BUSY_CYCLES" => "Cycles the matrix cores were busy, summed over SIMDs";
+        SqActiveInstAny: "SQ_ACTIVE_INST_ANY"
+            => "Wave-cycles from a wave's start to its end minus its stalled cycles (issuing or executing)";
     }
 }
-
-/// The exact counters, in the order of [`crate::hw::Exact`]'s indices.
-pub const EXACT: &[CounterDef] = &[
-    exact("SQ_WAVES", "Waves launched"),
-    exact("SQ_INSTS", "Wave instructions executed (every unit)"),
-    exact("SQ_INSTS_VALU", "VALU instructions, MFMA, transcendental and f64 ones included"),
-    exact("SQ_INSTS_SALU", "Scalar ALU instructions (not the sequencer's own: s_nop, s_waitcnt, s_barrier, s_endpgm)"),
-    exact("SQ_INSTS_SMEM", "Scalar memory instructions"),
-    exact("SQ_INSTS_VMEM_RD", "Vector memory read instructions (buffer, global, scratch, flat loads)"),
-    exact("SQ_INSTS_VMEM_WR", "Vector memory write instructions (stores and atomics)"),
-    exact("SQ_INSTS_LDS", "LDS (DS) instructions"),
-    exact("SQ_INSTS_FLAT", "FLAT instructions (flat_*; global_* and scratch_* are counted as VMEM)"),
-    exact("SQ_INSTS_BRANCH", "Branch instructions (s_branch, s_cbranch_*, s_setpc, s_swappc, s_call)"),
-    exact("SQ_INSTS_MFMA", "Matrix (MFMA/SMFMAC) instructions"),
-    exact("SQ_INSTS_VALU_ADD_F16", "VALU add/subtract instructions on f16"),
-    exact("SQ_INSTS_VALU_MUL_F16", "VALU multiply instructions on f16"),
-    exact("SQ_INSTS_VALU_FMA_F16", "VALU fused multiply-add instructions on f16"),
-    exact("SQ_INSTS_VALU_TRANS_F16", "VALU transcendental instructions on f16"),
-    exact("SQ_INSTS_VALU_ADD_F32", "VALU add/subtract instructions on f32"),
-    exact("SQ_INSTS_VALU_MUL_F32", "VALU multiply instructions on f32"),
-    exact("SQ_INSTS_VALU_FMA_F32", "VALU fused multiply-add instructions on f32"),
-    exact("SQ_INSTS_VALU_TRANS_F32", "VALU transcendental instructions on f32"),
-    exact("SQ_INSTS_VALU_ADD_F64", "VALU add/subtract instructions on f64"),
-    exact("SQ_INSTS_VALU_MUL_F64", "VALU multiply instructions on f64"),
-    exact("SQ_INSTS_VALU_FMA_F64", "VALU fused multiply-add instructions on f64"),
-    exact("SQ_INSTS_VALU_TRANS_F64", "VALU transcendental instructions on f64"),
-    exact("SQ_INSTS_VALU_MFMA_MOPS_F16", "Matrix math operations (2 per multiply-add) on f16 inputs, in units of 512"),
-    exact("SQ_INSTS_VALU_MFMA_MOPS_BF16", "Matrix math operations on bf16 inputs, in units of 512"),
-    exact("SQ_INSTS_VALU_MFMA_MOPS_F32", "Matrix math operations on f32 (and xf32) inputs, in units of 512"),
-    exact("SQ_INSTS_VALU_MFMA_MOPS_F64", "Matrix math operations on f64 inputs, in units of 512"),
-    exact("SQ_THREAD_INSTS_VALU", "Active lanes summed over VALU instructions (the lane-level view of SQ_THREAD_CYCLES_VALU)"),
-    exact(
-        "TCP_TOTAL_CACHE_ACCESSES",
-        "Vector L1 cache lines touched: per vector memory instruction to device memory, the distinct lines its active lanes' addresses fall in (coalescing); the line size is the preset's L1 line",
-    ),
-    exact("TA_FLAT_READ_WAVEFRONTS", "FLAT-encoded (flat_, global_, scratch_) load instructions reaching device memory"),
-    exact("TA_FLAT_WRITE_WAVEFRONTS", "FLAT-encoded store and atomic instructions reaching device memory"),
-    exact("SQ_LDS_IDX_ACTIVE", "Cycles the LDS banks serve indexed DS accesses (one per phase, plus conflicts), from the lanes' addresses"),
-    exact("SQ_LDS_BANK_CONFLICT", "Cycles lost to LDS bank conflicts (32 banks of 4 bytes, a broadcast of one dword free), from the lanes' addresses"),
-];
-
-/// The timing model's counters.
-pub const MODELED: &[CounterDef] = &[
-    modeled("GRBM_COUNT", "Shader-clock cycles of the dispatch (the model's clock)"),
-    modeled("GRBM_GUI_ACTIVE", "Cycles the GPU was busy with the dispatch"),
-    modeled("SQ_WAVE_CYCLES", "Wave-cycles: every wave's lifetime summed"),
-    modeled(
-        "SQ_BUSY_CYCLES",
-        "Cycles from the first wave's start to the last wave's end",
-    ),
-    modeled(
-        "SQ_WAIT_INST_ANY",
-        "Wave-cycles waiting to issue, any reason (dependencies, s_waitcnt, barriers, busy units, fetch, arbitration)",
-    ),
-    modeled(
-        "SQ_ACTIVE_INST_VALU",
-        "Cycles the VALUs and matrix cores were busy, summed over SIMDs",
-    ),
-    modeled("SQ_ACTIVE_INST_SALU", "Cycles the scalar ALUs were busy"),
-    modeled("SQ_ACTIVE_INST_LDS", "Cycles the LDS was busy"),
-    modeled(
-        "SQ_ACTIVE_INST_VMEM",
-        "Cycles the texture address units were busy issuing vector memory instructions",
-    ),
-    modeled(
-        "TCP_TCC_READ_REQ",
-        "Vector L1 read misses sent to the L2, one per L1 line (the unit of TCP_TOTAL_CACHE_ACCESSES)",
-    ),
-    modeled(
-        "TCP_TCC_WRITE_REQ",
-        "Vector L1 writes sent to the L2 (write-through), one per L1 line written",
-    ),
-    modeled("TCP_TCC_ATOMIC_REQ", "Vector L1 atomics sent to the L2, one per L1 line"),
-    modeled(
-        "TCC_REQ",
-        "L2 requests from the vector L1, scalar cache and instruction cache, one per line of the cache asking (a count, not a size)",
-    ),
-    modeled("TCC_HIT", "L2 hits"),
-    modeled("TCC_MISS", "L2 misses"),
-    modeled(
-        "TCC_EA_RDREQ",
-        "L2 read requests to memory (line fills), in 64-byte units",
-    ),
-    modeled(
-        "TCC_EA_WRREQ",
-        "L2 write requests to memory (write-backs), in 64-byte units",
-    ),
-    modeled("MALL_HIT", "Infinity Cache (MALL) hits (0 where the device has none)"),
-    modeled("MALL_MISS", "Infinity Cache (MALL) misses"),
-    modeled("HBM_READ_BYTES", "Bytes read from device memory (HBM)"),
-    modeled("HBM_WRITE_BYTES", "Bytes written to device memory (HBM)"),
-    modeled(
-        "SQ_VALU_MFMA_BUSY_CYCLES",
-        "Cycles the matrix cores were busy, summed over SIMDs",
-    ),
-    modeled(
-        "SQ_ACTIVE_INST_ANY",
-        "Wave-cycles from a wave's start to its end minus its stalled cycles (issuing or executing)",
-    ),
-];
 
 /// Every counter: the exact ones, then the modeled ones.
 pub fn all() -> impl Iterator<Item = &'static CounterDef> {

@@ -31,34 +31,33 @@ use isa_amdgpu::encoding::Encoding;
 use isa_amdgpu::table::{ArithKind, DataType, Unit};
 use isa_amdgpu::{Opcode, Target};
 
-use crate::catalog::{EXACT, MODELED};
+use crate::catalog::{Modeled, EXACT, MODELED};
 
 /// Indices of the exact counters (the order of [`EXACT`]).
-#[allow(missing_docs)]
-pub mod idx {
-    pub const WAVES: usize = 0;
-    pub const INSTS: usize = 1;
-    pub const VALU: usize = 2;
-    pub const SALU: usize = 3;
-    pub const SMEM: usize = 4;
-    pub const VMEM_RD: usize = 5;
-    pub const VMEM_WR: usize = 6;
-    pub const LDS: usize = 7;
-    pub const FLAT: usize = 8;
-    pub const BRANCH: usize = 9;
-    pub const MFMA: usize = 10;
-    /// `VALU_ARITH + 4 * precision + kind`: precision f16, f32, f64; kind add, mul, fma, trans.
-    pub const VALU_ARITH: usize = 11;
-    /// `MFMA_MOPS + input type`: f16, bf16, f32, f64.
-    pub const MFMA_MOPS: usize = 23;
-    pub const THREAD_INSTS_VALU: usize = 27;
-    pub const TCP_ACCESSES: usize = 28;
-    pub const TA_FLAT_READ: usize = 29;
-    pub const TA_FLAT_WRITE: usize = 30;
-    pub const LDS_IDX_ACTIVE: usize = 31;
-    pub const LDS_BANK_CONFLICT: usize = 32;
-    pub const COUNT: usize = 33;
-}
+pub use crate::catalog::idx;
+
+/// The VALU arithmetic counters: `VALU_ARITH + 4 * precision + kind`, precision f16, f32, f64; kind add, mul,
+/// fma, trans.
+const VALU_ARITH: usize = idx::VALU_ADD_F16;
+/// The MOPS counters: `MFMA_MOPS + input type`, f16, bf16, f32, f64.
+const MFMA_MOPS: usize = idx::MFMA_MOPS_F16;
+// the catalogue lists each group's rows in those orders
+const _: () = assert!(
+    idx::VALU_MUL_F16 == VALU_ARITH + 1
+        && idx::VALU_FMA_F16 == VALU_ARITH + 2
+        && idx::VALU_TRANS_F16 == VALU_ARITH + 3
+        && idx::VALU_ADD_F32 == VALU_ARITH + 4
+        && idx::VALU_MUL_F32 == VALU_ARITH + 5
+        && idx::VALU_FMA_F32 == VALU_ARITH + 6
+        && idx::VALU_TRANS_F32 == VALU_ARITH + 7
+        && idx::VALU_ADD_F64 == VALU_ARITH + 8
+        && idx::VALU_MUL_F64 == VALU_ARITH + 9
+        && idx::VALU_FMA_F64 == VALU_ARITH + 10
+        && idx::VALU_TRANS_F64 == VALU_ARITH + 11
+        && idx::MFMA_MOPS_BF16 == MFMA_MOPS + 1
+        && idx::MFMA_MOPS_F32 == MFMA_MOPS + 2
+        && idx::MFMA_MOPS_F64 == MFMA_MOPS + 3
+);
 
 /// One host thread's counts for one [`HwCounters`]: that thread is the only writer.
 #[repr(align(128))]
@@ -128,7 +127,7 @@ fn classes() -> &'static [Class] {
                         ArithKind::Fma => 2,
                         _ => 3,
                     };
-                    precision(a.ty).map(|p| idx::VALU_ARITH + 4 * p + kind)
+                    precision(a.ty).map(|p| VALU_ARITH + 4 * p + kind)
                 });
                 let mops = row.mfma.and_then(|m| {
                     let t = match m.input {
@@ -138,7 +137,7 @@ fn classes() -> &'static [Class] {
                         DataType::F64 => 3,
                         _ => return None,
                     };
-                    Some((idx::MFMA_MOPS + t, 2 * m.macs()))
+                    Some((MFMA_MOPS + t, 2 * m.macs()))
                 });
                 let enc = row.encoding;
                 let valu = matches!(row.unit, Unit::Valu | Unit::Trans | Unit::F64 | Unit::Mfma);
@@ -343,7 +342,7 @@ impl HwCounters {
                 v[i] += c.load(Ordering::Relaxed);
             }
         }
-        for m in &mut v[idx::MFMA_MOPS..idx::MFMA_MOPS + 4] {
+        for m in &mut v[MFMA_MOPS..=idx::MFMA_MOPS_F64] {
             *m /= 512;
         }
         v
@@ -359,33 +358,32 @@ impl HwCounters {
             let m = &t.memory;
             let l1_line = emu_core::timing::machine::Machine::by_preset(&t.device)
                 .map_or(self.line_bytes, |m| m.l1.line_bytes) as u64;
-            let modeled = [
-                t.cycles,
-                t.cycles,
-                spans.wave_cycles,
-                busy,
-                t.stalls.total(),
-                t.busy.valu + t.busy.mfma,
-                t.busy.salu,
-                t.busy.lds,
-                t.busy.vmem,
-                m.l1.fill_bytes / l1_line,
-                m.l1.writes,
-                m.l1.atomics,
-                m.l2.requests,
-                m.l2.hits,
-                m.l2.misses,
-                m.l2.fill_bytes / 64,
-                m.l2.writeback_bytes / 64,
-                m.mall.hits,
-                m.mall.misses,
-                m.hbm.bytes_read,
-                m.hbm.bytes_written,
-                t.busy.mfma,
-                spans.wave_cycles.saturating_sub(t.stalls.total()),
-            ];
-            debug_assert_eq!(modeled.len(), MODELED.len());
-            out.extend(MODELED.iter().zip(modeled).map(|(c, v)| (c.name, v)));
+            let value = |c: Modeled| match c {
+                Modeled::GrbmCount => t.cycles,
+                Modeled::GrbmGuiActive => t.cycles,
+                Modeled::SqWaveCycles => spans.wave_cycles,
+                Modeled::SqBusyCycles => busy,
+                Modeled::SqWaitInstAny => t.stalls.total(),
+                Modeled::SqActiveInstValu => t.busy.valu + t.busy.mfma,
+                Modeled::SqActiveInstSalu => t.busy.salu,
+                Modeled::SqActiveInstLds => t.busy.lds,
+                Modeled::SqActiveInstVmem => t.busy.vmem,
+                Modeled::TcpTccReadReq => m.l1.fill_bytes / l1_line,
+                Modeled::TcpTccWriteReq => m.l1.writes,
+                Modeled::TcpTccAtomicReq => m.l1.atomics,
+                Modeled::TccReq => m.l2.requests,
+                Modeled::TccHit => m.l2.hits,
+                Modeled::TccMiss => m.l2.misses,
+                Modeled::TccEaRdreq => m.l2.fill_bytes / 64,
+                Modeled::TccEaWrreq => m.l2.writeback_bytes / 64,
+                Modeled::MallHit => m.mall.hits,
+                Modeled::MallMiss => m.mall.misses,
+                Modeled::HbmReadBytes => m.hbm.bytes_read,
+                Modeled::HbmWriteBytes => m.hbm.bytes_written,
+                Modeled::SqValuMfmaBusyCycles => t.busy.mfma,
+                Modeled::SqActiveInstAny => spans.wave_cycles.saturating_sub(t.stalls.total()),
+            };
+            out.extend(MODELED.iter().zip(Modeled::ALL).map(|(c, id)| (c.name, value(id))));
         }
         out
     }
