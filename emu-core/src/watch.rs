@@ -222,6 +222,45 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// The report as one terminal row of `width` columns, redrawn in place: the counts first, the kernel's name
+    /// cut to fit (a wrapped row would stay behind in the scrollback, as `\r` returns only to its last row).
+    fn row(&self, width: usize) -> String {
+        let (done, resident, instructions) = self.counts();
+        let head = format!(
+            "wavejit: {}: {done} of {} waves done, {resident} resident, {} instructions (--timeout, \
+             --max-instructions): kernel ",
+            seconds(self.started.elapsed()),
+            self.waves_total,
+            si(instructions),
+        );
+        fit(&(head + &self.kernel), width.saturating_sub(1).max(20))
+    }
+}
+
+/// `text` cut to `columns` characters, the last of them `…` where it was cut.
+fn fit(text: &str, columns: usize) -> String {
+    if text.chars().count() <= columns {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(columns - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// The width of the terminal on stderr, 80 where it does not say.
+fn terminal_width() -> usize {
+    // SAFETY: TIOCGWINSZ writes a winsize into the struct it is given, which lives through the call.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; the descriptor is only inspected.
+    let ok = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut size) } == 0;
+    if ok && size.ws_col > 0 {
+        size.ws_col as usize
+    } else {
+        80
+    }
+}
+
 impl Drop for Progress {
     fn drop(&mut self) {
         if self.on_terminal.load(Ordering::Relaxed) {
@@ -315,7 +354,7 @@ impl Watchdog {
             for p in due {
                 // on a terminal the last dispatch reported holds the line; otherwise a line per report
                 if terminal {
-                    let _ = write!(err, "\r\x1b[K{}", p.line());
+                    let _ = write!(err, "\r\x1b[K{}", p.row(terminal_width()));
                     p.on_terminal.store(true, Ordering::Relaxed);
                 } else {
                     let _ = writeln!(err, "{}", p.line());
@@ -338,6 +377,26 @@ mod tests {
         assert_eq!(parse_timeout("").unwrap(), None);
         assert!(parse_timeout("-1").is_err());
         assert!(parse_timeout("soon").is_err());
+    }
+
+    #[test]
+    fn the_terminal_row_fits_its_width_with_the_counts_before_the_kernel_name() {
+        let name = "void csrsv_analysis_lower_kernel<1024u, 64u, false, int, int>(int, int const*, int const*)";
+        let p = Progress::start(name, 192, Watch::default(), u64::MAX);
+        p.resident(48);
+        p.done(48);
+        for width in [40, 80, 200] {
+            let row = p.row(width);
+            assert!(row.chars().count() < width, "{width}: {row}");
+            assert!(row.starts_with("wavejit: 0 s: 48 of 192 waves"), "{row}");
+        }
+        assert!(p
+            .row(80)
+            .starts_with("wavejit: 0 s: 48 of 192 waves done, 0 resident, 0 instructions"));
+        assert!(p.row(80).ends_with('…'));
+        assert!(p.row(400).ends_with(name));
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abc", 4), "abc");
     }
 
     #[test]

@@ -1050,8 +1050,13 @@ fn every_command_takes_a_kernel_by_its_mangled_demangled_or_plain_name() {
     );
 }
 
-#[test]
-fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_wave_is() {
+/// A kernel whose waves spin until a flag nobody sets is set, built for gfx90a, and its `--arg` (a zeroed buffer).
+fn spin_kernel() -> (std::path::PathBuf, String) {
+    static BUILT: std::sync::OnceLock<(std::path::PathBuf, String)> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_spin_kernel).clone()
+}
+
+fn build_spin_kernel() -> (std::path::PathBuf, String) {
     let dir = std::env::temp_dir().join(format!("wavejit-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("spin.cl");
@@ -1080,7 +1085,46 @@ fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_w
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let zeros = dir.join("zeros.bin");
     std::fs::write(&zeros, [0u8; 64]).unwrap();
-    let arg = format!("inout={}", zeros.display());
+    (co, format!("inout={}", zeros.display()))
+}
+
+#[test]
+fn on_a_terminal_the_progress_report_is_one_row_redrawn_in_place_and_cleared_at_the_end() {
+    let (co, arg) = spin_kernel();
+    // `script` gives the command a terminal of its own (80 columns: it has none to copy the size from)
+    let command = format!(
+        "{} run {} --grid 128 --block 64 --arg {arg} --timeout 7",
+        env!("CARGO_BIN_EXE_wavejit"),
+        co.display()
+    );
+    let o = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("WAVEJIT_CACHE", "off")
+        .env_remove("WAVEJIT_PROGRESS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux)");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{out}");
+    let rows: Vec<&str> = out.split("\r\x1b[K").filter(|r| !r.is_empty()).collect();
+    let progress: Vec<&&str> = rows.iter().filter(|r| r.contains("waves done")).collect();
+    assert!(!progress.is_empty(), "no progress row in {out:?}");
+    for row in &progress {
+        assert!(
+            row.starts_with("wavejit: ") && row.contains(" s: 0 of 2 waves done, ") && row.chars().count() < 80,
+            "{row:?}"
+        );
+    }
+    // the row is cleared before the report that ends the dispatch, which starts a row of its own
+    assert!(
+        rows.last().unwrap().starts_with("wavejit: kernel spin: stopped after "),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_dispatch_that_runs_long_reports_progress_and_its_timeout_names_where_each_wave_is() {
+    let (co, arg) = spin_kernel();
     // both engines, and the timing model (which runs the waves itself, cycle by cycle)
     for (engine, timing) in [("jit", false), ("interp", false), ("jit", true)] {
         let started = std::time::Instant::now();
