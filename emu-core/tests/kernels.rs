@@ -1,23 +1,31 @@
 //! Bundled kernels run on the emulated MI210 (gfx90a) and MI300X (gfx942) and match their CPU references;
-//! bad kernels fault with the documented reports and the process carries on. The cases are shared with the
-//! JIT's tests (jit/tests/kernels.rs); here they run on the interpreter.
+//! bad kernels fault with the documented reports and the process carries on. The cases (the kernel-cases
+//! crate) are shared with the JIT's tests (jit/tests/kernels.rs); here they run on the interpreter.
+
+use emu_core::dispatch::DispatchShape;
+use emu_core::engine::{EngineError, KernelDispatch, Limits, RunStats};
+use emu_core::kernarg::ArgValue;
+use emu_core::memory::DeviceMemory;
+use kernel_cases::{setup, upload_i32};
 
 /// The engine under test: the interpreter.
-fn engine_run(
-    d: &emu_core::engine::KernelDispatch<'_>,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    d.run()
+struct Interpreter;
+
+impl kernel_cases::Engine for Interpreter {
+    fn run(&self, d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
+        d.run()
+    }
+
+    fn run_observed<O: emu_core::observe::Observer>(
+        &self,
+        d: &KernelDispatch<'_>,
+        observer: &O,
+    ) -> Result<RunStats, EngineError> {
+        d.run_observed(observer)
+    }
 }
 
-/// The engine under test with an observer: the interpreter.
-fn engine_run_observed<O: emu_core::observe::Observer>(
-    d: &emu_core::engine::KernelDispatch<'_>,
-    observer: &O,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    d.run_observed(observer)
-}
-
-include!("shared/kernel_cases.rs");
+kernel_cases::tests!(Interpreter);
 
 #[test]
 fn gws_semaphores_are_refused_by_the_timing_model_with_the_reason() {

@@ -1,4 +1,4 @@
-//! Every bundled-kernel test case (emu-core/tests/shared/kernel_cases.rs) observed on both engines: from the
+//! Every bundled-kernel test case (the kernel-cases crate) observed on both engines: from the
 //! same device memory, the interpreter and the JIT must report the same instructions per wave, with the same
 //! EXEC and the same lane accesses (lane, space, direction, size, and the address — LDS offsets and device
 //! addresses of the case's buffers exactly; the kernel's code, its argument segment and its private memory
@@ -61,6 +61,8 @@ fn comparable(a: &LaneAccess) -> (u8, Space, u32, emu_core::observe::Dir, Option
     (a.lane, a.space, a.bytes, a.dir, address)
 }
 
+/// The engine under test: the interpreter and the JIT observed from the same memory, their events compared;
+/// the JIT's outcome.
 fn engine_run(
     d: &emu_core::engine::KernelDispatch<'_>,
 ) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
@@ -179,12 +181,24 @@ fn same_events(ei: &Events, ej: &Events, name: &str) -> (usize, usize) {
     (accesses, in_ranges)
 }
 
-/// The engine under test with an observer (the cases' own observers): the JIT.
-fn engine_run_observed<O: Observer>(
-    d: &emu_core::engine::KernelDispatch<'_>,
-    observer: &O,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    d.run_with(jit(), observer)
+/// The engine under test: [`engine_run`]; with an observer (the cases' own observers), the JIT.
+struct ObservedEngines;
+
+impl kernel_cases::Engine for ObservedEngines {
+    fn run(
+        &self,
+        d: &emu_core::engine::KernelDispatch<'_>,
+    ) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+        engine_run(d)
+    }
+
+    fn run_observed<O: Observer>(
+        &self,
+        d: &emu_core::engine::KernelDispatch<'_>,
+        observer: &O,
+    ) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+        d.run_with(jit(), observer)
+    }
 }
 
-include!("../../emu-core/tests/shared/kernel_cases.rs");
+kernel_cases::tests!(ObservedEngines);

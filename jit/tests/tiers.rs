@@ -1,4 +1,4 @@
-//! Every bundled-kernel test case (emu-core/tests/shared/kernel_cases.rs) on the tiered JIT, the default
+//! Every bundled-kernel test case (the kernel-cases crate) on the tiered JIT, the default
 //! engine: blocks run on the interpreter until they are hot, are translated in the background or on the thread
 //! that found them hot, and run compiled after that — with a threshold of two entries, so most dispatches mix
 //! both tiers, in every order the background translator's timing produces. Each dispatch must leave every
@@ -21,18 +21,25 @@ fn tiered() -> &'static jit::Jit {
     })
 }
 
-fn engine_run(
-    d: &emu_core::engine::KernelDispatch<'_>,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    common::against_interpreter(d, tiered(), "tiered JIT")
+/// The engine under test: the tiered JIT, cross-checked against the interpreter; with an observer, the tiered
+/// JIT alone.
+struct Tiered;
+
+impl kernel_cases::Engine for Tiered {
+    fn run(
+        &self,
+        d: &emu_core::engine::KernelDispatch<'_>,
+    ) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+        common::against_interpreter(d, tiered(), "tiered JIT")
+    }
+
+    fn run_observed<O: emu_core::observe::Observer>(
+        &self,
+        d: &emu_core::engine::KernelDispatch<'_>,
+        observer: &O,
+    ) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
+        d.run_with(tiered(), observer)
+    }
 }
 
-/// The engine under test with an observer: the tiered JIT.
-fn engine_run_observed<O: emu_core::observe::Observer>(
-    d: &emu_core::engine::KernelDispatch<'_>,
-    observer: &O,
-) -> Result<emu_core::engine::RunStats, emu_core::engine::EngineError> {
-    d.run_with(tiered(), observer)
-}
-
-include!("../../emu-core/tests/shared/kernel_cases.rs");
+kernel_cases::tests!(Tiered);

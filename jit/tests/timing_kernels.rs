@@ -1,4 +1,4 @@
-//! Every bundled-kernel test case (emu-core/tests/shared/kernel_cases.rs) in timing mode. Each dispatch runs
+//! Every bundled-kernel test case (the kernel-cases crate) in timing mode. Each dispatch runs
 //! functionally on the JIT, then in the timing model on the JIT and on the interpreter, from the same device
 //! memory: the timed runs must leave every buffer byte-identical to the functional one (timing only schedules),
 //! fail the same way when it fails, and both engines must give the same modeled cycles and statistics; then
@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use emu_core::engine::{Interpreter, RunStats};
+use emu_core::engine::{EngineError, Interpreter, KernelDispatch, RunStats};
 use emu_core::observe::NoObserver;
 
 fn jit() -> &'static jit::Jit {
@@ -102,13 +102,22 @@ fn engine_run(d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
     }
 }
 
-/// The engine under test with an observer: the JIT, functionally (in timing mode the model, not an observer,
-/// decides when a wave switches, which the observer cases ask to control).
-fn engine_run_observed<O: emu_core::observe::Observer>(
-    d: &KernelDispatch<'_>,
-    observer: &O,
-) -> Result<RunStats, EngineError> {
-    d.run_with(jit(), observer)
+/// The engine under test: [`engine_run`]; with an observer, the JIT, functionally (in timing mode the model, not
+/// an observer, decides when a wave switches, which the observer cases ask to control).
+struct Timed;
+
+impl kernel_cases::Engine for Timed {
+    fn run(&self, d: &KernelDispatch<'_>) -> Result<RunStats, EngineError> {
+        engine_run(d)
+    }
+
+    fn run_observed<O: emu_core::observe::Observer>(
+        &self,
+        d: &KernelDispatch<'_>,
+        observer: &O,
+    ) -> Result<RunStats, EngineError> {
+        d.run_with(jit(), observer)
+    }
 }
 
-include!("../../emu-core/tests/shared/kernel_cases.rs");
+kernel_cases::tests!(Timed);
