@@ -52,32 +52,36 @@ impl DeviceMemory {
         }
     }
 
-    /// Where an address outside the arena and every mapped host range lies: near a mapped range (within 1 MiB
-    /// of it: an overrun of a buffer an emulated driver mapped), relative to it; otherwise outside device
-    /// memory.
+    /// Where an access outside the arena and every mapped host range lies, by its first byte `address`: near a
+    /// mapped range (within 1 MiB of it: an overrun of a buffer an emulated driver mapped), relative to it, or
+    /// running past its end when it starts inside it; otherwise outside device memory.
     pub(super) fn describe_host_gap(&self, st: &State, address: u64) -> String {
         const NEAR: u64 = 1 << 20;
-        let before = st
+        let bytes = |d: u64| if d == 0 { "just".to_string() } else { bytes(d) };
+        let past = st
             .host
             .range(..=address)
             .next_back()
-            .map(|(&s, h)| (address - (s + h.len), s, h))
-            .filter(|(d, _, _)| *d < NEAR);
+            .and_then(|(&s, h)| match address.checked_sub(s + h.len) {
+                // an access that starts inside the range and ends past it
+                None => Some(format!(
+                    "runs past the end of the {}-byte {} mapped at {s:#x}",
+                    h.len, h.label
+                )),
+                Some(d) if d < NEAR => Some(format!(
+                    "{} past the end of the {}-byte {} mapped at {s:#x}",
+                    bytes(d),
+                    h.len,
+                    h.label
+                )),
+                Some(_) => None,
+            });
         let after = st
             .host
             .range(address.saturating_add(1)..)
             .next()
             .map(|(&s, h)| (s - address, s, h))
             .filter(|(d, _, _)| *d < NEAR);
-        let bytes = |d: u64| if d == 0 { "just".to_string() } else { bytes(d) };
-        let past = before.map(|(d, s, h)| {
-            format!(
-                "{} past the end of the {}-byte {} mapped at {s:#x}",
-                bytes(d),
-                h.len,
-                h.label
-            )
-        });
         let ahead =
             after.map(|(d, s, h)| format!("{} before the {}-byte {} mapped at {s:#x}", bytes(d), h.len, h.label));
         match (past, ahead) {

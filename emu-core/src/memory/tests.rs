@@ -461,6 +461,11 @@ fn mapped_host_ranges_reach_their_host_bytes_and_a_near_miss_names_them() {
         )
     );
     assert_eq!(mem.read_u32(0x1000).unwrap_err().location, "outside device memory");
+    // an access that starts in a range and runs past its end
+    assert_eq!(
+        mem.read_u32(device + 4094).unwrap_err().location,
+        format!("outside device memory: runs past the end of the 4096-byte VRAM mapped at {device:#x} and 4098 bytes before the 4096-byte GTT memory mapped at {:#x}", device + 8192)
+    );
     assert!(!mem.fine_grained(device + 8192));
     mem.set_fine_grained(device + 8192).unwrap();
     assert!(mem.fine_grained(device + 8192 + 100) && !mem.fine_grained(device));
