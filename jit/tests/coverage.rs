@@ -1,19 +1,22 @@
 //! Which rows of the gfx90a and gfx942 instruction tables execute, on both engines. Every row is tried on
 //! encodings LLVM 19 decodes to it (the random vectors of `isa-amdgpu/tests/data/vectors-*.txt`, plain forms
-//! first; for rows they miss, an encoding built from the row's operand fields, checked by decoding): once on the interpreter and once as a JIT block, from the same wave (pseudo-random registers whose
-//! addresses are mostly unmapped, so memory instructions fault, which counts as executing). A row executes if
-//! some encoding runs or faults on memory on both engines; both engines must end the same way (the same
-//! registers, or the same error), and a row neither executes is refused with the engines' message.
+//! first; for rows they miss, an encoding built from the row's operand fields, checked by decoding): once on
+//! the interpreter and once as a JIT block, from the same sandbox (pseudo-random registers, and device memory
+//! that maps the pages the interpreter's accesses touch, zeroed before each engine runs). Both engines must end
+//! the same way: the same registers, LDS and memory, or the same error. A row runs if some encoding runs to its
+//! end; a row none of whose encodings runs but some stops on a memory access (an address the sandbox cannot
+//! map, a misaligned atomic, an offset outside the LDS or the private segment) only faults, which the test
+//! fails (every row runs in the sandbox); a row neither runs nor faults on is refused with the engines' message.
 //!
 //! `tests/data/refused.txt` lists every refused row with the engines' message (which says why); the test fails
 //! if a row is refused that the list does not name or with another message, or a listed row executes (so the
-//! list stays the exact coverage report), and prints the counts per encoding.
+//! list stays the exact coverage report), and prints per encoding the rows that run, only fault and are
+//! refused.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use emu_core::interp::Interp;
-use emu_core::memory::{AllocKind, DeviceMemory};
 use emu_core::sem::{execute, ExecError};
 use isa_amdgpu::{decode, Form, Inst, Target, GFX9};
 
@@ -26,33 +29,43 @@ include!("../../emu-core/tests/shared/sandbox.rs");
 
 /// How one encoding ended on both engines.
 enum Outcome {
+    /// To its end (or to the trap `s_trap` raises, or an illegal state it meets).
     Runs,
+    /// On a memory access neither engine could make, with the message.
+    Faults(String),
     Refused(String),
 }
 
-fn run(inst: &Inst, mem: &DeviceMemory) -> Outcome {
+fn run(inst: &Inst, sandbox: &Sandbox) -> Outcome {
     let text = isa_amdgpu::disasm::text(inst);
-    let mut a = sandbox_wave();
-    let mut j = a.clone();
-    let (mut lds_a, mut lds_j) = (vec![0u8; 65536], vec![0u8; 65536]);
-    let mut b = Interp {
-        wave: &mut a,
-        mem,
-        lds: &mut lds_a,
-        mnemonic: inst.info.name,
-        accesses: None,
-    };
-    let interp = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut b, inst, 0x1000))) {
-        Err(_) => panic!("{text}: the interpreter panicked"),
-        Ok(r) => r.map(|_| ()),
-    };
+    let mut a = sandbox_wave(inst);
+    let mut lds_a = vec![0u8; 65536];
+    let interp = sandbox.run(|| {
+        a = sandbox_wave(inst);
+        lds_a.fill(0);
+        let mut b = Interp {
+            wave: &mut a,
+            mem: &sandbox.mem,
+            lds: &mut lds_a,
+            mnemonic: inst.info.name,
+            accesses: None,
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&mut b, inst, 0x1000))) {
+            Err(_) => panic!("{text}: the interpreter panicked"),
+            Ok(r) => r.map(|_| ()),
+        }
+    });
+    let memory_a = sandbox.contents();
+    sandbox.zero();
+    let mut j = sandbox_wave(inst);
+    let mut lds_j = vec![0u8; 65536];
     let refused = matches!(
         interp,
         Err(ExecError::Unsupported { .. } | ExecError::UnsupportedForm { .. } | ExecError::Refused { .. })
     );
     let interp_text = interp.as_ref().err().map(|e| format!("{text}: {e}"));
     let exit = jit()
-        .run_block_once(vec![*inst], 0x1000, &mut j, mem, &mut lds_j)
+        .run_block_once(vec![*inst], 0x1000, &mut j, &sandbox.mem, &mut lds_j)
         .unwrap_or_else(|e| panic!("{text}: the JIT failed: {e}"));
     match (&interp_text, &exit) {
         (None, jit::BlockExit::Fault { error, .. }) => {
@@ -66,12 +79,18 @@ fn run(inst: &Inst, mem: &DeviceMemory) -> Outcome {
                 "{text}: the engines leave different registers"
             );
             assert!(lds_a == lds_j, "{text}: the engines leave different LDS");
+            assert!(
+                memory_a == sandbox.contents(),
+                "{text}: the engines leave different memory"
+            );
         }
     }
-    if refused {
-        Outcome::Refused(interp.unwrap_err().to_string())
-    } else {
-        Outcome::Runs
+    match interp {
+        Err(e) if refused => Outcome::Refused(e.to_string()),
+        Err(e @ (ExecError::Memory { .. } | ExecError::Private { .. } | ExecError::Lds { .. })) => {
+            Outcome::Faults(e.to_string())
+        }
+        _ => Outcome::Runs,
     }
 }
 
@@ -156,19 +175,18 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
             ((t.to_string(), m.to_string()), why.to_string())
         })
         .collect();
-    let mem = DeviceMemory::new(1 << 32).unwrap();
-    mem.allocate(1 << 20, AllocKind::Buffer, "sandbox").unwrap();
+    let sandbox = Sandbox::new();
     let mut problems = Vec::new();
-    let mut refused_now = BTreeSet::new();
     for (target, file) in [
         (Target::Gfx90a, "vectors-gfx90a.txt"),
         (Target::Gfx942, "vectors-gfx942.txt"),
     ] {
         let inst = instances(target, file, 4);
-        let mut by_encoding: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+        // per encoding: rows, rows that ran, rows that only faulted, rows refused
+        let mut by_encoding: BTreeMap<String, [usize; 4]> = BTreeMap::new();
         for (i, row) in GFX9.iter().enumerate().filter(|(_, r)| r.on(target)) {
             let tally = by_encoding.entry(row.encoding.to_string()).or_default();
-            tally.0 += 1;
+            tally[0] += 1;
             // the LLVM vectors (random modifiers), then the plain encoding built from the row
             let list: Vec<Inst> = inst
                 .get(&i)
@@ -186,18 +204,32 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
                 continue;
             }
             let mut why = None;
+            let mut fault = None;
             let mut runs = false;
             for inst in &list {
-                match run(inst, &mem) {
+                match run(inst, &sandbox) {
                     Outcome::Runs => runs = true,
+                    Outcome::Faults(e) => {
+                        fault.get_or_insert(e);
+                    }
                     Outcome::Refused(e) => {
                         why.get_or_insert(e);
                     }
                 }
             }
             let key = (target.name().to_string(), row.name.to_string());
-            if runs {
-                tally.1 += 1;
+            if runs || fault.is_some() {
+                if runs {
+                    tally[1] += 1;
+                } else {
+                    tally[2] += 1;
+                    problems.push(format!(
+                        "{} {}: only faults ({})",
+                        key.0,
+                        key.1,
+                        fault.unwrap_or_default()
+                    ));
+                }
                 if listed.contains_key(&key) {
                     problems.push(format!(
                         "{} {}: executes now; remove it from tests/data/refused.txt",
@@ -205,8 +237,7 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
                     ));
                 }
             } else {
-                tally.2 += 1;
-                refused_now.insert(key.clone());
+                tally[3] += 1;
                 let why = why.unwrap_or_default();
                 match listed.get(&key) {
                     None => problems.push(format!("not listed: {}\t{}\t{why}", key.0, key.1)),
@@ -217,15 +248,16 @@ fn every_table_row_executes_on_both_engines_or_is_listed_as_refused_with_its_rea
                 }
             }
         }
-        let (rows, runs, refused) = by_encoding
+        let total = by_encoding
             .values()
-            .fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
+            .fold([0; 4], |a, v| std::array::from_fn(|k| a[k] + v[k]));
+        let [rows, ran, faulted, refused] = total;
         println!(
-            "{}: {runs} of {rows} rows execute on both engines, {refused} refused",
+            "{}: of {rows} rows, {ran} run on both engines, {faulted} only fault on both, {refused} refused",
             target.name()
         );
-        for (enc, (n, r, f)) in &by_encoding {
-            println!("  {enc:8} {r:4} of {n:4} execute, {f} refused");
+        for (enc, [n, r, f, x]) in &by_encoding {
+            println!("  {enc:8} {n:4} rows: {r:4} run, {f:3} only fault, {x:2} refused");
         }
     }
     for (t, m) in listed.keys() {
