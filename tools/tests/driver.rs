@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::{wavejit, workspace};
+use support::{run, sources, text, wavejit, workspace};
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -19,31 +19,9 @@ fn scratch() -> &'static Path {
     })
 }
 
-fn sources() -> PathBuf {
-    workspace().join("runtime-shim/tests")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
-/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc.
+/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc into this run's directory.
 fn hipcc(name: &str, extra: &[&str]) -> PathBuf {
-    let out = scratch().join(name);
-    let o = run(Command::new("hipcc")
-        .arg("--offload-arch=gfx90a")
-        .arg("-I")
-        .arg(sources().join("hip"))
-        .arg(sources().join("hip").join(format!("{name}.hip")))
-        .arg("-o")
-        .arg(&out)
-        .args(extra));
-    assert!(o.status.success(), "hipcc {name}: {}", text(&o.stderr));
-    out
+    support::hipcc(scratch(), name, extra)
 }
 
 /// Runs `program args` under `wavejit exec --driver kfd` with `flags` and `env`: (output, stdout, stderr).
@@ -257,13 +235,7 @@ fn hip_programs_run_on_debians_own_hip_and_rocr_over_the_emulated_driver() {
 #[test]
 fn more_of_the_drop_in_routes_hip_programs_run_on_rocr_over_the_emulated_driver() {
     // a code object file loaded and launched through hipModule*
-    let co = scratch().join("module_kernel.co");
-    let o = run(Command::new("hipcc")
-        .args(["--offload-arch=gfx90a", "--genco"])
-        .arg(sources().join("hip/module_kernel.hip"))
-        .arg("-o")
-        .arg(&co));
-    assert!(o.status.success(), "hipcc --genco: {}", text(&o.stderr));
+    let co = support::module_kernel_co(scratch());
     let so = kfd_ok(&[], &hipcc("module", &[]), &[co.to_str().expect("UTF-8 path")]);
     assert!(
         so.contains("module: loaded, global updated, kernel launched: 3000 results correct"),

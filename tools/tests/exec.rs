@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::{wavejit, workspace};
+use support::{run, sources, text, wavejit};
 
 /// A directory for this run's compiled programs.
 fn scratch() -> &'static Path {
@@ -20,32 +20,9 @@ fn scratch() -> &'static Path {
     })
 }
 
-fn sources() -> PathBuf {
-    workspace().join("runtime-shim/tests")
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc.
+/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc into this run's directory.
 fn hipcc(name: &str, extra: &[&str]) -> PathBuf {
-    let out = scratch().join(name);
-    let src = sources().join("hip").join(format!("{name}.hip"));
-    let o = run(Command::new("hipcc")
-        .arg("--offload-arch=gfx90a")
-        .arg("-I")
-        .arg(sources().join("hip"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .args(extra));
-    assert!(o.status.success(), "hipcc {}: {}", src.display(), text(&o.stderr));
-    out
+    support::hipcc(scratch(), name, extra)
 }
 
 /// Runs `program args` under `wavejit exec` with `devices`; returns (success, stdout, stderr).
@@ -527,14 +504,7 @@ fn hip_events_time_a_bandwidth_test_in_modeled_time_under_the_timing_model() {
 
 #[test]
 fn hip_module_load_and_launch_of_a_code_object_file() {
-    let co = scratch().join("module_kernel.co");
-    let src = sources().join("hip/module_kernel.hip");
-    let o = run(Command::new("hipcc")
-        .args(["--offload-arch=gfx90a", "--genco"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&co));
-    assert!(o.status.success(), "hipcc --genco: {}", text(&o.stderr));
+    let co = support::module_kernel_co(scratch());
     let so = exec_ok(None, &hipcc("module", &[]), &[co.to_str().expect("UTF-8 path")]);
     assert!(
         so.contains("module: loaded, global updated, kernel launched: 3000 results correct"),

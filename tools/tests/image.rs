@@ -9,11 +9,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::{wavejit, workspace};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{text, wavejit, workspace};
 
 /// This run's directory, under the target directory (the root filesystems take about 1 GB each).
 fn scratch() -> &'static Path {

@@ -6,11 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::{wavejit, workspace};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{text, wavejit, workspace};
 
 #[test]
 fn the_release_tarball_unpacked_anywhere_runs_a_hip_program_on_both_routes_and_names_its_commit() {

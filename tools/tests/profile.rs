@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::{csv, wavejit, workspace};
+use support::{csv, run, text, wavejit, workspace};
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -20,14 +20,6 @@ fn scratch() -> &'static Path {
         std::fs::create_dir_all(&d).expect("a scratch directory");
         d
     })
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// runtime-shim/tests/hip/vadd.hip built for gfx90a by Debian's hipcc (once).

@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod support;
-use support::{wavejit, workspace};
+use support::{run, text, wavejit, workspace};
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -23,14 +23,6 @@ fn scratch() -> &'static Path {
         std::fs::create_dir_all(&d).expect("a scratch directory");
         d
     })
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 /// The HIP program that holds memory, compiled once for gfx90a with Debian's hipcc.

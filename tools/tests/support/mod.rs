@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 pub fn workspace() -> PathBuf {
@@ -11,6 +11,49 @@ pub fn workspace() -> PathBuf {
         .parent()
         .expect("tools/ is inside the workspace")
         .to_path_buf()
+}
+
+/// A program's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `cmd` to its end; a command that cannot start fails the test, naming it.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+}
+
+/// The runtime shim's test programs (runtime-shim/tests: hip/, hsa/).
+pub fn sources() -> PathBuf {
+    workspace().join("runtime-shim/tests")
+}
+
+/// Compiles runtime-shim/tests/hip/NAME.hip for gfx90a with Debian's hipcc into `dir`.
+pub fn hipcc(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    let src = sources().join("hip").join(format!("{name}.hip"));
+    let o = run(Command::new("hipcc")
+        .arg("--offload-arch=gfx90a")
+        .arg("-I")
+        .arg(sources().join("hip"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .args(extra));
+    assert!(o.status.success(), "hipcc {}: {}", src.display(), text(&o.stderr));
+    out
+}
+
+/// runtime-shim/tests/hip/module_kernel.hip as a code object file (`hipcc --genco`) in `dir`, for module.hip.
+pub fn module_kernel_co(dir: &Path) -> PathBuf {
+    let co = dir.join("module_kernel.co");
+    let o = run(Command::new("hipcc")
+        .args(["--offload-arch=gfx90a", "--genco"])
+        .arg(sources().join("hip/module_kernel.hip"))
+        .arg("-o")
+        .arg(&co));
+    assert!(o.status.success(), "hipcc --genco: {}", text(&o.stderr));
+    co
 }
 
 /// The release `wavejit` with the runtime shim and the emulated driver beside it, built on first use.
