@@ -1326,32 +1326,7 @@ pub fn compare_and_swap_loops_on_32_and_64_bit_values_lose_no_update_with_any_th
 /// wave going round a polling loop leaves its host thread to other workgroups, as a GPU holds every workgroup of
 /// so small a grid at once. Run one workgroup at a time to its end, the first would spin to the limit.
 pub fn workgroups_spinning_on_flags_that_later_workgroups_set_complete_on_one_host_thread<E: Engine>(e: &E) {
-    for target in ["gfx90a", "gfx942"] {
-        let (dev, co) = setup("reverse_chain", target);
-        let mem = DeviceMemory::new(1 << 30).unwrap();
-        let n = 4u32;
-        let flags = upload_i32(&mem, &vec![0; n as usize], "flags");
-        let shape = DispatchShape::new([n * 64, 1, 1], [64, 1, 1], dev).unwrap();
-        let args = [ArgValue::Pointer(flags), ArgValue::U32(n)];
-        let limits = Limits {
-            max_wave_instructions: 1_000_000,
-            ..Limits::default()
-        };
-        run_kernel(
-            e,
-            KernelDispatch {
-                mem: &mem,
-                device: dev,
-                co: &co,
-                kernel: &co.kernels[0],
-                shape,
-                args: &args,
-                limits,
-            },
-        )
-        .unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert_eq!(download_i32(&mem, flags, n as usize), vec![4, 3, 2, 1], "{target}");
-    }
+    chain_of_flags(e, "reverse_chain", 64);
 }
 
 /// A wave that spins on an LDS word another wave of its workgroup writes (lds_handoff) is polling too: the
@@ -1360,12 +1335,18 @@ pub fn workgroups_spinning_on_flags_that_later_workgroups_set_complete_on_one_ho
 pub fn waves_spinning_on_the_lds_while_their_workgroup_waits_on_a_later_one_complete_on_one_host_thread<E: Engine>(
     e: &E,
 ) {
+    chain_of_flags(e, "lds_handoff", 128);
+}
+
+/// Runs `kernel` (flags, n), whose workgroup g waits for workgroup g + 1's flag, over four workgroups of `block`
+/// work-items on both targets: each flag must end as the number of workgroups from its own to the last.
+fn chain_of_flags<E: Engine>(e: &E, kernel: &str, block: u32) {
     for target in ["gfx90a", "gfx942"] {
-        let (dev, co) = setup("lds_handoff", target);
+        let (dev, co) = setup(kernel, target);
         let mem = DeviceMemory::new(1 << 30).unwrap();
         let n = 4u32;
         let flags = upload_i32(&mem, &vec![0; n as usize], "flags");
-        let shape = DispatchShape::new([n * 128, 1, 1], [128, 1, 1], dev).unwrap();
+        let shape = DispatchShape::new([n * block, 1, 1], [block, 1, 1], dev).unwrap();
         let args = [ArgValue::Pointer(flags), ArgValue::U32(n)];
         let limits = Limits {
             max_wave_instructions: 1_000_000,
@@ -1383,8 +1364,12 @@ pub fn waves_spinning_on_the_lds_while_their_workgroup_waits_on_a_later_one_comp
                 limits,
             },
         )
-        .unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert_eq!(download_i32(&mem, flags, n as usize), vec![4, 3, 2, 1], "{target}");
+        .unwrap_or_else(|e| panic!("{kernel}, {target}: {e}"));
+        assert_eq!(
+            download_i32(&mem, flags, n as usize),
+            vec![4, 3, 2, 1],
+            "{kernel}, {target}"
+        );
     }
 }
 
