@@ -102,10 +102,9 @@ pub fn ioctl(d: &Driver, gpu: usize, request: u64, arg: u64) -> Result<(), Errno
 /// the thunk read of it, the rest zero.
 fn dev_info(g: &crate::Gpu) -> Vec<u8> {
     let p = g.preset;
-    let product = profiler_hooks::smi::product(p.id);
     let mut b = vec![0u8; 368];
     let mut u32_at = |at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    u32_at(0, product.pci_device_id);
+    u32_at(0, p.pci_device_id);
     u32_at(12, p.pci_revision);
     u32_at(16, FAMILY_AI);
     let engines = (p.compute_units / p.cus_per_group.max(1)).max(1);
@@ -115,12 +114,12 @@ fn dev_info(g: &crate::Gpu) -> Vec<u8> {
     u32_at(48, p.compute_units);
     u32_at(160, 4096); // virtual_address_alignment
     u32_at(176, VRAM_TYPE_HBM);
-    u32_at(180, product.memory_width_bits);
+    u32_at(180, p.memory_width_bits);
     u32_at(240, p.wave_size);
     u32_at(248, p.cus_per_group);
     let mut u64_at = |at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
     u64_at(32, p.engine_clock_mhz as u64 * 1000); // max_engine_clock, kHz
-    u64_at(40, product.memory_clock_mhz as u64 * 1000);
+    u64_at(40, p.memory_clock_mhz as u64 * 1000);
     u64_at(144, 0x20_0000); // virtual_address_offset
     u64_at(152, 0x8000_0000_0000); // virtual_address_max
     u64_at(336, 0xffff_8000_0000_0000); // high_va_offset

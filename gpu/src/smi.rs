@@ -45,18 +45,15 @@ pub fn publish(gpus: &[&'static DevicePreset]) -> Option<Publisher> {
     }
     let devices: Vec<DeviceInfo> = gpus
         .iter()
-        .map(|g| {
-            let p = smi::product(g.id);
-            DeviceInfo {
-                preset: g.id,
-                gfx: g.gfx,
-                name: g.name,
-                compute_units: g.compute_units,
-                vram_total: g.memory_bytes,
-                engine_clock_mhz: g.engine_clock_mhz,
-                memory_clock_mhz: p.memory_clock_mhz,
-                pci_device_id: p.pci_device_id,
-            }
+        .map(|g| DeviceInfo {
+            preset: g.id,
+            gfx: g.gfx,
+            name: g.name,
+            compute_units: g.compute_units,
+            vram_total: g.memory_bytes,
+            engine_clock_mhz: g.engine_clock_mhz,
+            memory_clock_mhz: g.memory_clock_mhz,
+            pci_device_id: g.pci_device_id,
         })
         .collect();
     match Publisher::create(&smi::registry_dir(), &program_name(), &devices) {

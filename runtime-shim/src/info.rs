@@ -38,7 +38,7 @@ pub unsafe fn put_str<const N: usize>(out: *mut c_void, s: &str) -> Result<(), S
 
 /// The PCI device ID of each emulated model (the same the SMI views show).
 fn chip_id(dev: &DevicePreset) -> u32 {
-    profiler_hooks::smi::product(dev.id).pci_device_id
+    dev.pci_device_id
 }
 
 /// The SMI identity of GPU agent `index`: its card is (GPU ordinal, preset).
@@ -178,8 +178,8 @@ pub unsafe fn agent(rt: &Runtime, index: usize, attribute: u32, out: *mut c_void
             ffi::AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(out, 4u32),
             // the card's PCI address and unique id as the SMI views (rocm-smi, wavejit smi) show them
             ffi::AMD_AGENT_INFO_BDFID => put(out, identity(rt, index, g).bus << 8),
-            ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, profiler_hooks::smi::product(g.id).memory_width_bits),
-            ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, profiler_hooks::smi::product(g.id).memory_clock_mhz),
+            ffi::AMD_AGENT_INFO_MEMORY_WIDTH => put(out, g.memory_width_bits),
+            ffi::AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(out, g.memory_clock_mhz),
             ffi::AMD_AGENT_INFO_PRODUCT_NAME => put_str::<64>(out, g.name),
             ffi::AMD_AGENT_INFO_MAX_WAVES_PER_CU => put(out, g.simds_per_cu * g.max_waves_per_simd),
             ffi::AMD_AGENT_INFO_NUM_SIMDS_PER_CU => put(out, g.simds_per_cu),

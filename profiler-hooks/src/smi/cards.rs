@@ -6,23 +6,6 @@ use std::collections::HashMap;
 
 use super::read::{DeviceRecord, ProcessRecord};
 
-/// What SMI tools show of a product beyond the rest of the emulator's preset (the figures are the preset's:
-/// [`emu_core::DevicePreset::pci_device_id`], `memory_clock_mhz`, `memory_width_bits`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Product {
-    /// PCI device id (as `lspci`, rocminfo's chip id and `/sys/.../device` give it).
-    pub pci_device_id: u32,
-    /// Memory clock, MHz: the HBM clock of the product (its per-pin data rate / 2), which with its bus width
-    /// gives the preset's bandwidth.
-    pub memory_clock_mhz: u32,
-    /// Memory bus width, bits.
-    pub memory_width_bits: u32,
-    /// Small number distinguishing presets in the card identities below.
-    slot: u32,
-    /// The preset's place in card numbers ([`Card::number`]).
-    order: u32,
-}
-
 /// Where each preset's cards go: (preset id, slot, order). The slot distinguishes presets in the identities
 /// of one device index ([`Identity::of`]: four slots per index, the last, [`OTHER_PLACE`], for presets this
 /// build does not know); the order places the preset's cards in card numbers ([`card_number`]): the default
@@ -38,26 +21,6 @@ fn place(preset: &str) -> (u32, u32) {
         .iter()
         .find(|(id, ..)| *id == preset)
         .map_or(OTHER_PLACE, |&(_, slot, order)| (slot, order))
-}
-
-/// The product facts of preset `preset` (an id of [`emu_core::PRESETS`]).
-///
-/// # Panics
-///
-/// For an id no preset has.
-pub fn product(preset: &str) -> Product {
-    let p = emu_core::DevicePreset::by_name(preset)
-        .ok()
-        .filter(|p| p.id == preset)
-        .unwrap_or_else(|| panic!("smi::product: `{preset}` is not a preset id"));
-    let (slot, order) = place(p.id);
-    Product {
-        pci_device_id: p.pci_device_id,
-        memory_clock_mhz: p.memory_clock_mhz,
-        memory_width_bits: p.memory_width_bits,
-        slot,
-        order,
-    }
 }
 
 /// One process's share of a card.
@@ -322,19 +285,6 @@ mod place_tests {
             0,
             "the programs' default preset numbers the first cards"
         );
-        for p in emu_core::PRESETS {
-            let prod = product(p.id);
-            assert_eq!(
-                (prod.pci_device_id, prod.memory_clock_mhz, prod.memory_width_bits),
-                (p.pci_device_id, p.memory_clock_mhz, p.memory_width_bits)
-            );
-        }
         assert_eq!(place("mi999"), OTHER_PLACE);
-    }
-
-    #[test]
-    #[should_panic(expected = "not a preset id")]
-    fn an_unknown_preset_has_no_product() {
-        product("mi999");
     }
 }

@@ -65,7 +65,7 @@ mod read;
 
 use std::path::{Path, PathBuf};
 
-pub use cards::{card_number, cards, product, Card, CardUser, Identity, Product, Sample};
+pub use cards::{card_number, cards, Card, CardUser, Identity, Sample};
 pub use publish::{DeviceInfo, Publisher};
 pub use read::{scan, scan_all, DeviceRecord, ProcessRecord};
 

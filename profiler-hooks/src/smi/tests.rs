@@ -165,7 +165,7 @@ fn record(pid: u32, started_ns: u64, devices: Vec<(u32, &str, u64, u64)>) -> Pro
                 vram_total: 64 << 30,
                 engine_clock_mhz: 1700,
                 memory_clock_mhz: 1600,
-                pci_device_id: product(preset).pci_device_id,
+                pci_device_id: emu_core::DevicePreset::by_name(preset).unwrap().pci_device_id,
                 vram_used,
                 dispatches: 1,
                 busy_ns,

@@ -79,24 +79,21 @@ fn own_devices(presets: &[&'static DevicePreset]) -> Vec<DeviceRecord> {
     presets
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            let prod = smi::product(p.id);
-            DeviceRecord {
-                index: i as u32,
-                preset: p.id.to_string(),
-                gfx: p.gfx.to_string(),
-                name: p.name.to_string(),
-                compute_units: p.compute_units,
-                vram_total: p.memory_bytes,
-                engine_clock_mhz: p.engine_clock_mhz,
-                memory_clock_mhz: prod.memory_clock_mhz,
-                pci_device_id: prod.pci_device_id,
-                vram_used: 0,
-                dispatches: 0,
-                busy_ns: 0,
-                busy_now: false,
-                queues: 0,
-            }
+        .map(|(i, p)| DeviceRecord {
+            index: i as u32,
+            preset: p.id.to_string(),
+            gfx: p.gfx.to_string(),
+            name: p.name.to_string(),
+            compute_units: p.compute_units,
+            vram_total: p.memory_bytes,
+            engine_clock_mhz: p.engine_clock_mhz,
+            memory_clock_mhz: p.memory_clock_mhz,
+            pci_device_id: p.pci_device_id,
+            vram_used: 0,
+            dispatches: 0,
+            busy_ns: 0,
+            busy_now: false,
+            queues: 0,
         })
         .collect()
 }
