@@ -50,7 +50,7 @@ impl Engine<'_> {
         match profile {
             None => (self.with_runner(launch, &NoObserver), None),
             Some(prof) => {
-                let counters = HwCounters::new(self.device.id, prof.wave_trace);
+                let counters = HwCounters::new(self.device, prof.wave_trace);
                 let (result, timing) = match run_on(self.mem, self.device, launch, self.limits, self.jit, &counters) {
                     Ok((s, t)) => (Ok(s), t),
                     Err(e) => (Err(e), None),

@@ -177,7 +177,7 @@ fn counted(
             args: &args,
             limits: Limits::default(),
         };
-        let c = HwCounters::new(device.id, 0);
+        let c = HwCounters::new(device, 0);
         let stats = match (engine, timed) {
             ("interp", false) => {
                 d.run_observed(&c).unwrap();

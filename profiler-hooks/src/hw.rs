@@ -288,17 +288,10 @@ pub struct HwCounters {
 }
 
 impl HwCounters {
-    /// Counters for dispatches on `device` (a preset id: its L1 line size defines `TCP_TOTAL_CACHE_ACCESSES`),
-    /// tracing the first `wave_trace` waves' instructions in timing mode (0: none).
-    ///
-    /// # Panics
-    ///
-    /// For an id no preset has.
-    pub fn new(device: &str, wave_trace: usize) -> HwCounters {
-        let line_bytes = emu_core::timing::machine::Machine::by_preset(device)
-            .unwrap_or_else(|| panic!("HwCounters: `{device}` is not a preset id"))
-            .l1
-            .line_bytes;
+    /// Counters for dispatches on `device` (its L1 line size defines `TCP_TOTAL_CACHE_ACCESSES`), tracing the
+    /// first `wave_trace` waves' instructions in timing mode (0: none).
+    pub fn new(device: &emu_core::DevicePreset, wave_trace: usize) -> HwCounters {
+        let line_bytes = emu_core::timing::machine::Machine::of(device).l1.line_bytes;
         HwCounters {
             line_bytes,
             id: {

@@ -165,7 +165,7 @@ fn eight_texels_a_lane_count_as_the_model_looks_them_up() {
     mem.write(desc, &words).unwrap();
     let out = mem.allocate(256, AllocKind::Buffer, "out").unwrap();
     let args = [ArgValue::Pointer(desc), ArgValue::Pointer(out)];
-    let counters = HwCounters::new(dev.id, 0);
+    let counters = HwCounters::new(dev, 0);
     let d = KernelDispatch {
         mem: &mem,
         device: dev,

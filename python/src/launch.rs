@@ -109,7 +109,7 @@ pub(crate) fn launch(py: Python<'_>, kernel: &Kernel, req: Request) -> PyResult<
                 };
                 let t0 = Instant::now();
                 let (hw, by_unit) = (
-                    o.counters.then(|| HwCounters::new(core.preset.id, 0)),
+                    o.counters.then(|| HwCounters::new(core.preset, 0)),
                     ClassCounter::default(),
                 );
                 let (stats, timing, jd) = match &hw {

@@ -449,7 +449,7 @@ pub fn run_counters(device: Option<&str>, iterations: u32, repeat: u32) -> Res<(
                 Ok(())
             };
             let counted = |d: &KernelDispatch<'_>| -> Res<()> {
-                let c = profiler_hooks::HwCounters::new(dev.id, 0);
+                let c = profiler_hooks::HwCounters::new(dev, 0);
                 match engine {
                     "interp" => d.run_with(&emu_core::engine::Interpreter, &c)?,
                     _ => d.run_with(&jit, &c)?,

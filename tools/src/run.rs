@@ -257,7 +257,7 @@ pub fn run(a: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             "--wave-trace traces instruction issue of a profiled timed dispatch: add --profile DIR and --timing".into(),
         );
     }
-    let profiled = a.profile.as_ref().map(|_| HwCounters::new(device.id, a.wave_trace));
+    let profiled = a.profile.as_ref().map(|_| HwCounters::new(device, a.wave_trace));
     let host_start = profiler_hooks::record::now_ns();
     let (stats, jd, timing) = if let Some(counters) = &profiled {
         if a.engine == EngineKind::Crosscheck {
