@@ -40,12 +40,33 @@ pub(crate) struct Core {
     pub options: Options,
     /// Launches run one at a time, as on one in-order queue.
     pub queue: Mutex<()>,
-    /// Modeled nanoseconds of every timed launch so far.
-    pub modeled_ns: Mutex<f64>,
+    /// The modeled clock: shader cycles of every timed launch so far, at the shader clock they ran at.
+    pub modeled: Mutex<ModeledClock>,
     pub last: Mutex<Option<Arc<LaunchData>>>,
 }
 
+/// The modeled time of a device's timed launches, kept as a whole number of shader cycles.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ModeledClock {
+    pub cycles: u64,
+    /// The shader clock of the timed launches (0 before the first).
+    pub shader_mhz: u32,
+}
+
+impl ModeledClock {
+    pub fn ns(&self) -> f64 {
+        if self.shader_mhz == 0 {
+            return 0.0;
+        }
+        self.cycles as f64 * 1000.0 / self.shader_mhz as f64
+    }
+}
+
 impl Core {
+    pub fn modeled(&self) -> ModeledClock {
+        *self.modeled.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn engine(&self) -> &'static str {
         if self.jit.is_some() {
             "jit"
@@ -152,7 +173,7 @@ impl Device {
                         jit,
                         options,
                         queue: Mutex::new(()),
-                        modeled_ns: Mutex::new(0.0),
+                        modeled: Mutex::new(ModeledClock::default()),
                         last: Mutex::new(None),
                     })
                 })
@@ -244,7 +265,21 @@ impl Device {
     /// Modeled nanoseconds of all timed launches so far (0 without timing).
     #[getter]
     fn modeled_ns(&self) -> f64 {
-        *self.core.modeled_ns.lock().unwrap_or_else(|e| e.into_inner())
+        self.core.modeled().ns()
+    }
+
+    /// Modeled shader cycles of all timed launches so far (0 without timing): an exact count, so the
+    /// difference of two readings is the same for the same launches however many came before.
+    #[getter]
+    fn modeled_cycles(&self) -> u64 {
+        self.core.modeled().cycles
+    }
+
+    /// Nanoseconds per modeled shader cycle (`None` before the first timed launch).
+    #[getter]
+    fn modeled_ns_per_cycle(&self) -> Option<f64> {
+        let m = self.core.modeled();
+        (m.shader_mhz != 0).then(|| 1000.0 / m.shader_mhz as f64)
     }
 
     /// `nbytes` of device memory (zeroed), labelled `label` in fault reports.

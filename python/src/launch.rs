@@ -163,7 +163,10 @@ pub(crate) fn launch(py: Python<'_>, kernel: &Kernel, req: Request) -> PyResult<
                     None => None,
                 };
                 if let Some(t) = &timing {
-                    *core.modeled_ns.lock().unwrap_or_else(|e| e.into_inner()) += t.ns;
+                    let mut m = core.modeled.lock().unwrap_or_else(|e| e.into_inner());
+                    // every launch on a device runs at its preset's shader clock
+                    m.cycles += t.cycles;
+                    m.shader_mhz = t.shader_mhz;
                 }
                 Ok(Arc::new(LaunchData {
                     kernel: k.name.clone(),

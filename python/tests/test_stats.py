@@ -35,6 +35,8 @@ def test_timing_gives_modeled_cycles_occupancy_units_and_memory_levels(timed_dev
         assert "hit_rate" in t["memory"][level] and "bytes_moved" in t["memory"][level]
     assert t["memory"]["hbm"]["bytes_read"] >= 256 * 64 * 4
     assert timed_device.modeled_ns == pytest.approx(s["ns"])
+    assert timed_device.modeled_cycles == s["cycles"]
+    assert timed_device.modeled_ns_per_cycle == pytest.approx(1000 / timed_device.properties["engine_clock_mhz"])
     c = launch.counters
     assert c["SQ_WAVES"] == 256 and c["SQ_INSTS_LDS"] > 0
     assert c["GRBM_GUI_ACTIVE"] == s["cycles"], "the modeled counters come with timing"
@@ -49,7 +51,7 @@ def test_without_timing_the_stats_count_instructions(device):
     assert c["SQ_WAVES"] == 256
     assert c["SQ_INSTS"] == s["wave_instructions"]
     assert "GRBM_GUI_ACTIVE" not in c
-    assert device.modeled_ns == 0.0
+    assert device.modeled_ns == 0.0 and device.modeled_cycles == 0 and device.modeled_ns_per_cycle is None
 
 
 def test_without_counters_the_interpreter_counts_instructions_by_unit():

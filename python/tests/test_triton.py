@@ -427,8 +427,35 @@ def test_do_bench_reports_the_modeled_time_with_timing_on(timed_dev):
     assert triton.testing.do_bench is wavejit.triton.do_bench
     assert ms == pytest.approx(timed_dev.last.modeled_ns / 1e6, rel=1e-9)
     assert 0 < ms < 1, "a modeled time of microseconds, not the milliseconds the emulation takes"
+    times = triton.testing.do_bench(run, warmup=1, rep=5, return_mode="all")
+    assert times == [ms] * len(times), "every run of the same launch takes the same modeled time"
+    # Triton interpolates its quantiles as (1 - t) * a + t * b, which need not give back a when b == a
     lo, mid, hi = triton.testing.do_bench(run, warmup=1, rep=5, quantiles=[0.2, 0.5, 0.8])
-    assert lo == mid == hi == pytest.approx(ms)
+    assert [lo, mid, hi] == pytest.approx([ms] * 3, rel=1e-12)
+
+
+def test_the_modeled_time_of_a_launch_does_not_depend_on_the_time_before_it(timed_dev):
+    # the driver's clock counts whole modeled cycles: a difference of two readings of a running sum of
+    # nanoseconds in floating point would change in its last bits with the sum it was taken from
+    n = 4096
+    x = timed_dev.array(np.ones(n, np.float32))
+    out = timed_dev.empty(n, np.float32)
+    iface = wavejit.triton._active().get_device_interface()
+
+    def timed():
+        start, end = iface.Event(enable_timing=True), iface.Event(enable_timing=True)
+        start.record()
+        add_kernel[(n // 1024,)](x, x, out, n, BLOCK_SIZE=1024)
+        end.record()
+        return start.elapsed_time(end)
+
+    first = timed()
+    assert first == pytest.approx(timed_dev.last.modeled_ns / 1e6, rel=1e-12)
+    for _ in range(37):
+        add_kernel[(n // 1024,)](x, x, out, n, BLOCK_SIZE=1024)
+    assert [timed() for _ in range(5)] == [first] * 5
+    assert isinstance(timed_dev.modeled_cycles, int)
+    assert timed_dev.modeled_ns == pytest.approx(timed_dev.modeled_cycles * timed_dev.modeled_ns_per_cycle)
 
 
 def test_triton_loads_compiled_kernels_from_its_disk_cache(dev, tmp_path, monkeypatch):

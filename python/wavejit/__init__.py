@@ -276,6 +276,17 @@ class Device:
         return self._core.modeled_ns
 
     @property
+    def modeled_cycles(self) -> int:
+        """Modeled shader cycles of every timed launch so far (0 without timing). The count is exact, so the
+        time between two readings, `(b - a) * modeled_ns_per_cycle`, is the same for the same launches."""
+        return self._core.modeled_cycles
+
+    @property
+    def modeled_ns_per_cycle(self) -> Optional[float]:
+        """Nanoseconds per modeled shader cycle (None before the first timed launch)."""
+        return self._core.modeled_ns_per_cycle
+
+    @property
     def last(self) -> Optional[Launch]:
         """The last launch: its `stats`, `counters`, `trace_html()` (None before the first)."""
         return self._core.last

@@ -186,12 +186,12 @@ class _Utils:
 class _Event:
     """An event of the driver's clock (modeled time with timing, host time without)."""
 
-    def __init__(self, clock: Callable[[], float], enable_timing: bool = False, **_: Any):
-        self._clock = clock
-        self._t: Optional[float] = None
+    def __init__(self, driver: "WavejitDriver", enable_timing: bool = False, **_: Any):
+        self._driver = driver
+        self._t: Optional[int] = None
 
     def record(self, stream: Any = None) -> None:
-        self._t = self._clock()
+        self._t = self._driver._ticks()
 
     def synchronize(self) -> None:
         pass
@@ -203,7 +203,7 @@ class _Event:
         """Milliseconds from this event to `end`."""
         if self._t is None or end._t is None:
             raise RuntimeError("elapsed_time of an event that was not recorded")
-        return (end._t - self._t) / 1e6
+        return self._driver._ms_between(self._t, end._t)
 
 
 class _DeviceInterface:
@@ -213,7 +213,7 @@ class _DeviceInterface:
         self._driver = driver
 
     def Event(self, enable_timing: bool = False, **kwargs: Any) -> _Event:  # noqa: N802 (torch's name)
-        return _Event(self._driver.clock_ns, enable_timing)
+        return _Event(self._driver, enable_timing)
 
     def synchronize(self, device: Any = None) -> None:
         pass
@@ -292,6 +292,18 @@ class WavejitDriver(DriverBase):
         if self.device.timing:
             return self.device.modeled_ns
         return float(time.perf_counter_ns())
+
+    def _ticks(self) -> int:
+        # the clock as a whole number (modeled shader cycles with timing, host nanoseconds without), so that
+        # the time between two readings does not depend on how much time came before them
+        if self.device.timing:
+            return self.device.modeled_cycles
+        return time.perf_counter_ns()
+
+    def _ms_between(self, t0: int, t1: int) -> float:
+        if self.device.timing:
+            return (t1 - t0) * (self.device.modeled_ns_per_cycle or 0.0) / 1e6
+        return (t1 - t0) / 1e6
 
     def _check_device(self, device: Any) -> None:
         if device is not None and device != self.get_current_device():
@@ -399,7 +411,7 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_t
         if grad_to_none is not None:
             for x in grad_to_none:
                 x.grad = None
-        t0 = driver.clock_ns()
+        t0 = driver._ticks()
         fn()
-        times.append((driver.clock_ns() - t0) / 1e6)
+        times.append(driver._ms_between(t0, driver._ticks()))
     return triton.testing._summarize_statistics(times, quantiles, return_mode)
