@@ -1,10 +1,13 @@
 //! Compiles the small LD_PRELOAD helper `wavejit exec` writes next to the runtime shim (see
 //! src/exec/kfd_preload.c) with the system C compiler; the binary embeds it. Also names the commit the binary is
 //! built from for `wavejit --version`: `WAVEJIT_COMMIT` when set (a build from a source tarball), else git's.
+//! A release build also embeds the runtime shim and the emulated driver ([`embedded_libraries`]).
+use std::path::Path;
 use std::process::Command;
 
 fn main() {
     commit();
+    embedded_libraries();
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let so = format!("{out}/libwavejit-kfd.so");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
@@ -58,4 +61,31 @@ fn commit() {
             }
         });
     println!("cargo:rustc-env=WAVEJIT_COMMIT={commit}");
+}
+
+/// In a release build, the runtime shim's and the emulated driver's shared libraries, which cargo builds before
+/// this crate (they are its dependencies) into the profile's `deps` directory: the binary embeds them
+/// (`cfg(wavejit_embedded)`, paths in `WAVEJIT_EMBEDDED_SHIM` and `WAVEJIT_EMBEDDED_DRIVER`), so that a `wavejit`
+/// with nothing beside it — `cargo install --path tools` installs the command alone — still runs `exec`. Other
+/// profiles find the libraries beside the binary (their test binaries would otherwise each carry ~100 MB).
+fn embedded_libraries() {
+    println!("cargo:rustc-check-cfg=cfg(wavejit_embedded)");
+    println!("cargo:rerun-if-env-changed=PROFILE");
+    if std::env::var("PROFILE").as_deref() != Ok("release") {
+        return;
+    }
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    // OUT_DIR is <target>/[<triple>/]<profile>/build/<package>-<hash>/out
+    let deps = Path::new(&out)
+        .ancestors()
+        .nth(3)
+        .expect("OUT_DIR is inside the profile's directory")
+        .join("deps");
+    println!("cargo:rustc-cfg=wavejit_embedded");
+    for (var, file) in [
+        ("WAVEJIT_EMBEDDED_SHIM", "libhsa_runtime64.so"),
+        ("WAVEJIT_EMBEDDED_DRIVER", "libwavejit_driver.so"),
+    ] {
+        println!("cargo:rustc-env={var}={}", deps.join(file).display());
+    }
 }

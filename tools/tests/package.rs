@@ -1,6 +1,7 @@
 //! The release tarball (`scripts/package.sh`): unpacked into a directory of its own, its `bin/wavejit` runs a HIP
 //! program on both routes with only the system's directories on PATH and no variable pointing into the checkout,
-//! and names its version and commit.
+//! and names its version and commit. So does the release `wavejit` alone in a directory, as `cargo install` puts
+//! it: it carries the runtime shim and the driver.
 
 use std::path::Path;
 use std::process::Command;
@@ -9,8 +10,8 @@ mod support;
 use support::{text, wavejit, workspace};
 
 #[test]
-fn the_release_tarball_unpacked_anywhere_runs_a_hip_program_on_both_routes_and_names_its_commit() {
-    wavejit(); // the release builds the tarball packs
+fn the_release_tarball_unpacked_anywhere_and_the_binary_alone_run_a_hip_program_on_both_routes() {
+    let release = wavejit(); // the release builds the tarball packs
     let scratch = std::env::temp_dir().join(format!("wavejit-package-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();
@@ -78,21 +79,28 @@ fn the_release_tarball_unpacked_anywhere_runs_a_hip_program_on_both_routes_and_n
         .output()
         .expect("running hipcc (scripts/setup.sh installs it)");
     assert!(o.status.success(), "hipcc: {}", text(&o.stderr));
-    for driver in ["hsa", "kfd"] {
-        let o = Command::new(&bin)
-            .args(["exec", "--driver", driver, "--", "./vadd"])
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", &scratch)
-            .current_dir(&scratch)
-            .output()
-            .unwrap();
-        let out = text(&o.stdout);
-        assert!(
-            o.status.success() && out.contains("gfx90a") && out.contains(": 0 of "),
-            "--driver {driver}: {out}{}",
-            text(&o.stderr)
-        );
+    // the binary alone, where `cargo install` puts it: nothing beside it, no lib/wavejit above it
+    let alone = scratch.join("cargo-home/bin/wavejit");
+    std::fs::create_dir_all(alone.parent().unwrap()).unwrap();
+    std::fs::copy(release, &alone).unwrap();
+    for bin in [&bin, &alone] {
+        for driver in ["hsa", "kfd"] {
+            let o = Command::new(bin)
+                .args(["exec", "--driver", driver, "--", "./vadd"])
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .env("HOME", &scratch)
+                .current_dir(&scratch)
+                .output()
+                .unwrap();
+            let out = text(&o.stdout);
+            assert!(
+                o.status.success() && out.contains("gfx90a") && out.contains(": 0 of "),
+                "{} --driver {driver}: {out}{}",
+                bin.display(),
+                text(&o.stderr)
+            );
+        }
     }
     std::fs::remove_dir_all(&scratch).unwrap();
 }

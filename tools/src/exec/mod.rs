@@ -1,12 +1,12 @@
 //! `wavejit exec -- PROGRAM ARGS…`: runs an unmodified ROCm program against the runtime shim.
 //!
-//! A private directory holds `libhsa-runtime64.so.1` (a link to the shim built next to this binary), an
-//! `lsmod` that lists `amdgpu` (found first on PATH), a `target.lst` naming the emulated targets (ROCm's
-//! `rocm_agent_enumerator` reads it through `ROCM_TARGET_LST`, so `hipcc` without `--offload-arch` compiles
-//! for them), a preload library that lets the program open `/dev/kfd` (it gets `/dev/null`), and the kernel's
-//! view of the emulated GPUs (amdgpu sysfs and KFD topology, `sysfs.rs`), to which the preload sends the
-//! program's reads of those paths, so `rocm-smi` runs unmodified. Nothing outside that directory and the
-//! child's environment is touched.
+//! A private directory holds `libhsa-runtime64.so.1` (a link to the shim built next to this binary, or the copy
+//! a release binary carries), an `lsmod` that lists `amdgpu` (found first on PATH), a `target.lst` naming the
+//! emulated targets (ROCm's `rocm_agent_enumerator` reads it through `ROCM_TARGET_LST`, so `hipcc` without
+//! `--offload-arch` compiles for them), a preload library that lets the program open `/dev/kfd` (it gets
+//! `/dev/null`), and the kernel's view of the emulated GPUs (amdgpu sysfs and KFD topology, `sysfs.rs`), to which
+//! the preload sends the program's reads of those paths, so `rocm-smi` runs unmodified. Nothing outside that
+//! directory and the child's environment is touched.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -46,27 +46,70 @@ impl std::str::FromStr for Route {
     }
 }
 
+/// A shared library `exec` loads into the program: a file, or the bytes a release binary carries.
+enum Library {
+    File(PathBuf),
+    Embedded(&'static [u8]),
+}
+
+impl Library {
+    /// Puts the library at `at` (in `exec`'s private directory): a link to the file, or the embedded bytes.
+    fn place(&self, at: &Path) -> std::io::Result<()> {
+        let _ = std::fs::remove_file(at);
+        match self {
+            Library::File(path) => std::os::unix::fs::symlink(path, at),
+            Library::Embedded(bytes) => {
+                std::fs::write(at, bytes)?;
+                std::fs::set_permissions(at, std::fs::Permissions::from_mode(0o755))
+            }
+        }
+    }
+}
+
+#[cfg(wavejit_embedded)]
+const EMBEDDED_SHIM: Option<&[u8]> = Some(include_bytes!(env!("WAVEJIT_EMBEDDED_SHIM")));
+#[cfg(not(wavejit_embedded))]
+const EMBEDDED_SHIM: Option<&[u8]> = None;
+#[cfg(wavejit_embedded)]
+const EMBEDDED_DRIVER: Option<&[u8]> = Some(include_bytes!(env!("WAVEJIT_EMBEDDED_DRIVER")));
+#[cfg(not(wavejit_embedded))]
+const EMBEDDED_DRIVER: Option<&[u8]> = None;
+
 /// The emulated driver: `WAVEJIT_DRIVER`, or `libwavejit_driver.so` where [`library`] finds it.
-fn driver_library() -> Result<PathBuf, String> {
+fn driver_library() -> Result<Library, String> {
     library(
         "WAVEJIT_DRIVER",
         "libwavejit_driver.so",
+        EMBEDDED_DRIVER,
         "wavejit-driver",
         "emulated driver",
     )
 }
 
 /// The runtime shim: `WAVEJIT_SHIM`, or `libhsa_runtime64.so` where [`library`] finds it.
-fn shim() -> Result<PathBuf, String> {
-    library("WAVEJIT_SHIM", "libhsa_runtime64.so", "runtime-shim", "runtime shim")
+fn shim() -> Result<Library, String> {
+    library(
+        "WAVEJIT_SHIM",
+        "libhsa_runtime64.so",
+        EMBEDDED_SHIM,
+        "runtime-shim",
+        "runtime shim",
+    )
 }
 
 /// A library `exec` loads into the program: the path in the environment variable `var`, else `file` beside this
 /// executable (where cargo builds it) or in `../lib/wavejit/` from it (a release tarball's layout), so an
-/// unpacked release works from wherever it is put.
-fn library(var: &str, file: &str, package: &str, what: &str) -> Result<PathBuf, String> {
+/// unpacked release works from wherever it is put, else the copy a release build embeds (a `wavejit` installed
+/// alone, by `cargo install`).
+fn library(
+    var: &str,
+    file: &str,
+    embedded: Option<&'static [u8]>,
+    package: &str,
+    what: &str,
+) -> Result<Library, String> {
     if let Some(p) = std::env::var_os(var) {
-        return Ok(PathBuf::from(p));
+        return Ok(Library::File(PathBuf::from(p)));
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let beside = exe.with_file_name(file);
@@ -78,7 +121,10 @@ fn library(var: &str, file: &str, package: &str, what: &str) -> Result<PathBuf, 
         .chain(released.clone())
         .find(|p| p.exists())
     {
-        return Ok(found);
+        return Ok(Library::File(found));
+    }
+    if let Some(bytes) = embedded {
+        return Ok(Library::Embedded(bytes));
     }
     let looked = match &released {
         Some(r) => format!("{} or {}", beside.display(), r.display()),
@@ -86,8 +132,7 @@ fn library(var: &str, file: &str, package: &str, what: &str) -> Result<PathBuf, 
     };
     Err(format!(
         "the {what} is missing (looked for {looked}): build it with `cargo build -p {package}` (same profile as \
-         wavejit), set {var}, or use the release tarball `scripts/package.sh` makes (`cargo install` installs \
-         the wavejit command alone)"
+         wavejit), set {var}, or use a release build, which carries it"
     ))
 }
 
@@ -242,9 +287,7 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
     std::fs::create_dir_all(&dir)?;
     let result = (|| -> Result<ExitCode, Box<dyn std::error::Error>> {
         if let Some(shim) = &shim {
-            let link = dir.join("libhsa-runtime64.so.1");
-            let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(shim, &link)?;
+            shim.place(&dir.join("libhsa-runtime64.so.1"))?;
         }
         let preload = dir.join("libwavejit-kfd.so");
         std::fs::write(&preload, KFD_PRELOAD)?;
@@ -252,10 +295,9 @@ pub fn run(o: &Options, command: &[String]) -> Result<ExitCode, Box<dyn std::err
         // path is checked below, not from wherever wavejit was unpacked
         let driver = match &driver {
             Some(lib) => {
-                let link = dir.join("libwavejit_driver.so");
-                let _ = std::fs::remove_file(&link);
-                std::os::unix::fs::symlink(lib, &link)?;
-                Some(link)
+                let at = dir.join("libwavejit_driver.so");
+                lib.place(&at)?;
+                Some(at)
             }
             None => None,
         };
