@@ -1,7 +1,7 @@
 //! The timing model against measured hardware: test-kernels' microbenchmarks (pointer chases timed with
 //! `s_memtime` inside the kernel, STREAM-style bandwidth kernels, LDS bank conflicts, instruction chains) run
 //! through the engine in timing mode, and every MI210 row of the public measurements must land inside its
-//! band widened by ±10%. The same kernels give the model's MI300X predictions (printed; docs/timing.md
+//! band (a single measured value: within 5%). The same kernels give the model's MI300X predictions (printed; docs/timing.md
 //! tabulates both). Also: the guest clock and the clock a dispatch is given, the events of a timed dispatch,
 //! and cycles independent of where a dispatch's code, arguments and packet were put.
 
@@ -180,8 +180,14 @@ fn bandwidth(dev: &'static DevicePreset, kind: &str) -> f64 {
     moved as f64 / ((large.ns - small.ns) * 1e-9) / 1e12
 }
 
+/// Inside a measured band as it is; a single measured value (`lo == hi`, "≈" in docs/timing.md) within 5%, the
+/// error docs/timing.md publishes for those rows.
 fn within(model: f64, lo: f64, hi: f64) -> bool {
-    model >= lo * 0.9 && model <= hi * 1.1
+    if lo == hi {
+        (model / lo - 1.0).abs() <= 0.05
+    } else {
+        (lo..=hi).contains(&model)
+    }
 }
 
 /// The public MI210 measurements (docs/timing.md gives the sources): pointer-chase latency in shader cycles at
@@ -217,7 +223,7 @@ fn mi210_pointer_chase_latencies_land_in_the_measured_bands() {
             missed.push(format!("{level} at {footprint} bytes: {c:.1} cycles, band {lo}-{hi}"));
         }
     }
-    assert!(missed.is_empty(), "outside the bands widened by 10%: {missed:?}");
+    assert!(missed.is_empty(), "outside the measured bands: {missed:?}");
 }
 
 #[test]
@@ -231,7 +237,7 @@ fn mi210_stream_bandwidths_land_in_the_measured_bands() {
             missed.push(format!("{row}: {tbs:.3} TB/s, band {lo}-{hi}"));
         }
     }
-    assert!(missed.is_empty(), "outside the bands widened by 10%: {missed:?}");
+    assert!(missed.is_empty(), "outside the measured bands: {missed:?}");
 }
 
 #[test]
