@@ -425,7 +425,7 @@ fn rocm_smi_names_the_emulated_product_its_clocks_use_and_the_running_program() 
 }
 
 #[test]
-fn wavejit_smi_sees_a_program_on_debians_rocr_over_the_emulated_driver_with_its_vram_queues_and_busy_time() {
+fn wavejit_smi_sees_programs_on_debians_rocr_over_the_emulated_driver_with_their_vram_queues_and_busy_time() {
     let reg = registry("kfd");
     let mut held = Held::start_on(&reg, 64, "kfd");
     let procs = smi_json(&reg, &["process", "--json"]);
@@ -439,6 +439,26 @@ fn wavejit_smi_sees_a_program_on_debians_rocr_over_the_emulated_driver_with_its_
         "it ran its fill kernel: {p}"
     );
     assert!(p["queues"].as_u64().unwrap_or(0) >= 1, "{p}");
+    // a second process on the emulated driver at the same time: each its own GPUs, both in the view
+    let mut other = Held::start_on(&reg, 16, "kfd");
+    let procs = smi_json(&reg, &["process", "--json"]);
+    let first = process_entry(&procs, held.pid).unwrap_or_else(|| panic!("pid {} not in {procs}", held.pid));
+    let second = process_entry(&procs, other.pid).unwrap_or_else(|| panic!("pid {} not in {procs}", other.pid));
+    assert_eq!(
+        first["emulated"]["vram_used"]["value"].as_u64(),
+        Some(vram),
+        "the first process's VRAM is its own: {procs}"
+    );
+    let vram_other = second["emulated"]["vram_used"]["value"].as_u64().expect("bytes");
+    assert_eq!(
+        vram - vram_other,
+        48 * MIB,
+        "64 MiB against 16, beside the same runtime's own: {procs}"
+    );
+    other.step();
+    assert_eq!(other.line(), "freed");
+    other.step();
+    assert!(other.wait().success());
     held.step();
     assert_eq!(held.line(), "freed");
     let after = process_entry(&smi_json(&reg, &["process", "--json"]), held.pid).expect("still running");
