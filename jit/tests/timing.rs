@@ -104,6 +104,45 @@ fn chase(dev: &'static DevicePreset, kind: &str, footprint: u64) -> f64 {
     read_u64(&mem, out) as f64 / steps as f64
 }
 
+/// Cycles per step of `chase_loaded`'s pointer chase through HBM (a 64 MiB chain, each timed step a line not
+/// touched before, 256 of them timed after 256 of warm-up) while `groups` workgroups of 256 work-items read a
+/// 128 MiB buffer four times beside it (at the full device's bandwidth that outlasts the chase).
+fn loaded_chase(dev: &'static DevicePreset, groups: u32) -> f64 {
+    let footprint: u64 = 64 << 20;
+    let load_bytes: u64 = 128 << 20;
+    let mem = DeviceMemory::new((footprint + load_bytes + (64 << 20)).next_power_of_two()).unwrap();
+    let lines = footprint / 128;
+    let steps = 256;
+    let next = mem.allocate(footprint, AllocKind::Buffer, "chain").unwrap();
+    for i in 0..(2 * steps + 1).min(lines) {
+        let to = ((i + 1) % lines * 32) as u32;
+        mem.write(next + i * 128, &to.to_le_bytes()).unwrap();
+    }
+    let out = mem.allocate(24, AllocKind::Buffer, "out").unwrap();
+    let load = mem.allocate(load_bytes, AllocKind::Buffer, "load").unwrap();
+    let block = 256;
+    let (p, u) = (ArgValue::Pointer, ArgValue::U32);
+    timed(
+        dev,
+        &mem,
+        "chase",
+        "chase_loaded",
+        (groups + 1) * block,
+        block,
+        &[
+            p(next),
+            u(steps as u32),
+            p(out),
+            p(load),
+            u((load_bytes / 16) as u32),
+            u(4),
+            u(block),
+            u(groups.max(1) * block),
+        ],
+    );
+    read_u64(&mem, out) as f64 / steps as f64
+}
+
 /// One dispatch of a stream kernel over `bytes` per array on every wave slot of the device.
 fn stream(dev: &'static DevicePreset, kind: &str, bytes: u64, passes: u32) -> TimingStats {
     let mem = DeviceMemory::new(((3 * bytes) + (64 << 20)).next_power_of_two()).unwrap();
@@ -224,6 +263,26 @@ fn mi210_pointer_chase_latencies_land_in_the_measured_bands() {
         }
     }
     assert!(missed.is_empty(), "outside the measured bands: {missed:?}");
+}
+
+/// Queueing, not a parameter: the same HBM chase takes longer per step while other waves keep the L2 and memory
+/// channels busy, and longer the more of them there are.
+#[test]
+fn hbm_latency_rises_with_the_load_beside_it() {
+    let dev = device("mi210");
+    let alone = loaded_chase(dev, 0);
+    let some = loaded_chase(dev, 104);
+    let full = loaded_chase(dev, 104 * 8);
+    eprintln!("mi210 HBM chase: {alone:.1} cycles alone, {some:.1} beside 104 workgroups, {full:.1} beside 832");
+    assert!(
+        (alone - chase(dev, "vector", 64 << 20)).abs() < 8.0,
+        "alone, the loaded chase is the plain chase: {alone:.1}"
+    );
+    assert!(some > alone, "{some:.1} beside 104 workgroups against {alone:.1} alone");
+    assert!(
+        full > some,
+        "{full:.1} beside 832 workgroups against {some:.1} beside 104"
+    );
 }
 
 #[test]

@@ -45,3 +45,29 @@ __kernel void chase_lds(__global const uint *next, uint steps, __global ulong *o
     out[0] = t1 - t0;
     out[1] = p;
 }
+
+// Latency under load: work-item 0 of workgroup 0 chases as chase_vector does while the work-items of the other
+// workgroups (`block` each, `loaders` in all) read `load` (float4, grid-stride over `n` elements, `passes` times),
+// so that the chase's requests meet theirs in the L2 and memory channels. out[2] keeps the loads' sum alive.
+__kernel void chase_loaded(__global const uint *next, uint steps, __global ulong *out, __global const float4 *load,
+                           uint n, uint passes, uint block, uint loaders) {
+    uint group = __builtin_amdgcn_workgroup_id_x();
+    uint lane = __builtin_amdgcn_workitem_id_x();
+    if (group == 0) {
+        if (lane != 0) return;
+        uint p = 0;
+        #pragma unroll 16
+        for (uint i = 0; i < steps; i++) p = next[p];
+        ulong t0 = __builtin_amdgcn_s_memtime();
+        #pragma unroll 16
+        for (uint i = 0; i < steps; i++) p = next[p];
+        ulong t1 = __builtin_amdgcn_s_memtime();
+        out[0] = t1 - t0;
+        out[1] = p;
+        return;
+    }
+    float4 acc = 0;
+    for (uint k = 0; k < passes; k++)
+        for (uint i = (group - 1) * block + lane; i < n; i += loaders) acc += load[i];
+    if (acc.x + acc.y + acc.z + acc.w == -1.0f) out[2] = 1;
+}
