@@ -87,11 +87,16 @@ impl Driver {
         let mut gpus = Vec::new();
         for (index, preset) in settings.devices.iter().enumerate() {
             let identity = kfd::identity(index, preset);
+            let number = files::Number {
+                major: files::DRM_MAJOR,
+                minor: identity.render_minor,
+            };
             let render = match shared.get(index) {
-                Some(&fd) => files::shared_part(fd, preset),
+                Some(&fd) => files::shared_part(fd, preset, number),
                 None => DeviceFile::new(
                     &format!("wavejit-renderD{}", identity.render_minor),
                     gpu::vram::part_len(preset),
+                    number,
                 ),
             }
             .map_err(|e| format!("cannot make the memory of GPU {index} ({}): {e}", preset.id))?;
@@ -105,8 +110,12 @@ impl Driver {
                 space: Mutex::new(memory::Space::new(start, end - start)),
             });
         }
-        let kfd = DeviceFile::new("wavejit-kfd", files::KFD_PER_GPU * gpus.len().max(1) as u64)
-            .map_err(|e| format!("cannot make /dev/kfd: {e}"))?;
+        let kfd = DeviceFile::new(
+            "wavejit-kfd",
+            files::KFD_PER_GPU * gpus.len().max(1) as u64,
+            files::KFD_NUMBER,
+        )
+        .map_err(|e| format!("cannot make /dev/kfd: {e}"))?;
         let mem = DeviceMemory::new(ARENA_BYTES).map_err(|e| e.to_string())?;
         mem.set_memcheck(settings.memcheck);
         // kernels' interrupts (s_sendmsg) reach the events, as the hardware's reach the kernel driver
