@@ -28,6 +28,8 @@ pub mod pm4;
 pub mod queues;
 pub mod sdma;
 pub mod symbols;
+#[cfg(test)]
+mod testing;
 
 use std::sync::{Arc, Mutex};
 
@@ -75,9 +77,18 @@ pub struct Driver {
 const ARENA_BYTES: u64 = 64 << 30;
 
 impl Driver {
-    /// The driver for the GPUs the environment names (`gpu::Settings`).
+    /// The driver for the GPUs the environment names (`gpu::Settings`), entered in the SMI registry.
     pub fn new() -> Result<Driver, String> {
         let settings = gpu::Settings::from_env()?;
+        let smi = gpu::smi::publish(&settings.devices);
+        Driver::from_settings(settings, smi)
+    }
+
+    /// The driver for the GPUs `settings` names; `smi` is its entry in the SMI registry, if it has one.
+    pub fn from_settings(
+        settings: gpu::Settings,
+        smi: Option<profiler_hooks::smi::Publisher>,
+    ) -> Result<Driver, String> {
         // the GPUs' memory files `wavejit exec` made for all processes of the program, if it did
         let shared: Vec<i32> = std::env::var(gpu::vram::VRAM_FDS)
             .unwrap_or_default()
@@ -126,7 +137,6 @@ impl Driver {
         });
         let jit = settings.jit()?;
         let clock = clock::Clock::new(settings.timing);
-        let smi = gpu::smi::publish(&settings.devices);
         if let Some(p) = gpu::profile::get() {
             // the agents as ROCr numbers them: the CPU's node first, then the GPUs
             let agents = std::iter::once(gpu::profile::cpu_agent(0, "CPU"))
