@@ -476,3 +476,40 @@ fn the_device_files_are_character_devices_with_drms_and_kfds_numbers_and_refuse_
         assert_eq!(se.matches(&line).count(), 1, "{line}:\n{se}");
     }
 }
+
+#[test]
+fn hsa_programs_that_fork_before_hsa_init_or_exec_after_it_run_kernels_in_every_process() {
+    let co = scratch().join("fork-kernels.co");
+    let o = run(Command::new("clang-19")
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+        ])
+        .arg(sources().join("hsa/kernels.cl"))
+        .arg("-o")
+        .arg(&co));
+    assert!(o.status.success(), "clang-19 kernels.cl: {}", text(&o.stderr));
+    let fork = driver_program("fork", &["-lhsa-runtime64"]);
+    let co = co.to_str().expect("UTF-8 path");
+    // forked before hsa_init: each process has a runtime of its own, over a driver of its own
+    let so = kfd_ok(&[], &fork, &[co, "before"]);
+    for line in [
+        "parent: add_one correct",
+        "child: add_one correct",
+        "parent: child exited 0",
+    ] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+    // forked after hsa_init: the child execs a program that initialises HSA afresh, while the parent goes on
+    let so = kfd_ok(&[], &fork, &[co, "after"]);
+    assert_eq!(so.matches("parent: add_one correct").count(), 2, "{so}");
+    for line in ["exec'd child: add_one correct", "parent: child exited 0"] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+}
