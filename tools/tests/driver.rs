@@ -478,7 +478,8 @@ fn the_device_files_are_character_devices_with_drms_and_kfds_numbers_and_refuse_
 }
 
 #[test]
-fn hsa_programs_that_fork_before_hsa_init_or_exec_after_it_run_kernels_in_every_process() {
+fn hsa_programs_that_fork_before_hsa_init_or_exec_after_it_run_kernels_in_every_process_and_the_thunk_reconnects_a_child(
+) {
     let co = scratch().join("fork-kernels.co");
     let o = run(Command::new("clang-19")
         .args([
@@ -495,7 +496,7 @@ fn hsa_programs_that_fork_before_hsa_init_or_exec_after_it_run_kernels_in_every_
         .arg("-o")
         .arg(&co));
     assert!(o.status.success(), "clang-19 kernels.cl: {}", text(&o.stderr));
-    let fork = driver_program("fork", &["-lhsa-runtime64"]);
+    let fork = driver_program("fork", &["-lhsa-runtime64", "-l:libhsakmt.so.1"]);
     let co = co.to_str().expect("UTF-8 path");
     // forked before hsa_init: each process has a runtime of its own, over a driver of its own
     let so = kfd_ok(&[], &fork, &[co, "before"]);
@@ -510,6 +511,13 @@ fn hsa_programs_that_fork_before_hsa_init_or_exec_after_it_run_kernels_in_every_
     let so = kfd_ok(&[], &fork, &[co, "after"]);
     assert_eq!(so.matches("parent: add_one correct").count(), 2, "{so}");
     for line in ["exec'd child: add_one correct", "parent: child exited 0"] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+    // forked after hsa_init without exec: ROCr's runtime stays the parent's, but the thunk reconnects the child
+    // to a driver of its own (the CPU's node and the GPU's)
+    let so = kfd_ok(&[], &fork, &[co, "thunk"]);
+    assert_eq!(so.matches("parent: add_one correct").count(), 2, "{so}");
+    for line in ["child: KFD 1.14, 2 nodes", "parent: child exited 0"] {
         assert!(so.contains(line), "{line}:\n{so}");
     }
 }

@@ -3,8 +3,12 @@
 //   after   initialises HSA and runs add_one, then forks; the child execs this program in mode `fresh` (a process
 //           that initialises HSA anew), while the parent runs add_one again; the parent checks the child's status
 //   fresh   initialises HSA and runs add_one
+//   thunk   initialises HSA and runs add_one, then forks; the child opens the KFD through the thunk (libhsakmt),
+//           which sees it is a forked child, forgets its parent's connection and opens /dev/kfd anew, and asks for
+//           the interface version and the topology's nodes
 // ROCr does not support a forked child using the runtime its parent initialised (its queues and memory are the
-// parent's), on hardware either: a child that uses the GPU execs first, or forks before hsa_init.
+// parent's), on hardware either: a child that uses the GPU execs first, or forks before hsa_init; the thunk
+// under it does reconnect a forked child.
 // Each process prints "<who>: add_one correct" and exits 0, or says what failed and exits non-zero.
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -16,6 +20,19 @@
 #include <unistd.h>
 
 static const char* who = "parent";
+
+// the thunk's own entry points (libhsakmt.so.1, under ROCr; its header is not installed)
+typedef struct {
+  uint32_t major, minor;
+} kfd_version_t;
+typedef struct {
+  uint32_t nodes, oem, id, rev;
+} kfd_system_t;
+int hsaKmtOpenKFD(void);
+int hsaKmtCloseKFD(void);
+int hsaKmtGetVersion(kfd_version_t* version);
+int hsaKmtAcquireSystemProperties(kfd_system_t* properties);
+int hsaKmtReleaseSystemProperties(void);
 
 #define OK(x) do { hsa_status_t s_ = (x); if (s_ != HSA_STATUS_SUCCESS) { printf("%s: %s failed: 0x%x\n", who, #x, s_); exit(3); } } while (0)
 
@@ -124,7 +141,7 @@ static int wait_for(pid_t child) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: fork KERNELS.co before|after|fresh\n");
+    fprintf(stderr, "usage: fork KERNELS.co before|after|thunk|fresh\n");
     return 2;
   }
   const char* co = argv[1];
@@ -153,6 +170,32 @@ int main(int argc, char** argv) {
       _exit(5);
     }
     run(4000);
+    int status = wait_for(child);
+    printf("parent: child exited %d\n", status);
+    return status == 0 ? 0 : 1;
+  }
+  if (strcmp(mode, "thunk") == 0) {
+    init(co);
+    run(6000);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) return 4;
+    if (child == 0) {
+      who = "child";
+      kfd_version_t v;
+      kfd_system_t sys;
+      int opened = hsaKmtOpenKFD(), version = hsaKmtGetVersion(&v), props = hsaKmtAcquireSystemProperties(&sys);
+      if (opened != 0 || version != 0 || props != 0) {
+        printf("child: the thunk failed: open %d, version %d, properties %d\n", opened, version, props);
+        _exit(1);
+      }
+      printf("child: KFD %u.%u, %u nodes\n", v.major, v.minor, sys.nodes);
+      hsaKmtReleaseSystemProperties();
+      hsaKmtCloseKFD();
+      fflush(stdout);
+      _exit(0);
+    }
+    run(7000);
     int status = wait_for(child);
     printf("parent: child exited %d\n", status);
     return status == 0 ? 0 : 1;
