@@ -15,10 +15,12 @@
 //! told by the inode ([`DeviceFile::owns`]), so `dup`, `fcntl(F_DUPFD_CLOEXEC)` and `close` need no tracking.
 //!
 //! Each file has the device number of the device it stands for ([`Number`]): the `stat` family, interposed in
-//! src/hooks.c, reports a file of the driver as that character device, as libdrm's `drmGetDevice` checks. The
-//! numbers are found by the file's identity (`st_dev`, `st_ino`) in a table read without a lock ([`number_of`]):
-//! a `stat` comes from any thread, also while the driver is being made (which stats files of its own) and in a
-//! forked child, whose inherited descriptors stay the devices they were.
+//! src/hooks.c, reports a file of the driver as that character device, the type and number libdrm checks first
+//! (`drmGetNodeTypeFromFd`, `drmGetDevice2`; both then look for `/sys/dev/char/226:N`, which exec's sysfs view
+//! has not, so they fail with EINVAL; libdrm's `amdgpu_device_initialize` does without them). The numbers are
+//! found by the file's identity (`st_dev`, `st_ino`) in a table read without a lock ([`number_of`]): a `stat`
+//! comes from any thread, also while the driver is being made (which stats files of its own) and in a forked
+//! child, whose inherited descriptors stay the devices they were.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
