@@ -78,6 +78,24 @@ pub fn request_type(request: u64) -> u8 {
     ((request >> 8) & 0xff) as u8
 }
 
+/// Says on stderr, once per device and request, that `device` refuses ioctl `request`, whose type is not the
+/// device's own (a terminal's TCGETS on /dev/kfd, a KFD ioctl on a render node): it fails with ENOTTY, as the
+/// kernel's does.
+pub fn say_foreign(device: &'static str, request: u64) {
+    static SAID: std::sync::Mutex<Vec<(&'static str, u64)>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.contains(&(device, request)) {
+        said.push((device, request));
+        let t = request_type(request);
+        let t = if t.is_ascii_graphic() {
+            format!("'{}'", t as char)
+        } else {
+            format!("{t:#04x}")
+        };
+        eprintln!("wavejit: {device} of the emulated driver does not take ioctl {request:#x} (of type {t}, not its own); it fails with ENOTTY");
+    }
+}
+
 /// An ioctl's argument structure, copied in from the program.
 pub struct Args {
     address: u64,

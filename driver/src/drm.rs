@@ -4,11 +4,15 @@
 //! | ioctl | answer |
 //! |---|---|
 //! | `DRM_IOCTL_VERSION` | amdgpu 3.42.0 (major 3, which libdrm requires) |
-//! | `DRM_IOCTL_GET_CLIENT` | authenticated (libdrm asks since the file is not a character device) |
+//! | `DRM_IOCTL_GET_CLIENT` | authenticated (libdrm asks unless `/sys/dev/char/226:N/device/drm` exists, which exec's sysfs view has not) |
 //! | `DRM_IOCTL_AMDGPU_INFO` | `ACCEL_WORKING` 1; `DEV_INFO` the preset's device; `READ_MMR_REG` of GB_ADDR_CONFIG |
 //!
 //! Anything else fails with ENOTTY and one line on stderr: there is no command submission through the render
-//! node (the KFD's queues are the GPU's only way in).
+//! node (the KFD's queues are the GPU's only way in). An ioctl of another type than DRM's `'d'` fails with ENOTTY
+//! and a line naming it, as on the kernel's render node.
+//!
+//! `fstat` of the render node `renderD<N>` says it is the character device (226, N), DRM's numbers
+//! ([`crate::files::DRM_MAJOR`]).
 
 use crate::args::{self, Args, Errno};
 use crate::Driver;
@@ -40,7 +44,7 @@ pub fn name(nr: u32) -> &'static str {
 /// A DRM ioctl on GPU `gpu`'s render node.
 pub fn ioctl(d: &Driver, gpu: usize, request: u64, arg: u64) -> Result<(), Errno> {
     if args::request_type(request) != b'd' {
-        say_unsupported(request);
+        args::say_foreign("the render node", request);
         return Err(libc::ENOTTY);
     }
     let g = &d.gpus[gpu];

@@ -13,13 +13,38 @@
 //!
 //! Opening a device file again returns another descriptor of the same file. Which descriptors are the driver's is
 //! told by the inode ([`DeviceFile::owns`]), so `dup`, `fcntl(F_DUPFD_CLOEXEC)` and `close` need no tracking.
+//!
+//! Each file has the device number of the device it stands for ([`Number`]): the `stat` family, interposed in
+//! src/hooks.c, reports a file of the driver as that character device, the type and number libdrm checks first
+//! (`drmGetNodeTypeFromFd`, `drmGetDevice2`; both then look for `/sys/dev/char/226:N`, which exec's sysfs view
+//! has not, so they fail with EINVAL; libdrm's `amdgpu_device_initialize` does without them). The numbers are
+//! found by the file's identity (`st_dev`, `st_ino`) in a table read without a lock ([`number_of`]): a `stat`
+//! comes from any thread, also while the driver is being made (which stats files of its own) and in a forked
+//! child, whose inherited descriptors stay the devices they were.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A character device's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Number {
+    pub major: u32,
+    pub minor: u32,
+}
+
+/// DRM's major number: render node `renderD<N>` is (226, N).
+pub const DRM_MAJOR: u32 = 226;
+
+/// `/dev/kfd`'s number. The kernel gives it a dynamic major (whatever `register_chrdev` finds free, often in the
+/// 230s); this is one such, fixed.
+pub const KFD_NUMBER: Number = Number { major: 235, minor: 0 };
 
 /// A memory file and the driver's view of (a part of) it.
 pub struct DeviceFile {
     fd: OwnedFd,
     inode: u64,
+    /// Its place in the table of device numbers.
+    slot: Option<usize>,
     view: *mut u8,
     /// The file offset the view starts at, and its length.
     view_offset: u64,
@@ -33,8 +58,9 @@ unsafe impl Send for DeviceFile {}
 unsafe impl Sync for DeviceFile {}
 
 impl DeviceFile {
-    /// A memory file of `len` bytes (sparse: pages exist once touched), mapped whole as the driver's view.
-    pub fn new(name: &str, len: u64) -> std::io::Result<DeviceFile> {
+    /// A memory file of `len` bytes (sparse: pages exist once touched) standing for device `number`, mapped whole
+    /// as the driver's view.
+    pub fn new(name: &str, len: u64, number: Number) -> std::io::Result<DeviceFile> {
         let err = std::io::Error::last_os_error;
         let cname = std::ffi::CString::new(name).map_err(std::io::Error::other)?;
         // SAFETY: memfd_create with a NUL-terminated name; the descriptor is owned from here on.
@@ -63,10 +89,11 @@ impl DeviceFile {
         if view == libc::MAP_FAILED {
             return Err(err());
         }
-        let inode = inode_of(fd.as_raw_fd()).ok_or_else(err)?;
+        let (dev, inode) = identity(fd.as_raw_fd()).ok_or_else(err)?;
         Ok(DeviceFile {
             fd,
             inode,
+            slot: register(dev, inode, number),
             view: view.cast(),
             view_offset: 0,
             len,
@@ -75,13 +102,14 @@ impl DeviceFile {
 
     /// The part `[offset, offset + len)` of the memory file `fd` (which this takes over), as this process's
     /// view: a GPU's memory shared by the processes of one `wavejit exec`, each allocating in a part of its own.
-    pub fn part_of(fd: OwnedFd, offset: u64, len: u64) -> std::io::Result<DeviceFile> {
+    pub fn part_of(fd: OwnedFd, offset: u64, len: u64, number: Number) -> std::io::Result<DeviceFile> {
         let err = std::io::Error::last_os_error;
-        let inode = inode_of(fd.as_raw_fd()).ok_or_else(err)?;
+        let (dev, inode) = identity(fd.as_raw_fd()).ok_or_else(err)?;
         let view = map_shared(&fd, offset, len)?;
         Ok(DeviceFile {
             fd,
             inode,
+            slot: register(dev, inode, number),
             view,
             view_offset: offset,
             len,
@@ -108,7 +136,7 @@ impl DeviceFile {
 
     /// Whether `fd` (a descriptor of the program) is this file.
     pub fn owns(&self, fd: RawFd) -> bool {
-        inode_of(fd) == Some(self.inode)
+        identity(fd).map(|(_, ino)| ino) == Some(self.inode)
     }
 
     /// The driver's pointer to byte `offset` of the file, for `len` bytes inside its view.
@@ -149,6 +177,9 @@ impl DeviceFile {
 
 impl Drop for DeviceFile {
     fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            NUMBERS[slot].ino.store(FREE, Ordering::Release);
+        }
         // SAFETY: unmapping the view this struct made; nothing refers into it once the file is dropped.
         unsafe {
             libc::munmap(self.view.cast(), self.len as usize);
@@ -184,15 +215,69 @@ pub fn unmap(p: *mut u8, len: u64) {
     }
 }
 
-fn inode_of(fd: RawFd) -> Option<u64> {
+/// The identity of the file `fd`: (`st_dev`, `st_ino`).
+fn identity(fd: RawFd) -> Option<(u64, u64)> {
     // SAFETY: fstat writes one stat into the zeroed buffer; an invalid descriptor only returns -1.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
-    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+}
+
+/// One device file in the table of numbers: its identity and number. `ino` is written last (and [`FREE`] when
+/// the slot is free, [`BUSY`] while it is being filled), so a reader that sees an inode sees the rest.
+struct Slot {
+    ino: AtomicU64,
+    dev: AtomicU64,
+    /// `major << 32 | minor`.
+    number: AtomicU64,
+}
+
+const FREE: u64 = 0;
+const BUSY: u64 = u64::MAX;
+/// Device files alive at once: a kfd file and a render node file per GPU, and the tests' own.
+const SLOTS: usize = 128;
+
+#[allow(clippy::declare_interior_mutable_const)] // the initializer of each slot of the static table
+const EMPTY: Slot = Slot {
+    ino: AtomicU64::new(FREE),
+    dev: AtomicU64::new(0),
+    number: AtomicU64::new(0),
+};
+static NUMBERS: [Slot; SLOTS] = [EMPTY; SLOTS];
+
+/// Enters the file (`dev`, `ino`) into the table as device `number`; `None` when the table is full (its `stat`
+/// then says it is a memory file).
+fn register(dev: u64, ino: u64, number: Number) -> Option<usize> {
+    let slot = NUMBERS.iter().position(|s| {
+        s.ino
+            .compare_exchange(FREE, BUSY, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    })?;
+    let s = &NUMBERS[slot];
+    s.dev.store(dev, Ordering::Relaxed);
+    s.number
+        .store((number.major as u64) << 32 | number.minor as u64, Ordering::Relaxed);
+    s.ino.store(ino, Ordering::Release);
+    Some(slot)
+}
+
+/// The device number of the file (`dev`, `ino`) when it is one of the driver's device files.
+pub fn number_of(dev: u64, ino: u64) -> Option<Number> {
+    if ino == FREE || ino == BUSY {
+        return None;
+    }
+    let s = NUMBERS
+        .iter()
+        .find(|s| s.ino.load(Ordering::Acquire) == ino && s.dev.load(Ordering::Relaxed) == dev)?;
+    let n = s.number.load(Ordering::Relaxed);
+    Some(Number {
+        major: (n >> 32) as u32,
+        minor: n as u32,
+    })
 }
 
 /// This process's part of the shared memory file `fd` of GPU `preset` (`gpu::vram`): the next part free.
-pub fn shared_part(fd: RawFd, preset: &emu_core::DevicePreset) -> std::io::Result<DeviceFile> {
+pub fn shared_part(fd: RawFd, preset: &emu_core::DevicePreset, number: Number) -> std::io::Result<DeviceFile> {
     // SAFETY: duplicating the inherited descriptor; the duplicate is owned from here on (the original stays the
     // program's, for its children).
     let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
@@ -212,7 +297,12 @@ pub fn shared_part(fd: RawFd, preset: &emu_core::DevicePreset) -> std::io::Resul
             gpu::vram::PARTS
         )));
     }
-    DeviceFile::part_of(fd, gpu::vram::part_offset(preset, n), gpu::vram::part_len(preset))
+    DeviceFile::part_of(
+        fd,
+        gpu::vram::part_offset(preset, n),
+        gpu::vram::part_len(preset),
+        number,
+    )
 }
 
 /// Bytes of the kfd file given to each GPU (the file is sparse): its doorbell page (8 KiB: 1024 doorbells of 8
@@ -236,10 +326,10 @@ mod tests {
 
     #[test]
     fn a_device_file_is_shared_memory_its_descriptors_map() {
-        let f = DeviceFile::new("test", 1 << 30).unwrap();
+        let f = DeviceFile::new("test", 1 << 30, KFD_NUMBER).unwrap();
         let fd = f.open(true).unwrap();
         assert!(f.owns(fd));
-        assert!(!f.owns(0) || inode_of(0) == Some(f.inode));
+        assert!(!f.owns(0) || identity(0).map(|i| i.1) == Some(f.inode));
         // the program's mapping and the driver's view are the same pages
         // SAFETY: mapping one page of the file the test owns.
         let p = unsafe {
@@ -266,5 +356,26 @@ mod tests {
             libc::close(fd);
         }
         assert!(f.at(1 << 30, 1).is_none());
+    }
+
+    #[test]
+    fn a_device_files_identity_gives_its_device_number_while_it_lives() {
+        let number = Number {
+            major: DRM_MAJOR,
+            minor: 200,
+        };
+        let f = DeviceFile::new("test-number", 4096, number).unwrap();
+        let fd = f.open(true).unwrap();
+        let (dev, ino) = identity(fd).unwrap();
+        assert_eq!(number_of(dev, ino), Some(number));
+        assert_eq!(
+            number_of(dev ^ 1, ino),
+            None,
+            "the inode of another file system is another file"
+        );
+        drop(f);
+        assert_eq!(number_of(dev, ino), None, "a dropped device file is no device");
+        // SAFETY: closing the descriptor the test opened.
+        unsafe { libc::close(fd) };
     }
 }

@@ -67,6 +67,81 @@ pub unsafe extern "C" fn wj_open(path: *const c_char, flags: c_int) -> c_int {
     }
 }
 
+/// Whether the file (`dev`, `ino`) (a `stat`'s `st_dev` and `st_ino`) is one of the driver's device files: 1 with
+/// its device number in `major` and `minor`, else 0. Lock-free, so any `stat` may ask (see [`crate::files`]).
+///
+/// # Safety
+/// `major` and `minor` point to writable u32s.
+#[no_mangle]
+pub unsafe extern "C" fn wj_device_number(dev: u64, ino: u64, major: *mut u32, minor: *mut u32) -> c_int {
+    match crate::files::number_of(dev, ino) {
+        Some(n) => {
+            // SAFETY: the caller passes two writable u32s.
+            unsafe {
+                *major = n.major;
+                *minor = n.minor;
+            }
+            1
+        }
+        None => 0,
+    }
+}
+
+/// Whether `path` names a device of the driver, for `stat` and `access` of it: 1 with its number in `major` and
+/// `minor` when the driver runs (the caller opens the device and answers for the file), 0 with its number when
+/// it does not run yet (the caller answers without starting it: a `stat` or `access` of `/dev/kfd` is no use of
+/// a GPU), -1 with errno ENOENT for a render node of no emulated GPU (ENODEV when the driver cannot start), or
+/// [`PASS`] for any other path.
+///
+/// # Safety
+/// `path` is null or a NUL-terminated string; `major` and `minor` point to writable u32s.
+#[no_mangle]
+pub unsafe extern "C" fn wj_device_path(path: *const c_char, major: *mut u32, minor: *mut u32) -> c_int {
+    if path.is_null() {
+        return PASS;
+    }
+    // SAFETY: the caller passes a NUL-terminated path.
+    let p = unsafe { CStr::from_ptr(path) }.to_bytes();
+    let number = match render_minor(p) {
+        Some(minor) => crate::files::Number {
+            major: crate::files::DRM_MAJOR,
+            minor,
+        },
+        None if p == b"/dev/kfd" => crate::files::KFD_NUMBER,
+        None => return PASS,
+    };
+    let known = std::panic::catch_unwind(|| {
+        let running = crate::driver();
+        let gpus = match &running {
+            Some(d) => d.gpus.len(),
+            None => gpu::Settings::from_env().map_err(|_| libc::ENODEV)?.devices.len(),
+        };
+        let render_nodes = crate::kfd::RENDER_MINOR_BASE..crate::kfd::RENDER_MINOR_BASE + gpus as u32;
+        if number.major == crate::files::DRM_MAJOR && !render_nodes.contains(&number.minor) {
+            return Err(libc::ENOENT);
+        }
+        Ok(running.is_some())
+    });
+    match known {
+        Ok(Ok(running)) => {
+            // SAFETY: the caller passes two writable u32s.
+            unsafe {
+                *major = number.major;
+                *minor = number.minor;
+            }
+            c_int::from(running)
+        }
+        Ok(Err(e)) => {
+            set_errno(e);
+            -1
+        }
+        Err(_) => {
+            set_errno(libc::EIO);
+            -1
+        }
+    }
+}
+
 /// `ioctl` on `fd` (`request` is C's `unsigned long`, 64 bits here): the driver's answer when `fd` is one of its device files, else [`PASS`].
 #[no_mangle]
 pub extern "C" fn wj_ioctl(fd: c_int, request: u64, arg: *mut c_void) -> c_int {

@@ -22,7 +22,11 @@
 //! | 0x82 | DBG_TRAP | EINVAL: ROCr then runs without its debugger interface |
 //!
 //! Any other number fails with ENOTTY and one line on stderr naming it (SVM, DMA-BUF import and export, CRIU, SMI
-//! events and the like are not emulated).
+//! events and the like are not emulated), and so does a request of another type than KFD's `'K'` (a terminal's
+//! TCGETS, a DRM ioctl): the kernel's /dev/kfd answers those ENOTTY too.
+//!
+//! `fstat` of /dev/kfd says it is the character device (235, 0) ([`crate::files::KFD_NUMBER`]; the kernel's major
+//! is dynamic).
 
 use crate::args::{Args, Errno};
 use crate::Driver;
@@ -36,11 +40,14 @@ pub struct Identity {
     pub render_minor: u32,
 }
 
+/// The render node minor of the first GPU (`renderD128`); the others follow in order.
+pub const RENDER_MINOR_BASE: u32 = 128;
+
 /// The identity of the GPU at place `index` of `WAVEJIT_DEVICES` (the SMI view's card identity).
 pub fn identity(index: usize, preset: &emu_core::DevicePreset) -> Identity {
     Identity {
         gpu_id: profiler_hooks::smi::Identity::of(index as u32, preset.id).gpu_id,
-        render_minor: 128 + index as u32,
+        render_minor: RENDER_MINOR_BASE + index as u32,
     }
 }
 
@@ -110,6 +117,7 @@ pub fn name(nr: u32) -> &'static str {
 pub fn ioctl(d: &std::sync::Arc<Driver>, request: u64, arg: u64) -> Result<(), Errno> {
     use crate::args::{request_nr, request_type};
     if request_type(request) != b'K' {
+        crate::args::say_foreign("/dev/kfd", request);
         return Err(libc::ENOTTY);
     }
     // a runtime calling in may have just submitted work: idle command processors look now

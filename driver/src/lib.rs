@@ -28,6 +28,8 @@ pub mod pm4;
 pub mod queues;
 pub mod sdma;
 pub mod symbols;
+#[cfg(test)]
+mod testing;
 
 use std::sync::{Arc, Mutex};
 
@@ -75,9 +77,18 @@ pub struct Driver {
 const ARENA_BYTES: u64 = 64 << 30;
 
 impl Driver {
-    /// The driver for the GPUs the environment names (`gpu::Settings`).
+    /// The driver for the GPUs the environment names (`gpu::Settings`), entered in the SMI registry.
     pub fn new() -> Result<Driver, String> {
         let settings = gpu::Settings::from_env()?;
+        let smi = gpu::smi::publish(&settings.devices);
+        Driver::from_settings(settings, smi)
+    }
+
+    /// The driver for the GPUs `settings` names; `smi` is its entry in the SMI registry, if it has one.
+    pub fn from_settings(
+        settings: gpu::Settings,
+        smi: Option<profiler_hooks::smi::Publisher>,
+    ) -> Result<Driver, String> {
         // the GPUs' memory files `wavejit exec` made for all processes of the program, if it did
         let shared: Vec<i32> = std::env::var(gpu::vram::VRAM_FDS)
             .unwrap_or_default()
@@ -87,11 +98,16 @@ impl Driver {
         let mut gpus = Vec::new();
         for (index, preset) in settings.devices.iter().enumerate() {
             let identity = kfd::identity(index, preset);
+            let number = files::Number {
+                major: files::DRM_MAJOR,
+                minor: identity.render_minor,
+            };
             let render = match shared.get(index) {
-                Some(&fd) => files::shared_part(fd, preset),
+                Some(&fd) => files::shared_part(fd, preset, number),
                 None => DeviceFile::new(
                     &format!("wavejit-renderD{}", identity.render_minor),
                     gpu::vram::part_len(preset),
+                    number,
                 ),
             }
             .map_err(|e| format!("cannot make the memory of GPU {index} ({}): {e}", preset.id))?;
@@ -105,8 +121,12 @@ impl Driver {
                 space: Mutex::new(memory::Space::new(start, end - start)),
             });
         }
-        let kfd = DeviceFile::new("wavejit-kfd", files::KFD_PER_GPU * gpus.len().max(1) as u64)
-            .map_err(|e| format!("cannot make /dev/kfd: {e}"))?;
+        let kfd = DeviceFile::new(
+            "wavejit-kfd",
+            files::KFD_PER_GPU * gpus.len().max(1) as u64,
+            files::KFD_NUMBER,
+        )
+        .map_err(|e| format!("cannot make /dev/kfd: {e}"))?;
         let mem = DeviceMemory::new(ARENA_BYTES).map_err(|e| e.to_string())?;
         mem.set_memcheck(settings.memcheck);
         // kernels' interrupts (s_sendmsg) reach the events, as the hardware's reach the kernel driver
@@ -117,7 +137,6 @@ impl Driver {
         });
         let jit = settings.jit()?;
         let clock = clock::Clock::new(settings.timing);
-        let smi = gpu::smi::publish(&settings.devices);
         if let Some(p) = gpu::profile::get() {
             // the agents as ROCr numbers them: the CPU's node first, then the GPUs
             let agents = std::iter::once(gpu::profile::cpu_agent(0, "CPU"))

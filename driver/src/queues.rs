@@ -371,3 +371,104 @@ impl Driver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{self, create_queue_args, eventually, Host, TestQueue, QUEUE_AQL, QUEUE_SDMA};
+
+    const RING: usize = 0;
+    const RPTR: usize = 0x1000;
+    const WPTR: usize = 0x1008;
+    const FENCE: usize = 0x2000;
+
+    /// An SDMA FENCE packet writing `value` to `address`.
+    fn fence(address: u64, value: u32) -> Vec<u8> {
+        [5, address as u32, (address >> 32) as u32, value]
+            .iter()
+            .flat_map(|w: &u32| w.to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn create_queue_refuses_what_no_queue_can_be_and_gives_each_queue_its_own_doorbell() {
+        let d = testing::driver();
+        let h = Host::mapped(&d, 0x3000);
+        let gpu_id = d.gpus[0].gpu_id;
+        let args = |gpu_id, kind, size| create_queue_args(gpu_id, kind, h.at(RING), size, h.at(WPTR), h.at(RPTR), 100);
+        for (mut a, what) in [
+            (args(gpu_id, QUEUE_SDMA, 3000), "a ring size not a power of two"),
+            (args(gpu_id, 4, 4096), "an unknown queue type"),
+            (args(gpu_id ^ 1, QUEUE_SDMA, 4096), "an unknown GPU"),
+        ] {
+            assert_eq!(testing::ioctl(&d, 0x02, &mut a), Err(libc::EINVAL), "{what}");
+        }
+        let first = TestQueue::create(&d, QUEUE_SDMA, h.at(RING), 4096, h.at(WPTR), h.at(RPTR));
+        let second = TestQueue::create(&d, QUEUE_AQL, h.at(RING), 4096, h.at(WPTR), h.at(RPTR));
+        let (a, b) = (first.doorbell_offset(), second.doorbell_offset());
+        assert_ne!(a, b);
+        for offset in [a, b] {
+            // GPU 0's doorbell page, one 8-byte doorbell
+            assert_eq!(offset & !(crate::files::DOORBELL_PAGE - 1), crate::files::kfd_page(0));
+            assert_eq!(offset % 8, 0);
+        }
+        let id = first.id;
+        drop(first);
+        let mut destroy = id.to_le_bytes();
+        assert_eq!(
+            testing::ioctl(&d, 0x03, &mut destroy),
+            Err(libc::EINVAL),
+            "destroyed already"
+        );
+        let third = TestQueue::create(&d, QUEUE_SDMA, h.at(RING), 4096, h.at(WPTR), h.at(RPTR));
+        assert_eq!(third.doorbell_offset(), a, "a destroyed queue's doorbell is free again");
+    }
+
+    #[test]
+    fn a_processor_runs_only_what_both_the_write_pointer_and_the_doorbell_publish() {
+        let d = testing::driver();
+        let h = Host::mapped(&d, 0x3000);
+        let q = TestQueue::create(&d, QUEUE_SDMA, h.at(RING), 4096, h.at(WPTR), h.at(RPTR));
+        h.write(RING, &fence(h.at(FENCE), 1));
+        h.write(RING + 16, &fence(h.at(FENCE + 4), 2));
+        h.set_u64(WPTR, 32);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(h.u32(FENCE), 0, "the write pointer alone publishes nothing");
+        q.ring(16);
+        assert!(eventually(|| h.u32(FENCE) == 1));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(h.u32(FENCE + 4), 0, "the doorbell says one packet");
+        assert_eq!(h.u64(RPTR), 16);
+        q.ring(32);
+        assert!(eventually(|| h.u32(FENCE + 4) == 2));
+        assert_eq!(h.u64(RPTR), 32);
+    }
+
+    #[test]
+    fn a_queue_at_zero_percent_is_suspended_until_update_queue_resumes_it() {
+        let d = testing::driver();
+        let h = Host::mapped(&d, 0x3000);
+        let a = create_queue_args(
+            d.gpus[0].gpu_id,
+            QUEUE_SDMA,
+            h.at(RING),
+            4096,
+            h.at(WPTR),
+            h.at(RPTR),
+            0,
+        );
+        let q = TestQueue::with_args(&d, a);
+        h.write(RING, &fence(h.at(FENCE), 7));
+        h.set_u64(WPTR, 16);
+        q.ring(16);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(h.u32(FENCE), 0, "created suspended: nothing runs");
+        // UPDATE_QUEUE: ring @0, queue_id @8, ring size @12, percentage @16
+        let mut update = [0u8; 24];
+        update[0..8].copy_from_slice(&h.at(RING).to_le_bytes());
+        update[8..12].copy_from_slice(&q.id.to_le_bytes());
+        update[12..16].copy_from_slice(&4096u32.to_le_bytes());
+        update[16..20].copy_from_slice(&100u32.to_le_bytes());
+        testing::ioctl(&d, 0x07, &mut update).unwrap();
+        assert!(eventually(|| h.u32(FENCE) == 7), "resumed, it runs what was published");
+    }
+}

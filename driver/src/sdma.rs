@@ -15,7 +15,7 @@
 //! | 6 | TRAP: the interrupt for an event | 2 |
 //! | 8 | POLL_REGMEM: memory, waits until the masked 32-bit value compares true; register (HDP flush): nothing | 6 |
 //! | 10 | ATOMIC: 64-bit add (a signal's decrement) | 8 |
-//! | 11 | CONST_FILL: a 32-bit (or 8-bit) pattern | 5 |
+//! | 11 | CONST_FILL: a 32-bit (or 8-bit) pattern, the count bytes − 1 for either | 5 |
 //! | 13/2 | TIMESTAMP: the GPU clock, 64 bits | 3 |
 //!
 //! Anything else stops the queue with a report naming it.
@@ -106,11 +106,9 @@ impl Driver {
                     self.mem.atomic_u64(addr(1), |v| v.wrapping_add(add))?;
                 }
                 (11, _) => {
+                    // the count is bytes - 1 for either fill size (ROCr's and mesa's gfx9 fills)
                     let (address, pattern) = (addr(1), p[3]);
-                    let bytes = match h >> 30 {
-                        2 => (p[4] & 0x3f_ffff) as u64 + 4,
-                        _ => (p[4] & 0x3f_ffff) as u64 + 1,
-                    };
+                    let bytes = (p[4] & 0x3f_ffff) as u64 + 1;
                     let fill: Vec<u8> = if h >> 30 == 2 {
                         pattern
                             .to_le_bytes()
@@ -201,5 +199,109 @@ impl Driver {
             }
         }
         Ok((src, dst, rx * ry * rz * element))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{self, eventually, Host, TestQueue, QUEUE_SDMA};
+
+    /// Where things lie in the test's memory: the ring, the read and write pointers (bytes), buffers.
+    const RING: usize = 0;
+    const RING_BYTES: usize = 0x1000;
+    const RPTR: usize = 0x1000;
+    const WPTR: usize = 0x1008;
+    const SRC: usize = 0x2000;
+    const DST: usize = 0x3000;
+    const FILL: usize = 0x4000;
+    const FENCE: usize = 0x5000;
+    const STAMP: usize = 0x5008;
+    const FLAG: usize = 0x5010;
+    const BYTES: usize = 0x6000;
+
+    fn lo(a: u64) -> u32 {
+        a as u32
+    }
+    fn hi(a: u64) -> u32 {
+        (a >> 32) as u32
+    }
+
+    /// Appends `packet` to the ring at byte `at`; the byte after it.
+    fn put(h: &Host, at: usize, packet: &[u32]) -> usize {
+        let bytes: Vec<u8> = packet.iter().flat_map(|w| w.to_le_bytes()).collect();
+        h.write(RING + at, &bytes);
+        at + bytes.len()
+    }
+
+    /// Publishes the ring up to byte `end`: the write pointer, then the doorbell.
+    fn publish(h: &Host, q: &TestQueue, end: usize) {
+        h.set_u64(WPTR, end as u64);
+        q.ring(end as u64);
+    }
+
+    #[test]
+    fn copies_fills_fences_polls_and_timestamps_run_in_order_and_the_read_pointer_counts_bytes() {
+        let d = testing::driver();
+        let h = Host::mapped(&d, BYTES);
+        let q = TestQueue::create(&d, QUEUE_SDMA, h.at(RING), RING_BYTES as u32, h.at(WPTR), h.at(RPTR));
+        let pattern: Vec<u8> = (0..100u8).collect();
+        h.write(SRC, &pattern);
+        h.write(FILL, &[0xee; 40]);
+
+        // COPY_LINEAR of 100 bytes; CONST_FILL of 32 bytes with a dword (count: bytes - 1, as ROCr and mesa
+        // write it on gfx9); TIMESTAMP; a 2-dword NOP; FENCE
+        let mut at = put(
+            &h,
+            0,
+            &[
+                1,
+                100 - 1,
+                0,
+                lo(h.at(SRC)),
+                hi(h.at(SRC)),
+                lo(h.at(DST)),
+                hi(h.at(DST)),
+            ],
+        );
+        at = put(
+            &h,
+            at,
+            &[11 | 2 << 30, lo(h.at(FILL)), hi(h.at(FILL)), 0x1234_5678, 32 - 1],
+        );
+        at = put(&h, at, &[13 | 2 << 8, lo(h.at(STAMP)), hi(h.at(STAMP))]);
+        at = put(&h, at, &[2 << 16, 0xdead, 0xbeef]);
+        at = put(&h, at, &[5, lo(h.at(FENCE)), hi(h.at(FENCE)), 2015]);
+        publish(&h, &q, at);
+        assert!(eventually(|| h.u32(FENCE) == 2015), "the fence is written");
+        assert_eq!(
+            h.u64(RPTR),
+            at as u64,
+            "the read pointer is past every packet, in bytes"
+        );
+        assert_eq!(h.read(DST, 100), pattern);
+        assert_eq!(h.read(DST + 100, 4), [0; 4], "nothing copied past the count");
+        let fill = h.read(FILL, 40);
+        assert!(
+            fill[..32].chunks(4).all(|w| w == 0x1234_5678u32.to_le_bytes()),
+            "{fill:x?}"
+        );
+        assert_eq!(fill[32..], [0xee; 8], "nothing filled past the count");
+        assert_ne!(h.u64(STAMP), 0, "the GPU clock");
+
+        // POLL_REGMEM (memory, equal) holds the packets after it until the value is there
+        let poll = 8 | 1 << 31 | 3 << 28;
+        let start = at;
+        at = put(&h, at, &[poll, lo(h.at(FLAG)), hi(h.at(FLAG)), 7, 0xffff_ffff, 0]);
+        at = put(&h, at, &[5, lo(h.at(FENCE)), hi(h.at(FENCE)), 2016]);
+        publish(&h, &q, at);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(h.u32(FENCE), 2015, "the fence waits behind the poll");
+        assert_eq!(h.u64(RPTR), start as u64);
+        h.set_u32(FLAG, 7);
+        assert!(
+            eventually(|| h.u32(FENCE) == 2016),
+            "the poll is satisfied and the fence written"
+        );
+        assert_eq!(h.u64(RPTR), at as u64);
     }
 }

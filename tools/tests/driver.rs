@@ -427,3 +427,97 @@ h = (Tensor(a).cast(dtypes.half) * 2 + 1).numpy().astype(np.float32)
 check("fp16", h, (a.astype(np.float16) * 2 + 1).astype(np.float32), 2e-3)
 print("all ok" if all(ok) else "FAILED")
 "#;
+
+/// Compiles tools/tests/driver-programs/NAME.c with the system's cc into this run's directory, with `libs`.
+fn driver_program(name: &str, libs: &[&str]) -> PathBuf {
+    let bin = scratch().join(name);
+    let src = workspace().join(format!("tools/tests/driver-programs/{name}.c"));
+    let o = run(Command::new("cc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(libs));
+    assert!(o.status.success(), "cc {}: {}", src.display(), text(&o.stderr));
+    bin
+}
+
+#[test]
+fn the_device_files_are_character_devices_with_drms_and_kfds_numbers_and_refuse_foreign_ioctls() {
+    let (o, so, se) = kfd(&[], &[], &driver_program("devices", &[]), &[]);
+    assert!(o.status.success(), "{:?}\nstdout:\n{so}\nstderr:\n{se}", o.status);
+    // before the program opens a device (the driver has not started): the device's type and number already
+    for line in [
+        "stat before open /dev/kfd: chr 235:0 size 0",
+        "access before open /dev/kfd: rw 0",
+    ] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+    for (path, number) in [("/dev/dri/renderD128", "226:128"), ("/dev/kfd", "235:0")] {
+        for how in ["fstat", "fstatat", "stat", "lstat"] {
+            let line = format!("{how} {path}: chr {number} size 0");
+            assert!(so.contains(&line), "{line}:\n{so}");
+        }
+        let line = format!("statx {path}: chr {number}");
+        assert!(so.contains(&line), "{line}:\n{so}");
+        let line = format!("access {path}: rw 0, x -1");
+        assert!(so.contains(&line), "{line}:\n{so}");
+        // a terminal's ioctl on a device file: ENOTTY, as from the kernel's, and one line naming it
+        let line = format!("ioctl TCGETS on {path}: -1 (Inappropriate ioctl for device)");
+        assert!(so.contains(&line), "{line}:\n{so}");
+    }
+    assert_eq!(so.matches("stat and fstat name one file: yes").count(), 2, "{so}");
+    assert!(
+        so.contains("stat /dev/dri/renderD129: -1 (No such file or directory)"),
+        "one GPU, one render node:\n{so}"
+    );
+    for device in ["/dev/kfd", "the render node"] {
+        let line =
+            format!("wavejit: {device} of the emulated driver does not take ioctl 0x5401 (of type 'T', not its own)");
+        assert_eq!(se.matches(&line).count(), 1, "{line}:\n{se}");
+    }
+}
+
+#[test]
+fn hsa_programs_that_fork_before_hsa_init_or_exec_after_it_run_kernels_in_every_process_and_the_thunk_reconnects_a_child(
+) {
+    let co = scratch().join("fork-kernels.co");
+    let o = run(Command::new("clang-19")
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+        ])
+        .arg(sources().join("hsa/kernels.cl"))
+        .arg("-o")
+        .arg(&co));
+    assert!(o.status.success(), "clang-19 kernels.cl: {}", text(&o.stderr));
+    let fork = driver_program("fork", &["-lhsa-runtime64", "-l:libhsakmt.so.1"]);
+    let co = co.to_str().expect("UTF-8 path");
+    // forked before hsa_init: each process has a runtime of its own, over a driver of its own
+    let so = kfd_ok(&[], &fork, &[co, "before"]);
+    for line in [
+        "parent: add_one correct",
+        "child: add_one correct",
+        "parent: child exited 0",
+    ] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+    // forked after hsa_init: the child execs a program that initialises HSA afresh, while the parent goes on
+    let so = kfd_ok(&[], &fork, &[co, "after"]);
+    assert_eq!(so.matches("parent: add_one correct").count(), 2, "{so}");
+    for line in ["exec'd child: add_one correct", "parent: child exited 0"] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+    // forked after hsa_init without exec: ROCr's runtime stays the parent's, but the thunk reconnects the child
+    // to a driver of its own (the CPU's node and the GPU's)
+    let so = kfd_ok(&[], &fork, &[co, "thunk"]);
+    assert_eq!(so.matches("parent: add_one correct").count(), 2, "{so}");
+    for line in ["child: KFD 1.14, 2 nodes", "parent: child exited 0"] {
+        assert!(so.contains(line), "{line}:\n{so}");
+    }
+}
