@@ -4,9 +4,11 @@
 //! are entered with `chroot` in a mount namespace of their own, so these tests need root and the network.
 
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 mod support;
 use support::{text, wavejit, workspace};
@@ -46,6 +48,35 @@ fn release_tarball() -> &'static Path {
         assert!(o.status.success(), "package.sh: {}", text(&o.stderr));
         PathBuf::from(text(&o.stdout).lines().last().expect("the tarball's path").to_string())
     })
+}
+
+/// Serves `file` over HTTP on the loopback interface (whatever path is asked for) for the rest of the test, as a
+/// release's download address would; returns its URL and the count of requests answered.
+fn serve(file: &Path) -> (String, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().unwrap().port();
+    let bytes = std::fs::read(file).unwrap();
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().map_while(Result::ok) {
+            let (mut request, mut buf) = (Vec::new(), [0u8; 1024]);
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                bytes.len()
+            );
+            if s.write_all(head.as_bytes()).and_then(|()| s.write_all(&bytes)).is_ok() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    (format!("http://127.0.0.1:{port}/wavejit.tar.gz"), served)
 }
 
 /// Runs `script` with bash inside the root filesystem `root` (proc, dev and sys mounted, the host's DNS
@@ -162,7 +193,8 @@ fn the_github_action_installs_wavejit_and_rocm_into_a_clean_debian_12_and_runs_a
     }
     std::fs::create_dir_all(root.join("runner/temp")).unwrap();
     std::fs::create_dir_all(root.join("job")).unwrap();
-    std::fs::copy(release_tarball(), root.join("job/wavejit.tar.gz")).unwrap();
+    // the tarball comes by HTTP, as a release's does (the action downloads it with curl)
+    let (url, served) = serve(release_tarball());
     std::fs::copy(
         workspace().join("runtime-shim/tests/hip/vadd.hip"),
         root.join("job/vadd.hip"),
@@ -170,7 +202,7 @@ fn the_github_action_installs_wavejit_and_rocm_into_a_clean_debian_12_and_runs_a
     .unwrap();
 
     let given: BTreeMap<&str, &str> = [
-        ("tarball", "/job/wavejit.tar.gz"),
+        ("tarball", url.as_str()),
         ("device", "mi210"),
         ("memcheck", "true"),
         (
@@ -253,6 +285,11 @@ fn the_github_action_installs_wavejit_and_rocm_into_a_clean_debian_12_and_runs_a
     }
 
     eprintln!("the action's steps took {:.0} s", started.elapsed().as_secs_f64());
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        1,
+        "the action downloaded the tarball from {url} once"
+    );
     let value = |expr: &str| -> Option<String> {
         let (id, key) = expr.strip_prefix("steps.")?.split_once(".outputs.")?;
         outputs.get(id)?.get(key).cloned()
