@@ -217,13 +217,17 @@ export PYTHON DEV CC AMD_AQL=$AQL HCQDEV_WAIT_TIMEOUT_MS=600000 PYTHONUNBUFFERED
 export PYTHONPATH=$BUILD/plugin${PYTHONPATH:+:$PYTHONPATH}
 write_plugin
 suite_main "$@"
-python3 - "$RESULTS" "$DEV" "$AQL" "$PYTHON" <<'EOF'
+# The results say which tinygrad ran the tests (env) and the checkout the tests are from (source: git describe).
+python3 - "$RESULTS" "$DEV" "$AQL" "$PYTHON" \
+    "$({ [ -n "$SRC" ] && git -C "$SRC" describe --tags --always 2>/dev/null; } || echo unknown)" <<'EOF'
 import json, subprocess, sys
-path, dev, aql, python = sys.argv[1:]
+path, dev, aql, python, source = sys.argv[1:]
 d = json.load(open(path))
 version = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('tinygrad'))"],
                          capture_output=True, text=True).stdout.strip()
-d["env"] = {"DEV": dev, "AMD_AQL": aql, "tinygrad": version}
-d["route"] = f"`DEV={dev}`" + (f" `AMD_AQL={aql}`" if "AMD" in dev else "")
+amd = "AMD" in dev
+d["env"] = {"DEV": dev} | ({"AMD_AQL": aql} if amd else {}) | {"tinygrad": version}
+d["route"] = f"`DEV={dev}`" + (f" `AMD_AQL={aql}`" if amd else "")
+d["source"] = source
 json.dump(d, open(path, "w"), indent=1)
 EOF
