@@ -1,6 +1,7 @@
 //! The AQL packet processor: what a GPU's command processor does with an AQL queue.
 //!
-//! The queue's `amd_queue_t` is 128 bytes before its read pointer (`read_dispatch_id`). Packets are 64 bytes; a
+//! The queue's `amd_queue_t` is 128 bytes before its read pointer (`read_dispatch_id`), which reports the
+//! processor's own read index ([`Queue::read`]) and is never read back. Packets are 64 bytes; a
 //! packet is taken when it is published — below the write pointer and the doorbell, its header no longer
 //! INVALID — and run in order:
 //!
@@ -45,7 +46,7 @@ const SIGNAL_END_TS: u64 = 40;
 impl Driver {
     /// Runs the next published packet of AQL queue `q`; false when none is published.
     pub fn aql_step(&self, q: &Queue) -> Result<bool, Failure> {
-        let index = self.read_u64(q.rptr)?;
+        let index = q.read.load(std::sync::atomic::Ordering::Acquire);
         if index >= self.published(q)? {
             return Ok(false);
         }
@@ -154,6 +155,7 @@ impl Driver {
         // the slot is free and the read pointer past it before the signal says the packet is done
         let header_now = (header & !0xff) | TYPE_INVALID;
         self.mem.write(slot, &header_now.to_le_bytes())?;
+        q.read.store(index + 1, std::sync::atomic::Ordering::Release);
         self.write_u64(q.rptr, index + 1)?;
         if completion != 0 {
             let properties = self.mem.read_u32(amd_queue + QUEUE_PROPERTIES)?;

@@ -45,6 +45,10 @@ pub struct Queue {
     pub ring_size: u64,
     pub rptr: u64,
     pub wptr: u64,
+    /// An AQL queue's read index, kept by its processor as a command processor keeps its own (`CP_HQD_PQ_RPTR`):
+    /// `read_dispatch_id` at `rptr` only reports it, and a runtime may rewrite the whole `amd_queue_t` under a
+    /// running queue (tinygrad does, to grow its scratch), which moves nothing.
+    pub read: AtomicU64,
     /// Index of its doorbell in its GPU's doorbell page.
     pub doorbell: u32,
     stop: AtomicBool,
@@ -255,6 +259,7 @@ impl Driver {
             ring_size,
             rptr,
             wptr,
+            read: AtomicU64::new(0),
             doorbell,
             stop: AtomicBool::new(false),
             suspended: AtomicBool::new(a.u32(44) & 0xff == 0),

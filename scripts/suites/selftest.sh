@@ -305,7 +305,7 @@ for bad in "hip --driver cuda" "hip --shard 3/2" "hip --jobs 0" "hip --filter ("
         echo "ok: $bad refused: $(tail -1 "$T/bad.out")"
     fi
 done
-for script in hip rocrand rocprim rocsparse; do
+for script in hip rocrand rocprim rocsparse tinygrad; do
     "$HERE/$script.sh" --help >"$T/help.out"
     check_out "$T/help.out" '^  --batch N ' "$script.sh --help says the options"
 done
@@ -356,6 +356,21 @@ if cmp -s "$T/table.md" "$T/expected.md"; then
 else
     echo "FAILED: tables.py table: stand-in results give the expected table"
     diff "$T/expected.md" "$T/table.md" || true
+    failures=$((failures + 1))
+fi
+# A results file's own "route" heads its column, its "env" is named in the note.
+python3 - "$T/doc/results" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1] + "/b.json"))
+json.dump(d | dict(route="`DEV=CPU`", env={"DEV": "CPU"}), open(sys.argv[1] + "/c.json", "w"))
+EOF
+(cd "$T/doc" && python3 "$TABLES" table results/c.json) >"$T/table.md"
+if grep -q '^| program | test cases | `DEV=CPU`, wavejit `4567abc` | wall |$' "$T/table.md" &&
+    grep -q '`--driver kfd`, `DEV=CPU`, 300 s limit' "$T/table.md"; then
+    echo "ok: tables.py table: a results file's route heads its column and its env is in the note"
+else
+    echo "FAILED: tables.py table: a results file's route heads its column and its env is in the note"
+    cat "$T/table.md"
     failures=$((failures + 1))
 fi
 printf '# Doc\ntext before\n<!-- tables.py: results/a.json results/b.json -->\nold table\n<!-- end of tables.py -->\ntext after\n' \

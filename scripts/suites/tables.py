@@ -4,7 +4,9 @@ docs/compatibility.md from results files, each column naming the wavejit commit 
 
   tables.py merge OUT SHARD.json...   merge the results of one run's shards (--shard 1/N ... N/N) into OUT
   tables.py table RESULTS.json...     print the table of one suite: a row per test program, a column per file
-                                      (one run each, a route each, say), then a row of totals
+                                      (one run each, a route each, say), then a row of totals; a file's
+                                      "route", if it has one, heads its column instead of its driver's
+                                      route, and its "env" ({NAME: VALUE}) is named in the note on it
   tables.py update [--check] DOC...   rewrite the tables between the markers
                                         <!-- tables.py: RESULTS.json... -->
                                         <!-- end of tables.py -->
@@ -129,7 +131,7 @@ def table(paths, names=None):
     order = merged_order([list(d["programs"]) for d in runs])
     head = ["program", "test cases"]
     for d in runs:
-        route = ROUTES.get(d["driver"], f"`--driver {d['driver']}`")
+        route = d.get("route") or ROUTES.get(d["driver"], f"`--driver {d['driver']}`")
         head += [f"{route}, wavejit `{d['wavejit_commit'][:7]}`", "wall"]
     rows = [head, ["---"] * len(head)]
 
@@ -162,6 +164,7 @@ def table(paths, names=None):
         what = [f"`{name}`: {d['suite']} `{d['tag']}`, wavejit `{d['wavejit_commit'][:7]}`, `--driver {d['driver']}`"]
         if d.get("device") not in (None, "default"):
             what.append(f"`--device {d['device']}`")
+        what += [f"`{k}={v}`" for k, v in d.get("env", {}).items()]
         what.append(f"{d.get('timeout')} s limit")
         if d.get("jobs"):
             what.append(f"{d['jobs']} at a time")

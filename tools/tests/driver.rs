@@ -387,7 +387,16 @@ fn tinygrad_runs_tensor_programs_on_the_emulated_mi300x_on_both_its_queue_paths(
         ];
         let (o, so, se) = kfd(&["--device", "mi300x"], &env, &python, &[script.to_str().unwrap()]);
         assert!(o.status.success() && so.contains("all ok"), "AMD_AQL={aql}: {so}\n{se}");
-        for name in ["matmul", "sum", "max", "softmax", "conv2d", "fp16", "elementwise"] {
+        for name in [
+            "matmul",
+            "sum",
+            "max",
+            "softmax",
+            "conv2d",
+            "strided conv2d",
+            "fp16",
+            "elementwise",
+        ] {
             assert!(
                 so.contains(&format!("{name}: ")) && !so.contains("WRONG"),
                 "AMD_AQL={aql} {name}: {so}"
@@ -423,6 +432,17 @@ for o in range(4):
         for j in range(14):
             want[0, o, i, j] = (img[0, :, i:i + 3, j:j + 3] * w[o]).sum()
 check("conv2d", Tensor(img).conv2d(Tensor(w)).numpy(), want)
+# one kernel draws the normals and convolves them, with 1.5 KB of scratch a lane: tinygrad grows its scratch
+# by rewriting the whole amd_queue_t of its running AQL queue, read_dispatch_id included
+Tensor.manual_seed(0)
+x, k = Tensor.randn(1, 12, 16, 32), Tensor.randn(32, 12, 3, 3)
+got = x.conv2d(k, stride=2, padding=1).numpy()
+xp, k = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1))), k.numpy()
+want = np.zeros((1, 32, 8, 16), np.float32)
+for i in range(8):
+    for j in range(16):
+        want[0, :, i, j] = np.tensordot(k, xp[0, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3], axes=3)
+check("strided conv2d", got, want)
 h = (Tensor(a).cast(dtypes.half) * 2 + 1).numpy().astype(np.float32)
 check("fp16", h, (a.astype(np.float16) * 2 + 1).astype(np.float32), 2e-3)
 print("all ok" if all(ok) else "FAILED")
