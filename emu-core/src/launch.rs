@@ -7,8 +7,8 @@ use crate::engine::{Dispatch, EngineError, Functional, Launch, Limits, RunStats,
 use crate::memory::DeviceMemory;
 use crate::observe::Observer;
 
-/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end, on the process's clock
-/// ([`crate::engine::PROCESS_CLOCK`]). With `limits.timing` the timing model schedules it and the statistics
+/// Runs a [`Launch`] on `device` with `runner`, every workgroup to its end, on the device's clock
+/// ([`DeviceMemory::clock`]). With `limits.timing` the timing model schedules it and the statistics
 /// carry its cycles; otherwise the functional rounds ([`Functional`]) do.
 pub fn run_launch<R: WaveRunner, O: Observer>(
     mem: &DeviceMemory,

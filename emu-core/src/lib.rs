@@ -14,6 +14,7 @@
 //! of its placement in HW_ID and XCC_ID); every guest memory access is checked, and a bad kernel yields a fault report,
 //! never a host crash.
 
+pub mod clock;
 pub mod device;
 pub mod dispatch;
 pub mod engine;

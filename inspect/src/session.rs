@@ -363,7 +363,7 @@ impl<'a, R: WaveRunner> Session<'a, R> {
             watch: None,
         };
         let clock = WaveClock {
-            base: engine::clock_base(),
+            base: mem.clock().base(),
             per_instruction: 4,
             shader_mhz: device.engine_clock_mhz,
         };

@@ -69,36 +69,14 @@ enum Command {
     #[command(
         after_help = "Example (c[i] = a[i] + b[i] over 1000 floats):\n  wavejit run vadd-gfx942.co --kernel vadd --grid 1000 --block 256 \\\n      --arg in=a.bin --arg in=b.bin --arg out=c.bin:4000 --arg u32=1000\n\nArgument kinds, in the kernel's argument order: u32=V i32=V u64=V i64=V f32=V f64=V (by value),\nin=PATH (device buffer filled from the file), out=PATH:BYTES (zeroed buffer written to PATH after\nthe run), inout=PATH (filled from PATH and written back). Hidden arguments are filled automatically."
     )]
+    // the argument kinds are listed in the after-help
+    #[command(mut_arg("args", |a| a.help("Kernel arguments, in order (see below)")))]
     Run {
-        /// Code object (or HIP binary / library holding one).
-        #[arg(value_parser = code_file)]
-        file: PathBuf,
-        /// Kernel name (optional when the code object has one kernel).
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Work-items per dimension: X[,Y[,Z]].
-        #[arg(long)]
-        grid: String,
-        /// Workgroup size: X[,Y[,Z]].
-        #[arg(long)]
-        block: String,
-        /// The emulated GPU (default: the preset matching the code object's target).
-        #[arg(long, value_parser = device(), ignore_case = true)]
-        device: Option<&'static DevicePreset>,
-        /// Kernel arguments, in order (see below).
-        #[arg(long = "arg")]
-        args: Vec<String>,
-        /// Dynamic LDS bytes per workgroup, as hipModuleLaunchKernel's sharedMemBytes: the dispatch's group
-        /// segment is the kernel descriptor's static LDS plus BYTES (Triton kernels ask for all their LDS here),
-        /// and its hidden dynamic-LDS argument is BYTES. Their sum may not exceed the device's LDS.
-        #[arg(long, value_name = "BYTES", default_value_t = 0)]
-        lds: u32,
+        #[command(flatten)]
+        kernel: KernelArgs,
         /// Write statistics as JSON to this file.
         #[arg(long)]
         stats_json: Option<PathBuf>,
-        /// Stop a wave after this many instructions (runaway kernels; 0: no limit).
-        #[arg(long, value_name = "N", default_value_t = emu_core::engine::DEFAULT_MAX_WAVE_INSTRUCTIONS)]
-        max_instructions: u64,
         /// Stop the dispatch after SECS seconds with a report of where each wave is (also WAVEJIT_TIMEOUT).
         /// A dispatch running longer than a few seconds reports its progress on stderr meanwhile.
         #[arg(long, value_name = "SECS")]
@@ -358,7 +336,7 @@ enum Command {
     },
 }
 
-/// The dispatch `debug` and `trace` take: as for `run`.
+/// The dispatch `run`, `debug` and `trace` take.
 #[derive(clap::Args)]
 struct KernelArgs {
     /// Code object (or HIP binary / library holding one).
@@ -379,7 +357,9 @@ struct KernelArgs {
     /// Kernel arguments, in order, as for `run` (u32=V ... in=PATH out=PATH:BYTES inout=PATH).
     #[arg(long = "arg")]
     args: Vec<String>,
-    /// Dynamic LDS bytes per workgroup beyond the kernel's static LDS, as for `run`.
+    /// Dynamic LDS bytes per workgroup, as hipModuleLaunchKernel's sharedMemBytes: the dispatch's group
+    /// segment is the kernel descriptor's static LDS plus BYTES (Triton kernels ask for all their LDS here),
+    /// and its hidden dynamic-LDS argument is BYTES. Their sum may not exceed the device's LDS.
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     lds: u32,
     /// Stop a wave after this many instructions (runaway kernels; 0: no limit).
@@ -623,15 +603,18 @@ fn main() -> ExitCode {
             })
         }),
         Command::Run {
-            file,
-            kernel,
-            grid,
-            block,
-            device,
-            args,
-            lds,
+            kernel:
+                KernelArgs {
+                    file,
+                    kernel,
+                    grid,
+                    block,
+                    device,
+                    args,
+                    lds,
+                    max_instructions,
+                },
             stats_json,
-            max_instructions,
             timeout,
             memcheck,
             threads,

@@ -7,10 +7,9 @@
 //! checks and [`KernelDispatch`], which loads and launches a code object ([`launch`]); building workgroups and
 //! their waves ([`group`]); running a wave ([`runner`]: [`WaveRunner`], the interpreter's); the [`Scheduler`]
 //! seam and the [`Dispatch`] a scheduler is given ([`scheduler`]); the functional rounds ([`rounds`]); what a
-//! dispatch did ([`stats`]) and why it stopped ([`error`]); the device clock ([`clock`]). [`run_launch`], which
-//! picks a launch's scheduler, is [`crate::launch`]'s.
+//! dispatch did ([`stats`]) and why it stopped ([`error`]). The device clock a dispatch is given is
+//! [`crate::clock`]'s, and [`run_launch`], which picks a launch's scheduler, is [`crate::launch`]'s.
 
-mod clock;
 mod code;
 mod error;
 mod group;
@@ -20,8 +19,8 @@ mod runner;
 mod scheduler;
 mod stats;
 
+pub use crate::clock::DeviceClock;
 pub use crate::launch::run_launch;
-pub use clock::{clock_base, DeviceClock, PROCESS_CLOCK};
 pub use code::{load_code, may_grid_sync, DecodeCache, LoadedCode};
 pub use error::{timeout_error, EngineError};
 pub use group::{build_group, build_group_in, group_private_bytes, recycle, Group};

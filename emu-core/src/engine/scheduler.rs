@@ -6,7 +6,7 @@ use super::launch::dispatch_begin;
 use super::stats::group_slack;
 use super::{
     build_group_in, check_launch, dispatch_context, timeout_error, DeviceClock, EngineError, Group, Launch, Limits,
-    RunStats, SlackReport, WaveRunner, PROCESS_CLOCK,
+    RunStats, SlackReport, WaveRunner,
 };
 use crate::device::DevicePreset;
 use crate::dispatch::{DispatchContext, WaveTemplate};
@@ -50,7 +50,8 @@ pub struct Dispatch<'a, R, O> {
 const ENDED_KEPT: usize = 64;
 
 impl<'a, R: WaveRunner, O: Observer> Dispatch<'a, R, O> {
-    /// `launch` on `device`, its waves run by `runner` and seen by `observer`, on the process's clock.
+    /// `launch` on `device`, its waves run by `runner` and seen by `observer`, on the device's clock (its memory's,
+    /// [`DeviceMemory::clock`]).
     pub fn new(
         mem: &'a DeviceMemory,
         device: &'a DevicePreset,
@@ -66,7 +67,7 @@ impl<'a, R: WaveRunner, O: Observer> Dispatch<'a, R, O> {
             limits,
             runner,
             observer,
-            clock: &PROCESS_CLOCK,
+            clock: mem.clock(),
             ended: std::sync::Mutex::new(Vec::new()),
         }
     }

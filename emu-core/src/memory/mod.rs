@@ -40,6 +40,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::RwLock;
 
+use crate::clock::DeviceClock;
+
 use arena::Arena;
 use table::State;
 pub use window::Window;
@@ -161,6 +163,8 @@ pub struct DeviceMemory {
     generation: AtomicU64,
     /// Guest accesses get no slack ([`DeviceMemory::set_memcheck`]).
     memcheck: AtomicBool,
+    /// The GPU's clock, which its dispatches continue ([`DeviceMemory::clock`]).
+    clock: DeviceClock,
 }
 
 /// The allocation a host thread's last successful check landed in: (memory id, generation, arena start, arena
@@ -215,6 +219,7 @@ impl DeviceMemory {
             id: NEXT_MEMORY_ID.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
             memcheck: AtomicBool::new(false),
+            clock: DeviceClock::new(),
         })
     }
 
@@ -228,6 +233,12 @@ impl DeviceMemory {
     /// allocation and mapping is as it was.
     pub fn version(&self) -> (u64, u64) {
         (self.id, self.generation.load(Ordering::Acquire))
+    }
+
+    /// The clock of the GPU this memory is: the shader cycle its dispatches' clocks (`s_memtime`,
+    /// `s_memrealtime`) continue from, which each dispatch moves on, so they never go back on one GPU.
+    pub fn clock(&self) -> &DeviceClock {
+        &self.clock
     }
 
     /// Device address of the first byte of the arena (also its host address: see the module documentation).

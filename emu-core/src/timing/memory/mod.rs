@@ -332,6 +332,29 @@ impl MemorySystem {
         }
     }
 
+    /// The cycle from `now` at which compute unit `cu`'s L1 takes `bytes` more (its port busy for as long).
+    #[inline(always)]
+    fn l1_port(&mut self, now: u64, cu: usize, bytes: u32) -> u64 {
+        occupy(
+            &mut self.l1_port[cu],
+            now,
+            self.l1_rate.cost(bytes),
+            &mut self.busy_fp[L1],
+        )
+    }
+
+    /// Counts an L1 lookup's hit or miss, in the L1's statistics and the instruction's `r`.
+    #[inline(always)]
+    fn l1_looked_up(&mut self, hit: bool, r: &mut AccessResult) {
+        if hit {
+            self.stats[L1].hits += 1;
+            r.l1_hits += 1;
+        } else {
+            self.stats[L1].misses += 1;
+            r.l1_misses += 1;
+        }
+    }
+
     fn l1_read(
         &mut self,
         now: u64,
@@ -347,21 +370,13 @@ impl MemorySystem {
         st.reads += 1;
         st.bytes_read += bytes as u64;
         let line = self.m.l1.line_bytes;
-        let s = occupy(
-            &mut self.l1_port[cu],
-            now,
-            self.l1_rate.cost(line),
-            &mut self.busy_fp[L1],
-        );
+        let s = self.l1_port(now, cu, line);
         let o = self.l1[cu].access_at(sp.l1, false);
+        self.l1_looked_up(o.hit, r);
         if o.hit {
-            self.stats[L1].hits += 1;
-            r.l1_hits += 1;
             return (s, (s + self.m.l1.hit_latency).max(o.ready_at));
         }
-        self.stats[L1].misses += 1;
         self.stats[L1].fill_bytes += line as u64;
-        r.l1_misses += 1;
         let slot = self.l1_inflight[cu].acquire(s);
         let done = self.l2_read(slot, xcd, addr, line, self.m.l1.hit_latency, false, sp, r);
         self.l1[cu].set_ready(o.slot, done);
@@ -384,20 +399,10 @@ impl MemorySystem {
         st.writes += 1;
         st.bytes_written += bytes as u64;
         st.writeback_bytes += bytes as u64;
-        let s = occupy(
-            &mut self.l1_port[cu],
-            now,
-            self.l1_rate.cost(bytes),
-            &mut self.busy_fp[L1],
-        );
+        let s = self.l1_port(now, cu, bytes);
         // Write-through: a present line is updated, a missing one is not allocated; the write goes on to L2.
-        if self.l1[cu].access_at(sp.l1, true).hit {
-            self.stats[L1].hits += 1;
-            r.l1_hits += 1;
-        } else {
-            self.stats[L1].misses += 1;
-            r.l1_misses += 1;
-        }
+        let hit = self.l1[cu].access_at(sp.l1, true).hit;
+        self.l1_looked_up(hit, r);
         let slot = self.l1_inflight[cu].acquire(s);
         let done = self.l2_write(slot, xcd, addr, bytes, self.m.l1.hit_latency, sp);
         self.l1_inflight[cu].release_at(done);
@@ -417,16 +422,11 @@ impl MemorySystem {
         let st = &mut self.stats[L1];
         st.requests += 1;
         st.atomics += 1;
-        st.misses += 1;
         st.bytes_read += bytes as u64;
         st.bytes_written += bytes as u64;
-        r.l1_misses += 1;
-        let s = occupy(
-            &mut self.l1_port[cu],
-            now,
-            self.l1_rate.cost(bytes),
-            &mut self.busy_fp[L1],
-        );
+        // atomics run at L2: the L1 is not looked up, and counts a miss
+        self.l1_looked_up(false, r);
+        let s = self.l1_port(now, cu, bytes);
         let slot = self.l1_inflight[cu].acquire(s);
         let done = self.l2_read(slot, xcd, addr, bytes, self.m.l1.hit_latency, true, sp, r);
         self.l1_inflight[cu].release_at(done);

@@ -110,7 +110,7 @@ impl Scheduler for TimingModel {
     }
 }
 
-/// Runs `launch` in the timing model on the process's clock ([`TimingModel`]).
+/// Runs `launch` in the timing model on the device's clock ([`TimingModel`]).
 pub fn run_timed<'a, R: WaveRunner, O: Observer>(
     mem: &'a DeviceMemory,
     device: &'a DevicePreset,

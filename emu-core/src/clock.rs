@@ -1,6 +1,11 @@
-//! The device clock ([`DeviceClock`]) the waves of successive dispatches read, and the process's.
+//! The device clock ([`DeviceClock`]): the shader-cycle count the waves of a GPU's successive dispatches read.
+//! Each GPU's memory owns one ([`DeviceMemory::clock`]), which a [`Dispatch`](crate::engine::Dispatch) is given;
+//! GPUs share none, and the process keeps none of its own.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+#[cfg(doc)]
+use crate::memory::DeviceMemory;
 
 /// The clock a device's dispatches read ([`WaveClock`](crate::wave::WaveClock): `s_memtime`, `s_memrealtime`): the
 /// shader-cycle count their clocks continue from. It only grows, so clocks never go back from one dispatch to the next.
@@ -22,13 +27,4 @@ impl DeviceClock {
     pub fn advance_to(&self, cycles: u64) {
         self.0.fetch_max(cycles, Ordering::Relaxed);
     }
-}
-
-/// The clock of the dispatches that are not given one ([`Dispatch::new`](super::Dispatch::new), and so
-/// [`run_launch`](super::run_launch) and [`KernelDispatch`](super::KernelDispatch)): one for the process.
-pub static PROCESS_CLOCK: DeviceClock = DeviceClock::new();
-
-/// Where the clocks of a dispatch on [`PROCESS_CLOCK`] start.
-pub fn clock_base() -> u64 {
-    PROCESS_CLOCK.base()
 }
