@@ -10,7 +10,7 @@ Input: the table from gen_gfx9.py on stdin. Output: the same rows with nine more
             resource, images); flags joined by +: s (sign-extended), lo/hi (d16: into the low/high half of the
             register, or from the high half for stores), 2a (two addresses), st64 (offsets in 64-element
             strides), tid (address from the lane id), rtn (a DS atomic that returns the old value), lds (loads
-            into LDS), fmt (typed, format from the resource), img, buf (SMEM through a buffer resource), scr
+            into LDS; stores from LDS), fmt (typed, format from the resource), img, buf (SMEM through a buffer resource), scr
             (SMEM scratch)
   atomic    - | the read-modify-write operation (add, sub, rsub, and, or, xor, smin, smax, umin, umax, swap,
             cmpswap, inc, dec, add_f32, add_f64, min_f32, max_f32, min_f64, max_f64, pk_add_f16,
@@ -255,7 +255,7 @@ def mem(enc, b):
         m = re.match(r"^(load|store)_lds_(\w+)$", op)
         if m:
             n, f = access(m.group(2))
-            return "ld", n, f + ["lds"], "-"
+            return ("ld" if m.group(1) == "load" else "st"), n, f + ["lds"], "-"
         m = re.match(r"^(load|store)_format_(\w+)$", op)
         if m:
             n, f = fmt_components(m.group(2))

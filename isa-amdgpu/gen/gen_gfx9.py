@@ -19,10 +19,17 @@ from llvmprobe import disasm
 TARGETS = ["gfx90a", "gfx942"]
 
 
+# Bits of dword 0 outside the probed fields that an opcode needs set for LLVM to decode it at all, found by
+# main(): a MUBUF opcode that exists only with its lds bit (16), as buffer_store_lds_dword, the store from LDS
+# to a buffer (LLVM prints nothing for it without that bit). (enc, op) -> bits.
+REQUIRED_BITS = {}
+RETRY_BITS = {"MUBUF": 1 << 16}
+
+
 def field_words(enc, op, values):
     fixed, _mask, (olo, _ow), nd, _r, fields = ENCODINGS[enc]
     w = [fixed, 0][:nd]
-    w[0] |= op << olo
+    w[0] |= op << olo | REQUIRED_BITS.get((enc, op), 0)
     for (name, dw, lo, width, _val) in fields:
         if name in values:
             w[dw] |= (values[name] & ((1 << width) - 1)) << lo
@@ -118,6 +125,13 @@ def main():
         for (enc, op, s), text in probe_all(t, items).items():
             if text:
                 enum.setdefault((enc, op), {}).setdefault(t, []).append((s, text))
+        # opcodes LLVM decoded in no form: again with RETRY_BITS set
+        retry = [((enc, op, s), [w[0] | RETRY_BITS[enc]] + w[1:])
+                 for (enc, op, s), w in items if enc in RETRY_BITS and t not in enum.get((enc, op), {})]
+        for (enc, op, s), text in probe_all(t, retry).items():
+            if text:
+                enum.setdefault((enc, op), {}).setdefault(t, []).append((s, text))
+                REQUIRED_BITS[(enc, op)] = RETRY_BITS[enc]
     rows = []
     for (enc, op), per_t in sorted(enum.items()):
         for t, forms in per_t.items():
@@ -240,7 +254,8 @@ def emit(rows, probes):
                 if kb not in probes or probes[kb] is not None:
                     continue
                 bv = best[dw] >> bit & 1
-                if zero_ok and kz in probes and (probes[kz] is not None or bv != 0):
+                required = dw == 0 and REQUIRED_BITS.get((enc, op), 0) >> bit & 1
+                if zero_ok and kz in probes and (probes[kz] is not None or bv != 0) and not required:
                     continue
                 fmask[dw] |= 1 << bit
                 fval[dw] |= bv << bit

@@ -57,18 +57,33 @@ pub fn list(code: &[u8], address: u64, target: Target) -> Vec<Listed> {
 }
 
 /// The lines llvm-objdump lists for function `f` of `co` (after its `name:` line): the function, then the
-/// padding up to the next symbol; a run of 8 or more zero bytes prints as `...` and is skipped in whole dwords
-/// (llvm-objdump's rule without `--disassemble-zeroes`), bytes that do not decode print as `.long`, and a direct
-/// branch names its target as `<symbol+offset>`.
+/// padding up to the next symbol (see [`code`]).
 pub fn function(co: &CodeObject, f: &Function, target: Target) -> Vec<String> {
-    let bytes = [f.code(), f.padding()].concat();
+    code(co, &[f.code(), f.padding()].concat(), f.address, target)
+}
+
+/// The lines llvm-objdump lists for the code section's bytes before its first symbol, which it prints under
+/// the section's name (`<.text>:`); `None` when a symbol starts the section.
+pub fn before_first_symbol(co: &CodeObject, target: Target) -> Option<(String, Vec<String>)> {
+    let (address, bytes) = co.text_before_first_symbol();
+    if bytes.is_empty() {
+        return None;
+    }
+    let section = &co.sections[co.text?.section_index].name;
+    Some((section.clone(), code(co, bytes, address, target)))
+}
+
+/// The lines llvm-objdump lists for `bytes` at `address`: a run of 8 or more zero bytes prints as `...` and is
+/// skipped in whole dwords (llvm-objdump's rule without `--disassemble-zeroes`), bytes that do not decode
+/// print as `.long`, and a direct branch names its target as `<symbol+offset>`.
+pub fn code(co: &CodeObject, bytes: &[u8], address: u64, target: Target) -> Vec<String> {
     let mut out = Vec::new();
-    let mut skip_to = f.address;
-    for item in list(&bytes, f.address, target) {
+    let mut skip_to = address;
+    for item in list(bytes, address, target) {
         if item.address < skip_to {
             continue;
         }
-        let zeros = bytes[(item.address - f.address) as usize..]
+        let zeros = bytes[(item.address - address) as usize..]
             .iter()
             .take_while(|b| **b == 0)
             .count();

@@ -275,7 +275,7 @@ impl MemFlags {
     pub const LANE_ID: MemFlags = MemFlags(32);
     /// DS atomics: the old value is returned (`_rtn`); other atomics return it when their glc/sc0 bit is set.
     pub const RETURNS: MemFlags = MemFlags(64);
-    /// Loads into LDS rather than registers.
+    /// Loads into LDS rather than registers (a store: stores from LDS rather than registers).
     pub const TO_LDS: MemFlags = MemFlags(128);
     /// Typed (format) access: element format from the buffer resource or instruction.
     pub const FORMAT: MemFlags = MemFlags(256);

@@ -151,10 +151,11 @@ fn built(row: &'static isa_amdgpu::OpInfo, target: Target) -> Option<Inst> {
             .and_then(|b| b.set(Field::OpSelHi2, 1))
             .unwrap_or(b);
     }
-    // GWS forms need their gds bit, v_madmk/v_madak their literal
+    // GWS forms need their gds bit, buffer_store_lds_dword its lds bit, v_madmk/v_madak their literal
     let tries = [
         b.clone(),
         b.clone().set(Field::Gds, 1).unwrap_or(b.clone()),
+        b.clone().set(Field::Lds, 1).unwrap_or(b.clone()),
         b.clone().literal(0x3c00_3c00),
     ];
     tries.into_iter().find_map(|b| {

@@ -41,6 +41,14 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
         if objects.len() > 1 {
             writeln!(out, "# {} ({})", co.name, co.target.canonical())?;
         }
+        if kernel.is_none() {
+            if let Some((section, lines)) = listing::before_first_symbol(co, tgt) {
+                writeln!(out, "{section}:")?;
+                for line in lines {
+                    writeln!(out, "{line}")?;
+                }
+            }
+        }
         for f in &co.functions {
             if kernel.is_some_and(|k| !isa_amdgpu::codeobj::names::matches(&f.name, k)) {
                 continue;

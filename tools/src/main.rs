@@ -50,7 +50,8 @@ enum Command {
     /// Disassemble every function of a code object, HIP executable or shared library (llvm-objdump-19 text).
     ///
     /// Each function prints as `<name>:` followed by one line per instruction:
-    /// `<text>  // <address>: <encoding>`. Without FILE, disassembles the bundled sample kernel.
+    /// `<text>  // <address>: <encoding>`; code before the code section's first symbol prints under the
+    /// section's name (`.text:`), as llvm-objdump lists it. Without FILE, disassembles the bundled sample kernel.
     #[command(
         after_help = "Examples:\n  wavejit disasm\n  wavejit disasm kernel.co\n  wavejit disasm ./app --target gfx90a:xnack- --kernel _Z4vaddPfS_S_i\n  wavejit disasm /usr/lib/x86_64-linux-gnu/librocrand.so.1 --target gfx90a"
     )]

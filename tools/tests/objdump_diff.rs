@@ -19,7 +19,8 @@ fn tmpdir(tag: &str) -> PathBuf {
 }
 
 /// Instruction lines per function: objdump's output under each function's header, the padding after the
-/// function up to the next symbol included.
+/// function up to the next symbol included; code before the code section's first symbol under the section's
+/// name (`<.text>:`).
 fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> {
     let out = Command::new("llvm-objdump-19")
         .args(["-d", &format!("--mcpu={}", co.target.processor)])
@@ -33,7 +34,8 @@ fn objdump_lines(co: &CodeObject, path: &Path) -> BTreeMap<String, Vec<String>> 
     for line in text.lines() {
         // `0000000000002500 <stream_read>:` starts a symbol's listing
         if let Some(name) = line.strip_suffix(">:").and_then(|l| l.split_once(" <")).map(|(_, n)| n) {
-            current = co.functions.iter().any(|f| f.name == name).then(|| name.to_string());
+            let section = co.text.map(|t| co.sections[t.section_index].name.as_str());
+            current = (co.functions.iter().any(|f| f.name == name) || section == Some(name)).then(|| name.to_string());
             continue;
         }
         let Some(name) = &current else { continue };
@@ -146,6 +148,85 @@ fn bundled_test_kernels_disassemble_exactly_like_llvm_objdump() {
         tally.mismatches.is_empty(),
         "wavejit disasm differs from llvm-objdump-19"
     );
+}
+
+/// Code before the first symbol of `.text` (objdump's `<.text>:`), padding after the last function up to the
+/// section's end, and runs of zero bytes in both, in a relocatable object (llvm-mc-19) and a linked one
+/// (ld.lld-19), on both targets.
+#[test]
+fn code_around_the_functions_lists_like_llvm_objdump() {
+    let src = "\
+.text
+s_nop 0
+s_nop 0
+.long 0, 0, 0
+s_nop 0
+.globl f
+.p2align 8
+.type f,@function
+f:
+  s_mov_b32 s0, 1
+  s_endpgm
+.Lf_end:
+.size f, .Lf_end-f
+s_nop 0
+.long 0, 0, 0, 0
+s_nop 1
+s_nop 0
+";
+    let dir = tmpdir("around");
+    let s = dir.join("around.s");
+    std::fs::write(&s, src).unwrap();
+    for target in ["gfx90a", "gfx942"] {
+        let obj = dir.join(format!("around-{target}.o"));
+        let so = dir.join(format!("around-{target}.so"));
+        let st = Command::new("llvm-mc-19")
+            .args([
+                "-triple",
+                "amdgcn-amd-amdhsa",
+                &format!("-mcpu={target}"),
+                "-filetype=obj",
+            ])
+            .arg(&s)
+            .arg("-o")
+            .arg(&obj)
+            .status()
+            .expect("llvm-mc-19 runs (scripts/setup.sh installs llvm-19)");
+        assert!(st.success(), "llvm-mc-19 failed");
+        let st = Command::new("ld.lld-19")
+            .arg("-shared")
+            .arg(&obj)
+            .arg("-o")
+            .arg(&so)
+            .status()
+            .expect("ld.lld-19 runs (scripts/setup.sh installs lld-19)");
+        assert!(st.success(), "ld.lld-19 failed");
+        for path in [&obj, &so] {
+            let bytes = std::fs::read(path).unwrap();
+            let co = CodeObject::parse(&bytes, "around").unwrap();
+            let want = objdump_lines(&co, path);
+            assert_eq!(
+                want.get(".text").map(Vec::len),
+                Some(62), // two s_nop, `...`, then s_nop from 0x14 to the alignment at 0x100
+                "{}: objdump lists the code before `f` under <.text>",
+                path.display()
+            );
+            assert_eq!(
+                want.get("f").map(Vec::len),
+                Some(6),
+                "{}: f and its padding",
+                path.display()
+            );
+            let ours = wavejit_lines(path, target);
+            assert_eq!(
+                ours,
+                want,
+                "{}: wavejit disasm differs from llvm-objdump-19",
+                path.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Splits the gfx90a code objects out of a library and compares each against objdump. `keep(i)` samples.

@@ -345,9 +345,9 @@ fn execute_sdwa<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S
     Ok(flow)
 }
 
-/// Clamps the float result `inst` wrote ([`float_clamp`]) in its destination: an f32 register, an f64 pair, or
-/// an f16 in the half op_sel[3] names (the low one without op_sel, as SDWA's; both halves for
-/// v_cvt_pkrtz_f16_f32, which writes two), under EXEC.
+/// Clamps the float result `inst` wrote ([`float_clamp`]) in its destination: an f32 register (two for
+/// v_cvt_pk_f32_fp8 / _bf8), an f64 pair, or an f16 in the half op_sel[3] names (the low one without op_sel,
+/// as SDWA's; both halves for v_cvt_pkrtz_f16_f32, which writes two), under EXEC.
 fn clamp_written<B: Backend>(b: &mut B, inst: &Inst, ty: isa_amdgpu::table::DataType) {
     use isa_amdgpu::encoding::Field;
     use isa_amdgpu::table::DataType;
@@ -374,9 +374,12 @@ fn clamp_written<B: Backend>(b: &mut B, inst: &Inst, ty: isa_amdgpu::table::Data
             b.v_set(d, v, m);
         }
         _ => {
-            let v = b.v_get(d);
-            let c = clamp_unit(b, ty, &[v])[0];
-            b.v_set(d, c, m);
+            let pair = matches!(inst.info.opcode, Opcode::VCvtPkF32Fp8 | Opcode::VCvtPkF32Bf8);
+            for r in d..=d + pair as u32 {
+                let v = b.v_get(r);
+                let c = clamp_unit(b, ty, &[v])[0];
+                b.v_set(r, c, m);
+            }
         }
     }
 }

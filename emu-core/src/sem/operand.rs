@@ -268,7 +268,8 @@ pub(super) fn no_modifiers(inst: &Inst) -> Result<(), ExecError> {
 
 /// The float type of `inst`'s result when its clamp bit clamps that result to [0, 1] after it executes
 /// ([`clamp_unit`]): a VOP3 (VOP3a) or SDWA VALU instruction, not a compare, with clamp set and an f16, f32 or
-/// f64 result (the mnemonic's first type).
+/// f64 result (the mnemonic's first type; gfx942's fp8/bf8 to f32 conversions, whose table rows name no types,
+/// have f32 results: one, or two for the packed forms, each clamped).
 ///
 /// Output modifiers (VOP3 and SDWA omod: the result times 2, 4 or 0.5) change nothing. The ISA guides' VALU
 /// chapter: output modifiers are ignored when output denormals are enabled (and when the IEEE mode bit is
@@ -287,9 +288,21 @@ pub(super) fn float_clamp(inst: &Inst) -> Option<DataType> {
     if !clamp || inst.info.compare.is_some() || inst.info.operand(Field::Vdst).is_none() {
         return None;
     }
+    if f8_to_f32(inst) {
+        return Some(DataType::F32);
+    }
     inst.info
         .dst_type
         .filter(|t| matches!(t, DataType::F16 | DataType::F32 | DataType::F64))
+}
+
+/// gfx942's conversions of 8-bit floats to f32 (one, or two for the packed forms).
+fn f8_to_f32(inst: &Inst) -> bool {
+    use isa_amdgpu::Opcode as O;
+    matches!(
+        inst.info.opcode,
+        O::VCvtF32Fp8 | O::VCvtF32Bf8 | O::VCvtPkF32Fp8 | O::VCvtPkF32Bf8
+    )
 }
 
 /// Float lanes clamped to [0, 1]: f32 lanes, f16 values in the low halves (the high halves cleared) or f64

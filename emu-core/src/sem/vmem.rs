@@ -49,6 +49,12 @@ enum Swizzle {
 pub(super) fn execute<B: Backend>(b: &mut B, inst: &Inst) -> Result<Flow<B::S>, ExecError> {
     use Opcode as O;
     let mem = inst.info.mem;
+    if inst.info.opcode == O::BufferStoreLdsDword {
+        return Err(form(
+            inst,
+            "the store of dwords from LDS to a buffer (the reverse of an LDS DMA load)",
+        ));
+    }
     if mem.dir == MemDir::None {
         return match inst.info.opcode {
             // caches are not modelled functionally: memory is always coherent

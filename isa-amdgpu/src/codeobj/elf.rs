@@ -652,6 +652,23 @@ impl CodeObject {
             .unwrap_or(&[])
     }
 
+    /// The code section's bytes before its first symbol, with their address: llvm-objdump lists them as
+    /// instructions under the section's name (`<.text>:`). Empty when a symbol starts the section.
+    pub fn text_before_first_symbol(&self) -> (u64, &[u8]) {
+        let Some(t) = self.text else { return (0, &[]) };
+        let base = if self.elf_type == E::ET_REL { 0 } else { t.address };
+        let first = self
+            .symbols
+            .iter()
+            .filter(|s| s.section_index == t.section_index)
+            .filter(|s| matches!(s.kind, SymbolKind::Func | SymbolKind::Object | SymbolKind::NoType))
+            .map(|s| s.address)
+            .min()
+            .unwrap_or(base.saturating_add(t.size));
+        let len = first.saturating_sub(base).min(t.size) as usize;
+        (base, &self.text_bytes()[..len])
+    }
+
     /// The section's file bytes (empty for `SHT_NOBITS` or out-of-range headers).
     pub fn section_bytes(&self, section: &Section) -> &[u8] {
         if !section.has_file_data() {

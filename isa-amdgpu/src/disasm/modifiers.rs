@@ -147,7 +147,11 @@ impl Printer<'_> {
                     let _ = write!(self.out, " offset:{off}");
                 }
                 self.cache_bits(gfx940);
-                if enc == Encoding::Mubuf && self.m(Field::Lds) == 1 {
+                // buffer_store_lds_dword has its lds bit fixed (set), not a live modifier
+                let lds_fixed = enc
+                    .field_def(Field::Lds)
+                    .is_some_and(|d| inst.info.fixed[d.dword as usize].1 & d.mask() != 0);
+                if enc == Encoding::Mubuf && (self.m(Field::Lds) == 1 || lds_fixed) {
                     self.out.push_str(" lds");
                 }
             }

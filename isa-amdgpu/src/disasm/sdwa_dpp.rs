@@ -56,16 +56,18 @@ impl Printer<'_> {
                 }
             }
         }
-        // gfx942's fp8/bf8 to f32 conversions have no destination select (nor clamp and omod)
+        // gfx942's fp8/bf8 to f32 conversions have clamp and omod but no destination select
         let f8_to_f32 = matches!(
             base,
             "v_cvt_f32_fp8" | "v_cvt_f32_bf8" | "v_cvt_pk_f32_fp8" | "v_cvt_pk_f32_bf8"
         );
-        if enc != Encoding::Vopc && !f8_to_f32 {
+        if enc != Encoding::Vopc {
             if self.e(13) == 1 {
                 self.out.push_str(" clamp");
             }
             self.omod(self.e(14) | self.e(15) << 1);
+        }
+        if enc != Encoding::Vopc && !f8_to_f32 {
             let unused = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "3"][((e >> 11) & 3) as usize];
             let _ = write!(self.out, " dst_sel:{} dst_unused:{}", sel_name((e >> 8) & 7), unused);
         }

@@ -1,8 +1,6 @@
 # Forms of LLVM's MC tests the random vectors rarely draw (GWS with gds and AGPR operands,
 # ds_swizzle_b32 offsets, v_accvgpr_write immediates, hwreg names, MFMA f64 blgp/neg:, sendmsg names, DPP/SDWA v_nop,
-# fp8/bf8 SDWA and op_sel). Used by tests/disasm_forms.rs.
-# Not here: buffer_store_lds_dword, which the table lacks (gen/gen_gfx9.py's probes do not find it), so wavejit
-# does not decode it.
+# fp8/bf8 SDWA and op_sel, buffer_store_lds_dword). Used by tests/disasm_forms.rs.
 ds_gws_init v2 offset:65535 gds
 ds_gws_barrier v2 gds
 ds_gws_sema_v gds
@@ -47,3 +45,6 @@ s_getreg_b32 s1, hwreg(HW_REG_TBA_LO)
 s_getreg_b32 s1, hwreg(HW_REG_TMA_HI)
 s_getreg_b32 s1, hwreg(30)
 s_setreg_b32 hwreg(HW_REG_TRAPSTS, 0, 1), s2
+buffer_store_lds_dword s[4:7], s1 offset:4095 lds
+buffer_store_lds_dword s[8:11], 0 offset:16 lds
+buffer_store_lds_dword s[4:7], s1 lds
