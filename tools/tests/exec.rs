@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 mod support;
-use support::{run, sources, text, wavejit};
+use support::{hsa_cl, run, sources, text, wavejit};
 
 /// A directory for this run's compiled programs.
 fn scratch() -> &'static Path {
@@ -87,40 +87,12 @@ fn rocminfo_lists_each_emulated_agent_with_its_real_name_and_properties() {
 
 #[test]
 fn hsa_c_tests_of_agents_signals_queues_barriers_copies_faults_and_threads_pass() {
-    let co = scratch().join("hsa_kernels.co");
-    let o = run(Command::new("clang-19")
-        .args([
-            "-x",
-            "cl",
-            "-cl-std=CL2.0",
-            "-target",
-            "amdgcn-amd-amdhsa",
-            "-mcpu=gfx90a",
-            "-nogpulib",
-            "-O2",
-        ])
-        .arg(sources().join("hsa/kernels.cl"))
-        .arg("-o")
-        .arg(&co));
-    assert!(o.status.success(), "clang-19: {}", text(&o.stderr));
-    let ext = scratch().join("hsa_external.co");
-    let o = run(Command::new("clang-19")
-        .args([
-            "-x",
-            "cl",
-            "-cl-std=CL2.0",
-            "-target",
-            "amdgcn-amd-amdhsa",
-            "-mcpu=gfx90a",
-            "-nogpulib",
-            "-O2",
-            "-fvisibility=default",
-            "-Wl,-z,undefs",
-        ])
-        .arg(sources().join("hsa/external.cl"))
-        .arg("-o")
-        .arg(&ext));
-    assert!(o.status.success(), "clang-19 external.cl: {}", text(&o.stderr));
+    let co = hsa_cl("kernels", &scratch().join("hsa_kernels.co"), &[]);
+    let ext = hsa_cl(
+        "external",
+        &scratch().join("hsa_external.co"),
+        &["-fvisibility=default", "-Wl,-z,undefs"],
+    );
     let bin = scratch().join("hsa_test");
     let o = run(Command::new("cc")
         .args(["-O1", "-Wall", "-o"])

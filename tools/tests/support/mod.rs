@@ -44,6 +44,28 @@ pub fn hipcc(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
+/// runtime-shim/tests/hsa/NAME.cl compiled for gfx90a by clang-19 into the code object `out` (`extra`: more
+/// arguments for clang).
+pub fn hsa_cl(name: &str, out: &Path, extra: &[&str]) -> PathBuf {
+    let o = run(Command::new("clang-19")
+        .args([
+            "-x",
+            "cl",
+            "-cl-std=CL2.0",
+            "-target",
+            "amdgcn-amd-amdhsa",
+            "-mcpu=gfx90a",
+            "-nogpulib",
+            "-O2",
+        ])
+        .args(extra)
+        .arg(sources().join(format!("hsa/{name}.cl")))
+        .arg("-o")
+        .arg(out));
+    assert!(o.status.success(), "clang-19 {name}.cl: {}", text(&o.stderr));
+    out.to_path_buf()
+}
+
 /// runtime-shim/tests/hip/module_kernel.hip as a code object file (`hipcc --genco`) in `dir`, for module.hip.
 pub fn module_kernel_co(dir: &Path) -> PathBuf {
     let co = dir.join("module_kernel.co");
