@@ -148,6 +148,7 @@ fn eight_texels_a_lane_count_as_the_model_looks_them_up() {
         depth,
         pitch,
         swizzle: [SEL_X, SEL_0, SEL_0, SEL_1],
+        sw_mode: 0,
     };
     let sampler = Sampler {
         wrap: [Wrap::ClampLast; 3],

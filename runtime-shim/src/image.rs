@@ -202,6 +202,7 @@ pub fn layout(d: &ImageDescriptor, base: u64, row_pitch: u64, slice_pitch: u64) 
         depth,
         pitch: (row_pitch / bpp) as u32,
         swizzle,
+        sw_mode: 0,
     };
     Ok((r, slice * depth as u64))
 }

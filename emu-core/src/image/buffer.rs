@@ -87,6 +87,7 @@ impl FormatAccess {
             depth: 1,
             pitch: 1,
             swizzle,
+            sw_mode: 0,
         };
         let op = self.as_image();
         if self.load {

@@ -4,9 +4,14 @@
 //! memory through [`Texels`], so the engine (which checks every access) and the runtime's host-side image
 //! copies share one texel layout.
 //!
-//! Images are linear (swizzle mode 0): texel (x, y, z) of a level-0 image lives at
-//! `base + ((z * height + y) * pitch + x) * bytes_per_texel`, where array layers take the place of z (of y
-//! for 1-D arrays). Tiled swizzle modes, mipmaps, cube maps and depth compares are refused with a message
+//! Texel (x, y, z) of a level-0 image lives at `base + ((z * height + y) * pitch + x) * bytes_per_texel`,
+//! where array layers take the place of z (of y for 1-D arrays). That is the hardware's layout for linear
+//! images (swizzle mode 0). The tiled modes (ROCr's image manager lays out opaque images so on a dGPU:
+//! `SW_4KB_S_X` and the like, with a pitch and size addrlib padded to whole tiles) are addressed the same
+//! way: the texels an image instruction reads and writes, and so the runtime's image copies (blit kernels
+//! made of image instructions), agree with each other and stay inside the surface, but their order in
+//! memory is not the hardware's, so bytes of a tiled image read other than through an image (a buffer copy
+//! of the surface) are in linear order. Mipmaps, cube maps and depth compares are refused with a message
 //! naming them.
 //!
 //! The parts: texel formats ([`format`]); the image resource and its channel selects ([`resource`]); the

@@ -74,6 +74,9 @@ pub struct Resource {
     /// Row pitch in texels.
     pub pitch: u32,
     pub swizzle: [u8; 4],
+    /// The gfx9 swizzle mode (`SW_MODE`): 0 is linear; the tiled modes are addressed in linear order too (see
+    /// the module docs of [`crate::image`]).
+    pub sw_mode: u8,
 }
 
 impl Resource {
@@ -98,12 +101,7 @@ impl Resource {
                 "mipmapped images (levels {base_level}..={last_level}) are not emulated"
             ));
         }
-        let sw_mode = t[3] >> 20 & 0x1f;
-        if sw_mode != 0 {
-            return Err(format!(
-                "tiled images (swizzle mode {sw_mode}) are not emulated; images are linear"
-            ));
-        }
+        let sw_mode = (t[3] >> 20 & 0x1f) as u8;
         let width = (t[2] & 0x3fff) + 1;
         let height = if matches!(dim, Dim::D1 | Dim::D1Array) {
             1
@@ -129,6 +127,7 @@ impl Resource {
             depth,
             pitch,
             swizzle,
+            sw_mode,
         })
     }
 
@@ -138,7 +137,7 @@ impl Resource {
         t[0] = (self.base >> 8) as u32;
         t[1] = (self.base >> 40) as u32 & 0xff | self.format.data << 20 | (self.format.num as u32) << 26;
         t[2] = (self.width - 1) | (self.height - 1) << 14;
-        t[3] = select_bits(self.swizzle) | (self.dim as u32) << 28;
+        t[3] = select_bits(self.swizzle) | (self.sw_mode as u32) << 20 | (self.dim as u32) << 28;
         t[4] = (self.depth - 1) | (self.pitch - 1) << 13;
         t
     }

@@ -39,6 +39,7 @@ fn rgba8(w: u32, h: u32) -> Resource {
         depth: 1,
         pitch: w + 3,
         swizzle: [SEL_X, SEL_Y, SEL_Z, SEL_W],
+        sw_mode: 0,
     }
 }
 
@@ -61,6 +62,28 @@ fn descriptors_round_trip() {
     assert_eq!((t[2] >> 14 & 0x3fff) + 1, 480);
     assert_eq!(s.encode()[0] & 0x8000, 0x8000);
     assert_eq!(s.encode()[2] & 0x10_0000, 0x10_0000);
+}
+
+/// ROCr's image manager lays out opaque images of a dGPU in tiled swizzle modes (`SW_4KB_S_X`, 22, for a
+/// 2-D array); the engine addresses their texels in linear order with the descriptor's pitch, and keeps the
+/// mode through a round trip.
+#[test]
+fn tiled_descriptors_are_addressed_in_linear_order() {
+    let r = Resource {
+        sw_mode: 22,
+        dim: Dim::D2Array,
+        depth: 3,
+        ..rgba8(37, 23)
+    };
+    let t = r.encode();
+    assert_eq!(t[3] >> 20 & 0x1f, 22);
+    let back = Resource::decode(t).unwrap();
+    assert_eq!(back, r);
+    let linear = Resource { sw_mode: 0, ..r };
+    for c in [[0, 0, 0], [36, 0, 0], [5, 22, 0], [36, 22, 2]] {
+        assert_eq!(back.texel_address(c), linear.texel_address(c));
+    }
+    assert_eq!(back.texel_address([36, 22, 2]), ((2 * 23 + 22) * 40 + 36) * 4);
 }
 
 #[test]
@@ -112,6 +135,7 @@ fn loads_and_stores_address_the_pitch_and_drop_outside() {
     // a red-only view reads constants for the missing channels
     let red = Resource {
         swizzle: [SEL_X, SEL_0, SEL_0, SEL_1],
+        sw_mode: 0,
         format: Format::of(1, 32, Num::Float).unwrap(),
         ..r
     };
@@ -280,6 +304,7 @@ fn image_atomics_combine_one_integer_per_texel_by_the_shared_rules() {
 fn ramp() -> (Resource, Host) {
     let r = Resource {
         swizzle: [SEL_X, SEL_0, SEL_0, SEL_1],
+        sw_mode: 0,
         format: Format::of(1, 32, Num::Float).unwrap(),
         ..rgba8(4, 2)
     };
