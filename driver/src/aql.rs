@@ -204,6 +204,8 @@ impl Driver {
     pub fn run_job(&self, q: &Queue, job: &Job) -> Result<(), Failure> {
         use emu_core::engine::EngineError as E;
         use emu_core::sem::ExecError as X;
+        // shared virtual memory the program has unmapped since is no longer the GPUs'
+        self.svm_check();
         match self.launch(q.gpu, job) {
             Ok(_) => Ok(()),
             Err(e) => {
