@@ -21,9 +21,9 @@ use crate::Driver;
 
 const PACKET: u64 = 64;
 const TYPE_VENDOR: u16 = 0;
-const TYPE_INVALID: u16 = 1;
-const TYPE_DISPATCH: u16 = 2;
-const TYPE_BARRIER_AND: u16 = 3;
+pub(crate) const TYPE_INVALID: u16 = 1;
+pub(crate) const TYPE_DISPATCH: u16 = 2;
+pub(crate) const TYPE_BARRIER_AND: u16 = 3;
 const TYPE_BARRIER_OR: u16 = 5;
 /// The entry offset of a legacy `amd_kernel_code_t` header (its size): code object v3+ kernel descriptors are
 /// 64 bytes and their code is elsewhere.
@@ -204,6 +204,8 @@ impl Driver {
     pub fn run_job(&self, q: &Queue, job: &Job) -> Result<(), Failure> {
         use emu_core::engine::EngineError as E;
         use emu_core::sem::ExecError as X;
+        // shared virtual memory the program has unmapped since is no longer the GPUs'
+        self.svm_check();
         match self.launch(q.gpu, job) {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -242,102 +244,18 @@ impl Driver {
 
 #[cfg(test)]
 mod tests {
-    use emu_core::kernarg::{build_kernarg, ArgValue, HiddenValues};
-
-    use crate::testing::{self, eventually, Host, TestQueue, QUEUE_AQL};
-
-    /// Where things lie in the test's memory: the `amd_queue_t` (write index @56, read index @128), the ring of
-    /// 64 packets, signals, kernel arguments, data and the code object.
-    const QUEUE: usize = 0;
-    const WRITE_INDEX: usize = QUEUE + 56;
-    const READ_INDEX: usize = QUEUE + 128;
-    const RING: usize = 0x1000;
-    const RING_PACKETS: usize = 64;
-    const SIGNALS: usize = 0x2000;
-    const KERNARG: usize = 0x2400;
-    const DATA: usize = 0x3000;
-    const CODE: usize = 0x10000;
-    const BYTES: usize = 0x20000;
-
-    /// A packet header of `kind` with system-scope acquire and release fences.
-    fn header(kind: u16) -> u32 {
-        (kind | 2 << 9 | 2 << 11) as u32
-    }
-
-    /// An AQL queue over fresh memory of a fresh driver.
-    fn queue() -> (std::sync::Arc<crate::Driver>, Host, TestQueue) {
-        let d = testing::driver();
-        let h = Host::mapped(&d, BYTES);
-        let ring_bytes = (RING_PACKETS * 64) as u32;
-        // every slot INVALID until written, as a runtime makes a ring
-        for i in 0..RING_PACKETS {
-            h.set_u32(RING + i * 64, super::TYPE_INVALID as u32);
-        }
-        let q = TestQueue::create(
-            &d,
-            QUEUE_AQL,
-            h.at(RING),
-            ring_bytes,
-            h.at(WRITE_INDEX),
-            h.at(READ_INDEX),
-        );
-        (d, h, q)
-    }
-
-    /// Writes `packet` (its header word last) at `index` and rings the doorbell.
-    fn submit(h: &Host, q: &TestQueue, index: u64, packet: &[u8; 64], header_word: u32) {
-        let slot = RING + (index as usize % RING_PACKETS) * 64;
-        h.write(slot + 4, &packet[4..]);
-        h.set_u32(slot, header_word);
-        h.set_u64(WRITE_INDEX, index + 1);
-        q.ring(index);
-    }
+    use crate::testing::{eventually, header, signal, AqlQueue, DATA, READ_INDEX, RING, SIGNALS};
 
     #[test]
     fn a_dispatch_packet_runs_its_kernel_then_moves_the_read_index_and_decrements_the_signal() {
-        let (d, h, q) = queue();
-        let co = test_kernels::by_name("vadd-gfx90a.co").expect("the prebuilt vadd");
-        let parsed = isa_amdgpu::codeobj::CodeObject::parse(co, "vadd").expect("a code object");
-        let kernel = &parsed.kernels[0];
-        let kd = parsed
-            .symbols
-            .iter()
-            .find(|s| s.name == "vadd.kd")
-            .expect("the kernel descriptor's symbol");
-        let base = testing::load_code_object(&h, CODE, co);
+        let rig = AqlQueue::new();
+        let h = &rig.h;
         const N: usize = 256;
         let (a, b, c) = (DATA, DATA + 4 * N, DATA + 8 * N);
         let floats = |f: &dyn Fn(usize) -> f32| (0..N).flat_map(|i| f(i).to_le_bytes()).collect::<Vec<u8>>();
         h.write(a, &floats(&|i| i as f32));
         h.write(b, &floats(&|i| 0.5 * i as f32));
-        let shape = emu_core::dispatch::DispatchShape::new([N as u32, 1, 1], [64, 1, 1], d.gpus[0].preset).unwrap();
-        let kernarg = build_kernarg(
-            parsed.kernel_metadata(kernel).expect("metadata"),
-            &[
-                ArgValue::Pointer(h.at(a)),
-                ArgValue::Pointer(h.at(b)),
-                ArgValue::Pointer(h.at(c)),
-                ArgValue::U32(N as u32),
-            ],
-            &shape,
-            &HiddenValues::default(),
-        )
-        .unwrap();
-        h.write(KERNARG, &kernarg);
-        let done = testing::signal(&h, SIGNALS, 1);
-
-        let mut p = [0u8; 64];
-        p[2..4].copy_from_slice(&1u16.to_le_bytes()); // one dimension
-        p[4..6].copy_from_slice(&64u16.to_le_bytes());
-        p[6..8].copy_from_slice(&1u16.to_le_bytes());
-        p[8..10].copy_from_slice(&1u16.to_le_bytes());
-        p[12..16].copy_from_slice(&(N as u32).to_le_bytes());
-        p[16..20].copy_from_slice(&1u32.to_le_bytes());
-        p[20..24].copy_from_slice(&1u32.to_le_bytes());
-        p[32..40].copy_from_slice(&(base + kd.address).to_le_bytes());
-        p[40..48].copy_from_slice(&h.at(KERNARG).to_le_bytes());
-        p[56..64].copy_from_slice(&done.to_le_bytes());
-        submit(&h, &q, 0, &p, header(super::TYPE_DISPATCH) | 1 << 16);
+        rig.vadd(0, [h.at(a), h.at(b), h.at(c)], N as u32, SIGNALS);
 
         assert!(
             eventually(|| h.u64(SIGNALS + 8) == 0),
@@ -354,15 +272,16 @@ mod tests {
 
     #[test]
     fn a_barrier_and_packet_waits_for_every_dependency_before_its_signal() {
-        let (_d, h, q) = queue();
-        let first = testing::signal(&h, SIGNALS, 1);
-        let second = testing::signal(&h, SIGNALS + 64, 1);
-        let done = testing::signal(&h, SIGNALS + 128, 1);
+        let rig = AqlQueue::new();
+        let h = &rig.h;
+        let first = signal(h, SIGNALS, 1);
+        let second = signal(h, SIGNALS + 64, 1);
+        let done = signal(h, SIGNALS + 128, 1);
         let mut p = [0u8; 64];
         p[8..16].copy_from_slice(&first.to_le_bytes());
         p[24..32].copy_from_slice(&second.to_le_bytes()); // dependencies may leave gaps
         p[56..64].copy_from_slice(&done.to_le_bytes());
-        submit(&h, &q, 0, &p, header(super::TYPE_BARRIER_AND));
+        rig.submit(0, &p, header(super::TYPE_BARRIER_AND));
 
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_eq!(h.u64(READ_INDEX), 0, "no dependency is met: the barrier holds");
@@ -378,10 +297,10 @@ mod tests {
         assert_eq!(h.u64(READ_INDEX), 1);
 
         // a second packet on the same queue: a barrier with no dependencies completes at once
-        let again = testing::signal(&h, SIGNALS + 192, 2);
+        let again = signal(h, SIGNALS + 192, 2);
         let mut p = [0u8; 64];
         p[56..64].copy_from_slice(&again.to_le_bytes());
-        submit(&h, &q, 1, &p, header(super::TYPE_BARRIER_AND));
+        rig.submit(1, &p, header(super::TYPE_BARRIER_AND));
         assert!(
             eventually(|| h.u64(SIGNALS + 192 + 8) == 1),
             "decremented by one, from 2"

@@ -113,6 +113,11 @@ impl Args {
         Ok(Args { address, user, buf })
     }
 
+    /// The size the request names (a structure with a variable tail, as SVM's attributes are, is that long).
+    pub fn user_len(&self) -> usize {
+        self.user
+    }
+
     /// Copies the structure back to the program.
     pub fn copy_out(&self) -> Result<(), Errno> {
         write_user(self.address, &self.buf[..self.user])

@@ -16,13 +16,14 @@
 //! | 0x16–0x19 | ALLOC/FREE, MAP/UNMAP | [`crate::memory`] |
 //! | 0x1A | SET_CU_MASK | accepted (every CU runs every queue) |
 //! | 0x1E | ALLOC_QUEUE_GWS | the queue's dispatches become cooperative launches |
+//! | 0x20 | SVM | [`crate::svm`]: attributes of the program's pages; those a GPU may access are reachable by kernels |
 //! | 0x21 | SET_XNACK_MODE | XNACK off (a request to turn it on: EPERM, "not supported") |
 //! | 0x25 | RUNTIME_ENABLE | accepted |
 //! | 0x80, 0x81 | IPC_IMPORT/EXPORT_HANDLE | [`crate::memory`]: buffers shared by the processes of a program |
 //! | 0x82 | DBG_TRAP | EINVAL: ROCr then runs without its debugger interface |
 //!
-//! Any other number fails with ENOTTY and one line on stderr naming it (SVM, DMA-BUF import and export, CRIU, SMI
-//! events and the like are not emulated), and so does a request of another type than KFD's `'K'` (a terminal's
+//! Any other number fails with ENOTTY and one line on stderr naming it (DMA-BUF import and export, CRIU, SMI events
+//! and the like are not emulated), and so does a request of another type than KFD's `'K'` (a terminal's
 //! TCGETS, a DRM ioctl): the kernel's /dev/kfd answers those ENOTTY too.
 //!
 //! `fstat` of /dev/kfd says it is the character device (235, 0) ([`crate::files::KFD_NUMBER`]; the kernel's major
@@ -196,6 +197,7 @@ pub fn ioctl(d: &std::sync::Arc<Driver>, request: u64, arg: u64) -> Result<(), E
             a.set_u32(0, 0);
         }
         0x1e => d.alloc_queue_gws(&mut a)?,
+        0x20 => d.svm_ioctl(&mut a)?,
         0x1a | 0x25 => {}
         0x80 => d.ipc_import(&mut a)?,
         0x81 => d.ipc_export(&mut a)?,

@@ -7,7 +7,9 @@
 //! files ([`files`]: memory files, so that its `mmap` of device memory, doorbells and MMIO is the kernel's own)
 //! and issues ioctls ([`hooks`]): the KFD interface 1.14 ([`kfd`]) and what libdrm asks of the render node
 //! ([`drm`]). Buffer objects live in the render node's file or in the program's own pages (userptr), and
-//! mapping one to the GPU makes its range reachable by kernels at the program's address for it ([`memory`]).
+//! mapping one to the GPU makes its range reachable by kernels at the program's address for it ([`memory`]);
+//! shared virtual memory (HIP's managed memory) makes the program's own pages reachable where a GPU was given
+//! access to them ([`svm`]).
 //! Events and their waits are [`events`]; the GPU clock is [`clock`].
 //!
 //! Faults are the GPU's: an access outside every mapping raises the memory-exception event, whose data the
@@ -27,6 +29,7 @@ pub mod memory;
 pub mod pm4;
 pub mod queues;
 pub mod sdma;
+pub mod svm;
 pub mod symbols;
 #[cfg(test)]
 mod testing;
@@ -63,6 +66,8 @@ pub struct Driver {
     /// allocations (private memory) in its arena.
     pub mem: DeviceMemory,
     pub bos: memory::Bos,
+    /// Shared virtual memory: attributes of the program's own pages, and which of them the GPUs reach.
+    pub svm: svm::Svm,
     pub events: events::Events,
     pub jit: Option<jit::Jit>,
     pub clock: clock::Clock,
@@ -156,6 +161,7 @@ impl Driver {
             kfd,
             mem,
             bos: memory::Bos::default(),
+            svm: svm::Svm::default(),
             events: events::Events::default(),
             jit,
             clock,

@@ -123,6 +123,13 @@ impl Bos {
             .get(&handle)
             .cloned()
     }
+
+    /// Whether an object mapped to the GPUs lies (in part) in `[start, end)`.
+    pub fn mapped_within(&self, start: u64, end: u64) -> bool {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1.values()
+            .any(|b| b.mapped && b.va < end && start < b.va.saturating_add(b.len))
+    }
 }
 
 impl Driver {
@@ -153,7 +160,7 @@ impl Driver {
     }
 
     /// `ALLOC_MEMORY_OF_GPU`: va @0, size @8, handle @16 (out), mmap_offset @24 (in for userptr, else out),
-    /// gpu_id @32, flags @36.
+    /// gpu_id @32, flags @36. A range that SVM attributes were set on is EADDRINUSE.
     pub fn alloc(&self, a: &mut Args) -> Result<(), Errno> {
         let (va, size, gpu_id, f) = (a.u64(0), a.u64(8), a.u32(32), a.u32(36));
         let gpu = self.gpu_index(gpu_id).ok_or(libc::EINVAL)?;
@@ -161,6 +168,10 @@ impl Driver {
             return Err(libc::EINVAL);
         }
         let len = page_up(size);
+        // the GPU address range must not hold shared virtual memory (crate::svm): the kernel refuses it too
+        if self.svm_overlaps(va, va.saturating_add(len)) {
+            return Err(libc::EADDRINUSE);
+        }
         let (backing, mmap_offset) = if f & (flags::VRAM | flags::GTT) != 0 {
             let offset = self.gpus[gpu]
                 .space

@@ -33,6 +33,8 @@ impl Driver {
         if at >= end {
             return Ok(false);
         }
+        // shared virtual memory the program has unmapped since is no longer the GPUs'
+        self.svm_check();
         let dword = |byte: u64| self.mem.read_u32(q.ring + byte % q.ring_size);
         while at < end {
             let h = dword(at)?;

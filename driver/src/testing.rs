@@ -1,6 +1,7 @@
 //! What the command processors' tests share: a driver for one emulated MI210 (the interpreter runs kernels; no
 //! SMI entry), host memory mapped to its GPU as a runtime maps it (a userptr buffer object), queues made and
-//! rung through the KFD ioctls, and a wait for what the processor's thread does.
+//! rung through the KFD ioctls, an AQL queue laid out as a runtime lays one out with the prebuilt vadd to
+//! dispatch on it, and a wait for what the processor's thread does.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -258,4 +259,104 @@ pub fn load_code_object(h: &Host, offset: usize, co: &[u8]) -> u64 {
         }
     }
     h.at(offset)
+}
+
+/// A packet header of `kind` with system-scope acquire and release fences.
+pub fn header(kind: u16) -> u32 {
+    (kind | 2 << 9 | 2 << 11) as u32
+}
+
+/// Where an [`AqlQueue`]'s things lie in its memory: the `amd_queue_t` (write index @56, read index @128), the
+/// ring of 64 packets, signals, kernel arguments, data and the code object.
+pub const QUEUE: usize = 0;
+pub const WRITE_INDEX: usize = QUEUE + 56;
+pub const READ_INDEX: usize = QUEUE + 128;
+pub const RING: usize = 0x1000;
+pub const RING_PACKETS: usize = 64;
+pub const SIGNALS: usize = 0x2000;
+pub const KERNARG: usize = 0x2400;
+pub const DATA: usize = 0x3000;
+pub const CODE: usize = 0x10000;
+pub const BYTES: usize = 0x20000;
+
+/// An AQL queue over fresh memory of a fresh driver.
+pub struct AqlQueue {
+    pub q: TestQueue,
+    pub h: Host,
+    pub d: Arc<Driver>,
+}
+
+impl AqlQueue {
+    pub fn new() -> AqlQueue {
+        let d = driver();
+        let h = Host::mapped(&d, BYTES);
+        let ring_bytes = (RING_PACKETS * 64) as u32;
+        // every slot INVALID until written, as a runtime makes a ring
+        for i in 0..RING_PACKETS {
+            h.set_u32(RING + i * 64, crate::aql::TYPE_INVALID as u32);
+        }
+        let q = TestQueue::create(
+            &d,
+            QUEUE_AQL,
+            h.at(RING),
+            ring_bytes,
+            h.at(WRITE_INDEX),
+            h.at(READ_INDEX),
+        );
+        AqlQueue { q, h, d }
+    }
+
+    /// Writes `packet` (its header word last) at `index` and rings the doorbell.
+    pub fn submit(&self, index: u64, packet: &[u8; 64], header_word: u32) {
+        let slot = RING + (index as usize % RING_PACKETS) * 64;
+        self.h.write(slot + 4, &packet[4..]);
+        self.h.set_u32(slot, header_word);
+        self.h.set_u64(WRITE_INDEX, index + 1);
+        self.q.ring(index);
+    }
+
+    /// Dispatches the prebuilt vadd as packet `index` (`c[i] = a[i] + b[i]` for `n` floats, groups of 64 lanes;
+    /// `[a, b, c]` are GPU addresses) with a completion signal of value 1 at `signal` of the queue's memory, whose
+    /// kernel arguments and code go to [`KERNARG`] and [`CODE`].
+    pub fn vadd(&self, index: u64, [a, b, c]: [u64; 3], n: u32, signal_at: usize) {
+        use emu_core::kernarg::{build_kernarg, ArgValue, HiddenValues};
+        let h = &self.h;
+        let co = test_kernels::by_name("vadd-gfx90a.co").expect("the prebuilt vadd");
+        let parsed = isa_amdgpu::codeobj::CodeObject::parse(co, "vadd").expect("a code object");
+        let kernel = &parsed.kernels[0];
+        let kd = parsed
+            .symbols
+            .iter()
+            .find(|s| s.name == "vadd.kd")
+            .expect("the kernel descriptor's symbol");
+        let base = load_code_object(h, CODE, co);
+        let shape = emu_core::dispatch::DispatchShape::new([n, 1, 1], [64, 1, 1], self.d.gpus[0].preset).unwrap();
+        let kernarg = build_kernarg(
+            parsed.kernel_metadata(kernel).expect("metadata"),
+            &[
+                ArgValue::Pointer(a),
+                ArgValue::Pointer(b),
+                ArgValue::Pointer(c),
+                ArgValue::U32(n),
+            ],
+            &shape,
+            &HiddenValues::default(),
+        )
+        .unwrap();
+        h.write(KERNARG, &kernarg);
+        let done = signal(h, signal_at, 1);
+
+        let mut p = [0u8; 64];
+        p[2..4].copy_from_slice(&1u16.to_le_bytes()); // one dimension
+        p[4..6].copy_from_slice(&64u16.to_le_bytes());
+        p[6..8].copy_from_slice(&1u16.to_le_bytes());
+        p[8..10].copy_from_slice(&1u16.to_le_bytes());
+        p[12..16].copy_from_slice(&n.to_le_bytes());
+        p[16..20].copy_from_slice(&1u32.to_le_bytes());
+        p[20..24].copy_from_slice(&1u32.to_le_bytes());
+        p[32..40].copy_from_slice(&(base + kd.address).to_le_bytes());
+        p[40..48].copy_from_slice(&h.at(KERNARG).to_le_bytes());
+        p[56..64].copy_from_slice(&done.to_le_bytes());
+        self.submit(index, &p, header(crate::aql::TYPE_DISPATCH) | 1 << 16);
+    }
 }

@@ -106,6 +106,7 @@ fn hsa_programs_run_on_debians_own_rocr_and_a_memory_fault_ends_as_rocr_ends_it(
         "ipc: a signal set to 0 by another process woke this one",
         "fault: the system event handler got address 0x1000; host data intact",
         "faults: illegal instruction 0x2a, trap 0x1016",
+        "svm: attributes per range, host memory reached by a kernel, prefetch after its dependency",
     ] {
         assert!(so.contains(line), "{line}:\n{so}");
     }
@@ -193,6 +194,12 @@ fn hip_programs_run_on_debians_own_hip_and_rocr_over_the_emulated_driver() {
             &[],
             &[],
             "ipc: another process's kernel changed all 65536 elements of this process's buffer",
+        ),
+        (
+            "managed",
+            &[],
+            &[],
+            "managed: host and kernels share 65536 floats without copies, advice, prefetches and __managed__ correct",
         ),
         ("rocrand", &["-lrocrand"], &[], "rocrand philox"),
         (

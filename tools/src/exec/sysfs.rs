@@ -500,8 +500,9 @@ fn simd_id_base(n: usize) -> u64 {
 }
 
 /// The capability word of a GPU node: 64-bit doorbells (DoorbellType 2, which gfx9 queues need), address
-/// watch points (4), SRAM ECC (so the ISA is `gfx90a:sramecc+`, as on the real parts).
-const CAPABILITY: u64 = 2 << 12 | 1 << 7 | 2 << 8 | 1 << 26;
+/// watch points (4), SRAM ECC (so the ISA is `gfx90a:sramecc+`, as on the real parts), the SVM API (bit 27: ROCr's
+/// `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED`, so HIP's managed memory; the driver serves `AMDKFD_IOC_SVM`).
+const CAPABILITY: u64 = 2 << 12 | 1 << 7 | 2 << 8 | 1 << 26 | 1 << 27;
 /// Firmware versions the nodes report (the CP microcode and SDMA firmware of shipping MI200/MI300 parts; only
 /// gfx7/gfx8 decisions in the runtimes read them).
 const FW_VERSION: u64 = 78;
