@@ -6,6 +6,11 @@
 //! interrupt ([`Events::interrupt`]), after which the driver resets the slot and sets the event. Memory events
 //! carry a GPU memory fault's data ([`Events::memory_fault`]) to every waiter, which is how the runtime learns of
 //! one. A waiter ([`Events::wait`]) sleeps on a condition variable, not holding any lock the GPU needs.
+//!
+//! Setting an event works as Linux's `set_event`: it wakes every waiter asleep on it, and an auto-reset event
+//! that woke someone is taken by them all at once; set with nobody asleep on it, it stays set until the next wait
+//! takes it. ROCr depends on every waiter waking: destroying a queue, it sets the queue's inactive signal and then
+//! waits on that signal's event itself, while its event thread, asleep on the same event, must wake to answer.
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
@@ -32,7 +37,14 @@ const EVENTS_TOKEN: u64 = 2 << 62;
 struct Event {
     kind: u32,
     auto_reset: bool,
+    /// Set while nobody was asleep on it: the next wait takes it (an auto-reset event then clears).
     signaled: bool,
+    /// How often it was set: a waiter asleep on it since an earlier count has been woken.
+    sets: u64,
+    /// Waits asleep on it.
+    waiters: u32,
+    /// Tells it from an event made later with the same id.
+    serial: u64,
     /// A memory event's fault data (`kfd_hsa_memory_exception_data`, 32 bytes) once a fault happened.
     fault: Option<[u8; 32]>,
 }
@@ -47,6 +59,8 @@ struct State {
     events: HashMap<u32, Event>,
     page: Option<Page>,
     next_nonsignal: u32,
+    /// Events made so far (their serials).
+    made: u64,
     /// Bumped at every change: waiters look again.
     changes: u64,
 }
@@ -69,12 +83,24 @@ impl State {
         (id < SLOTS).then(|| unsafe { std::sync::atomic::AtomicU64::from_ptr(page.slots.add(id as usize)) })
     }
 
+    /// Sets event `id`: every waiter asleep on it wakes; an auto-reset event stays set only when none was.
     fn set(&mut self, id: u32) {
         if let Some(e) = self.events.get_mut(&id) {
-            e.signaled = true;
+            e.sets += 1;
+            e.signaled = !e.auto_reset || e.waiters == 0;
             self.changes += 1;
         }
     }
+}
+
+/// One event of a wait.
+struct Waiting {
+    serial: u64,
+    /// The event's count of sets when the wait began.
+    sets: u64,
+    /// Asleep on it (it was not set when the wait began).
+    asleep: bool,
+    woken: bool,
 }
 
 impl Events {
@@ -112,12 +138,17 @@ impl Events {
         if let Some(s) = st.slot(id).filter(|_| with_slot) {
             s.store(UNSIGNALED, std::sync::atomic::Ordering::Release);
         }
+        st.made += 1;
+        let serial = st.made;
         st.events.insert(
             id,
             Event {
                 kind,
                 auto_reset,
                 signaled: false,
+                sets: 0,
+                waiters: 0,
+                serial,
                 fault: None,
             },
         );
@@ -246,7 +277,11 @@ impl Events {
 
     /// `WAIT_EVENTS`: `events_ptr` points at `n` `kfd_event_data` (48 bytes: data, ext, event id @40); waits
     /// until any (or all) are set, or `timeout_ms` passes (0: look once; 0xffffffff: forever). Returns the wait
-    /// result (0 complete, 1 timeout), having written the fault data of the memory events that were set.
+    /// result (0 complete, 1 timeout, 2 an event was destroyed), having written the fault data of the memory
+    /// events that woke it.
+    ///
+    /// An event set when the wait begins wakes it at once and, auto-reset, is taken; the wait sleeps on the others
+    /// until they are set.
     pub fn wait(&self, events_ptr: u64, n: u32, all: bool, timeout_ms: u32) -> Result<u32, Errno> {
         const DATA: usize = 48;
         if n == 0 || n > 4096 {
@@ -262,31 +297,44 @@ impl Events {
         if ids.iter().any(|id| !st.events.contains_key(id)) {
             return Err(libc::EINVAL);
         }
+        let mut waits: Vec<Waiting> = ids
+            .iter()
+            .map(|id| {
+                let e = st.events.get_mut(id).expect("checked above");
+                let woken = e.signaled;
+                if woken {
+                    e.signaled = !e.auto_reset;
+                } else {
+                    e.waiters += 1;
+                }
+                Waiting {
+                    serial: e.serial,
+                    sets: e.sets,
+                    asleep: !woken,
+                    woken,
+                }
+            })
+            .collect();
         let result = loop {
-            let set: Vec<bool> = ids
-                .iter()
-                .map(|id| st.events.get(id).is_some_and(|e| e.signaled))
-                .collect();
-            let gone = ids.iter().any(|id| !st.events.contains_key(id));
-            let done = if all {
-                set.iter().all(|s| *s)
-            } else {
-                set.iter().any(|s| *s)
-            };
-            if gone {
-                break 2; // an event was destroyed while waited on
+            let mut gone = false;
+            for (w, id) in waits.iter_mut().zip(&ids) {
+                match st.events.get(id).filter(|e| e.serial == w.serial) {
+                    Some(e) => w.woken |= e.sets != w.sets,
+                    None => gone = true,
+                }
             }
+            if gone {
+                break 2;
+            }
+            let done = if all {
+                waits.iter().all(|w| w.woken)
+            } else {
+                waits.iter().any(|w| w.woken)
+            };
             if done {
-                for (i, id) in ids.iter().enumerate() {
-                    let Some(e) = st.events.get_mut(id) else { continue };
-                    if !e.signaled {
-                        continue;
-                    }
-                    if let Some(f) = e.fault {
+                for (i, (w, id)) in waits.iter().zip(&ids).enumerate() {
+                    if let Some(f) = st.events.get(id).filter(|_| w.woken).and_then(|e| e.fault) {
                         data[i * DATA..i * DATA + 32].copy_from_slice(&f);
-                    }
-                    if e.auto_reset {
-                        e.signaled = false;
                     }
                 }
                 break 0;
@@ -300,6 +348,12 @@ impl Events {
             };
             st = self.changed.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
         };
+        // the wait sleeps on its events no more
+        for (w, id) in waits.iter().zip(&ids).filter(|(w, _)| w.asleep) {
+            if let Some(e) = st.events.get_mut(id).filter(|e| e.serial == w.serial) {
+                e.waiters -= 1;
+            }
+        }
         drop(st);
         if result == 0 {
             args::write_user(events_ptr, &data)?;
@@ -353,6 +407,74 @@ mod tests {
         page[sig as usize] = 7;
         ev.interrupt(0);
         assert_eq!(ev.wait(d.as_mut_ptr() as u64, 1, false, 0).unwrap(), 0);
+    }
+
+    /// Waits on `ids` on another thread (the result, or the timeout's 1, within `timeout_ms`).
+    fn wait_on(ev: &std::sync::Arc<Events>, ids: &[u32], timeout_ms: u32) -> std::thread::JoinHandle<u32> {
+        let (ev, ids) = (ev.clone(), ids.to_vec());
+        std::thread::spawn(move || {
+            let mut d = wait_data(&ids);
+            ev.wait(d.as_mut_ptr() as u64, ids.len() as u32, false, timeout_ms)
+                .unwrap()
+        })
+    }
+
+    /// Until `n` waits are asleep on event `id`.
+    fn until_asleep(ev: &Events, id: u32, n: u32) {
+        let start = std::time::Instant::now();
+        while ev.lock().events[&id].waiters != n {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{n} waiters never slept on event {id}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn one_set_wakes_every_waiter_asleep_on_an_auto_reset_event_and_is_taken_by_them() {
+        let ev = std::sync::Arc::new(Events::default());
+        let mut page = vec![0u64; SLOTS as usize];
+        create(&ev, MEMORY, false, Some(page.as_mut_ptr()));
+        let (sig, _, _) = create(&ev, SIGNAL, true, None);
+        let (other, _, _) = create(&ev, SIGNAL, true, None);
+        let first = wait_on(&ev, &[sig], 10_000);
+        let second = wait_on(&ev, &[other, sig], 10_000);
+        until_asleep(&ev, sig, 2);
+        ev.set(sig).unwrap();
+        assert_eq!(first.join().unwrap(), 0, "the first waiter woke");
+        assert_eq!(second.join().unwrap(), 0, "the second waiter woke too");
+        let mut d = wait_data(&[sig]);
+        assert_eq!(
+            ev.wait(d.as_mut_ptr() as u64, 1, false, 0).unwrap(),
+            1,
+            "the waiters took the set"
+        );
+        assert_eq!(ev.lock().events[&sig].waiters, 0, "nobody is asleep on it any more");
+    }
+
+    #[test]
+    fn a_thread_that_sets_an_event_and_then_waits_on_it_leaves_the_set_to_the_waiter_asleep_on_it() {
+        // ROCr destroying a queue: it sets the queue's inactive signal, whose event its event thread sleeps on,
+        // and then waits on that event itself until the event thread has answered
+        let ev = std::sync::Arc::new(Events::default());
+        let mut page = vec![0u64; SLOTS as usize];
+        create(&ev, MEMORY, false, Some(page.as_mut_ptr()));
+        let (sig, _, _) = create(&ev, SIGNAL, true, None);
+        let event_thread = wait_on(&ev, &[sig], 10_000);
+        until_asleep(&ev, sig, 1);
+        ev.set(sig).unwrap();
+        let mut d = wait_data(&[sig]);
+        assert_eq!(
+            ev.wait(d.as_mut_ptr() as u64, 1, false, 50).unwrap(),
+            1,
+            "the setter's own wait does not take the set"
+        );
+        assert_eq!(event_thread.join().unwrap(), 0, "the waiter asleep on the event woke");
+        // set with nobody asleep on it, it stays set for the next wait, which takes it
+        ev.set(sig).unwrap();
+        assert_eq!(ev.wait(d.as_mut_ptr() as u64, 1, false, 0).unwrap(), 0);
+        assert_eq!(ev.wait(d.as_mut_ptr() as u64, 1, false, 0).unwrap(), 1);
     }
 
     #[test]
