@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages wavejit's build and tests use, if missing (Debian 12). Idempotent.
 #   clang-19 llvm-19 lld-19      oracle disassembler/assembler, compiler of test kernels
+#   clang-22 llvm-22 lld-22      the same for gfx950 (LLVM 19 does not know it): the gfx950 instruction table is
+#                                probed with llvm-mc-22, and isa-amdgpu's gfx950 tests compare with llvm-objdump-22
 #   librocrand1 librocsparse0    real gfx90a kernels (corpus for the disassembler and engine tests)
 #   rocm-device-libs libamdhip64-dev   device libraries and HIP headers: the test that rebuilds test-kernels/
 #   hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc   the runtime-shim tests: HIP programs, HSA C tests
@@ -16,7 +18,7 @@
 # tinygrad's own KFD runtime on the emulated MI300X), and maturin, pytest and Triton (scripts/python.sh builds the
 # Python package into it and runs its tests, Triton's kernels among them).
 set -euo pipefail
-want=(mmdebstrap clang-19 llvm-19 lld-19 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium librocsparse-dev libhsa-runtime64-1 libhsakmt1)
+want=(mmdebstrap clang-19 llvm-19 lld-19 clang-22 llvm-22 lld-22 librocrand1 librocsparse0 rocm-device-libs libamdhip64-dev hipcc libhsa-runtime-dev rocminfo librocrand-dev gcc rocm-smi librocm-smi-dev sqlite3 fonts-dejavu-core chromium librocsparse-dev libhsa-runtime64-1 libhsakmt1)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@
 Usage: python3 emu-core/gen/timing.py > emu-core/data/gfx9_timing.tsv   (run from the repository root)
 
 Input: isa-amdgpu/data/gfx9.tsv (mnemonic in column 4, targets in column 3, functional unit in column 14).
+gfx950 rows are left out: no device runs gfx950 code.
 Output: one row per mnemonic without _e32/_e64, columns
 
   mnemonic
@@ -203,6 +204,8 @@ def main():
     out.write("# count unit: s_nop, s_sleep) and the rule that produced the row.\n")
     for m in sorted(rows):
         r = rows[m]
+        if not r["targets"] & set(TARGETS):
+            continue    # gfx950's own mnemonics: no device runs gfx950 code, so it has no timing
         cols = [m]
         imm, name = 0, None
         for t in TARGETS:

@@ -11,7 +11,7 @@ Input: the table from gen_gfx9.py on stdin. Output: the same rows with nine more
             register, or from the high half for stores), 2a (two addresses), st64 (offsets in 64-element
             strides), tid (address from the lane id), rtn (a DS atomic that returns the old value), lds (loads
             into LDS; stores from LDS), fmt (typed, format from the resource), img, buf (SMEM through a buffer resource), scr
-            (SMEM scratch)
+            (SMEM scratch), tr (a DS load transposed across lanes, gfx950's ds_read_*_tr_*)
   atomic    - | the read-modify-write operation (add, sub, rsub, and, or, xor, smin, smax, umin, umax, swap,
             cmpswap, inc, dec, add_f32, add_f64, min_f32, max_f32, min_f64, max_f64, pk_add_f16,
             pk_add_bf16, mskor, wrap, condxchg)
@@ -94,7 +94,7 @@ def annotate(enc, name, ops):
         elif "_f64" in b and "mfma" not in b:
             unit = "f64"
         if "mfma" in b or "smfmac" in b:
-            unit = "mfma"
+            unit = "mfma"     # v_mfma_ld_scale_b32 (gfx950) too: it hands the next MFMA its scales
         if b.startswith("v_cmpx"):
             writes.add("exec")
         for o in ops.split(","):
@@ -237,6 +237,9 @@ def mem(enc, b):
             return None
         if op in ("append", "consume"):
             return "at", 4, ["rtn"], "add" if op == "append" else "sub"
+        m = re.match(r"^read_(b64|b96)_tr_b(4|6|8|16)$", op)
+        if m:
+            return "ld", int(m.group(1)[1:]) // 8, ["tr"], "-"
         m = re.match(r"^(read|write)(2st64|2)?_(addtid_)?(\w+)$", op)
         if m:
             n, f = access(m.group(4))
@@ -288,6 +291,8 @@ FMA_OPS = ("fma", "fmac", "mad", "mac", "fmaak", "fmamk", "madak", "madmk", "mad
 def arith(enc, b):
     """The floating-point operation kind and type, as hardware counters classify VALU work: add (add, sub,
     subrev), mul, fma (fma and mad forms), trans (transcendentals), mfma; '-' for anything else."""
+    if b == "v_mfma_ld_scale_b32":
+        return "-"
     if "mfma" in b or "smfmac" in b:
         return "mfma." + mfma_shape(b).split(":")[2]
     m = re.match(r"^v_(pk_)?(\w+?)_(f16|f32|f64)$", b)
@@ -336,10 +341,16 @@ def mfma_shape(b):
         p = 8 if (M, K) in ((32, 16), (16, 32)) else 4
     elif re.match(r"^(fp8|bf8)_(fp8|bf8)$", ty):
         p = 8
+    elif ty == "f8f6f4":
+        p = 32      # gfx950: 32 fp8 values (the default format) per lane, one block
     else:
         raise SystemExit(f"annotate: unknown MFMA input {ty} in {b}")
     if sparse:
         return f"{M}x{N}x{K}:1:{ty}:sparse"
+    # gfx950's f16/bf16/i8 MFMAs with a larger K (16x16x32_f16, 32x32x16_bf16, 16x16x64_i8...) hold all of a
+    # block's A values per lane in one block
+    if 64 * p < M * K and ty in ("f16", "bf16", "i8"):
+        p = M * K // 64
     blocks = 64 * p // (M * K)
     if blocks < 1:
         raise SystemExit(f"annotate: MFMA {b}: no whole block")
@@ -351,7 +362,7 @@ def operation(enc, name):
     mm = mem(enc, b)
     memcol = "-" if mm is None else f"{mm[0]}:{mm[1]}" + (":" + "+".join(mm[2]) if mm[2] else "")
     atomic = "-" if mm is None else mm[3]
-    mf = mfma_shape(b) if ("mfma" in b or "smfmac" in b) else "-"
+    mf = mfma_shape(b) if ("mfma" in b or "smfmac" in b) and b != "v_mfma_ld_scale_b32" else "-"
     return [flow(enc, b), memcol, atomic, arith(enc, b), compare(enc, b), mf, types(b)]
 
 

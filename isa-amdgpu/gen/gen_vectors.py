@@ -2,8 +2,9 @@
 """Generate differential test vectors for the gfx9 table: random encodings of every opcode, as LLVM sees them.
 
 Each output line: `HEX<TAB>TEXT<TAB>LLVMHEX` where HEX is the instruction bytes (dwords little-endian, as hex of the
-byte string), TEXT what llvm-mc-19 --disassemble prints (or `<invalid>`), LLVMHEX the bytes LLVM's own encoder
-produces for that instruction (its canonical assembly of TEXT). Deterministic (seeded).
+byte string), TEXT what the target's llvm-mc --disassemble prints (llvm-mc-19; llvm-mc-22 for gfx950) or
+`<invalid>`, LLVMHEX the bytes LLVM's own encoder produces for that instruction (its canonical assembly of
+TEXT). Deterministic (seeded).
 
 Run: python3 isa-amdgpu/gen/gen_vectors.py TARGET N > isa-amdgpu/tests/data/vectors-TARGET.txt
 """

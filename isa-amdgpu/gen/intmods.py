@@ -9,7 +9,7 @@ import struct
 import sys
 
 from gfx9_fields import ENCODINGS
-from llvmprobe import disasm
+from llvmprobe import LLVM_VERSION, disasm
 
 
 def pack(ws):
@@ -18,7 +18,7 @@ def pack(ws):
 
 def main():
     lines = sys.stdin.read().split("\n")
-    probes = {t: [] for t in ("gfx90a", "gfx942")}
+    probes = {t: [] for t in LLVM_VERSION}
     for i, l in enumerate(lines):
         c = l.split("\t")
         if l.startswith("#") or len(c) < 8:

@@ -1,4 +1,4 @@
-"""Ask LLVM's disassembler (llvm-mc-19 --disassemble) what a batch of byte strings means.
+"""Ask LLVM's disassembler (llvm-mc --disassemble) what a batch of byte strings means.
 
 Used only by the generators in this folder: LLVM is our oracle for encodings, and what it prints is recorded
 as data (the instruction table, the test vectors). Nothing here runs at build or test time.
@@ -10,7 +10,13 @@ import subprocess
 # llvm-mc asserts on some encodings; without this every crash would run llvm-symbolizer (seconds each)
 _ENV = dict(os.environ, LLVM_DISABLE_SYMBOLIZATION="1", LLVM_DISABLE_CRASH_REPORT="1")
 
-LLVM_MC = "llvm-mc-19"
+# The LLVM that is the oracle for each target: gfx90a and gfx942 were probed with LLVM 19 and stay so (their
+# rows do not change with a newer LLVM's printer); gfx950 needs LLVM 20 or later, and is probed with LLVM 22.
+LLVM_VERSION = {"gfx90a": 19, "gfx942": 19, "gfx950": 22}
+
+
+def llvm_mc(target):
+    return "llvm-mc-%d" % LLVM_VERSION[target]
 _ENC = re.compile(r"^\s*(.*?)\s*; encoding: \[([^\]]*)\]")
 
 
@@ -50,7 +56,7 @@ def _disasm_chunk(target, probes, base):
         lines.append(",".join("0x%02x" % b for b in p))
         for j in range(3):
             lines.append(",".join("0x%02x" % b for b in _marker(k * 3 + j)))
-    r = subprocess.run([LLVM_MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target,
+    r = subprocess.run([llvm_mc(target), "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=" + target,
                         "-show-encoding"], input="\n".join(lines) + "\n", capture_output=True, text=True, env=_ENV)
     invalid_at = set()
     for m in re.finditer(r"<stdin>:(\d+):(\d+): warning: invalid instruction encoding", r.stderr):

@@ -14,17 +14,21 @@ pub enum Form {
     Sdwa,
     /// Followed by a DPP dword (src0 = 0xFA).
     Dpp,
+    /// gfx950's scaled f8f6f4 MFMA (`v_mfma_scale_*`): a `v_mfma_ld_scale_b32` (VOP3P) whose sources are the
+    /// scales of A and B, then the f8f6f4 MFMA with bit 11 set, decoded as one instruction of four dwords (as
+    /// LLVM does). The row is the MFMA's; its fields are read from the last two dwords.
+    Scaled,
 }
 
 /// A decoded instruction: its table row and its raw dwords (base encoding, then the SDWA/DPP dword or the
-/// literal). Field values are read through the encoding's layout, so the raw dwords are the single source of
-/// truth and re-encoding is exact.
+/// literal; for [`Form::Scaled`] the scale prefix, then the MFMA). Field values are read through the encoding's
+/// layout, so the raw dwords are the single source of truth and re-encoding is exact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inst {
     pub info: &'static OpInfo,
     pub target: Target,
     pub form: Form,
-    words: [u32; 3],
+    words: [u32; 4],
     len: u8,
     has_literal: bool,
 }
@@ -98,7 +102,7 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
     let enc = Encoding::classify(w0).ok_or_else(|| invalid(vec![w0], "no encoding has this prefix"))?;
     let op = enc.op_field().get(&[w0]);
     let nd = enc.base_dwords();
-    let mut words = [w0, 0, 0];
+    let mut words = [w0, 0, 0, 0];
     for (i, w) in words.iter_mut().enumerate().take(nd).skip(1) {
         *w = word(bytes, i).ok_or_else(|| truncated(nd * 4))?;
     }
@@ -107,6 +111,11 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
         .ok_or_else(|| invalid(words[..nd].to_vec(), "opcode does not exist on this target"))?;
     if words[0] & info.fixed[0].0 != info.fixed[0].1 || words[1] & info.fixed[1].0 != info.fixed[1].1 {
         return Err(invalid(words[..nd].to_vec(), "reserved or unused bits are set"));
+    }
+    if info.name == "v_mfma_ld_scale_b32" {
+        if let Some(inst) = scaled_mfma(bytes, [words[0], words[1]], target) {
+            return Ok(inst);
+        }
     }
     let mut len = nd;
     let mut form = Form::Plain;
@@ -156,7 +165,7 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
     let ext_fixed = match form {
         Form::Sdwa => Some(info.ext_fixed[0]),
         Form::Dpp => Some(info.ext_fixed[1]),
-        Form::Plain => None,
+        Form::Plain | Form::Scaled => None,
     };
     if let Some((m, v)) = ext_fixed {
         if words[nd] & m != v {
@@ -188,6 +197,33 @@ pub fn decode(bytes: &[u8], address: u64, target: Target) -> Result<Inst, Decode
         return Err(invalid(inst.words().to_vec(), reason));
     }
     Ok(inst)
+}
+
+/// The scaled MFMA that starts with the `v_mfma_ld_scale_b32` dwords `prefix`, if the next two dwords are an f8f6f4
+/// MFMA with bit 11 set (what marks it as scaled; the MFMA alone has it clear) and otherwise valid.
+fn scaled_mfma(bytes: &[u8], prefix: [u32; 2], target: Target) -> Option<Inst> {
+    const SCALED: u32 = 1 << 11;
+    let (m0, m1) = (word(bytes, 2)?, word(bytes, 3)?);
+    // the prefix must be a valid v_mfma_ld_scale_b32 on its own
+    if Encoding::classify(m0) != Some(Encoding::Vop3p) || m0 & SCALED == 0 || decode(&bytes[..8], 0, target).is_err() {
+        return None;
+    }
+    let info = Lookup::get().find(target, Encoding::Vop3p, Encoding::Vop3p.op_field().get(&[m0]))?;
+    if !info.name.contains("f8f6f4")
+        || (m0 & !SCALED) & info.fixed[0].0 != info.fixed[0].1
+        || m1 & info.fixed[1].0 != info.fixed[1].1
+    {
+        return None;
+    }
+    let inst = Inst {
+        info,
+        target,
+        form: Form::Scaled,
+        words: [prefix[0], prefix[1], m0, m1],
+        len: 4,
+        has_literal: false,
+    };
+    inst.operand_error().is_none().then_some(inst)
 }
 
 impl Inst {
@@ -269,8 +305,9 @@ impl Inst {
             (Encoding::Global, Field::Addr) if self.field(Field::Saddr) != 0x7f => 1,
             (Encoding::Mubuf | Encoding::Mtbuf, Field::Vaddr) => {
                 let d = |f| {
-                    self.def(f)
-                        .map_or(0, |d| d.get(&self.words) & (self.info.live[d.dword as usize] >> d.lo))
+                    self.def(f).map_or(0, |d| {
+                        d.get(self.base_words()) & (self.info.live[d.dword as usize] >> d.lo)
+                    })
                 };
                 (d(Field::Offen) + d(Field::Idxen)).max(1)
             }
@@ -281,6 +318,20 @@ impl Inst {
     /// The instruction's dwords.
     pub fn words(&self) -> &[u32] {
         &self.words[..self.len as usize]
+    }
+
+    /// The dwords the row's encoding describes, from the base encoding on: [`Inst::words`], but for a
+    /// [`Form::Scaled`] MFMA its last two (the MFMA).
+    pub fn base_words(&self) -> &[u32] {
+        match self.form {
+            Form::Scaled => &self.words[2..self.len as usize],
+            _ => self.words(),
+        }
+    }
+
+    /// The `v_mfma_ld_scale_b32` dwords of a [`Form::Scaled`] MFMA.
+    pub fn scale_prefix(&self) -> Option<[u32; 2]> {
+        (self.form == Form::Scaled).then_some([self.words[0], self.words[1]])
     }
 
     /// Size in bytes.
@@ -306,7 +357,7 @@ impl Inst {
     /// Value of a field of the base encoding (0 if the encoding has no such field).
     #[inline]
     pub fn field(&self, field: Field) -> u32 {
-        self.def(field).map_or(0, |d| d.get(&self.words))
+        self.def(field).map_or(0, |d| d.get(self.base_words()))
     }
 
     /// The 32-bit literal, when the instruction carries one.
@@ -316,7 +367,7 @@ impl Inst {
 
     /// The SDWA or DPP dword.
     pub fn ext(&self) -> Option<u32> {
-        (self.form != Form::Plain).then(|| self.words[self.info.encoding.base_dwords()])
+        matches!(self.form, Form::Sdwa | Form::Dpp).then(|| self.words[self.info.encoding.base_dwords()])
     }
 
     /// An SDWA instruction's source `field` (`Src0` or `Vsrc1`): its register, src0's from the SDWA dword and

@@ -1,9 +1,10 @@
 //! The instruction table of the gfx9 family, generated at build time from `data/gfx9.tsv`.
 //!
-//! `data/gfx9.tsv` is itself generated (by `gen/gen_gfx9.py` + `gen/annotate.py`) from probes of LLVM 19's
+//! `data/gfx9.tsv` is itself generated (by `gen/gen_gfx9.py` + `gen/annotate.py`) from probes of LLVM's
 //! disassembler and checked in; every reader of instructions (decoder, disassembler, encoder, the engine's
 //! semantics, the JIT's block splitter, the timing components and the profiler's counters) reads this table.
-//! Other families (gfx950, gfx11) would get their own table file and the same row type.
+//! The table covers gfx90a and gfx942 (probed with LLVM 19) and gfx950 (probed with LLVM 22). Other families
+//! (gfx11) would get their own table file and the same row type.
 
 use std::sync::OnceLock;
 
@@ -16,17 +17,24 @@ include!(concat!(env!("OUT_DIR"), "/gfx9_table.rs"));
 pub enum Target {
     Gfx90a,
     Gfx942,
+    /// CDNA4 (MI350X, MI355X): gfx942's encodings plus new instructions. Decoded and disassembled; the engines
+    /// run no gfx950 code (there is no gfx950 device).
+    Gfx950,
 }
 
 impl Target {
     /// All targets with a table.
-    pub const ALL: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
+    pub const ALL: [Target; 3] = [Target::Gfx90a, Target::Gfx942, Target::Gfx950];
+
+    /// The targets the engines execute (a device preset exists for each).
+    pub const EXECUTED: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
 
     /// Bit of this target in [`OpInfo::targets`].
     pub const fn bit(self) -> u8 {
         match self {
             Target::Gfx90a => 1,
             Target::Gfx942 => 2,
+            Target::Gfx950 => 4,
         }
     }
 
@@ -35,6 +43,7 @@ impl Target {
         match self {
             Target::Gfx90a => "gfx90a",
             Target::Gfx942 => "gfx942",
+            Target::Gfx950 => "gfx950",
         }
     }
 
@@ -45,13 +54,29 @@ impl Target {
         match proc {
             "gfx90a" => Some(Target::Gfx90a),
             "gfx940" | "gfx941" | "gfx942" => Some(Target::Gfx942),
+            "gfx950" => Some(Target::Gfx950),
             _ => None,
         }
     }
 
-    /// gfx940-family cache-policy bits print as sc0/sc1/nt instead of glc/slc.
+    /// The LLVM major version whose disassembler this target's rows were probed with, and whose
+    /// `llvm-objdump` the disassembler prints like: 19 for gfx90a and gfx942, 22 for gfx950 (LLVM 19 does not
+    /// know it).
+    pub const fn llvm_version(self) -> u32 {
+        match self {
+            Target::Gfx90a | Target::Gfx942 => 19,
+            Target::Gfx950 => 22,
+        }
+    }
+
+    /// gfx940-family cache-policy bits print as sc0/sc1/nt instead of glc/slc (gfx940, gfx941, gfx942, gfx950).
     pub const fn is_gfx940(self) -> bool {
-        matches!(self, Target::Gfx942)
+        matches!(self, Target::Gfx942 | Target::Gfx950)
+    }
+
+    /// True if the engines execute this target's code.
+    pub const fn is_executed(self) -> bool {
+        matches!(self, Target::Gfx90a | Target::Gfx942)
     }
 }
 
@@ -285,6 +310,9 @@ impl MemFlags {
     pub const BUFFER: MemFlags = MemFlags(1024);
     /// SMEM to the wave's scratch.
     pub const SCRATCH: MemFlags = MemFlags(2048);
+    /// DS (gfx950 `ds_read_*_tr_*`): a load whose values are transposed across the lanes, in elements of the
+    /// width the mnemonic names.
+    pub const TRANSPOSE: MemFlags = MemFlags(4096);
 
     pub const fn from_bits(b: u16) -> MemFlags {
         MemFlags(b)
@@ -386,15 +414,22 @@ pub enum DataType {
     Fp8Bf8,
     Bf8Fp8,
     Bf8Bf8,
+    /// gfx950's f8f6f4 MFMA inputs: fp8, bf8, fp6, bf6 or fp4 for A and for B, as CBSZ and BLGP select (8 bits:
+    /// the width of the default, fp8).
+    F8f6f4,
 }
 
 impl DataType {
     /// Width of one value in bits.
     pub const fn bits(self) -> u32 {
         match self {
-            DataType::I8 | DataType::U8 | DataType::Fp8Fp8 | DataType::Fp8Bf8 | DataType::Bf8Fp8 | DataType::Bf8Bf8 => {
-                8
-            }
+            DataType::I8
+            | DataType::U8
+            | DataType::Fp8Fp8
+            | DataType::Fp8Bf8
+            | DataType::Bf8Fp8
+            | DataType::Bf8Bf8
+            | DataType::F8f6f4 => 8,
             DataType::F16 | DataType::Bf16 | DataType::I16 | DataType::U16 | DataType::B16 => 16,
             DataType::F32 | DataType::Xf32 | DataType::I32 | DataType::U32 | DataType::B32 => 32,
             DataType::F64 | DataType::I64 | DataType::U64 | DataType::B64 => 64,

@@ -29,7 +29,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_words_decode_or_fail_cleanly_and_rebuild_exactly(w0 in any::<u32>(), w1 in any::<u32>(), w2 in any::<u32>(), t in 0usize..2) {
+    fn random_words_decode_or_fail_cleanly_and_rebuild_exactly(w0 in any::<u32>(), w1 in any::<u32>(), w2 in any::<u32>(), t in 0usize..3) {
         let target = Target::ALL[t];
         let bytes: Vec<u8> = [w0, w1, w2].iter().flat_map(|w| w.to_le_bytes()).collect();
         match decode(&bytes, 0x1000, target) {

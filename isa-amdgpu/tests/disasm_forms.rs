@@ -1,28 +1,36 @@
-//! The disassembler against LLVM 19 on forms LLVM's own MC tests contain and random encodings rarely hit
-//! (`tests/data/disasm-forms-*.s`): each line is assembled by llvm-mc-19, the bytes are disassembled again
-//! by llvm-mc-19 (the printer llvm-objdump uses), and wavejit's text for the same bytes must be identical.
-//! Fields with named forms are swept whole: every 16-bit offset of ds_swizzle_b32, every hwreg of s_getreg_b32
-//! and every message of s_sendmsg, on both targets, in one llvm-mc-19 run each.
-//! llvm-mc-19 is a test dependency (scripts/setup.sh installs llvm-19).
+//! The disassembler against LLVM on forms LLVM's own MC tests contain and random encodings rarely hit
+//! (`tests/data/disasm-forms-*.s`): each line is assembled by the target's llvm-mc (llvm-mc-19 for gfx90a and
+//! gfx942, llvm-mc-22 for gfx950), the bytes are disassembled again by it (the printer llvm-objdump uses), and
+//! wavejit's text for the same bytes must be identical. Fields with named forms are swept whole: every 16-bit
+//! offset of ds_swizzle_b32, every hwreg of s_getreg_b32 and every message of s_sendmsg, on every target, in
+//! one llvm-mc run each. llvm-mc-19 and llvm-mc-22 are test dependencies (scripts/setup.sh installs llvm-19
+//! and llvm-22); a missing one fails the test.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use isa_amdgpu::{decode, disasm, Target};
 
-fn llvm_mc(args: &[&str], input: &str) -> String {
-    let mut child = Command::new("llvm-mc-19")
+/// Runs the llvm-mc that is `target`'s oracle (llvm-mc-19, or llvm-mc-22 for gfx950) on `input`.
+fn llvm_mc(target: Target, args: &[&str], input: &str) -> String {
+    let tool = format!("llvm-mc-{}", target.llvm_version());
+    let mut child = Command::new(&tool)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("llvm-mc-19 is needed (scripts/setup.sh installs llvm-19): {e}"));
+        .unwrap_or_else(|e| {
+            panic!(
+                "{tool} is needed (scripts/setup.sh installs llvm-{}): {e}",
+                target.llvm_version()
+            )
+        });
     child.stdin.take().expect("stdin").write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "llvm-mc-19 {args:?} failed:\n{}",
+        "{tool} {args:?} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -37,7 +45,7 @@ fn check(target: Target, file: &str) -> usize {
         .collect();
     let mcpu = format!("-mcpu={}", target.name());
     let triple = ["-triple", "amdgcn-amd-amdhsa", mcpu.as_str()];
-    let asm = llvm_mc(&[&triple[..], &["-show-encoding"]].concat(), &lines.join("\n"));
+    let asm = llvm_mc(target, &[&triple[..], &["-show-encoding"]].concat(), &lines.join("\n"));
     let encodings: Vec<Vec<u8>> = asm
         .lines()
         .filter_map(|l| {
@@ -53,7 +61,7 @@ fn check(target: Target, file: &str) -> usize {
     let mut failures = Vec::new();
     for (line, bytes) in lines.iter().zip(&encodings) {
         let hex: Vec<String> = bytes.iter().map(|b| format!("{b:#04x}")).collect();
-        let theirs = llvm_mc(&[&triple[..], &["--disassemble"]].concat(), &hex.join(" "));
+        let theirs = llvm_mc(target, &[&triple[..], &["--disassemble"]].concat(), &hex.join(" "));
         let theirs = theirs
             .lines()
             .map(str::trim)
@@ -88,6 +96,11 @@ fn gfx942_forms_disassemble_like_llvm() {
     assert!(check(Target::Gfx942, "disasm-forms-gfx942.s") > 20);
 }
 
+#[test]
+fn gfx950_forms_disassemble_like_llvm_22() {
+    assert!(check(Target::Gfx950, "disasm-forms-gfx950.s") > 100);
+}
+
 /// Every value 0..=0xffff of the 16-bit field at byte `at` of `template`, disassembled by LLVM and by wavejit.
 fn sweep(target: Target, template: &[u8], at: usize) -> usize {
     let mcpu = format!("-mcpu={}", target.name());
@@ -103,6 +116,7 @@ fn sweep(target: Target, template: &[u8], at: usize) -> usize {
         .map(|w| w.iter().map(|b| format!("{b:#04x} ")).collect::<String>() + "\n")
         .collect();
     let out = llvm_mc(
+        target,
         &["-triple", "amdgcn-amd-amdhsa", mcpu.as_str(), "--disassemble"],
         &input,
     );
@@ -111,7 +125,7 @@ fn sweep(target: Target, template: &[u8], at: usize) -> usize {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('.'))
         .collect();
-    assert_eq!(theirs.len(), words.len(), "one line per encoding from llvm-mc-19");
+    assert_eq!(theirs.len(), words.len(), "one line per encoding from llvm-mc");
     let mut failures = Vec::new();
     for (w, t) in words.iter().zip(&theirs) {
         let ours = decode(w, 0, target)
@@ -133,21 +147,21 @@ fn sweep(target: Target, template: &[u8], at: usize) -> usize {
 
 #[test]
 fn every_swizzle_offset_disassembles_like_llvm() {
-    for t in [Target::Gfx90a, Target::Gfx942] {
+    for t in Target::ALL {
         sweep(t, &[0x34, 0x12, 0x7a, 0xd8, 0x02, 0x00, 0x00, 0x08], 0);
     }
 }
 
 #[test]
 fn every_hwreg_disassembles_like_llvm() {
-    for t in [Target::Gfx90a, Target::Gfx942] {
+    for t in Target::ALL {
         sweep(t, &[0x01, 0xf8, 0x81, 0xb8], 0);
     }
 }
 
 #[test]
 fn every_sendmsg_disassembles_like_llvm() {
-    for t in [Target::Gfx90a, Target::Gfx942] {
+    for t in Target::ALL {
         sweep(t, &[0x01, 0x00, 0x90, 0xbf], 0);
     }
 }

@@ -152,11 +152,12 @@ fn mfma_shapes_and_blocks() {
         );
     }
     assert!(row("v_smfmac_f32_16x16x32_f16").mfma.is_some_and(|s| s.sparse));
-    // every MFMA of both targets has a shape
+    // every MFMA of every target has a shape (gfx950's v_mfma_ld_scale_b32 only hands the next one its scales)
     for t in Target::ALL {
         for op in Opcode::ALL {
             for r in rows_of(*op, t) {
-                assert_eq!(r.mfma.is_some(), r.name.contains("mfma"), "{}", r.name);
+                let mfma = r.name.contains("mfma") && r.name != "v_mfma_ld_scale_b32";
+                assert_eq!(r.mfma.is_some(), mfma, "{}", r.name);
             }
         }
     }

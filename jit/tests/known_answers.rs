@@ -277,7 +277,7 @@ fn parse_file(path: &Path) -> Vec<Case> {
         text = text.replace(&format!("{{{e}}}"), &format!("{v:#x}"));
     }
     let file = path.file_name().unwrap().to_string_lossy().into_owned();
-    let mut targets = Target::ALL.to_vec();
+    let mut targets = Target::EXECUTED.to_vec();
     let mut cases = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -497,7 +497,7 @@ fn every_known_answer_holds_on_both_engines_and_targets() {
     let mut count = 0;
     for path in files() {
         let cases = parse_file(&path);
-        for t in Target::ALL {
+        for t in Target::EXECUTED {
             let mine: Vec<&Case> = cases.iter().filter(|c| c.targets.contains(&t)).collect();
             if mine.is_empty() {
                 continue;

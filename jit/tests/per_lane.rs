@@ -63,7 +63,7 @@ fn run_both(asm: &str, target: Target, wave: &WaveState) -> WaveState {
 /// VDST takes the temporary in EXEC's lanes and keeps its value in the others.
 #[test]
 fn ds_permute_sends_each_active_lane_to_the_lane_its_address_names_and_the_highest_sender_wins() {
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         for (seed, exec) in [(1u64, u64::MAX), (2, 0x0f0f_3c3c_ffff_0001), (3, 0x8000_0000_0000_0001)] {
             let mut w = WaveState::new(0x1000, 8, 0);
             w.set_exec(exec);
@@ -87,7 +87,7 @@ fn ds_permute_sends_each_active_lane_to_the_lane_its_address_names_and_the_highe
 /// ADDR / 4) by the same p gives every lane its own value back.
 #[test]
 fn ds_bpermute_undoes_ds_permute_by_the_same_permutation() {
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         let mut w = WaveState::new(0x1000, 8, 0);
         w.set_exec(u64::MAX);
         // a permutation of the lanes: l -> (l * 37 + 11) mod 64 (37 is odd, so it is one-to-one)
@@ -120,7 +120,7 @@ fn interpret(asm: &str, target: Target, wave: &mut WaveState) -> Result<(), Stri
 /// and destination (bit 15); s_set_gpr_idx_idx/mode change the fields, s_set_gpr_idx_off ends the mode.
 #[test]
 fn index_mode_moves_between_the_vgprs_m0_selects_and_refuses_other_valu_instructions() {
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         let mut w = WaveState::new(0x1000, 40, 0);
         w.set_exec(0xffff_0000_ffff_00ff);
         w.sgprs[124] = 0xabcd_0000;
@@ -199,7 +199,7 @@ fn ds_swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
         0x1f, 2, 1, 4, 3, 6, 5, 8, 7, 0xa, 9, 0xc, 0xb, 0xe, 0xd, 0x10, 0xf, 0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0x18,
         0x17, 0x1a, 0x19, 0x1c, 0x1b, 0x1e, 0x1d, 0x20,
     ];
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         for (offset, table) in [(0xe000u32, fft0), (0xc000 | 1 << 10 | 1 << 5 | 1, right1)] {
             let mut w = WaveState::new(0x1000, 4, 0);
             w.set_exec(u64::MAX);
@@ -219,7 +219,7 @@ fn ds_swizzle_fft_and_rotate_modes_read_the_lanes_of_the_isa_guide_examples() {
 #[test]
 fn mad_64_32_multiplies_adds_and_reports_the_carry_or_overflow_in_every_lane() {
     let extreme = |x: u64, r: u32| [0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, r][(x % 6) as usize];
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         for (seed, exec) in [(1u64, u64::MAX), (2, 0x0f0f_3c3c_ffff_0001), (3, 0x8000_0000_0000_0001)] {
             let mut w = WaveState::new(0x1000, 8, 0);
             w.set_exec(exec);
@@ -357,7 +357,7 @@ fn faults_alike(asm: &str, what: &str, target: Target, wave: &WaveState, lds: &[
 #[test]
 fn lds_64_bit_accesses_move_each_lanes_two_dwords_at_consecutive_and_scattered_addresses() {
     const LEN: u32 = 65536;
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         for exec in [u64::MAX, 0x0f0f_3c3c_ffff_0001] {
             // (first address, lane spacing rule): consecutive, consecutive up to the end, pairs swapped
             for (base, swap) in [(0x100u32, false), (LEN - 8 * 64 - 16, false), (0x2000, true)] {
@@ -450,7 +450,7 @@ fn lds_64_bit_pairs_at_adjacent_offsets_are_written_in_two_passes_and_read_whole
         ("all at one address", |_| 0x800),
         ("up to the end", |l| LEN - 24 - 16 * (63 - l)),
     ];
-    for target in Target::ALL {
+    for target in Target::EXECUTED {
         for exec in [u64::MAX, 0xfff0_3c3c_ffff_0001] {
             for (layout, at) in layouts {
                 let mut w = WaveState::new(0x1000, 16, 0);

@@ -1,4 +1,4 @@
-//! `wavejit disasm`: llvm-objdump-19-identical listings.
+//! `wavejit disasm`: listings identical to llvm-objdump's (LLVM 19 for gfx90a/gfx942, LLVM 22 for gfx950).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -33,7 +33,7 @@ pub fn run(file: Option<&Path>, target: Option<&str>, kernel: Option<&str>) -> R
     for co in &objects {
         let tgt = Target::from_name(&co.target.processor).ok_or_else(|| {
             format!(
-                "{}: target {} has no instruction table (supported: gfx90a, gfx940/941/942)",
+                "{}: target {} has no instruction table (supported: gfx90a, gfx940/941/942, gfx950)",
                 co.name,
                 co.target.canonical()
             )

@@ -143,7 +143,7 @@ impl Prepared {
         let objects = codeobj::open_any(file, wanted.map(|d| d.gfx))?;
         let loaded = objects
             .into_iter()
-            .find(|l| isa_amdgpu::Target::from_name(&l.code_object.target.processor).is_some())
+            .find(|l| isa_amdgpu::Target::from_name(&l.code_object.target.processor).is_some_and(|t| t.is_executed()))
             .ok_or_else(|| {
                 format!(
                     "{}: no gfx90a/gfx942 code object{}",

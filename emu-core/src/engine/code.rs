@@ -96,11 +96,14 @@ pub fn may_grid_sync(bytes: &[u8]) -> bool {
 
 /// Copies the code object's allocated sections to device memory at their addresses (relative to `base`).
 pub fn load_code(mem: &DeviceMemory, co: &CodeObject) -> Result<LoadedCode, EngineError> {
-    let target = Target::from_name(&co.target.processor).ok_or_else(|| EngineError::WrongTarget {
-        kernel: co.name.clone(),
-        found: co.target.canonical(),
-        device: "gfx90a/gfx942",
-    })?;
+    // gfx950 code decodes and disassembles, but no device runs it
+    let target = Target::from_name(&co.target.processor)
+        .filter(|t| t.is_executed())
+        .ok_or_else(|| EngineError::WrongTarget {
+            kernel: co.name.clone(),
+            found: co.target.canonical(),
+            device: "gfx90a/gfx942",
+        })?;
     let end = co
         .sections
         .iter()

@@ -253,8 +253,11 @@ pub fn goes_back(pass: &mut u32) -> bool {
     turn
 }
 
+pub use refused::NOT_EXECUTED_TARGET;
+
 /// Executes one instruction at `pc`.
 pub fn execute<B: Backend>(b: &mut B, inst: &Inst, pc: u64) -> Result<Flow<B::S>, ExecError> {
+    refused::check_target(inst)?;
     if index::applies(inst) && b.index_mode() {
         return index::valu(b, inst);
     }

@@ -1,6 +1,7 @@
 //! Instructions that have no meaning in a compute kernel on wavejit, refused with why: the trap handler's,
-//! the debugger's, context switching and graphics. (Instructions wavejit could run but does not are refused
-//! as unsupported by their family module instead.)
+//! the debugger's, context switching and graphics; and the rows of the instruction table on no target the
+//! engines execute (gfx950's own instructions). (Instructions wavejit could run but does not are refused as
+//! unsupported by their family module instead.)
 
 use isa_amdgpu::{Inst, Opcode};
 
@@ -35,5 +36,21 @@ pub(super) fn check(inst: &Inst) -> Result<(), ExecError> {
             why,
         }),
         None => Ok(()),
+    }
+}
+
+/// Why both engines refuse the rows of the instruction table that exist on no target they execute.
+pub const NOT_EXECUTED_TARGET: &str =
+    "a gfx950 (CDNA4) instruction: wavejit decodes and disassembles gfx950 code, and executes none of it";
+
+/// Refuses `inst` if its row exists on no target the engines execute (in any form: checked before all).
+pub(super) fn check_target(inst: &Inst) -> Result<(), ExecError> {
+    if isa_amdgpu::Target::EXECUTED.iter().any(|t| inst.info.on(*t)) {
+        Ok(())
+    } else {
+        Err(ExecError::Refused {
+            mnemonic: inst.info.name,
+            why: NOT_EXECUTED_TARGET,
+        })
     }
 }

@@ -80,13 +80,14 @@ pub struct TimingTable {
 }
 
 impl TimingTable {
-    /// The table of `target`, parsed on first use.
+    /// The table of `target`, parsed on first use (empty for gfx950, which no device runs).
     pub fn of(target: Target) -> &'static TimingTable {
-        static TABLES: OnceLock<[TimingTable; 2]> = OnceLock::new();
-        let t = TABLES.get_or_init(|| [parse(Target::Gfx90a), parse(Target::Gfx942)]);
+        static TABLES: OnceLock<[TimingTable; 3]> = OnceLock::new();
+        let t = TABLES.get_or_init(|| [parse(Target::Gfx90a), parse(Target::Gfx942), parse(Target::Gfx950)]);
         match target {
             Target::Gfx90a => &t[0],
             Target::Gfx942 => &t[1],
+            Target::Gfx950 => &t[2],
         }
     }
 
@@ -101,6 +102,12 @@ fn parse(target: Target) -> TimingTable {
     let col = match target {
         Target::Gfx90a => 1,
         Target::Gfx942 => 4,
+        // no device runs gfx950 code: its table is empty
+        Target::Gfx950 => {
+            return TimingTable {
+                by_opcode: vec![None; Opcode::ALL.len()],
+            }
+        }
     };
     let index: std::collections::BTreeMap<&str, usize> = Opcode::ALL
         .iter()
@@ -151,8 +158,8 @@ mod tests {
     }
 
     #[test]
-    fn every_opcode_of_both_targets_has_a_row() {
-        for target in Target::ALL {
+    fn every_opcode_of_both_executed_targets_has_a_row() {
+        for target in Target::EXECUTED {
             let table = TimingTable::of(target);
             let mut checked = 0;
             for &op in Opcode::ALL {

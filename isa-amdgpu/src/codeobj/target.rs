@@ -18,7 +18,7 @@ pub enum GfxFamily {
     Gfx8,
     /// GFX9 without the unified VGPR/AGPR file (gfx900 … gfx909, gfx90c, gfx9-generic).
     Gfx9,
-    /// gfx90a, gfx940, gfx941, gfx942: GFX9 with the unified 512-entry VGPR/AGPR file and `COMPUTE_PGM_RSRC3`
+    /// gfx90a, gfx940, gfx941, gfx942, gfx950: GFX9 with the unified 512-entry VGPR/AGPR file and `COMPUTE_PGM_RSRC3`
     /// holding `ACCUM_OFFSET` and `TG_SPLIT`.
     Gfx90a,
     /// GFX10 (RDNA 1 and 2).
@@ -49,7 +49,8 @@ pub struct ProcessorInfo {
 
 macro_rules! processors {
     ($($mach:literal $name:literal $fam:ident,)*) => {
-        /// Every AMDGCN processor LLVM 19 knows, by `EF_AMDGPU_MACH` value (llvm/BinaryFormat/ELF.h).
+        /// Every AMDGCN processor LLVM 19 knows, and gfx950 (LLVM 20), by `EF_AMDGPU_MACH` value
+        /// (llvm/BinaryFormat/ELF.h).
         pub const PROCESSORS: &[ProcessorInfo] = &[
             $(ProcessorInfo { mach: $mach, name: $name, family: GfxFamily::$fam },)*
         ];
@@ -63,7 +64,7 @@ processors! {
     0x28 "gfx801" Gfx8, 0x29 "gfx802" Gfx8, 0x2a "gfx803" Gfx8, 0x3c "gfx805" Gfx8, 0x2b "gfx810" Gfx8,
     0x2c "gfx900" Gfx9, 0x2d "gfx902" Gfx9, 0x2e "gfx904" Gfx9, 0x2f "gfx906" Gfx9, 0x30 "gfx908" Gfx9,
     0x31 "gfx909" Gfx9, 0x32 "gfx90c" Gfx9, 0x51 "gfx9-generic" Gfx9,
-    0x3f "gfx90a" Gfx90a, 0x40 "gfx940" Gfx90a, 0x4b "gfx941" Gfx90a, 0x4c "gfx942" Gfx90a,
+    0x3f "gfx90a" Gfx90a, 0x40 "gfx940" Gfx90a, 0x4b "gfx941" Gfx90a, 0x4c "gfx942" Gfx90a, 0x4f "gfx950" Gfx90a,
     0x33 "gfx1010" Gfx10, 0x34 "gfx1011" Gfx10, 0x35 "gfx1012" Gfx10, 0x42 "gfx1013" Gfx10,
     0x52 "gfx10-1-generic" Gfx10,
     0x36 "gfx1030" Gfx10, 0x37 "gfx1031" Gfx10, 0x38 "gfx1032" Gfx10, 0x39 "gfx1033" Gfx10,
@@ -134,7 +135,7 @@ impl FeatureSetting {
 /// (`gfx90a`, `gfx90a:xnack+`, `gfx90a:sramecc-:xnack-`; sramecc before xnack, any/unsupported omitted).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct TargetId {
-    /// Processor name (`gfx90a`); for an `EF_AMDGPU_MACH` value LLVM 19 does not know, `unknown-mach-0xNN`.
+    /// Processor name (`gfx90a`); for an `EF_AMDGPU_MACH` value not in [`PROCESSORS`], `unknown-mach-0xNN`.
     pub processor: String,
     /// `EF_AMDGPU_MACH` value, when the id came from `e_flags`.
     pub mach: Option<u8>,

@@ -5,6 +5,8 @@
 //! constants, `operands` one operand, `modifiers` what follows the operands, `special` the operands with a syntax
 //! of their own, `sdwa_dpp` the SDWA and DPP forms.
 
+use std::fmt::Write as _;
+
 use crate::encoding::{Encoding, Field};
 use crate::inst::{Form, Inst};
 use crate::table::{OpFlags, OperandKind, Target};
@@ -58,7 +60,7 @@ impl Printer<'_> {
             .filter(|x| x.dword == d.dword)
             .fold(0, |m, x| m | x.mask());
         let live = inst.info.live[d.dword as usize] & !operand_bits;
-        (inst.words()[d.dword as usize] & live & d.mask()) >> d.lo
+        (inst.base_words()[d.dword as usize] & live & d.mask()) >> d.lo
     }
 
     /// A bit of the SDWA/DPP dword, if it is live for this instruction.
@@ -67,7 +69,7 @@ impl Printer<'_> {
         let live = match inst.form {
             Form::Sdwa => inst.info.ext_live[0],
             Form::Dpp => inst.info.ext_live[1],
-            Form::Plain => 0,
+            Form::Plain | Form::Scaled => 0,
         };
         let e = inst.ext().unwrap_or(0);
         if live >> n & 1 == 1 {
@@ -79,8 +81,16 @@ impl Printer<'_> {
 
     fn is_mai(&self) -> bool {
         let n = self.inst.info.name;
+        // (gfx950's v_mfma_ld_scale_b32, which hands the next MFMA its scales, is an ordinary VOP3P)
         self.inst.info.encoding == Encoding::Vop3p
             && (n.contains("mfma") || n.contains("smfmac") || n.starts_with("v_accvgpr"))
+            && n != "v_mfma_ld_scale_b32"
+    }
+
+    /// gfx950's v_bitop3_b16/b32: the truth table `bitop3` sits in the neg (bits 2:0), abs (5:3) and omod
+    /// (7:6) fields.
+    fn is_bitop3(&self) -> bool {
+        self.inst.info.name.starts_with("v_bitop3_")
     }
 
     fn is_mix(&self) -> bool {
@@ -122,6 +132,9 @@ impl Printer<'_> {
             (Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc, Form::Dpp) => return self.dpp(),
             _ => {}
         }
+        if inst.form == Form::Scaled {
+            return self.scaled_mfma();
+        }
         self.out.push_str(info.name);
         if info.flags.contains(OpFlags::OPTIONAL_OPERANDS) && inst.field(Field::Simm16) == 0 {
             return;
@@ -156,9 +169,59 @@ impl Printer<'_> {
                 }
                 continue;
             }
-            self.operand(o.field, o.kind, mai);
+            let kind = self.f8f6f4_kind(o.field, o.kind);
+            self.operand(o.field, kind, mai);
         }
         self.modifiers(mai);
+    }
+
+    /// gfx950's scaled MFMA: `v_mfma_scale_` and the MFMA's name after `v_mfma_`, its operands, the scales
+    /// (the prefix's src0 and src1), then op_sel (prefix bits 11, 12; printed when set) and op_sel_hi (prefix
+    /// dword 1 bits 27, 28; always printed, third element 0) before the MFMA's cbsz/abid/blgp. The prefix's
+    /// other bits do not change the text.
+    fn scaled_mfma(&mut self) {
+        let inst = self.inst;
+        let [p0, p1] = inst.scale_prefix().expect("a scaled MFMA");
+        self.out.push_str("v_mfma_scale_");
+        self.out.push_str(inst.info.name.trim_start_matches("v_mfma_"));
+        let mut first = true;
+        for o in inst.info.operands {
+            self.sep(&mut first);
+            let kind = self.f8f6f4_kind(o.field, o.kind);
+            self.operand(o.field, kind, true);
+        }
+        for src in [p1 & 0x1ff, p1 >> 9 & 0x1ff] {
+            self.sep(&mut first);
+            values::source(&mut self.out, src, crate::table::SrcType::B32, 1, None, 'v');
+        }
+        let (op_sel, op_sel_hi) = (p0 >> 11 & 3, p1 >> 27 & 3);
+        if op_sel != 0 {
+            let _ = write!(self.out, " op_sel:[{},{},0]", bit(op_sel, 0), bit(op_sel, 1));
+        }
+        let _ = write!(self.out, " op_sel_hi:[{},{},0]", bit(op_sel_hi, 0), bit(op_sel_hi, 1));
+        self.modifiers(true);
+    }
+
+    /// gfx950's f8f6f4 MFMAs read A and B in the formats CBSZ and BLGP select: fp8 and bf8 (0, 1, and the
+    /// unused 5..7) in 8 registers, fp6 and bf6 (2, 3) in 6, fp4 (4) in 4. The table's row has the fp8 width.
+    fn f8f6f4_kind(&self, field: Field, kind: OperandKind) -> OperandKind {
+        let inst = self.inst;
+        let fmt = match field {
+            Field::Src0 => inst.field(Field::NegHi),
+            Field::Src1 => inst.field(Field::Neg),
+            _ => return kind,
+        };
+        match kind {
+            OperandKind::Src { ty, .. } if inst.info.name.contains("f8f6f4") => OperandKind::Src {
+                ty,
+                count: match fmt {
+                    2 | 3 => 6,
+                    4 => 4,
+                    _ => 8,
+                },
+            },
+            _ => kind,
+        }
     }
 
     /// Register file for a vector field, switched to AGPRs by the encoding's acc bits.

@@ -21,13 +21,35 @@ impl Printer<'_> {
             Encoding::Smem if self.m(Field::Glc) == 1 => {
                 self.out.push_str(" glc");
             }
+            // gfx950's v_permlane16/32_swap: the op_sel bits are DPP's fi (bit 0) and bound_ctrl (bit 1)
+            Encoding::Vop3 if inst.info.name.starts_with("v_permlane") => {
+                let opsel = self.m(Field::OpSel);
+                if bit(opsel, 1) == 1 {
+                    self.out.push_str(" bound_ctrl:1");
+                }
+                if bit(opsel, 0) == 1 {
+                    self.out.push_str(" fi:1");
+                }
+            }
             Encoding::Vop3 => {
+                if self.is_bitop3() {
+                    let b = self.m(Field::Neg) | self.m(Field::Abs) << 3 | self.m(Field::Omod) << 6;
+                    match b {
+                        0 => {}
+                        1..=10 => {
+                            let _ = write!(self.out, " bitop3:{b}");
+                        }
+                        _ => {
+                            let _ = write!(self.out, " bitop3:0x{b:x}");
+                        }
+                    }
+                }
                 let opsel = self.m(Field::OpSel);
                 if opsel != 0 {
                     let mut bits: Vec<String> = (0..nsrc).map(|i| bit(opsel, i).to_string()).collect();
-                    // gfx942's stochastic-rounding fp8/bf8 conversions use bit 2 too (with bit 3, the byte
-                    // written): LLVM prints all four
-                    if inst.info.name.starts_with("v_cvt_sr_") {
+                    // a two-source conversion that also reads bit 2 (with bit 3, the byte or nibble written:
+                    // gfx942's stochastic-rounding fp8/bf8 ones, gfx950's f16/bf16 to fp4): LLVM prints all four
+                    if nsrc == 2 && inst.info.live[0] >> 13 & 1 == 1 {
                         bits.push(bit(opsel, 2).to_string());
                     }
                     bits.push(bit(opsel, 3).to_string());
@@ -36,7 +58,9 @@ impl Printer<'_> {
                 if self.m(Field::Clamp) == 1 {
                     self.out.push_str(" clamp");
                 }
-                self.omod(self.m(Field::Omod));
+                if !self.is_bitop3() {
+                    self.omod(self.m(Field::Omod));
+                }
             }
             Encoding::Vop3p if mai => {
                 let cbsz = self.m(Field::NegHi);
@@ -105,7 +129,7 @@ impl Printer<'_> {
                     if inst.info.name == "ds_swizzle_b32" {
                         if off != 0 {
                             self.out.push_str(" offset:");
-                            swizzle(&mut self.out, off);
+                            swizzle(&mut self.out, off, inst.target);
                         }
                     } else if off != 0 {
                         let _ = write!(self.out, " offset:{off}");
@@ -239,7 +263,16 @@ impl Printer<'_> {
 /// A ds_swizzle_b32 offset as LLVM prints it: quad permutes (bit 15, bits 8..14 clear), or the bitmask mode's
 /// SWAP, REVERSE and BROADCAST forms, else its five lane-id bits as each comes out of `((id & and) | or) ^ xor`
 /// for id bit 0 and 1 (`0`, `1`, `p` kept, `i` inverted); any other value as a number.
-fn swizzle(out: &mut String, off: u32) {
+fn swizzle(out: &mut String, off: u32, target: crate::table::Target) {
+    // gfx950 (LLVM 22) names two more modes: FFT (bits 15:13 = 7) and ROTATE (6; direction bit 10, count 9:5)
+    if target == crate::table::Target::Gfx950 && off >> 13 == 7 {
+        let _ = write!(out, "swizzle(FFT,{})", off & 0x1f);
+        return;
+    }
+    if target == crate::table::Target::Gfx950 && off >> 13 == 6 {
+        let _ = write!(out, "swizzle(ROTATE,{},{})", off >> 10 & 1, off >> 5 & 0x1f);
+        return;
+    }
     if off & 0x8000 != 0 {
         if off & 0x7f00 != 0 {
             let _ = write!(out, "{off}");

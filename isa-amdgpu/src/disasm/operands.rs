@@ -233,7 +233,14 @@ impl Printer<'_> {
                     out.push('|');
                 }
                 let vfile = self.vfile(field, mai);
+                let at = out.len();
                 source(&mut out, v, ty, count as u32, inst.literal(), vfile);
+                // LLVM 22 (gfx950) prints a 32-bit literal that would read as an inline constant as lit(0x...),
+                // the whole dword in hex (an f64 operand's literal, the high half, prints as before)
+                if v == 255 && inst.target.llvm_version() >= 22 && ty != SrcType::F64 && !out[at..].starts_with("0x") {
+                    out.truncate(at);
+                    let _ = write!(out, "lit(0x{:x})", inst.literal().unwrap_or(0));
+                }
                 if abs {
                     out.push('|');
                 }
@@ -292,6 +299,8 @@ impl Printer<'_> {
             _ => return (false, false),
         };
         match inst.info.encoding {
+            // (gfx950's v_bitop3 holds its truth table in the neg, abs and omod bits)
+            Encoding::Vop3 if self.is_bitop3() => (false, false),
             Encoding::Vop3 => (bit(self.m(Field::Neg), i) == 1, bit(self.m(Field::Abs), i) == 1),
             Encoding::Vop3p if self.is_mix() => (bit(self.m(Field::Neg), i) == 1, bit(self.m(Field::NegHi), i) == 1),
             _ => (false, false),

@@ -110,7 +110,7 @@ pub fn require_tools(tools: &[&str]) {
     for t in tools {
         assert!(
             have_tool(t),
-            "{t} is not installed: this test needs it (scripts/setup.sh installs clang-19 llvm-19 lld-19)"
+            "{t} is not installed: this test needs it (scripts/setup.sh installs clang-19 llvm-19 lld-19 and clang-22 llvm-22 lld-22)"
         );
     }
 }
