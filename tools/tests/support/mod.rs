@@ -23,6 +23,21 @@ pub fn run(cmd: &mut Command) -> Output {
     cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
+/// Where a compiler writes `out` before it is put in place: a name of this call's own beside it. Tests running at
+/// once may build the same program into the same path; each renames its finished file over `out` ([`put`]), so a
+/// test never runs a file another compiler is still writing.
+fn part(out: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = out.file_name().expect("a file name").to_string_lossy();
+    out.with_file_name(format!(".{name}.{}.{n}.part", std::process::id()))
+}
+
+/// Puts the finished file `part` at `out`.
+fn put(part: &Path, out: &Path) {
+    std::fs::rename(part, out).unwrap_or_else(|e| panic!("rename {} to {}: {e}", part.display(), out.display()));
+}
+
 /// The runtime shim's test programs (runtime-shim/tests: hip/, hsa/).
 pub fn sources() -> PathBuf {
     workspace().join("runtime-shim/tests")
@@ -32,21 +47,24 @@ pub fn sources() -> PathBuf {
 pub fn hipcc(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let src = sources().join("hip").join(format!("{name}.hip"));
+    let tmp = part(&out);
     let o = run(Command::new("hipcc")
         .arg("--offload-arch=gfx90a")
         .arg("-I")
         .arg(sources().join("hip"))
         .arg(&src)
         .arg("-o")
-        .arg(&out)
+        .arg(&tmp)
         .args(extra));
     assert!(o.status.success(), "hipcc {}: {}", src.display(), text(&o.stderr));
+    put(&tmp, &out);
     out
 }
 
 /// runtime-shim/tests/hsa/NAME.cl compiled for gfx90a by clang-19 into the code object `out` (`extra`: more
 /// arguments for clang).
 pub fn hsa_cl(name: &str, out: &Path, extra: &[&str]) -> PathBuf {
+    let tmp = part(out);
     let o = run(Command::new("clang-19")
         .args([
             "-x",
@@ -61,20 +79,23 @@ pub fn hsa_cl(name: &str, out: &Path, extra: &[&str]) -> PathBuf {
         .args(extra)
         .arg(sources().join(format!("hsa/{name}.cl")))
         .arg("-o")
-        .arg(out));
+        .arg(&tmp));
     assert!(o.status.success(), "clang-19 {name}.cl: {}", text(&o.stderr));
+    put(&tmp, out);
     out.to_path_buf()
 }
 
 /// runtime-shim/tests/hip/module_kernel.hip as a code object file (`hipcc --genco`) in `dir`, for module.hip.
 pub fn module_kernel_co(dir: &Path) -> PathBuf {
     let co = dir.join("module_kernel.co");
+    let tmp = part(&co);
     let o = run(Command::new("hipcc")
         .args(["--offload-arch=gfx90a", "--genco"])
         .arg(sources().join("hip/module_kernel.hip"))
         .arg("-o")
-        .arg(&co));
+        .arg(&tmp));
     assert!(o.status.success(), "hipcc --genco: {}", text(&o.stderr));
+    put(&tmp, &co);
     co
 }
 
